@@ -1,0 +1,8 @@
+//! The pure core: no JavaScript types, tested natively with `cargo test`.
+
+pub mod error;
+pub mod history;
+pub mod memory;
+pub mod queue;
+pub mod schema;
+pub mod session;

@@ -1,0 +1,125 @@
+//! The IndexedDB schema as data: store names, key paths, and the ordered list of migration steps.
+//! Version `n` of the database is what `MIGRATIONS[..n]` builds; opening an older database runs
+//! the missing steps inside the upgrade transaction, so old data is carried forward, never dropped.
+
+use super::error::{ErrorCode, Result, SessionError};
+
+pub const DEFAULT_DB_NAME: &str = "agent-sessions";
+
+/// One record per session: see [`super::session::SessionRecord`]. Key: `id`.
+pub const SESSIONS_STORE: &str = "agent_sessions";
+/// One record per item: `{ sessionId, seq, turn, createdAt, item }`. Key: `[sessionId, seq]`.
+pub const MESSAGES_STORE: &str = "agent_messages";
+
+/// `agent_sessions` by `updatedAt`, for listing every session newest first.
+pub const BY_UPDATED_INDEX: &str = "by_updated";
+/// `agent_sessions` by `[userId, updatedAt]`, for listing one user's sessions newest first.
+pub const BY_USER_INDEX: &str = "by_user_updated";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    CreateStore {
+        name: &'static str,
+        key_path: &'static [&'static str],
+    },
+    CreateIndex {
+        store: &'static str,
+        name: &'static str,
+        key_path: &'static [&'static str],
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migration {
+    /// The version the database has once this migration ran.
+    pub to_version: u32,
+    pub description: &'static str,
+    pub steps: &'static [Step],
+}
+
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    to_version: 1,
+    description: "sessions and messages",
+    steps: &[
+        Step::CreateStore {
+            name: SESSIONS_STORE,
+            key_path: &["id"],
+        },
+        Step::CreateIndex {
+            store: SESSIONS_STORE,
+            name: BY_UPDATED_INDEX,
+            key_path: &["updatedAt"],
+        },
+        Step::CreateIndex {
+            store: SESSIONS_STORE,
+            name: BY_USER_INDEX,
+            key_path: &["userId", "updatedAt"],
+        },
+        Step::CreateStore {
+            name: MESSAGES_STORE,
+            key_path: &["sessionId", "seq"],
+        },
+    ],
+}];
+
+/// The version this build of the library writes.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// The migrations that bring a database from `old_version` to [`SCHEMA_VERSION`], in order.
+pub fn migrations_from(old_version: u32) -> Result<&'static [Migration]> {
+    if old_version > SCHEMA_VERSION {
+        return Err(newer_schema(old_version));
+    }
+    Ok(&MIGRATIONS[old_version as usize..])
+}
+
+/// The error for a database written by a newer version of the library.
+pub fn newer_schema(found: u32) -> SessionError {
+    SessionError::new(
+        ErrorCode::DbVersion,
+        format!(
+            "the database has schema version {found}, newer than version {SCHEMA_VERSION} that this \
+             version of agent-sessions understands; its data was left untouched: upgrade agent-sessions"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_numbered_one_after_another() {
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.to_version as usize, i + 1, "{}", m.description);
+        }
+    }
+
+    #[test]
+    fn every_index_is_on_a_store_created_earlier() {
+        let mut stores = Vec::new();
+        for m in MIGRATIONS {
+            for step in m.steps {
+                match step {
+                    Step::CreateStore { name, .. } => {
+                        assert!(!stores.contains(name), "{name} created twice");
+                        stores.push(*name);
+                    }
+                    Step::CreateIndex { store, name, .. } => {
+                        assert!(stores.contains(store), "index {name} before store {store}")
+                    }
+                }
+            }
+        }
+        assert!(stores.contains(&SESSIONS_STORE) && stores.contains(&MESSAGES_STORE));
+    }
+
+    #[test]
+    fn upgrade_runs_only_missing_steps() {
+        assert_eq!(migrations_from(0).unwrap().len(), MIGRATIONS.len());
+        assert!(migrations_from(SCHEMA_VERSION).unwrap().is_empty());
+        let e = migrations_from(SCHEMA_VERSION + 1).unwrap_err();
+        assert_eq!(e.code, ErrorCode::DbVersion);
+        assert!(e.message.contains("left untouched"));
+    }
+}

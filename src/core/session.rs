@@ -1,0 +1,249 @@
+//! Session bookkeeping shared by every backend: the per-session record (owner, counters,
+//! sequence numbers, turns) and the rules that keep it consistent with the stored items.
+//!
+//! Invariant: the items of a session occupy the sequence numbers `first_seq..next_seq` with no
+//! gap, oldest first. Appends take `next_seq`, pops give back `next_seq - 1`, and a clear moves
+//! `first_seq` up to `next_seq`, so sequence numbers only repeat for a popped item's slot.
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{ErrorCode, Result, SessionError};
+use super::history::Limit;
+
+/// One record of the `agent_sessions` store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRecord {
+    pub id: String,
+    pub user_id: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: f64,
+    /// Milliseconds since the Unix epoch of the last change to the history.
+    pub updated_at: f64,
+    pub item_count: u64,
+    pub first_seq: u64,
+    pub next_seq: u64,
+    /// Turn number of the newest item (0 before the first user message).
+    pub last_turn: u64,
+}
+
+/// Where a new item goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    pub seq: u64,
+    pub turn: u64,
+}
+
+impl SessionRecord {
+    pub fn new(id: &str, user_id: Option<&str>, now: f64) -> Self {
+        SessionRecord {
+            id: id.to_string(),
+            user_id: user_id.map(str::to_string),
+            created_at: now,
+            updated_at: now,
+            item_count: 0,
+            first_seq: 0,
+            next_seq: 0,
+            last_turn: 0,
+        }
+    }
+
+    /// A session belongs to the user that created it; any other user (or none, for a session
+    /// created with one) is refused so that histories never mix.
+    pub fn check_owner(&self, user_id: Option<&str>) -> Result<()> {
+        if self.user_id.as_deref() == user_id {
+            Ok(())
+        } else {
+            Err(SessionError::user_mismatch(
+                &self.id,
+                self.user_id.as_deref(),
+                user_id,
+            ))
+        }
+    }
+
+    /// Assigns a sequence number and a turn to each new item, in order. `starts_turn` tells, per
+    /// item, whether it is a user message (which opens a new turn).
+    pub fn append(&mut self, starts_turn: &[bool], now: f64) -> Vec<Placement> {
+        let mut placements = Vec::with_capacity(starts_turn.len());
+        for &starts in starts_turn {
+            if starts {
+                self.last_turn += 1;
+            }
+            placements.push(Placement {
+                seq: self.next_seq,
+                turn: self.last_turn,
+            });
+            self.next_seq += 1;
+        }
+        if !starts_turn.is_empty() {
+            self.item_count += starts_turn.len() as u64;
+            self.updated_at = now;
+        }
+        placements
+    }
+
+    /// The inclusive sequence range `getItems(limit)` reads, or `None` when it returns nothing.
+    pub fn newest_range(&self, limit: Limit) -> Option<(u64, u64)> {
+        let (start, end) = limit.window(self.item_count);
+        if start >= end {
+            return None;
+        }
+        Some((self.first_seq + start, self.first_seq + end - 1))
+    }
+
+    /// Sequence number of the newest item, if any.
+    pub fn newest_seq(&self) -> Option<u64> {
+        (self.item_count > 0).then(|| self.next_seq - 1)
+    }
+
+    /// Records that the newest item was removed. `turn_of_new_newest` is the turn of the item
+    /// that is now the newest (ignored when the history became empty).
+    pub fn pop(&mut self, turn_of_new_newest: Option<u64>, now: f64) {
+        if self.item_count == 0 {
+            return;
+        }
+        self.item_count -= 1;
+        self.next_seq -= 1;
+        self.last_turn = if self.item_count == 0 {
+            0
+        } else {
+            turn_of_new_newest.unwrap_or(self.last_turn)
+        };
+        self.updated_at = now;
+    }
+
+    /// Records that every item was removed.
+    pub fn clear(&mut self, now: f64) {
+        self.first_seq = self.next_seq;
+        self.item_count = 0;
+        self.last_turn = 0;
+        self.updated_at = now;
+    }
+}
+
+/// Whether an item opens a new user turn: a user message, in either the short `{role, content}`
+/// form or the `{type: "message", role: "user"}` form.
+pub fn starts_turn(role: Option<&str>, item_type: Option<&str>) -> bool {
+    role == Some("user") && matches!(item_type, None | Some("message"))
+}
+
+/// Session ids are non-empty strings that are not all white space.
+pub fn validate_session_id(id: &str) -> Result<()> {
+    if id.trim().is_empty() {
+        return Err(SessionError::new(
+            ErrorCode::InvalidSessionId,
+            format!("sessionId must be a non-empty string, got {id:?}"),
+        ));
+    }
+    Ok(())
+}
+
+/// User ids follow the same rule as session ids.
+pub fn validate_user_id(id: &str) -> Result<()> {
+    if id.trim().is_empty() {
+        return Err(SessionError::new(
+            ErrorCode::InvalidUserId,
+            format!("userId must be a non-empty string, got {id:?}"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> SessionRecord {
+        SessionRecord::new("s", Some("u"), 1.0)
+    }
+
+    #[test]
+    fn append_numbers_items_and_turns_in_order() {
+        let mut r = record();
+        let p = r.append(&[false, true, false, false, true], 5.0);
+        let seqs: Vec<u64> = p.iter().map(|p| p.seq).collect();
+        let turns: Vec<u64> = p.iter().map(|p| p.turn).collect();
+        assert_eq!(seqs, [0, 1, 2, 3, 4]);
+        assert_eq!(turns, [0, 1, 1, 1, 2]);
+        assert_eq!((r.item_count, r.next_seq, r.last_turn), (5, 5, 2));
+        assert_eq!(r.updated_at, 5.0);
+        assert_eq!(r.created_at, 1.0);
+    }
+
+    #[test]
+    fn empty_append_changes_nothing() {
+        let mut r = record();
+        assert!(r.append(&[], 9.0).is_empty());
+        assert_eq!(r, record());
+    }
+
+    #[test]
+    fn newest_range_is_bounded_by_the_limit() {
+        let mut r = record();
+        r.append(&[true; 10], 2.0);
+        assert_eq!(r.newest_range(Limit::All), Some((0, 9)));
+        assert_eq!(r.newest_range(Limit::Newest(3)), Some((7, 9)));
+        assert_eq!(r.newest_range(Limit::Newest(30)), Some((0, 9)));
+        assert_eq!(r.newest_range(Limit::Newest(0)), None);
+        r.clear(3.0);
+        assert_eq!(r.newest_range(Limit::All), None);
+        r.append(&[true, false], 4.0);
+        assert_eq!(r.newest_range(Limit::All), Some((10, 11)));
+        assert_eq!(r.newest_range(Limit::Newest(1)), Some((11, 11)));
+    }
+
+    #[test]
+    fn pop_gives_back_the_newest_slot_and_turn() {
+        let mut r = record();
+        r.append(&[true, false, true, false], 2.0);
+        assert_eq!(r.newest_seq(), Some(3));
+        r.pop(Some(2), 3.0);
+        assert_eq!((r.item_count, r.next_seq, r.last_turn), (3, 3, 2));
+        r.pop(Some(1), 4.0);
+        assert_eq!((r.item_count, r.next_seq, r.last_turn), (2, 2, 1));
+        // The next user message opens turn 2 again, as if the popped exchange never happened.
+        let p = r.append(&[true], 5.0);
+        assert_eq!(p, [Placement { seq: 2, turn: 2 }]);
+        r.pop(Some(1), 6.0);
+        r.pop(Some(1), 6.0);
+        r.pop(None, 7.0);
+        assert_eq!((r.item_count, r.last_turn, r.newest_seq()), (0, 0, None));
+        r.pop(None, 8.0);
+        assert_eq!(r.updated_at, 7.0, "popping an empty session changes nothing");
+    }
+
+    #[test]
+    fn owner_must_match_exactly() {
+        let r = record();
+        assert!(r.check_owner(Some("u")).is_ok());
+        assert_eq!(r.check_owner(Some("v")).unwrap_err().code, ErrorCode::UserMismatch);
+        assert_eq!(r.check_owner(None).unwrap_err().code, ErrorCode::UserMismatch);
+        let anonymous = SessionRecord::new("s", None, 0.0);
+        assert!(anonymous.check_owner(None).is_ok());
+        assert!(anonymous.check_owner(Some("u")).is_err());
+    }
+
+    #[test]
+    fn only_user_messages_start_turns() {
+        assert!(starts_turn(Some("user"), None));
+        assert!(starts_turn(Some("user"), Some("message")));
+        assert!(!starts_turn(Some("assistant"), None));
+        assert!(!starts_turn(Some("system"), Some("message")));
+        assert!(!starts_turn(None, Some("function_call_output")));
+        assert!(!starts_turn(Some("user"), Some("function_call")));
+    }
+
+    #[test]
+    fn ids_must_not_be_blank() {
+        assert!(validate_session_id("chat 1").is_ok());
+        assert!(validate_session_id("会話").is_ok());
+        for bad in ["", " ", "\t\n"] {
+            assert_eq!(
+                validate_session_id(bad).unwrap_err().code,
+                ErrorCode::InvalidSessionId
+            );
+            assert_eq!(validate_user_id(bad).unwrap_err().code, ErrorCode::InvalidUserId);
+        }
+    }
+}
