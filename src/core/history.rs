@@ -73,7 +73,10 @@ mod tests {
         assert_eq!(Limit::from_number(3.0, "limit"), Ok(Limit::Newest(3)));
         assert_eq!(Limit::from_number(0.0, "limit"), Ok(Limit::Newest(0)));
         assert_eq!(Limit::from_number(-5.0, "limit"), Ok(Limit::Newest(0)));
-        assert_eq!(Limit::from_number(1e300, "limit"), Ok(Limit::Newest(u64::MAX)));
+        assert_eq!(
+            Limit::from_number(1e300, "limit"),
+            Ok(Limit::Newest(u64::MAX))
+        );
     }
 
     #[test]
@@ -86,7 +89,10 @@ mod tests {
         ] {
             let e = Limit::from_number(n, "settings.limit").unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidLimit);
-            assert_eq!(e.message, format!("settings.limit must be an integer, got {shown}"));
+            assert_eq!(
+                e.message,
+                format!("settings.limit must be an integer, got {shown}")
+            );
         }
     }
 

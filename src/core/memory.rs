@@ -77,7 +77,10 @@ mod tests {
     fn add_get_pop_clear() {
         let mut h = MemoryHistory::new("s", 0.0);
         assert_eq!(h.pop(1.0), None);
-        h.add(vec![("q1", true), ("a1", false), ("q2", true), ("a2", false)], 1.0);
+        h.add(
+            vec![("q1", true), ("a1", false), ("q2", true), ("a2", false)],
+            1.0,
+        );
         assert_eq!(items(&h, Limit::All), ["q1", "a1", "q2", "a2"]);
         assert_eq!(items(&h, Limit::Newest(3)), ["a1", "q2", "a2"]);
         assert_eq!(items(&h, Limit::Newest(0)), Vec::<&str>::new());
@@ -87,7 +90,14 @@ mod tests {
         assert_eq!(h.record().last_turn, 1);
         h.add(vec![("q2'", true)], 3.0);
         let last = h.items(Limit::Newest(1)).next().cloned();
-        assert_eq!(last, Some(Entry { seq: 2, turn: 2, item: "q2'" }));
+        assert_eq!(
+            last,
+            Some(Entry {
+                seq: 2,
+                turn: 2,
+                item: "q2'"
+            })
+        );
         h.clear(4.0);
         assert_eq!(items(&h, Limit::All), Vec::<&str>::new());
         assert_eq!(h.record().item_count, 0);

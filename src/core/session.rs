@@ -150,6 +150,21 @@ pub fn validate_user_id(id: &str) -> Result<()> {
     Ok(())
 }
 
+/// Formats 16 random bytes as a version 4 UUID, the id of a session created without one.
+pub fn uuid_v4(mut bytes: [u8; 16]) -> String {
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,15 +225,24 @@ mod tests {
         r.pop(None, 7.0);
         assert_eq!((r.item_count, r.last_turn, r.newest_seq()), (0, 0, None));
         r.pop(None, 8.0);
-        assert_eq!(r.updated_at, 7.0, "popping an empty session changes nothing");
+        assert_eq!(
+            r.updated_at, 7.0,
+            "popping an empty session changes nothing"
+        );
     }
 
     #[test]
     fn owner_must_match_exactly() {
         let r = record();
         assert!(r.check_owner(Some("u")).is_ok());
-        assert_eq!(r.check_owner(Some("v")).unwrap_err().code, ErrorCode::UserMismatch);
-        assert_eq!(r.check_owner(None).unwrap_err().code, ErrorCode::UserMismatch);
+        assert_eq!(
+            r.check_owner(Some("v")).unwrap_err().code,
+            ErrorCode::UserMismatch
+        );
+        assert_eq!(
+            r.check_owner(None).unwrap_err().code,
+            ErrorCode::UserMismatch
+        );
         let anonymous = SessionRecord::new("s", None, 0.0);
         assert!(anonymous.check_owner(None).is_ok());
         assert!(anonymous.check_owner(Some("u")).is_err());
@@ -235,6 +259,12 @@ mod tests {
     }
 
     #[test]
+    fn generated_ids_are_version_4_uuids() {
+        assert_eq!(uuid_v4([0; 16]), "00000000-0000-4000-8000-000000000000");
+        assert_eq!(uuid_v4([0xff; 16]), "ffffffff-ffff-4fff-bfff-ffffffffffff");
+    }
+
+    #[test]
     fn ids_must_not_be_blank() {
         assert!(validate_session_id("chat 1").is_ok());
         assert!(validate_session_id("会話").is_ok());
@@ -243,7 +273,10 @@ mod tests {
                 validate_session_id(bad).unwrap_err().code,
                 ErrorCode::InvalidSessionId
             );
-            assert_eq!(validate_user_id(bad).unwrap_err().code, ErrorCode::InvalidUserId);
+            assert_eq!(
+                validate_user_id(bad).unwrap_err().code,
+                ErrorCode::InvalidUserId
+            );
         }
     }
 }

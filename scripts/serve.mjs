@@ -1,0 +1,57 @@
+// A small static file server for the demo and the browser tests. Serves `.wasm` as
+// application/wasm (needed for streaming instantiation) and never caches, so a rebuilt package
+// is always what the page loads.
+import { createServer } from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ts': 'text/plain; charset=utf-8',
+};
+
+/** Serves `root` on `host:port` (port 0 picks a free one). Resolves to `{ server, url }`. */
+export function serve(root, { port = 0, host = '127.0.0.1' } = {}) {
+  const base = resolve(root);
+  const server = createServer(async (req, res) => {
+    try {
+      const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+      let file = normalize(join(base, path));
+      if (file !== base && !file.startsWith(base + sep)) {
+        res.writeHead(403).end('forbidden');
+        return;
+      }
+      if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
+      const body = await readFile(file);
+      res.writeHead(200, {
+        'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+        'cache-control': 'no-store',
+      });
+      res.end(body);
+    } catch {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+    }
+  });
+  return new Promise((ok, fail) => {
+    server.once('error', fail);
+    server.listen(port, host, () => {
+      const { port: actual } = server.address();
+      ok({ server, url: `http://${host}:${actual}` });
+    });
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const root = process.argv[2] ?? '.';
+  const port = Number(process.env.PORT ?? process.argv[3] ?? 8080);
+  const { url } = await serve(root, { port });
+  console.log(`serving ${root} at ${url}/`);
+}

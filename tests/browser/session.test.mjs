@@ -1,0 +1,458 @@
+// The session protocol through the package's public JS API, in headless Chromium, for both
+// IndexedDbSession (against real IndexedDB) and MemorySession.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openHarness, reload } from './harness.mjs';
+
+let env;
+before(async () => {
+  env = await start();
+});
+after(async () => {
+  await env?.close();
+});
+
+let counter = 0;
+const fresh = (prefix) => `${prefix}-${++counter}`;
+
+/** Items of every shape the Responses API and the SDK use, and the awkward cases. */
+function richItems() {
+  return [
+    { role: 'user', content: 'Hello' },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'こんにちは 👋🏽 مرحبا שלום' }] },
+    {
+      type: 'message',
+      role: 'assistant',
+      id: 'msg_1',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'He said "hi" and \'bye\' \\ back', annotations: [] }],
+    },
+    { type: 'function_call', callId: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
+    { type: 'function_call_output', call_id: 'call_1', output: "'; DROP TABLE agent_messages; --" },
+    { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: 'think' }] },
+    {
+      type: 'some_future_item',
+      unknownField: { nested: [[1, [2, [3, null]]], { deep: { deeper: [true, false, 0, -1.5, 1e300] } }] },
+      nothing: null,
+      empty: {},
+      emptyList: [],
+      emptyString: '',
+    },
+    { role: 'system', content: 'x'.repeat(1024 * 1024) },
+  ];
+}
+
+const KINDS = ['indexeddb', 'memory'];
+
+for (const kind of KINDS) {
+  describe(`${kind}: session protocol`, () => {
+    let page;
+    before(async () => {
+      ({ page } = await openHarness(env));
+    });
+
+    test('1. items come back verbatim: unknown fields, nesting, nulls, unicode, quotes, 1 MB', async () => {
+      const items = richItems();
+      const id = fresh('verbatim');
+      const got = await page.evaluate(
+        async ({ kind, id, items }) => {
+          const s = make(kind, id);
+          await s.addItems(items);
+          const first = await s.getItems();
+          const second = await s.getItems();
+          return { first, second };
+        },
+        { kind, id, items },
+      );
+      assert.deepStrictEqual(got.first, items);
+      assert.deepStrictEqual(got.second, items);
+      assert.equal(got.first[7].content.length, 1024 * 1024);
+    });
+
+    test('2. getItems limits: newest n oldest first, larger n, n <= 0, settings.limit, override', async () => {
+      const id = fresh('limits');
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const items = [1, 2, 3, 4, 5].map((n) => ({ role: 'user', content: `m${n}` }));
+          const s = make(kind, id);
+          await s.addItems(items);
+          const texts = (list) => list.map((i) => i.content);
+          const limited = make(kind, id, { settings: { limit: 2 } });
+          if (kind === 'memory') await limited.addItems(items);
+          return {
+            all: texts(await s.getItems()),
+            undef: texts(await s.getItems(undefined)),
+            three: texts(await s.getItems(3)),
+            big: texts(await s.getItems(50)),
+            zero: texts(await s.getItems(0)),
+            negative: texts(await s.getItems(-2)),
+            settingsDefault: texts(await limited.getItems()),
+            settingsOverride: texts(await limited.getItems(4)),
+            settingsProp: limited.settings,
+            noSettings: s.settings,
+          };
+        },
+        { kind, id },
+      );
+      assert.deepEqual(r.all, ['m1', 'm2', 'm3', 'm4', 'm5']);
+      assert.deepEqual(r.undef, r.all);
+      assert.deepEqual(r.three, ['m3', 'm4', 'm5']);
+      assert.deepEqual(r.big, r.all);
+      assert.deepEqual(r.zero, []);
+      assert.deepEqual(r.negative, []);
+      assert.deepEqual(r.settingsDefault, ['m4', 'm5']);
+      assert.deepEqual(r.settingsOverride, ['m2', 'm3', 'm4', 'm5']);
+      assert.deepEqual(r.settingsProp, { limit: 2 });
+      assert.deepEqual(r.noSettings, {});
+    });
+
+    test('3. order comes from sequence numbers, not clocks; a batch keeps its order; [] writes nothing', async () => {
+      const id = fresh('order');
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const realNow = Date.now;
+          let t = 5_000_000;
+          Date.now = () => (t -= 1000); // the clock runs backwards
+          try {
+            const s = make(kind, id);
+            await s.addItems([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }]);
+            await s.addItems([{ role: 'user', content: 'c' }]);
+            await s.addItems([]);
+            const before = await s.getItems();
+            const listed = kind === 'indexeddb' ? await lib.listSessions() : [];
+            return { texts: before.map((i) => i.content), listed };
+          } finally {
+            Date.now = realNow;
+          }
+        },
+        { kind, id },
+      );
+      assert.deepEqual(r.texts, ['a', 'b', 'c']);
+      if (kind === 'indexeddb') {
+        const info = r.listed.find((s) => s.sessionId === id);
+        assert.equal(info.itemCount, 3, 'the empty batch added nothing');
+      }
+    });
+
+    test('4. popItem returns the newest, undefined when empty; concurrent pops never share an item', async () => {
+      const id = fresh('pop');
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const s = make(kind, id);
+          const emptyPop = await s.popItem();
+          await s.addItems([1, 2, 3, 4].map((n) => ({ role: 'user', content: `m${n}` })));
+          const popped = await s.popItem();
+          const left = await s.getItems();
+          // Two pops at once on one object, and (IndexedDB) on two objects for the same session.
+          const other = kind === 'indexeddb' ? make(kind, id) : s;
+          const both = await Promise.all([s.popItem(), other.popItem()]);
+          const after = await s.getItems();
+          return {
+            emptyPop: emptyPop === undefined,
+            popped: popped.content,
+            left: left.map((i) => i.content),
+            both: both.map((i) => i.content),
+            after: after.map((i) => i.content),
+          };
+        },
+        { kind, id },
+      );
+      assert.equal(r.emptyPop, true);
+      assert.equal(r.popped, 'm4');
+      assert.deepEqual(r.left, ['m1', 'm2', 'm3']);
+      assert.deepEqual([...r.both].sort(), ['m2', 'm3']);
+      assert.deepEqual(r.after, ['m1']);
+    });
+
+    test('5. clearSession empties only this session, which stays usable', async () => {
+      const [a, b] = [fresh('clear-a'), fresh('clear-b')];
+      const r = await page.evaluate(
+        async ({ kind, a, b }) => {
+          const sa = make(kind, a);
+          const sb = make(kind, b);
+          await sa.addItems([{ role: 'user', content: 'a1' }]);
+          await sb.addItems([{ role: 'user', content: 'b1' }]);
+          await sa.clearSession();
+          const cleared = await sa.getItems();
+          await sa.addItems([{ role: 'user', content: 'a2' }]);
+          return { cleared, again: await sa.getItems(), other: await sb.getItems() };
+        },
+        { kind, a, b },
+      );
+      assert.deepEqual(r.cleared, []);
+      assert.deepEqual(r.again, [{ role: 'user', content: 'a2' }]);
+      assert.deepEqual(r.other, [{ role: 'user', content: 'b1' }]);
+    });
+
+    test('6. returned items and the array given to addItems are copies', async () => {
+      const id = fresh('copies');
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const s = make(kind, id);
+          const input = [{ role: 'user', content: [{ type: 'input_text', text: 'original' }] }];
+          const pending = s.addItems(input);
+          // Changed before the write has even happened: must not matter.
+          input[0].content[0].text = 'mutated input';
+          input.push({ role: 'user', content: 'pushed' });
+          await pending;
+          const got = await s.getItems();
+          got[0].content[0].text = 'mutated output';
+          got.push({ role: 'user', content: 'x' });
+          const popped = await s.popItem();
+          await s.addItems([popped]);
+          popped.content = 'mutated popped';
+          return await s.getItems();
+        },
+        { kind, id },
+      );
+      assert.deepEqual(r, [{ role: 'user', content: [{ type: 'input_text', text: 'original' }] }]);
+    });
+
+    test('7. sessions are isolated', async () => {
+      const [a, b] = [fresh('iso-a'), fresh('iso-b')];
+      const r = await page.evaluate(
+        async ({ kind, a, b }) => {
+          const sa = make(kind, a);
+          const sb = make(kind, b);
+          await sa.addItems([{ role: 'user', content: 'a1' }, { role: 'assistant', content: 'a2' }]);
+          await sb.addItems([{ role: 'user', content: 'b1' }, { role: 'assistant', content: 'b2' }]);
+          await sa.popItem();
+          await sb.addItems([{ role: 'user', content: 'b3' }]);
+          return {
+            a: (await sa.getItems()).map((i) => i.content),
+            b: (await sb.getItems()).map((i) => i.content),
+          };
+        },
+        { kind, a, b },
+      );
+      assert.deepEqual(r.a, ['a1']);
+      assert.deepEqual(r.b, ['b1', 'b2', 'b3']);
+    });
+
+    test('8. calls take effect in call order without awaiting each one', async () => {
+      const id = fresh('order-unawaited');
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const s = make(kind, id);
+          const m = (c) => ({ role: 'user', content: c });
+          const p1 = s.addItems([m('a')]);
+          const p2 = s.addItems([m('b'), m('c')]);
+          const seen = s.getItems();
+          const popped = s.popItem();
+          const p3 = s.addItems([m('d')]);
+          const limited = s.getItems(2);
+          const cleared = s.clearSession();
+          const p4 = s.addItems([m('e')]);
+          const end = s.getItems();
+          await Promise.all([p1, p2, p3, cleared, p4]);
+          const c = (list) => list.map((i) => i.content);
+          return {
+            seen: c(await seen),
+            popped: (await popped).content,
+            limited: c(await limited),
+            end: c(await end),
+          };
+        },
+        { kind, id },
+      );
+      assert.deepEqual(r.seen, ['a', 'b', 'c']);
+      assert.equal(r.popped, 'c');
+      assert.deepEqual(r.limited, ['b', 'd']);
+      assert.deepEqual(r.end, ['e']);
+    });
+
+    test('getSessionId, sessionId and generated ids', async () => {
+      const r = await page.evaluate(async ({ kind }) => {
+        const named = make(kind, 'named-id');
+        const out = { id: await named.getSessionId(), prop: named.sessionId };
+        if (kind === 'memory') {
+          const a = new lib.MemorySession();
+          const b = new lib.MemorySession(undefined, { settings: { limit: 1 } });
+          out.generated = [await a.getSessionId(), b.sessionId];
+        }
+        return out;
+      }, { kind });
+      assert.equal(r.id, 'named-id');
+      assert.equal(r.prop, 'named-id');
+      if (kind === 'memory') {
+        const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+        assert.match(r.generated[0], uuid);
+        assert.match(r.generated[1], uuid);
+        assert.notEqual(r.generated[0], r.generated[1]);
+      }
+    });
+  });
+}
+
+describe('indexeddb: durability and sharing', () => {
+  test('7. two session objects with one id (two tabs) see the same history', async () => {
+    const { context, page } = await openHarness(env);
+    const { page: tab2 } = await openHarness(env, context);
+    const id = fresh('tabs');
+    await page.evaluate(async (id) => {
+      await make('indexeddb', id).addItems([{ role: 'user', content: 'from tab 1' }]);
+    }, id);
+    const seen = await tab2.evaluate(async (id) => {
+      const s = make('indexeddb', id);
+      await s.addItems([{ role: 'assistant', content: 'from tab 2' }]);
+      return s.getItems();
+    }, id);
+    const back = await page.evaluate((id) => make('indexeddb', id).getItems(), id);
+    assert.deepEqual(seen, [
+      { role: 'user', content: 'from tab 1' },
+      { role: 'assistant', content: 'from tab 2' },
+    ]);
+    assert.deepEqual(back, seen);
+    await context.close();
+  });
+
+  test('9. history survives a page reload', async () => {
+    const { context, page } = await openHarness(env);
+    const id = fresh('reload');
+    const items = richItems();
+    await page.evaluate(async ({ id, items }) => {
+      const s = new lib.IndexedDbSession(id, { userId: 'u1' });
+      await s.addItems(items.slice(0, 3));
+      await s.addItems(items.slice(3));
+      await s.popItem();
+    }, { id, items });
+    await reload(page);
+    const got = await page.evaluate((id) => new lib.IndexedDbSession(id, { userId: 'u1' }).getItems(), id);
+    assert.deepStrictEqual(got, items.slice(0, 7));
+    await context.close();
+  });
+
+  test('10. a session belongs to its user; listSessions filters by user, newest first', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      const alice1 = new lib.IndexedDbSession('a1', { userId: 'alice' });
+      const alice2 = new lib.IndexedDbSession('a2', { userId: 'alice' });
+      const bob1 = new lib.IndexedDbSession('b1', { userId: 'bob' });
+      const anon = new lib.IndexedDbSession('n1');
+      const m = (c) => [{ role: 'user', content: c }];
+      await alice1.addItems(m('alice 1'));
+      await new Promise((r) => setTimeout(r, 5));
+      await bob1.addItems(m('bob 1'));
+      await new Promise((r) => setTimeout(r, 5));
+      await alice2.addItems([...m('alice 2'), { role: 'assistant', content: 'ok' }]);
+      await new Promise((r) => setTimeout(r, 5));
+      await anon.addItems(m('anonymous'));
+      const intruder = new lib.IndexedDbSession('a1', { userId: 'bob' });
+      const anonymousIntruder = new lib.IndexedDbSession('a1');
+      const results = {};
+      for (const [name, call] of Object.entries({
+        get: () => intruder.getItems(),
+        add: () => intruder.addItems(m('bob writes into alice')),
+        pop: () => intruder.popItem(),
+        clear: () => intruder.clearSession(),
+        anonymousGet: () => anonymousIntruder.getItems(),
+      })) {
+        results[name] = await attempt(call);
+      }
+      return {
+        results,
+        aliceItems: await alice1.getItems(),
+        alice: await lib.listSessions({ userId: 'alice' }),
+        bob: await lib.listSessions({ userId: 'bob' }),
+        all: await lib.listSessions(),
+        nobody: await lib.listSessions({ userId: 'carol' }),
+      };
+    });
+    for (const [name, res] of Object.entries(r.results)) {
+      assert.equal(res.ok, false, name);
+      assert.equal(res.code, 'USER_MISMATCH', name);
+      assert.equal(res.name, 'SessionError', name);
+      assert.equal(res.isError, true, name);
+    }
+    assert.match(r.results.get.message, /session "a1" belongs to user "alice" and cannot be opened as user "bob"/);
+    assert.deepEqual(r.aliceItems, [{ role: 'user', content: 'alice 1' }]);
+    assert.deepEqual(r.alice.map((s) => s.sessionId), ['a2', 'a1']);
+    assert.deepEqual(r.alice.map((s) => s.itemCount), [2, 1]);
+    assert.deepEqual(r.bob.map((s) => s.sessionId), ['b1']);
+    assert.deepEqual(r.all.map((s) => s.sessionId), ['n1', 'a2', 'b1', 'a1']);
+    assert.deepEqual(r.nobody, []);
+    const info = r.alice[0];
+    assert.deepEqual(Object.keys(info).sort(), ['createdAt', 'itemCount', 'sessionId', 'updatedAt', 'userId']);
+    assert.equal(info.userId, 'alice');
+    assert.ok(info.updatedAt >= info.createdAt && info.createdAt > 1.7e12);
+    assert.equal(r.all[0].userId, null);
+    await context.close();
+  });
+
+  test('deleteSession removes a session and its items, and nothing else', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      const a = new lib.IndexedDbSession('del-a');
+      const b = new lib.IndexedDbSession('del-b');
+      await a.addItems([{ role: 'user', content: 'a' }]);
+      await b.addItems([{ role: 'user', content: 'b' }]);
+      const existed = await lib.deleteSession('del-a');
+      const again = await lib.deleteSession('del-a');
+      return {
+        existed,
+        again,
+        listed: (await lib.listSessions()).map((s) => s.sessionId),
+        a: await a.getItems(),
+        b: await b.getItems(),
+        reusable: await a.addItems([{ role: 'user', content: 'new' }]).then(() => a.getItems()),
+      };
+    });
+    assert.equal(r.existed, true);
+    assert.equal(r.again, false);
+    assert.deepEqual(r.listed, ['del-b']);
+    assert.deepEqual(r.a, []);
+    assert.deepEqual(r.b, [{ role: 'user', content: 'b' }]);
+    assert.deepEqual(r.reusable, [{ role: 'user', content: 'new' }]);
+    await context.close();
+  });
+
+  test('storage layout: stores, records, turns and schema version as DevTools shows them', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      const s = new lib.IndexedDbSession('layout', { userId: 'u', dbName: 'layout-db' });
+      await s.addItems([
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'q1' },
+        { role: 'assistant', content: 'a1' },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'q2' }] },
+        { type: 'function_call', callId: 'c', name: 'f', arguments: '{}' },
+      ]);
+      await s.popItem();
+      await s.addItems([{ role: 'assistant', content: 'a2' }]);
+      await s.close();
+      const db = await new Promise((ok, fail) => {
+        const req = indexedDB.open('layout-db');
+        req.onsuccess = () => ok(req.result);
+        req.onerror = () => fail(req.error);
+      });
+      const all = (store) =>
+        new Promise((ok) => {
+          const req = db.transaction(store).objectStore(store).getAll();
+          req.onsuccess = () => ok(req.result);
+        });
+      const stores = [...db.objectStoreNames];
+      const sessions = await all('agent_sessions');
+      const messages = await all('agent_messages');
+      const meta = db.transaction('agent_messages').objectStore('agent_messages').keyPath;
+      const version = db.version;
+      db.close();
+      return { stores, sessions, messages, meta, version };
+    });
+    assert.equal(r.version, 1);
+    assert.deepEqual(r.stores, ['agent_messages', 'agent_sessions']);
+    assert.deepEqual(r.meta, ['sessionId', 'seq']);
+    assert.equal(r.sessions.length, 1);
+    const rec = r.sessions[0];
+    assert.equal(rec.id, 'layout');
+    assert.equal(rec.userId, 'u');
+    assert.equal(rec.itemCount, 5);
+    assert.equal(rec.nextSeq, 5);
+    assert.deepEqual(
+      r.messages.map((m) => [m.sessionId, m.seq, m.turn]),
+      [['layout', 0, 0], ['layout', 1, 1], ['layout', 2, 1], ['layout', 3, 2], ['layout', 4, 2]],
+    );
+    assert.deepEqual(r.messages[4].item, { role: 'assistant', content: 'a2' });
+    assert.equal(typeof r.messages[0].createdAt, 'number');
+    await context.close();
+  });
+});
