@@ -34,6 +34,8 @@ export function serve(root, { port = 0, host = '127.0.0.1' } = {}) {
       res.writeHead(200, {
         'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
         'cache-control': 'no-store',
+        // Lets pages on other origins (and sandboxed frames) import the package.
+        'access-control-allow-origin': '*',
       });
       res.end(body);
     } catch {

@@ -11,6 +11,6 @@
 pub mod core;
 
 #[cfg(target_arch = "wasm32")]
-mod backend;
+pub mod backend;
 #[cfg(target_arch = "wasm32")]
 mod bindings;

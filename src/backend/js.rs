@@ -62,7 +62,7 @@ pub fn describe(value: &JsValue) -> String {
         .and_then(|ctor| Reflect::get(&ctor, &"name".into()).ok())
         .and_then(|name| name.as_string())
         .unwrap_or_default();
-    if name.is_empty() {
+    if name.is_empty() || name == "Object" {
         "an object".into()
     } else {
         format!("an instance of {name}")

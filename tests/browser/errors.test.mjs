@@ -1,0 +1,278 @@
+// Bad input and storage failures: each gives a SessionError with a stable code and a message that
+// says what was wrong and where, and each leaves storage exactly as it was.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openHarness } from './harness.mjs';
+
+let env;
+before(async () => {
+  env = await start();
+});
+after(async () => {
+  await env?.close();
+});
+
+function assertError(res, code, message) {
+  assert.equal(res.ok, false, `expected ${code}, the call succeeded`);
+  assert.equal(res.isError, true, 'rejects with an Error object');
+  assert.equal(res.name, 'SessionError');
+  assert.equal(res.code, code, res.message);
+  if (message) assert.match(res.message, message);
+}
+
+const SEED = [{ role: 'user', content: 'seed' }];
+
+for (const kind of ['indexeddb', 'memory']) {
+  describe(`${kind}: bad input changes nothing`, () => {
+    let page;
+    before(async () => {
+      ({ page } = await openHarness(env));
+    });
+
+    /** Runs `bad` (source of an async function of the seeded session `s`) and reports its outcome
+     * and the history afterwards, read through a new session object. */
+    async function tryOn(bad, sessionId) {
+      return page.evaluate(
+        async ({ kind, bad, sessionId }) => {
+          const s = make(kind, sessionId);
+          await s.clearSession();
+          await s.addItems([{ role: 'user', content: 'seed' }]);
+          const res = await attempt(() => eval(`(${bad})`)(s));
+          const reader = kind === 'memory' ? s : make(kind, sessionId);
+          const history = (await attempt(() => reader.getItems())).value;
+          const listed = kind === 'indexeddb' ? (await lib.listSessions()).map((i) => [i.sessionId, i.itemCount]) : null;
+          return { res, history, listed };
+        },
+        { kind, bad, sessionId },
+      );
+    }
+
+    const cases = [
+      ['items is a string', `(s) => s.addItems('hello')`, /items must be an array, got a string/],
+      ['items is an object', `(s) => s.addItems({ role: 'user', content: 'x' })`, /items must be an array, got an object/],
+      ['items is missing', `(s) => s.addItems()`, /items must be an array, got undefined/],
+      ['an item is a string', `(s) => s.addItems([{ role: 'user', content: 'ok' }, 'text'])`, /items\[1\] is not an object: got a string/],
+      ['an item is a number', `(s) => s.addItems([{ role: 'user', content: 'ok' }, {}, 42])`, /items\[2\] is not an object: got the number 42/],
+      ['an item is null', `(s) => s.addItems([null])`, /items\[0\] is not an object: got null/],
+      ['an item is an array', `(s) => s.addItems([{ a: 1 }, [{ role: 'user' }]])`, /items\[1\] is not an object: got an array/],
+      ['an item is a function', `(s) => s.addItems([() => 1])`, /items\[0\] is not an object: got a function/],
+      ['an item is a Date', `(s) => s.addItems([new Date()])`, /items\[0\] is not an object: got an instance of Date/],
+      ['an item holds a function', `(s) => s.addItems([{ role: 'user', content: 'ok' }, { role: 'user', content: 'x', run() {} }])`, /items\[1\] holds a value that cannot be stored \(DataCloneError/],
+      ['an item holds a DOM node', `(s) => s.addItems([{ role: 'user', content: document.body }])`, /items\[0\] holds a value that cannot be stored \(DataCloneError/],
+      ['limit 1.5', `(s) => s.getItems(1.5)`, /limit must be an integer, got 1.5/],
+      ['limit NaN', `(s) => s.getItems(NaN)`, /limit must be an integer, got NaN/],
+      ['limit "2"', `(s) => s.getItems('2')`, /limit must be an integer, got a string/],
+      ['limit Infinity', `(s) => s.getItems(Infinity)`, /limit must be an integer, got Infinity/],
+    ];
+
+    for (const [name, bad, message] of cases) {
+      test(name, async () => {
+        const code = name.startsWith('limit') ? 'INVALID_LIMIT' : 'INVALID_ITEM';
+        const id = `bad-${name.replace(/\W+/g, '-')}`;
+        const r = await tryOn(bad, id);
+        assertError(r.res, code, message);
+        assert.deepEqual(r.history, SEED, 'history unchanged');
+        if (r.listed) assert.deepEqual(r.listed.find(([sid]) => sid === id), [id, 1]);
+      });
+    }
+
+    test('invalid session ids, user ids, options and settings are refused by the constructor', async () => {
+      const r = await page.evaluate(async (kind) => {
+        const tryNew = (...args) => {
+          try {
+            make(kind, ...args);
+            return { ok: true };
+          } catch (e) {
+            return { ok: false, name: e.name, code: e.code, message: e.message, isError: e instanceof Error };
+          }
+        };
+        return {
+          empty: tryNew(''),
+          blank: tryNew('   '),
+          number: tryNew(42),
+          options: tryNew('s', 'not options'),
+          settings: tryNew('s', { settings: 5 }),
+          settingsLimit: tryNew('s', { settings: { limit: 1.5 } }),
+          settingsLimitString: tryNew('s', { settings: { limit: '3' } }),
+          userId: kind === 'indexeddb' ? tryNew('s', { userId: '' }) : null,
+          userIdType: kind === 'indexeddb' ? tryNew('s', { userId: 7 }) : null,
+          dbName: kind === 'indexeddb' ? tryNew('s', { dbName: '' }) : null,
+        };
+      }, kind);
+      assertError(r.empty, 'INVALID_SESSION_ID', /sessionId must be a non-empty string, got ""/);
+      assertError(r.blank, 'INVALID_SESSION_ID');
+      assertError(r.number, 'INVALID_SESSION_ID', /got the number 42/);
+      assertError(r.options, 'INVALID_OPTIONS', /options must be an object, got a string/);
+      assertError(r.settings, 'INVALID_OPTIONS', /options.settings must be an object/);
+      assertError(r.settingsLimit, 'INVALID_LIMIT', /options.settings.limit must be an integer, got 1.5/);
+      assertError(r.settingsLimitString, 'INVALID_LIMIT');
+      if (kind === 'indexeddb') {
+        assertError(r.userId, 'INVALID_USER_ID');
+        assertError(r.userIdType, 'INVALID_USER_ID', /options.userId must be a string/);
+        assertError(r.dbName, 'INVALID_OPTIONS', /options.dbName/);
+      }
+    });
+
+    test('every call after close() rejects with CLOSED; calls made before it complete', async () => {
+      const r = await page.evaluate(async (kind) => {
+        const s = make(kind, 'closing');
+        const added = s.addItems([{ role: 'user', content: 'before close' }]);
+        const closed = s.close();
+        const results = {};
+        for (const [name, call] of Object.entries({
+          getItems: () => s.getItems(),
+          addItems: () => s.addItems([{ role: 'user', content: 'after close' }]),
+          popItem: () => s.popItem(),
+          clearSession: () => s.clearSession(),
+          getSessionId: () => s.getSessionId(),
+        })) {
+          results[name] = await attempt(call);
+        }
+        await added;
+        await closed;
+        const again = await attempt(() => s.close());
+        const reader = make(kind, 'closing');
+        return {
+          results,
+          again,
+          history: kind === 'indexeddb' ? await reader.getItems() : null,
+          id: s.sessionId,
+        };
+      }, kind);
+      for (const [name, res] of Object.entries(r.results)) {
+        assertError(res, 'CLOSED', new RegExp(`${name}: the session was closed`));
+      }
+      assert.equal(r.again.ok, true, 'close() twice is fine');
+      assert.equal(r.id, 'closing', 'properties stay readable');
+      if (kind === 'indexeddb') {
+        assert.deepEqual(r.history, [{ role: 'user', content: 'before close' }]);
+      }
+    });
+  });
+}
+
+describe('indexeddb: storage failures', () => {
+  test('IndexedDB unavailable: STORAGE_UNAVAILABLE', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      const real = Object.getOwnPropertyDescriptor(globalThis, 'indexedDB') ??
+        Object.getOwnPropertyDescriptor(Object.getPrototypeOf(globalThis), 'indexedDB');
+      Object.defineProperty(globalThis, 'indexedDB', { value: undefined, configurable: true });
+      try {
+        const s = new lib.IndexedDbSession('nowhere');
+        return {
+          add: await attempt(() => s.addItems([{ role: 'user', content: 'x' }])),
+          get: await attempt(() => s.getItems()),
+          list: await attempt(() => lib.listSessions()),
+        };
+      } finally {
+        delete globalThis.indexedDB;
+        if (!('indexedDB' in globalThis)) Object.defineProperty(globalThis, 'indexedDB', real);
+      }
+    });
+    assertError(r.add, 'STORAGE_UNAVAILABLE', /IndexedDB is not available/);
+    assertError(r.get, 'STORAGE_UNAVAILABLE');
+    assertError(r.list, 'STORAGE_UNAVAILABLE');
+    await context.close();
+  });
+
+  test('IndexedDB refused by the browser (opaque origin): STORAGE_UNAVAILABLE', async () => {
+    const { context, page } = await openHarness(env);
+    // A sandboxed frame without allow-same-origin has an opaque origin: IndexedDB throws
+    // SecurityError there, as it does in some privacy modes.
+    const r = await page.evaluate(async (pkgUrl) => {
+      const frame = document.createElement('iframe');
+      frame.setAttribute('sandbox', 'allow-scripts');
+      const done = new Promise((ok) => {
+        window.addEventListener('message', (e) => ok(e.data), { once: true });
+      });
+      frame.srcdoc = `<script type="module">
+        const report = (x) => parent.postMessage(x, '*');
+        try {
+          const lib = await import(${JSON.stringify(pkgUrl)});
+          const s = new lib.IndexedDbSession('opaque');
+          await s.getItems();
+          report({ ok: true });
+        } catch (e) {
+          report({ ok: false, name: e.name, code: e.code, message: e.message, isError: e instanceof Error });
+        }
+      <\/script>`;
+      document.body.append(frame);
+      return done;
+    }, `${env.url}/pkg/index.js`);
+    assertError(r, 'STORAGE_UNAVAILABLE', /SecurityError/);
+    await context.close();
+  });
+
+  test('a database written by a newer schema version: DB_VERSION, data untouched', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      const open = (version, upgrade) =>
+        new Promise((ok, fail) => {
+          const req = indexedDB.open('future-db', version);
+          req.onupgradeneeded = () => upgrade?.(req.result);
+          req.onsuccess = () => ok(req.result);
+          req.onerror = () => fail(req.error);
+        });
+      const db = await open(7, (db) => db.createObjectStore('agent_sessions', { keyPath: 'id' }));
+      await new Promise((ok) => {
+        const tx = db.transaction('agent_sessions', 'readwrite');
+        tx.objectStore('agent_sessions').put({ id: 'kept', note: 'from the future' });
+        tx.oncomplete = ok;
+      });
+      db.close();
+      const s = new lib.IndexedDbSession('kept', { dbName: 'future-db' });
+      const add = await attempt(() => s.addItems([{ role: 'user', content: 'x' }]));
+      const list = await attempt(() => lib.listSessions({ dbName: 'future-db' }));
+      const after = await open(undefined);
+      const version = after.version;
+      const rows = await new Promise((ok) => {
+        const req = after.transaction('agent_sessions').objectStore('agent_sessions').getAll();
+        req.onsuccess = () => ok(req.result);
+      });
+      after.close();
+      return { add, list, version, rows };
+    });
+    assertError(r.add, 'DB_VERSION', /schema version 7, newer than version 1 .* left untouched/);
+    assertError(r.list, 'DB_VERSION');
+    assert.equal(r.version, 7);
+    assert.deepEqual(r.rows, [{ id: 'kept', note: 'from the future' }]);
+    await context.close();
+  });
+
+  test('quota exceeded: STORAGE_FULL, the whole batch rolls back, earlier history intact', async () => {
+    const { context, page } = await openHarness(env);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin: env.url, quotaSize: 2 * 1024 * 1024 });
+    const r = await page.evaluate(async () => {
+      const s = new lib.IndexedDbSession('full');
+      const before = [
+        { role: 'user', content: 'q1' },
+        { role: 'assistant', content: 'a1' },
+      ];
+      await s.addItems(before);
+      const big = 'z'.repeat(1024 * 1024);
+      const res = await attempt(() =>
+        s.addItems([
+          { role: 'user', content: 'q2' },
+          { role: 'assistant', content: big },
+          { role: 'assistant', content: big + big },
+          { role: 'assistant', content: big + big + big },
+        ]),
+      );
+      const reader = new lib.IndexedDbSession('full');
+      const after = await reader.getItems();
+      const listed = await lib.listSessions();
+      await s.addItems([{ role: 'user', content: 'still works' }]);
+      return { res, after, listed, last: await s.getItems(1) };
+    });
+    assertError(r.res, 'STORAGE_FULL', /QuotaExceededError.*nothing of this call was written/);
+    assert.deepEqual(r.after, [
+      { role: 'user', content: 'q1' },
+      { role: 'assistant', content: 'a1' },
+    ]);
+    assert.equal(r.listed[0].itemCount, 2);
+    assert.deepEqual(r.last, [{ role: 'user', content: 'still works' }]);
+    await context.close();
+  });
+});

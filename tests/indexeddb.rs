@@ -1,0 +1,211 @@
+//! The IndexedDB backend in a real browser (headless Chromium through wasm-bindgen-test).
+#![cfg(target_arch = "wasm32")]
+
+use agent_sessions::backend::indexeddb::{self, Target};
+use agent_sessions::core::error::ErrorCode;
+use agent_sessions::core::history::Limit;
+use js_sys::{Array, JSON};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn item(json: &str) -> JsValue {
+    JSON::parse(json).unwrap()
+}
+
+fn user(text: &str) -> (JsValue, bool) {
+    (item(&format!(r#"{{"role":"user","content":"{text}"}}"#)), true)
+}
+
+fn assistant(text: &str) -> (JsValue, bool) {
+    (item(&format!(r#"{{"role":"assistant","content":"{text}"}}"#)), false)
+}
+
+fn texts(items: &[JsValue]) -> Vec<String> {
+    items
+        .iter()
+        .map(|i| {
+            js_sys::Reflect::get(i, &"content".into())
+                .unwrap()
+                .as_string()
+                .unwrap()
+        })
+        .collect()
+}
+
+fn target(session_id: &str) -> Target<'_> {
+    Target {
+        session_id,
+        user_id: Some("tester"),
+    }
+}
+
+async fn fresh_db(name: &str) -> indexeddb::Connection {
+    let factory: web_sys::IdbFactory = js_sys::Reflect::get(&js_sys::global(), &"indexedDB".into())
+        .unwrap()
+        .unchecked_into();
+    let request = factory.delete_database(name).unwrap();
+    let done = js_sys::Promise::new(&mut |ok, _| request.set_onsuccess(Some(&ok)));
+    JsFuture::from(done).await.unwrap();
+    indexeddb::open(name).await.unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn appends_reads_newest_pops_and_clears() {
+    let conn = fresh_db("t-basic").await;
+    let t = target("s");
+    indexeddb::add_items(&conn, &t, vec![user("q1"), assistant("a1")], 1.0)
+        .await
+        .unwrap();
+    indexeddb::add_items(&conn, &t, vec![user("q2"), assistant("a2")], 2.0)
+        .await
+        .unwrap();
+    let all = indexeddb::get_items(&conn, &t, Limit::All).await.unwrap();
+    assert_eq!(texts(&all), ["q1", "a1", "q2", "a2"]);
+    let newest = indexeddb::get_items(&conn, &t, Limit::Newest(3)).await.unwrap();
+    assert_eq!(texts(&newest), ["a1", "q2", "a2"]);
+    assert!(indexeddb::get_items(&conn, &t, Limit::Newest(0))
+        .await
+        .unwrap()
+        .is_empty());
+
+    let popped = indexeddb::pop_item(&conn, &t, 3.0).await.unwrap().unwrap();
+    assert_eq!(texts(&[popped]), ["a2"]);
+    let records = indexeddb::list_sessions(&conn, Some("tester")).await.unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(
+        (records[0].item_count, records[0].next_seq, records[0].last_turn),
+        (3, 3, 2)
+    );
+    assert_eq!(records[0].updated_at, 3.0);
+
+    indexeddb::clear_session(&conn, &t, 4.0).await.unwrap();
+    assert!(indexeddb::get_items(&conn, &t, Limit::All).await.unwrap().is_empty());
+    assert_eq!(indexeddb::pop_item(&conn, &t, 5.0).await.unwrap(), None);
+    indexeddb::add_items(&conn, &t, vec![user("again")], 6.0)
+        .await
+        .unwrap();
+    let all = indexeddb::get_items(&conn, &t, Limit::All).await.unwrap();
+    assert_eq!(texts(&all), ["again"]);
+    conn.close();
+}
+
+#[wasm_bindgen_test]
+async fn newest_items_stay_right_when_sequence_numbers_have_a_gap() {
+    // A record removed behind the library's back (DevTools, another tool) leaves a gap; the
+    // bounded read notices the short count and falls back to a full read.
+    let conn = fresh_db("t-gap").await;
+    let t = target("s");
+    let items = (0..6).map(|i| user(&format!("m{i}"))).collect();
+    indexeddb::add_items(&conn, &t, items, 1.0).await.unwrap();
+    delete_raw("t-gap", "s", 4).await;
+    let newest = indexeddb::get_items(&conn, &t, Limit::Newest(3)).await.unwrap();
+    assert_eq!(texts(&newest), ["m2", "m3", "m5"]);
+    conn.close();
+}
+
+async fn delete_raw(db_name: &str, session_id: &str, seq: u32) {
+    let conn = indexeddb::open(db_name).await.unwrap();
+    drop(conn);
+    let factory: web_sys::IdbFactory = js_sys::Reflect::get(&js_sys::global(), &"indexedDB".into())
+        .unwrap()
+        .unchecked_into();
+    let open = factory.open(db_name).unwrap();
+    let opened = js_sys::Promise::new(&mut |ok, _| open.set_onsuccess(Some(&ok)));
+    JsFuture::from(opened).await.unwrap();
+    let db: web_sys::IdbDatabase = open.result().unwrap().unchecked_into();
+    let tx = db
+        .transaction_with_str_and_mode("agent_messages", web_sys::IdbTransactionMode::Readwrite)
+        .unwrap();
+    let key = Array::of2(&session_id.into(), &JsValue::from(seq));
+    tx.object_store("agent_messages").unwrap().delete(&key).unwrap();
+    let done = js_sys::Promise::new(&mut |ok, _| tx.set_oncomplete(Some(&ok)));
+    JsFuture::from(done).await.unwrap();
+    db.close();
+}
+
+#[wasm_bindgen_test]
+async fn another_user_can_neither_read_nor_write() {
+    let conn = fresh_db("t-owner").await;
+    indexeddb::add_items(&conn, &target("s"), vec![user("mine")], 1.0)
+        .await
+        .unwrap();
+    let intruder = Target {
+        session_id: "s",
+        user_id: Some("someone else"),
+    };
+    let e = indexeddb::get_items(&conn, &intruder, Limit::All)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::UserMismatch);
+    let e = indexeddb::add_items(&conn, &intruder, vec![user("theirs")], 2.0)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::UserMismatch);
+    assert_eq!(
+        indexeddb::pop_item(&conn, &intruder, 3.0).await.unwrap_err().code,
+        ErrorCode::UserMismatch
+    );
+    let all = indexeddb::get_items(&conn, &target("s"), Limit::All)
+        .await
+        .unwrap();
+    assert_eq!(texts(&all), ["mine"]);
+    conn.close();
+}
+
+#[wasm_bindgen_test]
+async fn two_connections_popping_at_once_take_different_items() {
+    let a = fresh_db("t-race").await;
+    let b = indexeddb::open("t-race").await.unwrap();
+    let t = target("s");
+    indexeddb::add_items(&a, &t, vec![user("1"), user("2"), user("3")], 1.0)
+        .await
+        .unwrap();
+    let (x, y) = futures_util::future::join(
+        indexeddb::pop_item(&a, &t, 2.0),
+        indexeddb::pop_item(&b, &t, 2.0),
+    )
+    .await;
+    let mut popped = texts(&[x.unwrap().unwrap(), y.unwrap().unwrap()]);
+    popped.sort();
+    assert_eq!(popped, ["2", "3"]);
+    assert_eq!(
+        texts(&indexeddb::get_items(&b, &t, Limit::All).await.unwrap()),
+        ["1"]
+    );
+    a.close();
+    b.close();
+}
+
+#[wasm_bindgen_test]
+async fn reopening_keeps_data_and_delete_session_removes_it() {
+    let conn = fresh_db("t-reopen").await;
+    indexeddb::add_items(&conn, &target("keep"), vec![user("k")], 1.0)
+        .await
+        .unwrap();
+    indexeddb::add_items(&conn, &target("drop"), vec![user("d")], 2.0)
+        .await
+        .unwrap();
+    conn.close();
+    let conn = indexeddb::open("t-reopen").await.unwrap();
+    assert!(indexeddb::delete_session(&conn, "drop").await.unwrap());
+    assert!(!indexeddb::delete_session(&conn, "drop").await.unwrap());
+    let listed: Vec<String> = indexeddb::list_sessions(&conn, None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed, ["keep"]);
+    assert_eq!(
+        texts(&indexeddb::get_items(&conn, &target("keep"), Limit::All).await.unwrap()),
+        ["k"]
+    );
+    assert!(indexeddb::get_items(&conn, &target("drop"), Limit::All)
+        .await
+        .unwrap()
+        .is_empty());
+    conn.close();
+}
