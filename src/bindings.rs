@@ -15,7 +15,7 @@ use crate::backend::js::{
     take_settings, to_js_error,
 };
 use crate::backend::memory::MemorySessionState;
-use crate::backend::{with_database, IdbSessionState};
+use crate::backend::{connection, IdbSessionState};
 use crate::core::error::{ErrorCode, Result, SessionError};
 use crate::core::schema::DEFAULT_DB_NAME;
 use crate::core::session::{uuid_v4, validate_session_id, validate_user_id, SessionRecord};
@@ -330,10 +330,8 @@ impl IndexedDbSession {
         if self.state.check_open("close").is_err() {
             return Promise::resolve(&JsValue::UNDEFINED);
         }
-        let promise = self.queued("close", |state| async move {
-            state.release_connection();
-            Ok(JsValue::UNDEFINED)
-        });
+        // Resolves once every call made before it has taken effect.
+        let promise = self.queued("close", |_| async move { Ok(JsValue::UNDEFINED) });
         self.state.mark_closed();
         promise
     }
@@ -453,10 +451,11 @@ pub fn list_sessions(options: JsValue) -> Promise {
     };
     future_to_promise(async move {
         settle(
-            with_database(&db_name, |conn| async move {
+            async {
+                let conn = connection(&db_name).await?;
                 let records = indexeddb::list_sessions(&conn, user_id.as_deref()).await?;
                 Ok(records.iter().map(session_info).collect::<Array>())
-            })
+            }
             .await,
         )
     })
@@ -475,9 +474,10 @@ pub fn delete_session(session_id: JsValue, options: JsValue) -> Promise {
     };
     future_to_promise(async move {
         settle(
-            with_database(&db_name, |conn| async move {
+            async {
+                let conn = connection(&db_name).await?;
                 indexeddb::delete_session(&conn, &session_id).await
-            })
+            }
             .await,
         )
     })

@@ -16,11 +16,17 @@ fn item(json: &str) -> JsValue {
 }
 
 fn user(text: &str) -> (JsValue, bool) {
-    (item(&format!(r#"{{"role":"user","content":"{text}"}}"#)), true)
+    (
+        item(&format!(r#"{{"role":"user","content":"{text}"}}"#)),
+        true,
+    )
 }
 
 fn assistant(text: &str) -> (JsValue, bool) {
-    (item(&format!(r#"{{"role":"assistant","content":"{text}"}}"#)), false)
+    (
+        item(&format!(r#"{{"role":"assistant","content":"{text}"}}"#)),
+        false,
+    )
 }
 
 fn texts(items: &[JsValue]) -> Vec<String> {
@@ -64,7 +70,9 @@ async fn appends_reads_newest_pops_and_clears() {
         .unwrap();
     let all = indexeddb::get_items(&conn, &t, Limit::All).await.unwrap();
     assert_eq!(texts(&all), ["q1", "a1", "q2", "a2"]);
-    let newest = indexeddb::get_items(&conn, &t, Limit::Newest(3)).await.unwrap();
+    let newest = indexeddb::get_items(&conn, &t, Limit::Newest(3))
+        .await
+        .unwrap();
     assert_eq!(texts(&newest), ["a1", "q2", "a2"]);
     assert!(indexeddb::get_items(&conn, &t, Limit::Newest(0))
         .await
@@ -73,16 +81,25 @@ async fn appends_reads_newest_pops_and_clears() {
 
     let popped = indexeddb::pop_item(&conn, &t, 3.0).await.unwrap().unwrap();
     assert_eq!(texts(&[popped]), ["a2"]);
-    let records = indexeddb::list_sessions(&conn, Some("tester")).await.unwrap();
+    let records = indexeddb::list_sessions(&conn, Some("tester"))
+        .await
+        .unwrap();
     assert_eq!(records.len(), 1);
     assert_eq!(
-        (records[0].item_count, records[0].next_seq, records[0].last_turn),
+        (
+            records[0].item_count,
+            records[0].next_seq,
+            records[0].last_turn
+        ),
         (3, 3, 2)
     );
     assert_eq!(records[0].updated_at, 3.0);
 
     indexeddb::clear_session(&conn, &t, 4.0).await.unwrap();
-    assert!(indexeddb::get_items(&conn, &t, Limit::All).await.unwrap().is_empty());
+    assert!(indexeddb::get_items(&conn, &t, Limit::All)
+        .await
+        .unwrap()
+        .is_empty());
     assert_eq!(indexeddb::pop_item(&conn, &t, 5.0).await.unwrap(), None);
     indexeddb::add_items(&conn, &t, vec![user("again")], 6.0)
         .await
@@ -101,7 +118,9 @@ async fn newest_items_stay_right_when_sequence_numbers_have_a_gap() {
     let items = (0..6).map(|i| user(&format!("m{i}"))).collect();
     indexeddb::add_items(&conn, &t, items, 1.0).await.unwrap();
     delete_raw("t-gap", "s", 4).await;
-    let newest = indexeddb::get_items(&conn, &t, Limit::Newest(3)).await.unwrap();
+    let newest = indexeddb::get_items(&conn, &t, Limit::Newest(3))
+        .await
+        .unwrap();
     assert_eq!(texts(&newest), ["m2", "m3", "m5"]);
     conn.close();
 }
@@ -120,7 +139,10 @@ async fn delete_raw(db_name: &str, session_id: &str, seq: u32) {
         .transaction_with_str_and_mode("agent_messages", web_sys::IdbTransactionMode::Readwrite)
         .unwrap();
     let key = Array::of2(&session_id.into(), &JsValue::from(seq));
-    tx.object_store("agent_messages").unwrap().delete(&key).unwrap();
+    tx.object_store("agent_messages")
+        .unwrap()
+        .delete(&key)
+        .unwrap();
     let done = js_sys::Promise::new(&mut |ok, _| tx.set_oncomplete(Some(&ok)));
     JsFuture::from(done).await.unwrap();
     db.close();
@@ -145,7 +167,10 @@ async fn another_user_can_neither_read_nor_write() {
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::UserMismatch);
     assert_eq!(
-        indexeddb::pop_item(&conn, &intruder, 3.0).await.unwrap_err().code,
+        indexeddb::pop_item(&conn, &intruder, 3.0)
+            .await
+            .unwrap_err()
+            .code,
         ErrorCode::UserMismatch
     );
     let all = indexeddb::get_items(&conn, &target("s"), Limit::All)
@@ -200,7 +225,11 @@ async fn reopening_keeps_data_and_delete_session_removes_it() {
         .collect();
     assert_eq!(listed, ["keep"]);
     assert_eq!(
-        texts(&indexeddb::get_items(&conn, &target("keep"), Limit::All).await.unwrap()),
+        texts(
+            &indexeddb::get_items(&conn, &target("keep"), Limit::All)
+                .await
+                .unwrap()
+        ),
         ["k"]
     );
     assert!(indexeddb::get_items(&conn, &target("drop"), Limit::All)

@@ -5,6 +5,7 @@ pub mod js;
 pub mod memory;
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use wasm_bindgen::JsValue;
@@ -15,13 +16,32 @@ use crate::core::queue::OpQueue;
 
 use indexeddb::{Connection, Target};
 
+thread_local! {
+    /// One connection per database name, shared by every session object and by `listSessions`
+    /// and `deleteSession`: opening IndexedDB costs more than any single read.
+    static CONNECTIONS: RefCell<HashMap<String, Rc<Connection>>> = RefCell::new(HashMap::new());
+}
+
+/// The shared connection to `db_name`, opening (or reopening, after the browser closed it) the
+/// database when needed.
+pub async fn connection(db_name: &str) -> Result<Rc<Connection>> {
+    let current = CONNECTIONS.with(|c| c.borrow().get(db_name).cloned());
+    if let Some(c) = current {
+        if !c.is_stale() {
+            return Ok(c);
+        }
+    }
+    let c = Rc::new(indexeddb::open(db_name).await?);
+    CONNECTIONS.with(|pool| pool.borrow_mut().insert(db_name.to_string(), c.clone()));
+    Ok(c)
+}
+
 /// The state behind one `IndexedDbSession` object.
 pub struct IdbSessionState {
     pub db_name: String,
     pub session_id: String,
     pub user_id: Option<String>,
     pub settings: SessionSettings,
-    connection: RefCell<Option<Rc<Connection>>>,
     closed: Cell<bool>,
     queue: OpQueue,
 }
@@ -38,7 +58,6 @@ impl IdbSessionState {
             session_id,
             user_id,
             settings,
-            connection: RefCell::new(None),
             closed: Cell::new(false),
             queue: OpQueue::new(),
         }
@@ -60,33 +79,20 @@ impl IdbSessionState {
         }
     }
 
-    /// The open connection, opening the database on first use (and again if the browser
-    /// closed it).
+    /// The connection to this session's database, opened on first use.
     pub async fn connection(&self) -> Result<Rc<Connection>> {
-        let current = self.connection.borrow().clone();
-        if let Some(c) = current {
-            if !c.is_stale() {
-                return Ok(c);
-            }
-        }
-        let c = Rc::new(indexeddb::open(&self.db_name).await?);
-        *self.connection.borrow_mut() = Some(c.clone());
-        Ok(c)
+        connection(&self.db_name).await
     }
 
     pub fn queue(&self) -> &OpQueue {
         &self.queue
     }
 
-    /// Marks the session closed now; the connection closes once earlier calls are done.
+    /// Marks the session closed: calls made from now on are refused. (The connection is shared
+    /// with other sessions of the database and stays open; the browser's `versionchange` or a
+    /// deletion of the database closes it.)
     pub fn mark_closed(&self) {
         self.closed.set(true);
-    }
-
-    pub fn release_connection(&self) {
-        if let Some(c) = self.connection.borrow_mut().take() {
-            c.close();
-        }
     }
 
     pub async fn get_items(self: Rc<Self>, limit: Option<Limit>) -> Result<Vec<JsValue>> {
@@ -94,17 +100,4 @@ impl IdbSessionState {
         let conn = self.connection().await?;
         indexeddb::get_items(&conn, &self.target(), limit).await
     }
-}
-
-/// Runs `f` once with a temporary connection to `db_name`, for the functions that are not
-/// tied to a session object (`listSessions`, `deleteSession`).
-pub async fn with_database<T, F, Fut>(db_name: &str, f: F) -> Result<T>
-where
-    F: FnOnce(Rc<Connection>) -> Fut,
-    Fut: std::future::Future<Output = Result<T>>,
-{
-    let conn = Rc::new(indexeddb::open(db_name).await?);
-    let result = f(conn.clone()).await;
-    conn.close();
-    result
 }

@@ -379,6 +379,27 @@ describe('indexeddb: durability and sharing', () => {
     await context.close();
   });
 
+  test('an open session never blocks another tab from deleting or upgrading the database', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      const s = new lib.IndexedDbSession('kept-open', { dbName: 'deletable' });
+      await s.addItems([{ role: 'user', content: 'before' }]);
+      const outcome = await new Promise((ok) => {
+        const req = indexedDB.deleteDatabase('deletable');
+        req.onblocked = () => ok('blocked');
+        req.onsuccess = () => ok('deleted');
+        req.onerror = () => ok('error');
+      });
+      const afterDelete = await s.getItems();
+      await s.addItems([{ role: 'user', content: 'after' }]);
+      return { outcome, afterDelete, again: await s.getItems() };
+    });
+    assert.equal(r.outcome, 'deleted');
+    assert.deepEqual(r.afterDelete, []);
+    assert.deepEqual(r.again, [{ role: 'user', content: 'after' }]);
+    await context.close();
+  });
+
   test('deleteSession removes a session and its items, and nothing else', async () => {
     const { context, page } = await openHarness(env);
     const r = await page.evaluate(async () => {
