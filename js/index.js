@@ -10,4 +10,7 @@ export {
   MemorySession,
   listSessions,
   deleteSession,
+  Agent,
+  Runner,
+  RunState,
 } from './agent_sessions.js';

@@ -234,3 +234,45 @@ pub fn random_bytes() -> Result<[u8; 16]> {
     buffer.copy_to(&mut bytes);
     Ok(bytes)
 }
+
+/// Calls `object[name](...args)`.
+pub fn call_method(
+    object: &JsValue,
+    name: &str,
+    args: &[JsValue],
+) -> std::result::Result<JsValue, JsValue> {
+    let f: js_sys::Function = Reflect::get(object, &name.into())?
+        .dyn_into()
+        .map_err(|_| JsValue::from(js_sys::Error::new(&format!("{name} is not a function"))))?;
+    let args: Array = args.iter().collect();
+    f.apply(object, &args)
+}
+
+/// Awaits a value if it is a promise (or any thenable); returns it as is otherwise.
+pub async fn settle_value(value: JsValue) -> std::result::Result<JsValue, JsValue> {
+    let is_thenable = value.is_object()
+        && Reflect::get(&value, &"then".into())
+            .map(|t| t.is_function())
+            .unwrap_or(false);
+    if is_thenable {
+        let promise = js_sys::Promise::resolve(&value);
+        wasm_bindgen_futures::JsFuture::from(promise).await
+    } else {
+        Ok(value)
+    }
+}
+
+/// A JSON value as a fresh JS value (via `JSON.parse`, which builds plain objects fast).
+pub fn json_to_js(value: &serde_json::Value) -> JsValue {
+    let text = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
+    js_sys::JSON::parse(&text).unwrap_or(JsValue::NULL)
+}
+
+/// A JS value as JSON (via `JSON.stringify`). `what` names it in the error.
+pub fn js_to_json(value: &JsValue, what: &str) -> std::result::Result<serde_json::Value, String> {
+    let text = js_sys::JSON::stringify(value)
+        .map_err(|e| format!("{what} cannot be turned into JSON ({})", error_text(&e)))?
+        .as_string()
+        .ok_or_else(|| format!("{what} cannot be turned into JSON ({})", describe(value)))?;
+    serde_json::from_str(&text).map_err(|e| format!("{what} is not valid JSON ({e})"))
+}

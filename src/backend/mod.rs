@@ -3,6 +3,9 @@
 pub mod indexeddb;
 pub mod js;
 pub mod memory;
+pub mod model;
+pub mod run_options;
+pub mod runner;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;

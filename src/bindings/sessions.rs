@@ -1,4 +1,4 @@
-//! The JavaScript API: every `#[wasm_bindgen]` export, and nothing else. Each method checks its
+//! `IndexedDbSession`, `MemorySession`, `listSessions`, `deleteSession`. Each method checks its
 //! arguments when it is called, takes its place in the session's queue, and hands the work to
 //! the backend; errors become rejected promises carrying a `SessionError`.
 
@@ -19,6 +19,8 @@ use crate::backend::{connection, IdbSessionState};
 use crate::core::error::{ErrorCode, Result, SessionError};
 use crate::core::schema::DEFAULT_DB_NAME;
 use crate::core::session::{uuid_v4, validate_session_id, validate_user_id, SessionRecord};
+
+use super::{reject, settle};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
@@ -146,14 +148,6 @@ export function listSessions(options?: ListSessionsOptions): Promise<SessionInfo
 /** Deletes a session and all its items. Resolves to whether it existed. */
 export function deleteSession(sessionId: string, options?: DeleteSessionOptions): Promise<boolean>;
 "#;
-
-fn reject(error: SessionError) -> Promise {
-    Promise::reject(&to_js_error(&error))
-}
-
-fn settle<T: Into<JsValue>>(result: Result<T>) -> std::result::Result<JsValue, JsValue> {
-    result.map(Into::into).map_err(|e| to_js_error(&e))
-}
 
 fn db_name_of(options: &Option<Object>, what: &str) -> Result<String> {
     let name = optional_string(&field(options, "dbName"), what, ErrorCode::InvalidOptions)?;

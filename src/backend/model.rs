@@ -1,0 +1,270 @@
+//! Calls an OpenAI-compatible model server with `fetch`: one POST per model call, retried on
+//! 429 and 5xx with backoff (honouring `Retry-After`), read whole or as server-sent events.
+//! The API key goes only into the `Authorization` header of requests to the configured base URL.
+
+use js_sys::{Object, Reflect, Uint8Array};
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use crate::core::run::{is_retryable, retry_after_seconds, retry_delay_ms};
+use crate::core::sse::SseParser;
+use crate::core::wire::{
+    error_message, parse_response, Api, ModelOutput, StreamAccumulator, StreamEvent,
+};
+
+use super::js::{call_method, error_text, settle_value};
+
+/// A failed model call. `status` is 0 when no HTTP response arrived.
+#[derive(Debug, Clone)]
+pub struct ModelFailure {
+    pub status: u16,
+    pub message: String,
+}
+
+/// Why a model call did not produce output.
+#[derive(Debug, Clone)]
+pub enum CallError {
+    Failed(ModelFailure),
+    /// The caller's `AbortSignal` fired; carries its reason.
+    Aborted(JsValue),
+}
+
+fn failed(status: u16, message: impl Into<String>) -> CallError {
+    CallError::Failed(ModelFailure {
+        status,
+        message: message.into(),
+    })
+}
+
+pub struct ModelClient {
+    pub base_url: String,
+    pub api: Api,
+    pub api_key: Option<String>,
+    pub headers: Vec<(String, String)>,
+    /// A caller-supplied `fetch`, else the global one.
+    pub fetch: Option<js_sys::Function>,
+    pub retries: u32,
+}
+
+/// The abort reason if `signal` has fired.
+pub fn aborted(signal: Option<&JsValue>) -> Option<JsValue> {
+    let signal = signal?;
+    let fired = Reflect::get(signal, &"aborted".into())
+        .ok()
+        .and_then(|a| a.as_bool())
+        .unwrap_or(false);
+    if !fired {
+        return None;
+    }
+    let reason = Reflect::get(signal, &"reason".into()).unwrap_or(JsValue::UNDEFINED);
+    Some(if reason.is_undefined() {
+        js_sys::Error::new("the run was aborted").into()
+    } else {
+        reason
+    })
+}
+
+/// Waits `ms` milliseconds, or until `signal` fires.
+async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
+    let signal = signal.cloned();
+    let promise = js_sys::Promise::new(&mut |resolve, reject| {
+        let set_timeout = Reflect::get(&js_sys::global(), &"setTimeout".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        match set_timeout {
+            Some(f) => {
+                let _ = f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(ms));
+            }
+            None => {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            }
+        }
+        if let Some(signal) = &signal {
+            let _ = call_method(signal, "addEventListener", &["abort".into(), reject.into()]);
+        }
+    });
+    match JsFuture::from(promise).await {
+        Ok(_) => Ok(()),
+        Err(_) => Err(CallError::Aborted(
+            aborted(signal.as_ref()).unwrap_or(JsValue::UNDEFINED),
+        )),
+    }
+}
+
+impl ModelClient {
+    fn url(&self) -> String {
+        format!("{}{}", self.base_url.trim_end_matches('/'), self.api.path())
+    }
+
+    fn init(&self, body: &str, signal: Option<&JsValue>) -> Object {
+        let headers = Object::new();
+        let set = |o: &Object, k: &str, v: &JsValue| {
+            let _ = Reflect::set(o, &k.into(), v);
+        };
+        set(&headers, "content-type", &"application/json".into());
+        for (k, v) in &self.headers {
+            set(&headers, k, &v.as_str().into());
+        }
+        if let Some(key) = &self.api_key {
+            set(&headers, "authorization", &format!("Bearer {key}").into());
+        }
+        let init = Object::new();
+        set(&init, "method", &"POST".into());
+        set(&init, "headers", &headers);
+        set(&init, "body", &body.into());
+        if let Some(s) = signal {
+            set(&init, "signal", s);
+        }
+        init
+    }
+
+    async fn fetch_once(&self, body: &str, signal: Option<&JsValue>) -> Result<JsValue, CallError> {
+        let fetch = match &self.fetch {
+            Some(f) => f.clone(),
+            None => Reflect::get(&js_sys::global(), &"fetch".into())
+                .ok()
+                .and_then(|f| f.dyn_into().ok())
+                .ok_or_else(|| failed(0, "fetch is not available in this context"))?,
+        };
+        let call = fetch
+            .call2(
+                &JsValue::UNDEFINED,
+                &self.url().into(),
+                &self.init(body, signal),
+            )
+            .map_err(|e| failed(0, format!("network error: {}", error_text(&e))))?;
+        settle_value(call).await.map_err(|e| match aborted(signal) {
+            Some(reason) => CallError::Aborted(reason),
+            None => failed(0, format!("network error: {}", error_text(&e))),
+        })
+    }
+
+    /// One model call. Text deltas of a streamed response go to `on_delta` as they arrive.
+    pub async fn call(
+        &self,
+        body: &Value,
+        stream: bool,
+        signal: Option<&JsValue>,
+        on_delta: &mut dyn FnMut(&str),
+    ) -> Result<ModelOutput, CallError> {
+        let body = serde_json::to_string(body).unwrap_or_default();
+        let mut attempt = 0;
+        loop {
+            if let Some(reason) = aborted(signal) {
+                return Err(CallError::Aborted(reason));
+            }
+            let response = self.fetch_once(&body, signal).await?;
+            let status = Reflect::get(&response, &"status".into())
+                .ok()
+                .and_then(|s| s.as_f64())
+                .unwrap_or(0.0) as u16;
+            if !(200..300).contains(&status) {
+                let text = read_text(&response, signal).await.unwrap_or_default();
+                if is_retryable(status) && attempt < self.retries {
+                    sleep(retry_delay_ms(attempt, retry_after(&response)), signal).await?;
+                    attempt += 1;
+                    continue;
+                }
+                let message = match error_message(&text) {
+                    m if m.is_empty() => format!("HTTP {status}"),
+                    m => m,
+                };
+                return Err(failed(status, message));
+            }
+            return if stream {
+                read_stream(self.api, &response, status, signal, on_delta).await
+            } else {
+                let text = read_text(&response, signal).await?;
+                let json: Value = serde_json::from_str(&text)
+                    .map_err(|e| failed(status, format!("malformed JSON in the response ({e})")))?;
+                parse_response(self.api, &json).map_err(|m| failed(status, m))
+            };
+        }
+    }
+}
+
+/// `Retry-After` in milliseconds: seconds, or an HTTP date.
+fn retry_after(response: &JsValue) -> Option<f64> {
+    let headers = Reflect::get(response, &"headers".into()).ok()?;
+    let value = call_method(&headers, "get", &["retry-after".into()])
+        .ok()?
+        .as_string()?;
+    retry_after_seconds(&value).or_else(|| {
+        let at = js_sys::Date::parse(&value);
+        (!at.is_nan()).then(|| (at - js_sys::Date::now()).max(0.0))
+    })
+}
+
+async fn read_text(response: &JsValue, signal: Option<&JsValue>) -> Result<String, CallError> {
+    let status = Reflect::get(response, &"status".into())
+        .ok()
+        .and_then(|s| s.as_f64())
+        .unwrap_or(0.0) as u16;
+    let text = call_method(response, "text", &[])
+        .map_err(|e| failed(status, format!("reading the response: {}", error_text(&e))))?;
+    let text = settle_value(text)
+        .await
+        .map_err(|e| match aborted(signal) {
+            Some(reason) => CallError::Aborted(reason),
+            None => failed(status, format!("reading the response: {}", error_text(&e))),
+        })?;
+    Ok(text.as_string().unwrap_or_default())
+}
+
+async fn read_stream(
+    api: Api,
+    response: &JsValue,
+    status: u16,
+    signal: Option<&JsValue>,
+    on_delta: &mut dyn FnMut(&str),
+) -> Result<ModelOutput, CallError> {
+    let body = Reflect::get(response, &"body".into()).unwrap_or(JsValue::NULL);
+    if body.is_null() || body.is_undefined() {
+        return Err(failed(status, "the streamed response has no body"));
+    }
+    let reader = call_method(&body, "getReader", &[])
+        .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
+    let mut parser = SseParser::new();
+    let mut acc = StreamAccumulator::new(api);
+    loop {
+        let chunk = call_method(&reader, "read", &[])
+            .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
+        let chunk = settle_value(chunk)
+            .await
+            .map_err(|e| match aborted(signal) {
+                Some(reason) => CallError::Aborted(reason),
+                None => failed(status, format!("the stream broke: {}", error_text(&e))),
+            })?;
+        let done = Reflect::get(&chunk, &"done".into())
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true);
+        if done {
+            break;
+        }
+        let value = Reflect::get(&chunk, &"value".into()).unwrap_or(JsValue::UNDEFINED);
+        let bytes = value
+            .dyn_into::<Uint8Array>()
+            .map(|a| a.to_vec())
+            .unwrap_or_default();
+        for event in parser.feed(&bytes) {
+            for e in acc.on_event(&event).map_err(|m| failed(status, m))? {
+                match e {
+                    StreamEvent::TextDelta(t) => on_delta(&t),
+                }
+            }
+        }
+        if acc.is_done() {
+            let _ = call_method(&reader, "cancel", &[]);
+            break;
+        }
+    }
+    if !acc.is_done() && parser.has_partial_event() {
+        return Err(failed(
+            status,
+            "the stream ended before the response was complete",
+        ));
+    }
+    acc.finish().map_err(|m| failed(status, m))
+}

@@ -1,0 +1,367 @@
+//! Reads the JS arguments of the runner (`new Agent(...)`, `new Runner(...)`, `run(...)`
+//! options, the run input) into the backend's types, and turns run errors into JS errors.
+
+use js_sys::{Array, Object, Reflect};
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::core::history::Limit;
+use crate::core::run::{input_items_from_text, RunState, DEFAULT_MAX_TURNS};
+use crate::core::wire::{Api, ModelSettings, ToolSpec};
+
+use super::js::{describe, field, js_to_json, take_limit, take_options};
+use super::model::ModelClient;
+use super::runner::{AgentSpec, RunError, RunInput, RunOptions, Tool};
+
+/// A usage error: its code and message.
+pub type Usage = (&'static str, String);
+
+fn usage(code: &'static str, message: String) -> Usage {
+    (code, message)
+}
+
+fn options(value: &JsValue, what: &str, code: &'static str) -> Result<Option<Object>, Usage> {
+    take_options(value, what).map_err(|e| usage(code, e.message))
+}
+
+fn opt_string(
+    o: &Option<Object>,
+    key: &str,
+    what: &str,
+    code: &'static str,
+) -> Result<Option<String>, Usage> {
+    let v = field(o, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.as_string().map(Some).ok_or_else(|| {
+        usage(
+            code,
+            format!("{what}.{key} must be a string, got {}", describe(&v)),
+        )
+    })
+}
+
+fn opt_number(
+    o: &Option<Object>,
+    key: &str,
+    what: &str,
+    code: &'static str,
+) -> Result<Option<f64>, Usage> {
+    let v = field(o, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.as_f64()
+        .filter(|n| n.is_finite())
+        .map(Some)
+        .ok_or_else(|| {
+            usage(
+                code,
+                format!("{what}.{key} must be a number, got {}", describe(&v)),
+            )
+        })
+}
+
+fn opt_count(
+    o: &Option<Object>,
+    key: &str,
+    what: &str,
+    code: &'static str,
+) -> Result<Option<u32>, Usage> {
+    match opt_number(o, key, what, code)? {
+        None => Ok(None),
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64 => Ok(Some(n as u32)),
+        Some(n) => Err(usage(
+            code,
+            format!("{what}.{key} must be a whole number >= 0, got {n}"),
+        )),
+    }
+}
+
+fn opt_function(
+    o: &Option<Object>,
+    key: &str,
+    what: &str,
+    code: &'static str,
+) -> Result<Option<js_sys::Function>, Usage> {
+    let v = field(o, key);
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.clone()
+        .dyn_into::<js_sys::Function>()
+        .map(Some)
+        .map_err(|_| {
+            usage(
+                code,
+                format!("{what}.{key} must be a function, got {}", describe(&v)),
+            )
+        })
+}
+
+/// `new Agent({ name, instructions?, model?, modelSettings?, tools? })`.
+pub fn parse_agent(value: &JsValue) -> Result<AgentSpec, Usage> {
+    const C: &str = "INVALID_AGENT";
+    let o = options(value, "agent options", C)?;
+    if o.is_none() {
+        return Err(usage(
+            C,
+            "new Agent() needs an options object with a name".into(),
+        ));
+    }
+    let name = opt_string(&o, "name", "agent", C)?
+        .filter(|n| !n.trim().is_empty())
+        .ok_or_else(|| usage(C, "agent.name must be a non-empty string".into()))?;
+    let settings_value = field(&o, "modelSettings");
+    let s = options(&settings_value, "agent.modelSettings", C)?;
+    let settings = ModelSettings {
+        temperature: opt_number(&s, "temperature", "agent.modelSettings", C)?,
+        top_p: opt_number(&s, "topP", "agent.modelSettings", C)?,
+        max_tokens: opt_count(&s, "maxTokens", "agent.modelSettings", C)?.map(u64::from),
+    };
+    let tools_value = field(&o, "tools");
+    let mut tools = Vec::new();
+    if !tools_value.is_undefined() && !tools_value.is_null() {
+        if !Array::is_array(&tools_value) {
+            return Err(usage(
+                C,
+                format!(
+                    "agent.tools must be an array, got {}",
+                    describe(&tools_value)
+                ),
+            ));
+        }
+        for (i, t) in tools_value.unchecked_ref::<Array>().iter().enumerate() {
+            tools.push(parse_tool(&t, &format!("agent.tools[{i}]"))?);
+        }
+        for (i, t) in tools.iter().enumerate() {
+            if tools[..i].iter().any(|u| u.spec.name == t.spec.name) {
+                return Err(usage(
+                    C,
+                    format!("agent.tools has two tools named \"{}\"", t.spec.name),
+                ));
+            }
+        }
+    }
+    Ok(AgentSpec {
+        name,
+        instructions: opt_string(&o, "instructions", "agent", C)?,
+        model: opt_string(&o, "model", "agent", C)?,
+        settings,
+        tools,
+    })
+}
+
+fn parse_tool(value: &JsValue, what: &str) -> Result<Tool, Usage> {
+    const C: &str = "INVALID_AGENT";
+    let o = options(value, what, C)?;
+    let name = opt_string(&o, "name", what, C)?
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| usage(C, format!("{what}.name must be a non-empty string")))?;
+    let execute = opt_function(&o, "execute", what, C)?
+        .ok_or_else(|| usage(C, format!("{what}.execute must be a function")))?;
+    let params = field(&o, "parameters");
+    let parameters = if params.is_undefined() || params.is_null() {
+        serde_json::json!({"type": "object", "properties": {}})
+    } else {
+        js_to_json(&params, &format!("{what}.parameters")).map_err(|m| usage(C, m))?
+    };
+    let needs_approval = field(&o, "needsApproval");
+    if !(needs_approval.is_undefined()
+        || needs_approval.as_bool().is_some()
+        || needs_approval.is_function())
+    {
+        return Err(usage(
+            C,
+            format!("{what}.needsApproval must be a boolean or a function"),
+        ));
+    }
+    Ok(Tool {
+        spec: ToolSpec {
+            name,
+            description: opt_string(&o, "description", what, C)?.unwrap_or_default(),
+            parameters,
+        },
+        execute,
+        needs_approval,
+        object: value.clone(),
+    })
+}
+
+/// `new Runner({ baseUrl, apiKey?, api?, headers?, fetch?, retries? })`.
+pub fn parse_runner(value: &JsValue) -> Result<ModelClient, Usage> {
+    const C: &str = "INVALID_RUNNER";
+    let o = options(value, "runner options", C)?;
+    let base_url = opt_string(&o, "baseUrl", "runner", C)?
+        .filter(|u| !u.trim().is_empty())
+        .ok_or_else(|| {
+            usage(
+                C,
+                "runner.baseUrl must be the API's base URL, such as \"https://api.openai.com/v1\""
+                    .into(),
+            )
+        })?;
+    let api = match opt_string(&o, "api", "runner", C)? {
+        None => Api::ChatCompletions,
+        Some(name) => Api::parse(&name).ok_or_else(|| {
+            usage(
+                C,
+                format!("runner.api must be \"chat_completions\" or \"responses\", got \"{name}\""),
+            )
+        })?,
+    };
+    let mut headers = Vec::new();
+    let h = field(&o, "headers");
+    if let Some(h) = options(&h, "runner.headers", C)? {
+        for key in Object::keys(&h).iter() {
+            let k = key.as_string().unwrap_or_default();
+            let v = Reflect::get(&h, &key).unwrap_or(JsValue::UNDEFINED);
+            let v = v
+                .as_string()
+                .ok_or_else(|| usage(C, format!("runner.headers[\"{k}\"] must be a string")))?;
+            headers.push((k, v));
+        }
+    }
+    Ok(ModelClient {
+        base_url,
+        api,
+        api_key: opt_string(&o, "apiKey", "runner", C)?,
+        headers,
+        fetch: opt_function(&o, "fetch", "runner", C)?,
+        retries: opt_count(&o, "retries", "runner", C)?.unwrap_or(2),
+    })
+}
+
+/// The options of `runner.run(agent, input, options)`.
+pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions, Usage> {
+    const C: &str = "INVALID_RUN_OPTIONS";
+    let o = options(value, "run options", C)?;
+    let session = field(&o, "session");
+    let session = if session.is_undefined() || session.is_null() {
+        None
+    } else {
+        for method in ["getItems", "addItems"] {
+            let ok = Reflect::get(&session, &method.into())
+                .map(|f| f.is_function())
+                .unwrap_or(false);
+            if !ok {
+                return Err(usage(
+                    C,
+                    format!("options.session must have a {method}() method (a Session)"),
+                ));
+            }
+        }
+        Some(session)
+    };
+    let settings = field(&o, "sessionSettings");
+    let settings = options(&settings, "options.sessionSettings", C)?;
+    let limit_value = field(&settings, "limit");
+    let session_limit: Option<Limit> = take_limit(&limit_value, "options.sessionSettings.limit")
+        .map_err(|e| usage("INVALID_LIMIT", e.message))?;
+    let signal = field(&o, "signal");
+    let signal = if signal.is_undefined() || signal.is_null() {
+        None
+    } else if Reflect::has(&signal, &"aborted".into()).unwrap_or(false) {
+        Some(signal)
+    } else {
+        return Err(usage(C, "options.signal must be an AbortSignal".into()));
+    };
+    Ok(RunOptions {
+        session,
+        session_limit,
+        input_callback: opt_function(&o, "sessionInputCallback", "options", C)?,
+        max_turns: match opt_count(&o, "maxTurns", "options", C)? {
+            Some(0) => return Err(usage(C, "options.maxTurns must be at least 1".into())),
+            Some(n) => n,
+            None => DEFAULT_MAX_TURNS,
+        },
+        signal,
+        context: field(&o, "context"),
+        previous_response_id: opt_string(&o, "previousResponseId", "options", C)?,
+        conversation_id: opt_string(&o, "conversationId", "options", C)?,
+        stream,
+    })
+}
+
+/// The tag our `RunState` objects carry, so a state passed as input is recognised.
+pub const RUN_STATE_KIND: &str = "agent-sessions.RunState";
+
+/// A run's input: a string, an array of items, or a `RunState` to resume.
+pub fn parse_input(value: &JsValue) -> Result<RunInput, Usage> {
+    const C: &str = "INVALID_INPUT";
+    if let Some(text) = value.as_string() {
+        return Ok(RunInput::Items(input_items_from_text(&text)));
+    }
+    if Array::is_array(value) {
+        let items = super::js::take_items(value).map_err(|e| usage(C, e.message))?;
+        let items: Result<Vec<Value>, String> = items
+            .iter()
+            .enumerate()
+            .map(|(i, (item, _))| js_to_json(item, &format!("input[{i}]")))
+            .collect();
+        return items.map(RunInput::Items).map_err(|m| usage(C, m));
+    }
+    let kind = Reflect::get(value, &"kind".into())
+        .ok()
+        .and_then(|k| k.as_string());
+    if value.is_object() && kind.as_deref() == Some(RUN_STATE_KIND) {
+        let text = super::js::call_method(value, "toString", &[])
+            .ok()
+            .and_then(|t| t.as_string())
+            .unwrap_or_default();
+        return RunState::from_json(&text)
+            .map(RunInput::Resume)
+            .map_err(|m| usage("INVALID_RUN_STATE", m));
+    }
+    Err(usage(
+        C,
+        format!(
+            "input must be a string, an array of items or a RunState, got {}",
+            describe(value)
+        ),
+    ))
+}
+
+fn named_error(name: &str, message: &str, fields: &[(&str, JsValue)]) -> JsValue {
+    let e = js_sys::Error::new(message);
+    e.set_name(name);
+    for (k, v) in fields {
+        let _ = Reflect::set(&e, &(*k).into(), v);
+    }
+    e.into()
+}
+
+/// A usage error as a JS `RunnerError`.
+pub fn usage_error((code, message): Usage) -> JsValue {
+    named_error("RunnerError", &message, &[("code", code.into())])
+}
+
+/// A run error as the JS error the caller sees.
+pub fn run_error(error: RunError) -> JsValue {
+    match error {
+        RunError::Usage(code, message) => usage_error((code, message)),
+        RunError::Model(f) => {
+            let message = if f.status == 0 {
+                format!("model request failed: {}", f.message)
+            } else {
+                format!("model request failed with HTTP {}: {}", f.status, f.message)
+            };
+            named_error(
+                "ModelError",
+                &message,
+                &[
+                    ("status", JsValue::from(f.status)),
+                    ("serverMessage", f.message.as_str().into()),
+                ],
+            )
+        }
+        RunError::MaxTurns(n) => named_error(
+            "MaxTurnsExceededError",
+            &format!("the run stopped after {n} model calls (maxTurns) without a final answer; what ran was saved"),
+            &[("code", "MAX_TURNS_EXCEEDED".into()), ("maxTurns", JsValue::from(n))],
+        ),
+        RunError::Aborted(reason) => reason,
+        RunError::Thrown(e) => e,
+    }
+}

@@ -1,0 +1,161 @@
+//! Server-sent events, as both OpenAI wire APIs stream them: an incremental parser that takes the
+//! body in arbitrary chunks (a chunk may end mid-line or mid-character) and yields whole events.
+
+/// One event: its `event:` name (if any) and its `data:` lines joined by `\n`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    pub event: Option<String>,
+    pub data: String,
+}
+
+#[derive(Debug, Default)]
+pub struct SseParser {
+    /// Bytes not yet forming a whole line (may end inside a UTF-8 sequence).
+    pending: Vec<u8>,
+    event: Option<String>,
+    data: Vec<String>,
+    has_data: bool,
+}
+
+impl SseParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds the next chunk of the body; returns the events it completed.
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+        self.pending.extend_from_slice(chunk);
+        let mut events = Vec::new();
+        let mut start = 0;
+        let mut i = 0;
+        while i < self.pending.len() {
+            let b = self.pending[i];
+            if b == b'\n' || b == b'\r' {
+                // A lone '\r' at the very end may be the first half of "\r\n": wait for more.
+                if b == b'\r' && i + 1 == self.pending.len() {
+                    break;
+                }
+                let line = String::from_utf8_lossy(&self.pending[start..i]).into_owned();
+                if b == b'\r' && self.pending.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+                if let Some(e) = self.line(&line) {
+                    events.push(e);
+                }
+                start = i + 1;
+            }
+            i += 1;
+        }
+        self.pending.drain(..start);
+        events
+    }
+
+    /// True when the body ended in the middle of an event (no blank line after its data), which
+    /// means the stream was cut.
+    pub fn has_partial_event(&self) -> bool {
+        self.has_data || !self.pending.is_empty()
+    }
+
+    fn line(&mut self, line: &str) -> Option<SseEvent> {
+        if line.is_empty() {
+            if !self.has_data {
+                self.event = None;
+                return None;
+            }
+            let event = SseEvent {
+                event: self.event.take(),
+                data: self.data.join("\n"),
+            };
+            self.data.clear();
+            self.has_data = false;
+            return Some(event);
+        }
+        if line.starts_with(':') {
+            return None; // a comment (keep-alive)
+        }
+        let (field, value) = match line.find(':') {
+            Some(at) => {
+                let value = &line[at + 1..];
+                (&line[..at], value.strip_prefix(' ').unwrap_or(value))
+            }
+            None => (line, ""),
+        };
+        match field {
+            "data" => {
+                self.data.push(value.to_string());
+                self.has_data = true;
+            }
+            "event" => self.event = Some(value.to_string()),
+            _ => {} // id, retry and unknown fields do not matter here
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(chunks: &[&[u8]]) -> (Vec<SseEvent>, bool) {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            out.extend(p.feed(c));
+        }
+        (out, p.has_partial_event())
+    }
+
+    fn ev(event: Option<&str>, data: &str) -> SseEvent {
+        SseEvent {
+            event: event.map(str::to_string),
+            data: data.to_string(),
+        }
+    }
+
+    #[test]
+    fn whole_events() {
+        let (events, partial) =
+            all(&[b"event: response.created\ndata: {\"a\":1}\n\ndata: [DONE]\n\n"]);
+        assert_eq!(
+            events,
+            [
+                ev(Some("response.created"), "{\"a\":1}"),
+                ev(None, "[DONE]")
+            ]
+        );
+        assert!(!partial);
+    }
+
+    #[test]
+    fn chunks_split_anywhere_even_inside_a_character() {
+        let body =
+            "data: {\"delta\":\"こんにちは 👋\"}\r\n\r\n: keep-alive\n\ndata: x\ndata: y\n\n";
+        let bytes = body.as_bytes();
+        for split in 1..bytes.len() {
+            let (events, partial) = all(&[&bytes[..split], &bytes[split..]]);
+            assert_eq!(
+                events,
+                [ev(None, "{\"delta\":\"こんにちは 👋\"}"), ev(None, "x\ny")],
+                "split at {split}"
+            );
+            assert!(!partial);
+        }
+        let one_by_one: Vec<&[u8]> = bytes.chunks(1).collect();
+        assert_eq!(all(&one_by_one).0.len(), 2);
+    }
+
+    #[test]
+    fn a_cut_stream_is_noticed() {
+        let (events, partial) = all(&[b"data: {\"a\":1}\n\ndata: {\"b\""]);
+        assert_eq!(events, [ev(None, "{\"a\":1}")]);
+        assert!(partial);
+        let (_, partial) = all(&[b"data: {\"a\":1}\n"]);
+        assert!(partial, "data without the blank line that ends the event");
+    }
+
+    #[test]
+    fn field_without_space_and_unknown_fields() {
+        let (events, _) = all(&[b"id: 7\nretry: 10\nevent:ping\ndata:1\n\n"]);
+        assert_eq!(events, [ev(Some("ping"), "1")]);
+    }
+}

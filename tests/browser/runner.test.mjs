@@ -1,0 +1,621 @@
+// The fetch-based runner in headless Chromium against a local OpenAI-compatible server (another
+// origin than the page), in both wire formats, whole and streamed.
+import { test, describe, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openHarness, reload } from './harness.mjs';
+import { startModelServer } from '../server/model-server.mjs';
+
+let env;
+let model;
+let page;
+let context;
+before(async () => {
+  env = await start();
+  model = await startModelServer();
+  ({ context, page } = await openHarness(env));
+});
+after(async () => {
+  await model?.close();
+  await env?.close();
+});
+beforeEach(() => model.reset());
+
+let counter = 0;
+const fresh = (p) => `${p}-${++counter}`;
+
+/** Runs `body` (source of an async function) in the page with `lib`, the model URL and args. */
+function inPage(body, args = {}) {
+  return page.evaluate(
+    async ({ body, args, url }) => {
+      const fn = eval(`(${body})`);
+      return fn({ ...args, url });
+    },
+    { body: body.toString(), args, url: model.url },
+  );
+}
+
+const userTexts = (req) =>
+  (req.body.messages ?? req.body.input)
+    .filter((m) => m.role === 'user')
+    .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join('')));
+
+for (const api of ['chat_completions', 'responses']) {
+  describe(`runner (${api})`, () => {
+    test('3. the quick start remembers across turns; without a session each run starts afresh', async () => {
+      model.script({ text: 'San Francisco' }, { text: 'California' }, { text: 'About 39 million' }, { text: 'a' }, { text: 'b' });
+      const id = fresh('golden');
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const agent = new lib.Agent({ name: 'Assistant', instructions: 'Reply very concisely.', model: 'test-model' });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const session = new lib.IndexedDbSession(id);
+          const outputs = [];
+          for (const q of [
+            'What city is the Golden Gate Bridge in?',
+            'What state is it in?',
+            "What's the population?",
+          ]) {
+            outputs.push((await runner.run(agent, q, { session })).finalOutput);
+          }
+          const bare = new lib.Agent({ name: 'Bare', model: 'test-model' });
+          await runner.run(bare, 'first');
+          await runner.run(bare, 'second');
+          return { outputs, history: await session.getItems() };
+        },
+        { api, id },
+      );
+      assert.deepEqual(r.outputs, ['San Francisco', 'California', 'About 39 million']);
+      const [t1, t2, t3, n1, n2] = model.requests;
+      assert.deepEqual(userTexts(t1), ['What city is the Golden Gate Bridge in?']);
+      assert.deepEqual(userTexts(t2), ['What city is the Golden Gate Bridge in?', 'What state is it in?']);
+      assert.deepEqual(userTexts(t3), ['What city is the Golden Gate Bridge in?', 'What state is it in?', "What's the population?"]);
+      const sent = (req) => req.body.messages ?? req.body.input;
+      if (api === 'chat_completions') {
+        assert.deepEqual(sent(t3).map((m) => m.role), ['system', 'user', 'assistant', 'user', 'assistant', 'user']);
+        assert.equal(sent(t3)[2].content, 'San Francisco');
+      } else {
+        assert.equal(t3.body.instructions, 'Reply very concisely.');
+        assert.deepEqual(sent(t3).map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user']);
+      }
+      assert.equal(sent(n1).length, 1);
+      assert.equal(sent(n2).length, 1, 'no session: the second run sees only its own input');
+      assert.equal(r.history.length, 6);
+      assert.deepEqual(r.history[0], { type: 'message', role: 'user', content: 'What city is the Golden Gate Bridge in?' });
+      assert.equal(r.history[1].type, 'message');
+      assert.equal(r.history[1].role, 'assistant');
+      assert.equal(r.history[1].status, 'completed');
+      assert.deepEqual(r.history[1].content, [{ type: 'output_text', text: 'San Francisco' }]);
+    });
+
+    test('1, 2, 5. tools run, every item is saved in order as SDK items, a throwing tool reports its error', async () => {
+      model.script(
+        { calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }, { name: 'explode', arguments: {} }] },
+        { text: 'It is sunny in Paris.' },
+      );
+      const id = fresh('tools');
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const seen = [];
+          const agent = new lib.Agent({
+            name: 'Weather',
+            model: 'test-model',
+            modelSettings: { temperature: 0.25, topP: 0.5, maxTokens: 77 },
+            tools: [
+              {
+                name: 'get_weather',
+                description: 'Weather for a city',
+                parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+                execute: async (args, context) => {
+                  seen.push({ args, context });
+                  return { city: args.city, sky: 'sunny' };
+                },
+              },
+              { name: 'explode', execute: () => { throw new Error('kaboom'); } },
+            ],
+          });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const session = new lib.IndexedDbSession(id);
+          const result = await runner.run(agent, 'Weather in Paris?', { session, context: { user: 'u1' } });
+          return {
+            seen,
+            finalOutput: result.finalOutput,
+            newItems: result.newItems,
+            input: result.input,
+            history: await session.getItems(),
+          };
+        },
+        { api, id },
+      );
+      assert.deepEqual(r.seen, [{ args: { city: 'Paris' }, context: { user: 'u1' } }]);
+      assert.equal(r.finalOutput, 'It is sunny in Paris.');
+      assert.deepEqual(r.input, [{ type: 'message', role: 'user', content: 'Weather in Paris?' }]);
+      const types = r.history.map((i) => i.type);
+      assert.deepEqual(types, ['message', 'function_call', 'function_call', 'function_call_result', 'function_call_result', 'message']);
+      const [, call1, call2, out1, out2] = r.history;
+      assert.equal(call1.name, 'get_weather');
+      assert.equal(call1.arguments, '{"city":"Paris"}');
+      assert.equal(out1.callId, call1.callId);
+      assert.equal(out2.callId, call2.callId);
+      assert.deepEqual(out1.output, { type: 'text', text: '{"city":"Paris","sky":"sunny"}' });
+      assert.match(out2.output.text, /An error occurred while running the tool.*kaboom/);
+      assert.deepEqual(r.newItems, r.history.slice(1));
+      // The second request carries the calls and their outputs in the API's own shape.
+      const [first, second] = model.requests;
+      if (api === 'chat_completions') {
+        assert.equal(first.body.temperature, 0.25);
+        assert.equal(first.body.top_p, 0.5);
+        assert.equal(first.body.max_tokens, 77);
+        assert.deepEqual(first.body.tools[0].function.parameters.required, ['city']);
+        const roles = second.body.messages.map((m) => m.role);
+        assert.deepEqual(roles, ['user', 'assistant', 'tool', 'tool']);
+        assert.equal(second.body.messages[1].tool_calls.length, 2);
+        assert.equal(second.body.messages[2].tool_call_id, call1.callId);
+      } else {
+        assert.equal(first.body.max_output_tokens, 77);
+        assert.equal(first.body.tools[0].name, 'get_weather');
+        const kinds = second.body.input.map((i) => i.type);
+        assert.deepEqual(kinds, ['message', 'function_call', 'function_call', 'function_call_output', 'function_call_output']);
+        assert.equal(second.body.input[3].call_id, call1.callId);
+      }
+    });
+
+    test('1. history limit and input callback shape the model input; only new-turn items are saved', async () => {
+      const id = fresh('callback');
+      model.script({ text: 'one' }, { text: 'two' }, { text: 'three' }, { text: 'four' });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const agent = new lib.Agent({ name: 'A', model: 'm' });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const session = new lib.IndexedDbSession(id, { settings: { limit: 2 } });
+          await session.addItems([
+            { role: 'user', content: 'h1' },
+            { role: 'assistant', content: 'h2' },
+            { role: 'user', content: 'h3' },
+            { role: 'assistant', content: 'h4' },
+          ]);
+          await runner.run(agent, 'q1', { session }); // session limit: 2 history items
+          await runner.run(agent, 'q2', { session, sessionSettings: { limit: 1 } });
+          let got;
+          await runner.run(agent, 'q3', {
+            session,
+            sessionSettings: { limit: 3 },
+            sessionInputCallback: async (history, newItems) => {
+              got = { history: structuredClone(history), newItems: structuredClone(newItems) };
+              history[0].content = 'mutated';
+              // Reorder the history, repeat one item, add a note, keep the new input.
+              return [history[2], history[1], history[0], { role: 'system', content: 'note' }, ...newItems];
+            },
+          });
+          const before = (await session.getItems(null)).length;
+          return { got, before, all: await new lib.IndexedDbSession(id).getItems() };
+        },
+        { api, id },
+      );
+      const items = (req) => (req.body.messages ?? req.body.input).map((m) => m.content?.[0]?.text ?? m.content);
+      const [r1, r2, r3] = model.requests;
+      assert.deepEqual(items(r1), ['h3', 'h4', 'q1']);
+      assert.deepEqual(items(r2), ['one', 'q2']);
+      assert.equal(r.got.history.length, 3);
+      assert.deepEqual(r.got.newItems, [{ type: 'message', role: 'user', content: 'q3' }]);
+      assert.deepEqual(items(r3), ['two', 'q2', 'mutated', 'note', 'q3']);
+      // Saved: the note the callback added and the new input, not the repeated history.
+      const texts = r.all.map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
+      assert.deepEqual(texts, ['h1', 'h2', 'h3', 'h4', 'q1', 'one', 'q2', 'two', 'note', 'q3', 'three']);
+    });
+
+    test('4. history never sends a tool output without its call, nor a call without its output', async () => {
+      const id = fresh('pairs');
+      await inPage(
+        async ({ url, api, id }) => {
+          const session = new lib.IndexedDbSession(id);
+          await session.addItems([
+            { role: 'user', content: 'old' },
+            { type: 'function_call', callId: 'cut', name: 'f', arguments: '{}', status: 'completed' },
+            { type: 'function_call_result', callId: 'cut', name: 'f', status: 'completed', output: { type: 'text', text: 'r' } },
+            { type: 'function_call', callId: 'dangling', name: 'f', arguments: '{}', status: 'completed' },
+            { role: 'assistant', content: 'after' },
+          ]);
+          const runner = new lib.Runner({ baseUrl: url, api });
+          // A limit of 3 keeps the output of "cut" but not its call.
+          await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'next', { session, sessionSettings: { limit: 3 } });
+        },
+        { api, id },
+      );
+      const body = model.requests[0].body;
+      const sent = JSON.stringify(body.messages ?? body.input);
+      assert.doesNotMatch(sent, /cut/);
+      assert.doesNotMatch(sent, /dangling/);
+      assert.match(sent, /after/);
+    });
+
+    test('5. maxTurns stops a run that keeps calling tools, with what ran saved', async () => {
+      const id = fresh('maxturns');
+      model.script(
+        { calls: [{ name: 'again', arguments: {} }] },
+        { calls: [{ name: 'again', arguments: {} }] },
+        { calls: [{ name: 'again', arguments: {} }] },
+      );
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          let runs = 0;
+          const agent = new lib.Agent({ name: 'Loop', model: 'm', tools: [{ name: 'again', execute: () => ++runs }] });
+          const session = new lib.IndexedDbSession(id);
+          const res = await attempt(() => new lib.Runner({ baseUrl: url, api }).run(agent, 'go', { session, maxTurns: 2 }));
+          return { res, runs, history: (await session.getItems()).map((i) => i.type ?? i.role) };
+        },
+        { api, id },
+      );
+      assert.equal(r.res.ok, false);
+      assert.equal(r.res.name, 'MaxTurnsExceededError');
+      assert.match(r.res.message, /after 2 model calls/);
+      assert.equal(model.requests.length, 2);
+      assert.equal(r.runs, 2);
+      assert.deepEqual(r.history, ['message', 'function_call', 'function_call_result', 'function_call', 'function_call_result']);
+    });
+
+    test('9, 11, 12. usage is summed; the key goes only in the Authorization header; the page is cross-origin', async () => {
+      const id = fresh('usage');
+      model.script({ calls: [{ name: 't', arguments: {} }] }, { text: 'done!' });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const agent = new lib.Agent({ name: 'U', model: 'm', tools: [{ name: 't', execute: () => 'ok' }] });
+          const runner = new lib.Runner({ baseUrl: url, api, apiKey: 'sk-secret-123', headers: { 'x-test-header': 'yes' } });
+          const session = new lib.IndexedDbSession(id);
+          const result = await runner.run(agent, 'hi', { session });
+          return {
+            usage: result.usage,
+            lastResponseId: result.lastResponseId,
+            state: result.state.toString(),
+            stored: JSON.stringify(await session.getItems()),
+            result: JSON.stringify({ ...result, state: undefined }),
+            origin: location.origin,
+          };
+        },
+        { api, id },
+      );
+      const [a, b] = model.requests;
+      // The test server counts 10 tokens per input item; output tokens are the text's length.
+      const inputA = (a.body.messages ?? a.body.input).length * 10;
+      const inputB = (b.body.messages ?? b.body.input).length * 10;
+      assert.deepEqual(r.usage, { requests: 2, inputTokens: inputA + inputB, outputTokens: 5, totalTokens: inputA + inputB + 5 });
+      assert.equal(r.lastResponseId, api === 'responses' ? 'resp_2' : 'chatcmpl_2');
+      for (const req of model.requests) {
+        assert.equal(req.headers.authorization, 'Bearer sk-secret-123');
+        assert.equal(req.headers['x-test-header'], 'yes');
+        assert.equal(req.headers.origin, r.origin, 'the request came from the page, another origin');
+        assert.doesNotMatch(req.raw, /sk-secret/);
+      }
+      assert.notEqual(new URL(r.origin).port, new URL(model.url).port);
+      assert.doesNotMatch(r.state, /sk-secret/);
+      assert.doesNotMatch(r.stored, /sk-secret/);
+      assert.doesNotMatch(r.result, /sk-secret/);
+    });
+
+    test('7. a session with conversationId or previousResponseId is refused before anything is sent', async () => {
+      const r = await inPage(
+        async ({ url, api }) => {
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const agent = new lib.Agent({ name: 'A', model: 'm' });
+          const session = new lib.MemorySession();
+          return {
+            conv: await attempt(() => runner.run(agent, 'x', { session, conversationId: 'conv_1' })),
+            prev: await attempt(() => runner.run(agent, 'x', { session, previousResponseId: 'resp_1' })),
+            items: await session.getItems(),
+          };
+        },
+        { api },
+      );
+      for (const res of [r.conv, r.prev]) {
+        assert.equal(res.ok, false);
+        assert.equal(res.name, 'RunnerError');
+        assert.equal(res.code, 'SESSION_CONFLICT');
+      }
+      assert.equal(model.requests.length, 0);
+      assert.deepEqual(r.items, []);
+    });
+
+    test('8. HTTP errors, network failure, malformed JSON and cut streams are ModelErrors; input saved, no half turn', async () => {
+      const cases = [
+        [{ error: 400, message: 'bad request body' }, 400, /bad request body/],
+        [{ error: 401, message: 'Incorrect API key provided' }, 401, /Incorrect API key/],
+        [{ error: 404, message: 'model not found' }, 404, /model not found/],
+        [{ malformed: true }, 200, /malformed JSON/],
+      ];
+      for (const [step, status, message] of cases) {
+        model.reset();
+        model.script(step);
+        const id = fresh('err');
+        const r = await inPage(
+          async ({ url, api, id }) => {
+            const session = new lib.IndexedDbSession(id);
+            const runner = new lib.Runner({ baseUrl: url, api, retries: 0 });
+            const res = await attempt(() => runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'keep me', { session }));
+            return { err: res.ok ? null : res, history: await session.getItems() };
+          },
+          { api, id },
+        );
+        assert.ok(r.err, `${JSON.stringify(step)} should fail`);
+        assert.equal(r.err.name, 'ModelError');
+        assert.equal(r.err.isError, true);
+        assert.match(r.err.message, message);
+        assert.equal(r.err.status, status);
+        assert.deepEqual(r.history, [{ type: 'message', role: 'user', content: 'keep me' }], 'input saved, nothing else');
+      }
+      // Nothing listens on port 9 of this host: the connection is refused.
+      const offline = await inPage(
+        async ({ api }) => {
+          const session = new lib.MemorySession();
+          const res = await attempt(() =>
+            new lib.Runner({ baseUrl: 'http://127.0.0.1:9/v1', api }).run(new lib.Agent({ name: 'A', model: 'm' }), 'hello?', { session }),
+          );
+          return { res, history: await session.getItems() };
+        },
+        { api },
+      );
+      assert.equal(offline.res.name, 'ModelError');
+      assert.match(offline.res.message, /model request failed: network error/);
+      assert.deepEqual(offline.history, [{ type: 'message', role: 'user', content: 'hello?' }]);
+    });
+
+    test('8. 429 and 5xx are retried, honouring Retry-After; the status reaches the caller when retries run out', async () => {
+      model.script({ error: 429, message: 'slow down', retryAfter: 0 }, { error: 503, message: 'busy', retryAfter: 0 }, { text: 'finally' });
+      const ok = await inPage(
+        async ({ url, api }) => (await new lib.Runner({ baseUrl: url, api }).run(new lib.Agent({ name: 'A', model: 'm' }), 'x')).finalOutput,
+        { api },
+      );
+      assert.equal(ok, 'finally');
+      assert.equal(model.requests.length, 3);
+      model.reset();
+      model.script({ error: 500, message: 'down', retryAfter: 0 }, { error: 500, message: 'still down', retryAfter: 0 }, { error: 500, message: 'gave up', retryAfter: 0 });
+      const r = await inPage(
+        async ({ url, api }) => {
+          try {
+            await new lib.Runner({ baseUrl: url, api, retries: 2 }).run(new lib.Agent({ name: 'A', model: 'm' }), 'x');
+            return null;
+          } catch (e) {
+            return { name: e.name, status: e.status, serverMessage: e.serverMessage, message: e.message };
+          }
+        },
+        { api },
+      );
+      assert.equal(model.requests.length, 3);
+      assert.deepEqual(r, { name: 'ModelError', status: 500, serverMessage: 'gave up', message: 'model request failed with HTTP 500: gave up' });
+    });
+
+    test('10. streaming: deltas arrive while the answer is still being sent; same history as a whole run', async () => {
+      model.state.deltaDelayMs = 30;
+      const text = 'The Golden Gate Bridge is in San Francisco, California.';
+      model.script({ calls: [{ name: 'lookup', arguments: { q: 'bridge' } }] }, { text }, { calls: [{ name: 'lookup', arguments: { q: 'bridge' } }] }, { text });
+      const [streamedId, wholeId] = [fresh('stream'), fresh('whole')];
+      const r = await inPage(
+        async ({ url, api, streamedId, wholeId }) => {
+          const agent = new lib.Agent({ name: 'S', model: 'm', tools: [{ name: 'lookup', execute: () => 'found' }] });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const streamed = new lib.IndexedDbSession(streamedId);
+          const run = runner.runStreamed(agent, 'Where is the bridge?', { session: streamed });
+          const events = [];
+          let openAtFirstDelta;
+          for await (const event of run) {
+            if (event.type === 'text_delta' && openAtFirstDelta === undefined) {
+              openAtFirstDelta = (await (await fetch(new URL('status', url + '/'))).json()).openStreams;
+            }
+            events.push(event.type === 'done' ? { type: 'done', finalOutput: event.result.finalOutput } : event);
+          }
+          const result = await run.result;
+          const whole = new lib.IndexedDbSession(wholeId);
+          await runner.run(agent, 'Where is the bridge?', { session: whole });
+          return {
+            openAtFirstDelta,
+            events,
+            finalOutput: result.finalOutput,
+            streamedHistory: await streamed.getItems(),
+            wholeHistory: await whole.getItems(),
+          };
+        },
+        { api, streamedId, wholeId },
+      );
+      assert.equal(r.openAtFirstDelta, 1, 'the first delta was seen while the stream was still open');
+      const deltas = r.events.filter((e) => e.type === 'text_delta').map((e) => e.delta);
+      assert.ok(deltas.length > 3);
+      assert.equal(deltas.join(''), text);
+      const kinds = r.events.map((e) => e.type);
+      assert.deepEqual(kinds.slice(0, 3), ['item_added', 'tool_call', 'tool_output']);
+      assert.equal(kinds.at(-1), 'done');
+      assert.equal(r.events.at(-1).finalOutput, text);
+      assert.equal(r.finalOutput, text);
+      const strip = (items) => JSON.parse(JSON.stringify(items, (k, v) => (k === 'id' || k === 'callId' ? undefined : v)));
+      assert.deepEqual(strip(r.streamedHistory), strip(r.wholeHistory));
+      assert.equal(r.streamedHistory.length, 4);
+    });
+
+    test('10. aborting a stream stops it and leaves a consistent history', async () => {
+      model.state.deltaDelayMs = 50;
+      model.script({ text: 'This answer is long enough to be cut off in the middle by the abort.' });
+      const id = fresh('abort');
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const controller = new AbortController();
+          const session = new lib.IndexedDbSession(id);
+          const run = new lib.Runner({ baseUrl: url, api }).runStreamed(new lib.Agent({ name: 'A', model: 'm' }), 'tell me', {
+            session,
+            signal: controller.signal,
+          });
+          const seen = [];
+          let thrown;
+          try {
+            for await (const e of run) {
+              seen.push(e.type);
+              if (e.type === 'text_delta') controller.abort();
+            }
+          } catch (e) {
+            thrown = { name: e.name };
+          }
+          const result = await run.result.then(() => 'resolved', (e) => e.name);
+          return { seen, thrown, result, history: await session.getItems() };
+        },
+        { api, id },
+      );
+      assert.deepEqual(r.thrown, { name: 'AbortError' });
+      assert.equal(r.result, 'AbortError');
+      assert.ok(r.seen.length >= 1);
+      assert.deepEqual(r.history, [{ type: 'message', role: 'user', content: 'tell me' }]);
+    });
+
+    test('8. a stream cut in the middle is a ModelError and saves no partial answer', async () => {
+      model.script({ truncate: true, text: 'This stream will be cut before it completes.' });
+      const id = fresh('cut');
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const session = new lib.IndexedDbSession(id);
+          const run = new lib.Runner({ baseUrl: url, api, retries: 0 }).runStreamed(new lib.Agent({ name: 'A', model: 'm' }), 'q', { session });
+          const res = await attempt(() => run.result);
+          return { res, history: await session.getItems() };
+        },
+        { api, id },
+      );
+      assert.equal(r.res.name, 'ModelError');
+      assert.match(r.res.message, /stream ended before the response was complete/);
+      assert.deepEqual(r.history, [{ type: 'message', role: 'user', content: 'q' }]);
+    });
+
+    test('6. approvals: approve, approve after a reload with a new session object, reject; each call and output once', async () => {
+      const id = fresh('approvals');
+      model.script(
+        { calls: [{ name: 'send_email', arguments: { to: 'a@example.com' }, id: 'call_a' }] },
+        { text: 'Sent to a.' },
+        { calls: [{ name: 'send_email', arguments: { to: 'b@example.com' }, id: 'call_b' }] },
+        { text: 'Sent to b.' },
+        { calls: [{ name: 'send_email', arguments: { to: 'c@example.com' }, id: 'call_c' }] },
+        { text: 'Not sent to c.' },
+      );
+      const setup = `() => {
+        window.sent = window.sent ?? [];
+        return new lib.Agent({
+          name: 'Mailer',
+          model: 'm',
+          tools: [{
+            name: 'send_email',
+            needsApproval: async (context, args) => args.to.endsWith('@example.com'),
+            execute: async (args) => { window.sent.push(args.to); return 'sent'; },
+          }],
+        });
+      }`;
+      // Turn 1: interrupted, approved, resumed.
+      const t1 = await inPage(
+        async ({ url, api, id, setup }) => {
+          const agent = eval(setup)();
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const session = new lib.IndexedDbSession(id);
+          const first = await runner.run(agent, 'Email a', { session });
+          const pending = first.interruptions.map((i) => ({ name: i.name, callId: i.callId, arguments: i.arguments, type: i.type }));
+          first.state.approve(first.interruptions[0]);
+          const done = await runner.run(agent, first.state, { session });
+          return { pending, finalOutput: first.finalOutput, resumed: done.finalOutput };
+        },
+        { api, id, setup },
+      );
+      assert.deepEqual(t1.pending, [{ name: 'send_email', callId: 'call_a', arguments: '{"to":"a@example.com"}', type: 'tool_approval_item' }]);
+      assert.equal(t1.finalOutput, undefined);
+      assert.equal(t1.resumed, 'Sent to a.');
+      // Turn 2: interrupted; the state is kept as a string across a reload.
+      const saved = await inPage(
+        async ({ url, api, id, setup }) => {
+          const agent = eval(setup)();
+          const result = await new lib.Runner({ baseUrl: url, api }).run(agent, 'Email b', { session: new lib.IndexedDbSession(id) });
+          return result.state.toString();
+        },
+        { api, id, setup },
+      );
+      await reload(page);
+      const t2 = await inPage(
+        async ({ url, api, id, setup, saved }) => {
+          const agent = eval(setup)();
+          const state = lib.RunState.fromString(agent, saved);
+          const waiting = state.getInterruptions().map((i) => i.callId);
+          state.approve(waiting[0]);
+          const result = await new lib.Runner({ baseUrl: url, api }).run(agent, state, { session: new lib.IndexedDbSession(id) });
+          return { waiting, finalOutput: result.finalOutput, sent: window.sent };
+        },
+        { api, id, setup, saved },
+      );
+      assert.deepEqual(t2.waiting, ['call_b']);
+      assert.equal(t2.finalOutput, 'Sent to b.');
+      assert.deepEqual(t2.sent, ['b@example.com'], 'after the reload only b was sent');
+      // Turn 3: rejected.
+      const t3 = await inPage(
+        async ({ url, api, id, setup }) => {
+          const agent = eval(setup)();
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const session = new lib.IndexedDbSession(id);
+          const first = await runner.run(agent, 'Email c', { session });
+          first.state.reject(first.interruptions[0], 'The user said no.');
+          const done = await runner.run(agent, first.state, { session });
+          return { finalOutput: done.finalOutput, sent: window.sent, history: await session.getItems() };
+        },
+        { api, id, setup },
+      );
+      assert.equal(t3.finalOutput, 'Not sent to c.');
+      assert.deepEqual(t3.sent, ['b@example.com'], 'c was never sent');
+      const calls = t3.history.filter((i) => i.type === 'function_call').map((i) => i.callId);
+      const outputs = t3.history.filter((i) => i.type === 'function_call_result').map((i) => [i.callId, i.output.text]);
+      assert.deepEqual(calls, ['call_a', 'call_b', 'call_c']);
+      assert.deepEqual(outputs, [['call_a', 'sent'], ['call_b', 'sent'], ['call_c', 'The user said no.']]);
+      assert.equal(t3.history.length, 12, 'three turns of user, call, output, answer');
+      // The reply to the rejected call told the model why.
+      const last = model.requests.at(-1).body;
+      assert.match(JSON.stringify(last.messages ?? last.input), /The user said no\./);
+    });
+  });
+}
+
+describe('runner: arguments and custom sessions', () => {
+  test('a session written in plain JS works, and bad arguments are RunnerErrors', async () => {
+    model.script({ text: 'hello from the model' });
+    const r = await inPage(async ({ url }) => {
+      const store = [];
+      const custom = {
+        async getItems(limit) {
+          return limit === undefined ? store.slice() : store.slice(-limit);
+        },
+        async addItems(items) {
+          store.push(...items);
+        },
+      };
+      const agent = new lib.Agent({ name: 'A', model: 'm' });
+      const runner = new lib.Runner({ baseUrl: url });
+      await runner.run(agent, 'hi', { session: custom });
+      const tryNew = (f) => {
+        try {
+          f();
+          return null;
+        } catch (e) {
+          return { name: e.name, code: e.code, message: e.message };
+        }
+      };
+      return {
+        store,
+        noName: tryNew(() => new lib.Agent({ model: 'm' })),
+        badTool: tryNew(() => new lib.Agent({ name: 'x', tools: [{ name: 't' }] })),
+        badApi: tryNew(() => new lib.Runner({ baseUrl: url, api: 'soap' })),
+        noUrl: tryNew(() => new lib.Runner({})),
+        badInput: await attempt(() => runner.run(agent, 42)),
+        badSession: await attempt(() => runner.run(agent, 'x', { session: {} })),
+        noModel: await attempt(() => runner.run(new lib.Agent({ name: 'NoModel' }), 'x')),
+        badState: tryNew(() => lib.RunState.fromString(agent, '{"nope":1}')),
+      };
+    });
+    assert.equal(r.store.length, 2);
+    assert.deepEqual(r.store[1].content, [{ type: 'output_text', text: 'hello from the model' }]);
+    assert.equal(r.noName.code, 'INVALID_AGENT');
+    assert.match(r.badTool.message, /agent.tools\[0\].execute must be a function/);
+    assert.equal(r.badApi.code, 'INVALID_RUNNER');
+    assert.match(r.noUrl.message, /baseUrl/);
+    assert.equal(r.badInput.code, 'INVALID_INPUT');
+    assert.match(r.badSession.message, /getItems/);
+    assert.match(r.noModel.message, /has no model/);
+    assert.equal(r.badState.code, 'INVALID_RUN_STATE');
+    for (const e of [r.noName, r.badTool, r.badApi, r.noUrl, r.badInput, r.badSession, r.noModel, r.badState]) {
+      assert.equal(e.name, 'RunnerError');
+    }
+  });
+});
