@@ -1,0 +1,178 @@
+// The package as users get it: `npm pack` of the repository, installed from the tarball into
+// temporary copies of the fixtures in tests/fixtures/ (nothing is written into the repository):
+// a Vite app built with `vite build`, a plain page importing the bare name through an import
+// map, and a TypeScript project compiled with `tsc --strict` against the installed declarations.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, mkdir, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
+import { serve } from '../../scripts/serve.mjs';
+import { root, chromiumPath, CHROMIUM_ARGS } from './harness.mjs';
+
+const exec = promisify(execFile);
+const FIXTURES = join(root, 'tests/fixtures');
+const bin = (name) => join(root, 'node_modules/.bin', name);
+
+/** The files the published package must contain, and nothing else. */
+const SHIPPED = [
+  'LICENSE',
+  'README.md',
+  'package.json',
+  'pkg/agent_sessions.d.ts',
+  'pkg/agent_sessions.js',
+  'pkg/agent_sessions_bg.wasm',
+  'pkg/index.d.ts',
+  'pkg/index.js',
+];
+
+let tmp;
+let packed; // npm pack's report
+let tarball;
+let browser;
+const servers = [];
+
+/** A copy of a fixture in the temporary folder, with the packed tarball installed into it. */
+async function installFixture(name) {
+  const dir = join(tmp, name);
+  await cp(join(FIXTURES, name), dir, { recursive: true });
+  await exec('npm', ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline', '--no-update-notifier', '--loglevel=error'], {
+    cwd: dir,
+    timeout: 120_000,
+  });
+  return dir;
+}
+
+async function serveFolder(dir) {
+  const { server, url } = await serve(dir);
+  servers.push(server);
+  return url;
+}
+
+/** Loads a fixture page and returns what its round trip reported. */
+async function roundTrip(url) {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(url);
+    await page.waitForFunction(() => window.result !== undefined, null, { timeout: 20000 });
+    const result = await page.evaluate(() => window.result);
+    const shown = JSON.parse(await page.textContent('#round-trip'));
+    assert.deepEqual(errors, [], 'no page errors');
+    assert.deepStrictEqual(shown, result, 'the page shows its result');
+    return result;
+  } finally {
+    await context.close();
+  }
+}
+
+const ITEMS = [
+  { role: 'user', content: 'What city is the Golden Gate Bridge in?' },
+  { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'San Francisco.' }] },
+];
+
+function assertRoundTrip(r) {
+  assert.equal(r.ok, true, r.error);
+  assert.deepStrictEqual(r.got, ITEMS);
+  assert.deepStrictEqual(r.popped, ITEMS[1]);
+  assert.deepStrictEqual(r.left, [ITEMS[0]]);
+  assert.equal(r.itemCount, 1);
+  assert.deepStrictEqual(r.memory, ITEMS);
+  assert.equal(r.wasm.length, 1, 'the wasm is fetched once');
+}
+
+describe('the npm package, installed from its tarball', () => {
+  let installs;
+  before(async () => {
+    await stat(join(root, 'pkg/index.js')).catch(() => {
+      throw new Error('pkg/ is missing: run `node scripts/build.mjs` first');
+    });
+    tmp = await mkdtemp(join(tmpdir(), 'agent-sessions-pack-'));
+    const { stdout } = await exec('npm', ['pack', '--json', '--pack-destination', tmp, '--loglevel=error'], {
+      cwd: root,
+      timeout: 60_000,
+    });
+    [packed] = JSON.parse(stdout);
+    tarball = join(tmp, packed.filename);
+    // The three installs are independent: run them together.
+    installs = Object.fromEntries(
+      await Promise.all(
+        ['vite-app', 'importmap', 'ts-consumer'].map(async (name) => [name, await installFixture(name)]),
+      ),
+    );
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
+  });
+  after(async () => {
+    await browser?.close();
+    await Promise.all(servers.map((s) => new Promise((ok) => s.close(ok))));
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  test('npm pack ships the entry, the wasm-bindgen glue, the wasm and the declarations, nothing else', async () => {
+    assert.deepEqual(packed.files.map((f) => f.path).sort(), SHIPPED);
+    const installed = JSON.parse(
+      await readFile(join(installs['vite-app'], 'node_modules/agent-sessions/package.json'), 'utf8'),
+    );
+    assert.equal(installed.name, 'agent-sessions');
+    assert.equal(installed.type, 'module');
+    const entry = installed.exports['.'];
+    for (const target of [entry.types, entry.import, installed.module, installed.types]) {
+      assert.ok(SHIPPED.includes(target.replace(/^\.\//, '')), `${target} is in the tarball`);
+    }
+    assert.ok(!('dependencies' in installed), 'nothing else to install');
+    // Every file the installed package holds is byte-identical to the build.
+    for (const file of SHIPPED.filter((f) => f.startsWith('pkg/'))) {
+      const a = await readFile(join(installs['vite-app'], 'node_modules/agent-sessions', file));
+      const b = await readFile(join(root, file));
+      assert.ok(a.equals(b), `${file} is shipped as built`);
+    }
+  });
+
+  test('a Vite app: `vite build` (no plugins) bundles the package and its wasm; the built app works', async () => {
+    const app = installs['vite-app'];
+    await exec(bin('vite'), ['build', '--logLevel', 'warn'], { cwd: app, timeout: 120_000 });
+    const assets = await readdir(join(app, 'dist/assets'));
+    const wasm = assets.filter((f) => f.endsWith('.wasm'));
+    assert.equal(wasm.length, 1, `one wasm asset in dist/assets: ${assets.join(', ')}`);
+    const shipped = await readFile(join(root, 'pkg/agent_sessions_bg.wasm'));
+    assert.ok((await readFile(join(app, 'dist/assets', wasm[0]))).equals(shipped), 'the wasm asset is ours');
+
+    const url = await serveFolder(join(app, 'dist'));
+    const r = await roundTrip(`${url}/`);
+    assertRoundTrip(r);
+    assert.equal(new URL(r.wasm[0]).pathname, `/assets/${wasm[0]}`, 'the app loads the wasm that Vite emitted');
+  });
+
+  test('a plain page imports the bare name through an import map, no bundler', async () => {
+    const url = await serveFolder(installs.importmap);
+    const r = await roundTrip(`${url}/index.html`);
+    assertRoundTrip(r);
+    assert.equal(new URL(r.wasm[0]).pathname, '/node_modules/agent-sessions/pkg/agent_sessions_bg.wasm');
+  });
+
+  test('TypeScript: tsc --strict against the installed declarations (nodenext, bundler, with the SDK)', async () => {
+    const dir = installs['ts-consumer'];
+    // The SDK's types for sdk.ts, from the repository's own install (read-only).
+    await mkdir(join(dir, 'node_modules/@openai'), { recursive: true });
+    for (const name of ['agents', 'agents-core', 'agents-openai', 'agents-realtime']) {
+      await symlink(join(root, 'node_modules/@openai', name), join(dir, 'node_modules/@openai', name), 'dir');
+    }
+    const installedDecls = join(dir, 'node_modules/agent-sessions/pkg/index.d.ts');
+    for (const config of ['tsconfig.json', 'tsconfig.bundler.json', 'tsconfig.sdk.json']) {
+      let out;
+      try {
+        out = await exec(bin('tsc'), ['-p', config, '--listFiles'], { cwd: dir, timeout: 120_000 });
+      } catch (e) {
+        assert.fail(`tsc -p ${config} failed:\n${e.stdout}${e.stderr}`);
+      }
+      const files = out.stdout.split('\n');
+      assert.ok(files.includes(installedDecls), `${config}: 'agent-sessions' resolves to the installed package`);
+      assert.ok(!files.some((f) => f.startsWith(join(root, 'pkg'))), `${config}: nothing from the repository's pkg/`);
+    }
+  });
+});
