@@ -53,7 +53,8 @@ export function serve(root, { port = 0, host = '127.0.0.1' } = {}) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = process.argv[2] ?? '.';
-  const port = Number(process.env.PORT ?? process.argv[3] ?? 8080);
-  const { url } = await serve(root, { port });
+  const port = Number(process.argv[3] ?? process.env.PORT ?? 8080);
+  const host = process.env.HOST ?? '127.0.0.1';
+  const { url } = await serve(root, { port, host });
   console.log(`serving ${root} at ${url}/`);
 }
