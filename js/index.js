@@ -10,7 +10,4 @@ export {
   MemorySession,
   listSessions,
   deleteSession,
-  Agent,
-  Runner,
-  RunState,
 } from './agent_sessions.js';

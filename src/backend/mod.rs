@@ -3,8 +3,11 @@
 pub mod indexeddb;
 pub mod js;
 pub mod memory;
+#[cfg(feature = "runner")]
 pub mod model;
+#[cfg(feature = "runner")]
 pub mod run_options;
+#[cfg(feature = "runner")]
 pub mod runner;
 
 use std::cell::{Cell, RefCell};

@@ -40,8 +40,11 @@ export interface FunctionTool<TArgs = { [key: string]: unknown }, TContext = unk
   /** Runs the tool. A string result is sent to the model as is, anything else as JSON. A throw
    * is reported to the model as the tool's output and the run goes on. */
   execute(args: TArgs, context: TContext): unknown;
-  /** Pause the run for a human decision before the tool runs. */
-  needsApproval?: boolean | ((context: TContext, args: TArgs, callId: string) => boolean | Promise<boolean>);
+  /** Pause the run for a human decision before the tool runs: always, or when this says so.
+   * (Written as a method type so tools with specific argument types fit `AgentOptions.tools`.) */
+  needsApproval?:
+    | boolean
+    | { check(context: TContext, args: TArgs, callId: string): boolean | Promise<boolean> }['check'];
 }
 
 export interface AgentOptions<TContext = unknown> {

@@ -24,19 +24,6 @@ use super::{reject, settle};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
-/**
- * A conversation item: an OpenAI Responses-API input item (`{ role, content }` messages,
- * `{ type: 'message', ... }`, `function_call`, `function_call_output`, `reasoning`, ...) or any
- * other plain JSON object. Stored verbatim: `getItems()` returns exactly what was added.
- */
-export type Item = { [key: string]: unknown };
-
-/** Session-wide settings, as the SDK's `SessionSettings`. */
-export interface SessionSettings {
-  /** How many of the newest items `getItems()` returns when called without a limit. */
-  limit?: number;
-}
-
 /** One session as `listSessions` reports it. Times are milliseconds since the Unix epoch. */
 export interface SessionInfo {
   sessionId: string;

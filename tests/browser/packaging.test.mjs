@@ -25,8 +25,13 @@ const SHIPPED = [
   'pkg/agent_sessions.d.ts',
   'pkg/agent_sessions.js',
   'pkg/agent_sessions_bg.wasm',
+  'pkg/agent_sessions_runner.d.ts',
+  'pkg/agent_sessions_runner.js',
+  'pkg/agent_sessions_runner_bg.wasm',
   'pkg/index.d.ts',
   'pkg/index.js',
+  'pkg/runner.d.ts',
+  'pkg/runner.js',
 ];
 
 let tmp;
@@ -76,14 +81,14 @@ const ITEMS = [
   { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'San Francisco.' }] },
 ];
 
-function assertRoundTrip(r) {
+function assertRoundTrip(r, wasmFiles = 1) {
   assert.equal(r.ok, true, r.error);
   assert.deepStrictEqual(r.got, ITEMS);
   assert.deepStrictEqual(r.popped, ITEMS[1]);
   assert.deepStrictEqual(r.left, [ITEMS[0]]);
   assert.equal(r.itemCount, 1);
-  assert.deepStrictEqual(r.memory, ITEMS);
-  assert.equal(r.wasm.length, 1, 'the wasm is fetched once');
+  assert.deepStrictEqual(r.memory.slice(0, 2), ITEMS);
+  assert.equal(r.wasm.length, wasmFiles, 'each wasm is fetched once');
 }
 
 describe('the npm package, installed from its tarball', () => {
@@ -137,15 +142,19 @@ describe('the npm package, installed from its tarball', () => {
     const app = installs['vite-app'];
     await exec(bin('vite'), ['build', '--logLevel', 'warn'], { cwd: app, timeout: 120_000 });
     const assets = await readdir(join(app, 'dist/assets'));
-    const wasm = assets.filter((f) => f.endsWith('.wasm'));
-    assert.equal(wasm.length, 1, `one wasm asset in dist/assets: ${assets.join(', ')}`);
-    const shipped = await readFile(join(root, 'pkg/agent_sessions_bg.wasm'));
-    assert.ok((await readFile(join(app, 'dist/assets', wasm[0]))).equals(shipped), 'the wasm asset is ours');
+    const wasm = assets.filter((f) => f.endsWith('.wasm')).sort();
+    assert.equal(wasm.length, 2, `the sessions and the runner wasm in dist/assets: ${assets.join(', ')}`);
+    for (const [asset, ours] of [[wasm[0], 'agent_sessions_bg.wasm'], [wasm[1], 'agent_sessions_runner_bg.wasm']]) {
+      const shipped = await readFile(join(root, 'pkg', ours));
+      assert.ok((await readFile(join(app, 'dist/assets', asset))).equals(shipped), `${asset} is our ${ours}`);
+    }
 
     const url = await serveFolder(join(app, 'dist'));
     const r = await roundTrip(`${url}/`);
-    assertRoundTrip(r);
-    assert.equal(new URL(r.wasm[0]).pathname, `/assets/${wasm[0]}`, 'the app loads the wasm that Vite emitted');
+    assertRoundTrip(r, 2);
+    assert.equal(r.runOutput, 'Hello from the runner.');
+    assert.deepStrictEqual(r.memory.slice(2).map((i) => i.role), ['user', 'assistant'], 'the run was saved');
+    assert.deepEqual(r.wasm.map((u) => new URL(u).pathname).sort(), wasm.map((w) => `/assets/${w}`), 'the app loads the wasm that Vite emitted');
   });
 
   test('a plain page imports the bare name through an import map, no bundler', async () => {

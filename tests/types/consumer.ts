@@ -61,3 +61,78 @@ new IndexedDbSession('x', { userID: 'typo' });
 
 void useTheProtocol;
 void handle;
+
+// The runner entry: typed agents, tools, results, streams and errors.
+import {
+  Agent,
+  Runner,
+  RunState,
+  IndexedDbSession as SessionFromRunnerEntry,
+  type FunctionTool,
+  type ModelError,
+  type RunResult,
+  type RunStreamEvent,
+  type ToolApprovalItem,
+} from '../../pkg/runner.js';
+
+interface AppContext {
+  userName: string;
+}
+
+const weather: FunctionTool<{ city: string }, AppContext> = {
+  name: 'get_weather',
+  description: 'Weather for a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  execute: async ({ city }, context) => `${context.userName}: sunny in ${city}`,
+  needsApproval: async (_context, args) => args.city === 'Paris',
+};
+
+async function useTheRunner(): Promise<void> {
+  const agent = new Agent<AppContext>({
+    name: 'Assistant',
+    instructions: 'Reply very concisely.',
+    model: 'gpt-4.1-mini',
+    modelSettings: { temperature: 0.2, topP: 1, maxTokens: 200 },
+    tools: [weather],
+  });
+  const runner = new Runner({ baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-…', api: 'responses', retries: 3 });
+  const session = new SessionFromRunnerEntry('chat-1');
+  const result: RunResult = await runner.run(agent, 'What city is the Golden Gate Bridge in?', {
+    session,
+    sessionSettings: { limit: 20 },
+    maxTurns: 5,
+    context: { userName: 'Ada' },
+    signal: new AbortController().signal,
+    sessionInputCallback: (history, newItems) => [...history.slice(-4), ...newItems],
+  });
+  const text: string | undefined = result.finalOutput;
+  const tokens: number = result.usage.totalTokens;
+  const pending: ToolApprovalItem[] = result.interruptions;
+  for (const item of pending) result.state.approve(item);
+  const saved: string = result.state.toString();
+  const restored: RunState = RunState.fromString(agent, saved);
+  await runner.run(agent, restored, { session });
+
+  const stream = runner.runStreamed(agent, 'And its population?', { session });
+  for await (const event of stream) {
+    const e: RunStreamEvent = event;
+    if (e.type === 'text_delta') {
+      const delta: string = e.delta;
+      void delta;
+    }
+  }
+  const final: RunResult = await stream.result;
+  void [text, tokens, final];
+}
+
+function modelStatus(e: unknown): number | undefined {
+  return e instanceof Error && e.name === 'ModelError' ? (e as ModelError).status : undefined;
+}
+
+// @ts-expect-error the API style is one of two names
+new Runner({ baseUrl: 'x', api: 'soap' });
+// @ts-expect-error tools need an execute function
+new Agent({ name: 'x', tools: [{ name: 't' }] });
+
+void useTheRunner;
+void modelStatus;
