@@ -1,0 +1,504 @@
+// The bundled demo page (www/) in headless Chromium: users and their sessions, undo, clear,
+// delete, export and import, streaming and Stop, model output shown as text, a real
+// OpenAI-compatible endpoint in both API styles, and the layout at desktop and phone widths.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { root, CHROMIUM_ARGS, chromiumPath } from './harness.mjs';
+import { serve } from '../../scripts/serve.mjs';
+import { startModelServer } from '../server/model-server.mjs';
+
+const DB_NAME = 'agent-sessions-demo';
+const artifacts = join(root, 'tests', 'artifacts');
+
+let server;
+let url;
+let browser;
+let model;
+before(async () => {
+  execFileSync(process.execPath, [join(root, 'www', 'build.mjs')], { cwd: root, stdio: 'pipe' });
+  ({ server, url } = await serve(join(root, 'www')));
+  browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
+  model = await startModelServer();
+});
+after(async () => {
+  await browser?.close();
+  await model?.close();
+  if (server) await new Promise((ok) => server.close(ok));
+});
+beforeEach(() => model.reset());
+
+/** A fresh context (empty storage) with the demo loaded; page errors are collected. */
+async function openDemo(options = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true, ...options });
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(e.message));
+  page.on('dialog', (d) => {
+    page.errors.push(`unexpected dialog: ${d.message()}`);
+    d.dismiss();
+  });
+  await page.goto(`${url}/`);
+  await ready(page);
+  return { context, page };
+}
+
+async function ready(page) {
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 15000 });
+  await idle(page);
+}
+
+async function reload(page) {
+  await page.reload();
+  await ready(page);
+}
+
+/** Waits until no run or action is in progress and the view has been re-read. */
+async function idle(page) {
+  await page.waitForFunction(() => document.getElementById('app').dataset.busy === 'false', null, { timeout: 15000 });
+}
+
+/** Types a message, sends it with Enter, and waits for the reply to be saved and shown. */
+async function say(page, text) {
+  await page.fill('#input', text);
+  await page.press('#input', 'Enter');
+  await idle(page);
+}
+
+async function addUser(page, name) {
+  await page.fill('#new-user-name', name);
+  await page.press('#new-user-name', 'Enter');
+  await idle(page);
+  assert.equal(await page.inputValue('#user-select'), name);
+}
+
+async function selectUser(page, name) {
+  await page.selectOption('#user-select', name);
+  await idle(page);
+}
+
+/** The rendered conversation: `[{ role, text }]`. */
+function rendered(page) {
+  return page.$$eval('#messages .msg', (els) => els.map((e) => ({ role: e.dataset.role, text: e.querySelector('.msg-text').textContent })));
+}
+
+const lastAssistant = async (page) => (await rendered(page)).filter((m) => m.role === 'assistant').at(-1)?.text;
+
+function currentSessionId(page) {
+  return page.$eval('#session-list .session[aria-current="true"]', (b) => b.dataset.sessionId);
+}
+
+function sidebarIds(page) {
+  return page.$$eval('#session-list .session', (els) => els.map((b) => b.dataset.sessionId));
+}
+
+/** Calls the library inside the page, imported from the same place the page imports it. */
+function lib(page, body, args = {}) {
+  return page.evaluate(
+    async ({ body, args, dbName }) => {
+      const lib = await import(new URL('./vendor/agent-sessions/index.js', location.href).href);
+      return eval(`(${body})`)({ lib, dbName, ...args });
+    },
+    { body: body.toString(), args, dbName: DB_NAME },
+  );
+}
+
+const itemsOf = (page, userId, sessionId) =>
+  lib(page, async ({ lib, dbName, userId, sessionId }) => new lib.IndexedDbSession(sessionId, { userId, dbName }).getItems(), { userId, sessionId });
+
+const sessionsOf = (page, userId) => lib(page, async ({ lib, dbName, userId }) => lib.listSessions({ dbName, userId }), { userId });
+
+/** The text of a stored item, as the page shows it. */
+const itemText = (item) => (typeof item.content === 'string' ? item.content : item.content.map((p) => p.text).join(''));
+
+/** Every record of every IndexedDB database of the page, as one JSON string. */
+function dumpIndexedDb(page) {
+  return page.evaluate(async () => {
+    const out = {};
+    for (const { name } of await indexedDB.databases()) {
+      const db = await new Promise((ok, fail) => {
+        const r = indexedDB.open(name);
+        r.onsuccess = () => ok(r.result);
+        r.onerror = () => fail(r.error);
+      });
+      out[name] = {};
+      for (const store of db.objectStoreNames) {
+        out[name][store] = await new Promise((ok, fail) => {
+          const r = db.transaction(store).objectStore(store).getAll();
+          r.onsuccess = () => ok(r.result);
+          r.onerror = () => fail(r.error);
+        });
+      }
+      db.close();
+    }
+    return JSON.stringify(out);
+  });
+}
+
+async function exportChat(page) {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
+  const path = await download.path();
+  return { path, name: download.suggestedFilename(), text: await readFile(path, 'utf8') };
+}
+
+test('1. two users on one page keep separate histories, and both survive a reload', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await addUser(page, 'Alice');
+    await say(page, 'my hobby is horse racing');
+    assert.match(await lastAssistant(page), /your hobby is horse racing.*\(I was given 0 earlier items\.\)/);
+    const aliceSession = await currentSessionId(page);
+
+    await addUser(page, 'Bob');
+    assert.deepEqual(await rendered(page), [], "Bob starts with an empty chat, not Alice's");
+    await say(page, 'what is my hobby?');
+    const bobAnswer = await lastAssistant(page);
+    assert.match(bobAnswer, /I don't know your hobby/);
+    assert.match(bobAnswer, /\(I was given 0 earlier items\.\)/);
+    assert.doesNotMatch(bobAnswer, /horse/);
+    const bobSession = await currentSessionId(page);
+    assert.notEqual(bobSession, aliceSession);
+
+    await selectUser(page, 'Alice');
+    assert.equal(await currentSessionId(page), aliceSession);
+    assert.equal((await rendered(page)).length, 2);
+    await say(page, 'what is my hobby?');
+    assert.equal(await lastAssistant(page), 'Your hobby is horse racing. (I was given 2 earlier items.)');
+
+    await reload(page);
+    assert.equal(await page.inputValue('#user-select'), 'Alice', 'the current user is remembered');
+    assert.deepEqual(
+      await page.$$eval('#user-select option', (os) => os.map((o) => o.value)),
+      ['Guest', 'Alice', 'Bob'],
+    );
+    const alice = await rendered(page);
+    assert.deepEqual(alice.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+    assert.equal(alice[0].text, 'my hobby is horse racing');
+    assert.equal(alice[3].text, 'Your hobby is horse racing. (I was given 2 earlier items.)');
+    await selectUser(page, 'Bob');
+    const bob = await rendered(page);
+    assert.deepEqual(bob.map((m) => m.text), ['what is my hobby?', bobAnswer]);
+
+    // The same, read through the library.
+    const [aliceInfo, bobInfo] = [await sessionsOf(page, 'Alice'), await sessionsOf(page, 'Bob')];
+    assert.deepEqual(aliceInfo.map((s) => [s.sessionId, s.userId, s.itemCount]), [[aliceSession, 'Alice', 4]]);
+    assert.deepEqual(bobInfo.map((s) => [s.sessionId, s.userId, s.itemCount]), [[bobSession, 'Bob', 2]]);
+    const aliceItems = await itemsOf(page, 'Alice', aliceSession);
+    assert.deepEqual(aliceItems.map(itemText), alice.map((m) => m.text));
+    assert.deepEqual(aliceItems[0], { type: 'message', role: 'user', content: 'my hobby is horse racing' });
+    assert.deepEqual((await itemsOf(page, 'Bob', bobSession)).map(itemText), bob.map((m) => m.text));
+    // A session belongs to its user: Bob cannot open Alice's.
+    const mismatch = await lib(
+      page,
+      async ({ lib, dbName, id }) => new lib.IndexedDbSession(id, { userId: 'Bob', dbName }).getItems().then(() => null, (e) => e.code),
+      { id: aliceSession },
+    );
+    assert.equal(mismatch, 'USER_MISMATCH');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('2. undo, clear, delete, export and import', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my name is Ann');
+    await say(page, 'my hobby is chess');
+    const first = await currentSessionId(page);
+    const four = await itemsOf(page, 'Guest', first);
+    assert.equal(four.length, 4);
+
+    // Undo: exactly the last answer and its question are gone; the question is back in the box.
+    await page.click('#undo');
+    await idle(page);
+    assert.deepEqual(await itemsOf(page, 'Guest', first), four.slice(0, 2));
+    assert.equal((await rendered(page)).length, 2);
+    assert.equal(await page.inputValue('#input'), 'my hobby is chess');
+    await page.fill('#input', '');
+
+    // A second chat.
+    await page.click('#new-chat');
+    await idle(page);
+    const second = await currentSessionId(page);
+    assert.notEqual(second, first);
+    assert.deepEqual(await rendered(page), []);
+    await say(page, 'my city is Oslo');
+    assert.deepEqual(await sidebarIds(page), [second, first], 'newest first');
+    const secondItems = await itemsOf(page, 'Guest', second);
+    assert.equal(secondItems.length, 2);
+    const titles = await page.$$eval('#session-list .session-title', (els) => els.map((e) => e.textContent));
+    assert.deepEqual(titles, ['my city is Oslo', 'my name is Ann']);
+    assert.match(await page.textContent(`.session[data-session-id="${second}"] .session-meta`), /^2 items · /);
+
+    // Clear the first chat only.
+    await page.click(`.session[data-session-id="${first}"]`);
+    await idle(page);
+    assert.equal(await currentSessionId(page), first);
+    await page.click('#clear');
+    await idle(page);
+    assert.deepEqual(await rendered(page), []);
+    assert.deepEqual(await itemsOf(page, 'Guest', first), []);
+    assert.deepEqual(await itemsOf(page, 'Guest', second), secondItems, 'the other chat keeps its items');
+
+    // Delete the first chat: gone from the sidebar and from the database.
+    await page.click('#delete-chat');
+    await idle(page);
+    assert.deepEqual(await sidebarIds(page), [second]);
+    assert.deepEqual((await sessionsOf(page, 'Guest')).map((s) => s.sessionId), [second]);
+    assert.equal(await currentSessionId(page), second);
+
+    // Export, then import into a new chat: the same items.
+    await say(page, 'what is my city?');
+    assert.match(await lastAssistant(page), /^Your city is Oslo\./);
+    const items = await itemsOf(page, 'Guest', second);
+    assert.equal(items.length, 4);
+    const exported = await exportChat(page);
+    assert.equal(exported.name, `chat-${second}.json`);
+    const data = JSON.parse(exported.text);
+    assert.deepEqual(Object.keys(data).sort(), ['items', 'sessionId', 'userId']);
+    assert.deepEqual(data, { sessionId: second, userId: 'Guest', items });
+    await page.setInputFiles('#import-file', exported.path);
+    await page.waitForFunction((old) => document.querySelector('.session[aria-current="true"]')?.dataset.sessionId !== old, second);
+    await idle(page);
+    const imported = await currentSessionId(page);
+    assert.notEqual(imported, second);
+    assert.deepEqual(await itemsOf(page, 'Guest', imported), items);
+    assert.deepEqual(await itemsOf(page, 'Guest', second), items, 'the original is untouched');
+    assert.deepEqual((await rendered(page)).map((m) => m.text), items.map(itemText));
+    assert.deepEqual(new Set(await sidebarIds(page)), new Set([imported, second]));
+    assert.equal(await page.isHidden('#error'), true);
+
+    // A file that is not an export is refused in the page, and nothing is created.
+    await page.setInputFiles('#import-file', { name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"items": [1, 2]}') });
+    await page.waitForSelector('#error:not([hidden])');
+    assert.match(await page.textContent('#error-text'), /INVALID_ITEM/);
+    assert.equal((await sessionsOf(page, 'Guest')).length, 2);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('3. replies stream into the page; Stop leaves a consistent history', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await page.fill('#input', 'tell me a story');
+    await page.press('#input', 'Enter');
+    // While the run is in progress the reply already shows part of its text.
+    const partial = await (
+      await page.waitForFunction(() => {
+        const reply = document.querySelector('#messages .msg.streaming .msg-text');
+        return reply && reply.textContent.length > 0 && reply.textContent;
+      }, null, { polling: 10, timeout: 10000 })
+    ).jsonValue();
+    await idle(page);
+    const final = await lastAssistant(page);
+    assert.ok(final.startsWith(partial), 'the partial text is the start of the reply');
+    assert.ok(partial.length < final.length, `partial "${partial}" is shorter than the final reply`);
+    assert.match(final, /The end\. \(I was given 0 earlier items\.\)$/);
+    const id = await currentSessionId(page);
+    const done = await itemsOf(page, 'Guest', id);
+    assert.equal(done.length, 2);
+
+    // Stop in the middle of the next reply.
+    await page.fill('#input', 'another story, please');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(() => document.querySelector('#messages .msg.streaming .msg-text')?.textContent.length > 0, null, { polling: 10 });
+    assert.equal(await page.isEnabled('#stop'), true);
+    await page.click('#stop');
+    await idle(page);
+    const history = await itemsOf(page, 'Guest', id);
+    assert.deepEqual(history, [...done, { type: 'message', role: 'user', content: 'another story, please' }], 'the complete exchange and the question alone');
+    assert.deepEqual((await rendered(page)).map((m) => m.text), history.map(itemText), 'the page shows what the session holds');
+    assert.match(await page.textContent('#status'), /Stopped/);
+    assert.equal(await page.isDisabled('#stop'), true);
+    assert.equal(await page.isHidden('#error'), true);
+
+    // The chat goes on from there: the model gets the stopped question as history.
+    await say(page, 'what is my hobby?');
+    assert.match(await lastAssistant(page), /I don't know your hobby.*\(I was given 3 earlier items\.\)/);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 5);
+
+    // Escape stops a reply too (keyboard only).
+    await page.fill('#input', 'one more story');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(() => document.querySelector('#messages .msg.streaming .msg-text')?.textContent.length > 0, null, { polling: 10 });
+    await page.keyboard.press('Escape');
+    await idle(page);
+    const after = await itemsOf(page, 'Guest', id);
+    assert.equal(after.length, 6);
+    assert.deepEqual(after.at(-1), { type: 'message', role: 'user', content: 'one more story' });
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'input', 'focus is back in the input box');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('4. markup in a reply is shown as text and never runs', async () => {
+  const { context, page } = await openDemo();
+  try {
+    const img = '<img src=x onerror="window.__pwned=1">';
+    const script = '<script>window.__pwned=1</script>';
+    await say(page, `say: ${img} and ${script}`);
+    const check = async () => {
+      const reply = await lastAssistant(page);
+      assert.ok(reply.startsWith(`${img} and ${script}`), reply);
+      assert.equal(await page.evaluate(() => document.querySelectorAll('#messages img, #messages script').length), 0);
+      // Give a broken image time to fire its error handler, were it ever an element.
+      await page.waitForTimeout(200);
+      assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    };
+    await check();
+    const stored = await itemsOf(page, 'Guest', await currentSessionId(page));
+    assert.ok(itemText(stored[1]).startsWith(`${img} and ${script}`), 'stored verbatim');
+    await reload(page);
+    await check();
+    assert.ok((await page.textContent('#chat-title')).startsWith('say: <img'), 'the title is text too');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+for (const api of ['chat_completions', 'responses']) {
+  test(`5. a real endpoint (${api}): history across a reload, the key only in the Authorization header`, async () => {
+    const { context, page } = await openDemo();
+    const key = `sk-demo-${api}-4242`;
+    try {
+      model.state.deltaDelayMs = 5;
+      model.script({ text: 'First answer from the server.' }, { text: 'Second answer <b>from</b> the server.' });
+      await page.click('#settings summary');
+      await page.fill('#set-base-url', model.url);
+      await page.selectOption('#set-api', api);
+      await page.fill('#set-model', 'test-model');
+      await page.fill('#set-api-key', key);
+      await page.click('#save-settings');
+      assert.match(await page.textContent('#model-line'), /test-model/);
+
+      await say(page, 'first question');
+      assert.equal(await lastAssistant(page), 'First answer from the server.');
+      await reload(page);
+      await page.click('#settings summary');
+      assert.equal(await page.inputValue('#set-base-url'), model.url);
+      assert.equal(await page.inputValue('#set-api'), api);
+      assert.equal(await page.inputValue('#set-model'), 'test-model');
+      assert.equal(await page.inputValue('#set-api-key'), key, 'the key lasts as long as the tab');
+      await say(page, 'second question');
+      assert.equal(await lastAssistant(page), 'Second answer <b>from</b> the server.');
+
+      assert.equal(model.requests.length, 2);
+      const [first, second] = model.requests;
+      for (const req of model.requests) {
+        assert.equal(req.path, api === 'responses' ? '/v1/responses' : '/v1/chat/completions');
+        assert.equal(req.headers.authorization, `Bearer ${key}`);
+        assert.equal(req.body.model, 'test-model');
+        assert.equal(req.body.stream, true);
+        assert.doesNotMatch(req.raw, new RegExp(key));
+      }
+      const sent = (req) =>
+        (req.body.messages ?? req.body.input)
+          .filter((m) => m.role === 'user' || m.role === 'assistant')
+          .map((m) => [m.role, typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join('')]);
+      assert.deepEqual(sent(first), [['user', 'first question']]);
+      assert.deepEqual(sent(second), [
+        ['user', 'first question'],
+        ['assistant', 'First answer from the server.'],
+        ['user', 'second question'],
+      ]);
+
+      // The key is nowhere but in this tab's sessionStorage.
+      const local = await page.evaluate(() => JSON.stringify({ ...localStorage }));
+      assert.doesNotMatch(local, new RegExp(key));
+      assert.match(local, /test-model/, 'the other settings are in localStorage');
+      const idb = await dumpIndexedDb(page);
+      assert.match(idb, /second question/);
+      assert.doesNotMatch(idb, new RegExp(key));
+      const exported = await exportChat(page);
+      assert.match(exported.text, /Second answer/);
+      assert.doesNotMatch(exported.text, new RegExp(key));
+
+      // A ModelError from the endpoint is shown in the page; the question is kept.
+      model.script({ error: 401, message: 'Incorrect API key provided' });
+      await say(page, 'third question');
+      await page.waitForSelector('#error:not([hidden])');
+      const error = await page.textContent('#error-text');
+      assert.match(error, /HTTP 401/);
+      assert.match(error, /Incorrect API key provided/);
+      const items = await itemsOf(page, 'Guest', await currentSessionId(page));
+      assert.equal(items.length, 5);
+      assert.equal(itemText(items[4]), 'third question');
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+}
+
+test('6. keyboard, labels and layout at desktop and phone widths (screenshots in tests/artifacts/)', async () => {
+  await mkdir(artifacts, { recursive: true });
+  for (const [name, viewport] of [
+    ['desktop', { width: 1280, height: 800 }],
+    ['phone', { width: 390, height: 844 }],
+  ]) {
+    const { context, page } = await openDemo({ viewport });
+    try {
+      // Shift+Enter makes a new line; Enter sends.
+      await page.focus('#input');
+      await page.keyboard.type('my favourite colour is green');
+      await page.keyboard.press('Shift+Enter');
+      await page.keyboard.type('thanks');
+      assert.equal(await page.inputValue('#input'), 'my favourite colour is green\nthanks');
+      assert.deepEqual(await rendered(page), []);
+      await page.keyboard.press('Enter');
+      await idle(page);
+      await page.focus('#input');
+      await page.keyboard.type('what is my favourite colour?');
+      await page.keyboard.press('Enter');
+      await idle(page);
+      assert.match(await lastAssistant(page), /^Your favourite colour is green\./);
+
+      // Every control has a name; focus is visible.
+      const unlabelled = await page.evaluate(() =>
+        [...document.querySelectorAll('button, input, select, textarea')]
+          .filter((c) => {
+            if (c.tagName === 'BUTTON') return !(c.textContent.trim() || c.getAttribute('aria-label'));
+            return !(c.labels?.length || c.getAttribute('aria-label'));
+          })
+          .map((c) => c.id || c.outerHTML),
+      );
+      assert.deepEqual(unlabelled, []);
+      await page.focus('#input');
+      await page.keyboard.press('Shift+Tab');
+      const outline = await page.evaluate(() => {
+        const s = getComputedStyle(document.activeElement);
+        return { tag: document.activeElement.tagName, style: s.outlineStyle, width: parseFloat(s.outlineWidth) };
+      });
+      assert.notEqual(outline.style, 'none', JSON.stringify(outline));
+      assert.ok(outline.width >= 2, JSON.stringify(outline));
+
+      // Nothing is wider than the screen.
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling');
+      if (name === 'phone') {
+        assert.equal(await page.isVisible('#session-list'), false, 'the chat list is collapsed on a phone');
+        await page.click('#toggle-sidebar');
+        assert.equal(await page.isVisible('#session-list'), true);
+        assert.equal(await page.getAttribute('#toggle-sidebar', 'aria-expanded'), 'true');
+        await page.screenshot({ path: join(artifacts, 'demo-phone-chats.png') });
+        await page.click('#toggle-sidebar');
+      } else {
+        assert.equal(await page.isVisible('#session-list'), true);
+        assert.equal(await page.isVisible('#toggle-sidebar'), false);
+      }
+      await page.evaluate(() => document.activeElement?.blur());
+      await page.screenshot({ path: join(artifacts, `demo-${name}.png`) });
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await context.close();
+    }
+  }
+});

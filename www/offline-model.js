@@ -1,0 +1,206 @@
+// The demo's built-in offline model.
+//
+// This is not a language model. It is a small, deterministic stand-in that lets the demo run with
+// no server and no network: `offlineFetch` has the signature of `fetch` and is passed to
+// `new Runner({ baseUrl, api: 'chat_completions', fetch: offlineFetch })`, so the real runner
+// builds a real Chat Completions request (history from the session included) and this module
+// answers it in the same wire format a server would: one JSON body, or a Server-Sent Events stream
+// (a ReadableStream with a short pause between tokens) when the request asks for `stream: true`.
+//
+// The answers make the history visible:
+// - "my X is Y" (in any user message so far) is remembered: "what is my X?" gets "Your X is Y.",
+//   and "I don't know…" when the history it was sent holds no such statement;
+// - "say: …" (or "repeat: …", "echo: …") answers with the text after the colon, verbatim;
+// - a message containing "story" gets a longer answer (handy to try the Stop button);
+// - every answer ends by saying how many earlier items (messages before the new question) it got.
+
+/** Any URL works as the runner's `baseUrl`: requests never leave the page. */
+export const OFFLINE_BASE_URL = 'http://offline-model.invalid/v1';
+export const OFFLINE_MODEL_NAME = 'offline-demo-model';
+
+/** Milliseconds between two streamed tokens. */
+export let tokenDelayMs = 35;
+export function setTokenDelay(ms) {
+  tokenDelayMs = ms;
+}
+
+/** The text of a Chat Completions message's `content`: a string or an array of parts. */
+function textOf(content) {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('');
+  return '';
+}
+
+const clean = (s) => s.trim().replace(/\s+/g, ' ').replace(/[.!?,;:]+$/, '').trim();
+
+/** "my X is Y" statements, in order; a later statement about the same X wins. */
+function factsIn(texts) {
+  const facts = new Map();
+  const pattern = /\bmy\s+([a-z][a-z0-9' -]{0,40}?)\s+(?:is|are|was)\s+([^.!?\n]+)/gi;
+  for (const text of texts) {
+    // Questions ("what is my hobby?") are not statements.
+    if (/\?\s*$/.test(text.trim()) && /^\s*(what|who|where|when|which|how|do|does|is|are)\b/i.test(text)) continue;
+    for (const m of text.matchAll(pattern)) {
+      const key = clean(m[1]).toLowerCase();
+      const value = clean(m[2]);
+      if (key && value) facts.set(key, value);
+    }
+  }
+  return facts;
+}
+
+/** The answer to the last user message, given the messages the runner sent. */
+export function reply(messages) {
+  const chat = messages.filter((m) => m.role !== 'system');
+  let lastUser = -1;
+  chat.forEach((m, i) => {
+    if (m.role === 'user') lastUser = i;
+  });
+  const question = lastUser >= 0 ? textOf(chat[lastUser].content).trim() : '';
+  const earlier = lastUser >= 0 ? chat.slice(0, lastUser) : chat;
+  const earlierUserTexts = earlier.filter((m) => m.role === 'user').map((m) => textOf(m.content));
+  const n = earlier.length;
+  const given = `(I was given ${n} earlier item${n === 1 ? '' : 's'}.)`;
+
+  const say = /^(?:say|repeat|echo)\s*:\s*([\s\S]+)$/i.exec(question);
+  if (say) return `${say[1]} ${given}`;
+
+  const ask = /^\s*(?:what|who|where|which)(?:'s|\s+is|\s+are|\s+was)\s+my\s+([a-z][a-z0-9' -]{0,40}?)\s*\??\s*$/i.exec(question);
+  if (ask) {
+    const key = clean(ask[1]).toLowerCase();
+    const facts = factsIn(earlierUserTexts);
+    if (facts.has(key)) return `Your ${key} is ${facts.get(key)}. ${given}`;
+    return `I don't know your ${key}: nothing in this conversation's history says it. Tell me with "my ${key} is …". ${given}`;
+  }
+
+  const stated = factsIn([question]);
+  if (stated.size > 0) {
+    const parts = [...stated].map(([k, v]) => `your ${k} is ${v}`);
+    const [first] = stated.keys();
+    return `Noted: ${parts.join(', and ')}. Ask me "what is my ${first}?" later, even after a reload. ${given}`;
+  }
+
+  if (/\bstory\b/i.test(question)) {
+    return (
+      'Once upon a time, a small chat page kept its memories in a database inside the browser. ' +
+      'Every question and every answer went into IndexedDB, one item at a time, in order. ' +
+      'When the page was closed and opened again, nothing was lost: the history was read back ' +
+      'and sent to the model with the next question, so the conversation simply carried on. ' +
+      'And when someone pressed Stop in the middle of a sentence, the half-finished answer was ' +
+      `dropped and the question stayed, so the story could be asked for again. The end. ${given}`
+    );
+  }
+
+  const facts = factsIn([...earlierUserTexts]);
+  const known = facts.size ? ` I know ${facts.size} thing${facts.size === 1 ? '' : 's'} about you from this chat.` : '';
+  const echo = question.length > 80 ? `${question.slice(0, 77)}…` : question;
+  return (
+    `I am the offline demo model: I only remember what this chat's history tells me.${known} ` +
+    `You said "${echo}". Try "my favourite colour is green", then "what is my favourite colour?". ${given}`
+  );
+}
+
+/** Splits an answer into word-sized tokens (each keeps its trailing space). */
+function tokens(text) {
+  return text.match(/\s*\S+\s*/g) ?? [];
+}
+
+const sleep = (ms, signal) =>
+  new Promise((ok, fail) => {
+    const t = setTimeout(ok, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        fail(signal.reason);
+      },
+      { once: true },
+    );
+  });
+
+function abortError(signal) {
+  return signal?.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+}
+
+/** A `fetch` that answers Chat Completions requests in the page. */
+export async function offlineFetch(url, init = {}) {
+  const signal = init.signal;
+  if (signal?.aborted) throw abortError(signal);
+  if (!String(url).endsWith('/chat/completions')) {
+    return new Response(JSON.stringify({ error: { message: `the offline model only speaks Chat Completions, not ${url}` } }), {
+      status: 404,
+      headers: { 'content-type': 'application/json' },
+    });
+  }
+  let body;
+  try {
+    body = JSON.parse(init.body);
+  } catch {
+    return new Response(JSON.stringify({ error: { message: 'the request body is not JSON' } }), {
+      status: 400,
+      headers: { 'content-type': 'application/json' },
+    });
+  }
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const text = reply(messages);
+  const id = `offline-${Date.now().toString(36)}`;
+  const created = Math.floor(Date.now() / 1000);
+  const model = body.model ?? OFFLINE_MODEL_NAME;
+  const parts = tokens(text);
+  const usage = {
+    prompt_tokens: messages.reduce((sum, m) => sum + tokens(textOf(m.content)).length, 0),
+    completion_tokens: parts.length,
+  };
+  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+
+  if (!body.stream) {
+    await sleep(tokenDelayMs, signal);
+    const json = {
+      id,
+      object: 'chat.completion',
+      created,
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+      usage,
+    };
+    return new Response(JSON.stringify(json), { status: 200, headers: { 'content-type': 'application/json' } });
+  }
+
+  const encoder = new TextEncoder();
+  const event = (data) => encoder.encode(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  const chunk = (delta, finish = null) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  let cancelled = false;
+  const stream = new ReadableStream({
+    async start(controller) {
+      try {
+        for (const [i, part] of parts.entries()) {
+          await sleep(tokenDelayMs, signal);
+          if (cancelled) return;
+          controller.enqueue(event(chunk(i === 0 ? { role: 'assistant', content: part } : { content: part })));
+        }
+        controller.enqueue(event(chunk({}, 'stop')));
+        if (body.stream_options?.include_usage) {
+          controller.enqueue(event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage }));
+        }
+        controller.enqueue(event('[DONE]'));
+        controller.close();
+      } catch (e) {
+        // Aborted: the reader sees the abort reason, as with a real fetch.
+        if (!cancelled) controller.error(e);
+      }
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  return new Response(stream, {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' },
+  });
+}
