@@ -278,6 +278,14 @@ impl Tx {
         error
     }
 
+    /// Commits the requests `written` issued, or aborts if issuing them failed: all or nothing.
+    async fn finish(self, written: Result<()>) -> Result<()> {
+        match written {
+            Ok(()) => self.commit().await,
+            Err(e) => Err(self.abort_with(e)),
+        }
+    }
+
     /// Waits for the commit. An abort (quota exceeded, a failed request) becomes its error.
     async fn commit(self) -> Result<()> {
         let Tx { tx, raw, doing } = self;
@@ -462,10 +470,7 @@ pub async fn add_items(
             .map_err(|e| tx.fail(e))?;
         Ok(())
     })();
-    if let Err(e) = written {
-        return Err(tx.abort_with(e));
-    }
-    tx.commit().await
+    tx.finish(written).await
 }
 
 /// Removes and returns the newest item.
@@ -521,10 +526,7 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
             .map_err(|e| tx.fail(e))?;
         Ok(())
     })();
-    if let Err(e) = written {
-        return Err(tx.abort_with(e));
-    }
-    tx.commit().await?;
+    tx.finish(written).await?;
     Ok(Some(item_of(&newest)))
 }
 
@@ -553,10 +555,7 @@ pub async fn clear_session(conn: &Connection, t: &Target<'_>, now: f64) -> Resul
             .map_err(|e| tx.fail(e))?;
         Ok(())
     })();
-    if let Err(e) = written {
-        return Err(tx.abort_with(e));
-    }
-    tx.commit().await
+    tx.finish(written).await
 }
 
 /// The session records, newest `updatedAt` first; only `user_id`'s when given. Reads no message.
@@ -606,9 +605,6 @@ pub async fn delete_session(conn: &Connection, session_id: &str) -> Result<bool>
             .map_err(|e| tx.fail(e))?;
         Ok(())
     })();
-    if let Err(e) = written {
-        return Err(tx.abort_with(e));
-    }
-    tx.commit().await?;
+    tx.finish(written).await?;
     Ok(existed)
 }

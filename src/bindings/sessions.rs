@@ -98,33 +98,19 @@ export interface SessionMethods {
 }
 
 /** A session stored in IndexedDB: durable across reloads, shared by the tabs of an origin. */
-export class IndexedDbSession implements SessionMethods {
+export interface IndexedDbSession extends SessionMethods {}
+export class IndexedDbSession {
   constructor(sessionId: string, options?: IndexedDbSessionOptions);
-  readonly sessionId: string;
   readonly userId: string | null;
   readonly dbName: string;
-  readonly settings: Readonly<SessionSettings>;
-  getSessionId(): Promise<string>;
-  getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
-  addItems(items: readonly Item[]): Promise<void>;
-  popItem<T extends Item = Item>(): Promise<T | undefined>;
-  clearSession(): Promise<void>;
-  close(): Promise<void>;
   /** Frees the WebAssembly memory of this object now instead of at garbage collection. */
   free(): void;
 }
 
 /** A session kept in memory only: gone on reload. Makes a random id when none is given. */
-export class MemorySession implements SessionMethods {
+export interface MemorySession extends SessionMethods {}
+export class MemorySession {
   constructor(sessionId?: string, options?: MemorySessionOptions);
-  readonly sessionId: string;
-  readonly settings: Readonly<SessionSettings>;
-  getSessionId(): Promise<string>;
-  getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
-  addItems(items: readonly Item[]): Promise<void>;
-  popItem<T extends Item = Item>(): Promise<T | undefined>;
-  clearSession(): Promise<void>;
-  close(): Promise<void>;
   /** Frees the WebAssembly memory of this object now instead of at garbage collection. */
   free(): void;
 }
