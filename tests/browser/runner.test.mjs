@@ -568,6 +568,37 @@ for (const api of ['chat_completions', 'responses']) {
   });
 }
 
+describe('runner: server-side conversation state (Responses API)', () => {
+  test('previousResponseId and conversationId send only what the server does not hold yet', async () => {
+    model.script(
+      { calls: [{ name: 'lookup', arguments: {}, id: 'call_p' }] },
+      { text: 'answer one' },
+      { calls: [{ name: 'lookup', arguments: {}, id: 'call_c' }] },
+      { text: 'answer two' },
+    );
+    const r = await inPage(async ({ url }) => {
+      const agent = new lib.Agent({ name: 'S', model: 'm', tools: [{ name: 'lookup', execute: () => 'looked up' }] });
+      const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+      const a = await runner.run(agent, 'first question', { previousResponseId: 'resp_earlier' });
+      const b = await runner.run(agent, 'second question', { conversationId: 'conv_1' });
+      return { a: a.lastResponseId, b: b.lastResponseId };
+    });
+    const [p1, p2, c1, c2] = model.requests.map((r) => r.body);
+    assert.equal(p1.previous_response_id, 'resp_earlier');
+    assert.deepEqual(p1.input, [{ type: 'message', role: 'user', content: 'first question' }]);
+    // The follow-up call chains on the response that asked for the tool and sends only its output.
+    assert.equal(p2.previous_response_id, 'resp_1');
+    assert.deepEqual(p2.input, [{ type: 'function_call_output', call_id: 'call_p', output: 'looked up' }]);
+    assert.equal(r.a, 'resp_2');
+    assert.equal(c1.conversation, 'conv_1');
+    assert.equal(c1.previous_response_id, undefined);
+    assert.deepEqual(c1.input.map((i) => i.content), ['second question']);
+    assert.equal(c2.conversation, 'conv_1');
+    assert.equal(c2.previous_response_id, undefined);
+    assert.deepEqual(c2.input, [{ type: 'function_call_output', call_id: 'call_c', output: 'looked up' }]);
+  });
+});
+
 describe('runner: arguments and custom sessions', () => {
   test('a session written in plain JS works, and bad arguments are RunnerErrors', async () => {
     model.script({ text: 'hello from the model' });
