@@ -81,9 +81,12 @@ async fn appends_reads_newest_pops_and_clears() {
 
     let popped = indexeddb::pop_item(&conn, &t, 3.0).await.unwrap().unwrap();
     assert_eq!(texts(&[popped]), ["a2"]);
-    let records = indexeddb::list_sessions(&conn, Some("tester"))
+    let records: Vec<_> = indexeddb::list_sessions(&conn, Some("tester"))
         .await
-        .unwrap();
+        .unwrap()
+        .iter()
+        .map(|r| indexeddb::record_from_js(r, "test").unwrap())
+        .collect();
     assert_eq!(records.len(), 1);
     assert_eq!(
         (
@@ -220,8 +223,8 @@ async fn reopening_keeps_data_and_delete_session_removes_it() {
     let listed: Vec<String> = indexeddb::list_sessions(&conn, None)
         .await
         .unwrap()
-        .into_iter()
-        .map(|r| r.id)
+        .iter()
+        .map(|r| indexeddb::record_from_js(r, "test").unwrap().id)
         .collect();
     assert_eq!(listed, ["keep"]);
     assert_eq!(

@@ -324,23 +324,61 @@ fn all_messages(session_id: &str) -> Result<Query> {
     messages_between(session_id, f64::NEG_INFINITY, f64::INFINITY)
 }
 
-fn record_from_js(value: JsValue, doing: &str) -> Result<SessionRecord> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| {
+/// Reads a session record field by field (cheaper than a generic deserializer, and the only
+/// shape check a record needs: every field present with its type).
+pub fn record_from_js(value: &JsValue, doing: &str) -> Result<SessionRecord> {
+    let get = |key: &str| Reflect::get(value, &key.into()).unwrap_or(JsValue::UNDEFINED);
+    let bad = |key: &str| {
         SessionError::new(
             ErrorCode::StorageError,
-            format!("{doing}: a session record is not in the expected shape ({e})"),
+            format!("{doing}: a session record has no valid \"{key}\" field"),
         )
+    };
+    let number = |key: &str| {
+        get(key)
+            .as_f64()
+            .filter(|n| n.is_finite())
+            .ok_or_else(|| bad(key))
+    };
+    let count = |key: &str| number(key).map(|n| n.max(0.0) as u64);
+    let user = get("userId");
+    Ok(SessionRecord {
+        id: get("id").as_string().ok_or_else(|| bad("id"))?,
+        user_id: if user.is_null() || user.is_undefined() {
+            None
+        } else {
+            Some(user.as_string().ok_or_else(|| bad("userId"))?)
+        },
+        created_at: number("createdAt")?,
+        updated_at: number("updatedAt")?,
+        item_count: count("itemCount")?,
+        first_seq: count("firstSeq")?,
+        next_seq: count("nextSeq")?,
+        last_turn: count("lastTurn")?,
     })
 }
 
-fn record_to_js(record: &SessionRecord, doing: &str) -> Result<JsValue> {
-    let serializer = serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true);
-    serde::Serialize::serialize(record, &serializer).map_err(|e| {
-        SessionError::new(
-            ErrorCode::StorageError,
-            format!("{doing}: cannot write the session record ({e})"),
-        )
-    })
+fn record_to_js(record: &SessionRecord) -> JsValue {
+    let o = Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = Reflect::set(&o, &k.into(), &v);
+    };
+    set("id", record.id.as_str().into());
+    set(
+        "userId",
+        record
+            .user_id
+            .as_deref()
+            .map(JsValue::from)
+            .unwrap_or(JsValue::NULL),
+    );
+    set("createdAt", record.created_at.into());
+    set("updatedAt", record.updated_at.into());
+    set("itemCount", (record.item_count as f64).into());
+    set("firstSeq", (record.first_seq as f64).into());
+    set("nextSeq", (record.next_seq as f64).into());
+    set("lastTurn", (record.last_turn as f64).into());
+    o.into()
 }
 
 async fn read_record(tx: &Tx, session_id: &str) -> Result<Option<SessionRecord>> {
@@ -350,11 +388,20 @@ async fn read_record(tx: &Tx, session_id: &str) -> Result<Option<SessionRecord>>
         .map_err(|e| tx.fail(e))?
         .await
         .map_err(|e| tx.fail(e))?;
-    value.map(|v| record_from_js(v, &tx.doing)).transpose()
+    value.map(|v| record_from_js(&v, &tx.doing)).transpose()
 }
 
 fn item_of(record: &JsValue) -> JsValue {
     Reflect::get(record, &"item".into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// The items of message records, in order.
+fn items_of(records: &[JsValue]) -> Vec<JsValue> {
+    let key = JsValue::from_str("item");
+    records
+        .iter()
+        .map(|r| Reflect::get(r, &key).unwrap_or(JsValue::UNDEFINED))
+        .collect()
 }
 
 fn turn_of(record: &JsValue) -> Option<u64> {
@@ -362,6 +409,59 @@ fn turn_of(record: &JsValue) -> Option<u64> {
         .ok()
         .and_then(|t| t.as_f64())
         .map(|t| t as u64)
+}
+
+/// Sends `getAllRecords({ query, count, direction: "prev" })` for a session's newest `count`
+/// messages (IndexedDB 3, in Chromium since version 141), and returns the future of its result;
+/// `None` where the browser does not have it.
+fn newest_records(
+    tx: &Tx,
+    session_id: &str,
+    count: u64,
+) -> Result<Option<impl std::future::Future<Output = Result<Array>>>> {
+    let store = tx
+        .raw
+        .object_store(MESSAGES_STORE)
+        .map_err(|e| dom_error(&e, &tx.doing))?;
+    let method = Reflect::get(&store, &"getAllRecords".into()).unwrap_or(JsValue::UNDEFINED);
+    let Some(method) = method.dyn_ref::<js_sys::Function>() else {
+        return Ok(None);
+    };
+    let options = Object::new();
+    let set = |k: &str, v: &JsValue| {
+        let _ = Reflect::set(&options, &k.into(), v);
+    };
+    set("query", &all_messages(session_id)?.into());
+    set(
+        "count",
+        &JsValue::from_f64(count.min(u32::MAX as u64) as f64),
+    );
+    set("direction", &"prev".into());
+    let request: web_sys::IdbRequest = method
+        .call1(&store, &options)
+        .map_err(|e| dom_error(&e, &tx.doing))?
+        .unchecked_into();
+    // The handlers are attached now, before anything else is awaited.
+    let done = js_sys::Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    });
+    let doing = tx.doing.clone();
+    Ok(Some(async move {
+        match wasm_bindgen_futures::JsFuture::from(done).await {
+            Ok(_) => request
+                .result()
+                .map(|r| r.unchecked_into::<Array>())
+                .map_err(|e| dom_error(&e, &doing)),
+            Err(_) => Err(match request.error() {
+                Ok(Some(e)) => dom_error(&e.into(), &doing),
+                _ => SessionError::new(
+                    ErrorCode::StorageError,
+                    format!("{doing}: reading the newest items failed"),
+                ),
+            }),
+        }
+    }))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -387,12 +487,27 @@ pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Resul
         TransactionMode::ReadOnly,
         t.doing("getItems"),
     )?;
+    // Where the browser can read the newest records in one request, send it together with the
+    // read of the session record: one round trip instead of two.
+    let newest = match limit {
+        Limit::Newest(n) if n > 0 => newest_records(&tx, t.session_id, n)?,
+        _ => None,
+    };
     let record = match read_record(&tx, t.session_id).await? {
         None => return Ok(Vec::new()),
         Some(r) => r,
     };
     if let Err(e) = record.check_owner(t.user_id) {
         return Err(tx.abort_with(e));
+    }
+    if let Some(newest) = newest {
+        let records = newest.await?;
+        let rows: Vec<JsValue> = records
+            .iter()
+            .rev()
+            .map(|r| Reflect::get(&r, &"value".into()).unwrap_or(JsValue::UNDEFINED))
+            .collect();
+        return Ok(items_of(&rows));
     }
     let Some((lo, hi)) = record.newest_range(limit) else {
         return Ok(Vec::new());
@@ -408,7 +523,7 @@ pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Resul
         .map_err(|e| tx.fail(e))?;
     let expected = (hi - lo + 1) as usize;
     if found.len() == expected {
-        return Ok(found.iter().map(item_of).collect());
+        return Ok(items_of(&found));
     }
     // The sequence numbers have a gap (written by something other than this library): fall back
     // to reading the whole history, which is always right.
@@ -453,20 +568,23 @@ pub async fn add_items(
         let messages = tx.store(MESSAGES_STORE)?;
         let session_id = JsValue::from_str(t.session_id);
         let created = JsValue::from_f64(now);
+        // The property names are made into JS strings once, not once per item.
+        let [k_session, k_seq, k_turn, k_created, k_item] =
+            ["sessionId", "seq", "turn", "createdAt", "item"].map(JsValue::from_str);
         for ((item, _), place) in items.iter().zip(&placements) {
             let row = Object::new();
-            let set = |k: &str, v: &JsValue| Reflect::set(&row, &k.into(), v);
-            set("sessionId", &session_id)
-                .and_then(|_| set("seq", &JsValue::from_f64(place.seq as f64)))
-                .and_then(|_| set("turn", &JsValue::from_f64(place.turn as f64)))
-                .and_then(|_| set("createdAt", &created))
-                .and_then(|_| set("item", item))
+            let set = |k: &JsValue, v: &JsValue| Reflect::set(&row, k, v);
+            set(&k_session, &session_id)
+                .and_then(|_| set(&k_seq, &JsValue::from_f64(place.seq as f64)))
+                .and_then(|_| set(&k_turn, &JsValue::from_f64(place.turn as f64)))
+                .and_then(|_| set(&k_created, &created))
+                .and_then(|_| set(&k_item, item))
                 .map_err(|e| dom_error(&e, &tx.doing))?;
             messages.put(&row, None).map_err(|e| tx.fail(e))?;
         }
         let sessions = tx.store(SESSIONS_STORE)?;
         sessions
-            .put(&record_to_js(&record, &tx.doing)?, None)
+            .put(&record_to_js(&record), None)
             .map_err(|e| tx.fail(e))?;
         Ok(())
     })();
@@ -522,7 +640,7 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
             .delete(message_key(t.session_id, seq))
             .map_err(|e| tx.fail(e))?;
         tx.store(SESSIONS_STORE)?
-            .put(&record_to_js(&record, &tx.doing)?, None)
+            .put(&record_to_js(&record), None)
             .map_err(|e| tx.fail(e))?;
         Ok(())
     })();
@@ -551,15 +669,16 @@ pub async fn clear_session(conn: &Connection, t: &Target<'_>, now: f64) -> Resul
             .delete(all_messages(t.session_id)?)
             .map_err(|e| tx.fail(e))?;
         tx.store(SESSIONS_STORE)?
-            .put(&record_to_js(&record, &tx.doing)?, None)
+            .put(&record_to_js(&record), None)
             .map_err(|e| tx.fail(e))?;
         Ok(())
     })();
     tx.finish(written).await
 }
 
-/// The session records, newest `updatedAt` first; only `user_id`'s when given. Reads no message.
-pub async fn list_sessions(conn: &Connection, user_id: Option<&str>) -> Result<Vec<SessionRecord>> {
+/// The session records as stored, newest `updatedAt` first; only `user_id`'s when given. Reads no
+/// message. ([`record_from_js`] reads one.)
+pub async fn list_sessions(conn: &Connection, user_id: Option<&str>) -> Result<Vec<JsValue>> {
     let doing = "listSessions".to_string();
     let tx = Tx::begin(conn, &[SESSIONS_STORE], TransactionMode::ReadOnly, doing)?;
     let store = tx.store(SESSIONS_STORE)?;
@@ -579,12 +698,9 @@ pub async fn list_sessions(conn: &Connection, user_id: Option<&str>) -> Result<V
             .and_then(|index| index.get_all(None, None)),
     }
     .map_err(|e| tx.fail(e))?;
-    let records = request.await.map_err(|e| tx.fail(e))?;
-    records
-        .into_iter()
-        .rev()
-        .map(|r| record_from_js(r, &tx.doing))
-        .collect()
+    let mut records = request.await.map_err(|e| tx.fail(e))?;
+    records.reverse();
+    Ok(records)
 }
 
 /// Deletes a session and its items in one transaction. Resolves to whether it existed.

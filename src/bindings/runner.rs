@@ -265,16 +265,11 @@ fn result_object(outcome: RunOutcome) -> JsValue {
     );
     set("newItems", items(state.new_items()));
     set("input", items(&state.input));
-    let usage = Object::new();
-    for (k, v) in [
-        ("requests", state.usage.requests),
-        ("inputTokens", state.usage.input_tokens),
-        ("outputTokens", state.usage.output_tokens),
-        ("totalTokens", state.usage.total_tokens),
-    ] {
-        let _ = Reflect::set(&usage, &k.into(), &JsValue::from_f64(v as f64));
-    }
-    set("usage", usage.into());
+    // `Usage` is four counters (camelCase by its serde attributes); they always convert.
+    set(
+        "usage",
+        serde_wasm_bindgen::to_value(&state.usage).unwrap_or(JsValue::UNDEFINED),
+    );
     set(
         "lastResponseId",
         state

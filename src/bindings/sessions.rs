@@ -18,7 +18,7 @@ use crate::backend::memory::MemorySessionState;
 use crate::backend::{connection, IdbSessionState};
 use crate::core::error::{ErrorCode, Result, SessionError};
 use crate::core::schema::DEFAULT_DB_NAME;
-use crate::core::session::{uuid_v4, validate_session_id, validate_user_id, SessionRecord};
+use crate::core::session::{uuid_v4, validate_session_id, validate_user_id};
 
 use super::{reject, settle};
 
@@ -144,24 +144,28 @@ fn items_to_array(items: Vec<JsValue>) -> JsValue {
     items.into_iter().collect::<Array>().into()
 }
 
-fn session_info(record: &SessionRecord) -> JsValue {
-    let info = Object::new();
-    let set = |k: &str, v: JsValue| {
-        let _ = Reflect::set(&info, &k.into(), &v);
-    };
-    set("sessionId", record.id.as_str().into());
-    set(
-        "userId",
-        record
-            .user_id
-            .as_deref()
-            .map(JsValue::from)
-            .unwrap_or(JsValue::NULL),
-    );
-    set("createdAt", record.created_at.into());
-    set("updatedAt", record.updated_at.into());
-    set("itemCount", (record.item_count as f64).into());
-    info.into()
+/// Stored session records as `listSessions` reports them: the public fields only. The property
+/// names are made into JS strings once for the whole list.
+fn session_infos(records: &[JsValue]) -> Array {
+    let fields = [
+        ("id", "sessionId"),
+        ("userId", "userId"),
+        ("createdAt", "createdAt"),
+        ("updatedAt", "updatedAt"),
+        ("itemCount", "itemCount"),
+    ]
+    .map(|(from, to)| (JsValue::from_str(from), JsValue::from_str(to)));
+    records
+        .iter()
+        .map(|record| {
+            let info = Object::new();
+            for (from, to) in &fields {
+                let v = Reflect::get(record, from).unwrap_or(JsValue::NULL);
+                let _ = Reflect::set(&info, to, &v);
+            }
+            JsValue::from(info)
+        })
+        .collect()
 }
 
 #[wasm_bindgen(skip_typescript)]
@@ -421,7 +425,7 @@ pub fn list_sessions(options: JsValue) -> Promise {
             async {
                 let conn = connection(&db_name).await?;
                 let records = indexeddb::list_sessions(&conn, user_id.as_deref()).await?;
-                Ok(records.iter().map(session_info).collect::<Array>())
+                Ok(session_infos(&records))
             }
             .await,
         )

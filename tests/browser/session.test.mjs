@@ -400,6 +400,29 @@ describe('indexeddb: durability and sharing', () => {
     await context.close();
   });
 
+  test('newest-n reads are the same in browsers without getAllRecords (the two-request path)', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      const run = async (id) => {
+        const s = new lib.IndexedDbSession(id);
+        await s.addItems([1, 2, 3, 4, 5, 6].map((n) => ({ role: 'user', content: `m${n}` })));
+        await s.popItem();
+        const c = (list) => list.map((i) => i.content);
+        return [c(await s.getItems(2)), c(await s.getItems(5)), c(await s.getItems(50)), c(await s.getItems(0))];
+      };
+      const withIt = await run('with-get-all-records');
+      const had = typeof IDBObjectStore.prototype.getAllRecords === 'function';
+      delete IDBObjectStore.prototype.getAllRecords;
+      const without = await run('without-get-all-records');
+      return { had, withIt, without };
+    });
+    assert.equal(r.had, true, 'this Chromium has getAllRecords, so both paths ran');
+    const expected = [['m4', 'm5'], ['m1', 'm2', 'm3', 'm4', 'm5'], ['m1', 'm2', 'm3', 'm4', 'm5'], []];
+    assert.deepEqual(r.withIt, expected);
+    assert.deepEqual(r.without, expected);
+    await context.close();
+  });
+
   test('deleteSession removes a session and its items, and nothing else', async () => {
     const { context, page } = await openHarness(env);
     const r = await page.evaluate(async () => {
