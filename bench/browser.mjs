@@ -1,0 +1,103 @@
+// Headless Chromium for the benchmark: the project's Chromium and flags (tests/browser/harness.mjs)
+// on a persistent profile in a temporary folder, so IndexedDB is written to disk as in a real
+// browser (a default Playwright context is off-the-record and keeps IndexedDB in memory).
+import { chromium } from 'playwright-core';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { CHROMIUM_ARGS, chromiumPath, root } from '../tests/browser/harness.mjs';
+import { serve } from '../scripts/serve.mjs';
+
+const BENCH_ARGS = [
+  // Pages that are not in front would otherwise have their timers and tasks throttled.
+  '--disable-background-timer-throttling',
+  '--disable-renderer-backgrounding',
+  '--disable-backgrounding-occluded-windows',
+  // Lets the page collect garbage before each timed part, so one run's garbage is not
+  // collected during the next one.
+  '--js-flags=--expose-gc',
+];
+
+/** The runner page is served cross-origin isolated: performance.now() is then precise to a few
+ * microseconds instead of 100 µs, which matters for sub-millisecond reads. */
+const ISOLATION = {
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-embedder-policy': 'require-corp',
+};
+
+/**
+ * Starts the static server and the browser. `pkg` serves another build of the package as /pkg/
+ * (a copy taken before a rebuild, an older release) instead of the repository's pkg/.
+ */
+export async function startBrowser({ pkg } = {}) {
+  const site = pkg ? await siteWith(resolve(pkg)) : null;
+  const { server, url } = await serve(site ?? root);
+  const profile = await mkdtemp(join(tmpdir(), 'agent-sessions-bench-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath(),
+    args: [...CHROMIUM_ARGS, ...BENCH_ARGS],
+  });
+  const version = await browserVersion(context);
+
+  return {
+    url,
+    version,
+    context,
+
+    /** A page running the benchmark for implementation `key`. */
+    async runnerPage(key) {
+      const page = await context.newPage();
+      await page.route('**/bench/page/index.html*', async (route) => {
+        const response = await route.fetch();
+        await route.fulfill({ response, headers: { ...response.headers(), ...ISOLATION } });
+      });
+      watch(page, key);
+      await page.goto(`${url}/bench/page/index.html?impl=${key}`);
+      await page.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
+      return page;
+    },
+
+    /** One cold start in a fresh page of the same profile (so the data is there). */
+    async coldStart(key, { dbName, userId, sessionId, n }) {
+      const page = await context.newPage();
+      watch(page, `${key} (cold)`);
+      try {
+        const query = new URLSearchParams({ impl: key, db: dbName, user: userId, session: sessionId, n: String(n) });
+        await page.goto(`${url}/bench/page/cold.html?${query}`);
+        const handle = await page.waitForFunction(() => window.coldResult, null, { timeout: 60_000 });
+        const outcome = await handle.jsonValue();
+        if (outcome.error) throw new Error(`cold start of ${key}: ${outcome.error}`);
+        return outcome;
+      } finally {
+        await page.close();
+      }
+    },
+
+    async close() {
+      await context.close();
+      await new Promise((ok) => server.close(ok));
+      await rm(profile, { recursive: true, force: true });
+      if (site) await rm(site, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A folder to serve: the benchmark's files, and `pkg` as /pkg/ (both linked, not copied). */
+async function siteWith(pkg) {
+  const site = await mkdtemp(join(tmpdir(), 'agent-sessions-bench-site-'));
+  await symlink(join(root, 'bench'), join(site, 'bench'));
+  await symlink(pkg, join(site, 'pkg'));
+  return site;
+}
+
+function watch(page, key) {
+  page.on('pageerror', (e) => console.error(`[${key}] page error: ${e.message}`));
+}
+
+async function browserVersion(context) {
+  const page = context.pages()[0] ?? (await context.newPage());
+  const cdp = await context.newCDPSession(page);
+  const { product } = await cdp.send('Browser.getVersion');
+  await cdp.detach();
+  return product.replace(/^(Headless)?Chrome\//, 'Chromium ');
+}

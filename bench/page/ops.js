@@ -1,0 +1,198 @@
+// The benchmark's operations. Each one runs in the page against one implementation (the harness
+// `h` gives it `impl`, an instance for USER, and `instance(userId)` for more), times only its
+// measured part, and returns a result that must equal `expected(sizes, rep)` for every
+// implementation. Node imports this module too, for the labels and the expected results.
+import { describeItems, hash, makeItems } from '../shared/items.js';
+
+export const USER = 'user-a';
+export const OTHER_USER = 'user-b';
+
+const fmt = (n) => n.toLocaleString('en-US');
+
+/** Times `fn` alone: garbage left by the set-up is collected first (when the page may). */
+async function timed(fn) {
+  globalThis.gc?.();
+  const start = performance.now();
+  const value = await fn();
+  return { ms: performance.now() - start, value };
+}
+
+/** Set-up: `total` items in calls of at most 10,000, as an application importing history would. */
+async function fill(impl, sessionId, total) {
+  for (let from = 0; from < total; from += 10_000) {
+    await impl.addItems(sessionId, makeItems(sessionId, from, Math.min(10_000, total - from)));
+  }
+}
+
+/** What a sessions list is compared by: the ids (as a set), counts, owners and order. */
+function describeList(list) {
+  const ids = list.map((s) => s.sessionId).sort();
+  return {
+    count: list.length,
+    ids: hash(ids.join('\n')).toString(16),
+    itemCounts: [...new Set(list.map((s) => s.itemCount))].sort((a, b) => a - b),
+    users: [...new Set(list.map((s) => s.userId))].sort(),
+    newestFirst: list.every((s, i) => i === 0 || list[i - 1].updatedAt >= s.updatedAt),
+  };
+}
+
+const newestOf = (index) => ({
+  key: `getItems-newest-${index + 1}`,
+  kind: 'light',
+  label: (s) => `getItems(${s.limit}) of ${fmt(s.histories[index])} items`,
+  sessionId: (s) => `history-${s.histories[index]}`,
+  async prepare(h) {
+    await fill(h.impl, this.sessionId(h.sizes), h.sizes.histories[index]);
+  },
+  async run(h) {
+    const { ms, value } = await timed(() => h.impl.getItems(this.sessionId(h.sizes), h.sizes.limit));
+    return { ms, result: describeItems(value) };
+  },
+  expected(s) {
+    const n = s.histories[index];
+    return describeItems(makeItems(this.sessionId(s), n - Math.min(s.limit, n), Math.min(s.limit, n)));
+  },
+});
+
+export const OPERATIONS = [
+  {
+    key: 'append-turns',
+    kind: 'heavy',
+    label: (s) => `append 1 turn (2 items) ×${fmt(s.turns)}, each awaited`,
+    async run(h, rep) {
+      const sessionId = `turns-${rep}`;
+      const items = makeItems(sessionId, 0, 2 * h.sizes.turns);
+      const { ms } = await timed(async () => {
+        for (let i = 0; i < items.length; i += 2) {
+          await h.impl.addItems(sessionId, [items[i], items[i + 1]]);
+        }
+      });
+      return { ms, result: describeItems(await h.impl.getItems(sessionId)) };
+    },
+    expected: (s, rep) => describeItems(makeItems(`turns-${rep}`, 0, 2 * s.turns)),
+  },
+  {
+    key: 'add-bulk',
+    kind: 'heavy',
+    label: (s) => `addItems of ${fmt(s.bulk)} items in one call`,
+    async run(h, rep) {
+      const sessionId = `bulk-${rep}`;
+      const items = makeItems(sessionId, 0, h.sizes.bulk);
+      const { ms } = await timed(() => h.impl.addItems(sessionId, items));
+      return { ms, result: describeItems(await h.impl.getItems(sessionId)) };
+    },
+    expected: (s, rep) => describeItems(makeItems(`bulk-${rep}`, 0, s.bulk)),
+  },
+  ...[0, 1, 2].map(newestOf),
+  {
+    key: 'getItems-all',
+    kind: 'light',
+    label: (s) => `getItems() of ${fmt(s.all)} items`,
+    async prepare(h) {
+      await fill(h.impl, 'all', h.sizes.all);
+    },
+    async run(h) {
+      const { ms, value } = await timed(() => h.impl.getItems('all'));
+      return { ms, result: describeItems(value) };
+    },
+    expected: (s) => describeItems(makeItems('all', 0, s.all)),
+  },
+  {
+    key: 'pop',
+    kind: 'heavy',
+    label: (s) => `popItem() ×${fmt(s.pops)} from ${fmt(s.popFrom)} items, each awaited`,
+    async run(h, rep) {
+      const sessionId = `pop-${rep}`;
+      await fill(h.impl, sessionId, h.sizes.popFrom);
+      const popped = [];
+      const { ms } = await timed(async () => {
+        for (let i = 0; i < h.sizes.pops; i++) popped.push(await h.impl.popItem(sessionId));
+      });
+      const left = await h.impl.getItems(sessionId);
+      return {
+        ms,
+        result: { popped: describeItems(popped), left: left.length, newest: describeItems(left.slice(-3)) },
+      };
+    },
+    expected(s, rep) {
+      const sessionId = `pop-${rep}`;
+      const left = s.popFrom - s.pops;
+      return {
+        popped: describeItems(makeItems(sessionId, left, s.pops).reverse()),
+        left,
+        newest: describeItems(makeItems(sessionId, Math.max(0, left - 3), Math.min(3, left))),
+      };
+    },
+  },
+  {
+    key: 'clear',
+    kind: 'heavy',
+    label: (s) => `clearSession() of ${fmt(s.clear)} items, 3 other sessions kept`,
+    // The cleared session sorts between the kept ones, so a key range that overshoots shows.
+    names: (rep) => ({ target: `clear-${rep}-b`, kept: ['a', 'c', 'd'].map((x) => `clear-${rep}-${x}`) }),
+    async run(h, rep) {
+      const { target, kept } = this.names(rep);
+      await fill(h.impl, kept[0], h.sizes.keep);
+      await fill(h.impl, target, h.sizes.clear);
+      await fill(h.impl, kept[1], h.sizes.keep);
+      await fill(h.impl, kept[2], h.sizes.keep);
+      const { ms } = await timed(() => h.impl.clearSession(target));
+      const listed = (await h.impl.listSessions(USER))
+        .filter((s) => s.sessionId.startsWith(`clear-${rep}-`))
+        .map(({ sessionId, itemCount }) => ({ sessionId, itemCount }))
+        .sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
+      const keptItems = [];
+      for (const id of kept) keptItems.push(describeItems(await h.impl.getItems(id)));
+      return { ms, result: { cleared: describeItems(await h.impl.getItems(target)), kept: keptItems, listed } };
+    },
+    expected(s, rep) {
+      const { target, kept } = this.names(rep);
+      return {
+        cleared: describeItems([]),
+        kept: kept.map((id) => describeItems(makeItems(id, 0, s.keep))),
+        listed: [kept[0], target, ...kept.slice(1)].map((sessionId) => ({
+          sessionId,
+          itemCount: sessionId === target ? 0 : s.keep,
+        })),
+      };
+    },
+  },
+  {
+    key: 'list-sessions',
+    kind: 'light',
+    label: (s) => `listSessions of a user with ${fmt(s.sessions)} sessions`,
+    async prepare(h) {
+      // Another user's sessions share the store: the list must leave them out.
+      const other = h.instance(OTHER_USER);
+      for (let i = 0; i < h.sizes.sessions; i++) {
+        await h.impl.addItems(`u-${i}`, makeItems(`u-${i}`, 0, 2));
+        if (i % 10 === 0) await other.addItems(`v-${i}`, makeItems(`v-${i}`, 0, 2));
+      }
+    },
+    async run(h) {
+      const { ms, value } = await timed(() => h.impl.listSessions(USER));
+      return { ms, result: describeList(value) };
+    },
+    expected: (s) =>
+      describeList(
+        Array.from({ length: s.sessions }, (_, i) => ({ sessionId: `u-${i}`, userId: USER, itemCount: 2, updatedAt: 0 })),
+      ),
+  },
+  {
+    key: 'cold-start',
+    kind: 'cold',
+    label: (s) => `cold start: import, open, getItems(${s.limit}) of ${fmt(s.cold)}`,
+    // Node opens a fresh page per repeat (cold.html); the data is set up here.
+    async prepare(h) {
+      await fill(h.impl, 'cold', h.sizes.cold);
+      return { dbName: h.dbName, userId: USER, sessionId: 'cold', n: h.sizes.limit };
+    },
+    expected: (s) => describeItems(makeItems('cold', s.cold - Math.min(s.limit, s.cold), Math.min(s.limit, s.cold))),
+  },
+];
+
+export function findOperation(key) {
+  const op = OPERATIONS.find((o) => o.key === key);
+  if (!op) throw new Error(`unknown operation "${key}"`);
+  return op;
+}

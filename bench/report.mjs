@@ -1,0 +1,111 @@
+// Turns a benchmark report into text: the timing table (median, ratio to raw IndexedDB), the
+// size table, and how each of the project's targets came out.
+import { BASELINE, OURS } from './impls/list.mjs';
+
+export function median(values) {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+export function formatMs(ms) {
+  if (!Number.isFinite(ms)) return 'n/a';
+  const digits = ms >= 100 ? 0 : ms >= 10 ? 1 : 2;
+  return `${ms.toFixed(digits)} ms`;
+}
+
+const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+/** A plain-text table, or a Markdown one: first column left-aligned, the others right. */
+function table(header, rows, markdown) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(markdown ? ' | ' : '  ');
+  const rule = widths.map((w, i) => (markdown ? (i === 0 ? ':' : '') + '-'.repeat(Math.max(1, w - 1)) + (i === 0 ? '' : ':') : '-'.repeat(w)));
+  const out = [line(header), markdown ? rule.join(' | ') : rule.join('  '), ...rows.map(line)];
+  return markdown ? out.map((l) => `| ${l} |`).join('\n') : out.join('\n');
+}
+
+/** The timing table: one row per operation, one column per implementation. */
+export function timingTable(report, { markdown = false } = {}) {
+  const impls = report.implementations;
+  const header = ['operation', ...impls.map((i) => i.label)];
+  const rows = report.rows.map((row) => {
+    const base = row.cells[BASELINE]?.median;
+    return [
+      row.label,
+      ...impls.map((impl) => {
+        const cell = row.cells[impl.key];
+        if (!cell) return '';
+        const ratio = base ? ` (${(cell.median / base).toFixed(2)}x)` : '';
+        return `${formatMs(cell.median)}${ratio}${cell.note ? '*' : ''}`;
+      }),
+    ];
+  });
+  return table(header, rows, markdown);
+}
+
+export function sizeTable(sizes, { markdown = false } = {}) {
+  const rows = sizes.map((s) => [s.name, kib(s.raw), kib(s.gzip), kib(s.brotli), s.how]);
+  return table(['file', 'raw', 'gzip', 'brotli', 'measured as'], rows, markdown);
+}
+
+/** The project's targets, each with whether it is met and the numbers behind it. */
+export function evaluateTargets(report, sizes) {
+  const targets = [];
+  const rows = report.rows;
+  const cell = (row, key) => row.cells[key]?.median;
+  const has = (key) => report.implementations.some((i) => i.key === key);
+
+  if (has(OURS) && has(BASELINE)) {
+    const ratios = rows.map((row) => ({ label: row.label, ratio: cell(row, OURS) / cell(row, BASELINE) }));
+    const misses = ratios.filter((r) => !(r.ratio <= 1.15));
+    const worst = ratios.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+    targets.push({
+      target: 'within 1.15x of raw IndexedDB on every operation',
+      met: misses.length === 0,
+      detail: misses.length
+        ? `missed on ${misses.length} of ${ratios.length}: ${misses.map((m) => `${m.label} ${m.ratio.toFixed(2)}x`).join('; ')}`
+        : `worst: ${worst.label} ${worst.ratio.toFixed(2)}x`,
+    });
+  }
+
+  const small = rows.find((r) => r.key === 'getItems-newest-1');
+  const large = rows.find((r) => r.key === 'getItems-newest-3');
+  if (has(OURS) && small && large) {
+    const ratio = cell(large, OURS) / cell(small, OURS);
+    targets.push({
+      target: `${large.label} within 1.5x of ${small.label}`,
+      met: ratio <= 1.5,
+      detail: `${formatMs(cell(large, OURS))} vs ${formatMs(cell(small, OURS))}: ${ratio.toFixed(2)}x`,
+    });
+  }
+
+  for (const rival of ['dexie', 'idb-keyval', 'localforage'].filter(has)) {
+    if (!has(OURS)) break;
+    const label = report.implementations.find((i) => i.key === rival).label;
+    const losses = rows.filter((row) => !(cell(row, OURS) < cell(row, rival)));
+    targets.push({
+      target: `ahead of ${label} on every operation`,
+      met: losses.length === 0,
+      detail: losses.length
+        ? `behind on: ${losses.map((r) => `${r.label} (${formatMs(cell(r, OURS))} vs ${formatMs(cell(r, rival))})`).join('; ')}`
+        : 'ahead on all',
+    });
+  }
+
+  const wasm = sizes?.find((s) => s.name.endsWith('.wasm'));
+  if (wasm) {
+    targets.push({
+      target: 'wasm at most 100 KB gzipped',
+      met: wasm.gzip <= 100_000,
+      detail: `${wasm.gzip.toLocaleString('en-US')} bytes (${kib(wasm.gzip)}) gzipped`,
+    });
+  }
+  return targets;
+}
+
+export function targetLines(targets) {
+  return targets.map((t) => `${t.met ? 'met   ' : 'MISSED'}  ${t.target}: ${t.detail}`).join('\n');
+}

@@ -1,0 +1,76 @@
+// Conversation items for the benchmark, the same in Node (expected results) and in the page
+// (what each implementation stores). Deterministic: item `n` of session `tag` is always the same
+// object, so every implementation can be checked against the same answer.
+
+const WORDS = (
+  'the a of to and in is it you that for on with as this was are be at or from have by not ' +
+  'session history message answer question model agent tool call weather city bridge report ' +
+  'quarterly draft plan weekend trip browser storage offline reload tab item turn assistant ' +
+  'user summary context window token limit result function output input reasoning step order'
+).split(' ');
+
+/** A 32-bit hash of a string (FNV-1a). */
+export function hash(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** Prose of about `length` characters from a seeded generator (xorshift32). */
+function prose(seed, length) {
+  let x = seed || 1;
+  const words = [];
+  let size = 0;
+  while (size < length) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    const word = WORDS[(x >>> 0) % WORDS.length];
+    words.push(word);
+    size += word.length + 1;
+  }
+  return words.join(' ') + '.';
+}
+
+/**
+ * Item `n` of session `tag`, shaped like the Responses-API messages the SDK stores: even `n` a
+ * user message, odd `n` the assistant's answer, each with 250 to 450 characters of text.
+ */
+export function makeItem(tag, n) {
+  const seed = (hash(tag) ^ Math.imul(n + 1, 0x9e3779b1)) >>> 0;
+  const text = prose(seed, 250 + (seed % 200));
+  const id = `msg_${tag}_${n}`;
+  if (n % 2 === 0) {
+    return { id, type: 'message', role: 'user', content: [{ type: 'input_text', text }] };
+  }
+  return {
+    id,
+    type: 'message',
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text, annotations: [] }],
+  };
+}
+
+/** Items `from … from + count - 1` of session `tag`. */
+export function makeItems(tag, from, count) {
+  const items = new Array(count);
+  for (let i = 0; i < count; i++) items[i] = makeItem(tag, from + i);
+  return items;
+}
+
+/**
+ * What a list of items is compared by: its length, a hash of its exact JSON (every field, in
+ * order), and the ids (all of them for short lists, the ends for long ones).
+ */
+export function describeItems(items) {
+  const ids = items.map((item) => item?.id ?? null);
+  return {
+    count: items.length,
+    digest: hash(JSON.stringify(items)).toString(16),
+    ids: ids.length <= 60 ? ids : [...ids.slice(0, 5), '…', ...ids.slice(-5)],
+  };
+}
