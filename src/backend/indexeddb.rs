@@ -498,6 +498,10 @@ pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Resul
         Some(r) => r,
     };
     if let Err(e) = record.check_owner(t.user_id) {
+        // Let the read already sent finish first, so that aborting does not fail it unobserved.
+        if let Some(newest) = newest {
+            let _ = newest.await;
+        }
         return Err(tx.abort_with(e));
     }
     if let Some(newest) = newest {

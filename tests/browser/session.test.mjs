@@ -342,6 +342,7 @@ describe('indexeddb: durability and sharing', () => {
       const results = {};
       for (const [name, call] of Object.entries({
         get: () => intruder.getItems(),
+        getNewest: () => intruder.getItems(1),
         add: () => intruder.addItems(m('bob writes into alice')),
         pop: () => intruder.popItem(),
         clear: () => intruder.clearSession(),
