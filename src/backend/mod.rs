@@ -37,9 +37,19 @@ pub async fn connection(db_name: &str) -> Result<Rc<Connection>> {
             return Ok(c);
         }
     }
-    let c = Rc::new(indexeddb::open(db_name).await?);
-    CONNECTIONS.with(|pool| pool.borrow_mut().insert(db_name.to_string(), c.clone()));
-    Ok(c)
+    let opened = Rc::new(indexeddb::open(db_name).await?);
+    // Another call may have opened the database while this one waited: keep one connection and
+    // close the other, so no connection is left open that could block another tab's upgrade.
+    let existing = CONNECTIONS.with(|c| c.borrow().get(db_name).cloned());
+    if let Some(c) = existing.filter(|c| !c.is_stale()) {
+        opened.close();
+        return Ok(c);
+    }
+    CONNECTIONS.with(|pool| {
+        pool.borrow_mut()
+            .insert(db_name.to_string(), opened.clone())
+    });
+    Ok(opened)
 }
 
 /// The state behind one `IndexedDbSession` object.

@@ -67,6 +67,9 @@ pub fn aborted(signal: Option<&JsValue>) -> Option<JsValue> {
 
 /// Waits `ms` milliseconds, or until `signal` fires.
 async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
+    if let Some(reason) = aborted(signal) {
+        return Err(CallError::Aborted(reason));
+    }
     let signal = signal.cloned();
     let promise = js_sys::Promise::new(&mut |resolve, reject| {
         let set_timeout = Reflect::get(&js_sys::global(), &"setTimeout".into())
@@ -81,7 +84,13 @@ async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
             }
         }
         if let Some(signal) = &signal {
-            let _ = call_method(signal, "addEventListener", &["abort".into(), reject.into()]);
+            let once = Object::new();
+            let _ = Reflect::set(&once, &"once".into(), &true.into());
+            let _ = call_method(
+                signal,
+                "addEventListener",
+                &["abort".into(), reject.into(), once.into()],
+            );
         }
     });
     match JsFuture::from(promise).await {

@@ -11,13 +11,13 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::history::Limit;
 use crate::core::run::{
-    new_turn_items, select_history, Decision, RunState, Step, REJECTION_MESSAGE,
+    new_turn_items, select_history, Decision, Origin, RunState, Step, REJECTION_MESSAGE,
 };
 use crate::core::wire::{
     call_id, is_function_call, request_body, ModelRequest, ModelSettings, ToolSpec,
 };
 
-use super::js::{call_method, error_text, js_to_json, json_to_js, settle_value};
+use super::js::{call_method, describe, error_text, js_to_json, json_to_js, settle_value};
 use super::model::{aborted, CallError, ModelClient, ModelFailure};
 
 /// A function tool defined in JS.
@@ -76,33 +76,54 @@ pub struct RunOutcome {
 #[derive(Default)]
 pub struct EventQueue {
     events: RefCell<VecDeque<JsValue>>,
-    /// The `resolve` and `reject` of a `next()` that is waiting for an event.
-    waiting: RefCell<Option<(js_sys::Function, js_sys::Function)>>,
+    /// The `resolve` and `reject` of each `next()` waiting for an event, oldest first.
+    waiting: RefCell<VecDeque<(js_sys::Function, js_sys::Function)>>,
     closed: RefCell<bool>,
     error: RefCell<Option<JsValue>>,
 }
 
 impl EventQueue {
     pub fn push(&self, event: JsValue) {
-        if let Some((resolve, _)) = self.waiting.borrow_mut().take() {
-            let _ = resolve.call1(&JsValue::UNDEFINED, &iter_result(event, false));
-        } else {
-            self.events.borrow_mut().push_back(event);
+        if *self.closed.borrow() {
+            return;
+        }
+        let waiter = self.waiting.borrow_mut().pop_front();
+        match waiter {
+            Some((resolve, _)) => {
+                let _ = resolve.call1(&JsValue::UNDEFINED, &iter_result(event, false));
+            }
+            None => self.events.borrow_mut().push_back(event),
         }
     }
 
     /// Ends the stream; with an error, the iterator throws it after the queued events.
     pub fn close(&self, error: Option<JsValue>) {
-        *self.closed.borrow_mut() = true;
-        match self.waiting.borrow_mut().take() {
-            Some((_, reject)) if error.is_some() => {
-                let _ = reject.call1(&JsValue::UNDEFINED, &error.unwrap_or_default());
-            }
-            Some((resolve, _)) => {
-                let _ = resolve.call1(&JsValue::UNDEFINED, &iter_result(JsValue::UNDEFINED, true));
-            }
-            None => *self.error.borrow_mut() = error,
+        if *self.closed.borrow() {
+            return;
         }
+        *self.closed.borrow_mut() = true;
+        let waiters: Vec<_> = self.waiting.borrow_mut().drain(..).collect();
+        let mut error = error;
+        for (resolve, reject) in waiters {
+            match error.take() {
+                Some(e) => {
+                    let _ = reject.call1(&JsValue::UNDEFINED, &e);
+                }
+                None => {
+                    let _ =
+                        resolve.call1(&JsValue::UNDEFINED, &iter_result(JsValue::UNDEFINED, true));
+                }
+            }
+        }
+        *self.error.borrow_mut() = error;
+    }
+
+    /// The iterator's `return()`: the caller stopped iterating; later events are dropped (the
+    /// run itself goes on; its `signal` stops it).
+    pub fn stop(&self) {
+        self.events.borrow_mut().clear();
+        self.close(None);
+        self.error.borrow_mut().take();
     }
 
     /// The iterator's `next()`.
@@ -117,7 +138,7 @@ impl EventQueue {
             };
         }
         js_sys::Promise::new(&mut |resolve, reject| {
-            *self.waiting.borrow_mut() = Some((resolve, reject));
+            self.waiting.borrow_mut().push_back((resolve, reject));
         })
     }
 }
@@ -178,6 +199,15 @@ impl Run<'_> {
                 Some(Limit::All) | None => JsValue::UNDEFINED,
             };
             let items = self.session_call("getItems", &[limit]).await?;
+            if !Array::is_array(&items) {
+                return Err(RunError::Usage(
+                    "INVALID_SESSION",
+                    format!(
+                        "session.getItems() must resolve to an array, got {}",
+                        describe(&items)
+                    ),
+                ));
+            }
             let items = js_to_json(&items, "the session's items")
                 .map_err(|m| RunError::Usage("INVALID_SESSION", m))?;
             select_history(items.as_array().cloned().unwrap_or_default())
@@ -193,11 +223,12 @@ impl Run<'_> {
                 let to_js =
                     |items: &[Value]| -> Vec<JsValue> { items.iter().map(json_to_js).collect() };
                 let history_js = to_js(&history);
+                let input_js = to_js(&input);
                 let returned = callback
                     .call2(
                         &JsValue::UNDEFINED,
                         &history_js.iter().collect::<Array>(),
-                        &to_js(&input).iter().collect::<Array>(),
+                        &input_js.iter().collect::<Array>(),
                     )
                     .map_err(RunError::Thrown)?;
                 let returned = settle_value(returned).await.map_err(RunError::Thrown)?;
@@ -207,15 +238,22 @@ impl Run<'_> {
                         "sessionInputCallback must return an array of items".into(),
                     ));
                 }
-                let same_object: Vec<Option<usize>> = returned
+                let same = |pool: &[JsValue], item: &JsValue| {
+                    pool.iter().position(|p| js_sys::Object::is(p, item))
+                };
+                let origins: Vec<Origin> = returned
                     .unchecked_ref::<Array>()
                     .iter()
-                    .map(|item| history_js.iter().position(|h| js_sys::Object::is(h, &item)))
+                    .map(|item| match same(&history_js, &item) {
+                        Some(h) => Origin::History(h),
+                        None if same(&input_js, &item).is_some() => Origin::NewInput,
+                        None => Origin::Made,
+                    })
                     .collect();
                 let returned = js_to_json(&returned, "what sessionInputCallback returned")
                     .map_err(|m| RunError::Usage("INVALID_RUN_OPTIONS", m))?;
                 let model_input = returned.as_array().cloned().unwrap_or_default();
-                let turn_input = new_turn_items(&history, &model_input, &same_object);
+                let turn_input = new_turn_items(&history, &model_input, &origins);
                 (model_input, turn_input)
             }
         };
@@ -337,10 +375,14 @@ impl Run<'_> {
         match result {
             Ok(v) if v.is_string() => v.as_string().unwrap_or_default(),
             Ok(v) if v.is_undefined() => String::new(),
+            // JSON for objects and numbers; values JSON cannot hold (a bigint, a function, a
+            // circular object) are described instead of failing the run.
             Ok(v) => js_sys::JSON::stringify(&v)
                 .ok()
                 .and_then(|s| s.as_string())
-                .unwrap_or_else(|| String::from(js_sys::JsString::from(v))),
+                .unwrap_or_else(|| {
+                    format!("The tool returned {}, which is not JSON.", describe(&v))
+                }),
             Err(e) => format!(
                 "An error occurred while running the tool. Please try again. Error: {}",
                 error_text(&e)
@@ -348,13 +390,15 @@ impl Run<'_> {
         }
     }
 
-    /// Runs the pending calls that may run; returns the ones waiting for approval.
+    /// Runs the pending calls that may run; returns the ones waiting for approval, and whether an
+    /// approved call ran.
     async fn run_tools(
         &self,
         state: &mut RunState,
         calls: Vec<Value>,
-    ) -> Result<Vec<Value>, RunError> {
+    ) -> Result<(Vec<Value>, bool), RunError> {
         let mut waiting = Vec::new();
+        let mut ran_approved = false;
         for call in calls {
             if let Some(reason) = aborted(self.options.signal.as_ref()) {
                 return Err(RunError::Aborted(reason));
@@ -399,11 +443,15 @@ impl Run<'_> {
                 Some(Decision::Rejected { message }) => {
                     message.unwrap_or_else(|| REJECTION_MESSAGE.to_string())
                 }
-                _ => self.execute(tool, &args).await,
+                Some(Decision::Approved) => {
+                    ran_approved = true;
+                    self.execute(tool, &args).await
+                }
+                None => self.execute(tool, &args).await,
             };
             self.record(state, &call, output);
         }
-        Ok(waiting)
+        Ok((waiting, ran_approved))
     }
 
     fn record(&self, state: &mut RunState, call: &Value, output: String) {
@@ -418,10 +466,15 @@ impl Run<'_> {
             match state.next_step() {
                 Step::CallModel => self.call_model(state).await?,
                 Step::RunTools(calls) => {
-                    let waiting = self.run_tools(state, calls).await?;
+                    let (waiting, ran_approved) = self.run_tools(state, calls).await?;
                     if !waiting.is_empty() {
                         self.save(state.take_unsaved()).await?;
                         return Ok(waiting);
+                    }
+                    // An approved call ran: its output is saved now, so that a failure of the
+                    // next model call can never lead to running it a second time on a retry.
+                    if ran_approved {
+                        self.save(state.take_unsaved()).await?;
                     }
                 }
                 Step::Done(_) => {
@@ -453,6 +506,16 @@ pub async fn run(
             "SESSION_CONFLICT",
             "a session cannot be combined with conversationId or previousResponseId: the session \
              already holds the history; use one or the other"
+                .into(),
+        ));
+    }
+    if client.api != crate::core::wire::Api::Responses
+        && (options.previous_response_id.is_some() || options.conversation_id.is_some())
+    {
+        return Err(RunError::Usage(
+            "INVALID_RUN_OPTIONS",
+            "previousResponseId and conversationId need a runner with api: \"responses\"; the Chat \
+             Completions API keeps no conversation on the server"
                 .into(),
         ));
     }

@@ -364,13 +364,14 @@ impl Runner {
         let queue = Rc::new(EventQueue::default());
         let result = self.start(agent, &input, &options, Some(queue.clone()));
         // Whoever only iterates still sees the error there; the result promise counts as handled.
-        let ignore = Closure::<dyn FnMut(JsValue)>::new(|_| {});
-        let _ = result.catch(&ignore);
-        ignore.forget();
+        let ignore = Closure::<dyn FnMut(JsValue)>::new(|_| {}).into_js_value();
+        let _ = crate::backend::js::call_method(&result, "catch", &[ignore]);
         let next_queue = queue.clone();
         let next =
             Closure::<dyn FnMut() -> Promise>::new(move || next_queue.next()).into_js_value();
-        let ret = Closure::<dyn FnMut() -> Promise>::new(|| {
+        let stop_queue = queue.clone();
+        let ret = Closure::<dyn FnMut() -> Promise>::new(move || {
+            stop_queue.stop();
             Promise::resolve(&crate::backend::runner::iter_result(
                 JsValue::UNDEFINED,
                 true,
@@ -436,8 +437,14 @@ impl RunState {
 #[wasm_bindgen]
 impl RunState {
     #[wasm_bindgen(js_name = fromString)]
-    pub fn from_string(agent: &Agent, text: &str) -> Result<RunState, JsValue> {
-        let state = CoreState::from_json(text).map_err(state_error)?;
+    pub fn from_string(agent: &Agent, text: JsValue) -> Result<RunState, JsValue> {
+        let text = text.as_string().ok_or_else(|| {
+            state_error(format!(
+                "RunState.fromString needs the string that state.toString() gave, got {}",
+                crate::backend::js::describe(&text)
+            ))
+        })?;
+        let state = CoreState::from_json(&text).map_err(state_error)?;
         if state.agent_name != agent.spec.name {
             return Err(state_error(format!(
                 "this state belongs to agent \"{}\", not \"{}\"",

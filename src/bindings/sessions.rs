@@ -230,9 +230,14 @@ impl IndexedDbSession {
         self.state.session_id.clone()
     }
 
+    /// The owner, or `null` for a session without one.
     #[wasm_bindgen(getter, js_name = userId)]
-    pub fn user_id(&self) -> Option<String> {
-        self.state.user_id.clone()
+    pub fn user_id(&self) -> JsValue {
+        self.state
+            .user_id
+            .as_deref()
+            .map(JsValue::from)
+            .unwrap_or(JsValue::NULL)
     }
 
     #[wasm_bindgen(getter, js_name = dbName)]

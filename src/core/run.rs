@@ -102,6 +102,9 @@ impl RunState {
     pub fn from_json(text: &str) -> Result<RunState, String> {
         let state: RunState =
             serde_json::from_str(text).map_err(|e| format!("not a serialised run state ({e})"))?;
+        if state.saved > state.generated.len() {
+            return Err("not a consistent run state (more items saved than generated)".into());
+        }
         if state.version != STATE_VERSION {
             return Err(format!(
                 "run state version {} is not supported (this version reads {STATE_VERSION})",
@@ -185,7 +188,13 @@ impl RunState {
             items.extend(self.turn_input.iter().cloned());
             self.input_saved = true;
         }
-        items.extend(self.generated[self.saved..].iter().cloned());
+        items.extend(
+            self.generated
+                .get(self.saved..)
+                .unwrap_or(&[])
+                .iter()
+                .cloned(),
+        );
         self.saved = self.generated.len();
         items
     }
@@ -244,36 +253,45 @@ pub fn select_history(items: Vec<Value>) -> Vec<Value> {
         .collect()
 }
 
-/// The items of `model_input` that are not history: what a session input callback added or
-/// kept of the new input. `same_object[i]` is `Some(h)` when `model_input[i]` is the very
-/// history object `h` the callback was given (it may have edited it); other items match a
-/// history item by equality. Each history item accounts for one item at most, so history the
-/// callback repeats, reorders or edits is never saved twice.
-pub fn new_turn_items(
-    history: &[Value],
-    model_input: &[Value],
-    same_object: &[Option<usize>],
-) -> Vec<Value> {
+/// Where an item a session input callback returned came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The very history object number `h` the callback was given (it may have edited it).
+    History(usize),
+    /// The very new-input object the callback was given.
+    NewInput,
+    /// An object the callback made.
+    Made,
+}
+
+/// The items of `model_input` that are not history: what a session input callback added or kept
+/// of the new input. New-input objects are always new; history objects never are; an object the
+/// callback made is history when it equals a history item not yet accounted for (each history
+/// item accounts for one at most), so history the callback repeats, reorders or edits is never
+/// saved twice, and a new message that repeats an old one is still saved.
+pub fn new_turn_items(history: &[Value], model_input: &[Value], origins: &[Origin]) -> Vec<Value> {
+    let origin = |i: usize| origins.get(i).copied().unwrap_or(Origin::Made);
     let mut used = vec![false; history.len()];
-    for h in same_object.iter().flatten() {
-        if let Some(u) = used.get_mut(*h) {
-            *u = true;
+    for i in 0..model_input.len() {
+        if let Origin::History(h) = origin(i) {
+            if let Some(u) = used.get_mut(h) {
+                *u = true;
+            }
         }
     }
     model_input
         .iter()
         .enumerate()
-        .filter(|(i, item)| {
-            if same_object.get(*i).copied().flatten().is_some() {
-                return false;
-            }
-            match (0..history.len()).find(|h| !used[*h] && &history[*h] == *item) {
+        .filter(|(i, item)| match origin(*i) {
+            Origin::History(_) => false,
+            Origin::NewInput => true,
+            Origin::Made => match (0..history.len()).find(|h| !used[*h] && &history[*h] == *item) {
                 Some(h) => {
                     used[h] = true;
                     false
                 }
                 None => true,
-            }
+            },
         })
         .map(|(_, item)| item.clone())
         .collect()
@@ -349,6 +367,7 @@ mod tests {
 
     #[test]
     fn only_items_the_callback_added_are_new() {
+        use Origin::*;
         let history = vec![user("a"), answer("b"), user("a")];
         let model_input = vec![
             answer("b"),
@@ -370,8 +389,14 @@ mod tests {
         // A history object the callback edited is still history.
         let model_input = vec![user("edited"), user("new")];
         assert_eq!(
-            new_turn_items(&history, &model_input, &[Some(0), None]),
+            new_turn_items(&history, &model_input, &[History(0), Made]),
             vec![user("new")]
+        );
+        // The new input is new even when it repeats an earlier message word for word.
+        let model_input = vec![answer("b"), user("a")];
+        assert_eq!(
+            new_turn_items(&history, &model_input, &[History(1), NewInput]),
+            vec![user("a")]
         );
     }
 

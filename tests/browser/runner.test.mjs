@@ -568,6 +568,26 @@ for (const api of ['chat_completions', 'responses']) {
   });
 }
 
+describe('runner: awkward tool results and repeated messages', () => {
+  test('a tool result JSON cannot hold is described to the model; a repeated question is still saved', async () => {
+    model.script({ calls: [{ name: 'big', arguments: {} }] }, { text: 'ok' }, { text: 'yes again' });
+    const r = await inPage(async ({ url }) => {
+      const agent = new lib.Agent({ name: 'A', model: 'm', tools: [{ name: 'big', execute: () => 10n }] });
+      const runner = new lib.Runner({ baseUrl: url });
+      const session = new lib.MemorySession();
+      const first = await runner.run(agent, 'yes', { session });
+      // The callback passes the new input through; it equals an earlier message word for word.
+      await runner.run(agent, 'yes', { session, sessionInputCallback: (history, newItems) => [...history, ...newItems] });
+      return { first: first.finalOutput, items: await session.getItems() };
+    });
+    assert.equal(r.first, 'ok');
+    const output = r.items.find((i) => i.type === 'function_call_result');
+    assert.match(output.output.text, /The tool returned a bigint, which is not JSON/);
+    const questions = r.items.filter((i) => i.role === 'user').map((i) => i.content);
+    assert.deepEqual(questions, ['yes', 'yes'], 'the second "yes" was saved too');
+  });
+});
+
 describe('runner: server-side conversation state (Responses API)', () => {
   test('previousResponseId and conversationId send only what the server does not hold yet', async () => {
     model.script(
@@ -633,6 +653,9 @@ describe('runner: arguments and custom sessions', () => {
         badSession: await attempt(() => runner.run(agent, 'x', { session: {} })),
         noModel: await attempt(() => runner.run(new lib.Agent({ name: 'NoModel' }), 'x')),
         badState: tryNew(() => lib.RunState.fromString(agent, '{"nope":1}')),
+        nullState: tryNew(() => lib.RunState.fromString(agent, null)),
+        notArraySession: await attempt(() => runner.run(agent, 'x', { session: { getItems: async () => ({ items: [] }), addItems: async () => {} } })),
+        chatWithPrevious: await attempt(() => runner.run(agent, 'x', { previousResponseId: 'resp_1' })),
       };
     });
     assert.equal(r.store.length, 2);
@@ -645,7 +668,13 @@ describe('runner: arguments and custom sessions', () => {
     assert.match(r.badSession.message, /getItems/);
     assert.match(r.noModel.message, /has no model/);
     assert.equal(r.badState.code, 'INVALID_RUN_STATE');
-    for (const e of [r.noName, r.badTool, r.badApi, r.noUrl, r.badInput, r.badSession, r.noModel, r.badState]) {
+    assert.equal(r.nullState.code, 'INVALID_RUN_STATE');
+    assert.match(r.nullState.message, /needs the string that state.toString\(\) gave, got null/);
+    assert.equal(r.notArraySession.code, 'INVALID_SESSION');
+    assert.match(r.notArraySession.message, /getItems\(\) must resolve to an array/);
+    assert.equal(r.chatWithPrevious.code, 'INVALID_RUN_OPTIONS');
+    assert.match(r.chatWithPrevious.message, /need a runner with api: "responses"/);
+    for (const e of [r.noName, r.badTool, r.badApi, r.noUrl, r.badInput, r.badSession, r.noModel, r.badState, r.nullState, r.notArraySession, r.chatWithPrevious]) {
       assert.equal(e.name, 'RunnerError');
     }
   });

@@ -357,6 +357,8 @@ describe('indexeddb: durability and sharing', () => {
         bob: await lib.listSessions({ userId: 'bob' }),
         all: await lib.listSessions(),
         nobody: await lib.listSessions({ userId: 'carol' }),
+        anonUserId: anon.userId,
+        aliceUserId: alice1.userId,
       };
     });
     for (const [name, res] of Object.entries(r.results)) {
@@ -377,6 +379,8 @@ describe('indexeddb: durability and sharing', () => {
     assert.equal(info.userId, 'alice');
     assert.ok(info.updatedAt >= info.createdAt && info.createdAt > 1.7e12);
     assert.equal(r.all[0].userId, null);
+    assert.equal(r.anonUserId, null, 'the userId property is null for a session without a user');
+    assert.equal(r.aliceUserId, 'alice');
     await context.close();
   });
 
