@@ -66,6 +66,19 @@ pub enum RunError {
     Thrown(JsValue),
 }
 
+/// A run that failed, with the state it reached once it had started: resuming from that state
+/// neither repeats the input nor runs again a tool whose output it already has.
+pub struct RunFailure {
+    pub error: RunError,
+    pub state: Option<RunState>,
+}
+
+impl RunFailure {
+    fn before_start(error: RunError) -> Self {
+        RunFailure { error, state: None }
+    }
+}
+
 pub struct RunOutcome {
     pub state: RunState,
     /// Calls waiting for approval; empty when the run finished.
@@ -498,26 +511,26 @@ pub async fn run(
     input: RunInput,
     options: &RunOptions,
     events: Option<&EventQueue>,
-) -> Result<RunOutcome, RunError> {
+) -> Result<RunOutcome, RunFailure> {
     if options.session.is_some()
         && (options.previous_response_id.is_some() || options.conversation_id.is_some())
     {
-        return Err(RunError::Usage(
+        return Err(RunFailure::before_start(RunError::Usage(
             "SESSION_CONFLICT",
             "a session cannot be combined with conversationId or previousResponseId: the session \
              already holds the history; use one or the other"
                 .into(),
-        ));
+        )));
     }
     if client.api != crate::core::wire::Api::Responses
         && (options.previous_response_id.is_some() || options.conversation_id.is_some())
     {
-        return Err(RunError::Usage(
+        return Err(RunFailure::before_start(RunError::Usage(
             "INVALID_RUN_OPTIONS",
             "previousResponseId and conversationId need a runner with api: \"responses\"; the Chat \
              Completions API keeps no conversation on the server"
                 .into(),
-        ));
+        )));
     }
     let r = Run {
         client,
@@ -526,19 +539,27 @@ pub async fn run(
         events,
     };
     let mut state = match input {
-        RunInput::Items(items) => r.start(items).await?,
+        RunInput::Items(items) => r.start(items).await.map_err(RunFailure::before_start)?,
         RunInput::Resume(mut state) => {
             state.max_turns = state.max_turns.max(options.max_turns);
             state
         }
     };
     // The user's input is kept even when the model call fails, as the SDK does.
-    r.save(state.take_unsaved_input()).await?;
+    if let Err(error) = r.save(state.take_unsaved_input()).await {
+        return Err(RunFailure {
+            error,
+            state: Some(state),
+        });
+    }
     match r.drive(&mut state).await {
         Ok(interruptions) => Ok(RunOutcome {
             state,
             interruptions,
         }),
-        Err(e) => Err(e),
+        Err(error) => Err(RunFailure {
+            error,
+            state: Some(state),
+        }),
     }
 }

@@ -142,12 +142,17 @@ export interface ModelError extends Error {
   name: 'ModelError';
   status: number;
   serverMessage: string;
+  /** Where the run stopped: resume from it with `runner.run(agent, error.state, ...)`; tools
+   * whose output it already holds are not run again. Absent if the run had not started. */
+  state?: RunState;
 }
 
 export interface MaxTurnsExceededError extends Error {
   name: 'MaxTurnsExceededError';
   code: 'MAX_TURNS_EXCEEDED';
   maxTurns: number;
+  /** Where the run stopped; resume from it (with a larger `maxTurns`) to go on. */
+  state?: RunState;
 }
 
 export type RunnerErrorCode =
@@ -332,8 +337,19 @@ impl Runner {
                     }
                     Ok(result)
                 }
-                Err(e) => {
-                    let error = run_error(e);
+                Err(failure) => {
+                    let resumable = matches!(
+                        failure.error,
+                        runner::RunError::Model(_) | runner::RunError::MaxTurns(_)
+                    );
+                    let error = run_error(failure.error);
+                    if let (true, Some(state)) = (resumable, failure.state) {
+                        let state: JsValue = RunState {
+                            inner: RefCell::new(state),
+                        }
+                        .into();
+                        let _ = Reflect::set(&error, &"state".into(), &state);
+                    }
                     if let Some(q) = &events {
                         q.close(Some(error.clone()));
                     }

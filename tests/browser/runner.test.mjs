@@ -588,6 +588,48 @@ describe('runner: awkward tool results and repeated messages', () => {
   });
 });
 
+describe('runner: resuming after a failure', () => {
+  test('a ModelError after an approved tool ran carries the state; resuming does not run the tool again', async () => {
+    model.script(
+      { calls: [{ name: 'charge_card', arguments: { amount: 5 }, id: 'call_pay' }] },
+      { error: 503, message: 'overloaded' },
+      { text: 'Paid.' },
+    );
+    const r = await inPage(async ({ url }) => {
+      let charges = 0;
+      const agent = new lib.Agent({
+        name: 'Shop',
+        model: 'm',
+        tools: [{ name: 'charge_card', needsApproval: true, execute: () => `charged ${++charges}` }],
+      });
+      const runner = new lib.Runner({ baseUrl: url, retries: 0 });
+      const session = new lib.IndexedDbSession('pay-' + Math.random());
+      const first = await runner.run(agent, 'Pay 5', { session });
+      first.state.approve(first.interruptions[0]);
+      let failure;
+      try {
+        await runner.run(agent, first.state, { session });
+      } catch (e) {
+        failure = e;
+      }
+      const afterFailure = (await session.getItems()).map((i) => i.type ?? i.role);
+      const done = await runner.run(agent, failure.state, { session });
+      return {
+        failure: { name: failure.name, status: failure.status, hasState: failure.state?.kind === 'agent-sessions.RunState' },
+        afterFailure,
+        finalOutput: done.finalOutput,
+        charges,
+        history: (await session.getItems()).map((i) => i.type === 'message' ? `${i.role}` : i.type),
+      };
+    });
+    assert.deepEqual(r.failure, { name: 'ModelError', status: 503, hasState: true });
+    assert.deepEqual(r.afterFailure, ['message', 'function_call', 'function_call_result'], 'the approved call and its output are kept');
+    assert.equal(r.finalOutput, 'Paid.');
+    assert.equal(r.charges, 1, 'the card was charged once');
+    assert.deepEqual(r.history, ['user', 'function_call', 'function_call_result', 'assistant']);
+  });
+});
+
 describe('runner: server-side conversation state (Responses API)', () => {
   test('previousResponseId and conversationId send only what the server does not hold yet', async () => {
     model.script(
