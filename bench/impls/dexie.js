@@ -1,6 +1,7 @@
 // Dexie 4 with the same schema as agent-sessions, in Dexie's terms: the same stores, keys and
 // indexes, and one Dexie transaction per operation.
 import Dexie from 'dexie';
+import { sessionInfo } from './raw.js';
 
 const startsTurn = (item) =>
   item.role === 'user' && (item.type === undefined || item.type === 'message');
@@ -94,13 +95,7 @@ export function create({ dbName, userId = null }) {
         .between([user, -Infinity], [user, Infinity], true, true)
         .reverse()
         .toArray();
-      return records.map(({ id, userId, createdAt, updatedAt, itemCount }) => ({
-        sessionId: id,
-        userId,
-        createdAt,
-        updatedAt,
-        itemCount,
-      }));
+      return records.map(sessionInfo);
     },
 
     async close() {

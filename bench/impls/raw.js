@@ -151,13 +151,7 @@ export function create({ dbName, userId = null }) {
       const tx = (await db()).transaction(SESSIONS, 'readonly');
       const index = tx.objectStore(SESSIONS).index('by_user_updated');
       const records = await request(index.getAll(IDBKeyRange.bound([user, -Infinity], [user, Infinity])));
-      return records.reverse().map(({ id, userId, createdAt, updatedAt, itemCount }) => ({
-        sessionId: id,
-        userId,
-        createdAt,
-        updatedAt,
-        itemCount,
-      }));
+      return records.reverse().map(sessionInfo);
     },
 
     async close() {
@@ -170,4 +164,9 @@ export function create({ dbName, userId = null }) {
       await deleteDatabase(dbName);
     },
   };
+}
+
+/** A session record of the shared schema as `listSessions` reports it. */
+export function sessionInfo({ id, userId, createdAt, updatedAt, itemCount }) {
+  return { sessionId: id, userId, createdAt, updatedAt, itemCount };
 }

@@ -2,7 +2,7 @@
 //! structured clone on the way in and on the way out, as IndexedDB would, so both backends
 //! behave the same to a caller.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 
 use wasm_bindgen::JsValue;
 
@@ -11,12 +11,13 @@ use crate::core::history::{Limit, SessionSettings};
 use crate::core::memory::MemoryHistory;
 
 use super::js::{clone_value, now};
+use super::Closed;
 
 pub struct MemorySessionState {
     pub session_id: String,
     pub settings: SessionSettings,
     history: RefCell<MemoryHistory<JsValue>>,
-    closed: Cell<bool>,
+    closed: Closed,
 }
 
 fn copy_out(item: &JsValue) -> Result<JsValue> {
@@ -34,20 +35,16 @@ impl MemorySessionState {
             history: RefCell::new(MemoryHistory::new(&session_id, now())),
             session_id,
             settings,
-            closed: Cell::new(false),
+            closed: Closed::default(),
         }
     }
 
     pub fn check_open(&self, what: &str) -> Result<()> {
-        if self.closed.get() {
-            Err(SessionError::closed(what))
-        } else {
-            Ok(())
-        }
+        self.closed.check(what)
     }
 
     pub fn close(&self) {
-        self.closed.set(true);
+        self.closed.set();
         self.history.borrow_mut().clear(now());
     }
 

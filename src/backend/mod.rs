@@ -52,13 +52,33 @@ pub async fn connection(db_name: &str) -> Result<Rc<Connection>> {
     Ok(opened)
 }
 
+/// Whether a session object was closed. Checked when a call is made, not when it runs, so a
+/// call made after `close()` is refused even while earlier calls are still under way.
+#[derive(Debug, Default)]
+pub struct Closed(Cell<bool>);
+
+impl Closed {
+    /// Refuses `what` once the session is closed.
+    pub fn check(&self, what: &str) -> Result<()> {
+        if self.0.get() {
+            Err(SessionError::closed(what))
+        } else {
+            Ok(())
+        }
+    }
+
+    pub fn set(&self) {
+        self.0.set(true);
+    }
+}
+
 /// The state behind one `IndexedDbSession` object.
 pub struct IdbSessionState {
     pub db_name: String,
     pub session_id: String,
     pub user_id: Option<String>,
     pub settings: SessionSettings,
-    closed: Cell<bool>,
+    closed: Closed,
     queue: OpQueue,
 }
 
@@ -74,7 +94,7 @@ impl IdbSessionState {
             session_id,
             user_id,
             settings,
-            closed: Cell::new(false),
+            closed: Closed::default(),
             queue: OpQueue::new(),
         }
     }
@@ -86,13 +106,9 @@ impl IdbSessionState {
         }
     }
 
-    /// Refuses calls made after `close()`. Checked when a call is made, not when it runs.
+    /// Refuses calls made after `close()`.
     pub fn check_open(&self, what: &str) -> Result<()> {
-        if self.closed.get() {
-            Err(SessionError::closed(what))
-        } else {
-            Ok(())
-        }
+        self.closed.check(what)
     }
 
     /// The connection to this session's database, opened on first use.
@@ -108,7 +124,7 @@ impl IdbSessionState {
     /// with other sessions of the database and stays open; the browser's `versionchange` or a
     /// deletion of the database closes it.)
     pub fn mark_closed(&self) {
-        self.closed.set(true);
+        self.closed.set();
     }
 
     pub async fn get_items(self: Rc<Self>, limit: Option<Limit>) -> Result<Vec<JsValue>> {

@@ -169,7 +169,9 @@ impl ModelClient {
                 .and_then(|s| s.as_f64())
                 .unwrap_or(0.0) as u16;
             if !(200..300).contains(&status) {
-                let text = read_text(&response, signal).await.unwrap_or_default();
+                let text = read_text(&response, status, signal)
+                    .await
+                    .unwrap_or_default();
                 if is_retryable(status) && attempt < self.retries {
                     sleep(retry_delay_ms(attempt, retry_after(&response)), signal).await?;
                     attempt += 1;
@@ -184,7 +186,7 @@ impl ModelClient {
             return if stream {
                 read_stream(self.api, &response, status, signal, on_delta).await
             } else {
-                let text = read_text(&response, signal).await?;
+                let text = read_text(&response, status, signal).await?;
                 let json: Value = serde_json::from_str(&text)
                     .map_err(|e| failed(status, format!("malformed JSON in the response ({e})")))?;
                 parse_response(self.api, &json).map_err(|m| failed(status, m))
@@ -205,11 +207,11 @@ fn retry_after(response: &JsValue) -> Option<f64> {
     })
 }
 
-async fn read_text(response: &JsValue, signal: Option<&JsValue>) -> Result<String, CallError> {
-    let status = Reflect::get(response, &"status".into())
-        .ok()
-        .and_then(|s| s.as_f64())
-        .unwrap_or(0.0) as u16;
+async fn read_text(
+    response: &JsValue,
+    status: u16,
+    signal: Option<&JsValue>,
+) -> Result<String, CallError> {
     let text = call_method(response, "text", &[])
         .map_err(|e| failed(status, format!("reading the response: {}", error_text(&e))))?;
     let text = settle_value(text)

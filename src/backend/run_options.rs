@@ -9,9 +9,10 @@ use crate::core::history::Limit;
 use crate::core::run::{input_items_from_text, RunState, DEFAULT_MAX_TURNS};
 use crate::core::wire::{Api, ModelSettings, ToolSpec};
 
-use super::js::{describe, field, js_to_json, take_limit, take_options};
+use super::js::{describe, field, js_to_json, optional_string, take_limit, take_options};
 use super::model::ModelClient;
 use super::runner::{AgentSpec, RunError, RunInput, RunOptions, Tool};
+use crate::core::error::ErrorCode;
 
 /// A usage error: its code and message.
 pub type Usage = (&'static str, String);
@@ -30,16 +31,12 @@ fn opt_string(
     what: &str,
     code: &'static str,
 ) -> Result<Option<String>, Usage> {
-    let v = field(o, key);
-    if v.is_undefined() || v.is_null() {
-        return Ok(None);
-    }
-    v.as_string().map(Some).ok_or_else(|| {
-        usage(
-            code,
-            format!("{what}.{key} must be a string, got {}", describe(&v)),
-        )
-    })
+    optional_string(
+        &field(o, key),
+        &format!("{what}.{key}"),
+        ErrorCode::InvalidOptions,
+    )
+    .map_err(|e| usage(code, e.message))
 }
 
 fn opt_number(

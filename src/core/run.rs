@@ -183,11 +183,7 @@ impl RunState {
 
     /// Items to add to the session now (input first, once), and marks them saved.
     pub fn take_unsaved(&mut self) -> Vec<Value> {
-        let mut items = Vec::new();
-        if !self.input_saved {
-            items.extend(self.turn_input.iter().cloned());
-            self.input_saved = true;
-        }
+        let mut items = self.take_unsaved_input();
         items.extend(
             self.generated
                 .get(self.saved..)
