@@ -5,7 +5,7 @@ use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::core::error::{ErrorCode, Result, SessionError};
+use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
 use crate::core::session::starts_turn;
 
@@ -17,13 +17,32 @@ extern "C" {
     fn structured_clone(value: &JsValue) -> std::result::Result<JsValue, JsValue>;
 }
 
-/// Turns an error into the JS `Error` that callers see: `name` `SessionError`, a stable `code`.
-pub fn to_js_error(error: &SessionError) -> JsValue {
-    let js = js_sys::Error::new(&error.message);
-    js.set_name("SessionError");
-    // Setting a property on a fresh Error object cannot fail.
-    let _ = Reflect::set(&js, &"code".into(), &error.code.as_str().into());
-    js.into()
+/// A new plain object with these properties, in this order.
+pub fn object(fields: &[(&str, JsValue)]) -> Object {
+    let o = Object::new();
+    for (key, value) in fields {
+        // Defining a property of a fresh plain object does not fail.
+        let _ = Reflect::set(&o, &JsValue::from_str(key), value);
+    }
+    o
+}
+
+/// The property names of objects built many at a time, made into JS strings once.
+pub struct Shape<const N: usize>([JsValue; N]);
+
+impl<const N: usize> Shape<N> {
+    pub fn new(names: [&str; N]) -> Self {
+        Shape(names.map(JsValue::from_str))
+    }
+
+    /// A new object with these values for the shape's names, in order.
+    pub fn build(&self, values: [&JsValue; N]) -> std::result::Result<Object, JsValue> {
+        let o = Object::new();
+        for (key, value) in self.0.iter().zip(values) {
+            Reflect::set(&o, key, value)?;
+        }
+        Ok(o)
+    }
 }
 
 /// A short description of a value's kind for error messages ("a string", "null", "an array").
@@ -103,7 +122,7 @@ pub fn error_text(error: &JsValue) -> String {
 pub fn take_items(items: &JsValue) -> Result<Vec<(JsValue, bool)>> {
     if !Array::is_array(items) {
         return Err(SessionError::new(
-            ErrorCode::InvalidItem,
+            SessionErrorCode::InvalidItem,
             format!("items must be an array, got {}", describe(items)),
         ));
     }
@@ -112,13 +131,13 @@ pub fn take_items(items: &JsValue) -> Result<Vec<(JsValue, bool)>> {
     for (i, item) in items.iter().enumerate() {
         if !is_plain_object(&item) {
             return Err(SessionError::new(
-                ErrorCode::InvalidItem,
+                SessionErrorCode::InvalidItem,
                 format!("items[{i}] is not an object: got {}", describe(&item)),
             ));
         }
         let copy = clone_value(&item).map_err(|e| {
             SessionError::new(
-                ErrorCode::InvalidItem,
+                SessionErrorCode::InvalidItem,
                 format!("items[{i}] holds a value that cannot be stored ({e})"),
             )
         })?;
@@ -141,7 +160,7 @@ pub fn take_limit(value: &JsValue, what: &str) -> Result<Option<Limit>> {
     match value.as_f64() {
         Some(n) => Limit::from_number(n, what).map(Some),
         None => Err(SessionError::new(
-            ErrorCode::InvalidLimit,
+            SessionErrorCode::InvalidLimit,
             format!("{what} must be an integer, got {}", describe(value)),
         )),
     }
@@ -154,7 +173,7 @@ pub fn take_options(value: &JsValue, what: &str) -> Result<Option<Object>> {
     }
     if !value.is_object() || Array::is_array(value) || value.is_function() {
         return Err(SessionError::new(
-            ErrorCode::InvalidOptions,
+            SessionErrorCode::InvalidOptions,
             format!("{what} must be an object, got {}", describe(value)),
         ));
     }
@@ -170,7 +189,11 @@ pub fn field(options: &Option<Object>, key: &str) -> JsValue {
 }
 
 /// An optional string field: absent, or a string; `code` is reported for any other value.
-pub fn optional_string(value: &JsValue, what: &str, code: ErrorCode) -> Result<Option<String>> {
+pub fn optional_string(
+    value: &JsValue,
+    what: &str,
+    code: SessionErrorCode,
+) -> Result<Option<String>> {
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
@@ -183,7 +206,7 @@ pub fn optional_string(value: &JsValue, what: &str, code: ErrorCode) -> Result<O
 }
 
 /// A required string argument.
-pub fn required_string(value: &JsValue, what: &str, code: ErrorCode) -> Result<String> {
+pub fn required_string(value: &JsValue, what: &str, code: SessionErrorCode) -> Result<String> {
     value.as_string().ok_or_else(|| {
         SessionError::new(
             code,
@@ -214,7 +237,7 @@ pub fn now() -> f64 {
 pub fn random_bytes() -> Result<[u8; 16]> {
     let unavailable = |e: JsValue| {
         SessionError::new(
-            ErrorCode::StorageUnavailable,
+            SessionErrorCode::StorageUnavailable,
             format!(
                 "crypto.getRandomValues is not available to make a session id ({})",
                 error_text(&e)
@@ -243,13 +266,14 @@ pub fn call_method(
 ) -> std::result::Result<JsValue, JsValue> {
     let f: js_sys::Function = Reflect::get(object, &name.into())?
         .dyn_into()
-        .map_err(|_| JsValue::from(js_sys::Error::new(&format!("{name} is not a function"))))?;
+        // What JavaScript itself throws for calling something that is not a function.
+        .map_err(|_| JsValue::from(js_sys::TypeError::new(&format!("{name} is not a function"))))?;
     let args: Array = args.iter().collect();
     f.apply(object, &args)
 }
 
 /// Awaits a value if it is a promise (or any thenable); returns it as is otherwise.
-pub async fn settle_value(value: JsValue) -> std::result::Result<JsValue, JsValue> {
+pub async fn resolve_value(value: JsValue) -> std::result::Result<JsValue, JsValue> {
     let is_thenable = value.is_object()
         && Reflect::get(&value, &"then".into())
             .map(|t| t.is_function())
@@ -262,12 +286,14 @@ pub async fn settle_value(value: JsValue) -> std::result::Result<JsValue, JsValu
     }
 }
 
+#[cfg(feature = "runner")]
 /// A JSON value as a fresh JS value (via `JSON.parse`, which builds plain objects fast).
 pub fn json_to_js(value: &serde_json::Value) -> JsValue {
     let text = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
     js_sys::JSON::parse(&text).unwrap_or(JsValue::NULL)
 }
 
+#[cfg(feature = "runner")]
 /// A JS value as JSON (via `JSON.stringify`). `what` names it in the error.
 pub fn js_to_json(value: &JsValue, what: &str) -> std::result::Result<serde_json::Value, String> {
     let text = js_sys::JSON::stringify(value)

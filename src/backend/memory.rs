@@ -6,24 +6,22 @@ use std::cell::RefCell;
 
 use wasm_bindgen::JsValue;
 
-use crate::core::error::{ErrorCode, Result, SessionError};
+use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
 use crate::core::memory::MemoryHistory;
 
 use super::js::{clone_value, now};
-use super::Closed;
+use super::session::{SessionCore, SessionState};
 
 pub struct MemorySessionState {
-    pub session_id: String,
-    pub settings: SessionSettings,
+    core: SessionCore,
     history: RefCell<MemoryHistory<JsValue>>,
-    closed: Closed,
 }
 
 fn copy_out(item: &JsValue) -> Result<JsValue> {
     clone_value(item).map_err(|e| {
         SessionError::new(
-            ErrorCode::StorageError,
+            SessionErrorCode::StorageError,
             format!("copying a stored item: {e}"),
         )
     })
@@ -33,37 +31,38 @@ impl MemorySessionState {
     pub fn new(session_id: String, settings: SessionSettings) -> Self {
         MemorySessionState {
             history: RefCell::new(MemoryHistory::new(&session_id, now())),
-            session_id,
-            settings,
-            closed: Closed::default(),
+            core: SessionCore::new(session_id, settings),
         }
     }
+}
 
-    pub fn check_open(&self, what: &str) -> Result<()> {
-        self.closed.check(what)
+impl SessionState for MemorySessionState {
+    fn core(&self) -> &SessionCore {
+        &self.core
     }
 
-    pub fn close(&self) {
-        self.closed.set();
-        self.history.borrow_mut().clear(now());
-    }
-
-    pub fn get_items(&self, limit: Option<Limit>) -> Result<Vec<JsValue>> {
-        let limit = Limit::resolve(limit, self.settings.limit);
+    async fn get_items(&self, limit: Limit) -> Result<Vec<JsValue>> {
         let history = self.history.borrow();
         history.items(limit).map(|e| copy_out(&e.item)).collect()
     }
 
-    pub fn add_items(&self, items: Vec<(JsValue, bool)>) {
+    async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {
         self.history.borrow_mut().add(items, now());
+        Ok(())
     }
 
-    pub fn pop_item(&self) -> Option<JsValue> {
+    async fn pop_item(&self) -> Result<Option<JsValue>> {
         // The popped value leaves the store, so it needs no copy: nobody else holds it.
-        self.history.borrow_mut().pop(now())
+        Ok(self.history.borrow_mut().pop(now()))
     }
 
-    pub fn clear(&self) {
+    async fn clear(&self) -> Result<()> {
         self.history.borrow_mut().clear(now());
+        Ok(())
+    }
+
+    /// A closed memory session lets go of its items.
+    async fn close(&self) -> Result<()> {
+        self.clear().await
     }
 }

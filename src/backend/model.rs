@@ -7,13 +7,14 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::core::run::{is_retryable, retry_after_seconds, retry_delay_ms};
+use crate::core::run::retry::{is_retryable, retry_after_seconds, retry_delay_ms};
 use crate::core::sse::SseParser;
 use crate::core::wire::{
     error_message, parse_response, Api, ModelOutput, StreamAccumulator, StreamEvent,
 };
 
-use super::js::{call_method, error_text, settle_value};
+use super::error::abort_error;
+use super::js::{call_method, error_text, object, resolve_value};
 
 /// A failed model call. `status` is 0 when no HTTP response arrived.
 #[derive(Debug, Clone)]
@@ -59,7 +60,7 @@ pub fn aborted(signal: Option<&JsValue>) -> Option<JsValue> {
     }
     let reason = Reflect::get(signal, &"reason".into()).unwrap_or(JsValue::UNDEFINED);
     Some(if reason.is_undefined() {
-        js_sys::Error::new("the run was aborted").into()
+        abort_error("the run was aborted")
     } else {
         reason
     })
@@ -84,8 +85,7 @@ async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
             }
         }
         if let Some(signal) = &signal {
-            let once = Object::new();
-            let _ = Reflect::set(&once, &"once".into(), &true.into());
+            let once = object(&[("once", true.into())]);
             let _ = call_method(
                 signal,
                 "addEventListener",
@@ -107,25 +107,24 @@ impl ModelClient {
     }
 
     fn init(&self, body: &str, signal: Option<&JsValue>) -> Object {
-        let headers = Object::new();
-        let set = |o: &Object, k: &str, v: &JsValue| {
-            let _ = Reflect::set(o, &k.into(), v);
-        };
-        set(&headers, "content-type", &"application/json".into());
-        for (k, v) in &self.headers {
-            set(&headers, k, &v.as_str().into());
-        }
+        let mut headers: Vec<(&str, JsValue)> = vec![("content-type", "application/json".into())];
+        headers.extend(
+            self.headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str().into())),
+        );
         if let Some(key) = &self.api_key {
-            set(&headers, "authorization", &format!("Bearer {key}").into());
+            headers.push(("authorization", format!("Bearer {key}").into()));
         }
-        let init = Object::new();
-        set(&init, "method", &"POST".into());
-        set(&init, "headers", &headers);
-        set(&init, "body", &body.into());
+        let mut init = vec![
+            ("method", "POST".into()),
+            ("headers", object(&headers).into()),
+            ("body", body.into()),
+        ];
         if let Some(s) = signal {
-            set(&init, "signal", s);
+            init.push(("signal", s.clone()));
         }
-        init
+        object(&init)
     }
 
     async fn fetch_once(&self, body: &str, signal: Option<&JsValue>) -> Result<JsValue, CallError> {
@@ -143,35 +142,41 @@ impl ModelClient {
                 &self.init(body, signal),
             )
             .map_err(|e| failed(0, format!("network error: {}", error_text(&e))))?;
-        settle_value(call).await.map_err(|e| match aborted(signal) {
-            Some(reason) => CallError::Aborted(reason),
-            None => failed(0, format!("network error: {}", error_text(&e))),
-        })
+        resolve_value(call)
+            .await
+            .map_err(|e| match aborted(signal) {
+                Some(reason) => CallError::Aborted(reason),
+                None => failed(0, format!("network error: {}", error_text(&e))),
+            })
     }
 
-    /// One model call. Text deltas of a streamed response go to `on_delta` as they arrive.
+    /// One model call with this JSON `body`. Text deltas of a streamed response go to
+    /// `on_delta` as they arrive.
     pub async fn call(
         &self,
-        body: &Value,
+        body: &str,
         stream: bool,
         signal: Option<&JsValue>,
         on_delta: &mut dyn FnMut(&str),
     ) -> Result<ModelOutput, CallError> {
-        let body = serde_json::to_string(body).unwrap_or_default();
         let mut attempt = 0;
         loop {
             if let Some(reason) = aborted(signal) {
                 return Err(CallError::Aborted(reason));
             }
-            let response = self.fetch_once(&body, signal).await?;
+            let response = self.fetch_once(body, signal).await?;
             let status = Reflect::get(&response, &"status".into())
                 .ok()
                 .and_then(|s| s.as_f64())
                 .unwrap_or(0.0) as u16;
             if !(200..300).contains(&status) {
-                let text = read_text(&response, status, signal)
-                    .await
-                    .unwrap_or_default();
+                // The body only improves the message: a failure to read it is no error of its
+                // own, but an abort while reading it is.
+                let text = match read_text(&response, status, signal).await {
+                    Ok(text) => text,
+                    Err(CallError::Aborted(reason)) => return Err(CallError::Aborted(reason)),
+                    Err(CallError::Failed(_)) => String::new(),
+                };
                 if is_retryable(status) && attempt < self.retries {
                     sleep(retry_delay_ms(attempt, retry_after(&response)), signal).await?;
                     attempt += 1;
@@ -189,7 +194,7 @@ impl ModelClient {
                 let text = read_text(&response, status, signal).await?;
                 let json: Value = serde_json::from_str(&text)
                     .map_err(|e| failed(status, format!("malformed JSON in the response ({e})")))?;
-                parse_response(self.api, &json).map_err(|m| failed(status, m))
+                parse_response(self.api, &json).map_err(|e| failed(status, e.to_string()))
             };
         }
     }
@@ -214,7 +219,7 @@ async fn read_text(
 ) -> Result<String, CallError> {
     let text = call_method(response, "text", &[])
         .map_err(|e| failed(status, format!("reading the response: {}", error_text(&e))))?;
-    let text = settle_value(text)
+    let text = resolve_value(text)
         .await
         .map_err(|e| match aborted(signal) {
             Some(reason) => CallError::Aborted(reason),
@@ -241,7 +246,7 @@ async fn read_stream(
     loop {
         let chunk = call_method(&reader, "read", &[])
             .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
-        let chunk = settle_value(chunk)
+        let chunk = resolve_value(chunk)
             .await
             .map_err(|e| match aborted(signal) {
                 Some(reason) => CallError::Aborted(reason),
@@ -260,7 +265,10 @@ async fn read_stream(
             .map(|a| a.to_vec())
             .unwrap_or_default();
         for event in parser.feed(&bytes) {
-            for e in acc.on_event(&event).map_err(|m| failed(status, m))? {
+            for e in acc
+                .on_event(&event)
+                .map_err(|e| failed(status, e.to_string()))?
+            {
                 match e {
                     StreamEvent::TextDelta(t) => on_delta(&t),
                 }
@@ -277,5 +285,5 @@ async fn read_stream(
             "the stream ended before the response was complete",
         ));
     }
-    acc.finish().map_err(|m| failed(status, m))
+    acc.finish().map_err(|e| failed(status, e.to_string()))
 }

@@ -6,45 +6,49 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::history::Limit;
-use crate::core::run::{input_items_from_text, RunState, DEFAULT_MAX_TURNS};
+use crate::core::run::{input_items_from_text, RunState, ServerConversation, DEFAULT_MAX_TURNS};
 use crate::core::wire::{Api, ModelSettings, ToolSpec};
 
 use super::js::{describe, field, js_to_json, optional_string, take_limit, take_options};
 use super::model::ModelClient;
-use super::runner::{AgentSpec, RunError, RunInput, RunOptions, Tool};
-use crate::core::error::ErrorCode;
+use super::runner::{AgentSpec, RunInput, RunOptions, Tool};
+use crate::core::error::{RunnerError, RunnerErrorCode, SessionError, SessionErrorCode};
 
-/// A usage error: its code and message.
-pub type Usage = (&'static str, String);
+type Result<T> = std::result::Result<T, RunnerError>;
 
-fn usage(code: &'static str, message: String) -> Usage {
-    (code, message)
+fn invalid(code: RunnerErrorCode, message: String) -> RunnerError {
+    RunnerError::new(code, message)
 }
 
-fn options(value: &JsValue, what: &str, code: &'static str) -> Result<Option<Object>, Usage> {
-    take_options(value, what).map_err(|e| usage(code, e.message))
+/// A value check shared with the sessions, reported with the runner's `code`.
+fn recode(code: RunnerErrorCode) -> impl Fn(SessionError) -> RunnerError {
+    move |e| RunnerError::new(code, e.message)
+}
+
+fn options(value: &JsValue, what: &str, code: RunnerErrorCode) -> Result<Option<Object>> {
+    take_options(value, what).map_err(recode(code))
 }
 
 fn opt_string(
     o: &Option<Object>,
     key: &str,
     what: &str,
-    code: &'static str,
-) -> Result<Option<String>, Usage> {
+    code: RunnerErrorCode,
+) -> Result<Option<String>> {
     optional_string(
         &field(o, key),
         &format!("{what}.{key}"),
-        ErrorCode::InvalidOptions,
+        SessionErrorCode::InvalidOptions,
     )
-    .map_err(|e| usage(code, e.message))
+    .map_err(recode(code))
 }
 
 fn opt_number(
     o: &Option<Object>,
     key: &str,
     what: &str,
-    code: &'static str,
-) -> Result<Option<f64>, Usage> {
+    code: RunnerErrorCode,
+) -> Result<Option<f64>> {
     let v = field(o, key);
     if v.is_undefined() || v.is_null() {
         return Ok(None);
@@ -53,7 +57,7 @@ fn opt_number(
         .filter(|n| n.is_finite())
         .map(Some)
         .ok_or_else(|| {
-            usage(
+            invalid(
                 code,
                 format!("{what}.{key} must be a number, got {}", describe(&v)),
             )
@@ -64,12 +68,12 @@ fn opt_count(
     o: &Option<Object>,
     key: &str,
     what: &str,
-    code: &'static str,
-) -> Result<Option<u32>, Usage> {
+    code: RunnerErrorCode,
+) -> Result<Option<u32>> {
     match opt_number(o, key, what, code)? {
         None => Ok(None),
         Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64 => Ok(Some(n as u32)),
-        Some(n) => Err(usage(
+        Some(n) => Err(invalid(
             code,
             format!("{what}.{key} must be a whole number >= 0, got {n}"),
         )),
@@ -80,8 +84,8 @@ fn opt_function(
     o: &Option<Object>,
     key: &str,
     what: &str,
-    code: &'static str,
-) -> Result<Option<js_sys::Function>, Usage> {
+    code: RunnerErrorCode,
+) -> Result<Option<js_sys::Function>> {
     let v = field(o, key);
     if v.is_undefined() || v.is_null() {
         return Ok(None);
@@ -90,7 +94,7 @@ fn opt_function(
         .dyn_into::<js_sys::Function>()
         .map(Some)
         .map_err(|_| {
-            usage(
+            invalid(
                 code,
                 format!("{what}.{key} must be a function, got {}", describe(&v)),
             )
@@ -98,18 +102,18 @@ fn opt_function(
 }
 
 /// `new Agent({ name, instructions?, model?, modelSettings?, tools? })`.
-pub fn parse_agent(value: &JsValue) -> Result<AgentSpec, Usage> {
-    const C: &str = "INVALID_AGENT";
+pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
+    const C: RunnerErrorCode = RunnerErrorCode::InvalidAgent;
     let o = options(value, "agent options", C)?;
     if o.is_none() {
-        return Err(usage(
+        return Err(invalid(
             C,
             "new Agent() needs an options object with a name".into(),
         ));
     }
     let name = opt_string(&o, "name", "agent", C)?
         .filter(|n| !n.trim().is_empty())
-        .ok_or_else(|| usage(C, "agent.name must be a non-empty string".into()))?;
+        .ok_or_else(|| invalid(C, "agent.name must be a non-empty string".into()))?;
     let settings_value = field(&o, "modelSettings");
     let s = options(&settings_value, "agent.modelSettings", C)?;
     let settings = ModelSettings {
@@ -121,7 +125,7 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec, Usage> {
     let mut tools = Vec::new();
     if !tools_value.is_undefined() && !tools_value.is_null() {
         if !Array::is_array(&tools_value) {
-            return Err(usage(
+            return Err(invalid(
                 C,
                 format!(
                     "agent.tools must be an array, got {}",
@@ -134,7 +138,7 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec, Usage> {
         }
         for (i, t) in tools.iter().enumerate() {
             if tools[..i].iter().any(|u| u.spec.name == t.spec.name) {
-                return Err(usage(
+                return Err(invalid(
                     C,
                     format!("agent.tools has two tools named \"{}\"", t.spec.name),
                 ));
@@ -150,26 +154,26 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec, Usage> {
     })
 }
 
-fn parse_tool(value: &JsValue, what: &str) -> Result<Tool, Usage> {
-    const C: &str = "INVALID_AGENT";
+fn parse_tool(value: &JsValue, what: &str) -> Result<Tool> {
+    const C: RunnerErrorCode = RunnerErrorCode::InvalidAgent;
     let o = options(value, what, C)?;
     let name = opt_string(&o, "name", what, C)?
         .filter(|n| !n.is_empty())
-        .ok_or_else(|| usage(C, format!("{what}.name must be a non-empty string")))?;
+        .ok_or_else(|| invalid(C, format!("{what}.name must be a non-empty string")))?;
     let execute = opt_function(&o, "execute", what, C)?
-        .ok_or_else(|| usage(C, format!("{what}.execute must be a function")))?;
+        .ok_or_else(|| invalid(C, format!("{what}.execute must be a function")))?;
     let params = field(&o, "parameters");
     let parameters = if params.is_undefined() || params.is_null() {
         serde_json::json!({"type": "object", "properties": {}})
     } else {
-        js_to_json(&params, &format!("{what}.parameters")).map_err(|m| usage(C, m))?
+        js_to_json(&params, &format!("{what}.parameters")).map_err(|m| invalid(C, m))?
     };
     let needs_approval = field(&o, "needsApproval");
     if !(needs_approval.is_undefined()
         || needs_approval.as_bool().is_some()
         || needs_approval.is_function())
     {
-        return Err(usage(
+        return Err(invalid(
             C,
             format!("{what}.needsApproval must be a boolean or a function"),
         ));
@@ -187,13 +191,13 @@ fn parse_tool(value: &JsValue, what: &str) -> Result<Tool, Usage> {
 }
 
 /// `new Runner({ baseUrl, apiKey?, api?, headers?, fetch?, retries? })`.
-pub fn parse_runner(value: &JsValue) -> Result<ModelClient, Usage> {
-    const C: &str = "INVALID_RUNNER";
+pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
+    const C: RunnerErrorCode = RunnerErrorCode::InvalidRunner;
     let o = options(value, "runner options", C)?;
     let base_url = opt_string(&o, "baseUrl", "runner", C)?
         .filter(|u| !u.trim().is_empty())
         .ok_or_else(|| {
-            usage(
+            invalid(
                 C,
                 "runner.baseUrl must be the API's base URL, such as \"https://api.openai.com/v1\""
                     .into(),
@@ -202,7 +206,7 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient, Usage> {
     let api = match opt_string(&o, "api", "runner", C)? {
         None => Api::ChatCompletions,
         Some(name) => Api::parse(&name).ok_or_else(|| {
-            usage(
+            invalid(
                 C,
                 format!("runner.api must be \"chat_completions\" or \"responses\", got \"{name}\""),
             )
@@ -216,7 +220,7 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient, Usage> {
             let v = Reflect::get(&h, &key).unwrap_or(JsValue::UNDEFINED);
             let v = v
                 .as_string()
-                .ok_or_else(|| usage(C, format!("runner.headers[\"{k}\"] must be a string")))?;
+                .ok_or_else(|| invalid(C, format!("runner.headers[\"{k}\"] must be a string")))?;
             headers.push((k, v));
         }
     }
@@ -231,8 +235,8 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient, Usage> {
 }
 
 /// The options of `runner.run(agent, input, options)`.
-pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions, Usage> {
-    const C: &str = "INVALID_RUN_OPTIONS";
+pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
+    const C: RunnerErrorCode = RunnerErrorCode::InvalidRunOptions;
     let o = options(value, "run options", C)?;
     let session = field(&o, "session");
     let session = if session.is_undefined() || session.is_null() {
@@ -243,7 +247,7 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions, Us
                 .map(|f| f.is_function())
                 .unwrap_or(false);
             if !ok {
-                return Err(usage(
+                return Err(invalid(
                     C,
                     format!("options.session must have a {method}() method (a Session)"),
                 ));
@@ -255,28 +259,30 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions, Us
     let settings = options(&settings, "options.sessionSettings", C)?;
     let limit_value = field(&settings, "limit");
     let session_limit: Option<Limit> = take_limit(&limit_value, "options.sessionSettings.limit")
-        .map_err(|e| usage("INVALID_LIMIT", e.message))?;
+        .map_err(recode(RunnerErrorCode::InvalidLimit))?;
     let signal = field(&o, "signal");
     let signal = if signal.is_undefined() || signal.is_null() {
         None
     } else if Reflect::has(&signal, &"aborted".into()).unwrap_or(false) {
         Some(signal)
     } else {
-        return Err(usage(C, "options.signal must be an AbortSignal".into()));
+        return Err(invalid(C, "options.signal must be an AbortSignal".into()));
     };
     Ok(RunOptions {
         session,
         session_limit,
         input_callback: opt_function(&o, "sessionInputCallback", "options", C)?,
         max_turns: match opt_count(&o, "maxTurns", "options", C)? {
-            Some(0) => return Err(usage(C, "options.maxTurns must be at least 1".into())),
+            Some(0) => return Err(invalid(C, "options.maxTurns must be at least 1".into())),
             Some(n) => n,
             None => DEFAULT_MAX_TURNS,
         },
         signal,
         context: field(&o, "context"),
-        previous_response_id: opt_string(&o, "previousResponseId", "options", C)?,
-        conversation_id: opt_string(&o, "conversationId", "options", C)?,
+        server: ServerConversation {
+            previous_response_id: opt_string(&o, "previousResponseId", "options", C)?,
+            conversation_id: opt_string(&o, "conversationId", "options", C)?,
+        },
         stream,
     })
 }
@@ -285,19 +291,21 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions, Us
 pub const RUN_STATE_KIND: &str = "agent-sessions.RunState";
 
 /// A run's input: a string, an array of items, or a `RunState` to resume.
-pub fn parse_input(value: &JsValue) -> Result<RunInput, Usage> {
-    const C: &str = "INVALID_INPUT";
+pub fn parse_input(value: &JsValue) -> Result<RunInput> {
+    const C: RunnerErrorCode = RunnerErrorCode::InvalidInput;
     if let Some(text) = value.as_string() {
         return Ok(RunInput::Items(input_items_from_text(&text)));
     }
     if Array::is_array(value) {
-        let items = super::js::take_items(value).map_err(|e| usage(C, e.message))?;
-        let items: Result<Vec<Value>, String> = items
+        let items = super::js::take_items(value).map_err(recode(C))?;
+        let items: Result<Vec<Value>> = items
             .iter()
             .enumerate()
-            .map(|(i, (item, _))| js_to_json(item, &format!("input[{i}]")))
+            .map(|(i, (item, _))| {
+                js_to_json(item, &format!("input[{i}]")).map_err(|m| invalid(C, m))
+            })
             .collect();
-        return items.map(RunInput::Items).map_err(|m| usage(C, m));
+        return items.map(RunInput::Items);
     }
     let kind = Reflect::get(value, &"kind".into())
         .ok()
@@ -309,56 +317,13 @@ pub fn parse_input(value: &JsValue) -> Result<RunInput, Usage> {
             .unwrap_or_default();
         return RunState::from_json(&text)
             .map(RunInput::Resume)
-            .map_err(|m| usage("INVALID_RUN_STATE", m));
+            .map_err(|e| invalid(RunnerErrorCode::InvalidRunState, e.to_string()));
     }
-    Err(usage(
+    Err(invalid(
         C,
         format!(
             "input must be a string, an array of items or a RunState, got {}",
             describe(value)
         ),
     ))
-}
-
-fn named_error(name: &str, message: &str, fields: &[(&str, JsValue)]) -> JsValue {
-    let e = js_sys::Error::new(message);
-    e.set_name(name);
-    for (k, v) in fields {
-        let _ = Reflect::set(&e, &(*k).into(), v);
-    }
-    e.into()
-}
-
-/// A usage error as a JS `RunnerError`.
-pub fn usage_error((code, message): Usage) -> JsValue {
-    named_error("RunnerError", &message, &[("code", code.into())])
-}
-
-/// A run error as the JS error the caller sees.
-pub fn run_error(error: RunError) -> JsValue {
-    match error {
-        RunError::Usage(code, message) => usage_error((code, message)),
-        RunError::Model(f) => {
-            let message = if f.status == 0 {
-                format!("model request failed: {}", f.message)
-            } else {
-                format!("model request failed with HTTP {}: {}", f.status, f.message)
-            };
-            named_error(
-                "ModelError",
-                &message,
-                &[
-                    ("status", JsValue::from(f.status)),
-                    ("serverMessage", f.message.as_str().into()),
-                ],
-            )
-        }
-        RunError::MaxTurns(n) => named_error(
-            "MaxTurnsExceededError",
-            &format!("the run stopped after {n} model calls (maxTurns) without a final answer; what ran was saved"),
-            &[("code", "MAX_TURNS_EXCEEDED".into()), ("maxTurns", JsValue::from(n))],
-        ),
-        RunError::Aborted(reason) => reason,
-        RunError::Thrown(e) => e,
-    }
 }

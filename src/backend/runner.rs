@@ -2,22 +2,21 @@
 //! function tools, the session input callback, events of a streamed run. The rules it follows
 //! live in [`crate::core::run`].
 
-use std::cell::RefCell;
-use std::collections::VecDeque;
-
-use js_sys::{Array, Object, Reflect};
+use js_sys::{Array, Function};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
+use crate::core::error::{RunnerError, RunnerErrorCode};
 use crate::core::history::Limit;
 use crate::core::run::{
-    new_turn_items, select_history, Decision, Origin, RunState, Step, REJECTION_MESSAGE,
+    new_turn_items, select_history, Decision, NextStep, Origin, RunState, ServerConversation,
+    REJECTION_MESSAGE,
 };
 use crate::core::wire::{
     call_id, is_function_call, request_body, ModelRequest, ModelSettings, ToolSpec,
 };
 
-use super::js::{call_method, describe, error_text, js_to_json, json_to_js, settle_value};
+use super::js::{call_method, describe, error_text, js_to_json, json_to_js, object, resolve_value};
 use super::model::{aborted, CallError, ModelClient, ModelFailure};
 
 /// A function tool defined in JS.
@@ -45,8 +44,7 @@ pub struct RunOptions {
     pub max_turns: u32,
     pub signal: Option<JsValue>,
     pub context: JsValue,
-    pub previous_response_id: Option<String>,
-    pub conversation_id: Option<String>,
+    pub server: ServerConversation,
     pub stream: bool,
 }
 
@@ -56,9 +54,8 @@ pub enum RunInput {
 }
 
 pub enum RunError {
-    /// Wrong use of the runner (bad options, no model, a session with a server conversation),
-    /// with its error code.
-    Usage(&'static str, String),
+    /// Wrong use of the runner (bad options, no model, a session with a server conversation).
+    Usage(RunnerError),
     Model(ModelFailure),
     MaxTurns(u32),
     Aborted(JsValue),
@@ -85,104 +82,20 @@ pub struct RunOutcome {
     pub interruptions: Vec<Value>,
 }
 
-/// Where a streamed run's events go, read by an async iterator (`next()`).
-#[derive(Default)]
-pub struct EventQueue {
-    events: RefCell<VecDeque<JsValue>>,
-    /// The `resolve` and `reject` of each `next()` waiting for an event, oldest first.
-    waiting: RefCell<VecDeque<(js_sys::Function, js_sys::Function)>>,
-    closed: RefCell<bool>,
-    error: RefCell<Option<JsValue>>,
-}
-
-impl EventQueue {
-    pub fn push(&self, event: JsValue) {
-        if *self.closed.borrow() {
-            return;
-        }
-        let waiter = self.waiting.borrow_mut().pop_front();
-        match waiter {
-            Some((resolve, _)) => {
-                let _ = resolve.call1(&JsValue::UNDEFINED, &iter_result(event, false));
-            }
-            None => self.events.borrow_mut().push_back(event),
-        }
-    }
-
-    /// Ends the stream; with an error, the iterator throws it after the queued events.
-    pub fn close(&self, error: Option<JsValue>) {
-        if *self.closed.borrow() {
-            return;
-        }
-        *self.closed.borrow_mut() = true;
-        let waiters: Vec<_> = self.waiting.borrow_mut().drain(..).collect();
-        let mut error = error;
-        for (resolve, reject) in waiters {
-            match error.take() {
-                Some(e) => {
-                    let _ = reject.call1(&JsValue::UNDEFINED, &e);
-                }
-                None => {
-                    let _ =
-                        resolve.call1(&JsValue::UNDEFINED, &iter_result(JsValue::UNDEFINED, true));
-                }
-            }
-        }
-        *self.error.borrow_mut() = error;
-    }
-
-    /// The iterator's `return()`: the caller stopped iterating; later events are dropped (the
-    /// run itself goes on; its `signal` stops it).
-    pub fn stop(&self) {
-        self.events.borrow_mut().clear();
-        self.close(None);
-        self.error.borrow_mut().take();
-    }
-
-    /// The iterator's `next()`.
-    pub fn next(&self) -> js_sys::Promise {
-        if let Some(e) = self.events.borrow_mut().pop_front() {
-            return js_sys::Promise::resolve(&iter_result(e, false));
-        }
-        if *self.closed.borrow() {
-            return match self.error.borrow_mut().take() {
-                Some(e) => js_sys::Promise::reject(&e),
-                None => js_sys::Promise::resolve(&iter_result(JsValue::UNDEFINED, true)),
-            };
-        }
-        js_sys::Promise::new(&mut |resolve, reject| {
-            self.waiting.borrow_mut().push_back((resolve, reject));
-        })
-    }
-}
-
-pub fn iter_result(value: JsValue, done: bool) -> JsValue {
-    let r = Object::new();
-    let _ = Reflect::set(&r, &"value".into(), &value);
-    let _ = Reflect::set(&r, &"done".into(), &done.into());
-    r.into()
-}
-
-fn event(kind: &str, fields: &[(&str, JsValue)]) -> JsValue {
-    let e = Object::new();
-    let _ = Reflect::set(&e, &"type".into(), &kind.into());
-    for (k, v) in fields {
-        let _ = Reflect::set(&e, &(*k).into(), v);
-    }
-    e.into()
-}
-
 struct Run<'a> {
     client: &'a ModelClient,
     agent: &'a AgentSpec,
     options: &'a RunOptions,
-    events: Option<&'a EventQueue>,
+    /// Receives each event of a streamed run.
+    on_event: Option<&'a Function>,
 }
 
 impl Run<'_> {
-    fn emit(&self, kind: &str, fields: &[(&str, JsValue)]) {
-        if let Some(q) = self.events {
-            q.push(event(kind, fields));
+    fn emit(&self, kind: &str, field: (&str, JsValue)) {
+        if let Some(on_event) = self.on_event {
+            let event = object(&[("type", kind.into()), field]);
+            // The listener is the package's own event buffer (js/runner.js); it does not throw.
+            let _ = on_event.call1(&JsValue::UNDEFINED, &event);
         }
     }
 
@@ -191,7 +104,7 @@ impl Run<'_> {
             return Ok(JsValue::UNDEFINED);
         };
         let value = call_method(session, method, args).map_err(RunError::Thrown)?;
-        settle_value(value).await.map_err(RunError::Thrown)
+        resolve_value(value).await.map_err(RunError::Thrown)
     }
 
     async fn save(&self, items: Vec<Value>) -> Result<(), RunError> {
@@ -213,16 +126,17 @@ impl Run<'_> {
             };
             let items = self.session_call("getItems", &[limit]).await?;
             if !Array::is_array(&items) {
-                return Err(RunError::Usage(
-                    "INVALID_SESSION",
+                return Err(RunError::Usage(RunnerError::new(
+                    RunnerErrorCode::InvalidSession,
                     format!(
                         "session.getItems() must resolve to an array, got {}",
                         describe(&items)
                     ),
-                ));
+                )));
             }
-            let items = js_to_json(&items, "the session's items")
-                .map_err(|m| RunError::Usage("INVALID_SESSION", m))?;
+            let items = js_to_json(&items, "the session's items").map_err(|m| {
+                RunError::Usage(RunnerError::new(RunnerErrorCode::InvalidSession, m))
+            })?;
             select_history(items.as_array().cloned().unwrap_or_default())
         } else {
             Vec::new()
@@ -244,12 +158,12 @@ impl Run<'_> {
                         &input_js.iter().collect::<Array>(),
                     )
                     .map_err(RunError::Thrown)?;
-                let returned = settle_value(returned).await.map_err(RunError::Thrown)?;
+                let returned = resolve_value(returned).await.map_err(RunError::Thrown)?;
                 if !Array::is_array(&returned) {
-                    return Err(RunError::Usage(
-                        "INVALID_RUN_OPTIONS",
-                        "sessionInputCallback must return an array of items".into(),
-                    ));
+                    return Err(RunError::Usage(RunnerError::new(
+                        RunnerErrorCode::InvalidRunOptions,
+                        "sessionInputCallback must return an array of items",
+                    )));
                 }
                 let same = |pool: &[JsValue], item: &JsValue| {
                     pool.iter().position(|p| js_sys::Object::is(p, item))
@@ -264,7 +178,9 @@ impl Run<'_> {
                     })
                     .collect();
                 let returned = js_to_json(&returned, "what sessionInputCallback returned")
-                    .map_err(|m| RunError::Usage("INVALID_RUN_OPTIONS", m))?;
+                    .map_err(|m| {
+                        RunError::Usage(RunnerError::new(RunnerErrorCode::InvalidRunOptions, m))
+                    })?;
                 let model_input = returned.as_array().cloned().unwrap_or_default();
                 let turn_input = new_turn_items(&history, &model_input, &origins);
                 (model_input, turn_input)
@@ -281,43 +197,18 @@ impl Run<'_> {
 
     fn model(&self) -> Result<&str, RunError> {
         self.agent.model.as_deref().ok_or_else(|| {
-            RunError::Usage(
-                "INVALID_AGENT",
+            RunError::Usage(RunnerError::new(
+                RunnerErrorCode::InvalidAgent,
                 format!(
                     "agent \"{}\" has no model: set it with new Agent({{ model }})",
                     self.agent.name
                 ),
-            )
+            ))
         })
     }
 
     async fn call_model(&self, state: &mut RunState) -> Result<(), RunError> {
-        let server_managed =
-            self.options.previous_response_id.is_some() || self.options.conversation_id.is_some();
-        // With a server-side conversation the server already holds what it was sent: send only
-        // what is new since the last response.
-        let input = if server_managed {
-            if state.turns == 0 {
-                state.model_input.clone()
-            } else {
-                let last_output = state
-                    .generated
-                    .iter()
-                    .rposition(is_function_call)
-                    .map(|p| p + 1)
-                    .unwrap_or(0);
-                state.generated[last_output..].to_vec()
-            }
-        } else {
-            state.model_input_now()
-        };
-        let previous = if state.turns == 0 || self.options.conversation_id.is_some() {
-            self.options.previous_response_id.clone()
-        } else if server_managed {
-            state.last_response_id.clone()
-        } else {
-            None
-        };
+        let (input, previous) = state.next_request(&self.options.server);
         let tools: Vec<ToolSpec> = self.agent.tools.iter().map(|t| t.spec.clone()).collect();
         let body = request_body(
             self.client.api,
@@ -329,10 +220,16 @@ impl Run<'_> {
                 input: &input,
                 stream: self.options.stream,
                 previous_response_id: previous.as_deref(),
-                conversation_id: self.options.conversation_id.as_deref(),
+                conversation_id: self.options.server.conversation_id.as_deref(),
             },
         );
-        let mut on_delta = |text: &str| self.emit("text_delta", &[("delta", text.into())]);
+        let body = serde_json::to_string(&body).map_err(|e| {
+            RunError::Usage(RunnerError::new(
+                RunnerErrorCode::InvalidInput,
+                format!("the model request cannot be written as JSON ({e})"),
+            ))
+        })?;
+        let mut on_delta = |text: &str| self.emit("text_delta", ("delta", text.into()));
         let output = self
             .client
             .call(
@@ -348,9 +245,9 @@ impl Run<'_> {
             })?;
         for item in &output.items {
             let js = json_to_js(item);
-            self.emit("item_added", &[("item", js.clone())]);
+            self.emit("item_added", ("item", js.clone()));
             if is_function_call(item) {
-                self.emit("tool_call", &[("item", js)]);
+                self.emit("tool_call", ("item", js));
             }
         }
         state.record_model_output(output);
@@ -370,7 +267,7 @@ impl Run<'_> {
             let r = f
                 .call3(&tool.object, &self.options.context, args, &id)
                 .map_err(RunError::Thrown)?;
-            let r = settle_value(r).await.map_err(RunError::Thrown)?;
+            let r = resolve_value(r).await.map_err(RunError::Thrown)?;
             Ok(r.is_truthy())
         } else {
             Ok(flag.is_truthy())
@@ -382,7 +279,7 @@ impl Run<'_> {
             .execute
             .call2(&tool.object, args, &self.options.context)
         {
-            Ok(r) => settle_value(r).await,
+            Ok(r) => resolve_value(r).await,
             Err(e) => Err(e),
         };
         match result {
@@ -470,15 +367,15 @@ impl Run<'_> {
     fn record(&self, state: &mut RunState, call: &Value, output: String) {
         state.record_tool_output(call, output);
         if let Some(item) = state.generated.last() {
-            self.emit("tool_output", &[("item", json_to_js(item))]);
+            self.emit("tool_output", ("item", json_to_js(item)));
         }
     }
 
     async fn drive(&self, state: &mut RunState) -> Result<Vec<Value>, RunError> {
         loop {
             match state.next_step() {
-                Step::CallModel => self.call_model(state).await?,
-                Step::RunTools(calls) => {
+                NextStep::CallModel => self.call_model(state).await?,
+                NextStep::RunTools(calls) => {
                     let (waiting, ran_approved) = self.run_tools(state, calls).await?;
                     if !waiting.is_empty() {
                         self.save(state.take_unsaved()).await?;
@@ -490,11 +387,11 @@ impl Run<'_> {
                         self.save(state.take_unsaved()).await?;
                     }
                 }
-                Step::Done(_) => {
+                NextStep::Done(_) => {
                     self.save(state.take_unsaved()).await?;
                     return Ok(Vec::new());
                 }
-                Step::MaxTurnsExceeded => {
+                NextStep::MaxTurnsExceeded => {
                     self.save(state.take_unsaved()).await?;
                     return Err(RunError::MaxTurns(state.max_turns));
                 }
@@ -510,33 +407,17 @@ pub async fn run(
     agent: &AgentSpec,
     input: RunInput,
     options: &RunOptions,
-    events: Option<&EventQueue>,
+    on_event: Option<&Function>,
 ) -> Result<RunOutcome, RunFailure> {
-    if options.session.is_some()
-        && (options.previous_response_id.is_some() || options.conversation_id.is_some())
-    {
-        return Err(RunFailure::before_start(RunError::Usage(
-            "SESSION_CONFLICT",
-            "a session cannot be combined with conversationId or previousResponseId: the session \
-             already holds the history; use one or the other"
-                .into(),
-        )));
-    }
-    if client.api != crate::core::wire::Api::Responses
-        && (options.previous_response_id.is_some() || options.conversation_id.is_some())
-    {
-        return Err(RunFailure::before_start(RunError::Usage(
-            "INVALID_RUN_OPTIONS",
-            "previousResponseId and conversationId need a runner with api: \"responses\"; the Chat \
-             Completions API keeps no conversation on the server"
-                .into(),
-        )));
-    }
+    options
+        .server
+        .check(options.session.is_some(), client.api)
+        .map_err(|e| RunFailure::before_start(RunError::Usage(e)))?;
     let r = Run {
         client,
         agent,
         options,
-        events,
+        on_event,
     };
     let mut state = match input {
         RunInput::Items(items) => r.start(items).await.map_err(RunFailure::before_start)?,

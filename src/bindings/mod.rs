@@ -6,16 +6,7 @@ mod runner;
 #[cfg(feature = "sessions")]
 mod sessions;
 
-#[cfg(feature = "sessions")]
-use js_sys::Promise;
 use wasm_bindgen::prelude::*;
-#[cfg(feature = "sessions")]
-use wasm_bindgen::JsValue;
-
-#[cfg(feature = "sessions")]
-use crate::backend::js::to_js_error;
-#[cfg(feature = "sessions")]
-use crate::core::error::{Result, SessionError};
 
 /// Declarations shared by the sessions and the runner modules.
 #[wasm_bindgen(typescript_custom_section)]
@@ -33,13 +24,3 @@ export interface SessionSettings {
   limit?: number;
 }
 "#;
-
-#[cfg(feature = "sessions")]
-fn reject(error: SessionError) -> Promise {
-    Promise::reject(&to_js_error(&error))
-}
-
-#[cfg(feature = "sessions")]
-fn settle<T: Into<JsValue>>(result: Result<T>) -> std::result::Result<JsValue, JsValue> {
-    result.map(Into::into).map_err(|e| to_js_error(&e))
-}

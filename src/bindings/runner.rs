@@ -1,22 +1,27 @@
-//! `Agent`, `Runner` and `RunState`: agents that remember, against any OpenAI-compatible API.
+//! `Agent`, `Runner` and `RunState`: the exports and their declarations. A streamed run's
+//! events are iterated through an async generator in `js/runner.js`, fed by `startStreamed`.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Array, Object, Promise, Reflect};
-use serde_json::Value;
+use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use crate::backend::js::json_to_js;
+use crate::backend::error::{coded_error, run_error};
+use crate::backend::js::describe;
 use crate::backend::model::ModelClient;
 use crate::backend::run_options::{
-    parse_agent, parse_input, parse_run_options, parse_runner, run_error, usage_error,
-    RUN_STATE_KIND,
+    parse_agent, parse_input, parse_run_options, parse_runner, RUN_STATE_KIND,
 };
-use crate::backend::runner::{self, AgentSpec, EventQueue, RunOutcome};
+use crate::backend::run_result::{interruption, result_object};
+use crate::backend::runner::{self, AgentSpec, RunError, RunOutcome};
+use crate::core::error::{ErrorFamily, RunnerError, RunnerErrorCode};
 use crate::core::run::{Decision, RunState as CoreState};
 use crate::core::wire::call_id;
+
+#[wasm_bindgen(typescript_custom_section)]
+const RUNNER_ERROR_CODES: &'static str = RunnerErrorCode::TS_UNION;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
@@ -132,7 +137,8 @@ export type RunStreamEvent =
   | { type: 'tool_output'; item: Item }
   | { type: 'done'; result: RunResult };
 
-/** A streamed run: iterate it for events; `result` settles when the run ends. */
+/** A streamed run: iterate it for events; `result` settles when the run ends. Leaving the
+ * loop early (`break`) stops the events; the run itself goes on (its `signal` stops it). */
 export interface StreamedRun extends AsyncIterable<RunStreamEvent> {
   readonly result: Promise<RunResult>;
 }
@@ -155,15 +161,6 @@ export interface MaxTurnsExceededError extends Error {
   state?: RunState;
 }
 
-export type RunnerErrorCode =
-  | 'INVALID_AGENT'
-  | 'INVALID_RUNNER'
-  | 'INVALID_RUN_OPTIONS'
-  | 'INVALID_INPUT'
-  | 'INVALID_RUN_STATE'
-  | 'INVALID_SESSION'
-  | 'INVALID_LIMIT'
-  | 'SESSION_CONFLICT';
 
 export interface RunnerError extends Error {
   name: 'RunnerError';
@@ -204,11 +201,10 @@ pub struct Agent {
 impl Agent {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Agent, JsValue> {
-        parse_agent(&options)
-            .map(|spec| Agent {
-                spec: Rc::new(spec),
-            })
-            .map_err(usage_error)
+        let spec = parse_agent(&options).map_err(|e| coded_error(&e))?;
+        Ok(Agent {
+            spec: Rc::new(spec),
+        })
     }
 
     #[wasm_bindgen(getter)]
@@ -222,136 +218,39 @@ pub struct Runner {
     client: Rc<ModelClient>,
 }
 
-fn interruption(call: &Value) -> JsValue {
-    let o = Object::new();
-    let set = |k: &str, v: JsValue| {
-        let _ = Reflect::set(&o, &k.into(), &v);
-    };
-    set("type", "tool_approval_item".into());
-    set("callId", call_id(call).unwrap_or("").into());
-    set(
-        "name",
-        call.get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .into(),
-    );
-    set(
-        "arguments",
-        call.get("arguments")
-            .and_then(Value::as_str)
-            .unwrap_or("{}")
-            .into(),
-    );
-    set("rawItem", json_to_js(call));
-    o.into()
-}
-
-fn items(values: &[Value]) -> JsValue {
-    values.iter().map(json_to_js).collect::<Array>().into()
-}
-
-fn result_object(outcome: RunOutcome) -> JsValue {
-    let RunOutcome {
-        state,
-        interruptions,
-    } = outcome;
-    let o = Object::new();
-    let set = |k: &str, v: JsValue| {
-        let _ = Reflect::set(&o, &k.into(), &v);
-    };
-    let finished = interruptions.is_empty();
-    set(
-        "finalOutput",
-        match (&state.final_output, finished) {
-            (Some(text), true) => text.as_str().into(),
-            _ => JsValue::UNDEFINED,
-        },
-    );
-    set("newItems", items(state.new_items()));
-    set("input", items(&state.input));
-    // `Usage` is four counters (camelCase by its serde attributes); they always convert.
-    set(
-        "usage",
-        serde_wasm_bindgen::to_value(&state.usage).unwrap_or(JsValue::UNDEFINED),
-    );
-    set(
-        "lastResponseId",
-        state
-            .last_response_id
-            .as_deref()
-            .map(JsValue::from)
-            .unwrap_or(JsValue::UNDEFINED),
-    );
-    set(
-        "interruptions",
-        interruptions
-            .iter()
-            .map(interruption)
-            .collect::<Array>()
-            .into(),
-    );
-    set(
-        "state",
-        RunState {
-            inner: RefCell::new(state),
-        }
-        .into(),
-    );
-    o.into()
-}
-
 impl Runner {
     fn start(
         &self,
         agent: &Agent,
         input: &JsValue,
         options: &JsValue,
-        events: Option<Rc<EventQueue>>,
+        on_event: Option<Function>,
     ) -> Promise {
         let parsed = parse_input(input)
-            .and_then(|i| parse_run_options(options, events.is_some()).map(|o| (i, o)));
+            .and_then(|i| parse_run_options(options, on_event.is_some()).map(|o| (i, o)));
         let (input, options) = match parsed {
             Ok(p) => p,
-            Err(e) => {
-                let error = usage_error(e);
-                if let Some(q) = &events {
-                    q.close(Some(error.clone()));
-                }
-                return Promise::reject(&error);
-            }
+            Err(e) => return Promise::reject(&coded_error(&e)),
         };
         let client = self.client.clone();
         let spec = agent.spec.clone();
         future_to_promise(async move {
-            let outcome = runner::run(&client, &spec, input, &options, events.as_deref()).await;
-            match outcome {
-                Ok(outcome) => {
-                    let result = result_object(outcome);
-                    if let Some(q) = &events {
-                        let done = Object::new();
-                        let _ = Reflect::set(&done, &"type".into(), &"done".into());
-                        let _ = Reflect::set(&done, &"result".into(), &result);
-                        q.push(done.into());
-                        q.close(None);
-                    }
+            match runner::run(&client, &spec, input, &options, on_event.as_ref()).await {
+                Ok(RunOutcome {
+                    state,
+                    interruptions,
+                }) => {
+                    let result =
+                        result_object(&state, &interruptions, RunState::wrap(state.clone()));
                     Ok(result)
                 }
                 Err(failure) => {
-                    let resumable = matches!(
-                        failure.error,
-                        runner::RunError::Model(_) | runner::RunError::MaxTurns(_)
-                    );
+                    let resumable =
+                        matches!(failure.error, RunError::Model(_) | RunError::MaxTurns(_));
                     let error = run_error(failure.error);
                     if let (true, Some(state)) = (resumable, failure.state) {
-                        let state: JsValue = RunState {
-                            inner: RefCell::new(state),
-                        }
-                        .into();
-                        let _ = Reflect::set(&error, &"state".into(), &state);
-                    }
-                    if let Some(q) = &events {
-                        q.close(Some(error.clone()));
+                        let _ =
+                            js_sys::Reflect::set(&error, &"state".into(), &RunState::wrap(state));
                     }
                     Err(error)
                 }
@@ -364,51 +263,27 @@ impl Runner {
 impl Runner {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Runner, JsValue> {
-        parse_runner(&options)
-            .map(|client| Runner {
-                client: Rc::new(client),
-            })
-            .map_err(usage_error)
+        let client = parse_runner(&options).map_err(|e| coded_error(&e))?;
+        Ok(Runner {
+            client: Rc::new(client),
+        })
     }
 
     pub fn run(&self, agent: &Agent, input: JsValue, options: JsValue) -> Promise {
         self.start(agent, &input, &options, None)
     }
 
-    #[wasm_bindgen(js_name = runStreamed)]
-    pub fn run_streamed(&self, agent: &Agent, input: JsValue, options: JsValue) -> Object {
-        let queue = Rc::new(EventQueue::default());
-        let result = self.start(agent, &input, &options, Some(queue.clone()));
-        // Whoever only iterates still sees the error there; the result promise counts as handled.
-        let ignore = Closure::<dyn FnMut(JsValue)>::new(|_| {}).into_js_value();
-        let _ = crate::backend::js::call_method(&result, "catch", &[ignore]);
-        let next_queue = queue.clone();
-        let next =
-            Closure::<dyn FnMut() -> Promise>::new(move || next_queue.next()).into_js_value();
-        let stop_queue = queue.clone();
-        let ret = Closure::<dyn FnMut() -> Promise>::new(move || {
-            stop_queue.stop();
-            Promise::resolve(&crate::backend::runner::iter_result(
-                JsValue::UNDEFINED,
-                true,
-            ))
-        })
-        .into_js_value();
-        let iterator = Object::new();
-        let _ = Reflect::set(&iterator, &"next".into(), &next);
-        let _ = Reflect::set(&iterator, &"return".into(), &ret);
-        let iterator: JsValue = iterator.into();
-        // `stream[Symbol.asyncIterator]()` gives the iterator (no `eval`, so strict CSP pages work).
-        let get_iterator =
-            Closure::<dyn FnMut() -> JsValue>::new(move || iterator.clone()).into_js_value();
-        let stream = Object::new();
-        let _ = Reflect::set(&stream, &"result".into(), &result);
-        let _ = Reflect::set(
-            &stream,
-            &js_sys::Symbol::async_iterator().into(),
-            &get_iterator,
-        );
-        stream
+    /// A streamed run: `on_event` receives each event; the promise settles with the result.
+    /// `runStreamed` (js/runner.js) turns the events into an async iterator.
+    #[wasm_bindgen(js_name = startStreamed)]
+    pub fn start_streamed(
+        &self,
+        agent: &Agent,
+        input: JsValue,
+        options: JsValue,
+        on_event: Function,
+    ) -> Promise {
+        self.start(agent, &input, &options, Some(on_event))
     }
 }
 
@@ -418,7 +293,7 @@ pub struct RunState {
 }
 
 fn state_error(message: String) -> JsValue {
-    usage_error(("INVALID_RUN_STATE", message))
+    coded_error(&RunnerError::new(RunnerErrorCode::InvalidRunState, message))
 }
 
 /// The call id an approval refers to: an interruption item, a raw function call, or the id.
@@ -427,13 +302,20 @@ fn target_call_id(item: &JsValue) -> Option<String> {
         return Some(id);
     }
     ["callId", "call_id"].iter().find_map(|k| {
-        Reflect::get(item, &(*k).into())
+        js_sys::Reflect::get(item, &(*k).into())
             .ok()
             .and_then(|v| v.as_string())
     })
 }
 
 impl RunState {
+    fn wrap(state: CoreState) -> JsValue {
+        RunState {
+            inner: RefCell::new(state),
+        }
+        .into()
+    }
+
     fn decide(&self, item: &JsValue, decision: Decision) -> Result<(), JsValue> {
         let id = target_call_id(item).ok_or_else(|| {
             state_error("approve/reject need an interruption item or its callId".into())
@@ -457,10 +339,10 @@ impl RunState {
         let text = text.as_string().ok_or_else(|| {
             state_error(format!(
                 "RunState.fromString needs the string that state.toString() gave, got {}",
-                crate::backend::js::describe(&text)
+                describe(&text)
             ))
         })?;
-        let state = CoreState::from_json(&text).map_err(state_error)?;
+        let state = CoreState::from_json(&text).map_err(|e| state_error(e.to_string()))?;
         if state.agent_name != agent.spec.name {
             return Err(state_error(format!(
                 "this state belongs to agent \"{}\", not \"{}\"",

@@ -1,26 +1,22 @@
-//! `IndexedDbSession`, `MemorySession`, `listSessions`, `deleteSession`. Each method checks its
-//! arguments when it is called, takes its place in the session's queue, and hands the work to
-//! the backend; errors become rejected promises carrying a `SessionError`.
+//! `IndexedDbSession`, `MemorySession`, `listSessions`, `deleteSession`: the exports and their
+//! declarations. Both classes come from one macro over [`SessionState`], so they share every
+//! method; the work is done in `backend`.
 
-use std::future::Future;
 use std::rc::Rc;
 
-use js_sys::{Array, Object, Promise, Reflect};
+use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
-use crate::backend::indexeddb;
-use crate::backend::js::{
-    field, optional_string, random_bytes, required_string, take_items, take_limit, take_options,
-    take_settings, to_js_error,
-};
+use crate::backend::error::session_error;
+use crate::backend::indexeddb::{self, IdbSessionState};
+use crate::backend::js::{take_items, take_limit};
 use crate::backend::memory::MemorySessionState;
-use crate::backend::{connection, IdbSessionState};
-use crate::core::error::{ErrorCode, Result, SessionError};
-use crate::core::schema::DEFAULT_DB_NAME;
-use crate::core::session::{uuid_v4, validate_session_id, validate_user_id};
+use crate::backend::session::{self, SessionState};
+use crate::backend::session_options::{delete_args, list_args, IdbSessionArgs, MemorySessionArgs};
+use crate::core::error::{ErrorFamily, SessionErrorCode};
 
-use super::{reject, settle};
+#[wasm_bindgen(typescript_custom_section)]
+const SESSION_ERROR_CODES: &'static str = SessionErrorCode::TS_UNION;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
@@ -33,19 +29,6 @@ export interface SessionInfo {
   itemCount: number;
 }
 
-/** The stable `code` of every error this library throws. */
-export type SessionErrorCode =
-  | 'INVALID_ITEM'
-  | 'INVALID_LIMIT'
-  | 'INVALID_SESSION_ID'
-  | 'INVALID_USER_ID'
-  | 'INVALID_OPTIONS'
-  | 'USER_MISMATCH'
-  | 'STORAGE_FULL'
-  | 'CLOSED'
-  | 'DB_VERSION'
-  | 'STORAGE_UNAVAILABLE'
-  | 'STORAGE_ERROR';
 
 /** The errors this library throws (and rejects with) are `Error`s of this shape. */
 export interface SessionError extends Error {
@@ -122,339 +105,152 @@ export function listSessions(options?: ListSessionsOptions): Promise<SessionInfo
 export function deleteSession(sessionId: string, options?: DeleteSessionOptions): Promise<boolean>;
 "#;
 
-fn db_name_of(options: &Option<Object>, what: &str) -> Result<String> {
-    let name = optional_string(&field(options, "dbName"), what, ErrorCode::InvalidOptions)?;
-    match name {
-        None => Ok(DEFAULT_DB_NAME.to_string()),
-        Some(n) if n.is_empty() => Err(SessionError::new(
-            ErrorCode::InvalidOptions,
-            format!("{what} must be a non-empty string"),
-        )),
-        Some(n) => Ok(n),
-    }
-}
+/// An exported session class over a [`SessionState`]: the members of `SessionMethods`.
+macro_rules! session_class {
+    ($class:ident, $state:ty) => {
+        #[wasm_bindgen(skip_typescript)]
+        pub struct $class {
+            state: Rc<$state>,
+            settings: Object,
+        }
 
-fn session_id_of(value: &JsValue) -> Result<String> {
-    let id = required_string(value, "sessionId", ErrorCode::InvalidSessionId)?;
-    validate_session_id(&id)?;
-    Ok(id)
-}
-
-fn items_to_array(items: Vec<JsValue>) -> JsValue {
-    items.into_iter().collect::<Array>().into()
-}
-
-/// Stored session records as `listSessions` reports them: the public fields only. The property
-/// names are made into JS strings once for the whole list.
-fn session_infos(records: &[JsValue]) -> Array {
-    let fields = [
-        ("id", "sessionId"),
-        ("userId", "userId"),
-        ("createdAt", "createdAt"),
-        ("updatedAt", "updatedAt"),
-        ("itemCount", "itemCount"),
-    ]
-    .map(|(from, to)| (JsValue::from_str(from), JsValue::from_str(to)));
-    records
-        .iter()
-        .map(|record| {
-            let info = Object::new();
-            for (from, to) in &fields {
-                let v = Reflect::get(record, from).unwrap_or(JsValue::NULL);
-                let _ = Reflect::set(&info, to, &v);
+        #[wasm_bindgen]
+        impl $class {
+            #[wasm_bindgen(getter, js_name = sessionId)]
+            pub fn session_id(&self) -> String {
+                self.state.core().session_id.clone()
             }
-            JsValue::from(info)
-        })
-        .collect()
-}
 
-#[wasm_bindgen(skip_typescript)]
-pub struct IndexedDbSession {
-    state: Rc<IdbSessionState>,
-    settings: Object,
-}
+            #[wasm_bindgen(getter)]
+            pub fn settings(&self) -> Object {
+                self.settings.clone()
+            }
 
-impl IndexedDbSession {
-    fn create(session_id: &JsValue, options: &JsValue) -> Result<IndexedDbSession> {
-        let session_id = session_id_of(session_id)?;
-        let options = take_options(options, "options")?;
-        let user_id = optional_string(
-            &field(&options, "userId"),
-            "options.userId",
-            ErrorCode::InvalidUserId,
-        )?;
-        if let Some(u) = &user_id {
-            validate_user_id(u)?;
+            #[wasm_bindgen(js_name = getSessionId)]
+            pub fn get_session_id(&self) -> Promise {
+                match self.state.core().check_open("getSessionId") {
+                    Ok(()) => Promise::resolve(&JsValue::from_str(&self.state.core().session_id)),
+                    Err(e) => Promise::reject(&session_error(&e)),
+                }
+            }
+
+            #[wasm_bindgen(js_name = getItems)]
+            pub fn get_items(&self, limit: JsValue) -> Promise {
+                session::queued(
+                    &self.state,
+                    "getItems",
+                    || take_limit(&limit, "limit"),
+                    async |s, limit| session::get_items(s, limit).await,
+                )
+            }
+
+            /// The items are copied now: changing the caller's array afterwards changes nothing
+            /// stored.
+            #[wasm_bindgen(js_name = addItems)]
+            pub fn add_items(&self, items: JsValue) -> Promise {
+                session::queued(
+                    &self.state,
+                    "addItems",
+                    || take_items(&items),
+                    async |s, items| s.add_items(items).await.map(|()| JsValue::UNDEFINED),
+                )
+            }
+
+            #[wasm_bindgen(js_name = popItem)]
+            pub fn pop_item(&self) -> Promise {
+                session::queued(
+                    &self.state,
+                    "popItem",
+                    || Ok(()),
+                    async |s, ()| Ok(s.pop_item().await?.unwrap_or(JsValue::UNDEFINED)),
+                )
+            }
+
+            #[wasm_bindgen(js_name = clearSession)]
+            pub fn clear_session(&self) -> Promise {
+                session::queued(
+                    &self.state,
+                    "clearSession",
+                    || Ok(()),
+                    async |s, ()| s.clear().await.map(|()| JsValue::UNDEFINED),
+                )
+            }
+
+            pub fn close(&self) -> Promise {
+                session::close(&self.state)
+            }
         }
-        let db_name = db_name_of(&options, "options.dbName")?;
-        let (settings, settings_js) = take_settings(&options)?;
-        Ok(IndexedDbSession {
-            state: Rc::new(IdbSessionState::new(db_name, session_id, user_id, settings)),
-            settings: settings_js,
-        })
-    }
-
-    /// Checks that the session is open, takes a place in its queue now, and runs `op` after
-    /// every earlier call on this object.
-    fn queued<F, Fut>(&self, what: &str, op: F) -> Promise
-    where
-        F: FnOnce(Rc<IdbSessionState>) -> Fut + 'static,
-        Fut: Future<Output = Result<JsValue>> + 'static,
-    {
-        if let Err(e) = self.state.check_open(what) {
-            return reject(e);
-        }
-        let mut ticket = self.state.queue().enter();
-        let state = self.state.clone();
-        future_to_promise(async move {
-            ticket.ready().await;
-            let result = op(state).await;
-            drop(ticket);
-            settle(result)
-        })
-    }
+    };
 }
+
+session_class!(IndexedDbSession, IdbSessionState);
+session_class!(MemorySession, MemorySessionState);
 
 #[wasm_bindgen]
 impl IndexedDbSession {
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        session_id: JsValue,
-        options: JsValue,
-    ) -> std::result::Result<IndexedDbSession, JsValue> {
-        Self::create(&session_id, &options).map_err(|e| to_js_error(&e))
-    }
-
-    #[wasm_bindgen(getter, js_name = sessionId)]
-    pub fn session_id(&self) -> String {
-        self.state.session_id.clone()
+    pub fn new(session_id: JsValue, options: JsValue) -> Result<IndexedDbSession, JsValue> {
+        let args = IdbSessionArgs::parse(&session_id, &options).map_err(|e| session_error(&e))?;
+        Ok(IndexedDbSession {
+            state: Rc::new(IdbSessionState::new(
+                args.db_name,
+                args.session_id,
+                args.user_id,
+                args.settings,
+            )),
+            settings: args.settings_js,
+        })
     }
 
     /// The owner, or `null` for a session without one.
     #[wasm_bindgen(getter, js_name = userId)]
     pub fn user_id(&self) -> JsValue {
-        self.state
-            .user_id
-            .as_deref()
-            .map(JsValue::from)
-            .unwrap_or(JsValue::NULL)
+        match &self.state.user_id {
+            Some(u) => JsValue::from_str(u),
+            None => JsValue::NULL,
+        }
     }
 
     #[wasm_bindgen(getter, js_name = dbName)]
     pub fn db_name(&self) -> String {
         self.state.db_name.clone()
     }
-
-    #[wasm_bindgen(getter)]
-    pub fn settings(&self) -> Object {
-        self.settings.clone()
-    }
-
-    #[wasm_bindgen(js_name = getSessionId)]
-    pub fn get_session_id(&self) -> Promise {
-        match self.state.check_open("getSessionId") {
-            Ok(()) => Promise::resolve(&JsValue::from_str(&self.state.session_id)),
-            Err(e) => reject(e),
-        }
-    }
-
-    #[wasm_bindgen(js_name = getItems)]
-    pub fn get_items(&self, limit: JsValue) -> Promise {
-        let limit = match take_limit(&limit, "limit") {
-            Ok(l) => l,
-            Err(e) => return reject(e),
-        };
-        self.queued("getItems", move |state| async move {
-            state.get_items(limit).await.map(items_to_array)
-        })
-    }
-
-    #[wasm_bindgen(js_name = addItems)]
-    pub fn add_items(&self, items: JsValue) -> Promise {
-        // Copied now: changing the caller's array after this call changes nothing stored.
-        let items = match take_items(&items) {
-            Ok(items) => items,
-            Err(e) => return reject(e),
-        };
-        self.queued("addItems", move |state| async move {
-            let conn = state.connection().await?;
-            indexeddb::add_items(&conn, &state.target(), items, crate::backend::js::now()).await?;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    #[wasm_bindgen(js_name = popItem)]
-    pub fn pop_item(&self) -> Promise {
-        self.queued("popItem", |state| async move {
-            let conn = state.connection().await?;
-            let item =
-                indexeddb::pop_item(&conn, &state.target(), crate::backend::js::now()).await?;
-            Ok(item.unwrap_or(JsValue::UNDEFINED))
-        })
-    }
-
-    #[wasm_bindgen(js_name = clearSession)]
-    pub fn clear_session(&self) -> Promise {
-        self.queued("clearSession", |state| async move {
-            let conn = state.connection().await?;
-            indexeddb::clear_session(&conn, &state.target(), crate::backend::js::now()).await?;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    pub fn close(&self) -> Promise {
-        if self.state.check_open("close").is_err() {
-            return Promise::resolve(&JsValue::UNDEFINED);
-        }
-        // Resolves once every call made before it has taken effect.
-        let promise = self.queued("close", |_| async move { Ok(JsValue::UNDEFINED) });
-        self.state.mark_closed();
-        promise
-    }
-}
-
-#[wasm_bindgen(skip_typescript)]
-pub struct MemorySession {
-    state: Rc<MemorySessionState>,
-    settings: Object,
-}
-
-impl MemorySession {
-    fn create(session_id: &JsValue, options: &JsValue) -> Result<MemorySession> {
-        let session_id = if session_id.is_undefined() || session_id.is_null() {
-            uuid_v4(random_bytes()?)
-        } else {
-            session_id_of(session_id)?
-        };
-        let options = take_options(options, "options")?;
-        let (settings, settings_js) = take_settings(&options)?;
-        Ok(MemorySession {
-            state: Rc::new(MemorySessionState::new(session_id, settings)),
-            settings: settings_js,
-        })
-    }
-
-    fn run(&self, what: &str, op: impl FnOnce(&MemorySessionState) -> Result<JsValue>) -> Promise {
-        let result = self.state.check_open(what).and_then(|()| op(&self.state));
-        match result {
-            Ok(v) => Promise::resolve(&v),
-            Err(e) => reject(e),
-        }
-    }
 }
 
 #[wasm_bindgen]
 impl MemorySession {
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        session_id: JsValue,
-        options: JsValue,
-    ) -> std::result::Result<MemorySession, JsValue> {
-        Self::create(&session_id, &options).map_err(|e| to_js_error(&e))
-    }
-
-    #[wasm_bindgen(getter, js_name = sessionId)]
-    pub fn session_id(&self) -> String {
-        self.state.session_id.clone()
-    }
-
-    #[wasm_bindgen(getter)]
-    pub fn settings(&self) -> Object {
-        self.settings.clone()
-    }
-
-    #[wasm_bindgen(js_name = getSessionId)]
-    pub fn get_session_id(&self) -> Promise {
-        self.run("getSessionId", |s| Ok(s.session_id.as_str().into()))
-    }
-
-    #[wasm_bindgen(js_name = getItems)]
-    pub fn get_items(&self, limit: JsValue) -> Promise {
-        self.run("getItems", |s| {
-            let limit = take_limit(&limit, "limit")?;
-            s.get_items(limit).map(items_to_array)
+    pub fn new(session_id: JsValue, options: JsValue) -> Result<MemorySession, JsValue> {
+        let args =
+            MemorySessionArgs::parse(&session_id, &options).map_err(|e| session_error(&e))?;
+        Ok(MemorySession {
+            state: Rc::new(MemorySessionState::new(args.session_id, args.settings)),
+            settings: args.settings_js,
         })
-    }
-
-    #[wasm_bindgen(js_name = addItems)]
-    pub fn add_items(&self, items: JsValue) -> Promise {
-        self.run("addItems", |s| {
-            s.add_items(take_items(&items)?);
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    #[wasm_bindgen(js_name = popItem)]
-    pub fn pop_item(&self) -> Promise {
-        self.run("popItem", |s| {
-            Ok(s.pop_item().unwrap_or(JsValue::UNDEFINED))
-        })
-    }
-
-    #[wasm_bindgen(js_name = clearSession)]
-    pub fn clear_session(&self) -> Promise {
-        self.run("clearSession", |s| {
-            s.clear();
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    pub fn close(&self) -> Promise {
-        if self.state.check_open("close").is_ok() {
-            self.state.close();
-        }
-        Promise::resolve(&JsValue::UNDEFINED)
     }
 }
 
 #[wasm_bindgen(js_name = listSessions, skip_typescript)]
 pub fn list_sessions(options: JsValue) -> Promise {
-    let parsed = (|| -> Result<(String, Option<String>)> {
-        let options = take_options(&options, "options")?;
-        let user_id = optional_string(
-            &field(&options, "userId"),
-            "options.userId",
-            ErrorCode::InvalidUserId,
-        )?;
-        if let Some(u) = &user_id {
-            validate_user_id(u)?;
-        }
-        Ok((db_name_of(&options, "options.dbName")?, user_id))
-    })();
-    let (db_name, user_id) = match parsed {
-        Ok(p) => p,
-        Err(e) => return reject(e),
+    let (db_name, user_id) = match list_args(&options) {
+        Ok(args) => args,
+        Err(e) => return Promise::reject(&session_error(&e)),
     };
-    future_to_promise(async move {
-        settle(
-            async {
-                let conn = connection(&db_name).await?;
-                let records = indexeddb::list_sessions(&conn, user_id.as_deref()).await?;
-                Ok(session_infos(&records))
-            }
-            .await,
-        )
+    session::promise(async move {
+        let conn = indexeddb::connection(&db_name).await?;
+        let records = indexeddb::list_sessions(&conn, user_id.as_deref()).await?;
+        Ok(indexeddb::session_infos(&records).into())
     })
 }
 
 #[wasm_bindgen(js_name = deleteSession, skip_typescript)]
 pub fn delete_session(session_id: JsValue, options: JsValue) -> Promise {
-    let parsed = (|| -> Result<(String, String)> {
-        let session_id = session_id_of(&session_id)?;
-        let options = take_options(&options, "options")?;
-        Ok((session_id, db_name_of(&options, "options.dbName")?))
-    })();
-    let (session_id, db_name) = match parsed {
-        Ok(p) => p,
-        Err(e) => return reject(e),
+    let (session_id, db_name) = match delete_args(&session_id, &options) {
+        Ok(args) => args,
+        Err(e) => return Promise::reject(&session_error(&e)),
     };
-    future_to_promise(async move {
-        settle(
-            async {
-                let conn = connection(&db_name).await?;
-                indexeddb::delete_session(&conn, &session_id).await
-            }
-            .await,
-        )
+    session::promise(async move {
+        let conn = indexeddb::connection(&db_name).await?;
+        Ok(indexeddb::delete_session(&conn, &session_id).await?.into())
     })
 }

@@ -1,85 +1,135 @@
-//! The one error type of the library. The binding layer turns it into a JS `Error` whose `name` is
-//! `SessionError` and whose `code` is [`ErrorCode::as_str`].
+//! The library's errors, one family per JS error name. Each family is defined once, in an
+//! [`error_family!`] invocation, which generates its Rust enum, its code strings, its JS `name`
+//! and the TypeScript union of its codes that the published declarations carry (a test checks the
+//! built `.d.ts` against [`ErrorFamily::ALL`]). The backend turns an [`Error`] into a JS `Error`
+//! object in one place (`backend::error`).
 
 use std::fmt;
 
-/// Stable error codes. Their strings are part of the public API: never rename one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorCode {
-    /// `addItems` got something that is not an array of storable plain objects.
-    InvalidItem,
-    /// A history limit that is not an integer.
-    InvalidLimit,
-    /// A session id that is empty or not a string.
-    InvalidSessionId,
-    /// A user id that is empty or not a string.
-    InvalidUserId,
-    /// An options or settings object of the wrong shape.
-    InvalidOptions,
-    /// The session exists and belongs to another user.
-    UserMismatch,
-    /// The browser refused the write for lack of space; nothing of the batch was written.
-    StorageFull,
-    /// The session object was closed.
-    Closed,
-    /// The database was written by a newer version of this library.
-    DbVersion,
-    /// IndexedDB cannot be used here (not present, blocked by the browser, private mode...).
-    StorageUnavailable,
-    /// Any other storage failure (the transaction aborted for a reason IndexedDB gave).
-    StorageError,
+/// A family of error codes that share one JS error `name`.
+pub trait ErrorFamily: Copy + fmt::Debug + PartialEq + 'static {
+    /// The `name` of the JS errors of this family.
+    const JS_NAME: &'static str;
+    /// The TypeScript declaration of the union of the family's codes.
+    const TS_UNION: &'static str;
+    /// Every code of the family.
+    const ALL: &'static [Self];
+    /// The code as JS sees it (`error.code`). Part of the public API: never rename one.
+    fn as_str(self) -> &'static str;
 }
 
-impl ErrorCode {
-    pub const ALL: [ErrorCode; 11] = [
-        ErrorCode::InvalidItem,
-        ErrorCode::InvalidLimit,
-        ErrorCode::InvalidSessionId,
-        ErrorCode::InvalidUserId,
-        ErrorCode::InvalidOptions,
-        ErrorCode::UserMismatch,
-        ErrorCode::StorageFull,
-        ErrorCode::Closed,
-        ErrorCode::DbVersion,
-        ErrorCode::StorageUnavailable,
-        ErrorCode::StorageError,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidItem => "INVALID_ITEM",
-            ErrorCode::InvalidLimit => "INVALID_LIMIT",
-            ErrorCode::InvalidSessionId => "INVALID_SESSION_ID",
-            ErrorCode::InvalidUserId => "INVALID_USER_ID",
-            ErrorCode::InvalidOptions => "INVALID_OPTIONS",
-            ErrorCode::UserMismatch => "USER_MISMATCH",
-            ErrorCode::StorageFull => "STORAGE_FULL",
-            ErrorCode::Closed => "CLOSED",
-            ErrorCode::DbVersion => "DB_VERSION",
-            ErrorCode::StorageUnavailable => "STORAGE_UNAVAILABLE",
-            ErrorCode::StorageError => "STORAGE_ERROR",
+/// Defines an error family: `enum Name as "JsName", "TsUnionName" { Variant = "CODE", ... }`.
+macro_rules! error_family {
+    (
+        $(#[$meta:meta])*
+        pub enum $family:ident as $js_name:literal, $ts_name:literal {
+            $( $(#[$doc:meta])* $variant:ident = $code:literal, )+
         }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $family {
+            $( $(#[$doc])* $variant, )+
+        }
+
+        impl ErrorFamily for $family {
+            const JS_NAME: &'static str = $js_name;
+            const TS_UNION: &'static str =
+                concat!("/** The stable `code` of a `", $js_name, "`. */\nexport type ", $ts_name, " =", $( "\n  | '", $code, "'", )+ ";\n");
+            const ALL: &'static [Self] = &[ $( $family::$variant, )+ ];
+            fn as_str(self) -> &'static str {
+                match self {
+                    $( $family::$variant => $code, )+
+                }
+            }
+        }
+    };
+}
+
+error_family! {
+    /// The codes of `SessionError`: sessions, `listSessions`, `deleteSession`.
+    pub enum SessionErrorCode as "SessionError", "SessionErrorCode" {
+        /// `addItems` got something that is not an array of storable plain objects.
+        InvalidItem = "INVALID_ITEM",
+        /// A history limit that is not an integer.
+        InvalidLimit = "INVALID_LIMIT",
+        /// A session id that is empty or not a string.
+        InvalidSessionId = "INVALID_SESSION_ID",
+        /// A user id that is empty or not a string.
+        InvalidUserId = "INVALID_USER_ID",
+        /// An options or settings object of the wrong shape.
+        InvalidOptions = "INVALID_OPTIONS",
+        /// The session exists and belongs to another user.
+        UserMismatch = "USER_MISMATCH",
+        /// The browser refused the write for lack of space; nothing of the batch was written.
+        StorageFull = "STORAGE_FULL",
+        /// The session object was closed.
+        Closed = "CLOSED",
+        /// The database was written by a newer version of this library.
+        DbVersion = "DB_VERSION",
+        /// IndexedDB cannot be used here (not present, blocked by the browser, private mode...).
+        StorageUnavailable = "STORAGE_UNAVAILABLE",
+        /// Any other storage failure (the transaction aborted for a reason IndexedDB gave).
+        StorageError = "STORAGE_ERROR",
     }
 }
 
-/// An error with a stable code and a message that says what was wrong and where.
+error_family! {
+    /// The codes of `RunnerError`: wrong use of `Agent`, `Runner`, `RunState` or a run's options.
+    pub enum RunnerErrorCode as "RunnerError", "RunnerErrorCode" {
+        /// `new Agent(...)` options of the wrong shape, or an agent without a model at run time.
+        InvalidAgent = "INVALID_AGENT",
+        /// `new Runner(...)` options of the wrong shape.
+        InvalidRunner = "INVALID_RUNNER",
+        /// Run options of the wrong shape, or combined in a way that cannot work.
+        InvalidRunOptions = "INVALID_RUN_OPTIONS",
+        /// A run input that is not a string, an array of items or a `RunState`.
+        InvalidInput = "INVALID_INPUT",
+        /// A `RunState` that cannot be read, or an approval for a call that is not waiting.
+        InvalidRunState = "INVALID_RUN_STATE",
+        /// A session whose methods do not behave as a Session's.
+        InvalidSession = "INVALID_SESSION",
+        /// `sessionSettings.limit` is not an integer.
+        InvalidLimit = "INVALID_LIMIT",
+        /// A session together with a server-side conversation (`conversationId`,
+        /// `previousResponseId`).
+        SessionConflict = "SESSION_CONFLICT",
+    }
+}
+
+/// An error of family `C`, with a message that says what was wrong and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionError {
-    pub code: ErrorCode,
+pub struct Error<C> {
+    pub code: C,
     pub message: String,
 }
 
-impl SessionError {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        SessionError {
+impl<C: ErrorFamily> Error<C> {
+    pub fn new(code: C, message: impl Into<String>) -> Self {
+        Error {
             code,
             message: message.into(),
         }
     }
+}
 
+impl<C: ErrorFamily> fmt::Display for Error<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl<C: ErrorFamily> std::error::Error for Error<C> {}
+
+pub type SessionError = Error<SessionErrorCode>;
+pub type RunnerError = Error<RunnerErrorCode>;
+
+pub type Result<T> = std::result::Result<T, SessionError>;
+
+impl SessionError {
     pub fn closed(what: &str) -> Self {
         SessionError::new(
-            ErrorCode::Closed,
+            SessionErrorCode::Closed,
             format!("{what}: the session was closed; create a new session object to use it again"),
         )
     }
@@ -90,7 +140,7 @@ impl SessionError {
             None => "no user".to_string(),
         };
         SessionError::new(
-            ErrorCode::UserMismatch,
+            SessionErrorCode::UserMismatch,
             format!(
                 "session \"{session_id}\" belongs to {} and cannot be opened as {}",
                 who(owner),
@@ -100,34 +150,38 @@ impl SessionError {
     }
 }
 
-impl fmt::Display for SessionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code.as_str(), self.message)
-    }
-}
-
-impl std::error::Error for SessionError {}
-
-pub type Result<T> = std::result::Result<T, SessionError>;
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn codes_are_distinct_upper_snake_case() {
+    fn check_family<C: ErrorFamily>() {
         let mut seen = std::collections::HashSet::new();
-        for code in ErrorCode::ALL {
+        for code in C::ALL {
             let s = code.as_str();
-            assert!(seen.insert(s), "duplicate code {s}");
+            assert!(seen.insert(s), "{} has {s} twice", C::JS_NAME);
             assert!(s.chars().all(|c| c.is_ascii_uppercase() || c == '_'), "{s}");
+            assert!(
+                C::TS_UNION.contains(&format!("| '{s}'")),
+                "{s} missing from the union"
+            );
         }
+        assert_eq!(C::TS_UNION.matches("| '").count(), C::ALL.len());
+    }
+
+    #[test]
+    fn each_family_lists_distinct_codes_in_its_typescript_union() {
+        check_family::<SessionErrorCode>();
+        check_family::<RunnerErrorCode>();
+        assert_eq!(
+            SessionErrorCode::TS_UNION,
+            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR';\n"
+        );
     }
 
     #[test]
     fn user_mismatch_names_both_owners() {
         let e = SessionError::user_mismatch("chat-1", Some("alice"), None);
-        assert_eq!(e.code, ErrorCode::UserMismatch);
+        assert_eq!(e.code, SessionErrorCode::UserMismatch);
         assert_eq!(
             e.message,
             "session \"chat-1\" belongs to user \"alice\" and cannot be opened as no user"

@@ -1,6 +1,6 @@
 //! History selection: which items `getItems(limit)` returns.
 
-use super::error::{ErrorCode, Result, SessionError};
+use super::error::{Result, SessionError, SessionErrorCode};
 
 /// How many of the newest items to return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,7 +17,7 @@ impl Limit {
     pub fn from_number(n: f64, what: &str) -> Result<Limit> {
         if !n.is_finite() || n.fract() != 0.0 {
             return Err(SessionError::new(
-                ErrorCode::InvalidLimit,
+                SessionErrorCode::InvalidLimit,
                 format!("{what} must be an integer, got {}", describe_number(n)),
             ));
         }
@@ -88,7 +88,7 @@ mod tests {
             (f64::NEG_INFINITY, "-Infinity"),
         ] {
             let e = Limit::from_number(n, "settings.limit").unwrap_err();
-            assert_eq!(e.code, ErrorCode::InvalidLimit);
+            assert_eq!(e.code, SessionErrorCode::InvalidLimit);
             assert_eq!(
                 e.message,
                 format!("settings.limit must be an integer, got {shown}")

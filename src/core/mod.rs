@@ -2,10 +2,18 @@
 
 pub mod error;
 pub mod history;
-pub mod memory;
-pub mod queue;
-pub mod run;
-pub mod schema;
 pub mod session;
+
+#[cfg(feature = "sessions")]
+pub mod memory;
+#[cfg(feature = "sessions")]
+pub mod queue;
+#[cfg(feature = "sessions")]
+pub mod schema;
+
+#[cfg(feature = "runner")]
+pub mod run;
+#[cfg(feature = "runner")]
 pub mod sse;
+#[cfg(feature = "runner")]
 pub mod wire;

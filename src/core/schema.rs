@@ -2,7 +2,7 @@
 //! Version `n` of the database is what `MIGRATIONS[..n]` builds; opening an older database runs
 //! the missing steps inside the upgrade transaction, so old data is carried forward, never dropped.
 
-use super::error::{ErrorCode, Result, SessionError};
+use super::error::{Result, SessionError, SessionErrorCode};
 
 pub const DEFAULT_DB_NAME: &str = "agent-sessions";
 
@@ -17,7 +17,7 @@ pub const BY_UPDATED_INDEX: &str = "by_updated";
 pub const BY_USER_INDEX: &str = "by_user_updated";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub enum MigrationStep {
     CreateStore {
         name: &'static str,
         key_path: &'static [&'static str],
@@ -34,28 +34,28 @@ pub struct Migration {
     /// The version the database has once this migration ran.
     pub to_version: u32,
     pub description: &'static str,
-    pub steps: &'static [Step],
+    pub steps: &'static [MigrationStep],
 }
 
 pub const MIGRATIONS: &[Migration] = &[Migration {
     to_version: 1,
     description: "sessions and messages",
     steps: &[
-        Step::CreateStore {
+        MigrationStep::CreateStore {
             name: SESSIONS_STORE,
             key_path: &["id"],
         },
-        Step::CreateIndex {
+        MigrationStep::CreateIndex {
             store: SESSIONS_STORE,
             name: BY_UPDATED_INDEX,
             key_path: &["updatedAt"],
         },
-        Step::CreateIndex {
+        MigrationStep::CreateIndex {
             store: SESSIONS_STORE,
             name: BY_USER_INDEX,
             key_path: &["userId", "updatedAt"],
         },
-        Step::CreateStore {
+        MigrationStep::CreateStore {
             name: MESSAGES_STORE,
             key_path: &["sessionId", "seq"],
         },
@@ -76,7 +76,7 @@ pub fn migrations_from(old_version: u32) -> Result<&'static [Migration]> {
 /// The error for a database written by a newer version of the library.
 pub fn newer_schema(found: u32) -> SessionError {
     SessionError::new(
-        ErrorCode::DbVersion,
+        SessionErrorCode::DbVersion,
         format!(
             "the database has schema version {found}, newer than version {SCHEMA_VERSION} that this \
              version of agent-sessions understands; its data was left untouched: upgrade agent-sessions"
@@ -101,11 +101,11 @@ mod tests {
         for m in MIGRATIONS {
             for step in m.steps {
                 match step {
-                    Step::CreateStore { name, .. } => {
+                    MigrationStep::CreateStore { name, .. } => {
                         assert!(!stores.contains(name), "{name} created twice");
                         stores.push(*name);
                     }
-                    Step::CreateIndex { store, name, .. } => {
+                    MigrationStep::CreateIndex { store, name, .. } => {
                         assert!(stores.contains(store), "index {name} before store {store}")
                     }
                 }
@@ -119,7 +119,7 @@ mod tests {
         assert_eq!(migrations_from(0).unwrap().len(), MIGRATIONS.len());
         assert!(migrations_from(SCHEMA_VERSION).unwrap().is_empty());
         let e = migrations_from(SCHEMA_VERSION + 1).unwrap_err();
-        assert_eq!(e.code, ErrorCode::DbVersion);
+        assert_eq!(e.code, SessionErrorCode::DbVersion);
         assert!(e.message.contains("left untouched"));
     }
 }

@@ -5,14 +5,11 @@
 //! gap, oldest first. Appends take `next_seq`, pops give back `next_seq - 1`, and a clear moves
 //! `first_seq` up to `next_seq`, so sequence numbers only repeat for a popped item's slot.
 
-use serde::{Deserialize, Serialize};
-
-use super::error::{ErrorCode, Result, SessionError};
+use super::error::{Result, SessionError, SessionErrorCode};
 use super::history::Limit;
 
 /// One record of the `agent_sessions` store.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SessionRecord {
     pub id: String,
     pub user_id: Option<String>,
@@ -132,7 +129,7 @@ pub fn starts_turn(role: Option<&str>, item_type: Option<&str>) -> bool {
 pub fn validate_session_id(id: &str) -> Result<()> {
     if id.trim().is_empty() {
         return Err(SessionError::new(
-            ErrorCode::InvalidSessionId,
+            SessionErrorCode::InvalidSessionId,
             format!("sessionId must be a non-empty string, got {id:?}"),
         ));
     }
@@ -143,7 +140,7 @@ pub fn validate_session_id(id: &str) -> Result<()> {
 pub fn validate_user_id(id: &str) -> Result<()> {
     if id.trim().is_empty() {
         return Err(SessionError::new(
-            ErrorCode::InvalidUserId,
+            SessionErrorCode::InvalidUserId,
             format!("userId must be a non-empty string, got {id:?}"),
         ));
     }
@@ -237,11 +234,11 @@ mod tests {
         assert!(r.check_owner(Some("u")).is_ok());
         assert_eq!(
             r.check_owner(Some("v")).unwrap_err().code,
-            ErrorCode::UserMismatch
+            SessionErrorCode::UserMismatch
         );
         assert_eq!(
             r.check_owner(None).unwrap_err().code,
-            ErrorCode::UserMismatch
+            SessionErrorCode::UserMismatch
         );
         let anonymous = SessionRecord::new("s", None, 0.0);
         assert!(anonymous.check_owner(None).is_ok());
@@ -271,11 +268,11 @@ mod tests {
         for bad in ["", " ", "\t\n"] {
             assert_eq!(
                 validate_session_id(bad).unwrap_err().code,
-                ErrorCode::InvalidSessionId
+                SessionErrorCode::InvalidSessionId
             );
             assert_eq!(
                 validate_user_id(bad).unwrap_err().code,
-                ErrorCode::InvalidUserId
+                SessionErrorCode::InvalidUserId
             );
         }
     }

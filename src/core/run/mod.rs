@@ -1,9 +1,17 @@
 //! The run loop's state and rules, free of JavaScript: what the model is sent, what is saved to
-//! the session and when, which tool calls are pending, when the run is over, how to retry.
+//! the session and when, which tool calls are pending, when the run is over.
 //!
 //! A run alternates model calls and tool calls until the model answers without calling a tool.
 //! Its [`RunState`] is plain data: it serialises to a string so a run paused for approval
 //! survives a page reload, and it never holds a credential.
+//!
+//! - [`history`]: which history a run sends, and which of its input is new to the session;
+//! - [`server`]: a conversation the server keeps instead of the session;
+//! - [`retry`]: which failed model calls are retried, and when.
+
+pub mod history;
+pub mod retry;
+pub mod server;
 
 use std::collections::BTreeMap;
 
@@ -13,6 +21,9 @@ use serde_json::{json, Value};
 use super::wire::{
     call_id, content_text, is_function_call, is_tool_output, item_type, ModelOutput, Usage,
 };
+
+pub use history::{input_items_from_text, new_turn_items, select_history, Origin};
+pub use server::ServerConversation;
 
 /// The shape version of a serialised [`RunState`].
 pub const STATE_VERSION: u32 = 1;
@@ -55,9 +66,35 @@ pub struct RunState {
     pub decisions: BTreeMap<String, Decision>,
 }
 
+/// Why a serialised [`RunState`] cannot be resumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StateError {
+    /// Not the JSON of a run state; carries the parser's message.
+    NotAState(String),
+    /// More items marked saved than the run generated.
+    Inconsistent,
+    /// Written by another version of the state's shape.
+    Version(u32),
+}
+
+impl std::fmt::Display for StateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StateError::NotAState(e) => write!(f, "not a serialised run state ({e})"),
+            StateError::Inconsistent => {
+                f.write_str("not a consistent run state (more items saved than generated)")
+            }
+            StateError::Version(v) => write!(
+                f,
+                "run state version {v} is not supported (this version reads {STATE_VERSION})"
+            ),
+        }
+    }
+}
+
 /// What the loop does next.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Step {
+pub enum NextStep {
     /// Call the model with [`RunState::model_input_now`].
     CallModel,
     /// These function calls have no output yet.
@@ -99,17 +136,14 @@ impl RunState {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    pub fn from_json(text: &str) -> Result<RunState, String> {
+    pub fn from_json(text: &str) -> Result<RunState, StateError> {
         let state: RunState =
-            serde_json::from_str(text).map_err(|e| format!("not a serialised run state ({e})"))?;
+            serde_json::from_str(text).map_err(|e| StateError::NotAState(e.to_string()))?;
         if state.saved > state.generated.len() {
-            return Err("not a consistent run state (more items saved than generated)".into());
+            return Err(StateError::Inconsistent);
         }
         if state.version != STATE_VERSION {
-            return Err(format!(
-                "run state version {} is not supported (this version reads {STATE_VERSION})",
-                state.version
-            ));
+            return Err(StateError::Version(state.version));
         }
         Ok(state)
     }
@@ -162,18 +196,18 @@ impl RunState {
             .collect()
     }
 
-    pub fn next_step(&self) -> Step {
+    pub fn next_step(&self) -> NextStep {
         let pending = self.pending_calls();
         if !pending.is_empty() {
-            return Step::RunTools(pending);
+            return NextStep::RunTools(pending);
         }
         if let Some(text) = &self.final_output {
-            return Step::Done(text.clone());
+            return NextStep::Done(text.clone());
         }
         if self.turns >= self.max_turns {
-            return Step::MaxTurnsExceeded;
+            return NextStep::MaxTurnsExceeded;
         }
-        Step::CallModel
+        NextStep::CallModel
     }
 
     /// Records a tool's output for a call.
@@ -222,181 +256,28 @@ pub fn tool_output_item(call: &Value, output: String) -> Value {
     })
 }
 
-/// The history to send: drops tool outputs whose call is not in it (cut off by a limit) and
-/// calls without their output, so the model never sees half of a tool exchange.
-pub fn select_history(items: Vec<Value>) -> Vec<Value> {
-    let calls: Vec<String> = items
-        .iter()
-        .filter(|i| is_function_call(i))
-        .filter_map(|i| call_id(i).map(str::to_string))
-        .collect();
-    let outputs: Vec<String> = items
-        .iter()
-        .filter(|i| is_tool_output(i))
-        .filter_map(|i| call_id(i).map(str::to_string))
-        .collect();
-    items
-        .into_iter()
-        .filter(|i| {
-            if is_function_call(i) {
-                call_id(i).is_some_and(|id| outputs.iter().any(|o| o == id))
-            } else if is_tool_output(i) {
-                call_id(i).is_some_and(|id| calls.iter().any(|c| c == id))
-            } else {
-                true
-            }
-        })
-        .collect()
-}
-
-/// Where an item a session input callback returned came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// The very history object number `h` the callback was given (it may have edited it).
-    History(usize),
-    /// The very new-input object the callback was given.
-    NewInput,
-    /// An object the callback made.
-    Made,
-}
-
-/// The items of `model_input` that are not history: what a session input callback added or kept
-/// of the new input. New-input objects are always new; history objects never are; an object the
-/// callback made is history when it equals a history item not yet accounted for (each history
-/// item accounts for one at most), so history the callback repeats, reorders or edits is never
-/// saved twice, and a new message that repeats an old one is still saved.
-pub fn new_turn_items(history: &[Value], model_input: &[Value], origins: &[Origin]) -> Vec<Value> {
-    let origin = |i: usize| origins.get(i).copied().unwrap_or(Origin::Made);
-    let mut used = vec![false; history.len()];
-    for i in 0..model_input.len() {
-        if let Origin::History(h) = origin(i) {
-            if let Some(u) = used.get_mut(h) {
-                *u = true;
-            }
-        }
-    }
-    model_input
-        .iter()
-        .enumerate()
-        .filter(|(i, item)| match origin(*i) {
-            Origin::History(_) => false,
-            Origin::NewInput => true,
-            Origin::Made => match (0..history.len()).find(|h| !used[*h] && &history[*h] == *item) {
-                Some(h) => {
-                    used[h] = true;
-                    false
-                }
-                None => true,
-            },
-        })
-        .map(|(_, item)| item.clone())
-        .collect()
-}
-
-/// The new input of a run as items: a string becomes one user message.
-pub fn input_items_from_text(text: &str) -> Vec<Value> {
-    vec![json!({"type": "message", "role": "user", "content": text})]
-}
-
-/// Whether an HTTP status is worth retrying.
-pub fn is_retryable(status: u16) -> bool {
-    status == 408 || status == 409 || status == 429 || status >= 500
-}
-
-/// How long to wait before retry number `attempt` (0-based): what the server asked for in
-/// `Retry-After` (capped at a minute), else exponential backoff from half a second.
-pub fn retry_delay_ms(attempt: u32, retry_after_ms: Option<f64>) -> f64 {
-    match retry_after_ms {
-        Some(ms) if ms.is_finite() && ms >= 0.0 => ms.min(60_000.0),
-        _ => (500.0 * 2f64.powi(attempt.min(6) as i32)).min(8_000.0),
-    }
-}
-
-/// `Retry-After` given in seconds.
-pub fn retry_after_seconds(header: &str) -> Option<f64> {
-    header
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(|s| s * 1000.0)
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod fixtures {
+    //! Items and states the tests of the run modules share.
     use super::*;
-    use crate::core::wire::Usage;
 
-    fn call(id: &str) -> Value {
+    pub fn call(id: &str) -> Value {
         json!({"type": "function_call", "callId": id, "name": "f", "arguments": "{}"})
     }
-    fn out(id: &str) -> Value {
+
+    pub fn out(id: &str) -> Value {
         tool_output_item(&call(id), "ok".into())
     }
-    fn user(t: &str) -> Value {
+
+    pub fn user(t: &str) -> Value {
         json!({"role": "user", "content": t})
     }
-    fn answer(t: &str) -> Value {
+
+    pub fn answer(t: &str) -> Value {
         json!({"type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": t}]})
     }
 
-    #[test]
-    fn history_never_holds_half_a_tool_exchange() {
-        let items = vec![
-            out("cut"),
-            user("q"),
-            call("a"),
-            out("a"),
-            call("dangling"),
-            answer("x"),
-        ];
-        assert_eq!(
-            select_history(items),
-            vec![user("q"), call("a"), out("a"), answer("x")]
-        );
-        let raw = vec![
-            json!({"type": "function_call", "call_id": "r"}),
-            json!({"type": "function_call_output", "call_id": "r", "output": "1"}),
-        ];
-        assert_eq!(select_history(raw.clone()), raw);
-    }
-
-    #[test]
-    fn only_items_the_callback_added_are_new() {
-        use Origin::*;
-        let history = vec![user("a"), answer("b"), user("a")];
-        let model_input = vec![
-            answer("b"),
-            user("a"),
-            user("new"),
-            user("a"),
-            user("extra"),
-        ];
-        assert_eq!(
-            new_turn_items(&history, &model_input, &[]),
-            vec![user("new"), user("extra")]
-        );
-        // Repeating a history item more often than it occurs makes the extra copy new.
-        let model_input = vec![answer("b"), answer("b")];
-        assert_eq!(
-            new_turn_items(&history, &model_input, &[]),
-            vec![answer("b")]
-        );
-        // A history object the callback edited is still history.
-        let model_input = vec![user("edited"), user("new")];
-        assert_eq!(
-            new_turn_items(&history, &model_input, &[History(0), Made]),
-            vec![user("new")]
-        );
-        // The new input is new even when it repeats an earlier message word for word.
-        let model_input = vec![answer("b"), user("a")];
-        assert_eq!(
-            new_turn_items(&history, &model_input, &[History(1), NewInput]),
-            vec![user("a")]
-        );
-    }
-
-    fn state() -> RunState {
+    pub fn state() -> RunState {
         RunState::new(
             "agent",
             vec![user("q")],
@@ -406,10 +287,20 @@ mod tests {
         )
     }
 
+    pub fn out_with(id: &str, text: &str) -> Value {
+        tool_output_item(&call(id), text.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::*;
+    use super::*;
+
     #[test]
     fn a_run_calls_tools_until_the_model_answers() {
         let mut s = state();
-        assert_eq!(s.next_step(), Step::CallModel);
+        assert_eq!(s.next_step(), NextStep::CallModel);
         s.record_model_output(ModelOutput {
             items: vec![call("c1"), call("c2")],
             usage: Usage {
@@ -420,11 +311,14 @@ mod tests {
             },
             response_id: Some("r1".into()),
         });
-        assert_eq!(s.next_step(), Step::RunTools(vec![call("c1"), call("c2")]));
+        assert_eq!(
+            s.next_step(),
+            NextStep::RunTools(vec![call("c1"), call("c2")])
+        );
         s.record_tool_output(&call("c1"), "one".into());
-        assert_eq!(s.next_step(), Step::RunTools(vec![call("c2")]));
+        assert_eq!(s.next_step(), NextStep::RunTools(vec![call("c2")]));
         s.record_tool_output(&call("c2"), "two".into());
-        assert_eq!(s.next_step(), Step::CallModel);
+        assert_eq!(s.next_step(), NextStep::CallModel);
         assert_eq!(s.model_input_now().len(), 2 + 4);
         s.record_model_output(ModelOutput {
             items: vec![answer("done")],
@@ -436,7 +330,7 @@ mod tests {
             },
             response_id: Some("r2".into()),
         });
-        assert_eq!(s.next_step(), Step::Done("done".into()));
+        assert_eq!(s.next_step(), NextStep::Done("done".into()));
         assert_eq!(
             s.usage,
             Usage {
@@ -453,7 +347,7 @@ mod tests {
     fn max_turns_stops_a_run_that_keeps_calling_tools() {
         let mut s = state();
         for i in 0..3 {
-            assert_eq!(s.next_step(), Step::CallModel);
+            assert_eq!(s.next_step(), NextStep::CallModel);
             let id = format!("c{i}");
             s.record_model_output(ModelOutput {
                 items: vec![call(&id)],
@@ -461,7 +355,7 @@ mod tests {
             });
             s.record_tool_output(&call(&id), "x".into());
         }
-        assert_eq!(s.next_step(), Step::MaxTurnsExceeded);
+        assert_eq!(s.next_step(), NextStep::MaxTurnsExceeded);
     }
 
     #[test]
@@ -483,10 +377,6 @@ mod tests {
         assert!(s.take_unsaved_input().is_empty());
     }
 
-    fn out_with(id: &str, text: &str) -> Value {
-        tool_output_item(&call(id), text.into())
-    }
-
     #[test]
     fn state_round_trips_and_rejects_other_versions() {
         let mut s = state();
@@ -500,22 +390,10 @@ mod tests {
         let text = s.to_json();
         assert_eq!(RunState::from_json(&text).unwrap(), s);
         let other = text.replace("\"version\":1", "\"version\":99");
-        assert!(RunState::from_json(&other)
-            .unwrap_err()
-            .contains("version 99"));
+        assert_eq!(
+            RunState::from_json(&other).unwrap_err(),
+            StateError::Version(99)
+        );
         assert!(RunState::from_json("{}").is_err());
-    }
-
-    #[test]
-    fn retries_follow_the_server_then_back_off() {
-        assert!(is_retryable(429) && is_retryable(500) && is_retryable(503));
-        assert!(!is_retryable(400) && !is_retryable(401) && !is_retryable(404));
-        assert_eq!(retry_delay_ms(0, Some(2000.0)), 2000.0);
-        assert_eq!(retry_delay_ms(0, Some(1e9)), 60_000.0);
-        assert_eq!(retry_delay_ms(0, None), 500.0);
-        assert_eq!(retry_delay_ms(2, None), 2000.0);
-        assert_eq!(retry_delay_ms(20, None), 8000.0);
-        assert_eq!(retry_after_seconds(" 3 "), Some(3000.0));
-        assert_eq!(retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT"), None);
     }
 }

@@ -1,0 +1,82 @@
+//! Every JS error this library throws or rejects with is built here: an `Error` whose `name` is
+//! stable (`SessionError`, `RunnerError`, `ModelError`, `MaxTurnsExceededError`, or the
+//! standard `AbortError`) and whose message says what was wrong and where.
+
+use wasm_bindgen::JsValue;
+
+use crate::core::error::{Error, ErrorFamily};
+
+/// A JS `Error` with this `name`, `message` and extra properties.
+pub fn js_error(name: &str, message: &str, fields: &[(&str, JsValue)]) -> JsValue {
+    let e = js_sys::Error::new(message);
+    e.set_name(name);
+    for (key, value) in fields {
+        // Setting a property on a fresh Error object does not fail.
+        let _ = js_sys::Reflect::set(&e, &JsValue::from_str(key), value);
+    }
+    e.into()
+}
+
+/// An error of a coded family: `name` is the family's, `code` the error's.
+pub fn coded_error<C: ErrorFamily>(error: &Error<C>) -> JsValue {
+    js_error(
+        C::JS_NAME,
+        &error.message,
+        &[("code", error.code.as_str().into())],
+    )
+}
+
+/// A `SessionError`.
+pub fn session_error(error: &crate::core::error::SessionError) -> JsValue {
+    coded_error(error)
+}
+
+/// The standard `AbortError` `DOMException` (what `AbortSignal.abort()` gives as its reason).
+pub fn abort_error(message: &str) -> JsValue {
+    match web_sys::DomException::new_with_message_and_name(message, "AbortError") {
+        Ok(e) => e.into(),
+        Err(_) => js_error("AbortError", message, &[]),
+    }
+}
+
+/// A failed run as the JS error the caller sees: `RunnerError`, `ModelError` (with the HTTP
+/// `status`, 0 when none arrived), `MaxTurnsExceededError`, or what was thrown (an abort's
+/// reason, a session's or a callback's error) unchanged.
+#[cfg(feature = "runner")]
+pub fn run_error(error: crate::backend::runner::RunError) -> JsValue {
+    use crate::backend::runner::RunError;
+    match error {
+        RunError::Usage(e) => coded_error(&e),
+        RunError::Model(f) => {
+            let message = if f.status == 0 {
+                format!("model request failed: {}", f.message)
+            } else {
+                format!("model request failed with HTTP {}: {}", f.status, f.message)
+            };
+            js_error(
+                "ModelError",
+                &message,
+                &[
+                    ("status", JsValue::from(f.status)),
+                    ("serverMessage", f.message.as_str().into()),
+                ],
+            )
+        }
+        RunError::MaxTurns(n) => js_error(
+            "MaxTurnsExceededError",
+            &format!(
+                "the run stopped after {n} model calls (maxTurns) without a final answer; what \
+                 ran was saved"
+            ),
+            &[
+                ("code", MAX_TURNS_EXCEEDED.into()),
+                ("maxTurns", JsValue::from(n)),
+            ],
+        ),
+        RunError::Aborted(reason) | RunError::Thrown(reason) => reason,
+    }
+}
+
+/// The `code` of a `MaxTurnsExceededError`.
+#[cfg(feature = "runner")]
+pub const MAX_TURNS_EXCEEDED: &str = "MAX_TURNS_EXCEEDED";

@@ -1,0 +1,20 @@
+//! The IndexedDB backend, through the `idb` crate.
+//!
+//! - [`open`]: opening a database, running the schema migrations, one shared connection per name;
+//! - [`tx`]: the transaction helper, which owns error mapping and abort;
+//! - [`record`]: how session records and message rows look in the stores;
+//! - [`ops`]: the session operations, one transaction each;
+//! - [`session`]: the state behind one `IndexedDbSession` object.
+
+pub mod open;
+pub mod ops;
+pub mod record;
+pub mod session;
+mod tx;
+
+pub use open::{connection, open, Connection};
+pub use ops::{
+    add_items, clear_session, delete_session, get_items, list_sessions, pop_item, Target,
+};
+pub use record::{record_from_js, session_infos};
+pub use session::IdbSessionState;

@@ -1,0 +1,191 @@
+//! Opening a database: creating or upgrading it through the migration list of
+//! [`crate::core::schema`] inside `onupgradeneeded`, and sharing one connection per database name.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use idb::{
+    Database, DatabaseEvent as _, Event as _, Factory, IndexParams, KeyPath, ObjectStoreParams,
+    Transaction,
+};
+use wasm_bindgen::JsValue;
+use web_sys::IdbDatabase;
+
+use crate::core::error::{Result, SessionError, SessionErrorCode};
+use crate::core::schema::{migrations_from, newer_schema, MigrationStep, SCHEMA_VERSION};
+
+use super::tx::storage_error;
+
+/// An open connection. `stale` turns true when the browser closed it (another tab upgrades the
+/// database, or the user cleared site data); the next call then opens a new one.
+pub struct Connection {
+    pub(super) db: Database,
+    raw: IdbDatabase,
+    stale: Rc<Cell<bool>>,
+}
+
+impl Connection {
+    pub fn is_stale(&self) -> bool {
+        self.stale.get()
+    }
+
+    pub fn close(&self) {
+        self.stale.set(true);
+        self.raw.close();
+    }
+}
+
+fn apply_step(
+    step: &MigrationStep,
+    db: &Database,
+    tx: Option<&Transaction>,
+) -> std::result::Result<(), idb::Error> {
+    let key_path = |path: &[&str]| match path {
+        [single] => KeyPath::new_single(single),
+        many => KeyPath::new_array(many.iter().copied()),
+    };
+    match step {
+        MigrationStep::CreateStore {
+            name,
+            key_path: path,
+        } => {
+            let mut params = ObjectStoreParams::new();
+            params.key_path(Some(key_path(path)));
+            db.create_object_store(name, params)?;
+        }
+        MigrationStep::CreateIndex {
+            store,
+            name,
+            key_path: path,
+        } => {
+            let tx = tx.ok_or(idb::Error::UnexpectedJsType(
+                "upgrade transaction",
+                JsValue::UNDEFINED,
+            ))?;
+            let mut params = IndexParams::new();
+            params.unique(false);
+            tx.object_store(store)?
+                .create_index(name, key_path(path), Some(params))?;
+        }
+    }
+    Ok(())
+}
+
+/// Opens (creating or upgrading) the database `name` at this library's schema version.
+pub async fn open(name: &str) -> Result<Connection> {
+    let doing = format!("opening IndexedDB database \"{name}\"");
+    let factory = Factory::new().map_err(|e| storage_error(&e, &doing))?;
+    let mut request = factory
+        .open(name, Some(SCHEMA_VERSION))
+        .map_err(|e| storage_error(&e, &doing))?;
+    let upgrade_failure: Rc<RefCell<Option<SessionError>>> = Rc::default();
+    let failure = upgrade_failure.clone();
+    let upgrade_doing = doing.clone();
+    request.on_upgrade_needed(move |event| {
+        let run = || -> std::result::Result<(), SessionError> {
+            let old = event
+                .old_version()
+                .map_err(|e| storage_error(&e, &upgrade_doing))?;
+            let fail = |e: idb::Error| storage_error(&e, &upgrade_doing);
+            let request = event.target().map_err(fail)?;
+            let db = event.database().map_err(fail)?;
+            let tx = idb::Request::transaction(&request);
+            for migration in migrations_from(old)? {
+                for step in migration.steps {
+                    apply_step(step, &db, tx.as_ref()).map_err(|e| {
+                        storage_error(
+                            &e,
+                            &format!(
+                                "{upgrade_doing}: migration to version {} ({})",
+                                migration.to_version, migration.description
+                            ),
+                        )
+                    })?;
+                }
+            }
+            Ok(())
+        };
+        if let Err(e) = run() {
+            if let Ok(request) = event.target() {
+                if let Some(tx) = idb::Request::transaction(&request) {
+                    let _ = tx.abort();
+                }
+            }
+            *failure.borrow_mut() = Some(e);
+        }
+    });
+    let opened = request.await;
+    if let Some(e) = upgrade_failure.borrow_mut().take() {
+        return Err(e);
+    }
+    let db = match opened {
+        Ok(db) => db,
+        Err(e) => {
+            let error = storage_error(&e, &doing);
+            if error.code == SessionErrorCode::DbVersion {
+                return Err(newer_version_error(&factory, name).await);
+            }
+            return Err(error);
+        }
+    };
+    let raw: IdbDatabase = db.into();
+    let mut db = Database::from(raw.clone());
+    let stale = Rc::new(Cell::new(false));
+    let (on_change, on_close) = (stale.clone(), stale.clone());
+    let closing = raw.clone();
+    // Let another tab upgrade the schema: close, and reopen on the next call.
+    db.on_version_change(move |_| {
+        on_change.set(true);
+        closing.close();
+    });
+    db.on_close(move |_| on_close.set(true));
+    Ok(Connection { db, raw, stale })
+}
+
+/// Reads the version of a database that is newer than ours, for the error message, without
+/// changing it.
+async fn newer_version_error(factory: &Factory, name: &str) -> SessionError {
+    let found = match factory.open(name, None) {
+        Ok(request) => match request.await {
+            Ok(db) => {
+                let version = db.version().unwrap_or(0);
+                db.close();
+                version
+            }
+            Err(_) => 0,
+        },
+        Err(_) => 0,
+    };
+    newer_schema(found.max(SCHEMA_VERSION + 1))
+}
+
+thread_local! {
+    /// One connection per database name, shared by every session object and by `listSessions`
+    /// and `deleteSession`: opening IndexedDB costs more than any single read.
+    static CONNECTIONS: RefCell<HashMap<String, Rc<Connection>>> = RefCell::new(HashMap::new());
+}
+
+/// The shared connection to `db_name`, opening (or reopening, after the browser closed it) the
+/// database when needed.
+pub async fn connection(db_name: &str) -> Result<Rc<Connection>> {
+    let current = CONNECTIONS.with(|c| c.borrow().get(db_name).cloned());
+    if let Some(c) = current {
+        if !c.is_stale() {
+            return Ok(c);
+        }
+    }
+    let opened = Rc::new(open(db_name).await?);
+    // Another call may have opened the database while this one waited: keep one connection and
+    // close the other, so no connection is left open that could block another tab's upgrade.
+    let existing = CONNECTIONS.with(|c| c.borrow().get(db_name).cloned());
+    if let Some(c) = existing.filter(|c| !c.is_stale()) {
+        opened.close();
+        return Ok(c);
+    }
+    CONNECTIONS.with(|pool| {
+        pool.borrow_mut()
+            .insert(db_name.to_string(), opened.clone())
+    });
+    Ok(opened)
+}

@@ -1,0 +1,311 @@
+//! The session operations. Each is one transaction run through [`Tx::run`]: it reads the session
+//! record, checks the owner, issues all its requests and returns; any error aborts it, so a
+//! failed call writes nothing. Nothing but IndexedDB requests is awaited inside.
+
+use std::future::Future;
+
+use idb::{KeyRange, TransactionMode};
+use js_sys::{Array, Function, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::backend::js::object;
+use crate::core::error::{Result, SessionError, SessionErrorCode};
+use crate::core::history::Limit;
+use crate::core::schema::{BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE, SESSIONS_STORE};
+use crate::core::session::SessionRecord;
+
+use super::open::Connection;
+use super::record::{
+    all_messages, item_of, items_of, message_key, messages_between, record_from_js, record_to_js,
+    turn_of, RowWriter,
+};
+use super::tx::Tx;
+
+/// Which session, as whom.
+pub struct Target<'a> {
+    pub session_id: &'a str,
+    pub user_id: Option<&'a str>,
+}
+
+impl Target<'_> {
+    fn begin(&self, conn: &Connection, what: &str, mode: TransactionMode) -> Result<Tx> {
+        Tx::begin(
+            conn,
+            &[SESSIONS_STORE, MESSAGES_STORE],
+            mode,
+            format!("{what} of session \"{}\"", self.session_id),
+        )
+    }
+}
+
+async fn read_record(tx: &Tx, session_id: &str) -> Result<Option<SessionRecord>> {
+    let value = tx
+        .store(SESSIONS_STORE)?
+        .get(JsValue::from_str(session_id))
+        .map_err(|e| tx.fail(e))?
+        .await
+        .map_err(|e| tx.fail(e))?;
+    value.map(|v| record_from_js(&v, &tx.doing)).transpose()
+}
+
+fn write_record(tx: &Tx, record: &SessionRecord) -> Result<()> {
+    tx.store(SESSIONS_STORE)?
+        .put(&record_to_js(record), None)
+        .map_err(|e| tx.fail(e))?;
+    Ok(())
+}
+
+/// Sends `getAllRecords({ query, count, direction: "prev" })` for a session's newest `count`
+/// messages (IndexedDB 3, in Chromium since version 141), and returns the future of its rows,
+/// oldest first; `None` where the browser does not have it.
+fn newest_rows(
+    tx: &Tx,
+    session_id: &str,
+    count: u64,
+) -> Result<Option<impl Future<Output = Result<Vec<JsValue>>>>> {
+    let store = tx
+        .raw
+        .object_store(MESSAGES_STORE)
+        .map_err(|e| tx.thrown(&e))?;
+    let method = Reflect::get(&store, &"getAllRecords".into()).unwrap_or(JsValue::UNDEFINED);
+    let Some(method) = method.dyn_ref::<Function>() else {
+        return Ok(None);
+    };
+    let options = object(&[
+        ("query", all_messages(session_id)?.into()),
+        (
+            "count",
+            JsValue::from_f64(count.min(u32::MAX as u64) as f64),
+        ),
+        ("direction", "prev".into()),
+    ]);
+    let request: web_sys::IdbRequest = method
+        .call1(&store, &options)
+        .map_err(|e| tx.thrown(&e))?
+        .unchecked_into();
+    // The handlers are attached now, before anything else is awaited.
+    let done = js_sys::Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    });
+    let doing = tx.doing.clone();
+    Ok(Some(async move {
+        let failed = |e: &JsValue| super::tx::dom_error(e, &doing);
+        match wasm_bindgen_futures::JsFuture::from(done).await {
+            Ok(_) => {
+                let records: Array = request.result().map_err(|e| failed(&e))?.unchecked_into();
+                let value = JsValue::from_str("value");
+                Ok(records
+                    .iter()
+                    .rev()
+                    .map(|r| Reflect::get(&r, &value).unwrap_or(JsValue::UNDEFINED))
+                    .collect())
+            }
+            Err(_) => Err(match request.error() {
+                Ok(Some(e)) => failed(&e.into()),
+                _ => SessionError::new(
+                    SessionErrorCode::StorageError,
+                    format!("{doing}: reading the newest items failed"),
+                ),
+            }),
+        }
+    }))
+}
+
+/// The newest items within `limit`, oldest first: one bounded read of `limit` rows, sent with the
+/// read of the session record where the browser has `getAllRecords`, else after it. Only a history
+/// whose sequence numbers have a gap (rows removed by something other than this library) costs a
+/// read of the whole history, which is always right.
+pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Result<Vec<JsValue>> {
+    let tx = t.begin(conn, "getItems", TransactionMode::ReadOnly)?;
+    tx.run(async |tx| {
+        let newest = match limit {
+            Limit::Newest(n) if n > 0 => newest_rows(tx, t.session_id, n)?,
+            _ => None,
+        };
+        let record = match read_record(tx, t.session_id).await? {
+            None => return Ok(Vec::new()),
+            Some(r) => r,
+        };
+        if let Err(e) = record.check_owner(t.user_id) {
+            // Let the read already sent finish first, so that aborting does not fail it unobserved.
+            if let Some(newest) = newest {
+                let _ = newest.await;
+            }
+            return Err(e);
+        }
+        if let Some(newest) = newest {
+            return Ok(items_of(&newest.await?));
+        }
+        let Some((lo, hi)) = record.newest_range(limit) else {
+            return Ok(Vec::new());
+        };
+        let messages = tx.store(MESSAGES_STORE)?;
+        let found = messages
+            .get_all(
+                Some(messages_between(t.session_id, lo as f64, hi as f64)?),
+                None,
+            )
+            .map_err(|e| tx.fail(e))?
+            .await
+            .map_err(|e| tx.fail(e))?;
+        if found.len() as u64 == hi - lo + 1 {
+            return Ok(items_of(&found));
+        }
+        let all = messages
+            .get_all(Some(all_messages(t.session_id)?), None)
+            .map_err(|e| tx.fail(e))?
+            .await
+            .map_err(|e| tx.fail(e))?;
+        let (start, end) = limit.window(all.len() as u64);
+        Ok(items_of(&all[start as usize..end as usize]))
+    })
+    .await
+}
+
+/// Appends items (already copied and checked) in one transaction: all of them or none.
+pub async fn add_items(
+    conn: &Connection,
+    t: &Target<'_>,
+    items: Vec<(JsValue, bool)>,
+    now: f64,
+) -> Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let tx = t.begin(conn, "addItems", TransactionMode::ReadWrite)?;
+    tx.run(async |tx| {
+        let mut record = match read_record(tx, t.session_id).await? {
+            Some(r) => r,
+            None => SessionRecord::new(t.session_id, t.user_id, now),
+        };
+        record.check_owner(t.user_id)?;
+        let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
+        let placements = record.append(&starts, now);
+        let messages = tx.store(MESSAGES_STORE)?;
+        let rows = RowWriter::new(t.session_id, now);
+        for ((item, _), place) in items.iter().zip(&placements) {
+            let row = rows.row(place, item).map_err(|e| tx.thrown(&e))?;
+            messages.put(&row, None).map_err(|e| tx.fail(e))?;
+        }
+        write_record(tx, &record)
+    })
+    .await
+}
+
+/// Removes and returns the newest item.
+pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Option<JsValue>> {
+    let tx = t.begin(conn, "popItem", TransactionMode::ReadWrite)?;
+    tx.run(async |tx| {
+        let Some(mut record) = read_record(tx, t.session_id).await? else {
+            return Ok(None);
+        };
+        record.check_owner(t.user_id)?;
+        let Some(seq) = record.newest_seq() else {
+            return Ok(None);
+        };
+        let messages = tx.store(MESSAGES_STORE)?;
+        // Both reads are sent before either is awaited: one round trip.
+        let newest = messages
+            .get(message_key(t.session_id, seq))
+            .map_err(|e| tx.fail(e))?;
+        let previous = match seq.checked_sub(1) {
+            Some(p) if record.item_count > 1 => Some(
+                messages
+                    .get(message_key(t.session_id, p))
+                    .map_err(|e| tx.fail(e))?,
+            ),
+            _ => None,
+        };
+        let newest = newest.await.map_err(|e| tx.fail(e))?;
+        let previous_turn = match previous {
+            Some(p) => p.await.map_err(|e| tx.fail(e))?.as_ref().and_then(turn_of),
+            None => None,
+        };
+        let Some(newest) = newest else {
+            return Err(SessionError::new(
+                SessionErrorCode::StorageError,
+                format!("{}: item {seq} is missing from the database", tx.doing),
+            ));
+        };
+        record.pop(previous_turn, now);
+        messages
+            .delete(message_key(t.session_id, seq))
+            .map_err(|e| tx.fail(e))?;
+        write_record(tx, &record)?;
+        Ok(Some(item_of(&newest)))
+    })
+    .await
+}
+
+/// Removes every item of the session; the session record stays, with no items.
+pub async fn clear_session(conn: &Connection, t: &Target<'_>, now: f64) -> Result<()> {
+    let tx = t.begin(conn, "clearSession", TransactionMode::ReadWrite)?;
+    tx.run(async |tx| {
+        let Some(mut record) = read_record(tx, t.session_id).await? else {
+            return Ok(());
+        };
+        record.check_owner(t.user_id)?;
+        record.clear(now);
+        tx.store(MESSAGES_STORE)?
+            .delete(all_messages(t.session_id)?)
+            .map_err(|e| tx.fail(e))?;
+        write_record(tx, &record)
+    })
+    .await
+}
+
+/// The session records as stored, newest `updatedAt` first; only `user_id`'s when given. Reads no
+/// message.
+pub async fn list_sessions(conn: &Connection, user_id: Option<&str>) -> Result<Vec<JsValue>> {
+    let tx = Tx::begin(
+        conn,
+        &[SESSIONS_STORE],
+        TransactionMode::ReadOnly,
+        "listSessions".to_string(),
+    )?;
+    tx.run(async |tx| {
+        let store = tx.store(SESSIONS_STORE)?;
+        let request = match user_id {
+            Some(user) => {
+                let user = JsValue::from_str(user);
+                let lower = Array::of2(&user, &JsValue::from_f64(f64::NEG_INFINITY));
+                let upper = Array::of2(&user, &JsValue::from_f64(f64::INFINITY));
+                let range = KeyRange::bound(&lower, &upper, Some(false), Some(false))
+                    .map_err(|e| tx.fail(e))?;
+                store
+                    .index(BY_USER_INDEX)
+                    .and_then(|index| index.get_all(Some(range.into()), None))
+            }
+            None => store
+                .index(BY_UPDATED_INDEX)
+                .and_then(|index| index.get_all(None, None)),
+        }
+        .map_err(|e| tx.fail(e))?;
+        let mut records = request.await.map_err(|e| tx.fail(e))?;
+        records.reverse();
+        Ok(records)
+    })
+    .await
+}
+
+/// Deletes a session and its items in one transaction. Resolves to whether it existed.
+pub async fn delete_session(conn: &Connection, session_id: &str) -> Result<bool> {
+    let tx = Tx::begin(
+        conn,
+        &[SESSIONS_STORE, MESSAGES_STORE],
+        TransactionMode::ReadWrite,
+        format!("deleteSession of session \"{session_id}\""),
+    )?;
+    tx.run(async |tx| {
+        let existed = read_record(tx, session_id).await?.is_some();
+        tx.store(MESSAGES_STORE)?
+            .delete(all_messages(session_id)?)
+            .map_err(|e| tx.fail(e))?;
+        tx.store(SESSIONS_STORE)?
+            .delete(JsValue::from_str(session_id))
+            .map_err(|e| tx.fail(e))?;
+        Ok(existed)
+    })
+    .await
+}

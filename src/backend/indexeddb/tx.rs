@@ -1,0 +1,149 @@
+//! The transaction helper: every operation runs its body through [`Tx::run`], which aborts the
+//! transaction on any error the body returns (so a failed call writes nothing) and, for a write,
+//! waits for the commit. IndexedDB failures become the library's error codes here, and only here.
+
+use idb::{Transaction, TransactionMode, TransactionResult};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{DomException, IdbTransaction};
+
+use crate::core::error::{Result, SessionError, SessionErrorCode};
+
+use super::open::Connection;
+use crate::backend::js::error_text;
+
+/// Maps an IndexedDB failure to the library's error codes. `doing` says what was under way.
+pub(super) fn storage_error(error: &idb::Error, doing: &str) -> SessionError {
+    use idb::Error as E;
+    let exception: Option<JsValue> = match error {
+        E::DomException(e) => Some(e.clone().into()),
+        E::IndexedDbNotFound(_) => {
+            return SessionError::new(
+                SessionErrorCode::StorageUnavailable,
+                format!("{doing}: IndexedDB is not available in this context"),
+            )
+        }
+        E::AddFailed(v)
+        | E::ClearFailed(v)
+        | E::CountFailed(v)
+        | E::DeleteFailed(v)
+        | E::GetAllFailed(v)
+        | E::GetAllKeysFailed(v)
+        | E::GetFailed(v)
+        | E::IndexedDbOpenFailed(v)
+        | E::IndexNotFound(v)
+        | E::ObjectStoreNotFound(v)
+        | E::OpenCursorFailed(v)
+        | E::UpdateFailed(v)
+        | E::TransactionOpenFailed(v)
+        | E::TransactionCommitError(v)
+        | E::IndexCreateFailed(v)
+        | E::ObjectStoreCreateFailed(v)
+        | E::KeyRangeCreateFailed(v) => Some(v.clone()),
+        _ => None,
+    };
+    match exception {
+        Some(e) => dom_error(&e, doing),
+        None => SessionError::new(SessionErrorCode::StorageError, format!("{doing}: {error}")),
+    }
+}
+
+/// Maps a `DOMException` (or any thrown value) to an error code by its `name`.
+pub(super) fn dom_error(exception: &JsValue, doing: &str) -> SessionError {
+    let name = exception
+        .dyn_ref::<DomException>()
+        .map(|e| e.name())
+        .unwrap_or_default();
+    let text = error_text(exception);
+    let code = match name.as_str() {
+        "QuotaExceededError" => SessionErrorCode::StorageFull,
+        "VersionError" => SessionErrorCode::DbVersion,
+        "DataCloneError" => SessionErrorCode::InvalidItem,
+        "SecurityError" | "InvalidAccessError" => SessionErrorCode::StorageUnavailable,
+        _ => SessionErrorCode::StorageError,
+    };
+    let hint = match code {
+        SessionErrorCode::StorageFull => {
+            "; the browser's storage quota for this site is used up, nothing of this call was written"
+        }
+        _ => "",
+    };
+    SessionError::new(code, format!("{doing}: {text}{hint}"))
+}
+
+/// One transaction and what it is doing (for error messages).
+pub(super) struct Tx {
+    tx: Transaction,
+    pub raw: IdbTransaction,
+    pub doing: String,
+    writes: bool,
+}
+
+impl Tx {
+    pub fn begin(
+        conn: &Connection,
+        stores: &[&str],
+        mode: TransactionMode,
+        doing: String,
+    ) -> Result<Tx> {
+        let tx = conn
+            .db
+            .transaction(stores, mode)
+            .map_err(|e| storage_error(&e, &doing))?;
+        let raw: IdbTransaction = tx.into();
+        Ok(Tx {
+            tx: Transaction::from(raw.clone()),
+            raw,
+            doing,
+            writes: mode == TransactionMode::ReadWrite,
+        })
+    }
+
+    /// Runs `body` in this transaction. An error it returns aborts the transaction, so nothing
+    /// it issued is written; after a body that wrote, the result is returned once the commit
+    /// succeeded (an abort at commit time, such as a quota error, becomes the error instead).
+    /// The body must await nothing but requests of this transaction, or it commits early.
+    pub async fn run<T>(self, body: impl AsyncFnOnce(&Tx) -> Result<T>) -> Result<T> {
+        match body(&self).await {
+            Ok(value) if self.writes => self.commit().await.map(|()| value),
+            Ok(value) => Ok(value),
+            Err(e) => {
+                // Throws only when the transaction already finished: then nothing is pending.
+                let _ = self.raw.abort();
+                Err(e)
+            }
+        }
+    }
+
+    pub fn store(&self, name: &str) -> Result<idb::ObjectStore> {
+        self.tx
+            .object_store(name)
+            .map_err(|e| storage_error(&e, &self.doing))
+    }
+
+    /// An `idb` failure of a request of this transaction.
+    pub fn fail(&self, e: idb::Error) -> SessionError {
+        storage_error(&e, &self.doing)
+    }
+
+    /// A JS exception thrown by a request of this transaction.
+    pub fn thrown(&self, e: &JsValue) -> SessionError {
+        dom_error(e, &self.doing)
+    }
+
+    /// Waits for the commit. An abort (quota exceeded, a failed request) becomes its error.
+    async fn commit(self) -> Result<()> {
+        let Tx { tx, raw, doing, .. } = self;
+        match tx.await {
+            Ok(TransactionResult::Committed) => Ok(()),
+            Ok(TransactionResult::Aborted) => Err(match raw.error() {
+                Some(e) => dom_error(&e.into(), &doing),
+                None => SessionError::new(
+                    SessionErrorCode::StorageError,
+                    format!("{doing}: the transaction was aborted"),
+                ),
+            }),
+            Err(idb::Error::DomException(e)) => Err(dom_error(&e.into(), &doing)),
+            Err(e) => Err(storage_error(&e, &doing)),
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! A run's outcome as the JS objects the caller sees: the `RunResult` and its approval items.
+
+use js_sys::Array;
+use serde_json::Value;
+use wasm_bindgen::JsValue;
+
+use crate::core::run::RunState;
+use crate::core::wire::call_id;
+
+use super::js::{json_to_js, object};
+
+/// A tool call waiting for approval, as a `ToolApprovalItem`.
+pub fn interruption(call: &Value) -> JsValue {
+    let text = |key: &str, default: &'static str| -> JsValue {
+        call.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or(default)
+            .into()
+    };
+    object(&[
+        ("type", "tool_approval_item".into()),
+        ("callId", call_id(call).unwrap_or("").into()),
+        ("name", text("name", "")),
+        ("arguments", text("arguments", "{}")),
+        ("rawItem", json_to_js(call)),
+    ])
+    .into()
+}
+
+fn items(values: &[Value]) -> JsValue {
+    values.iter().map(json_to_js).collect::<Array>().into()
+}
+
+fn optional(text: Option<&str>) -> JsValue {
+    text.map(JsValue::from).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// The `RunResult` of a run that reached `state`, waiting for `interruptions` (none when it
+/// finished); `state_object` is the `RunState` object to resume from.
+pub fn result_object(state: &RunState, interruptions: &[Value], state_object: JsValue) -> JsValue {
+    let final_output = match interruptions {
+        [] => optional(state.final_output.as_deref()),
+        _ => JsValue::UNDEFINED,
+    };
+    let usage = object(&[
+        ("requests", (state.usage.requests as f64).into()),
+        ("inputTokens", (state.usage.input_tokens as f64).into()),
+        ("outputTokens", (state.usage.output_tokens as f64).into()),
+        ("totalTokens", (state.usage.total_tokens as f64).into()),
+    ]);
+    object(&[
+        ("finalOutput", final_output),
+        ("newItems", items(state.new_items())),
+        ("input", items(&state.input)),
+        ("usage", usage.into()),
+        (
+            "lastResponseId",
+            optional(state.last_response_id.as_deref()),
+        ),
+        (
+            "interruptions",
+            interruptions
+                .iter()
+                .map(interruption)
+                .collect::<Array>()
+                .into(),
+        ),
+        ("state", state_object),
+    ])
+    .into()
+}

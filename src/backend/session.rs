@@ -1,0 +1,118 @@
+//! What every exported session class shares, written once: the state common to all of them
+//! ([`SessionCore`]: id, settings, closed flag, call queue), the operations a backend provides
+//! ([`SessionState`]), and [`queued`], the one path every method takes: refuse a closed session,
+//! read the arguments, take a place in the queue, run, and settle the promise.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::rc::Rc;
+
+use js_sys::{Array, Promise};
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::core::error::{Result, SessionError};
+use crate::core::history::{Limit, SessionSettings};
+use crate::core::queue::OpQueue;
+
+use super::error::session_error;
+
+/// The state every session object has, whatever stores its items.
+pub struct SessionCore {
+    pub session_id: String,
+    pub settings: SessionSettings,
+    closed: Cell<bool>,
+    queue: OpQueue,
+}
+
+impl SessionCore {
+    pub fn new(session_id: String, settings: SessionSettings) -> Self {
+        SessionCore {
+            session_id,
+            settings,
+            closed: Cell::new(false),
+            queue: OpQueue::new(),
+        }
+    }
+
+    /// Refuses `what` once the session is closed. Checked when a call is made, not when it runs,
+    /// so a call made after `close()` is refused even while earlier calls are still under way.
+    pub fn check_open(&self, what: &str) -> Result<()> {
+        if self.closed.get() {
+            Err(SessionError::closed(what))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The operations of a session backend. Each runs after every earlier call on the same object.
+#[allow(async_fn_in_trait)] // single-threaded WebAssembly: the futures need not be `Send`
+pub trait SessionState: 'static {
+    fn core(&self) -> &SessionCore;
+    /// The newest items within `limit` (already resolved against the settings), oldest first.
+    async fn get_items(&self, limit: Limit) -> Result<Vec<JsValue>>;
+    /// Appends items already copied and checked, each with whether it opens a turn.
+    async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()>;
+    async fn pop_item(&self) -> Result<Option<JsValue>>;
+    async fn clear(&self) -> Result<()>;
+    /// Runs once, after every call made before `close()`.
+    async fn close(&self) -> Result<()>;
+}
+
+/// A method of a session object: refuses it if the session is closed (whatever the arguments),
+/// reads the arguments now (`args`), takes a place in the queue now, and runs `op` after every
+/// earlier call on this object. Errors become rejected promises carrying a `SessionError`.
+pub fn queued<S, A, F>(
+    state: &Rc<S>,
+    what: &str,
+    args: impl FnOnce() -> Result<A>,
+    op: F,
+) -> Promise
+where
+    S: SessionState,
+    A: 'static,
+    F: AsyncFnOnce(&S, A) -> Result<JsValue> + 'static,
+{
+    let args = match state.core().check_open(what).and_then(|()| args()) {
+        Ok(args) => args,
+        Err(e) => return Promise::reject(&session_error(&e)),
+    };
+    let mut ticket = state.core().queue.enter();
+    let state = state.clone();
+    future_to_promise(async move {
+        ticket.ready().await;
+        let result = op(&state, args).await;
+        drop(ticket);
+        result.map_err(|e| session_error(&e))
+    })
+}
+
+/// `close()`: marks the session closed now, so every later call rejects with `CLOSED`, and
+/// resolves once every earlier call has taken effect. Closing again resolves at once.
+pub fn close<S: SessionState>(state: &Rc<S>) -> Promise {
+    if state.core().closed.get() {
+        return Promise::resolve(&JsValue::UNDEFINED);
+    }
+    let promise = queued(
+        state,
+        "close",
+        || Ok(()),
+        async |s, ()| s.close().await.map(|()| JsValue::UNDEFINED),
+    );
+    state.core().closed.set(true);
+    promise
+}
+
+/// A promise of `work`, whose error becomes a rejection carrying a `SessionError`.
+pub fn promise(work: impl Future<Output = Result<JsValue>> + 'static) -> Promise {
+    future_to_promise(async move { work.await.map_err(|e| session_error(&e)) })
+}
+
+/// `getItems(limit)`: the newest items within `limit`, else the session's `settings.limit`, as
+/// a JS array.
+pub async fn get_items<S: SessionState>(state: &S, limit: Option<Limit>) -> Result<JsValue> {
+    let limit = Limit::resolve(limit, state.core().settings.limit);
+    let items = state.get_items(limit).await?;
+    Ok(items.into_iter().collect::<Array>().into())
+}

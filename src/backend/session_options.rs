@@ -1,0 +1,113 @@
+//! Reads the arguments of the session constructors and of `listSessions` / `deleteSession`.
+
+use js_sys::Object;
+use wasm_bindgen::JsValue;
+
+use crate::core::error::{Result, SessionError, SessionErrorCode};
+use crate::core::history::SessionSettings;
+use crate::core::schema::DEFAULT_DB_NAME;
+use crate::core::session::{uuid_v4, validate_session_id, validate_user_id};
+
+use super::js::{
+    field, optional_string, random_bytes, required_string, take_options, take_settings,
+};
+
+/// `new IndexedDbSession(sessionId, { userId?, dbName?, settings? })`.
+pub struct IdbSessionArgs {
+    pub session_id: String,
+    pub user_id: Option<String>,
+    pub db_name: String,
+    pub settings: SessionSettings,
+    /// The frozen copy of `options.settings` that the `settings` property returns.
+    pub settings_js: Object,
+}
+
+/// `new MemorySession(sessionId?, { settings? })`.
+pub struct MemorySessionArgs {
+    pub session_id: String,
+    pub settings: SessionSettings,
+    pub settings_js: Object,
+}
+
+fn session_id_of(value: &JsValue) -> Result<String> {
+    let id = required_string(value, "sessionId", SessionErrorCode::InvalidSessionId)?;
+    validate_session_id(&id)?;
+    Ok(id)
+}
+
+fn user_id_of(options: &Option<Object>) -> Result<Option<String>> {
+    let user_id = optional_string(
+        &field(options, "userId"),
+        "options.userId",
+        SessionErrorCode::InvalidUserId,
+    )?;
+    if let Some(u) = &user_id {
+        validate_user_id(u)?;
+    }
+    Ok(user_id)
+}
+
+fn db_name_of(options: &Option<Object>) -> Result<String> {
+    let what = "options.dbName";
+    let name = optional_string(
+        &field(options, "dbName"),
+        what,
+        SessionErrorCode::InvalidOptions,
+    )?;
+    match name {
+        None => Ok(DEFAULT_DB_NAME.to_string()),
+        Some(n) if n.is_empty() => Err(SessionError::new(
+            SessionErrorCode::InvalidOptions,
+            format!("{what} must be a non-empty string"),
+        )),
+        Some(n) => Ok(n),
+    }
+}
+
+impl IdbSessionArgs {
+    pub fn parse(session_id: &JsValue, options: &JsValue) -> Result<Self> {
+        let session_id = session_id_of(session_id)?;
+        let options = take_options(options, "options")?;
+        let user_id = user_id_of(&options)?;
+        let db_name = db_name_of(&options)?;
+        let (settings, settings_js) = take_settings(&options)?;
+        Ok(IdbSessionArgs {
+            session_id,
+            user_id,
+            db_name,
+            settings,
+            settings_js,
+        })
+    }
+}
+
+impl MemorySessionArgs {
+    /// Without a session id, a random UUID.
+    pub fn parse(session_id: &JsValue, options: &JsValue) -> Result<Self> {
+        let session_id = if session_id.is_undefined() || session_id.is_null() {
+            uuid_v4(random_bytes()?)
+        } else {
+            session_id_of(session_id)?
+        };
+        let options = take_options(options, "options")?;
+        let (settings, settings_js) = take_settings(&options)?;
+        Ok(MemorySessionArgs {
+            session_id,
+            settings,
+            settings_js,
+        })
+    }
+}
+
+/// `listSessions({ dbName?, userId? })`: the database and the user.
+pub fn list_args(options: &JsValue) -> Result<(String, Option<String>)> {
+    let options = take_options(options, "options")?;
+    Ok((db_name_of(&options)?, user_id_of(&options)?))
+}
+
+/// `deleteSession(sessionId, { dbName? })`: the session and the database.
+pub fn delete_args(session_id: &JsValue, options: &JsValue) -> Result<(String, String)> {
+    let session_id = session_id_of(session_id)?;
+    let options = take_options(options, "options")?;
+    Ok((session_id, db_name_of(&options)?))
+}

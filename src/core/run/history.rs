@@ -1,0 +1,143 @@
+//! Which history a run sends, and which of what the model is sent is new to the session.
+
+use serde_json::{json, Value};
+
+use crate::core::wire::{call_id, is_function_call, is_tool_output};
+
+/// The history to send: drops tool outputs whose call is not in it (cut off by a limit) and
+/// calls without their output, so the model never sees half of a tool exchange.
+pub fn select_history(items: Vec<Value>) -> Vec<Value> {
+    let calls: Vec<String> = items
+        .iter()
+        .filter(|i| is_function_call(i))
+        .filter_map(|i| call_id(i).map(str::to_string))
+        .collect();
+    let outputs: Vec<String> = items
+        .iter()
+        .filter(|i| is_tool_output(i))
+        .filter_map(|i| call_id(i).map(str::to_string))
+        .collect();
+    items
+        .into_iter()
+        .filter(|i| {
+            if is_function_call(i) {
+                call_id(i).is_some_and(|id| outputs.iter().any(|o| o == id))
+            } else if is_tool_output(i) {
+                call_id(i).is_some_and(|id| calls.iter().any(|c| c == id))
+            } else {
+                true
+            }
+        })
+        .collect()
+}
+
+/// Where an item a session input callback returned came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The very history object number `h` the callback was given (it may have edited it).
+    History(usize),
+    /// The very new-input object the callback was given.
+    NewInput,
+    /// An object the callback made.
+    Made,
+}
+
+/// The items of `model_input` that are not history: what a session input callback added or kept
+/// of the new input. New-input objects are always new; history objects never are; an object the
+/// callback made is history when it equals a history item not yet accounted for (each history
+/// item accounts for one at most), so history the callback repeats, reorders or edits is never
+/// saved twice, and a new message that repeats an old one is still saved.
+pub fn new_turn_items(history: &[Value], model_input: &[Value], origins: &[Origin]) -> Vec<Value> {
+    let origin = |i: usize| origins.get(i).copied().unwrap_or(Origin::Made);
+    let mut used = vec![false; history.len()];
+    for i in 0..model_input.len() {
+        if let Origin::History(h) = origin(i) {
+            if let Some(u) = used.get_mut(h) {
+                *u = true;
+            }
+        }
+    }
+    model_input
+        .iter()
+        .enumerate()
+        .filter(|(i, item)| match origin(*i) {
+            Origin::History(_) => false,
+            Origin::NewInput => true,
+            Origin::Made => match (0..history.len()).find(|h| !used[*h] && &history[*h] == *item) {
+                Some(h) => {
+                    used[h] = true;
+                    false
+                }
+                None => true,
+            },
+        })
+        .map(|(_, item)| item.clone())
+        .collect()
+}
+
+/// The new input of a run as items: a string becomes one user message.
+pub fn input_items_from_text(text: &str) -> Vec<Value> {
+    vec![json!({"type": "message", "role": "user", "content": text})]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::run::fixtures::*;
+
+    #[test]
+    fn history_never_holds_half_a_tool_exchange() {
+        let items = vec![
+            out("cut"),
+            user("q"),
+            call("a"),
+            out("a"),
+            call("dangling"),
+            answer("x"),
+        ];
+        assert_eq!(
+            select_history(items),
+            vec![user("q"), call("a"), out("a"), answer("x")]
+        );
+        let raw = vec![
+            json!({"type": "function_call", "call_id": "r"}),
+            json!({"type": "function_call_output", "call_id": "r", "output": "1"}),
+        ];
+        assert_eq!(select_history(raw.clone()), raw);
+    }
+
+    #[test]
+    fn only_items_the_callback_added_are_new() {
+        use Origin::*;
+        let history = vec![user("a"), answer("b"), user("a")];
+        let model_input = vec![
+            answer("b"),
+            user("a"),
+            user("new"),
+            user("a"),
+            user("extra"),
+        ];
+        assert_eq!(
+            new_turn_items(&history, &model_input, &[]),
+            vec![user("new"), user("extra")]
+        );
+        // Repeating a history item more often than it occurs makes the extra copy new.
+        let model_input = vec![answer("b"), answer("b")];
+        assert_eq!(
+            new_turn_items(&history, &model_input, &[]),
+            vec![answer("b")]
+        );
+        // A history object the callback edited is still history.
+        let model_input = vec![user("edited"), user("new")];
+        assert_eq!(
+            new_turn_items(&history, &model_input, &[History(0), Made]),
+            vec![user("new")]
+        );
+        // The new input is new even when it repeats an earlier message word for word.
+        let model_input = vec![answer("b"), user("a")];
+        assert_eq!(
+            new_turn_items(&history, &model_input, &[History(1), NewInput]),
+            vec![user("a")]
+        );
+    }
+}

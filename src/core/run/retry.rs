@@ -1,0 +1,43 @@
+//! Which failed model calls are retried, and how long to wait before each retry.
+
+/// Whether an HTTP status is worth retrying.
+pub fn is_retryable(status: u16) -> bool {
+    status == 408 || status == 409 || status == 429 || status >= 500
+}
+
+/// How long to wait before retry number `attempt` (0-based): what the server asked for in
+/// `Retry-After` (capped at a minute), else exponential backoff from half a second.
+pub fn retry_delay_ms(attempt: u32, retry_after_ms: Option<f64>) -> f64 {
+    match retry_after_ms {
+        Some(ms) if ms.is_finite() && ms >= 0.0 => ms.min(60_000.0),
+        _ => (500.0 * 2f64.powi(attempt.min(6) as i32)).min(8_000.0),
+    }
+}
+
+/// `Retry-After` given in seconds.
+pub fn retry_after_seconds(header: &str) -> Option<f64> {
+    header
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| s * 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_follow_the_server_then_back_off() {
+        assert!(is_retryable(429) && is_retryable(500) && is_retryable(503));
+        assert!(!is_retryable(400) && !is_retryable(401) && !is_retryable(404));
+        assert_eq!(retry_delay_ms(0, Some(2000.0)), 2000.0);
+        assert_eq!(retry_delay_ms(0, Some(1e9)), 60_000.0);
+        assert_eq!(retry_delay_ms(0, None), 500.0);
+        assert_eq!(retry_delay_ms(2, None), 2000.0);
+        assert_eq!(retry_delay_ms(20, None), 8000.0);
+        assert_eq!(retry_after_seconds(" 3 "), Some(3000.0));
+        assert_eq!(retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+    }
+}

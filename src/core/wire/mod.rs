@@ -1,0 +1,114 @@
+//! The two OpenAI wire formats (Chat Completions and Responses): how session items become a
+//! request body and how responses, whole or streamed, become session items again.
+//!
+//! Items in sessions use the shapes of `@openai/agents` (camelCase `callId`, tool outputs as
+//! `function_call_result`), whichever API produced them, so histories written here continue in
+//! that SDK and the other way round. Raw Responses-API items (`call_id`, `function_call_output`)
+//! are read too.
+//!
+//! - [`items`]: reading item fields, and converting one item between the SDK's and the API's shape;
+//! - [`request`]: the JSON body of one model call;
+//! - [`response`]: a whole response body as items, usage and id; error bodies;
+//! - [`stream`]: a streamed response, event by event, into the same output.
+
+pub mod items;
+pub mod request;
+pub mod response;
+pub mod stream;
+
+pub use items::{call_id, content_text, is_function_call, is_tool_output, item_type};
+pub use request::{request_body, ModelRequest};
+pub use response::{error_message, parse_response};
+pub use stream::{StreamAccumulator, StreamEvent};
+
+use serde_json::Value;
+
+/// Which HTTP API the model server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    ChatCompletions,
+    Responses,
+}
+
+impl Api {
+    pub fn parse(name: &str) -> Option<Api> {
+        match name {
+            "chat_completions" => Some(Api::ChatCompletions),
+            "responses" => Some(Api::Responses),
+            _ => None,
+        }
+    }
+
+    /// The endpoint path, appended to the runner's `baseUrl`.
+    pub fn path(self) -> &'static str {
+        match self {
+            Api::ChatCompletions => "/chat/completions",
+            Api::Responses => "/responses",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelSettings {
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub max_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// Token counts as the API reports them, summed over the model calls of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub total_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: &Usage) {
+        self.requests += other.requests;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.total_tokens += other.total_tokens;
+    }
+}
+
+/// What one model call produced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelOutput {
+    pub items: Vec<Value>,
+    pub usage: Usage,
+    pub response_id: Option<String>,
+}
+
+/// Why a model's answer could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WireError {
+    /// A response without the part its API puts the answer in; names that part.
+    Missing(&'static str),
+    /// A body or stream event that is not JSON: where, and the parser's message.
+    MalformedJson(&'static str, String),
+    /// The stream ended before the response said it was complete.
+    Cut,
+    /// The server reported that the model failed (`response.failed`, an `error` event).
+    ModelFailed(String),
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WireError::Missing(what) => write!(f, "the response has no {what}"),
+            WireError::MalformedJson(what, e) => write!(f, "malformed JSON in {what} ({e})"),
+            WireError::Cut => f.write_str("the stream ended before the response was complete"),
+            WireError::ModelFailed(m) => write!(f, "the model failed: {m}"),
+        }
+    }
+}

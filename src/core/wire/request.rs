@@ -1,0 +1,280 @@
+//! The JSON body of one model call, in either API's shape.
+
+use serde_json::{json, Map, Value};
+
+use super::items::{call_id, content_text, item_type, output_text, str_of, to_responses_item};
+use super::{Api, ModelSettings, ToolSpec};
+
+/// Everything one model call sends.
+#[derive(Debug, Clone)]
+pub struct ModelRequest<'a> {
+    pub model: &'a str,
+    pub instructions: Option<&'a str>,
+    pub settings: &'a ModelSettings,
+    pub tools: &'a [ToolSpec],
+    pub input: &'a [Value],
+    pub stream: bool,
+    pub previous_response_id: Option<&'a str>,
+    pub conversation_id: Option<&'a str>,
+}
+
+fn settings_into(body: &mut Map<String, Value>, s: &ModelSettings, max_tokens_key: &str) {
+    if let Some(t) = s.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = s.top_p {
+        body.insert("top_p".into(), json!(p));
+    }
+    if let Some(m) = s.max_tokens {
+        body.insert(max_tokens_key.into(), json!(m));
+    }
+}
+
+/// The JSON body of one model call.
+pub fn request_body(api: Api, r: &ModelRequest<'_>) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(r.model));
+    match api {
+        Api::Responses => {
+            if let Some(i) = r.instructions {
+                body.insert("instructions".into(), json!(i));
+            }
+            body.insert(
+                "input".into(),
+                Value::Array(r.input.iter().filter_map(to_responses_item).collect()),
+            );
+            if !r.tools.is_empty() {
+                let tools = r.tools.iter().map(|t| {
+                    json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters})
+                });
+                body.insert("tools".into(), Value::Array(tools.collect()));
+            }
+            settings_into(&mut body, r.settings, "max_output_tokens");
+            if let Some(id) = r.previous_response_id {
+                body.insert("previous_response_id".into(), json!(id));
+            }
+            if let Some(id) = r.conversation_id {
+                body.insert("conversation".into(), json!(id));
+            }
+        }
+        Api::ChatCompletions => {
+            body.insert(
+                "messages".into(),
+                Value::Array(to_chat_messages(r.instructions, r.input)),
+            );
+            if !r.tools.is_empty() {
+                let tools = r.tools.iter().map(|t| {
+                    json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}})
+                });
+                body.insert("tools".into(), Value::Array(tools.collect()));
+            }
+            settings_into(&mut body, r.settings, "max_tokens");
+            if r.stream {
+                body.insert("stream_options".into(), json!({"include_usage": true}));
+            }
+        }
+    }
+    body.insert("stream".into(), json!(r.stream));
+    Value::Object(body)
+}
+
+fn chat_content(content: Option<&Value>) -> Value {
+    match content {
+        Some(Value::Array(parts)) => Value::Array(
+            parts
+                .iter()
+                .filter_map(|p| match str_of(p, "type") {
+                    Some("input_text" | "output_text" | "text") => {
+                        Some(json!({"type": "text", "text": str_of(p, "text").unwrap_or("")}))
+                    }
+                    Some("input_image") => {
+                        let url = str_of(p, "image_url").or_else(|| str_of(p, "image"))?;
+                        Some(json!({"type": "image_url", "image_url": {"url": url}}))
+                    }
+                    _ => None,
+                })
+                .collect(),
+        ),
+        Some(other) => other.clone(),
+        None => json!(""),
+    }
+}
+
+/// Session items as Chat Completions messages: system instructions first, function calls
+/// folded into the assistant message before them, tool outputs as `tool` messages. Reasoning
+/// items have no place in this API and are left out.
+pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Value> {
+    let mut messages: Vec<Value> = Vec::new();
+    if let Some(i) = instructions {
+        messages.push(json!({"role": "system", "content": i}));
+    }
+    for item in items {
+        match item_type(item) {
+            "message" => {
+                let role = str_of(item, "role").unwrap_or("user");
+                if role == "assistant" {
+                    messages.push(
+                        json!({"role": "assistant", "content": content_text(item.get("content"))}),
+                    );
+                } else {
+                    messages
+                        .push(json!({"role": role, "content": chat_content(item.get("content"))}));
+                }
+            }
+            "function_call" => {
+                let Some(id) = call_id(item) else { continue };
+                let call = json!({
+                    "id": id,
+                    "type": "function",
+                    "function": {
+                        "name": str_of(item, "name").unwrap_or(""),
+                        "arguments": str_of(item, "arguments").unwrap_or("{}"),
+                    }
+                });
+                let joins_previous = messages
+                    .last()
+                    .is_some_and(|m| str_of(m, "role") == Some("assistant"));
+                match messages.last_mut() {
+                    Some(Value::Object(m)) if joins_previous => {
+                        if let Some(Value::Array(calls)) = m.get_mut("tool_calls") {
+                            calls.push(call);
+                        } else {
+                            m.insert("tool_calls".into(), json!([call]));
+                        }
+                    }
+                    _ => messages
+                        .push(json!({"role": "assistant", "content": null, "tool_calls": [call]})),
+                }
+            }
+            "function_call_result" | "function_call_output" => {
+                let Some(id) = call_id(item) else { continue };
+                messages.push(json!({
+                    "role": "tool",
+                    "tool_call_id": id,
+                    "content": output_text(item.get("output")),
+                }));
+            }
+            _ => {}
+        }
+    }
+    messages
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sdk_history() -> Vec<Value> {
+        vec![
+            json!({"type": "message", "role": "user", "content": "Weather in Paris?"}),
+            json!({"type": "message", "role": "assistant", "status": "completed", "id": "msg_1",
+                   "content": [{"type": "output_text", "text": "Let me check."}]}),
+            json!({"type": "function_call", "callId": "call_1", "name": "weather", "arguments": "{\"city\":\"Paris\"}", "status": "completed"}),
+            json!({"type": "function_call_result", "callId": "call_1", "name": "weather", "status": "completed",
+                   "output": {"type": "text", "text": "18C"}}),
+            json!({"type": "reasoning", "id": "rs_1", "content": [{"type": "input_text", "text": "thinking"}],
+                   "providerData": {"encryptedContent": "enc"}}),
+            json!({"role": "user", "content": [{"type": "input_text", "text": "thanks"}]}),
+        ]
+    }
+
+    #[test]
+    fn responses_request_uses_the_api_spelling() {
+        let settings = ModelSettings {
+            temperature: Some(0.5),
+            top_p: Some(0.9),
+            max_tokens: Some(100),
+        };
+        let tools = [ToolSpec {
+            name: "weather".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let input = sdk_history();
+        let body = request_body(
+            Api::Responses,
+            &ModelRequest {
+                model: "m",
+                instructions: Some("be brief"),
+                settings: &settings,
+                tools: &tools,
+                input: &input,
+                stream: true,
+                previous_response_id: None,
+                conversation_id: None,
+            },
+        );
+        assert_eq!(body["instructions"], "be brief");
+        assert_eq!(body["temperature"], 0.5);
+        assert_eq!(body["top_p"], 0.9);
+        assert_eq!(body["max_output_tokens"], 100);
+        assert_eq!(body["stream"], true);
+        assert_eq!(
+            body["tools"][0],
+            json!({"type": "function", "name": "weather", "description": "d", "parameters": {"type": "object"}})
+        );
+        let input = body["input"].as_array().unwrap();
+        assert_eq!(input[2]["call_id"], "call_1");
+        assert!(input[2].get("callId").is_none());
+        assert_eq!(
+            input[3],
+            json!({"type": "function_call_output", "call_id": "call_1", "output": "18C"})
+        );
+        assert_eq!(
+            input[4],
+            json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "thinking"}], "encrypted_content": "enc"})
+        );
+        assert_eq!(input[5]["type"], "message");
+    }
+
+    #[test]
+    fn chat_request_folds_calls_into_the_assistant_message() {
+        let settings = ModelSettings {
+            max_tokens: Some(7),
+            ..ModelSettings::default()
+        };
+        let input = sdk_history();
+        let body = request_body(
+            Api::ChatCompletions,
+            &ModelRequest {
+                model: "m",
+                instructions: Some("sys"),
+                settings: &settings,
+                tools: &[],
+                input: &input,
+                stream: false,
+                previous_response_id: None,
+                conversation_id: None,
+            },
+        );
+        assert_eq!(body["max_tokens"], 7);
+        assert!(body.get("tools").is_none());
+        assert!(body.get("stream_options").is_none());
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "Weather in Paris?"},
+                {"role": "assistant", "content": "Let me check.", "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}}
+                ]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "18C"},
+                {"role": "user", "content": [{"type": "text", "text": "thanks"}]},
+            ])
+        );
+    }
+
+    #[test]
+    fn raw_responses_items_are_read_too() {
+        let raw = [
+            json!({"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}),
+            json!({"type": "function_call_output", "call_id": "c", "output": "ok"}),
+        ];
+        let messages = to_chat_messages(None, &raw);
+        assert_eq!(messages[0]["tool_calls"][0]["id"], "c");
+        assert_eq!(
+            messages[1],
+            json!({"role": "tool", "tool_call_id": "c", "content": "ok"})
+        );
+    }
+}

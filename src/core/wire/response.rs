@@ -1,0 +1,167 @@
+//! A whole (not streamed) response body as session items, token usage and response id; the
+//! message of an error body.
+
+use serde_json::Value;
+
+use super::items::{assistant_text_item, from_responses_item, function_call_item, str_of};
+use super::{Api, ModelOutput, Usage, WireError};
+
+pub(super) fn usage_of(api: Api, usage: Option<&Value>) -> Usage {
+    let n = |key: &str| {
+        usage
+            .and_then(|u| u.get(key))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    let (input, output) = match api {
+        Api::Responses => (n("input_tokens"), n("output_tokens")),
+        Api::ChatCompletions => (n("prompt_tokens"), n("completion_tokens")),
+    };
+    let total = match n("total_tokens") {
+        0 => input + output,
+        t => t,
+    };
+    Usage {
+        requests: 1,
+        input_tokens: input,
+        output_tokens: output,
+        total_tokens: total,
+    }
+}
+
+/// A whole (not streamed) response body as items, usage and id.
+pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> {
+    match api {
+        Api::Responses => {
+            let output = body
+                .get("output")
+                .and_then(Value::as_array)
+                .ok_or(WireError::Missing("\"output\" array"))?;
+            Ok(ModelOutput {
+                items: output.iter().map(from_responses_item).collect(),
+                usage: usage_of(api, body.get("usage")),
+                response_id: str_of(body, "id").map(str::to_string),
+            })
+        }
+        Api::ChatCompletions => {
+            let message = body
+                .get("choices")
+                .and_then(|c| c.get(0))
+                .and_then(|c| c.get("message"))
+                .ok_or(WireError::Missing("\"choices[0].message\""))?;
+            let mut items = Vec::new();
+            if let Some(text) = str_of(message, "content").filter(|t| !t.is_empty()) {
+                items.push(assistant_text_item(text, None));
+            }
+            if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+                for c in calls {
+                    let f = c.get("function");
+                    items.push(function_call_item(
+                        str_of(c, "id").unwrap_or(""),
+                        f.and_then(|f| str_of(f, "name")).unwrap_or(""),
+                        f.and_then(|f| str_of(f, "arguments")).unwrap_or("{}"),
+                    ));
+                }
+            }
+            Ok(ModelOutput {
+                items,
+                usage: usage_of(api, body.get("usage")),
+                response_id: str_of(body, "id").map(str::to_string),
+            })
+        }
+    }
+}
+
+/// The message of an error body (`{"error": {"message": ...}}` and its variants), else the
+/// body itself, shortened.
+pub fn error_message(body: &str) -> String {
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        let found = v
+            .get("error")
+            .and_then(|e| str_of(e, "message").or_else(|| e.as_str()))
+            .or_else(|| str_of(&v, "message"))
+            .or_else(|| str_of(&v, "detail"));
+        if let Some(m) = found {
+            return m.to_string();
+        }
+    }
+    let trimmed = body.trim();
+    if trimmed.chars().count() > 300 {
+        format!("{}…", trimmed.chars().take(300).collect::<String>())
+    } else {
+        trimmed.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn responses_output_becomes_sdk_items() {
+        let body = json!({
+            "id": "resp_1",
+            "output": [
+                {"type": "reasoning", "id": "rs", "summary": [{"type": "summary_text", "text": "hmm"}]},
+                {"type": "message", "id": "msg", "role": "assistant", "status": "completed",
+                 "content": [{"type": "output_text", "text": "Hi", "annotations": []}]},
+                {"type": "function_call", "id": "fc", "call_id": "call", "name": "f", "arguments": "{\"a\":1}"},
+            ],
+            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+        });
+        let out = parse_response(Api::Responses, &body).unwrap();
+        assert_eq!(out.response_id.as_deref(), Some("resp_1"));
+        assert_eq!(
+            out.usage,
+            Usage {
+                requests: 1,
+                input_tokens: 10,
+                output_tokens: 5,
+                total_tokens: 15
+            }
+        );
+        assert_eq!(
+            out.items[0],
+            json!({"type": "reasoning", "id": "rs", "content": [{"type": "input_text", "text": "hmm"}]})
+        );
+        assert_eq!(
+            out.items[1],
+            json!({"type": "message", "id": "msg", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "Hi"}]})
+        );
+        assert_eq!(
+            out.items[2],
+            json!({"type": "function_call", "id": "fc", "callId": "call", "name": "f", "arguments": "{\"a\":1}", "status": "completed"})
+        );
+    }
+
+    #[test]
+    fn chat_output_becomes_sdk_items() {
+        let body = json!({
+            "id": "chatcmpl-1",
+            "choices": [{"message": {"role": "assistant", "content": "Sure", "tool_calls": [
+                {"id": "call_9", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ]}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
+        });
+        let out = parse_response(Api::ChatCompletions, &body).unwrap();
+        assert_eq!(out.items.len(), 2);
+        assert_eq!(out.items[0]["content"][0]["text"], "Sure");
+        assert_eq!(out.items[1]["callId"], "call_9");
+        assert_eq!(out.usage.total_tokens, 7);
+        assert!(parse_response(Api::ChatCompletions, &json!({"choices": []})).is_err());
+    }
+
+    #[test]
+    fn error_bodies_give_their_message() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"Invalid API key","type":"auth"}}"#),
+            "Invalid API key"
+        );
+        assert_eq!(
+            error_message(r#"{"error":"model not found"}"#),
+            "model not found"
+        );
+        assert_eq!(error_message("  Bad Gateway \n"), "Bad Gateway");
+    }
+}

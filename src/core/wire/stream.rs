@@ -1,0 +1,334 @@
+//! A streamed response, one server-sent event at a time, accumulated into the same
+//! [`ModelOutput`] a whole response gives.
+
+use serde_json::Value;
+
+use super::items::{assistant_text_item, from_responses_item, function_call_item, str_of};
+use super::response::{parse_response, usage_of};
+use super::{Api, ModelOutput, Usage, WireError};
+use crate::core::sse::SseEvent;
+
+/// What a stream event means to the caller.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    TextDelta(String),
+}
+
+#[derive(Debug, Default)]
+struct ChatToolCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Accumulates a streamed response into the same [`ModelOutput`] a whole one gives.
+#[derive(Debug)]
+pub struct StreamAccumulator {
+    api: Api,
+    done: bool,
+    output: Option<ModelOutput>,
+    // Responses API: items completed so far, by output index.
+    items: Vec<(u64, Value)>,
+    // Chat Completions: text and tool calls by index.
+    text: String,
+    calls: Vec<(u64, ChatToolCall)>,
+    usage: Usage,
+    id: Option<String>,
+    finished: bool,
+}
+
+impl StreamAccumulator {
+    pub fn new(api: Api) -> Self {
+        StreamAccumulator {
+            api,
+            done: false,
+            output: None,
+            items: Vec::new(),
+            text: String::new(),
+            calls: Vec::new(),
+            usage: Usage {
+                requests: 1,
+                ..Usage::default()
+            },
+            id: None,
+            finished: false,
+        }
+    }
+
+    /// True once the stream said it is complete.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Takes one server-sent event; returns what the caller should see now.
+    pub fn on_event(&mut self, event: &SseEvent) -> Result<Vec<StreamEvent>, WireError> {
+        if event.data == "[DONE]" {
+            self.done = true;
+            return Ok(Vec::new());
+        }
+        if event.data.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let v: Value = serde_json::from_str(&event.data)
+            .map_err(|e| WireError::MalformedJson("a stream event", e.to_string()))?;
+        match self.api {
+            Api::Responses => self.on_responses_event(event.event.as_deref(), &v),
+            Api::ChatCompletions => self.on_chat_chunk(&v),
+        }
+    }
+
+    fn on_responses_event(
+        &mut self,
+        name: Option<&str>,
+        v: &Value,
+    ) -> Result<Vec<StreamEvent>, WireError> {
+        let kind = str_of(v, "type").or(name).unwrap_or("");
+        match kind {
+            "response.output_text.delta" => {
+                let delta = str_of(v, "delta").unwrap_or("");
+                Ok(vec![StreamEvent::TextDelta(delta.to_string())])
+            }
+            "response.output_item.done" => {
+                let index = v
+                    .get("output_index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(self.items.len() as u64);
+                if let Some(item) = v.get("item") {
+                    self.items.push((index, from_responses_item(item)));
+                }
+                Ok(Vec::new())
+            }
+            "response.completed" => {
+                let response =
+                    v.get("response")
+                        .filter(|r| r.is_object())
+                        .ok_or(WireError::Missing(
+                            "\"response\" in its response.completed event",
+                        ))?;
+                // Some servers leave `output` out of the final event: the items of the
+                // `response.output_item.done` events are the output then. Any other malformed
+                // final response is an error, not an empty answer.
+                let mut out = if response.get("output").is_none() {
+                    ModelOutput {
+                        items: Vec::new(),
+                        usage: usage_of(Api::Responses, response.get("usage")),
+                        response_id: str_of(response, "id").map(str::to_string),
+                    }
+                } else {
+                    parse_response(Api::Responses, response)?
+                };
+                if out.items.is_empty() {
+                    self.items.sort_by_key(|(i, _)| *i);
+                    out.items = self.items.drain(..).map(|(_, item)| item).collect();
+                }
+                out.usage.requests = 1;
+                self.output = Some(out);
+                self.done = true;
+                Ok(Vec::new())
+            }
+            "response.failed" | "response.incomplete" => {
+                let response = v.get("response");
+                let message = response
+                    .and_then(|r| r.get("error"))
+                    .and_then(|e| str_of(e, "message"))
+                    .or_else(|| {
+                        response
+                            .and_then(|r| r.get("incomplete_details"))
+                            .and_then(|d| str_of(d, "reason"))
+                    })
+                    .unwrap_or(kind);
+                Err(WireError::ModelFailed(message.to_string()))
+            }
+            "error" => Err(WireError::ModelFailed(
+                str_of(v, "message")
+                    .or_else(|| v.get("error").and_then(|e| str_of(e, "message")))
+                    .unwrap_or("error event")
+                    .to_string(),
+            )),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    fn on_chat_chunk(&mut self, v: &Value) -> Result<Vec<StreamEvent>, WireError> {
+        if let Some(e) = v.get("error") {
+            return Err(WireError::ModelFailed(
+                str_of(e, "message")
+                    .or_else(|| e.as_str())
+                    .unwrap_or("error")
+                    .to_string(),
+            ));
+        }
+        if self.id.is_none() {
+            self.id = str_of(v, "id").map(str::to_string);
+        }
+        if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
+            self.usage = usage_of(Api::ChatCompletions, Some(u));
+        }
+        let mut events = Vec::new();
+        let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
+            return Ok(events);
+        };
+        if choice.get("finish_reason").is_some_and(|f| !f.is_null()) {
+            self.finished = true;
+        }
+        let Some(delta) = choice.get("delta") else {
+            return Ok(events);
+        };
+        if let Some(t) = str_of(delta, "content").filter(|t| !t.is_empty()) {
+            self.text.push_str(t);
+            events.push(StreamEvent::TextDelta(t.to_string()));
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for c in calls {
+                let index = c.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let pos = match self.calls.iter().position(|(i, _)| *i == index) {
+                    Some(p) => p,
+                    None => {
+                        self.calls.push((index, ChatToolCall::default()));
+                        self.calls.len() - 1
+                    }
+                };
+                let call = &mut self.calls[pos].1;
+                if let Some(id) = str_of(c, "id") {
+                    call.id = id.to_string();
+                }
+                if let Some(f) = c.get("function") {
+                    if let Some(n) = str_of(f, "name") {
+                        call.name.push_str(n);
+                    }
+                    if let Some(a) = str_of(f, "arguments") {
+                        call.arguments.push_str(a);
+                    }
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    /// The whole output, once the body ended. A stream that ended before saying it was
+    /// complete was cut, and is an error.
+    pub fn finish(mut self) -> Result<ModelOutput, WireError> {
+        match self.api {
+            Api::Responses => self.output.take().ok_or(WireError::Cut),
+            Api::ChatCompletions => {
+                if !self.done && !self.finished {
+                    return Err(WireError::Cut);
+                }
+                let mut items = Vec::new();
+                if !self.text.is_empty() {
+                    items.push(assistant_text_item(&self.text, None));
+                }
+                self.calls.sort_by_key(|(i, _)| *i);
+                for (_, c) in &self.calls {
+                    let args = if c.arguments.is_empty() {
+                        "{}"
+                    } else {
+                        &c.arguments
+                    };
+                    items.push(function_call_item(&c.id, &c.name, args));
+                }
+                Ok(ModelOutput {
+                    items,
+                    usage: self.usage,
+                    response_id: self.id,
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::sse::SseParser;
+
+    fn stream(api: Api, body: &str) -> (Vec<String>, Result<ModelOutput, WireError>) {
+        let mut parser = SseParser::new();
+        let mut acc = StreamAccumulator::new(api);
+        let mut deltas = Vec::new();
+        for ev in parser.feed(body.as_bytes()) {
+            match acc.on_event(&ev) {
+                Ok(events) => deltas.extend(events.into_iter().map(|StreamEvent::TextDelta(t)| t)),
+                Err(e) => return (deltas, Err(e)),
+            }
+        }
+        (deltas, acc.finish())
+    }
+
+    #[test]
+    fn chat_stream_accumulates_text_and_tool_calls() {
+        let body = concat!(
+            "data: {\"id\":\"c1\",\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"lo\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\"\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\":1}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":3,\"total_tokens\":5}}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let (deltas, out) = stream(Api::ChatCompletions, body);
+        let out = out.unwrap();
+        assert_eq!(deltas, ["Hel", "lo"]);
+        assert_eq!(out.items[0]["content"][0]["text"], "Hello");
+        assert_eq!(out.items[1], function_call_item("call_1", "f", "{\"a\":1}"));
+        assert_eq!(out.usage.total_tokens, 5);
+        assert_eq!(out.response_id.as_deref(), Some("c1"));
+    }
+
+    #[test]
+    fn responses_stream_takes_the_completed_response() {
+        let body = concat!(
+            "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"Hi\"}\n\n",
+            "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\" there\"}\n\n",
+            "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r1\",\"output\":[{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Hi there\"}]}],\"usage\":{\"input_tokens\":1,\"output_tokens\":2,\"total_tokens\":3}}}\n\n",
+        );
+        let (deltas, out) = stream(Api::Responses, body);
+        let out = out.unwrap();
+        assert_eq!(deltas, ["Hi", " there"]);
+        assert_eq!(out.items[0]["content"][0]["text"], "Hi there");
+        assert_eq!(out.response_id.as_deref(), Some("r1"));
+        assert_eq!(out.usage.total_tokens, 3);
+    }
+
+    #[test]
+    fn cut_and_failed_streams_are_errors() {
+        let cut = "data: {\"type\":\"response.output_text.delta\",\"delta\":\"Hi\"}\n\n";
+        assert_eq!(stream(Api::Responses, cut).1.unwrap_err(), WireError::Cut);
+        let cut_chat = "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n";
+        assert_eq!(
+            stream(Api::ChatCompletions, cut_chat).1.unwrap_err(),
+            WireError::Cut
+        );
+        let failed = "data: {\"type\":\"response.failed\",\"response\":{\"error\":{\"message\":\"overloaded\"}}}\n\n";
+        assert_eq!(
+            stream(Api::Responses, failed).1.unwrap_err().to_string(),
+            "the model failed: overloaded"
+        );
+        let garbage = "data: {not json\n\n";
+        assert!(matches!(
+            stream(Api::ChatCompletions, garbage).1.unwrap_err(),
+            WireError::MalformedJson("a stream event", _)
+        ));
+        // A final event whose response is not an object, or whose output is not an array, is
+        // an error, not an empty answer.
+        for bad in [
+            "data: {\"type\":\"response.completed\",\"response\":\"oops\"}\n\n",
+            "data: {\"type\":\"response.completed\",\"response\":{\"output\":7}}\n\n",
+        ] {
+            assert!(
+                matches!(stream(Api::Responses, bad).1, Err(WireError::Missing(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_final_event_without_output_takes_the_streamed_items() {
+        let body = concat!(
+            "data: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Hi\"}]}}\n\n",
+            "data: {\"type\":\"response.completed\",\"response\":{\"id\":\"r9\"}}\n\n",
+        );
+        let out = stream(Api::Responses, body).1.unwrap();
+        assert_eq!(out.items[0]["content"][0]["text"], "Hi");
+        assert_eq!(out.response_id.as_deref(), Some("r9"));
+    }
+}
