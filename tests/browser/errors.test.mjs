@@ -113,7 +113,7 @@ for (const kind of ['indexeddb', 'memory']) {
       }
     });
 
-    test('every call after close() rejects with CLOSED; calls made before it complete', async () => {
+    test('every call after close() rejects with CLOSED, whatever its arguments; calls made before it complete', async () => {
       const r = await page.evaluate(async (kind) => {
         const s = make(kind, 'closing');
         const added = s.addItems([{ role: 'user', content: 'before close' }]);
@@ -125,6 +125,11 @@ for (const kind of ['indexeddb', 'memory']) {
           popItem: () => s.popItem(),
           clearSession: () => s.clearSession(),
           getSessionId: () => s.getSessionId(),
+          // Arguments that are wrong in themselves: the session being closed is what is reported.
+          'addItems with a string': () => s.addItems('x'),
+          'addItems with no argument': () => s.addItems(),
+          'getItems with limit 1.5': () => s.getItems(1.5),
+          'getItems with limit "2"': () => s.getItems('2'),
         })) {
           results[name] = await attempt(call);
         }
@@ -140,7 +145,8 @@ for (const kind of ['indexeddb', 'memory']) {
         };
       }, kind);
       for (const [name, res] of Object.entries(r.results)) {
-        assertError(res, 'CLOSED', new RegExp(`${name}: the session was closed`));
+        const method = name.split(' ')[0];
+        assertError(res, 'CLOSED', new RegExp(`^${method}: the session was closed`));
       }
       assert.equal(r.again.ok, true, 'close() twice is fine');
       assert.equal(r.id, 'closing', 'properties stay readable');

@@ -41,7 +41,7 @@ const userTexts = (req) =>
 
 for (const api of ['chat_completions', 'responses']) {
   describe(`runner (${api})`, () => {
-    test('3. the quick start remembers across turns; without a session each run starts afresh', async () => {
+    test('the quick start remembers across turns; without a session each run starts afresh', async () => {
       model.script({ text: 'San Francisco' }, { text: 'California' }, { text: 'About 39 million' }, { text: 'a' }, { text: 'b' });
       const id = fresh('golden');
       const r = await inPage(
@@ -87,7 +87,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r.history[1].content, [{ type: 'output_text', text: 'San Francisco' }]);
     });
 
-    test('1, 2, 5. tools run, every item is saved in order as SDK items, a throwing tool reports its error', async () => {
+    test('tools run, every item is saved in order as SDK items, a throwing tool reports its error', async () => {
       model.script(
         { calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }, { name: 'explode', arguments: {} }] },
         { text: 'It is sunny in Paris.' },
@@ -159,7 +159,7 @@ for (const api of ['chat_completions', 'responses']) {
       }
     });
 
-    test('1. history limit and input callback shape the model input; only new-turn items are saved', async () => {
+    test('history limit and input callback shape the model input; only new-turn items are saved', async () => {
       const id = fresh('callback');
       model.script({ text: 'one' }, { text: 'two' }, { text: 'three' }, { text: 'four' });
       const r = await inPage(
@@ -203,7 +203,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(texts, ['h1', 'h2', 'h3', 'h4', 'q1', 'one', 'q2', 'two', 'note', 'q3', 'three']);
     });
 
-    test('4. history never sends a tool output without its call, nor a call without its output', async () => {
+    test('history never sends a tool output without its call, nor a call without its output', async () => {
       const id = fresh('pairs');
       await inPage(
         async ({ url, api, id }) => {
@@ -228,7 +228,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.match(sent, /after/);
     });
 
-    test('5. maxTurns stops a run that keeps calling tools, with what ran saved', async () => {
+    test('maxTurns stops a run that keeps calling tools, with what ran saved', async () => {
       const id = fresh('maxturns');
       model.script(
         { calls: [{ name: 'again', arguments: {} }] },
@@ -253,7 +253,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r.history, ['message', 'function_call', 'function_call_result', 'function_call', 'function_call_result']);
     });
 
-    test('9, 11, 12. usage is summed; the key goes only in the Authorization header; the page is cross-origin', async () => {
+    test('usage is summed; the key goes only in the Authorization header; the page is cross-origin', async () => {
       const id = fresh('usage');
       model.script({ calls: [{ name: 't', arguments: {} }] }, { text: 'done!' });
       const r = await inPage(
@@ -291,7 +291,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.doesNotMatch(r.result, /sk-secret/);
     });
 
-    test('7. a session with conversationId or previousResponseId is refused before anything is sent', async () => {
+    test('a session with conversationId or previousResponseId is refused before anything is sent', async () => {
       const r = await inPage(
         async ({ url, api }) => {
           const runner = new lib.Runner({ baseUrl: url, api });
@@ -314,7 +314,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r.items, []);
     });
 
-    test('8. HTTP errors, network failure, malformed JSON and cut streams are ModelErrors; input saved, no half turn', async () => {
+    test('HTTP errors, network failure, malformed JSON and cut streams are ModelErrors; input saved, no half turn', async () => {
       const cases = [
         [{ error: 400, message: 'bad request body' }, 400, /bad request body/],
         [{ error: 401, message: 'Incorrect API key provided' }, 401, /Incorrect API key/],
@@ -357,7 +357,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(offline.history, [{ type: 'message', role: 'user', content: 'hello?' }]);
     });
 
-    test('8. 429 and 5xx are retried, honouring Retry-After; the status reaches the caller when retries run out', async () => {
+    test('429 and 5xx are retried, honouring Retry-After; the status reaches the caller when retries run out', async () => {
       model.script({ error: 429, message: 'slow down', retryAfter: 0 }, { error: 503, message: 'busy', retryAfter: 0 }, { text: 'finally' });
       const ok = await inPage(
         async ({ url, api }) => (await new lib.Runner({ baseUrl: url, api }).run(new lib.Agent({ name: 'A', model: 'm' }), 'x')).finalOutput,
@@ -382,7 +382,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r, { name: 'ModelError', status: 500, serverMessage: 'gave up', message: 'model request failed with HTTP 500: gave up' });
     });
 
-    test('10. streaming: deltas arrive while the answer is still being sent; same history as a whole run', async () => {
+    test('streaming: deltas arrive while the answer is still being sent; same history as a whole run', async () => {
       model.state.deltaDelayMs = 30;
       const text = 'The Golden Gate Bridge is in San Francisco, California.';
       model.script({ calls: [{ name: 'lookup', arguments: { q: 'bridge' } }] }, { text }, { calls: [{ name: 'lookup', arguments: { q: 'bridge' } }] }, { text });
@@ -428,7 +428,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(r.streamedHistory.length, 4);
     });
 
-    test('10. aborting a stream stops it and leaves a consistent history', async () => {
+    test('aborting a stream stops it and leaves a consistent history', async () => {
       model.state.deltaDelayMs = 50;
       model.script({ text: 'This answer is long enough to be cut off in the middle by the abort.' });
       const id = fresh('abort');
@@ -461,7 +461,54 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r.history, [{ type: 'message', role: 'user', content: 'tell me' }]);
     });
 
-    test('8. a stream cut in the middle is a ModelError and saves no partial answer', async () => {
+    test('leaving a streamed run early stops its events; the run still finishes and saves its turn', async () => {
+      model.state.deltaDelayMs = 30;
+      const text = 'An answer long enough to arrive in many small pieces over the stream.';
+      model.script({ text });
+      const id = fresh('break');
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const session = new lib.IndexedDbSession(id);
+          const run = new lib.Runner({ baseUrl: url, api }).runStreamed(new lib.Agent({ name: 'A', model: 'm' }), 'go', { session });
+          const seen = [];
+          for await (const e of run) {
+            seen.push(e.type);
+            if (e.type === 'text_delta') break;
+          }
+          const result = await run.result;
+          // The loop's exit ended the iterator: nothing the run emitted later was kept for it.
+          const after = [];
+          for await (const e of run) after.push(e.type);
+          const next = (await run[Symbol.asyncIterator]().next()).done;
+          return { seen, after, next, finalOutput: result.finalOutput, history: await session.getItems() };
+        },
+        { api, id },
+      );
+      assert.deepEqual(r.seen, ['text_delta']);
+      assert.deepEqual(r.after, []);
+      assert.equal(r.next, true);
+      assert.equal(r.finalOutput, text);
+      assert.equal(r.history.length, 2);
+      assert.equal(r.history[1].content[0].text, text);
+    });
+
+    test('an abort while an error body is being read is an AbortError, not a ModelError', async () => {
+      model.script({ error: 500, bodyHangs: true });
+      const r = await inPage(
+        async ({ url, api }) => {
+          const controller = new AbortController();
+          const runner = new lib.Runner({ baseUrl: url, api, retries: 0 });
+          const run = runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'q', { signal: controller.signal });
+          setTimeout(() => controller.abort(), 150);
+          return attempt(() => run);
+        },
+        { api },
+      );
+      assert.equal(r.ok, false);
+      assert.equal(r.name, 'AbortError', r.message);
+    });
+
+    test('a stream cut in the middle is a ModelError and saves no partial answer', async () => {
       model.script({ truncate: true, text: 'This stream will be cut before it completes.' });
       const id = fresh('cut');
       const r = await inPage(
@@ -478,7 +525,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r.history, [{ type: 'message', role: 'user', content: 'q' }]);
     });
 
-    test('6. approvals: approve, approve after a reload with a new session object, reject; each call and output once', async () => {
+    test('approvals: approve, approve after a reload with a new session object, reject; each call and output once', async () => {
       const id = fresh('approvals');
       model.script(
         { calls: [{ name: 'send_email', arguments: { to: 'a@example.com' }, id: 'call_a' }] },

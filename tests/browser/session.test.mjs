@@ -51,7 +51,7 @@ for (const kind of KINDS) {
       ({ page } = await openHarness(env));
     });
 
-    test('1. items come back verbatim: unknown fields, nesting, nulls, unicode, quotes, 1 MB', async () => {
+    test('items come back verbatim: unknown fields, nesting, nulls, unicode, quotes, 1 MB', async () => {
       const items = richItems();
       const id = fresh('verbatim');
       const got = await page.evaluate(
@@ -69,7 +69,7 @@ for (const kind of KINDS) {
       assert.equal(got.first[7].content.length, 1024 * 1024);
     });
 
-    test('2. getItems limits: newest n oldest first, larger n, n <= 0, settings.limit, override', async () => {
+    test('getItems limits: newest n oldest first, larger n, n <= 0, settings.limit, override', async () => {
       const id = fresh('limits');
       const r = await page.evaluate(
         async ({ kind, id }) => {
@@ -106,7 +106,7 @@ for (const kind of KINDS) {
       assert.deepEqual(r.noSettings, {});
     });
 
-    test('3. order comes from sequence numbers, not clocks; a batch keeps its order; [] writes nothing', async () => {
+    test('order comes from sequence numbers, not clocks; a batch keeps its order; [] writes nothing', async () => {
       const id = fresh('order');
       const r = await page.evaluate(
         async ({ kind, id }) => {
@@ -134,7 +134,7 @@ for (const kind of KINDS) {
       }
     });
 
-    test('4. popItem returns the newest, undefined when empty; concurrent pops never share an item', async () => {
+    test('popItem returns the newest, undefined when empty; concurrent pops never share an item', async () => {
       const id = fresh('pop');
       const r = await page.evaluate(
         async ({ kind, id }) => {
@@ -164,7 +164,7 @@ for (const kind of KINDS) {
       assert.deepEqual(r.after, ['m1']);
     });
 
-    test('5. clearSession empties only this session, which stays usable', async () => {
+    test('clearSession empties only this session, which stays usable', async () => {
       const [a, b] = [fresh('clear-a'), fresh('clear-b')];
       const r = await page.evaluate(
         async ({ kind, a, b }) => {
@@ -184,7 +184,7 @@ for (const kind of KINDS) {
       assert.deepEqual(r.other, [{ role: 'user', content: 'b1' }]);
     });
 
-    test('6. returned items and the array given to addItems are copies', async () => {
+    test('returned items and the array given to addItems are copies', async () => {
       const id = fresh('copies');
       const r = await page.evaluate(
         async ({ kind, id }) => {
@@ -208,7 +208,7 @@ for (const kind of KINDS) {
       assert.deepEqual(r, [{ role: 'user', content: [{ type: 'input_text', text: 'original' }] }]);
     });
 
-    test('7. sessions are isolated', async () => {
+    test('sessions are isolated', async () => {
       const [a, b] = [fresh('iso-a'), fresh('iso-b')];
       const r = await page.evaluate(
         async ({ kind, a, b }) => {
@@ -229,7 +229,7 @@ for (const kind of KINDS) {
       assert.deepEqual(r.b, ['b1', 'b2', 'b3']);
     });
 
-    test('8. calls take effect in call order without awaiting each one', async () => {
+    test('calls take effect in call order without awaiting each one', async () => {
       const id = fresh('order-unawaited');
       const r = await page.evaluate(
         async ({ kind, id }) => {
@@ -285,7 +285,7 @@ for (const kind of KINDS) {
 }
 
 describe('indexeddb: durability and sharing', () => {
-  test('7. two session objects with one id (two tabs) see the same history', async () => {
+  test('two session objects with one id (two tabs) see the same history', async () => {
     const { context, page } = await openHarness(env);
     const { page: tab2 } = await openHarness(env, context);
     const id = fresh('tabs');
@@ -306,7 +306,7 @@ describe('indexeddb: durability and sharing', () => {
     await context.close();
   });
 
-  test('9. history survives a page reload', async () => {
+  test('history survives a page reload', async () => {
     const { context, page } = await openHarness(env);
     const id = fresh('reload');
     const items = richItems();
@@ -322,7 +322,7 @@ describe('indexeddb: durability and sharing', () => {
     await context.close();
   });
 
-  test('10. a session belongs to its user; listSessions filters by user, newest first', async () => {
+  test('a session belongs to its user; listSessions filters by user, newest first', async () => {
     const { context, page } = await openHarness(env);
     const r = await page.evaluate(async () => {
       const alice1 = new lib.IndexedDbSession('a1', { userId: 'alice' });

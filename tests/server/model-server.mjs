@@ -11,6 +11,7 @@ const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
  *   { text: 'answer' }                          a final answer
  *   { calls: [{ name, arguments, id? }] }       function calls (arguments: object or string)
  *   { error: 429, message, retryAfter? }        an HTTP error with an OpenAI-style body
+ *   { error: 500, bodyHangs: true }             an HTTP error whose body starts and never ends
  *   { malformed: true }                         200 with a body that is not JSON
  *   { truncate: true, text }                    a stream (or body) cut in the middle
  *   { network: true }                           the connection is destroyed
@@ -99,6 +100,11 @@ export async function startModelServer({ host = '127.0.0.1' } = {}) {
     if (step.error) {
       const headers = { 'content-type': 'application/json' };
       if (step.retryAfter !== undefined) headers['retry-after'] = String(step.retryAfter);
+      if (step.bodyHangs) {
+        res.writeHead(step.error, headers);
+        res.write('{"error": {"message": "still wri');
+        return; // the test aborts while the body is being read
+      }
       res.writeHead(step.error, headers).end(JSON.stringify({ error: { message: step.message ?? `error ${step.error}`, type: 'test' } }));
       return;
     }

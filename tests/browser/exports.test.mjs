@@ -1,0 +1,57 @@
+// Each entry exports what it promises and nothing else, and each WebAssembly module carries only
+// its own part: the sessions module no runner code, the runner module no IndexedDB code (the
+// cargo features gate them, so a page that only needs sessions never downloads the runner).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { start, openHarness, root } from './harness.mjs';
+
+let env;
+before(async () => {
+  env = await start();
+});
+after(async () => {
+  await env?.close();
+});
+
+const SESSIONS = ['IndexedDbSession', 'MemorySession', 'deleteSession', 'listSessions'];
+const RUNNER = ['Agent', 'RunState', 'Runner'];
+
+test('each entry exports exactly what the README promises', async () => {
+  const { page } = await openHarness(env);
+  const names = await page.evaluate(async () => {
+    const keys = async (path) => Object.keys(await import(path)).sort();
+    return {
+      index: await keys('/pkg/index.js'),
+      runner: await keys('/pkg/runner.js'),
+    };
+  });
+  assert.deepEqual(names.index, [...SESSIONS].sort());
+  assert.deepEqual(names.runner, [...SESSIONS, ...RUNNER].sort());
+});
+
+/** The exported and imported names of a built wasm module, without wasm-bindgen's internals. */
+function surface(file) {
+  const module = new WebAssembly.Module(readFileSync(join(root, 'pkg', file)));
+  const exports = WebAssembly.Module.exports(module)
+    .map((e) => e.name)
+    .filter((n) => n !== 'memory' && !n.startsWith('__') && !n.startsWith('wasm_bindgen__'));
+  const imports = WebAssembly.Module.imports(module).map((i) => i.name);
+  return { exports, imports };
+}
+
+test('the sessions module holds no runner code, and the runner module no IndexedDB code', () => {
+  const sessions = surface('agent_sessions_bg.wasm');
+  const classesOf = (exports) => [...new Set(exports.map((n) => n.split('_')[0]))].sort();
+  assert.deepEqual(classesOf(sessions.exports), ['deleteSession', 'indexeddbsession', 'listSessions', 'memorysession']);
+  for (const js of ['parse', 'stringify', 'getReader', 'Uint8Array']) {
+    assert.ok(!sessions.imports.some((n) => n.includes(js)), `the sessions module imports ${js}`);
+  }
+
+  const runner = surface('agent_sessions_runner_bg.wasm');
+  assert.deepEqual(classesOf(runner.exports), ['agent', 'runner', 'runstate']);
+  for (const idb of ['objectStore', 'transaction', 'Idb', 'onupgradeneeded']) {
+    assert.ok(!runner.imports.some((n) => n.includes(idb)), `the runner module imports ${idb}`);
+  }
+});
