@@ -1,10 +1,10 @@
 // Builds the npm package into pkg/: the release wasm modules, their wasm-bindgen ES module glue,
 // the package entries and their TypeScript declarations. Prints the size of what ships.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { gzipSync, brotliCompressSync } from 'node:zlib';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { measure, table, updateReadme } from './sizes.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = join(root, 'pkg');
@@ -52,14 +52,9 @@ for (const file of ['index.js', 'index.d.ts', 'runner.js', 'runner.d.ts']) {
   copyFileSync(join(root, 'js', file), join(pkg, file));
 }
 
-const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
-for (const m of MODULES) {
-  for (const file of [`${m.name}_bg.wasm`, `${m.name}.js`]) {
-    const bytes = readFileSync(join(pkg, file));
-    console.log(
-      `${file.padEnd(30)} raw ${kb(statSync(join(pkg, file)).size).padStart(10)}` +
-        `  gzip ${kb(gzipSync(bytes, { level: 9 }).length).padStart(9)}` +
-        `  brotli ${kb(brotliCompressSync(bytes).length).padStart(9)}`,
-    );
-  }
+const sizes = measure(pkg);
+console.log(table(sizes));
+// The README states these sizes; outside CI the build keeps them true (a test checks them in CI).
+if (!process.env.CI && updateReadme(join(root, 'README.md'), sizes)) {
+  console.log('README.md: sizes updated to this build');
 }

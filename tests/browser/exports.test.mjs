@@ -1,6 +1,6 @@
-// Each entry exports what it promises and nothing else, and each WebAssembly module carries only
-// its own part: the sessions module no runner code, the runner module no IndexedDB code (the
-// cargo features gate them, so a page that only needs sessions never downloads the runner).
+// What ships, exactly: each entry exports what it promises and nothing else; each WebAssembly
+// module carries only its own part (the sessions module no runner code, the runner module no
+// IndexedDB code: the cargo features gate them); every size the README states is what was built.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -53,5 +53,16 @@ test('the sessions module holds no runner code, and the runner module no Indexed
   assert.deepEqual(classesOf(runner.exports), ['agent', 'runner', 'runstate']);
   for (const idb of ['objectStore', 'transaction', 'Idb', 'onupgradeneeded']) {
     assert.ok(!runner.imports.some((n) => n.includes(idb)), `the runner module imports ${idb}`);
+  }
+});
+
+test('every size the README states is the size of what the build made', async () => {
+  const { measure, readmeSizes, SHIPPED } = await import('../../scripts/sizes.mjs');
+  const stated = readmeSizes(readFileSync(join(root, 'README.md'), 'utf8'), measure(join(root, 'pkg')));
+  for (const file of SHIPPED) {
+    assert.ok(stated.some((s) => s.file === file && s.kind === 'gzip'), `the README states the gzip size of ${file}`);
+  }
+  for (const s of stated) {
+    assert.equal(s.stated, s.actual, `README: ${s.kind} size of ${s.file}; \`npm run build\` rewrites it`);
   }
 });
