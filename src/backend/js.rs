@@ -222,10 +222,10 @@ pub fn take_settings(options: &Option<Object>) -> Result<(SessionSettings, Objec
     let settings = take_options(&value, "options.settings")?;
     let limit_value = field(&settings, "limit");
     let limit = take_limit(&limit_value, "options.settings.limit")?;
-    let copy = Object::new();
-    if limit.is_some() {
-        let _ = Reflect::set(&copy, &"limit".into(), &limit_value);
-    }
+    let copy = match limit {
+        Some(_) => object(&[("limit", limit_value)]),
+        None => object(&[]),
+    };
     Ok((SessionSettings { limit }, Object::freeze(&copy)))
 }
 
