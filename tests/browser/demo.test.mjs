@@ -144,7 +144,7 @@ async function exportChat(page) {
   return { path, name: download.suggestedFilename(), text: await readFile(path, 'utf8') };
 }
 
-test('1. two users on one page keep separate histories, and both survive a reload', async () => {
+test('two users on one page keep separate histories, and both survive a reload', async () => {
   const { context, page } = await openDemo();
   try {
     await addUser(page, 'Alice');
@@ -203,7 +203,7 @@ test('1. two users on one page keep separate histories, and both survive a reloa
   }
 });
 
-test('2. undo, clear, delete, export and import', async () => {
+test('undo, clear, delete, export and import', async () => {
   const { context, page } = await openDemo();
   try {
     await say(page, 'my name is Ann');
@@ -283,7 +283,7 @@ test('2. undo, clear, delete, export and import', async () => {
   }
 });
 
-test('3. replies stream into the page; Stop leaves a consistent history', async () => {
+test('replies stream into the page; Stop leaves a consistent history', async () => {
   const { context, page } = await openDemo();
   try {
     await page.fill('#input', 'tell me a story');
@@ -339,7 +339,7 @@ test('3. replies stream into the page; Stop leaves a consistent history', async 
   }
 });
 
-test('4. markup in a reply is shown as text and never runs', async () => {
+test('markup in a reply is shown as text and never runs', async () => {
   const { context, page } = await openDemo();
   try {
     const img = '<img src=x onerror="window.__pwned=1">';
@@ -366,7 +366,7 @@ test('4. markup in a reply is shown as text and never runs', async () => {
 });
 
 for (const api of ['chat_completions', 'responses']) {
-  test(`5. a real endpoint (${api}): history across a reload, the key only in the Authorization header`, async () => {
+  test(`a real endpoint (${api}): history across a reload, the key only in the Authorization header`, async () => {
     const { context, page } = await openDemo();
     const key = `sk-demo-${api}-4242`;
     try {
@@ -439,7 +439,7 @@ for (const api of ['chat_completions', 'responses']) {
   });
 }
 
-test('6. keyboard, labels and layout at desktop and phone widths (screenshots in tests/artifacts/)', async () => {
+test('keyboard, labels and layout at desktop and phone widths (screenshots in tests/artifacts/)', async () => {
   await mkdir(artifacts, { recursive: true });
   for (const [name, viewport] of [
     ['desktop', { width: 1280, height: 800 }],
