@@ -4,6 +4,7 @@ import { deleteSession } from './lib.js';
 import { DB_NAME, state, newId, saveUsers, selectSession } from './state.js';
 import { current, forgetSession, forgetSessions, listChats, openInitialChat, sessionFor } from './chats.js';
 import { contentText, isUserMessage } from './items.js';
+import { forgetTitle, setTitle, titleFromItems } from './titles.js';
 import { busy } from './busy.js';
 import { el, renderUsers, setStatus } from './view.js';
 
@@ -63,6 +64,7 @@ export function undoLastExchange() {
 export function clearChat() {
   return busy(async () => {
     await current().clearSession();
+    forgetTitle(state.user, state.sessionId);
     setStatus('Chat cleared.');
   });
 }
@@ -72,6 +74,7 @@ export function deleteChat() {
     const id = state.sessionId;
     await deleteSession(id, { dbName: DB_NAME });
     forgetSession(id);
+    forgetTitle(state.user, id);
     const list = await listChats();
     selectSession(list.length ? list[0].sessionId : newId());
     setStatus('Chat deleted.');
@@ -109,6 +112,8 @@ export function importChat(file) {
     const id = newId();
     // The library checks every item (plain objects only) and writes all of them or none.
     await sessionFor(id).addItems(items);
+    // The items are at hand (the user gave them), so the title comes from them now.
+    setTitle(state.user, id, titleFromItems(items));
     selectSession(id);
     setStatus(`Imported ${plural(items.length, 'item')} into a new chat.`);
   });

@@ -1,8 +1,9 @@
 // The current user's chats in IndexedDB: their sessions, which one is open, and reading what the
-// sidebar and the conversation show.
+// sidebar and the conversation show. The sidebar comes from `listSessions` (session records only)
+// and the titles in titles.js; the only history read is the open chat's.
 import { IndexedDbSession, listSessions } from './lib.js';
 import { DB_NAME, state, newId, savedSessionId, selectSession } from './state.js';
-import { contentText, isUserMessage, shorten } from './items.js';
+import { setTitle, titleFromItems, titles } from './titles.js';
 import { renderMessages, renderSidebar } from './view.js';
 
 export function sessionFor(id) {
@@ -48,18 +49,23 @@ export async function openInitialChat() {
   }
 }
 
-/** Re-reads the sessions and the open conversation from IndexedDB and renders them. */
+/** Re-reads the chat list and the open chat's items from IndexedDB and renders them. */
 export async function refresh() {
   const list = await listChats();
-  const titled = await Promise.all(
-    list.map(async (info) => {
-      const items = info.itemCount ? await sessionFor(info.sessionId).getItems() : [];
-      const first = items.find(isUserMessage);
-      return { ...info, title: first ? shorten(contentText(first.content)) || 'Untitled chat' : 'Empty chat' };
-    }),
-  );
-  const items = await current().getItems();
+  // A chat that is not in the list has not been saved yet: it has no items to read.
+  const saved = list.some((c) => c.sessionId === state.sessionId);
+  const items = saved ? await current().getItems() : [];
+  const names = titles(state.user);
+  if (items.length && !names.has(state.sessionId)) {
+    // A chat with no title yet (saved by an older page, or its title lost with localStorage):
+    // its items are at hand now, so name it from them.
+    const title = titleFromItems(items);
+    if (title) {
+      setTitle(state.user, state.sessionId, title);
+      names.set(state.sessionId, title);
+    }
+  }
   state.itemCount = items.length;
-  renderSidebar(titled);
+  renderSidebar(list.map((c) => ({ ...c, title: c.itemCount ? (names.get(c.sessionId) ?? 'Untitled chat') : 'New chat' })));
   renderMessages(items);
 }

@@ -3,6 +3,7 @@
 import { state } from './state.js';
 import { current } from './chats.js';
 import { model } from './model.js';
+import { setTitle, titleFromText } from './titles.js';
 import { busy } from './busy.js';
 import { el, setStatus, startExchange } from './view.js';
 
@@ -11,6 +12,8 @@ export async function send(text) {
   await busy(async () => {
     const { runner, agent } = model();
     const session = current();
+    // The first message names the chat.
+    if (state.itemCount === 0) setTitle(state.user, state.sessionId, titleFromText(text));
     const reply = startExchange(text);
     const controller = new AbortController();
     state.controller = controller;

@@ -20,7 +20,8 @@ export const state = {
   sessionId: '',
   /** sessionId -> IndexedDbSession, for the current user's chats. */
   sessions: new Map(),
-  /** How many items the open chat held when the view was last read. */
+  /** How many items the open chat held when the view was last read (0: the next message is its
+   * first, and names it). */
   itemCount: 0,
   /** True while an action or a reply is in progress; then every other action waits. */
   busy: false,

@@ -1,6 +1,7 @@
 // The bundled demo page (www/) in headless Chromium: users and their sessions, undo, clear,
-// delete, export and import, streaming and Stop, model output shown as text, a real
-// OpenAI-compatible endpoint in both API styles, and the layout at desktop and phone widths.
+// delete, export and import, a chat list that reads no history, streaming and Stop, model output
+// shown as text, a real OpenAI-compatible endpoint in both API styles, and the layout at desktop
+// and phone widths.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -31,9 +32,11 @@ after(async () => {
 });
 beforeEach(() => model.reset());
 
-/** A fresh context (empty storage) with the demo loaded; page errors are collected. */
-async function openDemo(options = {}) {
+/** A fresh context (empty storage) with the demo loaded; page errors are collected. `init` runs
+ * in the page before its own scripts, on every load. */
+async function openDemo(options = {}, { init } = {}) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true, ...options });
+  if (init) await context.addInitScript(init);
   const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(e.message));
@@ -270,6 +273,7 @@ test('undo, clear, delete, export and import', async () => {
     assert.deepEqual(await itemsOf(page, 'Guest', second), items, 'the original is untouched');
     assert.deepEqual((await rendered(page)).map((m) => m.text), items.map(itemText));
     assert.deepEqual(new Set(await sidebarIds(page)), new Set([imported, second]));
+    assert.equal(await page.textContent(`.session[data-session-id="${imported}"] .session-title`), 'my city is Oslo', 'named from the imported items');
     assert.equal(await page.isHidden('#error'), true);
 
     // A file that is not an export is refused in the page, and nothing is created.
@@ -277,6 +281,88 @@ test('undo, clear, delete, export and import', async () => {
     await page.waitForSelector('#error:not([hidden])');
     assert.match(await page.textContent('#error-text'), /INVALID_ITEM/);
     assert.equal((await sessionsOf(page, 'Guest')).length, 2);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+/** Records the session id of every `getItems()` call the page makes, in `window.__reads`. The
+ * library module is imported before the page's own scripts get to use it, so the wrapper is in
+ * place from the first call on, reloads included. */
+function recordReads() {
+  if (!location.protocol.startsWith('http')) return;
+  window.__reads = [];
+  import('/vendor/agent-sessions/index.js').then(({ IndexedDbSession }) => {
+    const getItems = IndexedDbSession.prototype.getItems;
+    IndexedDbSession.prototype.getItems = function (...args) {
+      window.__reads.push(this.sessionId);
+      return getItems.apply(this, args);
+    };
+    window.__readsRecorded = true;
+  });
+}
+
+/** The sessions read since the last call (each once, in order). */
+async function reads(page) {
+  assert.equal(await page.evaluate(() => window.__readsRecorded), true);
+  return [...new Set(await page.evaluate(() => window.__reads.splice(0)))];
+}
+
+const sidebarTitles = (page) => page.$$eval('#session-list .session-title', (els) => els.map((e) => e.textContent));
+
+test('the chat list reads no history: only the open chat is read, titles come from a small index', async () => {
+  const { context, page } = await openDemo({}, { init: recordReads });
+  try {
+    assert.deepEqual(await reads(page), [], 'a first visit has nothing to read');
+    await say(page, 'my name is Ann');
+    const a = await currentSessionId(page);
+    assert.deepEqual(await reads(page), [a]);
+
+    await page.click('#new-chat');
+    await idle(page);
+    const b = await currentSessionId(page);
+    assert.deepEqual(await reads(page), [], 'a new chat is not read before it is saved');
+    await say(page, 'my city is Oslo');
+    assert.deepEqual(await reads(page), [b], 'sending reads the open chat only');
+
+    await page.click('#new-chat');
+    await idle(page);
+    await say(page, 'my hobby is chess');
+    const c = await currentSessionId(page);
+    assert.deepEqual(await reads(page), [c]);
+    assert.deepEqual(await sidebarIds(page), [c, b, a]);
+    assert.deepEqual(await sidebarTitles(page), ['my hobby is chess', 'my city is Oslo', 'my name is Ann']);
+
+    // Switching chats reads the chat switched to, and nothing else.
+    await page.click(`.session[data-session-id="${a}"]`);
+    await idle(page);
+    assert.deepEqual(await reads(page), [a]);
+    assert.equal((await rendered(page)).length, 2);
+    await say(page, 'what is my name?');
+    assert.deepEqual(await reads(page), [a]);
+    assert.deepEqual(await sidebarIds(page), [a, c, b]);
+    assert.equal(await page.textContent('#chat-title'), 'my name is Ann');
+
+    // Another user and back: nothing of the first user's chats but the one that opens.
+    await addUser(page, 'Bob');
+    assert.deepEqual(await reads(page), []);
+    await selectUser(page, 'Guest');
+    assert.deepEqual(await reads(page), [a]);
+
+    // A reload reads the open chat only.
+    await reload(page);
+    assert.deepEqual(await reads(page), [a]);
+    assert.deepEqual(await sidebarTitles(page), ['my name is Ann', 'my hobby is chess', 'my city is Oslo']);
+
+    // The titles are in localStorage; a chat whose title is gone shows a fallback instead of
+    // being read, and the open chat names itself again from the items it shows anyway.
+    const index = await page.evaluate(() => JSON.parse(localStorage.getItem('agent-sessions-demo.chats.Guest')));
+    assert.deepEqual(Object.keys(index).sort(), [a, b, c].sort());
+    await page.evaluate(() => localStorage.removeItem('agent-sessions-demo.chats.Guest'));
+    await reload(page);
+    assert.deepEqual(await reads(page), [a]);
+    assert.deepEqual(await sidebarTitles(page), ['my name is Ann', 'Untitled chat', 'Untitled chat']);
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
