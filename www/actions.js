@@ -1,8 +1,8 @@
-// What the buttons do to chats and users: switch user, new chat, open, undo, clear, delete, export
+// What the buttons do to chats and users: switch user, new chat, select a chat, undo, clear, delete, export
 // and import. Each runs through `busy`, so the view is re-read from IndexedDB afterwards.
 import { deleteSession } from './lib.js';
-import { DB_NAME, state, newId, saveUsers, selectSession } from './state.js';
-import { current, forgetSession, forgetSessions, listChats, openInitialChat, sessionFor } from './chats.js';
+import { DB_NAME, state, newId, saveUsers } from './state.js';
+import { closeChat, closeSession, current, listChats, openChat, openInitialChat, sessionFor } from './chats.js';
 import { contentText, isUserMessage } from './items.js';
 import { forgetTitle, setTitle, titleFromItems } from './titles.js';
 import { busy } from './busy.js';
@@ -13,7 +13,7 @@ const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 export function switchUser(user) {
   if (user === state.user) return;
   return busy(async () => {
-    forgetSessions();
+    await closeChat();
     state.user = user;
     saveUsers();
     renderUsers();
@@ -32,16 +32,15 @@ export function addUser(name) {
 
 export function newChat() {
   return busy(async () => {
-    selectSession(newId());
+    await openChat(newId());
     setStatus('New chat. It is saved with its first message.');
     el.input.focus();
   });
 }
 
-export function openChat(id) {
-  return busy(async () => {
-    selectSession(id);
-  });
+export function selectChat(id) {
+  // Selecting the open chat only reads it again.
+  return busy(() => (id === state.sessionId ? undefined : openChat(id)));
 }
 
 /** Pops items until a user message has been popped: the last answer and its question. */
@@ -72,11 +71,11 @@ export function clearChat() {
 export function deleteChat() {
   return busy(async () => {
     const id = state.sessionId;
+    await closeChat();
     await deleteSession(id, { dbName: DB_NAME });
-    forgetSession(id);
     forgetTitle(state.user, id);
     const list = await listChats();
-    selectSession(list.length ? list[0].sessionId : newId());
+    await openChat(list.length ? list[0].sessionId : newId());
     setStatus('Chat deleted.');
   });
 }
@@ -110,11 +109,17 @@ export function importChat(file) {
     const items = Array.isArray(data) ? data : data?.items;
     if (!Array.isArray(items)) throw new Error(`${file.name} has no "items" array (expected { sessionId, userId, items })`);
     const id = newId();
-    // The library checks every item (plain objects only) and writes all of them or none.
-    await sessionFor(id).addItems(items);
+    const session = sessionFor(id);
+    try {
+      // The library checks every item (plain objects only) and writes all of them or none.
+      await session.addItems(items);
+    } catch (e) {
+      await closeSession(session);
+      throw e;
+    }
     // The items are at hand (the user gave them), so the title comes from them now.
     setTitle(state.user, id, titleFromItems(items));
-    selectSession(id);
+    await openChat(id, session);
     setStatus(`Imported ${plural(items.length, 'item')} into a new chat.`);
   });
 }

@@ -6,30 +6,40 @@ import { DB_NAME, state, newId, savedSessionId, selectSession } from './state.js
 import { setTitle, titleFromItems, titles } from './titles.js';
 import { renderMessages, renderSidebar } from './view.js';
 
+/** A session of the current user's chat `id`. */
 export function sessionFor(id) {
-  let s = state.sessions.get(id);
-  if (!s) {
-    s = new IndexedDbSession(id, { userId: state.user, dbName: DB_NAME });
-    state.sessions.set(id, s);
-  }
-  return s;
+  return new IndexedDbSession(id, { userId: state.user, dbName: DB_NAME });
 }
 
-/** The open chat's session. */
+/** The open chat's session: made on first use, then the same object until the chat is left. */
 export function current() {
-  return sessionFor(state.sessionId);
+  state.session ??= sessionFor(state.sessionId);
+  return state.session;
 }
 
-/** Forgets the sessions of the current user's chats (before switching users). */
-export function forgetSessions() {
-  for (const s of state.sessions.values()) s.free?.();
-  state.sessions.clear();
+/** Leaves the open chat (its session is closed) for chat `id`; `session`, when given, is the one
+ * to use for it. */
+export async function openChat(id, session = null) {
+  await closeChat();
+  selectSession(id);
+  state.session = session;
 }
 
-/** Forgets the session of one chat (after deleting it). */
-export function forgetSession(id) {
-  state.sessions.get(id)?.free?.();
-  state.sessions.delete(id);
+/** Closes the open chat's session: when its chat is left (another chat or user) or deleted. */
+export async function closeChat() {
+  const session = state.session;
+  if (!session) return;
+  state.session = null;
+  await closeSession(session);
+}
+
+/** `close()` waits for every earlier call on the session to take effect; then its memory is freed. */
+export async function closeSession(session) {
+  try {
+    await session.close();
+  } finally {
+    session.free();
+  }
 }
 
 export function listChats() {
@@ -41,11 +51,11 @@ export async function openInitialChat() {
   const saved = savedSessionId();
   const list = await listChats();
   if (saved && (list.some((s) => s.sessionId === saved) || !list.length)) {
-    selectSession(saved);
+    await openChat(saved);
   } else if (list.length) {
-    selectSession(list[0].sessionId);
+    await openChat(list[0].sessionId);
   } else {
-    selectSession(newId());
+    await openChat(newId());
   }
 }
 

@@ -43,7 +43,7 @@ function wire() {
     const b = e.target.closest('button.session');
     if (!b || state.busy) return;
     toggleSidebar(false);
-    actions.openChat(b.dataset.sessionId);
+    actions.selectChat(b.dataset.sessionId);
   });
 
   el.userSelect.addEventListener('change', () => actions.switchUser(el.userSelect.value));

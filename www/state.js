@@ -18,8 +18,9 @@ export const state = {
   user: '',
   /** The session id of the open chat. */
   sessionId: '',
-  /** sessionId -> IndexedDbSession, for the current user's chats. */
-  sessions: new Map(),
+  /** The open chat's IndexedDbSession (null until first used): one object for everything done to
+   * the chat while it is open, closed when it is left. */
+  session: null,
   /** How many items the open chat held when the view was last read (0: the next message is its
    * first, and names it). */
   itemCount: 0,
@@ -70,7 +71,7 @@ export function savedSessionId() {
   return localStorage.getItem(KEYS.currentSession(state.user));
 }
 
-/** Makes `id` the open chat, and remembers it for the current user. */
+/** Makes `id` the open chat's id, and remembers it for the current user. */
 export function selectSession(id) {
   state.sessionId = id;
   localStorage.setItem(KEYS.currentSession(state.user), id);

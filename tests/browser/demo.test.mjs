@@ -1,7 +1,7 @@
 // The bundled demo page (www/) in headless Chromium: users and their sessions, undo, clear,
-// delete, export and import, a chat list that reads no history, streaming and Stop, model output
-// shown as text, a real OpenAI-compatible endpoint in both API styles, and the layout at desktop
-// and phone widths.
+// delete, export and import, a chat list that reads no history, one session object per open
+// chat, streaming and Stop, model output shown as text, a real OpenAI-compatible endpoint in both
+// API styles, and the layout at desktop and phone widths.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -287,32 +287,43 @@ test('undo, clear, delete, export and import', async () => {
   }
 });
 
-/** Records the session id of every `getItems()` call the page makes, in `window.__reads`. The
- * library module is imported before the page's own scripts get to use it, so the wrapper is in
- * place from the first call on, reloads included. */
-function recordReads() {
+/** Records every call the page makes on an IndexedDbSession, in `window.__calls`:
+ * `{ method, sessionId, object }`, where `object` numbers the session objects in the order they
+ * were first used. The library module is imported before the page's own scripts get to use it,
+ * so the wrappers are in place from the first call on, reloads included. */
+function recordSessionCalls() {
   if (!location.protocol.startsWith('http')) return;
-  window.__reads = [];
+  window.__calls = [];
+  const objects = new WeakMap();
+  let count = 0;
   import('/vendor/agent-sessions/index.js').then(({ IndexedDbSession }) => {
-    const getItems = IndexedDbSession.prototype.getItems;
-    IndexedDbSession.prototype.getItems = function (...args) {
-      window.__reads.push(this.sessionId);
-      return getItems.apply(this, args);
-    };
-    window.__readsRecorded = true;
+    for (const method of ['getItems', 'addItems', 'popItem', 'clearSession', 'close']) {
+      const original = IndexedDbSession.prototype[method];
+      IndexedDbSession.prototype[method] = function (...args) {
+        if (!objects.has(this)) objects.set(this, ++count);
+        window.__calls.push({ method, sessionId: this.sessionId, object: objects.get(this) });
+        return original.apply(this, args);
+      };
+    }
+    window.__callsRecorded = true;
   });
 }
 
-/** The sessions read since the last call (each once, in order). */
+/** The session calls since the last call to `calls` or `reads`. */
+async function calls(page) {
+  assert.equal(await page.evaluate(() => window.__callsRecorded), true);
+  return page.evaluate(() => window.__calls.splice(0));
+}
+
+/** The sessions read (`getItems`) since the last call to `calls` or `reads`, each once, in order. */
 async function reads(page) {
-  assert.equal(await page.evaluate(() => window.__readsRecorded), true);
-  return [...new Set(await page.evaluate(() => window.__reads.splice(0)))];
+  return [...new Set((await calls(page)).filter((c) => c.method === 'getItems').map((c) => c.sessionId))];
 }
 
 const sidebarTitles = (page) => page.$$eval('#session-list .session-title', (els) => els.map((e) => e.textContent));
 
 test('the chat list reads no history: only the open chat is read, titles come from a small index', async () => {
-  const { context, page } = await openDemo({}, { init: recordReads });
+  const { context, page } = await openDemo({}, { init: recordSessionCalls });
   try {
     assert.deepEqual(await reads(page), [], 'a first visit has nothing to read');
     await say(page, 'my name is Ann');
@@ -363,6 +374,94 @@ test('the chat list reads no history: only the open chat is read, titles come fr
     await reload(page);
     assert.deepEqual(await reads(page), [a]);
     assert.deepEqual(await sidebarTitles(page), ['my name is Ann', 'Untitled chat', 'Untitled chat']);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('one session object per open chat, reused while it is open and closed when it is left', async () => {
+  const { context, page } = await openDemo({}, { init: recordSessionCalls });
+  try {
+    /** Each session object serves one chat, and is used no more after its close(). */
+    const check = (log) => {
+      const chatOf = new Map();
+      const closed = new Set();
+      for (const { method, sessionId, object } of log) {
+        assert.equal(chatOf.get(object) ?? sessionId, sessionId, `object ${object} serves one chat`);
+        chatOf.set(object, sessionId);
+        assert.ok(!closed.has(object), `object ${object} is not used after close(): ${method}`);
+        if (method === 'close') closed.add(object);
+      }
+    };
+    const all = [];
+    const step = async () => {
+      const log = await calls(page);
+      all.push(...log);
+      return log;
+    };
+    /** The one object that served `sessionId` in `log`. */
+    const objectOf = (log, sessionId) => {
+      const objects = new Set(log.filter((c) => c.sessionId === sessionId).map((c) => c.object));
+      assert.equal(objects.size, 1, `one object for ${sessionId}: ${JSON.stringify(log)}`);
+      return [...objects][0];
+    };
+
+    // Two exchanges, an undo and a clear in one chat: one object for all of them.
+    await say(page, 'my name is Ann');
+    await say(page, 'my hobby is chess');
+    await page.click('#undo');
+    await idle(page);
+    await page.fill('#input', '');
+    await page.click('#clear');
+    await idle(page);
+    await say(page, 'my name is Ann');
+    const a = await currentSessionId(page);
+    let log = await step();
+    const aObject = objectOf(log, a);
+    assert.deepEqual(new Set(log.map((c) => c.method)), new Set(['getItems', 'addItems', 'popItem', 'clearSession']));
+
+    // A new chat: the first one is closed.
+    await page.click('#new-chat');
+    await idle(page);
+    log = await step();
+    assert.deepEqual(log, [{ method: 'close', sessionId: a, object: aObject }]);
+    await say(page, 'my city is Oslo');
+    const b = await currentSessionId(page);
+    log = await step();
+    const bObject = objectOf(log, b);
+    assert.notEqual(bObject, aObject);
+
+    // Back to the first chat: the second is closed, the first gets a new object.
+    await page.click(`.session[data-session-id="${a}"]`);
+    await idle(page);
+    log = await step();
+    assert.deepEqual(log[0], { method: 'close', sessionId: b, object: bObject });
+    assert.equal(objectOf(log.slice(1), a) > bObject, true);
+    // Selecting the open chat again keeps its object.
+    await page.click(`.session[data-session-id="${a}"]`);
+    await idle(page);
+    assert.ok(!(await step()).some((c) => c.method === 'close'));
+
+    // Another user: the chat is closed; so is Bob's when going back.
+    await addUser(page, 'Bob');
+    log = await step();
+    assert.deepEqual(log.map((c) => [c.method, c.sessionId]), [['close', a]]);
+    await say(page, 'hello');
+    const bob = await currentSessionId(page);
+    await selectUser(page, 'Guest');
+    log = await step();
+    assert.deepEqual(log.filter((c) => c.method === 'close').map((c) => c.sessionId), [bob]);
+    assert.equal(await currentSessionId(page), a);
+
+    // Delete: the chat is closed before it is deleted.
+    await page.click('#delete-chat');
+    await idle(page);
+    log = await step();
+    assert.deepEqual(log.filter((c) => c.method === 'close').map((c) => c.sessionId), [a]);
+    assert.deepEqual(await sidebarIds(page), [b]);
+
+    check(all);
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
