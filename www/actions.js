@@ -68,7 +68,13 @@ export function clearChat() {
   });
 }
 
+/** Deletes the open chat, once the user confirms. */
 export function deleteChat() {
+  if (state.busy) return;
+  if (!confirm(`Delete the chat “${el.chatTitle.textContent}”? Its messages are removed from this browser.`)) {
+    setStatus('The chat was kept.');
+    return;
+  }
   return busy(async () => {
     const id = state.sessionId;
     await closeChat();

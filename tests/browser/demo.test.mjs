@@ -40,13 +40,28 @@ async function openDemo(options = {}, { init } = {}) {
   const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(e.message));
+  // Dialogs are answered as `answerDialog` said; any other dialog is an error (and dismissed).
+  page.dialogAnswers = [];
   page.on('dialog', (d) => {
-    page.errors.push(`unexpected dialog: ${d.message()}`);
-    d.dismiss();
+    const answer = page.dialogAnswers.shift();
+    if (!answer) {
+      page.errors.push(`unexpected dialog: ${d.message()}`);
+      d.dismiss();
+      return;
+    }
+    answer.seen({ type: d.type(), message: d.message() });
+    if (answer.accept) d.accept();
+    else d.dismiss();
   });
   await page.goto(`${url}/`);
   await ready(page);
   return { context, page };
+}
+
+/** Answers the page's next dialog (accepts it, or dismisses it); resolves to `{ type, message }`
+ * once it has been shown. */
+function answerDialog(page, accept) {
+  return new Promise((seen) => page.dialogAnswers.push({ accept, seen }));
 }
 
 async function ready(page) {
@@ -247,8 +262,21 @@ test('undo, clear, delete, export and import', async () => {
     assert.deepEqual(await itemsOf(page, 'Guest', first), []);
     assert.deepEqual(await itemsOf(page, 'Guest', second), secondItems, 'the other chat keeps its items');
 
-    // Delete the first chat: gone from the sidebar and from the database.
+    // Delete asks first; dismissing the question keeps the chat.
+    let dialog = answerDialog(page, false);
     await page.click('#delete-chat');
+    assert.equal((await dialog).type, 'confirm');
+    assert.match((await dialog).message, /^Delete the chat/);
+    await idle(page);
+    assert.equal(await currentSessionId(page), first);
+    assert.deepEqual(new Set(await sidebarIds(page)), new Set([first, second]));
+    assert.deepEqual((await sessionsOf(page, 'Guest')).map((s) => s.sessionId).sort(), [first, second].sort());
+    assert.match(await page.textContent('#status'), /kept/);
+
+    // Delete the first chat: gone from the sidebar and from the database.
+    dialog = answerDialog(page, true);
+    await page.click('#delete-chat');
+    await dialog;
     await idle(page);
     assert.deepEqual(await sidebarIds(page), [second]);
     assert.deepEqual((await sessionsOf(page, 'Guest')).map((s) => s.sessionId), [second]);
@@ -455,6 +483,7 @@ test('one session object per open chat, reused while it is open and closed when 
     assert.equal(await currentSessionId(page), a);
 
     // Delete: the chat is closed before it is deleted.
+    answerDialog(page, true);
     await page.click('#delete-chat');
     await idle(page);
     log = await step();
