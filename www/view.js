@@ -2,6 +2,7 @@
 // controls, errors and the status line. It only writes the DOM; it never reads storage.
 import { state } from './state.js';
 import { describe } from './items.js';
+import { renderMarkdown } from './markdown.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -142,6 +143,12 @@ function sessionRow(chat) {
   return li;
 }
 
+/** Shows `text` in `body`: the model's answers as sanitised Markdown, everything else as text. */
+function setText(body, kind, text) {
+  if (kind === 'assistant') body.replaceChildren(renderMarkdown(text));
+  else body.textContent = text;
+}
+
 function messageElement(kind, label, text) {
   const li = document.createElement('li');
   li.className = `msg msg-${kind}`;
@@ -150,9 +157,8 @@ function messageElement(kind, label, text) {
   who.className = 'msg-who';
   who.textContent = label;
   const body = document.createElement('div');
-  body.className = 'msg-text';
-  // Model output is text, never HTML.
-  body.textContent = text;
+  body.className = kind === 'assistant' ? 'msg-text msg-markdown' : 'msg-text';
+  setText(body, kind, text);
   li.append(who, body);
   return li;
 }
@@ -180,12 +186,22 @@ export function startExchange(text) {
   el.messages.append(answer);
   scrollToEnd();
   const body = answer.querySelector('.msg-text');
+  let reply = '';
+  let frame = 0;
+  const draw = () => {
+    frame = 0;
+    setText(body, 'assistant', reply);
+    scrollToEnd();
+  };
   return {
     append(delta) {
-      body.textContent += delta;
-      scrollToEnd();
+      reply += delta;
+      // The Markdown is rendered again as the text grows, at most once a frame.
+      frame ||= requestAnimationFrame(draw);
     },
     done() {
+      if (frame) cancelAnimationFrame(frame);
+      draw();
       answer.classList.remove('streaming');
       answer.removeAttribute('aria-busy');
     },

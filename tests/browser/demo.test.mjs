@@ -1,7 +1,8 @@
 // The bundled demo page (www/) in headless Chromium: users and their sessions, undo, clear,
-// delete, export and import, a chat list that reads no history, one session object per open
-// chat, streaming and Stop, model output shown as text, a real OpenAI-compatible endpoint in both
-// API styles, and the layout at desktop and phone widths.
+// delete (confirmed first), export and import, a chat list that reads no history, one session
+// object per open chat, streaming and Stop, replies rendered as sanitised Markdown (HTML shown as
+// text, no script, no javascript: links, no image requests), a real OpenAI-compatible endpoint in
+// both API styles, and the layout at desktop and phone widths.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -40,6 +41,8 @@ async function openDemo(options = {}, { init } = {}) {
   const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(e.message));
+  page.requests = [];
+  page.on('request', (r) => page.requests.push(r.url()));
   // Dialogs are answered as `answerDialog` said; any other dialog is an error (and dismissed).
   page.dialogAnswers = [];
   page.on('dialog', (d) => {
@@ -553,7 +556,7 @@ test('replies stream into the page; Stop leaves a consistent history', async () 
   }
 });
 
-test('markup in a reply is shown as text and never runs', async () => {
+test('HTML in a reply is shown as text and never runs', async () => {
   const { context, page } = await openDemo();
   try {
     const img = '<img src=x onerror="window.__pwned=1">';
@@ -573,6 +576,209 @@ test('markup in a reply is shown as text and never runs', async () => {
     await reload(page);
     await check();
     assert.ok((await page.textContent('#chat-title')).startsWith('say: <img'), 'the title is text too');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+/** The elements of the last reply, for checks run in the page. */
+const lastReply = '#messages .msg-assistant:last-child .msg-text';
+
+test('a reply is rendered as Markdown: emphasis, lists, code blocks, tables and links', async () => {
+  await mkdir(artifacts, { recursive: true });
+  const { context, page } = await openDemo();
+  try {
+    const markdown = [
+      'say: Here is **bold**, *italic* and `inline code`.',
+      '',
+      '1. first',
+      '2. second',
+      '   - nested',
+      '',
+      '```js',
+      'const ok = 1 < 2 && "<b>";',
+      '```',
+      '',
+      '| name | value |',
+      '|------|-------|',
+      '| a    | 1     |',
+      '',
+      '> quoted',
+      '',
+      'See [the docs](https://example.com/docs) or https://example.org/page.',
+    ].join('\n');
+    await say(page, markdown);
+    const check = async () => {
+      const reply = await page.$eval(lastReply, (body) => ({
+        strong: body.querySelector('p > strong')?.textContent,
+        em: body.querySelector('p > em')?.textContent,
+        inline: body.querySelector('p > code')?.textContent,
+        ol: [...body.querySelectorAll('ol > li')].map((li) => li.firstChild.textContent.trim()),
+        nested: body.querySelector('ol ul > li')?.textContent,
+        pre: body.querySelector('pre > code')?.textContent,
+        table: [...body.querySelectorAll('table tr')].map((tr) => [...tr.children].map((c) => `${c.tagName}:${c.textContent}`)),
+        quote: body.querySelector('blockquote')?.textContent.trim(),
+        links: [...body.querySelectorAll('a')].map((a) => [a.getAttribute('href'), a.textContent, a.target, a.rel]),
+        elements: [...body.querySelectorAll('*')].map((e) => e.tagName.toLowerCase()),
+      }));
+      assert.equal(reply.strong, 'bold');
+      assert.equal(reply.em, 'italic');
+      assert.equal(reply.inline, 'inline code');
+      assert.deepEqual(reply.ol, ['first', 'second']);
+      assert.equal(reply.nested, 'nested');
+      assert.equal(reply.pre, 'const ok = 1 < 2 && "<b>";\n');
+      assert.deepEqual(reply.table, [['TH:name', 'TH:value'], ['TD:a', 'TD:1']]);
+      assert.equal(reply.quote, 'quoted');
+      assert.deepEqual(reply.links, [
+        ['https://example.com/docs', 'the docs', '_blank', 'noopener noreferrer'],
+        ['https://example.org/page', 'https://example.org/page', '_blank', 'noopener noreferrer'],
+      ]);
+      assert.ok(!reply.elements.includes('b'), 'HTML inside a code block is text');
+      // The user's message is plain text.
+      const user = await page.$eval('#messages .msg-user .msg-text', (b) => ({ text: b.textContent, children: b.children.length }));
+      assert.deepEqual(user, { text: markdown, children: 0 });
+    };
+    await check();
+    await page.evaluate(() => document.activeElement?.blur());
+    await page.screenshot({ path: join(artifacts, 'demo-markdown.png') });
+    await reload(page);
+    await check();
+
+    // Everything the page loaded came from its own origin.
+    const foreign = page.requests.filter((u) => !u.startsWith(`${url}/`) && !/^(data|blob):/.test(u));
+    assert.deepEqual(foreign, []);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('HTML carried in Markdown is shown as text and never runs', async () => {
+  const { context, page } = await openDemo();
+  try {
+    const html = [
+      '<script>window.__pwned = 1</script>',
+      '<div onmouseover="window.__pwned = 2">hover me</div>',
+      '<svg onload="window.__pwned = 3"></svg>',
+      '<iframe src="javascript:window.__pwned = 4"></iframe>',
+      '<style>body { display: none }</style>',
+    ];
+    const markdown = [
+      'say: - a list item <img src=x onerror="window.__pwned = 5">',
+      '- **bold <img src=y onerror="window.__pwned = 6">**',
+      '',
+      ...html.flatMap((h) => [h, '']),
+      '<details open><summary>details</summary><img src=z onerror="window.__pwned = 7"></details>',
+    ].join('\n');
+    await say(page, markdown);
+    const check = async () => {
+      const found = await page.$eval(lastReply, (body) => ({
+        elements: [...new Set([...body.querySelectorAll('*')].map((e) => e.tagName.toLowerCase()))].sort(),
+        attributes: [...body.querySelectorAll('*')].flatMap((e) => [...e.attributes].map((a) => a.name)),
+        text: body.textContent,
+      }));
+      assert.deepEqual(found.elements, ['li', 'p', 'strong', 'ul']);
+      assert.deepEqual(found.attributes, []);
+      assert.match(found.text, /a list item <img src=x onerror="window.__pwned = 5">/);
+      for (const h of html) assert.ok(found.text.includes(h), `shown as text: ${h}`);
+      await page.hover(`${lastReply} p:has-text("hover me")`);
+      await page.waitForTimeout(200);
+      assert.equal(await page.evaluate(() => window.__pwned), undefined);
+      assert.equal(await page.isVisible('#messages'), true);
+    };
+    await check();
+    await reload(page);
+    await check();
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('javascript: and other non-web links in a reply are not links', async () => {
+  const { context, page } = await openDemo();
+  try {
+    const markdown = [
+      'say: [one](javascript:window.__pwned=1)',
+      '[two](JaVaScRiPt:window.__pwned=2)',
+      '[three](%20javascript:window.__pwned=3)',
+      '[four](java&#115;cript:window.__pwned=4)',
+      '[five](javascript&colon;window.__pwned=5)',
+      '<javascript:window.__pwned=6>',
+      '[seven](data:text/html,%3Cscript%3Ewindow.__pwned=7%3C/script%3E)',
+      '[eight](vbscript:msgbox)',
+      '[nine][ref]',
+      '[ten](#top)',
+      '',
+      '[ref]: javascript:window.__pwned=9',
+      '',
+      'Only [this one](https://example.com/) is a link.',
+    ].join('\n');
+    await say(page, markdown);
+    const check = async () => {
+      const links = await page.$$eval(`${lastReply} a`, (as) => as.map((a) => ({ text: a.textContent, href: a.getAttribute('href') })));
+      assert.deepEqual(
+        links.filter((l) => l.href !== null),
+        [{ text: 'this one', href: 'https://example.com/' }],
+        'every other link lost its address',
+      );
+      // Clicking what was meant as a link does nothing.
+      const pages = context.pages().length;
+      for (const word of ['one', 'two', 'three', 'four', 'five', 'seven', 'eight', 'nine', 'ten']) {
+        await page.click(`${lastReply} >> text=${word}`);
+      }
+      await page.waitForTimeout(200);
+      assert.equal(await page.evaluate(() => window.__pwned), undefined);
+      assert.equal(page.url(), `${url}/`);
+      assert.equal(context.pages().length, pages, 'no new tab');
+    };
+    await check();
+    await reload(page);
+    await check();
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('an image in a reply is not loaded: no beacon reaches its server', async () => {
+  const { context, page } = await openDemo();
+  try {
+    const origin = new URL(model.url).origin;
+    const markdown = [
+      `say: ![a chart](${origin}/beacon-markdown?reader=1)`,
+      '',
+      `![](${origin}/beacon-no-alt)`,
+      '',
+      `[![linked](${origin}/beacon-linked)](https://example.com/)`,
+      '',
+      '![by reference][img]',
+      '',
+      `<img src="${origin}/beacon-html">`,
+      '',
+      `[img]: ${origin}/beacon-reference`,
+      '',
+      'The end.',
+    ].join('\n');
+    await say(page, markdown);
+    const check = async () => {
+      const reply = await page.$eval(lastReply, (body) => ({
+        images: body.querySelectorAll('img, picture, source, video, audio, object, embed, iframe').length,
+        text: body.textContent,
+      }));
+      assert.equal(reply.images, 0);
+      for (const alt of ['[image: a chart]', '[image]', '[image: linked]', '[image: by reference]']) {
+        assert.ok(reply.text.includes(alt), `the alt text stands in: ${alt} in ${reply.text}`);
+      }
+      // Time for an image request to be made, were there one.
+      await page.waitForTimeout(500);
+      assert.deepEqual(model.requests.filter((r) => r.path.includes('beacon')), [], 'the server saw no request');
+      assert.deepEqual(page.requests.filter((u) => u.includes('beacon')), [], 'the page made no request');
+    };
+    await check();
+    await reload(page);
+    await check();
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
