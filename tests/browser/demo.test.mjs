@@ -68,7 +68,13 @@ function answerDialog(page, accept) {
 }
 
 async function ready(page) {
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 15000 });
+  try {
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 15000 });
+  } catch (e) {
+    // A page that never gets ready has usually thrown while loading: say what.
+    if (page.errors.length) e.message += `; page errors: ${page.errors.join('; ')}`;
+    throw e;
+  }
   await idle(page);
 }
 
