@@ -1,6 +1,8 @@
 // The bundled demo page (www/) in headless Chromium: users and their sessions, undo, clear,
-// delete, export and import, streaming and Stop, model output shown as text, a real
-// OpenAI-compatible endpoint in both API styles, and the layout at desktop and phone widths.
+// delete (confirmed first), export and import, a chat list that reads no history, one session
+// object per open chat, streaming and Stop, replies rendered as sanitised Markdown (HTML shown as
+// text, no script, no javascript: links, no image requests), a real OpenAI-compatible endpoint in
+// both API styles, and the layout at desktop and phone widths.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -31,23 +33,48 @@ after(async () => {
 });
 beforeEach(() => model.reset());
 
-/** A fresh context (empty storage) with the demo loaded; page errors are collected. */
-async function openDemo(options = {}) {
+/** A fresh context (empty storage) with the demo loaded; page errors are collected. `init` runs
+ * in the page before its own scripts, on every load. */
+async function openDemo(options = {}, { init } = {}) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true, ...options });
+  if (init) await context.addInitScript(init);
   const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(e.message));
+  page.requests = [];
+  page.on('request', (r) => page.requests.push(r.url()));
+  // Dialogs are answered as `answerDialog` said; any other dialog is an error (and dismissed).
+  page.dialogAnswers = [];
   page.on('dialog', (d) => {
-    page.errors.push(`unexpected dialog: ${d.message()}`);
-    d.dismiss();
+    const answer = page.dialogAnswers.shift();
+    if (!answer) {
+      page.errors.push(`unexpected dialog: ${d.message()}`);
+      d.dismiss();
+      return;
+    }
+    answer.seen({ type: d.type(), message: d.message() });
+    if (answer.accept) d.accept();
+    else d.dismiss();
   });
   await page.goto(`${url}/`);
   await ready(page);
   return { context, page };
 }
 
+/** Answers the page's next dialog (accepts it, or dismisses it); resolves to `{ type, message }`
+ * once it has been shown. */
+function answerDialog(page, accept) {
+  return new Promise((seen) => page.dialogAnswers.push({ accept, seen }));
+}
+
 async function ready(page) {
-  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 15000 });
+  try {
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 15000 });
+  } catch (e) {
+    // A page that never gets ready has usually thrown while loading: say what.
+    if (page.errors.length) e.message += `; page errors: ${page.errors.join('; ')}`;
+    throw e;
+  }
   await idle(page);
 }
 
@@ -144,7 +171,7 @@ async function exportChat(page) {
   return { path, name: download.suggestedFilename(), text: await readFile(path, 'utf8') };
 }
 
-test('1. two users on one page keep separate histories, and both survive a reload', async () => {
+test('two users on one page keep separate histories, and both survive a reload', async () => {
   const { context, page } = await openDemo();
   try {
     await addUser(page, 'Alice');
@@ -203,7 +230,7 @@ test('1. two users on one page keep separate histories, and both survive a reloa
   }
 });
 
-test('2. undo, clear, delete, export and import', async () => {
+test('undo, clear, delete, export and import', async () => {
   const { context, page } = await openDemo();
   try {
     await say(page, 'my name is Ann');
@@ -244,8 +271,21 @@ test('2. undo, clear, delete, export and import', async () => {
     assert.deepEqual(await itemsOf(page, 'Guest', first), []);
     assert.deepEqual(await itemsOf(page, 'Guest', second), secondItems, 'the other chat keeps its items');
 
-    // Delete the first chat: gone from the sidebar and from the database.
+    // Delete asks first; dismissing the question keeps the chat.
+    let dialog = answerDialog(page, false);
     await page.click('#delete-chat');
+    assert.equal((await dialog).type, 'confirm');
+    assert.match((await dialog).message, /^Delete the chat/);
+    await idle(page);
+    assert.equal(await currentSessionId(page), first);
+    assert.deepEqual(new Set(await sidebarIds(page)), new Set([first, second]));
+    assert.deepEqual((await sessionsOf(page, 'Guest')).map((s) => s.sessionId).sort(), [first, second].sort());
+    assert.match(await page.textContent('#status'), /kept/);
+
+    // Delete the first chat: gone from the sidebar and from the database.
+    dialog = answerDialog(page, true);
+    await page.click('#delete-chat');
+    await dialog;
     await idle(page);
     assert.deepEqual(await sidebarIds(page), [second]);
     assert.deepEqual((await sessionsOf(page, 'Guest')).map((s) => s.sessionId), [second]);
@@ -270,6 +310,7 @@ test('2. undo, clear, delete, export and import', async () => {
     assert.deepEqual(await itemsOf(page, 'Guest', second), items, 'the original is untouched');
     assert.deepEqual((await rendered(page)).map((m) => m.text), items.map(itemText));
     assert.deepEqual(new Set(await sidebarIds(page)), new Set([imported, second]));
+    assert.equal(await page.textContent(`.session[data-session-id="${imported}"] .session-title`), 'my city is Oslo', 'named from the imported items');
     assert.equal(await page.isHidden('#error'), true);
 
     // A file that is not an export is refused in the page, and nothing is created.
@@ -283,7 +324,189 @@ test('2. undo, clear, delete, export and import', async () => {
   }
 });
 
-test('3. replies stream into the page; Stop leaves a consistent history', async () => {
+/** Records every call the page makes on an IndexedDbSession, in `window.__calls`:
+ * `{ method, sessionId, object }`, where `object` numbers the session objects in the order they
+ * were first used. The library module is imported before the page's own scripts get to use it,
+ * so the wrappers are in place from the first call on, reloads included. */
+function recordSessionCalls() {
+  if (!location.protocol.startsWith('http')) return;
+  window.__calls = [];
+  const objects = new WeakMap();
+  let count = 0;
+  import('/vendor/agent-sessions/index.js').then(({ IndexedDbSession }) => {
+    for (const method of ['getItems', 'addItems', 'popItem', 'clearSession', 'close']) {
+      const original = IndexedDbSession.prototype[method];
+      IndexedDbSession.prototype[method] = function (...args) {
+        if (!objects.has(this)) objects.set(this, ++count);
+        window.__calls.push({ method, sessionId: this.sessionId, object: objects.get(this) });
+        return original.apply(this, args);
+      };
+    }
+    window.__callsRecorded = true;
+  });
+}
+
+/** The session calls since the last call to `calls` or `reads`. */
+async function calls(page) {
+  assert.equal(await page.evaluate(() => window.__callsRecorded), true);
+  return page.evaluate(() => window.__calls.splice(0));
+}
+
+/** The sessions read (`getItems`) since the last call to `calls` or `reads`, each once, in order. */
+async function reads(page) {
+  return [...new Set((await calls(page)).filter((c) => c.method === 'getItems').map((c) => c.sessionId))];
+}
+
+const sidebarTitles = (page) => page.$$eval('#session-list .session-title', (els) => els.map((e) => e.textContent));
+
+test('the chat list reads no history: only the open chat is read, titles come from a small index', async () => {
+  const { context, page } = await openDemo({}, { init: recordSessionCalls });
+  try {
+    assert.deepEqual(await reads(page), [], 'a first visit has nothing to read');
+    await say(page, 'my name is Ann');
+    const a = await currentSessionId(page);
+    assert.deepEqual(await reads(page), [a]);
+
+    await page.click('#new-chat');
+    await idle(page);
+    const b = await currentSessionId(page);
+    assert.deepEqual(await reads(page), [], 'a new chat is not read before it is saved');
+    await say(page, 'my city is Oslo');
+    assert.deepEqual(await reads(page), [b], 'sending reads the open chat only');
+
+    await page.click('#new-chat');
+    await idle(page);
+    await say(page, 'my hobby is chess');
+    const c = await currentSessionId(page);
+    assert.deepEqual(await reads(page), [c]);
+    assert.deepEqual(await sidebarIds(page), [c, b, a]);
+    assert.deepEqual(await sidebarTitles(page), ['my hobby is chess', 'my city is Oslo', 'my name is Ann']);
+
+    // Switching chats reads the chat switched to, and nothing else.
+    await page.click(`.session[data-session-id="${a}"]`);
+    await idle(page);
+    assert.deepEqual(await reads(page), [a]);
+    assert.equal((await rendered(page)).length, 2);
+    await say(page, 'what is my name?');
+    assert.deepEqual(await reads(page), [a]);
+    assert.deepEqual(await sidebarIds(page), [a, c, b]);
+    assert.equal(await page.textContent('#chat-title'), 'my name is Ann');
+
+    // Another user and back: nothing of the first user's chats but the one that opens.
+    await addUser(page, 'Bob');
+    assert.deepEqual(await reads(page), []);
+    await selectUser(page, 'Guest');
+    assert.deepEqual(await reads(page), [a]);
+
+    // A reload reads the open chat only.
+    await reload(page);
+    assert.deepEqual(await reads(page), [a]);
+    assert.deepEqual(await sidebarTitles(page), ['my name is Ann', 'my hobby is chess', 'my city is Oslo']);
+
+    // The titles are in localStorage; a chat whose title is gone shows a fallback instead of
+    // being read, and the open chat names itself again from the items it shows anyway.
+    const index = await page.evaluate(() => JSON.parse(localStorage.getItem('agent-sessions-demo.chats.Guest')));
+    assert.deepEqual(Object.keys(index).sort(), [a, b, c].sort());
+    await page.evaluate(() => localStorage.removeItem('agent-sessions-demo.chats.Guest'));
+    await reload(page);
+    assert.deepEqual(await reads(page), [a]);
+    assert.deepEqual(await sidebarTitles(page), ['my name is Ann', 'Untitled chat', 'Untitled chat']);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('one session object per open chat, reused while it is open and closed when it is left', async () => {
+  const { context, page } = await openDemo({}, { init: recordSessionCalls });
+  try {
+    /** Each session object serves one chat, and is used no more after its close(). */
+    const check = (log) => {
+      const chatOf = new Map();
+      const closed = new Set();
+      for (const { method, sessionId, object } of log) {
+        assert.equal(chatOf.get(object) ?? sessionId, sessionId, `object ${object} serves one chat`);
+        chatOf.set(object, sessionId);
+        assert.ok(!closed.has(object), `object ${object} is not used after close(): ${method}`);
+        if (method === 'close') closed.add(object);
+      }
+    };
+    const all = [];
+    const step = async () => {
+      const log = await calls(page);
+      all.push(...log);
+      return log;
+    };
+    /** The one object that served `sessionId` in `log`. */
+    const objectOf = (log, sessionId) => {
+      const objects = new Set(log.filter((c) => c.sessionId === sessionId).map((c) => c.object));
+      assert.equal(objects.size, 1, `one object for ${sessionId}: ${JSON.stringify(log)}`);
+      return [...objects][0];
+    };
+
+    // Two exchanges, an undo and a clear in one chat: one object for all of them.
+    await say(page, 'my name is Ann');
+    await say(page, 'my hobby is chess');
+    await page.click('#undo');
+    await idle(page);
+    await page.fill('#input', '');
+    await page.click('#clear');
+    await idle(page);
+    await say(page, 'my name is Ann');
+    const a = await currentSessionId(page);
+    let log = await step();
+    const aObject = objectOf(log, a);
+    assert.deepEqual(new Set(log.map((c) => c.method)), new Set(['getItems', 'addItems', 'popItem', 'clearSession']));
+
+    // A new chat: the first one is closed.
+    await page.click('#new-chat');
+    await idle(page);
+    log = await step();
+    assert.deepEqual(log, [{ method: 'close', sessionId: a, object: aObject }]);
+    await say(page, 'my city is Oslo');
+    const b = await currentSessionId(page);
+    log = await step();
+    const bObject = objectOf(log, b);
+    assert.notEqual(bObject, aObject);
+
+    // Back to the first chat: the second is closed, the first gets a new object.
+    await page.click(`.session[data-session-id="${a}"]`);
+    await idle(page);
+    log = await step();
+    assert.deepEqual(log[0], { method: 'close', sessionId: b, object: bObject });
+    assert.equal(objectOf(log.slice(1), a) > bObject, true);
+    // Selecting the open chat again keeps its object.
+    await page.click(`.session[data-session-id="${a}"]`);
+    await idle(page);
+    assert.ok(!(await step()).some((c) => c.method === 'close'));
+
+    // Another user: the chat is closed; so is Bob's when going back.
+    await addUser(page, 'Bob');
+    log = await step();
+    assert.deepEqual(log.map((c) => [c.method, c.sessionId]), [['close', a]]);
+    await say(page, 'hello');
+    const bob = await currentSessionId(page);
+    await selectUser(page, 'Guest');
+    log = await step();
+    assert.deepEqual(log.filter((c) => c.method === 'close').map((c) => c.sessionId), [bob]);
+    assert.equal(await currentSessionId(page), a);
+
+    // Delete: the chat is closed before it is deleted.
+    answerDialog(page, true);
+    await page.click('#delete-chat');
+    await idle(page);
+    log = await step();
+    assert.deepEqual(log.filter((c) => c.method === 'close').map((c) => c.sessionId), [a]);
+    assert.deepEqual(await sidebarIds(page), [b]);
+
+    check(all);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('replies stream into the page; Stop leaves a consistent history', async () => {
   const { context, page } = await openDemo();
   try {
     await page.fill('#input', 'tell me a story');
@@ -339,7 +562,7 @@ test('3. replies stream into the page; Stop leaves a consistent history', async 
   }
 });
 
-test('4. markup in a reply is shown as text and never runs', async () => {
+test('HTML in a reply is shown as text and never runs', async () => {
   const { context, page } = await openDemo();
   try {
     const img = '<img src=x onerror="window.__pwned=1">';
@@ -365,8 +588,211 @@ test('4. markup in a reply is shown as text and never runs', async () => {
   }
 });
 
+/** The elements of the last reply, for checks run in the page. */
+const lastReply = '#messages .msg-assistant:last-child .msg-text';
+
+test('a reply is rendered as Markdown: emphasis, lists, code blocks, tables and links', async () => {
+  await mkdir(artifacts, { recursive: true });
+  const { context, page } = await openDemo();
+  try {
+    const markdown = [
+      'say: Here is **bold**, *italic* and `inline code`.',
+      '',
+      '1. first',
+      '2. second',
+      '   - nested',
+      '',
+      '```js',
+      'const ok = 1 < 2 && "<b>";',
+      '```',
+      '',
+      '| name | value |',
+      '|------|-------|',
+      '| a    | 1     |',
+      '',
+      '> quoted',
+      '',
+      'See [the docs](https://example.com/docs) or https://example.org/page.',
+    ].join('\n');
+    await say(page, markdown);
+    const check = async () => {
+      const reply = await page.$eval(lastReply, (body) => ({
+        strong: body.querySelector('p > strong')?.textContent,
+        em: body.querySelector('p > em')?.textContent,
+        inline: body.querySelector('p > code')?.textContent,
+        ol: [...body.querySelectorAll('ol > li')].map((li) => li.firstChild.textContent.trim()),
+        nested: body.querySelector('ol ul > li')?.textContent,
+        pre: body.querySelector('pre > code')?.textContent,
+        table: [...body.querySelectorAll('table tr')].map((tr) => [...tr.children].map((c) => `${c.tagName}:${c.textContent}`)),
+        quote: body.querySelector('blockquote')?.textContent.trim(),
+        links: [...body.querySelectorAll('a')].map((a) => [a.getAttribute('href'), a.textContent, a.target, a.rel]),
+        elements: [...body.querySelectorAll('*')].map((e) => e.tagName.toLowerCase()),
+      }));
+      assert.equal(reply.strong, 'bold');
+      assert.equal(reply.em, 'italic');
+      assert.equal(reply.inline, 'inline code');
+      assert.deepEqual(reply.ol, ['first', 'second']);
+      assert.equal(reply.nested, 'nested');
+      assert.equal(reply.pre, 'const ok = 1 < 2 && "<b>";\n');
+      assert.deepEqual(reply.table, [['TH:name', 'TH:value'], ['TD:a', 'TD:1']]);
+      assert.equal(reply.quote, 'quoted');
+      assert.deepEqual(reply.links, [
+        ['https://example.com/docs', 'the docs', '_blank', 'noopener noreferrer'],
+        ['https://example.org/page', 'https://example.org/page', '_blank', 'noopener noreferrer'],
+      ]);
+      assert.ok(!reply.elements.includes('b'), 'HTML inside a code block is text');
+      // The user's message is plain text.
+      const user = await page.$eval('#messages .msg-user .msg-text', (b) => ({ text: b.textContent, children: b.children.length }));
+      assert.deepEqual(user, { text: markdown, children: 0 });
+    };
+    await check();
+    await page.evaluate(() => document.activeElement?.blur());
+    await page.screenshot({ path: join(artifacts, 'demo-markdown.png') });
+    await reload(page);
+    await check();
+
+    // Everything the page loaded came from its own origin.
+    const foreign = page.requests.filter((u) => !u.startsWith(`${url}/`) && !/^(data|blob):/.test(u));
+    assert.deepEqual(foreign, []);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('HTML carried in Markdown is shown as text and never runs', async () => {
+  const { context, page } = await openDemo();
+  try {
+    const html = [
+      '<script>window.__pwned = 1</script>',
+      '<div onmouseover="window.__pwned = 2">hover me</div>',
+      '<svg onload="window.__pwned = 3"></svg>',
+      '<iframe src="javascript:window.__pwned = 4"></iframe>',
+      '<style>body { display: none }</style>',
+    ];
+    const markdown = [
+      'say: - a list item <img src=x onerror="window.__pwned = 5">',
+      '- **bold <img src=y onerror="window.__pwned = 6">**',
+      '',
+      ...html.flatMap((h) => [h, '']),
+      '<details open><summary>details</summary><img src=z onerror="window.__pwned = 7"></details>',
+    ].join('\n');
+    await say(page, markdown);
+    const check = async () => {
+      const found = await page.$eval(lastReply, (body) => ({
+        elements: [...new Set([...body.querySelectorAll('*')].map((e) => e.tagName.toLowerCase()))].sort(),
+        attributes: [...body.querySelectorAll('*')].flatMap((e) => [...e.attributes].map((a) => a.name)),
+        text: body.textContent,
+      }));
+      assert.deepEqual(found.elements, ['li', 'p', 'strong', 'ul']);
+      assert.deepEqual(found.attributes, []);
+      assert.match(found.text, /a list item <img src=x onerror="window.__pwned = 5">/);
+      for (const h of html) assert.ok(found.text.includes(h), `shown as text: ${h}`);
+      await page.hover(`${lastReply} p:has-text("hover me")`);
+      await page.waitForTimeout(200);
+      assert.equal(await page.evaluate(() => window.__pwned), undefined);
+      assert.equal(await page.isVisible('#messages'), true);
+    };
+    await check();
+    await reload(page);
+    await check();
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('javascript: and other non-web links in a reply are not links', async () => {
+  const { context, page } = await openDemo();
+  try {
+    const markdown = [
+      'say: [one](javascript:window.__pwned=1)',
+      '[two](JaVaScRiPt:window.__pwned=2)',
+      '[three](%20javascript:window.__pwned=3)',
+      '[four](java&#115;cript:window.__pwned=4)',
+      '[five](javascript&colon;window.__pwned=5)',
+      '<javascript:window.__pwned=6>',
+      '[seven](data:text/html,%3Cscript%3Ewindow.__pwned=7%3C/script%3E)',
+      '[eight](vbscript:msgbox)',
+      '[nine][ref]',
+      '[ten](#top)',
+      '',
+      '[ref]: javascript:window.__pwned=9',
+      '',
+      'Only [this one](https://example.com/) is a link.',
+    ].join('\n');
+    await say(page, markdown);
+    const check = async () => {
+      const links = await page.$$eval(`${lastReply} a`, (as) => as.map((a) => ({ text: a.textContent, href: a.getAttribute('href') })));
+      assert.deepEqual(
+        links.filter((l) => l.href !== null),
+        [{ text: 'this one', href: 'https://example.com/' }],
+        'every other link lost its address',
+      );
+      // Clicking what was meant as a link does nothing.
+      const pages = context.pages().length;
+      for (const word of ['one', 'two', 'three', 'four', 'five', 'seven', 'eight', 'nine', 'ten']) {
+        await page.click(`${lastReply} >> text=${word}`);
+      }
+      await page.waitForTimeout(200);
+      assert.equal(await page.evaluate(() => window.__pwned), undefined);
+      assert.equal(page.url(), `${url}/`);
+      assert.equal(context.pages().length, pages, 'no new tab');
+    };
+    await check();
+    await reload(page);
+    await check();
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('an image in a reply is not loaded: no beacon reaches its server', async () => {
+  const { context, page } = await openDemo();
+  try {
+    const origin = new URL(model.url).origin;
+    const markdown = [
+      `say: ![a chart](${origin}/beacon-markdown?reader=1)`,
+      '',
+      `![](${origin}/beacon-no-alt)`,
+      '',
+      `[![linked](${origin}/beacon-linked)](https://example.com/)`,
+      '',
+      '![by reference][img]',
+      '',
+      `<img src="${origin}/beacon-html">`,
+      '',
+      `[img]: ${origin}/beacon-reference`,
+      '',
+      'The end.',
+    ].join('\n');
+    await say(page, markdown);
+    const check = async () => {
+      const reply = await page.$eval(lastReply, (body) => ({
+        images: body.querySelectorAll('img, picture, source, video, audio, object, embed, iframe').length,
+        text: body.textContent,
+      }));
+      assert.equal(reply.images, 0);
+      for (const alt of ['[image: a chart]', '[image]', '[image: linked]', '[image: by reference]']) {
+        assert.ok(reply.text.includes(alt), `the alt text stands in: ${alt} in ${reply.text}`);
+      }
+      // Time for an image request to be made, were there one.
+      await page.waitForTimeout(500);
+      assert.deepEqual(model.requests.filter((r) => r.path.includes('beacon')), [], 'the server saw no request');
+      assert.deepEqual(page.requests.filter((u) => u.includes('beacon')), [], 'the page made no request');
+    };
+    await check();
+    await reload(page);
+    await check();
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 for (const api of ['chat_completions', 'responses']) {
-  test(`5. a real endpoint (${api}): history across a reload, the key only in the Authorization header`, async () => {
+  test(`a real endpoint (${api}): history across a reload, the key only in the Authorization header`, async () => {
     const { context, page } = await openDemo();
     const key = `sk-demo-${api}-4242`;
     try {
@@ -439,7 +865,7 @@ for (const api of ['chat_completions', 'responses']) {
   });
 }
 
-test('6. keyboard, labels and layout at desktop and phone widths (screenshots in tests/artifacts/)', async () => {
+test('keyboard, labels and layout at desktop and phone widths (screenshots in tests/artifacts/)', async () => {
   await mkdir(artifacts, { recursive: true });
   for (const [name, viewport] of [
     ['desktop', { width: 1280, height: 800 }],

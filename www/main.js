@@ -1,0 +1,81 @@
+// The demo page's entry point: several users, each with several chats, every chat an
+// IndexedDbSession in one database; replies streamed by the library's runner from the built-in
+// offline model or from any OpenAI-compatible endpoint. This file wires the page's controls to
+// what they do, then opens the current user's chat.
+import { state, loadState, saveSettings } from './state.js';
+import { openInitialChat } from './chats.js';
+import { busy } from './busy.js';
+import { send, stop } from './conversation.js';
+import * as actions from './actions.js';
+import { el, hideError, renderSettings, renderUsers, setStatus, settingsFromForm, toggleSidebar } from './view.js';
+
+function wire() {
+  el.composer.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const text = el.input.value;
+    if (!text.trim() || state.busy) return;
+    el.input.value = '';
+    send(text);
+  });
+  el.input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      el.composer.requestSubmit();
+    }
+  });
+  el.stop.addEventListener('click', stop);
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && state.controller) stop();
+  });
+
+  el.undo.addEventListener('click', actions.undoLastExchange);
+  el.clear.addEventListener('click', actions.clearChat);
+  el.deleteChat.addEventListener('click', actions.deleteChat);
+  el.newChat.addEventListener('click', actions.newChat);
+  el.exportBtn.addEventListener('click', actions.exportChat);
+  el.importBtn.addEventListener('click', () => el.importFile.click());
+  el.importFile.addEventListener('change', () => {
+    const file = el.importFile.files?.[0];
+    el.importFile.value = '';
+    if (file) actions.importChat(file);
+  });
+  el.sessionList.addEventListener('click', (e) => {
+    const b = e.target.closest('button.session');
+    if (!b || state.busy) return;
+    toggleSidebar(false);
+    actions.selectChat(b.dataset.sessionId);
+  });
+
+  el.userSelect.addEventListener('change', () => actions.switchUser(el.userSelect.value));
+  el.newUserForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const name = el.newUserName.value.trim();
+    if (!name || state.busy) return;
+    el.newUserName.value = '';
+    actions.addUser(name);
+  });
+
+  const useSettingsFromForm = () => {
+    const { settings, apiKey } = settingsFromForm();
+    saveSettings(settings, apiKey);
+    renderSettings();
+    setStatus(settings.baseUrl ? `Using ${settings.model || 'a model'} at ${settings.baseUrl}.` : 'Using the offline model.');
+  };
+  el.settingsForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    useSettingsFromForm();
+  });
+  el.resetSettings.addEventListener('click', () => {
+    el.baseUrl.value = '';
+    useSettingsFromForm();
+  });
+  el.errorClose.addEventListener('click', hideError);
+  el.toggleSidebar.addEventListener('click', () => toggleSidebar());
+}
+
+wire();
+loadState();
+renderUsers();
+renderSettings();
+await busy(openInitialChat);
+document.documentElement.dataset.ready = 'true';

@@ -1,0 +1,91 @@
+// The page's state, all in one object, and the part of it that outlives the page: the users, each
+// user's open chat and the model settings in localStorage; the API key in sessionStorage only.
+export const DB_NAME = 'agent-sessions-demo';
+
+const KEYS = {
+  users: 'agent-sessions-demo.users',
+  currentUser: 'agent-sessions-demo.currentUser',
+  currentSession: (user) => `agent-sessions-demo.currentSession.${user}`,
+  settings: 'agent-sessions-demo.settings',
+  // sessionStorage only: the key lives as long as the tab, never in localStorage or IndexedDB.
+  apiKey: 'agent-sessions-demo.apiKey',
+};
+
+export const state = {
+  /** The user names, in the order they were added. */
+  users: [],
+  /** The current user. */
+  user: '',
+  /** The session id of the open chat. */
+  sessionId: '',
+  /** The open chat's IndexedDbSession (null until first used): one object for everything done to
+   * the chat while it is open, closed when it is left. */
+  session: null,
+  /** How many items the open chat held when the view was last read (0: the next message is its
+   * first, and names it). */
+  itemCount: 0,
+  /** True while an action or a reply is in progress; then every other action waits. */
+  busy: false,
+  /** Aborts the reply being streamed; null when there is none. */
+  controller: null,
+  /** Where replies come from: `{ baseUrl, api, model }`; an empty baseUrl is the offline model. */
+  settings: { baseUrl: '', api: 'chat_completions', model: '' },
+  apiKey: '',
+  /** The runner and agent made for the current settings: `{ signature, runner, agent }`. */
+  model: null,
+};
+
+function readJson(key, fallback) {
+  try {
+    return JSON.parse(localStorage.getItem(key)) ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** Fills `state` from storage: the users (at least one), the current user, the settings, the key. */
+export function loadState() {
+  const users = readJson(KEYS.users, []);
+  state.users = Array.isArray(users) ? users.filter((u) => typeof u === 'string' && u.trim()) : [];
+  if (state.users.length === 0) state.users = ['Guest'];
+  const current = localStorage.getItem(KEYS.currentUser);
+  state.user = state.users.includes(current) ? current : state.users[0];
+  saveUsers();
+
+  const s = readJson(KEYS.settings, {});
+  state.settings = {
+    baseUrl: typeof s.baseUrl === 'string' ? s.baseUrl : '',
+    api: s.api === 'responses' ? 'responses' : 'chat_completions',
+    model: typeof s.model === 'string' ? s.model : '',
+  };
+  state.apiKey = sessionStorage.getItem(KEYS.apiKey) ?? '';
+}
+
+export function saveUsers() {
+  localStorage.setItem(KEYS.users, JSON.stringify(state.users));
+  localStorage.setItem(KEYS.currentUser, state.user);
+}
+
+/** The chat the current user had open last time, if any. */
+export function savedSessionId() {
+  return localStorage.getItem(KEYS.currentSession(state.user));
+}
+
+/** Makes `id` the open chat's id, and remembers it for the current user. */
+export function selectSession(id) {
+  state.sessionId = id;
+  localStorage.setItem(KEYS.currentSession(state.user), id);
+}
+
+export function saveSettings(settings, apiKey) {
+  state.settings = settings;
+  localStorage.setItem(KEYS.settings, JSON.stringify(settings));
+  state.apiKey = apiKey;
+  if (apiKey) sessionStorage.setItem(KEYS.apiKey, apiKey);
+  else sessionStorage.removeItem(KEYS.apiKey);
+}
+
+export function newId() {
+  if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+}

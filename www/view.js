@@ -1,0 +1,237 @@
+// Everything the page draws: the users, the chat list, the conversation, the settings, the
+// controls, errors and the status line. It only writes the DOM; it never reads storage.
+import { state } from './state.js';
+import { describe } from './items.js';
+import { renderMarkdown } from './markdown.js';
+
+const $ = (id) => document.getElementById(id);
+
+/** The page's elements, by role. */
+export const el = {
+  app: $('app'),
+  userSelect: $('user-select'),
+  newUserForm: $('new-user-form'),
+  newUserName: $('new-user-name'),
+  toggleSidebar: $('toggle-sidebar'),
+  newChat: $('new-chat'),
+  sessionList: $('session-list'),
+  settingsForm: $('settings-form'),
+  baseUrl: $('set-base-url'),
+  api: $('set-api'),
+  model: $('set-model'),
+  apiKey: $('set-api-key'),
+  resetSettings: $('reset-settings'),
+  chatTitle: $('chat-title'),
+  modelLine: $('model-line'),
+  undo: $('undo'),
+  clear: $('clear'),
+  exportBtn: $('export'),
+  importBtn: $('import'),
+  importFile: $('import-file'),
+  deleteChat: $('delete-chat'),
+  error: $('error'),
+  errorText: $('error-text'),
+  errorClose: $('error-close'),
+  messages: $('messages'),
+  empty: $('empty'),
+  composer: $('composer'),
+  input: $('input'),
+  send: $('send'),
+  stop: $('stop'),
+  status: $('status'),
+};
+
+export function showError(error) {
+  let text;
+  if (error?.name === 'ModelError') {
+    text = `The model call failed${error.status ? ` (HTTP ${error.status})` : ''}: ${error.message}`;
+  } else if (error?.name) {
+    text = `${error.name}${error.code ? ` ${error.code}` : ''}: ${error.message}`;
+  } else {
+    text = String(error);
+  }
+  el.errorText.textContent = text;
+  el.error.hidden = false;
+  console.error(error);
+}
+
+export function hideError() {
+  el.error.hidden = true;
+  el.errorText.textContent = '';
+}
+
+export function setStatus(text) {
+  el.status.textContent = text;
+}
+
+export function renderUsers() {
+  el.userSelect.replaceChildren(
+    ...state.users.map((u) => {
+      const o = document.createElement('option');
+      o.value = u;
+      o.textContent = u;
+      o.selected = u === state.user;
+      return o;
+    }),
+  );
+}
+
+export function renderSettings() {
+  const { baseUrl, api, model } = state.settings;
+  el.baseUrl.value = baseUrl;
+  el.api.value = api;
+  el.model.value = model;
+  el.apiKey.value = state.apiKey;
+  el.modelLine.textContent = baseUrl
+    ? `Model: ${model || '(no model name)'} via ${api === 'responses' ? 'Responses' : 'Chat Completions'} at ${baseUrl}`
+    : 'Model: the built-in offline model (runs in this page)';
+}
+
+/** What the settings form holds now: `{ settings, apiKey }`. */
+export function settingsFromForm() {
+  return {
+    settings: {
+      baseUrl: el.baseUrl.value.trim(),
+      api: el.api.value === 'responses' ? 'responses' : 'chat_completions',
+      model: el.model.value.trim(),
+    },
+    apiKey: el.apiKey.value.trim(),
+  };
+}
+
+function formatTime(ms) {
+  const d = new Date(ms);
+  const sameDay = d.toDateString() === new Date().toDateString();
+  return sameDay
+    ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    : d.toLocaleDateString([], { month: 'short', day: 'numeric' });
+}
+
+/** The chat list, and the open chat's title above the conversation. `chats` is
+ * `[{ sessionId, title, itemCount, updatedAt }]`, newest first; the open chat gets a row even
+ * before it is saved. */
+export function renderSidebar(chats) {
+  const rows = [];
+  if (!chats.some((c) => c.sessionId === state.sessionId)) {
+    rows.push(sessionRow({ sessionId: state.sessionId, title: 'New chat', itemCount: 0, updatedAt: null }));
+  }
+  for (const chat of chats) rows.push(sessionRow(chat));
+  el.sessionList.replaceChildren(...rows);
+  el.toggleSidebar.textContent = `Chats (${chats.length})`;
+  const open = chats.find((c) => c.sessionId === state.sessionId);
+  el.chatTitle.textContent = open ? open.title : 'New chat';
+}
+
+function sessionRow(chat) {
+  const li = document.createElement('li');
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = 'session';
+  b.dataset.sessionId = chat.sessionId;
+  if (chat.sessionId === state.sessionId) b.setAttribute('aria-current', 'true');
+  const title = document.createElement('span');
+  title.className = 'session-title';
+  title.textContent = chat.title;
+  const meta = document.createElement('span');
+  meta.className = 'session-meta';
+  const count = `${chat.itemCount} item${chat.itemCount === 1 ? '' : 's'}`;
+  meta.textContent = chat.updatedAt == null ? 'not saved yet' : `${count} · ${formatTime(chat.updatedAt)}`;
+  b.append(title, meta);
+  b.setAttribute('aria-label', `${chat.title}, ${meta.textContent}`);
+  b.disabled = state.busy;
+  li.append(b);
+  return li;
+}
+
+/** Shows `text` in `body`: the model's answers as sanitised Markdown, everything else as text. */
+function setText(body, kind, text) {
+  if (kind === 'assistant') body.replaceChildren(renderMarkdown(text));
+  else body.textContent = text;
+}
+
+function messageElement(kind, label, text) {
+  const li = document.createElement('li');
+  li.className = `msg msg-${kind}`;
+  li.dataset.role = kind;
+  const who = document.createElement('span');
+  who.className = 'msg-who';
+  who.textContent = label;
+  const body = document.createElement('div');
+  body.className = kind === 'assistant' ? 'msg-text msg-markdown' : 'msg-text';
+  setText(body, kind, text);
+  li.append(who, body);
+  return li;
+}
+
+/** The conversation: every item of the open chat. */
+export function renderMessages(items) {
+  el.messages.replaceChildren(
+    ...items.map((item) => {
+      const { kind, label, text } = describe(item);
+      return messageElement(kind, label, text);
+    }),
+  );
+  el.empty.hidden = items.length > 0;
+  scrollToEnd();
+}
+
+/** Shows the user's message and an empty reply that fills as it streams. Returns the reply:
+ * `append(delta)` adds text, `done()` ends the streaming look. */
+export function startExchange(text) {
+  el.empty.hidden = true;
+  el.messages.append(messageElement('user', 'You', text));
+  const answer = messageElement('assistant', 'Assistant', '');
+  answer.classList.add('streaming');
+  answer.setAttribute('aria-busy', 'true');
+  el.messages.append(answer);
+  scrollToEnd();
+  const body = answer.querySelector('.msg-text');
+  let reply = '';
+  let frame = 0;
+  const draw = () => {
+    frame = 0;
+    setText(body, 'assistant', reply);
+    scrollToEnd();
+  };
+  return {
+    append(delta) {
+      reply += delta;
+      // The Markdown is rendered again as the text grows, at most once a frame.
+      frame ||= requestAnimationFrame(draw);
+    },
+    done() {
+      if (frame) cancelAnimationFrame(frame);
+      draw();
+      answer.classList.remove('streaming');
+      answer.removeAttribute('aria-busy');
+    },
+  };
+}
+
+function scrollToEnd() {
+  el.messages.scrollTop = el.messages.scrollHeight;
+}
+
+/** Enables what can be used now: nothing but Stop while busy, and no Undo, Clear or Export on an
+ * empty chat. `data-busy` on the app says whether an action or a reply is in progress. */
+export function updateControls() {
+  const busy = state.busy;
+  const empty = state.itemCount === 0;
+  el.send.disabled = busy;
+  el.stop.disabled = !busy;
+  el.undo.disabled = busy || empty;
+  el.clear.disabled = busy || empty;
+  el.exportBtn.disabled = busy || empty;
+  el.importBtn.disabled = busy;
+  el.deleteChat.disabled = busy;
+  el.newChat.disabled = busy;
+  el.userSelect.disabled = busy;
+  el.newUserForm.querySelector('button').disabled = busy;
+  for (const b of el.sessionList.querySelectorAll('button')) b.disabled = busy;
+  el.app.dataset.busy = String(busy);
+}
+
+export function toggleSidebar(open = el.app.dataset.sidebar !== 'open') {
+  el.app.dataset.sidebar = open ? 'open' : 'closed';
+  el.toggleSidebar.setAttribute('aria-expanded', String(open));
+}
