@@ -3,6 +3,7 @@ export {
   MemorySession,
   listSessions,
   deleteSession,
+  repairSession,
 } from './agent_sessions.js';
 export type {
   Item,
@@ -15,4 +16,6 @@ export type {
   MemorySessionOptions,
   ListSessionsOptions,
   DeleteSessionOptions,
+  RepairSessionOptions,
+  RepairReport,
 } from './agent_sessions.js';

@@ -10,4 +10,5 @@ export {
   MemorySession,
   listSessions,
   deleteSession,
+  repairSession,
 } from './agent_sessions.js';

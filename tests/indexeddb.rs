@@ -85,7 +85,7 @@ async fn appends_reads_newest_pops_and_clears() {
         .await
         .unwrap()
         .iter()
-        .map(|r| indexeddb::record_from_js(r, "test").unwrap())
+        .map(|r| indexeddb::record_from_js(r).unwrap())
         .collect();
     assert_eq!(records.len(), 1);
     assert_eq!(
@@ -131,23 +131,38 @@ async fn without_get_all_records<T>(read: impl std::future::Future<Output = T>) 
 }
 
 #[wasm_bindgen_test]
-async fn newest_items_stay_right_when_sequence_numbers_have_a_gap() {
-    // A record removed behind the library's back (DevTools, another tool) leaves a gap; the
-    // bounded read notices the short count and falls back to a full read.
+async fn a_gap_in_the_sequence_numbers_is_reported_on_both_read_paths_and_repaired() {
+    // A record removed behind the library's back (DevTools, another tool) leaves a gap. The read
+    // that reaches it reports the session as damaged instead of returning a wrong window, with
+    // getAllRecords and through the record's key range alike; repair_session closes the gap.
     let conn = fresh_db("t-gap").await;
     let t = target("s");
     let items = (0..6).map(|i| user(&format!("m{i}"))).collect();
     indexeddb::add_items(&conn, &t, items, 1.0).await.unwrap();
     delete_raw("t-gap", "s", 4).await;
-    let newest = without_get_all_records(indexeddb::get_items(&conn, &t, Limit::Newest(3)))
+    let e = without_get_all_records(indexeddb::get_items(&conn, &t, Limit::Newest(3)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, SessionErrorCode::CorruptSession, "{}", e.message);
+    let e = indexeddb::get_items(&conn, &t, Limit::Newest(3))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, SessionErrorCode::CorruptSession, "{}", e.message);
+    // The newest two are sound, and still read.
+    let newest = indexeddb::get_items(&conn, &t, Limit::Newest(1))
         .await
         .unwrap();
-    assert_eq!(texts(&newest), ["m2", "m3", "m5"]);
-    // Where the browser has getAllRecords, the newest records come from one request.
-    let newest = indexeddb::get_items(&conn, &t, Limit::Newest(3))
+    assert_eq!(texts(&newest), ["m5"]);
+    let report = indexeddb::repair_session(&conn, "s", None, 2.0)
         .await
         .unwrap();
-    assert_eq!(texts(&newest), ["m2", "m3", "m5"]);
+    assert_eq!((report.item_count, report.renumbered_rows), (5, 1));
+    for read in [
+        without_get_all_records(indexeddb::get_items(&conn, &t, Limit::Newest(3))).await,
+        indexeddb::get_items(&conn, &t, Limit::Newest(3)).await,
+    ] {
+        assert_eq!(texts(&read.unwrap()), ["m2", "m3", "m5"]);
+    }
     conn.close();
 }
 
@@ -245,7 +260,7 @@ async fn reopening_keeps_data_and_delete_session_removes_it() {
         .await
         .unwrap()
         .iter()
-        .map(|r| indexeddb::record_from_js(r, "test").unwrap().id)
+        .map(|r| indexeddb::record_from_js(r).unwrap().id)
         .collect();
     assert_eq!(listed, ["keep"]);
     assert_eq!(

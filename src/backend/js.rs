@@ -1,20 +1,165 @@
-//! Conversions between JavaScript values and the core: argument checks, copies of items,
-//! errors as JS `Error` objects. No exports here: `bindings` holds those.
+//! Safe access to JavaScript values. A caller's value can be a Proxy whose traps throw, a revoked
+//! Proxy, or an object with throwing getters or `toJSON`: every operation here that can run the
+//! caller's code goes through an import declared with `catch` (or a `js_sys` function that
+//! returns `Result`), so a throw comes back as an `Err` carrying what was thrown and never
+//! unwinds through Rust frames, which would leave the instance broken. `describe` and
+//! `error_text` never fail at all.
 
-use js_sys::{Array, Object, Reflect};
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::core::error::{Result, SessionError, SessionErrorCode};
-use crate::core::history::{Limit, SessionSettings};
-use crate::core::session::starts_turn;
+/// What a JavaScript operation threw.
+pub type Thrown = JsValue;
 
 #[wasm_bindgen]
 extern "C" {
     /// The HTML structured clone: the same algorithm IndexedDB uses to store a value, so a value
     /// it accepts is a value IndexedDB accepts, and the copy is exactly what a later read returns.
     #[wasm_bindgen(catch, js_name = structuredClone)]
-    fn structured_clone(value: &JsValue) -> std::result::Result<JsValue, JsValue>;
+    fn structured_clone(value: &JsValue) -> Result<JsValue, Thrown>;
+
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = isArray)]
+    fn array_is_array(value: &JsValue) -> Result<bool, Thrown>;
+
+    #[wasm_bindgen(catch, js_namespace = Object, js_name = getPrototypeOf)]
+    fn object_get_prototype_of(value: &JsValue) -> Result<JsValue, Thrown>;
+
+    #[wasm_bindgen(catch, js_namespace = Object, js_name = keys)]
+    fn object_keys(value: &JsValue) -> Result<Array, Thrown>;
+
+    #[wasm_bindgen(catch, js_namespace = Promise, js_name = resolve)]
+    fn promise_resolve(value: &JsValue) -> Result<Promise, Thrown>;
+
+    #[wasm_bindgen(catch, js_namespace = Uint8Array, js_name = from)]
+    fn uint8_array_from(value: &JsValue) -> Result<Uint8Array, Thrown>;
+}
+
+/// `target[key]`; what a getter or a Proxy trap throws is an `Err`.
+pub fn get(target: &JsValue, key: &str) -> Result<JsValue, Thrown> {
+    Reflect::get(target, &JsValue::from_str(key))
+}
+
+/// `Array.isArray(value)`; a revoked Proxy throws.
+pub fn is_array(value: &JsValue) -> Result<bool, Thrown> {
+    array_is_array(value)
+}
+
+/// The elements of an array (or of a Proxy of one), read through `length` and each index.
+pub fn elements(array: &JsValue) -> Result<Vec<JsValue>, Thrown> {
+    let length = Reflect::get(array, &JsValue::from_str("length"))?
+        .as_f64()
+        .filter(|n| *n >= 0.0 && n.fract() == 0.0)
+        .unwrap_or(0.0);
+    // An array's length is below 2^32; a Proxy may claim more, and reading stops at what exists.
+    let length = length.min(u32::MAX as f64) as u32;
+    let mut out = Vec::with_capacity(length.min(1 << 16) as usize);
+    for i in 0..length {
+        out.push(Reflect::get_u32(array, i)?);
+    }
+    Ok(out)
+}
+
+/// The own enumerable string keys of an object (`Object.keys`), as Rust strings.
+pub fn keys(value: &JsValue) -> Result<Vec<String>, Thrown> {
+    Ok(object_keys(value)?
+        .iter()
+        .filter_map(|k| k.as_string())
+        .collect())
+}
+
+/// The prototype of an object.
+pub fn prototype_of(value: &JsValue) -> Result<JsValue, Thrown> {
+    object_get_prototype_of(value)
+}
+
+/// A plain object: `{...}` or `Object.create(null)`, from this realm or another one (an iframe).
+/// A Proxy counts as what it claims to be; its traps may throw.
+pub fn is_plain_object(value: &JsValue) -> Result<bool, Thrown> {
+    if !value.is_object() || value.is_function() || is_array(value)? {
+        return Ok(false);
+    }
+    let proto = prototype_of(value)?;
+    Ok(proto.is_null() || prototype_of(&proto)?.is_null())
+}
+
+/// A string exactly as JavaScript holds it: `None` for a string that is not well-formed UTF-16
+/// (a lone surrogate), which a Rust `String` could only hold by replacing it with U+FFFD, so two
+/// different JS strings would become one.
+pub fn exact_string(value: &JsValue) -> Option<Result<String, ()>> {
+    let s = value.as_string()?;
+    Some(if JsValue::from_str(&s) == *value {
+        Ok(s)
+    } else {
+        Err(())
+    })
+}
+
+/// A short description of a value's kind for error messages ("a string", "null", "an array").
+/// Never fails: a value whose inspection throws is "an object".
+pub fn describe(value: &JsValue) -> String {
+    if value.is_null() {
+        return "null".into();
+    }
+    if value.is_undefined() {
+        return "undefined".into();
+    }
+    if value.is_function() {
+        return "a function".into();
+    }
+    if value.is_string() {
+        return "a string".into();
+    }
+    if let Some(n) = value.as_f64() {
+        return format!("the number {n}");
+    }
+    if value.as_bool().is_some() {
+        return "a boolean".into();
+    }
+    if value.is_bigint() {
+        return "a bigint".into();
+    }
+    if value.is_symbol() {
+        return "a symbol".into();
+    }
+    match is_array(value) {
+        Ok(true) => return "an array".into(),
+        Ok(false) => {}
+        Err(_) => return "an object that throws when inspected (a revoked Proxy?)".into(),
+    }
+    let name = prototype_of(value)
+        .ok()
+        .filter(|proto| proto.is_object())
+        .and_then(|proto| get(&proto, "constructor").ok())
+        .filter(|ctor| ctor.is_function())
+        .and_then(|ctor| get(&ctor, "name").ok())
+        .and_then(|name| name.as_string())
+        .unwrap_or_default();
+    if name.is_empty() || name == "Object" {
+        "an object".into()
+    } else {
+        format!("an instance of {name}")
+    }
+}
+
+/// The `name: message` of a thrown JS value, for error messages. Never fails.
+pub fn error_text(error: &JsValue) -> String {
+    let text = |key: &str| {
+        if !error.is_object() {
+            return None;
+        }
+        get(error, key).ok().and_then(|v| v.as_string())
+    };
+    match (text("name"), text("message")) {
+        (Some(name), Some(message)) => format!("{name}: {message}"),
+        (None, Some(message)) => message,
+        _ => error.as_string().unwrap_or_else(|| describe(error)),
+    }
+}
+
+/// A deep copy, as IndexedDB would store it. Getters run, and what they throw is an `Err`.
+pub fn clone_value(value: &JsValue) -> Result<JsValue, Thrown> {
+    structured_clone(value)
 }
 
 /// A new plain object with these properties, in this order.
@@ -36,7 +181,7 @@ impl<const N: usize> Shape<N> {
     }
 
     /// A new object with these values for the shape's names, in order.
-    pub fn build(&self, values: [&JsValue; N]) -> std::result::Result<Object, JsValue> {
+    pub fn build(&self, values: [&JsValue; N]) -> Result<Object, Thrown> {
         let o = Object::new();
         for (key, value) in self.0.iter().zip(values) {
             Reflect::set(&o, key, value)?;
@@ -45,188 +190,51 @@ impl<const N: usize> Shape<N> {
     }
 }
 
-/// A short description of a value's kind for error messages ("a string", "null", "an array").
-pub fn describe(value: &JsValue) -> String {
-    if value.is_null() {
-        return "null".into();
+/// Calls `object[name](...args)`. Calling something that is not a function throws the
+/// `TypeError` JavaScript itself would.
+pub fn call_method(object: &JsValue, name: &str, args: &[JsValue]) -> Result<JsValue, Thrown> {
+    let f = get(object, name)?;
+    if !f.is_function() {
+        return Err(js_sys::TypeError::new(&format!("{name} is not a function")).into());
     }
-    if value.is_undefined() {
-        return "undefined".into();
-    }
-    if Array::is_array(value) {
-        return "an array".into();
-    }
-    if value.is_function() {
-        return "a function".into();
-    }
-    if value.is_string() {
-        return "a string".into();
-    }
-    if let Some(n) = value.as_f64() {
-        return format!("the number {n}");
-    }
-    if value.as_bool().is_some() {
-        return "a boolean".into();
-    }
-    if value.is_bigint() {
-        return "a bigint".into();
-    }
-    if value.is_symbol() {
-        return "a symbol".into();
-    }
-    let name = Object::get_prototype_of(value)
-        .dyn_into::<Object>()
-        .ok()
-        .and_then(|proto| Reflect::get(&proto, &"constructor".into()).ok())
-        .and_then(|ctor| Reflect::get(&ctor, &"name".into()).ok())
-        .and_then(|name| name.as_string())
-        .unwrap_or_default();
-    if name.is_empty() || name == "Object" {
-        "an object".into()
-    } else {
-        format!("an instance of {name}")
-    }
+    let args: Array = args.iter().collect();
+    f.unchecked_into::<Function>().apply(object, &args)
 }
 
-/// A plain object: `{...}` or `Object.create(null)`, from this realm or another one (an iframe).
-fn is_plain_object(value: &JsValue) -> bool {
-    if !value.is_object() || value.is_function() || Array::is_array(value) {
-        return false;
-    }
-    let proto: JsValue = Object::get_prototype_of(value).into();
-    proto.is_null() || JsValue::from(Object::get_prototype_of(&proto)).is_null()
+/// Why a value a caller's function returned did not resolve.
+pub enum Unresolved {
+    /// It is not a usable value: reading its `then` threw (a hostile Proxy, a throwing getter).
+    Unreadable(Thrown),
+    /// It is a promise that rejected, with this reason.
+    Rejected(JsValue),
 }
 
-/// A deep copy, as IndexedDB would store it.
-pub fn clone_value(value: &JsValue) -> std::result::Result<JsValue, String> {
-    structured_clone(value).map_err(|e| error_text(&e))
-}
-
-/// The `name: message` of a thrown JS value, for error messages.
-pub fn error_text(error: &JsValue) -> String {
-    let get = |key: &str| {
-        Reflect::get(error, &key.into())
-            .ok()
-            .and_then(|v| v.as_string())
-    };
-    match (get("name"), get("message")) {
-        (Some(name), Some(message)) => format!("{name}: {message}"),
-        (None, Some(message)) => message,
-        _ => error.as_string().unwrap_or_else(|| describe(error)),
-    }
-}
-
-/// Checks the argument of `addItems` and copies it. Each element must be a plain object that the
-/// structured clone accepts; the copies are taken now, so changing the caller's array or items
-/// after the call never changes what is stored. Returns each copy with whether it opens a turn.
-pub fn take_items(items: &JsValue) -> Result<Vec<(JsValue, bool)>> {
-    if !Array::is_array(items) {
-        return Err(SessionError::new(
-            SessionErrorCode::InvalidItem,
-            format!("items must be an array, got {}", describe(items)),
-        ));
-    }
-    let items: &Array = items.unchecked_ref();
-    let mut taken = Vec::with_capacity(items.length() as usize);
-    for (i, item) in items.iter().enumerate() {
-        if !is_plain_object(&item) {
-            return Err(SessionError::new(
-                SessionErrorCode::InvalidItem,
-                format!("items[{i}] is not an object: got {}", describe(&item)),
-            ));
+impl Unresolved {
+    /// What was thrown or rejected with, whichever it was.
+    pub fn into_value(self) -> JsValue {
+        match self {
+            Unresolved::Unreadable(v) | Unresolved::Rejected(v) => v,
         }
-        let copy = clone_value(&item).map_err(|e| {
-            SessionError::new(
-                SessionErrorCode::InvalidItem,
-                format!("items[{i}] holds a value that cannot be stored ({e})"),
-            )
-        })?;
-        let field = |key: &str| {
-            Reflect::get(&copy, &key.into())
-                .ok()
-                .and_then(|v| v.as_string())
-        };
-        let opens_turn = starts_turn(field("role").as_deref(), field("type").as_deref());
-        taken.push((copy, opens_turn));
-    }
-    Ok(taken)
-}
-
-/// Reads a `limit` argument: `undefined` or `null` for none, else an integer.
-pub fn take_limit(value: &JsValue, what: &str) -> Result<Option<Limit>> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(None);
-    }
-    match value.as_f64() {
-        Some(n) => Limit::from_number(n, what).map(Some),
-        None => Err(SessionError::new(
-            SessionErrorCode::InvalidLimit,
-            format!("{what} must be an integer, got {}", describe(value)),
-        )),
     }
 }
 
-/// Reads an options argument: `undefined`, `null` or an object.
-pub fn take_options(value: &JsValue, what: &str) -> Result<Option<Object>> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(None);
+/// Awaits a value if it is a promise (or any thenable); returns it as is otherwise.
+pub async fn resolve_value(value: JsValue) -> Result<JsValue, Unresolved> {
+    if value.is_object() || value.is_function() {
+        let then = get(&value, "then").map_err(Unresolved::Unreadable)?;
+        if then.is_function() {
+            let promise = promise_resolve(&value).map_err(Unresolved::Unreadable)?;
+            return wasm_bindgen_futures::JsFuture::from(promise)
+                .await
+                .map_err(Unresolved::Rejected);
+        }
     }
-    if !value.is_object() || Array::is_array(value) || value.is_function() {
-        return Err(SessionError::new(
-            SessionErrorCode::InvalidOptions,
-            format!("{what} must be an object, got {}", describe(value)),
-        ));
-    }
-    Ok(Some(value.clone().unchecked_into()))
+    Ok(value)
 }
 
-/// A field of an options object, `undefined` when absent.
-pub fn field(options: &Option<Object>, key: &str) -> JsValue {
-    options
-        .as_ref()
-        .and_then(|o| Reflect::get(o, &key.into()).ok())
-        .unwrap_or(JsValue::UNDEFINED)
-}
-
-/// An optional string field: absent, or a string; `code` is reported for any other value.
-pub fn optional_string(
-    value: &JsValue,
-    what: &str,
-    code: SessionErrorCode,
-) -> Result<Option<String>> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(None);
-    }
-    value.as_string().map(Some).ok_or_else(|| {
-        SessionError::new(
-            code,
-            format!("{what} must be a string, got {}", describe(value)),
-        )
-    })
-}
-
-/// A required string argument.
-pub fn required_string(value: &JsValue, what: &str, code: SessionErrorCode) -> Result<String> {
-    value.as_string().ok_or_else(|| {
-        SessionError::new(
-            code,
-            format!("{what} must be a non-empty string, got {}", describe(value)),
-        )
-    })
-}
-
-/// Reads `options.settings` (`{ limit?: number }`): the parsed settings, and a frozen copy that
-/// the `settings` property returns.
-pub fn take_settings(options: &Option<Object>) -> Result<(SessionSettings, Object)> {
-    let value = field(options, "settings");
-    let settings = take_options(&value, "options.settings")?;
-    let limit_value = field(&settings, "limit");
-    let limit = take_limit(&limit_value, "options.settings.limit")?;
-    let copy = match limit {
-        Some(_) => object(&[("limit", limit_value)]),
-        None => object(&[]),
-    };
-    Ok((SessionSettings { limit }, Object::freeze(&copy)))
+/// The bytes of a chunk a stream reader gave (a `Uint8Array`, or anything array-like), copied.
+pub fn bytes_of(chunk: &JsValue) -> Result<Vec<u8>, Thrown> {
+    Ok(uint8_array_from(chunk)?.to_vec())
 }
 
 pub fn now() -> f64 {
@@ -234,68 +242,27 @@ pub fn now() -> f64 {
 }
 
 /// 16 random bytes from the Web Crypto API (available in windows and workers, on any origin).
-pub fn random_bytes() -> Result<[u8; 16]> {
-    let unavailable = |e: JsValue| {
-        SessionError::new(
-            SessionErrorCode::StorageUnavailable,
-            format!(
-                "crypto.getRandomValues is not available to make a session id ({})",
-                error_text(&e)
-            ),
-        )
-    };
-    let crypto = Reflect::get(&js_sys::global(), &"crypto".into()).map_err(unavailable)?;
-    let get_random_values: js_sys::Function = Reflect::get(&crypto, &"getRandomValues".into())
-        .map_err(unavailable)?
-        .dyn_into()
-        .map_err(unavailable)?;
-    let buffer = js_sys::Uint8Array::new_with_length(16);
-    get_random_values
-        .call1(&crypto, &buffer)
-        .map_err(unavailable)?;
+pub fn random_bytes() -> Result<[u8; 16], Thrown> {
+    let crypto = get(&js_sys::global(), "crypto")?;
+    let buffer = Uint8Array::new_with_length(16);
+    call_method(&crypto, "getRandomValues", &[buffer.clone().into()])?;
     let mut bytes = [0u8; 16];
     buffer.copy_to(&mut bytes);
     Ok(bytes)
 }
 
-/// Calls `object[name](...args)`.
-pub fn call_method(
-    object: &JsValue,
-    name: &str,
-    args: &[JsValue],
-) -> std::result::Result<JsValue, JsValue> {
-    let f: js_sys::Function = Reflect::get(object, &name.into())?
-        .dyn_into()
-        // What JavaScript itself throws for calling something that is not a function.
-        .map_err(|_| JsValue::from(js_sys::TypeError::new(&format!("{name} is not a function"))))?;
-    let args: Array = args.iter().collect();
-    f.apply(object, &args)
-}
-
-/// Awaits a value if it is a promise (or any thenable); returns it as is otherwise.
-pub async fn resolve_value(value: JsValue) -> std::result::Result<JsValue, JsValue> {
-    let is_thenable = value.is_object()
-        && Reflect::get(&value, &"then".into())
-            .map(|t| t.is_function())
-            .unwrap_or(false);
-    if is_thenable {
-        let promise = js_sys::Promise::resolve(&value);
-        wasm_bindgen_futures::JsFuture::from(promise).await
-    } else {
-        Ok(value)
-    }
-}
-
 #[cfg(feature = "runner")]
 /// A JSON value as a fresh JS value (via `JSON.parse`, which builds plain objects fast).
 pub fn json_to_js(value: &serde_json::Value) -> JsValue {
+    // A `serde_json::Value` always serialises, and its text always parses.
     let text = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
     js_sys::JSON::parse(&text).unwrap_or(JsValue::NULL)
 }
 
 #[cfg(feature = "runner")]
-/// A JS value as JSON (via `JSON.stringify`). `what` names it in the error.
-pub fn js_to_json(value: &JsValue, what: &str) -> std::result::Result<serde_json::Value, String> {
+/// A JS value as JSON (via `JSON.stringify`, which runs `toJSON` and getters: what they throw is
+/// reported). `what` names the value in the error.
+pub fn js_to_json(value: &JsValue, what: &str) -> Result<serde_json::Value, String> {
     let text = js_sys::JSON::stringify(value)
         .map_err(|e| format!("{what} cannot be turned into JSON ({})", error_text(&e)))?
         .as_string()

@@ -10,7 +10,7 @@ use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
 use crate::core::memory::MemoryHistory;
 
-use super::js::{clone_value, now};
+use super::js::{clone_value, error_text, now};
 use super::session::{SessionCore, SessionState};
 
 pub struct MemorySessionState {
@@ -22,7 +22,7 @@ fn copy_out(item: &JsValue) -> Result<JsValue> {
     clone_value(item).map_err(|e| {
         SessionError::new(
             SessionErrorCode::StorageError,
-            format!("copying a stored item: {e}"),
+            format!("copying a stored item: {}", error_text(&e)),
         )
     })
 }
@@ -47,8 +47,7 @@ impl SessionState for MemorySessionState {
     }
 
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {
-        self.history.borrow_mut().add(items, now());
-        Ok(())
+        self.history.borrow_mut().add(items, now())
     }
 
     async fn pop_item(&self) -> Result<Option<JsValue>> {

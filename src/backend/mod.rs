@@ -1,6 +1,7 @@
 //! Effects: storage backends, the model client and the run loop against JavaScript, and the
 //! conversions between JavaScript values and the core. No `#[wasm_bindgen]` exports here.
 
+pub mod args;
 pub mod error;
 pub mod js;
 

@@ -2,7 +2,7 @@
 //! 429 and 5xx with backoff (honouring `Retry-After`), read whole or as server-sent events.
 //! The API key goes only into the `Authorization` header of requests to the configured base URL.
 
-use js_sys::{Object, Reflect, Uint8Array};
+use js_sys::{Object, Reflect};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -14,7 +14,7 @@ use crate::core::wire::{
 };
 
 use super::error::abort_error;
-use super::js::{call_method, error_text, object, resolve_value};
+use super::js::{self, call_method, error_text, object, resolve_value, Unresolved};
 
 /// A failed model call. `status` is 0 when no HTTP response arrived.
 #[derive(Debug, Clone)]
@@ -73,9 +73,10 @@ async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
     }
     let signal = signal.cloned();
     let promise = js_sys::Promise::new(&mut |resolve, reject| {
-        let set_timeout = Reflect::get(&js_sys::global(), &"setTimeout".into())
+        let set_timeout = js::get(&js_sys::global(), "setTimeout")
             .ok()
-            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+            .filter(JsValue::is_function)
+            .map(JsValue::unchecked_into::<js_sys::Function>);
         match set_timeout {
             Some(f) => {
                 let _ = f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(ms));
@@ -130,9 +131,10 @@ impl ModelClient {
     async fn fetch_once(&self, body: &str, signal: Option<&JsValue>) -> Result<JsValue, CallError> {
         let fetch = match &self.fetch {
             Some(f) => f.clone(),
-            None => Reflect::get(&js_sys::global(), &"fetch".into())
+            None => js::get(&js_sys::global(), "fetch")
                 .ok()
-                .and_then(|f| f.dyn_into().ok())
+                .filter(JsValue::is_function)
+                .map(JsValue::unchecked_into)
                 .ok_or_else(|| failed(0, "fetch is not available in this context"))?,
         };
         let call = fetch
@@ -144,6 +146,7 @@ impl ModelClient {
             .map_err(|e| failed(0, format!("network error: {}", error_text(&e))))?;
         resolve_value(call)
             .await
+            .map_err(Unresolved::into_value)
             .map_err(|e| match aborted(signal) {
                 Some(reason) => CallError::Aborted(reason),
                 None => failed(0, format!("network error: {}", error_text(&e))),
@@ -221,6 +224,7 @@ async fn read_text(
         .map_err(|e| failed(status, format!("reading the response: {}", error_text(&e))))?;
     let text = resolve_value(text)
         .await
+        .map_err(Unresolved::into_value)
         .map_err(|e| match aborted(signal) {
             Some(reason) => CallError::Aborted(reason),
             None => failed(status, format!("reading the response: {}", error_text(&e))),
@@ -248,6 +252,7 @@ async fn read_stream(
             .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
         let chunk = resolve_value(chunk)
             .await
+            .map_err(Unresolved::into_value)
             .map_err(|e| match aborted(signal) {
                 Some(reason) => CallError::Aborted(reason),
                 None => failed(status, format!("the stream broke: {}", error_text(&e))),
@@ -259,11 +264,17 @@ async fn read_stream(
         if done {
             break;
         }
-        let value = Reflect::get(&chunk, &"value".into()).unwrap_or(JsValue::UNDEFINED);
-        let bytes = value
-            .dyn_into::<Uint8Array>()
-            .map(|a| a.to_vec())
-            .unwrap_or_default();
+        let bytes = js::get(&chunk, "value")
+            .and_then(|value| js::bytes_of(&value))
+            .map_err(|e| {
+                failed(
+                    status,
+                    format!(
+                        "the stream gave a chunk that is not bytes ({})",
+                        error_text(&e)
+                    ),
+                )
+            })?;
         for event in parser.feed(&bytes) {
             for e in acc
                 .on_event(&event)

@@ -1,7 +1,7 @@
 //! Reads the JS arguments of the runner (`new Agent(...)`, `new Runner(...)`, `run(...)`
 //! options, the run input) into the backend's types, and turns run errors into JS errors.
 
-use js_sys::{Array, Object, Reflect};
+use js_sys::Object;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -9,7 +9,8 @@ use crate::core::history::Limit;
 use crate::core::run::{input_items_from_text, RunState, ServerConversation, DEFAULT_MAX_TURNS};
 use crate::core::wire::{Api, ModelSettings, ToolSpec};
 
-use super::js::{describe, field, js_to_json, optional_string, take_limit, take_options};
+use super::args::{field, optional_string, take_items, take_limit, take_options};
+use super::js::{self, describe, error_text, js_to_json};
 use super::model::ModelClient;
 use super::runner::{AgentSpec, RunInput, RunOptions, Tool};
 use crate::core::error::{RunnerError, RunnerErrorCode, SessionError, SessionErrorCode};
@@ -29,6 +30,19 @@ fn options(value: &JsValue, what: &str, code: RunnerErrorCode) -> Result<Option<
     take_options(value, what).map_err(recode(code))
 }
 
+/// `o[key]` of the options named `what`.
+fn get(o: &Option<Object>, key: &str, what: &str, code: RunnerErrorCode) -> Result<JsValue> {
+    field(o, what, key).map_err(recode(code))
+}
+
+/// The error for a value whose reading threw.
+fn threw(code: RunnerErrorCode, what: &str, thrown: &JsValue) -> RunnerError {
+    invalid(
+        code,
+        format!("{what} threw when it was read ({})", error_text(thrown)),
+    )
+}
+
 fn opt_string(
     o: &Option<Object>,
     key: &str,
@@ -36,7 +50,7 @@ fn opt_string(
     code: RunnerErrorCode,
 ) -> Result<Option<String>> {
     optional_string(
-        &field(o, key),
+        &get(o, key, what, code)?,
         &format!("{what}.{key}"),
         SessionErrorCode::InvalidOptions,
     )
@@ -49,7 +63,7 @@ fn opt_number(
     what: &str,
     code: RunnerErrorCode,
 ) -> Result<Option<f64>> {
-    let v = field(o, key);
+    let v = get(o, key, what, code)?;
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
@@ -86,19 +100,17 @@ fn opt_function(
     what: &str,
     code: RunnerErrorCode,
 ) -> Result<Option<js_sys::Function>> {
-    let v = field(o, key);
+    let v = get(o, key, what, code)?;
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
-    v.clone()
-        .dyn_into::<js_sys::Function>()
-        .map(Some)
-        .map_err(|_| {
-            invalid(
-                code,
-                format!("{what}.{key} must be a function, got {}", describe(&v)),
-            )
-        })
+    if !v.is_function() {
+        return Err(invalid(
+            code,
+            format!("{what}.{key} must be a function, got {}", describe(&v)),
+        ));
+    }
+    Ok(Some(v.unchecked_into()))
 }
 
 /// `new Agent({ name, instructions?, model?, modelSettings?, tools? })`.
@@ -114,17 +126,17 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
     let name = opt_string(&o, "name", "agent", C)?
         .filter(|n| !n.trim().is_empty())
         .ok_or_else(|| invalid(C, "agent.name must be a non-empty string".into()))?;
-    let settings_value = field(&o, "modelSettings");
+    let settings_value = get(&o, "modelSettings", "agent", C)?;
     let s = options(&settings_value, "agent.modelSettings", C)?;
     let settings = ModelSettings {
         temperature: opt_number(&s, "temperature", "agent.modelSettings", C)?,
         top_p: opt_number(&s, "topP", "agent.modelSettings", C)?,
         max_tokens: opt_count(&s, "maxTokens", "agent.modelSettings", C)?.map(u64::from),
     };
-    let tools_value = field(&o, "tools");
+    let tools_value = get(&o, "tools", "agent", C)?;
     let mut tools = Vec::new();
     if !tools_value.is_undefined() && !tools_value.is_null() {
-        if !Array::is_array(&tools_value) {
+        if !js::is_array(&tools_value).map_err(|e| threw(C, "agent.tools", &e))? {
             return Err(invalid(
                 C,
                 format!(
@@ -133,8 +145,9 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
                 ),
             ));
         }
-        for (i, t) in tools_value.unchecked_ref::<Array>().iter().enumerate() {
-            tools.push(parse_tool(&t, &format!("agent.tools[{i}]"))?);
+        let elements = js::elements(&tools_value).map_err(|e| threw(C, "agent.tools", &e))?;
+        for (i, t) in elements.iter().enumerate() {
+            tools.push(parse_tool(t, &format!("agent.tools[{i}]"))?);
         }
         for (i, t) in tools.iter().enumerate() {
             if tools[..i].iter().any(|u| u.spec.name == t.spec.name) {
@@ -162,13 +175,13 @@ fn parse_tool(value: &JsValue, what: &str) -> Result<Tool> {
         .ok_or_else(|| invalid(C, format!("{what}.name must be a non-empty string")))?;
     let execute = opt_function(&o, "execute", what, C)?
         .ok_or_else(|| invalid(C, format!("{what}.execute must be a function")))?;
-    let params = field(&o, "parameters");
+    let params = get(&o, "parameters", what, C)?;
     let parameters = if params.is_undefined() || params.is_null() {
         serde_json::json!({"type": "object", "properties": {}})
     } else {
         js_to_json(&params, &format!("{what}.parameters")).map_err(|m| invalid(C, m))?
     };
-    let needs_approval = field(&o, "needsApproval");
+    let needs_approval = get(&o, "needsApproval", what, C)?;
     if !(needs_approval.is_undefined()
         || needs_approval.as_bool().is_some()
         || needs_approval.is_function())
@@ -213,14 +226,14 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
         })?,
     };
     let mut headers = Vec::new();
-    let h = field(&o, "headers");
+    let h = get(&o, "headers", "runner", C)?;
     if let Some(h) = options(&h, "runner.headers", C)? {
-        for key in Object::keys(&h).iter() {
-            let k = key.as_string().unwrap_or_default();
-            let v = Reflect::get(&h, &key).unwrap_or(JsValue::UNDEFINED);
-            let v = v
-                .as_string()
-                .ok_or_else(|| invalid(C, format!("runner.headers[\"{k}\"] must be a string")))?;
+        for k in js::keys(&h).map_err(|e| threw(C, "runner.headers", &e))? {
+            let what = format!("runner.headers[\"{k}\"]");
+            let v = js::get(&h, &k).map_err(|e| threw(C, &what, &e))?;
+            let v = optional_string(&v, &what, SessionErrorCode::InvalidOptions)
+                .map_err(recode(C))?
+                .ok_or_else(|| invalid(C, format!("{what} must be a string")))?;
             headers.push((k, v));
         }
     }
@@ -238,15 +251,14 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
 pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
     const C: RunnerErrorCode = RunnerErrorCode::InvalidRunOptions;
     let o = options(value, "run options", C)?;
-    let session = field(&o, "session");
+    let session = get(&o, "session", "options", C)?;
     let session = if session.is_undefined() || session.is_null() {
         None
     } else {
         for method in ["getItems", "addItems"] {
-            let ok = Reflect::get(&session, &method.into())
-                .map(|f| f.is_function())
-                .unwrap_or(false);
-            if !ok {
+            let f = js::get(&session, method)
+                .map_err(|e| threw(C, &format!("options.session.{method}"), &e))?;
+            if !f.is_function() {
                 return Err(invalid(
                     C,
                     format!("options.session must have a {method}() method (a Session)"),
@@ -255,15 +267,20 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
         }
         Some(session)
     };
-    let settings = field(&o, "sessionSettings");
+    let settings = get(&o, "sessionSettings", "options", C)?;
     let settings = options(&settings, "options.sessionSettings", C)?;
-    let limit_value = field(&settings, "limit");
+    let limit_value = get(&settings, "limit", "options.sessionSettings", C)?;
     let session_limit: Option<Limit> = take_limit(&limit_value, "options.sessionSettings.limit")
         .map_err(recode(RunnerErrorCode::InvalidLimit))?;
-    let signal = field(&o, "signal");
+    let signal = get(&o, "signal", "options", C)?;
     let signal = if signal.is_undefined() || signal.is_null() {
         None
-    } else if Reflect::has(&signal, &"aborted".into()).unwrap_or(false) {
+    } else if signal.is_object()
+        && js::get(&signal, "aborted")
+            .map_err(|e| threw(C, "options.signal", &e))?
+            .as_bool()
+            .is_some()
+    {
         Some(signal)
     } else {
         return Err(invalid(C, "options.signal must be an AbortSignal".into()));
@@ -278,7 +295,7 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
             None => DEFAULT_MAX_TURNS,
         },
         signal,
-        context: field(&o, "context"),
+        context: get(&o, "context", "options", C)?,
         server: ServerConversation {
             previous_response_id: opt_string(&o, "previousResponseId", "options", C)?,
             conversation_id: opt_string(&o, "conversationId", "options", C)?,
@@ -293,11 +310,14 @@ pub const RUN_STATE_KIND: &str = "agent-sessions.RunState";
 /// A run's input: a string, an array of items, or a `RunState` to resume.
 pub fn parse_input(value: &JsValue) -> Result<RunInput> {
     const C: RunnerErrorCode = RunnerErrorCode::InvalidInput;
-    if let Some(text) = value.as_string() {
+    if value.is_string() {
+        let text = optional_string(value, "input", SessionErrorCode::InvalidItem)
+            .map_err(recode(C))?
+            .unwrap_or_default();
         return Ok(RunInput::Items(input_items_from_text(&text)));
     }
-    if Array::is_array(value) {
-        let items = super::js::take_items(value).map_err(recode(C))?;
+    if js::is_array(value).map_err(|e| threw(C, "input", &e))? {
+        let items = take_items(value).map_err(recode(C))?;
         let items: Result<Vec<Value>> = items
             .iter()
             .enumerate()
@@ -307,13 +327,14 @@ pub fn parse_input(value: &JsValue) -> Result<RunInput> {
             .collect();
         return items.map(RunInput::Items);
     }
-    let kind = Reflect::get(value, &"kind".into())
-        .ok()
-        .and_then(|k| k.as_string());
-    if value.is_object() && kind.as_deref() == Some(RUN_STATE_KIND) {
-        let text = super::js::call_method(value, "toString", &[])
-            .ok()
-            .and_then(|t| t.as_string())
+    let kind = match value.is_object() {
+        true => js::get(value, "kind").map_err(|e| threw(C, "input", &e))?,
+        false => JsValue::UNDEFINED,
+    };
+    if kind.as_string().as_deref() == Some(RUN_STATE_KIND) {
+        let text = js::call_method(value, "toString", &[])
+            .map_err(|e| threw(RunnerErrorCode::InvalidRunState, "input.toString()", &e))?
+            .as_string()
             .unwrap_or_default();
         return RunState::from_json(&text)
             .map(RunInput::Resume)

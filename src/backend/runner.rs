@@ -16,7 +16,10 @@ use crate::core::wire::{
     call_id, is_function_call, request_body, ModelRequest, ModelSettings, ToolSpec,
 };
 
-use super::js::{call_method, describe, error_text, js_to_json, json_to_js, object, resolve_value};
+use super::js::{
+    self, call_method, describe, error_text, js_to_json, json_to_js, object, resolve_value,
+    Unresolved,
+};
 use super::model::{aborted, CallError, ModelClient, ModelFailure};
 
 /// A function tool defined in JS.
@@ -82,6 +85,21 @@ pub struct RunOutcome {
     pub interruptions: Vec<Value>,
 }
 
+/// A caller's function whose result did not resolve: its rejection passes through unchanged, as
+/// its throw does; a result that throws when read is wrong use of the runner (`code`).
+fn unresolved(e: Unresolved, code: RunnerErrorCode, what: &str) -> RunError {
+    match e {
+        Unresolved::Rejected(reason) => RunError::Thrown(reason),
+        Unresolved::Unreadable(thrown) => RunError::Usage(RunnerError::new(
+            code,
+            format!(
+                "{what} returned a value that throws when it is read ({})",
+                error_text(&thrown)
+            ),
+        )),
+    }
+}
+
 struct Run<'a> {
     client: &'a ModelClient,
     agent: &'a AgentSpec,
@@ -104,7 +122,13 @@ impl Run<'_> {
             return Ok(JsValue::UNDEFINED);
         };
         let value = call_method(session, method, args).map_err(RunError::Thrown)?;
-        resolve_value(value).await.map_err(RunError::Thrown)
+        resolve_value(value).await.map_err(|e| {
+            unresolved(
+                e,
+                RunnerErrorCode::InvalidSession,
+                &format!("session.{method}()"),
+            )
+        })
     }
 
     async fn save(&self, items: Vec<Value>) -> Result<(), RunError> {
@@ -125,7 +149,7 @@ impl Run<'_> {
                 Some(Limit::All) | None => JsValue::UNDEFINED,
             };
             let items = self.session_call("getItems", &[limit]).await?;
-            if !Array::is_array(&items) {
+            if !js::is_array(&items).unwrap_or(false) {
                 return Err(RunError::Usage(RunnerError::new(
                     RunnerErrorCode::InvalidSession,
                     format!(
@@ -158,29 +182,44 @@ impl Run<'_> {
                         &input_js.iter().collect::<Array>(),
                     )
                     .map_err(RunError::Thrown)?;
-                let returned = resolve_value(returned).await.map_err(RunError::Thrown)?;
-                if !Array::is_array(&returned) {
-                    return Err(RunError::Usage(RunnerError::new(
+                let returned = resolve_value(returned).await.map_err(|e| {
+                    unresolved(
+                        e,
                         RunnerErrorCode::InvalidRunOptions,
-                        "sessionInputCallback must return an array of items",
+                        "sessionInputCallback",
+                    )
+                })?;
+                let invalid = |message: String| {
+                    RunError::Usage(RunnerError::new(
+                        RunnerErrorCode::InvalidRunOptions,
+                        message,
+                    ))
+                };
+                if !js::is_array(&returned).unwrap_or(false) {
+                    return Err(invalid(format!(
+                        "sessionInputCallback must return an array of items, got {}",
+                        describe(&returned)
                     )));
                 }
+                let elements = js::elements(&returned).map_err(|e| {
+                    invalid(format!(
+                        "what sessionInputCallback returned threw when it was read ({})",
+                        error_text(&e)
+                    ))
+                })?;
                 let same = |pool: &[JsValue], item: &JsValue| {
                     pool.iter().position(|p| js_sys::Object::is(p, item))
                 };
-                let origins: Vec<Origin> = returned
-                    .unchecked_ref::<Array>()
+                let origins: Vec<Origin> = elements
                     .iter()
-                    .map(|item| match same(&history_js, &item) {
+                    .map(|item| match same(&history_js, item) {
                         Some(h) => Origin::History(h),
-                        None if same(&input_js, &item).is_some() => Origin::NewInput,
+                        None if same(&input_js, item).is_some() => Origin::NewInput,
                         None => Origin::Made,
                     })
                     .collect();
-                let returned = js_to_json(&returned, "what sessionInputCallback returned")
-                    .map_err(|m| {
-                        RunError::Usage(RunnerError::new(RunnerErrorCode::InvalidRunOptions, m))
-                    })?;
+                let returned =
+                    js_to_json(&returned, "what sessionInputCallback returned").map_err(invalid)?;
                 let model_input = returned.as_array().cloned().unwrap_or_default();
                 let turn_input = new_turn_items(&history, &model_input, &origins);
                 (model_input, turn_input)
@@ -267,7 +306,9 @@ impl Run<'_> {
             let r = f
                 .call3(&tool.object, &self.options.context, args, &id)
                 .map_err(RunError::Thrown)?;
-            let r = resolve_value(r).await.map_err(RunError::Thrown)?;
+            let r = resolve_value(r).await.map_err(|e| {
+                unresolved(e, RunnerErrorCode::InvalidAgent, "a tool's needsApproval")
+            })?;
             Ok(r.is_truthy())
         } else {
             Ok(flag.is_truthy())
@@ -279,7 +320,7 @@ impl Run<'_> {
             .execute
             .call2(&tool.object, args, &self.options.context)
         {
-            Ok(r) => resolve_value(r).await,
+            Ok(r) => resolve_value(r).await.map_err(Unresolved::into_value),
             Err(e) => Err(e),
         };
         match result {

@@ -8,9 +8,8 @@ use crate::core::history::SessionSettings;
 use crate::core::schema::DEFAULT_DB_NAME;
 use crate::core::session::{uuid_v4, validate_session_id, validate_user_id};
 
-use super::js::{
-    field, optional_string, random_bytes, required_string, take_options, take_settings,
-};
+use super::args::{field, optional_string, required_string, take_options, take_settings};
+use super::js::{error_text, random_bytes};
 
 /// `new IndexedDbSession(sessionId, { userId?, dbName?, settings? })`.
 pub struct IdbSessionArgs {
@@ -37,7 +36,7 @@ fn session_id_of(value: &JsValue) -> Result<String> {
 
 fn user_id_of(options: &Option<Object>) -> Result<Option<String>> {
     let user_id = optional_string(
-        &field(options, "userId"),
+        &field(options, "options", "userId")?,
         "options.userId",
         SessionErrorCode::InvalidUserId,
     )?;
@@ -50,7 +49,7 @@ fn user_id_of(options: &Option<Object>) -> Result<Option<String>> {
 fn db_name_of(options: &Option<Object>) -> Result<String> {
     let what = "options.dbName";
     let name = optional_string(
-        &field(options, "dbName"),
+        &field(options, "options", "dbName")?,
         what,
         SessionErrorCode::InvalidOptions,
     )?;
@@ -85,7 +84,16 @@ impl MemorySessionArgs {
     /// Without a session id, a random UUID.
     pub fn parse(session_id: &JsValue, options: &JsValue) -> Result<Self> {
         let session_id = if session_id.is_undefined() || session_id.is_null() {
-            uuid_v4(random_bytes()?)
+            let bytes = random_bytes().map_err(|e| {
+                SessionError::new(
+                    SessionErrorCode::StorageUnavailable,
+                    format!(
+                        "crypto.getRandomValues is not available to make a session id ({})",
+                        error_text(&e)
+                    ),
+                )
+            })?;
+            uuid_v4(bytes)
         } else {
             session_id_of(session_id)?
         };
@@ -110,4 +118,15 @@ pub fn delete_args(session_id: &JsValue, options: &JsValue) -> Result<(String, S
     let session_id = session_id_of(session_id)?;
     let options = take_options(options, "options")?;
     Ok((session_id, db_name_of(&options)?))
+}
+
+/// `repairSession(sessionId, { dbName?, userId? })`: the session, the database, and the owner to
+/// give it when its record no longer names one that can be read.
+pub fn repair_args(
+    session_id: &JsValue,
+    options: &JsValue,
+) -> Result<(String, String, Option<String>)> {
+    let session_id = session_id_of(session_id)?;
+    let options = take_options(options, "options")?;
+    Ok((session_id, db_name_of(&options)?, user_id_of(&options)?))
 }

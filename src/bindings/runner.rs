@@ -8,6 +8,7 @@ use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
+use crate::backend::args::optional_string;
 use crate::backend::error::{coded_error, run_error};
 use crate::backend::js::describe;
 use crate::backend::model::ModelClient;
@@ -16,7 +17,7 @@ use crate::backend::run_options::{
 };
 use crate::backend::run_result::{interruption, result_object};
 use crate::backend::runner::{self, AgentSpec, RunError, RunOutcome};
-use crate::core::error::{ErrorFamily, RunnerError, RunnerErrorCode};
+use crate::core::error::{ErrorFamily, RunnerError, RunnerErrorCode, SessionErrorCode};
 use crate::core::run::{Decision, RunState as CoreState};
 use crate::core::wire::call_id;
 
@@ -287,6 +288,19 @@ impl Runner {
     }
 }
 
+/// The error for an `agent` argument that is not an `Agent` of this module (js/runner.js checks
+/// before wasm-bindgen's own check, which would throw a bare `Error` synchronously).
+#[wasm_bindgen(js_name = notAnAgent, skip_typescript)]
+pub fn not_an_agent(value: JsValue) -> JsValue {
+    coded_error(&RunnerError::new(
+        RunnerErrorCode::InvalidAgent,
+        format!(
+            "agent must be an Agent made with new Agent(...), got {}",
+            describe(&value)
+        ),
+    ))
+}
+
 #[wasm_bindgen(skip_typescript)]
 pub struct RunState {
     inner: RefCell<CoreState>,
@@ -374,7 +388,9 @@ impl RunState {
         self.decide(&item, Decision::Approved)
     }
 
-    pub fn reject(&self, item: JsValue, message: Option<String>) -> Result<(), JsValue> {
+    pub fn reject(&self, item: JsValue, message: JsValue) -> Result<(), JsValue> {
+        let message = optional_string(&message, "message", SessionErrorCode::InvalidOptions)
+            .map_err(|e| state_error(e.message))?;
         self.decide(&item, Decision::Rejected { message })
     }
 

@@ -1,18 +1,21 @@
-//! `IndexedDbSession`, `MemorySession`, `listSessions`, `deleteSession`: the exports and their
-//! declarations. Both classes come from one macro over [`SessionState`], so they share every
-//! method; the work is done in `backend`.
+//! `IndexedDbSession`, `MemorySession`, `listSessions`, `deleteSession`, `repairSession`: the
+//! exports and their declarations. Both classes come from one macro over [`SessionState`], so
+//! they share every method; the work is done in `backend`.
 
 use std::rc::Rc;
 
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
+use crate::backend::args::{take_items, take_limit};
 use crate::backend::error::session_error;
 use crate::backend::indexeddb::{self, IdbSessionState};
-use crate::backend::js::{take_items, take_limit};
+use crate::backend::js::now;
 use crate::backend::memory::MemorySessionState;
 use crate::backend::session::{self, SessionState};
-use crate::backend::session_options::{delete_args, list_args, IdbSessionArgs, MemorySessionArgs};
+use crate::backend::session_options::{
+    delete_args, list_args, repair_args, IdbSessionArgs, MemorySessionArgs,
+};
 use crate::core::error::{ErrorFamily, SessionErrorCode};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -60,6 +63,26 @@ export interface DeleteSessionOptions {
   dbName?: string;
 }
 
+export interface RepairSessionOptions {
+  /** IndexedDB database name; default `"agent-sessions"`. */
+  dbName?: string;
+  /** The owner to give the session when its damaged record no longer names one that can be
+   * read (or has no record at all); otherwise the owner is kept. */
+  userId?: string;
+}
+
+/** What `repairSession` did. */
+export interface RepairReport {
+  /** Whether the session had a record or items at all. */
+  existed: boolean;
+  /** Items the session holds after the repair. */
+  itemCount: number;
+  /** Rows deleted because they held no item. */
+  removedRows: number;
+  /** Rows given a new sequence number or turn (to close a gap, or renumber turns). */
+  renumberedRows: number;
+}
+
 /** The session methods shared by `IndexedDbSession` and `MemorySession` (the SDK's `Session`). */
 export interface SessionMethods {
   readonly sessionId: string;
@@ -103,6 +126,14 @@ export function listSessions(options?: ListSessionsOptions): Promise<SessionInfo
 
 /** Deletes a session and all its items. Resolves to whether it existed. */
 export function deleteSession(sessionId: string, options?: DeleteSessionOptions): Promise<boolean>;
+
+/**
+ * Rebuilds a session whose stored record or items are damaged (every call on it rejects with
+ * `CORRUPT_SESSION`) from the items actually stored, in one transaction: rows without an item
+ * are deleted, the others keep their order with their gaps closed, and the record is rewritten
+ * to match. A sound session is left as it is.
+ */
+export function repairSession(sessionId: string, options?: RepairSessionOptions): Promise<RepairReport>;
 "#;
 
 /// An exported session class over a [`SessionState`]: the members of `SessionMethods`.
@@ -252,5 +283,18 @@ pub fn delete_session(session_id: JsValue, options: JsValue) -> Promise {
     session::promise(async move {
         let conn = indexeddb::connection(&db_name).await?;
         Ok(indexeddb::delete_session(&conn, &session_id).await?.into())
+    })
+}
+
+#[wasm_bindgen(js_name = repairSession, skip_typescript)]
+pub fn repair_session(session_id: JsValue, options: JsValue) -> Promise {
+    let (session_id, db_name, owner) = match repair_args(&session_id, &options) {
+        Ok(args) => args,
+        Err(e) => return Promise::reject(&session_error(&e)),
+    };
+    session::promise(async move {
+        let conn = indexeddb::connection(&db_name).await?;
+        let report = indexeddb::repair_session(&conn, &session_id, owner.as_deref(), now()).await?;
+        Ok(report.to_js())
     })
 }

@@ -1,6 +1,7 @@
 //! The in-memory history behind `MemorySession`, generic over the item type so that the same
 //! rules as the IndexedDB backend (sequence numbers, turns, limits) are tested natively.
 
+use super::error::Result;
 use super::history::Limit;
 use super::session::SessionRecord;
 
@@ -36,9 +37,9 @@ impl<T> MemoryHistory<T> {
     }
 
     /// Appends items in order; the flag says whether the item is a user message.
-    pub fn add(&mut self, items: Vec<(T, bool)>, now: f64) {
+    pub fn add(&mut self, items: Vec<(T, bool)>, now: f64) -> Result<()> {
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
-        let placements = self.record.append(&starts, now);
+        let placements = self.record.append(&starts, now)?;
         self.entries.extend(
             items
                 .into_iter()
@@ -49,6 +50,7 @@ impl<T> MemoryHistory<T> {
                     item,
                 }),
         );
+        Ok(())
     }
 
     /// Removes and returns the newest item.
@@ -80,7 +82,8 @@ mod tests {
         h.add(
             vec![("q1", true), ("a1", false), ("q2", true), ("a2", false)],
             1.0,
-        );
+        )
+        .unwrap();
         assert_eq!(items(&h, Limit::All), ["q1", "a1", "q2", "a2"]);
         assert_eq!(items(&h, Limit::Newest(3)), ["a1", "q2", "a2"]);
         assert_eq!(items(&h, Limit::Newest(0)), Vec::<&str>::new());
@@ -88,7 +91,7 @@ mod tests {
         assert_eq!(h.pop(2.0), Some("a2"));
         assert_eq!(h.pop(2.0), Some("q2"));
         assert_eq!(h.record().last_turn, 1);
-        h.add(vec![("q2'", true)], 3.0);
+        h.add(vec![("q2'", true)], 3.0).unwrap();
         let last = h.items(Limit::Newest(1)).next().cloned();
         assert_eq!(
             last,
@@ -101,7 +104,7 @@ mod tests {
         h.clear(4.0);
         assert_eq!(items(&h, Limit::All), Vec::<&str>::new());
         assert_eq!(h.record().item_count, 0);
-        h.add(vec![("again", true)], 5.0);
+        h.add(vec![("again", true)], 5.0).unwrap();
         assert_eq!(items(&h, Limit::All), ["again"]);
     }
 }

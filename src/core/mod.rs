@@ -9,6 +9,8 @@ pub mod memory;
 #[cfg(feature = "sessions")]
 pub mod queue;
 #[cfg(feature = "sessions")]
+pub mod repair;
+#[cfg(feature = "sessions")]
 pub mod schema;
 
 #[cfg(feature = "runner")]

@@ -24,6 +24,15 @@ pub struct SessionRecord {
     pub last_turn: u64,
 }
 
+/// The largest integer a JS number holds exactly (2^53 - 1): sequence numbers and counts beyond
+/// it could not be read back as they were written.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// A stored number that is a count or a sequence number: a safe non-negative integer.
+pub fn safe_count(n: f64) -> Option<u64> {
+    (n >= 0.0 && n.fract() == 0.0 && n <= MAX_SAFE_INTEGER as f64).then_some(n as u64)
+}
+
 /// Where a new item goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placement {
@@ -59,9 +68,48 @@ impl SessionRecord {
         }
     }
 
+    /// Checks the invariants a stored record must hold, so that nothing is ever written past a
+    /// damaged one: the items occupy `first_seq..next_seq` with no gap.
+    pub fn check_consistent(&self) -> Result<()> {
+        let damaged = |what: String| {
+            Err(SessionError::new(
+                SessionErrorCode::CorruptSession,
+                format!(
+                    "session \"{}\" is damaged: {what}; repairSession() rebuilds it from its items",
+                    self.id
+                ),
+            ))
+        };
+        if self.first_seq > self.next_seq {
+            return damaged(format!(
+                "firstSeq {} is past nextSeq {}",
+                self.first_seq, self.next_seq
+            ));
+        }
+        if self.item_count != self.next_seq - self.first_seq {
+            return damaged(format!(
+                "itemCount {} does not match sequence numbers {}..{}",
+                self.item_count, self.first_seq, self.next_seq
+            ));
+        }
+        Ok(())
+    }
+
     /// Assigns a sequence number and a turn to each new item, in order. `starts_turn` tells, per
-    /// item, whether it is a user message (which opens a new turn).
-    pub fn append(&mut self, starts_turn: &[bool], now: f64) -> Vec<Placement> {
+    /// item, whether it is a user message (which opens a new turn). Refused, with nothing
+    /// changed, when the sequence numbers would pass [`MAX_SAFE_INTEGER`].
+    pub fn append(&mut self, starts_turn: &[bool], now: f64) -> Result<Vec<Placement>> {
+        let count = starts_turn.len() as u64;
+        if self.next_seq.saturating_add(count) > MAX_SAFE_INTEGER {
+            return Err(SessionError::new(
+                SessionErrorCode::CorruptSession,
+                format!(
+                    "session \"{}\" cannot take {count} more items: its sequence numbers would pass \
+                     2^53 - 1 (nextSeq is {}); repairSession() renumbers them",
+                    self.id, self.next_seq
+                ),
+            ));
+        }
         let mut placements = Vec::with_capacity(starts_turn.len());
         for &starts in starts_turn {
             if starts {
@@ -74,10 +122,10 @@ impl SessionRecord {
             self.next_seq += 1;
         }
         if !starts_turn.is_empty() {
-            self.item_count += starts_turn.len() as u64;
+            self.item_count += count;
             self.updated_at = now;
         }
-        placements
+        Ok(placements)
     }
 
     /// The inclusive sequence range `getItems(limit)` reads, or `None` when it returns nothing.
@@ -173,7 +221,7 @@ mod tests {
     #[test]
     fn append_numbers_items_and_turns_in_order() {
         let mut r = record();
-        let p = r.append(&[false, true, false, false, true], 5.0);
+        let p = r.append(&[false, true, false, false, true], 5.0).unwrap();
         let seqs: Vec<u64> = p.iter().map(|p| p.seq).collect();
         let turns: Vec<u64> = p.iter().map(|p| p.turn).collect();
         assert_eq!(seqs, [0, 1, 2, 3, 4]);
@@ -186,21 +234,21 @@ mod tests {
     #[test]
     fn empty_append_changes_nothing() {
         let mut r = record();
-        assert!(r.append(&[], 9.0).is_empty());
+        assert!(r.append(&[], 9.0).unwrap().is_empty());
         assert_eq!(r, record());
     }
 
     #[test]
     fn newest_range_is_bounded_by_the_limit() {
         let mut r = record();
-        r.append(&[true; 10], 2.0);
+        r.append(&[true; 10], 2.0).unwrap();
         assert_eq!(r.newest_range(Limit::All), Some((0, 9)));
         assert_eq!(r.newest_range(Limit::Newest(3)), Some((7, 9)));
         assert_eq!(r.newest_range(Limit::Newest(30)), Some((0, 9)));
         assert_eq!(r.newest_range(Limit::Newest(0)), None);
         r.clear(3.0);
         assert_eq!(r.newest_range(Limit::All), None);
-        r.append(&[true, false], 4.0);
+        r.append(&[true, false], 4.0).unwrap();
         assert_eq!(r.newest_range(Limit::All), Some((10, 11)));
         assert_eq!(r.newest_range(Limit::Newest(1)), Some((11, 11)));
     }
@@ -208,14 +256,14 @@ mod tests {
     #[test]
     fn pop_gives_back_the_newest_slot_and_turn() {
         let mut r = record();
-        r.append(&[true, false, true, false], 2.0);
+        r.append(&[true, false, true, false], 2.0).unwrap();
         assert_eq!(r.newest_seq(), Some(3));
         r.pop(Some(2), 3.0);
         assert_eq!((r.item_count, r.next_seq, r.last_turn), (3, 3, 2));
         r.pop(Some(1), 4.0);
         assert_eq!((r.item_count, r.next_seq, r.last_turn), (2, 2, 1));
         // The next user message opens turn 2 again, as if the popped exchange never happened.
-        let p = r.append(&[true], 5.0);
+        let p = r.append(&[true], 5.0).unwrap();
         assert_eq!(p, [Placement { seq: 2, turn: 2 }]);
         r.pop(Some(1), 6.0);
         r.pop(Some(1), 6.0);
@@ -275,5 +323,54 @@ mod tests {
                 SessionErrorCode::InvalidUserId
             );
         }
+    }
+
+    #[test]
+    fn counts_must_be_safe_non_negative_integers() {
+        assert_eq!(safe_count(0.0), Some(0));
+        assert_eq!(safe_count(9007199254740991.0), Some(MAX_SAFE_INTEGER));
+        for bad in [
+            -1.0,
+            0.5,
+            9007199254740992.0,
+            2f64.powi(64),
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            assert_eq!(safe_count(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_inconsistent_record_is_refused_and_names_the_field() {
+        let mut r = record();
+        r.append(&[true, false], 1.0).unwrap();
+        assert!(r.check_consistent().is_ok());
+        let mut past = r.clone();
+        past.first_seq = 5;
+        let e = past.check_consistent().unwrap_err();
+        assert_eq!(e.code, SessionErrorCode::CorruptSession);
+        assert!(
+            e.message.contains("firstSeq 5 is past nextSeq 2"),
+            "{}",
+            e.message
+        );
+        let mut count = r.clone();
+        count.item_count = 7;
+        let e = count.check_consistent().unwrap_err();
+        assert!(e.message.contains("itemCount 7"), "{}", e.message);
+        assert!(e.message.contains("repairSession()"));
+    }
+
+    #[test]
+    fn appending_past_the_safe_range_changes_nothing() {
+        let mut r = record();
+        r.next_seq = MAX_SAFE_INTEGER - 1;
+        r.first_seq = r.next_seq;
+        let before = r.clone();
+        let e = r.append(&[true, false], 2.0).unwrap_err();
+        assert_eq!(e.code, SessionErrorCode::CorruptSession);
+        assert_eq!(r, before);
+        assert_eq!(r.append(&[true], 2.0).unwrap()[0].seq, MAX_SAFE_INTEGER - 1);
     }
 }

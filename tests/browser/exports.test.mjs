@@ -15,7 +15,7 @@ after(async () => {
   await env?.close();
 });
 
-const SESSIONS = ['IndexedDbSession', 'MemorySession', 'deleteSession', 'listSessions'];
+const SESSIONS = ['IndexedDbSession', 'MemorySession', 'deleteSession', 'listSessions', 'repairSession'];
 const RUNNER = ['Agent', 'RunState', 'Runner'];
 
 test('each entry exports exactly what the README promises', async () => {
@@ -44,13 +44,14 @@ function surface(file) {
 test('the sessions module holds no runner code, and the runner module no IndexedDB code', () => {
   const sessions = surface('agent_sessions_bg.wasm');
   const classesOf = (exports) => [...new Set(exports.map((n) => n.split('_')[0]))].sort();
-  assert.deepEqual(classesOf(sessions.exports), ['deleteSession', 'indexeddbsession', 'listSessions', 'memorysession']);
+  assert.deepEqual(classesOf(sessions.exports), ['deleteSession', 'indexeddbsession', 'listSessions', 'memorysession', 'repairSession']);
   for (const js of ['parse', 'stringify', 'getReader', 'Uint8Array']) {
     assert.ok(!sessions.imports.some((n) => n.includes(js)), `the sessions module imports ${js}`);
   }
 
   const runner = surface('agent_sessions_runner_bg.wasm');
-  assert.deepEqual(classesOf(runner.exports), ['agent', 'runner', 'runstate']);
+  // notAnAgent builds the error js/runner.js rejects a foreign `agent` argument with.
+  assert.deepEqual(classesOf(runner.exports), ['agent', 'notAnAgent', 'runner', 'runstate']);
   for (const idb of ['objectStore', 'transaction', 'Idb', 'onupgradeneeded']) {
     assert.ok(!runner.imports.some((n) => n.includes(idb)), `the runner module imports ${idb}`);
   }

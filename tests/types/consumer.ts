@@ -6,6 +6,8 @@ import {
   MemorySession,
   deleteSession,
   listSessions,
+  repairSession,
+  type RepairReport,
   type Item,
   type SessionError,
   type SessionErrorCode,
@@ -39,7 +41,9 @@ async function useTheProtocol(sdkItems: AgentInputItem[]): Promise<void> {
   const newest: number = infos[0]?.updatedAt ?? 0;
   const count: number = infos[0]?.itemCount ?? 0;
   const existed: boolean = await deleteSession('chat-1', { dbName: 'my-app' });
-  void [items, recent, last, id, settings, owner, db, newest, count, existed, durable, ephemeral, named];
+  const report: RepairReport = await repairSession('chat-1', { dbName: 'my-app', userId: 'alice' });
+  const kept: number = report.itemCount + report.removedRows + report.renumberedRows;
+  void [items, recent, last, id, settings, owner, db, newest, count, existed, kept, durable, ephemeral, named];
 }
 
 function handle(e: unknown): SessionErrorCode | undefined {

@@ -4,11 +4,13 @@
 //! - [`tx`]: the transaction helper, which owns error mapping and abort;
 //! - [`record`]: how session records and message rows look in the stores;
 //! - [`ops`]: the session operations, one transaction each;
+//! - [`repair`]: rebuilding a damaged session from its stored items;
 //! - [`session`]: the state behind one `IndexedDbSession` object.
 
 pub mod open;
 pub mod ops;
 pub mod record;
+pub mod repair;
 pub mod session;
 mod tx;
 
@@ -17,4 +19,5 @@ pub use ops::{
     add_items, clear_session, delete_session, get_items, list_sessions, pop_item, Target,
 };
 pub use record::{record_from_js, session_infos};
+pub use repair::repair_session;
 pub use session::IdbSessionState;

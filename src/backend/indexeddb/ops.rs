@@ -16,8 +16,8 @@ use crate::core::session::SessionRecord;
 
 use super::open::Connection;
 use super::record::{
-    all_messages, item_of, items_of, message_key, messages_between, record_from_js, record_to_js,
-    turn_of, RowWriter,
+    all_messages, damaged_items, item_of, items_of, message_key, messages_between, record_from_js,
+    record_to_js, seq_of, turn_of, RowWriter,
 };
 use super::tx::Tx;
 
@@ -45,7 +45,17 @@ async fn read_record(tx: &Tx, session_id: &str) -> Result<Option<SessionRecord>>
         .map_err(|e| tx.fail(e))?
         .await
         .map_err(|e| tx.fail(e))?;
-    value.map(|v| record_from_js(&v, &tx.doing)).transpose()
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let record = record_from_js(&value)?;
+    if record.id != session_id {
+        return Err(damaged_items(
+            session_id,
+            format!("its record names session \"{}\"", record.id),
+        ));
+    }
+    Ok(Some(record))
 }
 
 fn write_record(tx: &Tx, record: &SessionRecord) -> Result<()> {
@@ -113,9 +123,9 @@ fn newest_rows(
 }
 
 /// The newest items within `limit`, oldest first: one bounded read of `limit` rows, sent with the
-/// read of the session record where the browser has `getAllRecords`, else after it. Only a history
-/// whose sequence numbers have a gap (rows removed by something other than this library) costs a
-/// read of the whole history, which is always right.
+/// read of the session record where the browser has `getAllRecords`, else after it. A history
+/// whose rows do not match its record (a gap in the sequence numbers, a row without its item,
+/// left by something other than this library) is reported as damaged, never read around.
 pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Result<Vec<JsValue>> {
     let tx = t.begin(conn, "getItems", TransactionMode::ReadOnly)?;
     tx.run(async |tx| {
@@ -134,10 +144,25 @@ pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Resul
             }
             return Err(e);
         }
+        let range = record.newest_range(limit);
         if let Some(newest) = newest {
-            return Ok(items_of(&newest.await?));
+            let rows = newest.await?;
+            // Keys are unique and ordered: when as many rows came as the range the record names
+            // holds, and the oldest and newest of them are its ends, every row between is there.
+            let sound = match range {
+                None => rows.is_empty(),
+                Some((lo, hi)) => {
+                    rows.len() as u64 == hi - lo + 1
+                        && rows.first().and_then(seq_of) == Some(lo)
+                        && rows.last().and_then(seq_of) == Some(hi)
+                }
+            };
+            if sound {
+                return items_of(&rows, t.session_id);
+            }
+            return Err(gap(t.session_id, &record, rows.len()));
         }
-        let Some((lo, hi)) = record.newest_range(limit) else {
+        let Some((lo, hi)) = range else {
             return Ok(Vec::new());
         };
         let messages = tx.store(MESSAGES_STORE)?;
@@ -149,18 +174,24 @@ pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Resul
             .map_err(|e| tx.fail(e))?
             .await
             .map_err(|e| tx.fail(e))?;
-        if found.len() as u64 == hi - lo + 1 {
-            return Ok(items_of(&found));
+        // The range holds `hi - lo + 1` keys at most: fewer rows is a gap.
+        if found.len() as u64 != hi - lo + 1 {
+            return Err(gap(t.session_id, &record, found.len()));
         }
-        let all = messages
-            .get_all(Some(all_messages(t.session_id)?), None)
-            .map_err(|e| tx.fail(e))?
-            .await
-            .map_err(|e| tx.fail(e))?;
-        let (start, end) = limit.window(all.len() as u64);
-        Ok(items_of(&all[start as usize..end as usize]))
+        items_of(&found, t.session_id)
     })
     .await
+}
+
+/// The error for a history whose rows are not where its record says.
+fn gap(session_id: &str, record: &SessionRecord, found: usize) -> SessionError {
+    damaged_items(
+        session_id,
+        format!(
+            "its items {}..{} are not all stored ({found} rows found where the newest were expected)",
+            record.first_seq, record.next_seq
+        ),
+    )
 }
 
 /// Appends items (already copied and checked) in one transaction: all of them or none.
@@ -181,7 +212,7 @@ pub async fn add_items(
         };
         record.check_owner(t.user_id)?;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
-        let placements = record.append(&starts, now);
+        let placements = record.append(&starts, now)?;
         let messages = tx.store(MESSAGES_STORE)?;
         let rows = RowWriter::new(t.session_id, now);
         for ((item, _), place) in items.iter().zip(&placements) {
@@ -219,13 +250,21 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
         };
         let newest = newest.await.map_err(|e| tx.fail(e))?;
         let previous_turn = match previous {
-            Some(p) => p.await.map_err(|e| tx.fail(e))?.as_ref().and_then(turn_of),
+            Some(p) => match p.await.map_err(|e| tx.fail(e))? {
+                Some(row) => Some(turn_of(&row).ok_or_else(|| {
+                    damaged_items(
+                        t.session_id,
+                        format!("the row of item {} has no turn", seq - 1),
+                    )
+                })?),
+                None => return Err(gap(t.session_id, &record, 1)),
+            },
             None => None,
         };
-        let Some(newest) = newest else {
-            return Err(SessionError::new(
-                SessionErrorCode::StorageError,
-                format!("{}: item {seq} is missing from the database", tx.doing),
+        let Some(item) = newest.as_ref().and_then(item_of) else {
+            return Err(damaged_items(
+                t.session_id,
+                format!("its newest item {seq} is not stored"),
             ));
         };
         record.pop(previous_turn, now);
@@ -233,7 +272,7 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
             .delete(message_key(t.session_id, seq))
             .map_err(|e| tx.fail(e))?;
         write_record(tx, &record)?;
-        Ok(Some(item_of(&newest)))
+        Ok(Some(item))
     })
     .await
 }

@@ -6,43 +6,72 @@ use idb::{KeyRange, Query};
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::JsValue;
 
-use crate::backend::js::{object, Shape};
+use crate::backend::js::{self, describe, exact_string, object, Shape};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
-use crate::core::session::{Placement, SessionRecord};
+use crate::core::session::{safe_count, Placement, SessionRecord};
 
 use super::tx::storage_error;
 
-/// Reads a stored session record. Every field must be present with its type.
-pub fn record_from_js(value: &JsValue, doing: &str) -> Result<SessionRecord> {
-    let get = |key: &str| Reflect::get(value, &key.into()).unwrap_or(JsValue::UNDEFINED);
-    let bad = |key: &str| {
+/// Reads a stored session record, refusing one that is damaged (`CORRUPT_SESSION`, with what is
+/// wrong): every counter a safe non-negative integer, the times numbers, the owner a string or
+/// `null`, and the counters consistent with each other.
+pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
+    // A stored record is plain data: reading it runs nothing but IndexedDB's own copy.
+    let get = |key: &str| js::get(value, key).unwrap_or(JsValue::UNDEFINED);
+    let id = get("id").as_string();
+    let damaged = |what: String| {
         SessionError::new(
-            SessionErrorCode::StorageError,
-            format!("{doing}: a session record has no valid \"{key}\" field"),
+            SessionErrorCode::CorruptSession,
+            format!(
+                "session \"{}\" is damaged: {what}; repairSession() rebuilds it from its items",
+                id.as_deref().unwrap_or("?")
+            ),
         )
     };
-    let number = |key: &str| {
-        get(key)
-            .as_f64()
-            .filter(|n| n.is_finite())
-            .ok_or_else(|| bad(key))
+    let shown = |v: &JsValue| match v.as_f64() {
+        Some(n) => format!("{n}"),
+        None => describe(v),
     };
-    let count = |key: &str| number(key).map(|n| n.max(0.0) as u64);
+    let count = |key: &str| {
+        let v = get(key);
+        v.as_f64().and_then(safe_count).ok_or_else(|| {
+            damaged(format!(
+                "{key} is {}, not a safe non-negative integer",
+                shown(&v)
+            ))
+        })
+    };
+    let time = |key: &str| {
+        let v = get(key);
+        v.as_f64()
+            .filter(|n| n.is_finite())
+            .ok_or_else(|| damaged(format!("{key} is {}, not a time", shown(&v))))
+    };
     let user = get("userId");
-    Ok(SessionRecord {
-        id: get("id").as_string().ok_or_else(|| bad("id"))?,
-        user_id: if user.is_null() || user.is_undefined() {
+    let record = SessionRecord {
+        id: id.clone().ok_or_else(|| damaged("it has no id".into()))?,
+        user_id: if user.is_null() {
             None
         } else {
-            Some(user.as_string().ok_or_else(|| bad("userId"))?)
+            match exact_string(&user) {
+                Some(Ok(u)) => Some(u),
+                _ => {
+                    return Err(damaged(format!(
+                        "userId is {}, not a string or null",
+                        describe(&user)
+                    )))
+                }
+            }
         },
-        created_at: number("createdAt")?,
-        updated_at: number("updatedAt")?,
+        created_at: time("createdAt")?,
+        updated_at: time("updatedAt")?,
         item_count: count("itemCount")?,
         first_seq: count("firstSeq")?,
         next_seq: count("nextSeq")?,
         last_turn: count("lastTurn")?,
-    })
+    };
+    record.check_consistent()?;
+    Ok(record)
 }
 
 /// A session record as it is stored.
@@ -82,11 +111,21 @@ impl RowWriter {
     }
 
     pub fn row(&self, place: &Placement, item: &JsValue) -> std::result::Result<Object, JsValue> {
+        self.row_created(place, item, &self.created_at)
+    }
+
+    /// A row with its own creation time (a row being renumbered keeps its own).
+    pub fn row_created(
+        &self,
+        place: &Placement,
+        item: &JsValue,
+        created_at: &JsValue,
+    ) -> std::result::Result<Object, JsValue> {
         self.shape.build([
             &self.session_id,
             &JsValue::from_f64(place.seq as f64),
             &JsValue::from_f64(place.turn as f64),
-            &self.created_at,
+            created_at,
             item,
         ])
     }
@@ -115,25 +154,45 @@ pub fn all_messages(session_id: &str) -> Result<Query> {
     messages_between(session_id, f64::NEG_INFINITY, f64::INFINITY)
 }
 
-/// The stored item of a message row.
-pub fn item_of(row: &JsValue) -> JsValue {
-    Reflect::get(row, &"item".into()).unwrap_or(JsValue::UNDEFINED)
+/// The error for damaged message rows of a session.
+pub fn damaged_items(session_id: &str, what: String) -> SessionError {
+    SessionError::new(
+        SessionErrorCode::CorruptSession,
+        format!(
+            "session \"{session_id}\" is damaged: {what}; repairSession() rebuilds it from its items"
+        ),
+    )
 }
 
-/// The items of message rows, in order.
-pub fn items_of(rows: &[JsValue]) -> Vec<JsValue> {
+/// The stored item of a message row, if it has one.
+pub fn item_of(row: &JsValue) -> Option<JsValue> {
+    js::get(row, "item").ok().filter(JsValue::is_object)
+}
+
+/// The items of message rows, in order. A row without an item means the session is damaged.
+pub fn items_of(rows: &[JsValue], session_id: &str) -> Result<Vec<JsValue>> {
     let key = JsValue::from_str("item");
     rows.iter()
-        .map(|r| Reflect::get(r, &key).unwrap_or(JsValue::UNDEFINED))
+        .map(|row| {
+            Reflect::get(row, &key)
+                .ok()
+                .filter(JsValue::is_object)
+                .ok_or_else(|| {
+                    let seq = seq_of(row).map_or("?".to_string(), |s| s.to_string());
+                    damaged_items(session_id, format!("the row of item {seq} holds no item"))
+                })
+        })
         .collect()
+}
+
+/// The sequence number of a message row.
+pub fn seq_of(row: &JsValue) -> Option<u64> {
+    js::get(row, "seq").ok()?.as_f64().and_then(safe_count)
 }
 
 /// The turn of a message row.
 pub fn turn_of(row: &JsValue) -> Option<u64> {
-    Reflect::get(row, &"turn".into())
-        .ok()
-        .and_then(|t| t.as_f64())
-        .map(|t| t as u64)
+    js::get(row, "turn").ok()?.as_f64().and_then(safe_count)
 }
 
 /// Stored session records as `listSessions` reports them: the public fields only, renamed.

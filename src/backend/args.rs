@@ -1,0 +1,149 @@
+//! Reads and checks the caller's arguments into the core's types. Every read goes through
+//! [`super::js`], so a throwing getter, a Proxy trap or a revoked Proxy becomes a coded error that
+//! says what was being read, and the call writes nothing.
+
+use js_sys::Object;
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::core::error::{Result, SessionError, SessionErrorCode};
+use crate::core::history::{Limit, SessionSettings};
+use crate::core::session::starts_turn;
+
+use super::js::{self, describe, error_text, exact_string, object, Thrown};
+
+/// The error for a value whose reading threw.
+pub fn threw(code: SessionErrorCode, what: &str, thrown: &Thrown) -> SessionError {
+    SessionError::new(
+        code,
+        format!("{what} threw when it was read ({})", error_text(thrown)),
+    )
+}
+
+/// Checks the argument of `addItems` and copies it. Each element must be a plain object that the
+/// structured clone accepts; the copies are taken now, so changing the caller's array or items
+/// after the call never changes what is stored. Returns each copy with whether it opens a turn.
+pub fn take_items(items: &JsValue) -> Result<Vec<(JsValue, bool)>> {
+    const CODE: SessionErrorCode = SessionErrorCode::InvalidItem;
+    if !js::is_array(items).map_err(|e| threw(CODE, "items", &e))? {
+        return Err(SessionError::new(
+            CODE,
+            format!("items must be an array, got {}", describe(items)),
+        ));
+    }
+    let elements = js::elements(items).map_err(|e| threw(CODE, "items", &e))?;
+    let mut taken = Vec::with_capacity(elements.len());
+    for (i, item) in elements.iter().enumerate() {
+        let what = || format!("items[{i}]");
+        if !js::is_plain_object(item).map_err(|e| threw(CODE, &what(), &e))? {
+            return Err(SessionError::new(
+                CODE,
+                format!("{} is not an object: got {}", what(), describe(item)),
+            ));
+        }
+        let copy = js::clone_value(item).map_err(|e| {
+            SessionError::new(
+                CODE,
+                format!(
+                    "{} holds a value that cannot be stored ({})",
+                    what(),
+                    error_text(&e)
+                ),
+            )
+        })?;
+        // The copy is plain data: reading it runs nothing of the caller's.
+        let text = |key: &str| js::get(&copy, key).ok().and_then(|v| v.as_string());
+        let opens_turn = starts_turn(text("role").as_deref(), text("type").as_deref());
+        taken.push((copy, opens_turn));
+    }
+    Ok(taken)
+}
+
+/// Reads a `limit` argument: `undefined` or `null` for none, else an integer.
+pub fn take_limit(value: &JsValue, what: &str) -> Result<Option<Limit>> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    match value.as_f64() {
+        Some(n) => Limit::from_number(n, what).map(Some),
+        None => Err(SessionError::new(
+            SessionErrorCode::InvalidLimit,
+            format!("{what} must be an integer, got {}", describe(value)),
+        )),
+    }
+}
+
+/// Reads an options argument: `undefined`, `null` or an object.
+pub fn take_options(value: &JsValue, what: &str) -> Result<Option<Object>> {
+    const CODE: SessionErrorCode = SessionErrorCode::InvalidOptions;
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    if !value.is_object() || value.is_function() || js::is_array(value).unwrap_or(true) {
+        return Err(SessionError::new(
+            CODE,
+            format!("{what} must be an object, got {}", describe(value)),
+        ));
+    }
+    Ok(Some(value.clone().unchecked_into()))
+}
+
+/// `options[key]` of an options object named `what`; `undefined` when there is none.
+pub fn field(options: &Option<Object>, what: &str, key: &str) -> Result<JsValue> {
+    match options {
+        None => Ok(JsValue::UNDEFINED),
+        Some(o) => js::get(o, key).map_err(|e| {
+            threw(
+                SessionErrorCode::InvalidOptions,
+                &format!("{what}.{key}"),
+                &e,
+            )
+        }),
+    }
+}
+
+/// A string exactly as given; `code` names the error for any other value, and for a string that
+/// is not well-formed UTF-16 (a lone surrogate cannot be kept exactly, so it is refused).
+fn exact(value: &JsValue, what: &str, code: SessionErrorCode, kind: &str) -> Result<String> {
+    match exact_string(value) {
+        Some(Ok(s)) => Ok(s),
+        Some(Err(())) => Err(SessionError::new(
+            code,
+            format!("{what} must be well-formed UTF-16: it holds a lone surrogate"),
+        )),
+        None => Err(SessionError::new(
+            code,
+            format!("{what} must be {kind}, got {}", describe(value)),
+        )),
+    }
+}
+
+/// An optional string: absent (`undefined` or `null`), or a string.
+pub fn optional_string(
+    value: &JsValue,
+    what: &str,
+    code: SessionErrorCode,
+) -> Result<Option<String>> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    exact(value, what, code, "a string").map(Some)
+}
+
+/// A required string argument.
+pub fn required_string(value: &JsValue, what: &str, code: SessionErrorCode) -> Result<String> {
+    exact(value, what, code, "a non-empty string")
+}
+
+/// Reads `options.settings` (`{ limit?: number }`): the parsed settings, and a frozen copy that
+/// the `settings` property returns.
+pub fn take_settings(options: &Option<Object>) -> Result<(SessionSettings, Object)> {
+    let value = field(options, "options", "settings")?;
+    let settings = take_options(&value, "options.settings")?;
+    let limit_value = field(&settings, "options.settings", "limit")?;
+    let limit = take_limit(&limit_value, "options.settings.limit")?;
+    let copy = match limit {
+        Some(_) => object(&[("limit", limit_value)]),
+        None => object(&[]),
+    };
+    Ok((SessionSettings { limit }, Object::freeze(&copy)))
+}

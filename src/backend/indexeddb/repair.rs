@@ -1,0 +1,146 @@
+//! `repairSession`: rebuilds a damaged session from the items actually stored, in one
+//! transaction. Rows without an item are deleted, the others are renumbered without gaps (in
+//! their stored order) and their turns counted again, and the session record is written anew to
+//! match. The owner is kept when the old record names one that can be read.
+
+use idb::TransactionMode;
+use wasm_bindgen::JsValue;
+
+use crate::backend::js::{self, exact_string, object};
+use crate::core::error::Result;
+use crate::core::repair::{plan_repair, StoredRow};
+use crate::core::schema::{MESSAGES_STORE, SESSIONS_STORE};
+use crate::core::session::{safe_count, starts_turn};
+
+use super::open::Connection;
+use super::record::{all_messages, item_of, record_to_js, turn_of, RowWriter};
+use super::tx::Tx;
+
+/// What a repair did, as `repairSession` reports it.
+pub struct RepairReport {
+    pub existed: bool,
+    pub item_count: u64,
+    pub removed_rows: usize,
+    pub renumbered_rows: usize,
+}
+
+impl RepairReport {
+    pub fn to_js(&self) -> JsValue {
+        object(&[
+            ("existed", self.existed.into()),
+            ("itemCount", (self.item_count as f64).into()),
+            ("removedRows", (self.removed_rows as f64).into()),
+            ("renumberedRows", (self.renumbered_rows as f64).into()),
+        ])
+        .into()
+    }
+}
+
+/// The owner a damaged record still names, if it can be read: `Some(None)` for no owner.
+fn owner_of(record: &JsValue) -> Option<Option<String>> {
+    let user = js::get(record, "userId").ok()?;
+    if user.is_null() || user.is_undefined() {
+        return Some(None);
+    }
+    exact_string(&user)?.ok().map(Some)
+}
+
+pub async fn repair_session(
+    conn: &Connection,
+    session_id: &str,
+    owner: Option<&str>,
+    now: f64,
+) -> Result<RepairReport> {
+    let tx = Tx::begin(
+        conn,
+        &[SESSIONS_STORE, MESSAGES_STORE],
+        TransactionMode::ReadWrite,
+        format!("repairSession of session \"{session_id}\""),
+    )?;
+    tx.run(async |tx| {
+        let sessions = tx.store(SESSIONS_STORE)?;
+        let messages = tx.store(MESSAGES_STORE)?;
+        // The three reads are sent before any is awaited: one round trip.
+        let record = sessions
+            .get(JsValue::from_str(session_id))
+            .map_err(|e| tx.fail(e))?;
+        let keys = messages
+            .get_all_keys(Some(all_messages(session_id)?), None)
+            .map_err(|e| tx.fail(e))?;
+        let rows = messages
+            .get_all(Some(all_messages(session_id)?), None)
+            .map_err(|e| tx.fail(e))?;
+        let record = record.await.map_err(|e| tx.fail(e))?;
+        let keys = keys.await.map_err(|e| tx.fail(e))?;
+        let rows = rows.await.map_err(|e| tx.fail(e))?;
+        if record.is_none() && rows.is_empty() {
+            return Ok(RepairReport {
+                existed: false,
+                item_count: 0,
+                removed_rows: 0,
+                renumbered_rows: 0,
+            });
+        }
+        let items: Vec<Option<JsValue>> = rows.iter().map(item_of).collect();
+        let stored: Vec<StoredRow> = keys
+            .iter()
+            .zip(&rows)
+            .zip(&items)
+            .map(|((key, row), item)| {
+                let text = |key: &str| {
+                    let item = item.as_ref()?;
+                    js::get(item, key).ok()?.as_string()
+                };
+                StoredRow {
+                    seq: js::get(key, "1")
+                        .ok()
+                        .and_then(|s| s.as_f64())
+                        .and_then(safe_count)
+                        .unwrap_or(0),
+                    turn: turn_of(row),
+                    has_item: item.is_some(),
+                    starts_turn: starts_turn(text("role").as_deref(), text("type").as_deref()),
+                }
+            })
+            .collect();
+        let plan = plan_repair(&stored);
+        for &i in &plan.drop {
+            messages.delete(keys[i].clone()).map_err(|e| tx.fail(e))?;
+        }
+        let writer = RowWriter::new(session_id, now);
+        for &(i, place) in &plan.moves {
+            let (Some(item), old) = (&items[i], &stored[i]) else {
+                continue;
+            };
+            if old.seq != place.seq {
+                messages.delete(keys[i].clone()).map_err(|e| tx.fail(e))?;
+            }
+            let created = js::get(&rows[i], "createdAt")
+                .ok()
+                .filter(|c| c.as_f64().is_some_and(f64::is_finite))
+                .unwrap_or_else(|| JsValue::from_f64(now));
+            let row = writer
+                .row_created(&place, item, &created)
+                .map_err(|e| tx.thrown(&e))?;
+            messages.put(&row, None).map_err(|e| tx.fail(e))?;
+        }
+        let old = record.unwrap_or(JsValue::UNDEFINED);
+        let user = owner_of(&old).unwrap_or_else(|| owner.map(str::to_string));
+        let created_at = js::get(&old, "createdAt")
+            .ok()
+            .and_then(|c| c.as_f64())
+            .filter(|c| c.is_finite())
+            .unwrap_or(now);
+        let rebuilt = plan.record(session_id, user.as_deref(), created_at, now);
+        sessions
+            .put(&record_to_js(&rebuilt), None)
+            .map_err(|e| tx.fail(e))?;
+        Ok(RepairReport {
+            existed: true,
+            item_count: plan.kept,
+            removed_rows: plan.drop.len(),
+            renumbered_rows: plan.moves.len(),
+        })
+    })
+    .await
+}
