@@ -18,4 +18,10 @@ export type {
   DeleteSessionOptions,
   RepairSessionOptions,
   RepairReport,
+  SessionHistoryTransaction,
+  SessionHistoryTransactionArgs,
+  SessionHistoryReplaceFunctionCallMutation,
+  SessionHistoryRewriteArgs,
+  ReplaceHistoryOptions,
+  ArchiveWindow,
 } from './agent_sessions.js';

@@ -23,26 +23,34 @@ pub fn threw(code: SessionErrorCode, what: &str, thrown: &Thrown) -> SessionErro
 /// structured clone accepts; the copies are taken now, so changing the caller's array or items
 /// after the call never changes what is stored. Returns each copy with whether it opens a turn.
 pub fn take_items(items: &JsValue) -> Result<Vec<(JsValue, bool)>> {
-    const CODE: SessionErrorCode = SessionErrorCode::InvalidItem;
-    if !js::is_array(items).map_err(|e| threw(CODE, "items", &e))? {
+    take_items_as(items, "items", SessionErrorCode::InvalidItem)
+}
+
+/// [`take_items`] for an array named `name`, reported with `code_of`.
+pub fn take_items_as(
+    items: &JsValue,
+    name: &str,
+    code_of: SessionErrorCode,
+) -> Result<Vec<(JsValue, bool)>> {
+    if !js::is_array(items).map_err(|e| threw(code_of, name, &e))? {
         return Err(SessionError::new(
-            CODE,
-            format!("items must be an array, got {}", describe(items)),
+            code_of,
+            format!("{name} must be an array, got {}", describe(items)),
         ));
     }
-    let elements = js::elements(items).map_err(|e| threw(CODE, "items", &e))?;
+    let elements = js::elements(items).map_err(|e| threw(code_of, name, &e))?;
     let mut taken = Vec::with_capacity(elements.len());
     for (i, item) in elements.iter().enumerate() {
-        let what = || format!("items[{i}]");
-        if !js::is_plain_object(item).map_err(|e| threw(CODE, &what(), &e))? {
+        let what = || format!("{name}[{i}]");
+        if !js::is_plain_object(item).map_err(|e| threw(code_of, &what(), &e))? {
             return Err(SessionError::new(
-                CODE,
+                code_of,
                 format!("{} is not an object: got {}", what(), describe(item)),
             ));
         }
         let copy = js::clone_value(item).map_err(|e| {
             SessionError::new(
-                CODE,
+                code_of,
                 format!(
                     "{} holds a value that cannot be stored ({})",
                     what(),
@@ -146,4 +154,39 @@ pub fn take_settings(options: &Option<Object>) -> Result<(SessionSettings, Objec
         None => object(&[]),
     };
     Ok((SessionSettings { limit }, Object::freeze(&copy)))
+}
+
+/// `replaceHistory`'s `{ archive?: boolean }`: whether to archive, `true` by default.
+pub fn take_archive_option(options: &JsValue) -> Result<bool> {
+    let options = take_options(options, "options")?;
+    let archive = field(&options, "options", "archive")?;
+    if archive.is_undefined() || archive.is_null() {
+        return Ok(true);
+    }
+    archive.as_bool().ok_or_else(|| {
+        SessionError::new(
+            SessionErrorCode::InvalidOptions,
+            format!(
+                "options.archive must be a boolean, got {}",
+                describe(&archive)
+            ),
+        )
+    })
+}
+
+/// `getArchivedItems`' `{ limit?, before? }`: how many to return (all without a limit), and how
+/// many of the newest to skip.
+pub fn take_archive_window(options: &JsValue) -> Result<(Option<u64>, u64)> {
+    let options = take_options(options, "options")?;
+    let limit = take_limit(&field(&options, "options", "limit")?, "options.limit")?;
+    let limit = match limit {
+        None | Some(Limit::All) => None,
+        Some(Limit::Newest(n)) => Some(n),
+    };
+    let before = field(&options, "options", "before")?;
+    let skip = match take_limit(&before, "options.before")? {
+        None | Some(Limit::All) => 0,
+        Some(Limit::Newest(n)) => n,
+    };
+    Ok((limit, skip))
 }

@@ -10,8 +10,10 @@ use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
 use crate::core::memory::MemoryHistory;
 
-use super::js::{clone_value, error_text, now};
+use super::canonical::canonical;
+use super::js::{self, clone_value, error_text, now};
 use super::session::{SessionCore, SessionState};
+use super::transaction::{FunctionCallReplacement, TakenTransaction};
 
 pub struct MemorySessionState {
     core: SessionCore,
@@ -63,5 +65,39 @@ impl SessionState for MemorySessionState {
     /// A closed memory session lets go of its items.
     async fn close(&self) -> Result<()> {
         self.clear().await
+    }
+
+    async fn apply_transaction(&self, taken: TakenTransaction) -> Result<()> {
+        let TakenTransaction { transaction, items } = taken;
+        let mut history = self.history.borrow_mut();
+        let stored: Vec<Option<String>> = history
+            .newest(transaction.expected_suffix.len())
+            .iter()
+            .map(|e| canonical(&e.item).ok())
+            .collect();
+        history.apply_transaction(&transaction, items, &stored, now())
+    }
+
+    async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()> {
+        let call_id_of = |item: &JsValue| {
+            let text = |key: &str| js::get(item, key).ok().and_then(|v| v.as_string());
+            (text("type").as_deref() == Some("function_call"))
+                .then(|| text("callId"))
+                .flatten()
+        };
+        let mut history = self.history.borrow_mut();
+        for m in mutations {
+            history.replace_function_call(&m.call_id, m.replacement, call_id_of, now());
+        }
+        Ok(())
+    }
+
+    async fn replace_history(&self, items: Vec<(JsValue, bool)>, archive: bool) -> Result<()> {
+        self.history.borrow_mut().replace_all(items, archive, now())
+    }
+
+    async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>> {
+        let history = self.history.borrow();
+        history.archived(limit, skip).iter().map(copy_out).collect()
     }
 }

@@ -6,6 +6,8 @@ pub mod error;
 pub mod js;
 
 #[cfg(feature = "sessions")]
+pub mod canonical;
+#[cfg(feature = "sessions")]
 pub mod indexeddb;
 #[cfg(feature = "sessions")]
 pub mod memory;
@@ -13,6 +15,8 @@ pub mod memory;
 pub mod session;
 #[cfg(feature = "sessions")]
 pub mod session_options;
+#[cfg(feature = "sessions")]
+pub mod transaction;
 
 #[cfg(feature = "runner")]
 pub mod model;

@@ -12,6 +12,7 @@ use crate::core::run::{
     new_turn_items, select_history, Decision, NextStep, Origin, RunState, ServerConversation,
     REJECTION_MESSAGE,
 };
+use crate::core::session::uuid_v4;
 use crate::core::wire::{
     call_id, is_function_call, request_body, ModelRequest, ModelSettings, ToolSpec,
 };
@@ -131,14 +132,31 @@ impl Run<'_> {
         })
     }
 
-    async fn save(&self, items: Vec<Value>) -> Result<(), RunError> {
-        if items.is_empty() || self.options.session.is_none() {
+    /// Saves what the session does not have yet (the input only, with `input_only`): as one
+    /// history transaction where the session takes them (so a retry never writes it twice, and
+    /// a history another tab changed in between is refused), else with `addItems`.
+    async fn save(&self, state: &mut RunState, input_only: bool) -> Result<(), RunError> {
+        let Some(save) = state.next_save(input_only) else {
             return Ok(());
+        };
+        if let Some(session) = &self.options.session {
+            let transactional = js::get(session, "applyHistoryTransaction")
+                .map(|f| f.is_function())
+                .unwrap_or(false);
+            if transactional {
+                let args = object(&[
+                    ("operationId", save.operation_id.as_str().into()),
+                    ("transaction", json_to_js(&save.transaction())),
+                ]);
+                self.session_call("applyHistoryTransaction", &[args.into()])
+                    .await?;
+            } else {
+                let items: Array = save.items.iter().map(json_to_js).collect();
+                self.session_call("addItems", &[items.into()]).await?;
+            }
         }
-        let array: Array = items.iter().map(json_to_js).collect();
-        self.session_call("addItems", &[array.into()])
-            .await
-            .map(|_| ())
+        state.saved(&save);
+        Ok(())
     }
 
     /// Reads the history and builds the state of a new run.
@@ -419,21 +437,21 @@ impl Run<'_> {
                 NextStep::RunTools(calls) => {
                     let (waiting, ran_approved) = self.run_tools(state, calls).await?;
                     if !waiting.is_empty() {
-                        self.save(state.take_unsaved()).await?;
+                        self.save(state, false).await?;
                         return Ok(waiting);
                     }
                     // An approved call ran: its output is saved now, so that a failure of the
                     // next model call can never lead to running it a second time on a retry.
                     if ran_approved {
-                        self.save(state.take_unsaved()).await?;
+                        self.save(state, false).await?;
                     }
                 }
                 NextStep::Done(_) => {
-                    self.save(state.take_unsaved()).await?;
+                    self.save(state, false).await?;
                     return Ok(Vec::new());
                 }
                 NextStep::MaxTurnsExceeded => {
-                    self.save(state.take_unsaved()).await?;
+                    self.save(state, false).await?;
                     return Err(RunError::MaxTurns(state.max_turns));
                 }
             }
@@ -467,8 +485,12 @@ pub async fn run(
             state
         }
     };
+    state.ensure_run_id(|| match js::random_bytes() {
+        Ok(bytes) => uuid_v4(bytes),
+        Err(_) => format!("run-{}", js::now()),
+    });
     // The user's input is kept even when the model call fails, as the SDK does.
-    if let Err(error) = r.save(state.take_unsaved_input()).await {
+    if let Err(error) = r.save(&mut state, true).await {
         return Err(RunFailure {
             error,
             state: Some(state),

@@ -5,6 +5,7 @@
 
 use std::cell::Cell;
 use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use js_sys::{Array, Promise};
@@ -13,9 +14,10 @@ use wasm_bindgen_futures::future_to_promise;
 
 use crate::core::error::{Result, SessionError};
 use crate::core::history::{Limit, SessionSettings};
-use crate::core::queue::OpQueue;
+use crate::core::queue::{OpQueue, Ticket};
 
 use super::error::session_error;
+use super::transaction::{FunctionCallReplacement, TakenTransaction};
 
 /// The state every session object has, whatever stores its items.
 pub struct SessionCore {
@@ -58,6 +60,14 @@ pub trait SessionState: 'static {
     async fn clear(&self) -> Result<()>;
     /// Runs once, after every call made before `close()`.
     async fn close(&self) -> Result<()>;
+    /// `applyHistoryTransaction`, checked and copied.
+    async fn apply_transaction(&self, taken: TakenTransaction) -> Result<()>;
+    /// `applyHistoryMutations`, checked and copied.
+    async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()>;
+    /// Replaces the whole history; with `archive`, the old items move to the archive.
+    async fn replace_history(&self, items: Vec<(JsValue, bool)>, archive: bool) -> Result<()>;
+    /// The archived items, oldest first: the newest `limit` after skipping the `skip` newest.
+    async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>>;
 }
 
 /// A method of a session object: refuses it if the session is closed (whatever the arguments),
@@ -78,11 +88,16 @@ where
         Ok(args) => args,
         Err(e) => return Promise::reject(&session_error(&e)),
     };
-    let mut ticket = state.core().queue.enter();
+    let ticket = state.core().queue.enter();
     let state = state.clone();
+    run_queued(ticket, Box::pin(async move { op(&state, args).await }))
+}
+
+/// The part of [`queued`] that is the same for every method, compiled once.
+fn run_queued(mut ticket: Ticket, op: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> Promise {
     future_to_promise(async move {
         ticket.ready().await;
-        let result = op(&state, args).await;
+        let result = op.await;
         drop(ticket);
         result.map_err(|e| session_error(&e))
     })

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
-use crate::backend::args::{take_items, take_limit};
+use crate::backend::args::{take_archive_option, take_archive_window, take_items, take_limit};
 use crate::backend::error::session_error;
 use crate::backend::indexeddb::{self, IdbSessionState};
 use crate::backend::js::now;
@@ -16,6 +16,7 @@ use crate::backend::session::{self, SessionState};
 use crate::backend::session_options::{
     delete_args, list_args, repair_args, IdbSessionArgs, MemorySessionArgs,
 };
+use crate::backend::transaction::{take_mutations, take_transaction};
 use crate::core::error::{ErrorFamily, SessionErrorCode};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -101,6 +102,61 @@ export interface SessionMethods {
   clearSession(): Promise<void>;
   /** Releases the session; any later call rejects with `CLOSED`. */
   close(): Promise<void>;
+  /**
+   * Applies a history transaction atomically and idempotently, as the SDK's
+   * `SessionHistoryTransactionAwareSession`: `append_items` appends; `replace_suffix` replaces
+   * the newest items, only if the history still ends with `expectedSuffix` (else
+   * `SUFFIX_MISMATCH`, nothing changed). The same `operationId` again with the same transaction
+   * changes nothing; with another one it is `TRANSACTION_CONFLICT`. The newest 1,000 operation
+   * ids of a session are remembered, durably for `IndexedDbSession`; `clearSession` forgets them.
+   */
+  applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void>;
+  /** Rewrites stored items, as the SDK's `SessionHistoryRewriteAwareSession`. */
+  applyHistoryMutations(args: SessionHistoryRewriteArgs): Promise<void>;
+  /**
+   * Replaces the whole history by `items` in one transaction (the SDK's compaction hook). The
+   * replaced items move to the session's archive (`getArchivedItems`), nothing is deleted.
+   */
+  replaceHistoryWithCompaction(items: readonly Item[]): Promise<void>;
+  /** `replaceHistoryWithCompaction`, choosing whether the replaced items are archived. */
+  replaceHistory(items: readonly Item[], options?: ReplaceHistoryOptions): Promise<void>;
+  /** Items compaction replaced, oldest first: the newest `limit` of them (all without one),
+   * skipping the `before` newest (for paging back: `before` = how many were read so far). */
+  getArchivedItems<T extends Item = Item>(options?: ArchiveWindow): Promise<T[]>;
+}
+
+/** A history transaction (the SDK's `SessionHistoryTransaction`). */
+export type SessionHistoryTransaction =
+  | { type: 'append_items'; items: Item[] }
+  | { type: 'replace_suffix'; expectedSuffix: Item[]; replacement: Item[] };
+
+export interface SessionHistoryTransactionArgs {
+  /** Non-empty, and the same when the transaction is retried. */
+  operationId: string;
+  transaction: SessionHistoryTransaction;
+}
+
+/** The SDK's `SessionHistoryMutation`: replace the `function_call` with this `callId`. */
+export interface SessionHistoryReplaceFunctionCallMutation {
+  type: 'replace_function_call';
+  callId: string;
+  replacement: Item & { type: 'function_call' };
+}
+
+export interface SessionHistoryRewriteArgs {
+  mutations: SessionHistoryReplaceFunctionCallMutation[];
+}
+
+export interface ReplaceHistoryOptions {
+  /** Move the replaced items to the archive; default `true`. */
+  archive?: boolean;
+}
+
+export interface ArchiveWindow {
+  /** How many of the newest archived items (after `before`) to return; default all. */
+  limit?: number;
+  /** How many of the newest archived items to skip; default 0. */
+  before?: number;
 }
 
 /** A session stored in IndexedDB: durable across reloads, shared by the tabs of an origin. */
@@ -209,6 +265,75 @@ macro_rules! session_class {
 
             pub fn close(&self) -> Promise {
                 session::close(&self.state)
+            }
+
+            #[wasm_bindgen(js_name = applyHistoryTransaction)]
+            pub fn apply_history_transaction(&self, args: JsValue) -> Promise {
+                session::queued(
+                    &self.state,
+                    "applyHistoryTransaction",
+                    || take_transaction(&args),
+                    async |s, taken| {
+                        s.apply_transaction(taken)
+                            .await
+                            .map(|()| JsValue::UNDEFINED)
+                    },
+                )
+            }
+
+            #[wasm_bindgen(js_name = applyHistoryMutations)]
+            pub fn apply_history_mutations(&self, args: JsValue) -> Promise {
+                session::queued(
+                    &self.state,
+                    "applyHistoryMutations",
+                    || take_mutations(&args),
+                    async |s, mutations| {
+                        s.apply_mutations(mutations)
+                            .await
+                            .map(|()| JsValue::UNDEFINED)
+                    },
+                )
+            }
+
+            #[wasm_bindgen(js_name = replaceHistoryWithCompaction)]
+            pub fn replace_history_with_compaction(&self, items: JsValue) -> Promise {
+                session::queued(
+                    &self.state,
+                    "replaceHistoryWithCompaction",
+                    || take_items(&items),
+                    async |s, items| {
+                        s.replace_history(items, true)
+                            .await
+                            .map(|()| JsValue::UNDEFINED)
+                    },
+                )
+            }
+
+            #[wasm_bindgen(js_name = replaceHistory)]
+            pub fn replace_history(&self, items: JsValue, options: JsValue) -> Promise {
+                session::queued(
+                    &self.state,
+                    "replaceHistory",
+                    || Ok((take_items(&items)?, take_archive_option(&options)?)),
+                    async |s, (items, archive)| {
+                        s.replace_history(items, archive)
+                            .await
+                            .map(|()| JsValue::UNDEFINED)
+                    },
+                )
+            }
+
+            #[wasm_bindgen(js_name = getArchivedItems)]
+            pub fn get_archived_items(&self, options: JsValue) -> Promise {
+                session::queued(
+                    &self.state,
+                    "getArchivedItems",
+                    || take_archive_window(&options),
+                    async |s, (limit, skip)| {
+                        let items = s.archived_items(limit, skip).await?;
+                        Ok(items.into_iter().collect::<js_sys::Array>().into())
+                    },
+                )
             }
         }
     };

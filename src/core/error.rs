@@ -74,6 +74,13 @@ error_family! {
         /// The session's stored record or items are damaged (written by something other than
         /// this library, or an old bug); nothing is written to it until `repairSession`.
         CorruptSession = "CORRUPT_SESSION",
+        /// An `operationId` applied before was given again with a different transaction.
+        TransactionConflict = "TRANSACTION_CONFLICT",
+        /// `replace_suffix`: the history no longer ends with `expectedSuffix` (another tab or
+        /// object wrote in between).
+        SuffixMismatch = "SUFFIX_MISMATCH",
+        /// A history transaction, mutation or compaction argument of the wrong shape.
+        InvalidTransaction = "INVALID_TRANSACTION",
     }
 }
 
@@ -177,7 +184,7 @@ mod tests {
         check_family::<RunnerErrorCode>();
         assert_eq!(
             SessionErrorCode::TS_UNION,
-            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR'\n  | 'CORRUPT_SESSION';\n"
+            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR'\n  | 'CORRUPT_SESSION'\n  | 'TRANSACTION_CONFLICT'\n  | 'SUFFIX_MISMATCH'\n  | 'INVALID_TRANSACTION';\n"
         );
     }
 

@@ -1,9 +1,12 @@
 //! The in-memory history behind `MemorySession`, generic over the item type so that the same
 //! rules as the IndexedDB backend (sequence numbers, turns, limits) are tested natively.
 
+use std::collections::VecDeque;
+
 use super::error::Result;
 use super::history::Limit;
 use super::session::SessionRecord;
+use super::transaction::{replace_function_call, HistoryTransaction, Outcome, OPERATION_LOG_LIMIT};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry<T> {
@@ -16,6 +19,10 @@ pub struct Entry<T> {
 pub struct MemoryHistory<T> {
     record: SessionRecord,
     entries: Vec<Entry<T>>,
+    /// Applied history transactions, oldest first: operation id and digest.
+    operations: VecDeque<(String, String)>,
+    /// Items compaction replaced, oldest first.
+    archive: Vec<T>,
 }
 
 impl<T> MemoryHistory<T> {
@@ -23,7 +30,127 @@ impl<T> MemoryHistory<T> {
         MemoryHistory {
             record: SessionRecord::new(session_id, None, now),
             entries: Vec::new(),
+            operations: VecDeque::new(),
+            archive: Vec::new(),
         }
+    }
+
+    /// The newest `n` entries, oldest first.
+    pub fn newest(&self, n: usize) -> &[Entry<T>] {
+        &self.entries[self.entries.len().saturating_sub(n)..]
+    }
+
+    /// Applies a history transaction (see [`HistoryTransaction::decide`]); `stored_suffix` holds
+    /// the canonical forms of the newest `expected_suffix.len()` items.
+    pub fn apply_transaction(
+        &mut self,
+        transaction: &HistoryTransaction,
+        items: Vec<(T, bool)>,
+        stored_suffix: &[Option<String>],
+        now: f64,
+    ) -> Result<()> {
+        let applied = self
+            .operations
+            .iter()
+            .find(|(id, _)| *id == transaction.operation_id)
+            .map(|(_, digest)| digest.as_str());
+        let remove = match transaction.decide(applied, self.record.item_count, stored_suffix)? {
+            Outcome::AlreadyApplied => return Ok(()),
+            Outcome::Apply { remove } => remove,
+        };
+        let kept = self.entries.len() - remove;
+        let base_turn = match (remove, kept) {
+            (0, _) => self.record.last_turn,
+            (_, 0) => 0,
+            _ => self.entries[kept - 1].turn,
+        };
+        let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
+        let placements = self
+            .record
+            .replace_suffix(remove as u64, &starts, base_turn, now)?;
+        self.entries.truncate(kept);
+        self.push(items, placements);
+        self.record.record_operation();
+        self.operations
+            .push_back((transaction.operation_id.clone(), transaction.digest.clone()));
+        while self.operations.len() as u64 > OPERATION_LOG_LIMIT {
+            self.operations.pop_front();
+        }
+        Ok(())
+    }
+
+    /// Replaces the whole history by `items`; with `archive`, the old items move to the archive.
+    pub fn replace_all(&mut self, items: Vec<(T, bool)>, archive: bool, now: f64) -> Result<()> {
+        let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
+        let archived = if archive {
+            self.entries.len() as u64
+        } else {
+            0
+        };
+        let placements = self.record.replace_all(&starts, archived, now)?;
+        let old = std::mem::take(&mut self.entries);
+        if archive {
+            self.archive.extend(old.into_iter().map(|e| e.item));
+        }
+        self.push(items, placements);
+        Ok(())
+    }
+
+    /// The archived items, oldest first: the newest `limit` (all without one) after skipping
+    /// the `skip` newest.
+    pub fn archived(&self, limit: Option<u64>, skip: u64) -> &[T] {
+        let end = self.archive.len().saturating_sub(skip as usize);
+        let start = match limit {
+            Some(n) => end.saturating_sub(n.min(usize::MAX as u64) as usize),
+            None => 0,
+        };
+        &self.archive[start..end]
+    }
+
+    /// `replace_function_call`: the first `function_call` with `call_id` (as `call_id_of`
+    /// reads an item) becomes `replacement`, later ones with that id go. Whether it matched.
+    pub fn replace_function_call(
+        &mut self,
+        call_id: &str,
+        replacement: T,
+        call_id_of: impl Fn(&T) -> Option<String>,
+        now: f64,
+    ) -> bool {
+        let ids: Vec<Option<String>> = self.entries.iter().map(|e| call_id_of(&e.item)).collect();
+        let refs: Vec<Option<&str>> = ids.iter().map(Option::as_deref).collect();
+        let Some((first, later)) = replace_function_call(&refs, call_id) else {
+            return false;
+        };
+        self.entries[first].item = replacement;
+        let first_seq = self.record.first_seq;
+        let mut index = 0;
+        self.entries.retain(|_| {
+            index += 1;
+            !later.contains(&(index - 1))
+        });
+        // The items after a removed one move down, so the sequence numbers keep no gap; turns
+        // stay as they were (a function call never opens one).
+        for (i, entry) in self.entries.iter_mut().enumerate() {
+            entry.seq = first_seq + i as u64;
+        }
+        self.record.item_count = self.entries.len() as u64;
+        self.record.next_seq = first_seq + self.record.item_count;
+        self.record.last_turn = self.entries.last().map_or(0, |e| e.turn);
+        self.record.updated_at = now;
+        true
+    }
+
+    fn push(&mut self, items: Vec<(T, bool)>, placements: Vec<super::session::Placement>) {
+        self.entries.extend(
+            items
+                .into_iter()
+                .zip(placements)
+                .map(|((item, _), p)| Entry {
+                    seq: p.seq,
+                    turn: p.turn,
+                    item,
+                }),
+        );
     }
 
     pub fn record(&self) -> &SessionRecord {
@@ -40,16 +167,7 @@ impl<T> MemoryHistory<T> {
     pub fn add(&mut self, items: Vec<(T, bool)>, now: f64) -> Result<()> {
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let placements = self.record.append(&starts, now)?;
-        self.entries.extend(
-            items
-                .into_iter()
-                .zip(placements)
-                .map(|((item, _), p)| Entry {
-                    seq: p.seq,
-                    turn: p.turn,
-                    item,
-                }),
-        );
+        self.push(items, placements);
         Ok(())
     }
 
@@ -61,8 +179,11 @@ impl<T> MemoryHistory<T> {
         Some(entry.item)
     }
 
+    /// Removes every item, with the archive and the operation log.
     pub fn clear(&mut self, now: f64) {
         self.entries.clear();
+        self.operations.clear();
+        self.archive.clear();
         self.record.clear(now);
     }
 }
@@ -106,5 +227,93 @@ mod tests {
         assert_eq!(h.record().item_count, 0);
         h.add(vec![("again", true)], 5.0).unwrap();
         assert_eq!(items(&h, Limit::All), ["again"]);
+    }
+
+    fn append(id: &str, digest: &str, items: &[&'static str]) -> HistoryTransaction {
+        let _ = items;
+        HistoryTransaction {
+            operation_id: id.into(),
+            kind: crate::core::transaction::TransactionKind::AppendItems,
+            expected_suffix: Vec::new(),
+            digest: digest.into(),
+        }
+    }
+
+    #[test]
+    fn transactions_apply_once_and_replace_suffixes() {
+        let mut h = MemoryHistory::new("s", 0.0);
+        h.add(vec![("q1", true), ("a1", false)], 1.0).unwrap();
+        let t = append("op1", "d1", &["q2"]);
+        h.apply_transaction(&t, vec![("q2", true)], &[], 2.0)
+            .unwrap();
+        h.apply_transaction(&t, vec![("q2", true)], &[], 3.0)
+            .unwrap();
+        assert_eq!(items(&h, Limit::All), ["q1", "a1", "q2"]);
+        let replace = HistoryTransaction {
+            operation_id: "op2".into(),
+            kind: crate::core::transaction::TransactionKind::ReplaceSuffix,
+            expected_suffix: vec!["form of a1".into(), "form of q2".into()],
+            digest: "d2".into(),
+        };
+        let stored = [
+            Some("form of a1".to_string()),
+            Some("form of q2".to_string()),
+        ];
+        h.apply_transaction(&replace, vec![("A1", false)], &stored, 4.0)
+            .unwrap();
+        assert_eq!(items(&h, Limit::All), ["q1", "A1"]);
+        assert_eq!((h.record().last_turn, h.record().next_op_seq), (1, 2));
+        let wrong = [Some("x".to_string()), Some("y".to_string())];
+        let other = HistoryTransaction {
+            operation_id: "op3".into(),
+            ..replace.clone()
+        };
+        assert!(h.apply_transaction(&other, vec![], &wrong, 5.0).is_err());
+        assert_eq!(items(&h, Limit::All), ["q1", "A1"]);
+    }
+
+    #[test]
+    fn compaction_archives_what_it_replaces() {
+        let mut h = MemoryHistory::new("s", 0.0);
+        h.add(vec![("q1", true), ("a1", false), ("q2", true)], 1.0)
+            .unwrap();
+        h.replace_all(vec![("summary", false), ("q2", true)], true, 2.0)
+            .unwrap();
+        assert_eq!(items(&h, Limit::All), ["summary", "q2"]);
+        assert_eq!(h.archived(None, 0), ["q1", "a1", "q2"]);
+        assert_eq!(h.archived(Some(2), 0), ["a1", "q2"]);
+        assert_eq!(h.archived(Some(2), 2), ["q1"]);
+        assert!(h.archived(Some(2), 9).is_empty());
+        h.replace_all(vec![("again", false)], false, 3.0).unwrap();
+        assert_eq!(
+            h.archived(None, 0).len(),
+            3,
+            "archive: false keeps nothing more"
+        );
+        h.clear(4.0);
+        assert!(h.archived(None, 0).is_empty());
+    }
+
+    #[test]
+    fn a_function_call_is_replaced_once_and_its_duplicates_go() {
+        let mut h = MemoryHistory::new("s", 0.0);
+        h.add(
+            vec![
+                ("q", true),
+                ("call c1", false),
+                ("out", false),
+                ("call c1", false),
+                ("a", false),
+            ],
+            1.0,
+        )
+        .unwrap();
+        let id = |item: &&str| item.strip_prefix("call ").map(str::to_string);
+        assert!(h.replace_function_call("c1", "call c1'", id, 2.0));
+        assert_eq!(items(&h, Limit::All), ["q", "call c1'", "out", "a"]);
+        let seqs: Vec<u64> = h.items(Limit::All).map(|e| e.seq).collect();
+        assert_eq!(seqs, [0, 1, 2, 3]);
+        assert_eq!(h.record().next_seq, 4);
+        assert!(!h.replace_function_call("zz", "x", id, 3.0));
     }
 }

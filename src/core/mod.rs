@@ -1,5 +1,6 @@
 //! The pure core: no JavaScript types, tested natively with `cargo test`.
 
+pub mod canonical;
 pub mod error;
 pub mod history;
 pub mod session;
@@ -12,6 +13,8 @@ pub mod queue;
 pub mod repair;
 #[cfg(feature = "sessions")]
 pub mod schema;
+#[cfg(feature = "sessions")]
+pub mod transaction;
 
 #[cfg(feature = "runner")]
 pub mod run;

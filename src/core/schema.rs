@@ -16,6 +16,15 @@ pub const BY_UPDATED_INDEX: &str = "by_updated";
 /// `agent_sessions` by `[userId, updatedAt]`, for listing one user's sessions newest first.
 pub const BY_USER_INDEX: &str = "by_user_updated";
 
+/// One record per applied history transaction, the newest 1,000 per session:
+/// `{ sessionId, opSeq, operationId, digest, appliedAt }`. Key: `[sessionId, opSeq]`.
+pub const OPERATIONS_STORE: &str = "agent_operations";
+/// `agent_operations` by `[sessionId, operationId]` (unique): is this operation applied?
+pub const BY_OPERATION_INDEX: &str = "by_operation";
+/// One record per item compaction replaced: `{ sessionId, position, archivedAt, item }`.
+/// Key: `[sessionId, position]`; positions count from 0 in the order items were archived.
+pub const ARCHIVE_STORE: &str = "agent_archive";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MigrationStep {
     CreateStore {
@@ -26,6 +35,7 @@ pub enum MigrationStep {
         store: &'static str,
         name: &'static str,
         key_path: &'static [&'static str],
+        unique: bool,
     },
 }
 
@@ -37,30 +47,56 @@ pub struct Migration {
     pub steps: &'static [MigrationStep],
 }
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    to_version: 1,
-    description: "sessions and messages",
-    steps: &[
-        MigrationStep::CreateStore {
-            name: SESSIONS_STORE,
-            key_path: &["id"],
-        },
-        MigrationStep::CreateIndex {
-            store: SESSIONS_STORE,
-            name: BY_UPDATED_INDEX,
-            key_path: &["updatedAt"],
-        },
-        MigrationStep::CreateIndex {
-            store: SESSIONS_STORE,
-            name: BY_USER_INDEX,
-            key_path: &["userId", "updatedAt"],
-        },
-        MigrationStep::CreateStore {
-            name: MESSAGES_STORE,
-            key_path: &["sessionId", "seq"],
-        },
-    ],
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        to_version: 1,
+        description: "sessions and messages",
+        steps: &[
+            MigrationStep::CreateStore {
+                name: SESSIONS_STORE,
+                key_path: &["id"],
+            },
+            MigrationStep::CreateIndex {
+                store: SESSIONS_STORE,
+                name: BY_UPDATED_INDEX,
+                key_path: &["updatedAt"],
+                unique: false,
+            },
+            MigrationStep::CreateIndex {
+                store: SESSIONS_STORE,
+                name: BY_USER_INDEX,
+                key_path: &["userId", "updatedAt"],
+                unique: false,
+            },
+            MigrationStep::CreateStore {
+                name: MESSAGES_STORE,
+                key_path: &["sessionId", "seq"],
+            },
+        ],
+    },
+    Migration {
+        to_version: 2,
+        description: "history transactions' operation log, and the compaction archive",
+        // Session records written by version 1 have no `nextOpSeq` or `archivedCount`: both read
+        // as 0, so they need no rewrite.
+        steps: &[
+            MigrationStep::CreateStore {
+                name: OPERATIONS_STORE,
+                key_path: &["sessionId", "opSeq"],
+            },
+            MigrationStep::CreateIndex {
+                store: OPERATIONS_STORE,
+                name: BY_OPERATION_INDEX,
+                key_path: &["sessionId", "operationId"],
+                unique: true,
+            },
+            MigrationStep::CreateStore {
+                name: ARCHIVE_STORE,
+                key_path: &["sessionId", "position"],
+            },
+        ],
+    },
+];
 
 /// The version this build of the library writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -111,7 +147,14 @@ mod tests {
                 }
             }
         }
-        assert!(stores.contains(&SESSIONS_STORE) && stores.contains(&MESSAGES_STORE));
+        for store in [
+            SESSIONS_STORE,
+            MESSAGES_STORE,
+            OPERATIONS_STORE,
+            ARCHIVE_STORE,
+        ] {
+            assert!(stores.contains(&store), "{store}");
+        }
     }
 
     #[test]

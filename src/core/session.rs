@@ -22,6 +22,10 @@ pub struct SessionRecord {
     pub next_seq: u64,
     /// Turn number of the newest item (0 before the first user message).
     pub last_turn: u64,
+    /// The number the next applied history transaction gets in the operation log.
+    pub next_op_seq: u64,
+    /// How many items compaction moved to the archive (their positions are `0..archived_count`).
+    pub archived_count: u64,
 }
 
 /// The largest integer a JS number holds exactly (2^53 - 1): sequence numbers and counts beyond
@@ -51,6 +55,8 @@ impl SessionRecord {
             first_seq: 0,
             next_seq: 0,
             last_turn: 0,
+            next_op_seq: 0,
+            archived_count: 0,
         }
     }
 
@@ -99,8 +105,23 @@ impl SessionRecord {
     /// item, whether it is a user message (which opens a new turn). Refused, with nothing
     /// changed, when the sequence numbers would pass [`MAX_SAFE_INTEGER`].
     pub fn append(&mut self, starts_turn: &[bool], now: f64) -> Result<Vec<Placement>> {
+        self.replace_suffix(0, starts_turn, self.last_turn, now)
+    }
+
+    /// Replaces the newest `remove` items by new ones: the new items take the freed sequence
+    /// numbers, and their turns continue from `base_turn`, the turn of the item before the
+    /// removed ones (0 when there is none). With `remove` 0 this is an append.
+    pub fn replace_suffix(
+        &mut self,
+        remove: u64,
+        starts_turn: &[bool],
+        base_turn: u64,
+        now: f64,
+    ) -> Result<Vec<Placement>> {
+        let remove = remove.min(self.item_count);
+        let start = self.next_seq - remove;
         let count = starts_turn.len() as u64;
-        if self.next_seq.saturating_add(count) > MAX_SAFE_INTEGER {
+        if start.saturating_add(count) > MAX_SAFE_INTEGER {
             return Err(SessionError::new(
                 SessionErrorCode::CorruptSession,
                 format!(
@@ -110,22 +131,41 @@ impl SessionRecord {
                 ),
             ));
         }
-        let mut placements = Vec::with_capacity(starts_turn.len());
-        for &starts in starts_turn {
-            if starts {
-                self.last_turn += 1;
-            }
-            placements.push(Placement {
-                seq: self.next_seq,
-                turn: self.last_turn,
-            });
-            self.next_seq += 1;
-        }
-        if !starts_turn.is_empty() {
-            self.item_count += count;
+        let placements = place(start, base_turn, starts_turn);
+        let kept = self.item_count - remove;
+        self.item_count = kept + count;
+        self.next_seq = start + count;
+        self.last_turn = match placements.last() {
+            Some(p) => p.turn,
+            None if self.item_count == 0 => 0,
+            None => base_turn,
+        };
+        if remove > 0 || count > 0 {
             self.updated_at = now;
         }
         Ok(placements)
+    }
+
+    /// Replaces the whole history by new items (compaction): they take sequence numbers after
+    /// every earlier one, so no old key is reused; `archived` old items moved to the archive.
+    pub fn replace_all(
+        &mut self,
+        starts_turn: &[bool],
+        archived: u64,
+        now: f64,
+    ) -> Result<Vec<Placement>> {
+        self.first_seq = self.next_seq;
+        self.item_count = 0;
+        self.archived_count += archived;
+        let placements = self.replace_suffix(0, starts_turn, 0, now)?;
+        self.updated_at = now;
+        Ok(placements)
+    }
+
+    /// Records one applied history transaction: returns its number in the operation log.
+    pub fn record_operation(&mut self) -> u64 {
+        self.next_op_seq += 1;
+        self.next_op_seq - 1
     }
 
     /// The inclusive sequence range `getItems(limit)` reads, or `None` when it returns nothing.
@@ -158,13 +198,33 @@ impl SessionRecord {
         self.updated_at = now;
     }
 
-    /// Records that every item was removed.
+    /// Records that every item was removed, with the archive and the operation log.
     pub fn clear(&mut self, now: f64) {
         self.first_seq = self.next_seq;
         self.item_count = 0;
         self.last_turn = 0;
+        self.next_op_seq = 0;
+        self.archived_count = 0;
         self.updated_at = now;
     }
+}
+
+/// Sequence numbers from `start` and turns continuing from `base_turn`, one per new item.
+fn place(start: u64, base_turn: u64, starts_turn: &[bool]) -> Vec<Placement> {
+    let mut turn = base_turn;
+    starts_turn
+        .iter()
+        .enumerate()
+        .map(|(i, &starts)| {
+            if starts {
+                turn += 1;
+            }
+            Placement {
+                seq: start + i as u64,
+                turn,
+            }
+        })
+        .collect()
 }
 
 /// Whether an item opens a new user turn: a user message, in either the short `{role, content}`
@@ -372,5 +432,62 @@ mod tests {
         assert_eq!(e.code, SessionErrorCode::CorruptSession);
         assert_eq!(r, before);
         assert_eq!(r.append(&[true], 2.0).unwrap()[0].seq, MAX_SAFE_INTEGER - 1);
+    }
+
+    #[test]
+    fn a_suffix_is_replaced_in_the_freed_slots_with_turns_continued() {
+        let mut r = record();
+        r.append(&[true, false, true, false], 1.0).unwrap();
+        // Replace the last two (turn 2) by a new question and answer.
+        let p = r.replace_suffix(2, &[true, false, false], 1, 2.0).unwrap();
+        assert_eq!(
+            p,
+            [
+                Placement { seq: 2, turn: 2 },
+                Placement { seq: 3, turn: 2 },
+                Placement { seq: 4, turn: 2 }
+            ]
+        );
+        assert_eq!((r.item_count, r.next_seq, r.last_turn), (5, 5, 2));
+        assert!(r.check_consistent().is_ok());
+        // Removing without replacing is a truncation; the turn goes back to the kept item's.
+        r.replace_suffix(3, &[], 1, 3.0).unwrap();
+        assert_eq!((r.item_count, r.next_seq, r.last_turn), (2, 2, 1));
+        r.replace_suffix(2, &[], 0, 4.0).unwrap();
+        assert_eq!((r.item_count, r.next_seq, r.last_turn), (0, 0, 0));
+        let unchanged = r.clone();
+        r.replace_suffix(0, &[], 0, 5.0).unwrap();
+        assert_eq!(
+            r, unchanged,
+            "an empty replacement of nothing changes nothing"
+        );
+    }
+
+    #[test]
+    fn a_whole_history_is_replaced_after_every_old_key() {
+        let mut r = record();
+        r.append(&[true, false, true], 1.0).unwrap();
+        let p = r.replace_all(&[false, true], 3, 2.0).unwrap();
+        assert_eq!(
+            p,
+            [Placement { seq: 3, turn: 0 }, Placement { seq: 4, turn: 1 }]
+        );
+        assert_eq!(
+            (
+                r.first_seq,
+                r.next_seq,
+                r.item_count,
+                r.last_turn,
+                r.archived_count
+            ),
+            (3, 5, 2, 1, 3)
+        );
+        assert!(r.check_consistent().is_ok());
+        assert_eq!(
+            (r.record_operation(), r.record_operation(), r.next_op_seq),
+            (0, 1, 2)
+        );
+        r.clear(3.0);
+        assert_eq!((r.next_op_seq, r.archived_count, r.item_count), (0, 0, 0));
     }
 }

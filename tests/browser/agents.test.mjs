@@ -1,6 +1,9 @@
 // The package as the `session` of @openai/agents 0.20 in headless Chromium: multi-turn runs, a
 // reload in the middle of a conversation, the tool approval flow with a run state restored from
-// its string, OpenAIResponsesCompactionSession over our session, and sessionInputCallback.
+// its string, OpenAIResponsesCompactionSession over our session, and sessionInputCallback. And
+// the optional capabilities as the runner uses them: a turn blocked by an output guardrail is
+// persisted with applyHistoryTransaction (compared with the SDK's own MemorySession), and model
+// output that starts a compacted history is stored with replaceHistoryWithCompaction.
 // The SDK is bundled for the browser with esbuild; the model is the SDK's ScriptedModel, so
 // nothing goes to the network and every model input can be inspected.
 import { test, describe, before, after } from 'node:test';
@@ -468,5 +471,220 @@ describe('@openai/agents run() with IndexedDbSession', () => {
     assert.deepStrictEqual(r.seen[1].history, r.afterFirst);
     assert.equal(r.seen[1].history.find((i) => i.id === 'rs_2')?.providerData?.encrypted_content, 'more-opaque==');
     assert.deepStrictEqual(r.stored, [...history, ...r.writes]);
+  });
+});
+
+describe('@openai/agents run() and the optional history capabilities of IndexedDbSession', () => {
+  let context;
+  let page;
+  before(async () => {
+    ({ context, page } = await openSdkPage());
+  });
+  after(async () => {
+    await context?.close();
+  });
+
+  test('output guardrail tripwire: the blocked turn is persisted with applyHistoryTransaction, as the SDK MemorySession persists it', async () => {
+    const id = 'guardrail-blocked';
+    const r = await page.evaluate(async (id) => {
+      const { Agent, run, tool, z, ScriptedModel, assistantMessage, functionCall } = sdk;
+      const { MemorySession, OutputGuardrailTripwireTriggered } = sdk;
+      // One conversation, the same for every session: a first turn the guardrail lets through,
+      // then a turn in which a real tool runs before the final answer, which the guardrail blocks.
+      const conversation = async (session) => {
+        const ran = [];
+        const getWeather = tool({
+          name: 'get_weather',
+          description: 'The weather in a city.',
+          parameters: z.object({ city: z.string() }),
+          execute: async ({ city }) => {
+            ran.push(city);
+            return `Sunny in ${city}`;
+          },
+        });
+        const checked = [];
+        const noSecrets = {
+          name: 'no_secrets',
+          execute: async ({ agentOutput }) => {
+            checked.push(agentOutput);
+            return { tripwireTriggered: /password/i.test(agentOutput), outputInfo: { reason: 'leaks a password' } };
+          },
+        };
+        const model = new ScriptedModel([
+          [assistantMessage('Hello! Ask me about the weather.')],
+          [functionCall('get_weather', { city: 'Paris' }, { callId: 'call_paris' })],
+          [assistantMessage('It is sunny in Paris. The admin password is hunter2.')],
+        ]);
+        const agent = new Agent({
+          name: 'Weather desk',
+          instructions: 'Use the tool for weather questions.',
+          model,
+          tools: [getWeather],
+          outputGuardrails: [noSecrets],
+        });
+        // Counts the SDK's calls of the method and calls through to the session's own.
+        const transactions = [];
+        const apply = session.applyHistoryTransaction;
+        session.applyHistoryTransaction = (...args) => {
+          transactions.push(structuredClone(args[0]));
+          return apply.apply(session, args);
+        };
+        const first = (await run(agent, 'Hi!', { session })).finalOutput;
+        const afterFirst = await session.getItems();
+        let rejected = null;
+        try {
+          await run(agent, 'What is the weather in Paris?', { session });
+        } catch (error) {
+          rejected = {
+            tripwire: error instanceof OutputGuardrailTripwireTriggered,
+            message: error.message,
+            // The runner attaches a failure to persist the blocked turn here (it does not
+            // replace the tripwire error).
+            cause: error.cause === undefined ? null : String(error.cause?.message ?? error.cause),
+          };
+        }
+        model.assertComplete();
+        return { first, afterFirst, rejected, ran, checked, transactions, stored: await session.getItems() };
+      };
+      return {
+        reference: await conversation(new MemorySession({ sessionId: id })),
+        ours: await conversation(new lib.IndexedDbSession(id)),
+      };
+    }, id);
+
+    for (const [name, run] of Object.entries(r)) {
+      assert.equal(run.first, 'Hello! Ask me about the weather.', `${name}: the first turn passes`);
+      assert.deepEqual(run.rejected, {
+        tripwire: true,
+        message: 'Output guardrail triggered: {"reason":"leaks a password"}',
+        cause: null,
+      }, `${name}: the run rejects with the tripwire error, and the blocked turn was persisted without error`);
+      assert.deepEqual(run.ran, ['Paris'], `${name}: the tool ran before the final answer`);
+      assert.deepEqual(run.checked, ['Hello! Ask me about the weather.', 'It is sunny in Paris. The admin password is hunter2.']);
+      // The SDK persisted the blocked turn with one transaction: an append of the turn's input
+      // and the tool call with its result (the replay-safe items), without the blocked answer.
+      assert.equal(run.transactions.length, 1, `${name}: applyHistoryTransaction called once`);
+      assert.match(run.transactions[0].operationId, /^[0-9a-f-]{36}:\d+:blocked_append:\d+:\d+$/);
+      assert.equal(run.transactions[0].transaction.type, 'append_items');
+    }
+    // The operationId starts with a random UUID of the run's state; nothing else differs.
+    const withoutRunId = ({ operationId, transaction }) => ({
+      operationId: operationId.replace(/^[0-9a-f-]{36}:/, '<run>:'),
+      transaction,
+    });
+    assert.deepStrictEqual(withoutRunId(r.ours.transactions[0]), withoutRunId(r.reference.transactions[0]));
+    assert.deepEqual(transcript(r.ours.transactions[0].transaction.items), [
+      ['user', 'What is the weather in Paris?'],
+      ['function_call', 'call_paris {"city":"Paris"}'],
+      ['function_call_result', 'call_paris Sunny in Paris'],
+    ]);
+
+    // The two histories are equal item by item. (The SDK strips the ids of function calls
+    // before persisting and adds no random ids to these items, so nothing needs normalising.)
+    assert.deepStrictEqual(r.ours.afterFirst, r.reference.afterFirst);
+    assert.deepStrictEqual(r.ours.stored, r.reference.stored);
+    assert.deepEqual(transcript(r.ours.stored), [
+      ['user', 'Hi!'],
+      ['assistant', 'Hello! Ask me about the weather.'],
+      ['user', 'What is the weather in Paris?'],
+      ['function_call', 'call_paris {"city":"Paris"}'],
+      ['function_call_result', 'call_paris Sunny in Paris'],
+    ]);
+    assert.ok(!JSON.stringify(r.ours.stored).includes('hunter2'), 'the blocked answer is not stored');
+    assert.deepStrictEqual(r.ours.stored, [...r.ours.afterFirst, ...r.ours.transactions[0].transaction.items]);
+
+    // After a reload a new object for the session reads the same history, and the operation is
+    // remembered: the runner's retry of it (same operationId, same transaction) changes nothing.
+    await reload(page);
+    const after = await page.evaluate(async ({ id, tx }) => {
+      const session = new lib.IndexedDbSession(id);
+      const stored = await session.getItems();
+      await session.applyHistoryTransaction(tx);
+      return { stored, afterRetry: await session.getItems() };
+    }, { id, tx: r.ours.transactions[0] });
+    assert.deepStrictEqual(after.stored, r.reference.stored);
+    assert.deepStrictEqual(after.afterRetry, r.reference.stored);
+  });
+
+  test('model output with a compaction item: the runner replaces the history with replaceHistoryWithCompaction, and the archive keeps the replaced items', async () => {
+    const id = 'runner-compaction';
+    const compaction = { type: 'compaction', id: 'cmp_1', encrypted_content: 'opaque-compacted-state' };
+    const r = await page.evaluate(async ({ id, compaction }) => {
+      const { Agent, run, ScriptedModel, assistantMessage } = sdk;
+      const session = new lib.IndexedDbSession(id);
+      // Every call the SDK makes on the session, each calling through to the session's own.
+      const calls = [];
+      for (const name of ['getItems', 'addItems', 'popItem', 'clearSession', 'replaceHistoryWithCompaction', 'applyHistoryTransaction']) {
+        const method = session[name];
+        session[name] = (...args) => {
+          calls.push([name, ...args.map((a) => (Array.isArray(a) ? structuredClone(a) : a))]);
+          return method.apply(session, args);
+        };
+      }
+      const model = new ScriptedModel([
+        [assistantMessage('Paris is in France.')],
+        [assistantMessage('Tokyo is in Japan.')],
+        // The model's output starts with a compaction item (as server-side compaction returns).
+        [compaction, assistantMessage('Lima is in Peru.')],
+        [assistantMessage('Quito is in Ecuador.')],
+      ]);
+      const agent = new Agent({ name: 'Geography tutor', instructions: 'Answer briefly.', model });
+      const turns = [];
+      for (const q of ['Where is Paris?', 'Where is Tokyo?', 'Where is Lima?', 'Where is Quito?']) {
+        calls.length = 0;
+        const output = (await run(agent, q, { session })).finalOutput;
+        turns.push({
+          output,
+          calls: [...calls],
+          stored: await session.getItems(),
+          archived: await session.getArchivedItems(),
+        });
+      }
+      model.assertComplete();
+      return { turns, inputs: model.calls.map((call) => call.request.input) };
+    }, { id, compaction });
+
+    const names = (calls) => calls.map(([name]) => name);
+    assert.deepEqual(r.turns.map((t) => t.output), ['Paris is in France.', 'Tokyo is in Japan.', 'Lima is in Peru.', 'Quito is in Ecuador.']);
+    const [one, two, three, four] = r.turns;
+    assert.deepEqual(names(one.calls), ['getItems', 'addItems']);
+    assert.deepEqual(names(two.calls), ['getItems', 'addItems']);
+    assert.deepEqual(two.archived, [], 'nothing archived before the compaction');
+    // Turn 3: one call of replaceHistoryWithCompaction, not clearSession + addItems.
+    assert.deepEqual(names(three.calls), ['getItems', 'getItems', 'replaceHistoryWithCompaction']);
+    const [, replacement] = three.calls.at(-1);
+    assert.deepStrictEqual(replacement, [compaction, four.stored[1]]);
+    assert.deepEqual(transcript(replacement), [['compaction', ''], ['assistant', 'Lima is in Peru.']]);
+    // The history is the compacted one, and the archive holds what it replaced, in order. The
+    // turn's own question is in neither: the runner keeps only the items from the compaction
+    // item on (trimToLatestCompaction), as the compaction item stands for what came before.
+    assert.deepStrictEqual(three.stored, replacement);
+    assert.deepStrictEqual(three.archived, two.stored);
+    assert.deepEqual(transcript(three.archived), [
+      ['user', 'Where is Paris?'],
+      ['assistant', 'Paris is in France.'],
+      ['user', 'Where is Tokyo?'],
+      ['assistant', 'Tokyo is in Japan.'],
+    ]);
+    // Turn 4 appends after the compacted history; the model sees it from the compaction item on.
+    assert.deepEqual(names(four.calls), ['getItems', 'addItems']);
+    assert.deepStrictEqual(r.inputs[3], [...three.stored, { type: 'message', role: 'user', content: 'Where is Quito?' }]);
+    assert.deepEqual(transcript(four.stored), [
+      ['compaction', ''],
+      ['assistant', 'Lima is in Peru.'],
+      ['user', 'Where is Quito?'],
+      ['assistant', 'Quito is in Ecuador.'],
+    ]);
+    assert.deepStrictEqual(four.archived, three.archived);
+    assert.ok(!r.turns.flatMap((t) => names(t.calls)).some((n) => n === 'clearSession' || n === 'popItem'));
+
+    // After a reload a new object for the session reads the compacted history and the archive.
+    await reload(page);
+    const after = await page.evaluate(async (id) => {
+      const session = new lib.IndexedDbSession(id);
+      return { stored: await session.getItems(), archived: await session.getArchivedItems() };
+    }, id);
+    assert.deepStrictEqual(after.stored, four.stored);
+    assert.deepStrictEqual(after.archived, three.archived);
   });
 });

@@ -487,8 +487,8 @@ describe('indexeddb: durability and sharing', () => {
       db.close();
       return { stores, sessions, messages, meta, version };
     });
-    assert.equal(r.version, 1);
-    assert.deepEqual(r.stores, ['agent_messages', 'agent_sessions']);
+    assert.equal(r.version, 2);
+    assert.deepEqual(r.stores, ['agent_archive', 'agent_messages', 'agent_operations', 'agent_sessions']);
     assert.deepEqual(r.meta, ['sessionId', 'seq']);
     assert.equal(r.sessions.length, 1);
     const rec = r.sessions[0];
@@ -496,6 +496,8 @@ describe('indexeddb: durability and sharing', () => {
     assert.equal(rec.userId, 'u');
     assert.equal(rec.itemCount, 5);
     assert.equal(rec.nextSeq, 5);
+    assert.equal(rec.nextOpSeq, 0);
+    assert.equal(rec.archivedCount, 0);
     assert.deepEqual(
       r.messages.map((m) => [m.sessionId, m.seq, m.turn]),
       [['layout', 0, 0], ['layout', 1, 1], ['layout', 2, 1], ['layout', 3, 2], ['layout', 4, 2]],

@@ -6,6 +6,8 @@ export {
   tool,
   RunState,
   OpenAIResponsesCompactionSession,
+  MemorySession,
+  OutputGuardrailTripwireTriggered,
 } from '@openai/agents';
 export { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing';
 export { z } from 'zod';

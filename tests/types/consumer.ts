@@ -1,6 +1,11 @@
 // Compiled with `tsc --strict` (no emit): our sessions are the SDK's `Session`, and the
 // declarations give real types to a TypeScript user.
-import type { AgentInputItem, Session } from '@openai/agents';
+import type {
+  AgentInputItem,
+  Session,
+  SessionHistoryRewriteAwareSession,
+  SessionHistoryTransactionAwareSession,
+} from '@openai/agents';
 import {
   IndexedDbSession,
   MemorySession,
@@ -23,6 +28,30 @@ const durable: Session = new IndexedDbSession('chat-1', {
 });
 const ephemeral: Session = new MemorySession();
 const named: Session = new MemorySession('chat-2', { settings: { limit: 5 } });
+
+// And where it takes the optional capabilities: atomic, idempotent history transactions and
+// history rewrites.
+const transactional: SessionHistoryTransactionAwareSession = new IndexedDbSession('chat-3');
+const rewritable: SessionHistoryRewriteAwareSession = new MemorySession();
+const bothKinds: (SessionHistoryTransactionAwareSession & SessionHistoryRewriteAwareSession)[] = [
+  new IndexedDbSession('chat-4'),
+  new MemorySession(),
+];
+
+async function transactions(): Promise<void> {
+  const s = new IndexedDbSession('chat-5');
+  await s.applyHistoryTransaction({
+    operationId: 'run-1:0',
+    transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'user', content: 'a' }], replacement: [] },
+  });
+  await s.applyHistoryMutations({
+    mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: { type: 'function_call', callId: 'c1', name: 'f', arguments: '{}' } }],
+  });
+  await s.replaceHistory([{ role: 'system', content: 'summary' }], { archive: false });
+  const archived: Item[] = await s.getArchivedItems({ limit: 10, before: 10 });
+  void [archived, transactional, rewritable, bothKinds];
+}
+void transactions;
 
 async function useTheProtocol(sdkItems: AgentInputItem[]): Promise<void> {
   const session = new IndexedDbSession('chat-1', { userId: 'alice' });

@@ -5,12 +5,14 @@
 //! - [`record`]: how session records and message rows look in the stores;
 //! - [`ops`]: the session operations, one transaction each;
 //! - [`repair`]: rebuilding a damaged session from its stored items;
+//! - [`rewrite`]: history transactions, mutations, compaction's replacement and its archive;
 //! - [`session`]: the state behind one `IndexedDbSession` object.
 
 pub mod open;
 pub mod ops;
 pub mod record;
 pub mod repair;
+pub mod rewrite;
 pub mod session;
 mod tx;
 

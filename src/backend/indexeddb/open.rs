@@ -58,13 +58,14 @@ fn apply_step(
             store,
             name,
             key_path: path,
+            unique,
         } => {
             let tx = tx.ok_or(idb::Error::UnexpectedJsType(
                 "upgrade transaction",
                 JsValue::UNDEFINED,
             ))?;
             let mut params = IndexParams::new();
-            params.unique(false);
+            params.unique(*unique);
             tx.object_store(store)?
                 .create_index(name, key_path(path), Some(params))?;
         }

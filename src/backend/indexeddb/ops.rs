@@ -11,15 +11,18 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::backend::js::object;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::Limit;
-use crate::core::schema::{BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE, SESSIONS_STORE};
+use crate::core::schema::{
+    ARCHIVE_STORE, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE, OPERATIONS_STORE,
+    SESSIONS_STORE,
+};
 use crate::core::session::SessionRecord;
 
 use super::open::Connection;
 use super::record::{
-    all_messages, damaged_items, item_of, items_of, message_key, messages_between, record_from_js,
-    record_to_js, seq_of, turn_of, RowWriter,
+    all_of_session, damaged_items, item_of, items_of, message_key, messages_between,
+    record_from_js, record_to_js, seq_of, turn_of, RowWriter,
 };
-use super::tx::Tx;
+use super::tx::{listening, Tx};
 
 /// Which session, as whom.
 pub struct Target<'a> {
@@ -28,17 +31,42 @@ pub struct Target<'a> {
 }
 
 impl Target<'_> {
-    fn begin(&self, conn: &Connection, what: &str, mode: TransactionMode) -> Result<Tx> {
+    /// A transaction over the sessions and messages stores, for `what`.
+    pub(super) fn begin(&self, conn: &Connection, what: &str, mode: TransactionMode) -> Result<Tx> {
+        self.begin_over(conn, what, mode, &[SESSIONS_STORE, MESSAGES_STORE])
+    }
+
+    /// A transaction over `stores`, for `what`.
+    pub(super) fn begin_over(
+        &self,
+        conn: &Connection,
+        what: &str,
+        mode: TransactionMode,
+        stores: &[&str],
+    ) -> Result<Tx> {
         Tx::begin(
             conn,
-            &[SESSIONS_STORE, MESSAGES_STORE],
+            stores,
             mode,
             format!("{what} of session \"{}\"", self.session_id),
         )
     }
 }
 
-async fn read_record(tx: &Tx, session_id: &str) -> Result<Option<SessionRecord>> {
+/// Every store that holds a session's data, each keyed `[sessionId, number]`.
+const SESSION_DATA: [&str; 3] = [MESSAGES_STORE, OPERATIONS_STORE, ARCHIVE_STORE];
+
+/// Deletes every row of the session in `SESSION_DATA`: its items, operation log and archive.
+fn delete_session_data(tx: &Tx, session_id: &str) -> Result<()> {
+    for store in SESSION_DATA {
+        tx.store(store)?
+            .delete(all_of_session(session_id)?)
+            .map_err(|e| tx.fail(e))?;
+    }
+    Ok(())
+}
+
+pub(super) async fn read_record(tx: &Tx, session_id: &str) -> Result<Option<SessionRecord>> {
     let value = tx
         .store(SESSIONS_STORE)?
         .get(JsValue::from_str(session_id))
@@ -58,7 +86,7 @@ async fn read_record(tx: &Tx, session_id: &str) -> Result<Option<SessionRecord>>
     Ok(Some(record))
 }
 
-fn write_record(tx: &Tx, record: &SessionRecord) -> Result<()> {
+pub(super) fn write_record(tx: &Tx, record: &SessionRecord) -> Result<()> {
     tx.store(SESSIONS_STORE)?
         .put(&record_to_js(record), None)
         .map_err(|e| tx.fail(e))?;
@@ -68,7 +96,7 @@ fn write_record(tx: &Tx, record: &SessionRecord) -> Result<()> {
 /// Sends `getAllRecords({ query, count, direction: "prev" })` for a session's newest `count`
 /// messages (IndexedDB 3, in Chromium since version 141), and returns the future of its rows,
 /// oldest first; `None` where the browser does not have it.
-fn newest_rows(
+pub(super) fn newest_rows(
     tx: &Tx,
     session_id: &str,
     count: u64,
@@ -82,7 +110,7 @@ fn newest_rows(
         return Ok(None);
     };
     let options = object(&[
-        ("query", all_messages(session_id)?.into()),
+        ("query", all_of_session(session_id)?.into()),
         (
             "count",
             JsValue::from_f64(count.min(u32::MAX as u64) as f64),
@@ -129,7 +157,7 @@ fn newest_rows(
 pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Result<Vec<JsValue>> {
     let tx = t.begin(conn, "getItems", TransactionMode::ReadOnly)?;
     tx.run(async |tx| {
-        let newest = match limit {
+        let sent = match limit {
             Limit::Newest(n) if n > 0 => newest_rows(tx, t.session_id, n)?,
             _ => None,
         };
@@ -139,48 +167,60 @@ pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Resul
         };
         if let Err(e) = record.check_owner(t.user_id) {
             // Let the read already sent finish first, so that aborting does not fail it unobserved.
-            if let Some(newest) = newest {
-                let _ = newest.await;
+            if let Some(sent) = sent {
+                let _ = sent.await;
             }
             return Err(e);
         }
-        let range = record.newest_range(limit);
-        if let Some(newest) = newest {
-            let rows = newest.await?;
-            // Keys are unique and ordered: when as many rows came as the range the record names
-            // holds, and the oldest and newest of them are its ends, every row between is there.
-            let sound = match range {
-                None => rows.is_empty(),
-                Some((lo, hi)) => {
-                    rows.len() as u64 == hi - lo + 1
-                        && rows.first().and_then(seq_of) == Some(lo)
-                        && rows.last().and_then(seq_of) == Some(hi)
-                }
-            };
-            if sound {
-                return items_of(&rows, t.session_id);
-            }
-            return Err(gap(t.session_id, &record, rows.len()));
-        }
-        let Some((lo, hi)) = range else {
-            return Ok(Vec::new());
-        };
-        let messages = tx.store(MESSAGES_STORE)?;
-        let found = messages
-            .get_all(
-                Some(messages_between(t.session_id, lo as f64, hi as f64)?),
-                None,
-            )
-            .map_err(|e| tx.fail(e))?
-            .await
-            .map_err(|e| tx.fail(e))?;
-        // The range holds `hi - lo + 1` keys at most: fewer rows is a gap.
-        if found.len() as u64 != hi - lo + 1 {
-            return Err(gap(t.session_id, &record, found.len()));
-        }
-        items_of(&found, t.session_id)
+        let rows = rows_in(tx, &record, record.newest_range(limit), sent).await?;
+        items_of(&rows, t.session_id)
     })
     .await
+}
+
+/// The rows of `range` (inclusive sequence numbers), oldest first, checked against the record:
+/// exactly the rows it names, or `CORRUPT_SESSION`. `sent` is a `getAllRecords` read of the
+/// newest rows already under way (see [`newest_rows`]), else the range is read now.
+pub(super) async fn rows_in(
+    tx: &Tx,
+    record: &SessionRecord,
+    range: Option<(u64, u64)>,
+    sent: Option<impl Future<Output = Result<Vec<JsValue>>>>,
+) -> Result<Vec<JsValue>> {
+    if let Some(sent) = sent {
+        let rows = sent.await?;
+        // Keys are unique and ordered: when as many rows came as the range the record names
+        // holds, and the oldest and newest of them are its ends, every row between is there.
+        let sound = match range {
+            None => rows.is_empty(),
+            Some((lo, hi)) => {
+                rows.len() as u64 == hi - lo + 1
+                    && rows.first().and_then(seq_of) == Some(lo)
+                    && rows.last().and_then(seq_of) == Some(hi)
+            }
+        };
+        return match sound {
+            true => Ok(rows),
+            false => Err(gap(&record.id, record, rows.len())),
+        };
+    }
+    let Some((lo, hi)) = range else {
+        return Ok(Vec::new());
+    };
+    let found = tx
+        .store(MESSAGES_STORE)?
+        .get_all(
+            Some(messages_between(&record.id, lo as f64, hi as f64)?),
+            None,
+        )
+        .map_err(|e| tx.fail(e))?
+        .await
+        .map_err(|e| tx.fail(e))?;
+    // The range holds `hi - lo + 1` keys at most: fewer rows is a gap.
+    if found.len() as u64 != hi - lo + 1 {
+        return Err(gap(&record.id, record, found.len()));
+    }
+    Ok(found)
 }
 
 /// The error for a history whose rows are not where its record says.
@@ -237,15 +277,17 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
         };
         let messages = tx.store(MESSAGES_STORE)?;
         // Both reads are sent before either is awaited: one round trip.
-        let newest = messages
-            .get(message_key(t.session_id, seq))
-            .map_err(|e| tx.fail(e))?;
+        let newest = listening(
+            messages
+                .get(message_key(t.session_id, seq))
+                .map_err(|e| tx.fail(e))?,
+        );
         let previous = match seq.checked_sub(1) {
-            Some(p) if record.item_count > 1 => Some(
+            Some(p) if record.item_count > 1 => Some(listening(
                 messages
                     .get(message_key(t.session_id, p))
                     .map_err(|e| tx.fail(e))?,
-            ),
+            )),
             _ => None,
         };
         let newest = newest.await.map_err(|e| tx.fail(e))?;
@@ -277,18 +319,23 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
     .await
 }
 
-/// Removes every item of the session; the session record stays, with no items.
+/// Removes every item of the session, with its archive and operation log; the session record
+/// stays, with no items.
 pub async fn clear_session(conn: &Connection, t: &Target<'_>, now: f64) -> Result<()> {
-    let tx = t.begin(conn, "clearSession", TransactionMode::ReadWrite)?;
+    let stores = [
+        SESSIONS_STORE,
+        MESSAGES_STORE,
+        OPERATIONS_STORE,
+        ARCHIVE_STORE,
+    ];
+    let tx = t.begin_over(conn, "clearSession", TransactionMode::ReadWrite, &stores)?;
     tx.run(async |tx| {
         let Some(mut record) = read_record(tx, t.session_id).await? else {
             return Ok(());
         };
         record.check_owner(t.user_id)?;
         record.clear(now);
-        tx.store(MESSAGES_STORE)?
-            .delete(all_messages(t.session_id)?)
-            .map_err(|e| tx.fail(e))?;
+        delete_session_data(tx, t.session_id)?;
         write_record(tx, &record)
     })
     .await
@@ -328,19 +375,30 @@ pub async fn list_sessions(conn: &Connection, user_id: Option<&str>) -> Result<V
     .await
 }
 
-/// Deletes a session and its items in one transaction. Resolves to whether it existed.
+/// Deletes a session, its items, archive and operation log in one transaction. Resolves to
+/// whether it existed.
 pub async fn delete_session(conn: &Connection, session_id: &str) -> Result<bool> {
     let tx = Tx::begin(
         conn,
-        &[SESSIONS_STORE, MESSAGES_STORE],
+        &[
+            SESSIONS_STORE,
+            MESSAGES_STORE,
+            OPERATIONS_STORE,
+            ARCHIVE_STORE,
+        ],
         TransactionMode::ReadWrite,
         format!("deleteSession of session \"{session_id}\""),
     )?;
     tx.run(async |tx| {
-        let existed = read_record(tx, session_id).await?.is_some();
-        tx.store(MESSAGES_STORE)?
-            .delete(all_messages(session_id)?)
-            .map_err(|e| tx.fail(e))?;
+        // Only whether it existed matters: a damaged record is deleted like any other.
+        let existed = tx
+            .store(SESSIONS_STORE)?
+            .get(JsValue::from_str(session_id))
+            .map_err(|e| tx.fail(e))?
+            .await
+            .map_err(|e| tx.fail(e))?
+            .is_some();
+        delete_session_data(tx, session_id)?;
         tx.store(SESSIONS_STORE)?
             .delete(JsValue::from_str(session_id))
             .map_err(|e| tx.fail(e))?;

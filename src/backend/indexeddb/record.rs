@@ -47,6 +47,10 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
             .filter(|n| n.is_finite())
             .ok_or_else(|| damaged(format!("{key} is {}, not a time", shown(&v))))
     };
+    let optional_count = |key: &str| match get(key).is_undefined() {
+        true => Ok(0),
+        false => count(key),
+    };
     let user = get("userId");
     let record = SessionRecord {
         id: id.clone().ok_or_else(|| damaged("it has no id".into()))?,
@@ -69,6 +73,9 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
         first_seq: count("firstSeq")?,
         next_seq: count("nextSeq")?,
         last_turn: count("lastTurn")?,
+        // Absent from records written before schema version 2.
+        next_op_seq: optional_count("nextOpSeq")?,
+        archived_count: optional_count("archivedCount")?,
     };
     record.check_consistent()?;
     Ok(record)
@@ -89,6 +96,8 @@ pub fn record_to_js(record: &SessionRecord) -> JsValue {
         ("firstSeq", (record.first_seq as f64).into()),
         ("nextSeq", (record.next_seq as f64).into()),
         ("lastTurn", (record.last_turn as f64).into()),
+        ("nextOpSeq", (record.next_op_seq as f64).into()),
+        ("archivedCount", (record.archived_count as f64).into()),
     ])
     .into()
 }
@@ -149,8 +158,8 @@ pub fn messages_between(session_id: &str, lo: f64, hi: f64) -> Result<Query> {
         .map_err(|e| storage_error(&e, "selecting a session's messages"))
 }
 
-/// Every message of a session.
-pub fn all_messages(session_id: &str) -> Result<Query> {
+/// Every row of a session in a store keyed `[sessionId, number]`.
+pub fn all_of_session(session_id: &str) -> Result<Query> {
     messages_between(session_id, f64::NEG_INFINITY, f64::INFINITY)
 }
 

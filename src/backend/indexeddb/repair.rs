@@ -9,12 +9,12 @@ use wasm_bindgen::JsValue;
 use crate::backend::js::{self, exact_string, object};
 use crate::core::error::Result;
 use crate::core::repair::{plan_repair, StoredRow};
-use crate::core::schema::{MESSAGES_STORE, SESSIONS_STORE};
+use crate::core::schema::{ARCHIVE_STORE, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE};
 use crate::core::session::{safe_count, starts_turn};
 
 use super::open::Connection;
-use super::record::{all_messages, item_of, record_to_js, turn_of, RowWriter};
-use super::tx::Tx;
+use super::record::{all_of_session, item_of, record_to_js, turn_of, RowWriter};
+use super::tx::{listening, Tx};
 
 /// What a repair did, as `repairSession` reports it.
 pub struct RepairReport {
@@ -53,7 +53,12 @@ pub async fn repair_session(
 ) -> Result<RepairReport> {
     let tx = Tx::begin(
         conn,
-        &[SESSIONS_STORE, MESSAGES_STORE],
+        &[
+            SESSIONS_STORE,
+            MESSAGES_STORE,
+            OPERATIONS_STORE,
+            ARCHIVE_STORE,
+        ],
         TransactionMode::ReadWrite,
         format!("repairSession of session \"{session_id}\""),
     )?;
@@ -61,18 +66,44 @@ pub async fn repair_session(
         let sessions = tx.store(SESSIONS_STORE)?;
         let messages = tx.store(MESSAGES_STORE)?;
         // The three reads are sent before any is awaited: one round trip.
-        let record = sessions
-            .get(JsValue::from_str(session_id))
-            .map_err(|e| tx.fail(e))?;
-        let keys = messages
-            .get_all_keys(Some(all_messages(session_id)?), None)
-            .map_err(|e| tx.fail(e))?;
-        let rows = messages
-            .get_all(Some(all_messages(session_id)?), None)
-            .map_err(|e| tx.fail(e))?;
+        let record = listening(
+            sessions
+                .get(JsValue::from_str(session_id))
+                .map_err(|e| tx.fail(e))?,
+        );
+        let keys = listening(
+            messages
+                .get_all_keys(Some(all_of_session(session_id)?), None)
+                .map_err(|e| tx.fail(e))?,
+        );
+        let rows = listening(
+            messages
+                .get_all(Some(all_of_session(session_id)?), None)
+                .map_err(|e| tx.fail(e))?,
+        );
+        // The operation log and the archive keep their numbering: the next number of each is
+        // one past its newest key.
+        let next_after = |store: &str| -> Result<_> {
+            Ok(listening(
+                tx.store(store)?
+                    .get_all_keys(Some(all_of_session(session_id)?), None)
+                    .map_err(|e| tx.fail(e))?,
+            ))
+        };
+        let operations = next_after(OPERATIONS_STORE)?;
+        let archive = next_after(ARCHIVE_STORE)?;
         let record = record.await.map_err(|e| tx.fail(e))?;
         let keys = keys.await.map_err(|e| tx.fail(e))?;
         let rows = rows.await.map_err(|e| tx.fail(e))?;
+        let one_past_newest = |keys: Vec<JsValue>| {
+            keys.last()
+                .and_then(|key| js::get(key, "1").ok())
+                .and_then(|n| n.as_f64())
+                .and_then(safe_count)
+                .map_or(0, |n| n + 1)
+        };
+        let next_op_seq = one_past_newest(operations.await.map_err(|e| tx.fail(e))?);
+        let archived_count = one_past_newest(archive.await.map_err(|e| tx.fail(e))?);
         if record.is_none() && rows.is_empty() {
             return Ok(RepairReport {
                 existed: false,
@@ -131,7 +162,9 @@ pub async fn repair_session(
             .and_then(|c| c.as_f64())
             .filter(|c| c.is_finite())
             .unwrap_or(now);
-        let rebuilt = plan.record(session_id, user.as_deref(), created_at, now);
+        let mut rebuilt = plan.record(session_id, user.as_deref(), created_at, now);
+        rebuilt.next_op_seq = next_op_seq;
+        rebuilt.archived_count = archived_count;
         sessions
             .put(&record_to_js(&rebuilt), None)
             .map_err(|e| tx.fail(e))?;

@@ -11,6 +11,8 @@ use crate::core::history::{Limit, SessionSettings};
 
 use super::open::{connection, Connection};
 use super::ops::{self, Target};
+use super::rewrite;
+use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
 
 pub struct IdbSessionState {
     core: SessionCore,
@@ -70,5 +72,22 @@ impl SessionState for IdbSessionState {
     /// stays open (the browser's `versionchange` or a deletion of the database closes it).
     async fn close(&self) -> Result<()> {
         Ok(())
+    }
+
+    async fn apply_transaction(&self, taken: TakenTransaction) -> Result<()> {
+        rewrite::apply_transaction(&*self.connection().await?, &self.target(), taken, now()).await
+    }
+
+    async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()> {
+        rewrite::apply_mutations(&*self.connection().await?, &self.target(), mutations, now()).await
+    }
+
+    async fn replace_history(&self, items: Vec<(JsValue, bool)>, archive: bool) -> Result<()> {
+        let conn = self.connection().await?;
+        rewrite::replace_history(&conn, &self.target(), items, archive, now()).await
+    }
+
+    async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>> {
+        rewrite::archived_items(&*self.connection().await?, &self.target(), limit, skip).await
     }
 }

@@ -70,6 +70,13 @@ pub(super) fn dom_error(exception: &JsValue, doing: &str) -> SessionError {
     SessionError::new(code, format!("{doing}: {text}{hint}"))
 }
 
+/// Attaches a request's listeners now. The `idb` crate attaches them only when a request is
+/// first awaited, so a request sent while another one is awaited must be made its future at
+/// once, or its result can arrive with nobody listening and the await never ends.
+pub(super) fn listening<R: std::future::IntoFuture>(request: R) -> R::IntoFuture {
+    request.into_future()
+}
+
 /// One transaction and what it is doing (for error messages).
 pub(super) struct Tx {
     tx: Transaction,

@@ -64,6 +64,45 @@ pub struct RunState {
     pub final_output: Option<String>,
     /// Approval decisions by call id.
     pub decisions: BTreeMap<String, Decision>,
+    /// Names this run's writes to the session: their operation ids are `{run_id}:{n}`.
+    #[serde(default)]
+    pub run_id: String,
+    /// How many of this run's saves reached the session.
+    #[serde(default)]
+    pub saves: u64,
+    /// The newest item this run saved: a later save expects the history to still end with it.
+    #[serde(default)]
+    pub last_saved: Option<Value>,
+}
+
+/// One write of a run's new items to its session. To a session that takes history
+/// transactions it is one: applied once whatever the retries (its operation id is the same
+/// until it succeeds), and refused if the history no longer ends with what this run saved
+/// last (another tab wrote in between), instead of interleaving the two.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Save {
+    pub items: Vec<Value>,
+    pub operation_id: String,
+    /// Empty for the run's first save; else the item it saved last.
+    pub expected_suffix: Vec<Value>,
+    /// Whether the save holds the input only (what a failing run keeps).
+    input_only: bool,
+}
+
+impl Save {
+    /// The transaction: `append_items` for a first save, else `replace_suffix` of the item saved
+    /// last by itself and the new items.
+    pub fn transaction(&self) -> Value {
+        if self.expected_suffix.is_empty() {
+            return json!({"type": "append_items", "items": self.items});
+        }
+        let replacement: Vec<&Value> = self.expected_suffix.iter().chain(&self.items).collect();
+        json!({
+            "type": "replace_suffix",
+            "expectedSuffix": self.expected_suffix,
+            "replacement": replacement,
+        })
+    }
 }
 
 /// Why a serialised [`RunState`] cannot be resumed.
@@ -128,6 +167,9 @@ impl RunState {
             last_response_id: None,
             final_output: None,
             decisions: BTreeMap::new(),
+            run_id: String::new(),
+            saves: 0,
+            last_saved: None,
         }
     }
 
@@ -215,28 +257,51 @@ impl RunState {
         self.generated.push(tool_output_item(call, output));
     }
 
-    /// Items to add to the session now (input first, once), and marks them saved.
-    pub fn take_unsaved(&mut self) -> Vec<Value> {
-        let mut items = self.take_unsaved_input();
-        items.extend(
-            self.generated
-                .get(self.saved..)
-                .unwrap_or(&[])
-                .iter()
-                .cloned(),
-        );
-        self.saved = self.generated.len();
-        items
+    /// Gives the run the id its saves are named by, unless it has one (a state saved by an
+    /// earlier version has none).
+    pub fn ensure_run_id(&mut self, make: impl FnOnce() -> String) {
+        if self.run_id.is_empty() {
+            self.run_id = make();
+        }
     }
 
-    /// The input not yet saved, and marks it saved. Used when a run fails: the user's input is
-    /// kept, nothing the run half-produced is.
-    pub fn take_unsaved_input(&mut self) -> Vec<Value> {
-        if self.input_saved {
-            return Vec::new();
+    /// What the session does not have yet: the input (once) and, unless `input_only`, what the
+    /// run generated since the last save. `None` when there is nothing. A failing run saves the
+    /// input only: the user's input is kept, nothing the run half-produced is.
+    pub fn next_save(&self, input_only: bool) -> Option<Save> {
+        let mut items = if self.input_saved {
+            Vec::new()
+        } else {
+            self.turn_input.clone()
+        };
+        if !input_only {
+            items.extend(
+                self.generated
+                    .get(self.saved..)
+                    .unwrap_or(&[])
+                    .iter()
+                    .cloned(),
+            );
         }
+        if items.is_empty() {
+            return None;
+        }
+        Some(Save {
+            items,
+            operation_id: format!("{}:{}", self.run_id, self.saves),
+            expected_suffix: self.last_saved.iter().cloned().collect(),
+            input_only,
+        })
+    }
+
+    /// Records that `save` reached the session.
+    pub fn saved(&mut self, save: &Save) {
         self.input_saved = true;
-        self.turn_input.clone()
+        if !save.input_only {
+            self.saved = self.generated.len();
+        }
+        self.saves += 1;
+        self.last_saved = save.items.last().cloned();
     }
 
     /// The run's items beyond the input (`result.newItems`).
@@ -358,23 +423,62 @@ mod tests {
         assert_eq!(s.next_step(), NextStep::MaxTurnsExceeded);
     }
 
+    /// Saves what is unsaved, as a session that took it would.
+    fn save(s: &mut RunState) -> Save {
+        let save = s.next_save(false).unwrap();
+        s.saved(&save);
+        save
+    }
+
     #[test]
     fn saving_is_incremental_and_never_repeats() {
         let mut s = state();
-        assert_eq!(s.take_unsaved(), vec![user("q")]);
+        s.ensure_run_id(|| "run".into());
+        s.ensure_run_id(|| "other".into());
+        let first = save(&mut s);
+        assert_eq!(first.items, vec![user("q")]);
+        assert_eq!(first.operation_id, "run:0");
+        assert_eq!(
+            first.transaction(),
+            json!({"type": "append_items", "items": [user("q")]})
+        );
         s.record_model_output(ModelOutput {
             items: vec![call("c")],
             ..ModelOutput::default()
         });
-        assert_eq!(s.take_unsaved(), vec![call("c")]);
+        let second = save(&mut s);
+        assert_eq!(second.items, vec![call("c")]);
+        // Each later save is chained on what the run saved last.
+        assert_eq!(
+            second.transaction(),
+            json!({"type": "replace_suffix", "expectedSuffix": [user("q")], "replacement": [user("q"), call("c")]})
+        );
         s.record_tool_output(&call("c"), "r".into());
         s.record_model_output(ModelOutput {
             items: vec![answer("a")],
             ..ModelOutput::default()
         });
-        assert_eq!(s.take_unsaved(), vec![out_with("c", "r"), answer("a")]);
-        assert!(s.take_unsaved().is_empty());
-        assert!(s.take_unsaved_input().is_empty());
+        let third = s.next_save(false).unwrap();
+        // Until it succeeds, a save is the same save: a retry repeats its operation id.
+        assert_eq!(s.next_save(false), Some(third.clone()));
+        s.saved(&third);
+        assert_eq!(third.items, vec![out_with("c", "r"), answer("a")]);
+        assert_eq!(third.operation_id, "run:2");
+        assert_eq!(s.next_save(false), None);
+    }
+
+    #[test]
+    fn a_failing_run_saves_its_input_only() {
+        let mut s = state();
+        s.record_model_output(ModelOutput {
+            items: vec![call("c")],
+            ..ModelOutput::default()
+        });
+        let input = s.next_save(true).unwrap();
+        assert_eq!(input.items, vec![user("q")]);
+        s.saved(&input);
+        assert_eq!(s.next_save(true), None);
+        assert_eq!(s.next_save(false).unwrap().items, vec![call("c")]);
     }
 
     #[test]

@@ -1,0 +1,381 @@
+//! The operations that rewrite a history rather than append to it, each one transaction:
+//! `applyHistoryTransaction` (with the operation log), `applyHistoryMutations`,
+//! `replaceHistory` / `replaceHistoryWithCompaction` (with the archive), and reading the archive.
+
+use idb::TransactionMode;
+use js_sys::Array;
+use wasm_bindgen::JsValue;
+
+use crate::backend::canonical::canonical;
+use crate::backend::js::{self, object};
+use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
+use crate::core::error::Result;
+use crate::core::repair::{plan_repair, StoredRow};
+use crate::core::schema::{
+    ARCHIVE_STORE, BY_OPERATION_INDEX, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE,
+};
+use crate::core::session::{starts_turn, SessionRecord};
+use crate::core::transaction::{operations_to_forget, replace_function_call, Outcome};
+
+use super::open::Connection;
+use super::ops::{newest_rows, read_record, rows_in, write_record, Target};
+use super::record::{
+    all_of_session, damaged_items, item_of, items_of, message_key, messages_between, turn_of,
+    RowWriter,
+};
+use super::tx::{listening, Tx};
+
+/// The read-write transaction of a rewrite: the session's record, items, log and archive.
+fn begin(conn: &Connection, t: &Target<'_>, what: &str) -> Result<Tx> {
+    t.begin_over(
+        conn,
+        what,
+        TransactionMode::ReadWrite,
+        &[
+            SESSIONS_STORE,
+            MESSAGES_STORE,
+            OPERATIONS_STORE,
+            ARCHIVE_STORE,
+        ],
+    )
+}
+
+/// The session record, or a new one for a session that has none yet; refused for another user.
+async fn record_for(tx: &Tx, t: &Target<'_>, now: f64) -> Result<SessionRecord> {
+    let record = match read_record(tx, t.session_id).await? {
+        Some(r) => r,
+        None => SessionRecord::new(t.session_id, t.user_id, now),
+    };
+    record.check_owner(t.user_id)?;
+    Ok(record)
+}
+
+/// Writes message rows for `items` at `placements`.
+fn put_rows(
+    tx: &Tx,
+    session_id: &str,
+    items: &[(JsValue, bool)],
+    placements: &[crate::core::session::Placement],
+    now: f64,
+) -> Result<()> {
+    let messages = tx.store(MESSAGES_STORE)?;
+    let rows = RowWriter::new(session_id, now);
+    for ((item, _), place) in items.iter().zip(placements) {
+        let row = rows.row(place, item).map_err(|e| tx.thrown(&e))?;
+        messages.put(&row, None).map_err(|e| tx.fail(e))?;
+    }
+    Ok(())
+}
+
+/// `applyHistoryTransaction`: checks the operation log and the suffix, then writes the items,
+/// the log entry and the record, all in one transaction; nothing when the operation was applied
+/// before with the same transaction.
+pub async fn apply_transaction(
+    conn: &Connection,
+    t: &Target<'_>,
+    taken: TakenTransaction,
+    now: f64,
+) -> Result<()> {
+    let TakenTransaction { transaction, items } = taken;
+    let suffix = transaction.expected_suffix.len() as u64;
+    let tx = begin(conn, t, "applyHistoryTransaction")?;
+    tx.run(async |tx| {
+        // Sent together: the operation's log entry, the newest rows (the suffix and the row
+        // before it, whose turn the replacement continues) where getAllRecords exists, and the
+        // record.
+        let key = Array::of2(
+            &JsValue::from_str(t.session_id),
+            &JsValue::from_str(&transaction.operation_id),
+        );
+        let applied = listening(
+            tx.store(OPERATIONS_STORE)?
+                .index(BY_OPERATION_INDEX)
+                .and_then(|index| index.get(JsValue::from(key)))
+                .map_err(|e| tx.fail(e))?,
+        );
+        let sent = match suffix {
+            0 => None,
+            n => newest_rows(tx, t.session_id, n + 1)?,
+        };
+        let mut record = match record_for(tx, t, now).await {
+            Ok(record) => record,
+            Err(e) => {
+                // Let the read already sent finish, so that aborting does not fail it unobserved.
+                if let Some(sent) = sent {
+                    let _ = sent.await;
+                }
+                return Err(e);
+            }
+        };
+        let applied = applied.await.map_err(|e| tx.fail(e))?;
+        let applied_digest = applied
+            .as_ref()
+            .and_then(|entry| js::get(entry, "digest").ok())
+            .and_then(|d| d.as_string());
+        let rows = match suffix {
+            0 => Vec::new(),
+            n => {
+                let range = record.newest_range(crate::core::history::Limit::Newest(n + 1));
+                rows_in(tx, &record, range, sent).await?
+            }
+        };
+        let stored_count = rows.len().min(suffix as usize);
+        let stored_suffix: Vec<Option<String>> = rows[rows.len() - stored_count..]
+            .iter()
+            .map(|row| item_of(row).and_then(|item| canonical(&item).ok()))
+            .collect();
+        let remove = match transaction.decide(
+            applied_digest.as_deref(),
+            record.item_count,
+            &stored_suffix,
+        )? {
+            Outcome::AlreadyApplied => return Ok(()),
+            Outcome::Apply { remove } => remove as u64,
+        };
+        let base_turn = if remove == 0 {
+            record.last_turn
+        } else if remove == record.item_count {
+            0
+        } else {
+            turn_of(&rows[0]).ok_or_else(|| {
+                damaged_items(t.session_id, "a row before the suffix has no turn".into())
+            })?
+        };
+        let old_next = record.next_seq;
+        let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
+        let placements = record.replace_suffix(remove, &starts, base_turn, now)?;
+        if remove > 0 {
+            let range = messages_between(
+                t.session_id,
+                (old_next - remove) as f64,
+                (old_next - 1) as f64,
+            )?;
+            tx.store(MESSAGES_STORE)?
+                .delete(range)
+                .map_err(|e| tx.fail(e))?;
+        }
+        put_rows(tx, t.session_id, &items, &placements, now)?;
+        let op_seq = record.record_operation();
+        let operations = tx.store(OPERATIONS_STORE)?;
+        let entry = object(&[
+            ("sessionId", t.session_id.into()),
+            ("opSeq", (op_seq as f64).into()),
+            ("operationId", transaction.operation_id.as_str().into()),
+            ("digest", transaction.digest.as_str().into()),
+            ("appliedAt", now.into()),
+        ]);
+        operations.put(&entry, None).map_err(|e| tx.fail(e))?;
+        let forget = operations_to_forget(record.next_op_seq);
+        if forget > 0 {
+            operations
+                .delete(messages_between(t.session_id, 0.0, (forget - 1) as f64)?)
+                .map_err(|e| tx.fail(e))?;
+        }
+        write_record(tx, &record)
+    })
+    .await
+}
+
+/// Every row of the session, oldest first, checked against its record.
+async fn all_rows(tx: &Tx, record: &SessionRecord) -> Result<Vec<JsValue>> {
+    let range = record.newest_range(crate::core::history::Limit::All);
+    rows_in(
+        tx,
+        record,
+        range,
+        None::<std::future::Ready<Result<Vec<JsValue>>>>,
+    )
+    .await
+}
+
+/// Replaces the whole history by `items` in one transaction. With `archive`, the replaced items
+/// move to the session's archive in the same transaction, so nothing is lost.
+pub async fn replace_history(
+    conn: &Connection,
+    t: &Target<'_>,
+    items: Vec<(JsValue, bool)>,
+    archive: bool,
+    now: f64,
+) -> Result<()> {
+    let tx = begin(conn, t, "replaceHistory")?;
+    tx.run(async |tx| {
+        let mut record = record_for(tx, t, now).await?;
+        let archived = if archive && record.item_count > 0 {
+            let rows = all_rows(tx, &record).await?;
+            let old = items_of(&rows, t.session_id)?;
+            let store = tx.store(ARCHIVE_STORE)?;
+            for (i, item) in old.iter().enumerate() {
+                let entry = object(&[
+                    ("sessionId", t.session_id.into()),
+                    (
+                        "position",
+                        ((record.archived_count + i as u64) as f64).into(),
+                    ),
+                    ("archivedAt", now.into()),
+                    ("item", item.clone()),
+                ]);
+                store.put(&entry, None).map_err(|e| tx.fail(e))?;
+            }
+            old.len() as u64
+        } else {
+            0
+        };
+        tx.store(MESSAGES_STORE)?
+            .delete(all_of_session(t.session_id)?)
+            .map_err(|e| tx.fail(e))?;
+        let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
+        let placements = record.replace_all(&starts, archived, now)?;
+        put_rows(tx, t.session_id, &items, &placements, now)?;
+        write_record(tx, &record)
+    })
+    .await
+}
+
+/// The archived items, oldest first: the newest `limit` (all without one) after skipping the
+/// `skip` newest.
+pub async fn archived_items(
+    conn: &Connection,
+    t: &Target<'_>,
+    limit: Option<u64>,
+    skip: u64,
+) -> Result<Vec<JsValue>> {
+    let tx = t.begin_over(
+        conn,
+        "getArchivedItems",
+        TransactionMode::ReadOnly,
+        &[SESSIONS_STORE, ARCHIVE_STORE],
+    )?;
+    tx.run(async |tx| {
+        let Some(record) = read_record(tx, t.session_id).await? else {
+            return Ok(Vec::new());
+        };
+        record.check_owner(t.user_id)?;
+        let end = record.archived_count.saturating_sub(skip);
+        let start = match limit {
+            Some(n) => end.saturating_sub(n),
+            None => 0,
+        };
+        if start >= end {
+            return Ok(Vec::new());
+        }
+        let rows = tx
+            .store(ARCHIVE_STORE)?
+            .get_all(
+                Some(messages_between(
+                    t.session_id,
+                    start as f64,
+                    (end - 1) as f64,
+                )?),
+                None,
+            )
+            .map_err(|e| tx.fail(e))?
+            .await
+            .map_err(|e| tx.fail(e))?;
+        items_of(&rows, t.session_id)
+    })
+    .await
+}
+
+/// `applyHistoryMutations`: each `replace_function_call` replaces the first `function_call`
+/// with its `callId` and removes later ones with the same id; the rows after a removed one move
+/// down so the sequence numbers stay without gaps. One transaction for all of them.
+pub async fn apply_mutations(
+    conn: &Connection,
+    t: &Target<'_>,
+    mutations: Vec<FunctionCallReplacement>,
+    now: f64,
+) -> Result<()> {
+    if mutations.is_empty() {
+        return Ok(());
+    }
+    let tx = begin(conn, t, "applyHistoryMutations")?;
+    tx.run(async |tx| {
+        let Some(mut record) = read_record(tx, t.session_id).await? else {
+            return Ok(());
+        };
+        record.check_owner(t.user_id)?;
+        let rows = all_rows(tx, &record).await?;
+        let mut items: Vec<Option<JsValue>> = items_of(&rows, t.session_id)?
+            .into_iter()
+            .map(Some)
+            .collect();
+        let mut replaced = vec![false; items.len()];
+        let text = |item: &JsValue, key: &str| js::get(item, key).ok().and_then(|v| v.as_string());
+        for mutation in mutations {
+            let call_ids: Vec<Option<String>> = items
+                .iter()
+                .map(|item| {
+                    let item = item.as_ref()?;
+                    (text(item, "type").as_deref() == Some("function_call"))
+                        .then(|| text(item, "callId"))
+                        .flatten()
+                })
+                .collect();
+            let ids: Vec<Option<&str>> = call_ids.iter().map(Option::as_deref).collect();
+            let Some((first, later)) = replace_function_call(&ids, &mutation.call_id) else {
+                continue;
+            };
+            items[first] = Some(mutation.replacement);
+            replaced[first] = true;
+            for i in later {
+                items[i] = None;
+            }
+        }
+        if !replaced.contains(&true) {
+            return Ok(());
+        }
+        let stored: Vec<StoredRow> = rows
+            .iter()
+            .zip(&items)
+            .enumerate()
+            .map(|(i, (row, item))| StoredRow {
+                seq: record.first_seq + i as u64,
+                turn: turn_of(row),
+                has_item: item.is_some(),
+                starts_turn: item.as_ref().is_some_and(|item| {
+                    starts_turn(text(item, "role").as_deref(), text(item, "type").as_deref())
+                }),
+            })
+            .collect();
+        let plan = plan_repair(&stored);
+        let messages = tx.store(MESSAGES_STORE)?;
+        for &i in &plan.drop {
+            messages
+                .delete(message_key(t.session_id, stored[i].seq))
+                .map_err(|e| tx.fail(e))?;
+        }
+        let writer = RowWriter::new(t.session_id, now);
+        let mut placed: Vec<Option<crate::core::session::Placement>> = vec![None; items.len()];
+        for &(i, place) in &plan.moves {
+            placed[i] = Some(place);
+        }
+        for (i, item) in items.iter().enumerate() {
+            let Some(item) = item else { continue };
+            let moved = placed[i];
+            if moved.is_none() && !replaced[i] {
+                continue;
+            }
+            let place = moved.unwrap_or(crate::core::session::Placement {
+                seq: stored[i].seq,
+                turn: stored[i].turn.unwrap_or(0),
+            });
+            if place.seq != stored[i].seq {
+                messages
+                    .delete(message_key(t.session_id, stored[i].seq))
+                    .map_err(|e| tx.fail(e))?;
+            }
+            let created = js::get(&rows[i], "createdAt").unwrap_or_else(|_| now.into());
+            let row = writer
+                .row_created(&place, item, &created)
+                .map_err(|e| tx.thrown(&e))?;
+            messages.put(&row, None).map_err(|e| tx.fail(e))?;
+        }
+        record.item_count = plan.kept;
+        record.first_seq = plan.first_seq;
+        record.next_seq = plan.next_seq;
+        record.last_turn = plan.last_turn;
+        record.updated_at = now;
+        write_record(tx, &record)
+    })
+    .await
+}

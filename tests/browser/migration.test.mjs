@@ -1,0 +1,110 @@
+// Schema migrations, in place, from a database the previous release wrote: each fixture in
+// tests/fixtures/db/ (made by tests/fixtures/db/make.mjs with that release) is loaded into
+// IndexedDB exactly as it was (version, stores, indexes, records), then opened by this build.
+// Every session, item and order must come through, and the new stores and indexes must exist.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { start, openHarness, root } from './harness.mjs';
+
+let env;
+before(async () => {
+  env = await start();
+});
+after(async () => {
+  await env?.close();
+});
+
+const fixtures = readdirSync(join(root, 'tests/fixtures/db')).filter((f) => /^v\d+\.json$/.test(f));
+
+/** Writes a fixture into a new database named `dbName`, as its release left it. */
+async function load(page, dbName, fixture) {
+  await page.evaluate(
+    async ({ dbName, fixture }) => {
+      const request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
+      await request(indexedDB.deleteDatabase(dbName));
+      const open = indexedDB.open(dbName, fixture.version);
+      open.onupgradeneeded = () => {
+        for (const store of fixture.stores) {
+          const created = open.result.createObjectStore(store.name, { keyPath: store.keyPath, autoIncrement: store.autoIncrement });
+          for (const index of store.indexes) created.createIndex(index.name, index.keyPath, { unique: index.unique, multiEntry: index.multiEntry });
+        }
+      };
+      const db = await request(open);
+      const tx = db.transaction(fixture.stores.map((s) => s.name), 'readwrite');
+      for (const store of fixture.stores) for (const record of store.records) tx.objectStore(store.name).put(record);
+      await new Promise((ok, fail) => ((tx.oncomplete = ok), (tx.onerror = () => fail(tx.error))));
+      db.close();
+    },
+    { dbName, fixture },
+  );
+}
+
+for (const file of fixtures) {
+  test(`a database written by schema ${file.replace('.json', '')} opens with every session and item intact, and the new stores`, async () => {
+    const fixture = JSON.parse(readFileSync(join(root, 'tests/fixtures/db', file), 'utf8'));
+    const { page } = await openHarness(env);
+    const dbName = `migrate-${file}`;
+    await load(page, dbName, fixture);
+    const sessions = fixture.stores.find((s) => s.name === 'agent_sessions').records;
+    const rows = fixture.stores.find((s) => s.name === 'agent_messages').records;
+    const r = await page.evaluate(
+      async ({ dbName, sessions }) => {
+        const out = { histories: {}, listed: {} };
+        for (const record of sessions) {
+          const s = new lib.IndexedDbSession(record.id, { dbName, userId: record.userId ?? undefined });
+          out.histories[record.id] = await s.getItems();
+        }
+        // Each user's sessions, and (under null) every session.
+        for (const user of [...new Set(sessions.map((r) => r.userId))]) {
+          out.listed[user] = await lib.listSessions({ dbName, userId: user ?? undefined });
+        }
+        // The migrated sessions take the new capabilities and go on numbering where they were.
+        const first = sessions[0];
+        const s = new lib.IndexedDbSession(first.id, { dbName, userId: first.userId ?? undefined });
+        const last = (await s.getItems(1))[0];
+        await s.applyHistoryTransaction({ operationId: 'after-migration', transaction: { type: 'replace_suffix', expectedSuffix: [last], replacement: [last, { role: 'user', content: 'new' }] } });
+        await s.addItems([{ role: 'assistant', content: 'newer' }]);
+        out.continued = await s.getItems(3);
+        out.popped = await s.popItem();
+        const request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
+        const db = await request(indexedDB.open(dbName));
+        const tx = db.transaction([...db.objectStoreNames]);
+        out.version = db.version;
+        out.stores = Object.fromEntries(
+          [...db.objectStoreNames].map((name) => {
+            const store = tx.objectStore(name);
+            return [name, { keyPath: store.keyPath, indexes: [...store.indexNames].map((i) => [i, store.index(i).keyPath, store.index(i).unique]) }];
+          }),
+        );
+        db.close();
+        return out;
+      },
+      { dbName, sessions },
+    );
+    // Every item of every session, verbatim and in order.
+    for (const record of sessions) {
+      const expected = rows
+        .filter((row) => row.sessionId === record.id)
+        .sort((x, y) => x.seq - y.seq)
+        .map((row) => row.item);
+      assert.equal(expected.length, record.itemCount, `${record.id}: the fixture is consistent`);
+      assert.deepEqual(r.histories[record.id], expected, record.id);
+    }
+    for (const [user, listed] of Object.entries(r.listed)) {
+      const mine = sessions.filter((s) => user === 'null' || String(s.userId) === user).sort((x, y) => y.updatedAt - x.updatedAt);
+      assert.deepEqual(
+        listed.map((i) => [i.sessionId, i.itemCount, i.createdAt, i.updatedAt]),
+        mine.map((s) => [s.id, s.itemCount, s.createdAt, s.updatedAt]),
+        `the sessions of ${user}`,
+      );
+    }
+    assert.deepEqual(r.continued.slice(1).map((i) => i.content), ['new', 'newer']);
+    assert.equal(r.popped.content, 'newer');
+    assert.equal(r.version, 2);
+    assert.deepEqual(r.stores.agent_operations, { keyPath: ['sessionId', 'opSeq'], indexes: [['by_operation', ['sessionId', 'operationId'], true]] });
+    assert.deepEqual(r.stores.agent_archive, { keyPath: ['sessionId', 'position'], indexes: [] });
+    assert.deepEqual(r.stores.agent_messages.keyPath, ['sessionId', 'seq']);
+  });
+}
