@@ -1,4 +1,4 @@
-export { Agent, Runner, RunState } from './agent_sessions_runner.js';
+export { Agent, Runner, RunState, CompactionSession } from './agent_sessions_runner.js';
 export type {
   ModelSettings,
   JsonSchema,
@@ -16,5 +16,9 @@ export type {
   MaxTurnsExceededError,
   RunnerError,
   RunnerErrorCode,
+  BackgroundReport,
+  CompactionContext,
+  CompactionSessionOptions,
+  CompactionResult,
 } from './agent_sessions_runner.js';
 export * from './index.js';

@@ -5,14 +5,17 @@ import init, {
   Runner as WasmRunner,
   RunState,
   notAnAgent,
+  notARunner,
+  compactionRunner,
 } from './agent_sessions_runner.js';
 
 await init({ module_or_path: new URL('./agent_sessions_runner_bg.wasm', import.meta.url) });
 
-// Every Agent this entry made. Checking membership runs no code of the value checked (a Proxy is
+// Every Agent and Runner this entry made. Checking membership runs no code of the value checked (a Proxy is
 // never a member), so a hostile `agent` argument is refused with a RunnerError instead of
 // reaching wasm-bindgen's class check, which throws a bare Error synchronously.
 const agents = new WeakSet();
+const runners = new WeakSet();
 
 /** An agent: a name, instructions, a model and tools (see the declarations in runner.d.ts). */
 class Agent extends WasmAgent {
@@ -34,6 +37,11 @@ Object.defineProperty(RunState, 'fromString', {
 
 /** Runs agents against an OpenAI-compatible server (see the declarations in runner.d.ts). */
 class Runner extends WasmRunner {
+  constructor(options) {
+    super(options);
+    runners.add(this);
+  }
+
   run(agent, input, options) {
     if (!agents.has(agent)) return Promise.reject(notAnAgent(agent));
     return super.run(agent, input, options);
@@ -97,5 +105,73 @@ class Runner extends WasmRunner {
   }
 }
 
-export { Agent, Runner, RunState };
+/** A session that compacts its history with a model (see the declarations in runner.d.ts). */
+class CompactionSession {
+  #inner;
+  #engine;
+  #guarded;
+  // Calls take effect in call order. A compaction reads the history, waits for the model, then
+  // replaces what it read: over a session with `replaceHistory` (this package's), the
+  // replacement is refused if anything was written meanwhile, so a compaction never holds up
+  // the conversation; over any other session, calls wait for it.
+  #tail = Promise.resolve();
+
+  constructor(inner, options) {
+    const runner = compactionRunner(options);
+    if (!runners.has(runner)) throw notARunner(runner);
+    this.#engine = runner.compactionEngine(inner, options);
+    this.#inner = inner;
+    this.#guarded = false;
+    // The wrapped session's optional capabilities pass through, where it has them.
+    for (const name of ['applyHistoryTransaction', 'applyHistoryMutations', 'replaceHistoryWithCompaction', 'replaceHistory', 'close']) {
+      let method;
+      try {
+        method = inner[name];
+      } catch {
+        continue;
+      }
+      if (typeof method === 'function') {
+        Object.defineProperty(this, name, { value: (...args) => this.#serial(() => method.apply(inner, args)) });
+        if (name === 'replaceHistory') this.#guarded = true;
+      }
+    }
+  }
+
+  #serial(call) {
+    const run = this.#tail.then(call);
+    this.#tail = run.catch(() => {});
+    return run;
+  }
+
+  getSessionId() {
+    return this.#serial(() => this.#inner.getSessionId());
+  }
+
+  getItems(limit) {
+    return this.#serial(() => this.#inner.getItems(limit));
+  }
+
+  addItems(items) {
+    return this.#serial(() => this.#inner.addItems(items));
+  }
+
+  popItem() {
+    return this.#serial(() => this.#inner.popItem());
+  }
+
+  clearSession() {
+    return this.#serial(() => this.#inner.clearSession());
+  }
+
+  runCompaction(args) {
+    if (this.#guarded) return this.#engine.run(this.#inner, args);
+    return this.#serial(() => this.#engine.run(this.#inner, args));
+  }
+
+  getArchivedItems(options) {
+    return this.#serial(() => (typeof this.#inner.getArchivedItems === 'function' ? this.#inner.getArchivedItems(options) : []));
+  }
+}
+
+export { Agent, Runner, RunState, CompactionSession };
 export * from './index.js';

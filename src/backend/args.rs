@@ -9,6 +9,8 @@ use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
 use crate::core::session::starts_turn;
 
+#[cfg(feature = "sessions")]
+use super::canonical::canonical;
 use super::js::{self, describe, error_text, exact_string, object, Thrown};
 
 /// The error for a value whose reading threw.
@@ -156,26 +158,63 @@ pub fn take_settings(options: &Option<Object>) -> Result<(SessionSettings, Objec
     Ok((SessionSettings { limit }, Object::freeze(&copy)))
 }
 
-/// `replaceHistory`'s `{ archive?: boolean }`: whether to archive, `true` by default.
-pub fn take_archive_option(options: &JsValue) -> Result<bool> {
+/// `replaceHistory`'s options.
+#[cfg(feature = "sessions")]
+pub struct ReplaceOptions {
+    /// Move the replaced items to the archive (`true` unless `archive: false`).
+    pub archive: bool,
+    /// `expectedItems`: the canonical forms of the items the history must still hold, exactly,
+    /// for the replacement to happen (a compaction computed from them).
+    pub expected: Option<Vec<String>>,
+}
+
+/// `replaceHistory`'s `{ archive?: boolean, expectedItems?: Item[] }`.
+#[cfg(feature = "sessions")]
+pub fn take_replace_options(options: &JsValue) -> Result<ReplaceOptions> {
     let options = take_options(options, "options")?;
     let archive = field(&options, "options", "archive")?;
-    if archive.is_undefined() || archive.is_null() {
-        return Ok(true);
-    }
-    archive.as_bool().ok_or_else(|| {
-        SessionError::new(
+    let archive = if archive.is_undefined() || archive.is_null() {
+        true
+    } else {
+        archive.as_bool().ok_or_else(|| {
+            SessionError::new(
+                SessionErrorCode::InvalidOptions,
+                format!(
+                    "options.archive must be a boolean, got {}",
+                    describe(&archive)
+                ),
+            )
+        })?
+    };
+    let expected = field(&options, "options", "expectedItems")?;
+    let expected = if expected.is_undefined() || expected.is_null() {
+        None
+    } else {
+        let items = take_items_as(
+            &expected,
+            "options.expectedItems",
             SessionErrorCode::InvalidOptions,
-            format!(
-                "options.archive must be a boolean, got {}",
-                describe(&archive)
-            ),
-        )
-    })
+        )?;
+        let forms = items
+            .iter()
+            .enumerate()
+            .map(|(i, (item, _))| {
+                canonical(item).map_err(|why| {
+                    SessionError::new(
+                        SessionErrorCode::InvalidOptions,
+                        format!("options.expectedItems[{i}] holds {why}"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<String>>>()?;
+        Some(forms)
+    };
+    Ok(ReplaceOptions { archive, expected })
 }
 
 /// `getArchivedItems`' `{ limit?, before? }`: how many to return (all without a limit), and how
 /// many of the newest to skip.
+#[cfg(feature = "sessions")]
 pub fn take_archive_window(options: &JsValue) -> Result<(Option<u64>, u64)> {
     let options = take_options(options, "options")?;
     let limit = take_limit(&field(&options, "options", "limit")?, "options.limit")?;

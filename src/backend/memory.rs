@@ -9,7 +9,9 @@ use wasm_bindgen::JsValue;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
 use crate::core::memory::MemoryHistory;
+use crate::core::transaction::check_whole_history;
 
+use super::args::ReplaceOptions;
 use super::canonical::canonical;
 use super::js::{self, clone_value, error_text, now};
 use super::session::{SessionCore, SessionState};
@@ -92,8 +94,21 @@ impl SessionState for MemorySessionState {
         Ok(())
     }
 
-    async fn replace_history(&self, items: Vec<(JsValue, bool)>, archive: bool) -> Result<()> {
-        self.history.borrow_mut().replace_all(items, archive, now())
+    async fn replace_history(
+        &self,
+        items: Vec<(JsValue, bool)>,
+        options: ReplaceOptions,
+    ) -> Result<()> {
+        let mut history = self.history.borrow_mut();
+        if let Some(expected) = &options.expected {
+            let stored: Vec<Option<String>> = history
+                .newest(usize::MAX)
+                .iter()
+                .map(|e| canonical(&e.item).ok())
+                .collect();
+            check_whole_history(&self.core.session_id, expected, &stored)?;
+        }
+        history.replace_all(items, options.archive, now())
     }
 
     async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>> {

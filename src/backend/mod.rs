@@ -19,6 +19,8 @@ pub mod session_options;
 pub mod transaction;
 
 #[cfg(feature = "runner")]
+pub mod compaction;
+#[cfg(feature = "runner")]
 pub mod model;
 #[cfg(feature = "runner")]
 pub mod run_options;

@@ -67,7 +67,7 @@ pub fn aborted(signal: Option<&JsValue>) -> Option<JsValue> {
 }
 
 /// Waits `ms` milliseconds, or until `signal` fires.
-async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
+pub async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
     if let Some(reason) = aborted(signal) {
         return Err(CallError::Aborted(reason));
     }
@@ -103,8 +103,8 @@ async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
 }
 
 impl ModelClient {
-    fn url(&self) -> String {
-        format!("{}{}", self.base_url.trim_end_matches('/'), self.api.path())
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url.trim_end_matches('/'))
     }
 
     fn init(&self, body: &str, signal: Option<&JsValue>) -> Object {
@@ -128,7 +128,12 @@ impl ModelClient {
         object(&init)
     }
 
-    async fn fetch_once(&self, body: &str, signal: Option<&JsValue>) -> Result<JsValue, CallError> {
+    async fn fetch_once(
+        &self,
+        path: &str,
+        body: &str,
+        signal: Option<&JsValue>,
+    ) -> Result<JsValue, CallError> {
         let fetch = match &self.fetch {
             Some(f) => f.clone(),
             None => js::get(&js_sys::global(), "fetch")
@@ -140,7 +145,7 @@ impl ModelClient {
         let call = fetch
             .call2(
                 &JsValue::UNDEFINED,
-                &self.url().into(),
+                &self.url(path).into(),
                 &self.init(body, signal),
             )
             .map_err(|e| failed(0, format!("network error: {}", error_text(&e))))?;
@@ -153,6 +158,47 @@ impl ModelClient {
             })
     }
 
+    /// POSTs the JSON `body` to `path` (under the base URL), retrying 429 and 5xx answers as
+    /// configured: the successful response and its status.
+    async fn post(
+        &self,
+        path: &str,
+        body: &str,
+        signal: Option<&JsValue>,
+    ) -> Result<(JsValue, u16), CallError> {
+        let mut attempt = 0;
+        loop {
+            if let Some(reason) = aborted(signal) {
+                return Err(CallError::Aborted(reason));
+            }
+            let response = self.fetch_once(path, body, signal).await?;
+            let status = Reflect::get(&response, &"status".into())
+                .ok()
+                .and_then(|s| s.as_f64())
+                .unwrap_or(0.0) as u16;
+            if (200..300).contains(&status) {
+                return Ok((response, status));
+            }
+            // The body only improves the message: a failure to read it is no error of its own,
+            // but an abort while reading it is.
+            let text = match read_text(&response, status, signal).await {
+                Ok(text) => text,
+                Err(CallError::Aborted(reason)) => return Err(CallError::Aborted(reason)),
+                Err(CallError::Failed(_)) => String::new(),
+            };
+            if is_retryable(status) && attempt < self.retries {
+                sleep(retry_delay_ms(attempt, retry_after(&response)), signal).await?;
+                attempt += 1;
+                continue;
+            }
+            let message = match error_message(&text) {
+                m if m.is_empty() => format!("HTTP {status}"),
+                m => m,
+            };
+            return Err(failed(status, message));
+        }
+    }
+
     /// One model call with this JSON `body`. Text deltas of a streamed response go to
     /// `on_delta` as they arrive.
     pub async fn call(
@@ -162,45 +208,34 @@ impl ModelClient {
         signal: Option<&JsValue>,
         on_delta: &mut dyn FnMut(&str),
     ) -> Result<ModelOutput, CallError> {
-        let mut attempt = 0;
-        loop {
-            if let Some(reason) = aborted(signal) {
-                return Err(CallError::Aborted(reason));
-            }
-            let response = self.fetch_once(body, signal).await?;
-            let status = Reflect::get(&response, &"status".into())
-                .ok()
-                .and_then(|s| s.as_f64())
-                .unwrap_or(0.0) as u16;
-            if !(200..300).contains(&status) {
-                // The body only improves the message: a failure to read it is no error of its
-                // own, but an abort while reading it is.
-                let text = match read_text(&response, status, signal).await {
-                    Ok(text) => text,
-                    Err(CallError::Aborted(reason)) => return Err(CallError::Aborted(reason)),
-                    Err(CallError::Failed(_)) => String::new(),
-                };
-                if is_retryable(status) && attempt < self.retries {
-                    sleep(retry_delay_ms(attempt, retry_after(&response)), signal).await?;
-                    attempt += 1;
-                    continue;
-                }
-                let message = match error_message(&text) {
-                    m if m.is_empty() => format!("HTTP {status}"),
-                    m => m,
-                };
-                return Err(failed(status, message));
-            }
-            return if stream {
-                read_stream(self.api, &response, status, signal, on_delta).await
-            } else {
-                let text = read_text(&response, status, signal).await?;
-                let json: Value = serde_json::from_str(&text)
-                    .map_err(|e| failed(status, format!("malformed JSON in the response ({e})")))?;
-                parse_response(self.api, &json).map_err(|e| failed(status, e.to_string()))
-            };
+        let (response, status) = self.post(self.api.path(), body, signal).await?;
+        if stream {
+            return read_stream(self.api, &response, status, signal, on_delta).await;
         }
+        let json = read_json(&response, status, signal).await?;
+        parse_response(self.api, &json).map_err(|e| failed(status, e.to_string()))
     }
+
+    /// A POST of `body` to another endpoint of the API (such as `/responses/compact`): its JSON.
+    pub async fn post_json(
+        &self,
+        path: &str,
+        body: &str,
+        signal: Option<&JsValue>,
+    ) -> Result<Value, CallError> {
+        let (response, status) = self.post(path, body, signal).await?;
+        read_json(&response, status, signal).await
+    }
+}
+
+async fn read_json(
+    response: &JsValue,
+    status: u16,
+    signal: Option<&JsValue>,
+) -> Result<Value, CallError> {
+    let text = read_text(response, status, signal).await?;
+    serde_json::from_str(&text)
+        .map_err(|e| failed(status, format!("malformed JSON in the response ({e})")))
 }
 
 /// `Retry-After` in milliseconds: seconds, or an HTTP date.

@@ -5,11 +5,13 @@ use js_sys::Object;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
+use crate::core::compaction::Strategy;
 use crate::core::history::Limit;
 use crate::core::run::{input_items_from_text, RunState, ServerConversation, DEFAULT_MAX_TURNS};
 use crate::core::wire::{Api, ModelSettings, ToolSpec};
 
 use super::args::{field, optional_string, take_items, take_limit, take_options};
+use super::compaction::Compactor;
 use super::js::{self, describe, error_text, js_to_json};
 use super::model::ModelClient;
 use super::runner::{AgentSpec, RunInput, RunOptions, Tool};
@@ -347,4 +349,96 @@ pub fn parse_input(value: &JsValue) -> Result<RunInput> {
             describe(value)
         ),
     ))
+}
+
+/// `new CompactionSession(inner, options)`'s `options.runner`, read without running anything of
+/// the caller's but getters (js/runner.js checks it is a Runner it made).
+pub fn compaction_runner(value: &JsValue) -> Result<JsValue> {
+    const C: RunnerErrorCode = RunnerErrorCode::InvalidCompaction;
+    let o = options(value, "compaction options", C)?;
+    let runner = get(&o, "runner", "options", C)?;
+    if !runner.is_object() {
+        return Err(invalid(
+            C,
+            format!(
+                "options.runner must be the Runner whose server compacts, got {}",
+                describe(&runner)
+            ),
+        ));
+    }
+    Ok(runner)
+}
+
+/// The rest of `new CompactionSession(inner, { runner, agent | model, strategy?, keepTurns?,
+/// archive?, shouldCompact? })`, for the runner's `client`.
+pub fn parse_compaction(
+    inner: &JsValue,
+    value: &JsValue,
+    client: std::rc::Rc<ModelClient>,
+) -> Result<Compactor> {
+    const C: RunnerErrorCode = RunnerErrorCode::InvalidCompaction;
+    for method in ["getItems", "addItems"] {
+        let f = if inner.is_object() {
+            js::get(inner, method).map_err(|e| threw(C, &format!("inner.{method}"), &e))?
+        } else {
+            JsValue::UNDEFINED
+        };
+        if !f.is_function() {
+            return Err(invalid(
+                RunnerErrorCode::InvalidSession,
+                format!(
+                    "the session to compact must have a {method}() method, got {}",
+                    describe(inner)
+                ),
+            ));
+        }
+    }
+    let o = options(value, "compaction options", C)?;
+    let agent = get(&o, "agent", "options", C)?;
+    let agent_model = match agent.is_object() {
+        true => js::get(&agent, "model")
+            .map_err(|e| threw(C, "options.agent.model", &e))?
+            .as_string(),
+        false => None,
+    };
+    let model = opt_string(&o, "model", "options", C)?
+        .or(agent_model)
+        .filter(|m| !m.trim().is_empty())
+        .ok_or_else(|| {
+            invalid(
+                C,
+                "compaction needs a model: options.model, or an options.agent with a model".into(),
+            )
+        })?;
+    let strategy = match opt_string(&o, "strategy", "options", C)? {
+        None => Strategy::Summary,
+        Some(name) => Strategy::parse(&name).ok_or_else(|| {
+            invalid(
+                C,
+                format!("options.strategy must be \"summary\" or \"responses\", got \"{name}\""),
+            )
+        })?,
+    };
+    let archive = get(&o, "archive", "options", C)?;
+    let archive = match archive.as_bool() {
+        Some(b) => b,
+        None if archive.is_undefined() || archive.is_null() => true,
+        None => {
+            return Err(invalid(
+                C,
+                format!(
+                    "options.archive must be a boolean, got {}",
+                    describe(&archive)
+                ),
+            ))
+        }
+    };
+    Ok(Compactor {
+        client,
+        model,
+        strategy,
+        keep_turns: opt_count(&o, "keepTurns", "options", C)?.unwrap_or(2) as usize,
+        archive,
+        should_compact: opt_function(&o, "shouldCompact", "options", C)?,
+    })
 }

@@ -36,8 +36,14 @@ fn optional(text: Option<&str>) -> JsValue {
 }
 
 /// The `RunResult` of a run that reached `state`, waiting for `interruptions` (none when it
-/// finished); `state_object` is the `RunState` object to resume from.
-pub fn result_object(state: &RunState, interruptions: &[Value], state_object: JsValue) -> JsValue {
+/// finished); `state_object` is the `RunState` object to resume from, `background` the promise of
+/// the work left for after the answer.
+pub fn result_object(
+    state: &RunState,
+    interruptions: &[Value],
+    state_object: JsValue,
+    background: JsValue,
+) -> JsValue {
     let final_output = match interruptions {
         [] => optional(state.final_output.as_deref()),
         _ => JsValue::UNDEFINED,
@@ -66,6 +72,7 @@ pub fn result_object(state: &RunState, interruptions: &[Value], state_object: Js
                 .into(),
         ),
         ("state", state_object),
+        ("background", background),
     ])
     .into()
 }

@@ -101,6 +101,23 @@ fn unresolved(e: Unresolved, code: RunnerErrorCode, what: &str) -> RunError {
     }
 }
 
+/// Calls `session[method](...args)` and awaits its result. What the method throws or rejects
+/// with passes through unchanged; a result that throws when read is `INVALID_SESSION`.
+pub async fn call_session(
+    session: &JsValue,
+    method: &str,
+    args: &[JsValue],
+) -> Result<JsValue, RunError> {
+    let value = call_method(session, method, args).map_err(RunError::Thrown)?;
+    resolve_value(value).await.map_err(|e| {
+        unresolved(
+            e,
+            RunnerErrorCode::InvalidSession,
+            &format!("session.{method}()"),
+        )
+    })
+}
+
 struct Run<'a> {
     client: &'a ModelClient,
     agent: &'a AgentSpec,
@@ -119,17 +136,10 @@ impl Run<'_> {
     }
 
     async fn session_call(&self, method: &str, args: &[JsValue]) -> Result<JsValue, RunError> {
-        let Some(session) = &self.options.session else {
-            return Ok(JsValue::UNDEFINED);
-        };
-        let value = call_method(session, method, args).map_err(RunError::Thrown)?;
-        resolve_value(value).await.map_err(|e| {
-            unresolved(
-                e,
-                RunnerErrorCode::InvalidSession,
-                &format!("session.{method}()"),
-            )
-        })
+        match &self.options.session {
+            Some(session) => call_session(session, method, args).await,
+            None => Ok(JsValue::UNDEFINED),
+        }
     }
 
     /// Saves what the session does not have yet (the input only, with `input_only`): as one
@@ -228,6 +238,15 @@ impl Run<'_> {
                 let same = |pool: &[JsValue], item: &JsValue| {
                     pool.iter().position(|p| js_sys::Object::is(p, item))
                 };
+                for (i, item) in elements.iter().enumerate() {
+                    if !js::is_plain_object(item).unwrap_or(false) {
+                        return Err(invalid(format!(
+                            "sessionInputCallback returned an array whose item {i} is not an \
+                             object: got {}",
+                            describe(item)
+                        )));
+                    }
+                }
                 let origins: Vec<Origin> = elements
                     .iter()
                     .map(|item| match same(&history_js, item) {
@@ -506,4 +525,29 @@ pub async fn run(
             state: Some(state),
         }),
     }
+}
+
+/// What a run leaves for after its answer: compaction, where the session compacts (it has
+/// `runCompaction`, as `CompactionSession` does) and the run finished. It starts once the current
+/// task is over, so the caller has the result first, and it never fails: its report lists what
+/// went wrong (`{ compaction, errors }`), and a failure there touches nothing already saved.
+pub fn background(session: Option<JsValue>, finished: bool) -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(async move {
+        let mut compaction = JsValue::NULL;
+        let errors = Array::new();
+        let compacts = session
+            .as_ref()
+            .filter(|_| finished)
+            .filter(|s| js::get(s, "runCompaction").is_ok_and(|f| f.is_function()));
+        if let Some(session) = compacts {
+            let _ = super::model::sleep(0.0, None).await;
+            match call_session(session, "runCompaction", &[]).await {
+                Ok(result) => compaction = result,
+                Err(e) => {
+                    errors.push(&super::error::run_error(e));
+                }
+            }
+        }
+        Ok(object(&[("compaction", compaction), ("errors", errors.into())]).into())
+    })
 }

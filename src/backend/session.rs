@@ -16,6 +16,7 @@ use crate::core::error::{Result, SessionError};
 use crate::core::history::{Limit, SessionSettings};
 use crate::core::queue::{OpQueue, Ticket};
 
+use super::args::ReplaceOptions;
 use super::error::session_error;
 use super::transaction::{FunctionCallReplacement, TakenTransaction};
 
@@ -64,8 +65,13 @@ pub trait SessionState: 'static {
     async fn apply_transaction(&self, taken: TakenTransaction) -> Result<()>;
     /// `applyHistoryMutations`, checked and copied.
     async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()>;
-    /// Replaces the whole history; with `archive`, the old items move to the archive.
-    async fn replace_history(&self, items: Vec<(JsValue, bool)>, archive: bool) -> Result<()>;
+    /// Replaces the whole history; with `options.archive`, the old items move to the archive;
+    /// with `options.expected`, only if the history still holds exactly those items.
+    async fn replace_history(
+        &self,
+        items: Vec<(JsValue, bool)>,
+        options: ReplaceOptions,
+    ) -> Result<()>;
     /// The archived items, oldest first: the newest `limit` after skipping the `skip` newest.
     async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>>;
 }

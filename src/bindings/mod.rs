@@ -18,6 +18,14 @@ const SHARED_TYPES: &'static str = r#"
  */
 export type Item = { [key: string]: unknown };
 
+/** Which archived items `getArchivedItems` returns. */
+export interface ArchiveWindow {
+  /** How many of the newest archived items (after `before`) to return; default all. */
+  limit?: number;
+  /** How many of the newest archived items to skip; default 0. */
+  before?: number;
+}
+
 /** Session-wide settings, as the SDK's `SessionSettings`. */
 export interface SessionSettings {
   /** How many of the newest items `getItems()` returns when called without a limit. */

@@ -9,11 +9,13 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::backend::args::optional_string;
+use crate::backend::compaction::Compactor;
 use crate::backend::error::{coded_error, run_error};
 use crate::backend::js::describe;
 use crate::backend::model::ModelClient;
 use crate::backend::run_options::{
-    parse_agent, parse_input, parse_run_options, parse_runner, RUN_STATE_KIND,
+    self, parse_agent, parse_compaction, parse_input, parse_run_options, parse_runner,
+    RUN_STATE_KIND,
 };
 use crate::backend::run_result::{interruption, result_object};
 use crate::backend::runner::{self, AgentSpec, RunError, RunOutcome};
@@ -129,6 +131,65 @@ export interface RunResult {
   interruptions: ToolApprovalItem[];
   /** The state to resume from after approvals; `state.toString()` survives a reload. */
   state: RunState;
+  /** The work the run leaves for after its answer (compaction, where the session compacts),
+   * started once the result is delivered. Never rejects: it reports what went wrong. */
+  background: Promise<BackgroundReport>;
+}
+
+export interface BackgroundReport {
+  /** What `session.runCompaction()` did after the turn (`null`: nothing, or no compaction). */
+  compaction: CompactionResult | null;
+  /** What failed in the background; the turn already saved is untouched. */
+  errors: Error[];
+}
+
+export interface CompactionContext {
+  /** The items a compaction would replace: all but user messages and earlier compactions. */
+  candidateItems: Item[];
+  sessionItems: Item[];
+}
+
+export interface CompactionSessionOptions {
+  /** Whose server compacts (its `baseUrl`, `apiKey`, `fetch`...). */
+  runner: Runner;
+  /** The model that compacts: `model`, else the agent's. */
+  agent?: Agent<any>;
+  model?: string;
+  /** `'summary'` (default, any chat model): the model summarises everything but the newest
+   * `keepTurns` turns into one system item. `'responses'`: `POST /responses/compact` (OpenAI). */
+  strategy?: 'summary' | 'responses';
+  /** Turns a summary keeps as they are; default 2. */
+  keepTurns?: number;
+  /** Move the replaced items to the session's archive; default `true`. */
+  archive?: boolean;
+  /** When to compact; default: at least 10 candidates (the SDK's rule). */
+  shouldCompact?: (context: CompactionContext) => boolean | Promise<boolean>;
+}
+
+/** What a compaction did. */
+export interface CompactionResult {
+  itemsBefore: number;
+  itemsAfter: number;
+  usage: Usage;
+}
+
+/**
+ * A session that compacts its history with a model, wrapping any session (its calls pass
+ * through). `runCompaction()` compacts when the trigger says so (always with `force`); this
+ * package's runner calls it after each finished turn, in the background, and so does the SDK's
+ * `run()`. Over this package's sessions the replacement is one transaction, refused if the
+ * history changed meanwhile, and the replaced items move to the archive.
+ */
+export class CompactionSession {
+  constructor(inner: SessionLike, options: CompactionSessionOptions);
+  getSessionId(): Promise<string>;
+  getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
+  addItems(items: readonly Item[]): Promise<void>;
+  popItem<T extends Item = Item>(): Promise<T | undefined>;
+  clearSession(): Promise<void>;
+  runCompaction(args?: { force?: boolean }): Promise<CompactionResult | null>;
+  /** The archive of the wrapped session (`[]` where it keeps none). */
+  getArchivedItems<T extends Item = Item>(options?: ArchiveWindow): Promise<T[]>;
 }
 
 export type RunStreamEvent =
@@ -171,6 +232,7 @@ export interface RunnerError extends Error {
 export class Agent<TContext = unknown> {
   constructor(options: AgentOptions<TContext>);
   readonly name: string;
+  readonly model: string | undefined;
   free(): void;
 }
 
@@ -212,6 +274,12 @@ impl Agent {
     pub fn name(&self) -> String {
         self.spec.name.clone()
     }
+
+    /// The model name, `undefined` when none was given.
+    #[wasm_bindgen(getter)]
+    pub fn model(&self) -> Option<String> {
+        self.spec.model.clone()
+    }
 }
 
 #[wasm_bindgen(skip_typescript)]
@@ -241,9 +309,15 @@ impl Runner {
                     state,
                     interruptions,
                 }) => {
-                    let result =
-                        result_object(&state, &interruptions, RunState::wrap(state.clone()));
-                    Ok(result)
+                    let background =
+                        runner::background(options.session.clone(), interruptions.is_empty());
+                    let state_object = RunState::wrap(state.clone());
+                    Ok(result_object(
+                        &state,
+                        &interruptions,
+                        state_object,
+                        background.into(),
+                    ))
                 }
                 Err(failure) => {
                     let resumable =
@@ -274,6 +348,21 @@ impl Runner {
         self.start(agent, &input, &options, None)
     }
 
+    /// The compaction of `new CompactionSession(inner, options)` on this runner's server
+    /// (js/runner.js has checked that `options.runner` is this Runner).
+    #[wasm_bindgen(js_name = compactionEngine)]
+    pub fn compaction_engine(
+        &self,
+        inner: JsValue,
+        options: JsValue,
+    ) -> Result<CompactionEngine, JsValue> {
+        let compactor =
+            parse_compaction(&inner, &options, self.client.clone()).map_err(|e| coded_error(&e))?;
+        Ok(CompactionEngine {
+            compactor: Rc::new(compactor),
+        })
+    }
+
     /// A streamed run: `on_event` receives each event; the promise settles with the result.
     /// `runStreamed` (js/runner.js) turns the events into an async iterator.
     #[wasm_bindgen(js_name = startStreamed)]
@@ -285,6 +374,48 @@ impl Runner {
         on_event: Function,
     ) -> Promise {
         self.start(agent, &input, &options, Some(on_event))
+    }
+}
+
+/// `options.runner` of `new CompactionSession(inner, options)`, for js/runner.js to check.
+#[wasm_bindgen(js_name = compactionRunner, skip_typescript)]
+pub fn compaction_runner(options: JsValue) -> Result<JsValue, JsValue> {
+    run_options::compaction_runner(&options).map_err(|e| coded_error(&e))
+}
+
+/// The error for a `runner` option that is not a `Runner` of this module.
+#[wasm_bindgen(js_name = notARunner, skip_typescript)]
+pub fn not_a_runner(value: JsValue) -> JsValue {
+    coded_error(&RunnerError::new(
+        RunnerErrorCode::InvalidCompaction,
+        format!(
+            "options.runner must be a Runner made with new Runner(...), got {}",
+            describe(&value)
+        ),
+    ))
+}
+
+/// What runs a `CompactionSession`'s compactions (js/runner.js holds one per session).
+#[wasm_bindgen(skip_typescript)]
+pub struct CompactionEngine {
+    compactor: Rc<Compactor>,
+}
+
+#[wasm_bindgen]
+impl CompactionEngine {
+    /// Compacts `session` if the trigger says so, or always with `args.force`: the result, or
+    /// `null` when nothing was done.
+    pub fn run(&self, session: JsValue, args: JsValue) -> Promise {
+        let force = args.is_object()
+            && crate::backend::js::get(&args, "force").is_ok_and(|f| f.as_bool() == Some(true));
+        let compactor = self.compactor.clone();
+        future_to_promise(async move {
+            match compactor.run(&session, force).await {
+                Ok(Some(done)) => Ok(done.to_js()),
+                Ok(None) => Ok(JsValue::NULL),
+                Err(e) => Err(run_error(e)),
+            }
+        })
     }
 }
 

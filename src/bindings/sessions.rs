@@ -7,7 +7,9 @@ use std::rc::Rc;
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
-use crate::backend::args::{take_archive_option, take_archive_window, take_items, take_limit};
+use crate::backend::args::{
+    take_archive_window, take_items, take_limit, take_replace_options, ReplaceOptions,
+};
 use crate::backend::error::session_error;
 use crate::backend::indexeddb::{self, IdbSessionState};
 use crate::backend::js::now;
@@ -150,14 +152,12 @@ export interface SessionHistoryRewriteArgs {
 export interface ReplaceHistoryOptions {
   /** Move the replaced items to the archive; default `true`. */
   archive?: boolean;
+  /** Replace only if the history still holds exactly these items (as `replace_suffix`
+   * compares them), else `SUFFIX_MISMATCH` and nothing changes: for a replacement computed
+   * from a history that another tab may have changed meanwhile. */
+  expectedItems?: readonly Item[];
 }
 
-export interface ArchiveWindow {
-  /** How many of the newest archived items (after `before`) to return; default all. */
-  limit?: number;
-  /** How many of the newest archived items to skip; default 0. */
-  before?: number;
-}
 
 /** A session stored in IndexedDB: durable across reloads, shared by the tabs of an origin. */
 export interface IndexedDbSession extends SessionMethods {}
@@ -302,7 +302,11 @@ macro_rules! session_class {
                     "replaceHistoryWithCompaction",
                     || take_items(&items),
                     async |s, items| {
-                        s.replace_history(items, true)
+                        let archived = ReplaceOptions {
+                            archive: true,
+                            expected: None,
+                        };
+                        s.replace_history(items, archived)
                             .await
                             .map(|()| JsValue::UNDEFINED)
                     },
@@ -314,9 +318,9 @@ macro_rules! session_class {
                 session::queued(
                     &self.state,
                     "replaceHistory",
-                    || Ok((take_items(&items)?, take_archive_option(&options)?)),
-                    async |s, (items, archive)| {
-                        s.replace_history(items, archive)
+                    || Ok((take_items(&items)?, take_replace_options(&options)?)),
+                    async |s, (items, options)| {
+                        s.replace_history(items, options)
                             .await
                             .map(|()| JsValue::UNDEFINED)
                     },

@@ -104,6 +104,8 @@ error_family! {
         /// A session together with a server-side conversation (`conversationId`,
         /// `previousResponseId`).
         SessionConflict = "SESSION_CONFLICT",
+        /// `new CompactionSession(...)` options of the wrong shape.
+        InvalidCompaction = "INVALID_COMPACTION",
     }
 }
 

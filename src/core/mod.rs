@@ -17,6 +17,8 @@ pub mod schema;
 pub mod transaction;
 
 #[cfg(feature = "runner")]
+pub mod compaction;
+#[cfg(feature = "runner")]
 pub mod run;
 #[cfg(feature = "runner")]
 pub mod sse;

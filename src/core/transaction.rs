@@ -89,6 +89,33 @@ impl HistoryTransaction {
     }
 }
 
+/// A replacement conditioned on the whole history (`replaceHistory`'s `expectedItems`): refused
+/// unless the stored items' canonical forms are exactly `expected`.
+pub fn check_whole_history(
+    session_id: &str,
+    expected: &[String],
+    stored: &[Option<String>],
+) -> Result<()> {
+    let same = expected.len() == stored.len()
+        && expected
+            .iter()
+            .zip(stored)
+            .all(|(e, s)| s.as_deref() == Some(e.as_str()));
+    if same {
+        return Ok(());
+    }
+    Err(SessionError::new(
+        SessionErrorCode::SuffixMismatch,
+        format!(
+            "the history of session \"{session_id}\" is no longer the one the replacement was \
+             made from (it holds {} items, {} were expected): something wrote to it in between; \
+             nothing was changed",
+            stored.len(),
+            expected.len()
+        ),
+    ))
+}
+
 /// The operation-log entries to forget once `next_op_seq` operations were recorded: every entry
 /// below the returned number (entries are numbered from 0 in the order they were applied).
 pub fn operations_to_forget(next_op_seq: u64) -> u64 {

@@ -687,4 +687,50 @@ describe('@openai/agents run() and the optional history capabilities of IndexedD
     assert.deepStrictEqual(after.stored, four.stored);
     assert.deepStrictEqual(after.archived, three.archived);
   });
+
+  test('a CompactionSession over IndexedDbSession: the SDK calls runCompaction after the turn, and the replaced items are archived', async () => {
+    const r = await page.evaluate(async () => {
+      const { Agent, run, ScriptedModel, assistantMessage } = sdk;
+      const { Runner, CompactionSession } = await import('/pkg/runner.js');
+      // The compaction's model: any OpenAI-compatible server; here a fetch that answers the
+      // summary request in the Chat Completions format.
+      const asked = [];
+      const fetch = async (_url, init) => {
+        asked.push(JSON.parse(init.body));
+        const message = { role: 'assistant', content: 'Ann asked about the weather in 10 cities.' };
+        return new Response(JSON.stringify({ id: 's', choices: [{ message }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+      };
+      const inner = new lib.IndexedDbSession('sdk-compaction');
+      const earlier = [];
+      // Ten answers: with the SDK turn's, 11 candidates, past the default threshold of 10.
+      for (let i = 0; i < 10; i++) {
+        earlier.push({ role: 'user', content: `weather in city ${i}?` }, { role: 'assistant', content: `sunny in city ${i}` });
+      }
+      await inner.addItems(earlier);
+      const session = new CompactionSession(inner, { runner: new Runner({ baseUrl: 'http://model.invalid/v1', fetch }), model: 'summariser', keepTurns: 1 });
+      const calls = [];
+      const runCompaction = session.runCompaction.bind(session);
+      session.runCompaction = (...args) => (calls.push(args[0] ?? null), runCompaction(...args));
+      const agent = new Agent({ name: 'Weather', model: new ScriptedModel([[assistantMessage('Rainy in city 6.')]]) });
+      const result = await run(agent, 'and city 6?', { session });
+      return {
+        finalOutput: result.finalOutput,
+        calls: calls.length,
+        asked: asked.length,
+        history: await inner.getItems(),
+        archived: await inner.getArchivedItems(),
+      };
+    });
+    assert.equal(r.finalOutput, 'Rainy in city 6.');
+    assert.equal(r.calls, 1, 'the SDK called runCompaction once, after the turn');
+    assert.equal(r.asked, 1);
+    assert.equal(r.history[0].role, 'system');
+    assert.match(r.history[0].content, /Ann asked about the weather in 10 cities/);
+    assert.deepEqual(
+      r.history.slice(1).map((i) => i.content),
+      ['and city 6?', [{ type: 'output_text', text: 'Rainy in city 6.' }]],
+    );
+    assert.equal(r.archived.length, 22, 'the 20 earlier items and the SDK turn, in order');
+    assert.equal(r.archived[0].content, 'weather in city 0?');
+  });
 });

@@ -16,7 +16,7 @@ after(async () => {
 });
 
 const SESSIONS = ['IndexedDbSession', 'MemorySession', 'deleteSession', 'listSessions', 'repairSession'];
-const RUNNER = ['Agent', 'RunState', 'Runner'];
+const RUNNER = ['Agent', 'CompactionSession', 'RunState', 'Runner'];
 
 test('each entry exports exactly what the README promises', async () => {
   const { page } = await openHarness(env);
@@ -50,8 +50,9 @@ test('the sessions module holds no runner code, and the runner module no Indexed
   }
 
   const runner = surface('agent_sessions_runner_bg.wasm');
-  // notAnAgent builds the error js/runner.js rejects a foreign `agent` argument with.
-  assert.deepEqual(classesOf(runner.exports), ['agent', 'notAnAgent', 'runner', 'runstate']);
+  // notAnAgent, notARunner and compactionRunner serve js/runner.js's checks of foreign `agent`
+  // and `runner` arguments; compactionengine runs CompactionSession's compactions.
+  assert.deepEqual(classesOf(runner.exports), ['agent', 'compactionRunner', 'compactionengine', 'notARunner', 'notAnAgent', 'runner', 'runstate']);
   for (const idb of ['objectStore', 'transaction', 'Idb', 'onupgradeneeded']) {
     assert.ok(!runner.imports.some((n) => n.includes(idb)), `the runner module imports ${idb}`);
   }

@@ -133,8 +133,8 @@ test(`a seeded fuzz of ${CALLS} hostile calls: methods only reject, with coded e
         addItems: () => hostile(),
       });
 
-      const sessionCodes = new Set(['INVALID_ITEM', 'INVALID_LIMIT', 'INVALID_SESSION_ID', 'INVALID_USER_ID', 'INVALID_OPTIONS', 'USER_MISMATCH', 'STORAGE_FULL', 'CLOSED', 'DB_VERSION', 'STORAGE_UNAVAILABLE', 'STORAGE_ERROR', 'CORRUPT_SESSION']);
-      const runnerCodes = new Set(['INVALID_AGENT', 'INVALID_RUNNER', 'INVALID_RUN_OPTIONS', 'INVALID_INPUT', 'INVALID_RUN_STATE', 'INVALID_SESSION', 'INVALID_LIMIT', 'SESSION_CONFLICT']);
+      const sessionCodes = new Set(['INVALID_ITEM', 'INVALID_LIMIT', 'INVALID_SESSION_ID', 'INVALID_USER_ID', 'INVALID_OPTIONS', 'USER_MISMATCH', 'STORAGE_FULL', 'CLOSED', 'DB_VERSION', 'STORAGE_UNAVAILABLE', 'STORAGE_ERROR', 'CORRUPT_SESSION', 'TRANSACTION_CONFLICT', 'SUFFIX_MISMATCH', 'INVALID_TRANSACTION']);
+      const runnerCodes = new Set(['INVALID_AGENT', 'INVALID_RUNNER', 'INVALID_RUN_OPTIONS', 'INVALID_INPUT', 'INVALID_RUN_STATE', 'INVALID_SESSION', 'INVALID_LIMIT', 'SESSION_CONFLICT', 'INVALID_COMPACTION']);
       const coded = (e) =>
         e instanceof Error &&
         ((e.name === 'SessionError' && sessionCodes.has(e.code)) ||
@@ -163,6 +163,10 @@ test(`a seeded fuzz of ${CALLS} hostile calls: methods only reject, with coded e
         ['runner.run callback', () => runner.run(agent, 'hi', { session: memory, sessionInputCallback: () => hostile() })],
         ['runner.run tool result', () => runner.run(toolAgent(), 'hi')],
         ['runner.runStreamed', () => runner.runStreamed(pick([agent, hostile()]), hostile(), hostile()).result],
+        ['CompactionSession.runCompaction', () => new lib.CompactionSession(hostileSession(), { runner, model: 'm' }).runCompaction(hostile())],
+        ['session.applyHistoryTransaction', () => pick([session, memory]).applyHistoryTransaction(hostile())],
+        ['session.replaceHistory', () => pick([session, memory]).replaceHistory(hostile(), hostile())],
+        ['session.getArchivedItems', () => pick([session, memory]).getArchivedItems(hostile())],
       ];
       const constructors = [
         ['new IndexedDbSession', () => keep(new lib.IndexedDbSession(hostile(), hostile()))],
@@ -171,6 +175,8 @@ test(`a seeded fuzz of ${CALLS} hostile calls: methods only reject, with coded e
         ['new Agent tools', () => keep(new lib.Agent({ name: 'x', tools: [hostile()] }))],
         ['new Runner', () => keep(new lib.Runner(hostile()))],
         ['RunState.fromString', () => lib.RunState.fromString(hostile(), hostile())],
+        ['new CompactionSession', () => new lib.CompactionSession(hostile(), hostile())],
+        ['new CompactionSession with a runner', () => new lib.CompactionSession(pick([hostile(), memory]), { runner, model: hostile() })],
       ];
 
       const violations = [];

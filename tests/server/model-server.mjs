@@ -16,7 +16,11 @@ const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
  *   { truncate: true, text }                    a stream (or body) cut in the middle
  *   { network: true }                           the connection is destroyed
  *   { hang: true }                              never answers (for abort tests)
- * Options per step: { delayMs } between stream chunks (default: server.deltaDelayMs).
+ * Options per step: { delayMs } between stream chunks (default: server.deltaDelayMs);
+ * { waitMs } before a whole (not streamed) answer.
+ *
+ * `POST …/responses/compact` (OpenAI's compaction endpoint) answers with the user messages of
+ * its input and one compaction item, or with the next script step when it is an error.
  */
 export async function startModelServer({ host = '127.0.0.1' } = {}) {
   const state = {
@@ -39,7 +43,9 @@ export async function startModelServer({ host = '127.0.0.1' } = {}) {
     }
     if (req.method === 'GET' && req.url.endsWith('/status')) {
       // Lets a page ask, mid-stream, whether a streamed answer is still being sent.
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ openStreams: state.openStreams }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ openStreams: state.openStreams, requests: state.requests.length }));
       return;
     }
     const chunks = [];
@@ -51,6 +57,10 @@ export async function startModelServer({ host = '127.0.0.1' } = {}) {
     } catch {}
     const path = new URL(req.url, 'http://x').pathname;
     state.requests.push({ method: req.method, path, headers: req.headers, body, raw });
+    if (path.endsWith('/responses/compact')) {
+      await compact(body, res);
+      return;
+    }
     const api = path.endsWith('/chat/completions') ? 'chat' : path.endsWith('/responses') ? 'responses' : null;
     if (!api) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${path}` } }));
@@ -89,6 +99,23 @@ export async function startModelServer({ host = '127.0.0.1' } = {}) {
     }));
   }
 
+  async function compact(body, res) {
+    const step = state.script.length ? state.script.shift() : {};
+    if (step.error || step.hang || step.network) {
+      await answer('responses', body, step, res);
+      return;
+    }
+    if (step.waitMs) await sleep(step.waitMs);
+    const users = (body?.input ?? []).filter((i) => i.role === 'user');
+    const output = [
+      ...users.map((m, i) => ({ type: 'message', id: `cm_${i}`, role: 'user', content: typeof m.content === 'string' ? [{ type: 'input_text', text: m.content }] : m.content })),
+      { type: 'compaction', id: `cmp_${state.requests.length}`, encrypted_content: `ENC(${(body?.input ?? []).length})` },
+    ];
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({ id: 'cr_1', object: 'response.compaction', output, usage: { input_tokens: 100, output_tokens: 10, total_tokens: 110 } }),
+    );
+  }
+
   async function answer(api, body, step, res) {
     if (step.network) {
       res.socket.destroy();
@@ -118,6 +145,7 @@ export async function startModelServer({ host = '127.0.0.1' } = {}) {
     const u = usage(api, body, text);
     const delay = step.delayMs ?? state.deltaDelayMs;
     if (!body?.stream) {
+      if (step.waitMs) await sleep(step.waitMs);
       if (step.truncate) {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"cut","output":[{"type":"mess');
         return;

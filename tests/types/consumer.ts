@@ -100,7 +100,10 @@ import {
   Agent,
   Runner,
   RunState,
+  CompactionSession,
   IndexedDbSession as SessionFromRunnerEntry,
+  type BackgroundReport,
+  type CompactionResult,
   type FunctionTool,
   type ModelError,
   type RunResult,
@@ -119,6 +122,24 @@ const weather: FunctionTool<{ city: string }, AppContext> = {
   execute: async ({ city }, context) => `${context.userName}: sunny in ${city}`,
   needsApproval: async (_context, args) => args.city === 'Paris',
 };
+
+async function compaction(runner: Runner, agent: Agent<AppContext>): Promise<void> {
+  const session = new CompactionSession(new SessionFromRunnerEntry('long-chat'), {
+    runner,
+    agent,
+    strategy: 'summary',
+    keepTurns: 2,
+    shouldCompact: ({ candidateItems }) => candidateItems.length > 20,
+  });
+  // It drops into the SDK's run() as a Session.
+  const forTheSdk: Session = session;
+  const result = await runner.run(agent, 'Where were we?', { session });
+  const report: BackgroundReport = await result.background;
+  const done: CompactionResult | null = await session.runCompaction({ force: true });
+  const archived: Item[] = await session.getArchivedItems({ limit: 20 });
+  void [forTheSdk, report.compaction?.itemsAfter, report.errors, done?.usage.totalTokens, archived];
+}
+void compaction;
 
 async function useTheRunner(): Promise<void> {
   const agent = new Agent<AppContext>({

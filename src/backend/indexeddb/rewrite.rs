@@ -6,6 +6,7 @@ use idb::TransactionMode;
 use js_sys::Array;
 use wasm_bindgen::JsValue;
 
+use crate::backend::args::ReplaceOptions;
 use crate::backend::canonical::canonical;
 use crate::backend::js::{self, object};
 use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
@@ -15,7 +16,9 @@ use crate::core::schema::{
     ARCHIVE_STORE, BY_OPERATION_INDEX, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE,
 };
 use crate::core::session::{starts_turn, SessionRecord};
-use crate::core::transaction::{operations_to_forget, replace_function_call, Outcome};
+use crate::core::transaction::{
+    check_whole_history, operations_to_forget, replace_function_call, Outcome,
+};
 
 use super::open::Connection;
 use super::ops::{newest_rows, read_record, rows_in, write_record, Target};
@@ -188,21 +191,28 @@ async fn all_rows(tx: &Tx, record: &SessionRecord) -> Result<Vec<JsValue>> {
     .await
 }
 
-/// Replaces the whole history by `items` in one transaction. With `archive`, the replaced items
-/// move to the session's archive in the same transaction, so nothing is lost.
+/// Replaces the whole history by `items` in one transaction. With `options.archive`, the
+/// replaced items move to the session's archive in the same transaction, so nothing is lost;
+/// with `options.expected`, only if the history still holds exactly those items.
 pub async fn replace_history(
     conn: &Connection,
     t: &Target<'_>,
     items: Vec<(JsValue, bool)>,
-    archive: bool,
+    options: ReplaceOptions,
     now: f64,
 ) -> Result<()> {
     let tx = begin(conn, t, "replaceHistory")?;
     tx.run(async |tx| {
         let mut record = record_for(tx, t, now).await?;
-        let archived = if archive && record.item_count > 0 {
-            let rows = all_rows(tx, &record).await?;
-            let old = items_of(&rows, t.session_id)?;
+        let old = match (options.archive || options.expected.is_some()) && record.item_count > 0 {
+            true => items_of(&all_rows(tx, &record).await?, t.session_id)?,
+            false => Vec::new(),
+        };
+        if let Some(expected) = &options.expected {
+            let stored: Vec<Option<String>> = old.iter().map(|item| canonical(item).ok()).collect();
+            check_whole_history(t.session_id, expected, &stored)?;
+        }
+        let archived = if options.archive {
             let store = tx.store(ARCHIVE_STORE)?;
             for (i, item) in old.iter().enumerate() {
                 let entry = object(&[

@@ -12,6 +12,7 @@ use crate::core::history::{Limit, SessionSettings};
 use super::open::{connection, Connection};
 use super::ops::{self, Target};
 use super::rewrite;
+use crate::backend::args::ReplaceOptions;
 use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
 
 pub struct IdbSessionState {
@@ -82,9 +83,13 @@ impl SessionState for IdbSessionState {
         rewrite::apply_mutations(&*self.connection().await?, &self.target(), mutations, now()).await
     }
 
-    async fn replace_history(&self, items: Vec<(JsValue, bool)>, archive: bool) -> Result<()> {
+    async fn replace_history(
+        &self,
+        items: Vec<(JsValue, bool)>,
+        options: ReplaceOptions,
+    ) -> Result<()> {
         let conn = self.connection().await?;
-        rewrite::replace_history(&conn, &self.target(), items, archive, now()).await
+        rewrite::replace_history(&conn, &self.target(), items, options, now()).await
     }
 
     async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>> {

@@ -18,7 +18,7 @@ pub mod stream;
 
 pub use items::{call_id, content_text, is_function_call, is_tool_output, item_type};
 pub use request::{request_body, ModelRequest};
-pub use response::{error_message, parse_response};
+pub use response::{error_message, parse_response, usage_of};
 pub use stream::{StreamAccumulator, StreamEvent};
 
 use serde_json::Value;

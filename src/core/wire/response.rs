@@ -6,7 +6,8 @@ use serde_json::Value;
 use super::items::{assistant_text_item, from_responses_item, function_call_item, str_of};
 use super::{Api, ModelOutput, Usage, WireError};
 
-pub(super) fn usage_of(api: Api, usage: Option<&Value>) -> Usage {
+/// Token counts from a response's `usage`, in either API's spelling.
+pub fn usage_of(api: Api, usage: Option<&Value>) -> Usage {
     let n = |key: &str| {
         usage
             .and_then(|u| u.get(key))

@@ -1,0 +1,217 @@
+//! Compacting a session's history with a model (`CompactionSession.runCompaction`): reads the
+//! history, asks the trigger, computes the compacted items (a summary of all but the newest
+//! turns, or `POST /responses/compact`) and writes them in one step where the session can:
+//! `replaceHistory` with `expectedItems` (ours: atomic, archived, and refused if the history
+//! changed meanwhile), else `replaceHistoryWithCompaction`, else `clearSession` and `addItems`.
+//! A failure before the write changes nothing.
+
+use std::rc::Rc;
+
+use js_sys::{Array, Function};
+use serde_json::{json, Value};
+use wasm_bindgen::JsValue;
+
+use crate::core::compaction::{
+    candidates, compacted_items, should_compact, split_turns, summary_input, summary_item,
+    Strategy, SUMMARY_INSTRUCTIONS,
+};
+use crate::core::error::{RunnerError, RunnerErrorCode};
+use crate::core::wire::items::to_responses_item;
+use crate::core::wire::{
+    content_text, item_type, request_body, usage_of, Api, ModelRequest, ModelSettings, Usage,
+};
+
+use super::js::{self, describe, js_to_json, json_to_js, object, resolve_value};
+use super::model::{CallError, ModelClient};
+use super::runner::{call_session, RunError};
+
+/// A configured compaction: which server, which model, how.
+pub struct Compactor {
+    pub client: Rc<ModelClient>,
+    pub model: String,
+    pub strategy: Strategy,
+    /// Turns a summary keeps as they are.
+    pub keep_turns: usize,
+    /// Whether the replaced items go to the session's archive.
+    pub archive: bool,
+    /// `shouldCompact(context)`, replacing the default trigger.
+    pub should_compact: Option<Function>,
+}
+
+/// What a compaction did.
+pub struct Compacted {
+    pub items_before: usize,
+    pub items_after: usize,
+    pub usage: Usage,
+}
+
+impl Compacted {
+    pub fn to_js(&self) -> JsValue {
+        let usage = object(&[
+            ("requests", (self.usage.requests as f64).into()),
+            ("inputTokens", (self.usage.input_tokens as f64).into()),
+            ("outputTokens", (self.usage.output_tokens as f64).into()),
+            ("totalTokens", (self.usage.total_tokens as f64).into()),
+        ]);
+        object(&[
+            ("itemsBefore", (self.items_before as f64).into()),
+            ("itemsAfter", (self.items_after as f64).into()),
+            ("usage", usage.into()),
+        ])
+        .into()
+    }
+}
+
+fn has_method(object: &JsValue, name: &str) -> bool {
+    js::get(object, name).is_ok_and(|f| f.is_function())
+}
+
+fn model_error(e: CallError) -> RunError {
+    match e {
+        CallError::Failed(f) => RunError::Model(f),
+        CallError::Aborted(reason) => RunError::Aborted(reason),
+    }
+}
+
+fn invalid_session(message: String) -> RunError {
+    RunError::Usage(RunnerError::new(RunnerErrorCode::InvalidSession, message))
+}
+
+impl Compactor {
+    /// Compacts `session`'s history if the trigger says so (always with `force`). `None` when
+    /// nothing was done.
+    pub async fn run(&self, session: &JsValue, force: bool) -> Result<Option<Compacted>, RunError> {
+        let stored = call_session(session, "getItems", &[]).await?;
+        if !js::is_array(&stored).unwrap_or(false) {
+            return Err(invalid_session(format!(
+                "session.getItems() must resolve to an array, got {}",
+                describe(&stored)
+            )));
+        }
+        let items = match js_to_json(&stored, "the session's items").map_err(invalid_session)? {
+            Value::Array(items) => items,
+            _ => Vec::new(),
+        };
+        if !force && !self.triggered(&items, &stored).await? {
+            return Ok(None);
+        }
+        let (compacted, usage) = match self.strategy {
+            Strategy::Summary => {
+                let (older, kept) = split_turns(&items, self.keep_turns);
+                if older.is_empty() {
+                    return Ok(None);
+                }
+                let (summary, usage) = self.summarise(older).await?;
+                let mut compacted = vec![summary_item(&summary)];
+                compacted.extend(kept.iter().cloned());
+                (compacted, usage)
+            }
+            Strategy::Responses => self.compact_on_server(&items).await?,
+        };
+        self.write(session, &compacted, &stored).await?;
+        Ok(Some(Compacted {
+            items_before: items.len(),
+            items_after: compacted.len(),
+            usage,
+        }))
+    }
+
+    async fn triggered(&self, items: &[Value], stored: &JsValue) -> Result<bool, RunError> {
+        let Some(should) = &self.should_compact else {
+            return Ok(should_compact(items));
+        };
+        let candidate_items: Array = candidates(items).iter().map(json_to_js).collect();
+        let context = object(&[
+            ("candidateItems", candidate_items.into()),
+            ("sessionItems", stored.clone()),
+        ]);
+        let verdict = should
+            .call1(&JsValue::UNDEFINED, &context)
+            .map_err(RunError::Thrown)?;
+        let verdict = resolve_value(verdict)
+            .await
+            .map_err(|e| RunError::Thrown(e.into_value()))?;
+        Ok(verdict.is_truthy())
+    }
+
+    /// The model's summary of `older`, with the call's usage.
+    async fn summarise(&self, older: &[Value]) -> Result<(String, Usage), RunError> {
+        let input = summary_input(older);
+        let body = request_body(
+            self.client.api,
+            &ModelRequest {
+                model: &self.model,
+                instructions: Some(SUMMARY_INSTRUCTIONS),
+                settings: &ModelSettings::default(),
+                tools: &[],
+                input: &input,
+                stream: false,
+                previous_response_id: None,
+                conversation_id: None,
+            },
+        );
+        let output = self
+            .client
+            .call(&body.to_string(), false, None, &mut |_| {})
+            .await
+            .map_err(model_error)?;
+        let summary = output
+            .items
+            .iter()
+            .rev()
+            .find(|i| item_type(i) == "message")
+            .map(|m| content_text(m.get("content")))
+            .unwrap_or_default();
+        if summary.trim().is_empty() {
+            return Err(RunError::Model(super::model::ModelFailure {
+                status: 200,
+                message: "the model answered the summary request without text".into(),
+            }));
+        }
+        Ok((summary, output.usage))
+    }
+
+    /// `POST /responses/compact` with the whole history: the items it returns, and its usage.
+    async fn compact_on_server(&self, items: &[Value]) -> Result<(Vec<Value>, Usage), RunError> {
+        let input: Vec<Value> = items.iter().filter_map(to_responses_item).collect();
+        let body = json!({"model": self.model, "input": input});
+        let response = self
+            .client
+            .post_json("/responses/compact", &body.to_string(), None)
+            .await
+            .map_err(model_error)?;
+        let Some(output) = response.get("output").and_then(Value::as_array) else {
+            return Err(RunError::Model(super::model::ModelFailure {
+                status: 200,
+                message: "the compaction response has no \"output\" array".into(),
+            }));
+        };
+        Ok((
+            compacted_items(output),
+            usage_of(Api::Responses, response.get("usage")),
+        ))
+    }
+
+    /// Writes the compacted history, in one step where the session can.
+    async fn write(
+        &self,
+        session: &JsValue,
+        compacted: &[Value],
+        stored: &JsValue,
+    ) -> Result<(), RunError> {
+        let items: JsValue = compacted.iter().map(json_to_js).collect::<Array>().into();
+        if has_method(session, "replaceHistory") {
+            let options = object(&[
+                ("archive", self.archive.into()),
+                ("expectedItems", stored.clone()),
+            ]);
+            call_session(session, "replaceHistory", &[items, options.into()]).await?;
+        } else if has_method(session, "replaceHistoryWithCompaction") {
+            call_session(session, "replaceHistoryWithCompaction", &[items]).await?;
+        } else {
+            call_session(session, "clearSession", &[]).await?;
+            call_session(session, "addItems", &[items]).await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,264 @@
+//! Compaction rules, for any model: when a history is worth compacting, what a summary
+//! compaction keeps and what it asks the model to summarise, and the items it stores. The
+//! default trigger is the SDK's: at least [`DEFAULT_THRESHOLD`] candidates, a candidate being any
+//! item but a user message or an earlier compaction.
+
+use serde_json::{json, Value};
+
+use super::session::starts_turn;
+use super::wire::{call_id, content_text, item_type};
+
+/// Compaction runs once a history holds this many candidates (the SDK's default).
+pub const DEFAULT_THRESHOLD: usize = 10;
+
+/// The marker a summary item carries in `providerData`, so a later compaction knows it.
+pub const SUMMARY_MARKER: &str = "agent-sessions.summary";
+
+/// How a history is compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// The model summarises everything but the newest turns into one item (any chat model).
+    Summary,
+    /// `POST /responses/compact` (OpenAI's Responses API) returns the compacted items.
+    Responses,
+}
+
+impl Strategy {
+    pub fn parse(name: &str) -> Option<Strategy> {
+        match name {
+            "summary" => Some(Strategy::Summary),
+            "responses" => Some(Strategy::Responses),
+            _ => None,
+        }
+    }
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Whether an item is the result of an earlier compaction: the Responses API's `compaction`
+/// item, or a summary this library made.
+pub fn is_compaction(item: &Value) -> bool {
+    item_type(item) == "compaction"
+        || item
+            .get("providerData")
+            .and_then(|p| p.get(SUMMARY_MARKER))
+            .is_some()
+}
+
+fn is_user_message(item: &Value) -> bool {
+    starts_turn(str_of(item, "role"), str_of(item, "type"))
+}
+
+/// The items a compaction would replace: every item but user messages and earlier compactions.
+pub fn candidates(items: &[Value]) -> Vec<Value> {
+    items
+        .iter()
+        .filter(|i| !is_user_message(i) && !is_compaction(i))
+        .cloned()
+        .collect()
+}
+
+/// The default trigger: enough candidates.
+pub fn should_compact(items: &[Value]) -> bool {
+    candidates(items).len() >= DEFAULT_THRESHOLD
+}
+
+/// Splits a history into what a summary replaces and the newest `keep_turns` turns it keeps
+/// (a turn starts at a user message).
+pub fn split_turns(items: &[Value], keep_turns: usize) -> (&[Value], &[Value]) {
+    if keep_turns == 0 {
+        return (items, &[]);
+    }
+    let starts: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| is_user_message(i))
+        .map(|(i, _)| i)
+        .collect();
+    let cut = match starts.len().checked_sub(keep_turns) {
+        Some(first_kept) => starts[first_kept],
+        None => 0,
+    };
+    items.split_at(cut)
+}
+
+/// What the summarising model is told.
+pub const SUMMARY_INSTRUCTIONS: &str = "You compact conversations between a user and an \
+assistant. Write a summary of the conversation you are given that keeps every fact, name, \
+number, decision, preference and open question a later reply could need, and what each tool \
+returned. Write it as plain notes, in the conversation's language. Reply with the summary only.";
+
+/// The conversation as plain text for the summarising model: one line per item.
+pub fn transcript(items: &[Value]) -> String {
+    let mut lines = Vec::new();
+    for item in items {
+        let text = content_text(item.get("content"));
+        let line = match (item_type(item), str_of(item, "role")) {
+            _ if is_compaction(item) && item_type(item) == "message" => {
+                format!("Earlier summary: {text}")
+            }
+            ("message", Some("user")) => format!("User: {text}"),
+            ("message", Some("assistant")) => format!("Assistant: {text}"),
+            ("message", Some(role)) => format!("{role}: {text}"),
+            ("function_call", _) => format!(
+                "Tool call {}({})",
+                str_of(item, "name").unwrap_or(""),
+                str_of(item, "arguments").unwrap_or("")
+            ),
+            ("function_call_result" | "function_call_output", _) => {
+                let output = match item.get("output") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(o) => str_of(o, "text").map_or_else(|| o.to_string(), str::to_string),
+                    None => String::new(),
+                };
+                format!("Tool result ({}): {output}", call_id(item).unwrap_or(""))
+            }
+            _ => continue,
+        };
+        lines.push(line);
+    }
+    lines.join("\n")
+}
+
+/// The input of the summarising call.
+pub fn summary_input(items: &[Value]) -> Vec<Value> {
+    vec![json!({
+        "type": "message",
+        "role": "user",
+        "content": format!("Summarise this conversation:\n\n{}", transcript(items)),
+    })]
+}
+
+/// The item a summary is stored as: a system message, marked as a compaction.
+pub fn summary_item(summary: &str) -> Value {
+    json!({
+        "type": "message",
+        "role": "system",
+        "content": format!("Summary of the earlier conversation:\n{}", summary.trim()),
+        "providerData": { SUMMARY_MARKER: true },
+    })
+}
+
+/// The items `POST /responses/compact` returned, as they are stored: user messages in the
+/// SDK's shape (`input_text` parts), every other item (the `compaction` item) as it came.
+pub fn compacted_items(output: &[Value]) -> Vec<Value> {
+    output
+        .iter()
+        .map(|item| {
+            if item_type(item) != "message" || str_of(item, "role") != Some("user") {
+                return item.clone();
+            }
+            let parts: Vec<Value> = match item.get("content") {
+                Some(Value::String(s)) => vec![json!({"type": "input_text", "text": s})],
+                Some(Value::Array(parts)) => parts
+                    .iter()
+                    .map(|p| match str_of(p, "type") {
+                        Some("input_text" | "output_text" | "text") => {
+                            json!({"type": "input_text", "text": str_of(p, "text").unwrap_or("")})
+                        }
+                        _ => p.clone(),
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let mut m = json!({"type": "message", "role": "user", "content": parts});
+            if let Some(id) = str_of(item, "id") {
+                m["id"] = json!(id);
+            }
+            m
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(t: &str) -> Value {
+        json!({"role": "user", "content": t})
+    }
+    fn answer(t: &str) -> Value {
+        json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": t}]})
+    }
+    fn call(id: &str) -> Value {
+        json!({"type": "function_call", "callId": id, "name": "lookup", "arguments": "{\"q\":1}"})
+    }
+    fn result(id: &str) -> Value {
+        json!({"type": "function_call_result", "callId": id, "output": {"type": "text", "text": "42"}})
+    }
+
+    #[test]
+    fn the_trigger_counts_what_compaction_would_replace() {
+        let mut items = vec![
+            summary_item("old"),
+            json!({"type": "compaction", "encrypted_content": "x"}),
+        ];
+        for i in 0..9 {
+            items.push(user("q"));
+            items.push(answer(&i.to_string()));
+        }
+        assert_eq!(candidates(&items).len(), 9);
+        assert!(!should_compact(&items));
+        items.push(call("c"));
+        assert!(should_compact(&items));
+    }
+
+    #[test]
+    fn a_summary_keeps_the_newest_turns_whole() {
+        let items = vec![
+            summary_item("s"),
+            user("q1"),
+            answer("a1"),
+            user("q2"),
+            call("c"),
+            result("c"),
+            answer("a2"),
+            user("q3"),
+            answer("a3"),
+        ];
+        let (older, kept) = split_turns(&items, 2);
+        assert_eq!(older.len(), 3);
+        assert_eq!(kept[0], user("q2"));
+        assert_eq!(kept.len(), 6);
+        assert_eq!(split_turns(&items, 0).0.len(), items.len());
+        assert_eq!(
+            split_turns(&items, 9).0.len(),
+            0,
+            "fewer turns than kept: nothing to summarise"
+        );
+    }
+
+    #[test]
+    fn the_transcript_reads_every_kind_of_item() {
+        let items = [
+            summary_item("the user is Ann"),
+            user("q1"),
+            call("c"),
+            result("c"),
+            answer("a1"),
+        ];
+        assert_eq!(
+            transcript(&items),
+            "Earlier summary: Summary of the earlier conversation:\nthe user is Ann\nUser: q1\nTool call lookup({\"q\":1})\nTool result (c): 42\nAssistant: a1"
+        );
+        assert!(is_compaction(&summary_item("x")));
+        assert!(!is_compaction(&answer("x")));
+    }
+
+    #[test]
+    fn compacted_output_keeps_user_messages_in_the_sdk_shape() {
+        let output = [
+            json!({"type": "message", "id": "m1", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}),
+            json!({"type": "compaction", "id": "cmp", "encrypted_content": "ENC"}),
+        ];
+        assert_eq!(
+            compacted_items(&output),
+            vec![
+                json!({"type": "message", "role": "user", "id": "m1", "content": [{"type": "input_text", "text": "hi"}]}),
+                json!({"type": "compaction", "id": "cmp", "encrypted_content": "ENC"}),
+            ]
+        );
+    }
+}

@@ -1,0 +1,252 @@
+// CompactionSession against the local OpenAI-compatible test server: the summary strategy (any
+// chat model, both wire formats) and the Responses API's /responses/compact; compaction after a
+// turn without delaying the answer; the archive keeping every original item; and a failure at
+// any point (a model error, a page closed mid-compaction, another write in between) leaving
+// either the old history or the new one.
+import { test, describe, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openHarness } from './harness.mjs';
+import { startModelServer } from '../server/model-server.mjs';
+
+let env;
+let model;
+let page;
+let context;
+before(async () => {
+  env = await start();
+  model = await startModelServer();
+  ({ context, page } = await openHarness(env));
+});
+after(async () => {
+  await model?.close();
+  await env?.close();
+});
+beforeEach(() => model.reset());
+
+let counter = 0;
+const fresh = (p) => `${p}-${++counter}`;
+
+function inPage(body, args = {}) {
+  return page.evaluate(
+    async ({ body, args, url }) => {
+      const fn = eval(`(${body})`);
+      return fn({ ...args, url });
+    },
+    { body: body.toString(), args, url: model.url },
+  );
+}
+
+/** Five earlier turns, each a question, a tool call, its result and an answer: 15 candidates. */
+const HISTORY = Array.from({ length: 5 }, (_, i) => [
+  { role: 'user', content: `question ${i}` },
+  { type: 'function_call', callId: `c${i}`, name: 'lookup', arguments: `{"n":${i}}`, status: 'completed' },
+  { type: 'function_call_result', callId: `c${i}`, name: 'lookup', status: 'completed', output: { type: 'text', text: `fact ${i}` } },
+  { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `answer ${i}` }] },
+]).flat();
+
+const text = (item) =>
+  typeof item.content === 'string' ? item.content : Array.isArray(item.content) ? item.content.map((p) => p.text ?? '').join('') : item.type;
+
+for (const api of ['chat_completions', 'responses']) {
+  describe(`summary compaction (${api})`, () => {
+    test('after a turn, in the background: summary + the last turns, the answer delivered first, every item archived', async () => {
+      model.script({ text: 'The weather is fine.' }, { text: 'The user asked five questions; the facts were 0 to 4.' });
+      const r = await inPage(
+        async ({ url, api, id, history }) => {
+          const inner = new lib.IndexedDbSession(id);
+          await inner.addItems(history);
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const agent = new lib.Agent({ name: 'A', model: 'chat-model' });
+          const session = new lib.CompactionSession(inner, { runner, agent, keepTurns: 2 });
+          const result = await runner.run(agent, 'And the weather?', { session });
+          // Right after the answer: the summary request has not started.
+          const atAnswer = (await (await fetch(new URL('status', url + '/'))).json()).requests;
+          const report = await result.background;
+          return {
+            finalOutput: result.finalOutput,
+            atAnswer,
+            report,
+            history: await inner.getItems(),
+            archived: await inner.getArchivedItems(),
+          };
+        },
+        { api, id: fresh('summary'), history: HISTORY },
+      );
+      assert.equal(r.finalOutput, 'The weather is fine.');
+      assert.equal(r.atAnswer, 1, 'the answer came before any compaction request');
+      assert.deepEqual(r.report.errors, []);
+      assert.equal(r.report.compaction.itemsBefore, 22);
+      assert.equal(r.report.compaction.itemsAfter, 7);
+      assert.equal(r.report.compaction.usage.requests, 1);
+      // The summary, then the newest two turns whole: question 4 with its tool exchange, and the
+      // turn just run.
+      assert.equal(r.history[0].role, 'system');
+      assert.match(text(r.history[0]), /^Summary of the earlier conversation:\nThe user asked five questions/);
+      assert.deepEqual(r.history.slice(1).map(text), ['question 4', 'function_call', 'function_call_result', 'answer 4', 'And the weather?', 'The weather is fine.']);
+      // Every original item, in order, in the archive.
+      assert.equal(r.archived.length, 22);
+      assert.deepEqual(r.archived.slice(0, 20), HISTORY);
+      assert.deepEqual(r.archived.slice(20).map(text), ['And the weather?', 'The weather is fine.']);
+      // What the model was asked to summarise: the older turns, as a transcript, and nothing else.
+      const summaryRequest = model.requests[1].body;
+      const asked = JSON.stringify(summaryRequest);
+      assert.match(asked, /question 0/);
+      assert.match(asked, /fact 3/);
+      assert.doesNotMatch(asked, /question 4/);
+      assert.equal(summaryRequest.model, 'chat-model');
+      assert.equal(summaryRequest.tools, undefined);
+    });
+  });
+}
+
+describe('compaction', () => {
+  test('the Responses API strategy stores what /responses/compact returns, and archives the rest', async () => {
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems(history);
+        const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+        const session = new lib.CompactionSession(inner, { runner, model: 'gpt-x', strategy: 'responses' });
+        const result = await session.runCompaction();
+        return { result, history: await inner.getItems(), archived: await inner.getArchivedItems() };
+      },
+      { id: fresh('responses'), history: HISTORY },
+    );
+    const request = model.requests.at(-1);
+    assert.match(request.path, /\/responses\/compact$/);
+    assert.equal(request.body.model, 'gpt-x');
+    assert.equal(request.body.input.length, 20);
+    assert.equal(r.result.itemsAfter, 6);
+    assert.deepEqual(r.result.usage, { requests: 1, inputTokens: 100, outputTokens: 10, totalTokens: 110 });
+    assert.deepEqual(r.history.at(-1), { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC(20)' });
+    assert.deepEqual(r.history[0], { type: 'message', role: 'user', id: 'cm_0', content: [{ type: 'input_text', text: 'question 0' }] });
+    assert.deepEqual(r.archived, HISTORY);
+  });
+
+  test('the trigger: the SDK rule by default (10 candidates), shouldCompact when given, force always', async () => {
+    model.script({ text: 'sum 1' }, { text: 'sum 2' });
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const inner = new lib.MemorySession(id);
+        await inner.addItems(history.slice(0, 12)); // 9 candidates
+        const runner = new lib.Runner({ baseUrl: url });
+        const session = new lib.CompactionSession(inner, { runner, model: 'm' });
+        const below = await session.runCompaction();
+        await session.addItems([{ role: 'assistant', content: 'one more' }]); // 10
+        const at = await session.runCompaction();
+        const seen = [];
+        const custom = new lib.CompactionSession(new lib.MemorySession(), {
+          runner,
+          model: 'm',
+          shouldCompact: async (context) => (seen.push(context.candidateItems.length, context.sessionItems.length), false),
+        });
+        await custom.addItems(history);
+        const declined = await custom.runCompaction();
+        const forced = await custom.runCompaction({ force: true });
+        return { below, at: at?.itemsAfter, seen, declined, forced: forced?.itemsAfter };
+      },
+      { id: fresh('trigger'), history: HISTORY },
+    );
+    assert.equal(r.below, null);
+    assert.equal(r.at, 10, 'the summary and the newest two turns (4 + 5 items)');
+    assert.deepEqual(r.seen, [15, 20]);
+    assert.equal(r.declined, null);
+    assert.equal(r.forced, 9);
+  });
+
+  test('a model error during compaction leaves the old history', async () => {
+    model.script({ error: 500, message: 'overloaded' }, { error: 500, message: 'overloaded' }, { error: 500, message: 'overloaded' });
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems(history);
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, retries: 0 }), model: 'm' });
+        const res = await attempt(() => session.runCompaction({ force: true }));
+        return { res, history: await inner.getItems(), archived: await inner.getArchivedItems() };
+      },
+      { id: fresh('error'), history: HISTORY },
+    );
+    assert.equal(r.res.name, 'ModelError');
+    assert.equal(r.res.status, 500);
+    assert.deepEqual(r.history, HISTORY);
+    assert.deepEqual(r.archived, []);
+  });
+
+  test('a write in the middle of a compaction wins: the compaction is refused, nothing is lost', async () => {
+    model.script({ text: 'a summary', waitMs: 400 });
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems(history);
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+        const compaction = attempt(() => session.runCompaction({ force: true }));
+        await new Promise((ok) => setTimeout(ok, 100));
+        // Another tab (another object) writes while the model is summarising.
+        await new lib.IndexedDbSession(id).addItems([{ role: 'user', content: 'meanwhile' }]);
+        return { res: await compaction, history: await inner.getItems(), archived: await inner.getArchivedItems() };
+      },
+      { id: fresh('race'), history: HISTORY },
+    );
+    assert.equal(r.res.code, 'SUFFIX_MISMATCH', r.res.message);
+    assert.deepEqual(r.history, [...HISTORY, { role: 'user', content: 'meanwhile' }]);
+    assert.deepEqual(r.archived, []);
+  });
+
+  test('closing the page in the middle of a compaction leaves the old history', async () => {
+    const other = await context.newPage();
+    await other.goto(`${env.url}/tests/pages/harness.html`);
+    await other.waitForFunction(() => window.ready === true);
+    const id = fresh('closed');
+    model.script({ hang: true });
+    await other.evaluate(
+      async ({ url, id, history }) => {
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems(history);
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+        session.runCompaction({ force: true });
+        await new Promise((ok) => setTimeout(ok, 200));
+      },
+      { url: model.url, id, history: HISTORY },
+    );
+    await other.close();
+    const r = await inPage(
+      async ({ id }) => {
+        const s = new lib.IndexedDbSession(id);
+        return { history: await s.getItems(), archived: await s.getArchivedItems() };
+      },
+      { id },
+    );
+    assert.deepEqual(r.history, HISTORY);
+    assert.deepEqual(r.archived, []);
+  });
+
+  test('options are checked, with coded errors', async () => {
+    const r = await inPage(async ({ url }) => {
+      const runner = new lib.Runner({ baseUrl: url });
+      const inner = new lib.MemorySession();
+      const tryNew = (make) => {
+        try {
+          make();
+          return { ok: true };
+        } catch (e) {
+          return { name: e.name, code: e.code, message: e.message };
+        }
+      };
+      return {
+        noRunner: tryNew(() => new lib.CompactionSession(inner, { model: 'm' })),
+        fakeRunner: tryNew(() => new lib.CompactionSession(inner, { runner: { baseUrl: url }, model: 'm' })),
+        noModel: tryNew(() => new lib.CompactionSession(inner, { runner })),
+        strategy: tryNew(() => new lib.CompactionSession(inner, { runner, model: 'm', strategy: 'magic' })),
+        keepTurns: tryNew(() => new lib.CompactionSession(inner, { runner, model: 'm', keepTurns: -1 })),
+        notASession: tryNew(() => new lib.CompactionSession({}, { runner, model: 'm' })),
+        agentModel: tryNew(() => new lib.CompactionSession(inner, { runner, agent: new lib.Agent({ name: 'x', model: 'm' }) })),
+      };
+    }, {});
+    for (const key of ['noRunner', 'fakeRunner', 'noModel', 'strategy', 'keepTurns']) {
+      assert.equal(r[key].name, 'RunnerError', key);
+      assert.equal(r[key].code, 'INVALID_COMPACTION', `${key}: ${r[key].message}`);
+    }
+    assert.equal(r.notASession.code, 'INVALID_SESSION');
+    assert.deepEqual(r.agentModel, { ok: true });
+  });
+});
