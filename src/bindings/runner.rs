@@ -320,10 +320,12 @@ impl Runner {
                     ))
                 }
                 Err(failure) => {
-                    let resumable =
-                        matches!(failure.error, RunError::Model(_) | RunError::MaxTurns(_));
+                    // Wrong use is not resumed; every other failure after the start carries where
+                    // the run stopped (on an error object, even one the session threw).
+                    let resumable = !matches!(failure.error, RunError::Usage(_));
                     let error = run_error(failure.error);
-                    if let (true, Some(state)) = (resumable, failure.state) {
+                    if let (true, Some(state), true) = (resumable, failure.state, error.is_object())
+                    {
                         let _ =
                             js_sys::Reflect::set(&error, &"state".into(), &RunState::wrap(state));
                     }

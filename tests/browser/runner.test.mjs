@@ -768,3 +768,80 @@ describe('runner: arguments and custom sessions', () => {
     }
   });
 });
+
+describe('runner: saves through history transactions', () => {
+  test('a tab that writes in the middle of a run makes the run fail, and its write stays as it was', async () => {
+    model.script({ calls: [{ name: 'slow', arguments: {} }] }, { text: 'done' });
+    const id = fresh('midrun');
+    const r = await inPage(
+      async ({ url, id }) => {
+        const session = new lib.IndexedDbSession(id);
+        const agent = new lib.Agent({
+          name: 'A',
+          model: 'm',
+          tools: [
+            {
+              name: 'slow',
+              // While the tool runs, another tab (another session object) writes a turn.
+              execute: async () => {
+                await new lib.IndexedDbSession(id).addItems([{ role: 'user', content: 'from the other tab' }]);
+                return 'ok';
+              },
+            },
+          ],
+        });
+        const res = await attempt(() => new lib.Runner({ baseUrl: url }).run(agent, 'start', { session }));
+        return { res, history: await new lib.IndexedDbSession(id).getItems() };
+      },
+      { id },
+    );
+    assert.equal(r.res.name, 'SessionError');
+    assert.equal(r.res.code, 'SUFFIX_MISMATCH');
+    assert.deepEqual(r.history, [
+      { type: 'message', role: 'user', content: 'start' },
+      { role: 'user', content: 'from the other tab' },
+    ]);
+  });
+
+  test('a save that reached the session but failed on the way back is applied once when the run is resumed', async () => {
+    model.script({ calls: [{ name: 'lookup', arguments: {} }] }, { text: 'answer' });
+    const id = fresh('resume-save');
+    const r = await inPage(
+      async ({ url, id }) => {
+        const inner = new lib.IndexedDbSession(id);
+        // The second save (the tool call, its output and the answer) is written, then its reply
+        // is lost, as when a tab is suspended: the run fails with the state where it stopped.
+        let calls = 0;
+        const session = {
+          getItems: (n) => inner.getItems(n),
+          addItems: (items) => inner.addItems(items),
+          applyHistoryTransaction: async (args) => {
+            await inner.applyHistoryTransaction(args);
+            if (++calls === 2) throw new Error('the reply was lost');
+          },
+        };
+        const agent = new lib.Agent({ name: 'A', model: 'm', tools: [{ name: 'lookup', execute: () => 'found' }] });
+        const runner = new lib.Runner({ baseUrl: url });
+        let failed;
+        try {
+          await runner.run(agent, 'q', { session });
+        } catch (e) {
+          failed = e;
+        }
+        // After a reload, from the state's string, with a new session object.
+        const state = lib.RunState.fromString(agent, failed.state.toString());
+        const resumed = await runner.run(agent, state, { session: new lib.IndexedDbSession(id) });
+        return { message: failed.message, finalOutput: resumed.finalOutput, history: await inner.getItems(), calls };
+      },
+      { id },
+    );
+    assert.equal(r.message, 'the reply was lost');
+    assert.equal(r.finalOutput, 'answer');
+    assert.deepEqual(
+      r.history.map((i) => i.type ?? i.role),
+      ['message', 'function_call', 'function_call_result', 'message'],
+      'each item once',
+    );
+    assert.equal(model.requests.length, 2, 'the model was not asked again');
+  });
+});
