@@ -18,6 +18,9 @@ after(async () => {
 
 const fixtures = readdirSync(join(root, 'tests/fixtures/db')).filter((f) => /^v\d+\.json$/.test(f));
 
+/** The schema version this build writes (src/core/schema.rs). */
+const SCHEMA_VERSION = 2;
+
 /** Writes a fixture into a new database named `dbName`, as its release left it. */
 async function load(page, dbName, fixture) {
   await page.evaluate(
@@ -67,6 +70,11 @@ for (const file of fixtures) {
         await s.applyHistoryTransaction({ operationId: 'after-migration', transaction: { type: 'replace_suffix', expectedSuffix: [last], replacement: [last, { role: 'user', content: 'new' }] } });
         await s.addItems([{ role: 'assistant', content: 'newer' }]);
         out.continued = await s.getItems(3);
+        out.archives = {};
+        for (const record of sessions) {
+          const a = new lib.IndexedDbSession(record.id, { dbName, userId: record.userId ?? undefined });
+          out.archives[record.id] = await a.getArchivedItems();
+        }
         out.popped = await s.popItem();
         const request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
         const db = await request(indexedDB.open(dbName));
@@ -102,7 +110,13 @@ for (const file of fixtures) {
     }
     assert.deepEqual(r.continued.slice(1).map((i) => i.content), ['new', 'newer']);
     assert.equal(r.popped.content, 'newer');
-    assert.equal(r.version, 2);
+    // The archive, where the fixture's version had one.
+    const archive = fixture.stores.find((s) => s.name === 'agent_archive')?.records ?? [];
+    for (const record of sessions) {
+      const expected = archive.filter((row) => row.sessionId === record.id).sort((x, y) => x.position - y.position).map((row) => row.item);
+      assert.deepEqual(r.archives[record.id], expected, `the archive of ${record.id}`);
+    }
+    assert.equal(r.version, SCHEMA_VERSION);
     assert.deepEqual(r.stores.agent_operations, { keyPath: ['sessionId', 'opSeq'], indexes: [['by_operation', ['sessionId', 'operationId'], true]] });
     assert.deepEqual(r.stores.agent_archive, { keyPath: ['sessionId', 'position'], indexes: [] });
     assert.deepEqual(r.stores.agent_messages.keyPath, ['sessionId', 'seq']);
