@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildBundles, benchDir } from './build.mjs';
 import { startBrowser } from './browser.mjs';
-import { IMPLEMENTATIONS, findImplementations } from './impls/list.mjs';
+import { CAPABILITIES, IMPLEMENTATIONS, findImplementations, supports } from './impls/list.mjs';
 import { OPERATIONS } from './page/ops.js';
 import { machine, machineLine } from './machine.mjs';
 import { evaluateTargets, formatMs, median, sizeTable, targetLines, timingTable } from './report.mjs';
@@ -32,6 +32,8 @@ export const PRESETS = {
       all: 1000,
       pops: 200,
       popFrom: 1000,
+      tailCalls: 100,
+      tailHistory: 10_000,
       clear: 10_000,
       keep: 100,
       sessions: 1000,
@@ -49,6 +51,8 @@ export const PRESETS = {
       all: 1000,
       pops: 50,
       popFrom: 300,
+      tailCalls: 30,
+      tailHistory: 2000,
       clear: 2000,
       keep: 50,
       sessions: 200,
@@ -66,6 +70,8 @@ export const PRESETS = {
       all: 6,
       pops: 3,
       popFrom: 5,
+      tailCalls: 3,
+      tailHistory: 8,
       clear: 6,
       keep: 2,
       sessions: 12,
@@ -82,7 +88,9 @@ const rotate = (list, r) => list.map((_, i) => list[(i + r) % list.length]);
 
 /**
  * Runs the benchmark and resolves to its report: the rows (samples and median per
- * implementation), every result with the expected one, and the machine.
+ * implementation, and those of the reference for an operation that times one; `unsupported` for
+ * an implementation that lacks the capability the operation requires, never run), every result
+ * with the expected one, and the machine.
  */
 export async function runBenchmark({
   preset = 'full',
@@ -120,24 +128,32 @@ export async function runBenchmark({
       const label = op.label(sizes);
       log(`${label} …`);
       const row = { key: op.key, label, kind: op.kind, cells: {} };
-      const prepared = {};
+      if (op.reference) row.reference = op.reference(sizes);
+      const able = impls.filter((impl) => supports(op, impl));
       for (const impl of impls) {
+        if (!able.includes(impl)) row.cells[impl.key] = { samples: [], median: NaN, unsupported: true };
+      }
+      const prepared = {};
+      for (const impl of able) {
         const dbName = `bench-${runId}-${impl.key}-${op.key}`;
         prepared[impl.key] = await pages[impl.key].evaluate(
           ([k, s, d]) => window.bench.prepare(k, s, d),
           [op.key, sizes, dbName],
         );
-        row.cells[impl.key] = { samples: [] };
+        row.cells[impl.key] = op.reference ? { samples: [], references: [] } : { samples: [] };
       }
 
       const total = warmup + repeats[op.kind];
       for (let rep = 0; rep < total; rep++) {
-        for (const impl of rotate(impls, rep)) {
-          const { ms, result } =
+        for (const impl of rotate(able, rep)) {
+          const { ms, reference, result } =
             op.kind === 'cold'
               ? await browser.coldStart(impl.key, prepared[impl.key])
               : await pages[impl.key].evaluate(([k, r]) => window.bench.run(k, r), [op.key, rep]);
-          if (rep >= warmup) row.cells[impl.key].samples.push(ms);
+          if (rep >= warmup) {
+            row.cells[impl.key].samples.push(ms);
+            if (op.reference) row.cells[impl.key].references.push(reference);
+          }
           // Nothing survives a reload in memory: its cold start reads an empty session.
           const checked = !(op.kind === 'cold' && !impl.durable);
           const expected = op.expected(sizes, rep);
@@ -153,14 +169,17 @@ export async function runBenchmark({
         }
       }
 
-      for (const impl of impls) {
+      for (const impl of able) {
         await pages[impl.key].evaluate((k) => window.bench.release(k), op.key);
         const cell = row.cells[impl.key];
         cell.median = median(cell.samples);
+        if (op.reference) cell.referenceMedian = median(cell.references);
         if (op.kind === 'cold' && !impl.durable) cell.note = 'not durable: reads an empty session';
       }
       report.rows.push(row);
-      log(`  ${impls.map((i) => `${i.label} ${formatMs(row.cells[i.key].median)}`).join(', ')}`);
+      const timing = (cell) =>
+        formatMs(cell.median) + (op.reference ? ` (reference ${formatMs(cell.referenceMedian)})` : '');
+      log(`  ${able.map((i) => `${i.label} ${timing(row.cells[i.key])}`).join(', ')}`);
     }
   } finally {
     await browser.close();
@@ -197,6 +216,14 @@ async function main() {
   console.log(timingTable(report, { markdown }));
   if (report.rows.some((r) => Object.values(r.cells).some((c) => c.note))) {
     console.log('\n* not durable: nothing survives a reload, so its cold start reads an empty session');
+  }
+  const lacking = new Set(
+    report.rows
+      .filter((row) => Object.values(row.cells).some((c) => c.unsupported))
+      .map((row) => CAPABILITIES[OPERATIONS.find((o) => o.key === row.key).requires]),
+  );
+  for (const what of lacking) {
+    console.log(`\n— not run: the operation needs ${what}, which the implementation lacks`);
   }
   console.log(`\n${sizeTable(sizes, { markdown })}`);
   console.log(`\nmachine: ${machineLine(report.machine)}`);

@@ -1,13 +1,23 @@
 // The implementations the benchmark compares, in table order. `key` names the module in
-// bench/impls/ (bundled to bench/dist/impl-<key>.js); `durable` is false for in-memory ones.
+// bench/impls/ (bundled to bench/dist/impl-<key>.js); `durable` is false for in-memory ones;
+// `capabilities` names what an implementation offers beyond the shared interface (see
+// CAPABILITIES), which an operation may require.
 export const IMPLEMENTATIONS = [
-  { key: 'ours', label: 'agent-sessions', durable: true },
+  { key: 'ours', label: 'agent-sessions', durable: true, capabilities: ['historyTransactions'] },
   { key: 'raw', label: 'raw IndexedDB', durable: true },
   { key: 'dexie', label: 'Dexie 4', durable: true },
   { key: 'idb-keyval', label: 'idb-keyval', durable: true },
   { key: 'localforage', label: 'localForage', durable: true },
-  { key: 'sdk-memory', label: 'SDK MemorySession', durable: false },
+  { key: 'sdk-memory', label: 'SDK MemorySession', durable: false, capabilities: ['historyTransactions'] },
 ];
+
+/** The optional capabilities and what each is; the methods they add are listed in impls/raw.js. */
+export const CAPABILITIES = {
+  historyTransactions: 'history transactions (applyHistoryTransaction)',
+};
+
+/** Whether `impl` can run `op`: every operation that requires nothing, else by capability. */
+export const supports = (op, impl) => !op.requires || (impl.capabilities ?? []).includes(op.requires);
 
 /** Measured only when asked for (`--impls=...,raw-clone`): raw IndexedDB plus the item copy. */
 export const DIAGNOSTIC = [{ key: 'raw-clone', label: 'raw + structuredClone', durable: true }];

@@ -22,6 +22,12 @@ export function create({ dbName, userId = null }) {
     addItems: (sessionId, items) => session(sessionId).addItems(items),
     popItem: (sessionId) => session(sessionId).popItem(),
     clearSession: (sessionId) => session(sessionId).clearSession(),
+    // Each call is a new operation, so a fresh id: the same id again would change nothing.
+    replaceSuffix: (sessionId, expectedSuffix, replacement) =>
+      session(sessionId).applyHistoryTransaction({
+        operationId: crypto.randomUUID(),
+        transaction: { type: 'replace_suffix', expectedSuffix, replacement },
+      }),
     listSessions: (user = userId) => listSessions({ dbName, userId: user }),
     async close() {
       await Promise.all([...sessions.values()].map((s) => s.close()));

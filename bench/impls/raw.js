@@ -4,7 +4,10 @@
 // Interface shared by every module in bench/impls/:
 //   create({ dbName, userId }) -> { open(), getItems(sessionId, n?), addItems(sessionId, items),
 //     popItem(sessionId), clearSession(sessionId), listSessions(userId?), close(), destroy() }
-// An instance acts for one user; `destroy()` closes it and deletes its data.
+// An instance acts for one user; `destroy()` closes it and deletes its data. Implementations
+// with the `historyTransactions` capability (impls/list.mjs) also have
+//   replaceSuffix(sessionId, expectedSuffix, replacement): a `replace_suffix` history
+//     transaction with a new operation id, rejected unless the history ends with expectedSuffix.
 
 const SESSIONS = 'agent_sessions';
 const MESSAGES = 'agent_messages';

@@ -55,6 +55,16 @@ export function create({ dbName, userId = null }) {
       touch(e, 0);
     },
 
+    // Each call is a new operation, so a fresh id: the same id again would change nothing.
+    async replaceSuffix(sessionId, expectedSuffix, replacement) {
+      const e = entry(sessionId);
+      await e.session.applyHistoryTransaction({
+        operationId: crypto.randomUUID(),
+        transaction: { type: 'replace_suffix', expectedSuffix, replacement },
+      });
+      touch(e, e.info.itemCount - expectedSuffix.length + replacement.length);
+    },
+
     async listSessions(user = userId) {
       return [...registry.values()]
         .map((e) => ({ ...e.info }))

@@ -1,7 +1,11 @@
 // The benchmark's operations. Each one runs in the page against one implementation (the harness
 // `h` gives it `impl`, an instance for USER, and `instance(userId)` for more), times only its
 // measured part, and returns a result that must equal `expected(sizes, rep)` for every
-// implementation. Node imports this module too, for the labels and the expected results.
+// implementation. Node imports this module too, for the labels and the expected results. An
+// operation with `requires` (a capability of impls/list.mjs) runs only against the
+// implementations that have it; the others show "—" in the table. One with `reference` also
+// times, in each run, what it is compared with (returned as `reference`, in ms), shown on a line
+// of its own under it.
 import { describeItems, hash, makeItems } from '../shared/items.js';
 
 export const USER = 'user-a';
@@ -35,6 +39,13 @@ function describeList(list) {
     newestFirst: list.every((s, i) => i === 0 || list[i - 1].updatedAt >= s.updatedAt),
   };
 }
+
+/**
+ * The 2 newest items of an `n`-item session after `k` replace_suffix calls: its own items for
+ * `k = 0`, then a new pair per call, at the same positions (a user message and its answer) but
+ * with other ids and text, so every call really rewrites.
+ */
+const tailAfter = (sessionId, n, k) => makeItems(k === 0 ? sessionId : `${sessionId}/rewrite-${k}`, n - 2, 2);
 
 const newestOf = (index) => ({
   key: `getItems-newest-${index + 1}`,
@@ -121,6 +132,59 @@ export const OPERATIONS = [
         popped: describeItems(makeItems(sessionId, left, s.pops).reverse()),
         left,
         newest: describeItems(makeItems(sessionId, Math.max(0, left - 3), Math.min(3, left))),
+      };
+    },
+  },
+  {
+    key: 'replace-suffix',
+    kind: 'heavy',
+    requires: 'historyTransactions',
+    label: (s) =>
+      `replace_suffix of the newest 2 items ×${fmt(s.tailCalls)} on ${fmt(s.tailHistory)} items, each awaited`,
+    // What it is compared with (evaluateTargets), timed in the same page and repeats, so that
+    // both see the same machine: the storage engine's background work left by the operations
+    // before would otherwise weigh on one and not the other.
+    reference: (s) => `append 2 items ×${fmt(s.tailCalls)} on ${fmt(s.tailHistory)} items, each awaited`,
+    async run(h, rep) {
+      const { tailHistory: n, tailCalls: calls } = h.sizes;
+      const [replaced, appended] = [`replace-${rep}`, `append-${rep}`];
+      // Fresh histories each repeat: rewriting the same rows again and again leaves the storage
+      // engine more to skip on every later call, so later repeats would be slower.
+      await fill(h.impl, replaced, n);
+      await fill(h.impl, appended, n);
+      const tails = Array.from({ length: calls + 1 }, (_, k) => tailAfter(replaced, n, k));
+      const items = makeItems(appended, n, 2 * calls);
+      const replace = () =>
+        timed(async () => {
+          for (let k = 1; k < tails.length; k++) await h.impl.replaceSuffix(replaced, tails[k - 1], tails[k]);
+        });
+      const append = () =>
+        timed(async () => {
+          for (let i = 0; i < items.length; i += 2) await h.impl.addItems(appended, [items[i], items[i + 1]]);
+        });
+      // Each goes first every other repeat, so that neither always runs right after the set-up.
+      let ms, reference;
+      if (rep % 2 === 0) {
+        ({ ms } = await replace());
+        ({ ms: reference } = await append());
+      } else {
+        ({ ms: reference } = await append());
+        ({ ms } = await replace());
+      }
+      return {
+        ms,
+        reference,
+        result: {
+          replaced: describeItems(await h.impl.getItems(replaced)),
+          appended: describeItems(await h.impl.getItems(appended)),
+        },
+      };
+    },
+    expected(s, rep) {
+      const [replaced, appended, n] = [`replace-${rep}`, `append-${rep}`, s.tailHistory];
+      return {
+        replaced: describeItems([...makeItems(replaced, 0, n - 2), ...tailAfter(replaced, n, s.tailCalls)]),
+        appended: describeItems(makeItems(appended, 0, n + 2 * s.tailCalls)),
       };
     },
   },

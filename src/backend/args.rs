@@ -11,7 +11,7 @@ use crate::core::session::starts_turn;
 
 #[cfg(feature = "sessions")]
 use super::canonical::canonical;
-use super::js::{self, describe, error_text, exact_string, object, Thrown};
+use super::js::{self, describe, error_text, exact_string, number_text, object, Thrown};
 
 /// The error for a value whose reading threw.
 pub fn threw(code: SessionErrorCode, what: &str, thrown: &Thrown) -> SessionError {
@@ -73,13 +73,17 @@ pub fn take_limit(value: &JsValue, what: &str) -> Result<Option<Limit>> {
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
-    match value.as_f64() {
-        Some(n) => Limit::from_number(n, what).map(Some),
-        None => Err(SessionError::new(
-            SessionErrorCode::InvalidLimit,
-            format!("{what} must be an integer, got {}", describe(value)),
-        )),
-    }
+    let got = match value.as_f64() {
+        Some(n) => match Limit::from_number(n) {
+            Some(limit) => return Ok(Some(limit)),
+            None => number_text(n),
+        },
+        None => describe(value),
+    };
+    Err(SessionError::new(
+        SessionErrorCode::InvalidLimit,
+        format!("{what} must be an integer, got {got}"),
+    ))
 }
 
 /// Reads an options argument: `undefined`, `null` or an object.
@@ -155,7 +159,10 @@ pub fn take_settings(options: &Option<Object>) -> Result<(SessionSettings, Objec
         Some(_) => object(&[("limit", limit_value)]),
         None => object(&[]),
     };
-    Ok((SessionSettings { limit }, Object::freeze(&copy)))
+    Ok((
+        SessionSettings { limit, turns: None },
+        Object::freeze(&copy),
+    ))
 }
 
 /// `replaceHistory`'s options.

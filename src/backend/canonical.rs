@@ -1,11 +1,11 @@
 //! The canonical form ([`crate::core::canonical`]) of a JS value: plain data only. A value with
 //! something else in it (a `Date`, `Map`, class instance, `bigint`, `symbol`, function, sparse
 //! array, typed array other than `Uint8Array`, a cycle, a string with a lone surrogate) has none,
-//! as in the SDK's `MemorySession`. Values passed here are structured-clone copies or stored
-//! items, so reading them runs no caller code.
+//! as in the SDK's `MemorySession`. Every read goes through [`super::js`], so a caller's value
+//! (a Proxy, a getter) can be walked too: what it throws makes it unsupported.
 
 use js_sys::{Object, Uint8Array};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 use crate::core::canonical::{sort_keys, Canonical};
 
@@ -19,16 +19,25 @@ pub type Unsupported = &'static str;
 
 /// The canonical form of `value`.
 pub fn canonical(value: &JsValue) -> Result<String, Unsupported> {
-    let object_prototype = js::prototype_of(&Object::new()).map_err(|_| "an object")?;
+    let prototypes = Prototypes {
+        object: js::prototype_of(&Object::new()).map_err(|_| "an object")?,
+        bytes: js::prototype_of(&Uint8Array::new_with_length(0)).map_err(|_| "an object")?,
+    };
     let mut out = Canonical::new();
     let mut ancestors = Vec::new();
-    walk(value, &object_prototype, &mut ancestors, &mut out)?;
+    walk(value, &prototypes, &mut ancestors, &mut out)?;
     Ok(out.finish())
+}
+
+/// The prototypes of this realm's plain objects and `Uint8Array`s.
+struct Prototypes {
+    object: JsValue,
+    bytes: JsValue,
 }
 
 fn walk(
     value: &JsValue,
-    object_prototype: &JsValue,
+    prototypes: &Prototypes,
     ancestors: &mut Vec<JsValue>,
     out: &mut Canonical,
 ) -> Result<(), Unsupported> {
@@ -55,7 +64,7 @@ fn walk(
             return Err("a cycle");
         }
         ancestors.push(value.clone());
-        let walked = walk_object(value, object_prototype, ancestors, out);
+        let walked = walk_object(value, prototypes, ancestors, out);
         ancestors.pop();
         walked?;
     }
@@ -64,7 +73,7 @@ fn walk(
 
 fn walk_object(
     value: &JsValue,
-    object_prototype: &JsValue,
+    prototypes: &Prototypes,
     ancestors: &mut Vec<JsValue>,
     out: &mut Canonical,
 ) -> Result<(), Unsupported> {
@@ -76,20 +85,21 @@ fn walk_object(
         }
         out.begin_array();
         for element in &elements {
-            walk(element, object_prototype, ancestors, out)?;
+            walk(element, prototypes, ancestors, out)?;
         }
         out.end_array();
         return Ok(());
     }
     let prototype = js::prototype_of(value).map_err(unreadable)?;
-    if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
-        if js::keys(value).map_err(unreadable)?.len() != bytes.length() as usize {
+    if prototype == prototypes.bytes {
+        let bytes = js::bytes_of(value).map_err(unreadable)?;
+        if js::keys(value).map_err(unreadable)?.len() != bytes.len() {
             return Err("a Uint8Array with extra properties");
         }
-        out.bytes(&bytes.to_vec());
+        out.bytes(&bytes);
         return Ok(());
     }
-    if !prototype.is_null() && prototype != *object_prototype {
+    if !prototype.is_null() && prototype != prototypes.object {
         return Err("an object that is not plain (a Date, Map, class instance...)");
     }
     let mut keys = js::keys(value).map_err(unreadable)?;
@@ -98,7 +108,7 @@ fn walk_object(
     for key in &keys {
         out.key(key);
         let v = js::get(value, key).map_err(unreadable)?;
-        walk(&v, object_prototype, ancestors, out)?;
+        walk(&v, prototypes, ancestors, out)?;
     }
     out.end_object();
     Ok(())

@@ -95,6 +95,16 @@ pub fn exact_string(value: &JsValue) -> Option<Result<String, ()>> {
     })
 }
 
+/// A number as JavaScript writes it (`1.5`, `NaN`, `-Infinity`, `18446744073709552000`):
+/// `String(n)`, which also keeps Rust's float formatting out of the module.
+pub fn number_text(n: f64) -> String {
+    js_sys::Number::from(n)
+        .to_string_with_radix(10)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_default()
+}
+
 /// A short description of a value's kind for error messages ("a string", "null", "an array").
 /// Never fails: a value whose inspection throws is "an object".
 pub fn describe(value: &JsValue) -> String {
@@ -111,7 +121,7 @@ pub fn describe(value: &JsValue) -> String {
         return "a string".into();
     }
     if let Some(n) = value.as_f64() {
-        return format!("the number {n}");
+        return format!("the number {}", number_text(n));
     }
     if value.as_bool().is_some() {
         return "a boolean".into();
@@ -232,7 +242,7 @@ pub async fn resolve_value(value: JsValue) -> Result<JsValue, Unresolved> {
     Ok(value)
 }
 
-/// The bytes of a chunk a stream reader gave (a `Uint8Array`, or anything array-like), copied.
+/// The bytes of a `Uint8Array` (or of a stream reader's chunk, or anything array-like), copied.
 pub fn bytes_of(chunk: &JsValue) -> Result<Vec<u8>, Thrown> {
     Ok(uint8_array_from(chunk)?.to_vec())
 }

@@ -70,7 +70,9 @@ impl SessionState for MemorySessionState {
     }
 
     async fn apply_transaction(&self, taken: TakenTransaction) -> Result<()> {
-        let TakenTransaction { transaction, items } = taken;
+        let TakenTransaction {
+            transaction, items, ..
+        } = taken;
         let mut history = self.history.borrow_mut();
         let stored: Vec<Option<String>> = history
             .newest(transaction.expected_suffix.len())

@@ -6,6 +6,7 @@ use wasm_bindgen::JsValue;
 
 use crate::core::canonical::digest;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
+use crate::core::session::starts_turn;
 use crate::core::transaction::{HistoryTransaction, TransactionKind};
 
 use super::args::{take_items_as, threw};
@@ -24,6 +25,9 @@ pub struct TakenTransaction {
     /// Copies of the items it appends (`items` or `replacement`), each with whether it opens a
     /// turn.
     pub items: Vec<(JsValue, bool)>,
+    /// How many of `expectedSuffix` are user messages: the turn before the suffix is the
+    /// history's last turn minus these (turns count user messages, without gaps).
+    pub suffix_user_messages: u64,
 }
 
 fn field(object: &JsValue, what: &str, key: &str) -> Result<JsValue> {
@@ -60,6 +64,37 @@ fn items_with_forms(array: &JsValue, what: &str) -> Result<(Copies, Vec<String>)
         })
         .collect::<Result<Vec<String>>>()?;
     Ok((items, forms))
+}
+
+/// The canonical forms of the items of `array` (named `what`), which are only compared, not
+/// stored, so they are not copied; and how many of them are user messages.
+fn forms_only(array: &JsValue, what: &str) -> Result<(Vec<String>, u64)> {
+    if !js::is_array(array).map_err(|e| threw(CODE, what, &e))? {
+        return Err(invalid(format!(
+            "{what} must be an array, got {}",
+            describe(array)
+        )));
+    }
+    let mut users = 0;
+    let mut forms = Vec::new();
+    for (i, item) in js::elements(array)
+        .map_err(|e| threw(CODE, what, &e))?
+        .iter()
+        .enumerate()
+    {
+        plain_object(item, &format!("{what}[{i}]"))?;
+        forms.push(canonical(item).map_err(|why| {
+            invalid(format!(
+                "Session history transaction items contain invalid or unsupported data: \
+                 {what}[{i}] holds {why}"
+            ))
+        })?);
+        let text = |key: &str| js::get(item, key).ok().and_then(|v| v.as_string());
+        if starts_turn(text("role").as_deref(), text("type").as_deref()) {
+            users += 1;
+        }
+    }
+    Ok((forms, users))
 }
 
 /// `{ operationId, transaction }` with `transaction` one of `{ type: 'append_items', items }`
@@ -105,18 +140,18 @@ pub fn take_transaction(args: &JsValue) -> Result<TakenTransaction> {
             keys.join(", ")
         )));
     }
-    let (expected_suffix, items, written) = match kind {
+    let (expected_suffix, suffix_user_messages, items, written) = match kind {
         TransactionKind::AppendItems => {
             let items = field(&transaction, "transaction", "items")?;
             let (items, forms) = items_with_forms(&items, "transaction.items")?;
-            (Vec::new(), items, forms)
+            (Vec::new(), 0, items, forms)
         }
         TransactionKind::ReplaceSuffix => {
             let expected = field(&transaction, "transaction", "expectedSuffix")?;
-            let (_, expected) = items_with_forms(&expected, "transaction.expectedSuffix")?;
+            let (expected, users) = forms_only(&expected, "transaction.expectedSuffix")?;
             let replacement = field(&transaction, "transaction", "replacement")?;
             let (items, forms) = items_with_forms(&replacement, "transaction.replacement")?;
-            (expected, items, forms)
+            (expected, users, items, forms)
         }
     };
     // The forms are self-delimiting, so their concatenation identifies the transaction.
@@ -133,6 +168,7 @@ pub fn take_transaction(args: &JsValue) -> Result<TakenTransaction> {
             digest: digest(&whole),
         },
         items,
+        suffix_user_messages,
     })
 }
 

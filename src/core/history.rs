@@ -1,7 +1,5 @@
 //! History selection: which items `getItems(limit)` returns.
 
-use super::error::{Result, SessionError, SessionErrorCode};
-
 /// How many of the newest items to return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
@@ -13,19 +11,17 @@ pub enum Limit {
 
 impl Limit {
     /// Reads a limit given as a JS number. `n <= 0` means "nothing"; a number that is not an
-    /// integer (`1.5`, `NaN`, `Infinity`) is an error. `what` names the argument in the message.
-    pub fn from_number(n: f64, what: &str) -> Result<Limit> {
+    /// integer (`1.5`, `NaN`, `Infinity`) is none: `None`. (The caller names the number in its
+    /// error, as JavaScript writes it.)
+    pub fn from_number(n: f64) -> Option<Limit> {
         if !n.is_finite() || n.fract() != 0.0 {
-            return Err(SessionError::new(
-                SessionErrorCode::InvalidLimit,
-                format!("{what} must be an integer, got {}", describe_number(n)),
-            ));
+            return None;
         }
         if n <= 0.0 {
-            return Ok(Limit::Newest(0));
+            return Some(Limit::Newest(0));
         }
         // Any integer beyond 2^53 is already "more than can exist"; saturate.
-        Ok(Limit::Newest(if n >= u64::MAX as f64 {
+        Some(Limit::Newest(if n >= u64::MAX as f64 {
             u64::MAX
         } else {
             n as u64
@@ -47,21 +43,35 @@ impl Limit {
     }
 }
 
-fn describe_number(n: f64) -> String {
-    if n.is_nan() {
-        "NaN".to_string()
-    } else if n.is_infinite() {
-        if n > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
-    } else {
-        n.to_string()
-    }
-}
-
-/// Session-wide settings, the SDK's `SessionSettings`.
+/// Session-wide settings, the SDK's `SessionSettings`, and Agno's "last N runs".
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SessionSettings {
     /// Default number of newest items `getItems()` returns when called without a limit.
     pub limit: Option<Limit>,
+    /// Default number of newest whole turns `getItems()` returns when called without a limit;
+    /// wins over `limit`.
+    pub turns: Option<Limit>,
+}
+
+/// What a read of the history returns: the newest items, or the items of the newest whole turns
+/// (a turn starts at a user message; the items before the first one are turn 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    Items(Limit),
+    Turns(Limit),
+}
+
+impl Window {
+    /// `getItems(limit)`: an explicit limit counts items. Without one, the session's `turns`
+    /// (which wins over its `limit`, as in Agno), else its `limit`, else everything.
+    pub fn resolve(explicit: Option<Limit>, settings: &SessionSettings) -> Window {
+        match (explicit, settings.turns, settings.limit) {
+            (Some(limit), _, _) => Window::Items(limit),
+            (None, Some(turns), _) => Window::Turns(turns),
+            (None, None, Some(limit)) => Window::Items(limit),
+            (None, None, None) => Window::Items(Limit::All),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -70,29 +80,16 @@ mod tests {
 
     #[test]
     fn integers_are_limits() {
-        assert_eq!(Limit::from_number(3.0, "limit"), Ok(Limit::Newest(3)));
-        assert_eq!(Limit::from_number(0.0, "limit"), Ok(Limit::Newest(0)));
-        assert_eq!(Limit::from_number(-5.0, "limit"), Ok(Limit::Newest(0)));
-        assert_eq!(
-            Limit::from_number(1e300, "limit"),
-            Ok(Limit::Newest(u64::MAX))
-        );
+        assert_eq!(Limit::from_number(3.0), Some(Limit::Newest(3)));
+        assert_eq!(Limit::from_number(0.0), Some(Limit::Newest(0)));
+        assert_eq!(Limit::from_number(-5.0), Some(Limit::Newest(0)));
+        assert_eq!(Limit::from_number(1e300), Some(Limit::Newest(u64::MAX)));
     }
 
     #[test]
-    fn non_integers_are_errors_naming_the_argument() {
-        for (n, shown) in [
-            (1.5, "1.5"),
-            (f64::NAN, "NaN"),
-            (f64::INFINITY, "Infinity"),
-            (f64::NEG_INFINITY, "-Infinity"),
-        ] {
-            let e = Limit::from_number(n, "settings.limit").unwrap_err();
-            assert_eq!(e.code, SessionErrorCode::InvalidLimit);
-            assert_eq!(
-                e.message,
-                format!("settings.limit must be an integer, got {shown}")
-            );
+    fn non_integers_are_no_limits() {
+        for n in [1.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(Limit::from_number(n), None, "{n}");
         }
     }
 
@@ -102,6 +99,34 @@ mod tests {
         assert_eq!(Limit::resolve(Some(Limit::Newest(5)), d), Limit::Newest(5));
         assert_eq!(Limit::resolve(None, d), Limit::Newest(2));
         assert_eq!(Limit::resolve(None, None), Limit::All);
+    }
+
+    #[test]
+    fn turns_win_over_limit_but_not_over_an_explicit_limit() {
+        let both = SessionSettings {
+            limit: Some(Limit::Newest(5)),
+            turns: Some(Limit::Newest(2)),
+        };
+        assert_eq!(
+            Window::resolve(None, &both),
+            Window::Turns(Limit::Newest(2))
+        );
+        assert_eq!(
+            Window::resolve(Some(Limit::Newest(9)), &both),
+            Window::Items(Limit::Newest(9))
+        );
+        let limit_only = SessionSettings {
+            limit: Some(Limit::Newest(5)),
+            turns: None,
+        };
+        assert_eq!(
+            Window::resolve(None, &limit_only),
+            Window::Items(Limit::Newest(5))
+        );
+        assert_eq!(
+            Window::resolve(None, &SessionSettings::default()),
+            Window::Items(Limit::All)
+        );
     }
 
     #[test]

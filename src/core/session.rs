@@ -177,6 +177,24 @@ impl SessionRecord {
         Some((self.first_seq + start, self.first_seq + end - 1))
     }
 
+    /// The oldest turn among the newest `turns` whole turns: a read of those turns takes every
+    /// item whose turn is at least this. `None` when it takes nothing.
+    pub fn oldest_turn_of(&self, turns: Limit) -> Option<u64> {
+        if self.item_count == 0 {
+            return None;
+        }
+        match turns {
+            Limit::All => Some(0),
+            Limit::Newest(0) => None,
+            Limit::Newest(n) => Some((self.last_turn + 1).saturating_sub(n)),
+        }
+    }
+
+    /// How many turns the history holds that start at a user message.
+    pub fn turn_count(&self) -> u64 {
+        self.last_turn
+    }
+
     /// Sequence number of the newest item, if any.
     pub fn newest_seq(&self) -> Option<u64> {
         (self.item_count > 0).then(|| self.next_seq - 1)
@@ -225,6 +243,24 @@ fn place(start: u64, base_turn: u64, starts_turn: &[bool]) -> Vec<Placement> {
             }
         })
         .collect()
+}
+
+/// The longest a default title is, in characters.
+pub const TITLE_LENGTH: usize = 80;
+
+/// A session's default title: the text of its first user message on one line, cut to
+/// [`TITLE_LENGTH`] characters at a word boundary (with an ellipsis).
+pub fn default_title(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= TITLE_LENGTH {
+        return line;
+    }
+    let room: String = line.chars().take(TITLE_LENGTH - 1).collect();
+    let cut = match room.rfind(' ') {
+        Some(space) if space > 0 => room[..space].trim_end(),
+        _ => room.as_str(),
+    };
+    format!("{cut}…")
 }
 
 /// Whether an item opens a new user turn: a user message, in either the short `{role, content}`
@@ -489,5 +525,42 @@ mod tests {
         );
         r.clear(3.0);
         assert_eq!((r.next_op_seq, r.archived_count, r.item_count), (0, 0, 0));
+    }
+
+    #[test]
+    fn the_newest_turns_start_at_a_turn_number() {
+        let mut r = record();
+        assert_eq!(
+            r.oldest_turn_of(Limit::All),
+            None,
+            "an empty history has no turns"
+        );
+        r.append(&[false, true, false, true, false, false], 1.0)
+            .unwrap();
+        assert_eq!(r.turn_count(), 2);
+        assert_eq!(r.oldest_turn_of(Limit::Newest(1)), Some(2));
+        assert_eq!(r.oldest_turn_of(Limit::Newest(2)), Some(1));
+        // Turn 0 (before the first user message) is the oldest turn.
+        assert_eq!(r.oldest_turn_of(Limit::Newest(3)), Some(0));
+        assert_eq!(r.oldest_turn_of(Limit::Newest(99)), Some(0));
+        assert_eq!(r.oldest_turn_of(Limit::Newest(0)), None);
+        assert_eq!(r.oldest_turn_of(Limit::All), Some(0));
+    }
+
+    #[test]
+    fn default_titles_are_one_line_cut_at_a_word() {
+        assert_eq!(
+            default_title("  What city is\n the bridge in? "),
+            "What city is the bridge in?"
+        );
+        let long = "word ".repeat(30);
+        let title = default_title(&long);
+        assert!(title.chars().count() <= TITLE_LENGTH, "{title}");
+        assert!(title.ends_with("word…"), "{title}");
+        let one_word = "x".repeat(200);
+        assert_eq!(default_title(&one_word).chars().count(), TITLE_LENGTH);
+        let unicode = "ü".repeat(100);
+        assert_eq!(default_title(&unicode).chars().count(), TITLE_LENGTH);
+        assert_eq!(default_title(""), "");
     }
 }

@@ -20,7 +20,7 @@ use crate::core::session::SessionRecord;
 use super::open::Connection;
 use super::record::{
     all_of_session, damaged_items, item_of, items_of, message_key, messages_between,
-    record_from_js, record_to_js, seq_of, turn_of, RowWriter,
+    record_from_js, seq_of, turn_of, RowWriter, StoredRecord,
 };
 use super::tx::{listening, Tx};
 
@@ -66,7 +66,7 @@ fn delete_session_data(tx: &Tx, session_id: &str) -> Result<()> {
     Ok(())
 }
 
-pub(super) async fn read_record(tx: &Tx, session_id: &str) -> Result<Option<SessionRecord>> {
+pub(super) async fn read_record(tx: &Tx, session_id: &str) -> Result<Option<StoredRecord>> {
     let value = tx
         .store(SESSIONS_STORE)?
         .get(JsValue::from_str(session_id))
@@ -83,12 +83,15 @@ pub(super) async fn read_record(tx: &Tx, session_id: &str) -> Result<Option<Sess
             format!("its record names session \"{}\"", record.id),
         ));
     }
-    Ok(Some(record))
+    Ok(Some(StoredRecord {
+        record,
+        stored: value,
+    }))
 }
 
-pub(super) fn write_record(tx: &Tx, record: &SessionRecord) -> Result<()> {
+pub(super) fn write_record(tx: &Tx, record: &StoredRecord) -> Result<()> {
     tx.store(SESSIONS_STORE)?
-        .put(&record_to_js(record), None)
+        .put(&record.to_js(), None)
         .map_err(|e| tx.fail(e))?;
     Ok(())
 }
@@ -248,7 +251,7 @@ pub async fn add_items(
     tx.run(async |tx| {
         let mut record = match read_record(tx, t.session_id).await? {
             Some(r) => r,
-            None => SessionRecord::new(t.session_id, t.user_id, now),
+            None => StoredRecord::new(t.session_id, t.user_id, now),
         };
         record.check_owner(t.user_id)?;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();

@@ -6,7 +6,7 @@ use idb::{KeyRange, Query};
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::JsValue;
 
-use crate::backend::js::{self, describe, exact_string, object, Shape};
+use crate::backend::js::{self, describe, exact_string, number_text, object, Shape};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::session::{safe_count, Placement, SessionRecord};
 
@@ -29,7 +29,7 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
         )
     };
     let shown = |v: &JsValue| match v.as_f64() {
-        Some(n) => format!("{n}"),
+        Some(n) => number_text(n),
         None => describe(v),
     };
     let count = |key: &str| {
@@ -81,25 +81,64 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
     Ok(record)
 }
 
-/// A session record as it is stored.
-pub fn record_to_js(record: &SessionRecord) -> JsValue {
-    let user = match &record.user_id {
-        Some(u) => JsValue::from_str(u),
-        None => JsValue::NULL,
-    };
-    object(&[
-        ("id", record.id.as_str().into()),
-        ("userId", user),
-        ("createdAt", record.created_at.into()),
-        ("updatedAt", record.updated_at.into()),
-        ("itemCount", (record.item_count as f64).into()),
-        ("firstSeq", (record.first_seq as f64).into()),
-        ("nextSeq", (record.next_seq as f64).into()),
-        ("lastTurn", (record.last_turn as f64).into()),
-        ("nextOpSeq", (record.next_op_seq as f64).into()),
-        ("archivedCount", (record.archived_count as f64).into()),
-    ])
-    .into()
+/// A session record as stored: the core's view of it, and the stored object itself, which also
+/// holds the session's metadata (title, summary, state) and any field a newer version of this
+/// library added. Writing the record back keeps all of them.
+pub struct StoredRecord {
+    pub record: SessionRecord,
+    pub stored: JsValue,
+}
+
+impl std::ops::Deref for StoredRecord {
+    type Target = SessionRecord;
+    fn deref(&self) -> &SessionRecord {
+        &self.record
+    }
+}
+
+impl std::ops::DerefMut for StoredRecord {
+    fn deref_mut(&mut self) -> &mut SessionRecord {
+        &mut self.record
+    }
+}
+
+impl StoredRecord {
+    /// The record of a session that has none yet.
+    pub fn new(id: &str, user_id: Option<&str>, now: f64) -> Self {
+        StoredRecord {
+            record: SessionRecord::new(id, user_id, now),
+            stored: JsValue::UNDEFINED,
+        }
+    }
+
+    /// The record as it is stored: the stored object (or a new one) with the core's fields set.
+    pub fn to_js(&self) -> JsValue {
+        let user = match &self.record.user_id {
+            Some(u) => JsValue::from_str(u),
+            None => JsValue::NULL,
+        };
+        let r = &self.record;
+        let fields = [
+            ("id", r.id.as_str().into()),
+            ("userId", user),
+            ("createdAt", r.created_at.into()),
+            ("updatedAt", r.updated_at.into()),
+            ("itemCount", (r.item_count as f64).into()),
+            ("firstSeq", (r.first_seq as f64).into()),
+            ("nextSeq", (r.next_seq as f64).into()),
+            ("lastTurn", (r.last_turn as f64).into()),
+            ("nextOpSeq", (r.next_op_seq as f64).into()),
+            ("archivedCount", (r.archived_count as f64).into()),
+        ];
+        if !self.stored.is_object() {
+            return object(&fields).into();
+        }
+        // The stored object is IndexedDB's own copy: setting its fields touches nothing else.
+        for (key, value) in &fields {
+            let _ = Reflect::set(&self.stored, &JsValue::from_str(key), value);
+        }
+        self.stored.clone()
+    }
 }
 
 /// Builds the message rows of one write; the property names are made into JS strings once per

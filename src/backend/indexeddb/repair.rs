@@ -13,7 +13,7 @@ use crate::core::schema::{ARCHIVE_STORE, MESSAGES_STORE, OPERATIONS_STORE, SESSI
 use crate::core::session::{safe_count, starts_turn};
 
 use super::open::Connection;
-use super::record::{all_of_session, item_of, record_to_js, turn_of, RowWriter};
+use super::record::{all_of_session, item_of, turn_of, RowWriter, StoredRecord};
 use super::tx::{listening, Tx};
 
 /// What a repair did, as `repairSession` reports it.
@@ -165,8 +165,13 @@ pub async fn repair_session(
         let mut rebuilt = plan.record(session_id, user.as_deref(), created_at, now);
         rebuilt.next_op_seq = next_op_seq;
         rebuilt.archived_count = archived_count;
+        // The metadata the old record holds (title, summary, state) stays.
+        let rebuilt = StoredRecord {
+            record: rebuilt,
+            stored: old,
+        };
         sessions
-            .put(&record_to_js(&rebuilt), None)
+            .put(&rebuilt.to_js(), None)
             .map_err(|e| tx.fail(e))?;
         Ok(RepairReport {
             existed: true,

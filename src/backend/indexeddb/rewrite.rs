@@ -23,8 +23,8 @@ use crate::core::transaction::{
 use super::open::Connection;
 use super::ops::{newest_rows, read_record, rows_in, write_record, Target};
 use super::record::{
-    all_of_session, damaged_items, item_of, items_of, message_key, messages_between, turn_of,
-    RowWriter,
+    all_of_session, item_of, items_of, message_key, messages_between, turn_of, RowWriter,
+    StoredRecord,
 };
 use super::tx::{listening, Tx};
 
@@ -44,10 +44,10 @@ fn begin(conn: &Connection, t: &Target<'_>, what: &str) -> Result<Tx> {
 }
 
 /// The session record, or a new one for a session that has none yet; refused for another user.
-async fn record_for(tx: &Tx, t: &Target<'_>, now: f64) -> Result<SessionRecord> {
+async fn record_for(tx: &Tx, t: &Target<'_>, now: f64) -> Result<StoredRecord> {
     let record = match read_record(tx, t.session_id).await? {
         Some(r) => r,
-        None => SessionRecord::new(t.session_id, t.user_id, now),
+        None => StoredRecord::new(t.session_id, t.user_id, now),
     };
     record.check_owner(t.user_id)?;
     Ok(record)
@@ -79,13 +79,16 @@ pub async fn apply_transaction(
     taken: TakenTransaction,
     now: f64,
 ) -> Result<()> {
-    let TakenTransaction { transaction, items } = taken;
+    let TakenTransaction {
+        transaction,
+        items,
+        suffix_user_messages,
+    } = taken;
     let suffix = transaction.expected_suffix.len() as u64;
     let tx = begin(conn, t, "applyHistoryTransaction")?;
     tx.run(async |tx| {
-        // Sent together: the operation's log entry, the newest rows (the suffix and the row
-        // before it, whose turn the replacement continues) where getAllRecords exists, and the
-        // record.
+        // Sent together: the operation's log entry, the newest rows (the suffix) where
+        // getAllRecords exists, and the record.
         let key = Array::of2(
             &JsValue::from_str(t.session_id),
             &JsValue::from_str(&transaction.operation_id),
@@ -98,7 +101,7 @@ pub async fn apply_transaction(
         );
         let sent = match suffix {
             0 => None,
-            n => newest_rows(tx, t.session_id, n + 1)?,
+            n => newest_rows(tx, t.session_id, n)?,
         };
         let mut record = match record_for(tx, t, now).await {
             Ok(record) => record,
@@ -118,12 +121,11 @@ pub async fn apply_transaction(
         let rows = match suffix {
             0 => Vec::new(),
             n => {
-                let range = record.newest_range(crate::core::history::Limit::Newest(n + 1));
+                let range = record.newest_range(crate::core::history::Limit::Newest(n));
                 rows_in(tx, &record, range, sent).await?
             }
         };
-        let stored_count = rows.len().min(suffix as usize);
-        let stored_suffix: Vec<Option<String>> = rows[rows.len() - stored_count..]
+        let stored_suffix: Vec<Option<String>> = rows
             .iter()
             .map(|row| item_of(row).and_then(|item| canonical(&item).ok()))
             .collect();
@@ -135,22 +137,24 @@ pub async fn apply_transaction(
             Outcome::AlreadyApplied => return Ok(()),
             Outcome::Apply { remove } => remove as u64,
         };
-        let base_turn = if remove == 0 {
-            record.last_turn
-        } else if remove == record.item_count {
+        // Turns count user messages without gaps: the turn before the removed items is the last
+        // turn less the user messages among them (which equal the expected suffix).
+        let base_turn = if remove == record.item_count {
             0
         } else {
-            turn_of(&rows[0]).ok_or_else(|| {
-                damaged_items(t.session_id, "a row before the suffix has no turn".into())
-            })?
+            record.last_turn.saturating_sub(suffix_user_messages)
         };
         let old_next = record.next_seq;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let placements = record.replace_suffix(remove, &starts, base_turn, now)?;
-        if remove > 0 {
+        // The replacement takes the freed keys: put overwrites those, and only the keys it does
+        // not reach are deleted (rewriting a key in place is cheaper for IndexedDB than a delete
+        // and an insert).
+        let reused = (items.len() as u64).min(remove);
+        if reused < remove {
             let range = messages_between(
                 t.session_id,
-                (old_next - remove) as f64,
+                (old_next - remove + reused) as f64,
                 (old_next - 1) as f64,
             )?;
             tx.store(MESSAGES_STORE)?
