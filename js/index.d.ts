@@ -9,6 +9,8 @@ export type {
   Item,
   SessionSettings,
   SessionInfo,
+  SessionDetails,
+  SessionUpdate,
   SessionError,
   SessionErrorCode,
   SessionMethods,

@@ -148,20 +148,25 @@ pub fn required_string(value: &JsValue, what: &str, code: SessionErrorCode) -> R
     exact(value, what, code, "a non-empty string")
 }
 
-/// Reads `options.settings` (`{ limit?: number }`): the parsed settings, and a frozen copy that
-/// the `settings` property returns.
+/// Reads `options.settings` (`{ limit?: number, turns?: number }`): the parsed settings, and a
+/// frozen copy that the `settings` property returns.
 pub fn take_settings(options: &Option<Object>) -> Result<(SessionSettings, Object)> {
     let value = field(options, "options", "settings")?;
     let settings = take_options(&value, "options.settings")?;
     let limit_value = field(&settings, "options.settings", "limit")?;
     let limit = take_limit(&limit_value, "options.settings.limit")?;
-    let copy = match limit {
-        Some(_) => object(&[("limit", limit_value)]),
-        None => object(&[]),
-    };
+    let turns_value = field(&settings, "options.settings", "turns")?;
+    let turns = take_limit(&turns_value, "options.settings.turns")?;
+    let mut copy = Vec::new();
+    if limit.is_some() {
+        copy.push(("limit", limit_value));
+    }
+    if turns.is_some() {
+        copy.push(("turns", turns_value));
+    }
     Ok((
-        SessionSettings { limit, turns: None },
-        Object::freeze(&copy),
+        SessionSettings { limit, turns },
+        Object::freeze(&object(&copy)),
     ))
 }
 

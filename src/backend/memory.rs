@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 
+use js_sys::Object;
 use wasm_bindgen::JsValue;
 
 use crate::core::error::{Result, SessionError, SessionErrorCode};
@@ -14,12 +15,15 @@ use crate::core::transaction::check_whole_history;
 use super::args::ReplaceOptions;
 use super::canonical::canonical;
 use super::js::{self, clone_value, error_text, now};
+use super::metadata::{give_default_title, info, Changes};
 use super::session::{SessionCore, SessionState};
 use super::transaction::{FunctionCallReplacement, TakenTransaction};
 
 pub struct MemorySessionState {
     core: SessionCore,
     history: RefCell<MemoryHistory<JsValue>>,
+    /// The metadata (title, summary, topics, state), on an object as a stored record holds it.
+    metadata: JsValue,
 }
 
 fn copy_out(item: &JsValue) -> Result<JsValue> {
@@ -36,6 +40,7 @@ impl MemorySessionState {
         MemorySessionState {
             history: RefCell::new(MemoryHistory::new(&session_id, now())),
             core: SessionCore::new(session_id, settings),
+            metadata: Object::new().into(),
         }
     }
 }
@@ -50,7 +55,36 @@ impl SessionState for MemorySessionState {
         history.items(limit).map(|e| copy_out(&e.item)).collect()
     }
 
+    async fn recent_turns(&self, turns: Limit) -> Result<Vec<JsValue>> {
+        let history = self.history.borrow();
+        history
+            .recent_turns(turns)
+            .iter()
+            .map(|e| copy_out(&e.item))
+            .collect()
+    }
+
+    async fn info(&self) -> Result<JsValue> {
+        let history = self.history.borrow();
+        let record = history.record();
+        // Each read gets its own copy, as from IndexedDB.
+        let metadata = copy_out(&self.metadata)?;
+        let written = record.item_count > 0 || record.next_seq > 0;
+        Ok(info(
+            &self.core.session_id,
+            None,
+            written.then_some(record),
+            &metadata,
+        ))
+    }
+
+    async fn update(&self, changes: Changes) -> Result<()> {
+        changes.apply(&self.metadata);
+        Ok(())
+    }
+
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {
+        give_default_title(&self.metadata, &items);
         self.history.borrow_mut().add(items, now())
     }
 
@@ -79,7 +113,10 @@ impl SessionState for MemorySessionState {
             .iter()
             .map(|e| canonical(&e.item).ok())
             .collect();
-        history.apply_transaction(&transaction, items, &stored, now())
+        let title_from = items.clone();
+        history.apply_transaction(&transaction, items, &stored, now())?;
+        give_default_title(&self.metadata, &title_from);
+        Ok(())
     }
 
     async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()> {

@@ -12,6 +12,8 @@ pub mod indexeddb;
 #[cfg(feature = "sessions")]
 pub mod memory;
 #[cfg(feature = "sessions")]
+pub mod metadata;
+#[cfg(feature = "sessions")]
 pub mod session;
 #[cfg(feature = "sessions")]
 pub mod session_options;

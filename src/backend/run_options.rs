@@ -6,7 +6,7 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::compaction::Strategy;
-use crate::core::history::Limit;
+use crate::core::history::Window;
 use crate::core::run::{input_items_from_text, RunState, ServerConversation, DEFAULT_MAX_TURNS};
 use crate::core::wire::{Api, ModelSettings, ToolSpec};
 
@@ -272,8 +272,17 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
     let settings = get(&o, "sessionSettings", "options", C)?;
     let settings = options(&settings, "options.sessionSettings", C)?;
     let limit_value = get(&settings, "limit", "options.sessionSettings", C)?;
-    let session_limit: Option<Limit> = take_limit(&limit_value, "options.sessionSettings.limit")
+    let limit = take_limit(&limit_value, "options.sessionSettings.limit")
         .map_err(recode(RunnerErrorCode::InvalidLimit))?;
+    let turns_value = get(&settings, "turns", "options.sessionSettings", C)?;
+    let turns = take_limit(&turns_value, "options.sessionSettings.turns")
+        .map_err(recode(RunnerErrorCode::InvalidLimit))?;
+    // The run's own settings, when it has any: turns win over limit, as in Agno.
+    let session_window = match (turns, limit) {
+        (Some(turns), _) => Some(Window::Turns(turns)),
+        (None, Some(limit)) => Some(Window::Items(limit)),
+        (None, None) => None,
+    };
     let signal = get(&o, "signal", "options", C)?;
     let signal = if signal.is_undefined() || signal.is_null() {
         None
@@ -289,7 +298,7 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
     };
     Ok(RunOptions {
         session,
-        session_limit,
+        session_window,
         input_callback: opt_function(&o, "sessionInputCallback", "options", C)?,
         max_turns: match opt_count(&o, "maxTurns", "options", C)? {
             Some(0) => return Err(invalid(C, "options.maxTurns must be at least 1".into())),

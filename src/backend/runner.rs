@@ -7,10 +7,10 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::error::{RunnerError, RunnerErrorCode};
-use crate::core::history::Limit;
+use crate::core::history::{Limit, Window};
 use crate::core::run::{
-    new_turn_items, select_history, Decision, NextStep, Origin, RunState, ServerConversation,
-    REJECTION_MESSAGE,
+    new_turn_items, newest_turns, select_history, Decision, NextStep, Origin, RunState,
+    ServerConversation, REJECTION_MESSAGE,
 };
 use crate::core::session::uuid_v4;
 use crate::core::wire::{
@@ -43,7 +43,9 @@ pub struct AgentSpec {
 
 pub struct RunOptions {
     pub session: Option<JsValue>,
-    pub session_limit: Option<Limit>,
+    /// The history a run reads, when its options say (`sessionSettings`); else the session's
+    /// own `getItems()` decides.
+    pub session_window: Option<Window>,
     pub input_callback: Option<js_sys::Function>,
     pub max_turns: u32,
     pub signal: Option<JsValue>,
@@ -169,29 +171,48 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// The history the run sends: the newest turns through `getRecentTurns` where the session has
+    /// it (else selected from all of `getItems()`), the newest items through `getItems(n)`, or
+    /// what the session's own `getItems()` gives.
+    async fn read_history(&self, session: &JsValue) -> Result<Vec<Value>, RunError> {
+        let count = |n: u64| JsValue::from_f64(n.min(1 << 53) as f64);
+        let (method, arg, turns) = match self.options.session_window {
+            None | Some(Window::Items(Limit::All)) | Some(Window::Turns(Limit::All)) => {
+                ("getItems", JsValue::UNDEFINED, None)
+            }
+            Some(Window::Items(Limit::Newest(n))) => ("getItems", count(n), None),
+            Some(Window::Turns(Limit::Newest(n))) => {
+                if js::get(session, "getRecentTurns").is_ok_and(|f| f.is_function()) {
+                    ("getRecentTurns", count(n), None)
+                } else {
+                    ("getItems", JsValue::UNDEFINED, Some(n))
+                }
+            }
+        };
+        let items = self.session_call(method, &[arg]).await?;
+        if !js::is_array(&items).unwrap_or(false) {
+            return Err(RunError::Usage(RunnerError::new(
+                RunnerErrorCode::InvalidSession,
+                format!(
+                    "session.{method}() must resolve to an array, got {}",
+                    describe(&items)
+                ),
+            )));
+        }
+        let items = js_to_json(&items, "the session's items")
+            .map_err(|m| RunError::Usage(RunnerError::new(RunnerErrorCode::InvalidSession, m)))?;
+        let items = items.as_array().cloned().unwrap_or_default();
+        Ok(match turns {
+            Some(n) => newest_turns(items, n),
+            None => items,
+        })
+    }
+
     /// Reads the history and builds the state of a new run.
     async fn start(&self, input: Vec<Value>) -> Result<RunState, RunError> {
-        let history = if self.options.session.is_some() {
-            let limit = match self.options.session_limit {
-                Some(Limit::Newest(n)) => JsValue::from_f64(n as f64),
-                Some(Limit::All) | None => JsValue::UNDEFINED,
-            };
-            let items = self.session_call("getItems", &[limit]).await?;
-            if !js::is_array(&items).unwrap_or(false) {
-                return Err(RunError::Usage(RunnerError::new(
-                    RunnerErrorCode::InvalidSession,
-                    format!(
-                        "session.getItems() must resolve to an array, got {}",
-                        describe(&items)
-                    ),
-                )));
-            }
-            let items = js_to_json(&items, "the session's items").map_err(|m| {
-                RunError::Usage(RunnerError::new(RunnerErrorCode::InvalidSession, m))
-            })?;
-            select_history(items.as_array().cloned().unwrap_or_default())
-        } else {
-            Vec::new()
+        let history = match &self.options.session {
+            Some(session) => select_history(self.read_history(session).await?),
+            None => Vec::new(),
         };
         let (model_input, turn_input) = match &self.options.input_callback {
             None => {

@@ -13,11 +13,12 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::core::error::{Result, SessionError};
-use crate::core::history::{Limit, SessionSettings};
+use crate::core::history::{Limit, SessionSettings, Window};
 use crate::core::queue::{OpQueue, Ticket};
 
 use super::args::ReplaceOptions;
 use super::error::session_error;
+use super::metadata::Changes;
 use super::transaction::{FunctionCallReplacement, TakenTransaction};
 
 /// The state every session object has, whatever stores its items.
@@ -53,8 +54,14 @@ impl SessionCore {
 #[allow(async_fn_in_trait)] // single-threaded WebAssembly: the futures need not be `Send`
 pub trait SessionState: 'static {
     fn core(&self) -> &SessionCore;
-    /// The newest items within `limit` (already resolved against the settings), oldest first.
+    /// The newest items within `limit`, oldest first.
     async fn get_items(&self, limit: Limit) -> Result<Vec<JsValue>>;
+    /// The items of the newest `turns` whole turns, oldest first.
+    async fn recent_turns(&self, turns: Limit) -> Result<Vec<JsValue>>;
+    /// `getInfo()`.
+    async fn info(&self) -> Result<JsValue>;
+    /// `update()`, checked and copied.
+    async fn update(&self, changes: Changes) -> Result<()>;
     /// Appends items already copied and checked, each with whether it opens a turn.
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()>;
     async fn pop_item(&self) -> Result<Option<JsValue>>;
@@ -130,10 +137,18 @@ pub fn promise(work: impl Future<Output = Result<JsValue>> + 'static) -> Promise
     future_to_promise(async move { work.await.map_err(|e| session_error(&e)) })
 }
 
-/// `getItems(limit)`: the newest items within `limit`, else the session's `settings.limit`, as
-/// a JS array.
+/// `getItems(limit)`: the newest items within `limit`; without one, the newest
+/// `settings.turns` whole turns, else the newest `settings.limit` items, else all. A JS array.
 pub async fn get_items<S: SessionState>(state: &S, limit: Option<Limit>) -> Result<JsValue> {
-    let limit = Limit::resolve(limit, state.core().settings.limit);
-    let items = state.get_items(limit).await?;
+    let items = match Window::resolve(limit, &state.core().settings) {
+        Window::Items(limit) => state.get_items(limit).await?,
+        Window::Turns(turns) => state.recent_turns(turns).await?,
+    };
+    Ok(items.into_iter().collect::<Array>().into())
+}
+
+/// `getRecentTurns(n)`: the items of the newest `n` whole turns, flat and oldest first.
+pub async fn recent_turns<S: SessionState>(state: &S, turns: Limit) -> Result<JsValue> {
+    let items = state.recent_turns(turns).await?;
     Ok(items.into_iter().collect::<Array>().into())
 }

@@ -30,5 +30,8 @@ export interface ArchiveWindow {
 export interface SessionSettings {
   /** How many of the newest items `getItems()` returns when called without a limit. */
   limit?: number;
+  /** How many of the newest whole turns `getItems()` returns when called without a limit (a
+   * turn starts at a user message); wins over `limit`. */
+  turns?: number;
 }
 "#;

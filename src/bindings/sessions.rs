@@ -14,25 +14,57 @@ use crate::backend::error::session_error;
 use crate::backend::indexeddb::{self, IdbSessionState};
 use crate::backend::js::now;
 use crate::backend::memory::MemorySessionState;
+use crate::backend::metadata::take_changes;
 use crate::backend::session::{self, SessionState};
 use crate::backend::session_options::{
     delete_args, list_args, repair_args, IdbSessionArgs, MemorySessionArgs,
 };
 use crate::backend::transaction::{take_mutations, take_transaction};
-use crate::core::error::{ErrorFamily, SessionErrorCode};
+use crate::core::error::{ErrorFamily, SessionError, SessionErrorCode};
 
 #[wasm_bindgen(typescript_custom_section)]
 const SESSION_ERROR_CODES: &'static str = SessionErrorCode::TS_UNION;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
-/** One session as `listSessions` reports it. Times are milliseconds since the Unix epoch. */
+/** One session as `listSessions` reports it, from its record alone (no message is read).
+ * Times are milliseconds since the Unix epoch; `updatedAt` is the last change to the history. */
 export interface SessionInfo {
   sessionId: string;
   userId: string | null;
   createdAt: number;
   updatedAt: number;
   itemCount: number;
+  /** Turns that start at a user message. */
+  turnCount: number;
+  /** By default the first user message, cut to 80 characters; `update({ title })` sets it. */
+  title: string | null;
+  summary: string | null;
+}
+
+/** What `getInfo()` reports: the counters and every piece of metadata. A session nothing was
+ * written to yet has `null` times. */
+export interface SessionDetails<TState extends object = { [key: string]: unknown }> {
+  sessionId: string;
+  userId: string | null;
+  createdAt: number | null;
+  updatedAt: number | null;
+  itemCount: number;
+  turnCount: number;
+  title: string | null;
+  summary: string | null;
+  topics: string[] | null;
+  state: TState | null;
+}
+
+/** What `update()` changes: each field given (`null` clears it); the others stay. */
+export interface SessionUpdate<TState extends object = { [key: string]: unknown }> {
+  /** At most 1,000 characters, else `INVALID_TITLE`. */
+  title?: string | null;
+  summary?: string | null;
+  topics?: string[] | null;
+  /** Any object the structured clone can store (copied now), else `INVALID_STATE`. */
+  state?: TState | null;
 }
 
 
@@ -96,6 +128,13 @@ export interface SessionMethods {
    * when set). `limit <= 0` gives `[]`. The type parameter only names the item shape you stored.
    */
   getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
+  /** The items of the newest `turns` whole turns (a turn starts at a user message; items
+   * before the first one are turn 0), flat and oldest first. Reads only those items. */
+  getRecentTurns<T extends Item = Item>(turns: number): Promise<T[]>;
+  /** The session's counters and metadata (title, summary, topics, state), from its record. */
+  getInfo<TState extends object = { [key: string]: unknown }>(): Promise<SessionDetails<TState>>;
+  /** Changes the metadata, atomically; the history and `updatedAt` stay as they are. */
+  update<TState extends object = { [key: string]: unknown }>(changes: SessionUpdate<TState>): Promise<void>;
   /** Appends the items in order, atomically. Each must be a plain object. */
   addItems(items: readonly Item[]): Promise<void>;
   /** Removes and returns the newest item; `undefined` when the session is empty. */
@@ -228,6 +267,41 @@ macro_rules! session_class {
                     "getItems",
                     || take_limit(&limit, "limit"),
                     async |s, limit| session::get_items(s, limit).await,
+                )
+            }
+
+            #[wasm_bindgen(js_name = getRecentTurns)]
+            pub fn get_recent_turns(&self, turns: JsValue) -> Promise {
+                session::queued(
+                    &self.state,
+                    "getRecentTurns",
+                    || match take_limit(&turns, "turns")? {
+                        Some(turns) => Ok(turns),
+                        None => Err(SessionError::new(
+                            SessionErrorCode::InvalidLimit,
+                            "turns must be an integer, got nothing",
+                        )),
+                    },
+                    async |s, turns| session::recent_turns(s, turns).await,
+                )
+            }
+
+            #[wasm_bindgen(js_name = getInfo)]
+            pub fn get_info(&self) -> Promise {
+                session::queued(
+                    &self.state,
+                    "getInfo",
+                    || Ok(()),
+                    async |s, ()| s.info().await,
+                )
+            }
+
+            pub fn update(&self, changes: JsValue) -> Promise {
+                session::queued(
+                    &self.state,
+                    "update",
+                    || take_changes(&changes),
+                    async |s, changes| s.update(changes).await.map(|()| JsValue::UNDEFINED),
                 )
             }
 

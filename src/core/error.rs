@@ -81,6 +81,10 @@ error_family! {
         SuffixMismatch = "SUFFIX_MISMATCH",
         /// A history transaction, mutation or compaction argument of the wrong shape.
         InvalidTransaction = "INVALID_TRANSACTION",
+        /// A session title that is not a string, or longer than 1,000 characters.
+        InvalidTitle = "INVALID_TITLE",
+        /// A session state that is not an object the structured clone can store.
+        InvalidState = "INVALID_STATE",
     }
 }
 
@@ -186,7 +190,7 @@ mod tests {
         check_family::<RunnerErrorCode>();
         assert_eq!(
             SessionErrorCode::TS_UNION,
-            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR'\n  | 'CORRUPT_SESSION'\n  | 'TRANSACTION_CONFLICT'\n  | 'SUFFIX_MISMATCH'\n  | 'INVALID_TRANSACTION';\n"
+            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR'\n  | 'CORRUPT_SESSION'\n  | 'TRANSACTION_CONFLICT'\n  | 'SUFFIX_MISMATCH'\n  | 'INVALID_TRANSACTION'\n  | 'INVALID_TITLE'\n  | 'INVALID_STATE';\n"
         );
     }
 

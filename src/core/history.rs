@@ -28,12 +28,6 @@ impl Limit {
         }))
     }
 
-    /// The limit a call uses: an explicit one wins over the session's default, which wins over
-    /// "everything".
-    pub fn resolve(explicit: Option<Limit>, default: Option<Limit>) -> Limit {
-        explicit.or(default).unwrap_or(Limit::All)
-    }
-
     /// Index range `[start, len)` of the items to return from a history of `len` items.
     pub fn window(self, len: u64) -> (u64, u64) {
         match self {
@@ -91,14 +85,6 @@ mod tests {
         for n in [1.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
             assert_eq!(Limit::from_number(n), None, "{n}");
         }
-    }
-
-    #[test]
-    fn explicit_limit_overrides_settings() {
-        let d = Some(Limit::Newest(2));
-        assert_eq!(Limit::resolve(Some(Limit::Newest(5)), d), Limit::Newest(5));
-        assert_eq!(Limit::resolve(None, d), Limit::Newest(2));
-        assert_eq!(Limit::resolve(None, None), Limit::All);
     }
 
     #[test]

@@ -35,6 +35,17 @@ impl<T> MemoryHistory<T> {
         }
     }
 
+    /// The items of the newest `turns` whole turns, oldest first.
+    pub fn recent_turns(&self, turns: Limit) -> &[Entry<T>] {
+        match self.record.oldest_turn_of(turns) {
+            None => &[],
+            Some(oldest) => {
+                let start = self.entries.partition_point(|e| e.turn < oldest);
+                &self.entries[start..]
+            }
+        }
+    }
+
     /// The newest `n` entries, oldest first.
     pub fn newest(&self, n: usize) -> &[Entry<T>] {
         &self.entries[self.entries.len().saturating_sub(n)..]
@@ -315,5 +326,34 @@ mod tests {
         assert_eq!(seqs, [0, 1, 2, 3]);
         assert_eq!(h.record().next_seq, 4);
         assert!(!h.replace_function_call("zz", "x", id, 3.0));
+    }
+
+    #[test]
+    fn the_newest_turns_are_whole() {
+        let mut h = MemoryHistory::new("s", 0.0);
+        h.add(
+            vec![
+                ("sys", false),
+                ("q1", true),
+                ("call", false),
+                ("out", false),
+                ("a1", false),
+                ("q2", true),
+                ("a2", false),
+            ],
+            1.0,
+        )
+        .unwrap();
+        let turns = |h: &MemoryHistory<&'static str>, n| -> Vec<&str> {
+            h.recent_turns(n).iter().map(|e| e.item).collect()
+        };
+        assert_eq!(turns(&h, Limit::Newest(1)), ["q2", "a2"]);
+        assert_eq!(
+            turns(&h, Limit::Newest(2)),
+            ["q1", "call", "out", "a1", "q2", "a2"]
+        );
+        assert_eq!(turns(&h, Limit::Newest(3)).len(), 7);
+        assert!(turns(&h, Limit::Newest(0)).is_empty());
+        assert_eq!(turns(&h, Limit::All).len(), 7);
     }
 }

@@ -16,6 +16,10 @@ pub const BY_UPDATED_INDEX: &str = "by_updated";
 /// `agent_sessions` by `[userId, updatedAt]`, for listing one user's sessions newest first.
 pub const BY_USER_INDEX: &str = "by_user_updated";
 
+/// `agent_messages` by `[sessionId, turn]`: the items of a session's newest turns in one bounded
+/// read.
+pub const BY_TURN_INDEX: &str = "by_turn";
+
 /// One record per applied history transaction, the newest 1,000 per session:
 /// `{ sessionId, opSeq, operationId, digest, appliedAt }`. Key: `[sessionId, opSeq]`.
 pub const OPERATIONS_STORE: &str = "agent_operations";
@@ -95,6 +99,19 @@ pub const MIGRATIONS: &[Migration] = &[
                 key_path: &["sessionId", "position"],
             },
         ],
+    },
+    Migration {
+        to_version: 3,
+        description: "the items of a session's newest turns, by index",
+        // IndexedDB fills a new index from the records already stored, in the same upgrade
+        // transaction. Session records written before have no title, summary or state: they
+        // read as none, so they need no rewrite.
+        steps: &[MigrationStep::CreateIndex {
+            store: MESSAGES_STORE,
+            name: BY_TURN_INDEX,
+            key_path: &["sessionId", "turn"],
+            unique: false,
+        }],
     },
 ];
 

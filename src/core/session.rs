@@ -274,7 +274,7 @@ pub fn validate_session_id(id: &str) -> Result<()> {
     if id.trim().is_empty() {
         return Err(SessionError::new(
             SessionErrorCode::InvalidSessionId,
-            format!("sessionId must be a non-empty string, got {id:?}"),
+            format!("sessionId must be a non-empty string, got \"{id}\""),
         ));
     }
     Ok(())
@@ -285,7 +285,7 @@ pub fn validate_user_id(id: &str) -> Result<()> {
     if id.trim().is_empty() {
         return Err(SessionError::new(
             SessionErrorCode::InvalidUserId,
-            format!("userId must be a non-empty string, got {id:?}"),
+            format!("userId must be a non-empty string, got \"{id}\""),
         ));
     }
     Ok(())

@@ -19,7 +19,7 @@ after(async () => {
 const fixtures = readdirSync(join(root, 'tests/fixtures/db')).filter((f) => /^v\d+\.json$/.test(f));
 
 /** The schema version this build writes (src/core/schema.rs). */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /** Writes a fixture into a new database named `dbName`, as its release left it. */
 async function load(page, dbName, fixture) {
@@ -59,6 +59,14 @@ for (const file of fixtures) {
           const s = new lib.IndexedDbSession(record.id, { dbName, userId: record.userId ?? undefined });
           out.histories[record.id] = await s.getItems();
         }
+        out.lastTurns = {};
+        out.infos = {};
+        for (const record of sessions) {
+          const t = new lib.IndexedDbSession(record.id, { dbName, userId: record.userId ?? undefined });
+          out.lastTurns[record.id] = await t.getRecentTurns(1);
+          out.infos[record.id] = await t.getInfo();
+        }
+
         // Each user's sessions, and (under null) every session.
         for (const user of [...new Set(sessions.map((r) => r.userId))]) {
           out.listed[user] = await lib.listSessions({ dbName, userId: user ?? undefined });
@@ -119,6 +127,15 @@ for (const file of fixtures) {
     assert.equal(r.version, SCHEMA_VERSION);
     assert.deepEqual(r.stores.agent_operations, { keyPath: ['sessionId', 'opSeq'], indexes: [['by_operation', ['sessionId', 'operationId'], true]] });
     assert.deepEqual(r.stores.agent_archive, { keyPath: ['sessionId', 'position'], indexes: [] });
-    assert.deepEqual(r.stores.agent_messages.keyPath, ['sessionId', 'seq']);
+    assert.deepEqual(r.stores.agent_messages, { keyPath: ['sessionId', 'seq'], indexes: [['by_turn', ['sessionId', 'turn'], false]] });
+    // The new index was filled from the rows already stored: the newest turns of every session
+    // read through it are the newest turns of its history.
+    for (const record of sessions) {
+      const items = r.histories[record.id];
+      const lastUser = items.map((i) => i.role === 'user' && (i.type ?? 'message') === 'message').lastIndexOf(true);
+      assert.deepEqual(r.lastTurns[record.id], lastUser < 0 ? items : items.slice(lastUser), `the newest turn of ${record.id}`);
+      assert.equal(r.infos[record.id].turnCount, record.lastTurn);
+      assert.equal(r.infos[record.id].title, null, 'sessions of earlier versions have no title until one is set');
+    }
   });
 }

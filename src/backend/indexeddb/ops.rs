@@ -9,11 +9,12 @@ use js_sys::{Array, Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::js::object;
+use crate::backend::metadata::{self, give_default_title, Changes};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::Limit;
 use crate::core::schema::{
-    ARCHIVE_STORE, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE, OPERATIONS_STORE,
-    SESSIONS_STORE,
+    ARCHIVE_STORE, BY_TURN_INDEX, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE,
+    OPERATIONS_STORE, SESSIONS_STORE,
 };
 use crate::core::session::SessionRecord;
 
@@ -181,6 +182,100 @@ pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Resul
     .await
 }
 
+/// The items of the newest `turns` whole turns, oldest first: one bounded read of the
+/// `by_turn` index from the oldest of those turns, checked against the record (the rows must be
+/// the newest of the history, without a gap).
+pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Result<Vec<JsValue>> {
+    let tx = t.begin(conn, "getRecentTurns", TransactionMode::ReadOnly)?;
+    tx.run(async |tx| {
+        let Some(record) = read_record(tx, t.session_id).await? else {
+            return Ok(Vec::new());
+        };
+        record.check_owner(t.user_id)?;
+        let Some(oldest) = record.oldest_turn_of(turns) else {
+            return Ok(Vec::new());
+        };
+        let sid = JsValue::from_str(t.session_id);
+        let range = KeyRange::bound(
+            &Array::of2(&sid, &JsValue::from_f64(oldest as f64)),
+            &Array::of2(&sid, &JsValue::from_f64(f64::INFINITY)),
+            Some(false),
+            Some(false),
+        )
+        .map_err(|e| tx.fail(e))?;
+        let rows = tx
+            .store(MESSAGES_STORE)?
+            .index(BY_TURN_INDEX)
+            .and_then(|index| index.get_all(Some(range.into()), None))
+            .map_err(|e| tx.fail(e))?
+            .await
+            .map_err(|e| tx.fail(e))?;
+        // Keys are unique and ordered: as many rows as the span of their sequence numbers, the
+        // newest being the history's newest, is every row of that span.
+        let (first, last) = (rows.first().and_then(seq_of), rows.last().and_then(seq_of));
+        let sound = match (first, last) {
+            (Some(first), Some(last)) => {
+                last + 1 == record.next_seq
+                    && first >= record.first_seq
+                    && rows.len() as u64 == last - first + 1
+            }
+            _ => false,
+        };
+        if !sound {
+            return Err(gap(t.session_id, &record, rows.len()));
+        }
+        items_of(&rows, t.session_id)
+    })
+    .await
+}
+
+/// `getInfo()`: the session's counters and metadata, from its record alone.
+pub async fn info(conn: &Connection, t: &Target<'_>) -> Result<JsValue> {
+    let tx = t.begin_over(
+        conn,
+        "getInfo",
+        TransactionMode::ReadOnly,
+        &[SESSIONS_STORE],
+    )?;
+    tx.run(async |tx| {
+        let stored = read_record(tx, t.session_id).await?;
+        if let Some(s) = &stored {
+            s.check_owner(t.user_id)?;
+        }
+        Ok(match &stored {
+            Some(s) => metadata::info(
+                t.session_id,
+                s.user_id.as_deref(),
+                Some(&s.record),
+                &s.stored,
+            ),
+            None => metadata::info(t.session_id, t.user_id, None, &JsValue::UNDEFINED),
+        })
+    })
+    .await
+}
+
+/// `update()`: the metadata changes, in one transaction (a session nothing was written to yet
+/// gets its record).
+pub async fn update(conn: &Connection, t: &Target<'_>, changes: &Changes, now: f64) -> Result<()> {
+    let tx = t.begin_over(
+        conn,
+        "update",
+        TransactionMode::ReadWrite,
+        &[SESSIONS_STORE],
+    )?;
+    tx.run(async |tx| {
+        let record = match read_record(tx, t.session_id).await? {
+            Some(r) => r,
+            None => StoredRecord::new(t.session_id, t.user_id, now),
+        };
+        record.check_owner(t.user_id)?;
+        changes.apply(&record.stored);
+        write_record(tx, &record)
+    })
+    .await
+}
+
 /// The rows of `range` (inclusive sequence numbers), oldest first, checked against the record:
 /// exactly the rows it names, or `CORRUPT_SESSION`. `sent` is a `getAllRecords` read of the
 /// newest rows already under way (see [`newest_rows`]), else the range is read now.
@@ -256,6 +351,7 @@ pub async fn add_items(
         record.check_owner(t.user_id)?;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let placements = record.append(&starts, now)?;
+        give_default_title(&record.stored, &items);
         let messages = tx.store(MESSAGES_STORE)?;
         let rows = RowWriter::new(t.session_id, now);
         for ((item, _), place) in items.iter().zip(&placements) {

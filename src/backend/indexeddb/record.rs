@@ -107,7 +107,7 @@ impl StoredRecord {
     pub fn new(id: &str, user_id: Option<&str>, now: f64) -> Self {
         StoredRecord {
             record: SessionRecord::new(id, user_id, now),
-            stored: JsValue::UNDEFINED,
+            stored: Object::new().into(),
         }
     }
 
@@ -243,16 +243,39 @@ pub fn turn_of(row: &JsValue) -> Option<u64> {
     js::get(row, "turn").ok()?.as_f64().and_then(safe_count)
 }
 
-/// Stored session records as `listSessions` reports them: the public fields only, renamed.
+/// Stored session records as `listSessions` reports them: the public fields and the metadata a
+/// sidebar shows, renamed; never a message.
 pub fn session_infos(records: &[JsValue]) -> Array {
-    let stored = ["id", "userId", "createdAt", "updatedAt", "itemCount"].map(JsValue::from_str);
-    let info = Shape::new(["sessionId", "userId", "createdAt", "updatedAt", "itemCount"]);
+    let stored = [
+        "id",
+        "userId",
+        "createdAt",
+        "updatedAt",
+        "itemCount",
+        "lastTurn",
+        "title",
+        "summary",
+    ]
+    .map(JsValue::from_str);
+    let info = Shape::new([
+        "sessionId",
+        "userId",
+        "createdAt",
+        "updatedAt",
+        "itemCount",
+        "turnCount",
+        "title",
+        "summary",
+    ]);
     records
         .iter()
         .filter_map(|record| {
             let values = stored
                 .each_ref()
-                .map(|key| Reflect::get(record, key).unwrap_or(JsValue::NULL));
+                .map(|key| match Reflect::get(record, key) {
+                    Ok(v) if !v.is_undefined() => v,
+                    _ => JsValue::NULL,
+                });
             info.build(values.each_ref()).ok()
         })
         .map(JsValue::from)

@@ -9,6 +9,7 @@ use wasm_bindgen::JsValue;
 use crate::backend::args::ReplaceOptions;
 use crate::backend::canonical::canonical;
 use crate::backend::js::{self, object};
+use crate::backend::metadata::give_default_title;
 use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
 use crate::core::error::Result;
 use crate::core::repair::{plan_repair, StoredRow};
@@ -147,6 +148,7 @@ pub async fn apply_transaction(
         let old_next = record.next_seq;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let placements = record.replace_suffix(remove, &starts, base_turn, now)?;
+        give_default_title(&record.stored, &items);
         // The replacement takes the freed keys: put overwrites those, and only the keys it does
         // not reach are deleted (rewriting a key in place is cheaper for IndexedDB than a delete
         // and an insert).

@@ -13,6 +13,7 @@ use super::open::{connection, Connection};
 use super::ops::{self, Target};
 use super::rewrite;
 use crate::backend::args::ReplaceOptions;
+use crate::backend::metadata::Changes;
 use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
 
 pub struct IdbSessionState {
@@ -55,6 +56,18 @@ impl SessionState for IdbSessionState {
 
     async fn get_items(&self, limit: Limit) -> Result<Vec<JsValue>> {
         ops::get_items(&*self.connection().await?, &self.target(), limit).await
+    }
+
+    async fn recent_turns(&self, turns: Limit) -> Result<Vec<JsValue>> {
+        ops::recent_turns(&*self.connection().await?, &self.target(), turns).await
+    }
+
+    async fn info(&self) -> Result<JsValue> {
+        ops::info(&*self.connection().await?, &self.target()).await
+    }
+
+    async fn update(&self, changes: Changes) -> Result<()> {
+        ops::update(&*self.connection().await?, &self.target(), &changes, now()).await
     }
 
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {

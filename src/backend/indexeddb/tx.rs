@@ -38,12 +38,21 @@ pub(super) fn storage_error(error: &idb::Error, doing: &str) -> SessionError {
         | E::TransactionCommitError(v)
         | E::IndexCreateFailed(v)
         | E::ObjectStoreCreateFailed(v)
-        | E::KeyRangeCreateFailed(v) => Some(v.clone()),
+        | E::KeyRangeCreateFailed(v)
+        | E::GetKeyFailed(v)
+        | E::TransactionAbortError(v)
+        | E::RequestErrorNotFound(v)
+        | E::RequestResultNotFound(v) => Some(v.clone()),
         _ => None,
     };
     match exception {
         Some(e) => dom_error(&e, doing),
-        None => SessionError::new(SessionErrorCode::StorageError, format!("{doing}: {error}")),
+        // The rest say that a result had an unexpected shape, or a request's event went missing;
+        // their text is not needed to act on them (and formatting it costs the module kilobytes).
+        None => SessionError::new(
+            SessionErrorCode::StorageError,
+            format!("{doing}: IndexedDB gave an unexpected result"),
+        ),
     }
 }
 

@@ -2,6 +2,7 @@
 
 use serde_json::{json, Value};
 
+use crate::core::session::starts_turn;
 use crate::core::wire::{call_id, is_function_call, is_tool_output};
 
 /// The history to send: drops tool outputs whose call is not in it (cut off by a limit) and
@@ -29,6 +30,28 @@ pub fn select_history(items: Vec<Value>) -> Vec<Value> {
             }
         })
         .collect()
+}
+
+/// The items of the newest `n` whole turns (a turn starts at a user message), for a session that
+/// cannot read turns itself.
+pub fn newest_turns(items: Vec<Value>, n: u64) -> Vec<Value> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let starts: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| {
+            let text = |key: &str| i.get(key).and_then(Value::as_str);
+            starts_turn(text("role"), text("type"))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let cut = match (starts.len() as u64).checked_sub(n) {
+        Some(first) => starts[first as usize],
+        None => 0,
+    };
+    items.into_iter().skip(cut).collect()
 }
 
 /// Where an item a session input callback returned came from.
@@ -139,5 +162,28 @@ mod tests {
             new_turn_items(&history, &model_input, &[History(1), NewInput]),
             vec![user("a")]
         );
+    }
+
+    #[test]
+    fn the_newest_turns_start_at_a_user_message() {
+        let items = vec![
+            json!({"role": "system", "content": "s"}),
+            user("q1"),
+            call("c"),
+            out("c"),
+            user("q2"),
+            answer("a2"),
+        ];
+        assert_eq!(
+            newest_turns(items.clone(), 1),
+            vec![user("q2"), answer("a2")]
+        );
+        assert_eq!(newest_turns(items.clone(), 2).len(), 5);
+        assert_eq!(
+            newest_turns(items.clone(), 3).len(),
+            6,
+            "the items before the first turn too"
+        );
+        assert!(newest_turns(items, 0).is_empty());
     }
 }

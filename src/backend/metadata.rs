@@ -1,0 +1,215 @@
+//! A session's metadata, kept in its record beside the counters so that listing sessions never
+//! reads a message: a title (by default the first user message, cut to 80 characters, set in the
+//! transaction that adds it), a summary and its topics, and a state (any object the structured
+//! clone can store, like Agno's `session_state`). `update()` changes them; `getInfo()` reads them.
+
+use js_sys::Array;
+use wasm_bindgen::JsValue;
+
+use crate::core::error::{Result, SessionError, SessionErrorCode};
+use crate::core::session::{default_title, SessionRecord};
+
+use super::args::{take_options, threw};
+use super::js::{self, describe, error_text, exact_string, object};
+
+/// A title is at most this many characters.
+pub const MAX_TITLE: usize = 1000;
+
+/// What `update()` changes: each field given (`null` clears it), the others stay.
+#[derive(Default)]
+pub struct Changes {
+    fields: Vec<(&'static str, JsValue)>,
+}
+
+impl Changes {
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// Sets the changed fields on a stored record object.
+    pub fn apply(&self, stored: &JsValue) {
+        for (key, value) in &self.fields {
+            // The stored object is IndexedDB's own copy (or this library's): setting a field
+            // touches nothing else.
+            let _ = js_sys::Reflect::set(stored, &JsValue::from_str(key), value);
+        }
+    }
+}
+
+fn text_field(value: &JsValue, what: &str, code: SessionErrorCode, max: usize) -> Result<JsValue> {
+    if value.is_null() {
+        return Ok(JsValue::NULL);
+    }
+    match exact_string(value) {
+        Some(Ok(s)) if s.chars().count() <= max => Ok(JsValue::from_str(&s)),
+        Some(Ok(s)) => Err(SessionError::new(
+            code,
+            format!(
+                "{what} must be at most {max} characters, got {}",
+                s.chars().count()
+            ),
+        )),
+        Some(Err(())) => Err(SessionError::new(
+            code,
+            format!("{what} must be well-formed UTF-16: it holds a lone surrogate"),
+        )),
+        None => Err(SessionError::new(
+            code,
+            format!("{what} must be a string or null, got {}", describe(value)),
+        )),
+    }
+}
+
+/// Reads `update({ title?, summary?, topics?, state? })`. Nothing else is taken, so a misspelt
+/// field is an error rather than ignored.
+pub fn take_changes(value: &JsValue) -> Result<Changes> {
+    const OPTIONS: SessionErrorCode = SessionErrorCode::InvalidOptions;
+    let Some(changes) = take_options(value, "changes")? else {
+        return Err(SessionError::new(
+            OPTIONS,
+            "update() takes an object: { title?, summary?, topics?, state? }",
+        ));
+    };
+    let changes: JsValue = changes.into();
+    let mut taken = Changes::default();
+    for key in js::keys(&changes).map_err(|e| threw(OPTIONS, "changes", &e))? {
+        let value =
+            js::get(&changes, &key).map_err(|e| threw(OPTIONS, &format!("changes.{key}"), &e))?;
+        let field = match key.as_str() {
+            "title" => (
+                "title",
+                text_field(&value, "title", SessionErrorCode::InvalidTitle, MAX_TITLE)?,
+            ),
+            "summary" => (
+                "summary",
+                text_field(&value, "summary", OPTIONS, usize::MAX)?,
+            ),
+            "topics" => ("topics", topics(&value)?),
+            "state" => ("state", state(&value)?),
+            other => {
+                return Err(SessionError::new(
+                    OPTIONS,
+                    format!("update() takes title, summary, topics and state, not \"{other}\""),
+                ))
+            }
+        };
+        taken.fields.push(field);
+    }
+    Ok(taken)
+}
+
+fn topics(value: &JsValue) -> Result<JsValue> {
+    if value.is_null() {
+        return Ok(JsValue::NULL);
+    }
+    let bad = || {
+        SessionError::new(
+            SessionErrorCode::InvalidOptions,
+            format!(
+                "topics must be an array of strings or null, got {}",
+                describe(value)
+            ),
+        )
+    };
+    if !js::is_array(value).unwrap_or(false) {
+        return Err(bad());
+    }
+    let list = js::elements(value).map_err(|_| bad())?;
+    let mut copy = Vec::with_capacity(list.len());
+    for topic in &list {
+        match exact_string(topic) {
+            Some(Ok(t)) => copy.push(JsValue::from_str(&t)),
+            _ => return Err(bad()),
+        }
+    }
+    Ok(copy.into_iter().collect::<Array>().into())
+}
+
+/// A copy of a state, taken now: changing the caller's object later changes nothing stored.
+fn state(value: &JsValue) -> Result<JsValue> {
+    const CODE: SessionErrorCode = SessionErrorCode::InvalidState;
+    if value.is_null() {
+        return Ok(JsValue::NULL);
+    }
+    if !value.is_object() || value.is_function() {
+        return Err(SessionError::new(
+            CODE,
+            format!("state must be an object or null, got {}", describe(value)),
+        ));
+    }
+    js::clone_value(value).map_err(|e| {
+        SessionError::new(
+            CODE,
+            format!(
+                "state holds a value that cannot be stored ({})",
+                error_text(&e)
+            ),
+        )
+    })
+}
+
+/// The text of the first user message among `items` (copies, with whether each opens a turn).
+fn first_user_text(items: &[(JsValue, bool)]) -> Option<String> {
+    let (item, _) = items.iter().find(|(_, starts)| *starts)?;
+    let content = js::get(item, "content").ok()?;
+    if let Some(text) = content.as_string() {
+        return Some(text);
+    }
+    let parts = js::elements(&content).ok()?;
+    let text: Vec<String> = parts
+        .iter()
+        .filter_map(|p| js::get(p, "text").ok()?.as_string())
+        .collect();
+    Some(text.join(" "))
+}
+
+/// Gives a session without a title its default title, from the first user message being added.
+pub fn give_default_title(stored: &JsValue, items: &[(JsValue, bool)]) {
+    let untitled = js::get(stored, "title").map_or(true, |t| t.is_null() || t.is_undefined());
+    if !untitled {
+        return;
+    }
+    if let Some(text) = first_user_text(items) {
+        let title = default_title(&text);
+        if !title.is_empty() {
+            let _ = js_sys::Reflect::set(stored, &"title".into(), &title.as_str().into());
+        }
+    }
+}
+
+fn field_or_null(stored: &JsValue, key: &str) -> JsValue {
+    match js::get(stored, key) {
+        Ok(v) if !v.is_undefined() => v,
+        _ => JsValue::NULL,
+    }
+}
+
+/// `getInfo()`: the counters and the metadata. A session nothing was written to yet has no
+/// times.
+pub fn info(
+    session_id: &str,
+    user_id: Option<&str>,
+    record: Option<&SessionRecord>,
+    stored: &JsValue,
+) -> JsValue {
+    let time = |t: Option<f64>| t.map_or(JsValue::NULL, JsValue::from_f64);
+    object(&[
+        ("sessionId", session_id.into()),
+        ("userId", user_id.map_or(JsValue::NULL, JsValue::from_str)),
+        ("createdAt", time(record.map(|r| r.created_at))),
+        ("updatedAt", time(record.map(|r| r.updated_at))),
+        (
+            "itemCount",
+            (record.map_or(0, |r| r.item_count) as f64).into(),
+        ),
+        (
+            "turnCount",
+            (record.map_or(0, |r| r.turn_count()) as f64).into(),
+        ),
+        ("title", field_or_null(stored, "title")),
+        ("summary", field_or_null(stored, "summary")),
+        ("topics", field_or_null(stored, "topics")),
+        ("state", field_or_null(stored, "state")),
+    ])
+    .into()
+}

@@ -1,0 +1,185 @@
+// History that fits the prompt: reads by whole turns (a turn starts at a user message; a tool
+// call is never split from its output), and the metadata a sidebar and a prompt need (title,
+// summary, topics, state), kept in the session record: both session kinds, across a reload, with
+// every bad input refused before anything is written.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openHarness, reload } from './harness.mjs';
+
+let env;
+before(async () => {
+  env = await start();
+});
+after(async () => {
+  await env?.close();
+});
+
+let counter = 0;
+const fresh = (p) => `${p}-${++counter}`;
+
+/** Three turns after a system message: the second calls a tool. */
+const CHAT = [
+  { role: 'system', content: 'be brief' },
+  { role: 'user', content: 'first question' },
+  { role: 'assistant', content: 'first answer' },
+  { role: 'user', content: [{ type: 'input_text', text: 'weather?' }] },
+  { type: 'function_call', callId: 'c1', name: 'weather', arguments: '{}' },
+  { type: 'function_call_result', callId: 'c1', output: 'sunny' },
+  { role: 'assistant', content: 'sunny' },
+  { type: 'message', role: 'user', content: 'third' },
+  { role: 'assistant', content: 'third answer' },
+];
+const texts = (items) => items.map((i) => (typeof i.content === 'string' ? i.content : i.content?.[0]?.text ?? i.type));
+
+for (const kind of ['indexeddb', 'memory']) {
+  describe(`${kind}: turns and metadata`, () => {
+    let page;
+    before(async () => {
+      ({ page } = await openHarness(env));
+    });
+
+    test('reads by whole turns: getRecentTurns, settings.turns (winning over settings.limit), explicit limits still count items', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id, chat }) => {
+          const s = make(kind, id, { settings: { turns: 2, limit: 1 } });
+          await s.addItems(chat);
+          const plain = make(kind, id + '-plain');
+          await plain.addItems(chat);
+          return {
+            settings: s.settings,
+            defaultRead: await s.getItems(),
+            explicit: await s.getItems(3),
+            one: await s.getRecentTurns(1),
+            two: await plain.getRecentTurns(2),
+            all: await plain.getRecentTurns(9),
+            none: await plain.getRecentTurns(0),
+            afterPop: await (async () => (await plain.popItem(), await plain.popItem(), plain.getRecentTurns(1)))(),
+          };
+        },
+        { kind, id: fresh('turns'), chat: CHAT },
+      );
+      assert.deepEqual(r.settings, { limit: 1, turns: 2 });
+      assert.deepEqual(texts(r.defaultRead), ['weather?', 'function_call', 'function_call_result', 'sunny', 'third', 'third answer']);
+      assert.deepEqual(texts(r.explicit), ['sunny', 'third', 'third answer']);
+      assert.deepEqual(texts(r.one), ['third', 'third answer']);
+      assert.deepEqual(r.two, CHAT.slice(3), 'the tool call stays with its output, verbatim');
+      assert.deepEqual(r.all, CHAT, 'more turns than there are: everything, the system message too');
+      assert.deepEqual(r.none, []);
+      assert.deepEqual(texts(r.afterPop), ['weather?', 'function_call', 'function_call_result', 'sunny']);
+    });
+
+    test('metadata: a default title from the first user message, update() of title, summary, topics and state, listed without reading a message', async () => {
+      const id = fresh('meta');
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const s = make(kind, id, kind === 'indexeddb' ? { userId: 'ann' } : undefined);
+          const empty = await s.getInfo();
+          const long = 'Could you please help me plan a trip to the mountains next summer with my two kids and a dog';
+          await s.addItems([{ role: 'system', content: 'sys' }, { role: 'user', content: long }]);
+          const titled = await s.getInfo();
+          await s.addItems([{ role: 'assistant', content: 'Sure.' }, { role: 'user', content: 'second question' }]);
+          const before = await s.getInfo();
+          const state = { budget: 1200, places: ['Alps'], when: new Date(0) };
+          await s.update({ title: 'Mountain trip', summary: 'Planning a summer trip', topics: ['travel', 'kids'], state });
+          state.budget = 0; // the stored state is a copy
+          const after = await s.getInfo();
+          await s.update({ summary: null });
+          const cleared = await s.getInfo();
+          const listed = kind === 'indexeddb' ? (await lib.listSessions({ userId: 'ann' })).find((i) => i.sessionId === id) : null;
+          return { empty, titled, before, after, cleared, listed };
+        },
+        { kind, id },
+      );
+      assert.equal(r.empty.title, null);
+      assert.equal(r.empty.createdAt, null);
+      assert.equal(r.empty.itemCount, 0);
+      assert.equal(r.titled.title, 'Could you please help me plan a trip to the mountains next summer with my two…');
+      assert.ok(r.titled.title.length <= 80);
+      assert.equal(r.before.title, r.titled.title, 'the default title is set once');
+      assert.equal(r.before.turnCount, 2);
+      assert.equal(r.before.itemCount, 4);
+      assert.equal(r.after.title, 'Mountain trip');
+      assert.equal(r.after.summary, 'Planning a summer trip');
+      assert.deepEqual(r.after.topics, ['travel', 'kids']);
+      assert.equal(r.after.state.budget, 1200);
+      assert.deepEqual(r.after.state.places, ['Alps']);
+      assert.equal(r.after.updatedAt, r.before.updatedAt, 'metadata is not history: updatedAt stays');
+      assert.equal(r.cleared.summary, null);
+      assert.equal(r.cleared.title, 'Mountain trip');
+      if (kind === 'indexeddb') {
+        assert.deepEqual(
+          { title: r.listed.title, summary: r.listed.summary, turnCount: r.listed.turnCount, itemCount: r.listed.itemCount },
+          { title: 'Mountain trip', summary: null, turnCount: 2, itemCount: 4 },
+        );
+      }
+    });
+
+    test('bad turns, titles, states and changes are refused, and nothing is written', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const s = make(kind, id);
+          await s.addItems([{ role: 'user', content: 'hello' }]);
+          const tryNew = (settings) => {
+            try {
+              make(kind, id, { settings });
+              return { ok: true };
+            } catch (e) {
+              return { code: e.code, message: e.message };
+            }
+          };
+          const out = {
+            settingsTurns: tryNew({ turns: 1.5 }),
+            settingsTurnsString: tryNew({ turns: '2' }),
+            recentTurns: await attempt(() => s.getRecentTurns(NaN)),
+            recentNothing: await attempt(() => s.getRecentTurns()),
+            titleNumber: await attempt(() => s.update({ title: 5 })),
+            titleLong: await attempt(() => s.update({ title: 'x'.repeat(1001) })),
+            stateFunction: await attempt(() => s.update({ state: { run() {} } })),
+            stateString: await attempt(() => s.update({ state: 'on' })),
+            unknown: await attempt(() => s.update({ titel: 'typo' })),
+            notObject: await attempt(() => s.update('title')),
+            topics: await attempt(() => s.update({ topics: ['a', 1] })),
+            mixed: await attempt(() => s.update({ summary: 'kept?', state: Symbol('x') })),
+          };
+          return { out, info: await s.getInfo() };
+        },
+        { kind, id: fresh('bad') },
+      );
+      const expect = {
+        settingsTurns: 'INVALID_LIMIT',
+        settingsTurnsString: 'INVALID_LIMIT',
+        recentTurns: 'INVALID_LIMIT',
+        recentNothing: 'INVALID_LIMIT',
+        titleNumber: 'INVALID_TITLE',
+        titleLong: 'INVALID_TITLE',
+        stateFunction: 'INVALID_STATE',
+        stateString: 'INVALID_STATE',
+        unknown: 'INVALID_OPTIONS',
+        notObject: 'INVALID_OPTIONS',
+        topics: 'INVALID_OPTIONS',
+        mixed: 'INVALID_STATE',
+      };
+      for (const [name, code] of Object.entries(expect)) assert.equal(r.out[name].code, code, `${name}: ${r.out[name].message}`);
+      assert.equal(r.info.title, 'hello');
+      assert.equal(r.info.summary, null, 'a refused update writes none of its fields');
+      assert.equal(r.info.state, null);
+    });
+  });
+}
+
+test('indexeddb: the metadata survives a reload', async () => {
+  const { page } = await openHarness(env);
+  const id = fresh('reload');
+  await page.evaluate(async (id) => {
+    const s = new lib.IndexedDbSession(id);
+    await s.addItems([{ role: 'user', content: 'plan my week' }]);
+    await s.update({ summary: 'weekly plan', state: { day: 'monday' }, topics: ['plans'] });
+  }, id);
+  await reload(page);
+  const info = await page.evaluate((id) => new lib.IndexedDbSession(id).getInfo(), id);
+  assert.equal(info.title, 'plan my week');
+  assert.equal(info.summary, 'weekly plan');
+  assert.deepEqual(info.state, { day: 'monday' });
+  assert.deepEqual(info.topics, ['plans']);
+  assert.equal(info.turnCount, 1);
+});
