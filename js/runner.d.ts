@@ -17,6 +17,8 @@ export type {
   RunnerError,
   RunnerErrorCode,
   BackgroundReport,
+  ToolCallDetails,
+  SessionMetadataOptions,
   CompactionContext,
   CompactionSessionOptions,
   CompactionResult,

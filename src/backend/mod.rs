@@ -21,6 +21,8 @@ pub mod session_options;
 pub mod transaction;
 
 #[cfg(feature = "runner")]
+pub mod after_turn;
+#[cfg(feature = "runner")]
 pub mod compaction;
 #[cfg(feature = "runner")]
 pub mod model;

@@ -7,6 +7,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::compaction::Strategy;
 use crate::core::history::Window;
+use crate::core::run::metadata::{MetadataOptions, PartialMetadataOptions};
 use crate::core::run::{input_items_from_text, RunState, ServerConversation, DEFAULT_MAX_TURNS};
 use crate::core::wire::{Api, ModelSettings, ToolSpec};
 
@@ -160,12 +161,64 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
             }
         }
     }
+    let metadata = parse_metadata(&o, "agent", C)?;
     Ok(AgentSpec {
         name,
         instructions: opt_string(&o, "instructions", "agent", C)?,
         model: opt_string(&o, "model", "agent", C)?,
         settings,
         tools,
+        metadata: MetadataOptions::default().over(metadata),
+    })
+}
+
+fn opt_bool(
+    o: &Option<Object>,
+    key: &str,
+    what: &str,
+    code: RunnerErrorCode,
+) -> Result<Option<bool>> {
+    let v = get(o, key, what, code)?;
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    v.as_bool().map(Some).ok_or_else(|| {
+        invalid(
+            code,
+            format!("{what}.{key} must be a boolean, got {}", describe(&v)),
+        )
+    })
+}
+
+/// `summaries` (`true`, `false`, or `{ everyTurns }`), `addSummaryToContext`, `autoTitle`,
+/// `addStateToContext`, `agenticState`, as an agent's or a run's options give them.
+fn parse_metadata(
+    o: &Option<Object>,
+    what: &str,
+    code: RunnerErrorCode,
+) -> Result<PartialMetadataOptions> {
+    let summaries = get(o, "summaries", what, code)?;
+    let summary_every = if summaries.is_undefined() || summaries.is_null() {
+        None
+    } else if let Some(on) = summaries.as_bool() {
+        Some(on.then_some(1))
+    } else {
+        let s = options(&summaries, &format!("{what}.summaries"), code)?;
+        let every = opt_count(&s, "everyTurns", &format!("{what}.summaries"), code)?.unwrap_or(1);
+        if every == 0 {
+            return Err(invalid(
+                code,
+                format!("{what}.summaries.everyTurns must be at least 1"),
+            ));
+        }
+        Some(Some(u64::from(every)))
+    };
+    Ok(PartialMetadataOptions {
+        summary_every,
+        add_summary_to_context: opt_bool(o, "addSummaryToContext", what, code)?,
+        auto_title: opt_bool(o, "autoTitle", what, code)?,
+        add_state_to_context: opt_bool(o, "addStateToContext", what, code)?,
+        agentic_state: opt_bool(o, "agenticState", what, code)?,
     })
 }
 
@@ -312,6 +365,7 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
             conversation_id: opt_string(&o, "conversationId", "options", C)?,
         },
         stream,
+        metadata: parse_metadata(&o, "options", C)?,
     })
 }
 

@@ -8,6 +8,10 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::error::{RunnerError, RunnerErrorCode};
 use crate::core::history::{Limit, Window};
+use crate::core::run::metadata::{
+    instructions_with, merge_state, state_tool_parameters, MetadataOptions, PartialMetadataOptions,
+    STATE_TOOL, STATE_TOOL_DESCRIPTION,
+};
 use crate::core::run::{
     new_turn_items, newest_turns, select_history, Decision, NextStep, Origin, RunState,
     ServerConversation, REJECTION_MESSAGE,
@@ -39,6 +43,8 @@ pub struct AgentSpec {
     pub model: Option<String>,
     pub settings: ModelSettings,
     pub tools: Vec<Tool>,
+    /// Summaries, titles and state of the session.
+    pub metadata: MetadataOptions,
 }
 
 pub struct RunOptions {
@@ -52,6 +58,8 @@ pub struct RunOptions {
     pub context: JsValue,
     pub server: ServerConversation,
     pub stream: bool,
+    /// The run's own say on summaries, titles and state, over the agent's.
+    pub metadata: PartialMetadataOptions,
 }
 
 pub enum RunInput {
@@ -86,6 +94,8 @@ pub struct RunOutcome {
     pub state: RunState,
     /// Calls waiting for approval; empty when the run finished.
     pub interruptions: Vec<Value>,
+    /// What the run does with the session's metadata (for the work after the turn).
+    pub metadata: MetadataOptions,
 }
 
 /// A caller's function whose result did not resolve: its rejection passes through unchanged, as
@@ -101,6 +111,22 @@ fn unresolved(e: Unresolved, code: RunnerErrorCode, what: &str) -> RunError {
             ),
         )),
     }
+}
+
+/// The session's summary and state, from `getInfo()` where the session has it.
+async fn read_metadata(session: &JsValue) -> Result<(Option<String>, Value), RunError> {
+    if !js::get(session, "getInfo").is_ok_and(|f| f.is_function()) {
+        return Ok((None, Value::Null));
+    }
+    let info = call_session(session, "getInfo", &[]).await?;
+    let summary = js::get(&info, "summary").ok().and_then(|s| s.as_string());
+    let state = js::get(&info, "state").unwrap_or(JsValue::NULL);
+    let state = match state.is_object() {
+        true => js_to_json(&state, "the session's state")
+            .map_err(|m| RunError::Usage(RunnerError::new(RunnerErrorCode::InvalidSession, m)))?,
+        false => Value::Null,
+    };
+    Ok((summary, state))
 }
 
 /// Calls `session[method](...args)` and awaits its result. What the method throws or rejects
@@ -126,6 +152,12 @@ struct Run<'a> {
     options: &'a RunOptions,
     /// Receives each event of a streamed run.
     on_event: Option<&'a Function>,
+    /// The agent's metadata options with the run's over them.
+    metadata: MetadataOptions,
+    /// The session's summary and state, read at the start where the run uses them; the state
+    /// follows `update_session_state`.
+    summary: Option<String>,
+    session_state: std::cell::RefCell<Value>,
 }
 
 impl Run<'_> {
@@ -306,12 +338,27 @@ impl Run<'_> {
 
     async fn call_model(&self, state: &mut RunState) -> Result<(), RunError> {
         let (input, previous) = state.next_request(&self.options.server);
-        let tools: Vec<ToolSpec> = self.agent.tools.iter().map(|t| t.spec.clone()).collect();
+        let mut tools: Vec<ToolSpec> = self.agent.tools.iter().map(|t| t.spec.clone()).collect();
+        if self.metadata.agentic_state {
+            tools.push(ToolSpec {
+                name: STATE_TOOL.to_string(),
+                description: STATE_TOOL_DESCRIPTION.to_string(),
+                parameters: state_tool_parameters(),
+            });
+        }
+        let state_now = self.session_state.borrow().clone();
+        let instructions = instructions_with(
+            self.agent.instructions.as_deref(),
+            self.summary
+                .as_deref()
+                .filter(|_| self.metadata.add_summary_to_context),
+            Some(&state_now).filter(|_| self.metadata.add_state_to_context),
+        );
         let body = request_body(
             self.client.api,
             &ModelRequest {
                 model: self.model()?,
-                instructions: self.agent.instructions.as_deref(),
+                instructions: instructions.as_deref(),
                 settings: &self.agent.settings,
                 tools: &tools,
                 input: &input,
@@ -373,10 +420,15 @@ impl Run<'_> {
         }
     }
 
-    async fn execute(&self, tool: &Tool, args: &JsValue) -> String {
+    async fn execute(&self, tool: &Tool, args: &JsValue, call_id: &str) -> String {
+        // The third argument: the call's id and the session's state (Agno's `session_state`).
+        let details = object(&[
+            ("callId", call_id.into()),
+            ("sessionState", json_to_js(&self.session_state.borrow())),
+        ]);
         let result = match tool
             .execute
-            .call2(&tool.object, args, &self.options.context)
+            .call3(&tool.object, args, &self.options.context, &details)
         {
             Ok(r) => resolve_value(r).await.map_err(Unresolved::into_value),
             Err(e) => Err(e),
@@ -414,6 +466,11 @@ impl Run<'_> {
             }
             let name = call.get("name").and_then(Value::as_str).unwrap_or("");
             let id = call_id(&call).unwrap_or("").to_string();
+            if name == STATE_TOOL && self.metadata.agentic_state {
+                let output = self.update_state(&call).await?;
+                self.record(state, &call, output);
+                continue;
+            }
             let Some(tool) = self.agent.tools.iter().find(|t| t.spec.name == name) else {
                 let output = format!(
                     "Tool \"{name}\" is not defined; the available tools are: {}.",
@@ -454,13 +511,39 @@ impl Run<'_> {
                 }
                 Some(Decision::Approved) => {
                     ran_approved = true;
-                    self.execute(tool, &args).await
+                    self.execute(tool, &args, &id).await
                 }
-                None => self.execute(tool, &args).await,
+                None => self.execute(tool, &args, &id).await,
             };
             self.record(state, &call, output);
         }
         Ok((waiting, ran_approved))
+    }
+
+    /// `update_session_state(updates)`: a shallow merge into the session's state, stored with
+    /// `update({ state })` at once. What the model is told back.
+    async fn update_state(&self, call: &Value) -> Result<String, RunError> {
+        let arguments = call
+            .get("arguments")
+            .and_then(Value::as_str)
+            .unwrap_or("{}");
+        let updates: Value = match serde_json::from_str(arguments) {
+            Ok(v) => v,
+            Err(e) => return Ok(format!("The arguments are not valid JSON ({e}).")),
+        };
+        let merged = match merge_state(&self.session_state.borrow(), &updates) {
+            Some(merged) => merged,
+            None => return Ok("Give the keys to change as an object in \"updates\".".into()),
+        };
+        if let Some(session) = &self.options.session {
+            if js::get(session, "update").is_ok_and(|f| f.is_function()) {
+                let changes = object(&[("state", json_to_js(&merged))]);
+                call_session(session, "update", &[changes.into()]).await?;
+            }
+        }
+        let text = format!("The session state is now: {merged}");
+        *self.session_state.borrow_mut() = merged;
+        Ok(text)
     }
 
     fn record(&self, state: &mut RunState, call: &Value, output: String) {
@@ -512,11 +595,21 @@ pub async fn run(
         .server
         .check(options.session.is_some(), client.api)
         .map_err(|e| RunFailure::before_start(RunError::Usage(e)))?;
+    let metadata = agent.metadata.over(options.metadata);
+    let (summary, session_state) = match &options.session {
+        Some(session) if metadata.reads_metadata() => read_metadata(session)
+            .await
+            .map_err(RunFailure::before_start)?,
+        _ => (None, Value::Null),
+    };
     let r = Run {
         client,
         agent,
         options,
         on_event,
+        metadata,
+        summary,
+        session_state: std::cell::RefCell::new(session_state),
     };
     let mut state = match input {
         RunInput::Items(items) => r.start(items).await.map_err(RunFailure::before_start)?,
@@ -540,35 +633,11 @@ pub async fn run(
         Ok(interruptions) => Ok(RunOutcome {
             state,
             interruptions,
+            metadata,
         }),
         Err(error) => Err(RunFailure {
             error,
             state: Some(state),
         }),
     }
-}
-
-/// What a run leaves for after its answer: compaction, where the session compacts (it has
-/// `runCompaction`, as `CompactionSession` does) and the run finished. It starts once the current
-/// task is over, so the caller has the result first, and it never fails: its report lists what
-/// went wrong (`{ compaction, errors }`), and a failure there touches nothing already saved.
-pub fn background(session: Option<JsValue>, finished: bool) -> js_sys::Promise {
-    wasm_bindgen_futures::future_to_promise(async move {
-        let mut compaction = JsValue::NULL;
-        let errors = Array::new();
-        let compacts = session
-            .as_ref()
-            .filter(|_| finished)
-            .filter(|s| js::get(s, "runCompaction").is_ok_and(|f| f.is_function()));
-        if let Some(session) = compacts {
-            let _ = super::model::sleep(0.0, None).await;
-            match call_session(session, "runCompaction", &[]).await {
-                Ok(result) => compaction = result,
-                Err(e) => {
-                    errors.push(&super::error::run_error(e));
-                }
-            }
-        }
-        Ok(object(&[("compaction", compaction), ("errors", errors.into())]).into())
-    })
 }

@@ -8,6 +8,7 @@ use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
+use crate::backend::after_turn::AfterTurn;
 use crate::backend::args::optional_string;
 use crate::backend::compaction::Compactor;
 use crate::backend::error::{coded_error, run_error};
@@ -47,7 +48,7 @@ export interface FunctionTool<TArgs = { [key: string]: unknown }, TContext = unk
   parameters?: JsonSchema;
   /** Runs the tool. A string result is sent to the model as is, anything else as JSON. A throw
    * is reported to the model as the tool's output and the run goes on. */
-  execute(args: TArgs, context: TContext): unknown;
+  execute(args: TArgs, context: TContext, details: ToolCallDetails): unknown;
   /** Pause the run for a human decision before the tool runs: always, or when this says so.
    * (Written as a method type so tools with specific argument types fit `AgentOptions.tools`.) */
   needsApproval?:
@@ -55,7 +56,32 @@ export interface FunctionTool<TArgs = { [key: string]: unknown }, TContext = unk
     | { check(context: TContext, args: TArgs, callId: string): boolean | Promise<boolean> }['check'];
 }
 
-export interface AgentOptions<TContext = unknown> {
+/** The third argument of a tool's `execute`. */
+export interface ToolCallDetails {
+  callId: string;
+  /** The session's state (`getInfo().state`, kept current by `update_session_state`), where the
+   * run reads it (`addStateToContext` or `agenticState`); else `null`. */
+  sessionState: { [key: string]: unknown } | null;
+}
+
+/** What a run does with its session's metadata, Agno style. The agent's options are the
+ * default; a run's options override them one by one. */
+export interface SessionMetadataOptions {
+  /** After a finished turn, in the background, the model updates the session's summary and
+   * topics (`update({ summary, topics })`): after every turn (`true`) or every `everyTurns`. */
+  summaries?: boolean | { everyTurns?: number };
+  /** Put the session's summary into the instructions, in a `<session_summary>` block. */
+  addSummaryToContext?: boolean;
+  /** After the first turn, in the background, the model titles the session (at most 6 words). */
+  autoTitle?: boolean;
+  /** Put the session's state into the instructions, in a `<session_state>` block. */
+  addStateToContext?: boolean;
+  /** Give the model the tool `update_session_state({ updates })`: a shallow merge into the
+   * session's state, stored at once. */
+  agenticState?: boolean;
+}
+
+export interface AgentOptions<TContext = unknown> extends SessionMetadataOptions {
   name: string;
   instructions?: string;
   /** The model name the server knows, such as `"gpt-4.1-mini"` or `"llama3.2"`. */
@@ -85,9 +111,11 @@ export interface SessionLike {
   addItems(items: Item[]): Promise<void>;
 }
 
-export interface RunOptions<TContext = unknown> {
+export interface RunOptions<TContext = unknown> extends SessionMetadataOptions {
   session?: SessionLike;
-  /** Overrides the session's own `settings.limit` for this run. */
+  /** The history this run reads: the newest `turns` whole turns (through `getRecentTurns`
+   * where the session has it), else the newest `limit` items; `turns` wins over `limit`.
+   * Without it the session's own `getItems()` (and its settings) decide. */
   sessionSettings?: SessionSettings;
   /** Builds the model input from the history and the new items (both copies). Items it adds
    * are saved with the turn; history it repeats is not saved again. */
@@ -137,6 +165,10 @@ export interface RunResult {
 }
 
 export interface BackgroundReport {
+  /** The title the model gave the session (`autoTitle`, after the first turn), else `null`. */
+  title: string | null;
+  /** The summary the model wrote (`summaries`), else `null`. */
+  summary: string | null;
   /** What `session.runCompaction()` did after the turn (`null`: nothing, or no compaction). */
   compaction: CompactionResult | null;
   /** What failed in the background; the turn already saved is untouched. */
@@ -308,9 +340,19 @@ impl Runner {
                 Ok(RunOutcome {
                     state,
                     interruptions,
+                    metadata,
                 }) => {
-                    let background =
-                        runner::background(options.session.clone(), interruptions.is_empty());
+                    let mut turn = state.turn_input.clone();
+                    turn.extend(state.new_items().iter().cloned());
+                    let background = AfterTurn {
+                        client: client.clone(),
+                        agent: spec.clone(),
+                        session: options.session.clone(),
+                        metadata,
+                        turn,
+                        finished: interruptions.is_empty(),
+                    }
+                    .start();
                     let state_object = RunState::wrap(state.clone());
                     Ok(result_object(
                         &state,

@@ -733,4 +733,20 @@ describe('@openai/agents run() and the optional history capabilities of IndexedD
     assert.equal(r.archived.length, 22, 'the 20 earlier items and the SDK turn, in order');
     assert.equal(r.archived[0].content, 'weather in city 0?');
   });
+
+  test('settings.turns: the SDK run() sends only the newest whole turns, because it calls getItems()', async () => {
+    const r = await page.evaluate(async () => {
+      const { Agent, run, ScriptedModel, assistantMessage } = sdk;
+      const model = new ScriptedModel([[assistantMessage('one')], [assistantMessage('two')], [assistantMessage('three')]]);
+      const agent = new Agent({ name: 'Short memory', model });
+      const session = new lib.IndexedDbSession('sdk-turns', { settings: { turns: 1 } });
+      for (const q of ['first', 'second', 'third']) await run(agent, q, { session });
+      return {
+        inputs: model.calls.map((call) => call.request.input.map((i) => (typeof i.content === 'string' ? i.content : i.content?.[0]?.text))),
+        stored: (await new lib.IndexedDbSession('sdk-turns').getItems()).length,
+      };
+    });
+    assert.deepEqual(r.inputs, [['first'], ['first', 'one', 'second'], ['second', 'two', 'third']]);
+    assert.equal(r.stored, 6, 'everything is kept; only what is sent is bounded');
+  });
 });

@@ -7,9 +7,11 @@
 //!
 //! - [`history`]: which history a run sends, and which of its input is new to the session;
 //! - [`server`]: a conversation the server keeps instead of the session;
+//! - [`metadata`]: summaries, titles and state of the session, Agno style;
 //! - [`retry`]: which failed model calls are retried, and when.
 
 pub mod history;
+pub mod metadata;
 pub mod retry;
 pub mod server;
 

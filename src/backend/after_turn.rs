@@ -1,0 +1,192 @@
+//! What a finished run leaves for after its answer, in the background: a title after the first
+//! turn (`autoTitle`), a summary every few turns (`summaries`), compaction where the session
+//! compacts. It starts once the current task is over, so the caller has the result (and a stream
+//! its `done` event) before any of it, and it never fails: its report says what went wrong, and
+//! nothing there touches the turn already saved. Agno runs its summary before the answer; users
+//! wait seconds for it.
+
+use std::rc::Rc;
+
+use js_sys::{Array, Promise};
+use serde_json::Value;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::core::run::metadata::{
+    clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
+    MetadataOptions, SUMMARY_INSTRUCTIONS, TITLE_INSTRUCTIONS,
+};
+use crate::core::wire::{content_text, item_type, request_body, ModelRequest, ModelSettings};
+
+use super::error::run_error;
+use super::js::{self, js_to_json, object};
+use super::model::{sleep, CallError, ModelClient};
+use super::runner::{call_session, AgentSpec, RunError};
+
+/// Everything the work after a turn needs.
+pub struct AfterTurn {
+    pub client: Rc<ModelClient>,
+    pub agent: Rc<AgentSpec>,
+    pub session: Option<JsValue>,
+    pub metadata: MetadataOptions,
+    /// The items of the turn just run (its input and what it produced).
+    pub turn: Vec<Value>,
+    /// Whether the run finished (not paused for approvals).
+    pub finished: bool,
+}
+
+fn has(session: &JsValue, method: &str) -> bool {
+    js::get(session, method).is_ok_and(|f| f.is_function())
+}
+
+impl AfterTurn {
+    /// The promise of the report `{ title, summary, compaction, errors }`.
+    pub fn start(self) -> Promise {
+        future_to_promise(async move {
+            let report = Report::default();
+            if let (true, Some(session)) = (self.finished, self.session.clone()) {
+                let _ = sleep(0.0, None).await;
+                self.run(&session, &report).await;
+            }
+            Ok(report.to_js())
+        })
+    }
+
+    async fn run(&self, session: &JsValue, report: &Report) {
+        let writes = has(session, "update") && has(session, "getInfo");
+        let wanted = self.metadata.auto_title || self.metadata.summary_every.is_some();
+        if writes && wanted {
+            if let Err(e) = self.metadata_work(session, report).await {
+                report.errors.push(&run_error(e));
+            }
+        }
+        if has(session, "runCompaction") {
+            match call_session(session, "runCompaction", &[]).await {
+                Ok(done) => *report.compaction.borrow_mut() = done,
+                Err(e) => {
+                    report.errors.push(&run_error(e));
+                }
+            }
+        }
+    }
+
+    async fn metadata_work(&self, session: &JsValue, report: &Report) -> Result<(), RunError> {
+        let info = call_session(session, "getInfo", &[]).await?;
+        let turn_count = js::get(&info, "turnCount")
+            .ok()
+            .and_then(|n| n.as_f64())
+            .unwrap_or(0.0) as u64;
+        if title_due(self.metadata.auto_title, turn_count) {
+            let answer = self
+                .ask(TITLE_INSTRUCTIONS, title_input(&self.turn))
+                .await?;
+            let title = clean_title(&answer);
+            if !title.is_empty() {
+                let changes = object(&[("title", title.as_str().into())]);
+                call_session(session, "update", &[changes.into()]).await?;
+                *report.title.borrow_mut() = JsValue::from_str(&title);
+            }
+        }
+        if let Some(every) = self.metadata.summary_every {
+            if summary_due(Some(every), turn_count) {
+                let previous = js::get(&info, "summary").ok().and_then(|s| s.as_string());
+                let turns = self.newest_turns(session, every).await?;
+                let answer = self
+                    .ask(
+                        SUMMARY_INSTRUCTIONS,
+                        summary_input(previous.as_deref(), &turns),
+                    )
+                    .await?;
+                let (summary, topics) = parse_summary(&answer);
+                if !summary.is_empty() {
+                    let topics: Array = topics.iter().map(|t| JsValue::from_str(t)).collect();
+                    let changes = object(&[
+                        ("summary", summary.as_str().into()),
+                        ("topics", topics.into()),
+                    ]);
+                    call_session(session, "update", &[changes.into()]).await?;
+                    *report.summary.borrow_mut() = JsValue::from_str(&summary);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The newest `n` turns to summarise: from the session where it reads turns, else this run's.
+    async fn newest_turns(&self, session: &JsValue, n: u64) -> Result<Vec<Value>, RunError> {
+        if !has(session, "getRecentTurns") {
+            return Ok(self.turn.clone());
+        }
+        let items = call_session(session, "getRecentTurns", &[JsValue::from_f64(n as f64)]).await?;
+        match js_to_json(&items, "the session's turns") {
+            Ok(Value::Array(items)) => Ok(items),
+            _ => Ok(self.turn.clone()),
+        }
+    }
+
+    /// One whole (not streamed) call of the agent's model: the text of its answer.
+    async fn ask(&self, instructions: &str, input: Vec<Value>) -> Result<String, RunError> {
+        let Some(model) = self.agent.model.as_deref() else {
+            return Ok(String::new());
+        };
+        let body = request_body(
+            self.client.api,
+            &ModelRequest {
+                model,
+                instructions: Some(instructions),
+                settings: &ModelSettings::default(),
+                tools: &[],
+                input: &input,
+                stream: false,
+                previous_response_id: None,
+                conversation_id: None,
+            },
+        );
+        let output = self
+            .client
+            .call(&body.to_string(), false, None, &mut |_| {})
+            .await
+            .map_err(|e| match e {
+                CallError::Failed(f) => RunError::Model(f),
+                CallError::Aborted(reason) => RunError::Aborted(reason),
+            })?;
+        Ok(output
+            .items
+            .iter()
+            .rev()
+            .find(|i| item_type(i) == "message")
+            .map(|m| content_text(m.get("content")))
+            .unwrap_or_default())
+    }
+}
+
+/// What the work after a turn did.
+struct Report {
+    title: std::cell::RefCell<JsValue>,
+    summary: std::cell::RefCell<JsValue>,
+    compaction: std::cell::RefCell<JsValue>,
+    errors: Array,
+}
+
+impl Default for Report {
+    fn default() -> Self {
+        Report {
+            title: JsValue::NULL.into(),
+            summary: JsValue::NULL.into(),
+            compaction: JsValue::NULL.into(),
+            errors: Array::new(),
+        }
+    }
+}
+
+impl Report {
+    fn to_js(&self) -> JsValue {
+        object(&[
+            ("title", self.title.borrow().clone()),
+            ("summary", self.summary.borrow().clone()),
+            ("compaction", self.compaction.borrow().clone()),
+            ("errors", self.errors.clone().into()),
+        ])
+        .into()
+    }
+}

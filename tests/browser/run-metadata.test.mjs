@@ -1,0 +1,193 @@
+// The runner and the session's metadata, Agno style, against the local test server, in both wire
+// formats, whole and streamed: the newest turns as the history sent; a title after the first turn
+// and a summary after a turn, both after the answer (the result, or a stream's done event, comes
+// first); the summary and the state in the instructions; the model's own update_session_state.
+import { test, describe, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openHarness } from './harness.mjs';
+import { startModelServer } from '../server/model-server.mjs';
+
+let env;
+let model;
+let page;
+before(async () => {
+  env = await start();
+  model = await startModelServer();
+  ({ page } = await openHarness(env));
+});
+after(async () => {
+  await model?.close();
+  await env?.close();
+});
+beforeEach(() => model.reset());
+
+let counter = 0;
+const fresh = (p) => `${p}-${++counter}`;
+
+function inPage(body, args = {}) {
+  return page.evaluate(
+    async ({ body, args, url }) => {
+      const fn = eval(`(${body})`);
+      return fn({ ...args, url });
+    },
+    { body: body.toString(), args, url: model.url },
+  );
+}
+
+/** The instructions a request carried, in either API. */
+const instructionsOf = (req) => req.body.instructions ?? req.body.messages?.find((m) => m.role === 'system')?.content ?? '';
+/** The text of the user messages a request carried. */
+const userTexts = (req) =>
+  (req.body.messages ?? req.body.input)
+    .filter((m) => m.role === 'user')
+    .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join('')));
+
+for (const api of ['chat_completions', 'responses']) {
+  for (const streamed of [false, true]) {
+    describe(`${api}, ${streamed ? 'streamed' : 'whole'}`, () => {
+      test('a title after the first turn and a summary after each, both after the answer', async () => {
+        model.script(
+          { text: 'Lima is the capital of Peru.' },
+          { text: '"Capital of Peru."' },
+          { text: '{"summary": "The user asked for the capital of Peru: Lima.", "topics": ["Peru", "capitals"]}' },
+        );
+        const r = await inPage(
+          async ({ url, api, id, streamed }) => {
+            const session = new lib.IndexedDbSession(id);
+            const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 1 }, autoTitle: true });
+            const runner = new lib.Runner({ baseUrl: url, api });
+            const requestsNow = async () => (await (await fetch(new URL('status', url + '/'))).json()).requests;
+            let atAnswer;
+            let result;
+            if (streamed) {
+              const run = runner.runStreamed(agent, 'What is the capital of Peru?', { session });
+              for await (const event of run) if (event.type === 'done') atAnswer = await requestsNow();
+              result = await run.result;
+            } else {
+              result = await runner.run(agent, 'What is the capital of Peru?', { session });
+              atAnswer = await requestsNow();
+            }
+            const report = await result.background;
+            return { atAnswer, finalOutput: result.finalOutput, report, info: await session.getInfo(), history: await session.getItems() };
+          },
+          { api, id: fresh('meta'), streamed },
+        );
+        assert.equal(r.atAnswer, 1, 'the answer came before the title and summary requests');
+        assert.equal(r.finalOutput, 'Lima is the capital of Peru.');
+        assert.deepEqual(r.report.errors, []);
+        assert.equal(r.report.title, 'Capital of Peru');
+        assert.equal(r.report.summary, 'The user asked for the capital of Peru: Lima.');
+        assert.equal(r.info.title, 'Capital of Peru');
+        assert.equal(r.info.summary, 'The user asked for the capital of Peru: Lima.');
+        assert.deepEqual(r.info.topics, ['Peru', 'capitals']);
+        assert.equal(r.history.length, 2, 'the turn is saved, and nothing else');
+        const [, titleRequest, summaryRequest] = model.requests;
+        assert.match(instructionsOf(titleRequest), /Write a title for this conversation/);
+        assert.match(instructionsOf(summaryRequest), /running summary/);
+        assert.match(userTexts(summaryRequest)[0], /What is the capital of Peru\?[\s\S]*Lima is the capital of Peru/);
+        assert.equal(titleRequest.body.stream, false);
+      });
+    });
+  }
+
+  describe(`${api}: context and state`, () => {
+    test('the summary and the state go into the instructions; the model updates the state; tools see it', async () => {
+      model.script(
+        { calls: [{ name: 'update_session_state', arguments: { updates: { city: 'Oslo', units: 'C' } } }] },
+        { calls: [{ name: 'forecast', arguments: {} }] },
+        { text: 'Noted: Oslo.' },
+        { text: 'Cold in Oslo.' },
+      );
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const session = new lib.IndexedDbSession(id);
+          await session.update({ summary: 'Ann is planning a trip.', state: { city: 'Paris', budget: 100 } });
+          const seen = [];
+          const agent = new lib.Agent({
+            name: 'A',
+            model: 'm',
+            instructions: 'Be brief.',
+            addSummaryToContext: true,
+            addStateToContext: true,
+            agenticState: true,
+            tools: [{ name: 'forecast', execute: (_args, _context, details) => (seen.push(details), 'cold') }],
+          });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          await runner.run(agent, 'I moved to Oslo.', { session });
+          const state = (await session.getInfo()).state;
+          await runner.run(agent, 'And the weather?', { session });
+          return { state, seen };
+        },
+        { api, id: fresh('state') },
+      );
+      assert.deepEqual(r.state, { city: 'Oslo', budget: 100, units: 'C' }, 'a shallow merge');
+      const first = instructionsOf(model.requests[0]);
+      assert.match(first, /^Be brief\.\n\n<session_summary>\nA summary of this conversation so far:\nAnn is planning a trip\.\n<\/session_summary>/);
+      assert.match(first, /<session_state>\nThe state of this session \(JSON\):\n\{"budget":100,"city":"Paris"\}\n<\/session_state>/);
+      const tools = model.requests[0].body.tools.map((t) => t.name ?? t.function.name);
+      assert.deepEqual(tools, ['forecast', 'update_session_state']);
+      // The next model call of the same run already sees the new state.
+      assert.match(instructionsOf(model.requests[1]), /"city":"Oslo"/);
+      assert.match(instructionsOf(model.requests.at(-1)), /"city":"Oslo"/);
+      assert.deepEqual(r.seen.map((d) => d.sessionState), [{ city: 'Oslo', budget: 100, units: 'C' }]);
+      assert.equal(typeof r.seen[0].callId, 'string');
+    });
+
+    test('a failure after the turn is reported, and the saved turn is untouched', async () => {
+      model.script({ text: 'answer' }, { error: 500, message: 'summary service down' });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const session = new lib.IndexedDbSession(id);
+          const agent = new lib.Agent({ name: 'A', model: 'm', summaries: true });
+          const result = await new lib.Runner({ baseUrl: url, api, retries: 0 }).run(agent, 'q', { session });
+          const report = await result.background;
+          return { errors: report.errors.map((e) => [e.name, e.status]), summary: report.summary, history: await session.getItems(), info: await session.getInfo() };
+        },
+        { api, id: fresh('fail') },
+      );
+      assert.deepEqual(r.errors, [['ModelError', 500]]);
+      assert.equal(r.summary, null);
+      assert.equal(r.history.length, 2);
+      assert.equal(r.info.summary, null);
+      assert.equal(r.info.title, 'q', 'the default title');
+    });
+  });
+}
+
+describe('the history a run sends, by turns', () => {
+  const turns = (n) =>
+    Array.from({ length: n }, (_, i) => [
+      { role: 'user', content: `q${i}` },
+      { type: 'function_call', callId: `c${i}`, name: 'f', arguments: '{}' },
+      { type: 'function_call_result', callId: `c${i}`, output: `r${i}` },
+      { role: 'assistant', content: `a${i}` },
+    ]).flat();
+
+  test('sessionSettings.turns (winning over limit) sends the newest whole turns, from our sessions and from any session', async () => {
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const ours = new lib.IndexedDbSession(id);
+        await ours.addItems(history);
+        // A session without getRecentTurns: the runner selects the turns itself.
+        const plain = new lib.MemorySession();
+        await plain.addItems(history);
+        const minimal = { getItems: (n) => plain.getItems(n), addItems: (items) => plain.addItems(items) };
+        const runner = new lib.Runner({ baseUrl: url });
+        const agent = new lib.Agent({ name: 'A', model: 'm' });
+        await runner.run(agent, 'next', { session: ours, sessionSettings: { turns: 2, limit: 1 } });
+        await runner.run(agent, 'next', { session: minimal, sessionSettings: { turns: 1 } });
+        // The session's own settings.turns, when the run says nothing.
+        const configured = new lib.IndexedDbSession(id + '-set', { settings: { turns: 1 } });
+        await configured.addItems(history);
+        await runner.run(agent, 'next', { session: configured });
+        return true;
+      },
+      { id: fresh('turns'), history: turns(4) },
+    );
+    assert.ok(r);
+    assert.deepEqual(userTexts(model.requests[0]), ['q2', 'q3', 'next']);
+    assert.equal(model.requests[0].body.messages.filter((m) => m.role === 'tool').length, 2, 'tool outputs stay with their calls');
+    assert.deepEqual(userTexts(model.requests[1]), ['q3', 'next']);
+    assert.deepEqual(userTexts(model.requests[2]), ['q3', 'next']);
+  });
+});
