@@ -101,6 +101,19 @@ export function evaluateTargets(report, sizes) {
     });
   }
 
+  // Reading the newest turns goes through the by-turn index: its cost must not grow with the
+  // history.
+  const fewTurns = rows.find((r) => r.key === 'getRecentTurns-small');
+  const manyTurns = rows.find((r) => r.key === 'getRecentTurns-large');
+  if (has(OURS) && fewTurns && manyTurns) {
+    const ratio = cell(manyTurns, OURS) / cell(fewTurns, OURS);
+    targets.push({
+      target: `${manyTurns.label} within 1.5x of ${count(report.sizes.histories[0])} items`,
+      met: ratio <= 1.5,
+      detail: `${formatMs(cell(manyTurns, OURS))} vs ${formatMs(cell(fewTurns, OURS))}: ${ratio.toFixed(2)}x`,
+    });
+  }
+
   // Rewriting the newest turn costs about what appending one does (its reference).
   const replace = rows.find((r) => r.key === 'replace-suffix');
   if (has(OURS) && replace) {

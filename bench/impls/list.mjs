@@ -3,7 +3,7 @@
 // `capabilities` names what an implementation offers beyond the shared interface (see
 // CAPABILITIES), which an operation may require.
 export const IMPLEMENTATIONS = [
-  { key: 'ours', label: 'agent-sessions', durable: true, capabilities: ['historyTransactions'] },
+  { key: 'ours', label: 'agent-sessions', durable: true, capabilities: ['historyTransactions', 'recentTurns'] },
   { key: 'raw', label: 'raw IndexedDB', durable: true },
   { key: 'dexie', label: 'Dexie 4', durable: true },
   { key: 'idb-keyval', label: 'idb-keyval', durable: true },
@@ -14,6 +14,7 @@ export const IMPLEMENTATIONS = [
 /** The optional capabilities and what each is; the methods they add are listed in impls/raw.js. */
 export const CAPABILITIES = {
   historyTransactions: 'history transactions (applyHistoryTransaction)',
+  recentTurns: 'reads by turn (getRecentTurns)',
 };
 
 /** Whether `impl` can run `op`: every operation that requires nothing, else by capability. */

@@ -19,6 +19,7 @@ export function create({ dbName, userId = null }) {
     // The library opens the database on the first call; nothing to do ahead of it.
     async open() {},
     getItems: (sessionId, n) => session(sessionId).getItems(n),
+    getRecentTurns: (sessionId, turns) => session(sessionId).getRecentTurns(turns),
     addItems: (sessionId, items) => session(sessionId).addItems(items),
     popItem: (sessionId) => session(sessionId).popItem(),
     clearSession: (sessionId) => session(sessionId).clearSession(),

@@ -8,6 +8,9 @@
 // with the `historyTransactions` capability (impls/list.mjs) also have
 //   replaceSuffix(sessionId, expectedSuffix, replacement): a `replace_suffix` history
 //     transaction with a new operation id, rejected unless the history ends with expectedSuffix.
+// and those with the `recentTurns` capability
+//   getRecentTurns(sessionId, turns): the items of the newest `turns` whole turns (a turn starts
+//     at a user message), oldest first.
 
 const SESSIONS = 'agent_sessions';
 const MESSAGES = 'agent_messages';

@@ -6,7 +6,7 @@
 // implementations that have it; the others show "—" in the table. One with `reference` also
 // times, in each run, what it is compared with (returned as `reference`, in ms), shown on a line
 // of its own under it.
-import { describeItems, hash, makeItems } from '../shared/items.js';
+import { describeItems, hash, makeItems, makeTurnItems, recentTurnsStart } from '../shared/items.js';
 
 export const USER = 'user-a';
 export const OTHER_USER = 'user-b';
@@ -21,10 +21,11 @@ async function timed(fn) {
   return { ms: performance.now() - start, value };
 }
 
-/** Set-up: `total` items in calls of at most 10,000, as an application importing history would. */
-async function fill(impl, sessionId, total) {
+/** Set-up: `total` items (of `make`, makeItems by default) in calls of at most 10,000, as an
+ * application importing history would. */
+async function fill(impl, sessionId, total, make = makeItems) {
   for (let from = 0; from < total; from += 10_000) {
-    await impl.addItems(sessionId, makeItems(sessionId, from, Math.min(10_000, total - from)));
+    await impl.addItems(sessionId, make(sessionId, from, Math.min(10_000, total - from)));
   }
 }
 
@@ -65,6 +66,31 @@ const newestOf = (index) => ({
   },
 });
 
+/**
+ * The newest `s.recentTurns` turns of a turn-shaped history (makeTurnItems: turns of 2, 4 and 3
+ * items, the newest one cut short) of `s.histories[index]` items. The expected items are found
+ * by walking back over the history's own items to the user messages that open its turns.
+ */
+const recentTurnsOf = (index, size) => ({
+  key: `getRecentTurns-${size}`,
+  kind: 'light',
+  requires: 'recentTurns',
+  label: (s) => `getRecentTurns(${s.recentTurns}) of ${fmt(s.histories[index])} items`,
+  sessionId: (s) => `turns-history-${s.histories[index]}`,
+  async prepare(h) {
+    await fill(h.impl, this.sessionId(h.sizes), h.sizes.histories[index], makeTurnItems);
+  },
+  async run(h) {
+    const { ms, value } = await timed(() => h.impl.getRecentTurns(this.sessionId(h.sizes), h.sizes.recentTurns));
+    return { ms, result: describeItems(value) };
+  },
+  expected(s) {
+    const [sessionId, n] = [this.sessionId(s), s.histories[index]];
+    const from = recentTurnsStart(sessionId, n, s.recentTurns);
+    return describeItems(makeTurnItems(sessionId, from, n - from));
+  },
+});
+
 export const OPERATIONS = [
   {
     key: 'append-turns',
@@ -95,6 +121,8 @@ export const OPERATIONS = [
     expected: (s, rep) => describeItems(makeItems(`bulk-${rep}`, 0, s.bulk)),
   },
   ...[0, 1, 2].map(newestOf),
+  recentTurnsOf(0, 'small'),
+  recentTurnsOf(2, 'large'),
   {
     key: 'getItems-all',
     kind: 'light',

@@ -62,6 +62,85 @@ export function makeItems(tag, from, count) {
   return items;
 }
 
+/** Whether an item opens a new turn: a user message, short (`{ role }`) or typed `message`. */
+export const startsTurn = (item) =>
+  item.role === 'user' && (item.type === undefined || item.type === 'message');
+
+/**
+ * The shapes a turn-shaped history cycles through, 9 items in 3 turns of different lengths: a
+ * question and its answer; a question, a tool call, its result and the answer; a question in the
+ * short `{ role, content }` form, a reasoning item and the answer. Only the user messages open
+ * turns, so a history cut anywhere ends with a turn in progress of any length.
+ */
+const TURN_CYCLE = [
+  'user', 'assistant',
+  'user', 'function_call', 'function_call_result', 'assistant',
+  'short_user', 'reasoning', 'assistant',
+];
+
+/** Item `n` of the turn-shaped session `tag` (see TURN_CYCLE); text as in makeItem. */
+export function makeTurnItem(tag, n) {
+  const seed = (hash(tag) ^ Math.imul(n + 1, 0x9e3779b1)) >>> 0;
+  const text = prose(seed, 250 + (seed % 200));
+  const id = `${tag}_${n}`;
+  const callId = `call_${tag}_${n - (n % 9)}`;
+  switch (TURN_CYCLE[n % 9]) {
+    case 'user':
+      return { id: `msg_${id}`, type: 'message', role: 'user', content: [{ type: 'input_text', text }] };
+    case 'short_user':
+      return { role: 'user', content: text };
+    case 'function_call':
+      return {
+        type: 'function_call',
+        id: `fc_${id}`,
+        callId,
+        name: 'lookup',
+        status: 'completed',
+        arguments: JSON.stringify({ query: text.slice(0, 40) }),
+      };
+    case 'function_call_result':
+      return {
+        type: 'function_call_result',
+        id: `fcr_${id}`,
+        callId,
+        name: 'lookup',
+        status: 'completed',
+        output: { type: 'text', text },
+      };
+    case 'reasoning':
+      return { type: 'reasoning', id: `rs_${id}`, content: [{ type: 'input_text', text }] };
+    default:
+      return {
+        id: `msg_${id}`,
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text, annotations: [] }],
+      };
+  }
+}
+
+/** Items `from … from + count - 1` of the turn-shaped session `tag`. */
+export function makeTurnItems(tag, from, count) {
+  const items = new Array(count);
+  for (let i = 0; i < count; i++) items[i] = makeTurnItem(tag, from + i);
+  return items;
+}
+
+/**
+ * Where the newest `turns` whole turns of the first `total` turn-shaped items of `tag` begin:
+ * found by walking back over the items themselves until `turns` of them opened a turn (0 when
+ * the history has fewer turns; items before the first user message belong to the oldest).
+ */
+export function recentTurnsStart(tag, total, turns) {
+  if (turns <= 0) return total;
+  let opened = 0;
+  for (let i = total - 1; i >= 0; i--) {
+    if (startsTurn(makeTurnItem(tag, i)) && ++opened === turns) return i;
+  }
+  return 0;
+}
+
 /**
  * What a list of items is compared by: its length, a hash of its exact JSON (every field, in
  * order), and the ids (all of them for short lists, the ends for long ones).

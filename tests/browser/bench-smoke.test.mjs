@@ -1,13 +1,14 @@
 // The benchmark (bench/run.mjs) with tiny sizes and one repeat: every implementation it compares
 // must return the same, correct results (newest items, popped items, the history after
-// replace_suffix calls, sessions left after a clear, the sessions list), or its timings would
-// compare different work. No timing is asserted.
+// replace_suffix calls, sessions left after a clear, the sessions list, the newest turns), or its
+// timings would compare different work. No timing is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBenchmark } from '../../bench/run.mjs';
 import { IMPLEMENTATIONS, supports } from '../../bench/impls/list.mjs';
 import { OPERATIONS } from '../../bench/page/ops.js';
-import { describeItems, makeItems } from '../../bench/shared/items.js';
+import { evaluateTargets } from '../../bench/report.mjs';
+import { describeItems, makeItems, makeTurnItems } from '../../bench/shared/items.js';
 
 test('benchmark: every implementation gives the expected results, the same for all', { timeout: 60_000 }, async () => {
   const report = await runBenchmark({ preset: 'smoke' });
@@ -70,4 +71,42 @@ test('benchmark: every implementation gives the expected results, the same for a
   assert.equal(result('replace-suffix').appended.count, n + 2 * calls);
   assert.equal(result('list-sessions').count, report.sizes.sessions);
   assert.deepEqual(result('list-sessions').users, ['user-a']);
+
+  // getRecentTurns ran where turns exist (ours alone). Its turn-shaped histories cycle through
+  // turns of 2, 4 and 3 items: the 3-item one holds 2 turns (a question and its answer, then a
+  // question), so all of it comes back; of the 40-item one, the newest 3 turns are items 33 to
+  // 39: a short-form question, a reasoning item and the answer; a question and its answer; a
+  // question and a tool call, the turn still in progress.
+  const turned = report.checks.filter((c) => c.op.startsWith('getRecentTurns-')).map((c) => c.impl);
+  assert.deepEqual([...new Set(turned)], ['ours']);
+  assert.equal(report.sizes.recentTurns, 3);
+  assert.deepEqual([report.sizes.histories[0], report.sizes.histories[2]], [3, 40]);
+  assert.deepEqual(result('getRecentTurns-small'), describeItems(makeTurnItems('turns-history-3', 0, 3)));
+  assert.deepEqual(result('getRecentTurns-large'), describeItems(makeTurnItems('turns-history-40', 33, 7)));
+  assert.deepEqual(
+    result('getRecentTurns-large').ids,
+    [null, 'rs_turns-history-40_34', 'msg_turns-history-40_35', 'msg_turns-history-40_36',
+      'msg_turns-history-40_37', 'msg_turns-history-40_38', 'fc_turns-history-40_39'],
+  );
+  const target = evaluateTargets(report).find((t) => t.target.startsWith('getRecentTurns('));
+  assert.equal(target?.target, 'getRecentTurns(3) of 40 items within 1.5x of 3 items');
+});
+
+// The migration benchmark (bench/migration.mjs) on a tiny database: it checks, itself, every item
+// of every session after the upgrade (and the sessions list, the counters, the new index and the
+// newest turns read through it) and exits non-zero on any difference; it also fails when this
+// build's schema version is not the one it expects, so it cannot silently go stale.
+test('migration benchmark: a version 1 database is upgraded in place with nothing lost', { timeout: 120_000 }, async () => {
+  const { execFile } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const script = fileURLToPath(new URL('../../bench/migration.mjs', import.meta.url));
+  const { stdout } = await new Promise((resolve, reject) => {
+    execFile(process.execPath, [script, '--sessions=4', '--items=11', '--runs=1', '--raw'], (error, stdout, stderr) => {
+      if (error) reject(new Error(`${error.message}\n${stderr}`));
+      else resolve({ stdout, stderr });
+    });
+  });
+  assert.match(stdout, /version 1 to \d+, 44 items in 4 sessions of 11/);
+  assert.match(stdout, /every item of all 4 sessions/);
+  assert.match(stdout, /the same upgrade and read by hand, raw IndexedDB:/);
 });
