@@ -1,12 +1,12 @@
-// What the buttons do to chats and users: switch user, new chat, select a chat, undo, clear, delete, export
-// and import. Each runs through `busy`, so the view is re-read from IndexedDB afterwards.
+// What the buttons do to chats and users: switch user, new chat, select a chat, rename, undo, clear,
+// delete, export and import. Each runs through `busy`, so the view is re-read from IndexedDB
+// afterwards.
 import { deleteSession } from './lib.js';
 import { DB_NAME, state, newId, saveUsers } from './state.js';
-import { closeChat, closeSession, current, listChats, openChat, openInitialChat, sessionFor } from './chats.js';
+import { backgroundDone, closeChat, closeSession, current, listChats, openChat, openInitialChat, sessionFor } from './chats.js';
 import { contentText, isUserMessage } from './items.js';
-import { forgetTitle, setTitle, titleFromItems } from './titles.js';
 import { busy } from './busy.js';
-import { el, renderUsers, setStatus } from './view.js';
+import { closeRename, el, renderUsers, setStatus } from './view.js';
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -43,9 +43,33 @@ export function selectChat(id) {
   return busy(() => (id === state.sessionId ? undefined : openChat(id)));
 }
 
+/** Renames the open chat (saving it, if it was not yet). The library refuses a title longer than
+ * 1,000 characters; the error is shown and the title stays in the box to be shortened. */
+export function renameChat(text) {
+  return busy(async () => {
+    const title = text.replace(/\s+/g, ' ').trim();
+    if (!title) throw new Error('A chat title cannot be empty.');
+    // A title the model is writing now would land on top of this one.
+    await settleOpenChat();
+    await current().update({ title });
+    closeRename();
+    setStatus(`Chat renamed to “${title.length > 60 ? `${title.slice(0, 59)}…` : title}”.`);
+  });
+}
+
+/** Waits for the background work of the open chat's last reply (its summary and title): what
+ * is about to change the chat must not have that work land on top of it. */
+async function settleOpenChat() {
+  const pending = state.background.get(state.sessionId);
+  if (!pending) return;
+  setStatus('Waiting for the chat’s summary and title to be written…');
+  await backgroundDone(state.sessionId);
+}
+
 /** Pops items until a user message has been popped: the last answer and its question. */
 export function undoLastExchange() {
   return busy(async () => {
+    await settleOpenChat();
     const session = current();
     const popped = [];
     for (;;) {
@@ -54,16 +78,27 @@ export function undoLastExchange() {
       popped.push(item);
       if (isUserMessage(item)) break;
     }
+    // Undoing every exchange empties the chat, as Clear does: its title and summary go too.
+    if (popped.length && (await session.getInfo()).itemCount === 0) await forgetMetadata(session);
     const question = popped.find(isUserMessage);
     if (question && !el.input.value.trim()) el.input.value = contentText(question.content);
     setStatus(popped.length ? `Removed ${plural(popped.length, 'item')}; the question is back in the input box.` : 'Nothing to undo.');
   });
 }
 
+/** What the model and the library wrote about a chat that is now empty: its next first message
+ * names it again. */
+function forgetMetadata(session) {
+  return session.update({ title: null, summary: null, topics: null });
+}
+
+/** Empties the open chat, and forgets its title and summary: its next first message names it. */
 export function clearChat() {
   return busy(async () => {
-    await current().clearSession();
-    forgetTitle(state.user, state.sessionId);
+    await settleOpenChat();
+    const session = current();
+    await session.clearSession();
+    await forgetMetadata(session);
     setStatus('Chat cleared.');
   });
 }
@@ -77,19 +112,25 @@ export function deleteChat() {
   }
   return busy(async () => {
     const id = state.sessionId;
+    // Closed only once nothing writes to it any more: a summary written after the delete would
+    // bring the chat back.
+    await settleOpenChat();
     await closeChat();
     await deleteSession(id, { dbName: DB_NAME });
-    forgetTitle(state.user, id);
     const list = await listChats();
     await openChat(list.length ? list[0].sessionId : newId());
     setStatus('Chat deleted.');
   });
 }
 
+/** Saves the open chat as a JSON file: `{ sessionId, userId, metadata: { title, summary,
+ * topics }, items }`. */
 export function exportChat() {
   return busy(async () => {
-    const items = await current().getItems();
-    const data = { sessionId: state.sessionId, userId: state.user, items };
+    const session = current();
+    const [items, info] = await Promise.all([session.getItems(), session.getInfo()]);
+    const metadata = { title: info.title, summary: info.summary, topics: info.topics };
+    const data = { sessionId: state.sessionId, userId: state.user, metadata, items };
     const blob = new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' });
     const url = URL.createObjectURL(blob);
     const a = document.createElement('a');
@@ -103,7 +144,9 @@ export function exportChat() {
   });
 }
 
-/** Reads an export (or a bare array of items) into a new chat, and opens it. */
+/** Reads an export (or a bare array of items) into a new chat, and opens it. The library titles
+ * the chat from its first user message as the items are added; an export's own title (and
+ * summary and topics), when it has them, are then restored. */
 export function importChat(file) {
   return busy(async () => {
     let data;
@@ -113,7 +156,15 @@ export function importChat(file) {
       throw new Error(`${file.name} is not a JSON file`);
     }
     const items = Array.isArray(data) ? data : data?.items;
-    if (!Array.isArray(items)) throw new Error(`${file.name} has no "items" array (expected { sessionId, userId, items })`);
+    if (!Array.isArray(items)) throw new Error(`${file.name} has no "items" array (expected { sessionId, userId, metadata, items })`);
+    const metadata = Array.isArray(data) ? undefined : data.metadata;
+    if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata))) {
+      throw new Error(`${file.name} has a "metadata" that is not an object`);
+    }
+    const changes = {};
+    for (const key of ['title', 'summary', 'topics']) {
+      if (metadata?.[key] !== undefined) changes[key] = metadata[key];
+    }
     const id = newId();
     const session = sessionFor(id);
     try {
@@ -123,9 +174,20 @@ export function importChat(file) {
       await closeSession(session);
       throw e;
     }
-    // The items are at hand (the user gave them), so the title comes from them now.
-    setTitle(state.user, id, titleFromItems(items));
+    // The library checks these too; the items are kept even if it refuses them.
+    let refused = null;
+    if (Object.keys(changes).length) {
+      try {
+        await session.update(changes);
+      } catch (e) {
+        refused = e;
+      }
+    }
     await openChat(id, session);
     setStatus(`Imported ${plural(items.length, 'item')} into a new chat.`);
+    if (refused) {
+      refused.message = `the items were imported, but not the chat's title and summary: ${refused.message}`;
+      throw refused;
+    }
   });
 }

@@ -1,5 +1,6 @@
 // One thing at a time: every action and every reply runs through `busy`, which disables the
-// controls, shows any error in the page, then re-reads the view from IndexedDB.
+// controls, shows any error in the page, then re-reads the view from IndexedDB. `whenIdle` waits
+// for the action in progress, if any, to end.
 import { state } from './state.js';
 import { refresh } from './chats.js';
 import { hideError, showError, updateControls } from './view.js';
@@ -23,5 +24,13 @@ export async function busy(fn) {
   } finally {
     state.busy = false;
     updateControls();
+    for (const ok of idleWaiters.splice(0)) ok();
   }
+}
+
+const idleWaiters = [];
+
+/** Resolves once no action or reply is in progress (at once when none is). */
+export function whenIdle() {
+  return state.busy ? new Promise((ok) => idleWaiters.push(ok)) : Promise.resolve();
 }

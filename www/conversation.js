@@ -1,10 +1,11 @@
 // Sending a message: the runner streams the reply into the page and saves the exchange in the
-// open chat's session; Stop (or Esc) aborts it.
+// open chat's session, sending as history what the settings say; Stop (or Esc) aborts it. The
+// work the reply leaves for afterwards (summary, title) goes on in the background.
 import { state } from './state.js';
 import { current } from './chats.js';
-import { model } from './model.js';
-import { setTitle, titleFromText } from './titles.js';
+import { model, runOptions } from './model.js';
 import { busy } from './busy.js';
+import { track } from './background.js';
 import { el, setStatus, startExchange } from './view.js';
 
 export async function send(text) {
@@ -12,18 +13,17 @@ export async function send(text) {
   await busy(async () => {
     const { runner, agent } = model();
     const session = current();
-    // The first message names the chat.
-    if (state.itemCount === 0) setTitle(state.user, state.sessionId, titleFromText(text));
     const reply = startExchange(text);
     const controller = new AbortController();
     state.controller = controller;
     setStatus('The model is answering…');
     try {
-      const run = runner.runStreamed(agent, text, { session, signal: controller.signal });
+      const run = runner.runStreamed(agent, text, { ...runOptions(), session, signal: controller.signal });
       for await (const event of run) {
         if (event.type === 'text_delta') reply.append(event.delta);
       }
-      await run.result;
+      const result = await run.result;
+      track(state.sessionId, result.background);
       setStatus('Saved to IndexedDB.');
     } catch (e) {
       if (e?.name === 'AbortError' || controller.signal.aborted) {

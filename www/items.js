@@ -1,4 +1,4 @@
-// What the page makes of a stored item: its visible text, how it is labelled, and short titles.
+// What the page makes of a stored item: its visible text and how it is labelled.
 
 /** The visible text of an item's `content`: a string or an array of text parts. */
 export function contentText(content) {
@@ -27,9 +27,3 @@ export function describe(item) {
 }
 
 export const isUserMessage = (item) => item?.role === 'user';
-
-/** `text` on one line, at most `max` characters. */
-export function shorten(text, max = 42) {
-  const t = text.replace(/\s+/g, ' ').trim();
-  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
-}

@@ -7,7 +7,19 @@ import { openInitialChat } from './chats.js';
 import { busy } from './busy.js';
 import { send, stop } from './conversation.js';
 import * as actions from './actions.js';
-import { el, hideError, renderSettings, renderUsers, setStatus, settingsFromForm, toggleSidebar } from './view.js';
+import {
+  closeRename,
+  el,
+  hideError,
+  openRename,
+  renderSettings,
+  renderUsers,
+  setBackground,
+  setStatus,
+  settingsFromForm,
+  syncHistoryTurns,
+  toggleSidebar,
+} from './view.js';
 
 function wire() {
   el.composer.addEventListener('submit', (e) => {
@@ -26,6 +38,30 @@ function wire() {
   el.stop.addEventListener('click', stop);
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && state.controller) stop();
+  });
+
+  // Renaming: the Rename button (or a double-click on the title) opens a box in the title's place;
+  // Enter or Save saves, Escape or Cancel puts the title back. Focus returns to Rename.
+  el.rename.addEventListener('click', openRename);
+  el.chatTitle.addEventListener('dblclick', openRename);
+  el.renameForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    if (state.busy) return;
+    await actions.renameChat(el.renameInput.value);
+    // Saved: the title is back. Refused: the box stays open, with the error shown above the chat.
+    (el.renameForm.hidden ? el.rename : el.renameInput).focus();
+  });
+  const cancelRename = () => {
+    closeRename();
+    el.rename.focus();
+  };
+  el.renameCancel.addEventListener('click', cancelRename);
+  el.renameInput.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && !state.busy) {
+      e.preventDefault();
+      e.stopPropagation();
+      cancelRename();
+    }
   });
 
   el.undo.addEventListener('click', actions.undoLastExchange);
@@ -65,6 +101,10 @@ function wire() {
     e.preventDefault();
     useSettingsFromForm();
   });
+  el.history.addEventListener('change', () => {
+    syncHistoryTurns();
+    if (el.history.value === 'turns') el.historyTurns.focus();
+  });
   el.resetSettings.addEventListener('click', () => {
     el.baseUrl.value = '';
     useSettingsFromForm();
@@ -77,5 +117,6 @@ wire();
 loadState();
 renderUsers();
 renderSettings();
+setBackground(false);
 await busy(openInitialChat);
 document.documentElement.dataset.ready = 'true';

@@ -13,6 +13,13 @@
 // - "say: …" (or "repeat: …", "echo: …") answers with the text after the colon, verbatim;
 // - a message containing "story" gets a longer answer (handy to try the Stop button);
 // - every answer ends by saying how many earlier items (messages before the new question) it got.
+//
+// It also does the runner's background work after a reply, told apart by the request's
+// instructions (its system messages): a request that asks for a summary gets one built from the
+// conversation it was given (the "my X is Y" facts, the summary so far included, and the latest
+// message), as JSON `{ "summary", "topics" }` when the instructions mention JSON, else as plain
+// text; a request that asks for a title gets the first words of the conversation's first user
+// message.
 
 /** Any URL works as the runner's `baseUrl`: requests never leave the page. */
 export const OFFLINE_BASE_URL = 'http://offline-model.invalid/v1';
@@ -100,6 +107,108 @@ export function reply(messages) {
   );
 }
 
+/** The instructions of a request: its system and developer messages, without the blocks a runner
+ * adds to them about the session (its summary, its state), which are context, not the task. */
+function instructionsOf(messages) {
+  return messages
+    .filter((m) => m.role === 'system' || m.role === 'developer')
+    .map((m) => textOf(m.content))
+    .join('\n')
+    .replace(/<session_(summary|state)>[\s\S]*?<\/session_\1>/g, '');
+}
+
+/** What a request asks for: `'title'`, `'summary'` or `'reply'` (an answer in the chat). When the
+ * instructions mention both a title and a summary, the one they mention first is the task. */
+export function taskOf(messages) {
+  const text = instructionsOf(messages);
+  const title = text.search(/\btitle\b/i);
+  const summary = text.search(/\bsummar(?:y|ies|ise|ize)/i);
+  if (title < 0 && summary < 0) return 'reply';
+  if (summary < 0 || (title >= 0 && title < summary)) return 'title';
+  return 'summary';
+}
+
+/** What a summary or title request is about: the conversation's messages (`[{ role, text }]`)
+ * and whatever text came before them (a summary so far). A transcript ("User: …" and
+ * "Assistant: …" lines, a message's later lines following its first) is read line by line; other
+ * messages are taken as they are. */
+function conversationOf(messages) {
+  const turns = [];
+  const before = [];
+  for (const m of messages) {
+    if (m.role === 'system' || m.role === 'developer') continue;
+    const text = textOf(m.content);
+    if (!/^(?:user|assistant):/im.test(text)) {
+      if (m.role === 'user' || m.role === 'assistant') turns.push({ role: m.role, text });
+      continue;
+    }
+    let last = null;
+    for (const line of text.split('\n')) {
+      const said = /^(user|assistant):\s?(.*)$/i.exec(line);
+      if (said) {
+        last = { role: said[1].toLowerCase(), text: said[2] };
+        turns.push(last);
+      } else if (/^(?:tool call|tool result)\b/i.test(line)) {
+        last = null;
+      } else if (last) {
+        last.text += `\n${line}`;
+      } else {
+        before.push(line);
+      }
+    }
+  }
+  return { turns, before: before.join('\n') };
+}
+
+/** The facts a summary this model wrote states ("The user's X is Y."). */
+function factsInSummary(text) {
+  const facts = new Map();
+  for (const m of text.matchAll(/\bthe user's\s+([a-z][a-z0-9' -]{0,40}?)\s+(?:is|are)\s+([^.\n]+)\./gi)) {
+    facts.set(clean(m[1]).toLowerCase(), clean(m[2]));
+  }
+  return facts;
+}
+
+/** A summary of the conversation a request gives: the facts the user stated (those of the
+ * summary so far, then the newer ones), and the latest user message. */
+export function summarise(messages) {
+  const { turns, before } = conversationOf(messages);
+  const userTexts = turns.filter((t) => t.role === 'user').map((t) => t.text.trim()).filter(Boolean);
+  const facts = factsInSummary(before);
+  for (const [key, value] of factsIn(userTexts)) {
+    facts.delete(key);
+    facts.set(key, value);
+  }
+  const sentences = [...facts].map(([key, value]) => `The user's ${key} is ${value}.`);
+  const latest = userTexts.at(-1);
+  if (latest) {
+    const one = latest.replace(/\s+/g, ' ');
+    sentences.push(`Latest message: “${one.length > 60 ? `${one.slice(0, 59)}…` : one}”.`);
+  }
+  return { summary: sentences.join(' ') || 'Nothing has been said yet.', topics: [...facts.keys()] };
+}
+
+/** A title for the conversation a request gives: the first six words of its first user message. */
+export function titleFor(messages) {
+  const first = conversationOf(messages).turns.find((t) => t.role === 'user' && t.text.trim());
+  if (!first) return 'New conversation';
+  return first.text.trim().split(/\s+/).slice(0, 6).join(' ').replace(/[.!?,;:]+$/, '') || 'New conversation';
+}
+
+/** The text that answers a request: a reply, a summary or a title. */
+export function answer(messages) {
+  switch (taskOf(messages)) {
+    case 'title':
+      return titleFor(messages);
+    case 'summary': {
+      const summary = summarise(messages);
+      return /\bjson\b/i.test(instructionsOf(messages)) ? JSON.stringify(summary) : summary.summary;
+    }
+    default:
+      return reply(messages);
+  }
+}
+
 /** Splits an answer into word-sized tokens (each keeps its trailing space). */
 function tokens(text) {
   return text.match(/\s*\S+\s*/g) ?? [];
@@ -142,7 +251,7 @@ export async function offlineFetch(url, init = {}) {
     });
   }
   const messages = Array.isArray(body.messages) ? body.messages : [];
-  const text = reply(messages);
+  const text = answer(messages);
   const id = `offline-${Date.now().toString(36)}`;
   const created = Math.floor(Date.now() / 1000);
   const model = body.model ?? OFFLINE_MODEL_NAME;

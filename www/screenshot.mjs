@@ -18,7 +18,12 @@ const browser = await chromium.launch({ executablePath: chromiumPath(), args: CH
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await page.goto(`${url}/`);
-  const idle = () => page.waitForFunction(() => document.getElementById('app').dataset.busy === 'false');
+  // Idle: no reply or action in progress, and the summary and title of the last reply written.
+  const idle = () =>
+    page.waitForFunction(() => {
+      const app = document.getElementById('app');
+      return app.dataset.busy === 'false' && app.dataset.background === 'false';
+    });
   await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
   await idle();
   await page.fill('#new-user-name', 'Alice');

@@ -1,5 +1,6 @@
 // The page's state, all in one object, and the part of it that outlives the page: the users, each
 // user's open chat and the model settings in localStorage; the API key in sessionStorage only.
+// The chats themselves, their titles and summaries included, are the library's, in IndexedDB.
 export const DB_NAME = 'agent-sessions-demo';
 
 const KEYS = {
@@ -11,6 +12,8 @@ const KEYS = {
   apiKey: 'agent-sessions-demo.apiKey',
 };
 
+const DEFAULT_SETTINGS = { baseUrl: '', api: 'chat_completions', model: '', historyTurns: 0, summaries: true };
+
 export const state = {
   /** The user names, in the order they were added. */
   users: [],
@@ -21,19 +24,34 @@ export const state = {
   /** The open chat's IndexedDbSession (null until first used): one object for everything done to
    * the chat while it is open, closed when it is left. */
   session: null,
-  /** How many items the open chat held when the view was last read (0: the next message is its
-   * first, and names it). */
+  /** How many items the open chat held when the view was last read. */
   itemCount: 0,
+  /** The open chat's `getInfo()` as last read (title, summary…); null for a chat not saved yet. */
+  info: null,
   /** True while an action or a reply is in progress; then every other action waits. */
   busy: false,
   /** Aborts the reply being streamed; null when there is none. */
   controller: null,
-  /** Where replies come from: `{ baseUrl, api, model }`; an empty baseUrl is the offline model. */
-  settings: { baseUrl: '', api: 'chat_completions', model: '' },
+  /** Where replies come from: `{ baseUrl, api, model }`; an empty baseUrl is the offline model.
+   * `historyTurns`: how many of the newest turns each run sends as history (0: all of them).
+   * `summaries`: whether the model summarises and titles each chat after its replies. */
+  settings: { ...DEFAULT_SETTINGS },
   apiKey: '',
   /** The runner and agent made for the current settings: `{ signature, runner, agent }`. */
   model: null,
+  /** The work replies left running after they were saved (the chat's summary and title), by
+   * session id: a promise that settles when all of it is done. */
+  background: new Map(),
 };
+
+/** The most turns of history a run can be limited to. */
+export const MAX_HISTORY_TURNS = 1000;
+
+/** A whole number of turns from 1 to MAX_HISTORY_TURNS, else 0 (all of the history). */
+export function historyTurns(value) {
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 1 && n <= MAX_HISTORY_TURNS ? n : 0;
+}
 
 function readJson(key, fallback) {
   try {
@@ -57,6 +75,8 @@ export function loadState() {
     baseUrl: typeof s.baseUrl === 'string' ? s.baseUrl : '',
     api: s.api === 'responses' ? 'responses' : 'chat_completions',
     model: typeof s.model === 'string' ? s.model : '',
+    historyTurns: historyTurns(s.historyTurns),
+    summaries: s.summaries !== false,
   };
   state.apiKey = sessionStorage.getItem(KEYS.apiKey) ?? '';
 }

@@ -1,6 +1,7 @@
-// Everything the page draws: the users, the chat list, the conversation, the settings, the
-// controls, errors and the status line. It only writes the DOM; it never reads storage.
-import { state } from './state.js';
+// Everything the page draws: the users, the chat list, the chat header (title, rename box,
+// summary), the conversation, the settings, the controls, errors and the status line. It only
+// writes the DOM; it never reads storage.
+import { MAX_HISTORY_TURNS, historyTurns, state } from './state.js';
 import { describe } from './items.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -20,8 +21,19 @@ export const el = {
   api: $('set-api'),
   model: $('set-model'),
   apiKey: $('set-api-key'),
+  history: $('set-history'),
+  historyTurns: $('set-history-turns'),
+  summaries: $('set-summaries'),
   resetSettings: $('reset-settings'),
   chatTitle: $('chat-title'),
+  chatTitleRow: $('chat-title-row'),
+  rename: $('rename'),
+  renameForm: $('rename-form'),
+  renameInput: $('rename-input'),
+  renameSave: $('rename-save'),
+  renameCancel: $('rename-cancel'),
+  chatSummary: $('chat-summary'),
+  chatTopics: $('chat-topics'),
   modelLine: $('model-line'),
   undo: $('undo'),
   clear: $('clear'),
@@ -77,23 +89,38 @@ export function renderUsers() {
 }
 
 export function renderSettings() {
-  const { baseUrl, api, model } = state.settings;
+  const { baseUrl, api, model, historyTurns: turns, summaries } = state.settings;
   el.baseUrl.value = baseUrl;
   el.api.value = api;
   el.model.value = model;
   el.apiKey.value = state.apiKey;
-  el.modelLine.textContent = baseUrl
+  el.history.value = turns > 0 ? 'turns' : 'all';
+  if (turns > 0) el.historyTurns.value = String(turns);
+  el.summaries.checked = summaries;
+  syncHistoryTurns();
+  const source = baseUrl
     ? `Model: ${model || '(no model name)'} via ${api === 'responses' ? 'Responses' : 'Chat Completions'} at ${baseUrl}`
     : 'Model: the built-in offline model (runs in this page)';
+  const history = turns > 0 ? ` · history: the last ${turns} turn${turns === 1 ? '' : 's'}` : '';
+  el.modelLine.textContent = source + history;
 }
 
-/** What the settings form holds now: `{ settings, apiKey }`. */
+/** The number of turns can be set only when the history is limited to some. */
+export function syncHistoryTurns() {
+  el.historyTurns.disabled = el.history.value !== 'turns';
+}
+
+/** What the settings form holds now: `{ settings, apiKey }`. A number of turns out of range is
+ * brought into it. */
 export function settingsFromForm() {
+  const turns = Math.min(MAX_HISTORY_TURNS, Math.max(1, Math.round(Number(el.historyTurns.value)) || 1));
   return {
     settings: {
       baseUrl: el.baseUrl.value.trim(),
       api: el.api.value === 'responses' ? 'responses' : 'chat_completions',
       model: el.model.value.trim(),
+      historyTurns: el.history.value === 'turns' ? historyTurns(turns) : 0,
+      summaries: el.summaries.checked,
     },
     apiKey: el.apiKey.value.trim(),
   };
@@ -107,19 +134,59 @@ function formatTime(ms) {
     : d.toLocaleDateString([], { month: 'short', day: 'numeric' });
 }
 
-/** The chat list, and the open chat's title above the conversation. `chats` is
- * `[{ sessionId, title, itemCount, updatedAt }]`, newest first; the open chat gets a row even
- * before it is saved. */
+/** What a chat is called: its title, or "New chat" while it has none. */
+const titleOf = (chat) => chat?.title ?? 'New chat';
+
+/** The chat list: `chats` as `listSessions` gives them (`[{ sessionId, title, itemCount,
+ * updatedAt }]`, newest first); the open chat gets a row even before it is saved. */
 export function renderSidebar(chats) {
   const rows = [];
   if (!chats.some((c) => c.sessionId === state.sessionId)) {
-    rows.push(sessionRow({ sessionId: state.sessionId, title: 'New chat', itemCount: 0, updatedAt: null }));
+    rows.push(sessionRow({ sessionId: state.sessionId, title: null, itemCount: 0, updatedAt: null }));
   }
   for (const chat of chats) rows.push(sessionRow(chat));
   el.sessionList.replaceChildren(...rows);
   el.toggleSidebar.textContent = `Chats (${chats.length})`;
-  const open = chats.find((c) => c.sessionId === state.sessionId);
-  el.chatTitle.textContent = open ? open.title : 'New chat';
+}
+
+/** The header of the open chat: its title, and its summary and topics when it has them. `info`
+ * is the chat's `getInfo()` (or its `listSessions` entry), null for a chat not saved yet. */
+export function renderHeader(info) {
+  el.chatTitle.textContent = titleOf(info);
+  const summary = typeof info?.summary === 'string' ? info.summary.trim() : '';
+  el.chatSummary.textContent = summary;
+  el.chatSummary.title = summary;
+  el.chatSummary.hidden = !summary;
+  const topics = Array.isArray(info?.topics) ? info.topics.filter((t) => typeof t === 'string' && t.trim()) : [];
+  el.chatTopics.replaceChildren(
+    ...topics.map((t) => {
+      const li = document.createElement('li');
+      li.textContent = t;
+      return li;
+    }),
+  );
+  el.chatTopics.hidden = topics.length === 0;
+}
+
+/** Shows the rename box in place of the title, holding the title to edit. */
+export function openRename() {
+  if (state.busy) return;
+  el.renameInput.value = el.chatTitle.textContent;
+  el.chatTitleRow.hidden = true;
+  el.renameForm.hidden = false;
+  el.renameInput.focus();
+  el.renameInput.select();
+}
+
+/** Puts the title back in place of the rename box. */
+export function closeRename() {
+  el.renameForm.hidden = true;
+  el.chatTitleRow.hidden = false;
+}
+
+/** `data-background` on the app says whether a reply's background work (summary, title) runs. */
+export function setBackground(running) {
+  el.app.dataset.background = String(running);
 }
 
 function sessionRow(chat) {
@@ -131,13 +198,13 @@ function sessionRow(chat) {
   if (chat.sessionId === state.sessionId) b.setAttribute('aria-current', 'true');
   const title = document.createElement('span');
   title.className = 'session-title';
-  title.textContent = chat.title;
+  title.textContent = titleOf(chat);
   const meta = document.createElement('span');
   meta.className = 'session-meta';
   const count = `${chat.itemCount} item${chat.itemCount === 1 ? '' : 's'}`;
   meta.textContent = chat.updatedAt == null ? 'not saved yet' : `${count} · ${formatTime(chat.updatedAt)}`;
   b.append(title, meta);
-  b.setAttribute('aria-label', `${chat.title}, ${meta.textContent}`);
+  b.setAttribute('aria-label', `${titleOf(chat)}, ${meta.textContent}`);
   b.disabled = state.busy;
   li.append(b);
   return li;
@@ -224,6 +291,11 @@ export function updateControls() {
   el.exportBtn.disabled = busy || empty;
   el.importBtn.disabled = busy;
   el.deleteChat.disabled = busy;
+  el.rename.disabled = busy;
+  // Read-only rather than disabled, so that it keeps the focus while a rename is being saved.
+  el.renameInput.readOnly = busy;
+  el.renameSave.disabled = busy;
+  el.renameCancel.disabled = busy;
   el.newChat.disabled = busy;
   el.userSelect.disabled = busy;
   el.newUserForm.querySelector('button').disabled = busy;

@@ -1,8 +1,10 @@
 // The bundled demo page (www/) in headless Chromium: users and their sessions, undo, clear,
-// delete (confirmed first), export and import, a chat list that reads no history, one session
-// object per open chat, streaming and Stop, replies rendered as sanitised Markdown (HTML shown as
-// text, no script, no javascript: links, no image requests), a real OpenAI-compatible endpoint in
-// both API styles, and the layout at desktop and phone widths.
+// delete (confirmed first), export and import (title included), a chat list from the library's
+// session records alone (its titles; no history read), renaming a chat, the summary under the
+// title after a reply, the "last N turns" history setting, one session object per open chat,
+// streaming and Stop, replies rendered as sanitised Markdown (HTML shown as text, no script, no
+// javascript: links, no image requests), a real OpenAI-compatible endpoint in both API styles,
+// and the layout at desktop and phone widths.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -88,11 +90,32 @@ async function idle(page) {
   await page.waitForFunction(() => document.getElementById('app').dataset.busy === 'false', null, { timeout: 15000 });
 }
 
-/** Types a message, sends it with Enter, and waits for the reply to be saved and shown. */
+/** Waits until, besides, no reply's background work (summary, title) is running and the chat
+ * list and header show what it wrote. */
+async function settled(page) {
+  await page.waitForFunction(
+    () => {
+      const app = document.getElementById('app');
+      return app.dataset.busy === 'false' && app.dataset.background === 'false';
+    },
+    null,
+    { timeout: 15000 },
+  );
+}
+
+/** Types a message, sends it with Enter, and waits for the reply to be saved and shown, and for
+ * its background work to be done. */
 async function say(page, text) {
   await page.fill('#input', text);
   await page.press('#input', 'Enter');
-  await idle(page);
+  await settled(page);
+}
+
+/** Opens Model settings, lets `fill` change the form, and saves it. */
+async function saveSettings(page, fill) {
+  if (!(await page.isVisible('#settings-form'))) await page.click('#settings summary');
+  await fill();
+  await page.click('#save-settings');
 }
 
 async function addUser(page, name) {
@@ -137,6 +160,9 @@ const itemsOf = (page, userId, sessionId) =>
   lib(page, async ({ lib, dbName, userId, sessionId }) => new lib.IndexedDbSession(sessionId, { userId, dbName }).getItems(), { userId, sessionId });
 
 const sessionsOf = (page, userId) => lib(page, async ({ lib, dbName, userId }) => lib.listSessions({ dbName, userId }), { userId });
+
+const infoOf = (page, userId, sessionId) =>
+  lib(page, async ({ lib, dbName, userId, sessionId }) => new lib.IndexedDbSession(sessionId, { userId, dbName }).getInfo(), { userId, sessionId });
 
 /** The text of a stored item, as the page shows it. */
 const itemText = (item) => (typeof item.content === 'string' ? item.content : item.content.map((p) => p.text).join(''));
@@ -270,6 +296,12 @@ test('undo, clear, delete, export and import', async () => {
     assert.deepEqual(await rendered(page), []);
     assert.deepEqual(await itemsOf(page, 'Guest', first), []);
     assert.deepEqual(await itemsOf(page, 'Guest', second), secondItems, 'the other chat keeps its items');
+    // A cleared chat forgets its title and summary, and is named again by its next first message.
+    const cleared = await infoOf(page, 'Guest', first);
+    assert.deepEqual([cleared.title, cleared.summary, cleared.topics], [null, null, null]);
+    assert.equal(await page.textContent('#chat-title'), 'New chat');
+    assert.equal(await page.textContent(`.session[data-session-id="${first}"] .session-title`), 'New chat');
+    assert.equal(await page.isHidden('#chat-summary'), true);
 
     // Delete asks first; dismissing the question keeps the chat.
     let dialog = answerDialog(page, false);
@@ -291,16 +323,28 @@ test('undo, clear, delete, export and import', async () => {
     assert.deepEqual((await sessionsOf(page, 'Guest')).map((s) => s.sessionId), [second]);
     assert.equal(await currentSessionId(page), second);
 
-    // Export, then import into a new chat: the same items.
+    // Export, then import into a new chat: the same items, and the same title (the export's,
+    // not one made from the items: the chat was renamed first).
     await say(page, 'what is my city?');
     assert.match(await lastAssistant(page), /^Your city is Oslo\./);
+    await page.click('#rename');
+    await page.fill('#rename-input', 'Where I live');
+    await page.press('#rename-input', 'Enter');
+    await idle(page);
     const items = await itemsOf(page, 'Guest', second);
     assert.equal(items.length, 4);
+    const info = await infoOf(page, 'Guest', second);
+    assert.equal(info.title, 'Where I live');
     const exported = await exportChat(page);
     assert.equal(exported.name, `chat-${second}.json`);
     const data = JSON.parse(exported.text);
-    assert.deepEqual(Object.keys(data).sort(), ['items', 'sessionId', 'userId']);
-    assert.deepEqual(data, { sessionId: second, userId: 'Guest', items });
+    assert.deepEqual(Object.keys(data).sort(), ['items', 'metadata', 'sessionId', 'userId']);
+    assert.deepEqual(data, {
+      sessionId: second,
+      userId: 'Guest',
+      metadata: { title: 'Where I live', summary: info.summary, topics: info.topics },
+      items,
+    });
     await page.setInputFiles('#import-file', exported.path);
     await page.waitForFunction((old) => document.querySelector('.session[aria-current="true"]')?.dataset.sessionId !== old, second);
     await idle(page);
@@ -310,14 +354,27 @@ test('undo, clear, delete, export and import', async () => {
     assert.deepEqual(await itemsOf(page, 'Guest', second), items, 'the original is untouched');
     assert.deepEqual((await rendered(page)).map((m) => m.text), items.map(itemText));
     assert.deepEqual(new Set(await sidebarIds(page)), new Set([imported, second]));
-    assert.equal(await page.textContent(`.session[data-session-id="${imported}"] .session-title`), 'my city is Oslo', 'named from the imported items');
+    assert.equal(await page.textContent(`.session[data-session-id="${imported}"] .session-title`), 'Where I live', 'the title restored from the export');
+    assert.equal(await page.textContent('#chat-title'), 'Where I live');
+    const importedInfo = await infoOf(page, 'Guest', imported);
+    assert.deepEqual([importedInfo.title, importedInfo.summary, importedInfo.topics], [info.title, info.summary, info.topics]);
     assert.equal(await page.isHidden('#error'), true);
+
+    // A bare array of items (no metadata) is named by the library from its first user message.
+    await page.setInputFiles('#import-file', { name: 'bare.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(items)) });
+    await page.waitForFunction((old) => !old.includes(document.querySelector('.session[aria-current="true"]')?.dataset.sessionId), [imported, second]);
+    await idle(page);
+    const bare = await currentSessionId(page);
+    assert.equal(await page.textContent('#chat-title'), 'my city is Oslo');
+    assert.equal((await infoOf(page, 'Guest', bare)).title, 'my city is Oslo');
+    assert.equal(await page.isHidden('#error'), true);
+    assert.equal((await sessionsOf(page, 'Guest')).length, 3);
 
     // A file that is not an export is refused in the page, and nothing is created.
     await page.setInputFiles('#import-file', { name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"items": [1, 2]}') });
     await page.waitForSelector('#error:not([hidden])');
     assert.match(await page.textContent('#error-text'), /INVALID_ITEM/);
-    assert.equal((await sessionsOf(page, 'Guest')).length, 2);
+    assert.equal((await sessionsOf(page, 'Guest')).length, 3);
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
@@ -334,7 +391,7 @@ function recordSessionCalls() {
   const objects = new WeakMap();
   let count = 0;
   import('/vendor/agent-sessions/index.js').then(({ IndexedDbSession }) => {
-    for (const method of ['getItems', 'addItems', 'applyHistoryTransaction', 'popItem', 'clearSession', 'close']) {
+    for (const method of ['getItems', 'getRecentTurns', 'getInfo', 'update', 'addItems', 'applyHistoryTransaction', 'popItem', 'clearSession', 'close']) {
       const original = IndexedDbSession.prototype[method];
       IndexedDbSession.prototype[method] = function (...args) {
         if (!objects.has(this)) objects.set(this, ++count);
@@ -352,14 +409,16 @@ async function calls(page) {
   return page.evaluate(() => window.__calls.splice(0));
 }
 
-/** The sessions read (`getItems`) since the last call to `calls` or `reads`, each once, in order. */
+/** The sessions whose history was read (`getItems`, `getRecentTurns`) since the last call to
+ * `calls` or `reads`, each once, in order. */
 async function reads(page) {
-  return [...new Set((await calls(page)).filter((c) => c.method === 'getItems').map((c) => c.sessionId))];
+  const history = new Set(['getItems', 'getRecentTurns']);
+  return [...new Set((await calls(page)).filter((c) => history.has(c.method)).map((c) => c.sessionId))];
 }
 
 const sidebarTitles = (page) => page.$$eval('#session-list .session-title', (els) => els.map((e) => e.textContent));
 
-test('the chat list reads no history: only the open chat is read, titles come from a small index', async () => {
+test("the chat list reads no history: the titles are the library's, only the open chat is read", async () => {
   const { context, page } = await openDemo({}, { init: recordSessionCalls });
   try {
     assert.deepEqual(await reads(page), [], 'a first visit has nothing to read');
@@ -403,14 +462,38 @@ test('the chat list reads no history: only the open chat is read, titles come fr
     assert.deepEqual(await reads(page), [a]);
     assert.deepEqual(await sidebarTitles(page), ['my name is Ann', 'my hobby is chess', 'my city is Oslo']);
 
-    // The titles are in localStorage; a chat whose title is gone shows a fallback instead of
-    // being read, and the open chat names itself again from the items it shows anyway.
-    const index = await page.evaluate(() => JSON.parse(localStorage.getItem('agent-sessions-demo.chats.Guest')));
-    assert.deepEqual(Object.keys(index).sort(), [a, b, c].sort());
-    await page.evaluate(() => localStorage.removeItem('agent-sessions-demo.chats.Guest'));
+    // The titles are the library's, in the session records: the page keeps none of its own.
+    assert.deepEqual(
+      (await sessionsOf(page, 'Guest')).map((s) => [s.sessionId, s.title]),
+      [[a, 'my name is Ann'], [c, 'my hobby is chess'], [b, 'my city is Oslo']],
+    );
+    const local = await page.evaluate(() => Object.keys(localStorage).sort());
+    assert.deepEqual(local, [
+      'agent-sessions-demo.currentSession.Bob',
+      'agent-sessions-demo.currentSession.Guest',
+      'agent-sessions-demo.currentUser',
+      'agent-sessions-demo.users',
+    ]);
+    // A title set elsewhere (another tab, here the library called directly) and a chat with no
+    // title yet (nothing but an assistant message) show on the next read, still without reading
+    // either chat.
+    const untitled = 'untitled-chat';
+    await lib(
+      page,
+      async ({ lib, dbName, b, untitled }) => {
+        const other = new lib.IndexedDbSession(b, { userId: 'Guest', dbName });
+        await other.update({ title: 'Oslo, renamed in another tab' });
+        const bare = new lib.IndexedDbSession(untitled, { userId: 'Guest', dbName });
+        await bare.addItems([{ role: 'assistant', content: 'Hello! Ask me anything.' }]);
+      },
+      { b, untitled },
+    );
+    await calls(page);
     await reload(page);
     assert.deepEqual(await reads(page), [a]);
-    assert.deepEqual(await sidebarTitles(page), ['my name is Ann', 'Untitled chat', 'Untitled chat']);
+    assert.deepEqual(await sidebarIds(page), [untitled, a, c, b]);
+    assert.deepEqual(await sidebarTitles(page), ['New chat', 'my name is Ann', 'my hobby is chess', 'Oslo, renamed in another tab']);
+    assert.equal(await page.textContent('#chat-title'), 'my name is Ann');
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
@@ -456,8 +539,12 @@ test('one session object per open chat, reused while it is open and closed when 
     const a = await currentSessionId(page);
     let log = await step();
     const aObject = objectOf(log, a);
-    // The runner writes each turn through history transactions (the session has them).
-    assert.deepEqual(new Set(log.map((c) => c.method)), new Set(['getItems', 'applyHistoryTransaction', 'popItem', 'clearSession']));
+    // The runner writes each turn through history transactions (the session has them); the page
+    // reads the chat's info and clears its title with the same object. (The runner's background
+    // work, where there is some, uses it too.)
+    const methods = new Set(log.map((c) => c.method));
+    for (const m of ['getItems', 'getInfo', 'update', 'applyHistoryTransaction', 'popItem', 'clearSession']) assert.ok(methods.has(m), m);
+    for (const m of methods) assert.ok(['getItems', 'getRecentTurns', 'getInfo', 'update', 'applyHistoryTransaction', 'popItem', 'clearSession'].includes(m), m);
 
     // A new chat: the first one is closed.
     await page.click('#new-chat');
@@ -501,6 +588,247 @@ test('one session object per open chat, reused while it is open and closed when 
     assert.deepEqual(await sidebarIds(page), [b]);
 
     check(all);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('rename a chat: Rename (or a double-click on the title), Enter saves, Escape cancels; the name shows in the sidebar and header and survives a reload', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my name is Ann');
+    const a = await currentSessionId(page);
+    assert.equal(await page.textContent('#chat-title'), 'my name is Ann');
+    assert.equal(await page.isHidden('#rename-form'), true);
+
+    // Keyboard only: Enter on Rename opens the box with the title in it, selected; typing replaces it.
+    await page.focus('#rename');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.isVisible('#rename-input'), true);
+    assert.equal(await page.isHidden('#chat-title'), true);
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'rename-input');
+    assert.equal(await page.inputValue('#rename-input'), 'my name is Ann');
+    await page.keyboard.type('About   Ann ');
+    await page.keyboard.press('Enter');
+    await idle(page);
+    assert.equal(await page.isHidden('#rename-form'), true);
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'rename', 'focus is back on Rename');
+    assert.equal(await page.textContent('#chat-title'), 'About Ann', 'one line, trimmed');
+    assert.deepEqual(await sidebarTitles(page), ['About Ann']);
+    assert.match(await page.getAttribute(`.session[data-session-id="${a}"]`, 'aria-label'), /^About Ann, /);
+    assert.equal((await infoOf(page, 'Guest', a)).title, 'About Ann', 'stored with update({ title })');
+    assert.match(await page.textContent('#status'), /renamed/);
+
+    // Later replies keep the name (the model titles a chat after its first reply only).
+    await say(page, 'what is my name?');
+    assert.match(await lastAssistant(page), /^Your name is Ann\./);
+    assert.equal(await page.textContent('#chat-title'), 'About Ann');
+
+    // A double-click on the title opens the box too; Escape (or Cancel) leaves the name as it was.
+    await page.dblclick('#chat-title');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'rename-input');
+    await page.keyboard.type('Not saved');
+    await page.keyboard.press('Escape');
+    assert.equal(await page.isHidden('#rename-form'), true);
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'rename');
+    await page.click('#rename');
+    await page.fill('#rename-input', 'Not saved either');
+    await page.click('#rename-cancel');
+    assert.equal(await page.isHidden('#rename-form'), true);
+    assert.equal(await page.textContent('#chat-title'), 'About Ann');
+    assert.equal((await infoOf(page, 'Guest', a)).title, 'About Ann');
+
+    // Over 1,000 characters: the library refuses it, the page shows its error, and the box stays
+    // open with the text in it to shorten. A blank name is refused by the page.
+    await page.click('#rename');
+    await page.fill('#rename-input', 'x'.repeat(1001));
+    await page.press('#rename-input', 'Enter');
+    await idle(page);
+    await page.waitForSelector('#error:not([hidden])');
+    assert.match(await page.textContent('#error-text'), /INVALID_TITLE.*1000/);
+    assert.equal(await page.isVisible('#rename-form'), true);
+    assert.equal((await page.inputValue('#rename-input')).length, 1001);
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'rename-input');
+    assert.equal((await infoOf(page, 'Guest', a)).title, 'About Ann', 'nothing written');
+    await page.fill('#rename-input', '   ');
+    await page.press('#rename-input', 'Enter');
+    await idle(page);
+    assert.match(await page.textContent('#error-text'), /cannot be empty/);
+    assert.equal((await infoOf(page, 'Guest', a)).title, 'About Ann');
+    // Exactly 1,000 is allowed; the header keeps it on one line.
+    await page.fill('#rename-input', 'y'.repeat(1000));
+    await page.press('#rename-input', 'Enter');
+    await idle(page);
+    assert.equal(await page.isHidden('#error'), true);
+    assert.equal((await infoOf(page, 'Guest', a)).title, 'y'.repeat(1000));
+    assert.equal((await page.textContent('#chat-title')).length, 1000);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling');
+    const box = await page.$eval('#chat-title', (h) => h.getBoundingClientRect().height);
+    assert.ok(box < 40, `one line: ${box}px`);
+    await page.click('#rename');
+    await page.fill('#rename-input', 'About Ann');
+    await page.press('#rename-input', 'Enter');
+    await idle(page);
+
+    // A new chat can be named before its first message: it is saved with its name, and the
+    // name stays when the first reply comes (the model does not title it).
+    await page.click('#new-chat');
+    await idle(page);
+    const b = await currentSessionId(page);
+    assert.equal(await page.textContent('#chat-title'), 'New chat');
+    await page.click('#rename');
+    assert.equal(await page.inputValue('#rename-input'), 'New chat');
+    await page.fill('#rename-input', 'Trip plans');
+    await page.press('#rename-input', 'Enter');
+    await idle(page);
+    assert.deepEqual(await sidebarIds(page), [b, a]);
+    assert.deepEqual(await sidebarTitles(page), ['Trip plans', 'About Ann']);
+    await say(page, 'my destination is Tromsø and my budget is small');
+    assert.equal(await page.textContent('#chat-title'), 'Trip plans');
+    assert.equal((await infoOf(page, 'Guest', b)).title, 'Trip plans');
+
+    // Both names survive a reload, in the sidebar and in the header.
+    await reload(page);
+    assert.deepEqual(await sidebarTitles(page), ['Trip plans', 'About Ann']);
+    assert.equal(await page.textContent('#chat-title'), 'Trip plans');
+    await page.click(`.session[data-session-id="${a}"]`);
+    await idle(page);
+    assert.equal(await page.textContent('#chat-title'), 'About Ann');
+
+    // Switching chats closes an open rename box: it never renames the wrong chat.
+    await page.click('#rename');
+    await page.fill('#rename-input', 'Meant for Ann');
+    await page.click(`.session[data-session-id="${b}"]`);
+    await idle(page);
+    assert.equal(await page.isHidden('#rename-form'), true);
+    assert.equal(await page.textContent('#chat-title'), 'Trip plans');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('the summary shows under the title after a reply, written in the background without holding up the page; the model titles the chat after its first reply', async () => {
+  const { context, page } = await openDemo();
+  const tokenDelay = (ms) => page.evaluate(async (ms) => (await import('/offline-model.js')).setTokenDelay(ms), ms);
+  try {
+    assert.equal(await page.isHidden('#chat-summary'), true);
+    assert.equal(await page.isChecked('#set-summaries'), true, 'on by default');
+    // The offline model answers slowly, so that the background work can be seen running.
+    await tokenDelay(100);
+    const first = 'please remember that my hobby is horse racing';
+    await page.fill('#input', first);
+    await page.press('#input', 'Enter');
+    await idle(page);
+    // The reply is saved and shown; its summary and title are still being written, and the page
+    // can be used meanwhile.
+    assert.match(await lastAssistant(page), /your hobby is horse racing/);
+    assert.equal(await page.getAttribute('#app', 'data-background'), 'true');
+    assert.equal(await page.isEnabled('#send'), true);
+    assert.equal(await page.isEnabled('#new-chat'), true);
+    assert.equal(await page.isEnabled('#rename'), true);
+    assert.equal(await page.isHidden('#chat-summary'), true);
+    assert.equal(await page.textContent('#chat-title'), first, "the library's title, from the first message");
+    await settled(page);
+    const a = await currentSessionId(page);
+    const summary1 = await page.textContent('#chat-summary');
+    assert.equal(await page.isVisible('#chat-summary'), true);
+    assert.match(summary1, /The user's hobby is horse racing\./);
+    assert.deepEqual(await page.$$eval('#chat-topics li', (els) => els.map((e) => e.textContent)), ['hobby']);
+    // The model's title (at most six words) replaced the library's.
+    assert.equal(await page.textContent('#chat-title'), 'please remember that my hobby is');
+    assert.deepEqual(await sidebarTitles(page), ['please remember that my hobby is']);
+    const info = await infoOf(page, 'Guest', a);
+    assert.deepEqual([info.title, info.summary, info.topics], ['please remember that my hobby is', summary1, ['hobby']]);
+
+    // The next reply updates the summary (what it said so far is kept), not the title.
+    await tokenDelay(5);
+    await say(page, 'my city is Oslo');
+    const summary2 = await page.textContent('#chat-summary');
+    assert.match(summary2, /The user's hobby is horse racing\. The user's city is Oslo\./);
+    assert.deepEqual(await page.$$eval('#chat-topics li', (els) => els.map((e) => e.textContent)), ['hobby', 'city']);
+    assert.equal(await page.textContent('#chat-title'), 'please remember that my hobby is');
+
+    // It is stored: a reload shows it again.
+    await reload(page);
+    assert.equal(await page.textContent('#chat-summary'), summary2);
+    assert.equal((await infoOf(page, 'Guest', a)).summary, summary2);
+
+    // A new chat has no summary; with "Summarise chats" off, none is written and the title stays
+    // the library's.
+    await page.click('#new-chat');
+    await idle(page);
+    assert.equal(await page.isHidden('#chat-summary'), true);
+    await saveSettings(page, () => page.uncheck('#set-summaries'));
+    const long = 'my name is Ann and I would like some tea';
+    await say(page, long);
+    const b = await currentSessionId(page);
+    assert.equal(await page.isHidden('#chat-summary'), true);
+    assert.equal(await page.textContent('#chat-title'), long);
+    assert.deepEqual([(await infoOf(page, 'Guest', b)).summary, (await infoOf(page, 'Guest', b)).title], [null, long]);
+    await reload(page);
+    await page.click('#settings summary');
+    assert.equal(await page.isChecked('#set-summaries'), false, 'the setting is kept');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('"History sent to the model: the last N turns" limits what the model receives; the chat keeps everything', async () => {
+  const { context, page } = await openDemo();
+  try {
+    // The offline model says what it was given.
+    await saveSettings(page, async () => {
+      assert.equal(await page.inputValue('#set-history'), 'all');
+      assert.equal(await page.isDisabled('#set-history-turns'), true);
+      await page.selectOption('#set-history', 'turns');
+      assert.equal(await page.isEnabled('#set-history-turns'), true);
+      await page.fill('#set-history-turns', '1');
+    });
+    assert.match(await page.textContent('#model-line'), /history: the last 1 turn$/);
+    await say(page, 'my hobby is chess');
+    await say(page, 'my city is Oslo');
+    await say(page, 'what is my city?');
+    assert.equal(await lastAssistant(page), 'Your city is Oslo. (I was given 2 earlier items.)', 'the previous turn only');
+    await say(page, 'what is my hobby?');
+    assert.match(await lastAssistant(page), /^I don't know your hobby.*\(I was given 2 earlier items\.\)$/, 'the first turn was not sent');
+    const id = await currentSessionId(page);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 8, 'every turn is kept');
+    assert.equal((await rendered(page)).length, 8, 'and shown');
+
+    // Kept with the other settings; "All of the chat" sends everything again.
+    await reload(page);
+    await page.click('#settings summary');
+    assert.equal(await page.inputValue('#set-history'), 'turns');
+    assert.equal(await page.inputValue('#set-history-turns'), '1');
+    await saveSettings(page, () => page.fill('#set-history-turns', '3'));
+    await say(page, 'what is my hobby?');
+    assert.match(await lastAssistant(page), /^I don't know your hobby.*\(I was given 6 earlier items\.\)$/, 'three turns');
+    await saveSettings(page, () => page.selectOption('#set-history', 'all'));
+    assert.doesNotMatch(await page.textContent('#model-line'), /history/);
+    await say(page, 'what is my hobby?');
+    assert.equal(await lastAssistant(page), 'Your hobby is chess. (I was given 10 earlier items.)');
+
+    // A real endpoint: the request body holds the newest turn of the history and the new message.
+    await saveSettings(page, async () => {
+      await page.fill('#set-base-url', model.url);
+      await page.fill('#set-model', 'test-model');
+      await page.uncheck('#set-summaries');
+      await page.selectOption('#set-history', 'turns');
+      await page.fill('#set-history-turns', '1');
+    });
+    await page.click('#new-chat');
+    await idle(page);
+    for (const q of ['first question', 'second question', 'third question']) await say(page, q);
+    assert.equal(model.requests.length, 3);
+    const sent = (req) => req.body.messages.filter((m) => m.role === 'user' || m.role === 'assistant').map((m) => [m.role, itemText(m)]);
+    const [, second, third] = model.requests;
+    assert.deepEqual(sent(second).map(([role, text]) => (role === 'user' ? text : role)), ['first question', 'assistant', 'second question']);
+    assert.deepEqual(sent(third).map(([role, text]) => (role === 'user' ? text : role)), ['second question', 'assistant', 'third question']);
+    assert.doesNotMatch(third.raw, /first question/, 'the earlier turn is absent');
+    assert.equal(sent(third)[1][1], itemText((await itemsOf(page, 'Guest', await currentSessionId(page)))[3]), 'the answer to the second question');
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
@@ -804,6 +1132,8 @@ for (const api of ['chat_completions', 'responses']) {
       await page.selectOption('#set-api', api);
       await page.fill('#set-model', 'test-model');
       await page.fill('#set-api-key', key);
+      // The server answers from a script: no summary or title requests to use up its answers.
+      await page.uncheck('#set-summaries');
       await page.click('#save-settings');
       assert.match(await page.textContent('#model-line'), /test-model/);
 
@@ -815,6 +1145,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(await page.inputValue('#set-api'), api);
       assert.equal(await page.inputValue('#set-model'), 'test-model');
       assert.equal(await page.inputValue('#set-api-key'), key, 'the key lasts as long as the tab');
+      assert.equal(await page.isChecked('#set-summaries'), false);
       await say(page, 'second question');
       assert.equal(await lastAssistant(page), 'Second answer <b>from</b> the server.');
 
@@ -886,8 +1217,9 @@ test('keyboard, labels and layout at desktop and phone widths (screenshots in te
       await page.focus('#input');
       await page.keyboard.type('what is my favourite colour?');
       await page.keyboard.press('Enter');
-      await idle(page);
+      await settled(page);
       assert.match(await lastAssistant(page), /^Your favourite colour is green\./);
+      assert.match(await page.textContent('#chat-summary'), /favourite colour is green/);
 
       // Every control has a name; focus is visible.
       const unlabelled = await page.evaluate(() =>
@@ -923,6 +1255,14 @@ test('keyboard, labels and layout at desktop and phone widths (screenshots in te
       }
       await page.evaluate(() => document.activeElement?.blur());
       await page.screenshot({ path: join(artifacts, `demo-${name}.png`) });
+
+      // The rename box in the title's place.
+      await page.click('#rename');
+      assert.equal(await page.isVisible('#rename-input'), true);
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling');
+      await page.screenshot({ path: join(artifacts, `demo-${name}-rename.png`) });
+      await page.keyboard.press('Escape');
+      assert.equal(await page.isVisible('#chat-title'), true);
       assert.deepEqual(page.errors, []);
     } finally {
       await context.close();
