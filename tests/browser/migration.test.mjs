@@ -135,7 +135,14 @@ for (const file of fixtures) {
       const lastUser = items.map((i) => i.role === 'user' && (i.type ?? 'message') === 'message').lastIndexOf(true);
       assert.deepEqual(r.lastTurns[record.id], lastUser < 0 ? items : items.slice(lastUser), `the newest turn of ${record.id}`);
       assert.equal(r.infos[record.id].turnCount, record.lastTurn);
-      assert.equal(r.infos[record.id].title, null, 'sessions of earlier versions have no title until one is set');
+      // Metadata comes through as the record held it; versions before 3 had none.
+      const { title, summary, topics, state } = r.infos[record.id];
+      assert.deepEqual({ title, summary, topics, state }, {
+        title: record.title ?? null,
+        summary: record.summary ?? null,
+        topics: record.topics ?? null,
+        state: record.state ?? null,
+      }, `the metadata of ${record.id}`);
     }
   });
 }
