@@ -13,7 +13,7 @@
 // every session, the sessions list, the new index and the newest turns read through it. For
 // comparison, the same open and read of the migrated database, in yet another page, with nothing
 // left to migrate; and with --raw, the same upgrade written by hand with raw IndexedDB (the stores
-// of version 2, the index of version 3) on another fresh version 1 database, which is what the
+// of version 2, the index of version 3, the usage store of version 4) on another fresh version 1 database, which is what the
 // browser itself takes. Prints the median of the runs, each run's times, and the machine line.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -24,7 +24,7 @@ import { formatMs, median } from './report.mjs';
 import { root } from '../tests/browser/harness.mjs';
 
 /** The schema version this build writes (src/core/schema.rs), and the index it adds. */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 function parseArgs(argv) {
   const options = { sessions: 100, items: 1000, runs: 3, raw: false, pkg: undefined };
@@ -142,8 +142,8 @@ function openAndRead(page, dbName, { userId }) {
 }
 
 /**
- * In the page, the upgrade by hand: open at this build's version, creating what versions 2 and 3
- * add (the stores of the v2 fixture that version 1 lacks, and the by_turn index), then the read
+ * In the page, the upgrade by hand: open at this build's version, creating what versions 2 to 4
+ * add (the stores of the v2 fixture that version 1 lacks, the by_turn index, the usage store), then the read
  * getItems(1) does (the session record, then its newest row). Timed as openAndRead is.
  */
 function rawUpgradeAndRead(page, dbName, added) {
@@ -159,6 +159,7 @@ function rawUpgradeAndRead(page, dbName, added) {
           for (const index of store.indexes) created.createIndex(index.name, index.keyPath, { unique: index.unique });
         }
         open.transaction.objectStore('agent_messages').createIndex('by_turn', ['sessionId', 'turn'], { unique: false });
+        open.result.createObjectStore('agent_usage', { keyPath: ['sessionId', 'branch', 'turn'] });
       };
       const db = await request(open);
       const tx = db.transaction(['agent_sessions', 'agent_messages'], 'readonly');

@@ -151,6 +151,11 @@ fn state(value: &JsValue) -> Result<JsValue> {
 /// The text of the first user message among `items` (copies, with whether each opens a turn).
 fn first_user_text(items: &[(JsValue, bool)]) -> Option<String> {
     let (item, _) = items.iter().find(|(_, starts)| *starts)?;
+    item_text(item)
+}
+
+/// The text of a message: its string content, or its text parts joined by spaces.
+pub fn item_text(item: &JsValue) -> Option<String> {
     let content = js::get(item, "content").ok()?;
     if let Some(text) = content.as_string() {
         return Some(text);

@@ -546,6 +546,26 @@ impl Run<'_> {
         Ok(text)
     }
 
+    /// Records the run's usage against the turn it saved, where the session keeps usage
+    /// (`storeRunUsage`, as `IndexedDbSession` does). The turn is saved by then: a failure here
+    /// leaves it as it is, and only the usage figures miss this run.
+    async fn store_usage(&self, state: &RunState) {
+        let Some(session) = &self.options.session else {
+            return;
+        };
+        if !js::get(session, "storeRunUsage").is_ok_and(|f| f.is_function()) {
+            return;
+        }
+        let u = &state.usage;
+        let usage = object(&[
+            ("requests", (u.requests as f64).into()),
+            ("inputTokens", (u.input_tokens as f64).into()),
+            ("outputTokens", (u.output_tokens as f64).into()),
+            ("totalTokens", (u.total_tokens as f64).into()),
+        ]);
+        let _ = call_session(session, "storeRunUsage", &[usage.into()]).await;
+    }
+
     fn record(&self, state: &mut RunState, call: &Value, output: String) {
         state.record_tool_output(call, output);
         if let Some(item) = state.generated.last() {
@@ -571,6 +591,7 @@ impl Run<'_> {
                 }
                 NextStep::Done(_) => {
                     self.save(state, false).await?;
+                    self.store_usage(state).await;
                     return Ok(Vec::new());
                 }
                 NextStep::MaxTurnsExceeded => {

@@ -3,6 +3,7 @@
 use js_sys::Object;
 use wasm_bindgen::JsValue;
 
+use crate::core::branch::{validate_name, MAIN};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::SessionSettings;
 use crate::core::schema::DEFAULT_DB_NAME;
@@ -19,6 +20,8 @@ pub struct IdbSessionArgs {
     pub settings: SessionSettings,
     /// The frozen copy of `options.settings` that the `settings` property returns.
     pub settings_js: Object,
+    /// The branch the object starts on (`main` by default).
+    pub branch: String,
 }
 
 /// `new MemorySession(sessionId?, { settings? })`.
@@ -70,12 +73,21 @@ impl IdbSessionArgs {
         let user_id = user_id_of(&options)?;
         let db_name = db_name_of(&options)?;
         let (settings, settings_js) = take_settings(&options)?;
+        let branch = optional_string(
+            &field(&options, "options", "branch")?,
+            "options.branch",
+            SessionErrorCode::InvalidOptions,
+        )?;
+        if let Some(b) = &branch {
+            validate_name(b)?;
+        }
         Ok(IdbSessionArgs {
             session_id,
             user_id,
             db_name,
             settings,
             settings_js,
+            branch: branch.unwrap_or_else(|| MAIN.to_string()),
         })
     }
 }

@@ -85,6 +85,18 @@ error_family! {
         InvalidTitle = "INVALID_TITLE",
         /// A session state that is not an object the structured clone can store.
         InvalidState = "INVALID_STATE",
+        /// A branch id that names no branch of the session.
+        BranchNotFound = "BRANCH_NOT_FOUND",
+        /// A branch name already used by another branch of the session.
+        BranchExists = "BRANCH_EXISTS",
+        /// Deleting the main branch, or the branch the session object is on.
+        BranchInUse = "BRANCH_IN_USE",
+        /// A turn number the branch does not hold, or a text no user turn contains.
+        InvalidTurn = "INVALID_TURN",
+        /// A usage object of the wrong shape.
+        InvalidUsage = "INVALID_USAGE",
+        /// History transactions, mutations or compaction on a session with branches.
+        Unsupported = "UNSUPPORTED",
     }
 }
 
@@ -190,7 +202,7 @@ mod tests {
         check_family::<RunnerErrorCode>();
         assert_eq!(
             SessionErrorCode::TS_UNION,
-            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR'\n  | 'CORRUPT_SESSION'\n  | 'TRANSACTION_CONFLICT'\n  | 'SUFFIX_MISMATCH'\n  | 'INVALID_TRANSACTION'\n  | 'INVALID_TITLE'\n  | 'INVALID_STATE';\n"
+            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR'\n  | 'CORRUPT_SESSION'\n  | 'TRANSACTION_CONFLICT'\n  | 'SUFFIX_MISMATCH'\n  | 'INVALID_TRANSACTION'\n  | 'INVALID_TITLE'\n  | 'INVALID_STATE'\n  | 'BRANCH_NOT_FOUND'\n  | 'BRANCH_EXISTS'\n  | 'BRANCH_IN_USE'\n  | 'INVALID_TURN'\n  | 'INVALID_USAGE'\n  | 'UNSUPPORTED';\n"
         );
     }
 

@@ -1,5 +1,6 @@
 //! The pure core: no JavaScript types, tested natively with `cargo test`.
 
+pub mod branch;
 pub mod canonical;
 pub mod error;
 pub mod history;

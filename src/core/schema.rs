@@ -28,6 +28,10 @@ pub const BY_OPERATION_INDEX: &str = "by_operation";
 /// One record per item compaction replaced: `{ sessionId, position, archivedAt, item }`.
 /// Key: `[sessionId, position]`; positions count from 0 in the order items were archived.
 pub const ARCHIVE_STORE: &str = "agent_archive";
+/// One record per turn that has model usage, per branch:
+/// `{ sessionId, branch, turn, requests, inputTokens, outputTokens, totalTokens }`.
+/// Key: `[sessionId, branch, turn]`.
+pub const USAGE_STORE: &str = "agent_usage";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MigrationStep {
@@ -111,6 +115,17 @@ pub const MIGRATIONS: &[Migration] = &[
             name: BY_TURN_INDEX,
             key_path: &["sessionId", "turn"],
             unique: false,
+        }],
+    },
+    Migration {
+        to_version: 4,
+        description: "model usage per turn and branch",
+        // Branches live in the session record (`branches`, `currentBranch`; absent: only
+        // `main`) and keep their own items in the messages store under the key
+        // `[[sessionId, branchId], seq]`, which the existing key path and index take as they are.
+        steps: &[MigrationStep::CreateStore {
+            name: USAGE_STORE,
+            key_path: &["sessionId", "branch", "turn"],
         }],
     },
 ];

@@ -228,7 +228,7 @@ impl SessionRecord {
 }
 
 /// Sequence numbers from `start` and turns continuing from `base_turn`, one per new item.
-fn place(start: u64, base_turn: u64, starts_turn: &[bool]) -> Vec<Placement> {
+pub(crate) fn place(start: u64, base_turn: u64, starts_turn: &[bool]) -> Vec<Placement> {
     let mut turn = base_turn;
     starts_turn
         .iter()

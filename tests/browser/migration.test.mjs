@@ -19,7 +19,7 @@ after(async () => {
 const fixtures = readdirSync(join(root, 'tests/fixtures/db')).filter((f) => /^v\d+\.json$/.test(f));
 
 /** The schema version this build writes (src/core/schema.rs). */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 /** Writes a fixture into a new database named `dbName`, as its release left it. */
 async function load(page, dbName, fixture) {
@@ -128,6 +128,7 @@ for (const file of fixtures) {
     assert.deepEqual(r.stores.agent_operations, { keyPath: ['sessionId', 'opSeq'], indexes: [['by_operation', ['sessionId', 'operationId'], true]] });
     assert.deepEqual(r.stores.agent_archive, { keyPath: ['sessionId', 'position'], indexes: [] });
     assert.deepEqual(r.stores.agent_messages, { keyPath: ['sessionId', 'seq'], indexes: [['by_turn', ['sessionId', 'turn'], false]] });
+    assert.deepEqual(r.stores.agent_usage, { keyPath: ['sessionId', 'branch', 'turn'], indexes: [] });
     // The new index was filled from the rows already stored: the newest turns of every session
     // read through it are the newest turns of its history.
     for (const record of sessions) {

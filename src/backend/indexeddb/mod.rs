@@ -6,8 +6,10 @@
 //! - [`ops`]: the session operations, one transaction each;
 //! - [`repair`]: rebuilding a damaged session from its stored items;
 //! - [`rewrite`]: history transactions, mutations, compaction's replacement and its archive;
+//! - [`branches`]: conversation branches, turn listings and usage;
 //! - [`session`]: the state behind one `IndexedDbSession` object.
 
+pub mod branches;
 pub mod open;
 pub mod ops;
 pub mod record;

@@ -10,14 +10,16 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::js::object;
 use crate::backend::metadata::{self, give_default_title, Changes};
+use crate::core::branch::MAIN;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::Limit;
 use crate::core::schema::{
     ARCHIVE_STORE, BY_TURN_INDEX, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE,
-    OPERATIONS_STORE, SESSIONS_STORE,
+    OPERATIONS_STORE, SESSIONS_STORE, USAGE_STORE,
 };
 use crate::core::session::SessionRecord;
 
+use super::branches::{self, has_branches, Loaded};
 use super::open::Connection;
 use super::record::{
     all_of_session, damaged_items, item_of, items_of, message_key, messages_between,
@@ -371,6 +373,10 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
             return Ok(None);
         };
         record.check_owner(t.user_id)?;
+        if has_branches(&record.stored) {
+            // Other branches may show the item: they keep a copy of it.
+            return branches::pop_in(tx, t, Loaded::from(record)?, MAIN, now).await;
+        }
         let Some(seq) = record.newest_seq() else {
             return Ok(None);
         };
@@ -426,6 +432,7 @@ pub async fn clear_session(conn: &Connection, t: &Target<'_>, now: f64) -> Resul
         MESSAGES_STORE,
         OPERATIONS_STORE,
         ARCHIVE_STORE,
+        USAGE_STORE,
     ];
     let tx = t.begin_over(conn, "clearSession", TransactionMode::ReadWrite, &stores)?;
     tx.run(async |tx| {
@@ -433,8 +440,13 @@ pub async fn clear_session(conn: &Connection, t: &Target<'_>, now: f64) -> Resul
             return Ok(());
         };
         record.check_owner(t.user_id)?;
+        if has_branches(&record.stored) {
+            // Other branches may show its items: they keep copies of them.
+            return branches::clear_in(tx, t, Loaded::from(record)?, MAIN, now).await;
+        }
         record.clear(now);
         delete_session_data(tx, t.session_id)?;
+        branches::delete_all(tx, t.session_id)?;
         write_record(tx, &record)
     })
     .await
@@ -484,6 +496,7 @@ pub async fn delete_session(conn: &Connection, session_id: &str) -> Result<bool>
             MESSAGES_STORE,
             OPERATIONS_STORE,
             ARCHIVE_STORE,
+            USAGE_STORE,
         ],
         TransactionMode::ReadWrite,
         format!("deleteSession of session \"{session_id}\""),
@@ -498,6 +511,7 @@ pub async fn delete_session(conn: &Connection, session_id: &str) -> Result<bool>
             .map_err(|e| tx.fail(e))?
             .is_some();
         delete_session_data(tx, session_id)?;
+        branches::delete_all(tx, session_id)?;
         tx.store(SESSIONS_STORE)?
             .delete(JsValue::from_str(session_id))
             .map_err(|e| tx.fail(e))?;

@@ -151,9 +151,14 @@ pub struct RowWriter {
 
 impl RowWriter {
     pub fn new(session_id: &str, created_at: f64) -> Self {
+        Self::at(JsValue::from_str(session_id), created_at)
+    }
+
+    /// Rows under another storage key than a session id: a branch's `[sessionId, branchId]`.
+    pub fn at(storage: JsValue, created_at: f64) -> Self {
         RowWriter {
             shape: Shape::new(["sessionId", "seq", "turn", "createdAt", "item"]),
-            session_id: JsValue::from_str(session_id),
+            session_id: storage,
             created_at: JsValue::from_f64(created_at),
         }
     }
@@ -255,6 +260,7 @@ pub fn session_infos(records: &[JsValue]) -> Array {
         "lastTurn",
         "title",
         "summary",
+        "currentBranch",
     ]
     .map(JsValue::from_str);
     let info = Shape::new([
@@ -266,7 +272,9 @@ pub fn session_infos(records: &[JsValue]) -> Array {
         "turnCount",
         "title",
         "summary",
+        "currentBranch",
     ]);
+    let main = JsValue::from_str(crate::core::branch::MAIN);
     records
         .iter()
         .filter_map(|record| {
@@ -274,6 +282,7 @@ pub fn session_infos(records: &[JsValue]) -> Array {
                 .each_ref()
                 .map(|key| match Reflect::get(record, key) {
                     Ok(v) if !v.is_undefined() => v,
+                    _ if key == &stored[8] => main.clone(),
                     _ => JsValue::NULL,
                 });
             info.build(values.each_ref()).ok()

@@ -11,7 +11,7 @@ use crate::backend::canonical::canonical;
 use crate::backend::js::{self, object};
 use crate::backend::metadata::give_default_title;
 use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
-use crate::core::error::Result;
+use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::repair::{plan_repair, StoredRow};
 use crate::core::schema::{
     ARCHIVE_STORE, BY_OPERATION_INDEX, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE,
@@ -52,6 +52,21 @@ async fn record_for(tx: &Tx, t: &Target<'_>, now: f64) -> Result<StoredRecord> {
     };
     record.check_owner(t.user_id)?;
     Ok(record)
+}
+
+/// History transactions, mutations and compaction rewrite stored rows in place: on a session
+/// with branches other branches may show those rows, so they are refused there.
+pub(super) fn refuse_branches(record: &StoredRecord, what: &str) -> Result<()> {
+    if super::branches::has_branches(&record.stored) {
+        return Err(SessionError::new(
+            SessionErrorCode::Unsupported,
+            format!(
+                "{what} of session \"{}\" is not supported while it has branches other than                  \"main\" (deleteBranch() them first)",
+                record.id
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Writes message rows for `items` at `placements`.
@@ -119,6 +134,21 @@ pub async fn apply_transaction(
             .as_ref()
             .and_then(|entry| js::get(entry, "digest").ok())
             .and_then(|d| d.as_string());
+        if super::branches::has_branches(&record.stored) {
+            // Other branches may show the suffix: the general path keeps their copies.
+            if let Some(sent) = sent {
+                let _ = sent.await;
+            }
+            let l = super::branches::Loaded::from(record)?;
+            let taken = TakenTransaction {
+                transaction,
+                items,
+                suffix_user_messages,
+            };
+            let main = crate::core::branch::MAIN;
+            return super::branches::transaction_in(tx, t, l, main, taken, applied_digest, now)
+                .await;
+        }
         let rows = match suffix {
             0 => Vec::new(),
             n => {
@@ -210,6 +240,7 @@ pub async fn replace_history(
     let tx = begin(conn, t, "replaceHistory")?;
     tx.run(async |tx| {
         let mut record = record_for(tx, t, now).await?;
+        refuse_branches(&record, "replaceHistory")?;
         let old = match (options.archive || options.expected.is_some()) && record.item_count > 0 {
             true => items_of(&all_rows(tx, &record).await?, t.session_id)?,
             false => Vec::new(),
@@ -310,6 +341,7 @@ pub async fn apply_mutations(
             return Ok(());
         };
         record.check_owner(t.user_id)?;
+        refuse_branches(&record, "applyHistoryMutations")?;
         let rows = all_rows(tx, &record).await?;
         let mut items: Vec<Option<JsValue>> = items_of(&rows, t.session_id)?
             .into_iter()

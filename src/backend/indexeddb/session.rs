@@ -1,5 +1,6 @@
 //! The state behind one `IndexedDbSession` object: which database, which session, as whom.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use wasm_bindgen::JsValue;
@@ -9,17 +10,21 @@ use crate::backend::session::{SessionCore, SessionState};
 use crate::core::error::Result;
 use crate::core::history::{Limit, SessionSettings};
 
+use super::branches::{self, From};
 use super::open::{connection, Connection};
 use super::ops::{self, Target};
 use super::rewrite;
 use crate::backend::args::ReplaceOptions;
 use crate::backend::metadata::Changes;
 use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
+use crate::core::branch::{Usage, MAIN};
 
 pub struct IdbSessionState {
     core: SessionCore,
     pub db_name: String,
     pub user_id: Option<String>,
+    /// The branch every protocol method acts on.
+    branch: RefCell<String>,
 }
 
 impl IdbSessionState {
@@ -28,12 +33,98 @@ impl IdbSessionState {
         session_id: String,
         user_id: Option<String>,
         settings: SessionSettings,
+        branch: String,
     ) -> Self {
         IdbSessionState {
             core: SessionCore::new(session_id, settings),
             db_name,
             user_id,
+            branch: RefCell::new(branch),
         }
+    }
+
+    /// The branch this object is on.
+    pub fn branch(&self) -> String {
+        self.branch.borrow().clone()
+    }
+
+    /// The rewrites act on `main` only (see `rewrite::refuse_branches`).
+    fn refuse_off_main(&self, what: &str) -> Result<()> {
+        if self.on_main() {
+            return Ok(());
+        }
+        Err(crate::core::error::SessionError::new(
+            crate::core::error::SessionErrorCode::Unsupported,
+            format!(
+                "{what} of session \"{}\" is not supported on branch \"{}\"; switch to \"main\"",
+                self.core.session_id,
+                self.branch()
+            ),
+        ))
+    }
+
+    fn on_main(&self) -> bool {
+        *self.branch.borrow() == MAIN
+    }
+
+    /// `createBranchFromTurn` / `createBranchFromContent`: the object moves to the new branch.
+    pub async fn create_branch(&self, pick: From, name: Option<String>) -> Result<String> {
+        let conn = self.connection().await?;
+        let id = branches::create(&conn, &self.target(), &self.branch(), pick, name, now()).await?;
+        *self.branch.borrow_mut() = id.clone();
+        Ok(id)
+    }
+
+    /// `switchBranch(id)`.
+    pub async fn switch_branch(&self, id: String) -> Result<()> {
+        branches::switch(&*self.connection().await?, &self.target(), &id).await?;
+        *self.branch.borrow_mut() = id;
+        Ok(())
+    }
+
+    pub async fn list_branches(&self) -> Result<JsValue> {
+        branches::list(&*self.connection().await?, &self.target(), &self.branch()).await
+    }
+
+    pub async fn delete_branch(&self, id: String) -> Result<()> {
+        let conn = self.connection().await?;
+        branches::delete(&conn, &self.target(), &id, &self.branch(), now()).await
+    }
+
+    /// `getTurns` (no query) / `findTurns`, on `branch` or this object's branch.
+    pub async fn turns(&self, branch: Option<String>, query: Option<String>) -> Result<JsValue> {
+        let branch = branch.unwrap_or_else(|| self.branch());
+        branches::turns(
+            &*self.connection().await?,
+            &self.target(),
+            &branch,
+            query.as_deref(),
+        )
+        .await
+    }
+
+    pub async fn tool_usage(&self, branch: Option<String>) -> Result<JsValue> {
+        let branch = branch.unwrap_or_else(|| self.branch());
+        branches::tool_usage(&*self.connection().await?, &self.target(), &branch).await
+    }
+
+    pub async fn store_usage(&self, usage: Usage) -> Result<()> {
+        let conn = self.connection().await?;
+        branches::store_usage(&conn, &self.target(), &self.branch(), usage, now()).await
+    }
+
+    pub async fn session_usage(&self, branch: Option<String>) -> Result<JsValue> {
+        branches::session_usage(
+            &*self.connection().await?,
+            &self.target(),
+            branch.as_deref(),
+        )
+        .await
+    }
+
+    pub async fn turn_usage(&self, turn: Option<u64>) -> Result<JsValue> {
+        let conn = self.connection().await?;
+        branches::turn_usage(&conn, &self.target(), &self.branch(), turn).await
     }
 
     fn target(&self) -> Target<'_> {
@@ -55,15 +146,27 @@ impl SessionState for IdbSessionState {
     }
 
     async fn get_items(&self, limit: Limit) -> Result<Vec<JsValue>> {
-        ops::get_items(&*self.connection().await?, &self.target(), limit).await
+        let conn = self.connection().await?;
+        match self.on_main() {
+            true => ops::get_items(&conn, &self.target(), limit).await,
+            false => branches::get_items(&conn, &self.target(), &self.branch(), limit).await,
+        }
     }
 
     async fn recent_turns(&self, turns: Limit) -> Result<Vec<JsValue>> {
-        ops::recent_turns(&*self.connection().await?, &self.target(), turns).await
+        let conn = self.connection().await?;
+        match self.on_main() {
+            true => ops::recent_turns(&conn, &self.target(), turns).await,
+            false => branches::recent_turns(&conn, &self.target(), &self.branch(), turns).await,
+        }
     }
 
     async fn info(&self) -> Result<JsValue> {
-        ops::info(&*self.connection().await?, &self.target()).await
+        let conn = self.connection().await?;
+        match self.on_main() {
+            true => ops::info(&conn, &self.target()).await,
+            false => branches::info(&conn, &self.target(), &self.branch()).await,
+        }
     }
 
     async fn update(&self, changes: Changes) -> Result<()> {
@@ -71,15 +174,27 @@ impl SessionState for IdbSessionState {
     }
 
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {
-        ops::add_items(&*self.connection().await?, &self.target(), items, now()).await
+        let conn = self.connection().await?;
+        match self.on_main() {
+            true => ops::add_items(&conn, &self.target(), items, now()).await,
+            false => branches::add_items(&conn, &self.target(), &self.branch(), items, now()).await,
+        }
     }
 
     async fn pop_item(&self) -> Result<Option<JsValue>> {
-        ops::pop_item(&*self.connection().await?, &self.target(), now()).await
+        let conn = self.connection().await?;
+        match self.on_main() {
+            true => ops::pop_item(&conn, &self.target(), now()).await,
+            false => branches::pop_item(&conn, &self.target(), &self.branch(), now()).await,
+        }
     }
 
     async fn clear(&self) -> Result<()> {
-        ops::clear_session(&*self.connection().await?, &self.target(), now()).await
+        let conn = self.connection().await?;
+        match self.on_main() {
+            true => ops::clear_session(&conn, &self.target(), now()).await,
+            false => branches::clear(&conn, &self.target(), &self.branch(), now()).await,
+        }
     }
 
     /// Nothing to release: the connection is shared with the other sessions of the database and
@@ -89,10 +204,18 @@ impl SessionState for IdbSessionState {
     }
 
     async fn apply_transaction(&self, taken: TakenTransaction) -> Result<()> {
-        rewrite::apply_transaction(&*self.connection().await?, &self.target(), taken, now()).await
+        let conn = self.connection().await?;
+        match self.on_main() {
+            true => rewrite::apply_transaction(&conn, &self.target(), taken, now()).await,
+            false => {
+                let branch = self.branch();
+                branches::apply_transaction(&conn, &self.target(), &branch, taken, now()).await
+            }
+        }
     }
 
     async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()> {
+        self.refuse_off_main("applyHistoryMutations")?;
         rewrite::apply_mutations(&*self.connection().await?, &self.target(), mutations, now()).await
     }
 
@@ -101,6 +224,7 @@ impl SessionState for IdbSessionState {
         items: Vec<(JsValue, bool)>,
         options: ReplaceOptions,
     ) -> Result<()> {
+        self.refuse_off_main("replaceHistory")?;
         let conn = self.connection().await?;
         rewrite::replace_history(&conn, &self.target(), items, options, now()).await
     }

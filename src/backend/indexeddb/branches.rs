@@ -1,0 +1,1276 @@
+//! Branches in IndexedDB (see [`crate::core::branch`] for the model). The branches other than
+//! `main` and the branch last switched to live in the session record (`branches`,
+//! `currentBranch`); a branch's own rows are message rows keyed `[[sessionId, branchId], seq]`,
+//! so the messages store and its `by_turn` index take them as they are, and `main`'s rows keep
+//! the session's own key. Model usage is kept per turn and branch in the usage store.
+//!
+//! Every operation here is one transaction, like those of [`super::ops`]; the operations on
+//! `main` of a session without branches take the shorter paths there.
+
+use idb::{KeyRange, Query, TransactionMode};
+use js_sys::{Array, Object, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::backend::canonical::canonical;
+use crate::backend::js::{self, object};
+use crate::backend::metadata::{self, give_default_title, item_text};
+use crate::backend::transaction::TakenTransaction;
+use crate::core::branch::{self, Branch, Release, RowFacts, Segment, Tree, Usage, MAIN};
+use crate::core::error::{Result, SessionError, SessionErrorCode};
+use crate::core::history::Limit;
+use crate::core::schema::{
+    ARCHIVE_STORE, BY_OPERATION_INDEX, BY_TURN_INDEX, MESSAGES_STORE, OPERATIONS_STORE,
+    SESSIONS_STORE, USAGE_STORE,
+};
+use crate::core::session::{safe_count, starts_turn};
+use crate::core::transaction::{operations_to_forget, Outcome};
+
+use super::open::Connection;
+use super::ops::{read_record, write_record, Target};
+use super::record::{all_of_session, damaged_items, items_of, seq_of, turn_of, StoredRecord};
+use super::tx::{listening, storage_error, Tx};
+
+/// The key the rows of `owner` (a branch of session `session_id`) are stored under.
+pub fn storage(session_id: &str, owner: &str) -> JsValue {
+    if owner == MAIN {
+        JsValue::from_str(session_id)
+    } else {
+        Array::of2(&session_id.into(), &owner.into()).into()
+    }
+}
+
+fn bound(lower: &JsValue, upper: &JsValue, what: &str) -> Result<Query> {
+    KeyRange::bound(lower, upper, Some(false), Some(false))
+        .map(Query::from)
+        .map_err(|e| storage_error(&e, what))
+}
+
+/// Rows `lo..hi` (end excluded) of a storage, in a store keyed `[storage, number]`.
+fn rows_range(storage: &JsValue, lo: u64, hi: u64) -> Result<Query> {
+    bound(
+        &Array::of2(storage, &JsValue::from_f64(lo as f64)),
+        &Array::of2(storage, &JsValue::from_f64(hi as f64 - 1.0)),
+        "selecting a branch's items",
+    )
+}
+
+/// Every row of every branch other than `main` of a session, in a store keyed by
+/// `[[sessionId, branchId], …]`: arrays sort after strings, so `[sessionId]` to
+/// `[sessionId, []]` holds exactly those.
+pub fn all_branch_rows(session_id: &str) -> Result<Query> {
+    let sid = JsValue::from_str(session_id);
+    bound(
+        &Array::of1(&Array::of1(&sid)).into(),
+        &Array::of1(&Array::of2(&sid, &Array::new())).into(),
+        "selecting a session's branches",
+    )
+}
+
+/// Every usage record of a session (keyed `[sessionId, branch, turn]`).
+fn all_usage(session_id: &str) -> Result<Query> {
+    let sid = JsValue::from_str(session_id);
+    bound(
+        &Array::of1(&sid).into(),
+        &Array::of2(&sid, &Array::new()).into(),
+        "selecting a session's usage",
+    )
+}
+
+/// The usage records of one branch of a session.
+fn branch_usage(session_id: &str, id: &str) -> Result<Query> {
+    let (sid, b) = (JsValue::from_str(session_id), JsValue::from_str(id));
+    bound(
+        &Array::of3(&sid, &b, &JsValue::from_f64(f64::NEG_INFINITY)).into(),
+        &Array::of3(&sid, &b, &JsValue::from_f64(f64::INFINITY)).into(),
+        "selecting a branch's usage",
+    )
+}
+
+/// Whether a stored record has branches other than `main`: the operations on `main` take their
+/// shorter paths when it has none.
+pub fn has_branches(stored: &JsValue) -> bool {
+    js::get(stored, "branches").is_ok_and(|b| Array::is_array(&b) && Array::from(&b).length() > 0)
+}
+
+/// The branch the record says was used last (`main` when it says none).
+pub fn remembered(stored: &JsValue) -> JsValue {
+    match js::get(stored, "currentBranch") {
+        Ok(v) if v.is_string() => v,
+        _ => JsValue::from_str(MAIN),
+    }
+}
+
+/// Reads the branches stored in a record, refusing damaged ones.
+fn branches_from_js(session_id: &str, stored: &JsValue) -> Result<Vec<Branch>> {
+    let Ok(list) = js::get(stored, "branches") else {
+        return Ok(Vec::new());
+    };
+    if list.is_undefined() {
+        return Ok(Vec::new());
+    }
+    let damaged = |what: &str| damaged_items(session_id, format!("its branches are {what}"));
+    let entries = js::elements(&list).map_err(|_| damaged("not a list"))?;
+    entries
+        .iter()
+        .map(|e| {
+            let text = |k: &str| js::get(e, k).ok().and_then(|v| v.as_string());
+            let count = |k: &str| {
+                js::get(e, k)
+                    .ok()
+                    .and_then(|v| v.as_f64())
+                    .and_then(safe_count)
+                    .ok_or_else(|| damaged(&format!("missing {k}")))
+            };
+            Ok(Branch {
+                id: text("id").ok_or_else(|| damaged("missing an id"))?,
+                parent: text("parent"),
+                from_turn: count("fromTurn")?,
+                created_at: js::get(e, "createdAt")
+                    .ok()
+                    .and_then(|v| v.as_f64())
+                    .unwrap_or(0.0),
+                base: text("base"),
+                first: count("first")?,
+                next: count("next")?,
+                last_turn: count("lastTurn")?,
+                fork_turn: count("forkTurn")?,
+            })
+        })
+        .collect()
+}
+
+fn branches_to_js(tree: &Tree) -> JsValue {
+    let text = |t: &Option<String>| t.as_deref().map_or(JsValue::NULL, JsValue::from_str);
+    tree.others()
+        .iter()
+        .map(|b| {
+            JsValue::from(object(&[
+                ("id", b.id.as_str().into()),
+                ("parent", text(&b.parent)),
+                ("fromTurn", (b.from_turn as f64).into()),
+                ("createdAt", b.created_at.into()),
+                ("base", text(&b.base)),
+                ("first", (b.first as f64).into()),
+                ("next", (b.next as f64).into()),
+                ("lastTurn", (b.last_turn as f64).into()),
+                ("forkTurn", (b.fork_turn as f64).into()),
+            ]))
+        })
+        .collect::<Array>()
+        .into()
+}
+
+/// A session record and its branches, read in a transaction.
+pub(super) struct Loaded {
+    pub record: StoredRecord,
+    pub tree: Tree,
+}
+
+impl Loaded {
+    pub fn from(record: StoredRecord) -> Result<Loaded> {
+        let others = branches_from_js(&record.id, &record.stored)?;
+        let tree = Tree::new(&record.record, others)?;
+        Ok(Loaded { record, tree })
+    }
+
+    /// Writes the record back, with `main`'s counters and the branches as they are now; `now`
+    /// when the history changed (its `updatedAt`).
+    pub fn save(mut self, tx: &Tx, now: Option<f64>) -> Result<()> {
+        self.tree.store_main(&mut self.record.record);
+        if let Some(now) = now {
+            self.record.updated_at = now;
+        }
+        let stored = &self.record.stored;
+        if self.tree.is_single() {
+            let _ = Reflect::delete_property(stored.unchecked_ref::<Object>(), &"branches".into());
+        } else {
+            let _ = Reflect::set(stored, &"branches".into(), &branches_to_js(&self.tree));
+        }
+        write_record(tx, &self.record)
+    }
+}
+
+/// The session's record and branches, checked for the owner; `None` for a session with no
+/// record yet.
+async fn load(tx: &Tx, t: &Target<'_>) -> Result<Option<Loaded>> {
+    let Some(record) = read_record(tx, t.session_id).await? else {
+        return Ok(None);
+    };
+    record.check_owner(t.user_id)?;
+    Loaded::from(record).map(Some)
+}
+
+/// As [`load`], for a branch that must exist (`main` always does).
+async fn load_branch(tx: &Tx, t: &Target<'_>, id: &str) -> Result<Option<Loaded>> {
+    let loaded = load(tx, t).await?;
+    match &loaded {
+        Some(l) => {
+            l.tree.get(t.session_id, id)?;
+        }
+        None if id != MAIN => {
+            return Err(SessionError::new(
+                SessionErrorCode::BranchNotFound,
+                format!("session \"{}\" has no branch \"{id}\"", t.session_id),
+            ))
+        }
+        None => {}
+    }
+    Ok(loaded)
+}
+
+/// Reads the rows of `segments` (oldest first), one request per segment, all sent before any is
+/// awaited; each must hold every row it names.
+async fn read_segments(tx: &Tx, session_id: &str, segments: &[Segment]) -> Result<Vec<JsValue>> {
+    let messages = tx.store(MESSAGES_STORE)?;
+    let mut pending = Vec::new();
+    for s in segments {
+        let range = rows_range(&storage(session_id, &s.owner), s.lo, s.hi)?;
+        pending.push(listening(
+            messages
+                .get_all(Some(range), None)
+                .map_err(|e| tx.fail(e))?,
+        ));
+    }
+    let mut rows = Vec::new();
+    for (s, request) in segments.iter().zip(pending) {
+        let found = request.await.map_err(|e| tx.fail(e))?;
+        if found.len() as u64 != s.hi - s.lo {
+            return Err(damaged_items(
+                session_id,
+                format!(
+                    "the items {}..{} of branch \"{}\" are not all stored ({} found)",
+                    s.lo,
+                    s.hi,
+                    s.owner,
+                    found.len()
+                ),
+            ));
+        }
+        rows.extend(found);
+    }
+    Ok(rows)
+}
+
+/// Copies rows down to the branches that keep them, then deletes the released rows of `owner`.
+async fn apply_release(tx: &Tx, session_id: &str, owner: &str, release: &Release) -> Result<()> {
+    let messages = tx.store(MESSAGES_STORE)?;
+    for copy in &release.copies {
+        let segment = Segment {
+            owner: copy.from.clone(),
+            lo: copy.lo,
+            hi: copy.hi,
+            turn_hi: None,
+        };
+        let rows = read_segments(tx, session_id, std::slice::from_ref(&segment)).await?;
+        let to = storage(session_id, &copy.to);
+        for row in rows {
+            // Rows from getAll are this transaction's own copies: changing the key field of one
+            // and putting it stores a copy under the other branch, the item verbatim.
+            let _ = Reflect::set(&row, &"sessionId".into(), &to);
+            messages.put(&row, None).map_err(|e| tx.fail(e))?;
+        }
+    }
+    if let Some((lo, hi)) = release.delete {
+        if lo < hi {
+            messages
+                .delete(rows_range(&storage(session_id, owner), lo, hi)?)
+                .map_err(|e| tx.fail(e))?;
+        }
+    }
+    Ok(())
+}
+
+fn read_tx(conn: &Connection, t: &Target<'_>, what: &str) -> Result<Tx> {
+    t.begin(conn, what, TransactionMode::ReadOnly)
+}
+
+fn write_tx(conn: &Connection, t: &Target<'_>, what: &str) -> Result<Tx> {
+    t.begin_over(
+        conn,
+        what,
+        TransactionMode::ReadWrite,
+        &[
+            SESSIONS_STORE,
+            MESSAGES_STORE,
+            OPERATIONS_STORE,
+            ARCHIVE_STORE,
+            USAGE_STORE,
+        ],
+    )
+}
+
+/// `getItems(limit)` on branch `id`.
+pub async fn get_items(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    limit: Limit,
+) -> Result<Vec<JsValue>> {
+    let tx = read_tx(conn, t, "getItems")?;
+    tx.run(async |tx| {
+        let Some(l) = load_branch(tx, t, id).await? else {
+            return Ok(Vec::new());
+        };
+        let segments = l.tree.newest(t.session_id, id, limit)?;
+        let rows = read_segments(tx, t.session_id, &segments).await?;
+        items_of(&rows, t.session_id)
+    })
+    .await
+}
+
+/// The rows of `id`'s view from `lo` on, oldest first.
+async fn view_from(
+    tx: &Tx,
+    l: &Loaded,
+    session_id: &str,
+    id: &str,
+    lo: u64,
+) -> Result<Vec<JsValue>> {
+    let segments = l.tree.within(l.tree.segments(session_id, id)?, lo);
+    read_segments(tx, session_id, &segments).await
+}
+
+/// `getRecentTurns(n)` on branch `id`: per segment, one read of the `by_turn` index from the
+/// oldest wanted turn, bounded by the turns the segment holds.
+pub async fn recent_turns(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    turns: Limit,
+) -> Result<Vec<JsValue>> {
+    let tx = read_tx(conn, t, "getRecentTurns")?;
+    tx.run(async |tx| {
+        let Some(l) = load_branch(tx, t, id).await? else {
+            return Ok(Vec::new());
+        };
+        let b = l.tree.get(t.session_id, id)?;
+        if b.next == l.tree.start(t.session_id, id)? {
+            return Ok(Vec::new());
+        }
+        let oldest = match turns {
+            Limit::All => 0,
+            Limit::Newest(0) => return Ok(Vec::new()),
+            Limit::Newest(n) => (b.last_turn + 1).saturating_sub(n),
+        };
+        let index = tx
+            .store(MESSAGES_STORE)?
+            .index(BY_TURN_INDEX)
+            .map_err(|e| tx.fail(e))?;
+        let segments = l.tree.segments(t.session_id, id)?;
+        let mut pending = Vec::new();
+        for s in &segments {
+            let key = storage(t.session_id, &s.owner);
+            let hi = s.turn_hi.map_or(f64::INFINITY, |h| h as f64);
+            if hi < oldest as f64 {
+                break;
+            }
+            let range = bound(
+                &Array::of2(&key, &JsValue::from_f64(oldest as f64)).into(),
+                &Array::of2(&key, &JsValue::from_f64(hi)).into(),
+                "selecting turns",
+            )?;
+            pending.push((
+                s,
+                listening(index.get_all(Some(range), None).map_err(|e| tx.fail(e))?),
+            ));
+        }
+        let mut rows = Vec::new();
+        for (s, request) in pending.into_iter().rev() {
+            let found = request.await.map_err(|e| tx.fail(e))?;
+            rows.extend(
+                found
+                    .into_iter()
+                    .filter(|r| seq_of(r).is_some_and(|q| q >= s.lo && q < s.hi)),
+            );
+        }
+        // The rows must be the newest of the view, without a gap.
+        let sound = match (rows.first().and_then(seq_of), rows.last().and_then(seq_of)) {
+            (Some(first), Some(last)) => {
+                last + 1 == b.next && rows.len() as u64 == last - first + 1
+            }
+            _ => false,
+        };
+        if !sound {
+            return Err(damaged_items(
+                t.session_id,
+                format!("the newest turns of branch \"{id}\" are not all stored"),
+            ));
+        }
+        items_of(&rows, t.session_id)
+    })
+    .await
+}
+
+/// `addItems` on a branch other than `main`.
+pub async fn add_items(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    items: Vec<(JsValue, bool)>,
+    now: f64,
+) -> Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let tx = write_tx(conn, t, "addItems")?;
+    tx.run(async |tx| {
+        let Some(mut l) = load_branch(tx, t, id).await? else {
+            return Ok(());
+        };
+        let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
+        let placements = l.tree.append(t.session_id, id, &starts)?;
+        give_default_title(&l.record.stored, &items);
+        let messages = tx.store(MESSAGES_STORE)?;
+        let rows = super::record::RowWriter::at(storage(t.session_id, id), now);
+        for ((item, _), place) in items.iter().zip(&placements) {
+            let row = rows.row(place, item).map_err(|e| tx.thrown(&e))?;
+            messages.put(&row, None).map_err(|e| tx.fail(e))?;
+        }
+        l.save(tx, Some(now))
+    })
+    .await
+}
+
+/// `popItem` on branch `id`: the branches that show the popped item keep their own copy of it.
+pub async fn pop_item(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    now: f64,
+) -> Result<Option<JsValue>> {
+    let tx = write_tx(conn, t, "popItem")?;
+    tx.run(async |tx| match load_branch(tx, t, id).await? {
+        Some(l) => pop_in(tx, t, l, id, now).await,
+        None => Ok(None),
+    })
+    .await
+}
+
+/// [`pop_item`] in a transaction under way (also `main`'s, for a session with branches).
+pub(super) async fn pop_in(
+    tx: &Tx,
+    t: &Target<'_>,
+    mut l: Loaded,
+    id: &str,
+    now: f64,
+) -> Result<Option<JsValue>> {
+    let b = l.tree.get(t.session_id, id)?;
+    let start = l.tree.start(t.session_id, id)?;
+    if b.next == start {
+        return Ok(None);
+    }
+    let seq = b.next - 1;
+    let rows = view_from(tx, &l, t.session_id, id, seq.saturating_sub(1).max(start)).await?;
+    let item = rows
+        .last()
+        .and_then(super::record::item_of)
+        .ok_or_else(|| {
+            damaged_items(t.session_id, format!("its newest item {seq} is not stored"))
+        })?;
+    let turn_before = match rows.len() {
+        2 => rows.first().and_then(turn_of).unwrap_or(0),
+        _ => 0,
+    };
+    let release = l.tree.release(t.session_id, id, seq, turn_before)?;
+    apply_release(tx, t.session_id, id, &release).await?;
+    l.save(tx, Some(now))?;
+    Ok(Some(item))
+}
+
+/// `clearSession` on branch `id`: the branches that show its items keep their own copies; the
+/// branch's usage goes with its items.
+pub async fn clear(conn: &Connection, t: &Target<'_>, id: &str, now: f64) -> Result<()> {
+    let tx = write_tx(conn, t, "clearSession")?;
+    tx.run(async |tx| match load_branch(tx, t, id).await? {
+        Some(l) => clear_in(tx, t, l, id, now).await,
+        None => Ok(()),
+    })
+    .await
+}
+
+/// [`clear`] in a transaction under way; on `main` the operation log and the archive go too,
+/// as for a session without branches.
+pub(super) async fn clear_in(
+    tx: &Tx,
+    t: &Target<'_>,
+    mut l: Loaded,
+    id: &str,
+    now: f64,
+) -> Result<()> {
+    let release = l.tree.clear(t.session_id, id)?;
+    apply_release(tx, t.session_id, id, &release).await?;
+    if id == MAIN {
+        l.record.clear(now);
+        for store in [OPERATIONS_STORE, ARCHIVE_STORE] {
+            tx.store(store)?
+                .delete(all_of_session(t.session_id)?)
+                .map_err(|e| tx.fail(e))?;
+        }
+    }
+    tx.store(USAGE_STORE)?
+        .delete(branch_usage(t.session_id, id)?)
+        .map_err(|e| tx.fail(e))?;
+    l.save(tx, Some(now))
+}
+
+/// `applyHistoryTransaction` on branch `id` (other than `main`).
+pub async fn apply_transaction(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    taken: TakenTransaction,
+    now: f64,
+) -> Result<()> {
+    let tx = write_tx(conn, t, "applyHistoryTransaction")?;
+    tx.run(async |tx| {
+        let key = Array::of2(
+            &t.session_id.into(),
+            &taken.transaction.operation_id.as_str().into(),
+        );
+        let applied = listening(
+            tx.store(OPERATIONS_STORE)?
+                .index(BY_OPERATION_INDEX)
+                .and_then(|index| index.get(JsValue::from(key)))
+                .map_err(|e| tx.fail(e))?,
+        );
+        let loaded = load_branch(tx, t, id).await;
+        let applied = applied.await.map_err(|e| tx.fail(e))?;
+        let Some(l) = loaded? else {
+            return Ok(());
+        };
+        let digest = applied
+            .as_ref()
+            .and_then(|entry| js::get(entry, "digest").ok())
+            .and_then(|d| d.as_string());
+        transaction_in(tx, t, l, id, taken, digest, now).await
+    })
+    .await
+}
+
+/// A history transaction on branch `id` in a transaction under way, the operation's log entry
+/// (`applied`: the digest it holds, if any) already read: the operation log is the session's,
+/// shared by its branches. The replaced items that other branches show stay theirs.
+pub(super) async fn transaction_in(
+    tx: &Tx,
+    t: &Target<'_>,
+    mut l: Loaded,
+    id: &str,
+    taken: TakenTransaction,
+    applied: Option<String>,
+    now: f64,
+) -> Result<()> {
+    let TakenTransaction {
+        transaction,
+        items,
+        suffix_user_messages,
+    } = taken;
+    let b = l.tree.get(t.session_id, id)?;
+    let (next, last_turn) = (b.next, b.last_turn);
+    let count = l.tree.item_count(t.session_id, id)?;
+    let suffix = (transaction.expected_suffix.len() as u64).min(count);
+    let rows = match suffix {
+        0 => Vec::new(),
+        n => view_from(tx, &l, t.session_id, id, next - n).await?,
+    };
+    let stored: Vec<Option<String>> = rows
+        .iter()
+        .map(|row| super::record::item_of(row).and_then(|item| canonical(&item).ok()))
+        .collect();
+    let remove = match transaction.decide(applied.as_deref(), count, &stored)? {
+        Outcome::AlreadyApplied => return Ok(()),
+        Outcome::Apply { remove } => remove as u64,
+    };
+    let base_turn = if remove == count {
+        0
+    } else {
+        last_turn.saturating_sub(suffix_user_messages)
+    };
+    let release = l.tree.release(t.session_id, id, next - remove, base_turn)?;
+    apply_release(tx, t.session_id, id, &release).await?;
+    let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
+    let placements = l.tree.append(t.session_id, id, &starts)?;
+    give_default_title(&l.record.stored, &items);
+    let messages = tx.store(MESSAGES_STORE)?;
+    let writer = super::record::RowWriter::at(storage(t.session_id, id), now);
+    for ((item, _), place) in items.iter().zip(&placements) {
+        let row = writer.row(place, item).map_err(|e| tx.thrown(&e))?;
+        messages.put(&row, None).map_err(|e| tx.fail(e))?;
+    }
+    let op_seq = l.record.record_operation();
+    let operations = tx.store(OPERATIONS_STORE)?;
+    let entry = object(&[
+        ("sessionId", t.session_id.into()),
+        ("opSeq", (op_seq as f64).into()),
+        ("operationId", transaction.operation_id.as_str().into()),
+        ("digest", transaction.digest.as_str().into()),
+        ("appliedAt", now.into()),
+    ]);
+    operations.put(&entry, None).map_err(|e| tx.fail(e))?;
+    let forget = operations_to_forget(l.record.next_op_seq);
+    if forget > 0 {
+        operations
+            .delete(super::record::messages_between(
+                t.session_id,
+                0.0,
+                (forget - 1) as f64,
+            )?)
+            .map_err(|e| tx.fail(e))?;
+    }
+    l.save(tx, Some(now))
+}
+
+/// How a new branch picks the turn it replaces.
+pub enum From {
+    Turn(u64),
+    Text(String),
+}
+
+fn invalid_turn(message: String) -> SessionError {
+    SessionError::new(SessionErrorCode::InvalidTurn, message)
+}
+
+/// Text folded for a case-insensitive match, by the browser's `toLowerCase`.
+fn folded(text: &str) -> String {
+    String::from(js_sys::JsString::from(text).to_lower_case())
+}
+
+/// What turn listings read of each row.
+fn facts(row: &JsValue) -> RowFacts {
+    let item = super::record::item_of(row).unwrap_or(JsValue::UNDEFINED);
+    let text = |k: &str| js::get(&item, k).ok().and_then(|v| v.as_string());
+    let kind = text("type");
+    let starts = starts_turn(text("role").as_deref(), kind.as_deref());
+    RowFacts {
+        turn: turn_of(row).unwrap_or(0),
+        starts_turn: starts,
+        text: if starts {
+            item_text(&item).unwrap_or_default()
+        } else {
+            String::new()
+        },
+        created_at: js::get(row, "createdAt")
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0),
+        tool: match kind.as_deref() {
+            Some("function_call" | "hosted_tool_call") => text("name"),
+            _ => None,
+        },
+    }
+}
+
+/// `createBranchFromTurn` / `createBranchFromContent` from branch `from`: the new branch shows
+/// everything before the turn, becomes the remembered branch, and its id is returned.
+pub async fn create(
+    conn: &Connection,
+    t: &Target<'_>,
+    from: &str,
+    pick: From,
+    name: Option<String>,
+    now: f64,
+) -> Result<String> {
+    let tx = write_tx(conn, t, "createBranch")?;
+    tx.run(async |tx| {
+        let Some(mut l) = load_branch(tx, t, from).await? else {
+            return Err(match &pick {
+                From::Turn(n) => invalid_turn(format!("session \"{}\" has no turn {n}: it holds no items", t.session_id)),
+                From::Text(q) => invalid_turn(format!("no user turn of session \"{}\" contains \"{q}\": it holds no items", t.session_id)),
+            });
+        };
+        let start = l.tree.start(t.session_id, from)?;
+        let (at, turn) = match &pick {
+            From::Turn(n) => {
+                let turn = *n;
+                let found = if turn == 0 { None } else { turn_start(tx, &l, t.session_id, from, turn).await? };
+                let at = found.ok_or_else(|| {
+                    invalid_turn(format!(
+                        "branch \"{from}\" of session \"{}\" has no turn {turn} (its turns are 1 to {})",
+                        t.session_id,
+                        l.tree.get(t.session_id, from).map_or(0, |b| b.last_turn)
+                    ))
+                })?;
+                (at, turn)
+            }
+            From::Text(query) => {
+                let query = &folded(query);
+                let rows = view_from(tx, &l, t.session_id, from, start).await?;
+                let hit = rows.iter().find_map(|row| {
+                    let f = facts(row);
+                    (f.starts_turn && f.turn > 0 && branch::contains_text(&folded(&f.text), query))
+                        .then(|| (seq_of(row), f.turn))
+                });
+                match hit {
+                    Some((Some(seq), turn)) => (seq, turn),
+                    _ => {
+                        return Err(invalid_turn(format!(
+                            "no user turn of branch \"{from}\" of session \"{}\" contains \"{query}\"",
+                            t.session_id
+                        )))
+                    }
+                }
+            }
+        };
+        let id = match name {
+            Some(n) => n,
+            None => l.tree.free_name(turn),
+        };
+        let copies = l.tree.fork(t.session_id, from, &id, at, turn, now)?;
+        apply_release(tx, t.session_id, &id, &Release { copies, delete: None }).await?;
+        let _ = Reflect::set(&l.record.stored, &"currentBranch".into(), &id.as_str().into());
+        l.save(tx, Some(now))?;
+        Ok(id)
+    })
+    .await
+}
+
+/// The sequence number of the first item of turn `turn` in `id`'s view, if it has that turn.
+async fn turn_start(
+    tx: &Tx,
+    l: &Loaded,
+    session_id: &str,
+    id: &str,
+    turn: u64,
+) -> Result<Option<u64>> {
+    let index = tx
+        .store(MESSAGES_STORE)?
+        .index(BY_TURN_INDEX)
+        .map_err(|e| tx.fail(e))?;
+    let segments = l.tree.segments(session_id, id)?;
+    let mut pending = Vec::new();
+    for s in &segments {
+        let key = Array::of2(
+            &storage(session_id, &s.owner),
+            &JsValue::from_f64(turn as f64),
+        );
+        pending.push((
+            s,
+            listening(
+                index
+                    .get_all(Some(Query::from(JsValue::from(key))), None)
+                    .map_err(|e| tx.fail(e))?,
+            ),
+        ));
+    }
+    let mut first: Option<u64> = None;
+    for (s, request) in pending {
+        for row in request.await.map_err(|e| tx.fail(e))? {
+            if let Some(q) = seq_of(&row).filter(|q| *q >= s.lo && *q < s.hi) {
+                first = Some(first.map_or(q, |f| f.min(q)));
+            }
+        }
+    }
+    Ok(first)
+}
+
+/// `switchBranch(id)`: checks that it exists, and remembers it in the record.
+pub async fn switch(conn: &Connection, t: &Target<'_>, id: &str) -> Result<()> {
+    let tx = write_tx(conn, t, "switchBranch")?;
+    tx.run(async |tx| {
+        let Some(l) = load_branch(tx, t, id).await? else {
+            return Ok(());
+        };
+        let _ = Reflect::set(&l.record.stored, &"currentBranch".into(), &id.into());
+        // Switching changes no history: the record keeps its time.
+        l.save(tx, None)
+    })
+    .await
+}
+
+/// `listBranches()`: every branch, `main` first, with what it shows.
+pub async fn list(conn: &Connection, t: &Target<'_>, current: &str) -> Result<JsValue> {
+    let tx = read_tx(conn, t, "listBranches")?;
+    tx.run(async |tx| {
+        let loaded = load(tx, t).await?;
+        let entry = |b: &Branch, count: u64, created: JsValue| -> JsValue {
+            object(&[
+                ("branchId", b.id.as_str().into()),
+                (
+                    "parent",
+                    b.parent.as_deref().map_or(JsValue::NULL, JsValue::from_str),
+                ),
+                (
+                    "fromTurn",
+                    if b.id == MAIN {
+                        JsValue::NULL
+                    } else {
+                        (b.from_turn as f64).into()
+                    },
+                ),
+                ("itemCount", (count as f64).into()),
+                ("createdAt", created),
+                ("current", (b.id == current).into()),
+            ])
+            .into()
+        };
+        let Some(l) = loaded else {
+            let record = crate::core::session::SessionRecord::new(t.session_id, t.user_id, 0.0);
+            let tree = Tree::new(&record, Vec::new())?;
+            return Ok(Array::of1(&entry(&tree.branches[0], 0, JsValue::NULL)).into());
+        };
+        let out = Array::new();
+        for b in &l.tree.branches {
+            out.push(&entry(
+                b,
+                l.tree.item_count(t.session_id, &b.id)?,
+                b.created_at.into(),
+            ));
+        }
+        Ok(out.into())
+    })
+    .await
+}
+
+/// `deleteBranch(id)`: never `main` nor `current`; the branches that show its items keep their
+/// own copies, and its usage goes with it.
+pub async fn delete(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    current: &str,
+    now: f64,
+) -> Result<()> {
+    if id == MAIN || id == current {
+        return Err(SessionError::new(
+            SessionErrorCode::BranchInUse,
+            format!(
+                "branch \"{id}\" of session \"{}\" cannot be deleted: {}",
+                t.session_id,
+                if id == MAIN {
+                    "it is the main branch"
+                } else {
+                    "this session object is on it; switch to another branch first"
+                }
+            ),
+        ));
+    }
+    let tx = write_tx(conn, t, "deleteBranch")?;
+    tx.run(async |tx| {
+        let Some(mut l) = load_branch(tx, t, id).await? else {
+            return Ok(());
+        };
+        let release = l.tree.remove(t.session_id, id)?;
+        apply_release(
+            tx,
+            t.session_id,
+            id,
+            &Release {
+                copies: release.copies,
+                delete: None,
+            },
+        )
+        .await?;
+        let own = storage(t.session_id, id);
+        tx.store(MESSAGES_STORE)?
+            .delete(bound(
+                &Array::of2(&own, &JsValue::from_f64(f64::NEG_INFINITY)).into(),
+                &Array::of2(&own, &JsValue::from_f64(f64::INFINITY)).into(),
+                "selecting a branch's items",
+            )?)
+            .map_err(|e| tx.fail(e))?;
+        tx.store(USAGE_STORE)?
+            .delete(branch_usage(t.session_id, id)?)
+            .map_err(|e| tx.fail(e))?;
+        if remembered(&l.record.stored).as_string().as_deref() == Some(id) {
+            let _ = Reflect::set(&l.record.stored, &"currentBranch".into(), &MAIN.into());
+        }
+        l.save(tx, Some(now))
+    })
+    .await
+}
+
+/// Every row of `id`'s view, as the listings read them.
+async fn view_facts(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    what: &str,
+) -> Result<Vec<(u64, RowFacts)>> {
+    let tx = read_tx(conn, t, what)?;
+    tx.run(async |tx| {
+        let Some(l) = load_branch(tx, t, id).await? else {
+            return Ok(Vec::new());
+        };
+        let start = l.tree.start(t.session_id, id)?;
+        let rows = view_from(tx, &l, t.session_id, id, start).await?;
+        Ok(rows
+            .iter()
+            .map(|r| (seq_of(r).unwrap_or(0), facts(r)))
+            .collect())
+    })
+    .await
+}
+
+/// `getTurns()` / `findTurns(text)` on branch `id`.
+pub async fn turns(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    query: Option<&str>,
+) -> Result<JsValue> {
+    let rows: Vec<RowFacts> = view_facts(
+        conn,
+        t,
+        id,
+        if query.is_some() {
+            "findTurns"
+        } else {
+            "getTurns"
+        },
+    )
+    .await?
+    .into_iter()
+    .map(|(_, f)| f)
+    .collect();
+    let out = Array::new();
+    let query = query.map(folded);
+    for turn in branch::turns(&rows) {
+        if query
+            .as_deref()
+            .is_some_and(|q| !branch::contains_text(&folded(&turn.content), q))
+        {
+            continue;
+        }
+        out.push(
+            &object(&[
+                ("turn", (turn.turn as f64).into()),
+                ("content", turn.content.as_str().into()),
+                ("itemCount", (turn.item_count as f64).into()),
+                ("createdAt", turn.created_at.into()),
+            ])
+            .into(),
+        );
+    }
+    Ok(out.into())
+}
+
+/// `getToolUsage()` on branch `id`: the tool calls it shows, per tool and turn.
+pub async fn tool_usage(conn: &Connection, t: &Target<'_>, id: &str) -> Result<JsValue> {
+    let rows: Vec<RowFacts> = view_facts(conn, t, id, "getToolUsage")
+        .await?
+        .into_iter()
+        .map(|(_, f)| f)
+        .collect();
+    Ok(branch::tool_usage(&rows)
+        .into_iter()
+        .map(|(name, count, turn)| {
+            JsValue::from(object(&[
+                ("name", name.as_str().into()),
+                ("count", (count as f64).into()),
+                ("turn", (turn as f64).into()),
+            ]))
+        })
+        .collect::<Array>()
+        .into())
+}
+
+const USAGE_FIELDS: [&str; 4] = ["requests", "inputTokens", "outputTokens", "totalTokens"];
+
+/// Reads a usage object: `{ requests?, inputTokens?, outputTokens?, totalTokens? }` of
+/// non-negative numbers (the runner's `result.usage` has this shape; absent fields count 0, and
+/// `totalTokens` defaults to input plus output).
+pub fn usage_from_js(value: &JsValue) -> Result<Usage> {
+    let bad = |what: String| {
+        SessionError::new(
+            SessionErrorCode::InvalidUsage,
+            format!("storeRunUsage() {what}"),
+        )
+    };
+    if !value.is_object() {
+        return Err(bad(format!(
+            "takes a usage object {{ requests, inputTokens, outputTokens, totalTokens }}, got {}",
+            js::describe(value)
+        )));
+    }
+    let mut n = [0.0; 4];
+    for (slot, key) in n.iter_mut().zip(USAGE_FIELDS) {
+        let v = js::get(value, key).map_err(|_| bad(format!("could not read {key}")))?;
+        if v.is_undefined() || v.is_null() {
+            continue;
+        }
+        *slot = v
+            .as_f64()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| {
+                bad(format!(
+                    "needs {key} to be a non-negative number, got {}",
+                    js::describe(&v)
+                ))
+            })?;
+    }
+    let total = if js::get(value, "totalTokens").is_ok_and(|v| v.as_f64().is_some()) {
+        n[3]
+    } else {
+        n[1] + n[2]
+    };
+    Ok(Usage {
+        requests: n[0],
+        input_tokens: n[1],
+        output_tokens: n[2],
+        total_tokens: total,
+    })
+}
+
+fn usage_fields(u: &Usage) -> [(&'static str, JsValue); 4] {
+    [
+        ("requests", u.requests.into()),
+        ("inputTokens", u.input_tokens.into()),
+        ("outputTokens", u.output_tokens.into()),
+        ("totalTokens", u.total_tokens.into()),
+    ]
+}
+
+fn usage_of(row: &JsValue) -> Usage {
+    let n = |k: &str| js::get(row, k).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    Usage {
+        requests: n("requests"),
+        input_tokens: n("inputTokens"),
+        output_tokens: n("outputTokens"),
+        total_tokens: n("totalTokens"),
+    }
+}
+
+/// `storeRunUsage(usage)`: adds a run's usage to the newest turn of branch `id`.
+pub async fn store_usage(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    usage: Usage,
+    now: f64,
+) -> Result<()> {
+    let tx = write_tx(conn, t, "storeRunUsage")?;
+    tx.run(async |tx| {
+        let Some(l) = load_branch(tx, t, id).await? else {
+            return Err(invalid_turn(format!(
+                "session \"{}\" has no turn to store usage against: it holds no items",
+                t.session_id
+            )));
+        };
+        let turn = l.tree.get(t.session_id, id)?.last_turn;
+        let key: JsValue = Array::of3(
+            &t.session_id.into(),
+            &id.into(),
+            &JsValue::from_f64(turn as f64),
+        )
+        .into();
+        let store = tx.store(USAGE_STORE)?;
+        let existing = store
+            .get(key)
+            .map_err(|e| tx.fail(e))?
+            .await
+            .map_err(|e| tx.fail(e))?;
+        let mut sum = existing.as_ref().map(usage_of).unwrap_or_default();
+        sum.add(&usage);
+        let mut fields = vec![
+            ("sessionId", JsValue::from_str(t.session_id)),
+            ("branch", id.into()),
+            ("turn", (turn as f64).into()),
+        ];
+        fields.extend(usage_fields(&sum));
+        fields.push(("updatedAt", now.into()));
+        store
+            .put(&object(&fields).into(), None)
+            .map_err(|e| tx.fail(e))?;
+        Ok(())
+    })
+    .await
+}
+
+/// The usage records of a session (of one branch when `branch` is given), oldest turn first.
+async fn usage_rows(
+    conn: &Connection,
+    t: &Target<'_>,
+    branch: Option<&str>,
+) -> Result<Vec<JsValue>> {
+    let tx = t.begin_over(
+        conn,
+        "getSessionUsage",
+        TransactionMode::ReadOnly,
+        &[SESSIONS_STORE, USAGE_STORE],
+    )?;
+    tx.run(async |tx| {
+        if let Some(record) = read_record(tx, t.session_id).await? {
+            record.check_owner(t.user_id)?;
+        }
+        let range = match branch {
+            Some(b) => branch_usage(t.session_id, b)?,
+            None => all_usage(t.session_id)?,
+        };
+        tx.store(USAGE_STORE)?
+            .get_all(Some(range), None)
+            .map_err(|e| tx.fail(e))?
+            .await
+            .map_err(|e| tx.fail(e))
+    })
+    .await
+}
+
+/// `getSessionUsage({ branch? })`: the sum over every branch, or over one.
+pub async fn session_usage(
+    conn: &Connection,
+    t: &Target<'_>,
+    branch: Option<&str>,
+) -> Result<JsValue> {
+    let rows = usage_rows(conn, t, branch).await?;
+    let mut sum = Usage::default();
+    for row in &rows {
+        sum.add(&usage_of(row));
+    }
+    let mut fields = usage_fields(&sum).to_vec();
+    fields.push(("turns", (rows.len() as f64).into()));
+    Ok(object(&fields).into())
+}
+
+/// `getTurnUsage(turn?)` on branch `id`: one turn's usage (`null` when it has none), or every
+/// turn's that has some.
+pub async fn turn_usage(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    turn: Option<u64>,
+) -> Result<JsValue> {
+    let rows = usage_rows(conn, t, Some(id)).await?;
+    let entry = |row: &JsValue| -> Object {
+        let mut fields = vec![("turn", js::get(row, "turn").unwrap_or(JsValue::NULL))];
+        fields.extend(usage_fields(&usage_of(row)));
+        object(&fields)
+    };
+    Ok(match turn {
+        Some(n) => rows
+            .iter()
+            .find(|r| turn_of(r) == Some(n))
+            .map_or(JsValue::NULL, |r| entry(r).into()),
+        None => rows
+            .iter()
+            .map(|r| JsValue::from(entry(r)))
+            .collect::<Array>()
+            .into(),
+    })
+}
+
+/// `getInfo()` for branch `id`: the counters are the branch's; the metadata the session's.
+pub async fn info(conn: &Connection, t: &Target<'_>, id: &str) -> Result<JsValue> {
+    let tx = t.begin_over(
+        conn,
+        "getInfo",
+        TransactionMode::ReadOnly,
+        &[SESSIONS_STORE],
+    )?;
+    tx.run(async |tx| {
+        let Some(l) = load_branch(tx, t, id).await? else {
+            return Ok(metadata::info(
+                t.session_id,
+                t.user_id,
+                None,
+                &JsValue::UNDEFINED,
+            ));
+        };
+        let mut record = l.record.record.clone();
+        record.item_count = l.tree.item_count(t.session_id, id)?;
+        record.last_turn = l.tree.get(t.session_id, id)?.last_turn;
+        Ok(metadata::info(
+            t.session_id,
+            l.record.user_id.as_deref(),
+            Some(&record),
+            &l.record.stored,
+        ))
+    })
+    .await
+}
+
+/// Deletes the rows of every branch other than `main`, and all usage, of a deleted session.
+pub(super) fn delete_all(tx: &Tx, session_id: &str) -> Result<()> {
+    tx.store(MESSAGES_STORE)?
+        .delete(all_branch_rows(session_id)?)
+        .map_err(|e| tx.fail(e))?;
+    tx.store(USAGE_STORE)?
+        .delete(all_usage(session_id)?)
+        .map_err(|e| tx.fail(e))?;
+    Ok(())
+}
+
+/// The arguments of the branch methods, read when the call is made.
+pub mod args {
+    use wasm_bindgen::JsValue;
+
+    use crate::backend::args::{field, optional_string, take_options};
+    use crate::backend::js::describe;
+    use crate::core::branch::validate_name;
+    use crate::core::error::{Result, SessionError, SessionErrorCode};
+    use crate::core::session::safe_count;
+
+    /// A turn number: an integer from 1 (`INVALID_TURN` otherwise).
+    pub fn turn(value: &JsValue, what: &str) -> Result<u64> {
+        value
+            .as_f64()
+            .and_then(safe_count)
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| {
+                SessionError::new(
+                    SessionErrorCode::InvalidTurn,
+                    format!(
+                        "{what} takes a turn number (an integer from 1), got {}",
+                        describe(value)
+                    ),
+                )
+            })
+    }
+
+    /// An optional turn number (`getTurnUsage()` without one lists every turn).
+    pub fn optional_turn(value: &JsValue, what: &str) -> Result<Option<u64>> {
+        match value.is_undefined() || value.is_null() {
+            true => Ok(None),
+            false => turn(value, what).map(Some),
+        }
+    }
+
+    /// A branch name or id: a non-blank string of at most 200 characters.
+    pub fn name(value: &JsValue, what: &str) -> Result<String> {
+        let name = value.as_string().ok_or_else(|| {
+            SessionError::new(
+                SessionErrorCode::InvalidOptions,
+                format!(
+                    "{what} takes a branch name (a string), got {}",
+                    describe(value)
+                ),
+            )
+        })?;
+        validate_name(&name)?;
+        Ok(name)
+    }
+
+    /// An optional branch name.
+    pub fn optional_name(value: &JsValue, what: &str) -> Result<Option<String>> {
+        match value.is_undefined() || value.is_null() {
+            true => Ok(None),
+            false => name(value, what).map(Some),
+        }
+    }
+
+    /// The text `findTurns` and `createBranchFromContent` look for: a non-empty string.
+    pub fn text(value: &JsValue, what: &str) -> Result<String> {
+        match value.as_string() {
+            Some(t) if !t.is_empty() => Ok(t),
+            _ => Err(SessionError::new(
+                SessionErrorCode::InvalidOptions,
+                format!(
+                    "{what} takes the text to look for (a non-empty string), got {}",
+                    describe(value)
+                ),
+            )),
+        }
+    }
+
+    /// `{ branch? }`: the branch a listing reads (this object's when absent).
+    pub fn branch_option(options: &JsValue, what: &str) -> Result<Option<String>> {
+        let options = take_options(options, what)?;
+        let branch = optional_string(
+            &field(&options, what, "branch")?,
+            &format!("{what}.branch"),
+            SessionErrorCode::InvalidOptions,
+        )?;
+        if let Some(b) = &branch {
+            validate_name(b)?;
+        }
+        Ok(branch)
+    }
+}

@@ -1,0 +1,416 @@
+// Conversation branches ("edit a message and regenerate"), turn listings and usage, on
+// IndexedDbSession in a real browser: a branch shows what its parent held before its turn and
+// nothing the parent does later; pops, clears and deletions on one branch never change what
+// another shows; the branch last used is remembered across a reload; two tabs on two branches
+// do not interfere; every bad input is refused before anything is written.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openHarness, reload } from './harness.mjs';
+
+let env;
+before(async () => {
+  env = await start();
+});
+after(async () => {
+  await env?.close();
+});
+
+let counter = 0;
+const fresh = (p) => `${p}-${++counter}`;
+
+/** `n` turns of a question and an answer: q1, a1, q2, a2, … */
+const turns = (n, tag = '') =>
+  Array.from({ length: n }, (_, i) => [
+    { role: 'user', content: `q${i + 1}${tag}` },
+    { role: 'assistant', content: `a${i + 1}${tag}` },
+  ]).flat();
+const texts = (items) => items.map((i) => (typeof i.content === 'string' ? i.content : i.content?.[0]?.text));
+
+test('branching from turn 2 of 5: main keeps its five turns, the branch shows turn 1, and writes stay on their branch', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(
+    async ({ id, chat }) => {
+      const s = new lib.IndexedDbSession(id);
+      await s.addItems(chat);
+      const out = { before: s.currentBranch };
+      out.id = await s.createBranchFromTurn(2);
+      out.after = s.currentBranch;
+      out.branchItems = await s.getItems();
+      await s.addItems([{ role: 'user', content: 'q2 edited' }, { role: 'assistant', content: 'a2 edited' }]);
+      out.branchNow = await s.getItems();
+      out.branchTwo = await s.getItems(2);
+      out.branchTurn = await s.getRecentTurns(1);
+      out.info = await s.getInfo();
+      const main = new lib.IndexedDbSession(id);
+      out.main = await main.getItems();
+      await main.addItems([{ role: 'user', content: 'q6' }]);
+      out.branchAfterMainAdd = await s.getItems();
+      out.branches = await s.listBranches();
+      out.mainTurns = await main.getRecentTurns(2);
+      out.listed = (await lib.listSessions()).find((x) => x.sessionId === id);
+      return out;
+    },
+    { id: fresh('five'), chat: turns(5) },
+  );
+  assert.equal(r.before, 'main');
+  assert.equal(r.id, 'turn-2');
+  assert.equal(r.after, 'turn-2');
+  assert.deepEqual(texts(r.branchItems), ['q1', 'a1']);
+  assert.deepEqual(texts(r.branchNow), ['q1', 'a1', 'q2 edited', 'a2 edited']);
+  assert.deepEqual(texts(r.branchTwo), ['q2 edited', 'a2 edited']);
+  assert.deepEqual(texts(r.branchTurn), ['q2 edited', 'a2 edited']);
+  assert.equal(r.info.itemCount, 4);
+  assert.equal(r.info.turnCount, 2);
+  assert.deepEqual(texts(r.main), texts(turns(5)), 'main keeps its five turns');
+  assert.deepEqual(texts(r.branchAfterMainAdd), ['q1', 'a1', 'q2 edited', 'a2 edited'], "main's add is not on the branch");
+  assert.deepEqual(texts(r.mainTurns), ['q5', 'a5', 'q6']);
+  assert.deepEqual(
+    r.branches.map((b) => [b.branchId, b.parent, b.fromTurn, b.itemCount, b.current]),
+    [
+      ['main', null, null, 11, false],
+      ['turn-2', 'main', 2, 4, true],
+    ],
+  );
+  assert.equal(typeof r.branches[1].createdAt, 'number');
+  assert.equal(r.listed.currentBranch, 'turn-2', 'the record remembers the branch');
+  assert.equal(r.listed.itemCount, 11, "listSessions counts main's items");
+});
+
+test('pop and clear on a branch leave its parent intact, and on the parent leave the branch intact', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(
+    async ({ id, chat }) => {
+      const main = new lib.IndexedDbSession(id);
+      await main.addItems(chat);
+      const b = new lib.IndexedDbSession(id);
+      await b.createBranchFromTurn(3, 'edit');
+      const out = {};
+      // b shows q1 a1 q2 a2: popping goes into what it shares with main.
+      out.popped = [await b.popItem(), await b.popItem(), await b.popItem()];
+      out.b = await b.getItems();
+      out.main = await main.getItems();
+      await b.addItems([{ role: 'user', content: 'new' }]);
+      out.bAfterAdd = await b.getItems();
+      // A branch at main's tip shares all of it; main pops and clears under it.
+      const tip = new lib.IndexedDbSession(id);
+      await tip.createBranchFromTurn(3, 'tip');
+      await tip.addItems([{ role: 'user', content: 'q3 again' }]);
+      out.mainPopped = [await main.popItem(), await main.popItem(), await main.popItem()];
+      out.mainAfterPop = await main.getItems();
+      out.tipAfterMainPop = await tip.getItems();
+      await main.clearSession();
+      out.mainAfterClear = await main.getItems();
+      out.tipAfterMainClear = await tip.getItems();
+      out.bAfterMainClear = await b.getItems();
+      out.tipTurns = await tip.getRecentTurns(1);
+      await main.addItems([{ role: 'user', content: 'fresh start' }]);
+      out.mainAgain = await main.getItems();
+      await b.clearSession();
+      out.bAfterClear = await b.getItems();
+      out.tipAfterBClear = await tip.getItems();
+      out.mainAfterBClear = await main.getItems();
+      out.counts = (await main.listBranches()).map((x) => [x.branchId, x.itemCount]);
+      return out;
+    },
+    { id: fresh('popclear'), chat: turns(3) },
+  );
+  assert.deepEqual(texts(r.popped), ['a2', 'q2', 'a1']);
+  assert.deepEqual(texts(r.b), ['q1']);
+  assert.deepEqual(texts(r.main), texts(turns(3)), 'main untouched by the pops');
+  assert.deepEqual(texts(r.bAfterAdd), ['q1', 'new']);
+  assert.deepEqual(texts(r.mainPopped), ['a3', 'q3', 'a2']);
+  assert.deepEqual(texts(r.mainAfterPop), ['q1', 'a1', 'q2']);
+  assert.deepEqual(texts(r.tipAfterMainPop), ['q1', 'a1', 'q2', 'a2', 'q3 again'], 'the branch keeps what main popped');
+  assert.deepEqual(r.mainAfterClear, []);
+  assert.deepEqual(texts(r.tipAfterMainClear), ['q1', 'a1', 'q2', 'a2', 'q3 again']);
+  assert.deepEqual(texts(r.bAfterMainClear), ['q1', 'new']);
+  assert.deepEqual(texts(r.tipTurns), ['q3 again']);
+  assert.deepEqual(texts(r.mainAgain), ['fresh start']);
+  assert.deepEqual(r.bAfterClear, []);
+  assert.deepEqual(texts(r.tipAfterBClear), ['q1', 'a1', 'q2', 'a2', 'q3 again']);
+  assert.deepEqual(texts(r.mainAfterBClear), ['fresh start']);
+  assert.deepEqual(r.counts, [['main', 1], ['edit', 0], ['tip', 5]]);
+});
+
+test('delete a branch; the branch used last survives a reload; branches of branches keep what they show', async () => {
+  const { page } = await openHarness(env);
+  const id = fresh('reload');
+  const r = await page.evaluate(
+    async ({ id, chat }) => {
+      const s = new lib.IndexedDbSession(id);
+      await s.addItems(chat);
+      await s.createBranchFromTurn(3, 'a');
+      await s.addItems([{ role: 'user', content: 'q3 on a' }, { role: 'assistant', content: 'a3 on a' }]);
+      await s.createBranchFromContent('Q3 ON', 'b'); // case-insensitive; from a's turn 3
+      await s.addItems([{ role: 'user', content: 'q3 on b' }]);
+      const out = { b: await s.getItems() };
+      await s.switchBranch('main');
+      out.mainNow = s.currentBranch;
+      await s.deleteBranch('a');
+      out.bAfterDelete = await new lib.IndexedDbSession(id, { branch: 'b' }).getItems();
+      out.branches = (await s.listBranches()).map((x) => [x.branchId, x.parent, x.itemCount]);
+      await s.switchBranch('b');
+      return out;
+    },
+    { id, chat: turns(4) },
+  );
+  assert.deepEqual(texts(r.b), ['q1', 'a1', 'q2', 'a2', 'q3 on b']);
+  assert.equal(r.mainNow, 'main');
+  assert.deepEqual(texts(r.bAfterDelete), ['q1', 'a1', 'q2', 'a2', 'q3 on b'], "b keeps what it showed of a's");
+  assert.deepEqual(r.branches, [['main', null, 8], ['b', 'a', 5]]);
+  await reload(page);
+  const after = await page.evaluate(async (id) => {
+    const [info] = (await lib.listSessions()).filter((x) => x.sessionId === id);
+    const s = new lib.IndexedDbSession(id, { branch: info.currentBranch });
+    return { remembered: info.currentBranch, items: await s.getItems(), main: await new lib.IndexedDbSession(id).getItems() };
+  }, id);
+  assert.equal(after.remembered, 'b');
+  assert.deepEqual(texts(after.items), ['q1', 'a1', 'q2', 'a2', 'q3 on b']);
+  assert.deepEqual(texts(after.main), texts(turns(4)));
+});
+
+test('two tabs on two branches of one session do not interfere', async () => {
+  const { page, context } = await openHarness(env);
+  const { page: other } = await openHarness(env, context);
+  const id = fresh('tabs');
+  await page.evaluate(
+    async ({ id, chat }) => {
+      const s = new lib.IndexedDbSession(id);
+      await s.addItems(chat);
+      await s.createBranchFromTurn(2, 'left');
+      await s.switchBranch('main');
+      await s.createBranchFromTurn(2, 'right');
+    },
+    { id, chat: turns(2) },
+  );
+  const write = (p, branch) =>
+    p.evaluate(
+      async ({ id, branch }) => {
+        const s = new lib.IndexedDbSession(id, { branch });
+        for (let i = 0; i < 20; i++) {
+          await s.addItems([{ role: 'user', content: `${branch} ${i}` }, { role: 'assistant', content: `${branch} answer ${i}` }]);
+          if (i % 5 === 4) await s.popItem();
+        }
+        return s.getItems();
+      },
+      { id, branch },
+    );
+  const [left, right] = await Promise.all([write(page, 'left'), write(other, 'right')]);
+  const check = (items, branch) => {
+    assert.deepEqual(texts(items.slice(0, 2)), ['q1', 'a1']);
+    assert.ok(items.slice(2).every((i) => i.content.startsWith(branch)), `${branch} holds only its own writes`);
+    assert.equal(items.length, 2 + 40 - 4);
+  };
+  check(left, 'left');
+  check(right, 'right');
+  const main = await page.evaluate((id) => new lib.IndexedDbSession(id).getItems(), id);
+  assert.deepEqual(texts(main), texts(turns(2)));
+});
+
+test('getTurns and findTurns: user turns with their text, case-insensitive, CJK included', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async (id) => {
+    const s = new lib.IndexedDbSession(id);
+    await s.addItems([
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: '東京の天気は？' },
+      { type: 'function_call', callId: 'c1', name: 'weather', arguments: '{"city":"Tokyo"}' },
+      { type: 'function_call_result', callId: 'c1', output: 'sunny' },
+      { role: 'assistant', content: '晴れです' },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'And in OSAKA?' }] },
+      { type: 'function_call', callId: 'c2', name: 'weather', arguments: '{"city":"Osaka"}' },
+      { type: 'function_call', callId: 'c3', name: 'map', arguments: '{}' },
+      { role: 'assistant', content: 'rain' },
+    ]);
+    return {
+      turns: await s.getTurns(),
+      tokyo: await s.findTurns('東京'),
+      osaka: await s.findTurns('osaka'),
+      none: await s.findTurns('kyoto'),
+      tools: await s.getToolUsage(),
+    };
+  }, fresh('turns'));
+  assert.deepEqual(
+    r.turns.map((t) => [t.turn, t.content, t.itemCount]),
+    [
+      [1, '東京の天気は？', 4],
+      [2, 'And in OSAKA?', 4],
+    ],
+  );
+  assert.equal(typeof r.turns[0].createdAt, 'number');
+  assert.deepEqual(r.tokyo.map((t) => t.turn), [1]);
+  assert.deepEqual(r.osaka.map((t) => t.turn), [2]);
+  assert.deepEqual(r.none, []);
+  assert.deepEqual(r.tools, [
+    { name: 'weather', count: 1, turn: 1 },
+    { name: 'weather', count: 1, turn: 2 },
+    { name: 'map', count: 1, turn: 2 },
+  ]);
+});
+
+test('usage: stored per turn and branch, summed per session and per branch', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async ({ id, chat }) => {
+    const s = new lib.IndexedDbSession(id);
+    await s.addItems(chat.slice(0, 2));
+    await s.storeRunUsage({ requests: 1, inputTokens: 10, outputTokens: 5 });
+    await s.addItems(chat.slice(2, 4));
+    await s.storeRunUsage({ requests: 2, inputTokens: 20, outputTokens: 8, totalTokens: 30 });
+    await s.storeRunUsage({ requests: 1, inputTokens: 1, outputTokens: 1 });
+    await s.createBranchFromTurn(2, 'alt');
+    await s.addItems([{ role: 'user', content: 'q2 alt' }]);
+    await s.storeRunUsage({ requests: 1, inputTokens: 7, outputTokens: 3 });
+    const out = {
+      session: await s.getSessionUsage(),
+      alt: await s.getSessionUsage({ branch: 'alt' }),
+      main: await s.getSessionUsage({ branch: 'main' }),
+      altTurns: await s.getTurnUsage(),
+      altTurn2: await s.getTurnUsage(2),
+      altTurn1: await s.getTurnUsage(1),
+    };
+    await s.switchBranch('main');
+    out.mainTurns = await s.getTurnUsage();
+    await s.deleteBranch('alt');
+    out.afterDelete = await s.getSessionUsage();
+    return out;
+  }, { id: fresh('usage'), chat: turns(2) });
+  assert.deepEqual(r.session, { requests: 5, inputTokens: 38, outputTokens: 17, totalTokens: 57, turns: 3 });
+  assert.deepEqual(r.alt, { requests: 1, inputTokens: 7, outputTokens: 3, totalTokens: 10, turns: 1 });
+  assert.deepEqual(r.main, { requests: 4, inputTokens: 31, outputTokens: 14, totalTokens: 47, turns: 2 });
+  assert.deepEqual(r.altTurns, [{ turn: 2, requests: 1, inputTokens: 7, outputTokens: 3, totalTokens: 10 }]);
+  assert.deepEqual(r.altTurn2, r.altTurns[0]);
+  assert.equal(r.altTurn1, null);
+  assert.deepEqual(r.mainTurns, [
+    { turn: 1, requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+    { turn: 2, requests: 3, inputTokens: 21, outputTokens: 9, totalTokens: 32 },
+  ]);
+  assert.deepEqual(r.afterDelete, r.main, "a deleted branch's usage goes with it");
+});
+
+test('a deep chain of branches reads right at every depth, and is flattened past the bound', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async (id) => {
+    const s = new lib.IndexedDbSession(id);
+    await s.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]);
+    const out = [];
+    for (let depth = 2; depth <= 24; depth++) {
+      await s.addItems([{ role: 'user', content: `q${depth}` }]);
+      await s.createBranchFromTurn(depth, `d${depth}`);
+      await s.addItems([{ role: 'user', content: `q${depth}'` }, { role: 'assistant', content: `a${depth}'` }]);
+      out.push(await s.getItems());
+    }
+    out.push(await s.getItems(3), await s.getRecentTurns(2));
+    return out;
+  }, fresh('deep'));
+  for (let depth = 2; depth <= 24; depth++) {
+    const expected = ['q1', 'a1'];
+    for (let k = 2; k < depth; k++) expected.push(`q${k}'`, `a${k}'`);
+    expected.push(`q${depth}'`, `a${depth}'`);
+    assert.deepEqual(texts(r[depth - 2]), expected, `depth ${depth}`);
+  }
+  assert.deepEqual(texts(r.at(-2)), ["a23'", "q24'", "a24'"]);
+  assert.deepEqual(texts(r.at(-1)), ["q23'", "a23'", "q24'", "a24'"]);
+});
+
+test('the runner saves a turn on a branch, and records its usage against it', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async (id) => {
+    const { Agent, Runner } = lib;
+    // A model that answers every request with the same text and usage.
+    const fetch = async () =>
+      new Response(
+        JSON.stringify({
+          id: 'chatcmpl-1',
+          object: 'chat.completion',
+          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'answer' } }],
+          usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 },
+        }),
+        { headers: { 'content-type': 'application/json' } },
+      );
+    const runner = new Runner({ baseUrl: 'http://model.test/v1', apiKey: 'k', fetch });
+    const agent = new Agent({ name: 'a', model: 'm' });
+    const s = new lib.IndexedDbSession(id);
+    for (const q of ['one', 'two', 'three']) await runner.run(agent, q, { session: s });
+    await s.createBranchFromTurn(2);
+    await runner.run(agent, 'two, again', { session: s });
+    return {
+      branch: await s.getItems(),
+      main: await new lib.IndexedDbSession(id).getItems(),
+      session: await s.getSessionUsage(),
+      branchTurns: await s.getTurnUsage(),
+    };
+  }, fresh('runner'));
+  assert.deepEqual(texts(r.branch), ['one', 'answer', 'two, again', 'answer']);
+  assert.deepEqual(texts(r.main), ['one', 'answer', 'two', 'answer', 'three', 'answer']);
+  assert.deepEqual(r.session, { requests: 4, inputTokens: 48, outputTokens: 16, totalTokens: 64, turns: 4 });
+  assert.deepEqual(r.branchTurns, [{ turn: 2, requests: 1, inputTokens: 12, outputTokens: 4, totalTokens: 16 }]);
+});
+
+test('bad input: unknown branches and turns, taken names, deleting main or the current branch; nothing is written', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async ({ id, chat }) => {
+    const s = new lib.IndexedDbSession(id);
+    await s.addItems(chat);
+    await s.createBranchFromTurn(2, 'x');
+    await s.switchBranch('main');
+    const code = async (f) => {
+      try {
+        await f();
+        return 'resolved';
+      } catch (e) {
+        return `${e.name} ${e.code}`;
+      }
+    };
+    const out = {
+      switchUnknown: await code(() => s.switchBranch('nope')),
+      unknownOption: await code(() => new lib.IndexedDbSession(id, { branch: 'nope' }).getItems()),
+      unknownAdd: await code(() => new lib.IndexedDbSession(id, { branch: 'nope' }).addItems([{ role: 'user', content: 'lost' }])),
+      deleteUnknown: await code(() => s.deleteBranch('nope')),
+      turnZero: await code(() => s.createBranchFromTurn(0)),
+      turnPast: await code(() => s.createBranchFromTurn(9)),
+      turnText: await code(() => s.createBranchFromTurn('2')),
+      turnFraction: await code(() => s.createBranchFromTurn(1.5)),
+      noContent: await code(() => s.createBranchFromContent('never said')),
+      emptyContent: await code(() => s.createBranchFromContent('')),
+      taken: await code(() => s.createBranchFromTurn(1, 'x')),
+      takenMain: await code(() => s.createBranchFromTurn(1, 'main')),
+      blankName: await code(() => s.createBranchFromTurn(1, '  ')),
+      deleteMain: await code(() => s.deleteBranch('main')),
+      badUsage: await code(() => s.storeRunUsage({ inputTokens: -1 })),
+      badUsageType: await code(() => s.storeRunUsage('lots')),
+      badBranchOption: await code(() => s.getTurns({ branch: 7 })),
+      badConstructor: await code(async () => new lib.IndexedDbSession(id, { branch: '' })),
+      emptySession: await code(() => new lib.IndexedDbSession(id + '-empty').createBranchFromTurn(1)),
+    };
+    const x = new lib.IndexedDbSession(id, { branch: 'x' });
+    out.deleteCurrent = await code(() => x.deleteBranch('x'));
+    out.branches = (await s.listBranches()).map((b) => [b.branchId, b.itemCount]);
+    out.main = await s.getItems();
+    out.usage = await s.getSessionUsage();
+    out.current = s.currentBranch;
+    out.emptyListed = (await lib.listSessions()).some((i) => i.sessionId === id + '-empty');
+    return out;
+  }, { id: fresh('bad'), chat: turns(2) });
+  assert.equal(r.switchUnknown, 'SessionError BRANCH_NOT_FOUND');
+  assert.equal(r.unknownOption, 'SessionError BRANCH_NOT_FOUND');
+  assert.equal(r.unknownAdd, 'SessionError BRANCH_NOT_FOUND');
+  assert.equal(r.deleteUnknown, 'SessionError BRANCH_NOT_FOUND');
+  for (const k of ['turnZero', 'turnPast', 'turnText', 'turnFraction', 'noContent', 'emptySession']) {
+    assert.equal(r[k], 'SessionError INVALID_TURN', k);
+  }
+  assert.equal(r.emptyContent, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.taken, 'SessionError BRANCH_EXISTS');
+  assert.equal(r.takenMain, 'SessionError BRANCH_EXISTS');
+  assert.equal(r.blankName, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.deleteMain, 'SessionError BRANCH_IN_USE');
+  assert.equal(r.deleteCurrent, 'SessionError BRANCH_IN_USE');
+  assert.equal(r.badUsage, 'SessionError INVALID_USAGE');
+  assert.equal(r.badUsageType, 'SessionError INVALID_USAGE');
+  assert.equal(r.badBranchOption, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.badConstructor, 'SessionError INVALID_OPTIONS');
+  assert.deepEqual(r.branches, [['main', 4], ['x', 2]]);
+  assert.deepEqual(texts(r.main), texts(turns(2)));
+  assert.deepEqual(r.usage, { requests: 0, inputTokens: 0, outputTokens: 0, totalTokens: 0, turns: 0 });
+  assert.equal(r.current, 'main');
+  assert.equal(r.emptyListed, false, 'a failed branch creation writes no record');
+});
