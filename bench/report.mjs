@@ -114,6 +114,21 @@ export function evaluateTargets(report, sizes) {
     });
   }
 
+  // A branch shares the items before its turn instead of copying them: neither creating one nor
+  // reading its newest items may grow with the history.
+  const smallest = count(report.sizes.histories[0]);
+  for (const key of ['getBranchItems', 'createBranch']) {
+    const small = rows.find((r) => r.key === `${key}-small`);
+    const large = rows.find((r) => r.key === `${key}-large`);
+    if (!(has(OURS) && small && large)) continue;
+    const ratio = cell(large, OURS) / cell(small, OURS);
+    targets.push({
+      target: `${large.label} within 1.5x of the same on ${smallest} items`,
+      met: ratio <= 1.5,
+      detail: `${formatMs(cell(large, OURS))} vs ${formatMs(cell(small, OURS))}: ${ratio.toFixed(2)}x`,
+    });
+  }
+
   // Rewriting the newest turn costs about what appending one does (its reference).
   const replace = rows.find((r) => r.key === 'replace-suffix');
   if (has(OURS) && replace) {

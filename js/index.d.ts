@@ -26,4 +26,11 @@ export type {
   SessionHistoryRewriteArgs,
   ReplaceHistoryOptions,
   ArchiveWindow,
+  BranchInfo,
+  BranchOption,
+  TurnInfo,
+  UsageCounts,
+  SessionUsage,
+  TurnUsage,
+  ToolUsage,
 } from './agent_sessions.js';

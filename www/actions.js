@@ -1,9 +1,9 @@
-// What the buttons do to chats and users: switch user, new chat, select a chat, rename, undo, clear,
-// delete, export and import. Each runs through `busy`, so the view is re-read from IndexedDB
+// What the buttons do to chats and users: switch user, new chat, select a chat, switch the branch
+// of the open chat, rename, undo, clear, delete, export and import. Each runs through `busy`, so the view is re-read from IndexedDB
 // afterwards.
 import { deleteSession } from './lib.js';
 import { DB_NAME, state, newId, saveUsers } from './state.js';
-import { backgroundDone, closeChat, closeSession, current, listChats, openChat, openInitialChat, sessionFor } from './chats.js';
+import { backgroundDone, branchOf, closeChat, closeSession, current, listChats, openChat, openInitialChat, sessionFor } from './chats.js';
 import { contentText, isUserMessage } from './items.js';
 import { busy } from './busy.js';
 import { closeRename, el, renderUsers, setStatus } from './view.js';
@@ -39,8 +39,21 @@ export function newChat() {
 }
 
 export function selectChat(id) {
-  // Selecting the open chat only reads it again.
-  return busy(() => (id === state.sessionId ? undefined : openChat(id)));
+  // Selecting the open chat only reads it again. Another chat opens on the branch it was last on.
+  return busy(async () => {
+    if (id !== state.sessionId) await openChat(id, null, branchOf(await listChats(), id));
+  });
+}
+
+/** Shows branch `id` of the open chat (the switcher on a message), and remembers it: the chat
+ * reopens on it. */
+export function switchBranch(id) {
+  return busy(async () => {
+    await settleOpenChat();
+    await current().switchBranch(id);
+    state.branch = id;
+    setStatus(id === 'main' ? 'Showing the original conversation.' : `Showing branch “${id}”.`);
+  });
 }
 
 /** Renames the open chat (saving it, if it was not yet). The library refuses a title longer than
@@ -58,8 +71,8 @@ export function renameChat(text) {
 }
 
 /** Waits for the background work of the open chat's last reply (its summary and title): what
- * is about to change the chat must not have that work land on top of it. */
-async function settleOpenChat() {
+ * is about to change the chat (or its branch) must not have that work land on top of it. */
+export async function settleOpenChat() {
   const pending = state.background.get(state.sessionId);
   if (!pending) return;
   setStatus('Waiting for the chat’s summary and title to be written…');
@@ -129,6 +142,7 @@ export function exportChat() {
   return busy(async () => {
     const session = current();
     const [items, info] = await Promise.all([session.getItems(), session.getInfo()]);
+    // The items of the branch shown.
     const metadata = { title: info.title, summary: info.summary, topics: info.topics };
     const data = { sessionId: state.sessionId, userId: state.user, metadata, items };
     const blob = new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' });

@@ -1,28 +1,37 @@
-// The current user's chats in IndexedDB: their sessions, which one is open, and reading what the
-// sidebar and the chat header and conversation show. The sidebar comes from `listSessions`
-// (session records only: titles and summaries included); the header from the open chat's
-// `getInfo()`; the only history read is the open chat's.
+// The current user's chats in IndexedDB: their sessions, which one is open (and on which of its
+// branches), and reading what the sidebar and the chat header and conversation show. The sidebar
+// comes from `listSessions` (session records only: titles, summaries and the branch each chat was
+// last on included); the header from the open chat's `getInfo()` and `getSessionUsage()`; the only
+// history read is the open chat's (its branches' turns too, when it has branches).
 import { IndexedDbSession, listSessions } from './lib.js';
 import { DB_NAME, state, newId, savedSessionId, selectSession } from './state.js';
-import { closeRename, renderHeader, renderMessages, renderSidebar, showError } from './view.js';
+import { NO_SWITCHERS, readBranches } from './branches.js';
+import { closeRename, renderHeader, renderMessages, renderSidebar, renderUsage, showError } from './view.js';
 
-/** A session of the current user's chat `id`. */
-export function sessionFor(id) {
-  return new IndexedDbSession(id, { userId: state.user, dbName: DB_NAME });
+/** A session of the current user's chat `id`, on its branch `branch`. */
+export function sessionFor(id, branch = 'main') {
+  return new IndexedDbSession(id, { userId: state.user, dbName: DB_NAME, branch });
 }
 
-/** The open chat's session: made on first use, then the same object until the chat is left. */
+/** The open chat's session: made on first use (on the chat's branch), then the same object until
+ * the chat is left. */
 export function current() {
-  state.session ??= sessionFor(state.sessionId);
+  state.session ??= sessionFor(state.sessionId, state.branch);
   return state.session;
 }
 
-/** Leaves the open chat (its session is closed) for chat `id`; `session`, when given, is the one
- * to use for it. */
-export async function openChat(id, session = null) {
+/** The branch chat `id` was last on, from a `listSessions` list ('main' for a chat not in it). */
+export function branchOf(list, id) {
+  return list.find((c) => c.sessionId === id)?.currentBranch ?? 'main';
+}
+
+/** Leaves the open chat (its session is closed) for chat `id`, on its branch `branch`; `session`,
+ * when given, is the one to use for it. */
+export async function openChat(id, session = null, branch = 'main') {
   await closeChat();
   selectSession(id);
   state.session = session;
+  state.branch = session?.currentBranch ?? branch;
   closeRename();
 }
 
@@ -63,10 +72,11 @@ export function listChats() {
 export async function openInitialChat() {
   const saved = savedSessionId();
   const list = await listChats();
+  // Each chat reopens on the branch it was last on.
   if (saved && (list.some((s) => s.sessionId === saved) || !list.length)) {
-    await openChat(saved);
+    await openChat(saved, null, branchOf(list, saved));
   } else if (list.length) {
-    await openChat(list[0].sessionId);
+    await openChat(list[0].sessionId, null, list[0].currentBranch);
   } else {
     await openChat(newId());
   }
@@ -75,18 +85,43 @@ export async function openInitialChat() {
 /** Counts the reads of the view, so that a read of the chat info never draws over a newer read. */
 let reads = 0;
 
-/** Re-reads the chat list, the open chat's info and its items from IndexedDB and renders them. */
+/** Re-reads the chat list, the open chat's info, usage, branches and items from IndexedDB and
+ * renders them. */
 export async function refresh() {
   reads++;
   const list = await listChats();
   // A chat that is not in the list has not been saved yet: it has nothing to read.
   const saved = list.some((c) => c.sessionId === state.sessionId);
-  const [items, info] = saved ? await Promise.all([current().getItems(), current().getInfo()]) : [[], null];
+  let items = [];
+  let info = null;
+  let usage = null;
+  let switchers = NO_SWITCHERS;
+  if (saved) {
+    let session = current();
+    const read = () =>
+      Promise.all([session.getItems(), session.getInfo(), session.getSessionUsage(), readBranches(session)]);
+    let branches;
+    try {
+      [items, info, usage, { switchers, branches }] = await read();
+    } catch (e) {
+      // The branch this chat was on is gone (deleted in another tab): back to its main branch.
+      if (e?.code !== 'BRANCH_NOT_FOUND' || session.currentBranch === 'main') throw e;
+      await closeChat();
+      state.branch = 'main';
+      session = current();
+      [items, info, usage, { switchers, branches }] = await read();
+    }
+    state.branch = session.currentBranch;
+    state.branchCount = branches.length;
+  } else {
+    state.branchCount = 1;
+  }
   state.itemCount = items.length;
   state.info = info;
   renderSidebar(list);
   renderHeader(info);
-  renderMessages(items);
+  renderUsage(usage, state.branch, state.branchCount);
+  renderMessages(items, switchers);
 }
 
 /** Re-reads the chat list and the open chat's info (titles, summary), not its items: after a
@@ -96,10 +131,15 @@ export async function refreshChatInfo() {
   const id = state.sessionId;
   // Both reads start now, before any later action could close the session.
   const session = state.session;
-  const [list, info] = await Promise.all([listChats(), session ? session.getInfo() : null]);
+  const [list, info, usage] = await Promise.all([
+    listChats(),
+    session ? session.getInfo() : null,
+    session ? session.getSessionUsage() : null,
+  ]);
   // A later read shows newer data, or another chat is open by now.
   if (read !== reads || id !== state.sessionId) return;
   state.info = info ?? list.find((c) => c.sessionId === id) ?? null;
   renderSidebar(list);
   renderHeader(state.info);
+  if (usage) renderUsage(usage, state.branch, state.branchCount);
 }

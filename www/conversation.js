@@ -1,43 +1,70 @@
 // Sending a message: the runner streams the reply into the page and saves the exchange in the
-// open chat's session, sending as history what the settings say; Stop (or Esc) aborts it. The
-// work the reply leaves for afterwards (summary, title) goes on in the background.
+// open chat's session (on its branch), sending as history what the settings say; Stop (or Esc)
+// aborts it. Editing one of your messages sends the edited text on a new branch of the chat, made
+// from that message's turn, so the earlier answer is kept. The runner records each run's token
+// usage in the session. The work the reply leaves for afterwards (summary, title) goes on in the
+// background.
 import { state } from './state.js';
 import { current } from './chats.js';
 import { model, runOptions } from './model.js';
 import { busy } from './busy.js';
 import { track } from './background.js';
-import { el, setStatus, startExchange } from './view.js';
+import { settleOpenChat } from './actions.js';
+import { el, renderMessages, setStatus, startExchange } from './view.js';
 
 export async function send(text) {
   if (state.busy || !text.trim()) return;
+  await busy(() => exchange(text, 'Saved to IndexedDB.'));
+  el.input.focus();
+}
+
+/** Sends `text` in place of user message `turn` (1-based): a new branch of the chat shows what
+ * came before that message, and the model answers the edited one there. The branch the chat was
+ * on keeps its answer: the switcher on the message goes back to it. */
+export async function regenerate(turn, text) {
+  if (state.busy || !text.trim()) return;
   await busy(async () => {
-    const { runner, agent } = model();
+    // The summary being written for the branch the chat is on now must not land on the new one.
+    await settleOpenChat();
     const session = current();
-    const reply = startExchange(text);
-    const controller = new AbortController();
-    state.controller = controller;
-    setStatus('The model is answering…');
-    try {
-      const run = runner.runStreamed(agent, text, { ...runOptions(), session, signal: controller.signal });
-      for await (const event of run) {
-        if (event.type === 'text_delta') reply.append(event.delta);
-      }
-      const result = await run.result;
-      track(state.sessionId, result.background);
-      setStatus('Saved to IndexedDB.');
-    } catch (e) {
-      if (e?.name === 'AbortError' || controller.signal.aborted) {
-        setStatus('Stopped. The unfinished answer was not saved; your message was.');
-      } else {
-        setStatus('');
-        throw e;
-      }
-    } finally {
-      state.controller = null;
-      reply.done();
-    }
+    const branch = await session.createBranchFromTurn(turn);
+    state.branch = branch;
+    // What the new branch shows: everything before the edited message.
+    const items = await session.getItems();
+    state.itemCount = items.length;
+    renderMessages(items);
+    await exchange(text, `Saved on a new branch, “${branch}”; the earlier version is kept (‹ › on your message switches).`);
   });
   el.input.focus();
+}
+
+/** Streams the reply to `text` into the page and saves both in the open chat's session. */
+async function exchange(text, saved) {
+  const { runner, agent } = model();
+  const session = current();
+  const reply = startExchange(text);
+  const controller = new AbortController();
+  state.controller = controller;
+  setStatus('The model is answering…');
+  try {
+    const run = runner.runStreamed(agent, text, { ...runOptions(), session, signal: controller.signal });
+    for await (const event of run) {
+      if (event.type === 'text_delta') reply.append(event.delta);
+    }
+    const result = await run.result;
+    track(state.sessionId, result.background);
+    setStatus(saved);
+  } catch (e) {
+    if (e?.name === 'AbortError' || controller.signal.aborted) {
+      setStatus('Stopped. The unfinished answer was not saved; your message was.');
+    } else {
+      setStatus('');
+      throw e;
+    }
+  } finally {
+    state.controller = null;
+    reply.done();
+  }
 }
 
 export function stop() {

@@ -5,12 +5,14 @@
 import { state, loadState, saveSettings } from './state.js';
 import { openInitialChat } from './chats.js';
 import { busy } from './busy.js';
-import { send, stop } from './conversation.js';
+import { regenerate, send, stop } from './conversation.js';
 import * as actions from './actions.js';
 import {
+  closeEditor,
   closeRename,
   el,
   hideError,
+  openEditor,
   openRename,
   renderSettings,
   renderUsers,
@@ -61,6 +63,51 @@ function wire() {
       e.preventDefault();
       e.stopPropagation();
       cancelRename();
+    }
+  });
+
+  // Your messages: Edit opens a box in the message's place (Enter or "Send edit" sends the edited
+  // message on a new branch, Escape or Cancel closes it; focus returns to Edit); the ‹ › arrows
+  // switch to the message's other versions, keeping the focus on the switcher.
+  el.messages.addEventListener('click', async (e) => {
+    const b = e.target.closest('button');
+    if (!b || state.busy) return;
+    const li = b.closest('.msg');
+    if (b.classList.contains('msg-edit')) {
+      openEditor(li);
+    } else if (b.classList.contains('edit-cancel')) {
+      cancelEdit();
+    } else if (b.classList.contains('branch-step') && b.dataset.branch) {
+      const { turn } = li.dataset;
+      const dir = b.classList.contains('branch-prev') ? 'prev' : 'next';
+      await actions.switchBranch(b.dataset.branch);
+      const msg = el.messages.querySelector(`.msg[data-turn="${turn}"]`);
+      const again = msg?.querySelector(`.branch-${dir}:not(:disabled)`) ?? msg?.querySelector('.branch-step:not(:disabled)');
+      (again ?? el.input).focus();
+    }
+  });
+  const cancelEdit = () => {
+    const li = closeEditor();
+    li?.querySelector('.msg-edit')?.focus();
+  };
+  el.messages.addEventListener('submit', (e) => {
+    const form = e.target.closest('.msg-editor');
+    if (!form) return;
+    e.preventDefault();
+    const text = form.querySelector('textarea').value;
+    if (!text.trim() || state.busy) return;
+    regenerate(Number(form.closest('.msg').dataset.turn), text);
+  });
+  el.messages.addEventListener('keydown', (e) => {
+    const form = e.target.closest('.msg-editor');
+    if (!form || e.target.tagName !== 'TEXTAREA') return;
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      form.requestSubmit();
+    } else if (e.key === 'Escape' && !state.busy) {
+      e.preventDefault();
+      e.stopPropagation();
+      cancelEdit();
     }
   });
 

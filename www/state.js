@@ -24,6 +24,11 @@ export const state = {
   /** The open chat's IndexedDbSession (null until first used): one object for everything done to
    * the chat while it is open, closed when it is left. */
   session: null,
+  /** The branch of the open chat that its session object shows: 'main', or one made by editing
+   * a message. A chat reopens on the branch it was on (the library remembers it). */
+  branch: 'main',
+  /** How many branches the open chat has ('main' included), as last read. */
+  branchCount: 1,
   /** How many items the open chat held when the view was last read. */
   itemCount: 0,
   /** The open chat's `getInfo()` as last read (title, summary…); null for a chat not saved yet. */

@@ -1,6 +1,7 @@
 // Everything the page draws: the users, the chat list, the chat header (title, rename box,
-// summary), the conversation, the settings, the controls, errors and the status line. It only
-// writes the DOM; it never reads storage.
+// summary, branch and token usage), the conversation (with the Edit button and the branch
+// switcher of your messages, and the box to edit one), the settings, the controls, errors and the
+// status line. It only writes the DOM; it never reads storage.
 import { MAX_HISTORY_TURNS, historyTurns, state } from './state.js';
 import { describe } from './items.js';
 import { renderMarkdown } from './markdown.js';
@@ -34,6 +35,9 @@ export const el = {
   renameCancel: $('rename-cancel'),
   chatSummary: $('chat-summary'),
   chatTopics: $('chat-topics'),
+  chatMeta: $('chat-meta'),
+  chatBranch: $('chat-branch'),
+  chatUsage: $('chat-usage'),
   modelLine: $('model-line'),
   undo: $('undo'),
   clear: $('clear'),
@@ -168,6 +172,25 @@ export function renderHeader(info) {
   el.chatTopics.hidden = topics.length === 0;
 }
 
+const numbers = new Intl.NumberFormat('en-US');
+
+/** The open chat's branch (when it has several) and its token usage, all branches together:
+ * `usage` is `getSessionUsage()`, null for a chat not saved yet; hidden while nothing was used. */
+export function renderUsage(usage, branch, branchCount) {
+  const onBranch = branchCount > 1;
+  el.chatBranch.textContent = onBranch ? (branch === 'main' ? 'Original conversation' : `Branch “${branch}”`) : '';
+  el.chatBranch.hidden = !onBranch;
+  const used = usage && usage.requests > 0;
+  el.chatUsage.textContent = used
+    ? `${numbers.format(usage.totalTokens)} token${usage.totalTokens === 1 ? '' : 's'} · ${numbers.format(usage.requests)} request${usage.requests === 1 ? '' : 's'}`
+    : '';
+  el.chatUsage.title = used
+    ? `Used by this chat's replies${onBranch ? ', all branches together' : ''}: ${numbers.format(usage.inputTokens)} in, ${numbers.format(usage.outputTokens)} out`
+    : '';
+  el.chatUsage.hidden = !used;
+  el.chatMeta.hidden = !onBranch && !used;
+}
+
 /** Shows the rename box in place of the title, holding the title to edit. */
 export function openRename() {
   if (state.busy) return;
@@ -230,16 +253,116 @@ function messageElement(kind, label, text) {
   return li;
 }
 
-/** The conversation: every item of the open chat. */
-export function renderMessages(items) {
+/** A button of a user message's tools. */
+function toolButton(className, text, label) {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = `small ${className}`;
+  b.textContent = text;
+  b.setAttribute('aria-label', label);
+  b.disabled = state.busy;
+  return b;
+}
+
+/** The switcher between the versions of turn `turn`: `‹ k/n ›`, each arrow naming the branch it
+ * switches to in `data-branch` (disabled at either end). */
+function switcherElement(turn, { index, count, prev, next }) {
+  const group = document.createElement('div');
+  group.className = 'branch-switcher';
+  group.setAttribute('role', 'group');
+  group.setAttribute('aria-label', `Versions of message ${turn}`);
+  const step = (branch, dir, text, label) => {
+    const b = toolButton(`branch-step branch-${dir}`, text, label);
+    if (branch) b.dataset.branch = branch;
+    else b.disabled = true;
+    return b;
+  };
+  const position = document.createElement('span');
+  position.className = 'branch-position';
+  position.textContent = `${index}/${count}`;
+  position.setAttribute('aria-label', `version ${index} of ${count}`);
+  group.append(
+    step(prev, 'prev', '‹', `Previous version of message ${turn}`),
+    position,
+    step(next, 'next', '›', `Next version of message ${turn}`),
+  );
+  return group;
+}
+
+/** The conversation: every item of the open chat (of its branch). Each user message, turn `t` (its
+ * 1-based position among them), has an Edit button, and the switcher `switchers.get(t)` when the
+ * turn has other versions. */
+export function renderMessages(items, switchers = new Map()) {
+  let turn = 0;
   el.messages.replaceChildren(
     ...items.map((item) => {
       const { kind, label, text } = describe(item);
-      return messageElement(kind, label, text);
+      const li = messageElement(kind, label, text);
+      if (kind === 'user') {
+        turn++;
+        li.dataset.turn = String(turn);
+        const tools = document.createElement('div');
+        tools.className = 'msg-tools';
+        const switcher = switchers.get(turn);
+        if (switcher) tools.append(switcherElement(turn, switcher));
+        tools.append(toolButton('msg-edit', 'Edit', `Edit message ${turn}`));
+        li.append(tools);
+      }
+      return li;
     }),
   );
   el.empty.hidden = items.length > 0;
   scrollToEnd();
+}
+
+/** Opens the box to edit user message `li` in place of its text (closing any other one), and
+ * focuses it. */
+export function openEditor(li) {
+  closeEditor();
+  const text = li.querySelector('.msg-text').textContent;
+  const form = document.createElement('form');
+  form.className = 'msg-editor';
+  form.autocomplete = 'off';
+  const id = `edit-${li.dataset.turn}`;
+  const label = document.createElement('label');
+  label.className = 'visually-hidden';
+  label.htmlFor = id;
+  label.textContent = `Edit message ${li.dataset.turn}`;
+  const input = document.createElement('textarea');
+  input.id = id;
+  input.rows = Math.min(8, Math.max(2, text.split('\n').length));
+  input.value = text;
+  input.setAttribute('aria-describedby', 'edit-hint');
+  const hint = document.createElement('span');
+  hint.id = 'edit-hint';
+  hint.className = 'visually-hidden';
+  hint.textContent = 'Enter sends the edited message on a new branch, keeping the earlier answer; Escape cancels.';
+  const buttons = document.createElement('div');
+  buttons.className = 'msg-editor-buttons';
+  const save = document.createElement('button');
+  save.type = 'submit';
+  save.className = 'primary small edit-send';
+  save.textContent = 'Send edit';
+  const cancel = document.createElement('button');
+  cancel.type = 'button';
+  cancel.className = 'small edit-cancel';
+  cancel.textContent = 'Cancel';
+  buttons.append(save, cancel);
+  form.append(label, input, hint, buttons);
+  li.classList.add('editing');
+  li.append(form);
+  input.focus();
+  input.setSelectionRange(input.value.length, input.value.length);
+}
+
+/** Closes the edit box, if one is open; returns the message it was editing (or null). */
+export function closeEditor() {
+  const form = el.messages.querySelector('.msg-editor');
+  if (!form) return null;
+  const li = form.closest('.msg');
+  form.remove();
+  li.classList.remove('editing');
+  return li;
 }
 
 /** Shows the user's message and an empty reply that fills as it streams. Returns the reply:
@@ -300,6 +423,9 @@ export function updateControls() {
   el.userSelect.disabled = busy;
   el.newUserForm.querySelector('button').disabled = busy;
   for (const b of el.sessionList.querySelectorAll('button')) b.disabled = busy;
+  // A switcher's arrow at either end stays disabled.
+  for (const b of el.messages.querySelectorAll('.msg-tools button')) b.disabled = busy || (b.classList.contains('branch-step') && !b.dataset.branch);
+  for (const b of el.messages.querySelectorAll('.msg-editor button')) b.disabled = busy;
   el.app.dataset.busy = String(busy);
 }
 

@@ -3,7 +3,7 @@
 // `capabilities` names what an implementation offers beyond the shared interface (see
 // CAPABILITIES), which an operation may require.
 export const IMPLEMENTATIONS = [
-  { key: 'ours', label: 'agent-sessions', durable: true, capabilities: ['historyTransactions', 'recentTurns'] },
+  { key: 'ours', label: 'agent-sessions', durable: true, capabilities: ['historyTransactions', 'recentTurns', 'branches'] },
   { key: 'raw', label: 'raw IndexedDB', durable: true },
   { key: 'dexie', label: 'Dexie 4', durable: true },
   { key: 'idb-keyval', label: 'idb-keyval', durable: true },
@@ -15,6 +15,7 @@ export const IMPLEMENTATIONS = [
 export const CAPABILITIES = {
   historyTransactions: 'history transactions (applyHistoryTransaction)',
   recentTurns: 'reads by turn (getRecentTurns)',
+  branches: 'conversation branches (createBranchFromTurn)',
 };
 
 /** Whether `impl` can run `op`: every operation that requires nothing, else by capability. */

@@ -5,12 +5,16 @@ import { IndexedDbSession, listSessions } from '/pkg/index.js';
 import { deleteDatabase } from './raw.js';
 
 export function create({ dbName, userId = null }) {
+  // One object per session and branch, as an application holds one per open conversation.
   const sessions = new Map();
-  const session = (sessionId) => {
-    let s = sessions.get(sessionId);
+  const open = (sessionId, branch) =>
+    new IndexedDbSession(sessionId, userId === null ? { dbName, branch } : { dbName, userId, branch });
+  const session = (sessionId, branch = 'main') => {
+    const key = JSON.stringify([sessionId, branch]);
+    let s = sessions.get(key);
     if (!s) {
-      s = new IndexedDbSession(sessionId, userId === null ? { dbName } : { dbName, userId });
-      sessions.set(sessionId, s);
+      s = open(sessionId, branch);
+      sessions.set(key, s);
     }
     return s;
   };
@@ -29,6 +33,21 @@ export function create({ dbName, userId = null }) {
         operationId: crypto.randomUUID(),
         transaction: { type: 'replace_suffix', expectedSuffix, replacement },
       }),
+    // The object that creates a branch moves onto it: a new one on the main branch does it (the
+    // constructor only keeps its arguments), and then serves the branch.
+    async createBranchFromTurn(sessionId, turn, name) {
+      const s = open(sessionId, 'main');
+      try {
+        const id = await s.createBranchFromTurn(turn, name);
+        sessions.set(JSON.stringify([sessionId, id]), s);
+        return id;
+      } catch (e) {
+        s.free();
+        throw e;
+      }
+    },
+    getBranchItems: (sessionId, branch, n) => session(sessionId, branch).getItems(n),
+    addBranchItems: (sessionId, branch, items) => session(sessionId, branch).addItems(items),
     listSessions: (user = userId) => listSessions({ dbName, userId: user }),
     async close() {
       await Promise.all([...sessions.values()].map((s) => s.close()));

@@ -11,6 +11,12 @@
 // and those with the `recentTurns` capability
 //   getRecentTurns(sessionId, turns): the items of the newest `turns` whole turns (a turn starts
 //     at a user message), oldest first.
+// and those with the `branches` capability
+//   createBranchFromTurn(sessionId, turn, name): creates branch `name` of the session's main
+//     branch, showing everything before its turn `turn` (numbered from 1), without copying it;
+//     resolves to the branch's id. getItems/addItems above keep acting on the main branch.
+//   getBranchItems(sessionId, branch, n?), addBranchItems(sessionId, branch, items): getItems
+//     and addItems on branch `branch`.
 
 const SESSIONS = 'agent_sessions';
 const MESSAGES = 'agent_messages';

@@ -6,7 +6,7 @@
 // implementations that have it; the others show "—" in the table. One with `reference` also
 // times, in each run, what it is compared with (returned as `reference`, in ms), shown on a line
 // of its own under it.
-import { describeItems, hash, makeItems, makeTurnItems, recentTurnsStart } from '../shared/items.js';
+import { describeItems, hash, makeItems, makeTurnItems, recentTurnsStart, turnCount } from '../shared/items.js';
 
 export const USER = 'user-a';
 export const OTHER_USER = 'user-b';
@@ -91,6 +91,94 @@ const recentTurnsOf = (index, size) => ({
   },
 });
 
+/**
+ * Where the branches of the benchmark start in a turn-shaped history of `n` items of `sessionId`:
+ * at its newest turn (asking the latest question again), numbered from 1, and the position of
+ * that turn's user message. The branch shows the items before it.
+ */
+function newestTurn(sessionId, n) {
+  return { turn: turnCount(sessionId, n), start: recentTurnsStart(sessionId, n, 1) };
+}
+
+/** The newest `limit` items of the first `count` turn-shaped items of `sessionId`. */
+const newestTurnItems = (sessionId, count, limit) =>
+  makeTurnItems(sessionId, count - Math.min(limit, count), Math.min(limit, count));
+
+/**
+ * createBranchFromTurn on a turn-shaped history of `s.histories[index]` items: each repeat
+ * creates a new branch (its own name) of the main branch from the newest turn. Creating one
+ * copies nothing, so its cost must not grow with the history. Checked, untimed: the branch's
+ * newest `s.limit` items are those before that turn, and the main branch is left as it was.
+ */
+const createBranchOf = (index, size) => ({
+  key: `createBranch-${size}`,
+  kind: 'light',
+  requires: 'branches',
+  label: (s) => `createBranchFromTurn on a history of ${fmt(s.histories[index])} items`,
+  sessionId: (s) => `branched-${s.histories[index]}`,
+  branch: (rep) => `retry-${rep}`,
+  async prepare(h) {
+    await fill(h.impl, this.sessionId(h.sizes), h.sizes.histories[index], makeTurnItems);
+  },
+  async run(h, rep) {
+    const [sessionId, n] = [this.sessionId(h.sizes), h.sizes.histories[index]];
+    const { turn } = newestTurn(sessionId, n);
+    const { ms, value } = await timed(() => h.impl.createBranchFromTurn(sessionId, turn, this.branch(rep)));
+    return {
+      ms,
+      result: {
+        id: value,
+        branch: describeItems(await h.impl.getBranchItems(sessionId, this.branch(rep), h.sizes.limit)),
+        main: describeItems(await h.impl.getItems(sessionId, h.sizes.limit)),
+      },
+    };
+  },
+  expected(s, rep) {
+    const [sessionId, n] = [this.sessionId(s), s.histories[index]];
+    const { start } = newestTurn(sessionId, n);
+    return {
+      id: this.branch(rep),
+      branch: describeItems(newestTurnItems(sessionId, start, s.limit)),
+      main: describeItems(newestTurnItems(sessionId, n, s.limit)),
+    };
+  },
+});
+
+/**
+ * getItems(s.limit) on a branch of a turn-shaped history of `s.histories[index]` items, created
+ * in the set-up from the newest turn, with `s.branchItems` items of its own (the turn asked
+ * again: a user message, then what follows it, of another session tag, at the same positions).
+ * There are fewer of them than `s.limit`, so the newest items span the part the branch shares
+ * with the main branch and its own. Reading them must not grow with the history either.
+ */
+const branchNewestOf = (index, size) => ({
+  key: `getBranchItems-${size}`,
+  kind: 'light',
+  requires: 'branches',
+  label: (s) => `getItems(${s.limit}) on a branch of a ${fmt(s.histories[index])}-item history`,
+  sessionId: (s) => `branch-read-${s.histories[index]}`,
+  branch: 'retry',
+  ownTag: (sessionId) => `${sessionId}/retry`,
+  async prepare(h) {
+    const [sessionId, n] = [this.sessionId(h.sizes), h.sizes.histories[index]];
+    await fill(h.impl, sessionId, n, makeTurnItems);
+    const { turn, start } = newestTurn(sessionId, n);
+    await h.impl.createBranchFromTurn(sessionId, turn, this.branch);
+    await h.impl.addBranchItems(sessionId, this.branch, makeTurnItems(this.ownTag(sessionId), start, h.sizes.branchItems));
+  },
+  async run(h) {
+    const sessionId = this.sessionId(h.sizes);
+    const { ms, value } = await timed(() => h.impl.getBranchItems(sessionId, this.branch, h.sizes.limit));
+    return { ms, result: describeItems(value) };
+  },
+  expected(s) {
+    const [sessionId, n] = [this.sessionId(s), s.histories[index]];
+    const { start } = newestTurn(sessionId, n);
+    const own = makeTurnItems(this.ownTag(sessionId), start, s.branchItems).slice(-s.limit);
+    return describeItems([...newestTurnItems(sessionId, start, s.limit - own.length), ...own]);
+  },
+});
+
 export const OPERATIONS = [
   {
     key: 'append-turns',
@@ -123,6 +211,10 @@ export const OPERATIONS = [
   ...[0, 1, 2].map(newestOf),
   recentTurnsOf(0, 'small'),
   recentTurnsOf(2, 'large'),
+  createBranchOf(0, 'small'),
+  createBranchOf(2, 'large'),
+  branchNewestOf(0, 'small'),
+  branchNewestOf(2, 'large'),
   {
     key: 'getItems-all',
     kind: 'light',

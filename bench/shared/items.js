@@ -142,6 +142,21 @@ export function recentTurnsStart(tag, total, turns) {
 }
 
 /**
+ * How many turns the first `total` turn-shaped items of `tag` hold: the user messages among them
+ * (turn `k`, numbered from 1, opens at the `k`-th). Which items open a turn repeats with
+ * TURN_CYCLE, so the items of one cycle and of the cut-short end are walked, not all `total`.
+ */
+export function turnCount(tag, total) {
+  const cycle = TURN_CYCLE.length;
+  const opens = (i) => (startsTurn(makeTurnItem(tag, i)) ? 1 : 0);
+  let perCycle = 0;
+  for (let i = 0; i < Math.min(cycle, total); i++) perCycle += opens(i);
+  let count = Math.floor(total / cycle) * perCycle;
+  for (let i = total - (total % cycle); i < total; i++) count += opens(i);
+  return count;
+}
+
+/**
  * What a list of items is compared by: its length, a hash of its exact JSON (every field, in
  * order), and the ids (all of them for short lists, the ends for long ones).
  */

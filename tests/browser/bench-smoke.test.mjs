@@ -1,7 +1,7 @@
 // The benchmark (bench/run.mjs) with tiny sizes and one repeat: every implementation it compares
 // must return the same, correct results (newest items, popped items, the history after
-// replace_suffix calls, sessions left after a clear, the sessions list, the newest turns), or its
-// timings would compare different work. No timing is asserted.
+// replace_suffix calls, sessions left after a clear, the sessions list, the newest turns, the
+// branches created and read), or its timings would compare different work. No timing is asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBenchmark } from '../../bench/run.mjs';
@@ -90,6 +90,51 @@ test('benchmark: every implementation gives the expected results, the same for a
   );
   const target = evaluateTargets(report).find((t) => t.target.startsWith('getRecentTurns('));
   assert.equal(target?.target, 'getRecentTurns(3) of 40 items within 1.5x of 3 items');
+
+  // Branches ran where they exist (ours alone), from the newest turn. The 3-item history's newest
+  // turn is its 2nd (item 2, a question): the branch shows items 0 and 1. The 40-item one has 14
+  // turns (3 in every 9 items, then items 36 and 38): its branch from turn 14 shows items 0 to
+  // 37, the newest 4 of them 34 to 37; the main branch still ends at item 39.
+  const branched = report.checks.filter((c) => c.op.startsWith('createBranch-') || c.op.startsWith('getBranchItems-'));
+  assert.deepEqual([...new Set(branched.map((c) => c.impl))], ['ours']);
+  assert.equal(branched.length, 4);
+  assert.equal(report.sizes.limit, 4);
+  assert.deepEqual(result('createBranch-small'), {
+    id: 'retry-0',
+    branch: describeItems(makeTurnItems('branched-3', 0, 2)),
+    main: describeItems(makeTurnItems('branched-3', 0, 3)),
+  });
+  assert.deepEqual(result('createBranch-large'), {
+    id: 'retry-0',
+    branch: describeItems(makeTurnItems('branched-40', 34, 4)),
+    main: describeItems(makeTurnItems('branched-40', 36, 4)),
+  });
+  assert.deepEqual(
+    result('createBranch-large').branch.ids,
+    ['rs_branched-40_34', 'msg_branched-40_35', 'msg_branched-40_36', 'msg_branched-40_37'],
+  );
+  // The branches read were given 2 items of their own (the newest turn asked again: a question
+  // and a tool call, of another tag): the newest 4 are 2 shared with main, then those 2.
+  assert.equal(report.sizes.branchItems, 2);
+  assert.deepEqual(
+    result('getBranchItems-small'),
+    describeItems([...makeTurnItems('branch-read-3', 0, 2), ...makeTurnItems('branch-read-3/retry', 2, 2)]),
+  );
+  assert.deepEqual(
+    result('getBranchItems-large'),
+    describeItems([...makeTurnItems('branch-read-40', 36, 2), ...makeTurnItems('branch-read-40/retry', 38, 2)]),
+  );
+  assert.deepEqual(
+    result('getBranchItems-large').ids,
+    ['msg_branch-read-40_36', 'msg_branch-read-40_37', 'msg_branch-read-40/retry_38', 'fc_branch-read-40/retry_39'],
+  );
+  const branchTargets = evaluateTargets(report)
+    .map((t) => t.target)
+    .filter((t) => /branch/i.test(t));
+  assert.deepEqual(branchTargets, [
+    'getItems(4) on a branch of a 40-item history within 1.5x of the same on 3 items',
+    'createBranchFromTurn on a history of 40 items within 1.5x of the same on 3 items',
+  ]);
 });
 
 // The migration benchmark (bench/migration.mjs) on a tiny database: it checks, itself, every item

@@ -4,7 +4,8 @@
 // title after a reply, the "last N turns" history setting, one session object per open chat,
 // streaming and Stop, replies rendered as sanitised Markdown (HTML shown as text, no script, no
 // javascript: links, no image requests), a real OpenAI-compatible endpoint in both API styles,
-// and the layout at desktop and phone widths.
+// editing a message onto a new branch and switching between its versions, the tokens used, and
+// the layout at desktop and phone widths.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -1196,6 +1197,128 @@ for (const api of ['chat_completions', 'responses']) {
     }
   });
 }
+
+/** The `‹ k/n ›` switcher of user message `turn`: its position ("2/2"), or null without one. */
+function switcherAt(page, turn) {
+  return page.$eval(`#messages .msg[data-turn="${turn}"]`, (li) => li.querySelector('.branch-position')?.textContent ?? null);
+}
+
+const usageOf = (page, sessionId, options) =>
+  lib(page, async ({ lib, dbName, sessionId, options }) => new lib.IndexedDbSession(sessionId, { userId: 'Guest', dbName }).getSessionUsage(options), {
+    sessionId,
+    options,
+  });
+
+test('edit a message: the edited text is answered on a new branch, the original stays a click away (‹ 1/2 ›), the branch survives a reload, and the header shows the tokens used', async () => {
+  const { context, page } = await openDemo();
+  try {
+    assert.equal(await page.isVisible('#chat-usage'), false, 'a new chat has used no tokens');
+    await say(page, 'my hobby is chess');
+    await say(page, 'what is my hobby?');
+    const id = await currentSessionId(page);
+    const original = await rendered(page);
+    assert.equal(original[3].text, 'Your hobby is chess. (I was given 2 earlier items.)');
+
+    // The tokens used, as the library sums them (the offline model reports usage).
+    const usage = await usageOf(page, id);
+    assert.ok(usage.requests >= 2 && usage.totalTokens > 0, JSON.stringify(usage));
+    assert.equal(await page.textContent('#chat-usage'), `${usage.totalTokens.toLocaleString('en-US')} tokens · ${usage.requests} requests`);
+    assert.equal(await page.isVisible('#chat-branch'), false, 'a chat without branches names none');
+    assert.equal(await page.locator('#messages .branch-switcher').count(), 0, 'no message has another version yet');
+    assert.deepEqual(await page.$$eval('#messages .msg-edit', (bs) => bs.map((b) => b.getAttribute('aria-label'))), ['Edit message 1', 'Edit message 2']);
+
+    // Edit, from the keyboard; Escape closes the box and changes nothing.
+    await page.focus('#messages .msg[data-turn="1"] .msg-edit');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => document.activeElement.closest('.msg-editor') !== null), true, 'the edit box has the focus');
+    assert.equal(await page.inputValue('#messages .msg-editor textarea'), 'my hobby is chess');
+    await page.keyboard.press('Escape');
+    assert.equal(await page.locator('#messages .msg-editor').count(), 0);
+    assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Edit message 1', 'focus returns to Edit');
+    assert.deepEqual(await rendered(page), original);
+
+    // Edit the first message and send it: a new branch shows the edited message and its answer only.
+    await page.keyboard.press('Enter');
+    await page.fill('#messages .msg-editor textarea', 'my hobby is go');
+    await page.press('#messages .msg-editor textarea', 'Enter');
+    await settled(page);
+    let shown = await rendered(page);
+    assert.deepEqual(shown.map((m) => m.role), ['user', 'assistant']);
+    assert.equal(shown[0].text, 'my hobby is go');
+    assert.match(shown[1].text, /^Noted: your hobby is go\..*\(I was given 0 earlier items\.\)$/);
+    assert.equal(await switcherAt(page, 1), '2/2');
+    assert.equal(await page.textContent('#chat-branch'), 'Branch “turn-1”');
+    await say(page, 'what is my hobby?');
+    assert.equal(await lastAssistant(page), 'Your hobby is go. (I was given 2 earlier items.)', "the branch's history is its own");
+    assert.equal(await switcherAt(page, 2), null, 'the new question has a single version');
+    const branch = await rendered(page);
+    let stored = await sessionsOf(page, 'Guest');
+    assert.deepEqual(stored.map((s) => [s.sessionId, s.currentBranch]), [[id, 'turn-1']]);
+
+    // The header counts the tokens of every branch, and went up with the replies on the new one.
+    const later = await usageOf(page, id);
+    assert.ok(later.totalTokens > usage.totalTokens && later.requests > usage.requests, JSON.stringify(later));
+    assert.equal(await page.textContent('#chat-usage'), `${later.totalTokens.toLocaleString('en-US')} tokens · ${later.requests} requests`);
+
+    // ‹ goes back to the original: main's answer is still there.
+    assert.equal(await page.isDisabled('#messages .msg[data-turn="1"] .branch-next'), true, 'the last version has no next one');
+    await page.click('#messages .msg[data-turn="1"] .branch-prev');
+    await idle(page);
+    assert.deepEqual(await rendered(page), original);
+    assert.equal(await switcherAt(page, 1), '1/2');
+    assert.equal(await switcherAt(page, 2), null);
+    assert.equal(await page.textContent('#chat-branch'), 'Original conversation');
+    assert.equal(await page.isDisabled('#messages .msg[data-turn="1"] .branch-prev'), true, 'the first version has no previous one');
+    assert.equal(await page.evaluate(() => document.activeElement.classList.contains('branch-next')), true, 'the focus stays on the switcher');
+
+    // › from the keyboard; the chat reopens on the branch it was on after a reload.
+    await page.keyboard.press('Enter');
+    await idle(page);
+    assert.deepEqual(await rendered(page), branch);
+    assert.equal(await switcherAt(page, 1), '2/2');
+    await reload(page);
+    assert.equal(await currentSessionId(page), id);
+    assert.deepEqual(await rendered(page), branch, 'the branch is shown after a reload');
+    assert.equal(await switcherAt(page, 1), '2/2');
+    assert.equal(await page.textContent('#chat-usage'), `${later.totalTokens.toLocaleString('en-US')} tokens · ${later.requests} requests`);
+
+    // Editing a message of the branch makes a branch of the branch: message 2 has two versions,
+    // and message 1 still has the two it had.
+    await page.click('#messages .msg[data-turn="2"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'say: edited twice');
+    await page.click('#messages .msg-editor .edit-send');
+    await settled(page);
+    shown = await rendered(page);
+    assert.deepEqual(shown.map((m) => m.text), [branch[0].text, branch[1].text, 'say: edited twice', 'edited twice (I was given 2 earlier items.)']);
+    assert.equal(await switcherAt(page, 1), '2/2');
+    assert.equal(await switcherAt(page, 2), '2/2');
+    await page.click('#messages .msg[data-turn="2"] .branch-prev');
+    await idle(page);
+    assert.deepEqual(await rendered(page), branch);
+    assert.equal(await switcherAt(page, 2), '1/2');
+    await page.click('#messages .msg[data-turn="1"] .branch-prev');
+    await idle(page);
+    assert.deepEqual(await rendered(page), original, 'main is untouched by the edits');
+    assert.equal(await switcherAt(page, 1), '1/2');
+    assert.equal(await switcherAt(page, 2), null, "main's second message was never edited");
+
+    // Every branch is in the library, where it was made from.
+    const branches = await lib(page, async ({ lib, dbName, id }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).listBranches(), { id });
+    assert.deepEqual(
+      branches.map((b) => [b.branchId, b.parent, b.fromTurn]),
+      [
+        ['main', null, null],
+        ['turn-1', 'main', 1],
+        ['turn-2', 'turn-1', 2],
+      ],
+    );
+    stored = await sessionsOf(page, 'Guest');
+    assert.equal(stored[0].currentBranch, 'main');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
 
 test('keyboard, labels and layout at desktop and phone widths (screenshots in tests/artifacts/)', async () => {
   await mkdir(artifacts, { recursive: true });

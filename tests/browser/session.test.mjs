@@ -375,7 +375,7 @@ describe('indexeddb: durability and sharing', () => {
     assert.deepEqual(r.all.map((s) => s.sessionId), ['n1', 'a2', 'b1', 'a1']);
     assert.deepEqual(r.nobody, []);
     const info = r.alice[0];
-    assert.deepEqual(Object.keys(info).sort(), ['createdAt', 'itemCount', 'sessionId', 'summary', 'title', 'turnCount', 'updatedAt', 'userId']);
+    assert.deepEqual(Object.keys(info).sort(), ['createdAt', 'currentBranch', 'itemCount', 'sessionId', 'summary', 'title', 'turnCount', 'updatedAt', 'userId']);
     assert.equal(info.userId, 'alice');
     assert.ok(info.updatedAt >= info.createdAt && info.createdAt > 1.7e12);
     assert.equal(r.all[0].userId, null);
@@ -487,8 +487,8 @@ describe('indexeddb: durability and sharing', () => {
       db.close();
       return { stores, sessions, messages, meta, version };
     });
-    assert.equal(r.version, 3);
-    assert.deepEqual(r.stores, ['agent_archive', 'agent_messages', 'agent_operations', 'agent_sessions']);
+    assert.equal(r.version, 4);
+    assert.deepEqual(r.stores, ['agent_archive', 'agent_messages', 'agent_operations', 'agent_sessions', 'agent_usage']);
     assert.deepEqual(r.meta, ['sessionId', 'seq']);
     assert.equal(r.sessions.length, 1);
     const rec = r.sessions[0];

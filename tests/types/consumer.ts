@@ -13,6 +13,11 @@ import {
   listSessions,
   repairSession,
   type RepairReport,
+  type BranchInfo,
+  type TurnInfo,
+  type SessionUsage,
+  type TurnUsage,
+  type ToolUsage,
   type Item,
   type SessionError,
   type SessionErrorCode,
@@ -190,3 +195,27 @@ new Agent({ name: 'x', tools: [{ name: 't' }] });
 
 void useTheRunner;
 void modelStatus;
+
+// Branches, turns and usage, typed.
+async function useBranches(): Promise<void> {
+  const session = new IndexedDbSession('chat-1', { userId: 'ann', branch: 'main' });
+  const branch: string = session.currentBranch;
+  const id: string = await session.createBranchFromTurn(2, 'edit');
+  await session.createBranchFromContent('weather');
+  await session.switchBranch(branch);
+  const branches: BranchInfo[] = await session.listBranches();
+  const parent: string | null = branches[0].parent;
+  const turns: TurnInfo[] = await session.getTurns({ branch: id });
+  const found: TurnInfo[] = await session.findTurns('東京');
+  await session.storeRunUsage({ inputTokens: 10, outputTokens: 2 });
+  const usage: SessionUsage = await session.getSessionUsage({ branch: id });
+  const one: TurnUsage | null = await session.getTurnUsage(1);
+  const all: TurnUsage[] = await session.getTurnUsage();
+  const tools: ToolUsage[] = await session.getToolUsage();
+  const remembered: string = (await listSessions())[0].currentBranch;
+  await session.deleteBranch(id);
+  // @ts-expect-error a turn is a number
+  await session.createBranchFromTurn('2');
+  void [parent, turns, found, usage.turns, one, all, tools[0].count, remembered];
+}
+void useBranches;
