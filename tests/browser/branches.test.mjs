@@ -6,12 +6,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { start, openHarness, reload } from './harness.mjs';
+import { startModelServer } from '../server/model-server.mjs';
 
 let env;
+let model;
 before(async () => {
   env = await start();
+  model = await startModelServer();
 });
 after(async () => {
+  await model?.close();
   await env?.close();
 });
 
@@ -312,38 +316,57 @@ test('a deep chain of branches reads right at every depth, and is flattened past
   assert.deepEqual(texts(r.at(-1)), ["q23'", "a23'", "q24'", "a24'"]);
 });
 
-test('the runner saves a turn on a branch, and records its usage against it', async () => {
+test('the runner against the test model server: three turns (one with a tool) and a branch, usage summed per turn, tools counted', async () => {
   const { page } = await openHarness(env);
-  const r = await page.evaluate(async (id) => {
-    const { Agent, Runner } = lib;
-    // A model that answers every request with the same text and usage.
-    const fetch = async () =>
-      new Response(
-        JSON.stringify({
-          id: 'chatcmpl-1',
-          object: 'chat.completion',
-          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'answer' } }],
-          usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 },
-        }),
-        { headers: { 'content-type': 'application/json' } },
-      );
-    const runner = new Runner({ baseUrl: 'http://model.test/v1', apiKey: 'k', fetch });
-    const agent = new Agent({ name: 'a', model: 'm' });
-    const s = new lib.IndexedDbSession(id);
-    for (const q of ['one', 'two', 'three']) await runner.run(agent, q, { session: s });
-    await s.createBranchFromTurn(2);
-    await runner.run(agent, 'two, again', { session: s });
-    return {
-      branch: await s.getItems(),
-      main: await new lib.IndexedDbSession(id).getItems(),
-      session: await s.getSessionUsage(),
-      branchTurns: await s.getTurnUsage(),
-    };
-  }, fresh('runner'));
-  assert.deepEqual(texts(r.branch), ['one', 'answer', 'two, again', 'answer']);
-  assert.deepEqual(texts(r.main), ['one', 'answer', 'two', 'answer', 'three', 'answer']);
-  assert.deepEqual(r.session, { requests: 4, inputTokens: 48, outputTokens: 16, totalTokens: 64, turns: 4 });
-  assert.deepEqual(r.branchTurns, [{ turn: 2, requests: 1, inputTokens: 12, outputTokens: 4, totalTokens: 16 }]);
+  model.reset();
+  model.script(
+    { text: 'one answer' },
+    { calls: [{ name: 'lookup', arguments: { q: 'two' } }] },
+    { text: 'two answer' },
+    { text: 'three answer' },
+    { text: 'two again answer' },
+  );
+  const r = await page.evaluate(
+    async ({ id, url }) => {
+      const lookup = { type: 'function', name: 'lookup', description: 'looks up', parameters: { type: 'object', properties: { q: { type: 'string' } } }, execute: async () => 'found' };
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'a', model: 'm', tools: [lookup] });
+      const s = new lib.IndexedDbSession(id);
+      const usages = [];
+      for (const q of ['one', 'two', 'three']) usages.push((await runner.run(agent, q, { session: s })).usage);
+      await s.createBranchFromTurn(2);
+      usages.push((await runner.run(agent, 'two, again', { session: s })).usage);
+      return {
+        usages,
+        branch: await s.getItems(),
+        main: await new lib.IndexedDbSession(id).getItems(),
+        session: await s.getSessionUsage(),
+        mainUsage: await s.getSessionUsage({ branch: 'main' }),
+        branchTurns: await s.getTurnUsage(),
+        mainTools: await s.getToolUsage({ branch: 'main' }),
+        branchTools: await s.getToolUsage(),
+      };
+    },
+    { id: fresh('runner'), url: model.url },
+  );
+  const sum = (list) =>
+    list.reduce(
+      (a, u) => ({
+        requests: a.requests + u.requests,
+        inputTokens: a.inputTokens + u.inputTokens,
+        outputTokens: a.outputTokens + u.outputTokens,
+        totalTokens: a.totalTokens + u.totalTokens,
+      }),
+      { requests: 0, inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    );
+  assert.deepEqual(r.usages.map((u) => u.requests), [1, 2, 1, 1], 'the tool turn took two requests');
+  assert.deepEqual(r.session, { ...sum(r.usages), turns: 4 });
+  assert.deepEqual(r.mainUsage, { ...sum(r.usages.slice(0, 3)), turns: 3 });
+  assert.deepEqual(r.branchTurns, [{ turn: 2, ...r.usages[3] }]);
+  assert.deepEqual(texts(r.branch), ['one', 'one answer', 'two, again', 'two again answer']);
+  assert.equal(r.main.length, 8, 'main: three turns, the second with its tool call and output');
+  assert.deepEqual(r.mainTools, [{ name: 'lookup', count: 1, turn: 2 }]);
+  assert.deepEqual(r.branchTools, [], 'the branch does not show the tool call of the turn it replaced');
 });
 
 test('bad input: unknown branches and turns, taken names, deleting main or the current branch; nothing is written', async () => {
