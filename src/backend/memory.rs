@@ -2,26 +2,46 @@
 //! structured clone on the way in and on the way out, as IndexedDB would, so both backends
 //! behave the same to a caller.
 
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
 
-use js_sys::Object;
+use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
 
+use crate::core::branch::{contains_text, free_name, RowFacts, Usage, MAIN};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
 use crate::core::memory::MemoryHistory;
 use crate::core::transaction::check_whole_history;
 
 use super::args::ReplaceOptions;
+use super::branch_js::{
+    folded, invalid_turn, item_facts, session_usage_js, tool_usage_js, turn_usage_js, turns_js,
+    From,
+};
 use super::canonical::canonical;
 use super::js::{self, clone_value, error_text, now};
 use super::metadata::{give_default_title, info, Changes};
 use super::session::{SessionCore, SessionState};
 use super::transaction::{FunctionCallReplacement, TakenTransaction};
 
+/// One branch of a memory session: its own copy of the item handles it shows (copying handles
+/// costs little in memory; the IndexedDB backend shares stored rows instead).
+struct MemBranch {
+    id: String,
+    parent: Option<String>,
+    from_turn: u64,
+    created_at: f64,
+    history: MemoryHistory<JsValue>,
+}
+
 pub struct MemorySessionState {
     core: SessionCore,
-    history: RefCell<MemoryHistory<JsValue>>,
+    /// `main` first, then the others in the order they were created.
+    branches: RefCell<Vec<MemBranch>>,
+    /// The branch this object is on (always one of `branches`: the current one cannot be deleted).
+    current: RefCell<String>,
+    /// Model usage per branch and turn.
+    usage: RefCell<Vec<(String, u64, Usage)>>,
     /// The metadata (title, summary, topics, state), on an object as a stored record holds it.
     metadata: JsValue,
 }
@@ -37,11 +57,60 @@ fn copy_out(item: &JsValue) -> Result<JsValue> {
 
 impl MemorySessionState {
     pub fn new(session_id: String, settings: SessionSettings) -> Self {
+        let main = MemBranch {
+            id: MAIN.to_string(),
+            parent: None,
+            from_turn: 0,
+            created_at: now(),
+            history: MemoryHistory::new(&session_id, now()),
+        };
         MemorySessionState {
-            history: RefCell::new(MemoryHistory::new(&session_id, now())),
+            branches: RefCell::new(vec![main]),
+            current: RefCell::new(MAIN.to_string()),
+            usage: RefCell::new(Vec::new()),
             core: SessionCore::new(session_id, settings),
             metadata: Object::new().into(),
         }
+    }
+
+    fn not_found(&self, id: &str) -> SessionError {
+        SessionError::new(
+            SessionErrorCode::BranchNotFound,
+            format!(
+                "session \"{}\" has no branch \"{id}\"",
+                self.core.session_id
+            ),
+        )
+    }
+
+    fn index_of(&self, id: &str) -> Result<usize> {
+        self.branches
+            .borrow()
+            .iter()
+            .position(|b| b.id == id)
+            .ok_or_else(|| self.not_found(id))
+    }
+
+    /// The history of the branch this object is on.
+    fn history(&self) -> RefMut<'_, MemoryHistory<JsValue>> {
+        let current = self.current.borrow();
+        RefMut::map(self.branches.borrow_mut(), |b| {
+            let i = b.iter().position(|b| b.id == *current).unwrap_or(0);
+            &mut b[i].history
+        })
+    }
+
+    /// What the turn listings read of a branch's items (this object's without `branch`).
+    fn facts(&self, branch: Option<String>) -> Result<Vec<RowFacts>> {
+        let id = branch.unwrap_or_else(|| self.current.borrow().clone());
+        let i = self.index_of(&id)?;
+        let branches = self.branches.borrow();
+        Ok(branches[i]
+            .history
+            .entries()
+            .iter()
+            .map(|e| item_facts(&e.item, e.turn, e.created_at))
+            .collect())
     }
 }
 
@@ -51,12 +120,12 @@ impl SessionState for MemorySessionState {
     }
 
     async fn get_items(&self, limit: Limit) -> Result<Vec<JsValue>> {
-        let history = self.history.borrow();
+        let history = self.history();
         history.items(limit).map(|e| copy_out(&e.item)).collect()
     }
 
     async fn recent_turns(&self, turns: Limit) -> Result<Vec<JsValue>> {
-        let history = self.history.borrow();
+        let history = self.history();
         history
             .recent_turns(turns)
             .iter()
@@ -65,7 +134,7 @@ impl SessionState for MemorySessionState {
     }
 
     async fn info(&self) -> Result<JsValue> {
-        let history = self.history.borrow();
+        let history = self.history();
         let record = history.record();
         // Each read gets its own copy, as from IndexedDB.
         let metadata = copy_out(&self.metadata)?;
@@ -85,21 +154,26 @@ impl SessionState for MemorySessionState {
 
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {
         give_default_title(&self.metadata, &items);
-        self.history.borrow_mut().add(items, now())
+        self.history().add(items, now())
     }
 
     async fn pop_item(&self) -> Result<Option<JsValue>> {
         // The popped value leaves the store, so it needs no copy: nobody else holds it.
-        Ok(self.history.borrow_mut().pop(now()))
+        Ok(self.history().pop(now()))
     }
 
     async fn clear(&self) -> Result<()> {
-        self.history.borrow_mut().clear(now());
+        self.history().clear(now());
+        let current = self.current.borrow().clone();
+        self.usage.borrow_mut().retain(|(b, _, _)| *b != current);
         Ok(())
     }
 
-    /// A closed memory session lets go of its items.
+    /// A closed memory session lets go of its items, on every branch.
     async fn close(&self) -> Result<()> {
+        self.branches.borrow_mut().truncate(1);
+        *self.current.borrow_mut() = MAIN.to_string();
+        self.usage.borrow_mut().clear();
         self.clear().await
     }
 
@@ -107,7 +181,7 @@ impl SessionState for MemorySessionState {
         let TakenTransaction {
             transaction, items, ..
         } = taken;
-        let mut history = self.history.borrow_mut();
+        let mut history = self.history();
         let stored: Vec<Option<String>> = history
             .newest(transaction.expected_suffix.len())
             .iter()
@@ -126,7 +200,7 @@ impl SessionState for MemorySessionState {
                 .then(|| text("callId"))
                 .flatten()
         };
-        let mut history = self.history.borrow_mut();
+        let mut history = self.history();
         for m in mutations {
             history.replace_function_call(&m.call_id, m.replacement, call_id_of, now());
         }
@@ -138,7 +212,7 @@ impl SessionState for MemorySessionState {
         items: Vec<(JsValue, bool)>,
         options: ReplaceOptions,
     ) -> Result<()> {
-        let mut history = self.history.borrow_mut();
+        let mut history = self.history();
         if let Some(expected) = &options.expected {
             let stored: Vec<Option<String>> = history
                 .newest(usize::MAX)
@@ -151,7 +225,189 @@ impl SessionState for MemorySessionState {
     }
 
     async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>> {
-        let history = self.history.borrow();
+        let history = self.history();
         history.archived(limit, skip).iter().map(copy_out).collect()
+    }
+
+    fn branch(&self) -> String {
+        self.current.borrow().clone()
+    }
+
+    async fn create_branch(&self, pick: From, name: Option<String>) -> Result<String> {
+        let history = self.history();
+        let turn = match &pick {
+            From::Turn(t) => *t,
+            From::Text(query) => {
+                let query = folded(query);
+                history
+                    .entries()
+                    .iter()
+                    .map(|e| item_facts(&e.item, e.turn, e.created_at))
+                    .find(|f| {
+                        f.starts_turn && f.turn > 0 && contains_text(&folded(&f.text), &query)
+                    })
+                    .map(|f| f.turn)
+                    .ok_or_else(|| {
+                        invalid_turn(format!(
+                            "no user turn of branch \"{}\" of session \"{}\" contains \"{}\"",
+                            self.current.borrow(),
+                            self.core.session_id,
+                            match &pick {
+                                From::Text(q) => q.as_str(),
+                                From::Turn(_) => "",
+                            }
+                        ))
+                    })?
+            }
+        };
+        let fork = history.fork_before_turn(turn, now()).ok_or_else(|| {
+            invalid_turn(format!(
+                "branch \"{}\" of session \"{}\" has no turn {turn} (its turns are 1 to {})",
+                self.current.borrow(),
+                self.core.session_id,
+                history.record().last_turn
+            ))
+        })?;
+        drop(history);
+        let taken = |n: &str| self.branches.borrow().iter().any(|b| b.id == n);
+        let id = match name {
+            Some(n) if taken(&n) => {
+                return Err(SessionError::new(
+                    SessionErrorCode::BranchExists,
+                    format!(
+                        "session \"{}\" already has a branch \"{n}\"",
+                        self.core.session_id
+                    ),
+                ))
+            }
+            Some(n) => n,
+            None => free_name(taken, turn),
+        };
+        let parent = self.current.borrow().clone();
+        self.branches.borrow_mut().push(MemBranch {
+            id: id.clone(),
+            parent: Some(parent),
+            from_turn: turn,
+            created_at: now(),
+            history: fork,
+        });
+        *self.current.borrow_mut() = id.clone();
+        Ok(id)
+    }
+
+    async fn switch_branch(&self, id: String) -> Result<()> {
+        self.index_of(&id)?;
+        *self.current.borrow_mut() = id;
+        Ok(())
+    }
+
+    async fn list_branches(&self) -> Result<JsValue> {
+        let current = self.current.borrow();
+        Ok(self
+            .branches
+            .borrow()
+            .iter()
+            .map(|b| {
+                JsValue::from(js::object(&[
+                    ("branchId", b.id.as_str().into()),
+                    (
+                        "parent",
+                        b.parent.as_deref().map_or(JsValue::NULL, JsValue::from_str),
+                    ),
+                    (
+                        "fromTurn",
+                        match b.id == MAIN {
+                            true => JsValue::NULL,
+                            false => (b.from_turn as f64).into(),
+                        },
+                    ),
+                    ("itemCount", (b.history.record().item_count as f64).into()),
+                    ("createdAt", b.created_at.into()),
+                    ("current", (b.id == *current).into()),
+                ]))
+            })
+            .collect::<Array>()
+            .into())
+    }
+
+    async fn delete_branch(&self, id: String) -> Result<()> {
+        if id == MAIN || id == *self.current.borrow() {
+            return Err(SessionError::new(
+                SessionErrorCode::BranchInUse,
+                format!(
+                    "branch \"{id}\" of session \"{}\" cannot be deleted: {}",
+                    self.core.session_id,
+                    if id == MAIN {
+                        "it is the main branch"
+                    } else {
+                        "this session object is on it; switch to another branch first"
+                    }
+                ),
+            ));
+        }
+        let i = self.index_of(&id)?;
+        self.branches.borrow_mut().remove(i);
+        self.usage.borrow_mut().retain(|(b, _, _)| *b != id);
+        Ok(())
+    }
+
+    async fn turns(&self, branch: Option<String>, query: Option<String>) -> Result<JsValue> {
+        Ok(turns_js(&self.facts(branch)?, query.as_deref()))
+    }
+
+    async fn tool_usage(&self, branch: Option<String>) -> Result<JsValue> {
+        Ok(tool_usage_js(&self.facts(branch)?))
+    }
+
+    async fn store_usage(&self, usage: Usage) -> Result<()> {
+        let record = self.history().record().clone();
+        if record.item_count == 0 && record.next_seq == 0 {
+            return Err(invalid_turn(format!(
+                "session \"{}\" has no turn to store usage against: it holds no items",
+                self.core.session_id
+            )));
+        }
+        let branch = self.current.borrow().clone();
+        let turn = record.last_turn;
+        let mut all = self.usage.borrow_mut();
+        match all.iter_mut().find(|(b, t, _)| *b == branch && *t == turn) {
+            Some((_, _, sum)) => sum.add(&usage),
+            None => all.push((branch, turn, usage)),
+        }
+        Ok(())
+    }
+
+    async fn session_usage(&self, branch: Option<String>) -> Result<JsValue> {
+        let usages: Vec<Usage> = self
+            .usage
+            .borrow()
+            .iter()
+            .filter(|(b, _, _)| branch.as_ref().is_none_or(|id| id == b))
+            .map(|(_, _, u)| *u)
+            .collect();
+        Ok(session_usage_js(&usages))
+    }
+
+    async fn turn_usage(&self, turn: Option<u64>) -> Result<JsValue> {
+        let current = self.current.borrow();
+        let mut mine: Vec<(u64, Usage)> = self
+            .usage
+            .borrow()
+            .iter()
+            .filter(|(b, _, _)| *b == *current)
+            .map(|(_, t, u)| (*t, *u))
+            .collect();
+        mine.sort_by_key(|(t, _)| *t);
+        Ok(match turn {
+            Some(n) => mine
+                .iter()
+                .find(|(t, _)| *t == n)
+                .map_or(JsValue::NULL, |(t, u)| turn_usage_js(*t, u)),
+            None => mine
+                .iter()
+                .map(|(t, u)| turn_usage_js(*t, u))
+                .collect::<Array>()
+                .into(),
+        })
     }
 }

@@ -6,6 +6,8 @@ pub mod error;
 pub mod js;
 
 #[cfg(feature = "sessions")]
+pub mod branch_js;
+#[cfg(feature = "sessions")]
 pub mod canonical;
 #[cfg(feature = "sessions")]
 pub mod indexeddb;

@@ -17,9 +17,11 @@ use crate::core::history::{Limit, SessionSettings, Window};
 use crate::core::queue::{OpQueue, Ticket};
 
 use super::args::ReplaceOptions;
+use super::branch_js::From;
 use super::error::session_error;
 use super::metadata::Changes;
 use super::transaction::{FunctionCallReplacement, TakenTransaction};
+use crate::core::branch::Usage;
 
 /// The state every session object has, whatever stores its items.
 pub struct SessionCore {
@@ -81,6 +83,19 @@ pub trait SessionState: 'static {
     ) -> Result<()>;
     /// The archived items, oldest first: the newest `limit` after skipping the `skip` newest.
     async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>>;
+    /// The branch this object is on.
+    fn branch(&self) -> String;
+    /// `createBranchFromTurn` / `createBranchFromContent`: the object moves onto the new branch.
+    async fn create_branch(&self, pick: From, name: Option<String>) -> Result<String>;
+    async fn switch_branch(&self, id: String) -> Result<()>;
+    async fn list_branches(&self) -> Result<JsValue>;
+    async fn delete_branch(&self, id: String) -> Result<()>;
+    /// `getTurns` (no query) / `findTurns`, on `branch` or this object's branch.
+    async fn turns(&self, branch: Option<String>, query: Option<String>) -> Result<JsValue>;
+    async fn tool_usage(&self, branch: Option<String>) -> Result<JsValue>;
+    async fn store_usage(&self, usage: Usage) -> Result<()>;
+    async fn session_usage(&self, branch: Option<String>) -> Result<JsValue>;
+    async fn turn_usage(&self, turn: Option<u64>) -> Result<JsValue>;
 }
 
 /// A method of a session object: refuses it if the session is closed (whatever the arguments),

@@ -10,8 +10,8 @@ use wasm_bindgen::prelude::*;
 use crate::backend::args::{
     take_archive_window, take_items, take_limit, take_replace_options, ReplaceOptions,
 };
+use crate::backend::branch_js::{args as branch_args, usage_from_js, From};
 use crate::backend::error::session_error;
-use crate::backend::indexeddb::branches::{args as branch_args, usage_from_js, From};
 use crate::backend::indexeddb::{self, IdbSessionState};
 use crate::backend::js::now;
 use crate::backend::memory::MemorySessionState;
@@ -225,6 +225,39 @@ export interface SessionMethods {
   /** Items compaction replaced, oldest first: the newest `limit` of them (all without one),
    * skipping the `before` newest (for paging back: `before` = how many were read so far). */
   getArchivedItems<T extends Item = Item>(options?: ArchiveWindow): Promise<T[]>;
+  /** The branch every protocol method of this object acts on (`'main'` by default). */
+  readonly currentBranch: string;
+  /** Creates a branch that shows everything before turn `turn` of the current branch (to ask
+   * that turn again differently), moves this object onto it, and resolves to its id: `name`, or
+   * `turn-<n>` (`turn-<n>-2`…) without one. `IndexedDbSession` remembers it in the session
+   * record and shares the items before the turn instead of copying them; `MemorySession`
+   * copies their handles. */
+  createBranchFromTurn(turn: number, name?: string): Promise<string>;
+  /** `createBranchFromTurn` from the first turn whose user message contains `text` (ignoring
+   * case). */
+  createBranchFromContent(text: string, name?: string): Promise<string>;
+  /** Moves this object onto branch `id` (`'main'` is the first one) and remembers it. */
+  switchBranch(id: string): Promise<void>;
+  /** Every branch, `'main'` first, then in the order they were created. */
+  listBranches(): Promise<BranchInfo[]>;
+  /** Deletes a branch and its items (never `'main'` nor this object's branch:
+   * `BRANCH_IN_USE`); the branches created from it keep everything they show. */
+  deleteBranch(id: string): Promise<void>;
+  /** The turns of a branch that start at a user message, oldest first. */
+  getTurns(options?: BranchOption): Promise<TurnInfo[]>;
+  /** The turns whose user message contains `text`, ignoring case. */
+  findTurns(text: string, options?: BranchOption): Promise<TurnInfo[]>;
+  /** Adds a run's usage to the newest turn of the current branch (our runner calls it after
+   * each run; call it yourself after the SDK's `run()`, with `result.state.usage`). */
+  storeRunUsage(usage: Partial<UsageCounts>): Promise<void>;
+  /** The usage of every branch together, or of one with `{ branch }`. */
+  getSessionUsage(options?: BranchOption): Promise<SessionUsage>;
+  /** The usage of one turn of the current branch (`null` when it has none). */
+  getTurnUsage(turn: number): Promise<TurnUsage | null>;
+  /** The usage of every turn of the current branch that has some, oldest first. */
+  getTurnUsage(): Promise<TurnUsage[]>;
+  /** The tool calls a branch shows, counted per tool and turn. */
+  getToolUsage(options?: BranchOption): Promise<ToolUsage[]>;
 }
 
 /** A history transaction (the SDK's `SessionHistoryTransaction`). */
@@ -265,38 +298,6 @@ export class IndexedDbSession {
   constructor(sessionId: string, options?: IndexedDbSessionOptions);
   readonly userId: string | null;
   readonly dbName: string;
-  /** The branch every protocol method of this object acts on (`'main'` by default). */
-  readonly currentBranch: string;
-  /** Creates a branch that shows everything before turn `turn` of the current branch (to ask
-   * that turn again differently), moves this object onto it, remembers it in the session
-   * record, and resolves to its id: `name`, or `turn-<n>` (`turn-<n>-2`…) without one. Costs
-   * nothing in the length of the history: the branch shares the items before its turn. */
-  createBranchFromTurn(turn: number, name?: string): Promise<string>;
-  /** `createBranchFromTurn` from the first turn whose user message contains `text` (ignoring
-   * case). */
-  createBranchFromContent(text: string, name?: string): Promise<string>;
-  /** Moves this object onto branch `id` (`'main'` is the first one) and remembers it. */
-  switchBranch(id: string): Promise<void>;
-  /** Every branch, `'main'` first, then in the order they were created. */
-  listBranches(): Promise<BranchInfo[]>;
-  /** Deletes a branch and its items (never `'main'` nor this object's branch:
-   * `BRANCH_IN_USE`); the branches created from it keep everything they show. */
-  deleteBranch(id: string): Promise<void>;
-  /** The turns of a branch that start at a user message, oldest first. */
-  getTurns(options?: BranchOption): Promise<TurnInfo[]>;
-  /** The turns whose user message contains `text`, ignoring case. */
-  findTurns(text: string, options?: BranchOption): Promise<TurnInfo[]>;
-  /** Adds a run's usage to the newest turn of the current branch (our runner calls it after
-   * each run; call it yourself after the SDK's `run()`, with `result.state.usage`). */
-  storeRunUsage(usage: Partial<UsageCounts>): Promise<void>;
-  /** The usage of every branch together, or of one with `{ branch }`. */
-  getSessionUsage(options?: BranchOption): Promise<SessionUsage>;
-  /** The usage of one turn of the current branch (`null` when it has none). */
-  getTurnUsage(turn: number): Promise<TurnUsage | null>;
-  /** The usage of every turn of the current branch that has some, oldest first. */
-  getTurnUsage(): Promise<TurnUsage[]>;
-  /** The tool calls a branch shows, counted per tool and turn. */
-  getToolUsage(options?: BranchOption): Promise<ToolUsage[]>;
   /** Frees the WebAssembly memory of this object now instead of at garbage collection. */
   free(): void;
 }
@@ -506,6 +507,150 @@ macro_rules! session_class {
                     },
                 )
             }
+
+            /// The branch this object reads and writes.
+            #[wasm_bindgen(getter, js_name = currentBranch)]
+            pub fn current_branch(&self) -> String {
+                self.state.branch()
+            }
+
+            #[wasm_bindgen(js_name = createBranchFromTurn)]
+            pub fn create_branch_from_turn(&self, turn: JsValue, name: JsValue) -> Promise {
+                let what = "createBranchFromTurn";
+                session::queued(
+                    &self.state,
+                    what,
+                    || {
+                        Ok((
+                            branch_args::turn(&turn, what)?,
+                            branch_args::optional_name(&name, what)?,
+                        ))
+                    },
+                    async |s, (turn, name)| {
+                        Ok(s.create_branch(From::Turn(turn), name).await?.into())
+                    },
+                )
+            }
+
+            #[wasm_bindgen(js_name = createBranchFromContent)]
+            pub fn create_branch_from_content(&self, text: JsValue, name: JsValue) -> Promise {
+                let what = "createBranchFromContent";
+                session::queued(
+                    &self.state,
+                    what,
+                    || {
+                        Ok((
+                            branch_args::text(&text, what)?,
+                            branch_args::optional_name(&name, what)?,
+                        ))
+                    },
+                    async |s, (text, name)| {
+                        Ok(s.create_branch(From::Text(text), name).await?.into())
+                    },
+                )
+            }
+
+            #[wasm_bindgen(js_name = switchBranch)]
+            pub fn switch_branch(&self, id: JsValue) -> Promise {
+                let what = "switchBranch";
+                session::queued(
+                    &self.state,
+                    what,
+                    || branch_args::name(&id, what),
+                    async |s, id| s.switch_branch(id).await.map(|()| JsValue::UNDEFINED),
+                )
+            }
+
+            #[wasm_bindgen(js_name = listBranches)]
+            pub fn list_branches(&self) -> Promise {
+                session::queued(
+                    &self.state,
+                    "listBranches",
+                    || Ok(()),
+                    async |s, ()| s.list_branches().await,
+                )
+            }
+
+            #[wasm_bindgen(js_name = deleteBranch)]
+            pub fn delete_branch(&self, id: JsValue) -> Promise {
+                let what = "deleteBranch";
+                session::queued(
+                    &self.state,
+                    what,
+                    || branch_args::name(&id, what),
+                    async |s, id| s.delete_branch(id).await.map(|()| JsValue::UNDEFINED),
+                )
+            }
+
+            #[wasm_bindgen(js_name = getTurns)]
+            pub fn get_turns(&self, options: JsValue) -> Promise {
+                let what = "getTurns";
+                session::queued(
+                    &self.state,
+                    what,
+                    || branch_args::branch_option(&options, what),
+                    async |s, branch| s.turns(branch, None).await,
+                )
+            }
+
+            #[wasm_bindgen(js_name = findTurns)]
+            pub fn find_turns(&self, text: JsValue, options: JsValue) -> Promise {
+                let what = "findTurns";
+                session::queued(
+                    &self.state,
+                    what,
+                    || {
+                        Ok((
+                            branch_args::text(&text, what)?,
+                            branch_args::branch_option(&options, what)?,
+                        ))
+                    },
+                    async |s, (text, branch)| s.turns(branch, Some(text)).await,
+                )
+            }
+
+            #[wasm_bindgen(js_name = storeRunUsage)]
+            pub fn store_run_usage(&self, usage: JsValue) -> Promise {
+                session::queued(
+                    &self.state,
+                    "storeRunUsage",
+                    || usage_from_js(&usage),
+                    async |s, usage| s.store_usage(usage).await.map(|()| JsValue::UNDEFINED),
+                )
+            }
+
+            #[wasm_bindgen(js_name = getSessionUsage)]
+            pub fn get_session_usage(&self, options: JsValue) -> Promise {
+                let what = "getSessionUsage";
+                session::queued(
+                    &self.state,
+                    what,
+                    || branch_args::branch_option(&options, what),
+                    async |s, branch| s.session_usage(branch).await,
+                )
+            }
+
+            #[wasm_bindgen(js_name = getTurnUsage)]
+            pub fn get_turn_usage(&self, turn: JsValue) -> Promise {
+                let what = "getTurnUsage";
+                session::queued(
+                    &self.state,
+                    what,
+                    || branch_args::optional_turn(&turn, what),
+                    async |s, turn| s.turn_usage(turn).await,
+                )
+            }
+
+            #[wasm_bindgen(js_name = getToolUsage)]
+            pub fn get_tool_usage(&self, options: JsValue) -> Promise {
+                let what = "getToolUsage";
+                session::queued(
+                    &self.state,
+                    what,
+                    || branch_args::branch_option(&options, what),
+                    async |s, branch| s.tool_usage(branch).await,
+                )
+            }
         }
     };
 }
@@ -528,146 +673,6 @@ impl IndexedDbSession {
             )),
             settings: args.settings_js,
         })
-    }
-
-    /// The branch this object reads and writes.
-    #[wasm_bindgen(getter, js_name = currentBranch)]
-    pub fn current_branch(&self) -> String {
-        self.state.branch()
-    }
-
-    #[wasm_bindgen(js_name = createBranchFromTurn)]
-    pub fn create_branch_from_turn(&self, turn: JsValue, name: JsValue) -> Promise {
-        let what = "createBranchFromTurn";
-        session::queued(
-            &self.state,
-            what,
-            || {
-                Ok((
-                    branch_args::turn(&turn, what)?,
-                    branch_args::optional_name(&name, what)?,
-                ))
-            },
-            async |s, (turn, name)| Ok(s.create_branch(From::Turn(turn), name).await?.into()),
-        )
-    }
-
-    #[wasm_bindgen(js_name = createBranchFromContent)]
-    pub fn create_branch_from_content(&self, text: JsValue, name: JsValue) -> Promise {
-        let what = "createBranchFromContent";
-        session::queued(
-            &self.state,
-            what,
-            || {
-                Ok((
-                    branch_args::text(&text, what)?,
-                    branch_args::optional_name(&name, what)?,
-                ))
-            },
-            async |s, (text, name)| Ok(s.create_branch(From::Text(text), name).await?.into()),
-        )
-    }
-
-    #[wasm_bindgen(js_name = switchBranch)]
-    pub fn switch_branch(&self, id: JsValue) -> Promise {
-        let what = "switchBranch";
-        session::queued(
-            &self.state,
-            what,
-            || branch_args::name(&id, what),
-            async |s, id| s.switch_branch(id).await.map(|()| JsValue::UNDEFINED),
-        )
-    }
-
-    #[wasm_bindgen(js_name = listBranches)]
-    pub fn list_branches(&self) -> Promise {
-        session::queued(
-            &self.state,
-            "listBranches",
-            || Ok(()),
-            async |s, ()| s.list_branches().await,
-        )
-    }
-
-    #[wasm_bindgen(js_name = deleteBranch)]
-    pub fn delete_branch(&self, id: JsValue) -> Promise {
-        let what = "deleteBranch";
-        session::queued(
-            &self.state,
-            what,
-            || branch_args::name(&id, what),
-            async |s, id| s.delete_branch(id).await.map(|()| JsValue::UNDEFINED),
-        )
-    }
-
-    #[wasm_bindgen(js_name = getTurns)]
-    pub fn get_turns(&self, options: JsValue) -> Promise {
-        let what = "getTurns";
-        session::queued(
-            &self.state,
-            what,
-            || branch_args::branch_option(&options, what),
-            async |s, branch| s.turns(branch, None).await,
-        )
-    }
-
-    #[wasm_bindgen(js_name = findTurns)]
-    pub fn find_turns(&self, text: JsValue, options: JsValue) -> Promise {
-        let what = "findTurns";
-        session::queued(
-            &self.state,
-            what,
-            || {
-                Ok((
-                    branch_args::text(&text, what)?,
-                    branch_args::branch_option(&options, what)?,
-                ))
-            },
-            async |s, (text, branch)| s.turns(branch, Some(text)).await,
-        )
-    }
-
-    #[wasm_bindgen(js_name = storeRunUsage)]
-    pub fn store_run_usage(&self, usage: JsValue) -> Promise {
-        session::queued(
-            &self.state,
-            "storeRunUsage",
-            || usage_from_js(&usage),
-            async |s, usage| s.store_usage(usage).await.map(|()| JsValue::UNDEFINED),
-        )
-    }
-
-    #[wasm_bindgen(js_name = getSessionUsage)]
-    pub fn get_session_usage(&self, options: JsValue) -> Promise {
-        let what = "getSessionUsage";
-        session::queued(
-            &self.state,
-            what,
-            || branch_args::branch_option(&options, what),
-            async |s, branch| s.session_usage(branch).await,
-        )
-    }
-
-    #[wasm_bindgen(js_name = getTurnUsage)]
-    pub fn get_turn_usage(&self, turn: JsValue) -> Promise {
-        let what = "getTurnUsage";
-        session::queued(
-            &self.state,
-            what,
-            || branch_args::optional_turn(&turn, what),
-            async |s, turn| s.turn_usage(turn).await,
-        )
-    }
-
-    #[wasm_bindgen(js_name = getToolUsage)]
-    pub fn get_tool_usage(&self, options: JsValue) -> Promise {
-        let what = "getToolUsage";
-        session::queued(
-            &self.state,
-            what,
-            || branch_args::branch_option(&options, what),
-            async |s, branch| s.tool_usage(branch).await,
-        )
     }
 
     /// The owner, or `null` for a session without one.

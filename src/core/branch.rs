@@ -347,14 +347,7 @@ impl Tree {
     /// A name for a branch created from turn `turn` that no branch has: `turn-<n>`, then
     /// `turn-<n>-2` and so on.
     pub fn free_name(&self, turn: u64) -> String {
-        let name = format!("turn-{turn}");
-        if self.find(&name).is_none() {
-            return name;
-        }
-        (2..)
-            .map(|k| format!("{name}-{k}"))
-            .find(|n| self.find(n).is_none())
-            .unwrap_or(name)
+        free_name(|n| self.find(n).is_some(), turn)
     }
 
     /// Gives up the rows of `id`'s view from `at` on (a pop, a rewrite, a clear): the branches
@@ -486,6 +479,19 @@ impl Tree {
         record.item_count = main.own_len();
         record.last_turn = main.last_turn;
     }
+}
+
+/// A name for a branch created from turn `turn` that is not `taken`: `turn-<n>`, then
+/// `turn-<n>-2` and so on.
+pub fn free_name(taken: impl Fn(&str) -> bool, turn: u64) -> String {
+    let name = format!("turn-{turn}");
+    if !taken(&name) {
+        return name;
+    }
+    (2..)
+        .map(|k| format!("{name}-{k}"))
+        .find(|n| !taken(n))
+        .unwrap_or(name)
 }
 
 /// One turn of a branch, for `getTurns` and `findTurns`.

@@ -12,6 +12,8 @@ use super::transaction::{replace_function_call, HistoryTransaction, Outcome, OPE
 pub struct Entry<T> {
     pub seq: u64,
     pub turn: u64,
+    /// When it was added, in milliseconds since the Unix epoch.
+    pub created_at: f64,
     pub item: T,
 }
 
@@ -80,7 +82,7 @@ impl<T> MemoryHistory<T> {
             .record
             .replace_suffix(remove as u64, &starts, base_turn, now)?;
         self.entries.truncate(kept);
-        self.push(items, placements);
+        self.push(items, placements, now);
         self.record.record_operation();
         self.operations
             .push_back((transaction.operation_id.clone(), transaction.digest.clone()));
@@ -103,7 +105,7 @@ impl<T> MemoryHistory<T> {
         if archive {
             self.archive.extend(old.into_iter().map(|e| e.item));
         }
-        self.push(items, placements);
+        self.push(items, placements, now);
         Ok(())
     }
 
@@ -151,7 +153,12 @@ impl<T> MemoryHistory<T> {
         true
     }
 
-    fn push(&mut self, items: Vec<(T, bool)>, placements: Vec<super::session::Placement>) {
+    fn push(
+        &mut self,
+        items: Vec<(T, bool)>,
+        placements: Vec<super::session::Placement>,
+        now: f64,
+    ) {
         self.entries.extend(
             items
                 .into_iter()
@@ -159,6 +166,7 @@ impl<T> MemoryHistory<T> {
                 .map(|((item, _), p)| Entry {
                     seq: p.seq,
                     turn: p.turn,
+                    created_at: now,
                     item,
                 }),
         );
@@ -166,6 +174,38 @@ impl<T> MemoryHistory<T> {
 
     pub fn record(&self) -> &SessionRecord {
         &self.record
+    }
+
+    /// Every entry, oldest first.
+    pub fn entries(&self) -> &[Entry<T>] {
+        &self.entries
+    }
+
+    /// A new history holding the entries before turn `turn` (its first entry: a user message),
+    /// for a branch made to ask that turn again; `None` when there is no such turn. The operation
+    /// log and the archive stay with this history.
+    pub fn fork_before_turn(&self, turn: u64, now: f64) -> Option<MemoryHistory<T>>
+    where
+        T: Clone,
+    {
+        if turn == 0 {
+            return None;
+        }
+        let at = self.entries.iter().position(|e| e.turn == turn)?;
+        let mut record = SessionRecord::new(&self.record.id, None, now);
+        record.first_seq = self.record.first_seq;
+        record.next_seq = self.record.first_seq + at as u64;
+        record.item_count = at as u64;
+        record.last_turn = turn - 1;
+        if at == 0 {
+            record.last_turn = 0;
+        }
+        Some(MemoryHistory {
+            record,
+            entries: self.entries[..at].to_vec(),
+            operations: VecDeque::new(),
+            archive: Vec::new(),
+        })
     }
 
     /// The newest items within `limit`, oldest first.
@@ -178,7 +218,7 @@ impl<T> MemoryHistory<T> {
     pub fn add(&mut self, items: Vec<(T, bool)>, now: f64) -> Result<()> {
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let placements = self.record.append(&starts, now)?;
-        self.push(items, placements);
+        self.push(items, placements, now);
         Ok(())
     }
 
@@ -208,6 +248,34 @@ mod tests {
     }
 
     #[test]
+    fn a_fork_holds_the_turns_before_its_own() {
+        let mut h = MemoryHistory::new("s", 0.0);
+        h.add(
+            vec![
+                ("sys", false),
+                ("q1", true),
+                ("a1", false),
+                ("q2", true),
+                ("a2", false),
+            ],
+            1.0,
+        )
+        .unwrap();
+        let mut b = h.fork_before_turn(2, 2.0).unwrap();
+        assert_eq!(items(&b, Limit::All), ["sys", "q1", "a1"]);
+        assert_eq!((b.record().item_count, b.record().last_turn), (3, 1));
+        b.add(vec![("q2'", true)], 3.0).unwrap();
+        assert_eq!(b.entries().last().map(|e| (e.seq, e.turn)), Some((3, 2)));
+        assert_eq!(items(&h, Limit::All), ["sys", "q1", "a1", "q2", "a2"]);
+        assert!(h.fork_before_turn(3, 2.0).is_none());
+        assert!(h.fork_before_turn(0, 2.0).is_none());
+        assert_eq!(
+            items(&h.fork_before_turn(1, 2.0).unwrap(), Limit::All),
+            ["sys"]
+        );
+    }
+
+    #[test]
     fn add_get_pop_clear() {
         let mut h = MemoryHistory::new("s", 0.0);
         assert_eq!(h.pop(1.0), None);
@@ -230,6 +298,7 @@ mod tests {
             Some(Entry {
                 seq: 2,
                 turn: 2,
+                created_at: 3.0,
                 item: "q2'"
             })
         );

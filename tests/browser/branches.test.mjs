@@ -437,3 +437,68 @@ test('bad input: unknown branches and turns, taken names, deleting main or the c
   assert.equal(r.current, 'main');
   assert.equal(r.emptyListed, false, 'a failed branch creation writes no record');
 });
+
+test('MemorySession: the same branches, turn listings and usage, in memory', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async (chat) => {
+    const s = new lib.MemorySession();
+    await s.addItems(chat);
+    const code = async (f) => {
+      try {
+        await f();
+        return 'resolved';
+      } catch (e) {
+        return `${e.name} ${e.code}`;
+      }
+    };
+    const out = { start: s.currentBranch };
+    out.id = await s.createBranchFromTurn(2);
+    out.branch = await s.getItems();
+    await s.addItems([{ role: 'user', content: 'Q2 東京' }]);
+    await s.storeRunUsage({ requests: 1, inputTokens: 3, outputTokens: 2 });
+    out.found = (await s.findTurns('q2 東')).map((t) => [t.turn, t.content]);
+    out.popped = (await s.popItem()).content;
+    out.poppedAgain = (await s.popItem()).content;
+    out.afterPops = await s.getItems();
+    out.turns = (await s.getTurns({ branch: 'main' })).map((t) => [t.turn, t.content, t.itemCount]);
+    out.branches = (await s.listBranches()).map((b) => [b.branchId, b.parent, b.fromTurn, b.itemCount, b.current]);
+    out.usage = await s.getSessionUsage();
+    out.turnUsage = await s.getTurnUsage();
+    out.errors = {
+      taken: await code(() => s.createBranchFromTurn(1, 'turn-2')),
+      noTurn: await code(() => s.createBranchFromTurn(7)),
+      noText: await code(() => s.createBranchFromContent('never')),
+      deleteCurrent: await code(() => s.deleteBranch('turn-2')),
+      deleteMain: await code(() => s.deleteBranch('main')),
+      unknown: await code(() => s.switchBranch('nope')),
+    };
+    await s.switchBranch('main');
+    out.main = await s.getItems();
+    await s.deleteBranch('turn-2');
+    out.afterDelete = (await s.listBranches()).map((b) => b.branchId);
+    out.usageAfterDelete = await s.getSessionUsage();
+    return out;
+  }, turns(3));
+  assert.equal(r.start, 'main');
+  assert.equal(r.id, 'turn-2');
+  assert.deepEqual(texts(r.branch), ['q1', 'a1']);
+  assert.deepEqual(r.found, [[2, 'Q2 東京']]);
+  assert.equal(r.popped, 'Q2 東京');
+  assert.equal(r.poppedAgain, 'a1');
+  assert.deepEqual(texts(r.afterPops), ['q1']);
+  assert.deepEqual(r.turns, [[1, 'q1', 2], [2, 'q2', 2], [3, 'q3', 2]]);
+  assert.deepEqual(r.branches, [['main', null, null, 6, false], ['turn-2', 'main', 2, 1, true]]);
+  assert.deepEqual(r.usage, { requests: 1, inputTokens: 3, outputTokens: 2, totalTokens: 5, turns: 1 });
+  assert.deepEqual(r.turnUsage, [{ turn: 2, requests: 1, inputTokens: 3, outputTokens: 2, totalTokens: 5 }]);
+  assert.deepEqual(r.errors, {
+    taken: 'SessionError BRANCH_EXISTS',
+    noTurn: 'SessionError INVALID_TURN',
+    noText: 'SessionError INVALID_TURN',
+    deleteCurrent: 'SessionError BRANCH_IN_USE',
+    deleteMain: 'SessionError BRANCH_IN_USE',
+    unknown: 'SessionError BRANCH_NOT_FOUND',
+  });
+  assert.deepEqual(texts(r.main), texts(turns(3)));
+  assert.deepEqual(r.afterDelete, ['main']);
+  assert.deepEqual(r.usageAfterDelete, { requests: 0, inputTokens: 0, outputTokens: 0, totalTokens: 0, turns: 0 });
+});

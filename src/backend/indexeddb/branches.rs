@@ -11,9 +11,13 @@ use idb::{KeyRange, Query, TransactionMode};
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
+use crate::backend::branch_js::{
+    folded, invalid_turn, item_facts, session_usage_js, tool_usage_js, turn_usage_js, turns_js,
+    usage_fields, usage_of, From,
+};
 use crate::backend::canonical::canonical;
 use crate::backend::js::{self, object};
-use crate::backend::metadata::{self, give_default_title, item_text};
+use crate::backend::metadata::{self, give_default_title};
 use crate::backend::transaction::TakenTransaction;
 use crate::core::branch::{self, Branch, Release, RowFacts, Segment, Tree, Usage, MAIN};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
@@ -22,7 +26,7 @@ use crate::core::schema::{
     ARCHIVE_STORE, BY_OPERATION_INDEX, BY_TURN_INDEX, MESSAGES_STORE, OPERATIONS_STORE,
     SESSIONS_STORE, USAGE_STORE,
 };
-use crate::core::session::{safe_count, starts_turn};
+use crate::core::session::safe_count;
 use crate::core::transaction::{operations_to_forget, Outcome};
 
 use super::open::Connection;
@@ -619,44 +623,11 @@ pub(super) async fn transaction_in(
     l.save(tx, Some(now))
 }
 
-/// How a new branch picks the turn it replaces.
-pub enum From {
-    Turn(u64),
-    Text(String),
-}
-
-fn invalid_turn(message: String) -> SessionError {
-    SessionError::new(SessionErrorCode::InvalidTurn, message)
-}
-
-/// Text folded for a case-insensitive match, by the browser's `toLowerCase`.
-fn folded(text: &str) -> String {
-    String::from(js_sys::JsString::from(text).to_lower_case())
-}
-
-/// What turn listings read of each row.
+/// What turn listings read of a stored row.
 fn facts(row: &JsValue) -> RowFacts {
     let item = super::record::item_of(row).unwrap_or(JsValue::UNDEFINED);
-    let text = |k: &str| js::get(&item, k).ok().and_then(|v| v.as_string());
-    let kind = text("type");
-    let starts = starts_turn(text("role").as_deref(), kind.as_deref());
-    RowFacts {
-        turn: turn_of(row).unwrap_or(0),
-        starts_turn: starts,
-        text: if starts {
-            item_text(&item).unwrap_or_default()
-        } else {
-            String::new()
-        },
-        created_at: js::get(row, "createdAt")
-            .ok()
-            .and_then(|v| v.as_f64())
-            .unwrap_or(0.0),
-        tool: match kind.as_deref() {
-            Some("function_call" | "hosted_tool_call") => text("name"),
-            _ => None,
-        },
-    }
+    let created = js::get(row, "createdAt").ok().and_then(|v| v.as_f64());
+    item_facts(&item, turn_of(row).unwrap_or(0), created.unwrap_or(0.0))
 }
 
 /// `createBranchFromTurn` / `createBranchFromContent` from branch `from`: the new branch shows
@@ -921,26 +892,7 @@ pub async fn turns(
     .into_iter()
     .map(|(_, f)| f)
     .collect();
-    let out = Array::new();
-    let query = query.map(folded);
-    for turn in branch::turns(&rows) {
-        if query
-            .as_deref()
-            .is_some_and(|q| !branch::contains_text(&folded(&turn.content), q))
-        {
-            continue;
-        }
-        out.push(
-            &object(&[
-                ("turn", (turn.turn as f64).into()),
-                ("content", turn.content.as_str().into()),
-                ("itemCount", (turn.item_count as f64).into()),
-                ("createdAt", turn.created_at.into()),
-            ])
-            .into(),
-        );
-    }
-    Ok(out.into())
+    Ok(turns_js(&rows, query))
 }
 
 /// `getToolUsage()` on branch `id`: the tool calls it shows, per tool and turn.
@@ -950,83 +902,7 @@ pub async fn tool_usage(conn: &Connection, t: &Target<'_>, id: &str) -> Result<J
         .into_iter()
         .map(|(_, f)| f)
         .collect();
-    Ok(branch::tool_usage(&rows)
-        .into_iter()
-        .map(|(name, count, turn)| {
-            JsValue::from(object(&[
-                ("name", name.as_str().into()),
-                ("count", (count as f64).into()),
-                ("turn", (turn as f64).into()),
-            ]))
-        })
-        .collect::<Array>()
-        .into())
-}
-
-const USAGE_FIELDS: [&str; 4] = ["requests", "inputTokens", "outputTokens", "totalTokens"];
-
-/// Reads a usage object: `{ requests?, inputTokens?, outputTokens?, totalTokens? }` of
-/// non-negative numbers (the runner's `result.usage` has this shape; absent fields count 0, and
-/// `totalTokens` defaults to input plus output).
-pub fn usage_from_js(value: &JsValue) -> Result<Usage> {
-    let bad = |what: String| {
-        SessionError::new(
-            SessionErrorCode::InvalidUsage,
-            format!("storeRunUsage() {what}"),
-        )
-    };
-    if !value.is_object() {
-        return Err(bad(format!(
-            "takes a usage object {{ requests, inputTokens, outputTokens, totalTokens }}, got {}",
-            js::describe(value)
-        )));
-    }
-    let mut n = [0.0; 4];
-    for (slot, key) in n.iter_mut().zip(USAGE_FIELDS) {
-        let v = js::get(value, key).map_err(|_| bad(format!("could not read {key}")))?;
-        if v.is_undefined() || v.is_null() {
-            continue;
-        }
-        *slot = v
-            .as_f64()
-            .filter(|x| x.is_finite() && *x >= 0.0)
-            .ok_or_else(|| {
-                bad(format!(
-                    "needs {key} to be a non-negative number, got {}",
-                    js::describe(&v)
-                ))
-            })?;
-    }
-    let total = if js::get(value, "totalTokens").is_ok_and(|v| v.as_f64().is_some()) {
-        n[3]
-    } else {
-        n[1] + n[2]
-    };
-    Ok(Usage {
-        requests: n[0],
-        input_tokens: n[1],
-        output_tokens: n[2],
-        total_tokens: total,
-    })
-}
-
-fn usage_fields(u: &Usage) -> [(&'static str, JsValue); 4] {
-    [
-        ("requests", u.requests.into()),
-        ("inputTokens", u.input_tokens.into()),
-        ("outputTokens", u.output_tokens.into()),
-        ("totalTokens", u.total_tokens.into()),
-    ]
-}
-
-fn usage_of(row: &JsValue) -> Usage {
-    let n = |k: &str| js::get(row, k).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
-    Usage {
-        requests: n("requests"),
-        input_tokens: n("inputTokens"),
-        output_tokens: n("outputTokens"),
-        total_tokens: n("totalTokens"),
-    }
+    Ok(tool_usage_js(&rows))
 }
 
 /// `storeRunUsage(usage)`: adds a run's usage to the newest turn of branch `id`.
@@ -1111,13 +987,8 @@ pub async fn session_usage(
     branch: Option<&str>,
 ) -> Result<JsValue> {
     let rows = usage_rows(conn, t, branch).await?;
-    let mut sum = Usage::default();
-    for row in &rows {
-        sum.add(&usage_of(row));
-    }
-    let mut fields = usage_fields(&sum).to_vec();
-    fields.push(("turns", (rows.len() as f64).into()));
-    Ok(object(&fields).into())
+    let usages: Vec<Usage> = rows.iter().map(usage_of).collect();
+    Ok(session_usage_js(&usages))
 }
 
 /// `getTurnUsage(turn?)` on branch `id`: one turn's usage (`null` when it has none), or every
@@ -1129,21 +1000,13 @@ pub async fn turn_usage(
     turn: Option<u64>,
 ) -> Result<JsValue> {
     let rows = usage_rows(conn, t, Some(id)).await?;
-    let entry = |row: &JsValue| -> Object {
-        let mut fields = vec![("turn", js::get(row, "turn").unwrap_or(JsValue::NULL))];
-        fields.extend(usage_fields(&usage_of(row)));
-        object(&fields)
-    };
+    let entry = |row: &JsValue| turn_usage_js(turn_of(row).unwrap_or(0), &usage_of(row));
     Ok(match turn {
         Some(n) => rows
             .iter()
             .find(|r| turn_of(r) == Some(n))
-            .map_or(JsValue::NULL, |r| entry(r).into()),
-        None => rows
-            .iter()
-            .map(|r| JsValue::from(entry(r)))
-            .collect::<Array>()
-            .into(),
+            .map_or(JsValue::NULL, entry),
+        None => rows.iter().map(entry).collect::<Array>().into(),
     })
 }
 
@@ -1186,91 +1049,4 @@ pub(super) fn delete_all(tx: &Tx, session_id: &str) -> Result<()> {
         .delete(all_usage(session_id)?)
         .map_err(|e| tx.fail(e))?;
     Ok(())
-}
-
-/// The arguments of the branch methods, read when the call is made.
-pub mod args {
-    use wasm_bindgen::JsValue;
-
-    use crate::backend::args::{field, optional_string, take_options};
-    use crate::backend::js::describe;
-    use crate::core::branch::validate_name;
-    use crate::core::error::{Result, SessionError, SessionErrorCode};
-    use crate::core::session::safe_count;
-
-    /// A turn number: an integer from 1 (`INVALID_TURN` otherwise).
-    pub fn turn(value: &JsValue, what: &str) -> Result<u64> {
-        value
-            .as_f64()
-            .and_then(safe_count)
-            .filter(|n| *n >= 1)
-            .ok_or_else(|| {
-                SessionError::new(
-                    SessionErrorCode::InvalidTurn,
-                    format!(
-                        "{what} takes a turn number (an integer from 1), got {}",
-                        describe(value)
-                    ),
-                )
-            })
-    }
-
-    /// An optional turn number (`getTurnUsage()` without one lists every turn).
-    pub fn optional_turn(value: &JsValue, what: &str) -> Result<Option<u64>> {
-        match value.is_undefined() || value.is_null() {
-            true => Ok(None),
-            false => turn(value, what).map(Some),
-        }
-    }
-
-    /// A branch name or id: a non-blank string of at most 200 characters.
-    pub fn name(value: &JsValue, what: &str) -> Result<String> {
-        let name = value.as_string().ok_or_else(|| {
-            SessionError::new(
-                SessionErrorCode::InvalidOptions,
-                format!(
-                    "{what} takes a branch name (a string), got {}",
-                    describe(value)
-                ),
-            )
-        })?;
-        validate_name(&name)?;
-        Ok(name)
-    }
-
-    /// An optional branch name.
-    pub fn optional_name(value: &JsValue, what: &str) -> Result<Option<String>> {
-        match value.is_undefined() || value.is_null() {
-            true => Ok(None),
-            false => name(value, what).map(Some),
-        }
-    }
-
-    /// The text `findTurns` and `createBranchFromContent` look for: a non-empty string.
-    pub fn text(value: &JsValue, what: &str) -> Result<String> {
-        match value.as_string() {
-            Some(t) if !t.is_empty() => Ok(t),
-            _ => Err(SessionError::new(
-                SessionErrorCode::InvalidOptions,
-                format!(
-                    "{what} takes the text to look for (a non-empty string), got {}",
-                    describe(value)
-                ),
-            )),
-        }
-    }
-
-    /// `{ branch? }`: the branch a listing reads (this object's when absent).
-    pub fn branch_option(options: &JsValue, what: &str) -> Result<Option<String>> {
-        let options = take_options(options, what)?;
-        let branch = optional_string(
-            &field(&options, what, "branch")?,
-            &format!("{what}.branch"),
-            SessionErrorCode::InvalidOptions,
-        )?;
-        if let Some(b) = &branch {
-            validate_name(b)?;
-        }
-        Ok(branch)
-    }
 }

@@ -10,11 +10,12 @@ use crate::backend::session::{SessionCore, SessionState};
 use crate::core::error::Result;
 use crate::core::history::{Limit, SessionSettings};
 
-use super::branches::{self, From};
+use super::branches;
 use super::open::{connection, Connection};
 use super::ops::{self, Target};
 use super::rewrite;
 use crate::backend::args::ReplaceOptions;
+use crate::backend::branch_js::From;
 use crate::backend::metadata::Changes;
 use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
 use crate::core::branch::{Usage, MAIN};
@@ -43,9 +44,11 @@ impl IdbSessionState {
         }
     }
 
-    /// The branch this object is on.
-    pub fn branch(&self) -> String {
-        self.branch.borrow().clone()
+    fn target(&self) -> Target<'_> {
+        Target {
+            session_id: &self.core.session_id,
+            user_id: self.user_id.as_deref(),
+        }
     }
 
     /// The rewrites act on `main` only (see `rewrite::refuse_branches`).
@@ -65,73 +68,6 @@ impl IdbSessionState {
 
     fn on_main(&self) -> bool {
         *self.branch.borrow() == MAIN
-    }
-
-    /// `createBranchFromTurn` / `createBranchFromContent`: the object moves to the new branch.
-    pub async fn create_branch(&self, pick: From, name: Option<String>) -> Result<String> {
-        let conn = self.connection().await?;
-        let id = branches::create(&conn, &self.target(), &self.branch(), pick, name, now()).await?;
-        *self.branch.borrow_mut() = id.clone();
-        Ok(id)
-    }
-
-    /// `switchBranch(id)`.
-    pub async fn switch_branch(&self, id: String) -> Result<()> {
-        branches::switch(&*self.connection().await?, &self.target(), &id).await?;
-        *self.branch.borrow_mut() = id;
-        Ok(())
-    }
-
-    pub async fn list_branches(&self) -> Result<JsValue> {
-        branches::list(&*self.connection().await?, &self.target(), &self.branch()).await
-    }
-
-    pub async fn delete_branch(&self, id: String) -> Result<()> {
-        let conn = self.connection().await?;
-        branches::delete(&conn, &self.target(), &id, &self.branch(), now()).await
-    }
-
-    /// `getTurns` (no query) / `findTurns`, on `branch` or this object's branch.
-    pub async fn turns(&self, branch: Option<String>, query: Option<String>) -> Result<JsValue> {
-        let branch = branch.unwrap_or_else(|| self.branch());
-        branches::turns(
-            &*self.connection().await?,
-            &self.target(),
-            &branch,
-            query.as_deref(),
-        )
-        .await
-    }
-
-    pub async fn tool_usage(&self, branch: Option<String>) -> Result<JsValue> {
-        let branch = branch.unwrap_or_else(|| self.branch());
-        branches::tool_usage(&*self.connection().await?, &self.target(), &branch).await
-    }
-
-    pub async fn store_usage(&self, usage: Usage) -> Result<()> {
-        let conn = self.connection().await?;
-        branches::store_usage(&conn, &self.target(), &self.branch(), usage, now()).await
-    }
-
-    pub async fn session_usage(&self, branch: Option<String>) -> Result<JsValue> {
-        branches::session_usage(
-            &*self.connection().await?,
-            &self.target(),
-            branch.as_deref(),
-        )
-        .await
-    }
-
-    pub async fn turn_usage(&self, turn: Option<u64>) -> Result<JsValue> {
-        let conn = self.connection().await?;
-        branches::turn_usage(&conn, &self.target(), &self.branch(), turn).await
-    }
-
-    fn target(&self) -> Target<'_> {
-        Target {
-            session_id: &self.core.session_id,
-            user_id: self.user_id.as_deref(),
-        }
     }
 
     /// The connection to this session's database, opened on first use and shared.
@@ -231,5 +167,70 @@ impl SessionState for IdbSessionState {
 
     async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>> {
         rewrite::archived_items(&*self.connection().await?, &self.target(), limit, skip).await
+    }
+
+    /// The branch this object is on.
+    fn branch(&self) -> String {
+        self.branch.borrow().clone()
+    }
+
+    /// `createBranchFromTurn` / `createBranchFromContent`: the object moves to the new branch.
+    async fn create_branch(&self, pick: From, name: Option<String>) -> Result<String> {
+        let conn = self.connection().await?;
+        let id = branches::create(&conn, &self.target(), &self.branch(), pick, name, now()).await?;
+        *self.branch.borrow_mut() = id.clone();
+        Ok(id)
+    }
+
+    /// `switchBranch(id)`.
+    async fn switch_branch(&self, id: String) -> Result<()> {
+        branches::switch(&*self.connection().await?, &self.target(), &id).await?;
+        *self.branch.borrow_mut() = id;
+        Ok(())
+    }
+
+    async fn list_branches(&self) -> Result<JsValue> {
+        branches::list(&*self.connection().await?, &self.target(), &self.branch()).await
+    }
+
+    async fn delete_branch(&self, id: String) -> Result<()> {
+        let conn = self.connection().await?;
+        branches::delete(&conn, &self.target(), &id, &self.branch(), now()).await
+    }
+
+    /// `getTurns` (no query) / `findTurns`, on `branch` or this object's branch.
+    async fn turns(&self, branch: Option<String>, query: Option<String>) -> Result<JsValue> {
+        let branch = branch.unwrap_or_else(|| self.branch());
+        branches::turns(
+            &*self.connection().await?,
+            &self.target(),
+            &branch,
+            query.as_deref(),
+        )
+        .await
+    }
+
+    async fn tool_usage(&self, branch: Option<String>) -> Result<JsValue> {
+        let branch = branch.unwrap_or_else(|| self.branch());
+        branches::tool_usage(&*self.connection().await?, &self.target(), &branch).await
+    }
+
+    async fn store_usage(&self, usage: Usage) -> Result<()> {
+        let conn = self.connection().await?;
+        branches::store_usage(&conn, &self.target(), &self.branch(), usage, now()).await
+    }
+
+    async fn session_usage(&self, branch: Option<String>) -> Result<JsValue> {
+        branches::session_usage(
+            &*self.connection().await?,
+            &self.target(),
+            branch.as_deref(),
+        )
+        .await
+    }
+
+    async fn turn_usage(&self, turn: Option<u64>) -> Result<JsValue> {
+        let conn = self.connection().await?;
+        branches::turn_usage(&conn, &self.target(), &self.branch(), turn).await
     }
 }
