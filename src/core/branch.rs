@@ -54,6 +54,8 @@ pub struct Branch {
     pub last_turn: u64,
     /// The turn of the newest item it inherits (meaningful with a `base`).
     pub fork_turn: u64,
+    /// How many items compaction moved from it to its archive.
+    pub archived: u64,
 }
 
 impl Branch {
@@ -140,6 +142,7 @@ impl Tree {
             next: record.next_seq,
             last_turn: record.last_turn,
             fork_turn: 0,
+            archived: record.archived_count,
         };
         let mut branches = vec![main];
         branches.extend(others);
@@ -207,7 +210,7 @@ impl Tree {
         self.branches.iter().find(|b| b.id == id)
     }
 
-    fn index(&self, session_id: &str, id: &str) -> Result<usize> {
+    pub fn index_of(&self, session_id: &str, id: &str) -> Result<usize> {
         self.branches
             .iter()
             .position(|b| b.id == id)
@@ -322,6 +325,7 @@ impl Tree {
             next: at,
             last_turn: if inherited { turn.saturating_sub(1) } else { 0 },
             fork_turn: if inherited { turn.saturating_sub(1) } else { 0 },
+            archived: 0,
         };
         let mut copies = Vec::new();
         let depth = segments.iter().filter(|s| s.lo < at).count();
@@ -361,7 +365,7 @@ impl Tree {
         at: u64,
         turn_before: u64,
     ) -> Result<Release> {
-        let x = self.index(session_id, id)?;
+        let x = self.index_of(session_id, id)?;
         let old = self.branches[x].clone();
         let start = self.start(session_id, id)?;
         let at = at.clamp(start, old.next);
@@ -423,13 +427,14 @@ impl Tree {
         let next = self.get(session_id, id)?.next;
         let start = self.start(session_id, id)?;
         let release = self.release(session_id, id, start, 0)?;
-        let x = self.index(session_id, id)?;
+        let x = self.index_of(session_id, id)?;
         let b = &mut self.branches[x];
         b.base = None;
         b.first = next.max(b.next);
         b.next = b.first;
         b.last_turn = 0;
         b.fork_turn = 0;
+        b.archived = 0;
         Ok(release)
     }
 
@@ -441,7 +446,7 @@ impl Tree {
         id: &str,
         starts_turn: &[bool],
     ) -> Result<Vec<Placement>> {
-        let x = self.index(session_id, id)?;
+        let x = self.index_of(session_id, id)?;
         let b = &mut self.branches[x];
         let count = starts_turn.len() as u64;
         if b.next.saturating_add(count) > MAX_SAFE_INTEGER {
@@ -465,7 +470,7 @@ impl Tree {
     /// copies first. Returns the copies, and the range of its storage to delete.
     pub fn remove(&mut self, session_id: &str, id: &str) -> Result<Release> {
         let mut release = self.clear(session_id, id)?;
-        let x = self.index(session_id, id)?;
+        let x = self.index_of(session_id, id)?;
         let b = self.branches.remove(x);
         release.delete = Some((0, b.next));
         Ok(release)
@@ -478,6 +483,7 @@ impl Tree {
         record.next_seq = main.next;
         record.item_count = main.own_len();
         record.last_turn = main.last_turn;
+        record.archived_count = main.archived;
     }
 }
 
@@ -823,6 +829,7 @@ mod tests {
             next: 1,
             last_turn: 0,
             fork_turn: 0,
+            archived: 0,
         };
         let e = Tree::new(&record, vec![b.clone()]).unwrap_err();
         assert_eq!(e.code, SessionErrorCode::CorruptSession);

@@ -502,3 +502,66 @@ test('MemorySession: the same branches, turn listings and usage, in memory', asy
   assert.deepEqual(r.afterDelete, ['main']);
   assert.deepEqual(r.usageAfterDelete, { requests: 0, inputTokens: 0, outputTokens: 0, totalTokens: 0, turns: 0 });
 });
+
+test('rewrites on branches: compaction and mutations act on one branch, the others keep what they show', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async (id) => {
+    const call = (callId, args) => ({ type: 'function_call', callId, name: 'lookup', arguments: args, status: 'completed' });
+    const s = new lib.IndexedDbSession(id);
+    await s.addItems([
+      { role: 'user', content: 'q1' },
+      call('c1', '{"v":1}'),
+      { type: 'function_call_result', callId: 'c1', output: 'r1' },
+      { role: 'assistant', content: 'a1' },
+      { role: 'user', content: 'q2' },
+      { role: 'assistant', content: 'a2' },
+    ]);
+    await s.createBranchFromTurn(2, 'b');
+    await s.addItems([{ role: 'user', content: 'q2 on b' }]);
+    const out = {};
+    // A mutation on b changes an item it shares with main: main keeps the original.
+    await s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: call('c1', '{"v":2}') }] });
+    out.b = await s.getItems();
+    out.mainAfterMutation = await new lib.IndexedDbSession(id).getItems();
+    // Compaction on b archives what b showed; main is untouched.
+    await s.replaceHistoryWithCompaction([{ type: 'compaction', id: 'cmp_b', encrypted_content: 'E' }, { role: 'user', content: 'q2 on b' }]);
+    out.bCompacted = await s.getItems();
+    out.bArchive = await s.getArchivedItems();
+    out.bTurns = (await s.getTurns()).map((t) => [t.turn, t.content]);
+    out.mainAfterCompaction = await new lib.IndexedDbSession(id).getItems();
+    out.mainArchive = await new lib.IndexedDbSession(id).getArchivedItems();
+    // Compaction on main, which a new branch shares: the branch keeps its items.
+    await s.switchBranch('main');
+    await s.createBranchFromTurn(2, 'c');
+    await s.switchBranch('main');
+    await s.replaceHistory([{ role: 'user', content: 'main summary' }], { archive: true });
+    out.main = await s.getItems();
+    out.mainArchive2 = (await s.getArchivedItems()).length;
+    out.c = await new lib.IndexedDbSession(id, { branch: 'c' }).getItems();
+    await s.addItems([{ role: 'assistant', content: 'more' }]);
+    out.mainTx = await (async () => {
+      await s.applyHistoryTransaction({ operationId: 'op-1', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'assistant', content: 'more' }], replacement: [{ role: 'assistant', content: 'less' }] } });
+      return s.getItems();
+    })();
+    out.cAfter = await new lib.IndexedDbSession(id, { branch: 'c' }).getItems();
+    await s.deleteBranch('b');
+    out.branches = (await s.listBranches()).map((x) => [x.branchId, x.itemCount]);
+    return out;
+  }, fresh('rewrite'));
+  const args = (items) => items.filter((i) => i.type === 'function_call').map((i) => i.arguments);
+  assert.deepEqual(args(r.b), ['{"v":2}']);
+  assert.equal(r.b.length, 5);
+  assert.deepEqual(args(r.mainAfterMutation), ['{"v":1}']);
+  assert.equal(r.mainAfterMutation.length, 6);
+  assert.deepEqual(r.bCompacted.map((i) => i.type ?? i.content), ['compaction', 'q2 on b']);
+  assert.deepEqual(r.bArchive, r.b, "b's archive holds what b showed, the mutated call included");
+  assert.deepEqual(r.bTurns, [[1, 'q2 on b']]);
+  assert.deepEqual(r.mainAfterCompaction, r.mainAfterMutation);
+  assert.deepEqual(r.mainArchive, [], "main's archive is its own");
+  assert.deepEqual(r.main.map((i) => i.content), ['main summary']);
+  assert.equal(r.mainArchive2, 6);
+  assert.deepEqual(r.c, r.mainAfterMutation.slice(0, 4), 'the branch of main keeps what it showed');
+  assert.deepEqual(r.mainTx.map((i) => i.content), ['main summary', 'less']);
+  assert.deepEqual(r.cAfter, r.c);
+  assert.deepEqual(r.branches, [['main', 2], ['c', 4]]);
+});

@@ -11,6 +11,7 @@ use idb::{KeyRange, Query, TransactionMode};
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
+use crate::backend::args::ReplaceOptions;
 use crate::backend::branch_js::{
     folded, invalid_turn, item_facts, session_usage_js, tool_usage_js, turn_usage_js, turns_js,
     usage_fields, usage_of, From,
@@ -18,7 +19,7 @@ use crate::backend::branch_js::{
 use crate::backend::canonical::canonical;
 use crate::backend::js::{self, object};
 use crate::backend::metadata::{self, give_default_title};
-use crate::backend::transaction::TakenTransaction;
+use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
 use crate::core::branch::{self, Branch, Release, RowFacts, Segment, Tree, Usage, MAIN};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::Limit;
@@ -27,7 +28,7 @@ use crate::core::schema::{
     SESSIONS_STORE, USAGE_STORE,
 };
 use crate::core::session::safe_count;
-use crate::core::transaction::{operations_to_forget, Outcome};
+use crate::core::transaction::{check_whole_history, operations_to_forget, Outcome};
 
 use super::open::Connection;
 use super::ops::{read_record, write_record, Target};
@@ -67,6 +68,16 @@ pub fn all_branch_rows(session_id: &str) -> Result<Query> {
         &Array::of1(&Array::of1(&sid)).into(),
         &Array::of1(&Array::of2(&sid, &Array::new())).into(),
         "selecting a session's branches",
+    )
+}
+
+/// Every row of one branch's storage, in a store keyed `[storage, number]`.
+fn all_of_storage(session_id: &str, id: &str) -> Result<Query> {
+    let own = storage(session_id, id);
+    bound(
+        &Array::of2(&own, &JsValue::from_f64(f64::NEG_INFINITY)).into(),
+        &Array::of2(&own, &JsValue::from_f64(f64::INFINITY)).into(),
+        "selecting a branch's rows",
     )
 }
 
@@ -138,6 +149,10 @@ fn branches_from_js(session_id: &str, stored: &JsValue) -> Result<Vec<Branch>> {
                 next: count("next")?,
                 last_turn: count("lastTurn")?,
                 fork_turn: count("forkTurn")?,
+                archived: match js::get(e, "archivedCount") {
+                    Ok(v) if v.is_undefined() => 0,
+                    _ => count("archivedCount")?,
+                },
             })
         })
         .collect()
@@ -158,6 +173,7 @@ fn branches_to_js(tree: &Tree) -> JsValue {
                 ("next", (b.next as f64).into()),
                 ("lastTurn", (b.last_turn as f64).into()),
                 ("forkTurn", (b.fork_turn as f64).into()),
+                ("archivedCount", (b.archived as f64).into()),
             ]))
         })
         .collect::<Array>()
@@ -510,6 +526,10 @@ pub(super) async fn clear_in(
                 .delete(all_of_session(t.session_id)?)
                 .map_err(|e| tx.fail(e))?;
         }
+    } else {
+        tx.store(ARCHIVE_STORE)?
+            .delete(all_of_storage(t.session_id, id)?)
+            .map_err(|e| tx.fail(e))?;
     }
     tx.store(USAGE_STORE)?
         .delete(branch_usage(t.session_id, id)?)
@@ -628,6 +648,186 @@ fn facts(row: &JsValue) -> RowFacts {
     let item = super::record::item_of(row).unwrap_or(JsValue::UNDEFINED);
     let created = js::get(row, "createdAt").ok().and_then(|v| v.as_f64());
     item_facts(&item, turn_of(row).unwrap_or(0), created.unwrap_or(0.0))
+}
+
+/// `replaceHistory` / `replaceHistoryWithCompaction` on branch `id` in a transaction under way:
+/// the branches that show its items keep their own copies; the replaced items go to the
+/// branch's own archive (under its storage key, as its rows).
+pub(super) async fn replace_in(
+    tx: &Tx,
+    t: &Target<'_>,
+    mut l: Loaded,
+    id: &str,
+    items: Vec<(JsValue, bool)>,
+    options: ReplaceOptions,
+    now: f64,
+) -> Result<()> {
+    let start = l.tree.start(t.session_id, id)?;
+    let b = l.tree.get(t.session_id, id)?;
+    let (count, archived) = (b.next - start, b.archived);
+    let old = match (options.archive || options.expected.is_some()) && count > 0 {
+        true => items_of(
+            &view_from(tx, &l, t.session_id, id, start).await?,
+            t.session_id,
+        )?,
+        false => Vec::new(),
+    };
+    if let Some(expected) = &options.expected {
+        let stored: Vec<Option<String>> = old.iter().map(|item| canonical(item).ok()).collect();
+        check_whole_history(t.session_id, expected, &stored)?;
+    }
+    let moved = if options.archive {
+        let store = tx.store(ARCHIVE_STORE)?;
+        let key = storage(t.session_id, id);
+        for (i, item) in old.iter().enumerate() {
+            let entry = object(&[
+                ("sessionId", key.clone()),
+                ("position", ((archived + i as u64) as f64).into()),
+                ("archivedAt", now.into()),
+                ("item", item.clone()),
+            ]);
+            store.put(&entry, None).map_err(|e| tx.fail(e))?;
+        }
+        old.len() as u64
+    } else {
+        0
+    };
+    let release = l.tree.release(t.session_id, id, start, 0)?;
+    apply_release(tx, t.session_id, id, &release).await?;
+    let x = l.tree.index_of(t.session_id, id)?;
+    l.tree.branches[x].archived = archived + moved;
+    write_rows(tx, t.session_id, &mut l, id, &items, now)?;
+    l.save(tx, Some(now))
+}
+
+/// `applyHistoryMutations` on branch `id` in a transaction under way: the view from the first
+/// changed item on is written again (the branches that show those items keep their copies).
+pub(super) async fn mutations_in(
+    tx: &Tx,
+    t: &Target<'_>,
+    mut l: Loaded,
+    id: &str,
+    mutations: Vec<FunctionCallReplacement>,
+    now: f64,
+) -> Result<()> {
+    let start = l.tree.start(t.session_id, id)?;
+    let rows = view_from(tx, &l, t.session_id, id, start).await?;
+    let mut items: Vec<Option<JsValue>> = items_of(&rows, t.session_id)?
+        .into_iter()
+        .map(Some)
+        .collect();
+    let replaced = super::rewrite::mutate(&mut items, mutations);
+    let Some(first) = (0..items.len()).find(|&i| replaced[i] || items[i].is_none()) else {
+        return Ok(());
+    };
+    let turn_before = match first {
+        0 => 0,
+        k => rows.get(k - 1).and_then(turn_of).unwrap_or(0),
+    };
+    let release = l
+        .tree
+        .release(t.session_id, id, start + first as u64, turn_before)?;
+    apply_release(tx, t.session_id, id, &release).await?;
+    let rest: Vec<(JsValue, bool)> = items
+        .into_iter()
+        .skip(first)
+        .flatten()
+        .map(|item| {
+            let starts = item_facts(&item, 0, 0.0).starts_turn;
+            (item, starts)
+        })
+        .collect();
+    write_rows(tx, t.session_id, &mut l, id, &rest, now)?;
+    l.save(tx, Some(now))
+}
+
+/// Appends `items` to branch `id`'s own rows.
+fn write_rows(
+    tx: &Tx,
+    session_id: &str,
+    l: &mut Loaded,
+    id: &str,
+    items: &[(JsValue, bool)],
+    now: f64,
+) -> Result<()> {
+    let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
+    let placements = l.tree.append(session_id, id, &starts)?;
+    let messages = tx.store(MESSAGES_STORE)?;
+    let writer = super::record::RowWriter::at(storage(session_id, id), now);
+    for ((item, _), place) in items.iter().zip(&placements) {
+        let row = writer.row(place, item).map_err(|e| tx.thrown(&e))?;
+        messages.put(&row, None).map_err(|e| tx.fail(e))?;
+    }
+    Ok(())
+}
+
+/// The rewrites on a branch other than `main`, each one transaction.
+pub async fn replace_history(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    items: Vec<(JsValue, bool)>,
+    options: ReplaceOptions,
+    now: f64,
+) -> Result<()> {
+    let tx = write_tx(conn, t, "replaceHistory")?;
+    tx.run(async |tx| match load_branch(tx, t, id).await? {
+        Some(l) => replace_in(tx, t, l, id, items, options, now).await,
+        None => Ok(()),
+    })
+    .await
+}
+
+pub async fn apply_mutations(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    mutations: Vec<FunctionCallReplacement>,
+    now: f64,
+) -> Result<()> {
+    let tx = write_tx(conn, t, "applyHistoryMutations")?;
+    tx.run(async |tx| match load_branch(tx, t, id).await? {
+        Some(l) => mutations_in(tx, t, l, id, mutations, now).await,
+        None => Ok(()),
+    })
+    .await
+}
+
+/// `getArchivedItems` on a branch other than `main`: its own archive.
+pub async fn archived_items(
+    conn: &Connection,
+    t: &Target<'_>,
+    id: &str,
+    limit: Option<u64>,
+    skip: u64,
+) -> Result<Vec<JsValue>> {
+    let tx = t.begin_over(
+        conn,
+        "getArchivedItems",
+        TransactionMode::ReadOnly,
+        &[SESSIONS_STORE, ARCHIVE_STORE],
+    )?;
+    tx.run(async |tx| {
+        let Some(l) = load_branch(tx, t, id).await? else {
+            return Ok(Vec::new());
+        };
+        let end = l.tree.get(t.session_id, id)?.archived.saturating_sub(skip);
+        let start = limit.map_or(0, |n| end.saturating_sub(n));
+        if start >= end {
+            return Ok(Vec::new());
+        }
+        let rows = tx
+            .store(ARCHIVE_STORE)?
+            .get_all(
+                Some(rows_range(&storage(t.session_id, id), start, end)?),
+                None,
+            )
+            .map_err(|e| tx.fail(e))?
+            .await
+            .map_err(|e| tx.fail(e))?;
+        items_of(&rows, t.session_id)
+    })
+    .await
 }
 
 /// `createBranchFromTurn` / `createBranchFromContent` from branch `from`: the new branch shows
@@ -830,14 +1030,11 @@ pub async fn delete(
             },
         )
         .await?;
-        let own = storage(t.session_id, id);
-        tx.store(MESSAGES_STORE)?
-            .delete(bound(
-                &Array::of2(&own, &JsValue::from_f64(f64::NEG_INFINITY)).into(),
-                &Array::of2(&own, &JsValue::from_f64(f64::INFINITY)).into(),
-                "selecting a branch's items",
-            )?)
-            .map_err(|e| tx.fail(e))?;
+        for store in [MESSAGES_STORE, ARCHIVE_STORE] {
+            tx.store(store)?
+                .delete(all_of_storage(t.session_id, id)?)
+                .map_err(|e| tx.fail(e))?;
+        }
         tx.store(USAGE_STORE)?
             .delete(branch_usage(t.session_id, id)?)
             .map_err(|e| tx.fail(e))?;
@@ -1042,9 +1239,11 @@ pub async fn info(conn: &Connection, t: &Target<'_>, id: &str) -> Result<JsValue
 
 /// Deletes the rows of every branch other than `main`, and all usage, of a deleted session.
 pub(super) fn delete_all(tx: &Tx, session_id: &str) -> Result<()> {
-    tx.store(MESSAGES_STORE)?
-        .delete(all_branch_rows(session_id)?)
-        .map_err(|e| tx.fail(e))?;
+    for store in [MESSAGES_STORE, ARCHIVE_STORE] {
+        tx.store(store)?
+            .delete(all_branch_rows(session_id)?)
+            .map_err(|e| tx.fail(e))?;
+    }
     tx.store(USAGE_STORE)?
         .delete(all_usage(session_id)?)
         .map_err(|e| tx.fail(e))?;

@@ -11,7 +11,8 @@ use crate::backend::canonical::canonical;
 use crate::backend::js::{self, object};
 use crate::backend::metadata::give_default_title;
 use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
-use crate::core::error::{Result, SessionError, SessionErrorCode};
+use crate::core::branch::MAIN;
+use crate::core::error::Result;
 use crate::core::repair::{plan_repair, StoredRow};
 use crate::core::schema::{
     ARCHIVE_STORE, BY_OPERATION_INDEX, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE,
@@ -52,21 +53,6 @@ async fn record_for(tx: &Tx, t: &Target<'_>, now: f64) -> Result<StoredRecord> {
     };
     record.check_owner(t.user_id)?;
     Ok(record)
-}
-
-/// History transactions, mutations and compaction rewrite stored rows in place: on a session
-/// with branches other branches may show those rows, so they are refused there.
-pub(super) fn refuse_branches(record: &StoredRecord, what: &str) -> Result<()> {
-    if super::branches::has_branches(&record.stored) {
-        return Err(SessionError::new(
-            SessionErrorCode::Unsupported,
-            format!(
-                "{what} of session \"{}\" is not supported while it has branches other than                  \"main\" (deleteBranch() them first)",
-                record.id
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// Writes message rows for `items` at `placements`.
@@ -240,7 +226,10 @@ pub async fn replace_history(
     let tx = begin(conn, t, "replaceHistory")?;
     tx.run(async |tx| {
         let mut record = record_for(tx, t, now).await?;
-        refuse_branches(&record, "replaceHistory")?;
+        if super::branches::has_branches(&record.stored) {
+            let l = super::branches::Loaded::from(record)?;
+            return super::branches::replace_in(tx, t, l, MAIN, items, options, now).await;
+        }
         let old = match (options.archive || options.expected.is_some()) && record.item_count > 0 {
             true => items_of(&all_rows(tx, &record).await?, t.session_id)?,
             false => Vec::new(),
@@ -323,6 +312,37 @@ pub async fn archived_items(
     .await
 }
 
+/// Applies `replace_function_call` mutations to a history's items: the first `function_call`
+/// with the id is replaced, later ones become `None` (removed). Returns which were replaced.
+pub(super) fn mutate(
+    items: &mut [Option<JsValue>],
+    mutations: Vec<FunctionCallReplacement>,
+) -> Vec<bool> {
+    let mut replaced = vec![false; items.len()];
+    let text = |item: &JsValue, key: &str| js::get(item, key).ok().and_then(|v| v.as_string());
+    for mutation in mutations {
+        let call_ids: Vec<Option<String>> = items
+            .iter()
+            .map(|item| {
+                let item = item.as_ref()?;
+                (text(item, "type").as_deref() == Some("function_call"))
+                    .then(|| text(item, "callId"))
+                    .flatten()
+            })
+            .collect();
+        let ids: Vec<Option<&str>> = call_ids.iter().map(Option::as_deref).collect();
+        let Some((first, later)) = replace_function_call(&ids, &mutation.call_id) else {
+            continue;
+        };
+        items[first] = Some(mutation.replacement);
+        replaced[first] = true;
+        for i in later {
+            items[i] = None;
+        }
+    }
+    replaced
+}
+
 /// `applyHistoryMutations`: each `replace_function_call` replaces the first `function_call`
 /// with its `callId` and removes later ones with the same id; the rows after a removed one move
 /// down so the sequence numbers stay without gaps. One transaction for all of them.
@@ -341,37 +361,20 @@ pub async fn apply_mutations(
             return Ok(());
         };
         record.check_owner(t.user_id)?;
-        refuse_branches(&record, "applyHistoryMutations")?;
+        if super::branches::has_branches(&record.stored) {
+            let l = super::branches::Loaded::from(record)?;
+            return super::branches::mutations_in(tx, t, l, MAIN, mutations, now).await;
+        }
         let rows = all_rows(tx, &record).await?;
         let mut items: Vec<Option<JsValue>> = items_of(&rows, t.session_id)?
             .into_iter()
             .map(Some)
             .collect();
-        let mut replaced = vec![false; items.len()];
-        let text = |item: &JsValue, key: &str| js::get(item, key).ok().and_then(|v| v.as_string());
-        for mutation in mutations {
-            let call_ids: Vec<Option<String>> = items
-                .iter()
-                .map(|item| {
-                    let item = item.as_ref()?;
-                    (text(item, "type").as_deref() == Some("function_call"))
-                        .then(|| text(item, "callId"))
-                        .flatten()
-                })
-                .collect();
-            let ids: Vec<Option<&str>> = call_ids.iter().map(Option::as_deref).collect();
-            let Some((first, later)) = replace_function_call(&ids, &mutation.call_id) else {
-                continue;
-            };
-            items[first] = Some(mutation.replacement);
-            replaced[first] = true;
-            for i in later {
-                items[i] = None;
-            }
-        }
+        let replaced = mutate(&mut items, mutations);
         if !replaced.contains(&true) {
             return Ok(());
         }
+        let text = |item: &JsValue, key: &str| js::get(item, key).ok().and_then(|v| v.as_string());
         let stored: Vec<StoredRow> = rows
             .iter()
             .zip(&items)

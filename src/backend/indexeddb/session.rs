@@ -51,21 +51,6 @@ impl IdbSessionState {
         }
     }
 
-    /// The rewrites act on `main` only (see `rewrite::refuse_branches`).
-    fn refuse_off_main(&self, what: &str) -> Result<()> {
-        if self.on_main() {
-            return Ok(());
-        }
-        Err(crate::core::error::SessionError::new(
-            crate::core::error::SessionErrorCode::Unsupported,
-            format!(
-                "{what} of session \"{}\" is not supported on branch \"{}\"; switch to \"main\"",
-                self.core.session_id,
-                self.branch()
-            ),
-        ))
-    }
-
     fn on_main(&self) -> bool {
         *self.branch.borrow() == MAIN
     }
@@ -151,8 +136,14 @@ impl SessionState for IdbSessionState {
     }
 
     async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()> {
-        self.refuse_off_main("applyHistoryMutations")?;
-        rewrite::apply_mutations(&*self.connection().await?, &self.target(), mutations, now()).await
+        let conn = self.connection().await?;
+        match self.on_main() {
+            true => rewrite::apply_mutations(&conn, &self.target(), mutations, now()).await,
+            false => {
+                let branch = self.branch();
+                branches::apply_mutations(&conn, &self.target(), &branch, mutations, now()).await
+            }
+        }
     }
 
     async fn replace_history(
@@ -160,13 +151,26 @@ impl SessionState for IdbSessionState {
         items: Vec<(JsValue, bool)>,
         options: ReplaceOptions,
     ) -> Result<()> {
-        self.refuse_off_main("replaceHistory")?;
         let conn = self.connection().await?;
-        rewrite::replace_history(&conn, &self.target(), items, options, now()).await
+        match self.on_main() {
+            true => rewrite::replace_history(&conn, &self.target(), items, options, now()).await,
+            false => {
+                let branch = self.branch();
+                let t = self.target();
+                branches::replace_history(&conn, &t, &branch, items, options, now()).await
+            }
+        }
     }
 
     async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>> {
-        rewrite::archived_items(&*self.connection().await?, &self.target(), limit, skip).await
+        let conn = self.connection().await?;
+        match self.on_main() {
+            true => rewrite::archived_items(&conn, &self.target(), limit, skip).await,
+            false => {
+                let branch = self.branch();
+                branches::archived_items(&conn, &self.target(), &branch, limit, skip).await
+            }
+        }
     }
 
     /// The branch this object is on.
