@@ -520,7 +520,10 @@ test('rewrites on branches: compaction and mutations act on one branch, the othe
     await s.addItems([{ role: 'user', content: 'q2 on b' }]);
     const out = {};
     // A mutation on b changes an item it shares with main: main keeps the original.
+    const timesBefore = (await s.getTurns()).map((t) => t.createdAt);
+    await new Promise((ok) => setTimeout(ok, 5));
     await s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: call('c1', '{"v":2}') }] });
+    out.timesKept = JSON.stringify((await s.getTurns()).map((t) => t.createdAt)) === JSON.stringify(timesBefore);
     out.b = await s.getItems();
     out.mainAfterMutation = await new lib.IndexedDbSession(id).getItems();
     // Compaction on b archives what b showed; main is untouched.
@@ -550,6 +553,7 @@ test('rewrites on branches: compaction and mutations act on one branch, the othe
   }, fresh('rewrite'));
   const args = (items) => items.filter((i) => i.type === 'function_call').map((i) => i.arguments);
   assert.deepEqual(args(r.b), ['{"v":2}']);
+  assert.equal(r.timesKept, true, 'rewritten rows keep their creation times');
   assert.equal(r.b.length, 5);
   assert.deepEqual(args(r.mainAfterMutation), ['{"v":1}']);
   assert.equal(r.mainAfterMutation.length, 6);
@@ -564,4 +568,137 @@ test('rewrites on branches: compaction and mutations act on one branch, the othe
   assert.deepEqual(r.mainTx.map((i) => i.content), ['main summary', 'less']);
   assert.deepEqual(r.cAfter, r.c);
   assert.deepEqual(r.branches, [['main', 2], ['c', 4]]);
+});
+
+// A seeded run of random operations on the branches of one session, checked after every step
+// against a plain model (each branch an array of its items): every branch must show exactly
+// what the model says, whatever was created, popped, cleared, rewritten or deleted before.
+for (const kind of ['indexeddb', 'memory']) {
+  test(`${kind}: 300 random operations on branches match a plain model at every step`, async () => {
+    const { page } = await openHarness(env);
+    const r = await page.evaluate(
+      async ({ kind, id }) => {
+        let seed = 0x2545f491;
+        const rand = (n) => {
+          seed ^= seed << 13;
+          seed ^= seed >>> 17;
+          seed ^= seed << 5;
+          return (seed >>> 0) % n;
+        };
+        const s = kind === 'memory' ? new lib.MemorySession(id) : new lib.IndexedDbSession(id);
+        const model = new Map([['main', []]]);
+        let current = 'main';
+        let n = 0;
+        const isUser = (i) => i.role === 'user';
+        const turnStarts = (items) => items.flatMap((i, k) => (isUser(i) ? [k] : []));
+        const log = [];
+        for (let step = 0; step < 300; step++) {
+          const items = model.get(current);
+          const op = rand(100);
+          let what;
+          if (op < 35) {
+            const batch = Array.from({ length: 1 + rand(3) }, () => (rand(3) === 0 ? { role: 'user', content: `u${++n}` } : { role: 'assistant', content: `a${++n}` }));
+            await s.addItems(batch);
+            items.push(...batch);
+            what = `add ${batch.length}`;
+          } else if (op < 50) {
+            const popped = await s.popItem();
+            const expected = items.pop();
+            if (JSON.stringify(popped) !== JSON.stringify(expected)) return { step, error: `pop gave ${JSON.stringify(popped)}, expected ${JSON.stringify(expected)}`, log };
+            what = 'pop';
+          } else if (op < 53) {
+            await s.clearSession();
+            items.length = 0;
+            what = 'clear';
+          } else if (op < 68) {
+            const starts = turnStarts(items);
+            if (!starts.length) continue;
+            const t = 1 + rand(starts.length);
+            const name = `b${step}`;
+            await s.createBranchFromTurn(t, name);
+            model.set(name, items.slice(0, starts[t - 1]));
+            current = name;
+            what = `branch ${name} from turn ${t}`;
+          } else if (op < 80) {
+            const names = [...model.keys()];
+            current = names[rand(names.length)];
+            await s.switchBranch(current);
+            what = `switch ${current}`;
+          } else if (op < 85) {
+            const names = [...model.keys()].filter((b) => b !== 'main' && b !== current);
+            if (!names.length) continue;
+            const victim = names[rand(names.length)];
+            await s.deleteBranch(victim);
+            model.delete(victim);
+            what = `delete ${victim}`;
+          } else if (op < 95) {
+            const k = Math.min(items.length, 1 + rand(3));
+            const replacement = Array.from({ length: rand(3) }, () => ({ role: rand(2) ? 'user' : 'assistant', content: `r${++n}` }));
+            await s.applyHistoryTransaction({ operationId: `op${step}`, transaction: { type: 'replace_suffix', expectedSuffix: items.slice(items.length - k), replacement } });
+            items.splice(items.length - k, k, ...replacement);
+            what = `replace ${k} by ${replacement.length}`;
+          } else {
+            const kept = items.slice(-2);
+            await s.replaceHistory(kept, { archive: rand(2) === 0 });
+            items.splice(0, items.length, ...kept);
+            what = 'replaceHistory';
+          }
+          log.push(what);
+          // Every branch shows what the model says, read through objects on each branch.
+          for (const [name, expected] of model) {
+            const o = kind === 'memory' ? null : new lib.IndexedDbSession(id, { branch: name });
+            const got = o ? await o.getItems() : name === current ? await s.getItems() : null;
+            if (got && JSON.stringify(got) !== JSON.stringify(expected)) {
+              return { step, error: `${name}: ${JSON.stringify(got.map((i) => i.content))} instead of ${JSON.stringify(expected.map((i) => i.content))}`, log: log.slice(-12) };
+            }
+            if (o && name === current) {
+              const newest = await o.getItems(5);
+              if (JSON.stringify(newest) !== JSON.stringify(expected.slice(-5))) return { step, error: `${name}: getItems(5) wrong`, log: log.slice(-12) };
+              const starts = turnStarts(expected);
+              const last2 = starts.length >= 2 ? expected.slice(starts.at(-2)) : expected;
+              const turns = await o.getRecentTurns(2);
+              if (JSON.stringify(turns) !== JSON.stringify(last2)) return { step, error: `${name}: getRecentTurns(2) ${JSON.stringify(turns.map((i) => i.content))} instead of ${JSON.stringify(last2.map((i) => i.content))}`, log: log.slice(-12) };
+            }
+            if (o) o.free();
+          }
+          const listed = await s.listBranches();
+          for (const b of listed) {
+            if (b.itemCount !== model.get(b.branchId)?.length) return { step, error: `listBranches: ${b.branchId} has ${b.itemCount}`, log: log.slice(-12) };
+          }
+          if (listed.length !== model.size) return { step, error: 'listBranches: wrong branches', log };
+        }
+        return { ok: true, branches: model.size, steps: log.length };
+      },
+      { kind, id: fresh(`fuzz-${kind}`) },
+    );
+    assert.equal(r.error, undefined, `step ${r.step}: ${r.error}\n${(r.log ?? []).join('\n')}`);
+    assert.ok(r.branches > 3, `the run made branches (${r.branches})`);
+  });
+}
+
+test('the operation log is shared by the branches: clearing main keeps it while other branches exist; repairSession refuses a session with branches', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async ({ id, chat }) => {
+    const s = new lib.IndexedDbSession(id);
+    await s.addItems(chat);
+    await s.createBranchFromTurn(2, 'b');
+    const tx = { operationId: 'op-b', transaction: { type: 'append_items', items: [{ role: 'user', content: 'once' }] } };
+    await s.applyHistoryTransaction(tx);
+    const turnsBefore = await s.getTurns();
+    await new lib.IndexedDbSession(id).clearSession();
+    await s.applyHistoryTransaction(tx); // a retry after a lost reply: applied already
+    const out = { b: await s.getItems(), turnsBefore, turnsAfter: await s.getTurns() };
+    try {
+      await lib.repairSession(id);
+      out.repair = 'resolved';
+    } catch (e) {
+      out.repair = `${e.code}: ${e.message}`;
+    }
+    out.stillB = await s.getItems();
+    return out;
+  }, { id: fresh('oplog'), chat: turns(2) });
+  assert.deepEqual(texts(r.b), ['q1', 'a1', 'once'], 'the retried operation is not applied twice');
+  assert.deepEqual(r.turnsAfter, r.turnsBefore, 'turns and their times are kept');
+  assert.match(r.repair, /^CORRUPT_SESSION: .*has branches other than "main"/);
+  assert.deepEqual(r.stillB, r.b);
 });

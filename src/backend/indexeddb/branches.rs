@@ -488,7 +488,12 @@ pub(super) async fn pop_in(
             damaged_items(t.session_id, format!("its newest item {seq} is not stored"))
         })?;
     let turn_before = match rows.len() {
-        2 => rows.first().and_then(turn_of).unwrap_or(0),
+        2 => rows.first().and_then(turn_of).ok_or_else(|| {
+            damaged_items(
+                t.session_id,
+                format!("the row of item {} has no turn", seq - 1),
+            )
+        })?,
         _ => 0,
     };
     let release = l.tree.release(t.session_id, id, seq, turn_before)?;
@@ -520,8 +525,18 @@ pub(super) async fn clear_in(
     let release = l.tree.clear(t.session_id, id)?;
     apply_release(tx, t.session_id, id, &release).await?;
     if id == MAIN {
+        // The operation log is the session's, shared by its branches: it stays while there are
+        // others (a retried operation of another branch must still be known).
+        let shared = !l.tree.is_single();
+        let next_op_seq = l.record.next_op_seq;
         l.record.clear(now);
-        for store in [OPERATIONS_STORE, ARCHIVE_STORE] {
+        let mut stores = vec![ARCHIVE_STORE];
+        if shared {
+            l.record.next_op_seq = next_op_seq;
+        } else {
+            stores.push(OPERATIONS_STORE);
+        }
+        for store in stores {
             tx.store(store)?
                 .delete(all_of_session(t.session_id)?)
                 .map_err(|e| tx.fail(e))?;
@@ -728,16 +743,28 @@ pub(super) async fn mutations_in(
         .tree
         .release(t.session_id, id, start + first as u64, turn_before)?;
     apply_release(tx, t.session_id, id, &release).await?;
-    let rest: Vec<(JsValue, bool)> = items
+    // The items kept from `first` on, each with its row's creation time.
+    let (rest, created): (Vec<(JsValue, bool)>, Vec<JsValue>) = items
         .into_iter()
+        .zip(&rows)
         .skip(first)
-        .flatten()
-        .map(|item| {
+        .filter_map(|(item, row)| {
+            let item = item?;
             let starts = item_facts(&item, 0, 0.0).starts_turn;
-            (item, starts)
+            let created = js::get(row, "createdAt").unwrap_or_else(|_| now.into());
+            Some(((item, starts), created))
         })
-        .collect();
-    write_rows(tx, t.session_id, &mut l, id, &rest, now)?;
+        .unzip();
+    let starts: Vec<bool> = rest.iter().map(|(_, s)| *s).collect();
+    let placements = l.tree.append(t.session_id, id, &starts)?;
+    let messages = tx.store(MESSAGES_STORE)?;
+    let writer = super::record::RowWriter::at(storage(t.session_id, id), now);
+    for (((item, _), place), created) in rest.iter().zip(&placements).zip(&created) {
+        let row = writer
+            .row_created(place, item, created)
+            .map_err(|e| tx.thrown(&e))?;
+        messages.put(&row, None).map_err(|e| tx.fail(e))?;
+    }
     l.save(tx, Some(now))
 }
 

@@ -7,7 +7,7 @@ use idb::TransactionMode;
 use wasm_bindgen::JsValue;
 
 use crate::backend::js::{self, exact_string, object};
-use crate::core::error::Result;
+use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::repair::{plan_repair, StoredRow};
 use crate::core::schema::{ARCHIVE_STORE, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE};
 use crate::core::session::{safe_count, starts_turn};
@@ -104,6 +104,17 @@ pub async fn repair_session(
         };
         let next_op_seq = one_past_newest(operations.await.map_err(|e| tx.fail(e))?);
         let archived_count = one_past_newest(archive.await.map_err(|e| tx.fail(e))?);
+        if record.as_ref().is_some_and(super::branches::has_branches) {
+            // Renumbering main's rows would move rows its branches show from under them.
+            return Err(SessionError::new(
+                SessionErrorCode::CorruptSession,
+                format!(
+                    "repairSession of session \"{session_id}\": it has branches other than \"main\", \
+                     which show main's rows by their positions; it repairs sessions without branches \
+                     only (delete the other branches first)"
+                ),
+            ));
+        }
         if record.is_none() && rows.is_empty() {
             return Ok(RepairReport {
                 existed: false,
