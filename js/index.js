@@ -1,14 +1,130 @@
 // The package entry: instantiates the WebAssembly module once, then exposes the API.
 // Works as a plain ES module over HTTP and in bundlers that understand
 // `new URL('…', import.meta.url)` (Vite, webpack 5, Rollup, esbuild).
-import init from './agent_sessions.js';
+import init, * as wasm from './agent_sessions.js';
+import { publish, subscribeSession, watchSessions as watch } from './events.js';
 
 await init({ module_or_path: new URL('./agent_sessions_bg.wasm', import.meta.url) });
 
-export {
-  IndexedDbSession,
-  MemorySession,
-  listSessions,
-  deleteSession,
-  repairSession,
-} from './agent_sessions.js';
+export { listSessions } from './agent_sessions.js';
+
+/** The writes that change a session, and the event each makes once it has committed (none when
+ * it changed nothing). */
+const WRITES = {
+  addItems: (_, [items]) => (Array.isArray(items) && items.length ? { type: 'add', count: items.length } : null),
+  popItem: (popped) => (popped === undefined ? null : { type: 'pop' }),
+  clearSession: () => ({ type: 'clear' }),
+  applyHistoryTransaction: () => ({ type: 'replace', change: 'transaction' }),
+  applyHistoryMutations: () => ({ type: 'replace', change: 'mutations' }),
+  replaceHistory: () => ({ type: 'replace', change: 'history' }),
+  replaceHistoryWithCompaction: () => ({ type: 'replace', change: 'compaction' }),
+  update: (_, [changes]) => ({ type: 'update', fields: Object.keys(changes ?? {}) }),
+  createBranchFromTurn: (branchId) => ({ type: 'branch', change: 'create', branchId }),
+  createBranchFromContent: (branchId) => ({ type: 'branch', change: 'create', branchId }),
+  deleteBranch: (_, [branchId]) => ({ type: 'branch', change: 'delete', branchId }),
+};
+
+/** Adds what the browser says about this origin's storage (`usage`, `quota`, in bytes) to a
+ * `STORAGE_FULL` error, where it can tell. */
+async function withQuota(error) {
+  if (error?.code === 'STORAGE_FULL' && typeof navigator !== 'undefined' && navigator.storage?.estimate) {
+    try {
+      const { usage, quota } = await navigator.storage.estimate();
+      Object.assign(error, { usage, quota });
+    } catch {
+      // The error stands without the figures.
+    }
+  }
+  return error;
+}
+
+/** Makes each write of `Base` tell `emit` what it changed, after it resolved. The write itself
+ * is called at once, so calls keep their order and a closed session still refuses them. */
+function withEvents(Base, emit) {
+  const Session = class extends Base {};
+  for (const [name, describe] of Object.entries(WRITES)) {
+    const write = Base.prototype[name];
+    Object.defineProperty(Session.prototype, name, {
+      configurable: true,
+      writable: true,
+      value: async function (...args) {
+        let result;
+        try {
+          result = await write.apply(this, args);
+        } catch (error) {
+          throw await withQuota(error);
+        }
+        const event = describe(result, args);
+        if (event) emit(this, { ...event, sessionId: this.sessionId, branch: this.currentBranch });
+        return result;
+      },
+    });
+  }
+  Object.defineProperty(Session, 'name', { value: Base.name });
+  return Session;
+}
+
+/** A session stored in IndexedDB; `subscribe` hears every change to it, from any tab. */
+export class IndexedDbSession extends withEvents(wasm.IndexedDbSession, (s, event) =>
+  publish(s.dbName, { ...event, userId: s.userId }),
+) {
+  subscribe(listener) {
+    return subscribeSession(this.dbName, this.sessionId, listener);
+  }
+}
+
+/** The listeners of each memory session object (its changes are its own). */
+const memoryListeners = new WeakMap();
+
+/** A session kept in memory; `subscribe` hears the changes made through this object. */
+export class MemorySession extends withEvents(wasm.MemorySession, (s, event) => {
+  for (const fn of [...(memoryListeners.get(s) ?? [])]) {
+    try {
+      fn({ ...event, userId: null });
+    } catch (error) {
+      if (typeof reportError === 'function') reportError(error);
+    }
+  }
+}) {
+  subscribe(listener) {
+    if (typeof listener !== 'function') throw new TypeError('subscribe() takes a listener function');
+    const set = memoryListeners.get(this) ?? new Set();
+    memoryListeners.set(this, set);
+    const entry = (event) => listener(event);
+    set.add(entry);
+    return () => set.delete(entry);
+  }
+}
+
+export async function deleteSession(sessionId, options) {
+  const existed = await wasm.deleteSession(sessionId, options);
+  if (existed) publish(options?.dbName ?? 'agent-sessions', { type: 'delete', sessionId });
+  return existed;
+}
+
+export async function repairSession(sessionId, options) {
+  const report = await wasm.repairSession(sessionId, options);
+  if (report.existed) publish(options?.dbName ?? 'agent-sessions', { type: 'replace', change: 'repair', sessionId });
+  return report;
+}
+
+export function watchSessions(options, listener) {
+  return watch(wasm.listSessions, options, listener);
+}
+
+/**
+ * Asks the browser to keep this origin's data under storage pressure (`navigator.storage.persist()`):
+ * resolves to whether it is persisted now (`false` where the browser refused or has no such API).
+ * Browsers may grant it without asking (Chromium does for sites the user engages with) or show a
+ * prompt (Firefox).
+ */
+export async function requestPersistentStorage() {
+  const storage = typeof navigator === 'undefined' ? undefined : navigator.storage;
+  if (!storage?.persist) return false;
+  try {
+    if (await storage.persisted?.()) return true;
+    return await storage.persist();
+  } catch {
+    return false;
+  }
+}

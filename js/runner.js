@@ -7,6 +7,7 @@ import init, {
   notAnAgent,
   notARunner,
   compactionRunner,
+  sessionBusy,
 } from './agent_sessions_runner.js';
 
 await init({ module_or_path: new URL('./agent_sessions_runner_bg.wasm', import.meta.url) });
@@ -35,6 +36,35 @@ Object.defineProperty(RunState, 'fromString', {
   configurable: true,
 });
 
+/**
+ * Runs `start()` holding the Web Lock of the run's session, so that one run at a time (in any
+ * tab or worker of the origin) works on a session: `lock: 'wait'` (the default) waits its turn,
+ * `'fail'` rejects at once with `SESSION_BUSY` when another run holds it, `false` takes no lock.
+ * Only sessions stored in IndexedDB (with a `dbName` and a `sessionId`) are locked, and only
+ * where the browser has Web Locks. Anything unexpected is left to the run's own option checks.
+ */
+function locked(options, start) {
+  let session;
+  let mode;
+  let signal;
+  try {
+    session = options?.session;
+    mode = options?.lock ?? 'wait';
+    signal = options?.signal;
+  } catch {
+    return start();
+  }
+  const locks = globalThis.navigator?.locks;
+  const named = session && typeof session === 'object' && typeof session.dbName === 'string' && typeof session.sessionId === 'string';
+  if (!locks || !named || mode === false || (mode !== true && mode !== 'wait' && mode !== 'fail')) return start();
+  const name = `agent-sessions:${session.dbName}:${session.sessionId}`;
+  if (mode === 'fail') {
+    return locks.request(name, { ifAvailable: true }, (lock) => (lock ? start() : Promise.reject(sessionBusy(session.sessionId))));
+  }
+  const aborts = signal && typeof signal === 'object' && 'aborted' in signal ? { signal } : {};
+  return locks.request(name, aborts, () => start());
+}
+
 /** Runs agents against an OpenAI-compatible server (see the declarations in runner.d.ts). */
 class Runner extends WasmRunner {
   constructor(options) {
@@ -44,7 +74,7 @@ class Runner extends WasmRunner {
 
   run(agent, input, options) {
     if (!agents.has(agent)) return Promise.reject(notAnAgent(agent));
-    return super.run(agent, input, options);
+    return locked(options, () => super.run(agent, input, options));
   }
 
   /**
@@ -64,7 +94,7 @@ class Runner extends WasmRunner {
       wake?.();
     };
     const result = agents.has(agent)
-      ? this.startStreamed(agent, input, options, push)
+      ? locked(options, () => this.startStreamed(agent, input, options, push))
       : Promise.reject(notAnAgent(agent));
     result.then(
       (value) => {

@@ -336,6 +336,20 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
         (None, Some(limit)) => Some(Window::Items(limit)),
         (None, None) => None,
     };
+    // `lock` is taken by js/runner.js (a Web Lock around the run); checked here with the rest.
+    let lock = get(&o, "lock", "options", C)?;
+    let known_lock = lock.is_undefined()
+        || lock.as_bool().is_some()
+        || matches!(lock.as_string().as_deref(), Some("wait" | "fail"));
+    if !known_lock {
+        return Err(RunnerError::new(
+            C,
+            format!(
+                "options.lock must be 'wait' (the default), 'fail' or false, got {}",
+                describe(&lock)
+            ),
+        ));
+    }
     let signal = get(&o, "signal", "options", C)?;
     let signal = if signal.is_undefined() || signal.is_null() {
         None

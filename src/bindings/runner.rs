@@ -123,6 +123,11 @@ export interface RunOptions<TContext = unknown> extends SessionMetadataOptions {
   /** Model calls allowed in this run; default 10. */
   maxTurns?: number;
   signal?: AbortSignal;
+  /** One run at a time per session stored in IndexedDB, across the tabs and workers of the
+   * origin (a Web Lock named after the database and the session, held for the whole run):
+   * `'wait'` (the default) waits for the run before it, `'fail'` rejects at once with
+   * `SESSION_BUSY`, `false` takes no lock. Where Web Locks are missing, runs are not locked. */
+  lock?: 'wait' | 'fail' | boolean;
   /** Passed to tools' `execute` and `needsApproval`. */
   context?: TContext;
   /** Server-side conversation state (Responses API); not together with `session`. */
@@ -435,6 +440,18 @@ pub fn not_a_runner(value: JsValue) -> JsValue {
         format!(
             "options.runner must be a Runner made with new Runner(...), got {}",
             describe(&value)
+        ),
+    ))
+}
+
+/// The error for a run with `lock: 'fail'` on a session another run holds (js/runner.js).
+#[wasm_bindgen(js_name = sessionBusy, skip_typescript)]
+pub fn session_busy(session_id: String) -> JsValue {
+    coded_error(&RunnerError::new(
+        RunnerErrorCode::SessionBusy,
+        format!(
+            "session \"{session_id}\" is running in another run (in this tab or another); \
+             with lock: 'fail' a run does not wait for it"
         ),
     ))
 }

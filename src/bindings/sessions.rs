@@ -96,6 +96,27 @@ export interface ToolUsage {
   turn: number;
 }
 
+/** What changed, after it committed: one event per call. `add` (with `count`), `pop`, `clear`,
+ * `replace` (a history transaction, mutations, compaction or a repair: `change` says which),
+ * `update` (metadata: `fields`), `delete` (the session), `branch` (`change`: `create` or
+ * `delete`, with `branchId`). */
+export interface SessionChangeEvent {
+  type: 'add' | 'pop' | 'clear' | 'replace' | 'update' | 'delete' | 'branch';
+  sessionId: string;
+  /** The writer's user (absent on `delete`, which takes no user). */
+  userId?: string | null;
+  /** The branch the writer was on. */
+  branch?: string;
+  /** The database (`IndexedDbSession` events). */
+  dbName?: string;
+  count?: number;
+  change?: string;
+  fields?: string[];
+  branchId?: string;
+  /** When it was posted, milliseconds since the Unix epoch. */
+  at?: number;
+}
+
 /** Which branch a listing reads: this object's when absent. */
 export interface BranchOption {
   branch?: string;
@@ -258,6 +279,11 @@ export interface SessionMethods {
   getTurnUsage(): Promise<TurnUsage[]>;
   /** The tool calls a branch shows, counted per tool and turn. */
   getToolUsage(options?: BranchOption): Promise<ToolUsage[]>;
+  /** Calls `listener` after every change to this session commits: for `IndexedDbSession`, made
+   * by any object, tab or worker of the origin (a `BroadcastChannel` per database); for
+   * `MemorySession`, by this object. Returns the function that stops it. Fits React's
+   * `useSyncExternalStore`. */
+  subscribe(listener: (event: SessionChangeEvent) => void): () => void;
 }
 
 /** A history transaction (the SDK's `SessionHistoryTransaction`). */

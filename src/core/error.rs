@@ -120,6 +120,8 @@ error_family! {
         SessionConflict = "SESSION_CONFLICT",
         /// `new CompactionSession(...)` options of the wrong shape.
         InvalidCompaction = "INVALID_COMPACTION",
+        /// A run with `lock: 'fail'` on a session another run (in any tab) holds.
+        SessionBusy = "SESSION_BUSY",
     }
 }
 

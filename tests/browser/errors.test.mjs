@@ -266,13 +266,25 @@ describe('indexeddb: storage failures', () => {
           { role: 'assistant', content: big + big + big },
         ]),
       );
+      // The error carries what the browser says of the origin's storage.
+      let figures;
+      try {
+        await s.addItems([{ role: 'assistant', content: big + big + big }]);
+      } catch (e) {
+        figures = { code: e.code, usage: e.usage, quota: e.quota };
+      }
       const reader = new lib.IndexedDbSession('full');
       const after = await reader.getItems();
       const listed = await lib.listSessions();
       await s.addItems([{ role: 'user', content: 'still works' }]);
-      return { res, after, listed, last: await s.getItems(1) };
+      return { res, after, listed, last: await s.getItems(1), figures };
     });
     assertError(r.res, 'STORAGE_FULL', /QuotaExceededError.*nothing of this call was written/);
+    assert.equal(r.figures.code, 'STORAGE_FULL');
+    // The figures are navigator.storage.estimate()'s (which reports the disk's quota, not the
+    // override that made this write fail).
+    assert.ok(Number.isFinite(r.figures.quota) && r.figures.quota > 0, `quota ${r.figures.quota}`);
+    assert.ok(Number.isFinite(r.figures.usage) && r.figures.usage >= 0, `usage ${r.figures.usage}`);
     assert.deepEqual(r.after, [
       { role: 'user', content: 'q1' },
       { role: 'assistant', content: 'a1' },

@@ -15,7 +15,7 @@ after(async () => {
   await env?.close();
 });
 
-const SESSIONS = ['IndexedDbSession', 'MemorySession', 'deleteSession', 'listSessions', 'repairSession'];
+const SESSIONS = ['IndexedDbSession', 'MemorySession', 'deleteSession', 'listSessions', 'repairSession', 'requestPersistentStorage', 'watchSessions'];
 const RUNNER = ['Agent', 'CompactionSession', 'RunState', 'Runner'];
 
 test('each entry exports exactly what the README promises', async () => {
@@ -51,8 +51,9 @@ test('the sessions module holds no runner code, and the runner module no Indexed
 
   const runner = surface('agent_sessions_runner_bg.wasm');
   // notAnAgent, notARunner and compactionRunner serve js/runner.js's checks of foreign `agent`
-  // and `runner` arguments; compactionengine runs CompactionSession's compactions.
-  assert.deepEqual(classesOf(runner.exports), ['agent', 'compactionRunner', 'compactionengine', 'notARunner', 'notAnAgent', 'runner', 'runstate']);
+  // and `runner` arguments; compactionengine runs CompactionSession's compactions; sessionBusy
+  // is the error of a run refused by its session's lock.
+  assert.deepEqual(classesOf(runner.exports), ['agent', 'compactionRunner', 'compactionengine', 'notARunner', 'notAnAgent', 'runner', 'runstate', 'sessionBusy']);
   for (const idb of ['objectStore', 'transaction', 'Idb', 'onupgradeneeded']) {
     assert.ok(!runner.imports.some((n) => n.includes(idb)), `the runner module imports ${idb}`);
   }

@@ -12,8 +12,11 @@ import {
   deleteSession,
   listSessions,
   repairSession,
+  watchSessions,
   type RepairReport,
   type BranchInfo,
+  type SessionChangeEvent,
+  type SessionListChange,
   type TurnInfo,
   type SessionUsage,
   type TurnUsage,
@@ -213,6 +216,14 @@ async function useBranches(): Promise<void> {
   const all: TurnUsage[] = await session.getTurnUsage();
   const tools: ToolUsage[] = await session.getToolUsage();
   const remembered: string = (await listSessions())[0].currentBranch;
+  const stop: () => void = session.subscribe((event: SessionChangeEvent) => {
+    const kind: 'add' | 'pop' | 'clear' | 'replace' | 'update' | 'delete' | 'branch' = event.type;
+    void kind;
+  });
+  stop();
+  const unwatch = watchSessions({ userId: 'ann' }, (change: SessionListChange) => void change.sessionId);
+  await unwatch.ready;
+  unwatch();
   await session.deleteBranch(id);
   // @ts-expect-error a turn is a number
   await session.createBranchFromTurn('2');

@@ -1,0 +1,106 @@
+// One run at a time per session, across tabs: two tabs running the same IndexedDB session take
+// turns (their turns never interleave); `lock: 'fail'` refuses at once with SESSION_BUSY while
+// another run holds the session; other sessions are not held up.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openHarness } from './harness.mjs';
+import { startModelServer } from '../server/model-server.mjs';
+
+let env;
+let model;
+before(async () => {
+  env = await start();
+  model = await startModelServer();
+});
+after(async () => {
+  await model?.close();
+  await env?.close();
+});
+beforeEach(() => model.reset());
+
+let counter = 0;
+const fresh = (p) => `${p}-${++counter}`;
+
+/** Starts a run in `page` (not awaited): `window.runs[key]` settles with its outcome. */
+function startRun(page, key, args) {
+  return page.evaluate(
+    ({ key, args }) => {
+      window.runs ??= {};
+      const runner = new lib.Runner({ baseUrl: args.url });
+      const agent = new lib.Agent({ name: 'a', model: 'm' });
+      const session = new lib.IndexedDbSession(args.id);
+      window.runs[key] = runner
+        .run(agent, args.question, { session, ...(args.lock === undefined ? {} : { lock: args.lock }) })
+        .then((r) => ({ ok: true, output: r.finalOutput }), (e) => ({ ok: false, name: e.name, code: e.code, message: e.message }));
+    },
+    { key, args },
+  );
+}
+const outcome = (page, key) => page.evaluate((key) => window.runs[key], key);
+
+/** Resolves once the model server has received `n` requests (checked every 10 ms, 5 s at most). */
+async function requestsReached(n) {
+  for (let i = 0; i < 500 && model.requests.length < n; i++) await new Promise((ok) => setTimeout(ok, 10));
+  assert.ok(model.requests.length >= n, `the model server got ${model.requests.length} of ${n} requests`);
+}
+
+test('two tabs run one session in turn: the second run waits, and the turns do not interleave', async () => {
+  const { page: a, context } = await openHarness(env);
+  const { page: b } = await openHarness(env, context);
+  const id = fresh('turns');
+  // The first answer is slow: the second tab's run starts while the first is waiting for it.
+  model.script({ text: 'first answer', waitMs: 600 }, { text: 'second answer' });
+  await startRun(a, 'first', { url: model.url, id, question: 'first question' });
+  await requestsReached(1);
+  await startRun(b, 'second', { url: model.url, id, question: 'second question' });
+  assert.deepEqual(await outcome(a, 'first'), { ok: true, output: 'first answer' });
+  assert.deepEqual(await outcome(b, 'second'), { ok: true, output: 'second answer' });
+  const items = await a.evaluate((id) => new lib.IndexedDbSession(id).getItems(), id);
+  const texts = items.map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
+  assert.deepEqual(texts, ['first question', 'first answer', 'second question', 'second answer']);
+  // The second run's request was sent after the first run ended, with the first turn in it.
+  const second = model.requests[1].body.messages.map((m) => m.content);
+  assert.deepEqual(second.slice(-3), ['first question', 'first answer', 'second question']);
+});
+
+test("lock: 'fail' rejects with SESSION_BUSY while another tab runs the session; another session is not held", async () => {
+  const { page: a, context } = await openHarness(env);
+  const { page: b } = await openHarness(env, context);
+  const id = fresh('busy');
+  model.script({ text: 'slow answer', waitMs: 600 }, { text: 'other session answer' });
+  await startRun(a, 'slow', { url: model.url, id, question: 'q' });
+  await requestsReached(1);
+  await startRun(b, 'refused', { url: model.url, id, question: 'not now', lock: 'fail' });
+  const refused = await outcome(b, 'refused');
+  assert.equal(refused.ok, false);
+  assert.equal(refused.name, 'RunnerError');
+  assert.equal(refused.code, 'SESSION_BUSY');
+  assert.match(refused.message, new RegExp(`session "${id}" is running`));
+  await startRun(b, 'elsewhere', { url: model.url, id: fresh('other'), question: 'hi', lock: 'fail' });
+  assert.deepEqual(await outcome(b, 'elsewhere'), { ok: true, output: 'other session answer' });
+  assert.deepEqual(await outcome(a, 'slow'), { ok: true, output: 'slow answer' });
+  const items = await a.evaluate((id) => new lib.IndexedDbSession(id).getItems(), id);
+  assert.equal(items.length, 2, 'the refused run wrote nothing');
+});
+
+test("lock options: false takes no lock; anything else than 'wait', 'fail' or a boolean is INVALID_RUN_OPTIONS", async () => {
+  const { page } = await openHarness(env);
+  model.script({ text: 'fine' });
+  const r = await page.evaluate(async ({ url, id }) => {
+    const runner = new lib.Runner({ baseUrl: url });
+    const agent = new lib.Agent({ name: 'a', model: 'm' });
+    const session = new lib.IndexedDbSession(id);
+    const held = await navigator.locks.request(`agent-sessions:agent-sessions:${id}`, async () =>
+      (await runner.run(agent, 'unlocked', { session, lock: false })).finalOutput,
+    );
+    let bad;
+    try {
+      await runner.run(agent, 'x', { session, lock: 'sometimes' });
+    } catch (e) {
+      bad = `${e.name} ${e.code}`;
+    }
+    return { held, bad };
+  }, { url: model.url, id: fresh('options') });
+  assert.equal(r.held, 'fine', 'a run with lock: false runs while the lock is held elsewhere');
+  assert.equal(r.bad, 'RunnerError INVALID_RUN_OPTIONS');
+});
