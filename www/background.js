@@ -7,8 +7,23 @@ import { refreshChatInfo } from './chats.js';
 import { whenIdle } from './busy.js';
 import { setBackground, setStatus, showError } from './view.js';
 
+/** How many replies' background work is followed now (until the view shows what it wrote). */
+let following = 0;
+const quietWaiters = [];
+
+/** Whether no reply's background work is running or waiting to be shown. */
+export function backgroundQuiet() {
+  return following === 0;
+}
+
+/** Resolves once no reply's background work is running or waiting to be shown. */
+export function whenBackgroundQuiet() {
+  return following === 0 ? Promise.resolve() : new Promise((ok) => quietWaiters.push(ok));
+}
+
 /** Follows `work`, the background of a reply saved in chat `sessionId`. */
 export function track(sessionId, work) {
+  following++;
   // It never rejects, by contract; a rejection would be reported the same way.
   const done = Promise.resolve(work).then(
     (report) => report,
@@ -31,6 +46,11 @@ export function track(sessionId, work) {
       showError(e);
     } finally {
       setBackground(state.background.size > 0);
+      if (--following === 0) {
+        // What the work wrote, it wrote before now (live.js tells other tabs' changes by this).
+        state.lastActive = Date.now();
+        for (const ok of quietWaiters.splice(0)) ok();
+      }
     }
   });
 }

@@ -1,9 +1,15 @@
 // One thing at a time: every action and every reply runs through `busy`, which disables the
 // controls, shows any error in the page, then re-reads the view from IndexedDB. `whenIdle` waits
-// for the action in progress, if any, to end.
+// for the action in progress, if any, to end. `sync` runs a re-read for a change made in another
+// tab (live.js) between actions, holding no control up: an action started meanwhile waits for it.
+// `afterEach` adds what is to be done each time the view has been read (live.js: following the
+// chat and the user shown now).
 import { state } from './state.js';
 import { refresh } from './chats.js';
-import { hideError, showError, updateControls } from './view.js';
+import { el, hideError, showError, updateControls } from './view.js';
+
+/** The re-read for another tab's change in progress, if any. */
+let syncing = null;
 
 /** Runs `fn` unless something else is running. Resolves once the view shows what is stored. */
 export async function busy(fn) {
@@ -11,6 +17,8 @@ export async function busy(fn) {
   hideError();
   state.busy = true;
   updateControls();
+  // A re-read for another tab's change ends first.
+  if (syncing) await syncing;
   try {
     await fn();
   } catch (e) {
@@ -22,13 +30,62 @@ export async function busy(fn) {
   } catch (e) {
     showError(e);
   } finally {
+    afterRead();
+    // Whatever this tab wrote, it wrote before now (live.js tells other tabs' changes by this).
+    state.lastActive = Date.now();
     state.busy = false;
     updateControls();
     for (const ok of idleWaiters.splice(0)) ok();
   }
 }
 
+/** Runs `fn`, which reads the view again for a change made in another tab (it writes nothing),
+ * unless an action or another re-read is in progress (then it returns null). Errors are shown
+ * (an error already shown stays). `data-sync` on the app says whether one is in progress. */
+export function sync(fn) {
+  if (state.busy || syncing) return null;
+  el.app.dataset.sync = 'true';
+  syncing = (async () => {
+    try {
+      await fn();
+    } catch (e) {
+      showError(e);
+    } finally {
+      afterRead();
+      syncing = null;
+      el.app.dataset.sync = 'false';
+    }
+  })();
+  return syncing;
+}
+
+/** Whether a re-read for another tab's change is in progress. */
+export function isSyncing() {
+  return syncing !== null;
+}
+
+/** Resolves once no re-read for another tab's change is in progress. */
+export function whenSynced() {
+  return syncing ?? Promise.resolve();
+}
+
 const idleWaiters = [];
+const afterReads = [];
+
+/** Calls `fn` each time the view has been read again: at the end of every action and re-read. */
+export function afterEach(fn) {
+  afterReads.push(fn);
+}
+
+function afterRead() {
+  for (const fn of afterReads) {
+    try {
+      fn();
+    } catch (e) {
+      showError(e);
+    }
+  }
+}
 
 /** Resolves once no action or reply is in progress (at once when none is). */
 export function whenIdle() {

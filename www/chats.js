@@ -68,6 +68,26 @@ export function listChats() {
   return listSessions({ dbName: DB_NAME, userId: state.user });
 }
 
+/** What the sidebar shows of a chat of a `listSessions` list, and what tells that it changed (its
+ * history's `updatedAt`, its title, summary and branch), as one string to compare. */
+export function chatSignature(c) {
+  return JSON.stringify([c.sessionId, c.updatedAt, c.itemCount, c.title, c.summary, c.currentBranch]);
+}
+
+/** The same, of a whole list (its order included). */
+export function listSignature(list) {
+  return list.map(chatSignature).join('\n');
+}
+
+/** Renders the sidebar from `list`, and remembers what it shows (live.js compares with it). */
+export function showList(list) {
+  state.listed = {
+    signature: listSignature(list),
+    chats: new Map(list.map((c) => [c.sessionId, chatSignature(c)])),
+  };
+  renderSidebar(list);
+}
+
 /** Opens the chat the user had open last time, else the newest one, else a new one. */
 export async function openInitialChat() {
   const saved = savedSessionId();
@@ -118,7 +138,7 @@ export async function refresh() {
   }
   state.itemCount = items.length;
   state.info = info;
-  renderSidebar(list);
+  showList(list);
   renderHeader(info);
   renderUsage(usage, state.branch, state.branchCount);
   renderMessages(items, switchers);
@@ -139,7 +159,7 @@ export async function refreshChatInfo() {
   // A later read shows newer data, or another chat is open by now.
   if (read !== reads || id !== state.sessionId) return;
   state.info = info ?? list.find((c) => c.sessionId === id) ?? null;
-  renderSidebar(list);
+  showList(list);
   renderHeader(state.info);
   if (usage) renderUsage(usage, state.branch, state.branchCount);
 }

@@ -1,3 +1,11 @@
 // The library, imported from the copy of the package next to the page (www/build.mjs puts it
 // there), as a user's page imports it. The runner entry also re-exports the sessions.
-export { Agent, Runner, IndexedDbSession, listSessions, deleteSession } from './vendor/agent-sessions/runner.js';
+export {
+  Agent,
+  Runner,
+  IndexedDbSession,
+  listSessions,
+  deleteSession,
+  watchSessions,
+  requestPersistentStorage,
+} from './vendor/agent-sessions/runner.js';

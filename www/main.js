@@ -7,6 +7,9 @@ import { openInitialChat } from './chats.js';
 import { busy } from './busy.js';
 import { regenerate, send, stop } from './conversation.js';
 import * as actions from './actions.js';
+import { keepChats, showKept } from './storage.js';
+// Follows other tabs' changes, at the end of every action.
+import './live.js';
 import {
   closeEditor,
   closeRename,
@@ -156,6 +159,7 @@ function wire() {
     el.baseUrl.value = '';
     useSettingsFromForm();
   });
+  el.keep.addEventListener('click', keepChats);
   el.errorClose.addEventListener('click', hideError);
   el.toggleSidebar.addEventListener('click', () => toggleSidebar());
 }
@@ -165,5 +169,6 @@ loadState();
 renderUsers();
 renderSettings();
 setBackground(false);
+showKept();
 await busy(openInitialChat);
 document.documentElement.dataset.ready = 'true';

@@ -42,6 +42,12 @@ export const state = {
    * `summaries`: whether the model summarises and titles each chat after its replies. */
   settings: { ...DEFAULT_SETTINGS },
   apiKey: '',
+  /** When this tab last finished writing (an action ended, or a reply's background work): a
+   * change event published later, while the tab stayed idle, was made by another tab. */
+  lastActive: 0,
+  /** The chat list as the sidebar last showed it: its `signature` and each chat's, by session id
+   * in `chats` (what it shows of them, see `listSignature` in chats.js). */
+  listed: { signature: '', chats: new Map() },
   /** The runner and agent made for the current settings: `{ signature, runner, agent }`. */
   model: null,
   /** The work replies left running after they were saved (the chat's summary and title), by

@@ -26,6 +26,8 @@ export const el = {
   historyTurns: $('set-history-turns'),
   summaries: $('set-summaries'),
   resetSettings: $('reset-settings'),
+  keep: $('keep-chats'),
+  keepStatus: $('keep-status'),
   chatTitle: $('chat-title'),
   chatTitleRow: $('chat-title-row'),
   rename: $('rename'),

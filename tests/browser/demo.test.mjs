@@ -4,8 +4,9 @@
 // title after a reply, the "last N turns" history setting, one session object per open chat,
 // streaming and Stop, replies rendered as sanitised Markdown (HTML shown as text, no script, no
 // javascript: links, no image requests), a real OpenAI-compatible endpoint in both API styles,
-// editing a message onto a new branch and switching between its versions, the tokens used, and
-// the layout at desktop and phone widths.
+// editing a message onto a new branch and switching between its versions, the tokens used, two
+// tabs following each other's changes live, "Keep my chats on this device", and the layout at
+// desktop and phone widths.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -41,6 +42,13 @@ beforeEach(() => model.reset());
 async function openDemo(options = {}, { init } = {}) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true, ...options });
   if (init) await context.addInitScript(init);
+  const page = await openTab(context);
+  return { context, page };
+}
+
+/** Another tab of `context` (the same storage as its other tabs) with the demo loaded; page
+ * errors are collected. */
+async function openTab(context) {
   const page = await context.newPage();
   page.errors = [];
   page.on('pageerror', (e) => page.errors.push(e.message));
@@ -61,7 +69,7 @@ async function openDemo(options = {}, { init } = {}) {
   });
   await page.goto(`${url}/`);
   await ready(page);
-  return { context, page };
+  return page;
 }
 
 /** Answers the page's next dialog (accepts it, or dismisses it); resolves to `{ type, message }`
@@ -1390,5 +1398,150 @@ test('keyboard, labels and layout at desktop and phone widths (screenshots in te
     } finally {
       await context.close();
     }
+  }
+});
+
+/** Waits, in `page`, until `fn(arg)` is true: for what another tab did to show here. */
+async function until(page, fn, arg) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout: 30000 });
+  } catch (e) {
+    if (page.errors.length) e.message += `; page errors: ${page.errors.join('; ')}`;
+    throw e;
+  }
+}
+
+/** Waits until no action, reply or re-read for another tab's change is in progress. */
+async function synced(page) {
+  await until(page, () => {
+    const app = document.getElementById('app');
+    return app.dataset.busy === 'false' && app.dataset.sync === 'false';
+  });
+}
+
+/** Waits until the sidebar of `page` lists exactly the chats `ids`, in that order. */
+async function untilSidebar(page, ids) {
+  await until(page, (ids) => JSON.stringify([...document.querySelectorAll('#session-list .session')].map((b) => b.dataset.sessionId)) === JSON.stringify(ids), ids);
+  await synced(page);
+}
+
+test('two tabs of one user follow each other live: a message sent in one shows in the other, a new chat shows in its sidebar', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    const b = await openTab(context);
+    // The second tab opens the chat the first one has open (the last one the user had open).
+    const first = await currentSessionId(a);
+    assert.equal(await currentSessionId(b), first);
+
+    // A message sent in A shows in B's open chat, answer included, without a reload.
+    await say(a, 'my name is Ann');
+    await until(b, () => document.querySelectorAll('#messages .msg').length === 2);
+    await synced(b);
+    assert.deepEqual(await rendered(b), await rendered(a));
+    assert.equal((await rendered(b))[0].text, 'my name is Ann');
+    // The title and summary A's reply wrote in the background show too.
+    const [title, summary] = [await a.textContent('#chat-title'), await a.textContent('#chat-summary')];
+    assert.match(summary, /name is Ann/);
+    await until(
+      b,
+      ([title, summary]) => document.getElementById('chat-title').textContent === title && document.getElementById('chat-summary').textContent === summary,
+      [title, summary],
+    );
+    await synced(b);
+    assert.deepEqual(await sidebarIds(b), [first]);
+
+    // A new chat made in A shows in B's sidebar; B stays on its chat.
+    await a.click('#new-chat');
+    await idle(a);
+    await say(a, 'my city is Oslo');
+    const second = await currentSessionId(a);
+    assert.notEqual(second, first);
+    await untilSidebar(b, [second, first]);
+    assert.equal(await currentSessionId(b), first);
+    assert.equal((await rendered(b)).length, 2);
+    await until(b, (titles) => JSON.stringify([...document.querySelectorAll('#session-list .session-title')].map((e) => e.textContent)) === JSON.stringify(titles), await sidebarTitles(a));
+
+    // And the other way: a message sent in B moves its chat to the top of A's sidebar, with its
+    // new item count; A stays on the chat it has open.
+    await say(b, 'what is my name?');
+    assert.equal(await lastAssistant(b), 'Your name is Ann. (I was given 2 earlier items.)');
+    await untilSidebar(a, [first, second]);
+    await until(a, (id) => /^4 items/.test(document.querySelector(`.session[data-session-id="${id}"] .session-meta`)?.textContent ?? ''), first);
+    assert.equal(await currentSessionId(a), second);
+    assert.deepEqual((await rendered(a)).map((m) => m.text)[0], 'my city is Oslo');
+
+    // Back in A's first chat, the exchange B had is there.
+    await a.click(`.session[data-session-id="${first}"]`);
+    await idle(a);
+    assert.deepEqual(await rendered(a), await rendered(b));
+    assert.deepEqual(a.errors, []);
+    assert.deepEqual(b.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a chat deleted in one tab leaves the sidebar of the other; a tab whose open chat was deleted opens another', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    const b = await openTab(context);
+    await say(a, 'my name is Ann');
+    const first = await currentSessionId(a);
+    await a.click('#new-chat');
+    await idle(a);
+    await say(a, 'my city is Oslo');
+    const second = await currentSessionId(a);
+    await untilSidebar(b, [second, first]);
+    assert.equal(await currentSessionId(b), first);
+
+    // A deletes the chat it has open; B, on the other one, loses it from its sidebar.
+    const asked = answerDialog(a, true);
+    await a.click('#delete-chat');
+    await asked;
+    await idle(a);
+    assert.deepEqual(await sidebarIds(a), [first]);
+    await untilSidebar(b, [first]);
+    assert.equal(await currentSessionId(b), first);
+    assert.equal((await rendered(b)).length, 2);
+
+    // A deletes the chat B has open: B opens a new chat in its place, and says why.
+    assert.equal(await currentSessionId(a), first);
+    const again = answerDialog(a, true);
+    await a.click('#delete-chat');
+    await again;
+    await idle(a);
+    await until(b, (id) => document.querySelector('#session-list .session[aria-current="true"]')?.dataset.sessionId !== id, first);
+    await synced(b);
+    const ids = await sidebarIds(b);
+    assert.equal(ids.length, 1, 'only the new, unsaved chat');
+    assert.notEqual(ids[0], first);
+    assert.equal(await currentSessionId(b), ids[0]);
+    assert.deepEqual(await rendered(b), []);
+    assert.match(await b.textContent('#status'), /deleted in another tab/);
+    assert.deepEqual(await sessionsOf(b, 'Guest'), []);
+    assert.deepEqual(a.errors, []);
+    assert.deepEqual(b.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('"Keep my chats on this device" asks the browser and shows its answer, yes or no', async () => {
+  const { context, page } = await openDemo();
+  try {
+    const KEPT = 'Your chats are kept on this device.';
+    const NOT_KEPT = 'The browser did not agree to keep them; it may clear them when space runs low.';
+    assert.equal(await page.isVisible('#keep-chats'), true);
+    // A browser that keeps the chats already says so at once; otherwise the button asks.
+    if (!(await page.isDisabled('#keep-chats'))) await page.click('#keep-chats');
+    await until(page, (texts) => texts.includes(document.getElementById('keep-status').textContent), [KEPT, NOT_KEPT]);
+    const text = await page.textContent('#keep-status');
+    const persisted = await page.evaluate(() => navigator.storage.persisted());
+    // What is shown is what the browser says now.
+    assert.equal(text, persisted ? KEPT : NOT_KEPT);
+    assert.equal(await page.isDisabled('#keep-chats'), persisted, 'asking again only while not kept');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
   }
 });
