@@ -27,15 +27,43 @@ function call(fn, event) {
   }
 }
 
-/** Posts `event` (a plain object with `type` and `sessionId`) for the database `dbName`. */
+/** Events waiting to be posted, per database, in commit order. */
+const outbox = new Map();
+let flushing = false;
+
+/** Posts what waits, one message per database. */
+function flush() {
+  flushing = false;
+  for (const [dbName, events] of outbox) {
+    let channel = senders.get(dbName);
+    if (!channel) {
+      channel = new BroadcastChannel(PREFIX + dbName);
+      senders.set(dbName, channel);
+    }
+    channel.postMessage(events);
+  }
+  outbox.clear();
+}
+
+// A page being left posts what waits at once.
+globalThis.addEventListener?.('pagehide', flush);
+
+/**
+ * Queues `event` (a plain object with `type` and `sessionId`) for the database `dbName`. Posting
+ * crosses into the browser process, which costs more than the write's own bookkeeping: it is done
+ * in a task of its own, after the write's caller has gone on (so it overlaps the next write's
+ * wait for IndexedDB), with every event queued by then in one message, in order.
+ */
 export function publish(dbName, event) {
   if (!hasChannels) return;
-  let channel = senders.get(dbName);
-  if (!channel) {
-    channel = new BroadcastChannel(PREFIX + dbName);
-    senders.set(dbName, channel);
+  const events = outbox.get(dbName);
+  const stamped = { ...event, dbName, at: Date.now() };
+  if (events) events.push(stamped);
+  else outbox.set(dbName, [stamped]);
+  if (!flushing) {
+    flushing = true;
+    setTimeout(flush, 0);
   }
-  channel.postMessage({ ...event, dbName, at: Date.now() });
 }
 
 /** Adds a listener for the events of `dbName` that `accepts`; returns its removal. */
@@ -46,9 +74,11 @@ function listen(dbName, entry) {
     receiver = { channel, entries: new Set() };
     if (channel) {
       channel.onmessage = (message) => {
-        const event = message.data;
-        if (!event || typeof event !== 'object') return;
-        for (const e of [...receiver.entries]) if (e.accepts(event)) call(e.fn, event);
+        const events = Array.isArray(message.data) ? message.data : [];
+        for (const event of events) {
+          if (!event || typeof event !== 'object') continue;
+          for (const e of [...receiver.entries]) if (e.accepts(event)) call(e.fn, event);
+        }
       };
     }
     receivers.set(dbName, receiver);

@@ -134,7 +134,12 @@ test('watchSessions: a sidebar hears sessions created, updated and deleted, only
   const { page: sidebar } = await openHarness(env, context);
   const dbName = fresh('watch-db');
   await writer.evaluate(async (dbName) => {
-    await new lib.IndexedDbSession('old', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'before' }]);
+    const old = new lib.IndexedDbSession('old', { dbName, userId: 'ann' });
+    // Written, and its event posted, before the sidebar starts watching.
+    await new Promise((posted) => {
+      const stop = old.subscribe(() => (stop(), posted()));
+      old.addItems([{ role: 'user', content: 'before' }]);
+    });
   }, dbName);
   await sidebar.evaluate(async (dbName) => {
     window.changes = [];
