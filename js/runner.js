@@ -58,11 +58,20 @@ function locked(options, start) {
   const named = session && typeof session === 'object' && typeof session.dbName === 'string' && typeof session.sessionId === 'string';
   if (!locks || !named || mode === false || (mode !== true && mode !== 'wait' && mode !== 'fail')) return start();
   const name = `agent-sessions:${session.dbName}:${session.sessionId}`;
-  if (mode === 'fail') {
-    return locks.request(name, { ifAvailable: true }, (lock) => (lock ? start() : Promise.reject(sessionBusy(session.sessionId))));
-  }
-  const aborts = signal && typeof signal === 'object' && 'aborted' in signal ? { signal } : {};
-  return locks.request(name, aborts, () => start());
+  const how = mode === 'fail' ? { ifAvailable: true } : signal && typeof signal === 'object' && 'aborted' in signal ? { signal } : {};
+  // The run's outcome reaches the caller as soon as the run settles, as without a lock (the
+  // lock is released just after): the work a run leaves for after its answer waits for the
+  // caller to have it first.
+  return new Promise((resolve, reject) => {
+    locks
+      .request(name, how, (lock) => {
+        if (!lock) throw sessionBusy(session.sessionId);
+        const run = start();
+        run.then(resolve, reject);
+        return run.catch(() => {});
+      })
+      .catch(reject);
+  });
 }
 
 /** Runs agents against an OpenAI-compatible server (see the declarations in runner.d.ts). */

@@ -155,3 +155,20 @@ test('migration benchmark: a version 1 database is upgraded in place with nothin
   assert.match(stdout, /every item of all 4 sessions/);
   assert.match(stdout, /the same upgrade and read by hand, raw IndexedDB:/);
 });
+
+// The event latency benchmark (bench/events.mjs) with a few writes: every write's event reaches
+// the other tab (it waits for all of them, or fails), and it prints both figures.
+test('event latency benchmark: every write in one tab is heard in the other', { timeout: 120_000 }, async () => {
+  const { execFile } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const script = fileURLToPath(new URL('../../bench/events.mjs', import.meta.url));
+  const { stdout } = await new Promise((resolve, reject) => {
+    execFile(process.execPath, [script, '--writes=5'], (error, stdout, stderr) => {
+      if (error) reject(new Error(`${error.message}\n${stderr}`));
+      else resolve({ stdout, stderr });
+    });
+  });
+  assert.match(stdout, /5 awaited writes of one turn/);
+  assert.match(stdout, /addItems resolved in one tab -> subscribe listener in the other: +median/);
+  assert.match(stdout, /a bare BroadcastChannel message between the same tabs: +median/);
+});

@@ -55,12 +55,15 @@ for (const api of ['chat_completions', 'responses']) {
         async ({ url, api, id, history }) => {
           const inner = new lib.IndexedDbSession(id);
           await inner.addItems(history);
-          const runner = new lib.Runner({ baseUrl: url, api });
+          // The model calls the runner makes, counted as they start.
+          let calls = 0;
+          const counted = (...args) => (calls++, fetch(...args));
+          const runner = new lib.Runner({ baseUrl: url, api, fetch: counted });
           const agent = new lib.Agent({ name: 'A', model: 'chat-model' });
           const session = new lib.CompactionSession(inner, { runner, agent, keepTurns: 2 });
           const result = await runner.run(agent, 'And the weather?', { session });
           // Right after the answer: the summary request has not started.
-          const atAnswer = (await (await fetch(new URL('status', url + '/'))).json()).requests;
+          const atAnswer = calls;
           const report = await result.background;
           return {
             finalOutput: result.finalOutput,

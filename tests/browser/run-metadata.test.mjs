@@ -55,8 +55,11 @@ for (const api of ['chat_completions', 'responses']) {
           async ({ url, api, id, streamed }) => {
             const session = new lib.IndexedDbSession(id);
             const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 1 }, autoTitle: true });
-            const runner = new lib.Runner({ baseUrl: url, api });
-            const requestsNow = async () => (await (await fetch(new URL('status', url + '/'))).json()).requests;
+            // The model calls the runner makes, counted as they start.
+            let calls = 0;
+            const counted = (...args) => (calls++, fetch(...args));
+            const runner = new lib.Runner({ baseUrl: url, api, fetch: counted });
+            const requestsNow = () => calls;
             let atAnswer;
             let result;
             if (streamed) {

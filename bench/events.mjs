@@ -1,0 +1,89 @@
+// How long a change takes to reach another tab: one page writes to a session (an awaited
+// `addItems` of one turn), another page listens with `session.subscribe`; the latency is from the
+// write resolving in the first page to the event arriving in the second (both clocks are the
+// browser's, `performance.timeOrigin + performance.now()`). For comparison, in the same run, the
+// floor: a bare `BroadcastChannel` message between the same two pages.
+//
+//   node bench/events.mjs [--writes=100] [--pkg=dir]
+//
+// Uses the package as built in pkg/ (node scripts/build.mjs builds it), in headless Chromium
+// on an on-disk profile (bench/browser.mjs). Prints the median and the 95th percentile of each.
+import { startBrowser } from './browser.mjs';
+import { machine, machineLine } from './machine.mjs';
+import { formatMs, median } from './report.mjs';
+
+function parseArgs(argv) {
+  const options = { writes: 100, pkg: undefined };
+  for (const arg of argv) {
+    const [name, value] = arg.replace(/^--/, '').split('=');
+    if (name === 'pkg') options.pkg = value;
+    else if (name === 'writes' && Number.isInteger(Number(value)) && Number(value) > 0) options.writes = Number(value);
+    else throw new Error(`unknown argument ${arg}; use --writes=N, --pkg=dir`);
+  }
+  return options;
+}
+
+const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))];
+
+async function page(browser) {
+  const p = await browser.context.newPage();
+  p.on('pageerror', (e) => console.error(`page error: ${e.message}`));
+  await p.goto(`${browser.url}/bench/page/migration.html`);
+  await p.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
+  return p;
+}
+
+async function main() {
+  const { writes, pkg } = parseArgs(process.argv.slice(2));
+  const browser = await startBrowser({ pkg });
+  try {
+    const writer = await page(browser);
+    const reader = await page(browser);
+    const dbName = `events-${Date.now().toString(36)}`;
+    await reader.evaluate((dbName) => {
+      const clock = () => performance.timeOrigin + performance.now();
+      window.received = [];
+      window.bare = [];
+      new lib.IndexedDbSession('chat', { dbName }).subscribe(() => window.received.push(clock()));
+      const channel = new BroadcastChannel('bench-bare');
+      channel.onmessage = () => window.bare.push(clock());
+    }, dbName);
+    const sent = await writer.evaluate(
+      async ({ dbName, writes }) => {
+        const clock = () => performance.timeOrigin + performance.now();
+        const pause = () => new Promise((ok) => setTimeout(ok, 20));
+        const s = new lib.IndexedDbSession('chat', { dbName });
+        const channel = new BroadcastChannel('bench-bare');
+        const out = { writes: [], bare: [] };
+        for (let i = 0; i < writes; i++) {
+          await s.addItems([{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }]);
+          out.writes.push(clock());
+          await pause();
+          out.bare.push(clock());
+          channel.postMessage(i);
+          await pause();
+        }
+        return out;
+      },
+      { dbName, writes },
+    );
+    await reader.waitForFunction((n) => window.received.length >= n && window.bare.length >= n, writes, { timeout: 30_000 });
+    const got = await reader.evaluate(() => ({ received: window.received, bare: window.bare }));
+    const events = got.received.map((t, i) => t - sent.writes[i]);
+    const bare = got.bare.map((t, i) => t - sent.bare[i]);
+    const line = (label, values) =>
+      console.log(`${label.padEnd(68)}median ${formatMs(median(values)).padStart(8)}   p95 ${formatMs(percentile(values, 0.95)).padStart(8)}`);
+    console.log(`\nagent-sessions change events between two tabs: ${writes} awaited writes of one turn, 20 ms apart\n`);
+    line('addItems resolved in one tab -> subscribe listener in the other:', events);
+    line('a bare BroadcastChannel message between the same tabs:', bare);
+    console.log(`ratio of the medians: ${(median(events) / median(bare)).toFixed(2)}x`);
+    console.log(`\nmachine: ${machineLine(machine(browser.version))}`);
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});
