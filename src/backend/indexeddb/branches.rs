@@ -28,7 +28,7 @@ use crate::core::schema::{
     SESSIONS_STORE, USAGE_STORE,
 };
 use crate::core::session::safe_count;
-use crate::core::transaction::{check_whole_history, operations_to_forget, Outcome};
+use crate::core::transaction::{check_whole_history, Outcome};
 
 use super::open::Connection;
 use super::ops::{read_record, write_record, Target};
@@ -437,15 +437,8 @@ pub async fn add_items(
         let Some(mut l) = load_branch(tx, t, id).await? else {
             return Ok(());
         };
-        let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
-        let placements = l.tree.append(t.session_id, id, &starts)?;
+        write_rows(tx, t.session_id, &mut l, id, &items, now)?;
         give_default_title(&l.record.stored, &items);
-        let messages = tx.store(MESSAGES_STORE)?;
-        let rows = super::record::RowWriter::at(storage(t.session_id, id), now);
-        for ((item, _), place) in items.iter().zip(&placements) {
-            let row = rows.row(place, item).map_err(|e| tx.thrown(&e))?;
-            messages.put(&row, None).map_err(|e| tx.fail(e))?;
-        }
         l.save(tx, Some(now))
     })
     .await
@@ -626,35 +619,9 @@ pub(super) async fn transaction_in(
     };
     let release = l.tree.release(t.session_id, id, next - remove, base_turn)?;
     apply_release(tx, t.session_id, id, &release).await?;
-    let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
-    let placements = l.tree.append(t.session_id, id, &starts)?;
+    write_rows(tx, t.session_id, &mut l, id, &items, now)?;
     give_default_title(&l.record.stored, &items);
-    let messages = tx.store(MESSAGES_STORE)?;
-    let writer = super::record::RowWriter::at(storage(t.session_id, id), now);
-    for ((item, _), place) in items.iter().zip(&placements) {
-        let row = writer.row(place, item).map_err(|e| tx.thrown(&e))?;
-        messages.put(&row, None).map_err(|e| tx.fail(e))?;
-    }
-    let op_seq = l.record.record_operation();
-    let operations = tx.store(OPERATIONS_STORE)?;
-    let entry = object(&[
-        ("sessionId", t.session_id.into()),
-        ("opSeq", (op_seq as f64).into()),
-        ("operationId", transaction.operation_id.as_str().into()),
-        ("digest", transaction.digest.as_str().into()),
-        ("appliedAt", now.into()),
-    ]);
-    operations.put(&entry, None).map_err(|e| tx.fail(e))?;
-    let forget = operations_to_forget(l.record.next_op_seq);
-    if forget > 0 {
-        operations
-            .delete(super::record::messages_between(
-                t.session_id,
-                0.0,
-                (forget - 1) as f64,
-            )?)
-            .map_err(|e| tx.fail(e))?;
-    }
+    super::rewrite::log_operation(tx, &mut l.record, &transaction, now)?;
     l.save(tx, Some(now))
 }
 
@@ -779,13 +746,7 @@ fn write_rows(
 ) -> Result<()> {
     let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
     let placements = l.tree.append(session_id, id, &starts)?;
-    let messages = tx.store(MESSAGES_STORE)?;
-    let writer = super::record::RowWriter::at(storage(session_id, id), now);
-    for ((item, _), place) in items.iter().zip(&placements) {
-        let row = writer.row(place, item).map_err(|e| tx.thrown(&e))?;
-        messages.put(&row, None).map_err(|e| tx.fail(e))?;
-    }
-    Ok(())
+    super::rewrite::put_rows(tx, storage(session_id, id), items, &placements, now)
 }
 
 /// The rewrites on a branch other than `main`, each one transaction.

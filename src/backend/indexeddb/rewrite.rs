@@ -19,7 +19,7 @@ use crate::core::schema::{
 };
 use crate::core::session::{starts_turn, SessionRecord};
 use crate::core::transaction::{
-    check_whole_history, operations_to_forget, replace_function_call, Outcome,
+    check_whole_history, operations_to_forget, replace_function_call, HistoryTransaction, Outcome,
 };
 
 use super::open::Connection;
@@ -55,16 +55,17 @@ async fn record_for(tx: &Tx, t: &Target<'_>, now: f64) -> Result<StoredRecord> {
     Ok(record)
 }
 
-/// Writes message rows for `items` at `placements`.
-fn put_rows(
+/// Writes message rows for `items` at `placements`, under `storage` (a session id, or a
+/// branch's `[sessionId, branchId]`).
+pub(super) fn put_rows(
     tx: &Tx,
-    session_id: &str,
+    storage: JsValue,
     items: &[(JsValue, bool)],
     placements: &[crate::core::session::Placement],
     now: f64,
 ) -> Result<()> {
     let messages = tx.store(MESSAGES_STORE)?;
-    let rows = RowWriter::new(session_id, now);
+    let rows = RowWriter::at(storage, now);
     for ((item, _), place) in items.iter().zip(placements) {
         let row = rows.row(place, item).map_err(|e| tx.thrown(&e))?;
         messages.put(&row, None).map_err(|e| tx.fail(e))?;
@@ -179,26 +180,38 @@ pub async fn apply_transaction(
                 .delete(range)
                 .map_err(|e| tx.fail(e))?;
         }
-        put_rows(tx, t.session_id, &items, &placements, now)?;
-        let op_seq = record.record_operation();
-        let operations = tx.store(OPERATIONS_STORE)?;
-        let entry = object(&[
-            ("sessionId", t.session_id.into()),
-            ("opSeq", (op_seq as f64).into()),
-            ("operationId", transaction.operation_id.as_str().into()),
-            ("digest", transaction.digest.as_str().into()),
-            ("appliedAt", now.into()),
-        ]);
-        operations.put(&entry, None).map_err(|e| tx.fail(e))?;
-        let forget = operations_to_forget(record.next_op_seq);
-        if forget > 0 {
-            operations
-                .delete(messages_between(t.session_id, 0.0, (forget - 1) as f64)?)
-                .map_err(|e| tx.fail(e))?;
-        }
+        put_rows(tx, t.session_id.into(), &items, &placements, now)?;
+        log_operation(tx, &mut record, &transaction, now)?;
         write_record(tx, &record)
     })
     .await
+}
+
+/// Records an applied history transaction in the session's operation log (one per session,
+/// shared by its branches), forgetting the oldest entries past the log's limit.
+pub(super) fn log_operation(
+    tx: &Tx,
+    record: &mut SessionRecord,
+    transaction: &HistoryTransaction,
+    now: f64,
+) -> Result<()> {
+    let op_seq = record.record_operation();
+    let operations = tx.store(OPERATIONS_STORE)?;
+    let entry = object(&[
+        ("sessionId", record.id.as_str().into()),
+        ("opSeq", (op_seq as f64).into()),
+        ("operationId", transaction.operation_id.as_str().into()),
+        ("digest", transaction.digest.as_str().into()),
+        ("appliedAt", now.into()),
+    ]);
+    operations.put(&entry, None).map_err(|e| tx.fail(e))?;
+    let forget = operations_to_forget(record.next_op_seq);
+    if forget > 0 {
+        operations
+            .delete(messages_between(&record.id, 0.0, (forget - 1) as f64)?)
+            .map_err(|e| tx.fail(e))?;
+    }
+    Ok(())
 }
 
 /// Every row of the session, oldest first, checked against its record.
@@ -261,7 +274,7 @@ pub async fn replace_history(
             .map_err(|e| tx.fail(e))?;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let placements = record.replace_all(&starts, archived, now)?;
-        put_rows(tx, t.session_id, &items, &placements, now)?;
+        put_rows(tx, t.session_id.into(), &items, &placements, now)?;
         write_record(tx, &record)
     })
     .await
