@@ -781,7 +781,8 @@ pub async fn apply_mutations(
     .await
 }
 
-/// `getArchivedItems` on a branch other than `main`: its own archive.
+/// `getArchivedItems` on branch `id`: its own archive (`main`'s is the session's), oldest first:
+/// the newest `limit` (all without one) after skipping the `skip` newest.
 pub async fn archived_items(
     conn: &Connection,
     t: &Target<'_>,
@@ -1195,7 +1196,8 @@ pub async fn turn_usage(
     })
 }
 
-/// `getInfo()` for branch `id`: the counters are the branch's; the metadata the session's.
+/// `getInfo()` for branch `id`, from the session record alone: the counters are the branch's
+/// (`main`'s are the record's own), the metadata the session's.
 pub async fn info(conn: &Connection, t: &Target<'_>, id: &str) -> Result<JsValue> {
     let tx = t.begin_over(
         conn,

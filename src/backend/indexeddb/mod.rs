@@ -20,8 +20,8 @@ mod tx;
 
 pub use open::{connection, open, Connection};
 pub use ops::{
-    add_items, clear_session, delete_session, get_items, info, list_sessions, pop_item,
-    recent_turns, update, Target,
+    add_items, clear_session, delete_session, get_items, list_sessions, pop_item, recent_turns,
+    update, Target,
 };
 pub use record::{record_from_js, session_infos};
 pub use repair::repair_session;

@@ -9,7 +9,7 @@ use js_sys::{Array, Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::js::object;
-use crate::backend::metadata::{self, give_default_title, Changes};
+use crate::backend::metadata::{give_default_title, Changes};
 use crate::core::branch::MAIN;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::Limit;
@@ -227,32 +227,6 @@ pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Re
             return Err(gap(t.session_id, &record, rows.len()));
         }
         items_of(&rows, t.session_id)
-    })
-    .await
-}
-
-/// `getInfo()`: the session's counters and metadata, from its record alone.
-pub async fn info(conn: &Connection, t: &Target<'_>) -> Result<JsValue> {
-    let tx = t.begin_over(
-        conn,
-        "getInfo",
-        TransactionMode::ReadOnly,
-        &[SESSIONS_STORE],
-    )?;
-    tx.run(async |tx| {
-        let stored = read_record(tx, t.session_id).await?;
-        if let Some(s) = &stored {
-            s.check_owner(t.user_id)?;
-        }
-        Ok(match &stored {
-            Some(s) => metadata::info(
-                t.session_id,
-                s.user_id.as_deref(),
-                Some(&s.record),
-                &s.stored,
-            ),
-            None => metadata::info(t.session_id, t.user_id, None, &JsValue::UNDEFINED),
-        })
     })
     .await
 }

@@ -280,51 +280,6 @@ pub async fn replace_history(
     .await
 }
 
-/// The archived items, oldest first: the newest `limit` (all without one) after skipping the
-/// `skip` newest.
-pub async fn archived_items(
-    conn: &Connection,
-    t: &Target<'_>,
-    limit: Option<u64>,
-    skip: u64,
-) -> Result<Vec<JsValue>> {
-    let tx = t.begin_over(
-        conn,
-        "getArchivedItems",
-        TransactionMode::ReadOnly,
-        &[SESSIONS_STORE, ARCHIVE_STORE],
-    )?;
-    tx.run(async |tx| {
-        let Some(record) = read_record(tx, t.session_id).await? else {
-            return Ok(Vec::new());
-        };
-        record.check_owner(t.user_id)?;
-        let end = record.archived_count.saturating_sub(skip);
-        let start = match limit {
-            Some(n) => end.saturating_sub(n),
-            None => 0,
-        };
-        if start >= end {
-            return Ok(Vec::new());
-        }
-        let rows = tx
-            .store(ARCHIVE_STORE)?
-            .get_all(
-                Some(messages_between(
-                    t.session_id,
-                    start as f64,
-                    (end - 1) as f64,
-                )?),
-                None,
-            )
-            .map_err(|e| tx.fail(e))?
-            .await
-            .map_err(|e| tx.fail(e))?;
-        items_of(&rows, t.session_id)
-    })
-    .await
-}
-
 /// Applies `replace_function_call` mutations to a history's items: the first `function_call`
 /// with the id is replaced, later ones become `None` (removed). Returns which were replaced.
 pub(super) fn mutate(

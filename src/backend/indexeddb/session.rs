@@ -84,10 +84,7 @@ impl SessionState for IdbSessionState {
 
     async fn info(&self) -> Result<JsValue> {
         let conn = self.connection().await?;
-        match self.on_main() {
-            true => ops::info(&conn, &self.target()).await,
-            false => branches::info(&conn, &self.target(), &self.branch()).await,
-        }
+        branches::info(&conn, &self.target(), &self.branch()).await
     }
 
     async fn update(&self, changes: Changes) -> Result<()> {
@@ -164,13 +161,8 @@ impl SessionState for IdbSessionState {
 
     async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>> {
         let conn = self.connection().await?;
-        match self.on_main() {
-            true => rewrite::archived_items(&conn, &self.target(), limit, skip).await,
-            false => {
-                let branch = self.branch();
-                branches::archived_items(&conn, &self.target(), &branch, limit, skip).await
-            }
-        }
+        let branch = self.branch();
+        branches::archived_items(&conn, &self.target(), &branch, limit, skip).await
     }
 
     /// The branch this object is on.
