@@ -16,11 +16,11 @@ use crate::core::run::metadata::{
     clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
     MetadataOptions, SUMMARY_INSTRUCTIONS, TITLE_INSTRUCTIONS,
 };
-use crate::core::wire::{content_text, item_type, request_body, ModelRequest, ModelSettings};
+use crate::core::wire::{content_text, item_type};
 
 use super::error::run_error;
 use super::js::{self, js_to_json, object};
-use super::model::{sleep, CallError, ModelClient};
+use super::model::{sleep, ModelClient};
 use super::runner::{call_session, AgentSpec, RunError};
 
 /// Everything the work after a turn needs.
@@ -129,27 +129,7 @@ impl AfterTurn {
         let Some(model) = self.agent.model.as_deref() else {
             return Ok(String::new());
         };
-        let body = request_body(
-            self.client.api,
-            &ModelRequest {
-                model,
-                instructions: Some(instructions),
-                settings: &ModelSettings::default(),
-                tools: &[],
-                input: &input,
-                stream: false,
-                previous_response_id: None,
-                conversation_id: None,
-            },
-        );
-        let output = self
-            .client
-            .call(&body.to_string(), false, None, &mut |_| {})
-            .await
-            .map_err(|e| match e {
-                CallError::Failed(f) => RunError::Model(f),
-                CallError::Aborted(reason) => RunError::Aborted(reason),
-            })?;
+        let output = self.client.ask(model, instructions, &input).await?;
         Ok(output
             .items
             .iter()

@@ -17,12 +17,10 @@ use crate::core::compaction::{
 };
 use crate::core::error::{RunnerError, RunnerErrorCode};
 use crate::core::wire::items::to_responses_item;
-use crate::core::wire::{
-    content_text, item_type, request_body, usage_of, Api, ModelRequest, ModelSettings, Usage,
-};
+use crate::core::wire::{content_text, item_type, usage_of, Api, Usage};
 
 use super::js::{self, describe, js_to_json, json_to_js, object, resolve_value};
-use super::model::{CallError, ModelClient};
+use super::model::ModelClient;
 use super::runner::{call_session, RunError};
 
 /// A configured compaction: which server, which model, how.
@@ -64,13 +62,6 @@ impl Compacted {
 
 fn has_method(object: &JsValue, name: &str) -> bool {
     js::get(object, name).is_ok_and(|f| f.is_function())
-}
-
-fn model_error(e: CallError) -> RunError {
-    match e {
-        CallError::Failed(f) => RunError::Model(f),
-        CallError::Aborted(reason) => RunError::Aborted(reason),
-    }
 }
 
 fn invalid_session(message: String) -> RunError {
@@ -137,24 +128,10 @@ impl Compactor {
     /// The model's summary of `older`, with the call's usage.
     async fn summarise(&self, older: &[Value]) -> Result<(String, Usage), RunError> {
         let input = summary_input(older);
-        let body = request_body(
-            self.client.api,
-            &ModelRequest {
-                model: &self.model,
-                instructions: Some(SUMMARY_INSTRUCTIONS),
-                settings: &ModelSettings::default(),
-                tools: &[],
-                input: &input,
-                stream: false,
-                previous_response_id: None,
-                conversation_id: None,
-            },
-        );
         let output = self
             .client
-            .call(&body.to_string(), false, None, &mut |_| {})
-            .await
-            .map_err(model_error)?;
+            .ask(&self.model, SUMMARY_INSTRUCTIONS, &input)
+            .await?;
         let summary = output
             .items
             .iter()
@@ -178,8 +155,7 @@ impl Compactor {
         let response = self
             .client
             .post_json("/responses/compact", &body.to_string(), None)
-            .await
-            .map_err(model_error)?;
+            .await?;
         let Some(output) = response.get("output").and_then(Value::as_array) else {
             return Err(RunError::Model(super::model::ModelFailure {
                 status: 200,

@@ -10,7 +10,8 @@ use wasm_bindgen_futures::JsFuture;
 use crate::core::run::retry::{is_retryable, retry_after_seconds, retry_delay_ms};
 use crate::core::sse::SseParser;
 use crate::core::wire::{
-    error_message, parse_response, Api, ModelOutput, StreamAccumulator, StreamEvent,
+    error_message, parse_response, request_body, Api, ModelOutput, ModelRequest, ModelSettings,
+    StreamAccumulator, StreamEvent,
 };
 
 use super::error::abort_error;
@@ -197,6 +198,30 @@ impl ModelClient {
             };
             return Err(failed(status, message));
         }
+    }
+
+    /// One whole (not streamed) call of `model` without tools, apart from any run: what the
+    /// summaries, titles and compactions ask.
+    pub async fn ask(
+        &self,
+        model: &str,
+        instructions: &str,
+        input: &[Value],
+    ) -> Result<ModelOutput, CallError> {
+        let body = request_body(
+            self.api,
+            &ModelRequest {
+                model,
+                instructions: Some(instructions),
+                settings: &ModelSettings::default(),
+                tools: &[],
+                input,
+                stream: false,
+                previous_response_id: None,
+                conversation_id: None,
+            },
+        );
+        self.call(&body.to_string(), false, None, &mut |_| {}).await
     }
 
     /// One model call with this JSON `body`. Text deltas of a streamed response go to

@@ -77,6 +77,15 @@ pub enum RunError {
     Thrown(JsValue),
 }
 
+impl From<CallError> for RunError {
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::Failed(f) => RunError::Model(f),
+            CallError::Aborted(reason) => RunError::Aborted(reason),
+        }
+    }
+}
+
 /// A run that failed, with the state it reached once it had started: resuming from that state
 /// neither repeats the input nor runs again a tool whose output it already has.
 pub struct RunFailure {
@@ -382,11 +391,7 @@ impl Run<'_> {
                 self.options.signal.as_ref(),
                 &mut on_delta,
             )
-            .await
-            .map_err(|e| match e {
-                CallError::Failed(f) => RunError::Model(f),
-                CallError::Aborted(reason) => RunError::Aborted(reason),
-            })?;
+            .await?;
         for item in &output.items {
             let js = json_to_js(item);
             self.emit("item_added", ("item", js.clone()));
