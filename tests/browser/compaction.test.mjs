@@ -5,7 +5,7 @@
 // either the old history or the new one.
 import { test, describe, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, openHarness } from './harness.mjs';
+import { start, openHarness, runInPage } from './harness.mjs';
 import { startModelServer } from '../server/model-server.mjs';
 
 let env;
@@ -27,13 +27,7 @@ let counter = 0;
 const fresh = (p) => `${p}-${++counter}`;
 
 function inPage(body, args = {}) {
-  return page.evaluate(
-    async ({ body, args, url }) => {
-      const fn = eval(`(${body})`);
-      return fn({ ...args, url });
-    },
-    { body: body.toString(), args, url: model.url },
-  );
+  return runInPage(page, body, args, model.url);
 }
 
 /** Five earlier turns, each a question, a tool call, its result and an answer: 15 candidates. */

@@ -69,3 +69,17 @@ async function loaded(page, navigate) {
 export async function reload(page) {
   await loaded(page, () => page.reload());
 }
+
+/**
+ * Runs `body` (an async function, sent as its source) in `page` with `{ ...args, url }`: the
+ * way the runner tests call the package against a model server at `url`.
+ */
+export function runInPage(page, body, args, url) {
+  return page.evaluate(
+    async ({ body, args, url }) => {
+      const fn = eval(`(${body})`);
+      return fn({ ...args, url });
+    },
+    { body: body.toString(), args, url },
+  );
+}

@@ -4,7 +4,7 @@
 // first); the summary and the state in the instructions; the model's own update_session_state.
 import { test, describe, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, openHarness } from './harness.mjs';
+import { start, openHarness, runInPage } from './harness.mjs';
 import { startModelServer } from '../server/model-server.mjs';
 
 let env;
@@ -25,13 +25,7 @@ let counter = 0;
 const fresh = (p) => `${p}-${++counter}`;
 
 function inPage(body, args = {}) {
-  return page.evaluate(
-    async ({ body, args, url }) => {
-      const fn = eval(`(${body})`);
-      return fn({ ...args, url });
-    },
-    { body: body.toString(), args, url: model.url },
-  );
+  return runInPage(page, body, args, model.url);
 }
 
 /** The instructions a request carried, in either API. */

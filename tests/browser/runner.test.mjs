@@ -2,7 +2,7 @@
 // origin than the page), in both wire formats, whole and streamed.
 import { test, describe, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, openHarness, reload } from './harness.mjs';
+import { start, openHarness, reload, runInPage } from './harness.mjs';
 import { startModelServer } from '../server/model-server.mjs';
 
 let env;
@@ -25,13 +25,7 @@ const fresh = (p) => `${p}-${++counter}`;
 
 /** Runs `body` (source of an async function) in the page with `lib`, the model URL and args. */
 function inPage(body, args = {}) {
-  return page.evaluate(
-    async ({ body, args, url }) => {
-      const fn = eval(`(${body})`);
-      return fn({ ...args, url });
-    },
-    { body: body.toString(), args, url: model.url },
-  );
+  return runInPage(page, body, args, model.url);
 }
 
 const userTexts = (req) =>
