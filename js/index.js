@@ -3,10 +3,12 @@
 // `new URL('…', import.meta.url)` (Vite, webpack 5, Rollup, esbuild).
 import init, * as wasm from './agent_sessions.js';
 import { publish, subscribeSession, watchSessions as watch } from './events.js';
+import { exportSessions, importSessions as importBackup } from './backup.js';
 
 await init({ module_or_path: new URL('./agent_sessions_bg.wasm', import.meta.url) });
 
 export { listSessions } from './agent_sessions.js';
+export { exportSessions };
 
 /** The writes that change a session, and the event each makes once it has committed (none when
  * it changed nothing). */
@@ -127,4 +129,26 @@ export async function requestPersistentStorage() {
   } catch {
     return false;
   }
+}
+
+/**
+ * What this origin stores and may store (`usage`, `quota`, from `navigator.storage.estimate()`),
+ * whether the browser keeps it under pressure (`persisted`), and about how many bytes each
+ * session's items take, from the sizes its record keeps (no item is read).
+ */
+export async function storageEstimate(options = {}) {
+  const storage = typeof navigator === 'undefined' ? undefined : navigator.storage;
+  const [sessions, estimate, persisted] = await Promise.all([
+    wasm.sessionSizes(options),
+    storage?.estimate ? storage.estimate().catch(() => ({})) : {},
+    storage?.persisted ? storage.persisted().catch(() => false) : false,
+  ]);
+  return { usage: estimate.usage ?? null, quota: estimate.quota ?? null, persisted, sessions };
+}
+
+/** `importSessions(source, options)` (see backup.js); every session written is announced to the
+ * listeners of its database, as a `'replace'` with `change: 'import'`. */
+export function importSessions(source, options = {}) {
+  const dbName = options?.dbName ?? 'agent-sessions';
+  return importBackup(source, options, (sessionId) => publish(dbName, { type: 'replace', change: 'import', sessionId }));
 }

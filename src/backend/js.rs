@@ -172,6 +172,22 @@ pub fn clone_value(value: &JsValue) -> Result<JsValue, Thrown> {
     structured_clone(value)
 }
 
+/// About how many bytes a stored value takes: the length of its JSON. A value JSON cannot hold
+/// (a cycle, a `BigInt`) counts as [`UNMEASURED`] bytes.
+pub fn json_size(value: &JsValue) -> u64 {
+    js_sys::JSON::stringify(value)
+        .ok()
+        .map_or(UNMEASURED, |text| text.length() as u64)
+}
+
+/// The size counted for a value JSON cannot hold.
+const UNMEASURED: u64 = 1024;
+
+/// [`json_size`] of every item of a write.
+pub fn items_size<'a>(items: impl IntoIterator<Item = &'a JsValue>) -> u64 {
+    items.into_iter().map(json_size).sum()
+}
+
 /// A new plain object with these properties, in this order.
 pub fn object(fields: &[(&str, JsValue)]) -> Object {
     let o = Object::new();

@@ -142,3 +142,73 @@ pub fn repair_args(
     let options = take_options(options, "options")?;
     Ok((session_id, db_name_of(&options)?, user_id_of(&options)?))
 }
+
+/// The internal page reads of `exportSessions`: `{ dbName?, sessionId, kind, after?, limit }`.
+pub struct BackupPageArgs {
+    pub db_name: String,
+    pub session_id: String,
+    pub kind: String,
+    pub after: JsValue,
+    pub limit: u32,
+}
+
+pub fn backup_page_args(options: &JsValue) -> Result<BackupPageArgs> {
+    let options = take_options(options, "options")?;
+    let get = |key: &str| field(&options, "options", key);
+    let kind = required_string(
+        &get("kind")?,
+        "options.kind",
+        SessionErrorCode::InvalidOptions,
+    )?;
+    let limit = get("limit")?
+        .as_f64()
+        .filter(|n| *n >= 1.0 && n.fract() == 0.0)
+        .map_or(1000, |n| n.min(u32::MAX as f64) as u32);
+    Ok(BackupPageArgs {
+        db_name: db_name_of(&options)?,
+        session_id: session_id_of(&get("sessionId")?)?,
+        kind,
+        after: get("after")?,
+        limit,
+    })
+}
+
+/// The options of one session's import: `{ dbName?, userId?, onConflict? }`. `userId` present
+/// (a string, or `null` for no user) gives the imported sessions that owner; absent, each keeps
+/// its own.
+pub struct RestoreArgs {
+    pub db_name: String,
+    pub user: Option<Option<String>>,
+    pub on_conflict: crate::backend::indexeddb::backup::OnConflict,
+}
+
+pub fn restore_args(options: &JsValue) -> Result<RestoreArgs> {
+    use crate::backend::indexeddb::backup::OnConflict;
+    let options = take_options(options, "options")?;
+    let user_value = field(&options, "options", "userId")?;
+    let user = match user_value.is_undefined() {
+        true => None,
+        false => Some(user_id_of(&options)?),
+    };
+    let conflict = field(&options, "options", "onConflict")?;
+    let on_conflict = match conflict.as_string().as_deref() {
+        _ if conflict.is_undefined() => OnConflict::Skip,
+        Some("skip") => OnConflict::Skip,
+        Some("replace") => OnConflict::Replace,
+        Some("rename") => OnConflict::Rename,
+        _ => {
+            return Err(SessionError::new(
+                SessionErrorCode::InvalidOptions,
+                format!(
+                    "options.onConflict must be 'skip', 'replace' or 'rename', got {}",
+                    super::js::describe(&conflict)
+                ),
+            ))
+        }
+    };
+    Ok(RestoreArgs {
+        db_name: db_name_of(&options)?,
+        user,
+        on_conflict,
+    })
+}

@@ -12,13 +12,15 @@ use crate::backend::args::{
 };
 use crate::backend::branch_js::{args as branch_args, usage_from_js, From};
 use crate::backend::error::session_error;
+use crate::backend::indexeddb::backup;
 use crate::backend::indexeddb::{self, IdbSessionState};
 use crate::backend::js::now;
 use crate::backend::memory::MemorySessionState;
 use crate::backend::metadata::take_changes;
 use crate::backend::session::{self, SessionState};
 use crate::backend::session_options::{
-    delete_args, list_args, repair_args, IdbSessionArgs, MemorySessionArgs,
+    backup_page_args, delete_args, list_args, repair_args, restore_args, IdbSessionArgs,
+    MemorySessionArgs,
 };
 use crate::backend::transaction::{take_mutations, take_transaction};
 use crate::core::error::{ErrorFamily, SessionError, SessionErrorCode};
@@ -44,6 +46,10 @@ export interface SessionInfo {
   /** The branch last created or switched to (`'main'` when none was), to reopen it with
    * `new IndexedDbSession(id, { branch: currentBranch })`. */
   currentBranch: string;
+  /** About how many bytes its stored items take (the JSON length of each, its branches and
+   * archive included), kept up to date by every write; `null` for a session last written by a
+   * version before sizes were kept, until `storageEstimate()` measures it. */
+  bytes: number | null;
 }
 
 /** One branch, as `listBranches()` reports it. */
@@ -739,6 +745,78 @@ pub fn list_sessions(options: JsValue) -> Promise {
         let conn = indexeddb::connection(&db_name).await?;
         let records = indexeddb::list_sessions(&conn, user_id.as_deref()).await?;
         Ok(indexeddb::session_infos(&records).into())
+    })
+}
+
+/// `[{ sessionId, bytes }]` of the sessions `listSessions` lists: the package's
+/// `storageEstimate` adds the browser's figures.
+#[wasm_bindgen(js_name = sessionSizes, skip_typescript)]
+pub fn session_sizes(options: JsValue) -> Promise {
+    let (db_name, user_id) = match list_args(&options) {
+        Ok(args) => args,
+        Err(e) => return Promise::reject(&session_error(&e)),
+    };
+    session::promise(async move {
+        let conn = indexeddb::connection(&db_name).await?;
+        let sizes = indexeddb::session_sizes(&conn, user_id.as_deref()).await?;
+        let list: js_sys::Array = sizes
+            .into_iter()
+            .map(|(id, bytes)| {
+                crate::backend::js::object(&[("sessionId", id.into()), ("bytes", bytes.into())])
+            })
+            .collect();
+        Ok(list.into())
+    })
+}
+
+/// One page of `exportSessions`: `{ rows, next }` (see `backup::read_page`).
+#[wasm_bindgen(js_name = readBackup, skip_typescript)]
+pub fn read_backup(options: JsValue) -> Promise {
+    let args = match backup_page_args(&options) {
+        Ok(args) => args,
+        Err(e) => return Promise::reject(&session_error(&e)),
+    };
+    session::promise(async move {
+        let conn = indexeddb::connection(&args.db_name).await?;
+        let (rows, next) =
+            backup::read_page(&conn, &args.session_id, &args.kind, &args.after, args.limit).await?;
+        let rows: js_sys::Array = rows.into_iter().collect();
+        Ok(crate::backend::js::object(&[
+            ("rows", rows.into()),
+            ("next", next.unwrap_or(JsValue::NULL)),
+        ])
+        .into())
+    })
+}
+
+/// One session of `importSessions`: its parsed lines and their line numbers in the backup.
+/// Resolves to `{ sessionId, status }`; an `IMPORT_INVALID` error carries the `line`.
+#[wasm_bindgen(js_name = restoreSession, skip_typescript)]
+pub fn restore_session(lines: Vec<JsValue>, numbers: Vec<u32>, options: JsValue) -> Promise {
+    let args = match restore_args(&options) {
+        Ok(args) => args,
+        Err(e) => return Promise::reject(&session_error(&e)),
+    };
+    wasm_bindgen_futures::future_to_promise(async move {
+        let conn = indexeddb::connection(&args.db_name)
+            .await
+            .map_err(|e| session_error(&e))?;
+        let user = args.user.as_ref().map(Option::as_deref);
+        match backup::restore(&conn, &lines, &numbers, user, args.on_conflict).await {
+            Ok(r) => Ok(crate::backend::js::object(&[
+                ("sessionId", r.session_id.into()),
+                ("status", r.status.into()),
+            ])
+            .into()),
+            Err(e) => Err(crate::backend::error::js_error(
+                "SessionError",
+                &e.error.message,
+                &[
+                    ("code", e.error.code.as_str().into()),
+                    ("line", e.line.map_or(JsValue::UNDEFINED, |n| n.into())),
+                ],
+            )),
+        }
     })
 }
 

@@ -476,6 +476,11 @@ impl Tree {
         Ok(release)
     }
 
+    /// The rows the session stores across its branches: each branch's own rows and archive.
+    pub fn stored_rows(&self) -> u64 {
+        self.branches.iter().map(|b| b.own_len() + b.archived).sum()
+    }
+
     /// Writes `main`'s counters back into the session record.
     pub fn store_main(&self, record: &mut SessionRecord) {
         let main = &self.branches[0];

@@ -26,6 +26,10 @@ pub struct SessionRecord {
     pub next_op_seq: u64,
     /// How many items compaction moved to the archive (their positions are `0..archived_count`).
     pub archived_count: u64,
+    /// About how many bytes the session's stored items take: the JSON length of each, kept up
+    /// to date by every write (see [`resized`]). `None` for a record written before sizes were
+    /// kept, until it is measured.
+    pub bytes: Option<u64>,
 }
 
 /// The largest integer a JS number holds exactly (2^53 - 1): sequence numbers and counts beyond
@@ -57,7 +61,23 @@ impl SessionRecord {
             last_turn: 0,
             next_op_seq: 0,
             archived_count: 0,
+            bytes: Some(0),
         }
+    }
+
+    /// The rows the session stores: its items and its archive.
+    pub fn stored_rows(&self) -> u64 {
+        self.item_count + self.archived_count
+    }
+
+    /// Counts `bytes` more for items just written.
+    pub fn grow(&mut self, bytes: u64) {
+        self.bytes = self.bytes.map(|b| b.saturating_add(bytes));
+    }
+
+    /// Counts `bytes` less for an item just removed.
+    pub fn shrink(&mut self, bytes: u64) {
+        self.bytes = self.bytes.map(|b| b.saturating_sub(bytes));
     }
 
     /// A session belongs to the user that created it; any other user (or none, for a session
@@ -223,8 +243,21 @@ impl SessionRecord {
         self.last_turn = 0;
         self.next_op_seq = 0;
         self.archived_count = 0;
+        self.bytes = Some(0);
         self.updated_at = now;
     }
+}
+
+/// The size of a session's stored items after a write that kept `kept` of its `before` rows
+/// (more than `before` where it copied rows) and wrote new items of `added` bytes. Rows whose
+/// sizes were not read count at the session's average row size, so the figure stays
+/// approximate but never needs the items read again. `None` (not known) stays `None`.
+pub fn resized(bytes: Option<u64>, before: u64, kept: u64, added: u64) -> Option<u64> {
+    let kept_bytes = match before {
+        0 => 0,
+        _ => (bytes? as u128 * kept as u128 / before as u128).min(u64::MAX as u128) as u64,
+    };
+    Some(kept_bytes.saturating_add(added))
 }
 
 /// Sequence numbers from `start` and turns continuing from `base_turn`, one per new item.
@@ -312,6 +345,28 @@ mod tests {
 
     fn record() -> SessionRecord {
         SessionRecord::new("s", Some("u"), 1.0)
+    }
+
+    #[test]
+    fn sizes_follow_writes_and_count_unread_rows_at_the_average() {
+        let mut r = record();
+        assert_eq!(r.bytes, Some(0), "a new session is empty");
+        r.grow(300);
+        r.shrink(100);
+        assert_eq!(r.bytes, Some(200));
+        r.shrink(1000);
+        assert_eq!(r.bytes, Some(0), "never below nothing");
+        // 4 rows of 400 bytes: 1 removed unread, 50 bytes written.
+        assert_eq!(resized(Some(400), 4, 3, 50), Some(350));
+        // Rows copied (kept > before) count at the average too.
+        assert_eq!(resized(Some(400), 4, 6, 0), Some(600));
+        assert_eq!(resized(Some(400), 0, 0, 7), Some(7), "from no rows");
+        assert_eq!(resized(None, 4, 3, 50), None, "not known stays not known");
+        r.bytes = None;
+        r.grow(10);
+        assert_eq!(r.bytes, None);
+        r.clear(2.0);
+        assert_eq!(r.bytes, Some(0), "a clear knows the size: none");
     }
 
     #[test]

@@ -22,10 +22,11 @@ export function chromiumPath() {
   return process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 }
 
-/** Starts the server and the browser. Call `close()` when done. */
-export async function start() {
+/** Starts the server and the browser (with `args` added to its command line). Call `close()`
+ * when done. */
+export async function start({ args = [] } = {}) {
   const { server, url } = await serve(root);
-  const browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: chromiumPath(), args: [...CHROMIUM_ARGS, ...args] });
   return {
     url,
     browser,

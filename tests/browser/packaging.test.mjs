@@ -29,6 +29,7 @@ const SHIPPED = [
   'pkg/agent_sessions_runner.js',
   'pkg/agent_sessions_runner_bg.wasm',
   'pkg/events.js',
+  'pkg/backup.js',
   'pkg/index.d.ts',
   'pkg/index.js',
   'pkg/runner.d.ts',

@@ -27,7 +27,7 @@ use crate::core::schema::{
     ARCHIVE_STORE, BY_OPERATION_INDEX, BY_TURN_INDEX, MESSAGES_STORE, OPERATIONS_STORE,
     SESSIONS_STORE, USAGE_STORE,
 };
-use crate::core::session::safe_count;
+use crate::core::session::{resized, safe_count};
 use crate::core::transaction::{check_whole_history, Outcome};
 
 use super::open::Connection;
@@ -184,19 +184,39 @@ fn branches_to_js(tree: &Tree) -> JsValue {
 pub(super) struct Loaded {
     pub record: StoredRecord,
     pub tree: Tree,
+    /// The rows the session stored when it was read.
+    rows_before: u64,
+    /// The new items written since (rows, bytes): the session's size is kept from these.
+    added: (u64, u64),
 }
 
 impl Loaded {
     pub fn from(record: StoredRecord) -> Result<Loaded> {
         let others = branches_from_js(&record.id, &record.stored)?;
         let tree = Tree::new(&record.record, others)?;
-        Ok(Loaded { record, tree })
+        let rows_before = tree.stored_rows();
+        Ok(Loaded {
+            record,
+            tree,
+            rows_before,
+            added: (0, 0),
+        })
+    }
+
+    /// Counts items just written as new rows.
+    fn wrote<'a>(&mut self, items: impl IntoIterator<Item = &'a JsValue>) {
+        for item in items {
+            self.added.0 += 1;
+            self.added.1 += js::json_size(item);
+        }
     }
 
     /// Writes the record back, with `main`'s counters and the branches as they are now; `now`
     /// when the history changed (its `updatedAt`).
     pub fn save(mut self, tx: &Tx, now: Option<f64>) -> Result<()> {
         self.tree.store_main(&mut self.record.record);
+        let kept = self.tree.stored_rows().saturating_sub(self.added.0);
+        self.record.bytes = resized(self.record.bytes, self.rows_before, kept, self.added.1);
         if let Some(now) = now {
             self.record.updated_at = now;
         }
@@ -521,8 +541,10 @@ pub(super) async fn clear_in(
         // The operation log is the session's, shared by its branches: it stays while there are
         // others (a retried operation of another branch must still be known).
         let shared = !l.tree.is_single();
-        let next_op_seq = l.record.next_op_seq;
+        let (next_op_seq, bytes) = (l.record.next_op_seq, l.record.bytes);
         l.record.clear(now);
+        // The other branches' rows stay: the size follows the rows left (see `Loaded::save`).
+        l.record.bytes = bytes;
         let mut stores = vec![ARCHIVE_STORE];
         if shared {
             l.record.next_op_seq = next_op_seq;
@@ -732,6 +754,7 @@ pub(super) async fn mutations_in(
             .map_err(|e| tx.thrown(&e))?;
         messages.put(&row, None).map_err(|e| tx.fail(e))?;
     }
+    l.wrote(rest.iter().map(|(item, _)| item));
     l.save(tx, Some(now))
 }
 
@@ -746,6 +769,7 @@ fn write_rows(
 ) -> Result<()> {
     let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
     let placements = l.tree.append(session_id, id, &starts)?;
+    l.wrote(items.iter().map(|(item, _)| item));
     super::rewrite::put_rows(tx, storage(session_id, id), items, &placements, now)
 }
 

@@ -9,6 +9,7 @@
 //! - [`branches`]: conversation branches, turn listings and usage;
 //! - [`session`]: the state behind one `IndexedDbSession` object.
 
+pub mod backup;
 pub mod branches;
 pub mod open;
 pub mod ops;
@@ -21,7 +22,7 @@ mod tx;
 pub use open::{connection, open, Connection};
 pub use ops::{
     add_items, clear_session, delete_session, get_items, list_sessions, pop_item, recent_turns,
-    update, Target,
+    session_sizes, update, Target,
 };
 pub use record::{record_from_js, session_infos};
 pub use repair::repair_session;

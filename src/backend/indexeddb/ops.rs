@@ -8,7 +8,7 @@ use idb::{KeyRange, TransactionMode};
 use js_sys::{Array, Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::backend::js::object;
+use crate::backend::js::{self, object};
 use crate::backend::metadata::{give_default_title, Changes};
 use crate::core::branch::MAIN;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
@@ -60,7 +60,7 @@ impl Target<'_> {
 const SESSION_DATA: [&str; 3] = [MESSAGES_STORE, OPERATIONS_STORE, ARCHIVE_STORE];
 
 /// Deletes every row of the session in `SESSION_DATA`: its items, operation log and archive.
-fn delete_session_data(tx: &Tx, session_id: &str) -> Result<()> {
+pub(super) fn delete_session_data(tx: &Tx, session_id: &str) -> Result<()> {
     for store in SESSION_DATA {
         tx.store(store)?
             .delete(all_of_session(session_id)?)
@@ -327,6 +327,7 @@ pub async fn add_items(
         record.check_owner(t.user_id)?;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let placements = record.append(&starts, now)?;
+        record.grow(js::items_size(items.iter().map(|(item, _)| item)));
         give_default_title(&record.stored, &items);
         let messages = tx.store(MESSAGES_STORE)?;
         let rows = RowWriter::new(t.session_id, now);
@@ -389,6 +390,7 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
             ));
         };
         record.pop(previous_turn, now);
+        record.shrink(js::json_size(&item));
         messages
             .delete(message_key(t.session_id, seq))
             .map_err(|e| tx.fail(e))?;
@@ -456,6 +458,73 @@ pub async fn list_sessions(conn: &Connection, user_id: Option<&str>) -> Result<V
         let mut records = request.await.map_err(|e| tx.fail(e))?;
         records.reverse();
         Ok(records)
+    })
+    .await
+}
+
+/// The approximate size of each listed session's items (`[sessionId, bytes]`, as
+/// [`list_sessions`] lists them), from the sizes their records keep. A record written before
+/// sizes were kept is measured once, from its items, and keeps the figure from then on.
+pub async fn session_sizes(conn: &Connection, user_id: Option<&str>) -> Result<Vec<(String, f64)>> {
+    let records = list_sessions(conn, user_id).await?;
+    let mut sizes = Vec::with_capacity(records.len());
+    for record in &records {
+        let Some(id) = js::get(record, "id").ok().and_then(|v| v.as_string()) else {
+            continue;
+        };
+        let bytes = match js::get(record, "bytes").ok().and_then(|v| v.as_f64()) {
+            Some(b) => b,
+            None => measure(conn, &id).await?,
+        };
+        sizes.push((id, bytes));
+    }
+    Ok(sizes)
+}
+
+/// Measures a session's stored items and keeps the figure in its record, in one transaction
+/// (so no write can come between the reading and the keeping).
+async fn measure(conn: &Connection, session_id: &str) -> Result<f64> {
+    let tx = Tx::begin(
+        conn,
+        &[SESSIONS_STORE, MESSAGES_STORE, ARCHIVE_STORE],
+        TransactionMode::ReadWrite,
+        format!("measuring session \"{session_id}\""),
+    )?;
+    tx.run(async |tx| {
+        let sessions = tx.store(SESSIONS_STORE)?;
+        let Some(stored) = sessions
+            .get(JsValue::from_str(session_id))
+            .map_err(|e| tx.fail(e))?
+            .await
+            .map_err(|e| tx.fail(e))?
+        else {
+            return Ok(0.0);
+        };
+        if let Some(bytes) = js::get(&stored, "bytes").ok().and_then(|v| v.as_f64()) {
+            return Ok(bytes);
+        }
+        let mut pending = Vec::new();
+        for store in [MESSAGES_STORE, ARCHIVE_STORE] {
+            for query in [
+                all_of_session(session_id)?,
+                branches::all_branch_rows(session_id)?,
+            ] {
+                pending.push(listening(
+                    tx.store(store)?
+                        .get_all(Some(query), None)
+                        .map_err(|e| tx.fail(e))?,
+                ));
+            }
+        }
+        let mut bytes = 0;
+        for request in pending {
+            let rows = request.await.map_err(|e| tx.fail(e))?;
+            bytes += js::items_size(rows.iter().filter_map(item_of).collect::<Vec<_>>().iter());
+        }
+        let bytes = bytes as f64;
+        let _ = Reflect::set(&stored, &"bytes".into(), &bytes.into());
+        sessions.put(&stored, None).map_err(|e| tx.fail(e))?;
+        Ok(bytes)
     })
     .await
 }

@@ -76,6 +76,8 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
         // Absent from records written before schema version 2.
         next_op_seq: optional_count("nextOpSeq")?,
         archived_count: optional_count("archivedCount")?,
+        // Absent from records written before sizes were kept: not known until measured.
+        bytes: get("bytes").as_f64().and_then(safe_count),
     };
     record.check_consistent()?;
     Ok(record)
@@ -129,6 +131,10 @@ impl StoredRecord {
             ("lastTurn", (r.last_turn as f64).into()),
             ("nextOpSeq", (r.next_op_seq as f64).into()),
             ("archivedCount", (r.archived_count as f64).into()),
+            (
+                "bytes",
+                r.bytes.map_or(JsValue::UNDEFINED, |b| (b as f64).into()),
+            ),
         ];
         if !self.stored.is_object() {
             return object(&fields).into();
@@ -261,6 +267,7 @@ pub fn session_infos(records: &[JsValue]) -> Array {
         "title",
         "summary",
         "currentBranch",
+        "bytes",
     ]
     .map(JsValue::from_str);
     let info = Shape::new([
@@ -273,6 +280,7 @@ pub fn session_infos(records: &[JsValue]) -> Array {
         "title",
         "summary",
         "currentBranch",
+        "bytes",
     ]);
     let main = JsValue::from_str(crate::core::branch::MAIN);
     records

@@ -176,6 +176,14 @@ pub async fn repair_session(
         let mut rebuilt = plan.record(session_id, user.as_deref(), created_at, now);
         rebuilt.next_op_seq = next_op_seq;
         rebuilt.archived_count = archived_count;
+        // Its items are measured; the archive, not read, counts at their average size.
+        let kept = js::items_size(items.iter().flatten());
+        rebuilt.bytes = crate::core::session::resized(
+            Some(kept),
+            plan.kept,
+            plan.kept + archived_count,
+            0,
+        );
         // The metadata the old record holds (title, summary, state) stays.
         let rebuilt = StoredRecord {
             record: rebuilt,

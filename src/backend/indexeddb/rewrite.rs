@@ -17,7 +17,7 @@ use crate::core::repair::{plan_repair, StoredRow};
 use crate::core::schema::{
     ARCHIVE_STORE, BY_OPERATION_INDEX, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE,
 };
-use crate::core::session::{starts_turn, SessionRecord};
+use crate::core::session::{resized, starts_turn, SessionRecord};
 use crate::core::transaction::{
     check_whole_history, operations_to_forget, replace_function_call, HistoryTransaction, Outcome,
 };
@@ -164,7 +164,14 @@ pub async fn apply_transaction(
         };
         let old_next = record.next_seq;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
+        let before = record.stored_rows();
         let placements = record.replace_suffix(remove, &starts, base_turn, now)?;
+        record.bytes = resized(
+            record.bytes,
+            before,
+            before - remove,
+            js::items_size(items.iter().map(|(item, _)| item)),
+        );
         give_default_title(&record.stored, &items);
         // The replacement takes the freed keys: put overwrites those, and only the keys it does
         // not reach are deleted (rewriting a key in place is cheaper for IndexedDB than a delete
@@ -273,7 +280,15 @@ pub async fn replace_history(
             .delete(all_of_session(t.session_id)?)
             .map_err(|e| tx.fail(e))?;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
+        // The archived items keep their bytes; the ones dropped take theirs away.
+        let (before, kept) = (record.stored_rows(), record.archived_count + archived);
         let placements = record.replace_all(&starts, archived, now)?;
+        record.bytes = resized(
+            record.bytes,
+            before,
+            kept,
+            js::items_size(items.iter().map(|(item, _)| item)),
+        );
         put_rows(tx, t.session_id.into(), &items, &placements, now)?;
         write_record(tx, &record)
     })
@@ -389,6 +404,19 @@ pub async fn apply_mutations(
                 .map_err(|e| tx.thrown(&e))?;
             messages.put(&row, None).map_err(|e| tx.fail(e))?;
         }
+        // The replacements are new items; the rest keep their bytes.
+        let added: Vec<&JsValue> = items
+            .iter()
+            .zip(&replaced)
+            .filter_map(|(item, &r)| item.as_ref().filter(|_| r))
+            .collect();
+        let before = record.stored_rows();
+        record.bytes = resized(
+            record.bytes,
+            before,
+            (plan.kept + record.archived_count).saturating_sub(added.len() as u64),
+            js::items_size(added),
+        );
         record.item_count = plan.kept;
         record.first_seq = plan.first_seq;
         record.next_seq = plan.next_seq;

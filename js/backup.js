@@ -1,0 +1,220 @@
+// Backup and restore of sessions as NDJSON: `exportSessions` streams a database's sessions a page
+// at a time, `importSessions` writes them back, each session checked whole before any of it is
+// written. The reading and the checking are the WebAssembly module's (`readBackup`,
+// `restoreSession`); this file only frames lines.
+import { listSessions, readBackup, restoreSession } from './agent_sessions.js';
+
+/** The format name and version of the first line of a backup. */
+export const BACKUP_FORMAT = 'agent-sessions-backup';
+export const BACKUP_VERSION = 1;
+
+/** The kinds of lines that carry a session's rows, in the order they are written. */
+const ROW_KINDS = ['item', 'archived', 'usage', 'operation'];
+
+/** Rows per page: each page is one read transaction and one chunk of the stream. */
+const PAGE = 500;
+
+function invalid(message, line) {
+  const error = new Error(message);
+  error.name = 'SessionError';
+  error.code = 'IMPORT_INVALID';
+  if (line !== undefined) error.line = line;
+  return error;
+}
+
+/**
+ * The sessions of a database (one user's with `userId`, only `sessionIds` when given) as a
+ * `ReadableStream` of UTF-8 NDJSON: a header line, then each session's record, rows and end line.
+ * Pages are read as the stream is pulled, so the whole history never sits in memory.
+ */
+export function exportSessions(options = {}) {
+  const { dbName, userId, sessionIds } = options ?? {};
+  const encoder = new TextEncoder();
+  const base = dbName === undefined ? {} : { dbName };
+  let queue = null; // session ids still to export
+  let current = null; // { sessionId, kind index, after, lines }
+  const wanted = sessionIds == null ? null : new Set(sessionIds);
+  const line = (value) => JSON.stringify(value) + '\n';
+  /** The next chunk of text, or `null` at the end. */
+  const next = async () => {
+    if (queue === null) {
+      const list = await listSessions(userId === undefined ? base : { ...base, userId });
+      // Oldest first, so an import lists them in the order they were made.
+      queue = list
+        .map((s) => s.sessionId)
+        .filter((id) => wanted === null || wanted.has(id))
+        .reverse();
+      return line({ format: BACKUP_FORMAT, version: BACKUP_VERSION, exportedAt: Date.now(), sessions: queue.length });
+    }
+    for (;;) {
+      if (current === null) {
+        const sessionId = queue.shift();
+        if (sessionId === undefined) return null;
+        const { rows } = await readBackup({ ...base, sessionId, kind: 'session' });
+        // Deleted since it was listed: nothing to write.
+        if (rows.length === 0) continue;
+        current = { sessionId, kind: 0, after: null, lines: 1 };
+        return line({ session: rows[0] });
+      }
+      const kind = ROW_KINDS[current.kind];
+      if (kind === undefined) {
+        const end = line({ end: { sessionId: current.sessionId, lines: current.lines + 1 } });
+        current = null;
+        return end;
+      }
+      const { rows, next: after } = await readBackup({ ...base, sessionId: current.sessionId, kind, after: current.after, limit: PAGE });
+      current.lines += rows.length;
+      if (after === null) {
+        current.kind += 1;
+        current.after = null;
+      } else {
+        current.after = after;
+      }
+      if (rows.length) {
+        let text = '';
+        for (const row of rows) text += line({ [kind]: row });
+        return text;
+      }
+    }
+  };
+  return new ReadableStream(
+    {
+      // Each pull gives one chunk (a page), so the stream reads only as fast as it is consumed.
+      async pull(controller) {
+        try {
+          const text = await next();
+          if (text === null) controller.close();
+          else controller.enqueue(encoder.encode(text));
+        } catch (error) {
+          controller.error(error);
+        }
+      },
+    },
+    { highWaterMark: 1 },
+  );
+}
+
+/** The lines of a backup given as a string, a Blob, or a stream of bytes or strings, with their
+ * numbers (1-based); blank lines are skipped. */
+async function* linesOf(source) {
+  let number = 0;
+  if (typeof source === 'string') {
+    for (const text of source.split('\n')) {
+      number += 1;
+      if (text.trim()) yield [text, number];
+    }
+    return;
+  }
+  const stream = typeof Blob !== 'undefined' && source instanceof Blob ? source.stream() : source;
+  if (!stream || typeof stream.getReader !== 'function') {
+    throw new TypeError('importSessions() takes a string, a Blob or a ReadableStream');
+  }
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let rest = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      rest += typeof value === 'string' ? value : decoder.decode(value, { stream: true });
+      let end;
+      while ((end = rest.indexOf('\n')) >= 0) {
+        const text = rest.slice(0, end);
+        rest = rest.slice(end + 1);
+        number += 1;
+        if (text.trim()) yield [text, number];
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  rest += decoder.decode();
+  number += 1;
+  if (rest.trim()) yield [rest, number];
+}
+
+/**
+ * Writes the sessions of a backup into a database. Each session is checked whole and written in
+ * one transaction, so a bad line costs only its own session (reported in `failed`, as an
+ * `IMPORT_INVALID` error with its `line`), and sessions imported before a failure stay imported.
+ */
+export async function importSessions(source, options = {}, written = () => {}) {
+  const { dbName, userId, onConflict = 'skip', onProgress } = options ?? {};
+  if (!['skip', 'replace', 'rename'].includes(onConflict)) {
+    throw Object.assign(new Error(`importSessions: options.onConflict must be 'skip', 'replace' or 'rename', got ${JSON.stringify(onConflict)}`), {
+      name: 'SessionError',
+      code: 'INVALID_OPTIONS',
+    });
+  }
+  const target = { onConflict, ...(dbName === undefined ? {} : { dbName }), ...(userId === undefined ? {} : { userId }) };
+  const report = { imported: [], replaced: [], renamed: [], skipped: [], failed: [], lines: 0 };
+  let header = null;
+  let session = null; // { lines, numbers, error }
+
+  const finish = async () => {
+    const s = session;
+    session = null;
+    if (s.error) {
+      s.error.sessionId = s.lines[0]?.session?.id;
+      report.failed.push(s.error);
+    } else {
+      // (The module writes the record it is given: read its id first.)
+      const from = s.lines[0].session?.id;
+      try {
+        const { sessionId, status } = await restoreSession(s.lines, s.numbers, target);
+        if (status !== 'skipped') written(sessionId);
+        if (status === 'renamed') report.renamed.push({ from, sessionId });
+        else report[status].push(sessionId);
+      } catch (error) {
+        if (error?.code !== 'IMPORT_INVALID') throw Object.assign(error, { report });
+        error.sessionId = from;
+        report.failed.push(error);
+      }
+    }
+    if (typeof onProgress === 'function') {
+      const done = report.imported.length + report.replaced.length + report.renamed.length + report.skipped.length + report.failed.length;
+      onProgress({ sessions: done, of: header.sessions ?? null, lines: report.lines });
+    }
+  };
+
+  for await (const [text, number] of linesOf(source)) {
+    report.lines = number;
+    let value;
+    try {
+      value = JSON.parse(text);
+    } catch (e) {
+      value = undefined;
+      const error = invalid(`line ${number} of the backup is not JSON (${e.message})`, number);
+      if (header === null) throw error;
+      // The session this line is in fails; its other lines are read up to its end line.
+      session ??= { lines: [], numbers: [], error: null };
+      session.error ??= error;
+      continue;
+    }
+    if (header === null) {
+      if (value?.format !== BACKUP_FORMAT || typeof value.version !== 'number') {
+        throw invalid(`line ${number} is not the header of an agent-sessions backup`, number);
+      }
+      if (value.version > BACKUP_VERSION) {
+        throw invalid(`the backup has format version ${value.version}, newer than ${BACKUP_VERSION} that this version of agent-sessions reads: upgrade agent-sessions`, number);
+      }
+      header = value;
+      continue;
+    }
+    if (value !== null && typeof value === 'object' && 'session' in value) {
+      if (session !== null) {
+        // The previous session never ended: its own check reports the missing end line.
+        await finish();
+      }
+      session = { lines: [value], numbers: [number], error: null };
+      continue;
+    }
+    session ??= { lines: [], numbers: [], error: invalid(`line ${number} of the backup belongs to no session`, number) };
+    session.lines.push(value);
+    session.numbers.push(number);
+    if (value !== null && typeof value === 'object' && 'end' in value) await finish();
+  }
+  if (header === null) throw invalid('the backup is empty: it has no header line', 1);
+  if (session !== null) await finish();
+  return report;
+}

@@ -1,0 +1,504 @@
+//! Backups: a session's stored rows read a page at a time for `exportSessions`, and a session
+//! written back from a backup's lines for `importSessions`, every line checked before anything is
+//! written. Rows travel exactly as they are stored, so a round trip gives back the same items,
+//! metadata and branches.
+
+use idb::{KeyRange, Query, TransactionMode};
+use js_sys::{Array, Reflect};
+use wasm_bindgen::JsValue;
+
+use crate::backend::js::{self, describe};
+use crate::core::branch::MAIN;
+use crate::core::error::{Result, SessionError, SessionErrorCode};
+use crate::core::schema::{
+    ARCHIVE_STORE, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE, USAGE_STORE,
+};
+use crate::core::session::safe_count;
+
+use super::branches::{self, Loaded};
+use super::open::Connection;
+use super::ops::delete_session_data;
+use super::record::{record_from_js, StoredRecord};
+use super::tx::{storage_error, Tx};
+
+/// The kinds of lines that carry a session's rows, each with its store and the store's key path.
+pub const ROW_KINDS: [(&str, &str, &[&str]); 4] = [
+    ("item", MESSAGES_STORE, &["sessionId", "seq"]),
+    ("archived", ARCHIVE_STORE, &["sessionId", "position"]),
+    ("usage", USAGE_STORE, &["sessionId", "branch", "turn"]),
+    ("operation", OPERATIONS_STORE, &["sessionId", "opSeq"]),
+];
+
+fn kind_of(kind: &str) -> Result<(&'static str, &'static [&'static str])> {
+    ROW_KINDS
+        .iter()
+        .find(|(k, _, _)| *k == kind)
+        .map(|(_, store, path)| (*store, *path))
+        .ok_or_else(|| {
+            SessionError::new(
+                SessionErrorCode::InvalidOptions,
+                format!("there are no \"{kind}\" rows in a backup"),
+            )
+        })
+}
+
+fn bound(lower: &JsValue, upper: &JsValue, lower_open: bool) -> Result<Query> {
+    KeyRange::bound(lower, upper, Some(lower_open), Some(false))
+        .map(Query::from)
+        .map_err(|e| storage_error(&e, "selecting a session's rows"))
+}
+
+/// A session's rows in a store come in two key ranges: `[sessionId, …]` (main's rows, usage,
+/// the operation log), then `[[sessionId, branchId], …]` (the other branches' rows), which sort
+/// after every key that starts with a string. Returns the ranges still to read after `after`.
+fn ranges_after(session_id: &str, after: &JsValue) -> Result<Vec<Query>> {
+    let sid = JsValue::from_str(session_id);
+    let own = (
+        Array::of1(&sid).into(),
+        Array::of2(&sid, &Array::new()).into(),
+    );
+    let others = (
+        Array::of1(&Array::of1(&sid)).into(),
+        Array::of1(&Array::of2(&sid, &Array::new())).into(),
+    );
+    if after.is_undefined() || after.is_null() {
+        return Ok(vec![
+            bound(&own.0, &own.1, false)?,
+            bound(&others.0, &others.1, false)?,
+        ]);
+    }
+    let in_own = js::get(after, "0").is_ok_and(|first| first.is_string());
+    Ok(match in_own {
+        true => vec![
+            bound(after, &own.1, true)?,
+            bound(&others.0, &others.1, false)?,
+        ],
+        false => vec![bound(after, &others.1, true)?],
+    })
+}
+
+/// One page of a backup: the session record (`kind` `"session"`), or at most `limit` rows of
+/// one kind after the key `after`, oldest key first, with the key to continue from (`None` when
+/// there are no more). Each page is its own read transaction.
+pub async fn read_page(
+    conn: &Connection,
+    session_id: &str,
+    kind: &str,
+    after: &JsValue,
+    limit: u32,
+) -> Result<(Vec<JsValue>, Option<JsValue>)> {
+    let doing = format!("exporting session \"{session_id}\"");
+    if kind == "session" {
+        let tx = Tx::begin(conn, &[SESSIONS_STORE], TransactionMode::ReadOnly, doing)?;
+        return tx
+            .run(async |tx| {
+                let record = tx
+                    .store(SESSIONS_STORE)?
+                    .get(JsValue::from_str(session_id))
+                    .map_err(|e| tx.fail(e))?
+                    .await
+                    .map_err(|e| tx.fail(e))?;
+                Ok((record.into_iter().collect(), None))
+            })
+            .await;
+    }
+    let (store, key_path) = kind_of(kind)?;
+    let limit = limit.max(1);
+    let tx = Tx::begin(conn, &[store], TransactionMode::ReadOnly, doing)?;
+    tx.run(async |tx| {
+        let mut rows = Vec::new();
+        for range in ranges_after(session_id, after)? {
+            let want = limit - rows.len() as u32;
+            let page = tx
+                .store(store)?
+                .get_all(Some(range), Some(want))
+                .map_err(|e| tx.fail(e))?
+                .await
+                .map_err(|e| tx.fail(e))?;
+            rows.extend(page);
+            if rows.len() as u32 == limit {
+                break;
+            }
+        }
+        let next = match rows.len() as u32 == limit {
+            true => rows.last().map(|row| key_of(row, key_path)),
+            false => None,
+        };
+        Ok((rows, next))
+    })
+    .await
+}
+
+/// A row's key, from its store's key path.
+fn key_of(row: &JsValue, key_path: &[&str]) -> JsValue {
+    key_path
+        .iter()
+        .map(|field| js::get(row, field).unwrap_or(JsValue::UNDEFINED))
+        .collect::<Array>()
+        .into()
+}
+
+/// What `importSessions` does with a session that is already stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnConflict {
+    Skip,
+    Replace,
+    Rename,
+}
+
+/// What became of one imported session: its id in the database, and how it got there.
+pub struct Restored {
+    pub session_id: String,
+    pub status: &'static str,
+}
+
+/// A failed import: the error, and the line (1-based, in the whole backup) it is about.
+pub struct RestoreError {
+    pub error: SessionError,
+    pub line: Option<u32>,
+}
+
+impl From<SessionError> for RestoreError {
+    fn from(error: SessionError) -> Self {
+        RestoreError { error, line: None }
+    }
+}
+
+fn invalid(line: u32, what: String) -> RestoreError {
+    RestoreError {
+        error: SessionError::new(
+            SessionErrorCode::ImportInvalid,
+            format!("line {line} of the backup: {what}"),
+        ),
+        line: Some(line),
+    }
+}
+
+/// A session's lines, checked: the record, and the rows of each store with their lines.
+struct Checked {
+    record: JsValue,
+    session_id: String,
+    owner: Option<String>,
+    rows: Vec<(&'static str, JsValue)>,
+}
+
+/// Checks one session's lines (`{ session }`, then its rows, then `{ end }`), each against the
+/// record: every row belongs to the session and one of its branches, every item, archived item,
+/// usage and log entry the record counts is there once, and nothing else is.
+fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, RestoreError> {
+    let line_of = |i: usize| numbers.get(i).copied().unwrap_or(0);
+    let first = lines.first().ok_or_else(|| invalid(0, "no lines".into()))?;
+    let record_value = only_field(first, "session").map_err(|what| invalid(line_of(0), what))?;
+    let record = record_from_js(&record_value).map_err(|e| invalid(line_of(0), e.message))?;
+    let session_id = record.id.clone();
+    let owner = record.user_id.clone();
+    let next_op_seq = record.next_op_seq;
+    let loaded = Loaded::from(StoredRecord {
+        record,
+        stored: record_value.clone(),
+    })
+    .map_err(|e| invalid(line_of(0), e.message))?;
+    // What each branch must hold: its own rows `first..next` and `archived` archived items.
+    let branches: Vec<(&str, u64, u64, u64)> = loaded
+        .tree
+        .branches
+        .iter()
+        .map(|b| (b.id.as_str(), b.first, b.next, b.archived))
+        .collect();
+    // Every row seen, as (kind, branch, position): checked for repeats once all are read.
+    let mut seen: Vec<(usize, usize, u64, u32)> = Vec::new();
+    let mut rows = Vec::new();
+    let mut ended = false;
+    for (i, line) in lines.iter().enumerate().skip(1) {
+        let n = line_of(i);
+        let bad = |what: String| invalid(n, what);
+        if ended {
+            return Err(bad("a line after the session's end line".into()));
+        }
+        let keys = js::keys(line).map_err(|_| bad("not an object".into()))?;
+        let [kind] = keys.as_slice() else {
+            return Err(bad(format!(
+                "a line holds one field naming its kind, got {}",
+                describe(line)
+            )));
+        };
+        if kind == "end" {
+            let end = only_field(line, "end").map_err(&bad)?;
+            let count = js::get(&end, "lines").ok().and_then(|v| v.as_f64());
+            if count != Some(lines.len() as f64) {
+                return Err(bad(format!(
+                    "the end line counts {} lines for session \"{session_id}\", but it has {}",
+                    count.map_or("no".into(), js::number_text),
+                    lines.len()
+                )));
+            }
+            ended = true;
+            continue;
+        }
+        let Some(k) = ROW_KINDS.iter().position(|(name, _, _)| name == kind) else {
+            return Err(bad(format!("\"{kind}\" is not a kind of line of a backup")));
+        };
+        let (kind, store, _) = &ROW_KINDS[k];
+        let row = only_field(line, kind).map_err(&bad)?;
+        if !js::is_plain_object(&row).unwrap_or(false) {
+            return Err(bad(format!("the {kind} is not an object")));
+        }
+        let count = |field: &str| {
+            js::get(&row, field)
+                .ok()
+                .and_then(|v| v.as_f64())
+                .and_then(safe_count)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "the {kind}'s {field} is not a non-negative integer"
+                    ))
+                })
+        };
+        let branch = branch_of(&row, &session_id, kind == &"usage").map_err(&bad)?;
+        let Some(b) = branches.iter().position(|(id, ..)| *id == branch) else {
+            return Err(bad(format!(
+                "the {kind} belongs to branch \"{branch}\", which session \"{session_id}\" does not have"
+            )));
+        };
+        let (_, first, next, archived) = branches[b];
+        let position = match *kind {
+            "item" => {
+                let seq = count("seq")?;
+                count("turn")?;
+                if !js::get(&row, "createdAt").is_ok_and(|v| v.as_f64().is_some_and(f64::is_finite))
+                {
+                    return Err(bad("the item's createdAt is not a time".into()));
+                }
+                if !js::get(&row, "item").is_ok_and(|v| v.is_object()) {
+                    return Err(bad("the row holds no item object".into()));
+                }
+                if !(first..next).contains(&seq) {
+                    return Err(bad(format!(
+                        "item {seq} of branch \"{branch}\" is outside the items its record names ({first}..{next})"
+                    )));
+                }
+                seq
+            }
+            "archived" => {
+                let position = count("position")?;
+                if !js::get(&row, "item").is_ok_and(|v| v.is_object()) {
+                    return Err(bad("the archived row holds no item object".into()));
+                }
+                if position >= archived {
+                    return Err(bad(format!(
+                        "archived item {position} of branch \"{branch}\" is past the {archived} its record counts"
+                    )));
+                }
+                position
+            }
+            "usage" => count("turn")?,
+            _ => {
+                let op = count("opSeq")?;
+                for field in ["operationId", "digest"] {
+                    if !js::get(&row, field).is_ok_and(|v| v.is_string()) {
+                        return Err(bad(format!("the operation's {field} is not a string")));
+                    }
+                }
+                if op >= next_op_seq {
+                    return Err(bad(format!(
+                        "operation {op} is past the {next_op_seq} the record counts"
+                    )));
+                }
+                op
+            }
+        };
+        seen.push((k, b, position, n));
+        rows.push((*store, row));
+    }
+    if !ended {
+        return Err(invalid(
+            line_of(lines.len() - 1),
+            format!("session \"{session_id}\" has no end line: the backup was cut short"),
+        ));
+    }
+    seen.sort_unstable();
+    if let Some(twice) = seen
+        .windows(2)
+        .find(|w| w[0].0 == w[1].0 && w[0].1 == w[1].1 && w[0].2 == w[1].2)
+    {
+        let (k, b, position, n) = twice[1];
+        return Err(invalid(
+            n,
+            format!(
+                "the {} {position} of branch \"{}\" comes twice",
+                ROW_KINDS[k].0, branches[b].0
+            ),
+        ));
+    }
+    // Every item and archived item the record counts is there (each came once, in range).
+    for (b, (id, first, next, archived)) in branches.iter().enumerate() {
+        let held = |kind: usize| seen.iter().filter(|s| s.0 == kind && s.1 == b).count() as u64;
+        let (items, moved) = (held(0), held(1));
+        if items != next - first || moved != *archived {
+            return Err(invalid(
+                line_of(0),
+                format!(
+                    "branch \"{id}\" of session \"{session_id}\" counts {} items and {archived} archived, \
+                     but the backup holds {items} and {moved}",
+                    next - first
+                ),
+            ));
+        }
+    }
+    Ok(Checked {
+        record: record_value,
+        session_id,
+        owner,
+        rows,
+    })
+}
+
+/// The value of a line's one field `name`.
+fn only_field(line: &JsValue, name: &str) -> std::result::Result<JsValue, String> {
+    match js::get(line, name) {
+        Ok(v) if v.is_object() => Ok(v),
+        _ => Err(format!(
+            "expected a \"{name}\" object, got {}",
+            describe(line)
+        )),
+    }
+}
+
+/// The branch a row belongs to, checked to be `session_id`'s: rows of `main` (and usage, which
+/// names its branch) carry the session id, the others `[sessionId, branchId]`.
+fn branch_of(row: &JsValue, session_id: &str, usage: bool) -> std::result::Result<String, String> {
+    let owner = js::get(row, "sessionId").unwrap_or(JsValue::UNDEFINED);
+    let foreign = || format!("the row belongs to another session ({})", describe(&owner));
+    if let Some(sid) = owner.as_string() {
+        if sid != session_id {
+            return Err(foreign());
+        }
+        if usage {
+            return js::get(row, "branch")
+                .ok()
+                .and_then(|b| b.as_string())
+                .ok_or_else(|| "the usage names no branch".into());
+        }
+        return Ok(MAIN.to_string());
+    }
+    let pair = js::elements(&owner).map_err(|_| foreign())?;
+    match pair.as_slice() {
+        [sid, branch] if sid.as_string().as_deref() == Some(session_id) && !usage => {
+            branch.as_string().filter(|b| b != MAIN).ok_or_else(foreign)
+        }
+        _ => Err(foreign()),
+    }
+}
+
+/// Writes one session of a backup, after checking all its lines: everything or nothing, in one
+/// transaction. `user` (when given) becomes the owner. A session already stored is skipped,
+/// replaced or imported under a new id as `on_conflict` says; one that belongs to another user
+/// is never touched: the import takes a new id.
+pub async fn restore(
+    conn: &Connection,
+    lines: &[JsValue],
+    numbers: &[u32],
+    user: Option<Option<&str>>,
+    on_conflict: OnConflict,
+) -> std::result::Result<Restored, RestoreError> {
+    let checked = check(lines, numbers)?;
+    let owner = match user {
+        Some(u) => u.map(str::to_string),
+        None => checked.owner.clone(),
+    };
+    let tx = Tx::begin(
+        conn,
+        &[
+            SESSIONS_STORE,
+            MESSAGES_STORE,
+            OPERATIONS_STORE,
+            ARCHIVE_STORE,
+            USAGE_STORE,
+        ],
+        TransactionMode::ReadWrite,
+        format!("importing session \"{}\"", checked.session_id),
+    )?;
+    let restored = tx
+        .run(async |tx| {
+            let sessions = tx.store(SESSIONS_STORE)?;
+            let existing = |id: String| {
+                let request = sessions.get(JsValue::from_str(&id));
+                async move {
+                    let found = request
+                        .map_err(|e| tx.fail(e))?
+                        .await
+                        .map_err(|e| tx.fail(e))?;
+                    Ok::<_, SessionError>(found)
+                }
+            };
+            let mut id = checked.session_id.clone();
+            let mut status = "imported";
+            if let Some(stored) = existing(id.clone()).await? {
+                let theirs = js::get(&stored, "userId").ok().and_then(|u| u.as_string());
+                match (on_conflict, theirs == owner) {
+                    (OnConflict::Skip, true) => {
+                        return Ok(Restored {
+                            session_id: id,
+                            status: "skipped",
+                        })
+                    }
+                    (OnConflict::Replace, true) => {
+                        delete_session_data(tx, &id)?;
+                        branches::delete_all(tx, &id)?;
+                        status = "replaced";
+                    }
+                    _ => {
+                        let mut n = 2;
+                        id = loop {
+                            let candidate = format!("{}-{n}", checked.session_id);
+                            if existing(candidate.clone()).await?.is_none() {
+                                break candidate;
+                            }
+                            n += 1;
+                        };
+                        status = "renamed";
+                    }
+                }
+            }
+            let set = |target: &JsValue, key: &str, value: &JsValue| {
+                let _ = Reflect::set(target, &JsValue::from_str(key), value);
+            };
+            let record = &checked.record;
+            set(record, "id", &id.as_str().into());
+            set(
+                record,
+                "userId",
+                &owner.as_deref().map_or(JsValue::NULL, JsValue::from_str),
+            );
+            sessions.put(record, None).map_err(|e| tx.fail(e))?;
+            for (store, row) in &checked.rows {
+                if id != checked.session_id {
+                    rename(row, &id);
+                }
+                tx.store(store)?.put(row, None).map_err(|e| tx.fail(e))?;
+            }
+            Ok(Restored {
+                session_id: id,
+                status,
+            })
+        })
+        .await?;
+    Ok(restored)
+}
+
+/// Gives a row of a session imported under a new id that id (in `[sessionId, branchId]` too).
+fn rename(row: &JsValue, id: &str) {
+    let key = JsValue::from_str("sessionId");
+    let Ok(owner) = Reflect::get(row, &key) else {
+        return;
+    };
+    let renamed: JsValue = match owner.is_string() {
+        true => id.into(),
+        false => Array::of2(
+            &id.into(),
+            &js::get(&owner, "1").unwrap_or(JsValue::UNDEFINED),
+        )
+        .into(),
+    };
+    let _ = Reflect::set(row, &key, &renamed);
+}

@@ -1,0 +1,417 @@
+// Backup and restore: exportSessions streams a database's sessions as NDJSON and importSessions
+// writes them back exactly (items, order, metadata, branches, archive, usage); a bad line costs
+// only its session; storageEstimate reports each session's size from its record.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openHarness } from './harness.mjs';
+
+let env;
+before(async () => {
+  // Precise heap figures and gc(), for the memory measurement of a large export.
+  env = await start({ args: ['--enable-precise-memory-info', '--js-flags=--expose-gc'] });
+});
+after(async () => {
+  await env?.close();
+});
+
+/** Page helpers: a backup as text, and everything a session shows. */
+async function helpers(page) {
+  await page.evaluate(() => {
+    window.backupText = (options) => new Response(lib.exportSessions(options)).text();
+    window.snapshot = async (id, options) => {
+      const s = new lib.IndexedDbSession(id, options);
+      const info = await s.getInfo();
+      const branches = await s.listBranches();
+      const views = {};
+      for (const b of branches) {
+        const v = new lib.IndexedDbSession(id, { ...options, branch: b.branchId });
+        views[b.branchId] = { items: await v.getItems(), archived: await v.getArchivedItems(), usage: await v.getSessionUsage() };
+        await v.close();
+      }
+      await s.close();
+      delete info.bytes;
+      return { info, branches, views };
+    };
+  });
+}
+
+test('a 10,000-item round trip gives back the same items, order, metadata, branches, archive and usage', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: 'backup-from', userId: 'ann' };
+    const big = new lib.IndexedDbSession('big', from);
+    const items = [];
+    for (let i = 0; i < 10000; i++) {
+      items.push(
+        i % 4 === 0
+          ? { role: 'user', content: `question ${i} ünïcødé 👋🏽 "quoted" \\ back\nline` }
+          : { type: 'message', role: 'assistant', status: 'completed', id: `msg_${i}`, content: [{ type: 'output_text', text: `answer ${i}`, annotations: [] }], extra: { n: i, f: i / 7, nested: [null, true, { deep: 'x' }] } },
+      );
+    }
+    for (let i = 0; i < items.length; i += 2500) await big.addItems(items.slice(i, i + 2500));
+    await big.update({ title: 'The big one', summary: 'many turns', state: { step: 3, tags: ['a', 'b'] } });
+    await big.storeRunUsage({ requests: 2, inputTokens: 10, outputTokens: 5, totalTokens: 15 });
+
+    // A smaller session with a compaction archive and two branches.
+    const small = new lib.IndexedDbSession('small', from);
+    await small.addItems([{ role: 'user', content: 'one' }, { role: 'assistant', content: 'first answer' }]);
+    await small.replaceHistoryWithCompaction([{ role: 'assistant', content: 'summary of one' }]);
+    await small.addItems([{ role: 'user', content: 'two' }, { role: 'assistant', content: 'answer two' }, { role: 'user', content: 'three' }, { role: 'assistant', content: 'answer three' }]);
+    const branch = await small.createBranchFromTurn(2, 'retry-two');
+    await small.addItems([{ role: 'assistant', content: 'another answer to two' }]);
+    await small.storeRunUsage({ requests: 1, inputTokens: 3, outputTokens: 4, totalTokens: 7 });
+    await small.switchBranch('main');
+    await small.createBranchFromContent('three');
+    await small.switchBranch(branch);
+    await Promise.all([big.close(), small.close()]);
+
+    const text = await backupText(from);
+    const report = await lib.importSessions(text, { dbName: 'backup-to' });
+    const to = { dbName: 'backup-to', userId: 'ann' };
+    return {
+      lines: text.split('\n').filter(Boolean).length,
+      header: JSON.parse(text.split('\n')[0]),
+      report: { ...report, failed: report.failed.map(String) },
+      before: { big: await snapshot('big', from), small: await snapshot('small', from) },
+      after: { big: await snapshot('big', to), small: await snapshot('small', to) },
+      listed: (await lib.listSessions(to)).map((s) => [s.sessionId, s.title, s.itemCount, s.currentBranch]),
+      items,
+    };
+  });
+  assert.equal(r.header.format, 'agent-sessions-backup');
+  assert.equal(r.header.version, 1);
+  assert.equal(r.header.sessions, 2);
+  assert.deepEqual(r.report.failed, []);
+  assert.deepEqual(r.report.imported.sort(), ['big', 'small']);
+  assert.equal(r.before.big.views.main.items.length, 10000);
+  assert.deepEqual(r.after.big.views.main.items, r.items, 'every item, verbatim, in order');
+  assert.deepEqual(r.after.big, r.before.big);
+  assert.deepEqual(r.after.small, r.before.small, 'branches, archive and usage as they were');
+  assert.equal(r.before.small.branches.length, 3);
+  assert.ok(r.before.small.views.main.archived.length > 0, 'the archive travels');
+  assert.deepEqual(r.listed, [
+    ['small', 'one', 5, 'retry-two'],
+    ['big', 'The big one', 10000, 'main'],
+  ]);
+});
+
+test('a corrupt line rejects only its session, with its line number; the others are imported', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: 'corrupt-from' };
+    for (const id of ['a', 'b', 'c']) {
+      const s = new lib.IndexedDbSession(id, from);
+      await s.addItems([{ role: 'user', content: `hi ${id}` }, { role: 'assistant', content: `hello ${id}` }]);
+      await s.close();
+    }
+    const lines = (await backupText(from)).split('\n');
+    const outcomes = {};
+    // Each corruption, in session b's lines: broken JSON, an item of another session, a lost
+    // line (the record counts one more item than the backup holds), a repeated line.
+    const firstOfB = lines.findIndex((l) => l.includes('"session"') && l.includes('"id":"b"'));
+    const itemOfB = firstOfB + 1;
+    const cases = {
+      json: (ls) => ls.with(itemOfB, ls[itemOfB].slice(0, -3)),
+      foreign: (ls) => ls.with(itemOfB, ls[itemOfB].replace('"sessionId":"b"', '"sessionId":"a"')),
+      lost: (ls) => ls.toSpliced(itemOfB, 1),
+      twice: (ls) => ls.with(itemOfB, ls[itemOfB + 1]),
+      record: (ls) => ls.with(firstOfB, ls[firstOfB].replace(/"itemCount":\d+/, '"itemCount":-1')),
+    };
+    for (const [name, corrupt] of Object.entries(cases)) {
+      const dbName = `corrupt-to-${name}`;
+      const report = await lib.importSessions(corrupt(lines).join('\n'), { dbName });
+      outcomes[name] = {
+        imported: report.imported,
+        failed: report.failed.map((e) => ({ name: e.name, code: e.code, line: e.line, sessionId: e.sessionId, message: e.message })),
+        stored: (await lib.listSessions({ dbName })).map((s) => s.sessionId).sort(),
+      };
+    }
+    return { outcomes, itemLine: itemOfB + 1, recordLine: firstOfB + 1 };
+  });
+  for (const [name, o] of Object.entries(r.outcomes)) {
+    assert.deepEqual(o.imported, ['a', 'c'], `${name}: the other sessions are imported`);
+    assert.deepEqual(o.stored, ['a', 'c'], `${name}: nothing of b is written`);
+    assert.equal(o.failed.length, 1, name);
+    const [e] = o.failed;
+    assert.equal(e.name, 'SessionError', name);
+    assert.equal(e.code, 'IMPORT_INVALID', name);
+    assert.match(e.message, /^line \d+ /, `${name}: the message names the line`);
+  }
+  assert.equal(r.outcomes.json.failed[0].line, r.itemLine);
+  assert.match(r.outcomes.json.failed[0].message, /not JSON/);
+  assert.equal(r.outcomes.foreign.failed[0].line, r.itemLine);
+  assert.match(r.outcomes.foreign.failed[0].message, /another session/);
+  // The end line counts the session's lines: one lost is found there.
+  assert.equal(r.outcomes.lost.failed[0].line, r.itemLine + 1);
+  assert.match(r.outcomes.lost.failed[0].message, /end line counts 4 lines .* has 3/);
+  assert.match(r.outcomes.twice.failed[0].message, /comes twice/);
+  assert.equal(r.outcomes.record.failed[0].line, r.recordLine);
+  assert.equal(r.outcomes.json.failed[0].sessionId, 'b');
+});
+
+test('a backup that is not one is refused whole; a cut-short one loses only its last session', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const refused = async (source, options) => {
+      try {
+        await lib.importSessions(source, { dbName: 'refused', ...options });
+        return null;
+      } catch (e) {
+        return { name: e.name, code: e.code, line: e.line, message: e.message };
+      }
+    };
+    const from = { dbName: 'cut-from' };
+    for (const id of ['x', 'y']) {
+      const s = new lib.IndexedDbSession(id, from);
+      await s.addItems([{ role: 'user', content: id }, { role: 'assistant', content: id }]);
+      await s.close();
+    }
+    const text = await backupText(from);
+    const cut = text.slice(0, text.lastIndexOf('{"end"'));
+    const report = await lib.importSessions(new Blob([cut]), { dbName: 'cut-to' });
+    return {
+      notJson: await refused('hello\n'),
+      other: await refused('{"format":"something-else","version":1}\n'),
+      newer: await refused('{"format":"agent-sessions-backup","version":99}\n'),
+      empty: await refused(''),
+      options: await refused('', { onConflict: 'merge' }),
+      cut: { imported: report.imported, failed: report.failed.map((e) => e.message) },
+      stored: (await lib.listSessions({ dbName: 'cut-to' })).map((s) => s.sessionId),
+    };
+  });
+  for (const key of ['notJson', 'other', 'newer', 'empty']) {
+    assert.equal(r[key]?.code, 'IMPORT_INVALID', key);
+    assert.equal(r[key].line, 1, key);
+  }
+  assert.match(r.newer.message, /newer/);
+  assert.equal(r.options.code, 'INVALID_OPTIONS');
+  assert.deepEqual(r.cut.imported, ['x']);
+  assert.equal(r.cut.failed.length, 1);
+  assert.match(r.cut.failed[0], /cut short/);
+  assert.deepEqual(r.stored, ['x']);
+});
+
+test('onConflict skips, replaces or renames a stored session; another user’s session is never touched', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const db = { dbName: 'conflicts' };
+    const mine = new lib.IndexedDbSession('chat', { ...db, userId: 'ann' });
+    await mine.addItems([{ role: 'user', content: 'from the backup' }]);
+    const text = await backupText(db);
+    await mine.clearSession();
+    await mine.addItems([{ role: 'user', content: 'written since' }]);
+    const texts = async (id, userId = 'ann') => (await new lib.IndexedDbSession(id, { ...db, userId }).getItems()).map((i) => i.content);
+
+    const progress = [];
+    const skipped = await lib.importSessions(text, { ...db, onProgress: (p) => progress.push(p) });
+    const afterSkip = await texts('chat');
+    const renamed = await lib.importSessions(text, { ...db, onConflict: 'rename' });
+    const renamedAgain = await lib.importSessions(text, { ...db, onConflict: 'rename' });
+    const afterRename = { chat: await texts('chat'), 'chat-2': await texts('chat-2'), 'chat-3': await texts('chat-3') };
+    const replaced = await lib.importSessions(text, { ...db, onConflict: 'replace' });
+    const afterReplace = await texts('chat');
+    // Bob's import of a session with the same id: Ann's stays hers, untouched.
+    const bobs = await lib.importSessions(text, { ...db, userId: 'bob', onConflict: 'replace' });
+    return {
+      skipped: skipped.skipped,
+      progress,
+      afterSkip,
+      renamed: renamed.renamed,
+      renamedAgain: renamedAgain.renamed,
+      afterRename,
+      replaced: replaced.replaced,
+      afterReplace,
+      bobs: bobs.renamed,
+      bobsItems: await texts(bobs.renamed[0].sessionId, 'bob'),
+      annStill: await texts('chat'),
+      owners: (await lib.listSessions(db)).map((s) => [s.sessionId, s.userId]).sort(),
+    };
+  });
+  assert.deepEqual(r.skipped, ['chat']);
+  assert.deepEqual(r.progress, [{ sessions: 1, of: 1, lines: 4 }]);
+  assert.deepEqual(r.afterSkip, ['written since']);
+  assert.deepEqual(r.renamed, [{ from: 'chat', sessionId: 'chat-2' }]);
+  assert.deepEqual(r.renamedAgain, [{ from: 'chat', sessionId: 'chat-3' }]);
+  assert.deepEqual(r.afterRename, { chat: ['written since'], 'chat-2': ['from the backup'], 'chat-3': ['from the backup'] });
+  assert.deepEqual(r.replaced, ['chat']);
+  assert.deepEqual(r.afterReplace, ['from the backup']);
+  assert.equal(r.bobs.length, 1);
+  assert.deepEqual(r.bobsItems, ['from the backup']);
+  assert.deepEqual(r.annStill, ['from the backup']);
+  assert.deepEqual(r.owners, [
+    ['chat', 'ann'],
+    ['chat-2', 'ann'],
+    ['chat-3', 'ann'],
+    [r.bobs[0].sessionId, 'bob'],
+  ].sort());
+});
+
+test('an export holds no API key, and only the sessions asked for', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const apiKey = 'sk-test-DO-NOT-LEAK-1234567890';
+    const seen = [];
+    const fetch = async (url, init) => {
+      seen.push(new Headers(init.headers).get('authorization'));
+      const message = { role: 'assistant', content: 'hello there' };
+      return new Response(JSON.stringify({ id: 'x', choices: [{ message }], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }), {
+        headers: { 'content-type': 'application/json' },
+      });
+    };
+    const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1', apiKey, fetch });
+    const agent = new lib.Agent({ name: 'A', model: 'm', instructions: 'be brief' });
+    const db = { dbName: 'keys', userId: 'ann' };
+    for (const id of ['one', 'two']) {
+      await runner.run(agent, `hi from ${id}`, { session: new lib.IndexedDbSession(id, db) });
+    }
+    const all = await backupText(db);
+    const some = await backupText({ ...db, sessionIds: ['two'] });
+    const ids = (text) => text.split('\n').filter((l) => l.startsWith('{"session"')).map((l) => JSON.parse(l).session.id);
+    return { sent: seen[0], hasKey: all.includes(apiKey) || all.includes('1234567890'), all: ids(all), some: ids(some) };
+  });
+  assert.equal(r.sent, 'Bearer sk-test-DO-NOT-LEAK-1234567890', 'the runner did use the key');
+  assert.equal(r.hasKey, false);
+  assert.deepEqual(r.all.sort(), ['one', 'two']);
+  assert.deepEqual(r.some, ['two']);
+});
+
+test('storageEstimate sums each session from its record, and follows adds, pops and clears', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const size = (items) => items.reduce((n, i) => n + JSON.stringify(i).length, 0);
+    const db = { dbName: 'estimate' };
+    const a = new lib.IndexedDbSession('a', { ...db, userId: 'ann' });
+    const b = new lib.IndexedDbSession('b', { ...db, userId: 'bob' });
+    const aItems = [{ role: 'user', content: 'x'.repeat(1000) }, { role: 'assistant', content: 'y'.repeat(500) }];
+    const bItems = [{ role: 'user', content: 'z'.repeat(3000) }];
+    await a.addItems(aItems);
+    await b.addItems(bItems);
+    const first = await lib.storageEstimate(db);
+    const ann = await lib.storageEstimate({ ...db, userId: 'ann' });
+    await a.popItem();
+    const popped = await lib.storageEstimate(db);
+    await b.clearSession();
+    const cleared = await lib.storageEstimate(db);
+
+    // A session written before sizes were kept (its record has none) is measured once.
+    const c = new lib.IndexedDbSession('c', db);
+    const cItems = [{ role: 'user', content: 'old' }, { role: 'assistant', content: 'session' }];
+    await c.addItems(cItems);
+    await c.close();
+    await new Promise((done, fail) => {
+      const open = indexedDB.open('estimate');
+      open.onsuccess = () => {
+        const tx = open.result.transaction('agent_sessions', 'readwrite');
+        const store = tx.objectStore('agent_sessions');
+        const get = store.get('c');
+        get.onsuccess = () => {
+          delete get.result.bytes;
+          store.put(get.result);
+        };
+        tx.oncomplete = () => (open.result.close(), done());
+        tx.onerror = () => fail(tx.error);
+      };
+    });
+    const listedBefore = (await lib.listSessions(db)).find((s) => s.sessionId === 'c').bytes;
+    const measured = await lib.storageEstimate(db);
+    const listedAfter = (await lib.listSessions(db)).find((s) => s.sessionId === 'c').bytes;
+    const bytes = (e, id) => e.sessions.find((s) => s.sessionId === id)?.bytes;
+    return {
+      expected: { a: size(aItems), b: size(bItems), aPopped: size(aItems.slice(0, 1)), c: size(cItems) },
+      first: { a: bytes(first, 'a'), b: bytes(first, 'b'), usage: first.usage, quota: first.quota, persisted: first.persisted },
+      ann: ann.sessions.map((s) => s.sessionId),
+      popped: bytes(popped, 'a'),
+      cleared: bytes(cleared, 'b'),
+      listedBefore,
+      measured: bytes(measured, 'c'),
+      listedAfter,
+    };
+  });
+  assert.equal(r.first.a, r.expected.a);
+  assert.equal(r.first.b, r.expected.b);
+  assert.ok(r.first.usage > 0 && r.first.quota > r.first.usage, 'the browser’s usage and quota');
+  assert.equal(typeof r.first.persisted, 'boolean');
+  assert.deepEqual(r.ann, ['a'], 'one user’s sessions');
+  assert.equal(r.popped, r.expected.aPopped);
+  assert.equal(r.cleared, 0);
+  assert.equal(r.listedBefore, null, 'not known before it is measured');
+  assert.equal(r.measured, r.expected.c);
+  assert.equal(r.listedAfter, r.expected.c, 'the measured size is kept in the record');
+});
+
+test('sizes stay close to the items held through rewrites and branches', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const size = (items) => items.reduce((n, i) => n + JSON.stringify(i).length, 0);
+    const db = { dbName: 'estimate-rewrites' };
+    const s = new lib.IndexedDbSession('s', db);
+    const turn = (n) => [{ role: 'user', content: `question ${n} `.repeat(20) }, { role: 'assistant', content: `answer ${n} `.repeat(20) }];
+    for (let n = 0; n < 10; n++) await s.addItems(turn(n));
+    await s.replaceHistory(turn(100));
+    const replaced = (await lib.storageEstimate(db)).sessions[0].bytes;
+    // The replaced items went to the archive.
+    const afterReplace = size(await s.getItems()) + size(await s.getArchivedItems());
+    await s.replaceHistory(turn(101), { archive: false });
+    const dropped = (await lib.storageEstimate(db)).sessions[0].bytes;
+    const afterDrop = size(await s.getItems()) + size(await s.getArchivedItems());
+    for (let n = 0; n < 5; n++) await s.addItems(turn(n));
+    await s.createBranchFromTurn(3, 'b');
+    await s.addItems(turn(7));
+    const onBranch = (await lib.storageEstimate(db)).sessions[0].bytes;
+    await s.switchBranch('main');
+    await s.deleteBranch('b');
+    const afterDelete = (await lib.storageEstimate(db)).sessions[0].bytes;
+    const mainItems = size(await s.getItems()) + size(await s.getArchivedItems());
+    return { replaced, afterReplace, dropped, afterDrop, onBranch, afterDelete, mainItems, branchAdded: size(turn(7)) };
+  });
+  assert.equal(r.replaced, r.afterReplace, 'a replaced history is measured exactly');
+  // Items dropped unread count at the session's average row size: close, not exact.
+  assert.ok(Math.abs(r.dropped - r.afterDrop) / r.afterDrop < 0.05, `${r.dropped} vs ${r.afterDrop}`);
+  assert.ok(r.onBranch >= r.mainItems + r.branchAdded, 'the branch’s own items count');
+  assert.ok(Math.abs(r.afterDelete - r.mainItems) / r.mainItems < 0.1, `${r.afterDelete} vs ${r.mainItems}`);
+});
+
+test('memory stays flat while 100,000 items are exported', async (t) => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const db = { dbName: 'export-large' };
+    for (let s = 0; s < 4; s++) {
+      const session = new lib.IndexedDbSession(`s${s}`, db);
+      for (let batch = 0; batch < 5; batch++) {
+        const items = [];
+        for (let i = 0; i < 5000; i++) items.push({ role: i % 2 ? 'assistant' : 'user', content: `item ${s}.${batch}.${i} `.repeat(6) });
+        await session.addItems(items);
+      }
+      await session.close();
+    }
+    gc();
+    const base = performance.memory.usedJSHeapSize;
+    let peak = base;
+    let bytes = 0;
+    let chunks = 0;
+    const reader = lib.exportSessions(db).getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.length;
+      if (++chunks % 20 === 0) {
+        gc();
+        peak = Math.max(peak, performance.memory.usedJSHeapSize);
+      }
+    }
+    gc();
+    return { base, peak, end: performance.memory.usedJSHeapSize, bytes, chunks };
+  });
+  const mb = (n) => (n / 1048576).toFixed(1);
+  t.diagnostic(`exported ${mb(r.bytes)} MB in ${r.chunks} chunks; JS heap ${mb(r.base)} MB before, peak ${mb(r.peak)} MB, ${mb(r.end)} MB after`);
+  assert.ok(r.bytes > 15 * 1048576, 'a large export');
+  // Holding the export (or its rows) would take more than its own size in the heap.
+  assert.ok(r.peak - r.base < r.bytes / 4, `the heap grew ${mb(r.peak - r.base)} MB while ${mb(r.bytes)} MB streamed`);
+  assert.ok(r.end - r.base < r.bytes / 10, 'nothing is kept after');
+});
