@@ -72,7 +72,11 @@ export function exportSessions(options = {}) {
       }
       if (rows.length) {
         let text = '';
-        for (const row of rows) text += line({ [kind]: row });
+        for (const row of rows) {
+          // The search index's terms are made again on import: the backup need not carry them.
+          if (kind === 'item') delete row.terms;
+          text += line({ [kind]: row });
+        }
         return text;
       }
     }
@@ -158,11 +162,12 @@ export async function importSessions(source, options = {}, written = () => {}) {
       s.error.sessionId = s.lines[0]?.session?.id;
       report.failed.push(s.error);
     } else {
-      // (The module writes the record it is given: read its id first.)
+      // (The module writes the record it is given: read its id and owner first.)
       const from = s.lines[0].session?.id;
+      const owner = userId === undefined ? (s.lines[0].session?.userId ?? null) : userId;
       try {
         const { sessionId, status } = await restoreSession(s.lines, s.numbers, target);
-        if (status !== 'skipped') written(sessionId);
+        if (status !== 'skipped') written(sessionId, owner);
         if (status === 'renamed') report.renamed.push({ from, sessionId });
         else report[status].push(sessionId);
       } catch (error) {

@@ -150,5 +150,7 @@ export async function storageEstimate(options = {}) {
  * listeners of its database, as a `'replace'` with `change: 'import'`. */
 export function importSessions(source, options = {}) {
   const dbName = options?.dbName ?? 'agent-sessions';
-  return importBackup(source, options, (sessionId) => publish(dbName, { type: 'replace', change: 'import', sessionId }));
+  return importBackup(source, options, (sessionId, userId) =>
+    publish(dbName, { type: 'replace', change: 'import', sessionId, userId }),
+  );
 }

@@ -8,4 +8,7 @@ export {
   deleteSession,
   watchSessions,
   requestPersistentStorage,
+  storageEstimate,
+  exportSessions,
+  importSessions,
 } from './vendor/agent-sessions/runner.js';

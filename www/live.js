@@ -18,6 +18,7 @@ import { chatSignature, current, listChats, listSignature, openChat, refresh, sh
 import { afterEach, isSyncing, sync, whenIdle, whenSynced } from './busy.js';
 import { backgroundQuiet, whenBackgroundQuiet } from './background.js';
 import { el, openEditor, setStatus } from './view.js';
+import { measureSoon } from './storage.js';
 
 /** The user whose chats are watched, and how to stop. */
 let watched = { user: null, stop: null };
@@ -50,6 +51,8 @@ let scheduled = false;
 
 /** A change event (of the open chat when `open`, else from the sidebar's watch). */
 function heard(event, open = false) {
+  // Any change may change how much the chats take: measured again soon, whoever made it.
+  measureSoon();
   // Published after this tab last wrote, and while it writes nothing: another tab's. While a
   // reply's background work runs here, what it writes is the chat's summary and title (an
   // 'update'): any other change is another tab's too.

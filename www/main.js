@@ -4,10 +4,11 @@
 // what they do, then opens the current user's chat.
 import { state, loadState, saveSettings } from './state.js';
 import { openInitialChat } from './chats.js';
-import { busy } from './busy.js';
+import { afterEach, busy } from './busy.js';
 import { regenerate, send, stop } from './conversation.js';
 import * as actions from './actions.js';
-import { keepChats, showKept } from './storage.js';
+import { keepChats, measureSoon, showKept } from './storage.js';
+import { backUpChats, restoreChats } from './backup.js';
 // Follows other tabs' changes, at the end of every action.
 import './live.js';
 import {
@@ -159,12 +160,22 @@ function wire() {
     el.baseUrl.value = '';
     useSettingsFromForm();
   });
+  el.backup.addEventListener('click', backUpChats);
+  el.restore.addEventListener('click', () => el.restoreFile.click());
+  el.restoreFile.addEventListener('change', () => {
+    const file = el.restoreFile.files?.[0];
+    el.restoreFile.value = '';
+    if (file) restoreChats(file);
+  });
   el.keep.addEventListener('click', keepChats);
   el.errorClose.addEventListener('click', hideError);
   el.toggleSidebar.addEventListener('click', () => toggleSidebar());
 }
 
 wire();
+// The storage meter is measured again after every action (a user switch shows another user's
+// chats) and every re-read; live.js has it measured on every change event besides.
+afterEach(measureSoon);
 loadState();
 renderUsers();
 renderSettings();

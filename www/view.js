@@ -28,6 +28,13 @@ export const el = {
   resetSettings: $('reset-settings'),
   keep: $('keep-chats'),
   keepStatus: $('keep-status'),
+  storage: $('storage'),
+  storageChats: $('storage-chats'),
+  storageMeter: $('storage-meter'),
+  storageSite: $('storage-site'),
+  backup: $('backup'),
+  restore: $('restore'),
+  restoreFile: $('restore-file'),
   chatTitle: $('chat-title'),
   chatTitleRow: $('chat-title-row'),
   rename: $('rename'),
@@ -153,6 +160,8 @@ export function renderSidebar(chats) {
   for (const chat of chats) rows.push(sessionRow(chat));
   el.sessionList.replaceChildren(...rows);
   el.toggleSidebar.textContent = `Chats (${chats.length})`;
+  // Another tab may have made the user's first chat, or deleted the last one.
+  el.backup.disabled = state.busy || chats.length === 0;
 }
 
 /** The header of the open chat: its title, and its summary and topics when it has them. `info`
@@ -404,8 +413,9 @@ function scrollToEnd() {
   el.messages.scrollTop = el.messages.scrollHeight;
 }
 
-/** Enables what can be used now: nothing but Stop while busy, and no Undo, Clear or Export on an
- * empty chat. `data-busy` on the app says whether an action or a reply is in progress. */
+/** Enables what can be used now: nothing but Stop while busy, no Undo, Clear or Export on an
+ * empty chat, and no Back up for a user without chats. `data-busy` on the app says whether an
+ * action or a reply is in progress. */
 export function updateControls() {
   const busy = state.busy;
   const empty = state.itemCount === 0;
@@ -415,6 +425,8 @@ export function updateControls() {
   el.clear.disabled = busy || empty;
   el.exportBtn.disabled = busy || empty;
   el.importBtn.disabled = busy;
+  el.backup.disabled = busy || state.listed.chats.size === 0;
+  el.restore.disabled = busy;
   el.deleteChat.disabled = busy;
   el.rename.disabled = busy;
   // Read-only rather than disabled, so that it keeps the focus while a rename is being saved.

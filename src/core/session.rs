@@ -253,9 +253,11 @@ impl SessionRecord {
 /// sizes were not read count at the session's average row size, so the figure stays
 /// approximate but never needs the items read again. `None` (not known) stays `None`.
 pub fn resized(bytes: Option<u64>, before: u64, kept: u64, added: u64) -> Option<u64> {
+    // In floating point: exact enough for an estimate, and cheaper in the module than 128-bit
+    // integer division.
     let kept_bytes = match before {
         0 => 0,
-        _ => (bytes? as u128 * kept as u128 / before as u128).min(u64::MAX as u128) as u64,
+        _ => (bytes? as f64 * kept as f64 / before as f64).round() as u64,
     };
     Some(kept_bytes.saturating_add(added))
 }

@@ -5,8 +5,9 @@
 // streaming and Stop, replies rendered as sanitised Markdown (HTML shown as text, no script, no
 // javascript: links, no image requests), a real OpenAI-compatible endpoint in both API styles,
 // editing a message onto a new branch and switching between its versions, the tokens used, two
-// tabs following each other's changes live, "Keep my chats on this device", and the layout at
-// desktop and phone widths.
+// tabs following each other's changes live, "Keep my chats on this device", backing up and
+// restoring all of a user's chats (the library's backup file) and the storage meter, and the
+// layout at desktop and phone widths.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -1540,6 +1541,166 @@ test('"Keep my chats on this device" asks the browser and shows its answer, yes 
     // What is shown is what the browser says now.
     assert.equal(text, persisted ? KEPT : NOT_KEPT);
     assert.equal(await page.isDisabled('#keep-chats'), persisted, 'asking again only while not kept');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+/** Clicks "Back up all chats" and waits for the file: `{ path, name, text, lines }`, `lines` the
+ * file's lines parsed. */
+async function backUp(page) {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#backup')]);
+  const path = await download.path();
+  const text = await readFile(path, 'utf8');
+  await idle(page);
+  return { path, name: download.suggestedFilename(), text, lines: text.split('\n').filter(Boolean).map((l) => JSON.parse(l)) };
+}
+
+/** Records every text the status line shows from now on, in `window.__statuses`. */
+function recordStatuses(page) {
+  return page.evaluate(() => {
+    const status = document.getElementById('status');
+    window.__statuses = [];
+    new MutationObserver(() => window.__statuses.push(status.textContent)).observe(status, { childList: true, characterData: true, subtree: true });
+  });
+}
+
+/** What the storage meter says of `userId`'s chats, once it shows what the library says now
+ * (the sum of `storageEstimate`'s sizes; it measures a moment after each change): `{ text,
+ * bytes }`. */
+async function chatStorage(page, userId) {
+  const deadline = Date.now() + 15000;
+  for (;;) {
+    const sizes = await lib(page, async ({ lib, dbName, userId }) => (await lib.storageEstimate({ dbName, userId })).sessions, { userId });
+    const shown = await page.evaluate(() => ({
+      text: document.getElementById('storage-chats').textContent,
+      bytes: Number(document.getElementById('storage').dataset.chatBytes),
+    }));
+    const bytes = sizes.reduce((sum, s) => sum + s.bytes, 0);
+    const chats = `${sizes.length} chat${sizes.length === 1 ? '' : 's'}`;
+    if (shown.bytes === bytes && shown.text.endsWith(` in ${chats}`)) return shown;
+    if (Date.now() > deadline) assert.fail(`the meter shows ${JSON.stringify(shown)}, the library says ${bytes} bytes in ${chats}`);
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+}
+
+test('"Back up all chats" saves all of a user\'s chats in one file, "Restore chats" brings them back (one already here as a renamed copy, a damaged one named by its line), and the storage meter shows what they take', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await addUser(page, 'Ann');
+    assert.equal(await page.isDisabled('#backup'), true, 'nothing to back up before the first chat');
+    assert.equal(await page.isDisabled('#restore'), false);
+    await say(page, 'my name is Ann');
+    const first = await currentSessionId(page);
+    await page.click('#new-chat');
+    await idle(page);
+    await say(page, 'my city is Oslo');
+    const second = await currentSessionId(page);
+    assert.deepEqual(await sidebarIds(page), [second, first]);
+    assert.equal(await page.isDisabled('#backup'), false);
+
+    // The meter: the user's chats (the sizes the library keeps), and the site's use of its quota.
+    const measured = await chatStorage(page, 'Ann');
+    assert.match(measured.text, /^Ann’s chats: \d+(\.\d)? (B|KB|MB) in 2 chats$/);
+    assert.ok(measured.bytes > 0);
+    const site = await page.evaluate(() => navigator.storage.estimate());
+    if (typeof site.quota === 'number') {
+      assert.match(await page.textContent('#storage-site'), /^Site storage: \d+(\.\d)? (B|KB|MB|GB) of \d+(\.\d)? (KB|MB|GB|TB)$/);
+      const meter = await page.$eval('#storage-meter', (m) => ({ hidden: m.hidden, value: m.value, max: m.max }));
+      assert.equal(meter.hidden, false);
+      assert.ok(meter.value > 0 && meter.value <= meter.max, JSON.stringify(meter));
+    }
+
+    // Back up: one NDJSON file, the header first, then both chats (each record, rows, end).
+    const items = { [first]: await itemsOf(page, 'Ann', first), [second]: await itemsOf(page, 'Ann', second) };
+    const infos = { [first]: await infoOf(page, 'Ann', first), [second]: await infoOf(page, 'Ann', second) };
+    const backup = await backUp(page);
+    const today = await page.evaluate(() => {
+      const d = new Date();
+      return [d.getFullYear(), d.getMonth() + 1, d.getDate()].map((n) => String(n).padStart(2, '0')).join('-');
+    });
+    assert.equal(backup.name, `chats-Ann-${today}.ndjson`);
+    assert.ok(backup.text.startsWith('{"format":"agent-sessions-backup",'), backup.text.slice(0, 80));
+    const [header, ...rest] = backup.lines;
+    assert.deepEqual([header.format, header.version, header.sessions], ['agent-sessions-backup', 1, 2]);
+    assert.deepEqual(rest.filter((l) => l.session).map((l) => l.session.id).sort(), [first, second].sort());
+    assert.deepEqual(rest.filter((l) => l.end).map((l) => l.end.sessionId).sort(), [first, second].sort());
+    for (const id of [first, second]) {
+      assert.deepEqual(rest.filter((l) => l.item?.sessionId === id).map((l) => l.item.item), items[id], `the items of ${id}`);
+    }
+    assert.equal(await page.textContent('#status'), `Backed up 2 chats into ${backup.name}.`);
+    assert.equal(await page.isHidden('#error'), true);
+
+    // The first chat is deleted; the second stays open.
+    await page.click(`.session[data-session-id="${first}"]`);
+    await idle(page);
+    const asked = answerDialog(page, true);
+    await page.click('#delete-chat');
+    await asked;
+    await idle(page);
+    assert.deepEqual(await sidebarIds(page), [second]);
+    assert.equal(await currentSessionId(page), second);
+    const shown = await rendered(page);
+
+    // Restore: the deleted chat is back as it was; the one still here comes in renamed, as a
+    // third chat; the open chat is left as it is. The status line follows the restore.
+    await recordStatuses(page);
+    await page.setInputFiles('#restore-file', backup.path);
+    await until(page, () => /^Restored /.test(document.getElementById('status').textContent));
+    await idle(page);
+    const copy = `${second}-2`;
+    assert.deepEqual(new Set(await sidebarIds(page)), new Set([first, second, copy]));
+    assert.deepEqual((await sessionsOf(page, 'Ann')).map((s) => s.sessionId).sort(), [first, second, copy].sort());
+    assert.deepEqual(await itemsOf(page, 'Ann', first), items[first]);
+    assert.deepEqual(await itemsOf(page, 'Ann', second), items[second]);
+    assert.deepEqual(await itemsOf(page, 'Ann', copy), items[second]);
+    const restored = await infoOf(page, 'Ann', first);
+    assert.deepEqual([restored.title, restored.summary, restored.topics], [infos[first].title, infos[first].summary, infos[first].topics]);
+    assert.equal(await page.textContent(`.session[data-session-id="${first}"] .session-title`), infos[first].title);
+    assert.equal(await currentSessionId(page), second, 'the open chat stays open');
+    assert.deepEqual(await rendered(page), shown);
+    const status = await page.textContent('#status');
+    assert.match(status, /^Restored 2 chats: 1 as it was; 1 renamed: a chat with its id is here already, so it came in as a copy\.$/);
+    const statuses = await page.evaluate(() => window.__statuses);
+    assert.ok(statuses.includes('Restoring… 1 of 2 chats'), JSON.stringify(statuses));
+    assert.ok(statuses.includes('Restoring… 2 of 2 chats'), JSON.stringify(statuses));
+    assert.equal(await page.isHidden('#error'), true);
+
+    // A long message makes the user's chats take more.
+    const before = await chatStorage(page, 'Ann');
+    assert.match(before.text, / in 3 chats$/);
+    await say(page, `a long note: ${'x'.repeat(20000)}`);
+    const after = await chatStorage(page, 'Ann');
+    assert.ok(after.bytes >= before.bytes + 20000, `${before.bytes} → ${after.bytes}`);
+    assert.notEqual(after.text, before.text);
+
+    // A damaged backup: one item line of the second chat is no longer JSON. That chat is not
+    // restored, and the error names the line; the first one is (as a copy: it is here again).
+    const lines = backup.text.split('\n');
+    const bad = lines.findIndex((l) => l.startsWith('{"item":') && JSON.parse(l).item.sessionId === second);
+    lines[bad] = lines[bad].slice(0, -1);
+    await page.setInputFiles('#restore-file', { name: 'damaged.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(lines.join('\n')) });
+    await page.waitForSelector('#error:not([hidden])');
+    await idle(page);
+    assert.match(await page.textContent('#error-text'), new RegExp(`^Error: 1 chat could not be restored \\(nothing of it was written\\): line ${bad + 1} of the backup is not JSON`));
+    assert.match(await page.textContent('#status'), /^Restored 1 chat: 1 renamed: .*; 1 not restored\.$/);
+    assert.deepEqual((await sessionsOf(page, 'Ann')).map((s) => s.sessionId).sort(), [first, `${first}-2`, second, copy].sort());
+    assert.deepEqual(await itemsOf(page, 'Ann', `${first}-2`), items[first]);
+    assert.equal(await currentSessionId(page), second);
+
+    // A file that is no backup at all is refused whole.
+    await page.click('#error-close');
+    await page.setInputFiles('#restore-file', { name: 'chat.json', mimeType: 'application/json', buffer: Buffer.from('{"items": []}') });
+    await page.waitForSelector('#error:not([hidden])');
+    await idle(page);
+    assert.match(await page.textContent('#error-text'), /^SessionError IMPORT_INVALID: chat\.json is not a backup of chats: line 1 /);
+    assert.equal((await sessionsOf(page, 'Ann')).length, 4);
+
+    // Another user's chats are theirs: Guest has none to back up, and a meter of their own.
+    await selectUser(page, 'Guest');
+    assert.equal(await page.isDisabled('#backup'), true);
+    assert.equal((await chatStorage(page, 'Guest')).text, 'Guest’s chats: 0 B in 0 chats');
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();

@@ -14,6 +14,7 @@ use crate::core::schema::{
     ARCHIVE_STORE, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE, USAGE_STORE,
 };
 use crate::core::session::safe_count;
+use crate::core::transaction::OPERATION_LOG_LIMIT;
 
 use super::branches::{self, Loaded};
 use super::open::Connection;
@@ -205,8 +206,36 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
         .iter()
         .map(|b| (b.id.as_str(), b.first, b.next, b.archived))
         .collect();
-    // Every row seen, as (kind, branch, position): checked for repeats once all are read.
-    let mut seen: Vec<(usize, usize, u64, u32)> = Vec::new();
+    // The items and archived items seen, per branch (each position once), and the operations
+    // (the log keeps the newest 1,000 numbers below `next_op_seq`). Usage lines name a turn:
+    // a repeated one is stored once, as a repeated write would be.
+    // A record counting more rows than the session has lines cannot be whole (and its counts
+    // must not size anything before that is known).
+    let counted = branches
+        .iter()
+        .map(|&(_, first, next, archived)| (next - first).saturating_add(archived))
+        .fold(0u64, u64::saturating_add);
+    if counted >= lines.len() as u64 {
+        return Err(invalid(
+            line_of(0),
+            format!(
+                "session \"{session_id}\" counts {counted} items and archived items, more than the \
+                 {} lines that follow it",
+                lines.len() - 1
+            ),
+        ));
+    }
+    let mut held: Vec<[Vec<bool>; 2]> = branches
+        .iter()
+        .map(|&(_, first, next, archived)| {
+            [
+                vec![false; (next - first) as usize],
+                vec![false; archived as usize],
+            ]
+        })
+        .collect();
+    let oldest_op = next_op_seq.saturating_sub(OPERATION_LOG_LIMIT);
+    let mut ops = vec![false; (next_op_seq - oldest_op) as usize];
     let mut rows = Vec::new();
     let mut ended = false;
     for (i, line) in lines.iter().enumerate().skip(1) {
@@ -299,15 +328,28 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
                         return Err(bad(format!("the operation's {field} is not a string")));
                     }
                 }
-                if op >= next_op_seq {
+                if !(oldest_op..next_op_seq).contains(&op) {
                     return Err(bad(format!(
-                        "operation {op} is past the {next_op_seq} the record counts"
+                        "operation {op} is not among the newest {OPERATION_LOG_LIMIT} below the {next_op_seq} the record counts"
                     )));
                 }
                 op
             }
         };
-        seen.push((k, b, position, n));
+        let slot = match k {
+            0 => held[b][0].get_mut((position - first) as usize),
+            1 => held[b][1].get_mut(position as usize),
+            3 => ops.get_mut(position.saturating_sub(oldest_op) as usize),
+            _ => None,
+        };
+        if let Some(slot) = slot {
+            if *slot {
+                return Err(bad(format!(
+                    "the {kind} {position} of branch \"{branch}\" comes twice"
+                )));
+            }
+            *slot = true;
+        }
         rows.push((*store, row));
     }
     if !ended {
@@ -316,25 +358,11 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
             format!("session \"{session_id}\" has no end line: the backup was cut short"),
         ));
     }
-    seen.sort_unstable();
-    if let Some(twice) = seen
-        .windows(2)
-        .find(|w| w[0].0 == w[1].0 && w[0].1 == w[1].1 && w[0].2 == w[1].2)
-    {
-        let (k, b, position, n) = twice[1];
-        return Err(invalid(
-            n,
-            format!(
-                "the {} {position} of branch \"{}\" comes twice",
-                ROW_KINDS[k].0, branches[b].0
-            ),
-        ));
-    }
     // Every item and archived item the record counts is there (each came once, in range).
-    for (b, (id, first, next, archived)) in branches.iter().enumerate() {
-        let held = |kind: usize| seen.iter().filter(|s| s.0 == kind && s.1 == b).count() as u64;
-        let (items, moved) = (held(0), held(1));
-        if items != next - first || moved != *archived {
+    for ((id, first, next, archived), [items, moved]) in branches.iter().zip(&held) {
+        let count = |seen: &[bool]| seen.iter().filter(|s| **s).count();
+        let (items, moved) = (count(items), count(moved));
+        if items as u64 != next - first || moved as u64 != *archived {
             return Err(invalid(
                 line_of(0),
                 format!(
@@ -475,6 +503,7 @@ pub async fn restore(
                 if id != checked.session_id {
                     rename(row, &id);
                 }
+
                 tx.store(store)?.put(row, None).map_err(|e| tx.fail(e))?;
             }
             Ok(Restored {

@@ -1,0 +1,107 @@
+// Backing up and restoring all of the current user's chats at once, through the library. "Back
+// up all chats" saves one NDJSON file (`exportSessions`): every chat as the database holds it,
+// its branches, archive, token usage, title and summary included, read a page at a time. "Restore
+// chats" writes such a file back (`importSessions`), each chat checked whole before any of it is
+// written, so a damaged line costs only its own chat. A chat whose id is here already comes in
+// as a copy under a new id (`onConflict: 'rename'`): a restore never overwrites a chat, and the
+// open one stays as it is. (Export and Import in the toolbar copy one chat's shown items in the
+// page's own JSON instead; see actions.js.)
+import { exportSessions, importSessions } from './lib.js';
+import { DB_NAME, state } from './state.js';
+import { busy } from './busy.js';
+import { setStatus } from './view.js';
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** Saves every chat of the current user as `chats-<user>-<yyyy-mm-dd>.ndjson`. */
+export function backUpChats() {
+  return busy(async () => {
+    // The summaries and titles replies are still writing belong in the backup.
+    if (state.background.size) {
+      setStatus('Waiting for the chats’ summaries and titles to be written…');
+      await Promise.all(state.background.values());
+    }
+    const user = state.user;
+    setStatus('Backing up…');
+    const blob = await new Response(exportSessions({ dbName: DB_NAME, userId: user })).blob();
+    const name = backupName(user);
+    download(new Blob([blob], { type: 'application/x-ndjson' }), name);
+    setStatus(`Backed up ${plural(await chatsIn(blob), 'chat')} into ${name}.`);
+  });
+}
+
+/** Restores the chats of backup `file` (a `File`) for the current user, showing how far it got;
+ * then says what came in, and shows an error naming the line of each chat that could not. */
+export function restoreChats(file) {
+  return busy(async () => {
+    setStatus(`Restoring chats from ${file.name}…`);
+    let report;
+    try {
+      report = await importSessions(file, { dbName: DB_NAME, userId: state.user, onConflict: 'rename', onProgress: showProgress });
+    } catch (e) {
+      // Chats written before the browser refused one (storage full, say) stay written.
+      setStatus(e?.report ? summary(e.report) : '');
+      if (e?.code === 'IMPORT_INVALID') e.message = `${file.name} is not a backup of chats: ${e.message}`;
+      throw e;
+    }
+    setStatus(summary(report));
+    if (report.failed.length) throw notRestored(report.failed);
+  });
+}
+
+/** "Restoring… 3 of 10 chats", after each chat of the backup. */
+function showProgress({ sessions, of }) {
+  setStatus(of == null ? `Restoring… ${plural(sessions, 'chat')}` : `Restoring… ${sessions} of ${plural(of, 'chat')}`);
+}
+
+/** What a restore did, in a sentence. */
+function summary({ imported, replaced, renamed, skipped, failed }) {
+  const restored = imported.length + replaced.length + renamed.length;
+  if (restored + skipped.length + failed.length === 0) return 'The backup holds no chats.';
+  const parts = [];
+  if (imported.length) parts.push(`${imported.length} as ${imported.length === 1 ? 'it was' : 'they were'}`);
+  if (renamed.length) {
+    parts.push(`${renamed.length} renamed: ${renamed.length === 1 ? 'a chat with its id is' : 'chats with their ids are'} here already, so ${renamed.length === 1 ? 'it came in as a copy' : 'they came in as copies'}`);
+  }
+  if (replaced.length) parts.push(`${replaced.length} replaced`);
+  if (skipped.length) parts.push(`${skipped.length} skipped`);
+  if (failed.length) parts.push(`${failed.length} not restored`);
+  return `Restored ${plural(restored, 'chat')}: ${parts.join('; ')}.`;
+}
+
+/** The error shown for the chats of a backup that were not written: each one's line, and why. */
+function notRestored(failed) {
+  const reasons = failed.map((e) => {
+    const message = e?.message ?? String(e);
+    // The library's messages name the line already ("line 17 of the backup is not JSON").
+    return typeof e?.line === 'number' && !message.startsWith(`line ${e.line} `) ? `line ${e.line}: ${message}` : message;
+  });
+  return new Error(`${plural(failed.length, 'chat')} could not be restored (nothing of ${failed.length === 1 ? 'it' : 'them'} was written): ${reasons.join('; ')}`);
+}
+
+/** How many chats a backup holds, from its header line (`{"format":…,"sessions":2}`). */
+async function chatsIn(blob) {
+  const start = await blob.slice(0, 4096).text();
+  return JSON.parse(start.slice(0, start.indexOf('\n'))).sessions;
+}
+
+/** `chats-<user>-<yyyy-mm-dd>.ndjson`, today's local date, the user's name made safe for a file
+ * name (any run of other characters than letters, digits, '.', '_' and '-' becomes one '-'). */
+function backupName(user) {
+  const d = new Date();
+  const date = [d.getFullYear(), d.getMonth() + 1, d.getDate()].map((n) => String(n).padStart(2, '0')).join('-');
+  const safe = user.replace(/[^\p{L}\p{N}._-]+/gu, '-').replace(/^[-.]+|-+$/g, '') || 'user';
+  return `chats-${safe}-${date}.ndjson`;
+}
+
+/** Has the browser download `blob` as `name`. */
+function download(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
