@@ -375,8 +375,9 @@ describe('indexeddb: durability and sharing', () => {
     assert.deepEqual(r.all.map((s) => s.sessionId), ['n1', 'a2', 'b1', 'a1']);
     assert.deepEqual(r.nobody, []);
     const info = r.alice[0];
-    assert.deepEqual(Object.keys(info).sort(), ['createdAt', 'currentBranch', 'itemCount', 'sessionId', 'summary', 'title', 'turnCount', 'updatedAt', 'userId']);
+    assert.deepEqual(Object.keys(info).sort(), ['bytes', 'createdAt', 'currentBranch', 'itemCount', 'sessionId', 'summary', 'title', 'turnCount', 'updatedAt', 'userId']);
     assert.equal(info.userId, 'alice');
+    assert.ok(info.bytes > 0, 'the size its record keeps');
     assert.ok(info.updatedAt >= info.createdAt && info.createdAt > 1.7e12);
     assert.equal(r.all[0].userId, null);
     assert.equal(r.anonUserId, null, 'the userId property is null for a session without a user');
