@@ -98,6 +98,8 @@ error_family! {
         /// A line of a backup given to `importSessions` is not what a backup holds; nothing of
         /// its session was written.
         ImportInvalid = "IMPORT_INVALID",
+        /// A search query longer than 1,000 characters, or not a string.
+        InvalidQuery = "INVALID_QUERY",
     }
 }
 
@@ -205,7 +207,7 @@ mod tests {
         check_family::<RunnerErrorCode>();
         assert_eq!(
             SessionErrorCode::TS_UNION,
-            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR'\n  | 'CORRUPT_SESSION'\n  | 'TRANSACTION_CONFLICT'\n  | 'SUFFIX_MISMATCH'\n  | 'INVALID_TRANSACTION'\n  | 'INVALID_TITLE'\n  | 'INVALID_STATE'\n  | 'BRANCH_NOT_FOUND'\n  | 'BRANCH_EXISTS'\n  | 'BRANCH_IN_USE'\n  | 'INVALID_TURN'\n  | 'INVALID_USAGE'\n  | 'IMPORT_INVALID';\n"
+            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR'\n  | 'CORRUPT_SESSION'\n  | 'TRANSACTION_CONFLICT'\n  | 'SUFFIX_MISMATCH'\n  | 'INVALID_TRANSACTION'\n  | 'INVALID_TITLE'\n  | 'INVALID_STATE'\n  | 'BRANCH_NOT_FOUND'\n  | 'BRANCH_EXISTS'\n  | 'BRANCH_IN_USE'\n  | 'INVALID_TURN'\n  | 'INVALID_USAGE'\n  | 'IMPORT_INVALID'\n  | 'INVALID_QUERY';\n"
         );
     }
 

@@ -15,6 +15,8 @@ pub mod repair;
 #[cfg(feature = "sessions")]
 pub mod schema;
 #[cfg(feature = "sessions")]
+pub mod search;
+#[cfg(feature = "sessions")]
 pub mod transaction;
 
 #[cfg(feature = "runner")]

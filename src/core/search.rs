@@ -1,0 +1,553 @@
+//! Full-text search as data: the tokeniser that turns text into index terms, the query language,
+//! and the ranking (BM25, recency breaking ties) with the snippet around a hit. The backend keeps
+//! each item's terms in its row, so an IndexedDB index finds the items that hold a term; this
+//! module decides what a term is and which of those items match, and how well.
+
+use super::error::{Result, SessionError, SessionErrorCode};
+
+/// The longest query, in characters.
+pub const MAX_QUERY: usize = 1000;
+/// The most distinct terms one item is indexed under (a huge paste indexes its first ones).
+pub const MAX_TERMS_PER_ITEM: usize = 2000;
+/// About how long a snippet is, in characters.
+pub const SNIPPET: usize = 160;
+
+/// One token of a text: its term, its place among the text's tokens, and where it is in the text
+/// (character offsets, end excluded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    pub term: String,
+    pub position: u32,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Chinese, Japanese and Korean scripts: written without spaces, indexed as character bigrams.
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF     // Hiragana, Katakana
+        | 0x31F0..=0x31FF   // Katakana extensions
+        | 0x3400..=0x4DBF   // CJK extension A
+        | 0x4E00..=0x9FFF   // CJK unified ideographs
+        | 0xF900..=0xFAFF   // CJK compatibility ideographs
+        | 0xAC00..=0xD7AF   // Hangul syllables
+        | 0x1100..=0x11FF   // Hangul jamo
+        | 0x3130..=0x318F   // Hangul compatibility jamo
+        | 0xFF66..=0xFF9D   // half-width Katakana
+        | 0x20000..=0x2FA1F // CJK extensions B and later
+    )
+}
+
+/// Combining marks (accents written as a separate character): dropped.
+fn is_mark(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
+/// A lower-case letter without its diacritics, for the Latin letters that carry them (café and
+/// cafe are one term); other characters as they are.
+fn fold(c: char) -> &'static str {
+    match c {
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ă' | 'ą' | 'ǎ' | 'ạ' | 'ả' | 'ấ' | 'ầ' | 'ẩ'
+        | 'ẫ' | 'ậ' | 'ắ' | 'ằ' | 'ẳ' | 'ẵ' | 'ặ' => "a",
+        'ç' | 'ć' | 'ĉ' | 'ċ' | 'č' => "c",
+        'ď' | 'đ' => "d",
+        'è' | 'é' | 'ê' | 'ë' | 'ē' | 'ĕ' | 'ė' | 'ę' | 'ě' | 'ẹ' | 'ẻ' | 'ẽ' | 'ế' | 'ề' | 'ể'
+        | 'ễ' | 'ệ' => "e",
+        'ĝ' | 'ğ' | 'ġ' | 'ģ' => "g",
+        'ĥ' | 'ħ' => "h",
+        'ì' | 'í' | 'î' | 'ï' | 'ĩ' | 'ī' | 'ĭ' | 'į' | 'ı' | 'ǐ' | 'ỉ' | 'ị' => "i",
+        'ĵ' => "j",
+        'ķ' => "k",
+        'ĺ' | 'ļ' | 'ľ' | 'ŀ' | 'ł' => "l",
+        'ñ' | 'ń' | 'ņ' | 'ň' => "n",
+        'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' | 'ō' | 'ŏ' | 'ő' | 'ǒ' | 'ơ' | 'ọ' | 'ỏ' | 'ố' | 'ồ'
+        | 'ổ' | 'ỗ' | 'ộ' | 'ớ' | 'ờ' | 'ở' | 'ỡ' | 'ợ' => "o",
+        'ŕ' | 'ŗ' | 'ř' => "r",
+        'ś' | 'ŝ' | 'ş' | 'š' | 'ș' => "s",
+        'ţ' | 'ť' | 'ŧ' | 'ț' => "t",
+        'ù' | 'ú' | 'û' | 'ü' | 'ũ' | 'ū' | 'ŭ' | 'ů' | 'ű' | 'ų' | 'ǔ' | 'ư' | 'ụ' | 'ủ' | 'ứ'
+        | 'ừ' | 'ử' | 'ữ' | 'ự' => "u",
+        'ŵ' => "w",
+        'ý' | 'ÿ' | 'ŷ' | 'ỳ' | 'ỵ' | 'ỷ' | 'ỹ' => "y",
+        'ź' | 'ż' | 'ž' => "z",
+        'ß' => "ss",
+        'æ' => "ae",
+        'œ' => "oe",
+        'þ' => "th",
+        'ð' => "d",
+        _ => "",
+    }
+}
+
+/// `c` in lower case, for the scripts whose case is a fixed offset or an alternation (Latin,
+/// Greek, Cyrillic, Armenian): computed, so the module carries no Unicode case tables.
+fn lower(c: char) -> char {
+    let n = c as u32;
+    let to = match n {
+        0x41..=0x5A | 0xC0..=0xD6 | 0xD8..=0xDE => n + 0x20,
+        // Latin Extended-A: upper case at even code points (İ, ı and ĸ aside).
+        0x100..=0x12F | 0x132..=0x137 | 0x14A..=0x177 if n.is_multiple_of(2) => n + 1,
+        0x139..=0x148 | 0x179..=0x17E if n % 2 == 1 => n + 1,
+        0x178 => 0xFF,
+        0x391..=0x3A1 | 0x3A3..=0x3AB => n + 0x20,
+        0x386 => 0x3AC,
+        0x388..=0x38A => n + 0x25,
+        0x38C => 0x3CC,
+        0x38E | 0x38F => n + 0x3F,
+        0x410..=0x42F => n + 0x20,
+        0x400..=0x40F => n + 0x50,
+        0x460..=0x481 | 0x48A..=0x4BF | 0x4D0..=0x52F if n.is_multiple_of(2) => n + 1,
+        0x531..=0x556 => n + 0x30,
+        0x1E00..=0x1E95 | 0x1EA0..=0x1EFF if n.is_multiple_of(2) => n + 1,
+        0xFF21..=0xFF3A => n + 0x20,
+        _ => n,
+    };
+    char::from_u32(to).unwrap_or(c)
+}
+
+/// Whether `c` belongs in a word: letters and digits of every script. Told apart from
+/// punctuation, symbols and spaces by their blocks rather than by Unicode's tables (which would
+/// weigh on the module): the blocks of punctuation, symbols, arrows, box drawing, emoji and
+/// private use are not word characters, nor is ASCII or Latin-1 punctuation.
+fn is_word(c: char) -> bool {
+    let n = c as u32;
+    match n {
+        0..=0x7F => c.is_ascii_alphanumeric(),
+        0x80..=0xBF => matches!(n, 0xAA | 0xB2 | 0xB3 | 0xB5 | 0xB9 | 0xBA | 0xBC..=0xBE),
+        0xD7 | 0xF7 => false,
+        0x2000..=0x2BFF
+        | 0x2E00..=0x2E7F
+        | 0x3000..=0x303F
+        | 0xE000..=0xF8FF
+        | 0xFE00..=0xFE6F
+        | 0xFF00..=0xFF0F
+        | 0xFF1A..=0xFF20
+        | 0xFF3B..=0xFF40
+        | 0xFF5B..=0xFF65
+        | 0xFFF0..=0xFFFF
+        | 0x1F000..=0x1FAFF
+        | 0xE0000..=0xE007F => false,
+        _ => !c.is_whitespace(),
+    }
+}
+
+/// Appends `c` lower-cased and folded to `term`.
+fn push_folded(term: &mut String, c: char) {
+    let lower = lower(c);
+    match fold(lower) {
+        "" => term.push(lower),
+        plain => term.push_str(plain),
+    }
+}
+
+/// The tokens of `text`, in order: words (runs of letters and digits, lower-cased, diacritics
+/// folded; a combining mark inside a word does not split it) and, in Chinese,
+/// Japanese and Korean, every pair of neighbouring characters (one character alone is a token).
+pub fn tokenize(text: &str) -> Vec<Token> {
+    let mut tokens = Vec::new();
+    let mut word = String::new();
+    let mut word_start = 0;
+    let mut cjk: Vec<(usize, char)> = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let flush_word = |word: &mut String, start: usize, end: usize, tokens: &mut Vec<Token>| {
+        if !word.is_empty() {
+            let position = tokens.len() as u32;
+            tokens.push(Token {
+                term: std::mem::take(word),
+                position,
+                start,
+                end,
+            });
+        }
+    };
+    let flush_cjk = |run: &mut Vec<(usize, char)>, tokens: &mut Vec<Token>| {
+        match run.len() {
+            0 => {}
+            1 => {
+                let (at, c) = run[0];
+                let position = tokens.len() as u32;
+                tokens.push(Token {
+                    term: c.to_string(),
+                    position,
+                    start: at,
+                    end: at + 1,
+                });
+            }
+            _ => {
+                for pair in run.windows(2) {
+                    let position = tokens.len() as u32;
+                    tokens.push(Token {
+                        term: [pair[0].1, pair[1].1].iter().collect(),
+                        position,
+                        start: pair[0].0,
+                        end: pair[1].0 + 1,
+                    });
+                }
+            }
+        }
+        run.clear();
+    };
+    for (i, &c) in chars.iter().enumerate() {
+        if is_cjk(c) {
+            flush_word(&mut word, word_start, i, &mut tokens);
+            cjk.push((i, c));
+            continue;
+        }
+        flush_cjk(&mut cjk, &mut tokens);
+        if is_mark(c) {
+            // An accent written apart belongs to its letter: dropped, the word goes on.
+        } else if is_word(c) {
+            if word.is_empty() {
+                word_start = i;
+            }
+            push_folded(&mut word, c);
+        } else {
+            flush_word(&mut word, word_start, i, &mut tokens);
+        }
+    }
+    flush_word(&mut word, word_start, chars.len(), &mut tokens);
+    flush_cjk(&mut cjk, &mut tokens);
+    tokens
+}
+
+/// The distinct terms of a text, in the order they first appear, at most
+/// [`MAX_TERMS_PER_ITEM`]: what an item is indexed under.
+pub fn index_terms(text: &str) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for token in tokenize(text) {
+        if terms.len() == MAX_TERMS_PER_ITEM {
+            break;
+        }
+        if seen.insert(token.term.clone()) {
+            terms.push(token.term);
+        }
+    }
+    terms
+}
+
+/// One condition of a query; an item matches a query when it meets every one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Clause {
+    /// A whole term.
+    Term(String),
+    /// A term that starts with this (`prefix*`).
+    Prefix(String),
+    /// Terms that follow each other, in this order (`"quoted words"`, or CJK text longer than two
+    /// characters, whose bigrams must follow each other).
+    Phrase(Vec<String>),
+}
+
+impl Clause {
+    /// The terms to look up in the index for this clause: each one's items hold the clause's
+    /// terms (a prefix is looked up as a range).
+    pub fn terms(&self) -> Vec<&str> {
+        match self {
+            Clause::Term(t) | Clause::Prefix(t) => vec![t.as_str()],
+            Clause::Phrase(ts) => ts.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// Parses a query: words are AND-ed, `"…"` is a phrase, `word*` a prefix. Words are tokenised as
+/// the items are, so a query word that is several tokens (`e-mail`, `東京の`) is a phrase of them,
+/// and a single CJK character is a prefix of the bigrams it starts. An empty or blank query is
+/// no clause; one longer than [`MAX_QUERY`] characters is `INVALID_QUERY`.
+pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
+    let length = query.chars().count();
+    if length > MAX_QUERY {
+        return Err(SessionError::new(
+            SessionErrorCode::InvalidQuery,
+            format!("a query is at most {MAX_QUERY} characters, this one has {length}"),
+        ));
+    }
+    let mut clauses: Vec<Clause> = Vec::new();
+    let mut push = |clause: Clause| {
+        if !clauses.contains(&clause) {
+            clauses.push(clause);
+        }
+    };
+    for (i, part) in query.split('"').enumerate() {
+        // Odd parts are inside quotes (an unclosed quote runs to the end).
+        if i % 2 == 1 {
+            let terms: Vec<String> = tokenize(part).into_iter().map(|t| t.term).collect();
+            match terms.len() {
+                0 => {}
+                1 => push(single(terms.into_iter().next().unwrap_or_default(), false)),
+                _ => push(Clause::Phrase(terms)),
+            }
+            continue;
+        }
+        for word in part.split_whitespace() {
+            let prefix = word.ends_with('*');
+            let terms: Vec<String> = tokenize(word).into_iter().map(|t| t.term).collect();
+            match terms.len() {
+                0 => {}
+                1 => push(single(terms.into_iter().next().unwrap_or_default(), prefix)),
+                _ => push(Clause::Phrase(terms)),
+            }
+        }
+    }
+    Ok(clauses)
+}
+
+/// The clause of a one-token query word: a term, a prefix, or, for one CJK character (indexed
+/// only inside its bigrams), the prefix of those.
+fn single(term: String, prefix: bool) -> Clause {
+    let lone_cjk = term.chars().count() == 1 && term.chars().all(is_cjk);
+    match prefix || lone_cjk {
+        true => Clause::Prefix(term),
+        false => Clause::Term(term),
+    }
+}
+
+/// How an item's text meets a query: `None` when it misses a clause; else its tokens' count and,
+/// per clause, how often it matched and the first match (character offsets).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Match {
+    pub length: usize,
+    pub frequencies: Vec<u32>,
+    pub first: (usize, usize),
+}
+
+/// Checks `text` against the clauses.
+pub fn match_text(text: &str, clauses: &[Clause]) -> Option<Match> {
+    let tokens = tokenize(text);
+    let mut frequencies = Vec::with_capacity(clauses.len());
+    let mut first: Option<(usize, usize)> = None;
+    for clause in clauses {
+        let mut count = 0;
+        for (i, token) in tokens.iter().enumerate() {
+            let hit = match clause {
+                Clause::Term(t) => (token.term == *t).then_some(token.end),
+                Clause::Prefix(p) => token.term.starts_with(p.as_str()).then_some(token.end),
+                Clause::Phrase(ts) => {
+                    let run = tokens.get(i..i + ts.len());
+                    run.filter(|run| run.iter().zip(ts).all(|(a, b)| a.term == *b))
+                        .and_then(|run| run.last())
+                        .map(|last| last.end)
+                }
+            };
+            if let Some(end) = hit {
+                count += 1;
+                if first.is_none_or(|(start, _)| token.start < start) {
+                    first = Some((token.start, end));
+                }
+            }
+        }
+        if count == 0 {
+            return None;
+        }
+        frequencies.push(count);
+    }
+    Some(Match {
+        length: tokens.len(),
+        frequencies,
+        first: first.unwrap_or((0, 0)),
+    })
+}
+
+/// BM25's parameters (the usual ones).
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// The BM25 score of a match: `documents` items searched, `frequencies[i]` of them holding
+/// clause `i` (`document_frequencies`), items `average_length` tokens long on average.
+pub fn score(m: &Match, document_frequencies: &[u64], documents: u64, average_length: f64) -> f64 {
+    let n = documents.max(1) as f64;
+    let average = if average_length > 0.0 {
+        average_length
+    } else {
+        1.0
+    };
+    m.frequencies
+        .iter()
+        .zip(document_frequencies)
+        .map(|(&tf, &df)| {
+            let df = (df as f64).min(n);
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let tf = tf as f64;
+            idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * m.length as f64 / average))
+        })
+        .sum()
+}
+
+/// The text around a match, at most about [`SNIPPET`] characters, cut at word boundaries where
+/// it can be, with `…` where it was cut; white space runs become one space. Plain text.
+pub fn snippet(text: &str, (start, end): (usize, usize)) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let length = chars.len();
+    let hit = end.saturating_sub(start).min(SNIPPET);
+    let room = SNIPPET - hit;
+    let mut from = start.saturating_sub(room / 3);
+    let mut to = (start + hit + room - (start - from)).min(length);
+    if to == length {
+        from = to.saturating_sub(SNIPPET);
+    }
+    // Move each cut back to a space near it, so no word is cut in two.
+    if from > 0 {
+        if let Some(space) = (from..start.min(from + 20)).find(|&i| chars[i].is_whitespace()) {
+            from = space + 1;
+        }
+    }
+    if to < length {
+        if let Some(space) = (to.saturating_sub(20).max(end)..to)
+            .rev()
+            .find(|&i| chars[i].is_whitespace())
+        {
+            to = space;
+        }
+    }
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    let mut space = false;
+    for &c in &chars[from..to] {
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space && !out.is_empty() && !out.ends_with('…') {
+            out.push(' ');
+        }
+        space = false;
+        out.push(c);
+    }
+    if to < length {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(text: &str) -> Vec<String> {
+        tokenize(text).into_iter().map(|t| t.term).collect()
+    }
+
+    #[test]
+    fn words_are_lower_cased_and_folded() {
+        assert_eq!(
+            terms("Café au LAIT, déjà-vu!"),
+            ["cafe", "au", "lait", "deja", "vu"]
+        );
+        assert_eq!(terms("Straße Æsop naïve"), ["strasse", "aesop", "naive"]);
+        // An accent written as a combining mark folds the same way.
+        assert_eq!(terms("cafe\u{301}"), ["cafe"]);
+        // An apostrophe splits (l'eau is found by eau); the query "don't" is the phrase don t.
+        assert_eq!(terms("don't l'eau"), ["don", "t", "l", "eau"]);
+        assert_eq!(
+            terms("Ünïcødé 42nd ΑΘΗΝΑ москва"),
+            ["unicode", "42nd", "αθηνα", "москва"]
+        );
+    }
+
+    #[test]
+    fn cjk_is_indexed_as_bigrams() {
+        assert_eq!(terms("東京の天気"), ["東京", "京の", "の天", "天気"]);
+        assert_eq!(terms("東"), ["東"]);
+        assert_eq!(terms("hello 東京 world"), ["hello", "東京", "world"]);
+        assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
+        let t = tokenize("ab 東京の");
+        assert_eq!((t[1].start, t[1].end, t[2].start, t[2].end), (3, 5, 4, 6));
+    }
+
+    #[test]
+    fn queries_are_words_phrases_and_prefixes() {
+        use Clause::*;
+        assert_eq!(parse_query("  ").unwrap(), []);
+        assert_eq!(
+            parse_query("Hippo \"big grey\" ele*").unwrap(),
+            [
+                Term("hippo".into()),
+                Phrase(vec!["big".into(), "grey".into()]),
+                Prefix("ele".into())
+            ]
+        );
+        assert_eq!(parse_query("東京").unwrap(), [Term("東京".into())]);
+        assert_eq!(
+            parse_query("東京の天気").unwrap(),
+            [Phrase(vec![
+                "東京".into(),
+                "京の".into(),
+                "の天".into(),
+                "天気".into()
+            ])]
+        );
+        assert_eq!(parse_query("東").unwrap(), [Prefix("東".into())]);
+        assert_eq!(
+            parse_query("e-mail").unwrap(),
+            [Phrase(vec!["e".into(), "mail".into()])]
+        );
+        assert_eq!(parse_query("cat cat").unwrap(), [Term("cat".into())]);
+        let long = "a".repeat(MAX_QUERY + 1);
+        assert_eq!(
+            parse_query(&long).unwrap_err().code,
+            SessionErrorCode::InvalidQuery
+        );
+        assert!(parse_query(&"a ".repeat(MAX_QUERY / 2)).is_ok());
+    }
+
+    #[test]
+    fn matching_is_whole_words_phrases_in_order_and_prefixes() {
+        let q = |s: &str| parse_query(s).unwrap();
+        assert!(match_text("a hippopotamus", &q("hippo")).is_none());
+        assert!(match_text("a hippopotamus", &q("hippo*")).is_some());
+        assert!(match_text("the Hippo swims", &q("hippo")).is_some());
+        assert!(match_text("grey big", &q("\"big grey\"")).is_none());
+        assert!(match_text("a big grey one", &q("\"big grey\"")).is_some());
+        assert!(
+            match_text("big and grey", &q("big grey")).is_some(),
+            "words are AND-ed in any order"
+        );
+        assert!(match_text("big only", &q("big grey")).is_none());
+        assert!(match_text("今日の東京の天気は晴れ", &q("東京")).is_some());
+        assert!(match_text("今日の東京の天気は晴れ", &q("東京の天気")).is_some());
+        assert!(match_text("京都の天気", &q("東京")).is_none());
+        assert!(match_text("東京", &q("東")).is_some());
+        assert!(match_text("Un café crème", &q("cafe")).is_some());
+        assert!(match_text("a cafe", &q("café")).is_some());
+        let m = match_text("one two hippo three hippo", &q("hippo")).unwrap();
+        assert_eq!(
+            (m.length, m.frequencies.clone(), m.first),
+            (5, vec![2], (8, 13))
+        );
+    }
+
+    #[test]
+    fn bm25_prefers_rare_terms_frequent_matches_and_short_items() {
+        let m = |length, f: Vec<u32>| Match {
+            length,
+            frequencies: f,
+            first: (0, 0),
+        };
+        let rare = score(&m(10, vec![1]), &[2], 1000, 10.0);
+        let common = score(&m(10, vec![1]), &[500], 1000, 10.0);
+        assert!(rare > common);
+        assert!(score(&m(10, vec![3]), &[2], 1000, 10.0) > rare);
+        assert!(score(&m(5, vec![1]), &[2], 1000, 10.0) > rare);
+        assert!(score(&m(50, vec![1]), &[2], 1000, 10.0) < rare);
+        assert!(common > 0.0);
+    }
+
+    #[test]
+    fn snippets_show_the_hit_in_about_160_characters() {
+        let text = format!(
+            "{} the hippo is here {}",
+            "word ".repeat(100),
+            "more ".repeat(100)
+        );
+        let at = text.find("hippo").unwrap();
+        let s = snippet(&text, (at, at + 5));
+        assert!(s.contains("the hippo is here"), "{s}");
+        assert!(s.starts_with('…') && s.ends_with('…'));
+        assert!(s.chars().count() <= SNIPPET + 2, "{}", s.chars().count());
+        assert_eq!(snippet("short   text\nhere", (0, 5)), "short text here");
+        let end = "x ".repeat(200) + "end";
+        let s = snippet(&end, (end.len() - 3, end.len()));
+        assert!(s.ends_with("end") && s.starts_with('…'));
+    }
+}
