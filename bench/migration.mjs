@@ -24,7 +24,7 @@ import { formatMs, median } from './report.mjs';
 import { root } from '../tests/browser/harness.mjs';
 
 /** The schema version this build writes (src/core/schema.rs), and the index it adds. */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 function parseArgs(argv) {
   const options = { sessions: 100, items: 1000, runs: 3, raw: false, pkg: undefined };
@@ -142,8 +142,9 @@ function openAndRead(page, dbName, { userId }) {
 }
 
 /**
- * In the page, the upgrade by hand: open at this build's version, creating what versions 2 to 4
- * add (the stores of the v2 fixture that version 1 lacks, the by_turn index, the usage store), then the read
+ * In the page, the upgrade by hand: open at this build's version, creating what versions 2 to 5
+ * add (the stores of the v2 fixture that version 1 lacks, the by_turn index, the usage store, the
+ * by_term index and the meta store), then the read
  * getItems(1) does (the session record, then its newest row). Timed as openAndRead is.
  */
 function rawUpgradeAndRead(page, dbName, added) {
@@ -160,6 +161,8 @@ function rawUpgradeAndRead(page, dbName, added) {
         }
         open.transaction.objectStore('agent_messages').createIndex('by_turn', ['sessionId', 'turn'], { unique: false });
         open.result.createObjectStore('agent_usage', { keyPath: ['sessionId', 'branch', 'turn'] });
+        open.transaction.objectStore('agent_messages').createIndex('by_term', 'terms', { unique: false, multiEntry: true });
+        open.result.createObjectStore('agent_meta', { keyPath: 'name' });
       };
       const db = await request(open);
       const tx = db.transaction(['agent_sessions', 'agent_messages'], 'readonly');
@@ -202,7 +205,7 @@ function verify(page, dbName, { sessions, items }) {
       same('version', db.version, SCHEMA_VERSION);
       const tx = db.transaction(['agent_messages', 'agent_sessions'], 'readonly');
       const messages = tx.objectStore('agent_messages');
-      same('indexes of agent_messages', [...messages.indexNames], ['by_turn']);
+      same('indexes of agent_messages', [...messages.indexNames], ['by_term', 'by_turn']);
       same('by_turn key path', messages.index('by_turn').keyPath, ['sessionId', 'turn']);
       same('rows stored', await request(messages.count()), sessions * items);
       same('rows in by_turn', await request(messages.index('by_turn').count()), sessions * items);

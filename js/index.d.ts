@@ -6,6 +6,8 @@ export {
   listSessions,
   deleteSession,
   repairSession,
+  searchSessions,
+  buildSearchIndex,
 } from './agent_sessions.js';
 export type {
   Item,
@@ -36,6 +38,9 @@ export type {
   TurnUsage,
   ToolUsage,
   SessionChangeEvent,
+  SearchSessionsOptions,
+  SearchHit,
+  SearchIndexProgress,
 } from './agent_sessions.js';
 
 /** A change to the sessions list, for sidebars: a session created, written to, or deleted. */

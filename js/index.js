@@ -7,7 +7,7 @@ import { exportSessions, importSessions as importBackup } from './backup.js';
 
 await init({ module_or_path: new URL('./agent_sessions_bg.wasm', import.meta.url) });
 
-export { listSessions } from './agent_sessions.js';
+export { listSessions, searchSessions, buildSearchIndex } from './agent_sessions.js';
 export { exportSessions };
 
 /** The writes that change a session, and the event each makes once it has committed (none when

@@ -45,6 +45,7 @@ fn target(session_id: &str) -> Target<'_> {
     Target {
         session_id,
         user_id: Some("tester"),
+        index_tools: false,
     }
 }
 
@@ -196,6 +197,7 @@ async fn another_user_can_neither_read_nor_write() {
     let intruder = Target {
         session_id: "s",
         user_id: Some("someone else"),
+        index_tools: false,
     };
     let e = indexeddb::get_items(&conn, &intruder, Limit::All)
         .await

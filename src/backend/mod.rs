@@ -16,6 +16,8 @@ pub mod memory;
 #[cfg(feature = "sessions")]
 pub mod metadata;
 #[cfg(feature = "sessions")]
+pub mod search;
+#[cfg(feature = "sessions")]
 pub mod session;
 #[cfg(feature = "sessions")]
 pub mod session_options;

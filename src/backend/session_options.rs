@@ -1,6 +1,7 @@
 //! Reads the arguments of the session constructors and of `listSessions` / `deleteSession`.
 
 use js_sys::Object;
+use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
 
 use crate::core::branch::{validate_name, MAIN};
@@ -22,6 +23,8 @@ pub struct IdbSessionArgs {
     pub settings_js: Object,
     /// The branch the object starts on (`main` by default).
     pub branch: String,
+    /// `index: { tools: true }`: the search index also takes tool calls' arguments and outputs.
+    pub index_tools: bool,
 }
 
 /// `new MemorySession(sessionId?, { settings? })`.
@@ -81,6 +84,21 @@ impl IdbSessionArgs {
         if let Some(b) = &branch {
             validate_name(b)?;
         }
+        let index = take_options(&field(&options, "options", "index")?, "options.index")?;
+        let tools = field(&index, "options.index", "tools")?;
+        let index_tools = match tools.as_bool() {
+            Some(b) => b,
+            None if tools.is_undefined() => false,
+            None => {
+                return Err(SessionError::new(
+                    SessionErrorCode::InvalidOptions,
+                    format!(
+                        "options.index.tools must be a boolean, got {}",
+                        super::js::describe(&tools)
+                    ),
+                ))
+            }
+        };
         Ok(IdbSessionArgs {
             session_id,
             user_id,
@@ -88,6 +106,7 @@ impl IdbSessionArgs {
             settings,
             settings_js,
             branch: branch.unwrap_or_else(|| MAIN.to_string()),
+            index_tools,
         })
     }
 }
@@ -211,4 +230,90 @@ pub fn restore_args(options: &JsValue) -> Result<RestoreArgs> {
         user,
         on_conflict,
     })
+}
+
+/// `searchSessions({ dbName?, userId, query, limit = 20, sessionIds?, onProgress? })`.
+pub struct SearchArgs {
+    pub db_name: String,
+    pub user_id: Option<String>,
+    pub query: String,
+    pub limit: usize,
+    pub session_ids: Option<Vec<String>>,
+    pub on_progress: Option<js_sys::Function>,
+}
+
+/// `onProgress` of an options object: a function, or absent.
+fn on_progress_of(options: &Option<Object>) -> Result<Option<js_sys::Function>> {
+    let value = field(options, "options", "onProgress")?;
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value.dyn_into::<js_sys::Function>().map(Some).map_err(|v| {
+        SessionError::new(
+            SessionErrorCode::InvalidOptions,
+            format!(
+                "options.onProgress must be a function, got {}",
+                super::js::describe(&v)
+            ),
+        )
+    })
+}
+
+pub fn search_args(options: &JsValue) -> Result<SearchArgs> {
+    let options = take_options(options, "options")?;
+    // Searching everyone's sessions by leaving the user out must not happen by accident: the
+    // key is required (`null`: the sessions without a user).
+    let has_user = !field(&options, "options", "userId")?.is_undefined();
+    if !has_user {
+        return Err(SessionError::new(
+            SessionErrorCode::InvalidOptions,
+            "searchSessions needs options.userId: the user whose sessions to search, or null for \
+             the sessions without a user",
+        ));
+    }
+    let query = field(&options, "options", "query")?;
+    let query = required_string(&query, "options.query", SessionErrorCode::InvalidQuery)?;
+    let limit =
+        match super::args::take_limit(&field(&options, "options", "limit")?, "options.limit")? {
+            None => 20,
+            Some(crate::core::history::Limit::Newest(n)) if n > 0 => n as usize,
+            Some(_) => {
+                return Err(SessionError::new(
+                    SessionErrorCode::InvalidLimit,
+                    "options.limit must be a positive integer",
+                ))
+            }
+        };
+    let ids = field(&options, "options", "sessionIds")?;
+    let session_ids = match ids.is_undefined() || ids.is_null() {
+        true => None,
+        false => {
+            let elements = super::js::elements(&ids).map_err(|_| {
+                SessionError::new(
+                    SessionErrorCode::InvalidOptions,
+                    "options.sessionIds must be an array of session ids",
+                )
+            })?;
+            Some(
+                elements
+                    .iter()
+                    .map(session_id_of)
+                    .collect::<Result<Vec<_>>>()?,
+            )
+        }
+    };
+    Ok(SearchArgs {
+        db_name: db_name_of(&options)?,
+        user_id: user_id_of(&options)?,
+        query,
+        limit,
+        session_ids,
+        on_progress: on_progress_of(&options)?,
+    })
+}
+
+/// `buildSearchIndex({ dbName?, onProgress? })`.
+pub fn build_index_args(options: &JsValue) -> Result<(String, Option<js_sys::Function>)> {
+    let options = take_options(options, "options")?;
+    Ok((db_name_of(&options)?, on_progress_of(&options)?))
 }

@@ -12,15 +12,15 @@ use crate::backend::args::{
 };
 use crate::backend::branch_js::{args as branch_args, usage_from_js, From};
 use crate::backend::error::session_error;
-use crate::backend::indexeddb::backup;
 use crate::backend::indexeddb::{self, IdbSessionState};
+use crate::backend::indexeddb::{backup, search};
 use crate::backend::js::now;
 use crate::backend::memory::MemorySessionState;
 use crate::backend::metadata::take_changes;
 use crate::backend::session::{self, SessionState};
 use crate::backend::session_options::{
-    backup_page_args, delete_args, list_args, repair_args, restore_args, IdbSessionArgs,
-    MemorySessionArgs,
+    backup_page_args, build_index_args, delete_args, list_args, repair_args, restore_args,
+    search_args, IdbSessionArgs, MemorySessionArgs,
 };
 use crate::backend::transaction::{take_mutations, take_transaction};
 use crate::core::error::{ErrorFamily, SessionError, SessionErrorCode};
@@ -168,6 +168,9 @@ export interface IndexedDbSessionOptions {
   settings?: SessionSettings;
   /** The branch this object reads and writes; default `'main'`. */
   branch?: string;
+  /** What the search index takes of the items this object writes: message text always; with
+   * `tools: true`, tool calls' arguments and outputs too. */
+  index?: { tools?: boolean };
 }
 
 export interface MemorySessionOptions {
@@ -344,6 +347,54 @@ export class MemorySession {
 
 /** The sessions of a database (one user's, with `userId`), newest `updatedAt` first. */
 export function listSessions(options?: ListSessionsOptions): Promise<SessionInfo[]>;
+
+/** What `searchSessions` searches. */
+export interface SearchSessionsOptions {
+  dbName?: string;
+  /** Whose sessions: required, so nobody searches everyone's by accident (`null`: the sessions
+   * without a user). */
+  userId: string | null;
+  /** Words (all must match, whole words), `"quoted phrases"` (in order) and `prefix*`. */
+  query: string;
+  /** The most hits (default 20). */
+  limit?: number;
+  /** Only these sessions (still only the user's). */
+  sessionIds?: string[];
+  /** The build of the index of items written before it existed, which a search waits for. */
+  onProgress?: (progress: SearchIndexProgress) => void;
+}
+
+/** One item that matched, best first. */
+export interface SearchHit {
+  sessionId: string;
+  /** The branch that holds the item, when it is not `'main'`. */
+  branch?: string;
+  /** Its position in its session (as `getItems` orders them) and its turn. */
+  seq: number;
+  turn: number;
+  /** Its `role` (or `type` for an item without one). */
+  role: string;
+  /** Plain text around the match, at most about 160 characters (`…` where it was cut). */
+  snippet: string;
+  /** BM25; equal scores are ordered newest first. */
+  score: number;
+  createdAt: number;
+}
+
+/** How far the build of the search index is: rows looked at, of `total`. */
+export interface SearchIndexProgress {
+  done: number;
+  total: number;
+}
+
+/** Full-text search of one user's sessions through an index kept in the same transaction as
+ * every write (never a scan of the history). An empty or blank query finds nothing. */
+export function searchSessions(options: SearchSessionsOptions): Promise<SearchHit[]>;
+
+/** Indexes the items written before the search index existed (a database from an earlier
+ * version), a chunk per transaction, resuming where an interrupted build stopped. It also runs
+ * by itself after the database is opened, and a search waits for it. */
+export function buildSearchIndex(options?: { dbName?: string; onProgress?: (progress: SearchIndexProgress) => void }): Promise<SearchIndexProgress>;
 
 /** Deletes a session and all its items. Resolves to whether it existed. */
 export function deleteSession(sessionId: string, options?: DeleteSessionOptions): Promise<boolean>;
@@ -702,6 +753,7 @@ impl IndexedDbSession {
                 args.user_id,
                 args.settings,
                 args.branch,
+                args.index_tools,
             )),
             settings: args.settings_js,
         })
@@ -817,6 +869,93 @@ pub fn restore_session(lines: Vec<JsValue>, numbers: Vec<u32>, options: JsValue)
                 ],
             )),
         }
+    })
+}
+
+/// Calls `on_progress({ done, total })` for the search index build, when given.
+fn progress_reporter(on_progress: Option<js_sys::Function>) -> impl Fn(search::Progress) {
+    move |p: search::Progress| {
+        if let Some(f) = &on_progress {
+            let report = crate::backend::js::object(&[
+                ("done", (p.done as f64).into()),
+                ("total", (p.total as f64).into()),
+            ]);
+            // The caller's callback: what it throws is its own, and the build goes on.
+            let _ = f.call1(&JsValue::UNDEFINED, &report);
+        }
+    }
+}
+
+#[wasm_bindgen(js_name = searchSessions, skip_typescript)]
+pub fn search_sessions(options: JsValue) -> Promise {
+    let args = match search_args(&options) {
+        Ok(args) => args,
+        Err(e) => return Promise::reject(&session_error(&e)),
+    };
+    let clauses = match crate::core::search::parse_query(&args.query) {
+        Ok(c) => c,
+        Err(e) => return Promise::reject(&session_error(&e)),
+    };
+    session::promise(async move {
+        if clauses.is_empty() {
+            return Ok(js_sys::Array::new().into());
+        }
+        let conn = indexeddb::connection(&args.db_name).await?;
+        // Items written before the index existed are indexed first.
+        search::build(&conn, &progress_reporter(args.on_progress)).await?;
+        let hits = search::search(
+            &conn,
+            args.user_id.as_deref(),
+            &clauses,
+            args.limit,
+            args.session_ids.as_deref(),
+        )
+        .await?;
+        let shape = crate::backend::js::Shape::new([
+            "sessionId",
+            "seq",
+            "turn",
+            "role",
+            "snippet",
+            "score",
+            "createdAt",
+        ]);
+        let list = js_sys::Array::new();
+        for hit in hits {
+            let entry = shape
+                .build([
+                    &hit.session_id.as_str().into(),
+                    &(hit.seq as f64).into(),
+                    &(hit.turn as f64).into(),
+                    &hit.role,
+                    &hit.snippet.as_str().into(),
+                    &hit.score.into(),
+                    &hit.created_at.into(),
+                ])
+                .unwrap_or_default();
+            if let Some(branch) = hit.branch {
+                let _ = js_sys::Reflect::set(&entry, &"branch".into(), &branch.as_str().into());
+            }
+            list.push(&entry);
+        }
+        Ok(list.into())
+    })
+}
+
+#[wasm_bindgen(js_name = buildSearchIndex, skip_typescript)]
+pub fn build_search_index(options: JsValue) -> Promise {
+    let (db_name, on_progress) = match build_index_args(&options) {
+        Ok(args) => args,
+        Err(e) => return Promise::reject(&session_error(&e)),
+    };
+    session::promise(async move {
+        let conn = indexeddb::connection(&db_name).await?;
+        let p = search::build(&conn, &progress_reporter(on_progress)).await?;
+        Ok(crate::backend::js::object(&[
+            ("done", (p.done as f64).into()),
+            ("total", (p.total as f64).into()),
+        ])
+        .into())
     })
 }
 

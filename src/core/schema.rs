@@ -32,6 +32,12 @@ pub const ARCHIVE_STORE: &str = "agent_archive";
 /// `{ sessionId, branch, turn, requests, inputTokens, outputTokens, totalTokens }`.
 /// Key: `[sessionId, branch, turn]`.
 pub const USAGE_STORE: &str = "agent_usage";
+/// `agent_messages` by each element of `terms` (`[owner, term]`, multi-entry): one user's items
+/// that hold a term, for full-text search.
+pub const BY_TERM_INDEX: &str = "by_term";
+/// Facts about the database itself, one record each, key `name`: `{ name: "searchIndex", done,
+/// after }` records how far the search index of rows written before it existed was built.
+pub const META_STORE: &str = "agent_meta";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MigrationStep {
@@ -44,6 +50,8 @@ pub enum MigrationStep {
         name: &'static str,
         key_path: &'static [&'static str],
         unique: bool,
+        /// An array at the key path is one index entry per element.
+        multi_entry: bool,
     },
 }
 
@@ -69,12 +77,14 @@ pub const MIGRATIONS: &[Migration] = &[
                 name: BY_UPDATED_INDEX,
                 key_path: &["updatedAt"],
                 unique: false,
+                multi_entry: false,
             },
             MigrationStep::CreateIndex {
                 store: SESSIONS_STORE,
                 name: BY_USER_INDEX,
                 key_path: &["userId", "updatedAt"],
                 unique: false,
+                multi_entry: false,
             },
             MigrationStep::CreateStore {
                 name: MESSAGES_STORE,
@@ -97,6 +107,7 @@ pub const MIGRATIONS: &[Migration] = &[
                 name: BY_OPERATION_INDEX,
                 key_path: &["sessionId", "operationId"],
                 unique: true,
+                multi_entry: false,
             },
             MigrationStep::CreateStore {
                 name: ARCHIVE_STORE,
@@ -115,6 +126,7 @@ pub const MIGRATIONS: &[Migration] = &[
             name: BY_TURN_INDEX,
             key_path: &["sessionId", "turn"],
             unique: false,
+            multi_entry: false,
         }],
     },
     Migration {
@@ -127,6 +139,26 @@ pub const MIGRATIONS: &[Migration] = &[
             name: USAGE_STORE,
             key_path: &["sessionId", "branch", "turn"],
         }],
+    },
+    Migration {
+        to_version: 5,
+        description: "full-text search: the terms index, and the database's own facts",
+        // IndexedDB fills the new index from the rows already stored, but rows written before
+        // have no `terms`: they are indexed after the upgrade, a chunk per transaction, from
+        // where the `searchIndex` record of the meta store says the last chunk ended.
+        steps: &[
+            MigrationStep::CreateIndex {
+                store: MESSAGES_STORE,
+                name: BY_TERM_INDEX,
+                key_path: &["terms"],
+                unique: false,
+                multi_entry: true,
+            },
+            MigrationStep::CreateStore {
+                name: META_STORE,
+                key_path: &["name"],
+            },
+        ],
     },
 ];
 

@@ -172,3 +172,23 @@ test('event latency benchmark: every write in one tab is heard in the other', { 
   assert.match(stdout, /addItems resolved in one tab -> subscribe listener in the other: +median/);
   assert.match(stdout, /a bare BroadcastChannel message between the same tabs: +median/);
 });
+
+// The search benchmark (bench/search.mjs) on a small database: it fills it, searches, scans,
+// appends, measures the index and rebuilds it, and prints every figure.
+test('search benchmark: searches, the reference scan, appends and the index build all run', { timeout: 180_000 }, async () => {
+  const { execFile } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const script = fileURLToPath(new URL('../../bench/search.mjs', import.meta.url));
+  const { stdout } = await new Promise((resolve, reject) => {
+    execFile(process.execPath, [script, '--sessions=4', '--items=50', '--queries=3'], (error, stdout, stderr) => {
+      if (error) reject(new Error(`${error.message}\n${stderr}`));
+      else resolve({ stdout, stderr });
+    });
+  });
+  assert.match(stdout, /4 sessions x 50 items \(200 items\)/);
+  assert.match(stdout, /searchSessions, 3 two-word queries, limit 20: +median/);
+  assert.match(stdout, /full scan of the same items/);
+  assert.match(stdout, /append one turn, its text indexed: +median/);
+  assert.match(stdout, /entries and [\d.]+ KiB of terms per 1,000 items/);
+  assert.match(stdout, /index build for [\d,]+ rows without terms/);
+});

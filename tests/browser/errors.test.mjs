@@ -239,7 +239,7 @@ describe('indexeddb: storage failures', () => {
       after.close();
       return { add, list, version, rows };
     });
-    assertError(r.add, 'DB_VERSION', /schema version 7, newer than version 4 .* left untouched/);
+    assertError(r.add, 'DB_VERSION', /schema version 7, newer than version 5 .* left untouched/);
     assertError(r.list, 'DB_VERSION');
     assert.equal(r.version, 7);
     assert.deepEqual(r.rows, [{ id: 'kept', note: 'from the future' }]);

@@ -22,8 +22,10 @@ const SESSIONS = [
   'exportSessions',
   'importSessions',
   'listSessions',
+  'buildSearchIndex',
   'repairSession',
   'requestPersistentStorage',
+  'searchSessions',
   'storageEstimate',
   'watchSessions',
 ];
@@ -57,6 +59,7 @@ test('the sessions module holds no runner code, and the runner module no Indexed
   const classesOf = (exports) => [...new Set(exports.map((n) => n.split('_')[0]))].sort();
   // readBackup, restoreSession and sessionSizes serve js/backup.js and storageEstimate.
   assert.deepEqual(classesOf(sessions.exports), [
+    'buildSearchIndex',
     'deleteSession',
     'indexeddbsession',
     'listSessions',
@@ -64,6 +67,7 @@ test('the sessions module holds no runner code, and the runner module no Indexed
     'readBackup',
     'repairSession',
     'restoreSession',
+    'searchSessions',
     'sessionSizes',
   ]);
   // (JSON.stringify is the sessions module's measure of an item's size; parsing and streams are

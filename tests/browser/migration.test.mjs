@@ -19,7 +19,7 @@ after(async () => {
 const fixtures = readdirSync(join(root, 'tests/fixtures/db')).filter((f) => /^v\d+\.json$/.test(f));
 
 /** The schema version this build writes (src/core/schema.rs). */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 /** Writes a fixture into a new database named `dbName`, as its release left it. */
 async function load(page, dbName, fixture) {
@@ -71,6 +71,16 @@ for (const file of fixtures) {
         for (const user of [...new Set(sessions.map((r) => r.userId))]) {
           out.listed[user] = await lib.listSessions({ dbName, userId: user ?? undefined });
         }
+        // Every migrated item is found by search (the index of rows written before it existed is
+        // built after the upgrade): a word of each session's first message.
+        out.searched = {};
+        for (const record of sessions) {
+          const text = out.histories[record.id].map((i) => (typeof i.content === 'string' ? i.content : '')).find((t) => /[a-z]{3}/i.test(t));
+          if (!text) continue;
+          const word = text.match(/[a-z]{3,}/i)[0];
+          const hits = await lib.searchSessions({ dbName, userId: record.userId ?? null, query: word, limit: 1000 });
+          out.searched[record.id] = { word, found: hits.some((h) => h.sessionId === record.id), others: hits.filter((h) => h.sessionId !== record.id && !sessions.some((s) => s.id === h.sessionId && (s.userId ?? null) === (record.userId ?? null))).length };
+        }
         // The migrated sessions take the new capabilities and go on numbering where they were.
         const first = sessions[0];
         const s = new lib.IndexedDbSession(first.id, { dbName, userId: first.userId ?? undefined });
@@ -91,7 +101,7 @@ for (const file of fixtures) {
         out.stores = Object.fromEntries(
           [...db.objectStoreNames].map((name) => {
             const store = tx.objectStore(name);
-            return [name, { keyPath: store.keyPath, indexes: [...store.indexNames].map((i) => [i, store.index(i).keyPath, store.index(i).unique]) }];
+            return [name, { keyPath: store.keyPath, indexes: [...store.indexNames].map((i) => [i, store.index(i).keyPath, store.index(i).unique, store.index(i).multiEntry]) }];
           }),
         );
         db.close();
@@ -125,10 +135,22 @@ for (const file of fixtures) {
       assert.deepEqual(r.archives[record.id], expected, `the archive of ${record.id}`);
     }
     assert.equal(r.version, SCHEMA_VERSION);
-    assert.deepEqual(r.stores.agent_operations, { keyPath: ['sessionId', 'opSeq'], indexes: [['by_operation', ['sessionId', 'operationId'], true]] });
+    assert.deepEqual(r.stores.agent_operations, { keyPath: ['sessionId', 'opSeq'], indexes: [['by_operation', ['sessionId', 'operationId'], true, false]] });
     assert.deepEqual(r.stores.agent_archive, { keyPath: ['sessionId', 'position'], indexes: [] });
-    assert.deepEqual(r.stores.agent_messages, { keyPath: ['sessionId', 'seq'], indexes: [['by_turn', ['sessionId', 'turn'], false]] });
+    assert.deepEqual(r.stores.agent_messages, {
+      keyPath: ['sessionId', 'seq'],
+      indexes: [
+        ['by_term', 'terms', false, true],
+        ['by_turn', ['sessionId', 'turn'], false, false],
+      ],
+    });
     assert.deepEqual(r.stores.agent_usage, { keyPath: ['sessionId', 'branch', 'turn'], indexes: [] });
+    assert.deepEqual(r.stores.agent_meta, { keyPath: 'name', indexes: [] });
+    for (const [id, { word, found, others }] of Object.entries(r.searched)) {
+      assert.ok(found, `${id} is found by "${word}"`);
+      assert.equal(others, 0, `a search for ${id}'s owner finds no other owner's session`);
+    }
+    assert.ok(Object.keys(r.searched).length >= 3);
     // The new index was filled from the rows already stored: the newest turns of every session
     // read through it are the newest turns of its history.
     for (const record of sessions) {

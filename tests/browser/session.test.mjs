@@ -488,8 +488,8 @@ describe('indexeddb: durability and sharing', () => {
       db.close();
       return { stores, sessions, messages, meta, version };
     });
-    assert.equal(r.version, 4);
-    assert.deepEqual(r.stores, ['agent_archive', 'agent_messages', 'agent_operations', 'agent_sessions', 'agent_usage']);
+    assert.equal(r.version, 5);
+    assert.deepEqual(r.stores, ['agent_archive', 'agent_messages', 'agent_meta', 'agent_operations', 'agent_sessions', 'agent_usage']);
     assert.deepEqual(r.meta, ['sessionId', 'seq']);
     assert.equal(r.sessions.length, 1);
     const rec = r.sessions[0];
@@ -504,6 +504,9 @@ describe('indexeddb: durability and sharing', () => {
       [['layout', 0, 0], ['layout', 1, 1], ['layout', 2, 1], ['layout', 3, 2], ['layout', 4, 2]],
     );
     assert.deepEqual(r.messages[4].item, { role: 'assistant', content: 'a2' });
+    // Each row's search terms, under its owner: the text of messages, not of tool calls.
+    assert.deepEqual(r.messages[1].terms, [['u', 'q1']]);
+    assert.deepEqual(r.messages[3].terms, [['u', 'q2']]);
     assert.equal(typeof r.messages[0].createdAt, 'number');
     await context.close();
   });

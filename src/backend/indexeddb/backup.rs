@@ -19,7 +19,7 @@ use crate::core::transaction::OPERATION_LOG_LIMIT;
 use super::branches::{self, Loaded};
 use super::open::Connection;
 use super::ops::delete_session_data;
-use super::record::{record_from_js, StoredRecord};
+use super::record::{record_from_js, Indexer, StoredRecord};
 use super::tx::{storage_error, Tx};
 
 /// The kinds of lines that carry a session's rows, each with its store and the store's key path.
@@ -499,11 +499,17 @@ pub async fn restore(
                 &owner.as_deref().map_or(JsValue::NULL, JsValue::from_str),
             );
             sessions.put(record, None).map_err(|e| tx.fail(e))?;
+            // The search index's terms are made again, for the owner the rows now have.
+            let index = Indexer::new(owner.as_deref(), false);
+            let terms = JsValue::from_str("terms");
             for (store, row) in &checked.rows {
                 if id != checked.session_id {
                     rename(row, &id);
                 }
-
+                if *store == MESSAGES_STORE {
+                    let item = js::get(row, "item").unwrap_or(JsValue::UNDEFINED);
+                    let _ = Reflect::set(row, &terms, &index.terms(&item));
+                }
                 tx.store(store)?.put(row, None).map_err(|e| tx.fail(e))?;
             }
             Ok(Restored {

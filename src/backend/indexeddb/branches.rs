@@ -457,7 +457,7 @@ pub async fn add_items(
         let Some(mut l) = load_branch(tx, t, id).await? else {
             return Ok(());
         };
-        write_rows(tx, t.session_id, &mut l, id, &items, now)?;
+        write_rows(tx, t, &mut l, id, &items, now)?;
         give_default_title(&l.record.stored, &items);
         l.save(tx, Some(now))
     })
@@ -641,7 +641,7 @@ pub(super) async fn transaction_in(
     };
     let release = l.tree.release(t.session_id, id, next - remove, base_turn)?;
     apply_release(tx, t.session_id, id, &release).await?;
-    write_rows(tx, t.session_id, &mut l, id, &items, now)?;
+    write_rows(tx, t, &mut l, id, &items, now)?;
     give_default_title(&l.record.stored, &items);
     super::rewrite::log_operation(tx, &mut l.record, &transaction, now)?;
     l.save(tx, Some(now))
@@ -700,7 +700,7 @@ pub(super) async fn replace_in(
     apply_release(tx, t.session_id, id, &release).await?;
     let x = l.tree.index_of(t.session_id, id)?;
     l.tree.branches[x].archived = archived + moved;
-    write_rows(tx, t.session_id, &mut l, id, &items, now)?;
+    write_rows(tx, t, &mut l, id, &items, now)?;
     l.save(tx, Some(now))
 }
 
@@ -747,7 +747,11 @@ pub(super) async fn mutations_in(
     let starts: Vec<bool> = rest.iter().map(|(_, s)| *s).collect();
     let placements = l.tree.append(t.session_id, id, &starts)?;
     let messages = tx.store(MESSAGES_STORE)?;
-    let writer = super::record::RowWriter::at(storage(t.session_id, id), now);
+    let writer = super::record::RowWriter::at(
+        storage(t.session_id, id),
+        now,
+        t.indexer(l.record.user_id.as_deref()),
+    );
     for (((item, _), place), created) in rest.iter().zip(&placements).zip(&created) {
         let row = writer
             .row_created(place, item, created)
@@ -761,16 +765,24 @@ pub(super) async fn mutations_in(
 /// Appends `items` to branch `id`'s own rows.
 fn write_rows(
     tx: &Tx,
-    session_id: &str,
+    t: &Target<'_>,
     l: &mut Loaded,
     id: &str,
     items: &[(JsValue, bool)],
     now: f64,
 ) -> Result<()> {
     let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
-    let placements = l.tree.append(session_id, id, &starts)?;
+    let placements = l.tree.append(t.session_id, id, &starts)?;
     l.wrote(items.iter().map(|(item, _)| item));
-    super::rewrite::put_rows(tx, storage(session_id, id), items, &placements, now)
+    let index = t.indexer(l.record.user_id.as_deref());
+    super::rewrite::put_rows(
+        tx,
+        storage(t.session_id, id),
+        items,
+        &placements,
+        now,
+        index,
+    )
 }
 
 /// The rewrites on a branch other than `main`, each one transaction.

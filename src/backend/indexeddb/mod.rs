@@ -16,6 +16,7 @@ pub mod ops;
 pub mod record;
 pub mod repair;
 pub mod rewrite;
+pub mod search;
 pub mod session;
 mod tx;
 

@@ -59,6 +59,7 @@ fn apply_step(
             name,
             key_path: path,
             unique,
+            multi_entry,
         } => {
             let tx = tx.ok_or(idb::Error::UnexpectedJsType(
                 "upgrade transaction",
@@ -66,6 +67,7 @@ fn apply_step(
             ))?;
             let mut params = IndexParams::new();
             params.unique(*unique);
+            params.multi_entry(*multi_entry);
             tx.object_store(store)?
                 .create_index(name, key_path(path), Some(params))?;
         }
@@ -187,6 +189,13 @@ pub async fn connection(db_name: &str) -> Result<Rc<Connection>> {
     CONNECTIONS.with(|pool| {
         pool.borrow_mut()
             .insert(db_name.to_string(), opened.clone())
+    });
+    // Rows written before the search index existed are indexed in the background, a chunk at a
+    // time, going on from where an earlier build stopped (a search waits for it). A failure
+    // (the database closed under it) leaves the rest to the next open or search.
+    let building = opened.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = super::search::build(&building, &|_| {}).await;
     });
     Ok(opened)
 }

@@ -23,7 +23,7 @@ use super::branches::{self, has_branches, Loaded};
 use super::open::Connection;
 use super::record::{
     all_of_session, damaged_items, item_of, items_of, message_key, messages_between,
-    record_from_js, seq_of, turn_of, RowWriter, StoredRecord,
+    record_from_js, seq_of, turn_of, Indexer, RowWriter, StoredRecord,
 };
 use super::tx::{listening, Tx};
 
@@ -31,6 +31,8 @@ use super::tx::{listening, Tx};
 pub struct Target<'a> {
     pub session_id: &'a str,
     pub user_id: Option<&'a str>,
+    /// Whether the search index takes tool calls' arguments and outputs of the rows written.
+    pub index_tools: bool,
 }
 
 impl Target<'_> {
@@ -53,6 +55,11 @@ impl Target<'_> {
             mode,
             format!("{what} of session \"{}\"", self.session_id),
         )
+    }
+
+    /// What the search index keeps of the rows this target writes to a session of `owner`.
+    pub(super) fn indexer(&self, owner: Option<&str>) -> Indexer {
+        Indexer::new(owner, self.index_tools)
     }
 }
 
@@ -330,7 +337,7 @@ pub async fn add_items(
         record.grow(js::items_size(items.iter().map(|(item, _)| item)));
         give_default_title(&record.stored, &items);
         let messages = tx.store(MESSAGES_STORE)?;
-        let rows = RowWriter::new(t.session_id, now);
+        let rows = RowWriter::new(t.session_id, now, t.indexer(record.user_id.as_deref()));
         for ((item, _), place) in items.iter().zip(&placements) {
             let row = rows.row(place, item).map_err(|e| tx.thrown(&e))?;
             messages.put(&row, None).map_err(|e| tx.fail(e))?;

@@ -147,25 +147,55 @@ impl StoredRecord {
     }
 }
 
+/// What the search index keeps of an item, in its row's `terms`: `[owner, term]` for each
+/// distinct term of its text (the owner is `""` for a session without one, which no user id can
+/// be), so an index over `terms` finds one user's items that hold a term, and nobody else's.
+pub struct Indexer {
+    owner: JsValue,
+    tools: bool,
+}
+
+impl Indexer {
+    /// For a session of `owner`; `tools`: index tool calls' arguments and outputs too.
+    pub fn new(owner: Option<&str>, tools: bool) -> Self {
+        Indexer {
+            owner: JsValue::from_str(owner.unwrap_or("")),
+            tools,
+        }
+    }
+
+    /// The `terms` of a row holding `item`.
+    pub fn terms(&self, item: &JsValue) -> JsValue {
+        let text = crate::backend::search::item_search_text(item, self.tools);
+        crate::core::search::index_terms(&text)
+            .iter()
+            .map(|term| JsValue::from(Array::of2(&self.owner, &JsValue::from_str(term))))
+            .collect::<Array>()
+            .into()
+    }
+}
+
 /// Builds the message rows of one write; the property names are made into JS strings once per
 /// write, not once per row.
 pub struct RowWriter {
-    shape: Shape<5>,
+    shape: Shape<6>,
     session_id: JsValue,
     created_at: JsValue,
+    index: Indexer,
 }
 
 impl RowWriter {
-    pub fn new(session_id: &str, created_at: f64) -> Self {
-        Self::at(JsValue::from_str(session_id), created_at)
+    pub fn new(session_id: &str, created_at: f64, index: Indexer) -> Self {
+        Self::at(JsValue::from_str(session_id), created_at, index)
     }
 
     /// Rows under another storage key than a session id: a branch's `[sessionId, branchId]`.
-    pub fn at(storage: JsValue, created_at: f64) -> Self {
+    pub fn at(storage: JsValue, created_at: f64, index: Indexer) -> Self {
         RowWriter {
-            shape: Shape::new(["sessionId", "seq", "turn", "createdAt", "item"]),
+            shape: Shape::new(["sessionId", "seq", "turn", "createdAt", "item", "terms"]),
             session_id: storage,
             created_at: JsValue::from_f64(created_at),
+            index,
         }
     }
 
@@ -186,6 +216,7 @@ impl RowWriter {
             &JsValue::from_f64(place.turn as f64),
             created_at,
             item,
+            &self.index.terms(item),
         ])
     }
 }

@@ -13,7 +13,7 @@ use crate::core::schema::{ARCHIVE_STORE, MESSAGES_STORE, OPERATIONS_STORE, SESSI
 use crate::core::session::{safe_count, starts_turn};
 
 use super::open::Connection;
-use super::record::{all_of_session, item_of, turn_of, RowWriter, StoredRecord};
+use super::record::{all_of_session, item_of, turn_of, Indexer, RowWriter, StoredRecord};
 use super::tx::{listening, Tx};
 
 /// What a repair did, as `repairSession` reports it.
@@ -149,7 +149,11 @@ pub async fn repair_session(
         for &i in &plan.drop {
             messages.delete(keys[i].clone()).map_err(|e| tx.fail(e))?;
         }
-        let writer = RowWriter::new(session_id, now);
+        let user = record
+            .as_ref()
+            .and_then(owner_of)
+            .unwrap_or_else(|| owner.map(str::to_string));
+        let writer = RowWriter::new(session_id, now, Indexer::new(user.as_deref(), false));
         for &(i, place) in &plan.moves {
             let (Some(item), old) = (&items[i], &stored[i]) else {
                 continue;
@@ -167,7 +171,6 @@ pub async fn repair_session(
             messages.put(&row, None).map_err(|e| tx.fail(e))?;
         }
         let old = record.unwrap_or(JsValue::UNDEFINED);
-        let user = owner_of(&old).unwrap_or_else(|| owner.map(str::to_string));
         let created_at = js::get(&old, "createdAt")
             .ok()
             .and_then(|c| c.as_f64())

@@ -25,7 +25,7 @@ use crate::core::transaction::{
 use super::open::Connection;
 use super::ops::{newest_rows, read_record, rows_in, write_record, Target};
 use super::record::{
-    all_of_session, item_of, items_of, message_key, messages_between, turn_of, RowWriter,
+    all_of_session, item_of, items_of, message_key, messages_between, turn_of, Indexer, RowWriter,
     StoredRecord,
 };
 use super::tx::{listening, Tx};
@@ -63,9 +63,10 @@ pub(super) fn put_rows(
     items: &[(JsValue, bool)],
     placements: &[crate::core::session::Placement],
     now: f64,
+    index: Indexer,
 ) -> Result<()> {
     let messages = tx.store(MESSAGES_STORE)?;
-    let rows = RowWriter::at(storage, now);
+    let rows = RowWriter::at(storage, now, index);
     for ((item, _), place) in items.iter().zip(placements) {
         let row = rows.row(place, item).map_err(|e| tx.thrown(&e))?;
         messages.put(&row, None).map_err(|e| tx.fail(e))?;
@@ -187,7 +188,14 @@ pub async fn apply_transaction(
                 .delete(range)
                 .map_err(|e| tx.fail(e))?;
         }
-        put_rows(tx, t.session_id.into(), &items, &placements, now)?;
+        put_rows(
+            tx,
+            t.session_id.into(),
+            &items,
+            &placements,
+            now,
+            t.indexer(record.user_id.as_deref()),
+        )?;
         log_operation(tx, &mut record, &transaction, now)?;
         write_record(tx, &record)
     })
@@ -289,7 +297,14 @@ pub async fn replace_history(
             kept,
             js::items_size(items.iter().map(|(item, _)| item)),
         );
-        put_rows(tx, t.session_id.into(), &items, &placements, now)?;
+        put_rows(
+            tx,
+            t.session_id.into(),
+            &items,
+            &placements,
+            now,
+            t.indexer(record.user_id.as_deref()),
+        )?;
         write_record(tx, &record)
     })
     .await
@@ -378,7 +393,7 @@ pub async fn apply_mutations(
                 .delete(message_key(t.session_id, stored[i].seq))
                 .map_err(|e| tx.fail(e))?;
         }
-        let writer = RowWriter::new(t.session_id, now);
+        let writer = RowWriter::new(t.session_id, now, t.indexer(record.user_id.as_deref()));
         let mut placed: Vec<Option<crate::core::session::Placement>> = vec![None; items.len()];
         for &(i, place) in &plan.moves {
             placed[i] = Some(place);

@@ -26,6 +26,8 @@ pub struct IdbSessionState {
     pub user_id: Option<String>,
     /// The branch every protocol method acts on.
     branch: RefCell<String>,
+    /// Whether the search index takes tool calls' arguments and outputs of this object's writes.
+    index_tools: bool,
 }
 
 impl IdbSessionState {
@@ -35,12 +37,14 @@ impl IdbSessionState {
         user_id: Option<String>,
         settings: SessionSettings,
         branch: String,
+        index_tools: bool,
     ) -> Self {
         IdbSessionState {
             core: SessionCore::new(session_id, settings),
             db_name,
             user_id,
             branch: RefCell::new(branch),
+            index_tools,
         }
     }
 
@@ -48,6 +52,7 @@ impl IdbSessionState {
         Target {
             session_id: &self.core.session_id,
             user_id: self.user_id.as_deref(),
+            index_tools: self.index_tools,
         }
     }
 

@@ -1,0 +1,415 @@
+//! Full-text search over one user's sessions, through the `by_term` index of the messages store
+//! (each row's `terms` are `[owner, term]`, written with the row), and the build of that index
+//! for rows written before it existed: a chunk per transaction, resumable.
+
+use std::collections::HashMap;
+
+use idb::{KeyRange, Query, TransactionMode};
+use js_sys::{Array, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::backend::js::{self, object};
+use crate::backend::search::item_search_text;
+use crate::core::error::Result;
+use crate::core::schema::{
+    BY_TERM_INDEX, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE, META_STORE, SESSIONS_STORE,
+};
+use crate::core::search::{match_text, score, snippet, Clause};
+
+use super::open::Connection;
+use super::record::{item_of, seq_of, turn_of, Indexer};
+use super::tx::{listening, storage_error, Tx};
+
+/// One hit: where it is, and how well it matched.
+pub struct Hit {
+    pub session_id: String,
+    /// The branch that owns the row (`None`: `main`).
+    pub branch: Option<String>,
+    pub seq: u64,
+    pub turn: u64,
+    pub role: JsValue,
+    pub snippet: String,
+    pub score: f64,
+    pub created_at: f64,
+}
+
+/// The index entries of one clause's term: exactly it, or every term it starts.
+fn lookup(owner: &JsValue, term: &str, prefix: bool) -> Result<Query> {
+    let key = |t: &str| Array::of2(owner, &JsValue::from_str(t));
+    let range = match prefix {
+        false => KeyRange::only(&key(term)),
+        true => KeyRange::bound(
+            &key(term),
+            &key(&format!("{term}\u{ffff}")),
+            Some(false),
+            Some(false),
+        ),
+    };
+    range
+        .map(Query::from)
+        .map_err(|e| storage_error(&e, "selecting a search term"))
+}
+
+/// The session a row key (`[storage, seq]`) belongs to, and its branch.
+fn owner_of_key(key: &JsValue) -> Option<(String, Option<String>)> {
+    let storage = js::get(key, "0").ok()?;
+    if let Some(id) = storage.as_string() {
+        return Some((id, None));
+    }
+    let id = js::get(&storage, "0").ok()?.as_string()?;
+    let branch = js::get(&storage, "1").ok()?.as_string()?;
+    Some((id, Some(branch)))
+}
+
+/// The items of `user`'s sessions (`None`: the sessions without a user; `only`: just these)
+/// that meet every clause, best first, at most `limit`. One read transaction; the history is
+/// never scanned: the index gives the items that hold the query's rarest term, and only those
+/// are read.
+pub async fn search(
+    conn: &Connection,
+    user: Option<&str>,
+    clauses: &[Clause],
+    limit: usize,
+    only: Option<&[String]>,
+) -> Result<Vec<Hit>> {
+    if clauses.is_empty() || limit == 0 {
+        return Ok(Vec::new());
+    }
+    let tx = Tx::begin(
+        conn,
+        &[SESSIONS_STORE, MESSAGES_STORE],
+        TransactionMode::ReadOnly,
+        "searchSessions".to_string(),
+    )?;
+    tx.run(async |tx| {
+        let owner = JsValue::from_str(user.unwrap_or(""));
+        let index = tx
+            .store(MESSAGES_STORE)?
+            .index(BY_TERM_INDEX)
+            .map_err(|e| tx.fail(e))?;
+        // Every term's count of items, all asked at once, with the user's sessions.
+        let records = listening(user_records(tx, user)?);
+        let mut counts = Vec::new();
+        for clause in clauses {
+            let prefix = matches!(clause, Clause::Prefix(_));
+            let mut per_term = Vec::new();
+            for term in clause.terms() {
+                let range = lookup(&owner, term, prefix)?;
+                per_term.push((
+                    term,
+                    listening(index.count(Some(range)).map_err(|e| tx.fail(e))?),
+                ));
+            }
+            counts.push(per_term);
+        }
+        let records = records.await.map_err(|e| tx.fail(e))?;
+        let mut documents = 0u64;
+        let mut sessions: HashMap<String, ()> = HashMap::new();
+        for record in &records {
+            let Some(id) = js::get(record, "id").ok().and_then(|v| v.as_string()) else {
+                continue;
+            };
+            let owned = js::get(record, "userId").ok().and_then(|u| u.as_string());
+            if owned.as_deref() != user || only.is_some_and(|ids| !ids.contains(&id)) {
+                continue;
+            }
+            documents += js::get(record, "itemCount")
+                .ok()
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0) as u64;
+            sessions.insert(id, ());
+        }
+        // Each clause's count (a phrase: its rarest term's), and the rarest term of all.
+        let mut frequencies = Vec::with_capacity(clauses.len());
+        let mut rarest: Option<(u32, &str, bool)> = None;
+        for (clause, per_term) in clauses.iter().zip(counts) {
+            let prefix = matches!(clause, Clause::Prefix(_));
+            let mut least = u32::MAX;
+            for (term, count) in per_term {
+                let count = count.await.map_err(|e| tx.fail(e))?;
+                least = least.min(count);
+                if rarest.is_none_or(|(n, _, _)| count < n) {
+                    rarest = Some((count, term, prefix));
+                }
+            }
+            frequencies.push(least as u64);
+        }
+        let Some((_, term, prefix)) = rarest.filter(|(n, _, _)| *n > 0) else {
+            return Ok(Vec::new());
+        };
+        if sessions.is_empty() {
+            return Ok(Vec::new());
+        }
+        // The items holding the rarest term, in the user's sessions (the owner in the index key
+        // already says whose; the record check makes sure), read all at once.
+        let keys = index
+            .get_all_keys(Some(lookup(&owner, term, prefix)?), None)
+            .map_err(|e| tx.fail(e))?
+            .await
+            .map_err(|e| tx.fail(e))?;
+        let messages = tx.store(MESSAGES_STORE)?;
+        let mut pending = Vec::new();
+        let mut seen: std::collections::HashSet<(String, Option<String>, i64)> =
+            std::collections::HashSet::new();
+        for key in keys {
+            let Some((session_id, branch)) = owner_of_key(&key) else {
+                continue;
+            };
+            if !sessions.contains_key(&session_id) {
+                continue;
+            }
+            // A prefix lists an item once per term of it that it starts: read it once.
+            let seq = js::get(&key, "1")
+                .ok()
+                .and_then(|v| v.as_f64())
+                .unwrap_or(-1.0) as i64;
+            if !seen.insert((session_id.clone(), branch.clone(), seq)) {
+                continue;
+            }
+            pending.push((
+                session_id,
+                branch,
+                listening(messages.get(key).map_err(|e| tx.fail(e))?),
+            ));
+        }
+        let mut matched = Vec::new();
+        let mut total_length = 0usize;
+        for (session_id, branch, row) in pending {
+            let Some(row) = row.await.map_err(|e| tx.fail(e))? else {
+                continue;
+            };
+            let Some(item) = item_of(&row) else {
+                continue;
+            };
+            let text = item_search_text(&item, true);
+            let Some(m) = match_text(&text, clauses) else {
+                continue;
+            };
+            total_length += m.length;
+            matched.push((session_id, branch, row, item, text, m));
+        }
+        let average = total_length as f64 / matched.len().max(1) as f64;
+        let mut hits: Vec<Hit> = matched
+            .into_iter()
+            .map(|(session_id, branch, row, item, text, m)| Hit {
+                score: score(&m, &frequencies, documents.max(1), average),
+                snippet: snippet(&text, m.first),
+                session_id,
+                branch,
+                seq: seq_of(&row).unwrap_or(0),
+                turn: turn_of(&row).unwrap_or(0),
+                role: match js::get(&item, "role") {
+                    Ok(r) if r.is_string() => r,
+                    _ => js::get(&item, "type").unwrap_or(JsValue::NULL),
+                },
+                created_at: js::get(&row, "createdAt")
+                    .ok()
+                    .and_then(|v| v.as_f64())
+                    .unwrap_or(0.0),
+            })
+            .collect();
+        // Best first; equal scores, newest first.
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.created_at.total_cmp(&a.created_at))
+                .then(b.seq.cmp(&a.seq))
+        });
+        hits.truncate(limit);
+        Ok(hits)
+    })
+    .await
+}
+
+/// The request for `user`'s session records (`None`: every record, filtered by the caller,
+/// since records without a user are not in the user index).
+fn user_records(tx: &Tx, user: Option<&str>) -> Result<idb::request::GetAllStoreRequest> {
+    let store = tx.store(SESSIONS_STORE)?;
+    let request = match user {
+        Some(u) => {
+            let u = JsValue::from_str(u);
+            let range = KeyRange::bound(
+                &Array::of2(&u, &JsValue::from_f64(f64::NEG_INFINITY)),
+                &Array::of2(&u, &JsValue::from_f64(f64::INFINITY)),
+                Some(false),
+                Some(false),
+            )
+            .map_err(|e| tx.fail(e))?;
+            store
+                .index(BY_USER_INDEX)
+                .and_then(|index| index.get_all(Some(range.into()), None))
+        }
+        None => store
+            .index(BY_UPDATED_INDEX)
+            .and_then(|index| index.get_all(None, None)),
+    };
+    request.map_err(|e| tx.fail(e))
+}
+
+/// Rows indexed per transaction while building the index: small enough that a chunk never
+/// holds the page for long.
+const CHUNK: u32 = 100;
+
+/// The name of the meta record of the index build.
+const BUILD: &str = "searchIndex";
+
+/// How far the index build is: rows looked at, and rows the database held when it started.
+#[derive(Clone, Copy, Default)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+}
+
+/// Indexes the rows written before the search index existed (they have no `terms`), a chunk of
+/// [`CHUNK`] rows per transaction, in key order, from where the last chunk ended (kept in the
+/// meta store, so a build cut short by a reload goes on from there at the next open). Between
+/// chunks it yields to the page. `on_progress` hears after each chunk. Resolves once every row
+/// is indexed; at once when that was done before.
+pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<Progress> {
+    let mut progress = Progress::default();
+    let mut owners: HashMap<String, JsValue> = HashMap::new();
+    let mut first = true;
+    loop {
+        let tx = Tx::begin(
+            conn,
+            &[SESSIONS_STORE, MESSAGES_STORE, META_STORE],
+            TransactionMode::ReadWrite,
+            "building the search index".to_string(),
+        )?;
+        let finished = tx
+            .run(async |tx| {
+                let meta = tx.store(META_STORE)?;
+                let state = meta
+                    .get(JsValue::from_str(BUILD))
+                    .map_err(|e| tx.fail(e))?
+                    .await
+                    .map_err(|e| tx.fail(e))?;
+                if state
+                    .as_ref()
+                    .is_some_and(|s| js::get(s, "done").is_ok_and(|d| d.is_truthy()))
+                {
+                    return Ok(true);
+                }
+                let after = state
+                    .as_ref()
+                    .and_then(|s| js::get(s, "after").ok())
+                    .filter(|a| !a.is_undefined() && !a.is_null());
+                let messages = tx.store(MESSAGES_STORE)?;
+                if first {
+                    progress.total = messages
+                        .count(None)
+                        .map_err(|e| tx.fail(e))?
+                        .await
+                        .map_err(|e| tx.fail(e))? as u64;
+                    progress.done = state
+                        .as_ref()
+                        .and_then(|s| js::get(s, "indexed").ok())
+                        .and_then(|n| n.as_f64())
+                        .unwrap_or(0.0) as u64;
+                }
+                let range = match &after {
+                    Some(key) => Some(
+                        KeyRange::lower_bound(key, Some(true))
+                            .map(Query::from)
+                            .map_err(|e| tx.fail(e))?,
+                    ),
+                    None => None,
+                };
+                let rows = messages
+                    .get_all(range, Some(CHUNK))
+                    .map_err(|e| tx.fail(e))?
+                    .await
+                    .map_err(|e| tx.fail(e))?;
+                // The owners of the sessions this chunk holds, read once per build.
+                let mut unknown = Vec::new();
+                for row in &rows {
+                    let key = js::get(row, "sessionId").unwrap_or(JsValue::UNDEFINED);
+                    let id = key
+                        .as_string()
+                        .or_else(|| js::get(&key, "0").ok().and_then(|v| v.as_string()))
+                        .unwrap_or_default();
+                    if !owners.contains_key(&id) && !unknown.iter().any(|(u, _)| u == &id) {
+                        let request = tx
+                            .store(SESSIONS_STORE)?
+                            .get(JsValue::from_str(&id))
+                            .map_err(|e| tx.fail(e))?;
+                        unknown.push((id, listening(request)));
+                    }
+                }
+                for (id, request) in unknown {
+                    let record = request.await.map_err(|e| tx.fail(e))?;
+                    // A row of no session (left by hand) is indexed under nobody's name.
+                    let owner = record
+                        .map(|r| js::get(&r, "userId").unwrap_or(JsValue::NULL))
+                        .unwrap_or(JsValue::UNDEFINED);
+                    owners.insert(id, owner);
+                }
+                let terms_key = JsValue::from_str("terms");
+                for row in &rows {
+                    if !Reflect::get(row, &terms_key).is_ok_and(|t| t.is_undefined()) {
+                        continue;
+                    }
+                    let key = js::get(row, "sessionId").unwrap_or(JsValue::UNDEFINED);
+                    let id = key
+                        .as_string()
+                        .or_else(|| js::get(&key, "0").ok().and_then(|v| v.as_string()))
+                        .unwrap_or_default();
+                    let terms: JsValue = match owners.get(&id) {
+                        Some(owner) if !owner.is_undefined() => {
+                            let item = item_of(row).unwrap_or(JsValue::UNDEFINED);
+                            Indexer::new(owner.as_string().as_deref(), false).terms(&item)
+                        }
+                        _ => Array::new().into(),
+                    };
+                    let _ = Reflect::set(row, &terms_key, &terms);
+                    messages.put(row, None).map_err(|e| tx.fail(e))?;
+                }
+                progress.done += rows.len() as u64;
+                let done = (rows.len() as u32) < CHUNK;
+                let last = rows.last().map(|row| {
+                    let key: JsValue = Array::of2(
+                        &js::get(row, "sessionId").unwrap_or(JsValue::UNDEFINED),
+                        &js::get(row, "seq").unwrap_or(JsValue::UNDEFINED),
+                    )
+                    .into();
+                    key
+                });
+                let record = object(&[
+                    ("name", BUILD.into()),
+                    ("done", done.into()),
+                    ("after", last.or(after).unwrap_or(JsValue::NULL)),
+                    ("indexed", (progress.done as f64).into()),
+                ]);
+                meta.put(&record, None).map_err(|e| tx.fail(e))?;
+                Ok(done)
+            })
+            .await?;
+        if !first || !finished {
+            progress.total = progress.total.max(progress.done);
+            on_progress(progress);
+        }
+        if finished {
+            return Ok(progress);
+        }
+        first = false;
+        yield_to_page().await;
+    }
+}
+
+/// Resolves in a later task, so the page handles its events between two chunks.
+async fn yield_to_page() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let set_timeout = Reflect::get(&js_sys::global(), &"setTimeout".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        match set_timeout {
+            Some(f) => {
+                let _ = f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(0.0));
+            }
+            None => {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            }
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}

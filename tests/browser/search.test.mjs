@@ -1,0 +1,371 @@
+// Full-text search: searchSessions over one user's sessions through an index kept in the same
+// transaction as every write; ranking, query syntax, scripts, consistency after every kind of
+// write and a reload, the build for rows written before the index existed, user scoping, and
+// the bad inputs.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openHarness, reload } from './harness.mjs';
+import { startModelServer } from '../server/model-server.mjs';
+
+let env;
+let model;
+before(async () => {
+  env = await start();
+  model = await startModelServer();
+});
+after(async () => {
+  await env?.close();
+  await model?.close();
+});
+
+/** Defines `find(query, options)` in the page: the hits as `[sessionId, seq]`. */
+async function helpers(page, dbName) {
+  await page.evaluate((dbName) => {
+    window.db = { dbName };
+    window.find = async (query, options = {}) =>
+      (await lib.searchSessions({ dbName, userId: 'ann', query, ...options })).map((h) => `${h.sessionId}:${h.seq}`);
+  }, dbName);
+}
+
+test('ranking, phrases, prefixes, diacritics and CJK', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page, 'search-syntax');
+  const r = await page.evaluate(async () => {
+    const s = new lib.IndexedDbSession('s', { ...db, userId: 'ann' });
+    await s.addItems([
+      { role: 'user', content: 'The hippo sleeps in the river.' }, // 0
+      { role: 'assistant', content: 'A hippopotamus is a large animal; hippo is short for it.' }, // 1
+      { role: 'user', content: 'hippo hippo hippo' }, // 2
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Un café crème à Paris, près du canal.' }] }, // 3
+      { role: 'user', content: '東京の天気はどうですか' }, // 4
+      { role: 'assistant', content: '京都は晴れです' }, // 5
+      { role: 'user', content: 'big grey elephant' }, // 6
+      { role: 'user', content: 'grey big elephant' }, // 7
+      { type: 'function_call', callId: 'c1', name: 'lookup', arguments: '{"animal":"hippo"}' }, // 8: not indexed by default
+    ]);
+    const snippets = await lib.searchSessions({ ...db, userId: 'ann', query: 'cafe' });
+    return {
+      hippo: await find('hippo'),
+      prefix: await find('hippo*'),
+      cafe: await find('cafe'),
+      cafeAccent: await find('CAFÉ'),
+      creme: await find('creme paris'),
+      tokyo: await find('東京'),
+      tokyoWeather: await find('東京の天気'),
+      kyo: await find('京'),
+      phrase: await find('"big grey"'),
+      both: await find('big grey'),
+      none: await find('hippo elephant'),
+      limited: await find('hippo*', { limit: 1 }),
+      snippet: snippets[0],
+      empty: await find('   '),
+    };
+  });
+  // Whole words; the item saying it three times first, then the shorter one.
+  assert.deepEqual(r.hippo, ['s:2', 's:0', 's:1']);
+  assert.deepEqual(r.prefix.sort(), ['s:0', 's:1', 's:2']);
+  assert.deepEqual(r.cafe, ['s:3']);
+  assert.deepEqual(r.cafeAccent, ['s:3']);
+  assert.deepEqual(r.creme, ['s:3']);
+  assert.deepEqual(r.tokyo, ['s:4']);
+  assert.deepEqual(r.tokyoWeather, ['s:4']);
+  assert.deepEqual(r.kyo.sort(), ['s:4', 's:5'], 'one CJK character finds the bigrams it starts');
+  assert.deepEqual(r.phrase, ['s:6'], 'a phrase in order');
+  assert.deepEqual(r.both.sort(), ['s:6', 's:7'], 'words in any order');
+  assert.deepEqual(r.none, []);
+  assert.deepEqual(r.limited, ['s:2']);
+  assert.deepEqual(r.empty, []);
+  assert.equal(r.snippet.sessionId, 's');
+  assert.equal(r.snippet.seq, 3);
+  assert.equal(r.snippet.turn, 2);
+  assert.equal(r.snippet.role, 'assistant');
+  assert.equal(r.snippet.snippet, 'Un café crème à Paris, près du canal.');
+  assert.equal(typeof r.snippet.score, 'number');
+  assert.ok(r.snippet.createdAt > 0);
+});
+
+test('equal scores put the newest first; tool text only with index.tools', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page, 'search-ties');
+  const r = await page.evaluate(async () => {
+    const old = new lib.IndexedDbSession('old', { ...db, userId: 'ann' });
+    await old.addItems([{ role: 'user', content: 'zebra crossing' }]);
+    await new Promise((done) => setTimeout(done, 5));
+    const recent = new lib.IndexedDbSession('recent', { ...db, userId: 'ann' });
+    await recent.addItems([{ role: 'user', content: 'zebra crossing' }]);
+    const tools = new lib.IndexedDbSession('tools', { ...db, userId: 'ann', index: { tools: true } });
+    await tools.addItems([
+      { type: 'function_call', callId: 'c1', name: 'weather', arguments: '{"city":"Reykjavik"}' },
+      { type: 'function_call_result', callId: 'c1', name: 'weather', output: { type: 'text', text: 'Sleet in Reykjavik' } },
+    ]);
+    const plain = new lib.IndexedDbSession('plain', { ...db, userId: 'ann' });
+    await plain.addItems([{ type: 'function_call', callId: 'c2', name: 'weather', arguments: '{"city":"Reykjavik"}' }]);
+    let refused;
+    try {
+      new lib.IndexedDbSession('x', { ...db, index: { tools: 'yes' } });
+    } catch (e) {
+      refused = e.code;
+    }
+    return { ties: await find('zebra'), tools: await find('reykjavik'), sleet: await find('sleet'), refused };
+  });
+  assert.deepEqual(r.ties, ['recent:0', 'old:0']);
+  assert.deepEqual(r.tools.sort(), ['tools:0', 'tools:1']);
+  assert.deepEqual(r.sleet, ['tools:1']);
+  assert.equal(r.refused, 'INVALID_OPTIONS');
+});
+
+test('the index follows pops, clears, rewrites, branches, deletes and a reload', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page, 'search-consistency');
+  const r = await page.evaluate(async () => {
+    const s = new lib.IndexedDbSession('s', { ...db, userId: 'ann' });
+    await s.addItems([{ role: 'user', content: 'alpha one' }, { role: 'assistant', content: 'bravo two' }]);
+    const out = { added: [await find('alpha'), await find('bravo')] };
+    await s.popItem();
+    out.popped = [await find('alpha'), await find('bravo')];
+    await s.addItems([{ role: 'assistant', content: 'charlie three' }]);
+    await s.replaceHistory([{ role: 'user', content: 'delta four' }], { archive: false });
+    out.replaced = [await find('alpha'), await find('charlie'), await find('delta')];
+    await s.applyHistoryTransaction({ operationId: 'op1', transaction: { type: 'append_items', items: [{ role: 'assistant', content: 'echo five' }] } });
+    out.transaction = await find('echo');
+    await s.addItems([{ role: 'user', content: 'foxtrot six' }, { role: 'assistant', content: 'golf seven' }]);
+    const branch = await s.createBranchFromTurn(2, 'other');
+    await s.addItems([{ role: 'user', content: 'hotel eight' }]);
+    out.branch = (await lib.searchSessions({ ...db, userId: 'ann', query: 'hotel' })).map((h) => [h.sessionId, h.branch]);
+    out.shared = await find('delta');
+    await s.switchBranch('main');
+    await s.deleteBranch(branch);
+    out.branchDeleted = await find('hotel');
+    out.kept = await find('foxtrot');
+    await s.clearSession();
+    out.cleared = [await find('delta'), await find('foxtrot')];
+    await s.addItems([{ role: 'user', content: 'india nine' }]);
+    const t = new lib.IndexedDbSession('t', { ...db, userId: 'ann' });
+    await t.addItems([{ role: 'user', content: 'india juliet' }]);
+    await lib.deleteSession('t', db);
+    out.deleted = await find('india');
+    return out;
+  });
+  assert.deepEqual(r.added, [['s:0'], ['s:1']]);
+  assert.deepEqual(r.popped, [['s:0'], []]);
+  assert.deepEqual(r.replaced, [[], [], ['s:2']]);
+  assert.deepEqual(r.transaction, ['s:3']);
+  assert.deepEqual(r.branch, [['s', 'other']]);
+  assert.deepEqual(r.shared, ['s:2']);
+  assert.deepEqual(r.branchDeleted, []);
+  assert.deepEqual(r.kept, ['s:4']);
+  assert.deepEqual(r.cleared, [[], []]);
+  assert.deepEqual(r.deleted, ['s:6']);
+  // After a reload, the same answers from the same database.
+  await reload(page);
+  await helpers(page, 'search-consistency');
+  assert.deepEqual(await page.evaluate(() => find('india')), ['s:6']);
+});
+
+test('an imported backup is searchable under its new owner, and only there', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: 'search-export' };
+    await new lib.IndexedDbSession('c', { ...from, userId: 'ann' }).addItems([{ role: 'user', content: 'the quokka smiles' }]);
+    const text = await new Response(lib.exportSessions(from)).text();
+    const to = { dbName: 'search-import' };
+    await lib.importSessions(text, { ...to, userId: 'bob' });
+    const ids = async (userId) => (await lib.searchSessions({ ...to, userId, query: 'quokka' })).map((h) => h.sessionId);
+    return { bob: await ids('bob'), ann: await ids('ann'), terms: text.includes('"terms"') };
+  });
+  assert.deepEqual(r.bob, ['c']);
+  assert.deepEqual(r.ann, []);
+  assert.equal(r.terms, false, 'the backup carries no index terms');
+});
+
+test('one user never finds another user’s items', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page, 'search-users');
+  const r = await page.evaluate(async () => {
+    // Seeded: every user writes from the same words, so every query has hits for each.
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const words = ['apple', 'river', 'stone', 'cloud', 'lamp', 'tiger', 'piano', 'maple', 'ocean', 'salt'];
+    const users = ['ann', 'bob', null];
+    const owner = {};
+    for (let n = 0; n < 30; n++) {
+      const userId = users[n % 3];
+      const id = `chat-${n}`;
+      owner[id] = userId;
+      const s = new lib.IndexedDbSession(id, { ...db, ...(userId ? { userId } : {}) });
+      const items = [];
+      for (let i = 0; i < 10; i++) {
+        const text = Array.from({ length: 6 }, () => words[Math.floor(random() * words.length)]).join(' ');
+        items.push({ role: i % 2 ? 'assistant' : 'user', content: text });
+      }
+      await s.addItems(items);
+    }
+    const leaks = [];
+    let hits = 0;
+    for (const userId of users) {
+      for (const query of [...words, 'apple river', 'ston*', '"tiger piano"', 'm*']) {
+        for (const h of await lib.searchSessions({ ...db, userId, query, limit: 1000 })) {
+          hits += 1;
+          if (owner[h.sessionId] !== userId) leaks.push([userId, query, h.sessionId]);
+        }
+      }
+    }
+    // Only the sessions asked for, and still only the user's.
+    const only = await lib.searchSessions({ ...db, userId: 'ann', query: 'apple', sessionIds: ['chat-0', 'chat-1'] });
+    return { leaks, hits, only: [...new Set(only.map((h) => h.sessionId))] };
+  });
+  assert.deepEqual(r.leaks, []);
+  assert.ok(r.hits > 300, `${r.hits} hits`);
+  assert.deepEqual(r.only, ['chat-0']);
+});
+
+test('rows written before the index existed are indexed in chunks, and an interrupted build resumes', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = 'search-build';
+    const s = new lib.IndexedDbSession('big', { dbName, userId: 'ann' });
+    const items = [];
+    for (let i = 0; i < 2000; i++) items.push({ role: i % 2 ? 'assistant' : 'user', content: `message number${i} walrus${i % 10}` });
+    await s.addItems(items);
+    await s.close();
+    // As a build cut short leaves it: the rows after the 800th have no terms yet, and the meta
+    // record says where to go on.
+    const request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
+    const raw = await request(indexedDB.open(dbName));
+    const tx = raw.transaction(['agent_messages', 'agent_meta'], 'readwrite');
+    const rows = await request(tx.objectStore('agent_messages').getAll());
+    for (const row of rows.slice(800)) {
+      delete row.terms;
+      tx.objectStore('agent_messages').put(row);
+    }
+    tx.objectStore('agent_meta').put({ name: 'searchIndex', done: false, after: ['big', 799], indexed: 800 });
+    await new Promise((done) => (tx.oncomplete = done));
+    raw.close();
+    return { stripped: rows.length - 800 };
+  });
+  assert.equal(r.stripped, 1200);
+  // A new page: the library opens the database and goes on from the 800th row.
+  await reload(page);
+  const built = await page.evaluate(async () => {
+    const progress = [];
+    const hits = await lib.searchSessions({ dbName: 'search-build', userId: 'ann', query: 'number1999', onProgress: (p) => progress.push(p) });
+    const again = await lib.buildSearchIndex({ dbName: 'search-build' });
+    return {
+      hits: hits.map((h) => h.seq),
+      progress,
+      again,
+      early: (await lib.searchSessions({ dbName: 'search-build', userId: 'ann', query: 'number5' })).map((h) => h.seq),
+      many: (await lib.searchSessions({ dbName: 'search-build', userId: 'ann', query: 'walrus3', limit: 1000 })).length,
+    };
+  });
+  assert.deepEqual(built.hits, [1999]);
+  assert.deepEqual(built.early, [5]);
+  assert.equal(built.many, 200);
+  // Either this search ran the build (progress from 800 on) or the build that starts at open
+  // had finished it first; either way nothing is built twice.
+  for (const p of built.progress) assert.ok(p.done >= 800 && p.done <= p.total, JSON.stringify(p));
+  assert.ok(built.progress.every((p, i) => i === 0 || p.done >= built.progress[i - 1].done), 'progress only grows');
+  assert.equal(built.again.done, 0, 'a finished build does nothing');
+});
+
+test('bad input: long queries, a missing userId, bad limits, non-string queries', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const code = async (options) => {
+      try {
+        await lib.searchSessions(options);
+        return 'resolved';
+      } catch (e) {
+        return `${e.name} ${e.code}`;
+      }
+    };
+    const base = { dbName: 'search-bad', userId: 'ann' };
+    return {
+      long: await code({ ...base, query: 'a'.repeat(1001) }),
+      longest: await code({ ...base, query: 'a'.repeat(1000) }),
+      noUser: await code({ dbName: 'search-bad', query: 'x' }),
+      undefinedUser: await code({ dbName: 'search-bad', userId: undefined, query: 'x' }),
+      nullUser: await code({ dbName: 'search-bad', userId: null, query: 'x' }),
+      zero: await code({ ...base, query: 'x', limit: 0 }),
+      fraction: await code({ ...base, query: 'x', limit: 1.5 }),
+      text: await code({ ...base, query: 'x', limit: '3' }),
+      number: await code({ ...base, query: 42 }),
+      noOptions: await code(undefined),
+      ids: await code({ ...base, query: 'x', sessionIds: 'chat' }),
+    };
+  });
+  assert.equal(r.long, 'SessionError INVALID_QUERY');
+  assert.equal(r.longest, 'resolved');
+  assert.equal(r.noUser, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.undefinedUser, 'SessionError INVALID_OPTIONS', 'an undefined userId is a missing one');
+  assert.equal(r.nullUser, 'resolved');
+  assert.equal(r.zero, 'SessionError INVALID_LIMIT');
+  assert.equal(r.fraction, 'SessionError INVALID_LIMIT');
+  assert.equal(r.text, 'SessionError INVALID_LIMIT');
+  assert.equal(r.number, 'SessionError INVALID_QUERY');
+  assert.equal(r.noOptions, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.ids, 'SessionError INVALID_OPTIONS');
+});
+
+test('the past-session tools, against the test model server: the user’s sessions only, and nothing about others', async () => {
+  const { page } = await openHarness(env);
+  model.reset();
+  model.script(
+    { calls: [{ name: 'search_past_sessions', arguments: {} }] },
+    { calls: [{ name: 'search_past_sessions', arguments: { query: 'volcano' } }] },
+    { calls: [{ name: 'read_past_session', arguments: { session_id: 'ann-old', num_turns: 1 } }] },
+    { calls: [{ name: 'read_past_session', arguments: { session_id: 'bob-secret' } }] },
+    { calls: [{ name: 'read_past_session', arguments: { session_id: 'no-such-session' } }] },
+    { text: 'done' },
+  );
+  const r = await page.evaluate(
+    async ({ url }) => {
+      const dbName = 'past-tools';
+      const write = async (id, userId, items) => new lib.IndexedDbSession(id, { dbName, userId }).addItems(items);
+      await write('ann-old', 'ann', [
+        { role: 'user', content: 'Tell me about the volcano in Iceland' },
+        { role: 'assistant', content: 'Eyjafjallajökull erupted in 2010.' },
+        { role: 'user', content: 'And its ash cloud?' },
+        { role: 'assistant', content: 'It stopped flights across Europe.' },
+      ]);
+      await write('ann-other', 'ann', [{ role: 'user', content: 'A recipe for bread' }, { role: 'assistant', content: 'Flour, water, salt.' }]);
+      await write('bob-secret', 'bob', [{ role: 'user', content: 'My secret volcano lair' }, { role: 'assistant', content: 'Noted.' }]);
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'a', model: 'm', pastSessions: { count: 20, turnsPerSession: 3 } });
+      const session = new lib.IndexedDbSession('ann-now', { dbName, userId: 'ann' });
+      const result = await runner.run(agent, 'what did we talk about?', { session });
+      let refused;
+      try {
+        new lib.Agent({ name: 'b', pastSessions: { count: 0 } });
+      } catch (e) {
+        refused = `${e.name} ${e.code}`;
+      }
+      return { answer: result.finalOutput, refused };
+    },
+    { url: model.url },
+  );
+  assert.equal(r.answer, 'done');
+  assert.equal(r.refused, 'RunnerError INVALID_AGENT');
+  // What each tool told the model: the outputs the next requests carried.
+  const last = model.requests.at(-1).body;
+  const outputs = last.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+  assert.equal(outputs.length, 5);
+  const [recent, found, transcript, bobs, missing] = outputs;
+  const listed = JSON.parse(recent);
+  assert.deepEqual(
+    listed.sessions.map((s) => s.session_id),
+    ['ann-other', 'ann-old'],
+    'newest first, not the current one, not bob’s',
+  );
+  assert.deepEqual(listed.sessions[1].turns, [
+    { user: 'Tell me about the volcano in Iceland', assistant: 'Eyjafjallajökull erupted in 2010.' },
+    { user: 'And its ash cloud?', assistant: 'It stopped flights across Europe.' },
+  ]);
+  const search = JSON.parse(found);
+  assert.deepEqual(search.sessions.map((s) => s.session_id), ['ann-old']);
+  assert.deepEqual(search.sessions[0].turns, [{ turn: 1, user: 'Tell me about the volcano in Iceland', match: 'Tell me about the volcano in Iceland' }]);
+  assert.equal(transcript, 'user: And its ash cloud?\nassistant: It stopped flights across Europe.');
+  assert.equal(bobs, missing, 'another user’s session reads as one that does not exist');
+  assert.match(missing, /no past session/);
+  assert.ok(!outputs.join(' ').includes('lair'), 'nothing of bob’s');
+});
