@@ -10,6 +10,8 @@ import init, {
   sessionBusy,
 } from './agent_sessions_runner.js';
 
+import { IndexedDbSession, listSessions, searchSessions } from './index.js';
+
 await init({ module_or_path: new URL('./agent_sessions_runner_bg.wasm', import.meta.url) });
 
 // Every Agent and Runner this entry made. Checking membership runs no code of the value checked (a Proxy is
@@ -18,12 +20,171 @@ await init({ module_or_path: new URL('./agent_sessions_runner_bg.wasm', import.m
 const agents = new WeakSet();
 const runners = new WeakSet();
 
+/** The options each Agent made with `pastSessions` was given, and that setting. */
+const pastOf = new WeakMap();
+
+/** A `RunnerError` with `code`, as the WebAssembly module makes them. */
+function runnerError(code, message) {
+  return Object.assign(new Error(message), { name: 'RunnerError', code });
+}
+
+/** Reads `pastSessions`: `true` or `{ count = 5, turnsPerSession = 3 }`. */
+function pastSessionsOf(value) {
+  if (value === undefined || value === false || value === null) return null;
+  const given = value === true ? {} : value;
+  if (typeof given !== 'object') throw runnerError('INVALID_AGENT', `pastSessions must be true or { count, turnsPerSession }, got ${typeof value}`);
+  const whole = (key, fallback) => {
+    const n = given[key] ?? fallback;
+    if (!Number.isInteger(n) || n < 1) throw runnerError('INVALID_AGENT', `pastSessions.${key} must be a positive integer, got ${String(n)}`);
+    return n;
+  };
+  return { count: whole('count', 5), turnsPerSession: whole('turnsPerSession', 3) };
+}
+
 /** An agent: a name, instructions, a model and tools (see the declarations in runner.d.ts). */
 class Agent extends WasmAgent {
   constructor(options) {
+    // The module checks the options first (a hostile value is its coded error).
     super(options);
     agents.add(this);
+    try {
+      const past = pastSessionsOf(options?.pastSessions);
+      if (past) pastOf.set(this, { options: { ...options }, past });
+    } catch (e) {
+      throw e?.name === 'RunnerError' ? e : runnerError('INVALID_AGENT', `options.pastSessions could not be read (${e?.message ?? e})`);
+    }
   }
+}
+
+// Agno's tools over the user's earlier sessions, for an agent made with `pastSessions`. Both
+// read only sessions of the run's session's user (the sessions of no user for a session that
+// has none), from the same database, and tell the model nothing about any other session: an id
+// that is not one of them is "no past session", whether it exists or not.
+const PREVIEW = 200;
+
+function cut(text, length = PREVIEW) {
+  const flat = String(text ?? '').replace(/\s+/g, ' ').trim();
+  return flat.length <= length ? flat : `${flat.slice(0, length - 1).trimEnd()}…`;
+}
+
+function textOf(item) {
+  const content = item?.content;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (typeof p?.text === 'string' ? p.text : '')).filter(Boolean).join(' ');
+  return '';
+}
+
+function roleOf(item) {
+  const type = item?.type;
+  return (type === undefined || type === 'message') && (item.role === 'user' || item.role === 'assistant') ? item.role : null;
+}
+
+/** Items grouped by user turn: `[{ user, assistant }]`, the first text of each. */
+function turnsOf(items) {
+  const turns = [];
+  for (const item of items) {
+    const role = roleOf(item);
+    if (role === 'user') turns.push({ user: textOf(item), assistant: '' });
+    else if (role === 'assistant' && turns.length && !turns.at(-1).assistant) turns.at(-1).assistant = textOf(item);
+  }
+  return turns;
+}
+
+function pastSessionTools(session, { count, turnsPerSession }) {
+  const scope = () => {
+    const named = session && typeof session === 'object' && typeof session.dbName === 'string' && typeof session.sessionId === 'string';
+    if (!named) return null;
+    return { dbName: session.dbName, userId: session.userId ?? null, current: session.sessionId };
+  };
+  /** The user's sessions other than the current one, newest first. */
+  const others = async ({ dbName, userId, current }) =>
+    (await listSessions(userId === null ? { dbName } : { dbName, userId })).filter((s) => s.userId === userId && s.sessionId !== current);
+  const open = ({ dbName, userId }, id) => new IndexedDbSession(id, userId === null ? { dbName } : { dbName, userId });
+  const noSessions = 'Past sessions are only kept for runs with a session stored in IndexedDB.';
+  return [
+    {
+      name: 'search_past_sessions',
+      description:
+        "Lists the user's earlier conversations (not this one), newest first, with a preview of their turns. With a query, only the conversations and turns that match it (all its words; \"quoted phrases\"; prefix*).",
+      parameters: { type: 'object', properties: { query: { type: 'string', description: 'Words to look for; leave out to list the most recent conversations.' } }, additionalProperties: false },
+      needsApproval: false,
+      async execute(args) {
+        const where = scope();
+        if (!where) return noSessions;
+        const list = await others(where);
+        const query = typeof args?.query === 'string' ? args.query.trim() : '';
+        const sessions = [];
+        if (!query) {
+          for (const s of list.slice(0, count)) {
+            const turns = turnsOf(await open(where, s.sessionId).getRecentTurns(turnsPerSession));
+            sessions.push({ session_id: s.sessionId, title: s.title, updated_at: new Date(s.updatedAt).toISOString(), turns: turns.map((t) => ({ user: cut(t.user), assistant: cut(t.assistant) })) });
+          }
+          return { sessions };
+        }
+        const known = new Map(list.map((s) => [s.sessionId, s]));
+        const hits = await searchSessions({ dbName: where.dbName, userId: where.userId, query, limit: 200 });
+        const matched = new Map();
+        for (const hit of hits) {
+          if (!known.has(hit.sessionId) || hit.branch) continue;
+          if (!matched.has(hit.sessionId)) {
+            if (matched.size === count) continue;
+            matched.set(hit.sessionId, new Map());
+          }
+          const turns = matched.get(hit.sessionId);
+          if (!turns.has(hit.turn) && turns.size < turnsPerSession) turns.set(hit.turn, hit.snippet);
+        }
+        for (const [id, turns] of matched) {
+          const s = known.get(id);
+          const listed = await open(where, id).getTurns();
+          sessions.push({
+            session_id: id,
+            title: s.title,
+            updated_at: new Date(s.updatedAt).toISOString(),
+            turns: [...turns].map(([turn, match]) => ({ turn, user: cut(listed.find((t) => t.turn === turn)?.content ?? ''), match })),
+          });
+        }
+        return { query, sessions };
+      },
+    },
+    {
+      name: 'read_past_session',
+      description: "Reads one of the user's earlier conversations (an id from search_past_sessions) as user/assistant lines: its newest num_turns turns, or all of it.",
+      parameters: {
+        type: 'object',
+        properties: { session_id: { type: 'string' }, num_turns: { type: 'integer', minimum: 1 } },
+        required: ['session_id'],
+        additionalProperties: false,
+      },
+      needsApproval: false,
+      async execute(args) {
+        const where = scope();
+        if (!where) return noSessions;
+        const id = args?.session_id;
+        const found = typeof id === 'string' && (await others(where)).some((s) => s.sessionId === id);
+        if (!found) return 'Error: there is no past session with that id. Use search_past_sessions to find one.';
+        const n = args?.num_turns;
+        const past = open(where, id);
+        const items = Number.isInteger(n) && n > 0 ? await past.getRecentTurns(n) : await past.getItems();
+        const lines = items.filter(roleOf).map((item) => `${roleOf(item)}: ${textOf(item)}`);
+        return lines.length ? lines.join('\n') : '(the session holds no messages)';
+      },
+    },
+  ];
+}
+
+/** The agent a run uses: `agent` itself, or for an agent with `pastSessions`, one with the past
+ * session tools of the run's session added. */
+function forRun(agent, options) {
+  const past = pastOf.get(agent);
+  if (!past) return agent;
+  let session;
+  try {
+    session = options?.session;
+  } catch {
+    session = undefined;
+  }
+  const { pastSessions: _, ...rest } = past.options;
+  return new WasmAgent({ ...rest, tools: [...(rest.tools ?? []), ...pastSessionTools(session, past.past)] });
 }
 
 const fromString = RunState.fromString;
@@ -83,7 +244,7 @@ class Runner extends WasmRunner {
 
   run(agent, input, options) {
     if (!agents.has(agent)) return Promise.reject(notAnAgent(agent));
-    return locked(options, () => super.run(agent, input, options));
+    return locked(options, () => super.run(forRun(agent, options), input, options));
   }
 
   /**
@@ -103,7 +264,7 @@ class Runner extends WasmRunner {
       wake?.();
     };
     const result = agents.has(agent)
-      ? locked(options, () => this.startStreamed(agent, input, options, push))
+      ? locked(options, () => this.startStreamed(forRun(agent, options), input, options, push))
       : Promise.reject(notAnAgent(agent));
     result.then(
       (value) => {

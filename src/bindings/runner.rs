@@ -88,6 +88,11 @@ export interface AgentOptions<TContext = unknown> extends SessionMetadataOptions
   model?: string;
   modelSettings?: ModelSettings;
   tools?: FunctionTool<{ [key: string]: unknown }, TContext>[];
+  /** Agno's past sessions: the tools `search_past_sessions(query?)` (the user's `count` most
+   * recent other sessions, or those matching `query`, each with previews of up to
+   * `turnsPerSession` turns) and `read_past_session(session_id, num_turns?)` (a transcript), both
+   * scoped to the run's session's user. `true`: `{ count: 5, turnsPerSession: 3 }`. */
+  pastSessions?: boolean | { count?: number; turnsPerSession?: number };
 }
 
 /** A model server that speaks an OpenAI wire API. */
