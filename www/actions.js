@@ -6,6 +6,7 @@ import { DB_NAME, state, newId, saveUsers } from './state.js';
 import { backgroundDone, branchOf, closeChat, closeSession, current, listChats, openChat, openInitialChat, sessionFor } from './chats.js';
 import { contentText, isUserMessage } from './items.js';
 import { busy } from './busy.js';
+import { clearSearch } from './search.js';
 import { closeRename, el, renderUsers, setStatus } from './view.js';
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -13,6 +14,8 @@ const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 export function switchUser(user) {
   if (user === state.user) return;
   return busy(async () => {
+    // The search box searched the other user's chats.
+    clearSearch();
     await closeChat();
     state.user = user;
     saveUsers();
@@ -42,6 +45,25 @@ export function selectChat(id) {
   // Selecting the open chat only reads it again. Another chat opens on the branch it was last on.
   return busy(async () => {
     if (id !== state.sessionId) await openChat(id, null, branchOf(await listChats(), id));
+  });
+}
+
+/** Opens the chat of search hit `hit` (a `searchSessions` hit) on the branch that holds its
+ * message: `hit.branch`, else 'main' (which is then remembered, as the switcher does). The chat is
+ * the current user's: the search is theirs only. search.js then shows the message. */
+export function openHit(hit) {
+  return busy(async () => {
+    const branch = hit.branch ?? 'main';
+    if (hit.sessionId !== state.sessionId) {
+      const list = await listChats();
+      if (!list.some((c) => c.sessionId === hit.sessionId)) throw new Error('That chat is no longer here: it was deleted.');
+      await openChat(hit.sessionId, null, branchOf(list, hit.sessionId));
+    }
+    if (state.branch !== branch) {
+      await settleOpenChat();
+      await current().switchBranch(branch);
+      state.branch = branch;
+    }
   });
 }
 

@@ -79,6 +79,15 @@ export function listSignature(list) {
   return list.map(chatSignature).join('\n');
 }
 
+/** What is told of each list the sidebar shows (search.js: the search results follow it). */
+const listListeners = [];
+
+/** Calls `fn(list)` each time the sidebar shows the chat list again: after every action, every
+ * re-read for another tab's change and every reply's background work. */
+export function onList(fn) {
+  listListeners.push(fn);
+}
+
 /** Renders the sidebar from `list`, and remembers what it shows (live.js compares with it). */
 export function showList(list) {
   state.listed = {
@@ -86,6 +95,13 @@ export function showList(list) {
     chats: new Map(list.map((c) => [c.sessionId, chatSignature(c)])),
   };
   renderSidebar(list);
+  for (const fn of listListeners) {
+    try {
+      fn(list);
+    } catch (e) {
+      showError(e);
+    }
+  }
 }
 
 /** Opens the chat the user had open last time, else the newest one, else a new one. */

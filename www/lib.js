@@ -5,6 +5,7 @@ export {
   Runner,
   IndexedDbSession,
   listSessions,
+  searchSessions,
   deleteSession,
   watchSessions,
   requestPersistentStorage,

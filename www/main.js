@@ -9,6 +9,7 @@ import { regenerate, send, stop } from './conversation.js';
 import * as actions from './actions.js';
 import { keepChats, measureSoon, showKept } from './storage.js';
 import { backUpChats, restoreChats } from './backup.js';
+import { clearSearch, hitOf, revealHit, searchNow, searchSoon, searching } from './search.js';
 // Follows other tabs' changes, at the end of every action.
 import './live.js';
 import {
@@ -131,6 +132,57 @@ function wire() {
     if (!b || state.busy) return;
     toggleSidebar(false);
     actions.selectChat(b.dataset.sessionId);
+  });
+
+  // Searching the chats: typing searches after a pause, Enter at once; Escape (or ×) clears the
+  // box and brings the chat list back; ↓ goes from the box to the messages found, ↑ and ↓ between
+  // them. Choosing one opens its chat at that message.
+  el.searchInput.addEventListener('input', searchSoon);
+  el.searchInput.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.isComposing) {
+      e.preventDefault();
+      searchNow();
+    } else if (e.key === 'Escape' && (el.searchInput.value || searching())) {
+      // Not also Stop: the box had something to clear.
+      e.preventDefault();
+      e.stopPropagation();
+      clearSearch();
+    } else if (e.key === 'ArrowDown' && searching()) {
+      const first = el.searchResults.querySelector('button');
+      if (first) {
+        e.preventDefault();
+        first.focus();
+      }
+    }
+  });
+  el.searchClear.addEventListener('click', () => {
+    clearSearch();
+    el.searchInput.focus();
+  });
+  el.searchResults.addEventListener('keydown', (e) => {
+    const b = e.target.closest('button.search-hit');
+    if (!b) return;
+    const buttons = [...el.searchResults.querySelectorAll('button.search-hit')];
+    const i = buttons.indexOf(b);
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      const next = e.key === 'ArrowDown' ? buttons[i + 1] : buttons[i - 1];
+      (next ?? (e.key === 'ArrowUp' ? el.searchInput : b)).focus();
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      e.stopPropagation();
+      clearSearch();
+      el.searchInput.focus();
+    }
+  });
+  el.searchResults.addEventListener('click', async (e) => {
+    const b = e.target.closest('button.search-hit');
+    if (!b || state.busy) return;
+    const found = hitOf(b);
+    if (!found) return;
+    toggleSidebar(false);
+    await actions.openHit(found.hit);
+    revealHit(found);
   });
 
   el.userSelect.addEventListener('change', () => actions.switchUser(el.userSelect.value));

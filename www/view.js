@@ -17,6 +17,10 @@ export const el = {
   toggleSidebar: $('toggle-sidebar'),
   newChat: $('new-chat'),
   sessionList: $('session-list'),
+  searchInput: $('search-input'),
+  searchClear: $('search-clear'),
+  searchStatus: $('search-status'),
+  searchResults: $('search-results'),
   settingsForm: $('settings-form'),
   baseUrl: $('set-base-url'),
   api: $('set-api'),
@@ -139,7 +143,8 @@ export function settingsFromForm() {
   };
 }
 
-function formatTime(ms) {
+/** When `ms` was: the time today, else the date. */
+export function formatTime(ms) {
   const d = new Date(ms);
   const sameDay = d.toDateString() === new Date().toDateString();
   return sameDay
@@ -148,7 +153,7 @@ function formatTime(ms) {
 }
 
 /** What a chat is called: its title, or "New chat" while it has none. */
-const titleOf = (chat) => chat?.title ?? 'New chat';
+export const titleOf = (chat) => chat?.title ?? 'New chat';
 
 /** The chat list: `chats` as `listSessions` gives them (`[{ sessionId, title, itemCount,
  * updatedAt }]`, newest first); the open chat gets a row even before it is saved. */
@@ -300,15 +305,30 @@ function switcherElement(turn, { index, count, prev, next }) {
   return group;
 }
 
+/** The text each rendered message shows (before Markdown), by its element: how a search hit
+ * finds its message (search.js). */
+const sources = new WeakMap();
+
+/** The text of rendered message `li`, as stored (an answer's Markdown source). */
+export function messageSource(li) {
+  return sources.get(li) ?? '';
+}
+
 /** The conversation: every item of the open chat (of its branch). Each user message, turn `t` (its
  * 1-based position among them), has an Edit button, and the switcher `switchers.get(t)` when the
- * turn has other versions. */
+ * turn has other versions. Every message carries the library's turn number of its item in
+ * `data-in-turn` (counted as the library counts them: a user message starts the next turn, the
+ * items before the first one are turn 0), which is how a search hit's message is found. */
 export function renderMessages(items, switchers = new Map()) {
   let turn = 0;
+  let inTurn = 0;
   el.messages.replaceChildren(
     ...items.map((item) => {
       const { kind, label, text } = describe(item);
       const li = messageElement(kind, label, text);
+      if (item?.role === 'user' && (item.type === undefined || item.type === 'message')) inTurn++;
+      li.dataset.inTurn = String(inTurn);
+      sources.set(li, text);
       if (kind === 'user') {
         turn++;
         li.dataset.turn = String(turn);

@@ -6,8 +6,9 @@
 // javascript: links, no image requests), a real OpenAI-compatible endpoint in both API styles,
 // editing a message onto a new branch and switching between its versions, the tokens used, two
 // tabs following each other's changes live, "Keep my chats on this device", backing up and
-// restoring all of a user's chats (the library's backup file) and the storage meter, and the
-// layout at desktop and phone widths.
+// restoring all of a user's chats (the library's backup file) and the storage meter, the
+// layout at desktop and phone widths, and searching a user's chats (the matched words marked as
+// text; a result opens its chat at the message).
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -725,8 +726,10 @@ test('the summary shows under the title after a reply, written in the background
   try {
     assert.equal(await page.isHidden('#chat-summary'), true);
     assert.equal(await page.isChecked('#set-summaries'), true, 'on by default');
-    // The offline model answers slowly, so that the background work can be seen running.
-    await tokenDelay(100);
+    // The offline model answers slowly, so that the background work can be seen running (its
+    // whole answers wait one delay: long enough that the reply's own end is seen first even on a
+    // busy machine).
+    await tokenDelay(400);
     const first = 'please remember that my hobby is horse racing';
     await page.fill('#input', first);
     await page.press('#input', 'Enter');
@@ -1701,6 +1704,281 @@ test('"Back up all chats" saves all of a user\'s chats in one file, "Restore cha
     await selectUser(page, 'Guest');
     assert.equal(await page.isDisabled('#backup'), true);
     assert.equal((await chatStorage(page, 'Guest')).text, 'Guest’s chats: 0 B in 0 chats');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+/** The messages the search shows: `[{ sessionId, title, meta, snippet, marks, elements }]`,
+ * `marks` the text of each <mark> in the snippet, `elements` every element in it. */
+function searchResults(page) {
+  return page.$$eval('#search-results .search-hit', (bs) =>
+    bs.map((b) => {
+      const snippet = b.querySelector('.search-hit-snippet');
+      return {
+        sessionId: b.dataset.sessionId,
+        title: b.querySelector('.search-hit-title').textContent,
+        meta: b.querySelector('.search-hit-meta').textContent,
+        snippet: snippet.textContent,
+        marks: [...snippet.querySelectorAll('mark')].map((m) => m.textContent),
+        elements: [...snippet.querySelectorAll('*')].map((e) => e.tagName.toLowerCase()),
+      };
+    }),
+  );
+}
+
+/** Types `query` into the search box (as keystrokes, or all at once with `fill`), then Enter
+ * unless `enter` is false (the search then runs once the typing pauses), and waits for its
+ * results. */
+async function searchChats(page, query, { type = false, enter = true } = {}) {
+  if (type) {
+    await page.fill('#search-input', '');
+    await page.locator('#search-input').pressSequentially(query, { delay: 20 });
+  } else {
+    await page.fill('#search-input', query);
+  }
+  if (enter) await page.press('#search-input', 'Enter');
+  await until(page, (q) => document.getElementById('search-results').dataset.query === q, query);
+  return searchResults(page);
+}
+
+/** Whether the chat list or the search results are shown (the results' list, when empty, has
+ * no height: its `hidden` says), and the search's status line. */
+async function listShown(page) {
+  return {
+    list: await page.isVisible('#session-list'),
+    results: await page.$eval('#search-results', (ul) => !ul.hidden),
+    status: await page.textContent('#search-status'),
+  };
+}
+
+/** The message a search result opened: its role and text, the text of its marks, the elements
+ * in it, and whether it is in view in the conversation. */
+function foundMessage(page) {
+  return page.evaluate(() => {
+    const found = document.querySelectorAll('#messages .msg-found');
+    if (found.length !== 1) return { count: found.length };
+    const [li] = found;
+    const body = li.querySelector('.msg-text');
+    const box = document.getElementById('messages').getBoundingClientRect();
+    const mark = body.querySelector('mark')?.getBoundingClientRect();
+    return {
+      count: 1,
+      role: li.dataset.role,
+      text: body.textContent,
+      marks: [...body.querySelectorAll('mark')].map((m) => m.textContent),
+      elements: [...new Set([...body.querySelectorAll('*')].map((e) => e.tagName.toLowerCase()))].sort(),
+      inView: Boolean(mark) && mark.top >= box.top && mark.bottom <= box.bottom,
+      atEnd: document.getElementById('messages').scrollTop + document.getElementById('messages').clientHeight >= document.getElementById('messages').scrollHeight - 2,
+    };
+  });
+}
+
+/** Clicks the search result whose snippet contains `text`, and waits for its chat to show. */
+async function openResult(page, text) {
+  await page.click(`#search-results .search-hit:has(.search-hit-snippet:has-text("${text}"))`);
+  await idle(page);
+  await until(page, () => document.querySelectorAll('#messages .msg-found').length === 1);
+}
+
+test('search the chats: only the current user’s, words marked as text (accents folded, Japanese too), a result opens its chat at the message; the results follow changes; Escape, × and an empty box bring the list back', async () => {
+  const { context, page } = await openDemo();
+  try {
+    // Two chats of Guest's and one of Ann's, written through the library; a long chat, so that
+    // its first message is far from where the conversation opens (at its end).
+    const [zoo, tokyo, ann] = ['chat-zoo', 'chat-tokyo', 'chat-ann'];
+    const filler = [];
+    for (let i = 2; i <= 25; i++) filler.push({ role: 'user', content: `filler question ${i}` }, { role: 'assistant', content: `filler answer ${i}, nothing to see` });
+    await lib(
+      page,
+      async ({ lib, dbName, zoo, tokyo, ann, filler }) => {
+        const write = async (id, userId, title, items) => {
+          const s = new lib.IndexedDbSession(id, { userId, dbName });
+          await s.addItems(items);
+          await s.update({ title });
+          await s.close();
+          s.free();
+        };
+        await write(zoo, 'Guest', 'Zoo trip', [
+          { role: 'user', content: 'We saw a hippopotamus near the café by the river.' },
+          { role: 'assistant', content: 'A **hippopotamus** runs fast; the café sounds nice.' },
+          ...filler,
+          { role: 'user', content: 'The <b>bold</b> hippopotamus yawned <img src=x onerror="window.__pwned=1">.' },
+          { role: 'assistant', content: 'Noted.' },
+        ]);
+        await write(ann, 'Ann', 'Ann’s zoo', [{ role: 'user', content: 'Ann saw a hippopotamus too.' }]);
+        await write(tokyo, 'Guest', 'Weather', [
+          { role: 'user', content: '東京の天気はどうですか？' },
+          { role: 'assistant', content: '東京は晴れです。' },
+        ]);
+      },
+      { zoo, tokyo, ann, filler },
+    );
+    await reload(page);
+    assert.deepEqual(await sidebarIds(page), [tokyo, zoo]);
+    assert.equal(await currentSessionId(page), tokyo);
+    assert.deepEqual(await listShown(page), { list: true, results: false, status: '' });
+    assert.equal(await page.isVisible('#search-clear'), false);
+
+    // hippo*, typed: Guest's three messages (not Ann's), the start of the word marked, the
+    // message's HTML shown as text.
+    let found = await searchChats(page, 'hippo*', { type: true, enter: false });
+    assert.deepEqual(await listShown(page), { list: false, results: true, status: '3 messages found' });
+    assert.equal(await page.isVisible('#search-clear'), true);
+    assert.deepEqual(new Set(found.map((r) => r.sessionId)), new Set([zoo]), JSON.stringify(found));
+    for (const r of found) {
+      assert.equal(r.title, 'Zoo trip');
+      assert.deepEqual(r.marks, ['hippo'], JSON.stringify(r));
+      assert.deepEqual(r.elements, ['mark'], 'nothing but the marks is an element');
+      assert.match(r.snippet, /hippopotamus/);
+    }
+    assert.deepEqual(found.map((r) => r.meta.split(' · ')[0]).sort(), ['Assistant', 'You', 'You']);
+    const bold = found.find((r) => r.snippet.includes('<b>bold</b>'));
+    assert.ok(bold, 'the message with <b> in it is found, its HTML shown as text');
+    assert.ok(bold.snippet.includes('<img src=x onerror="window.__pwned=1">'), bold.snippet);
+    // The mark is the start of "hippopotamus", the rest of the word right after it.
+    const after = await page.$$eval('#search-results .search-hit-snippet mark', (ms) => ms.map((m) => m.textContent + m.nextSibling.textContent.slice(0, 7)));
+    assert.deepEqual(after, ['hippopotamus', 'hippopotamus', 'hippopotamus']);
+    // A whole word is marked whole.
+    found = await searchChats(page, 'HIPPOPOTAMUS');
+    assert.equal(found.length, 3);
+    for (const r of found) assert.deepEqual(r.marks, ['hippopotamus']);
+
+    // Accents folded both ways: "cafe" finds "café", and the mark holds the accented word.
+    found = await searchChats(page, 'cafe');
+    assert.equal(found.length, 2, JSON.stringify(found));
+    for (const r of found) {
+      assert.equal(r.sessionId, zoo);
+      assert.deepEqual(r.marks, ['café']);
+    }
+    // Japanese, as pairs of characters.
+    found = await searchChats(page, '東京');
+    assert.deepEqual(found.map((r) => [r.sessionId, r.title]), [[tokyo, 'Weather'], [tokyo, 'Weather']]);
+    for (const r of found) assert.deepEqual(r.marks, ['東京']);
+    found = await searchChats(page, '東京の天気');
+    assert.deepEqual(found.map((r) => r.marks), [['東京の天気']]);
+    found = await searchChats(page, 'zebra');
+    assert.deepEqual(found, []);
+    assert.deepEqual(await listShown(page), { list: false, results: true, status: 'No messages match' });
+
+    // An empty box shows the chat list.
+    await page.fill('#search-input', '');
+    assert.deepEqual(await listShown(page), { list: true, results: false, status: '' });
+
+    // A result opens its chat, scrolled to the message, the word marked in it.
+    found = await searchChats(page, 'hippopotamus');
+    await openResult(page, 'We saw a');
+    assert.equal(await currentSessionId(page), zoo);
+    let message = await foundMessage(page);
+    assert.equal(message.role, 'user');
+    assert.equal(message.text, 'We saw a hippopotamus near the café by the river.');
+    assert.deepEqual(message.marks, ['hippopotamus']);
+    assert.equal(message.inView, true, 'the message is scrolled into view');
+    assert.equal(message.atEnd, false, 'the conversation is not at its end');
+    // The search stays open.
+    assert.equal(await page.inputValue('#search-input'), 'hippopotamus');
+    assert.equal((await searchResults(page)).length, 3);
+    // The answer, rendered from Markdown: the mark inside its <strong>.
+    await openResult(page, 'runs fast');
+    message = await foundMessage(page);
+    assert.equal(message.role, 'assistant');
+    assert.deepEqual(message.marks, ['hippopotamus']);
+    assert.deepEqual(message.elements, ['mark', 'p', 'strong']);
+    assert.equal(await page.$eval('#messages .msg-found mark', (m) => m.parentElement.tagName), 'STRONG');
+    // The message with HTML in it: shown as text, the mark around the word only.
+    await openResult(page, 'yawned');
+    message = await foundMessage(page);
+    assert.equal(message.text, 'The <b>bold</b> hippopotamus yawned <img src=x onerror="window.__pwned=1">.');
+    assert.deepEqual(message.elements, ['mark']);
+    assert.deepEqual(message.marks, ['hippopotamus']);
+    assert.equal(message.inView, true);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+
+    // The results follow the chats: a message written elsewhere (another tab, here the library)
+    // shows up in them.
+    await lib(page, async ({ lib, dbName, tokyo }) => {
+      const s = new lib.IndexedDbSession(tokyo, { userId: 'Guest', dbName });
+      await s.addItems([{ role: 'user', content: 'Is there a hippopotamus in Tokyo?' }]);
+      await s.close();
+      s.free();
+    }, { tokyo });
+    await until(page, (tokyo) => [...document.querySelectorAll('#search-results .search-hit')].some((b) => b.dataset.sessionId === tokyo), tokyo);
+    found = await searchResults(page);
+    assert.equal(found.length, 4);
+    assert.deepEqual(found.find((r) => r.sessionId === tokyo).marks, ['hippopotamus']);
+    await synced(page);
+    // A result in another chat opens that one.
+    await openResult(page, 'in Tokyo');
+    assert.equal(await currentSessionId(page), tokyo);
+    assert.equal((await foundMessage(page)).text, 'Is there a hippopotamus in Tokyo?');
+
+    // A message on a branch opens that branch; one on the main branch, the main branch.
+    await lib(page, async ({ lib, dbName, zoo }) => {
+      const s = new lib.IndexedDbSession(zoo, { userId: 'Guest', dbName });
+      await s.createBranchFromTurn(26, 'other-ending');
+      await s.addItems([{ role: 'user', content: 'The rhinoceros yawned instead.' }, { role: 'assistant', content: 'Fine.' }]);
+      await s.close();
+      s.free();
+    }, { zoo });
+    found = await searchChats(page, 'rhinoceros');
+    assert.deepEqual(found.map((r) => [r.sessionId, r.meta.split(' · ').slice(0, 2).join(' · ')]), [[zoo, 'You · branch “other-ending”']]);
+    await openResult(page, 'rhinoceros');
+    assert.equal(await currentSessionId(page), zoo);
+    assert.equal(await page.textContent('#chat-branch'), 'Branch “other-ending”');
+    message = await foundMessage(page);
+    assert.deepEqual([message.text, message.marks, message.inView], ['The rhinoceros yawned instead.', ['rhinoceros'], true]);
+    await searchChats(page, 'river');
+    await openResult(page, 'river');
+    assert.equal(await page.textContent('#chat-branch'), 'Original conversation');
+    message = await foundMessage(page);
+    assert.deepEqual([message.text.startsWith('We saw'), message.marks, message.inView], [true, ['river'], true]);
+
+    // Escape, then ×, bring the chat list back and empty the box.
+    await page.focus('#search-input');
+    await page.keyboard.press('Escape');
+    assert.equal(await page.inputValue('#search-input'), '');
+    assert.deepEqual(await listShown(page), { list: true, results: false, status: '' });
+    assert.deepEqual(await sidebarIds(page), [zoo, tokyo]);
+    await searchChats(page, 'hippopotamus');
+    await page.click('#search-clear');
+    assert.equal(await page.inputValue('#search-input'), '');
+    assert.deepEqual(await listShown(page), { list: true, results: false, status: '' });
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'search-input');
+
+    // A query the library refuses: its error is shown where errors are; the next search takes it away.
+    await searchChats(page, 'a'.repeat(1001));
+    await page.waitForSelector('#error:not([hidden])');
+    assert.match(await page.textContent('#error-text'), /INVALID_QUERY/);
+    assert.equal(await page.textContent('#search-status'), 'The search could not be run.');
+    await searchChats(page, 'hippopotamus');
+    assert.equal(await page.isHidden('#error'), true);
+
+    // Another user: the box is emptied, and searches only their chats.
+    await addUser(page, 'Ann');
+    assert.equal(await page.inputValue('#search-input'), '');
+    assert.deepEqual(await listShown(page), { list: true, results: false, status: '' });
+    found = await searchChats(page, 'hippo*');
+    assert.deepEqual(found.map((r) => [r.sessionId, r.title, r.marks]), [[ann, 'Ann’s zoo', ['hippo']]]);
+    await selectUser(page, 'Guest');
+    assert.equal(await page.inputValue('#search-input'), '');
+
+    // On a phone: the results fit the screen; a result closes the chat list and shows its message.
+    await page.setViewportSize({ width: 380, height: 800 });
+    await page.click('#toggle-sidebar');
+    await searchChats(page, 'hippopotamus');
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling');
+    await mkdir(artifacts, { recursive: true });
+    await page.screenshot({ path: join(artifacts, 'demo-phone-search.png') });
+    await openResult(page, 'We saw a');
+    assert.equal(await page.isVisible('#session-list'), false, 'the sidebar closed');
+    assert.equal(await page.evaluate(() => document.activeElement.classList.contains('msg-found')), true, 'the message has the focus');
+    const mark = await page.$eval('#messages .msg-found mark', (m) => {
+      const r = m.getBoundingClientRect();
+      return r.top >= 0 && r.bottom <= window.innerHeight;
+    });
+    assert.equal(mark, true, 'the mark is on screen');
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling');
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();

@@ -1,0 +1,252 @@
+// Where a search query matches a text, and the text with those matches in <mark>s, built from
+// text nodes (never HTML: the text is a user's or a model's). The library searches and cuts the
+// snippet, but says nothing about where in it the words are; this finds them again the way the
+// library's tokeniser reads text (src/core/search.rs), so that what is marked is what matched:
+// - words are runs of letters and digits, lower-cased, with the diacritics of Latin letters
+//   folded (café, CAFÉ and cafe are one word); an accent written as a separate combining mark
+//   belongs to its letter;
+// - Chinese, Japanese and Korean are read as pairs of neighbouring characters (東京の → 東京, 京の);
+// - a query's words must each match a whole word, `word*` the start of one (only that start is
+//   marked), `"several words"` those words in a row.
+// Folding is done one character at a time, so every folded word keeps, for each of its
+// characters, where it is in the original text: a fold can change the length (NFD, ß → ss),
+// and the marks land on the original characters all the same.
+
+/** Chinese, Japanese and Korean scripts: written without spaces, read as character pairs. */
+function isCjk(n) {
+  return (
+    (n >= 0x3040 && n <= 0x30ff) ||
+    (n >= 0x31f0 && n <= 0x31ff) ||
+    (n >= 0x3400 && n <= 0x4dbf) ||
+    (n >= 0x4e00 && n <= 0x9fff) ||
+    (n >= 0xf900 && n <= 0xfaff) ||
+    (n >= 0xac00 && n <= 0xd7af) ||
+    (n >= 0x1100 && n <= 0x11ff) ||
+    (n >= 0x3130 && n <= 0x318f) ||
+    (n >= 0xff66 && n <= 0xff9d) ||
+    (n >= 0x20000 && n <= 0x2fa1f)
+  );
+}
+
+/** Combining marks (an accent written apart from its letter): part of the word, never of its term. */
+function isMark(n) {
+  return (
+    (n >= 0x0300 && n <= 0x036f) ||
+    (n >= 0x1ab0 && n <= 0x1aff) ||
+    (n >= 0x1dc0 && n <= 0x1dff) ||
+    (n >= 0x20d0 && n <= 0x20ff) ||
+    (n >= 0xfe20 && n <= 0xfe2f)
+  );
+}
+
+const LATIN_1_WORD = new Set([0xaa, 0xb2, 0xb3, 0xb5, 0xb9, 0xba, 0xbc, 0xbd, 0xbe]);
+const NOT_WORD_BLOCKS = [
+  [0x2000, 0x2bff],
+  [0x2e00, 0x2e7f],
+  [0x3000, 0x303f],
+  [0xe000, 0xf8ff],
+  [0xfe00, 0xfe6f],
+  [0xff00, 0xff0f],
+  [0xff1a, 0xff20],
+  [0xff3b, 0xff40],
+  [0xff5b, 0xff65],
+  [0xfff0, 0xffff],
+  [0x1f000, 0x1faff],
+  [0xe0000, 0xe007f],
+];
+const SPACE = /^\p{White_Space}$/u;
+
+/** Whether a character belongs in a word: letters and digits of every script, not punctuation,
+ * symbols, emoji or spaces (told apart by their blocks, as the library does). */
+function isWord(c, n) {
+  if (n <= 0x7f) return (n >= 0x30 && n <= 0x39) || (n >= 0x41 && n <= 0x5a) || (n >= 0x61 && n <= 0x7a);
+  if (n <= 0xbf) return LATIN_1_WORD.has(n);
+  if (n === 0xd7 || n === 0xf7) return false;
+  if (NOT_WORD_BLOCKS.some(([lo, hi]) => n >= lo && n <= hi)) return false;
+  return !SPACE.test(c);
+}
+
+/** The Latin letters whose diacritic is not a separate mark in NFD, and the ligatures. */
+const SPECIAL = { ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ð: 'd', ø: 'o', đ: 'd', ħ: 'h', ı: 'i', ł: 'l', ŀ: 'l', ŧ: 't' };
+
+/** One character as it counts in a term: lower case, and a Latin letter without its diacritics
+ * (lower case, NFD, combining marks removed). Other scripts keep their marks, as in the library. */
+export function foldChar(c) {
+  const lower = c.toLowerCase();
+  if (SPECIAL[lower]) return SPECIAL[lower];
+  const n = c.codePointAt(0);
+  if (n < 0x250 || (n >= 0x1e00 && n <= 0x1eff)) return lower.normalize('NFD').replace(/\p{M}/gu, '');
+  return lower;
+}
+
+/** The tokens of `text`, in order: `{ term, start, end, ends }`, `start` and `end` offsets in
+ * `text` (UTF-16, end excluded) and `ends[i]` the offset in `text` where the first `i + 1`
+ * characters of `term` are all covered (used to mark only the start of a word). */
+export function tokenize(text) {
+  const tokens = [];
+  let word = null;
+  let cjk = [];
+  const flushWord = () => {
+    if (word && word.term) tokens.push(word);
+    word = null;
+  };
+  const flushCjk = () => {
+    if (cjk.length === 1) {
+      const [{ c, at, end }] = cjk;
+      tokens.push({ term: c, start: at, end, ends: [end] });
+    }
+    for (let i = 0; i + 1 < cjk.length; i++) {
+      const [a, b] = [cjk[i], cjk[i + 1]];
+      tokens.push({ term: a.c + b.c, start: a.at, end: b.end, ends: [a.end, b.end] });
+    }
+    cjk = [];
+  };
+  let at = 0;
+  for (const c of text) {
+    const n = c.codePointAt(0);
+    const end = at + c.length;
+    if (isCjk(n)) {
+      flushWord();
+      cjk.push({ c, at, end });
+    } else {
+      flushCjk();
+      if (isMark(n)) {
+        // An accent written apart belongs to its letter: the word goes on, its term does not grow.
+        if (word) word.end = end;
+      } else if (isWord(c, n)) {
+        word ??= { term: '', start: at, end, ends: [] };
+        const folded = foldChar(c);
+        word.term += folded;
+        word.end = end;
+        // Every character of the fold is covered once this original character is.
+        for (let i = 0; i < folded.length; i++) word.ends.push(end);
+      } else {
+        flushWord();
+      }
+    }
+    at = end;
+  }
+  flushWord();
+  flushCjk();
+  return tokens;
+}
+
+/** A query as the library reads it: `[{ kind: 'term' | 'prefix', term }` or `{ kind: 'phrase',
+ * terms }]`. Words are all required; `"…"` is a phrase; `word*` a prefix; a word that is several
+ * tokens (`e-mail`, `東京の`) a phrase of them; one CJK character the prefix of its pairs. */
+export function parseQuery(query) {
+  const clauses = [];
+  const single = (term, prefix) => {
+    const chars = [...term];
+    const loneCjk = chars.length === 1 && isCjk(chars[0].codePointAt(0));
+    return { kind: prefix || loneCjk ? 'prefix' : 'term', term };
+  };
+  const add = (terms, prefix) => {
+    if (terms.length === 0) return;
+    clauses.push(terms.length === 1 ? single(terms[0], prefix) : { kind: 'phrase', terms });
+  };
+  const terms = (text) => tokenize(text).map((t) => t.term);
+  String(query)
+    .split('"')
+    .forEach((part, i) => {
+      // Odd parts are inside quotes (an unclosed quote runs to the end).
+      if (i % 2 === 1) add(terms(part), false);
+      else for (const word of part.split(/\p{White_Space}+/u)) if (word) add(terms(word), word.endsWith('*'));
+    });
+  return clauses;
+}
+
+/** Where `clauses` match `text`: sorted `[start, end]` offsets, overlapping ones merged. */
+export function matchRanges(text, clauses) {
+  if (!clauses.length) return [];
+  const tokens = tokenize(text);
+  const ranges = [];
+  for (const clause of clauses) {
+    tokens.forEach((token, i) => {
+      if (clause.kind === 'term') {
+        if (token.term === clause.term) ranges.push([token.start, token.end]);
+      } else if (clause.kind === 'prefix') {
+        if (!clause.term || !token.term.startsWith(clause.term)) return;
+        // The start of the word that the prefix covers, with any accent written apart after it.
+        let end = token.ends[clause.term.length - 1];
+        while (end < token.end && isMark(text.charCodeAt(end))) end++;
+        ranges.push([token.start, end]);
+      } else {
+        const run = tokens.slice(i, i + clause.terms.length);
+        if (run.length === clause.terms.length && run.every((t, k) => t.term === clause.terms[k])) {
+          ranges.push([run[0].start, run.at(-1).end]);
+        }
+      }
+    });
+  }
+  ranges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const merged = [];
+  for (const r of ranges) {
+    const last = merged.at(-1);
+    if (last && r[0] <= last[1]) last[1] = Math.max(last[1], r[1]);
+    else merged.push([...r]);
+  }
+  return merged;
+}
+
+/** A `<mark>` holding `text` (as text). */
+function markOf(text) {
+  const mark = document.createElement('mark');
+  mark.textContent = text;
+  return mark;
+}
+
+/** `text` with `ranges` in <mark>s, as a DocumentFragment of text nodes and marks. */
+function marked(text, ranges) {
+  const fragment = document.createDocumentFragment();
+  let at = 0;
+  for (const [start, end] of ranges) {
+    if (start > at) fragment.append(document.createTextNode(text.slice(at, start)));
+    fragment.append(markOf(text.slice(start, end)));
+    at = end;
+  }
+  if (at < text.length) fragment.append(document.createTextNode(text.slice(at)));
+  return fragment;
+}
+
+/** Plain `text` with the matches of `clauses` marked: a DocumentFragment. */
+export function highlightText(text, clauses) {
+  return marked(text, matchRanges(text, clauses));
+}
+
+/** Elements that start a new line: the text on either side is not one word. */
+const BREAKS = new Set(['BR', 'HR', 'P', 'DIV', 'LI', 'UL', 'OL', 'PRE', 'BLOCKQUOTE', 'TABLE', 'TR', 'TD', 'TH', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
+
+/** Marks the matches of `clauses` in the text of `root` (plain text, or the sanitised Markdown of
+ * an answer), in place: its text is read as one (so a word split by <strong> still matches, and
+ * a match may span elements: each text node gets its part), with a line break where a block or
+ * <br> starts. Returns the marks made, in order. */
+export function highlightElement(root, clauses) {
+  const parts = [];
+  let text = '';
+  let broken = false;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.nodeType === Node.ELEMENT_NODE) {
+      if (BREAKS.has(node.tagName)) broken = true;
+      continue;
+    }
+    if (broken && text) text += '\n';
+    broken = false;
+    parts.push({ node, start: text.length, end: text.length + node.data.length });
+    text += node.data;
+  }
+  const ranges = matchRanges(text, clauses);
+  const marks = [];
+  if (!ranges.length) return marks;
+  for (const { node, start, end } of parts) {
+    const local = ranges
+      .filter(([a, b]) => a < end && b > start)
+      .map(([a, b]) => [Math.max(a, start) - start, Math.min(b, end) - start]);
+    if (!local.length) continue;
+    const fragment = marked(node.data, local);
+    marks.push(...fragment.querySelectorAll('mark'));
+    node.replaceWith(fragment);
+  }
+  return marks;
+}
