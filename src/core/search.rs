@@ -226,6 +226,22 @@ pub fn index_terms(text: &str) -> Vec<String> {
     terms
 }
 
+/// The prefix of an owner's index keys: the owner (`""` for none) with `\u{1}` and NUL
+/// escaped (so no owner's keys can be read as another's), then a NUL. An index key is this
+/// followed by a term, which never holds either character.
+pub fn owner_prefix(owner: Option<&str>) -> String {
+    let mut key = String::new();
+    for c in owner.unwrap_or("").chars() {
+        match c {
+            '\u{1}' => key.push_str("\u{1}1"),
+            '\0' => key.push_str("\u{1}0"),
+            c => key.push(c),
+        }
+    }
+    key.push('\0');
+    key
+}
+
 /// One condition of a query; an item matches a query when it meets every one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Clause {
@@ -453,6 +469,19 @@ mod tests {
         assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
         let t = tokenize("ab 東京の");
         assert_eq!((t[1].start, t[1].end, t[2].start, t[2].end), (3, 5, 4, 6));
+    }
+
+    #[test]
+    fn owners_never_share_index_keys() {
+        assert_eq!(owner_prefix(Some("ann")), "ann\0");
+        assert_eq!(owner_prefix(None), "\0");
+        // An owner with a NUL in it cannot make another owner's keys.
+        assert_ne!(
+            owner_prefix(Some("a\0b")),
+            format!("{}b\0", owner_prefix(Some("a")))
+        );
+        assert!(!owner_prefix(Some("a\0b")).starts_with(&owner_prefix(Some("a"))));
+        assert_ne!(owner_prefix(Some("a\u{1}0")), owner_prefix(Some("a\0")));
     }
 
     #[test]

@@ -505,8 +505,9 @@ describe('indexeddb: durability and sharing', () => {
     );
     assert.deepEqual(r.messages[4].item, { role: 'assistant', content: 'a2' });
     // Each row's search terms, under its owner: the text of messages, not of tool calls.
-    assert.deepEqual(r.messages[1].terms, [['u', 'q1']]);
-    assert.deepEqual(r.messages[3].terms, [['u', 'q2']]);
+    assert.deepEqual(r.messages[1].terms, ['u\u0000q1']);
+    assert.deepEqual(r.messages[3].terms, ['u\u0000q2']);
+    assert.deepEqual(r.messages[4].terms, ['u\u0000a2']);
     assert.equal(typeof r.messages[0].createdAt, 'number');
     await context.close();
   });

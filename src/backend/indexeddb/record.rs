@@ -147,11 +147,11 @@ impl StoredRecord {
     }
 }
 
-/// What the search index keeps of an item, in its row's `terms`: `[owner, term]` for each
-/// distinct term of its text (the owner is `""` for a session without one, which no user id can
-/// be), so an index over `terms` finds one user's items that hold a term, and nobody else's.
+/// What the search index keeps of an item, in its row's `terms`: the owner's prefix and a term
+/// (see [`crate::core::search::owner_prefix`]) for each distinct term of its text, as strings,
+/// so an index over `terms` finds one user's items that hold a term, and nobody else's.
 pub struct Indexer {
-    owner: JsValue,
+    owner: String,
     tools: bool,
 }
 
@@ -159,7 +159,7 @@ impl Indexer {
     /// For a session of `owner`; `tools`: index tool calls' arguments and outputs too.
     pub fn new(owner: Option<&str>, tools: bool) -> Self {
         Indexer {
-            owner: JsValue::from_str(owner.unwrap_or("")),
+            owner: crate::core::search::owner_prefix(owner),
             tools,
         }
     }
@@ -169,7 +169,7 @@ impl Indexer {
         let text = crate::backend::search::item_search_text(item, self.tools);
         crate::core::search::index_terms(&text)
             .iter()
-            .map(|term| JsValue::from(Array::of2(&self.owner, &JsValue::from_str(term))))
+            .map(|term| JsValue::from_str(&format!("{}{term}", self.owner)))
             .collect::<Array>()
             .into()
     }

@@ -2,7 +2,7 @@
 //! (each row's `terms` are `[owner, term]`, written with the row), and the build of that index
 //! for rows written before it existed: a chunk per transaction, resumable.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use idb::{KeyRange, Query, TransactionMode};
 use js_sys::{Array, Reflect};
@@ -14,7 +14,7 @@ use crate::core::error::Result;
 use crate::core::schema::{
     BY_TERM_INDEX, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE, META_STORE, SESSIONS_STORE,
 };
-use crate::core::search::{match_text, score, snippet, Clause};
+use crate::core::search::{match_text, owner_prefix, score, snippet, Clause};
 
 use super::open::Connection;
 use super::record::{item_of, seq_of, turn_of, Indexer};
@@ -34,8 +34,8 @@ pub struct Hit {
 }
 
 /// The index entries of one clause's term: exactly it, or every term it starts.
-fn lookup(owner: &JsValue, term: &str, prefix: bool) -> Result<Query> {
-    let key = |t: &str| Array::of2(owner, &JsValue::from_str(t));
+fn lookup(owner: &str, term: &str, prefix: bool) -> Result<Query> {
+    let key = |t: &str| JsValue::from_str(&format!("{owner}{t}"));
     let range = match prefix {
         false => KeyRange::only(&key(term)),
         true => KeyRange::bound(
@@ -50,16 +50,28 @@ fn lookup(owner: &JsValue, term: &str, prefix: bool) -> Result<Query> {
         .map_err(|e| storage_error(&e, "selecting a search term"))
 }
 
-/// The session a row key (`[storage, seq]`) belongs to, and its branch.
-fn owner_of_key(key: &JsValue) -> Option<(String, Option<String>)> {
+/// A message row, by its key: its session, its branch (`None`: `main`), its position.
+type RowId = (String, Option<String>, i64);
+
+/// The row a key (`[storage, seq]`) names.
+fn row_id(key: &JsValue) -> Option<RowId> {
     let storage = js::get(key, "0").ok()?;
+    let seq = js::get(key, "1").ok()?.as_f64()? as i64;
     if let Some(id) = storage.as_string() {
-        return Some((id, None));
+        return Some((id, None, seq));
     }
     let id = js::get(&storage, "0").ok()?.as_string()?;
     let branch = js::get(&storage, "1").ok()?.as_string()?;
-    Some((id, Some(branch)))
+    Some((id, Some(branch), seq))
 }
+
+/// The most keys listed for one term. A term on more items than this is too common to narrow
+/// the search: its items are checked by their text instead, and its count taken as this.
+const LIST_AT_MOST: u32 = 20_000;
+
+/// The most candidate items read and ranked, the newest first (by their session's last change,
+/// then their position): a query only of very common words ranks its newest matches.
+const READ_AT_MOST: usize = 1_000;
 
 /// The items of `user`'s sessions (`None`: the sessions without a user; `only`: just these)
 /// that meet every clause, best first, at most `limit`. One read transaction; the history is
@@ -82,29 +94,28 @@ pub async fn search(
         "searchSessions".to_string(),
     )?;
     tx.run(async |tx| {
-        let owner = JsValue::from_str(user.unwrap_or(""));
+        let owner = owner_prefix(user);
         let index = tx
             .store(MESSAGES_STORE)?
             .index(BY_TERM_INDEX)
             .map_err(|e| tx.fail(e))?;
-        // Every term's count of items, all asked at once, with the user's sessions.
+        // The keys of every term's items (at most LIST_AT_MOST each), all asked at once, with
+        // the user's sessions. A list's length is its term's count of items.
         let records = listening(user_records(tx, user)?);
-        let mut counts = Vec::new();
-        for clause in clauses {
+        let mut lists = Vec::new();
+        for (c, clause) in clauses.iter().enumerate() {
             let prefix = matches!(clause, Clause::Prefix(_));
-            let mut per_term = Vec::new();
             for term in clause.terms() {
-                let range = lookup(&owner, term, prefix)?;
-                per_term.push((
-                    term,
-                    listening(index.count(Some(range)).map_err(|e| tx.fail(e))?),
-                ));
+                let request = index
+                    .get_all_keys(Some(lookup(&owner, term, prefix)?), Some(LIST_AT_MOST))
+                    .map_err(|e| tx.fail(e))?;
+                lists.push((c, listening(request)));
             }
-            counts.push(per_term);
         }
         let records = records.await.map_err(|e| tx.fail(e))?;
         let mut documents = 0u64;
-        let mut sessions: HashMap<String, ()> = HashMap::new();
+        // The user's sessions (only those asked for), with when each last changed.
+        let mut sessions: HashMap<String, f64> = HashMap::new();
         for record in &records {
             let Some(id) = js::get(record, "id").ok().and_then(|v| v.as_string()) else {
                 continue;
@@ -113,59 +124,52 @@ pub async fn search(
             if owned.as_deref() != user || only.is_some_and(|ids| !ids.contains(&id)) {
                 continue;
             }
-            documents += js::get(record, "itemCount")
-                .ok()
-                .and_then(|v| v.as_f64())
-                .unwrap_or(0.0) as u64;
-            sessions.insert(id, ());
+            let number = |key: &str| js::get(record, key).ok().and_then(|v| v.as_f64());
+            documents += number("itemCount").unwrap_or(0.0) as u64;
+            sessions.insert(id, number("updatedAt").unwrap_or(0.0));
         }
-        // Each clause's count (a phrase: its rarest term's), and the rarest term of all.
-        let mut frequencies = Vec::with_capacity(clauses.len());
-        let mut rarest: Option<(u32, &str, bool)> = None;
-        for (clause, per_term) in clauses.iter().zip(counts) {
-            let prefix = matches!(clause, Clause::Prefix(_));
-            let mut least = u32::MAX;
-            for (term, count) in per_term {
-                let count = count.await.map_err(|e| tx.fail(e))?;
-                least = least.min(count);
-                if rarest.is_none_or(|(n, _, _)| count < n) {
-                    rarest = Some((count, term, prefix));
-                }
-            }
-            frequencies.push(least as u64);
+        let mut frequencies = vec![u64::MAX; clauses.len()];
+        let mut keyed = Vec::with_capacity(lists.len());
+        for (c, list) in lists {
+            let keys = list.await.map_err(|e| tx.fail(e))?;
+            frequencies[c] = frequencies[c].min(keys.len() as u64);
+            keyed.push(keys);
         }
-        let Some((_, term, prefix)) = rarest.filter(|(n, _, _)| *n > 0) else {
-            return Ok(Vec::new());
-        };
-        if sessions.is_empty() {
+        if sessions.is_empty() || keyed.iter().any(Vec::is_empty) {
             return Ok(Vec::new());
         }
-        // The items holding the rarest term, in the user's sessions (the owner in the index key
-        // already says whose; the record check makes sure), read all at once.
-        let keys = index
-            .get_all_keys(Some(lookup(&owner, term, prefix)?), None)
-            .map_err(|e| tx.fail(e))?
-            .await
-            .map_err(|e| tx.fail(e))?;
-        let messages = tx.store(MESSAGES_STORE)?;
-        let mut pending = Vec::new();
-        let mut seen: std::collections::HashSet<(String, Option<String>, i64)> =
-            std::collections::HashSet::new();
-        for key in keys {
-            let Some((session_id, branch)) = owner_of_key(&key) else {
+        // The items holding every term, from the rarest term's list, narrowed by each other list
+        // that is whole; in the user's sessions (the owner in the index key already says whose;
+        // the record check makes sure).
+        keyed.sort_by_key(Vec::len);
+        let mut lists = keyed.into_iter();
+        let mut candidates: Vec<(RowId, JsValue)> = Vec::new();
+        let mut seen: HashSet<RowId> = HashSet::new();
+        for key in lists.next().unwrap_or_default() {
+            let Some(id) = row_id(&key).filter(|id| sessions.contains_key(&id.0)) else {
                 continue;
             };
-            if !sessions.contains_key(&session_id) {
-                continue;
+            // A prefix lists an item once per term of it that it starts: once here.
+            if seen.insert(id.clone()) {
+                candidates.push((id, key));
             }
-            // A prefix lists an item once per term of it that it starts: read it once.
-            let seq = js::get(&key, "1")
-                .ok()
-                .and_then(|v| v.as_f64())
-                .unwrap_or(-1.0) as i64;
-            if !seen.insert((session_id.clone(), branch.clone(), seq)) {
-                continue;
+        }
+        for list in lists {
+            if list.len() as u32 >= LIST_AT_MOST || candidates.is_empty() {
+                break;
             }
+            let holding: HashSet<RowId> = list.iter().filter_map(row_id).collect();
+            candidates.retain(|(id, _)| holding.contains(id));
+        }
+        // The newest first, at most READ_AT_MOST of them.
+        candidates.sort_by(|(a, _), (b, _)| {
+            let when = |id: &RowId| sessions.get(&id.0).copied().unwrap_or(0.0);
+            when(b).total_cmp(&when(a)).then(b.2.cmp(&a.2))
+        });
+        candidates.truncate(READ_AT_MOST);
+        let messages = tx.store(MESSAGES_STORE)?;
+        let mut pending = Vec::with_capacity(candidates.len());
+        for ((session_id, branch, _), key) in candidates {
             pending.push((
                 session_id,
                 branch,
