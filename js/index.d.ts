@@ -1,4 +1,4 @@
-import type { SessionError } from './agent_sessions.js';
+import type { SessionError, Item } from './agent_sessions.js';
 
 export {
   IndexedDbSession,
@@ -129,3 +129,78 @@ export function importSessions(
   source: string | Blob | ReadableStream<Uint8Array | string>,
   options?: ImportSessionsOptions,
 ): Promise<ImportReport>;
+
+/** What `EncryptedSession` takes. */
+export interface EncryptedSessionOptions {
+  /** The master key: an HKDF `CryptoKey` (from `deriveKeyFromPassphrase`, `loadDeviceKey`, or
+   * `crypto.subtle.importKey('raw', bytes, 'HKDF', false, ['deriveKey'])`), 32 raw bytes, or
+   * their base64. Each session's key is derived from it (HKDF-SHA256, the session id as info). */
+  key: CryptoKey | Uint8Array | ArrayBuffer | string;
+  /** Seconds an item lives: older items are left out of reads; `purgeExpired()` deletes them. */
+  ttl?: number;
+  /** The clock, milliseconds since the epoch (default `Date.now`), for tests. */
+  now?: () => number;
+  /** Called after a read that skipped items that do not decrypt (wrong key, tampered, another
+   * session's), with how many. */
+  onUndecryptable?: (count: number) => void;
+}
+
+/** The session protocol the wrapped session must speak (ours, the SDK's, or your own). */
+export interface WrappableSession {
+  getSessionId(): Promise<string>;
+  getItems(limit?: number): Promise<unknown[]>;
+  addItems(items: unknown[]): Promise<void>;
+  popItem(): Promise<unknown | undefined>;
+  clearSession(): Promise<void>;
+}
+
+/** A Session that stores every item of `inner` encrypted with AES-256-GCM (see the README's
+ * stored format); itself a Session, for our runner and the SDK's `run()`. */
+export class EncryptedSession {
+  constructor(inner: WrappableSession, options: EncryptedSessionOptions);
+  readonly sessionId: string | undefined;
+  /** How many items the last read skipped because they did not decrypt. */
+  lastSkipped: number;
+  getSessionId(): Promise<string>;
+  getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
+  addItems(items: readonly Item[]): Promise<void>;
+  popItem<T extends Item = Item>(): Promise<T | undefined>;
+  clearSession(): Promise<void>;
+  /** Replaces the whole history by `items`, encrypted (the wrapped session's `replaceHistory`,
+   * one transaction for ours): also how a plaintext session is encrypted in place. */
+  replaceHistory(items: readonly Item[], options?: { archive?: boolean }): Promise<void>;
+  /** Deletes the expired items; resolves to how many (0 without a `ttl`). */
+  purgeExpired(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** An HKDF base key from a passphrase: PBKDF2-SHA256 over it and `salt` (at least 16 bytes; not
+ * secret, keep it with the data), `iterations` (default 600,000). */
+export function deriveKeyFromPassphrase(
+  passphrase: string,
+  options: { salt: Uint8Array | string; iterations?: number },
+): Promise<CryptoKey>;
+
+/** Which device key: one per database and user. */
+export interface DeviceKeyOptions {
+  dbName?: string;
+  userId?: string | null;
+}
+
+/** Makes and stores a non-extractable key for this database's user on this device. */
+export function createDeviceKey(options?: DeviceKeyOptions): Promise<CryptoKey>;
+/** This device's key for the database's user, or `null`. */
+export function loadDeviceKey(options?: DeviceKeyOptions): Promise<CryptoKey | null>;
+/** Forgets it: what it encrypted can no longer be read on this device. */
+export function forgetDeviceKey(options?: DeviceKeyOptions): Promise<void>;
+
+/** Deletes whole sessions by `updatedAt`, oldest first: older than `maxAgeDays`, or past the
+ * newest `maxSessionsPerUser` of each user. Resolves to what it deleted. */
+export function applyRetention(options: {
+  dbName?: string;
+  userId?: string;
+  maxAgeDays?: number;
+  maxSessionsPerUser?: number;
+  /** The clock, milliseconds since the epoch (default now). */
+  now?: number;
+}): Promise<{ sessionId: string; userId: string | null; updatedAt: number }[]>;

@@ -4,11 +4,13 @@
 import init, * as wasm from './agent_sessions.js';
 import { publish, subscribeSession, watchSessions as watch } from './events.js';
 import { exportSessions, importSessions as importBackup } from './backup.js';
+import { sessionError } from './encrypted.js';
 
 await init({ module_or_path: new URL('./agent_sessions_bg.wasm', import.meta.url) });
 
 export { listSessions, searchSessions, buildSearchIndex } from './agent_sessions.js';
 export { exportSessions };
+export { EncryptedSession, deriveKeyFromPassphrase, createDeviceKey, loadDeviceKey, forgetDeviceKey } from './encrypted.js';
 
 /** The writes that change a session, and the event each makes once it has committed (none when
  * it changed nothing). */
@@ -153,4 +155,36 @@ export function importSessions(source, options = {}) {
   return importBackup(source, options, (sessionId, userId) =>
     publish(dbName, { type: 'replace', change: 'import', sessionId, userId }),
   );
+}
+
+/**
+ * Deletes whole sessions of a database (one user's with `userId`) by `updatedAt`, oldest first:
+ * those unchanged for more than `maxAgeDays`, then the oldest past the newest
+ * `maxSessionsPerUser` of each user. Resolves to what it deleted: `[{ sessionId, userId,
+ * updatedAt }]`. Works on encrypted sessions as on any other (it reads only session records).
+ */
+export async function applyRetention({ dbName, userId, maxAgeDays, maxSessionsPerUser, now = Date.now() } = {}) {
+  for (const [name, value] of [['maxAgeDays', maxAgeDays], ['maxSessionsPerUser', maxSessionsPerUser]]) {
+    if (value !== undefined && !(typeof value === 'number' && value >= 0 && (name === 'maxAgeDays' ? Number.isFinite(value) : Number.isInteger(value)))) {
+      throw sessionError('INVALID_OPTIONS', `options.${name} must be a non-negative ${name === 'maxAgeDays' ? 'number' : 'integer'}, got ${String(value)}`);
+    }
+  }
+  const base = dbName === undefined ? {} : { dbName };
+  const sessions = await wasm.listSessions(userId === undefined ? base : { ...base, userId });
+  // listSessions is newest first; each user's sessions counted separately.
+  const doomed = [];
+  const kept = new Map();
+  for (const s of sessions) {
+    const tooOld = maxAgeDays !== undefined && now - s.updatedAt > maxAgeDays * 86_400_000;
+    const count = kept.get(s.userId) ?? 0;
+    const tooMany = maxSessionsPerUser !== undefined && count >= maxSessionsPerUser;
+    if (tooOld || tooMany) doomed.push(s);
+    else kept.set(s.userId, count + 1);
+  }
+  doomed.reverse(); // oldest first
+  const deleted = [];
+  for (const s of doomed) {
+    if (await deleteSession(s.sessionId, base)) deleted.push({ sessionId: s.sessionId, userId: s.userId, updatedAt: s.updatedAt });
+  }
+  return deleted;
 }

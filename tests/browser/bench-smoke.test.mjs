@@ -192,3 +192,20 @@ test('search benchmark: searches, the reference scan, appends and the index buil
   assert.match(stdout, /entries and [\d.]+ KiB of terms per 1,000 items/);
   assert.match(stdout, /index build for [\d,]+ rows without terms/);
 });
+
+// The encrypted-session benchmark (bench/encrypted.mjs) with a few turns: both sides read the
+// same items back (it checks, itself), and it prints both rows.
+test('encrypted benchmark: ours and the floor by hand read the same items', { timeout: 120_000 }, async () => {
+  const { execFile } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const script = fileURLToPath(new URL('../../bench/encrypted.mjs', import.meta.url));
+  const { stdout } = await new Promise((resolve, reject) => {
+    execFile(process.execPath, [script, '--turns=5'], (error, stdout, stderr) => {
+      if (error) reject(new Error(`${error.message}\n${stderr}`));
+      else resolve({ stdout, stderr });
+    });
+  });
+  assert.match(stdout, /5 turns, medians/);
+  assert.match(stdout, /append one turn: +ours .* by hand .*x/);
+  assert.match(stdout, /getItems\(20\): +ours .* by hand .*x/);
+});

@@ -16,7 +16,13 @@ after(async () => {
 });
 
 const SESSIONS = [
+  'EncryptedSession',
   'IndexedDbSession',
+  'applyRetention',
+  'createDeviceKey',
+  'deriveKeyFromPassphrase',
+  'forgetDeviceKey',
+  'loadDeviceKey',
   'MemorySession',
   'deleteSession',
   'exportSessions',

@@ -29,6 +29,7 @@ const SHIPPED = [
   'pkg/agent_sessions_runner.js',
   'pkg/agent_sessions_runner_bg.wasm',
   'pkg/backup.js',
+  'pkg/encrypted.js',
   'pkg/events.js',
   'pkg/index.d.ts',
   'pkg/index.js',

@@ -1,0 +1,340 @@
+// Encryption at rest with WebCrypto: EncryptedSession wraps any Session and stores each item as
+// AES-256-GCM ciphertext under a key derived per session; keys from a passphrase or kept on the
+// device (non-extractable); and retention for whole sessions. All the cryptography is the
+// browser's (crypto.subtle): this file only arranges it.
+
+const subtle = () => globalThis.crypto?.subtle;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The salt of the per-session key derivation (HKDF-SHA256; its info is the session id). */
+const SESSION_SALT = encoder.encode('agent-sessions/EncryptedSession/v1');
+
+export function sessionError(code, message) {
+  return Object.assign(new Error(message), { name: 'SessionError', code });
+}
+
+function toBase64(bytes) {
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
+}
+
+function fromBase64(text) {
+  const raw = atob(text);
+  const bytes = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  return bytes;
+}
+
+/** A master key as given (`CryptoKey` for HKDF, 32 bytes, or their base64) as an HKDF base key. */
+async function baseKey(key) {
+  if (typeof CryptoKey !== 'undefined' && key instanceof CryptoKey) {
+    if (key.algorithm?.name !== 'HKDF' || !key.usages.includes('deriveKey')) {
+      throw sessionError('INVALID_KEY', `options.key must be an HKDF CryptoKey usable with deriveKey, got a ${key.algorithm?.name} key for ${key.usages.join(', ')}`);
+    }
+    return key;
+  }
+  let bytes;
+  if (typeof key === 'string') {
+    try {
+      bytes = fromBase64(key.trim());
+    } catch {
+      throw sessionError('INVALID_KEY', 'options.key is a string that is not base64');
+    }
+  } else if (key instanceof Uint8Array) {
+    bytes = key;
+  } else if (key instanceof ArrayBuffer) {
+    bytes = new Uint8Array(key);
+  } else {
+    throw sessionError('INVALID_KEY', `options.key must be a CryptoKey, 32 bytes or their base64, got ${key === null ? 'null' : typeof key}`);
+  }
+  if (bytes.length !== 32) throw sessionError('INVALID_KEY', `options.key must be 32 bytes (256 bits), got ${bytes.length}`);
+  return subtle().importKey('raw', bytes, 'HKDF', false, ['deriveKey']);
+}
+
+/** The AES-256-GCM key of one session, derived from the base key with HKDF-SHA256. */
+function sessionKey(base, sessionId) {
+  return subtle().deriveKey(
+    { name: 'HKDF', hash: 'SHA-256', salt: SESSION_SALT, info: encoder.encode(sessionId) },
+    base,
+    { name: 'AES-GCM', length: 256 },
+    false,
+    ['encrypt', 'decrypt'],
+  );
+}
+
+/** Whether `value` has the methods a Session must have. */
+function isSession(value) {
+  try {
+    return value !== null && typeof value === 'object' && ['getItems', 'addItems', 'popItem', 'clearSession'].every((m) => typeof value[m] === 'function');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A Session that encrypts every item before `inner` stores it: AES-256-GCM with a fresh 96-bit
+ * IV per item, under a key derived per session (HKDF-SHA256 from `key`, the session id as its
+ * info), the session id as additional data (an item copied into another session does not
+ * decrypt). Stored form: `{ __enc: 1, iv, ct }` (base64); the plaintext is the JSON of
+ * `{ item, at }` (`at`: when it was added, for the TTL). Items that do not decrypt are skipped
+ * and counted (`lastSkipped`, `onUndecryptable`); with `ttl` (seconds), expired items are left
+ * out of reads and `purgeExpired()` deletes them.
+ */
+export class EncryptedSession {
+  #inner;
+  #key;
+  #ttl;
+  #now;
+  #onUndecryptable;
+  #sessionId;
+  #tail = Promise.resolve();
+  lastSkipped = 0;
+
+  constructor(inner, options = {}) {
+    if (!isSession(inner)) {
+      throw sessionError('INVALID_SESSION', 'EncryptedSession wraps a session: an object with getItems, addItems, popItem and clearSession');
+    }
+    const { key, ttl, now = Date.now, onUndecryptable } = options ?? {};
+    if (ttl !== undefined && !(typeof ttl === 'number' && Number.isFinite(ttl) && ttl > 0)) {
+      throw sessionError('INVALID_OPTIONS', `options.ttl must be a positive number of seconds, got ${String(ttl)}`);
+    }
+    if (typeof now !== 'function') throw sessionError('INVALID_OPTIONS', 'options.now must be a function returning milliseconds since the epoch');
+    if (onUndecryptable !== undefined && typeof onUndecryptable !== 'function') throw sessionError('INVALID_OPTIONS', 'options.onUndecryptable must be a function');
+    if (key === undefined) throw sessionError('INVALID_KEY', 'options.key is required: a CryptoKey, 32 bytes or their base64');
+    // Refused at once when it cannot be a key; derived (asynchronously) on first use.
+    if (!(typeof key === 'string' || key instanceof Uint8Array || key instanceof ArrayBuffer || (typeof CryptoKey !== 'undefined' && key instanceof CryptoKey))) {
+      throw sessionError('INVALID_KEY', `options.key must be a CryptoKey, 32 bytes or their base64, got ${key === null ? 'null' : typeof key}`);
+    }
+    if (key instanceof Uint8Array || key instanceof ArrayBuffer) {
+      if (key.byteLength !== 32) throw sessionError('INVALID_KEY', `options.key must be 32 bytes (256 bits), got ${key.byteLength}`);
+    }
+    this.#inner = inner;
+    this.#ttl = ttl;
+    this.#now = now;
+    this.#onUndecryptable = onUndecryptable;
+    this.#key = null;
+    this.#keyGiven = key;
+  }
+
+  #keyGiven;
+
+  /** The wrapped session's id (read from it once). */
+  get sessionId() {
+    return this.#inner.sessionId;
+  }
+
+  async #sessionKey() {
+    if (!this.#key) {
+      this.#sessionId ??= await this.#inner.getSessionId?.() ?? this.#inner.sessionId;
+      if (typeof this.#sessionId !== 'string') throw sessionError('INVALID_SESSION', 'the wrapped session has no session id');
+      this.#key = baseKey(this.#keyGiven).then((base) => sessionKey(base, this.#sessionId));
+      // A bad key is refused each time it is used, not kept as a rejected promise.
+      this.#key.catch(() => (this.#key = null));
+    }
+    return this.#key;
+  }
+
+  /** Calls take effect in call order. */
+  #serial(call) {
+    const run = this.#tail.then(call);
+    this.#tail = run.catch(() => {});
+    return run;
+  }
+
+  async #seal(key, item, at) {
+    const iv = crypto.getRandomValues(new Uint8Array(12));
+    const plain = encoder.encode(JSON.stringify({ item, at }));
+    const ct = new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv, additionalData: encoder.encode(this.#sessionId) }, key, plain));
+    return { __enc: 1, iv: toBase64(iv), ct: toBase64(ct) };
+  }
+
+  /** The item of a stored envelope with when it was added, or `null` when it does not decrypt. */
+  async #open(key, stored) {
+    try {
+      if (stored?.__enc !== 1 || typeof stored.iv !== 'string' || typeof stored.ct !== 'string') return null;
+      const plain = await subtle().decrypt(
+        { name: 'AES-GCM', iv: fromBase64(stored.iv), additionalData: encoder.encode(this.#sessionId) },
+        key,
+        fromBase64(stored.ct),
+      );
+      const { item, at } = JSON.parse(decoder.decode(plain));
+      return item !== null && typeof item === 'object' ? { item, at } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  #expired(at) {
+    return this.#ttl !== undefined && typeof at === 'number' && this.#now() - at > this.#ttl * 1000;
+  }
+
+  /** Decrypts stored items: the live ones, in order, and how many did not decrypt. */
+  async #read(stored) {
+    const key = await this.#sessionKey();
+    const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
+    const skipped = opened.filter((o) => o === null).length;
+    this.lastSkipped = skipped;
+    if (skipped && this.#onUndecryptable) {
+      try {
+        this.#onUndecryptable(skipped);
+      } catch (error) {
+        if (typeof reportError === 'function') reportError(error);
+      }
+    }
+    return opened.filter((o) => o !== null && !this.#expired(o.at)).map((o) => o.item);
+  }
+
+  getSessionId() {
+    return this.#serial(async () => {
+      await this.#sessionKey().catch(() => {});
+      return this.#sessionId ?? this.#inner.getSessionId();
+    });
+  }
+
+  getItems(limit) {
+    return this.#serial(async () => this.#read(await this.#inner.getItems(limit)));
+  }
+
+  addItems(items) {
+    return this.#serial(async () => {
+      if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
+      items.forEach((item, i) => {
+        if (item === null || typeof item !== 'object' || Array.isArray(item)) throw sessionError('INVALID_ITEM', `items[${i}] is not an object`);
+      });
+      if (items.length === 0) return;
+      const key = await this.#sessionKey();
+      const at = this.#now();
+      // Encrypted before anything is written: a failure writes nothing.
+      const sealed = await Promise.all(items.map((item) => this.#seal(key, item, at)));
+      await this.#inner.addItems(sealed);
+    });
+  }
+
+  popItem() {
+    return this.#serial(async () => {
+      const stored = await this.#inner.popItem();
+      if (stored === undefined) return undefined;
+      const [item] = await this.#read([stored]);
+      return item;
+    });
+  }
+
+  clearSession() {
+    return this.#serial(() => this.#inner.clearSession());
+  }
+
+  /** Replaces the whole history by `items`, encrypted, in one call of the wrapped session's
+   * `replaceHistory` (`{ archive }` passes through; this package's sessions do it in one
+   * transaction). Also how a plaintext session is encrypted in place: read its items, replace
+   * them through an EncryptedSession over it. */
+  replaceHistory(items, options = {}) {
+    return this.#serial(async () => {
+      if (typeof this.#inner.replaceHistory !== 'function') {
+        throw sessionError('INVALID_SESSION', 'replaceHistory needs a wrapped session that has it (this package\'s sessions do)');
+      }
+      if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
+      items.forEach((item, i) => {
+        if (item === null || typeof item !== 'object' || Array.isArray(item)) throw sessionError('INVALID_ITEM', `items[${i}] is not an object`);
+      });
+      const key = await this.#sessionKey();
+      const at = this.#now();
+      const sealed = await Promise.all(items.map((item) => this.#seal(key, item, at)));
+      await this.#inner.replaceHistory(sealed, { archive: options?.archive ?? true });
+    });
+  }
+
+  /** Deletes the expired items (and those that do not decrypt stay); resolves to how many went.
+   * Over a session with `replaceHistory` (this package's) it is one transaction. */
+  purgeExpired() {
+    return this.#serial(async () => {
+      if (this.#ttl === undefined) return 0;
+      const key = await this.#sessionKey();
+      const stored = await this.#inner.getItems();
+      const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
+      const keep = stored.filter((_, i) => !(opened[i] && this.#expired(opened[i].at)));
+      const removed = stored.length - keep.length;
+      if (removed === 0) return 0;
+      if (typeof this.#inner.replaceHistory === 'function') {
+        await this.#inner.replaceHistory(keep, { archive: false, expectedItems: stored });
+      } else {
+        await this.#inner.clearSession();
+        if (keep.length) await this.#inner.addItems(keep);
+      }
+      return removed;
+    });
+  }
+
+  close() {
+    return this.#serial(() => this.#inner.close?.());
+  }
+}
+
+/**
+ * A key from a passphrase: PBKDF2-SHA256 (`iterations`, OWASP's 600,000 by default) over the
+ * passphrase and `salt` (at least 16 bytes, kept with the app's data: it is not secret), as an
+ * HKDF base key for `EncryptedSession`. The same passphrase and salt give the same key.
+ */
+export async function deriveKeyFromPassphrase(passphrase, { salt, iterations = 600_000 } = {}) {
+  if (typeof passphrase !== 'string' || passphrase.length === 0) throw sessionError('INVALID_KEY', 'the passphrase must be a non-empty string');
+  const saltBytes = typeof salt === 'string' ? encoder.encode(salt) : salt instanceof Uint8Array ? salt : null;
+  if (!saltBytes || saltBytes.length < 16) throw sessionError('INVALID_KEY', 'options.salt must be at least 16 bytes (a Uint8Array, or a string)');
+  if (!Number.isInteger(iterations) || iterations < 100_000) throw sessionError('INVALID_OPTIONS', `options.iterations must be an integer of at least 100,000, got ${String(iterations)}`);
+  const material = await subtle().importKey('raw', encoder.encode(passphrase), 'PBKDF2', false, ['deriveBits']);
+  const bits = await subtle().deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt: saltBytes, iterations }, material, 256);
+  return subtle().importKey('raw', bits, 'HKDF', false, ['deriveKey']);
+}
+
+// Device keys: a non-extractable CryptoKey kept in IndexedDB (the browser stores the key object
+// itself; no script can read its bytes), one per database and user, in a database of its own.
+const KEYS_DB = 'agent-sessions-keys';
+
+function keysDb() {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open(KEYS_DB, 1);
+    open.onupgradeneeded = () => open.result.createObjectStore('keys', { keyPath: 'id' });
+    open.onsuccess = () => resolve(open.result);
+    open.onerror = () => reject(open.error);
+  });
+}
+
+async function keysCall(mode, run) {
+  const db = await keysDb();
+  try {
+    return await new Promise((resolve, reject) => {
+      const tx = db.transaction('keys', mode);
+      const request = run(tx.objectStore('keys'));
+      let result;
+      request.onsuccess = () => (result = request.result);
+      tx.oncomplete = () => resolve(result);
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error);
+    });
+  } finally {
+    db.close();
+  }
+}
+
+const keyId = ({ dbName = 'agent-sessions', userId = null } = {}) => JSON.stringify([dbName, userId]);
+
+/** Makes a new device key for a database's user, stores it, and returns it (replacing one there
+ * was: what it encrypted no longer decrypts). */
+export async function createDeviceKey(options) {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  const key = await subtle().importKey('raw', bytes, 'HKDF', false, ['deriveKey']);
+  bytes.fill(0);
+  await keysCall('readwrite', (store) => store.put({ id: keyId(options), key, createdAt: Date.now() }));
+  return key;
+}
+
+/** The device key of a database's user, or `null` when this device has none. */
+export async function loadDeviceKey(options) {
+  const entry = await keysCall('readonly', (store) => store.get(keyId(options)));
+  return entry?.key ?? null;
+}
+
+/** Forgets the device key of a database's user: what it encrypted can no longer be read here. */
+export async function forgetDeviceKey(options) {
+  await keysCall('readwrite', (store) => store.delete(keyId(options)));
+}

@@ -1,0 +1,300 @@
+// Encryption at rest: EncryptedSession over our sessions, the SDK's MemorySession and its run(),
+// no plaintext anywhere in IndexedDB, wrong keys, tampering, moved items, TTL with an injected
+// clock, keys from passphrases and kept on the device, retention, and the bad inputs.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { start } from './harness.mjs';
+import { bundleSdk } from './sdk-bundle.mjs';
+
+let env;
+let context;
+before(async () => {
+  await bundleSdk();
+  env = await start();
+  context = await env.browser.newContext();
+});
+after(async () => {
+  await env?.close();
+});
+
+async function openPage() {
+  const page = await context.newPage();
+  await page.goto(`${env.url}/tests/pages/interop.html`);
+  await page.waitForFunction(() => window.ready === true, null, { timeout: 20000 });
+  await page.evaluate(() => {
+    window.key = () => crypto.getRandomValues(new Uint8Array(32));
+    window.request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
+    /** Every record of every store of a database, as one JSON text. */
+    window.rawText = async (dbName) => {
+      const db = await request(indexedDB.open(dbName));
+      const out = {};
+      for (const name of db.objectStoreNames) out[name] = await request(db.transaction(name).objectStore(name).getAll());
+      db.close();
+      return JSON.stringify(out);
+    };
+  });
+  return page;
+}
+
+test('nothing of the text is stored in clear: not the items, the record, the title or the search index', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = 'enc-raw';
+    const secret = 'My PIN is 4921 and my dog is Rufus';
+    const s = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName, userId: 'ann' }), { key: key() });
+    await s.addItems([{ role: 'user', content: secret }, { role: 'assistant', content: 'Noted: Rufus, 4921.' }]);
+    const back = await s.getItems();
+    const raw = await rawText(dbName);
+    const listed = await lib.listSessions({ dbName, userId: 'ann' });
+    const hits = await lib.searchSessions({ dbName, userId: 'ann', query: 'rufus' });
+    const exported = await new Response(lib.exportSessions({ dbName })).text();
+    return { back, leaks: ['4921', 'Rufus', 'rufus', 'PIN'].filter((w) => raw.includes(w) || exported.includes(w)), title: listed[0].title, hits: hits.length, stored: JSON.parse(raw).agent_messages[0].item };
+  });
+  assert.deepEqual(r.back, [{ role: 'user', content: 'My PIN is 4921 and my dog is Rufus' }, { role: 'assistant', content: 'Noted: Rufus, 4921.' }]);
+  assert.deepEqual(r.leaks, []);
+  assert.equal(r.title, null);
+  assert.equal(r.hits, 0);
+  assert.deepEqual(Object.keys(r.stored).sort(), ['__enc', 'ct', 'iv']);
+  assert.equal(r.stored.__enc, 1);
+  assert.equal(atobLength(r.stored.iv), 12, 'a 96-bit IV');
+});
+
+function atobLength(b64) {
+  return Buffer.from(b64, 'base64').length;
+}
+
+test('a wrong key reads nothing and says how many it skipped; a flipped byte costs only its item; a moved item does not decrypt', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = 'enc-tamper';
+    const k = key();
+    const inner = new lib.IndexedDbSession('a', { dbName });
+    const s = new lib.EncryptedSession(inner, { key: k });
+    await s.addItems([{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }, { role: 'user', content: 'three' }]);
+    const reported = [];
+    const wrong = new lib.EncryptedSession(new lib.IndexedDbSession('a', { dbName }), { key: key(), onUndecryptable: (n) => reported.push(n) });
+    const wrongItems = await wrong.getItems();
+    // One byte of the second item's ciphertext flipped, by hand.
+    const db = await request(indexedDB.open(dbName));
+    const tx = db.transaction('agent_messages', 'readwrite');
+    const row = await request(tx.objectStore('agent_messages').get(['a', 1]));
+    const ct = Uint8Array.from(atob(row.item.ct), (c) => c.charCodeAt(0));
+    ct[3] ^= 0x01;
+    row.item.ct = btoa(String.fromCharCode(...ct));
+    tx.objectStore('agent_messages').put(row);
+    await new Promise((ok) => (tx.oncomplete = ok));
+    db.close();
+    const tampered = new lib.EncryptedSession(new lib.IndexedDbSession('a', { dbName }), { key: k });
+    const afterFlip = await tampered.getItems();
+    // The first item's envelope copied into session b: same master key, another session id.
+    const [envelope] = await new lib.IndexedDbSession('a', { dbName }).getItems(3);
+    await new lib.IndexedDbSession('b', { dbName }).addItems([envelope]);
+    const moved = new lib.EncryptedSession(new lib.IndexedDbSession('b', { dbName }), { key: k });
+    const movedItems = await moved.getItems();
+    return { wrongItems, wrongSkipped: wrong.lastSkipped, reported, afterFlip, flipSkipped: tampered.lastSkipped, movedItems, movedSkipped: moved.lastSkipped };
+  });
+  assert.deepEqual(r.wrongItems, []);
+  assert.equal(r.wrongSkipped, 3);
+  assert.deepEqual(r.reported, [3]);
+  assert.deepEqual(r.afterFlip.map((i) => i.content), ['one', 'three']);
+  assert.equal(r.flipSkipped, 1);
+  assert.deepEqual(r.movedItems, []);
+  assert.equal(r.movedSkipped, 1);
+});
+
+test('TTL with an injected clock: expired items are left out of reads, purgeExpired deletes them', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    let clock = 1_000_000;
+    const inner = new lib.IndexedDbSession('ttl', { dbName: 'enc-ttl' });
+    const s = new lib.EncryptedSession(inner, { key: key(), ttl: 60, now: () => clock });
+    await s.addItems([{ role: 'user', content: 'old' }]);
+    clock += 30_000;
+    await s.addItems([{ role: 'user', content: 'newer' }]);
+    const both = (await s.getItems()).map((i) => i.content);
+    clock += 45_000; // the first is 75 s old, the second 45 s
+    const one = (await s.getItems()).map((i) => i.content);
+    const storedBefore = (await inner.getItems()).length;
+    const purged = await s.purgeExpired();
+    const storedAfter = (await inner.getItems()).length;
+    clock += 60_000;
+    const none = await s.getItems();
+    return { both, one, storedBefore, purged, storedAfter, none };
+  });
+  assert.deepEqual(r.both, ['old', 'newer']);
+  assert.deepEqual(r.one, ['newer']);
+  assert.equal(r.storedBefore, 2);
+  assert.equal(r.purged, 1);
+  assert.equal(r.storedAfter, 1);
+  assert.deepEqual(r.none, []);
+});
+
+test('it wraps MemorySession, IndexedDbSession and the SDK’s MemorySession, and pops and clears through them', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const out = {};
+    const k = key();
+    for (const [name, inner] of [
+      ['memory', new lib.MemorySession('m')],
+      ['indexeddb', new lib.IndexedDbSession('i', { dbName: 'enc-wrap' })],
+      ['sdk', new sdk.MemorySession({ sessionId: 's' })],
+    ]) {
+      const s = new lib.EncryptedSession(inner, { key: k });
+      await s.addItems([{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }]);
+      const popped = await s.popItem();
+      const left = await s.getItems();
+      const innerLeft = await inner.getItems();
+      await s.clearSession();
+      out[name] = { id: await s.getSessionId(), popped, left, innerEncrypted: innerLeft.every((i) => i.__enc === 1), cleared: (await s.getItems()).length };
+    }
+    return out;
+  });
+  for (const [name, o] of Object.entries(r)) {
+    assert.deepEqual(o.popped, { role: 'assistant', content: 'hi' }, name);
+    assert.deepEqual(o.left, [{ role: 'user', content: 'hello' }], name);
+    assert.equal(o.innerEncrypted, true, name);
+    assert.equal(o.cleared, 0, name);
+  }
+  assert.deepEqual([r.memory.id, r.indexeddb.id, r.sdk.id], ['m', 'i', 's']);
+});
+
+test('the SDK’s run() and our runner over EncryptedSession(IndexedDbSession): three turns, a reload, still one history', async () => {
+  let page = await openPage();
+  const passphraseSalt = 'a salt of 16 bytes or more';
+  await page.evaluate(async (salt) => {
+    const k = await lib.deriveKeyFromPassphrase('correct horse battery staple', { salt });
+    const session = () => new lib.EncryptedSession(new lib.IndexedDbSession('run', { dbName: 'enc-run', userId: 'ann' }), { key: k });
+    const { Agent, run, ScriptedModel, assistantMessage } = sdk;
+    await run(new Agent({ name: 'SDK', model: new ScriptedModel([[assistantMessage('One from the SDK.')]]) }), 'first', { session: session() });
+    const { fetch } = scriptedFetch([{ text: 'Two from ours.' }]);
+    const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1', fetch });
+    await runner.run(new lib.Agent({ name: 'Ours', model: 'm' }), 'second', { session: session() });
+    await run(new Agent({ name: 'SDK', model: new ScriptedModel([[assistantMessage('Three from the SDK.')]]) }), 'third', { session: session() });
+  }, passphraseSalt);
+  await page.close();
+  page = await openPage();
+  const r = await page.evaluate(async (salt) => {
+    const k = await lib.deriveKeyFromPassphrase('correct horse battery staple', { salt });
+    const s = new lib.EncryptedSession(new lib.IndexedDbSession('run', { dbName: 'enc-run', userId: 'ann' }), { key: k });
+    const items = await s.getItems();
+    const wrong = new lib.EncryptedSession(new lib.IndexedDbSession('run', { dbName: 'enc-run', userId: 'ann' }), {
+      key: await lib.deriveKeyFromPassphrase('wrong horse', { salt }),
+    });
+    return {
+      texts: items.map((i) => [i.role, typeof i.content === 'string' ? i.content : i.content.map((p) => p.text).join('')]),
+      wrong: (await wrong.getItems()).length,
+      skipped: wrong.lastSkipped,
+      raw: (await rawText('enc-run')).includes('SDK'),
+    };
+  }, passphraseSalt);
+  assert.deepEqual(r.texts, [
+    ['user', 'first'],
+    ['assistant', 'One from the SDK.'],
+    ['user', 'second'],
+    ['assistant', 'Two from ours.'],
+    ['user', 'third'],
+    ['assistant', 'Three from the SDK.'],
+  ]);
+  assert.equal(r.wrong, 0);
+  assert.equal(r.skipped, 6);
+  assert.equal(r.raw, false);
+});
+
+test('a device key survives a reload, cannot be extracted, and is forgotten on demand', async () => {
+  let page = await openPage();
+  await page.evaluate(async () => {
+    const k = await lib.createDeviceKey({ dbName: 'enc-device', userId: 'ann' });
+    await new lib.EncryptedSession(new lib.IndexedDbSession('d', { dbName: 'enc-device', userId: 'ann' }), { key: k }).addItems([{ role: 'user', content: 'kept here' }]);
+  });
+  await page.close();
+  page = await openPage();
+  const r = await page.evaluate(async () => {
+    const k = await lib.loadDeviceKey({ dbName: 'enc-device', userId: 'ann' });
+    const items = await new lib.EncryptedSession(new lib.IndexedDbSession('d', { dbName: 'enc-device', userId: 'ann' }), { key: k }).getItems();
+    let exported;
+    try {
+      await crypto.subtle.exportKey('raw', k);
+      exported = 'exported';
+    } catch (e) {
+      exported = e.name;
+    }
+    const other = await lib.loadDeviceKey({ dbName: 'enc-device', userId: 'bob' });
+    await lib.forgetDeviceKey({ dbName: 'enc-device', userId: 'ann' });
+    return { items, extractable: k.extractable, exported, other, forgotten: await lib.loadDeviceKey({ dbName: 'enc-device', userId: 'ann' }) };
+  });
+  assert.deepEqual(r.items, [{ role: 'user', content: 'kept here' }]);
+  assert.equal(r.extractable, false);
+  // The browser refuses to hand out its bytes (Chromium exports no HKDF key at all; a
+  // non-extractable key of any kind is refused).
+  assert.ok(['InvalidAccessError', 'NotSupportedError'].includes(r.exported), r.exported);
+  assert.equal(r.other, null);
+  assert.equal(r.forgotten, null);
+});
+
+test('applyRetention deletes whole sessions, oldest first, by age and by count per user', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = 'enc-retention';
+    for (const [id, userId] of [['a1', 'ann'], ['a2', 'ann'], ['a3', 'ann'], ['b1', 'bob']]) {
+      await new lib.IndexedDbSession(id, { dbName, userId }).addItems([{ role: 'user', content: id }]);
+      await new Promise((ok) => setTimeout(ok, 5));
+    }
+    const byCount = await lib.applyRetention({ dbName, maxSessionsPerUser: 2 });
+    const left = (await lib.listSessions({ dbName })).map((s) => s.sessionId);
+    const byAge = await lib.applyRetention({ dbName, userId: 'ann', maxAgeDays: 1, now: Date.now() + 2 * 86_400_000 });
+    let refused;
+    try {
+      await lib.applyRetention({ dbName, maxAgeDays: -1 });
+    } catch (e) {
+      refused = e.code;
+    }
+    return { byCount: byCount.map((d) => [d.sessionId, d.userId]), left, byAge: byAge.map((d) => d.sessionId), after: (await lib.listSessions({ dbName })).map((s) => s.sessionId), refused };
+  });
+  assert.deepEqual(r.byCount, [['a1', 'ann']]);
+  assert.deepEqual(r.left, ['b1', 'a3', 'a2']);
+  assert.deepEqual(r.byAge, ['a2', 'a3'], 'oldest first');
+  assert.deepEqual(r.after, ['b1']);
+  assert.equal(r.refused, 'INVALID_OPTIONS');
+});
+
+test('bad input: keys of the wrong size or type, a bad ttl, a non-session; a failing call writes nothing', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const code = async (f) => {
+      try {
+        await f();
+        return 'ok';
+      } catch (e) {
+        return `${e.name} ${e.code}`;
+      }
+    };
+    const inner = new lib.MemorySession('x');
+    const aesKey = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt']);
+    const out = {
+      short: await code(() => new lib.EncryptedSession(inner, { key: new Uint8Array(16) })),
+      none: await code(() => new lib.EncryptedSession(inner, {})),
+      number: await code(() => new lib.EncryptedSession(inner, { key: 42 })),
+      wrongKind: await code(() => new lib.EncryptedSession(inner, { key: aesKey }).getItems()),
+      notBase64: await code(() => new lib.EncryptedSession(inner, { key: '!!!' }).getItems()),
+      shortBase64: await code(() => new lib.EncryptedSession(inner, { key: btoa('short') }).getItems()),
+      base64: await code(() => new lib.EncryptedSession(inner, { key: btoa(String.fromCharCode(...new Uint8Array(32))) }).getItems()),
+      ttlZero: await code(() => new lib.EncryptedSession(inner, { key: key(), ttl: 0 })),
+      ttlText: await code(() => new lib.EncryptedSession(inner, { key: key(), ttl: '60' })),
+      notSession: await code(() => new lib.EncryptedSession({ getItems() {} }, { key: key() })),
+      shortSalt: await code(() => lib.deriveKeyFromPassphrase('pw', { salt: 'short' })),
+      emptyPassphrase: await code(() => lib.deriveKeyFromPassphrase('', { salt: 'a salt of 16 bytes or more' })),
+    };
+    // A bad item among good ones: nothing written.
+    const s = new lib.EncryptedSession(inner, { key: key() });
+    out.badItem = await code(() => s.addItems([{ role: 'user', content: 'fine' }, 'not an item']));
+    out.written = (await inner.getItems()).length;
+    return out;
+  });
+  for (const k of ['short', 'none', 'number', 'wrongKind', 'notBase64', 'shortBase64', 'shortSalt', 'emptyPassphrase']) assert.equal(r[k], 'SessionError INVALID_KEY', k);
+  assert.equal(r.base64, 'ok');
+  assert.equal(r.ttlZero, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.ttlText, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.notSession, 'SessionError INVALID_SESSION');
+  assert.equal(r.badItem, 'SessionError INVALID_ITEM');
+  assert.equal(r.written, 0);
+});
