@@ -120,9 +120,18 @@ export class EncryptedSession {
 
   #keyGiven;
 
-  /** The wrapped session's id (read from it once). */
+  /** The wrapped session's id, database and owner, where it has them (so a run on it holds
+   * the same cross-tab lock as a run on the wrapped session). */
   get sessionId() {
     return this.#inner.sessionId;
+  }
+
+  get dbName() {
+    return this.#inner.dbName;
+  }
+
+  get userId() {
+    return this.#inner.userId;
   }
 
   async #sessionKey() {

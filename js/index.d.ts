@@ -158,7 +158,10 @@ export interface WrappableSession {
  * stored format); itself a Session, for our runner and the SDK's `run()`. */
 export class EncryptedSession {
   constructor(inner: WrappableSession, options: EncryptedSessionOptions);
+  /** The wrapped session's, where it has them. */
   readonly sessionId: string | undefined;
+  readonly dbName: string | undefined;
+  readonly userId: string | null | undefined;
   /** How many items the last read skipped because they did not decrypt. */
   lastSkipped: number;
   getSessionId(): Promise<string>;
