@@ -1,13 +1,15 @@
 // What the buttons do to chats and users: switch user, new chat, select a chat, switch the branch
 // of the open chat, rename, undo, clear, delete, export and import. Each runs through `busy`, so the view is re-read from IndexedDB
-// afterwards.
+// afterwards. A locked user's chat (an EncryptedSession) has no metadata the page could write in
+// clear: no rename, and undo, clear, export and import leave titles and summaries alone.
 import { deleteSession } from './lib.js';
-import { DB_NAME, state, newId, saveUsers } from './state.js';
+import { DB_NAME, state, newId, saveUsers, setUser } from './state.js';
 import { backgroundDone, branchOf, closeChat, closeSession, current, listChats, openChat, openInitialChat, sessionFor } from './chats.js';
 import { contentText, isUserMessage } from './items.js';
 import { busy } from './busy.js';
 import { clearSearch } from './search.js';
-import { closeRename, el, renderUsers, setStatus } from './view.js';
+import { isEncrypted } from './keys.js';
+import { closeRename, el, renderUsers, resetLockForms, setStatus } from './view.js';
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -17,9 +19,10 @@ export function switchUser(user) {
     // The search box searched the other user's chats.
     clearSearch();
     await closeChat();
-    state.user = user;
-    saveUsers();
+    setUser(user);
     renderUsers();
+    // The unlock prompt (if they are locked) and the lock form are this user's now.
+    resetLockForms();
     await openInitialChat();
     setStatus(`Now chatting as ${user}.`);
   });
@@ -84,6 +87,7 @@ export function renameChat(text) {
   return busy(async () => {
     const title = text.replace(/\s+/g, ' ').trim();
     if (!title) throw new Error('A chat title cannot be empty.');
+    if (state.lock) throw new Error('A locked chat cannot be renamed: its title would be stored unencrypted.');
     // A title the model is writing now would land on top of this one.
     await settleOpenChat();
     await current().update({ title });
@@ -114,7 +118,7 @@ export function undoLastExchange() {
       if (isUserMessage(item)) break;
     }
     // Undoing every exchange empties the chat, as Clear does: its title and summary go too.
-    if (popped.length && (await session.getInfo()).itemCount === 0) await forgetMetadata(session);
+    if (popped.length && !isEncrypted(session) && (await session.getInfo()).itemCount === 0) await forgetMetadata(session);
     const question = popped.find(isUserMessage);
     if (question && !el.input.value.trim()) el.input.value = contentText(question.content);
     setStatus(popped.length ? `Removed ${plural(popped.length, 'item')}; the question is back in the input box.` : 'Nothing to undo.');
@@ -122,8 +126,9 @@ export function undoLastExchange() {
 }
 
 /** What the model and the library wrote about a chat that is now empty: its next first message
- * names it again. */
+ * names it again. (A locked chat has none.) */
 function forgetMetadata(session) {
+  if (isEncrypted(session)) return;
   return session.update({ title: null, summary: null, topics: null });
 }
 
@@ -163,9 +168,10 @@ export function deleteChat() {
 export function exportChat() {
   return busy(async () => {
     const session = current();
-    const [items, info] = await Promise.all([session.getItems(), session.getInfo()]);
+    // A locked chat's items are exported decrypted (the user asked for them); it has no metadata.
+    const [items, info] = await Promise.all([session.getItems(), isEncrypted(session) ? {} : session.getInfo()]);
     // The items of the branch shown.
-    const metadata = { title: info.title, summary: info.summary, topics: info.topics };
+    const metadata = { title: info.title ?? null, summary: info.summary ?? null, topics: info.topics ?? null };
     const data = { sessionId: state.sessionId, userId: state.user, metadata, items };
     const blob = new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' });
     const url = URL.createObjectURL(blob);
@@ -212,7 +218,8 @@ export function importChat(file) {
     }
     // The library checks these too; the items are kept even if it refuses them.
     let refused = null;
-    if (Object.keys(changes).length) {
+    // Into a locked user's chats, the items only: the metadata would be stored in clear.
+    if (Object.keys(changes).length && !isEncrypted(session)) {
       try {
         await session.update(changes);
       } catch (e) {

@@ -6,10 +6,15 @@
 // as a copy under a new id (`onConflict: 'rename'`): a restore never overwrites a chat, and the
 // open one stays as it is. (Export and Import in the toolbar copy one chat's shown items in the
 // page's own JSON instead; see actions.js.)
+//
+// A locked user's backup holds their chats as stored: encrypted. Restoring into a locked user
+// skips a chat whose id is here already instead (a copy under a new id could not be decrypted:
+// each chat's key is derived from its id), and encrypts what came in in clear (seal.js).
 import { exportSessions, importSessions } from './lib.js';
 import { DB_NAME, state } from './state.js';
 import { busy } from './busy.js';
-import { setStatus } from './view.js';
+import { notSealed, sealChats } from './seal.js';
+import { setStatus, showError } from './view.js';
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -37,16 +42,27 @@ export function restoreChats(file) {
     setStatus(`Restoring chats from ${file.name}…`);
     let report;
     try {
-      report = await importSessions(file, { dbName: DB_NAME, userId: state.user, onConflict: 'rename', onProgress: showProgress });
+      const onConflict = state.lock ? 'skip' : 'rename';
+      report = await importSessions(file, { dbName: DB_NAME, userId: state.user, onConflict, onProgress: showProgress });
     } catch (e) {
       // Chats written before the browser refused one (storage full, say) stay written.
       setStatus(e?.report ? summary(e.report) : '');
+      if (e?.report) await sealRestored(e.report).catch(showError);
       if (e?.code === 'IMPORT_INVALID') e.message = `${file.name} is not a backup of chats: ${e.message}`;
       throw e;
     }
     setStatus(summary(report));
+    await sealRestored(report);
     if (report.failed.length) throw notRestored(report.failed);
   });
+}
+
+/** For a locked user: encrypts the chats a restore wrote (`report`, `importSessions`'), those of
+ * a backup made before the lock being in clear. */
+async function sealRestored(report) {
+  if (!state.lock) return;
+  const { failed } = await sealChats(state.user, state.keys.get(state.user), [...report.imported, ...report.replaced, ...report.renamed.map((r) => r.sessionId)]);
+  if (failed.length) throw notSealed(failed);
 }
 
 /** "Restoring… 3 of 10 chats", after each chat of the backup. */

@@ -3,14 +3,40 @@
 // comes from `listSessions` (session records only: titles, summaries and the branch each chat was
 // last on included); the header from the open chat's `getInfo()` and `getSessionUsage()`; the only
 // history read is the open chat's (its branches' turns too, when it has branches).
+//
+// A locked user's chats (keys.js) are opened through an EncryptedSession, on their main branch
+// only; the library keeps no title, summary or usage for them and cannot read them, so the page
+// shows its own title for the open chat (its first message, in memory only) and nothing is read
+// at all until the passphrase is entered.
 import { IndexedDbSession, listSessions } from './lib.js';
-import { DB_NAME, state, newId, savedSessionId, selectSession } from './state.js';
+import { DB_NAME, lockedOut, state, newId, savedSessionId, selectSession } from './state.js';
 import { NO_SWITCHERS, readBranches } from './branches.js';
-import { closeRename, renderHeader, renderMessages, renderSidebar, renderUsage, showError } from './view.js';
+import { encryptedSession, isEncrypted, plainOf, recallKey } from './keys.js';
+import { notSealed, unlockWith } from './seal.js';
+import { contentText, isUserMessage } from './items.js';
+import { closeRename, renderHeader, renderLock, renderMessages, renderSidebar, renderUsage, showError } from './view.js';
 
-/** A session of the current user's chat `id`, on its branch `branch`. */
+/** A session of the current user's chat `id`, on its branch `branch`; for a locked user, an
+ * EncryptedSession (there is no other branch), which needs the user unlocked. */
 export function sessionFor(id, branch = 'main') {
+  if (state.lock) {
+    const key = state.keys.get(state.user);
+    if (!key) throw new Error(`${state.user}'s chats are locked: enter the passphrase first.`);
+    return encryptedSession(id, state.user, key);
+  }
   return new IndexedDbSession(id, { userId: state.user, dbName: DB_NAME, branch });
+}
+
+/** Hears every change to chat `id` of the current user, from any tab; returns how to stop. (A
+ * change event tells nothing of the content: a locked chat is heard too.) */
+export function subscribeChat(id, listener) {
+  const session = new IndexedDbSession(id, { userId: state.user, dbName: DB_NAME });
+  try {
+    return session.subscribe(listener);
+  } finally {
+    // The subscription is the database's and the id's, not the object's.
+    session.free();
+  }
 }
 
 /** The open chat's session: made on first use (on the chat's branch), then the same object until
@@ -31,7 +57,7 @@ export async function openChat(id, session = null, branch = 'main') {
   await closeChat();
   selectSession(id);
   state.session = session;
-  state.branch = session?.currentBranch ?? branch;
+  state.branch = session?.currentBranch ?? (state.lock ? 'main' : branch);
   closeRename();
 }
 
@@ -55,7 +81,8 @@ export async function closeSession(session) {
   try {
     await session.close();
   } finally {
-    session.free();
+    // An EncryptedSession's memory is its IndexedDbSession's.
+    plainOf(session).free();
   }
 }
 
@@ -88,13 +115,36 @@ export function onList(fn) {
   listListeners.push(fn);
 }
 
+/** The titles the page gave locked chats, by session id: their first message, read when the
+ * chat was open, kept in memory only (the library can store no title for them without storing it
+ * in clear). */
+const lockedTitles = new Map();
+
+/** The longest title the page gives a locked chat. */
+const TITLE_LENGTH = 60;
+
+/** A locked chat's title: its first user message on one line, cut to TITLE_LENGTH; else null. */
+function titleFrom(items) {
+  const first = items.find(isUserMessage);
+  const text = first ? contentText(first.content).replace(/\s+/g, ' ').trim() : '';
+  if (!text) return null;
+  return text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1).trimEnd()}…` : text;
+}
+
+/** What the sidebar shows of chat `c`: a locked chat with the page's title, "Locked chat" for one
+ * not opened yet. */
+function shownChat(c) {
+  if (!state.lock) return c;
+  return { ...c, title: lockedTitles.get(c.sessionId) ?? (c.itemCount ? 'Locked chat' : null) };
+}
+
 /** Renders the sidebar from `list`, and remembers what it shows (live.js compares with it). */
 export function showList(list) {
   state.listed = {
     signature: listSignature(list),
     chats: new Map(list.map((c) => [c.sessionId, chatSignature(c)])),
   };
-  renderSidebar(list);
+  renderSidebar(list.map(shownChat));
   for (const fn of listListeners) {
     try {
       fn(list);
@@ -104,8 +154,16 @@ export function showList(list) {
   }
 }
 
-/** Opens the chat the user had open last time, else the newest one, else a new one. */
+/** Opens the chat the user had open last time, else the newest one, else a new one. A locked
+ * user's chats open at once when this device remembers their key; otherwise the view asks for
+ * the passphrase. */
 export async function openInitialChat() {
+  if (lockedOut()) {
+    const user = state.user;
+    const key = await recallKey(user, state.lock);
+    const { failed } = key ? await unlockWith(user, key) : { failed: [] };
+    if (failed.length) showError(notSealed(failed));
+  }
   const saved = savedSessionId();
   const list = await listChats();
   // Each chat reopens on the branch it was last on.
@@ -132,7 +190,20 @@ export async function refresh() {
   let info = null;
   let usage = null;
   let switchers = NO_SWITCHERS;
-  if (saved) {
+  if (lockedOut()) {
+    // Nothing of a locked chat is read without the key: the view asks for the passphrase.
+    state.branch = 'main';
+    state.branchCount = 1;
+  } else if (saved && state.lock) {
+    const session = current();
+    items = await session.getItems();
+    const title = titleFrom(items);
+    if (title) lockedTitles.set(state.sessionId, title);
+    info = { title, summary: null, topics: null };
+    state.branch = 'main';
+    state.branchCount = 1;
+    if (session.lastSkipped) showError(new Error(`${session.lastSkipped} item${session.lastSkipped === 1 ? '' : 's'} of this chat could not be decrypted with this passphrase and ${session.lastSkipped === 1 ? 'is' : 'are'} not shown.`));
+  } else if (saved) {
     let session = current();
     const read = () =>
       Promise.all([session.getItems(), session.getInfo(), session.getSessionUsage(), readBranches(session)]);
@@ -157,7 +228,9 @@ export async function refresh() {
   showList(list);
   renderHeader(info);
   renderUsage(usage, state.branch, state.branchCount);
-  renderMessages(items, switchers);
+  // Editing a message makes a branch: not for a locked chat.
+  renderMessages(items, switchers, { editable: !state.lock });
+  renderLock();
 }
 
 /** Re-reads the chat list and the open chat's info (titles, summary), not its items: after a
@@ -167,14 +240,16 @@ export async function refreshChatInfo() {
   const id = state.sessionId;
   // Both reads start now, before any later action could close the session.
   const session = state.session;
+  // A locked chat has no info to read: its title is the page's.
+  const plain = session && !isEncrypted(session);
   const [list, info, usage] = await Promise.all([
     listChats(),
-    session ? session.getInfo() : null,
-    session ? session.getSessionUsage() : null,
+    plain ? session.getInfo() : null,
+    plain ? session.getSessionUsage() : null,
   ]);
   // A later read shows newer data, or another chat is open by now.
   if (read !== reads || id !== state.sessionId) return;
-  state.info = info ?? list.find((c) => c.sessionId === id) ?? null;
+  if (!state.lock) state.info = info ?? list.find((c) => c.sessionId === id) ?? null;
   showList(list);
   renderHeader(state.info);
   if (usage) renderUsage(usage, state.branch, state.branchCount);

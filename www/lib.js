@@ -12,4 +12,7 @@ export {
   storageEstimate,
   exportSessions,
   importSessions,
+  EncryptedSession,
+  deriveKeyFromPassphrase,
+  applyRetention,
 } from './vendor/agent-sessions/runner.js';

@@ -14,7 +14,7 @@
 // tab runs only a reply's background work (which writes the summary and title, nothing else).
 import { watchSessions } from './lib.js';
 import { DB_NAME, newId, state } from './state.js';
-import { chatSignature, current, listChats, listSignature, openChat, refresh, showList } from './chats.js';
+import { chatSignature, listChats, listSignature, openChat, refresh, showList, subscribeChat } from './chats.js';
 import { afterEach, isSyncing, sync, whenIdle, whenSynced } from './busy.js';
 import { backgroundQuiet, whenBackgroundQuiet } from './background.js';
 import { el, openEditor, setStatus } from './view.js';
@@ -22,8 +22,8 @@ import { measureSoon } from './storage.js';
 
 /** The user whose chats are watched, and how to stop. */
 let watched = { user: null, stop: null };
-/** The open chat followed, and how to stop. */
-let followed = { id: null, stop: null };
+/** The open chat followed (of which user), and how to stop. */
+let followed = { id: null, user: null, stop: null };
 
 /** Follows the current user's chats and the open chat: called once the view has been read, at
  * the end of every action (see the end of this file). Another user's chats, or another chat, are
@@ -33,10 +33,10 @@ export function follow() {
     watched.stop?.();
     watched = { user: state.user, stop: watchSessions({ dbName: DB_NAME, userId: state.user }, heard) };
   }
-  if (followed.id !== state.sessionId) {
+  if (followed.id !== state.sessionId || followed.user !== state.user) {
     followed.stop?.();
-    followed = { id: state.sessionId, stop: null };
-    followed.stop = current().subscribe((event) => heard(event, true));
+    followed = { id: state.sessionId, user: state.user, stop: null };
+    followed.stop = subscribeChat(state.sessionId, (event) => heard(event, true));
   }
 }
 

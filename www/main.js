@@ -9,6 +9,8 @@ import { regenerate, send, stop } from './conversation.js';
 import * as actions from './actions.js';
 import { keepChats, measureSoon, showKept } from './storage.js';
 import { backUpChats, restoreChats } from './backup.js';
+import { closeLockForm, followLocksElsewhere, forgetOnDevice, lockChats, lockNow, openLockForm, unlock } from './lock.js';
+import { deleteOldChats } from './retention.js';
 import { clearSearch, hitOf, revealHit, searchNow, searchSoon, searching } from './search.js';
 // Follows other tabs' changes, at the end of every action.
 import './live.js';
@@ -220,11 +222,46 @@ function wire() {
     if (file) restoreChats(file);
   });
   el.keep.addEventListener('click', keepChats);
+  el.retentionForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    deleteOldChats(Number(el.retentionDays.value));
+  });
+
+  // The passphrase lock: the sidebar's form (the passphrase twice), the unlock prompt in the
+  // chat's place, Lock now and Forget on this device.
+  el.lockOpen.addEventListener('click', openLockForm);
+  el.lockCancel.addEventListener('click', () => {
+    closeLockForm();
+    el.lockOpen.focus();
+  });
+  el.lockForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    await lockChats(el.lockPassphrase.value, el.lockConfirm.value, el.lockRemember.checked);
+  });
+  el.lockForm.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && !state.busy) {
+      e.preventDefault();
+      closeLockForm();
+      el.lockOpen.focus();
+    }
+  });
+  el.unlockForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    await unlock(el.unlockPassphrase.value, el.unlockRemember.checked);
+    // Unlocked: on to the chat. Refused: the field keeps the focus, to try again.
+    (el.unlock.hidden ? el.input : el.unlockPassphrase).focus();
+  });
+  el.lockNow.addEventListener('click', async () => {
+    await lockNow();
+    el.unlockPassphrase.focus();
+  });
+  el.lockForget.addEventListener('click', forgetOnDevice);
   el.errorClose.addEventListener('click', hideError);
   el.toggleSidebar.addEventListener('click', () => toggleSidebar());
 }
 
 wire();
+followLocksElsewhere();
 // The storage meter is measured again after every action (a user switch shows another user's
 // chats) and every re-read; live.js has it measured on every change event besides.
 afterEach(measureSoon);

@@ -1,7 +1,7 @@
 // Where replies come from: the library's Runner and an Agent, made from the model settings (the
 // built-in offline model when no endpoint is set), once per change of settings; and what each run
 // sends as history. With "Summarise chats" on, the agent also has the model summarise the chat
-// after every reply and title it after the first, in the background.
+// after every reply and title it after the first, in the background (not in a locked chat).
 import { Agent, Runner } from './lib.js';
 import { offlineFetch, OFFLINE_BASE_URL, OFFLINE_MODEL_NAME } from './offline-model.js';
 import { state } from './state.js';
@@ -35,5 +35,8 @@ export function runOptions() {
   const turns = state.settings.historyTurns;
   const options = turns > 0 ? { sessionSettings: { turns } } : {};
   if (state.itemCount === 0 && state.info?.title != null) options.autoTitle = false;
+  // A locked chat keeps no summary or title: the runner would not write them to its
+  // EncryptedSession (which has no `update`), and the model is not asked for them either.
+  if (state.lock) Object.assign(options, { summaries: false, autoTitle: false });
   return options;
 }

@@ -1,6 +1,8 @@
 // The page's state, all in one object, and the part of it that outlives the page: the users, each
-// user's open chat and the model settings in localStorage; the API key in sessionStorage only.
-// The chats themselves, their titles and summaries included, are the library's, in IndexedDB.
+// user's open chat, the model settings and each locked user's lock record (its salt and
+// passphrase check: nothing secret) in localStorage; the API key in sessionStorage only. The
+// chats themselves, their titles and summaries included, are the library's, in IndexedDB. The
+// keys of locked users are in memory only (or, remembered on this device, in keys.js's store).
 export const DB_NAME = 'agent-sessions-demo';
 
 const KEYS = {
@@ -10,6 +12,8 @@ const KEYS = {
   settings: 'agent-sessions-demo.settings',
   // sessionStorage only: the key lives as long as the tab, never in localStorage or IndexedDB.
   apiKey: 'agent-sessions-demo.apiKey',
+  // Only for a user whose chats are locked: `{ salt, check, pending }` (see keys.js).
+  lock: (user) => `agent-sessions-demo.lock.${user}`,
 };
 
 const DEFAULT_SETTINGS = { baseUrl: '', api: 'chat_completions', model: '', historyTurns: 0, summaries: true };
@@ -19,10 +23,18 @@ export const state = {
   users: [],
   /** The current user. */
   user: '',
+  /** The current user's passphrase lock, `{ salt, check, pending }` (keys.js), or null when
+   * their chats are stored as plain text. */
+  lock: null,
+  /** The master keys of the locked users unlocked in this tab, by user (never stored as such). */
+  keys: new Map(),
+  /** The locked users whose key this device remembers, as far as this tab knows. */
+  remembered: new Set(),
   /** The session id of the open chat. */
   sessionId: '',
-  /** The open chat's IndexedDbSession (null until first used): one object for everything done to
-   * the chat while it is open, closed when it is left. */
+  /** The open chat's IndexedDbSession, or its EncryptedSession for a locked user (null until
+   * first used): one object for everything done to the chat while it is open, closed when it is
+   * left. */
   session: null,
   /** The branch of the open chat that its session object shows: 'main', or one made by editing
    * a message. A chat reopens on the branch it was on (the library remembers it). */
@@ -80,6 +92,7 @@ export function loadState() {
   const current = localStorage.getItem(KEYS.currentUser);
   state.user = state.users.includes(current) ? current : state.users[0];
   saveUsers();
+  state.lock = readLock(state.user);
 
   const s = readJson(KEYS.settings, {});
   state.settings = {
@@ -95,6 +108,31 @@ export function loadState() {
 export function saveUsers() {
   localStorage.setItem(KEYS.users, JSON.stringify(state.users));
   localStorage.setItem(KEYS.currentUser, state.user);
+}
+
+/** The lock record of `user`, or null when their chats are not locked (or it is unreadable). */
+export function readLock(user) {
+  const record = readJson(KEYS.lock(user), null);
+  return record && typeof record.salt === 'string' && Array.isArray(record.check) ? record : null;
+}
+
+/** Stores `user`'s lock record (the current user's is `state.lock` too). */
+export function saveLock(user, record) {
+  localStorage.setItem(KEYS.lock(user), JSON.stringify(record));
+  if (user === state.user) state.lock = record;
+}
+
+/** Makes `user` the current user, and remembers it. */
+export function setUser(user) {
+  state.user = user;
+  state.lock = readLock(user);
+  saveUsers();
+}
+
+/** Whether the current user's chats are locked and not unlocked in this tab: nothing of them can
+ * be read or written until the passphrase is entered. */
+export function lockedOut() {
+  return state.lock !== null && !state.keys.has(state.user);
 }
 
 /** The chat the current user had open last time, if any. */

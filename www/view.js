@@ -1,8 +1,9 @@
 // Everything the page draws: the users, the chat list, the chat header (title, rename box,
 // summary, branch and token usage), the conversation (with the Edit button and the branch
-// switcher of your messages, and the box to edit one), the settings, the controls, errors and the
-// status line. It only writes the DOM; it never reads storage.
-import { MAX_HISTORY_TURNS, historyTurns, state } from './state.js';
+// switcher of your messages, and the box to edit one), the settings, the passphrase lock (the
+// sidebar's part and the unlock prompt in the chat's place), the controls, errors and the status
+// line. It only writes the DOM; it never reads storage.
+import { MAX_HISTORY_TURNS, historyTurns, lockedOut, state } from './state.js';
 import { describe } from './items.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -39,6 +40,29 @@ export const el = {
   backup: $('backup'),
   restore: $('restore'),
   restoreFile: $('restore-file'),
+  retentionForm: $('retention-form'),
+  retentionDays: $('retention-days'),
+  retention: $('retention'),
+  lockState: $('lock-state'),
+  lockOpen: $('lock-open'),
+  lockForm: $('lock-form'),
+  lockPassphrase: $('lock-passphrase'),
+  lockConfirm: $('lock-confirm'),
+  lockRemember: $('lock-remember'),
+  lockError: $('lock-error'),
+  lockSubmit: $('lock-submit'),
+  lockCancel: $('lock-cancel'),
+  lockActions: $('lock-actions'),
+  lockNow: $('lock-now'),
+  lockForget: $('lock-forget'),
+  lockUsernames: document.querySelectorAll('.lock-username'),
+  unlock: $('unlock'),
+  unlockHeading: $('unlock-heading'),
+  unlockForm: $('unlock-form'),
+  unlockPassphrase: $('unlock-passphrase'),
+  unlockRemember: $('unlock-remember'),
+  unlockError: $('unlock-error'),
+  unlockSubmit: $('unlock-submit'),
   chatTitle: $('chat-title'),
   chatTitleRow: $('chat-title-row'),
   rename: $('rename'),
@@ -209,7 +233,8 @@ export function renderUsage(usage, branch, branchCount) {
 
 /** Shows the rename box in place of the title, holding the title to edit. */
 export function openRename() {
-  if (state.busy) return;
+  // A locked chat's title would be stored in clear: it has none to rename.
+  if (state.busy || state.lock) return;
   el.renameInput.value = el.chatTitle.textContent;
   el.chatTitleRow.hidden = true;
   el.renameForm.hidden = false;
@@ -244,7 +269,7 @@ function sessionRow(chat) {
   meta.textContent = chat.updatedAt == null ? 'not saved yet' : `${count} · ${formatTime(chat.updatedAt)}`;
   b.append(title, meta);
   b.setAttribute('aria-label', `${titleOf(chat)}, ${meta.textContent}`);
-  b.disabled = state.busy;
+  b.disabled = state.busy || lockedOut();
   li.append(b);
   return li;
 }
@@ -316,10 +341,11 @@ export function messageSource(li) {
 
 /** The conversation: every item of the open chat (of its branch). Each user message, turn `t` (its
  * 1-based position among them), has an Edit button, and the switcher `switchers.get(t)` when the
- * turn has other versions. Every message carries the library's turn number of its item in
+ * turn has other versions (a locked chat's, `editable` false: neither, since editing makes a
+ * branch). Every message carries the library's turn number of its item in
  * `data-in-turn` (counted as the library counts them: a user message starts the next turn, the
  * items before the first one are turn 0), which is how a search hit's message is found. */
-export function renderMessages(items, switchers = new Map()) {
+export function renderMessages(items, switchers = new Map(), { editable = true } = {}) {
   let turn = 0;
   let inTurn = 0;
   el.messages.replaceChildren(
@@ -336,8 +362,8 @@ export function renderMessages(items, switchers = new Map()) {
         tools.className = 'msg-tools';
         const switcher = switchers.get(turn);
         if (switcher) tools.append(switcherElement(turn, switcher));
-        tools.append(toolButton('msg-edit', 'Edit', `Edit message ${turn}`));
-        li.append(tools);
+        if (editable) tools.append(toolButton('msg-edit', 'Edit', `Edit message ${turn}`));
+        if (tools.childElementCount) li.append(tools);
       }
       return li;
     }),
@@ -439,6 +465,19 @@ function scrollToEnd() {
 export function updateControls() {
   const busy = state.busy;
   const empty = state.itemCount === 0;
+  // A locked user not unlocked yet: the unlock prompt takes the chat's place (style.css hides the
+  // rest by `data-locked`), and nothing that would read or write a chat can be used.
+  const out = lockedOut();
+  el.app.dataset.locked = String(out);
+  el.unlock.hidden = !out;
+  el.unlockSubmit.disabled = busy;
+  el.unlockPassphrase.readOnly = busy;
+  el.lockSubmit.disabled = busy;
+  el.lockCancel.disabled = busy;
+  el.lockOpen.disabled = busy;
+  el.lockNow.disabled = busy;
+  el.lockForget.disabled = busy;
+  el.retention.disabled = busy;
   el.send.disabled = busy;
   el.stop.disabled = !busy;
   el.undo.disabled = busy || empty;
@@ -446,21 +485,61 @@ export function updateControls() {
   el.exportBtn.disabled = busy || empty;
   el.importBtn.disabled = busy;
   el.backup.disabled = busy || state.listed.chats.size === 0;
-  el.restore.disabled = busy;
+  // Restoring encrypts what it brings in: it needs the key.
+  el.restore.disabled = busy || out;
   el.deleteChat.disabled = busy;
   el.rename.disabled = busy;
+  el.rename.hidden = state.lock !== null;
   // Read-only rather than disabled, so that it keeps the focus while a rename is being saved.
   el.renameInput.readOnly = busy;
   el.renameSave.disabled = busy;
   el.renameCancel.disabled = busy;
-  el.newChat.disabled = busy;
+  el.newChat.disabled = busy || out;
   el.userSelect.disabled = busy;
   el.newUserForm.querySelector('button').disabled = busy;
-  for (const b of el.sessionList.querySelectorAll('button')) b.disabled = busy;
+  for (const b of el.sessionList.querySelectorAll('button')) b.disabled = busy || out;
   // A switcher's arrow at either end stays disabled.
   for (const b of el.messages.querySelectorAll('.msg-tools button')) b.disabled = busy || (b.classList.contains('branch-step') && !b.dataset.branch);
   for (const b of el.messages.querySelectorAll('.msg-editor button')) b.disabled = busy;
   el.app.dataset.busy = String(busy);
+}
+
+/** The passphrase lock of the current user: the sidebar's part (what state the lock is in, the
+ * button that opens the lock form, Lock now and Forget on this device) and the unlock prompt's
+ * heading; the search box is off for a locked user (the library indexes nothing of their chats). */
+export function renderLock() {
+  const { lock, user } = state;
+  const unlocked = lock !== null && state.keys.has(user);
+  const remembered = unlocked && state.remembered.has(user);
+  el.lockState.textContent =
+    lock === null
+      ? `${user}'s chats are stored as plain text in this browser.`
+      : unlocked
+        ? `${user}'s chats are encrypted; unlocked${remembered ? ' and remembered on this device' : ' in this tab'}.`
+        : `${user}'s chats are encrypted: enter the passphrase to read them.`;
+  el.app.dataset.lock = lock === null ? 'none' : unlocked ? 'open' : 'locked';
+  el.lockOpen.hidden = lock !== null || !el.lockForm.hidden;
+  if (lock !== null) el.lockForm.hidden = true;
+  el.lockOpen.setAttribute('aria-expanded', String(!el.lockForm.hidden));
+  el.lockActions.hidden = !unlocked;
+  el.lockForget.hidden = !remembered;
+  el.unlockHeading.textContent = `${user}'s chats are locked`;
+  el.chatTitle.title = lock === null ? 'Double-click to rename' : '';
+  // For password managers: whose passphrase it is.
+  for (const input of el.lockUsernames) input.defaultValue = input.value = user;
+  el.searchInput.disabled = lock !== null;
+  el.searchInput.placeholder = lock === null ? 'Search chats' : 'No search in locked chats';
+}
+
+/** Empties the unlock prompt and closes the lock form, forgetting what was typed in them: they
+ * were for another user. */
+export function resetLockForms() {
+  for (const form of [el.unlockForm, el.lockForm]) form.reset();
+  for (const p of [el.unlockError, el.lockError]) {
+    p.textContent = '';
+    p.hidden = true;
+  }
+  el.lockForm.hidden = true;
 }
 
 export function toggleSidebar(open = el.app.dataset.sidebar !== 'open') {

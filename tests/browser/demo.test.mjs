@@ -7,8 +7,9 @@
 // editing a message onto a new branch and switching between its versions, the tokens used, two
 // tabs following each other's changes live, "Keep my chats on this device", backing up and
 // restoring all of a user's chats (the library's backup file) and the storage meter, the
-// layout at desktop and phone widths, and searching a user's chats (the matched words marked as
-// text; a result opens its chat at the message).
+// layout at desktop and phone widths, searching a user's chats (the matched words marked as
+// text; a result opens its chat at the message), and locking a user's chats with a passphrase
+// (encrypted at rest, nothing of them left in clear) and deleting old chats.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -1979,6 +1980,206 @@ test('search the chats: only the current user’s, words marked as text (accents
     });
     assert.equal(mark, true, 'the mark is on screen');
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal scrolling');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+/** Locks the current user's chats with `passphrase` (typed twice) through the sidebar's form;
+ * `remember` checks "Remember on this device". */
+async function lockChats(page, passphrase, { again = passphrase, remember = false } = {}) {
+  if (await page.isVisible('#lock-open')) await page.click('#lock-open');
+  await page.fill('#lock-passphrase', passphrase);
+  await page.fill('#lock-confirm', again);
+  await page.setChecked('#lock-remember', remember);
+  await page.click('#lock-submit');
+  await idle(page);
+}
+
+/** Types `passphrase` into the unlock prompt and submits it. */
+async function unlockChats(page, passphrase, { remember = false } = {}) {
+  await page.fill('#unlock-passphrase', passphrase);
+  await page.setChecked('#unlock-remember', remember);
+  await page.click('#unlock-submit');
+  await idle(page);
+}
+
+/** Whether the unlock prompt is shown in the chat's place (and the conversation is not). */
+async function asksPassphrase(page) {
+  const [prompt, messages, composer] = await Promise.all(['#unlock', '#messages', '#composer'].map((s) => page.isVisible(s)));
+  assert.equal(messages, !prompt, 'the conversation shows exactly when the prompt does not');
+  assert.equal(composer, !prompt);
+  return prompt;
+}
+
+test('lock a user’s chats with a passphrase: encrypted in place (nothing of them left in clear), unlocked after a reload only by the right passphrase (a wrong one writes nothing), new messages stored encrypted, "Remember on this device", and deleting old chats', async () => {
+  const { context, page } = await openDemo();
+  const PASSPHRASE = 'correct horse battery staple';
+  try {
+    // Guest keeps a chat in clear: the lock is Lena's only.
+    await say(page, 'my city is Oslo');
+    const guestChat = await currentSessionId(page);
+    await addUser(page, 'Lena');
+    assert.equal(await page.textContent('#lock-state'), "Lena's chats are stored as plain text in this browser.");
+    await say(page, 'my hobby is falconry');
+    const chat = await currentSessionId(page);
+    const shown = await rendered(page);
+    assert.equal(shown.length, 2);
+    assert.match(await dumpIndexedDb(page), /falconry/, 'in clear before the lock: items, title, summary, search index');
+    assert.equal((await sessionsOf(page, 'Lena'))[0].title, 'my hobby is falconry');
+
+    // The two passphrases must be the same; nothing happens until they are.
+    await lockChats(page, PASSPHRASE, { again: 'correct horse battery stapler' });
+    assert.match(await page.textContent('#lock-error'), /differ/);
+    assert.equal(await page.isVisible('#lock-error'), true);
+    assert.equal(await page.evaluate(() => localStorage.getItem('agent-sessions-demo.lock.Lena')), null);
+    assert.match(await dumpIndexedDb(page), /falconry/);
+
+    await lockChats(page, PASSPHRASE);
+    assert.equal(await page.textContent('#status'), 'Locked: 1 chat of Lena\'s encrypted.');
+    assert.equal(await page.isVisible('#lock-form'), false);
+    // Nothing of the chat is left in clear anywhere in IndexedDB (items, title, summary, topics,
+    // search index, turns), nor in localStorage (the lock keeps a salt and a check only).
+    const locked = await dumpIndexedDb(page);
+    assert.doesNotMatch(locked, /falconry|hobby/i);
+    assert.match(locked, /Oslo/, 'Guest’s chat is not locked');
+    assert.doesNotMatch(await page.evaluate(() => JSON.stringify({ ...localStorage })), /falconry|hobby|correct horse/i);
+    const stored = await itemsOf(page, 'Lena', chat);
+    assert.equal(stored.length, 2);
+    for (const item of stored) assert.deepEqual(Object.keys(item).sort(), ['__enc', 'ct', 'iv']);
+    const [record] = await sessionsOf(page, 'Lena');
+    assert.deepEqual([record.sessionId, record.title, record.summary, record.itemCount], [chat, null, null, 2]);
+    // The chat still shows, decrypted, with the page's own title (its first message, in memory
+    // only); no rename, no edit (a branch), no search for a locked user.
+    assert.deepEqual(await rendered(page), shown);
+    assert.equal(await page.textContent('#chat-title'), 'my hobby is falconry');
+    assert.equal(await page.isVisible('#rename'), false);
+    assert.equal(await page.$$eval('#messages .msg-edit', (b) => b.length), 0);
+    assert.equal(await page.isDisabled('#search-input'), true);
+    assert.match(await page.textContent('#lock-state'), /encrypted; unlocked in this tab/);
+
+    // After a reload, nothing is shown before the passphrase.
+    await reload(page);
+    assert.equal(await page.inputValue('#user-select'), 'Lena');
+    assert.equal(await asksPassphrase(page), true);
+    assert.equal(await page.textContent('#unlock-heading'), 'Lena\'s chats are locked');
+    assert.deepEqual(await rendered(page), []);
+    assert.equal(await page.isDisabled('#new-chat'), true);
+    assert.deepEqual(await sidebarIds(page), [chat]);
+    assert.equal(await page.isDisabled(`.session[data-session-id="${chat}"]`), true);
+    assert.deepEqual(await sidebarTitles(page), ['Locked chat']);
+
+    // A wrong passphrase: an error, and not one byte written.
+    const before = await dumpIndexedDb(page);
+    await unlockChats(page, 'incorrect horse battery staple');
+    assert.equal(await page.isVisible('#unlock-error'), true);
+    assert.match(await page.textContent('#unlock-error'), /not the passphrase/);
+    assert.equal(await asksPassphrase(page), true);
+    assert.deepEqual(await rendered(page), []);
+    assert.equal(await dumpIndexedDb(page), before);
+
+    // The right one opens the chat.
+    await unlockChats(page, PASSPHRASE);
+    assert.equal(await asksPassphrase(page), false);
+    assert.equal(await page.isVisible('#unlock-error'), false);
+    assert.equal(await page.textContent('#status'), 'Unlocked Lena\'s chats.');
+    assert.equal(await currentSessionId(page), chat);
+    assert.deepEqual(await rendered(page), shown);
+    assert.equal(await dumpIndexedDb(page), before, 'unlocking writes nothing either');
+
+    // A new message: the model is given the decrypted history, and all of it is stored encrypted,
+    // without a title or summary.
+    await say(page, 'what is my hobby?');
+    assert.equal(await lastAssistant(page), 'Your hobby is falconry. (I was given 2 earlier items.)');
+    const after = await dumpIndexedDb(page);
+    assert.doesNotMatch(after, /falconry|hobby/i);
+    const four = await itemsOf(page, 'Lena', chat);
+    assert.equal(four.length, 4);
+    for (const item of four) assert.deepEqual(Object.keys(item).sort(), ['__enc', 'ct', 'iv']);
+    assert.deepEqual((await sessionsOf(page, 'Lena')).map((s) => [s.title, s.summary]), [[null, null]]);
+
+    // Another user is not asked anything; coming back in this tab does not ask again.
+    await selectUser(page, 'Guest');
+    assert.equal(await asksPassphrase(page), false);
+    assert.equal(await currentSessionId(page), guestChat);
+    assert.equal(await page.isDisabled('#search-input'), false);
+    await selectUser(page, 'Lena');
+    assert.equal(await asksPassphrase(page), false);
+    assert.equal((await rendered(page)).length, 4);
+
+    // "Remember on this device": the next reload opens the chats without asking.
+    await reload(page);
+    assert.equal(await asksPassphrase(page), true);
+    await unlockChats(page, PASSPHRASE, { remember: true });
+    assert.equal(await asksPassphrase(page), false);
+    assert.match(await page.textContent('#lock-state'), /remembered on this device/);
+    await reload(page);
+    assert.equal(await asksPassphrase(page), false);
+    assert.equal((await rendered(page)).length, 4);
+    assert.equal(await page.textContent('#chat-title'), 'my hobby is falconry');
+    assert.doesNotMatch(await dumpIndexedDb(page), /falconry|hobby|correct horse/i, 'the remembered key is a key object, not the passphrase');
+
+    // A second chat; the sidebar names the chats opened in this page, "Locked chat" the others.
+    await page.click('#new-chat');
+    await idle(page);
+    await say(page, 'my colour is teal');
+    const second = await currentSessionId(page);
+    assert.deepEqual(await sidebarTitles(page), ['my colour is teal', 'my hobby is falconry']);
+    await reload(page);
+    assert.equal(await asksPassphrase(page), false);
+    assert.deepEqual(await sidebarIds(page), [second, chat]);
+    assert.deepEqual(await sidebarTitles(page), ['my colour is teal', 'Locked chat']);
+
+    // Lock now: the passphrase is asked again, after a reload too (the device forgot the key).
+    await page.click('#lock-now');
+    await idle(page);
+    assert.equal(await asksPassphrase(page), true);
+    await reload(page);
+    assert.equal(await asksPassphrase(page), true);
+
+    // Deleting old chats works on locked chats without the passphrase (session records only),
+    // after asking; "older than 0 days" is every chat of Lena's, none of Guest's.
+    await page.fill('#retention-days', '0');
+    const refused = answerDialog(page, false);
+    await page.click('#retention');
+    assert.match((await refused).message, /^Delete 2 chats of Lena's not used for more than 0 days\?/);
+    await idle(page);
+    assert.equal(await page.textContent('#status'), 'No chat was deleted.');
+    assert.equal((await sessionsOf(page, 'Lena')).length, 2);
+    const accepted = answerDialog(page, true);
+    await page.click('#retention');
+    assert.equal((await accepted).type, 'confirm');
+    await idle(page);
+    assert.equal(await page.textContent('#status'), 'Deleted 2 chats.');
+    assert.deepEqual(await sessionsOf(page, 'Lena'), []);
+    assert.equal(await sidebarIds(page).then((ids) => ids.includes(chat) || ids.includes(second)), false);
+    assert.equal((await sessionsOf(page, 'Guest')).length, 1);
+
+    // Still locked: the passphrase opens the (now empty) chats, and a new one is encrypted too.
+    await unlockChats(page, PASSPHRASE);
+    assert.equal(await asksPassphrase(page), false);
+    await say(page, 'my pet is a heron');
+    assert.match(await lastAssistant(page), /heron/);
+    assert.doesNotMatch(await dumpIndexedDb(page), /heron/);
+
+    // A real endpoint, with "Summarise chats" on: one request per message (a locked chat's
+    // summary and title are not asked for: they could only be stored in clear), holding the
+    // decrypted history.
+    model.state.deltaDelayMs = 5;
+    model.script({ text: 'Herons are patient hunters.' });
+    await saveSettings(page, async () => {
+      await page.fill('#set-base-url', model.url);
+      await page.fill('#set-model', 'test-model');
+      assert.equal(await page.isChecked('#set-summaries'), true);
+    });
+    await say(page, 'tell me about herons');
+    assert.equal(await lastAssistant(page), 'Herons are patient hunters.');
+    assert.equal(model.requests.length, 1, 'no summary or title request');
+    const sent = model.requests[0].body.messages.filter((m) => m.role === 'user').map(itemText);
+    assert.deepEqual(sent, ['my pet is a heron', 'tell me about herons']);
+    assert.doesNotMatch(await dumpIndexedDb(page), /heron/i);
+    assert.deepEqual((await sessionsOf(page, 'Lena')).map((s) => [s.title, s.summary, s.itemCount]), [[null, null, 4]]);
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();

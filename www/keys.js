@@ -1,0 +1,177 @@
+// The keys of "Lock this user's chats with a passphrase". A locked user's chats are stored
+// through the library's EncryptedSession, under one master key per user derived from the
+// passphrase (`deriveKeyFromPassphrase`: PBKDF2-SHA256 over the passphrase and a random salt).
+// What the page keeps of a lock is its record in localStorage (state.js): the salt, which is not
+// secret, and a passphrase check, a known item encrypted with the key, which tells a wrong
+// passphrase from the right one before anything is read or written, even for a user who has no
+// chat yet. The key itself is never stored as bytes: it lives in this tab's memory
+// (`state.keys`) and, with "Remember on this device", as the non-extractable CryptoKey object in
+// the page's own IndexedDB database (see `rememberKey`).
+import { EncryptedSession, IndexedDbSession, deriveKeyFromPassphrase } from './lib.js';
+import { DB_NAME, state } from './state.js';
+
+/** The item the passphrase check encrypts. */
+const CHECK = { type: 'passphrase_check', text: 'agent-sessions demo passphrase check' };
+
+/** The id the check is encrypted under (each session id has a key of its own). */
+const checkId = (user) => `agent-sessions-demo/passphrase-check/${user}`;
+
+/**
+ * A session of a few items held in an array, and nothing more: what EncryptedSession wraps to
+ * make the passphrase check (whose envelope is then stored in the lock record) and to read it
+ * back, and to decrypt stored items one at a time (seal.js). Not a MemorySession: this one
+ * hands its array over as it is, so the envelopes can be taken out and put in.
+ */
+class ArraySession {
+  constructor(id, items = []) {
+    this.sessionId = id;
+    this.items = items;
+  }
+
+  async getSessionId() {
+    return this.sessionId;
+  }
+
+  async getItems(limit) {
+    if (limit === undefined) return [...this.items];
+    return limit > 0 ? this.items.slice(-limit) : [];
+  }
+
+  async addItems(items) {
+    this.items.push(...items);
+  }
+
+  async popItem() {
+    return this.items.pop();
+  }
+
+  async clearSession() {
+    this.items = [];
+  }
+}
+
+const toBase64 = (bytes) => btoa(String.fromCharCode(...bytes));
+const fromBase64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+
+/** A new lock for `user` with `passphrase`: `{ key, record }`, the record with a fresh random
+ * salt and the check. `pending` says the chats are still being encrypted (seal.js). */
+export async function newLock(user, passphrase) {
+  const salt = crypto.getRandomValues(new Uint8Array(16));
+  const key = await deriveKeyFromPassphrase(passphrase, { salt });
+  const box = new ArraySession(checkId(user));
+  await new EncryptedSession(box, { key }).addItems([CHECK]);
+  return { key, record: { salt: toBase64(salt), check: box.items, pending: true } };
+}
+
+/** The key `passphrase` gives with lock `record` (right or wrong: see `keyFits`). */
+export function keyFrom(passphrase, record) {
+  return deriveKeyFromPassphrase(passphrase, { salt: fromBase64(record.salt) });
+}
+
+/** Whether `key` is the key of `user`'s lock `record`: whether it decrypts the check. A wrong key
+ * does not decrypt it (the read skips it: `lastSkipped` is 1). */
+export async function keyFits(user, key, record) {
+  const check = new EncryptedSession(new ArraySession(checkId(user), [...record.check]), { key });
+  const [item] = await check.getItems();
+  return check.lastSkipped === 0 && item?.text === CHECK.text;
+}
+
+/** Whether a stored item is an EncryptedSession envelope (`{ __enc: 1, iv, ct }`). */
+export const isEnvelope = (item) => item?.__enc === 1 && typeof item.iv === 'string' && typeof item.ct === 'string';
+
+/** The items `stored` in chat `id` as they were added: envelopes decrypted with `key`, any
+ * plaintext item as it is. Throws when an envelope does not decrypt (another key's). */
+export async function openItems(id, key, stored) {
+  const box = new ArraySession(id);
+  const reader = new EncryptedSession(box, { key });
+  const items = [];
+  for (const item of stored) {
+    if (!isEnvelope(item)) {
+      items.push(item);
+      continue;
+    }
+    box.items = [item];
+    const [opened] = await reader.getItems();
+    if (reader.lastSkipped) throw new Error(`a message of chat ${id} does not decrypt with this passphrase`);
+    items.push(opened);
+  }
+  return items;
+}
+
+/** The IndexedDbSession each EncryptedSession the page made wraps. */
+const inners = new WeakMap();
+
+/** Chat `id` of `user` through an EncryptedSession with `key` (on its main branch: a locked chat
+ * has no other). */
+export function encryptedSession(id, user, key) {
+  const inner = new IndexedDbSession(id, { userId: user, dbName: DB_NAME });
+  const session = new EncryptedSession(inner, { key });
+  inners.set(session, inner);
+  return session;
+}
+
+/** Whether `session` is a locked chat's EncryptedSession. */
+export const isEncrypted = (session) => session instanceof EncryptedSession;
+
+/** The IndexedDbSession under `session` (itself for a plain one): what frees the memory and
+ * hears the changes. */
+export const plainOf = (session) => inners.get(session) ?? session;
+
+// "Remember on this device": the CryptoKey that the passphrase gave, kept as an object in an
+// IndexedDB database of the page's own (the browser stores a non-extractable key without any
+// script being able to read its bytes), one per user. It is the passphrase's key itself, so the
+// passphrase and the device open the same chats. The library's createDeviceKey is not used for
+// this: it makes a new random key, and a chat encrypted with that could no longer be opened by
+// the passphrase (nor on another device from a backup): it suits an app without passphrases.
+const KEYS_DB = 'agent-sessions-demo-keys';
+
+function keysDb() {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open(KEYS_DB, 1);
+    open.onupgradeneeded = () => open.result.createObjectStore('keys', { keyPath: 'id' });
+    open.onsuccess = () => resolve(open.result);
+    open.onerror = () => reject(open.error);
+  });
+}
+
+/** Runs one request of `run(store)` in a transaction; resolves to its result once committed. */
+async function keysCall(mode, run) {
+  const db = await keysDb();
+  try {
+    return await new Promise((resolve, reject) => {
+      const tx = db.transaction('keys', mode);
+      const request = run(tx.objectStore('keys'));
+      tx.oncomplete = () => resolve(request.result);
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error);
+    });
+  } finally {
+    db.close();
+  }
+}
+
+const rememberedId = (user) => JSON.stringify([DB_NAME, user]);
+
+/** Keeps `user`'s key on this device. */
+export async function rememberKey(user, key) {
+  await keysCall('readwrite', (store) => store.put({ id: rememberedId(user), key, at: Date.now() }));
+  state.remembered.add(user);
+}
+
+/** Forgets `user`'s key on this device: the passphrase is asked after the next reload. */
+export async function forgetKey(user) {
+  await keysCall('readwrite', (store) => store.delete(rememberedId(user)));
+  state.remembered.delete(user);
+}
+
+/** The key this device remembers for `user`'s lock `record`, or null. One that no longer fits
+ * (the user was locked again with another passphrase) is forgotten. */
+export async function recallKey(user, record) {
+  const key = (await keysCall('readonly', (store) => store.get(rememberedId(user))))?.key ?? null;
+  if (key && (await keyFits(user, key, record))) {
+    state.remembered.add(user);
+    return key;
+  }
+  if (key) await forgetKey(user);
+  return null;
+}

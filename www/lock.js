@@ -1,0 +1,150 @@
+// "Lock this user's chats with a passphrase", and what follows: the unlock prompt, "Remember on
+// this device", "Lock now" and "Forget on this device". How the keys are made, checked and kept
+// is keys.js; how the chats are encrypted in place, seal.js. Each action runs through `busy`, so
+// the view is read again afterwards (and asks for the passphrase whenever the current user is
+// locked and not unlocked in this tab).
+//
+// A wrong passphrase is found out by the lock's check before anything else happens: no chat is
+// read or written with a key that does not fit.
+import { lockedOut, readLock, saveLock, state } from './state.js';
+import { closeChat } from './chats.js';
+import { busy, whenIdle } from './busy.js';
+import { clearSearch } from './search.js';
+import { forgetKey, keyFits, keyFrom, newLock, rememberKey } from './keys.js';
+import { notSealed, sealChats, unlockWith } from './seal.js';
+import { el, setStatus } from './view.js';
+
+/** The shortest passphrase taken (the field says so too). */
+const MIN_LENGTH = 8;
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** Shows `text` under a form (`p` its error paragraph); an empty text hides it. */
+function formError(p, text) {
+  p.textContent = text;
+  p.hidden = !text;
+}
+
+/** Opens the lock form (the sidebar's button). */
+export function openLockForm() {
+  if (state.busy || state.lock) return;
+  el.lockForm.hidden = false;
+  el.lockOpen.hidden = true;
+  el.lockOpen.setAttribute('aria-expanded', 'true');
+  formError(el.lockError, '');
+  el.lockPassphrase.focus();
+}
+
+/** Closes it, forgetting what was typed. */
+export function closeLockForm() {
+  el.lockForm.hidden = true;
+  el.lockForm.reset();
+  formError(el.lockError, '');
+  el.lockOpen.hidden = state.lock !== null;
+  el.lockOpen.setAttribute('aria-expanded', 'false');
+}
+
+/** Locks the current user's chats with `passphrase` (typed twice: `again`): every chat is
+ * encrypted in place, and from then on opened through an EncryptedSession. With `remember`, this
+ * device keeps the key. */
+export function lockChats(passphrase, again, remember) {
+  if (state.busy || state.lock) return;
+  if (passphrase.length < MIN_LENGTH) return formError(el.lockError, `The passphrase must have at least ${MIN_LENGTH} characters.`);
+  if (passphrase !== again) return formError(el.lockError, 'The two passphrases differ: type the same one twice.');
+  formError(el.lockError, '');
+  return busy(async () => {
+    const user = state.user;
+    // What replies are still writing in clear (summaries, titles) lands before the chats are
+    // sealed, not after.
+    if (state.background.size) {
+      setStatus('Waiting for the chats’ summaries and titles to be written…');
+      await Promise.all(state.background.values());
+    }
+    setStatus('Encrypting the chats…');
+    const { key, record } = await newLock(user, passphrase);
+    // Nothing writes through the open chat's plain session any more; it reopens encrypted.
+    await closeChat();
+    state.branch = 'main';
+    clearSearch();
+    // The lock is recorded before the first chat is sealed, marked pending until the last one
+    // is: a reload in between asks for the passphrase, then finishes the job (seal.js).
+    saveLock(user, record);
+    state.keys.set(user, key);
+    const { sealed, failed } = await sealChats(user, key);
+    if (failed.length === 0) saveLock(user, { ...record, pending: false });
+    if (remember) await rememberKey(user, key);
+    closeLockForm();
+    setStatus(`Locked: ${plural(sealed.length, 'chat')} of ${user}'s encrypted.${remember ? ' This device remembers the key.' : ''}`);
+    if (failed.length) throw notSealed(failed);
+  });
+}
+
+/** Unlocks the current user's chats with `passphrase`, if it is theirs; with `remember`, this
+ * device keeps the key. A wrong one is said under the field, and nothing else happens. */
+export function unlock(passphrase, remember) {
+  if (state.busy || !lockedOut()) return;
+  formError(el.unlockError, '');
+  return busy(async () => {
+    const user = state.user;
+    const record = state.lock;
+    setStatus('Checking the passphrase…');
+    const key = await keyFrom(passphrase, record);
+    if (!(await keyFits(user, key, record))) {
+      setStatus('');
+      formError(el.unlockError, 'That is not the passphrase of these chats. Nothing was changed.');
+      el.unlockPassphrase.select();
+      return;
+    }
+    el.unlockForm.reset();
+    if (remember) await rememberKey(user, key);
+    const { failed } = await unlockWith(user, key);
+    setStatus(`Unlocked ${user}'s chats.${remember ? ' This device remembers the key.' : ''}`);
+    if (failed.length) throw notSealed(failed);
+  });
+}
+
+/** Locks the current user's chats again now: the key leaves this tab and this device; the
+ * passphrase opens them again. */
+export function lockNow() {
+  return busy(async () => {
+    const user = state.user;
+    if (state.background.size) await Promise.all(state.background.values());
+    await closeChat();
+    state.keys.delete(user);
+    await forgetKey(user);
+    setStatus(`${user}'s chats are locked. The passphrase opens them again.`);
+  });
+}
+
+/** This device forgets the current user's key: the passphrase is asked after the next reload
+ * (the chats stay open in this tab until then, or until Lock now). */
+export function forgetOnDevice() {
+  return busy(async () => {
+    await forgetKey(state.user);
+    setStatus('This device no longer remembers the key: the passphrase will be asked after a reload.');
+  });
+}
+
+/** Follows the locks other tabs make: when the current user's lock changes in another tab (they
+ * were locked there), this tab closes the open chat, which its plain session would otherwise go
+ * on writing in clear, and asks for the passphrase, once the action in progress here is over. */
+export function followLocksElsewhere() {
+  window.addEventListener('storage', async (e) => {
+    if (e.storageArea !== localStorage || (e.key !== null && !e.key.startsWith('agent-sessions-demo.lock.'))) return;
+    while (state.busy) await whenIdle();
+    const record = readLock(state.user);
+    // The same lock (its `pending` mark cleared): nothing to close.
+    if (record?.salt === state.lock?.salt) {
+      state.lock = record;
+      return;
+    }
+    await busy(async () => {
+      await closeChat();
+      state.lock = readLock(state.user);
+      state.keys.delete(state.user);
+      state.remembered.delete(state.user);
+      clearSearch();
+      setStatus(`${state.user}'s chats were locked in another tab.`);
+    });
+  });
+}

@@ -1,0 +1,100 @@
+// Encrypting a user's chats in place, when they are locked. Each chat's items are read as stored
+// and written back through an EncryptedSession over the same session (`replaceHistory(items,
+// { archive: false })`: one transaction, so a chat is never half encrypted, and the plaintext is
+// not moved to the archive). What else the library keeps in clear goes too: the title, summary,
+// topics and state (the library cannot title an encrypted chat; the page shows its own titles,
+// in memory only), and the chat's other branches: a locked chat keeps the version it showed,
+// since the library cannot tell the turns of encrypted items apart to branch them.
+//
+// It can be run again at any time: a chat already sealed is left alone, one sealed in part (a
+// crash, a tab that wrote in clear) is finished, its encrypted items decrypted and its plaintext
+// ones encrypted. A chat with an item this key does not decrypt is left as it is: nothing that
+// cannot be read is ever replaced.
+import { EncryptedSession, IndexedDbSession, listSessions } from './lib.js';
+import { DB_NAME, readLock, saveLock, state } from './state.js';
+import { isEnvelope, openItems } from './keys.js';
+
+/** Encrypts chat `chat` (a `listSessions` entry) of `user` with `key`; resolves to whether
+ * anything had to change. */
+async function sealChat(user, key, chat) {
+  const id = chat.sessionId;
+  const branch = chat.currentBranch ?? 'main';
+  const options = { userId: user, dbName: DB_NAME };
+  const main = new IndexedDbSession(id, options);
+  // The items of the branch the chat shows are the ones kept.
+  const shown = branch === 'main' ? main : new IndexedDbSession(id, { ...options, branch });
+  try {
+    const stored = await shown.getItems();
+    const [branches, info] = await Promise.all([main.listBranches(), main.getInfo()]);
+    const metadata = [info.title, info.summary, info.topics, info.state].some((v) => v != null);
+    if (stored.every(isEnvelope) && branches.length === 1 && !metadata) return false;
+    const items = await openItems(id, key, stored);
+    await new EncryptedSession(main, { key }).replaceHistory(items, { archive: false });
+    if (branch !== 'main') await main.switchBranch('main');
+    for (const b of branches) if (b.branchId !== 'main') await main.deleteBranch(b.branchId);
+    await main.update({ title: null, summary: null, topics: null, state: null });
+    return true;
+  } finally {
+    if (shown !== main) await close(shown);
+    await close(main);
+  }
+}
+
+async function close(session) {
+  try {
+    await session.close();
+  } catch {
+    // Closed already.
+  } finally {
+    session.free?.();
+  }
+}
+
+/** Encrypts `user`'s chats with `key` (only `ids` when given): `{ sealed, failed }`, the ids of
+ * those that changed and the errors of those that could not be read. */
+export async function sealChats(user, key, ids = null) {
+  const list = await listSessions({ dbName: DB_NAME, userId: user });
+  const sealed = [];
+  const failed = [];
+  for (const chat of list) {
+    if (ids && !ids.includes(chat.sessionId)) continue;
+    try {
+      if (await sealChat(user, key, chat)) sealed.push(chat.sessionId);
+    } catch (e) {
+      failed.push(e);
+    }
+  }
+  return { sealed, failed };
+}
+
+/** Once `user` is unlocked: finishes a lock a reload interrupted (every chat), and seals any chat
+ * written in clear since (another tab that did not know of the lock yet: it has a title or a
+ * summary, which the library never gives an encrypted chat). */
+export async function finishSealing(user, key) {
+  const record = readLock(user);
+  if (!record) return { sealed: [], failed: [] };
+  let ids = null;
+  if (!record.pending) {
+    const list = await listSessions({ dbName: DB_NAME, userId: user });
+    ids = list.filter((c) => c.title != null || c.summary != null).map((c) => c.sessionId);
+    if (ids.length === 0) return { sealed: [], failed: [] };
+  }
+  const result = await sealChats(user, key, ids);
+  if (record.pending && result.failed.length === 0) saveLock(user, { ...record, pending: false });
+  return result;
+}
+
+/** Unlocks `user` in this tab with `key` (checked already), and finishes what sealing is left
+ * (`finishSealing`). */
+export async function unlockWith(user, key) {
+  state.keys.set(user, key);
+  return finishSealing(user, key);
+}
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** The error shown for the chats `sealChats` could not encrypt (`failed`, its errors). */
+export function notSealed(failed) {
+  const reasons = [...new Set(failed.map((e) => e?.message ?? String(e)))];
+  return new Error(`${plural(failed.length, 'chat')} could not be encrypted and ${failed.length === 1 ? 'was' : 'were'} left as ${failed.length === 1 ? 'it was' : 'they were'}: ${reasons.join('; ')}`);
+}
