@@ -137,20 +137,26 @@ test('benchmark: every implementation gives the expected results, the same for a
   ]);
 });
 
+/** Runs a benchmark script of bench/ with `args`, and resolves to what it printed (rejects with
+ * its error output when it fails). */
+async function runScript(name, args) {
+  const { execFile } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const script = fileURLToPath(new URL(`../../bench/${name}`, import.meta.url));
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [script, ...args], (error, stdout, stderr) => {
+      if (error) reject(new Error(`${error.message}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
+}
+
 // The migration benchmark (bench/migration.mjs) on a tiny database: it checks, itself, every item
 // of every session after the upgrade (and the sessions list, the counters, the new index and the
 // newest turns read through it) and exits non-zero on any difference; it also fails when this
 // build's schema version is not the one it expects, so it cannot silently go stale.
 test('migration benchmark: a version 1 database is upgraded in place with nothing lost', { timeout: 120_000 }, async () => {
-  const { execFile } = await import('node:child_process');
-  const { fileURLToPath } = await import('node:url');
-  const script = fileURLToPath(new URL('../../bench/migration.mjs', import.meta.url));
-  const { stdout } = await new Promise((resolve, reject) => {
-    execFile(process.execPath, [script, '--sessions=4', '--items=11', '--runs=1', '--raw'], (error, stdout, stderr) => {
-      if (error) reject(new Error(`${error.message}\n${stderr}`));
-      else resolve({ stdout, stderr });
-    });
-  });
+  const stdout = await runScript('migration.mjs', ['--sessions=4', '--items=11', '--runs=1', '--raw']);
   assert.match(stdout, /version 1 to \d+, 44 items in 4 sessions of 11/);
   assert.match(stdout, /every item of all 4 sessions/);
   assert.match(stdout, /the same upgrade and read by hand, raw IndexedDB:/);
@@ -159,15 +165,7 @@ test('migration benchmark: a version 1 database is upgraded in place with nothin
 // The event latency benchmark (bench/events.mjs) with a few writes: every write's event reaches
 // the other tab (it waits for all of them, or fails), and it prints both figures.
 test('event latency benchmark: every write in one tab is heard in the other', { timeout: 120_000 }, async () => {
-  const { execFile } = await import('node:child_process');
-  const { fileURLToPath } = await import('node:url');
-  const script = fileURLToPath(new URL('../../bench/events.mjs', import.meta.url));
-  const { stdout } = await new Promise((resolve, reject) => {
-    execFile(process.execPath, [script, '--writes=5'], (error, stdout, stderr) => {
-      if (error) reject(new Error(`${error.message}\n${stderr}`));
-      else resolve({ stdout, stderr });
-    });
-  });
+  const stdout = await runScript('events.mjs', ['--writes=5']);
   assert.match(stdout, /5 awaited writes of one turn/);
   assert.match(stdout, /addItems resolved in one tab -> subscribe listener in the other: +median/);
   assert.match(stdout, /a bare BroadcastChannel message between the same tabs: +median/);
@@ -176,15 +174,7 @@ test('event latency benchmark: every write in one tab is heard in the other', { 
 // The search benchmark (bench/search.mjs) on a small database: it fills it, searches, scans,
 // appends, measures the index and rebuilds it, and prints every figure.
 test('search benchmark: searches, the reference scan, appends and the index build all run', { timeout: 180_000 }, async () => {
-  const { execFile } = await import('node:child_process');
-  const { fileURLToPath } = await import('node:url');
-  const script = fileURLToPath(new URL('../../bench/search.mjs', import.meta.url));
-  const { stdout } = await new Promise((resolve, reject) => {
-    execFile(process.execPath, [script, '--sessions=4', '--items=50', '--queries=3'], (error, stdout, stderr) => {
-      if (error) reject(new Error(`${error.message}\n${stderr}`));
-      else resolve({ stdout, stderr });
-    });
-  });
+  const stdout = await runScript('search.mjs', ['--sessions=4', '--items=50', '--queries=3']);
   assert.match(stdout, /4 sessions x 50 items \(200 items\)/);
   assert.match(stdout, /searchSessions, 3 two-word queries, limit 20: +median/);
   assert.match(stdout, /full scan of the same items/);
@@ -196,15 +186,7 @@ test('search benchmark: searches, the reference scan, appends and the index buil
 // The encrypted-session benchmark (bench/encrypted.mjs) with a few turns: both sides read the
 // same items back (it checks, itself), and it prints both rows.
 test('encrypted benchmark: ours and the floor by hand read the same items', { timeout: 120_000 }, async () => {
-  const { execFile } = await import('node:child_process');
-  const { fileURLToPath } = await import('node:url');
-  const script = fileURLToPath(new URL('../../bench/encrypted.mjs', import.meta.url));
-  const { stdout } = await new Promise((resolve, reject) => {
-    execFile(process.execPath, [script, '--turns=5'], (error, stdout, stderr) => {
-      if (error) reject(new Error(`${error.message}\n${stderr}`));
-      else resolve({ stdout, stderr });
-    });
-  });
+  const stdout = await runScript('encrypted.mjs', ['--turns=5']);
   assert.match(stdout, /5 turns, medians/);
   assert.match(stdout, /append one turn: +ours .* by hand .*x/);
   assert.match(stdout, /getItems\(20\): +ours .* by hand .*x/);

@@ -445,28 +445,39 @@ pub async fn list_sessions(conn: &Connection, user_id: Option<&str>) -> Result<V
         "listSessions".to_string(),
     )?;
     tx.run(async |tx| {
-        let store = tx.store(SESSIONS_STORE)?;
-        let request = match user_id {
-            Some(user) => {
-                let user = JsValue::from_str(user);
-                let lower = Array::of2(&user, &JsValue::from_f64(f64::NEG_INFINITY));
-                let upper = Array::of2(&user, &JsValue::from_f64(f64::INFINITY));
-                let range = KeyRange::bound(&lower, &upper, Some(false), Some(false))
-                    .map_err(|e| tx.fail(e))?;
-                store
-                    .index(BY_USER_INDEX)
-                    .and_then(|index| index.get_all(Some(range.into()), None))
-            }
-            None => store
-                .index(BY_UPDATED_INDEX)
-                .and_then(|index| index.get_all(None, None)),
-        }
-        .map_err(|e| tx.fail(e))?;
-        let mut records = request.await.map_err(|e| tx.fail(e))?;
+        let mut records = user_records(tx, user_id)?.await.map_err(|e| tx.fail(e))?;
         records.reverse();
         Ok(records)
     })
     .await
+}
+
+/// The request for `user`'s session records, oldest `updatedAt` first; `None`: every record
+/// (records without a user are not in the user index).
+pub(super) fn user_records(
+    tx: &Tx,
+    user: Option<&str>,
+) -> Result<idb::request::GetAllStoreRequest> {
+    let store = tx.store(SESSIONS_STORE)?;
+    let request = match user {
+        Some(u) => {
+            let u = JsValue::from_str(u);
+            let range = KeyRange::bound(
+                &Array::of2(&u, &JsValue::from_f64(f64::NEG_INFINITY)),
+                &Array::of2(&u, &JsValue::from_f64(f64::INFINITY)),
+                Some(false),
+                Some(false),
+            )
+            .map_err(|e| tx.fail(e))?;
+            store
+                .index(BY_USER_INDEX)
+                .and_then(|index| index.get_all(Some(range.into()), None))
+        }
+        None => store
+            .index(BY_UPDATED_INDEX)
+            .and_then(|index| index.get_all(None, None)),
+    };
+    request.map_err(|e| tx.fail(e))
 }
 
 /// The approximate size of each listed session's items (`[sessionId, bytes]`, as

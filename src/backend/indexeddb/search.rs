@@ -11,12 +11,11 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::backend::js::{self, object};
 use crate::backend::search::item_search_text;
 use crate::core::error::Result;
-use crate::core::schema::{
-    BY_TERM_INDEX, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE, META_STORE, SESSIONS_STORE,
-};
+use crate::core::schema::{BY_TERM_INDEX, MESSAGES_STORE, META_STORE, SESSIONS_STORE};
 use crate::core::search::{match_text, owner_prefix, score, snippet, Clause};
 
 use super::open::Connection;
+use super::ops::user_records;
 use super::record::{item_of, seq_of, turn_of, Indexer};
 use super::tx::{listening, storage_error, Tx};
 
@@ -223,31 +222,6 @@ pub async fn search(
         Ok(hits)
     })
     .await
-}
-
-/// The request for `user`'s session records (`None`: every record, filtered by the caller,
-/// since records without a user are not in the user index).
-fn user_records(tx: &Tx, user: Option<&str>) -> Result<idb::request::GetAllStoreRequest> {
-    let store = tx.store(SESSIONS_STORE)?;
-    let request = match user {
-        Some(u) => {
-            let u = JsValue::from_str(u);
-            let range = KeyRange::bound(
-                &Array::of2(&u, &JsValue::from_f64(f64::NEG_INFINITY)),
-                &Array::of2(&u, &JsValue::from_f64(f64::INFINITY)),
-                Some(false),
-                Some(false),
-            )
-            .map_err(|e| tx.fail(e))?;
-            store
-                .index(BY_USER_INDEX)
-                .and_then(|index| index.get_all(Some(range.into()), None))
-        }
-        None => store
-            .index(BY_UPDATED_INDEX)
-            .and_then(|index| index.get_all(None, None)),
-    };
-    request.map_err(|e| tx.fail(e))
 }
 
 /// Rows indexed per transaction while building the index: small enough that a chunk never
