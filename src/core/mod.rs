@@ -22,6 +22,8 @@ pub mod transaction;
 #[cfg(feature = "runner")]
 pub mod compaction;
 #[cfg(feature = "runner")]
+pub mod json_schema;
+#[cfg(feature = "runner")]
 pub mod run;
 #[cfg(feature = "runner")]
 pub mod sse;
