@@ -41,6 +41,47 @@ function pastSessionsOf(value) {
   return { count: whole('count', 5), turnsPerSession: whole('turnsPerSession', 3) };
 }
 
+/** The handoffs each Agent was given, as given (`agent.handoffs`). */
+const handoffsOf = new WeakMap();
+
+function kindOf(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object that is not an Agent' : typeof value;
+}
+
+/** Reads a `handoffs` list: each entry an Agent, or `{ agent, toolName?, toolDescription?,
+ * inputFilter? }`; returns `[{ agent, options }]`. */
+function handoffList(value) {
+  if (value === undefined || value === null) return [];
+  let entries;
+  try {
+    if (!Array.isArray(value)) throw runnerError('INVALID_AGENT', `agent.handoffs must be an array, got ${kindOf(value)}`);
+    entries = [...value].map((entry, i) => {
+      if (agents.has(entry)) return { agent: entry, options: undefined };
+      const target = entry !== null && typeof entry === 'object' ? entry.agent : undefined;
+      if (agents.has(target)) return { agent: target, options: entry };
+      throw runnerError('INVALID_AGENT', `agent.handoffs[${i}] must be an Agent made with new Agent(...) or { agent, toolName?, toolDescription?, inputFilter? }, got ${kindOf(entry)}`);
+    });
+  } catch (e) {
+    throw e?.name === 'RunnerError' ? e : runnerError('INVALID_AGENT', `agent.handoffs could not be read (${e?.message ?? e})`);
+  }
+  return entries;
+}
+
+/** Gives `target` (a module Agent) the handoffs `list`: all of them, or none of them and the
+ * error. */
+function applyHandoffs(target, list, previous = []) {
+  target.clearHandoffs();
+  try {
+    list.forEach((h, i) => target.addHandoff(h.agent, h.agent, h.options, i));
+  } catch (e) {
+    target.clearHandoffs();
+    previous.forEach((h, i) => target.addHandoff(h.agent, h.agent, h.options, i));
+    throw e;
+  }
+}
+
 /** An agent: a name, instructions, a model and tools (see the declarations in runner.d.ts). */
 class Agent extends WasmAgent {
   constructor(options) {
@@ -53,6 +94,25 @@ class Agent extends WasmAgent {
     } catch (e) {
       throw e?.name === 'RunnerError' ? e : runnerError('INVALID_AGENT', `options.pastSessions could not be read (${e?.message ?? e})`);
     }
+    let given;
+    try {
+      given = options.handoffs;
+    } catch (e) {
+      throw runnerError('INVALID_AGENT', `agent.handoffs could not be read (${e?.message ?? e})`);
+    }
+    this.handoffs = given;
+  }
+
+  /** The agents this one hands off to, as given. Set it again to change them (two agents can
+   * hand off to each other: give the second its handoffs once both exist). */
+  get handoffs() {
+    return (handoffsOf.get(this) ?? []).map((h) => h.options ?? h.agent);
+  }
+
+  set handoffs(value) {
+    const list = handoffList(value);
+    applyHandoffs(this, list, handoffsOf.get(this));
+    handoffsOf.set(this, list);
   }
 }
 
@@ -183,8 +243,10 @@ function forRun(agent, options) {
   } catch {
     session = undefined;
   }
-  const { pastSessions: _, ...rest } = past.options;
-  return new WasmAgent({ ...rest, tools: [...(rest.tools ?? []), ...pastSessionTools(session, past.past)] });
+  const { pastSessions: _, handoffs: __, ...rest } = past.options;
+  const copy = new WasmAgent({ ...rest, tools: [...(rest.tools ?? []), ...pastSessionTools(session, past.past)] });
+  applyHandoffs(copy, handoffsOf.get(agent) ?? []);
+  return copy;
 }
 
 const fromString = RunState.fromString;
@@ -235,16 +297,94 @@ function locked(options, start) {
   });
 }
 
+// The lifecycle events `runner.on` takes: the SDK's names, and the short ones.
+const EVENT_NAMES = {
+  agent_start: 'agent_start',
+  agent_end: 'agent_end',
+  handoff: 'handoff',
+  agent_handoff: 'handoff',
+  tool_start: 'tool_start',
+  agent_tool_start: 'tool_start',
+  tool_end: 'tool_end',
+  agent_tool_end: 'tool_end',
+};
+
+/** A lifecycle event's listener arguments, in the SDK's order (the first is the run's context). */
+function listenerArgs(event, context) {
+  switch (event.type) {
+    case 'agent_start':
+      return [context, event.agent, event.turnInput];
+    case 'agent_end':
+      return [context, event.agent, event.output];
+    case 'handoff':
+      return [context, event.from, event.to];
+    case 'tool_start':
+      return [context, event.agent, event.tool, { toolCall: event.item }];
+    case 'tool_end':
+      return [context, event.agent, event.tool, event.output, { toolCall: event.item }];
+    default:
+      return null;
+  }
+}
+
+function contextOf(options) {
+  try {
+    return options?.context;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs agents against an OpenAI-compatible server (see the declarations in runner.d.ts). */
 class Runner extends WasmRunner {
+  #listeners = new Map();
+
   constructor(options) {
     super(options);
     runners.add(this);
   }
 
+  /** Calls `listener` on each lifecycle event `name` of this runner's runs. */
+  on(name, listener) {
+    const type = EVENT_NAMES[name];
+    if (!type) throw runnerError('INVALID_RUNNER', `runner.on: unknown event "${String(name)}"; the events are ${Object.keys(EVENT_NAMES).join(', ')}`);
+    if (typeof listener !== 'function') throw runnerError('INVALID_RUNNER', `runner.on("${name}") needs a function, got ${kindOf(listener)}`);
+    if (!this.#listeners.has(type)) this.#listeners.set(type, new Set());
+    this.#listeners.get(type).add(listener);
+    return this;
+  }
+
+  /** Stops calling `listener` for `name`. */
+  off(name, listener) {
+    this.#listeners.get(EVENT_NAMES[name])?.delete(listener);
+    return this;
+  }
+
+  /** What receives a run's events: the listeners (a listener that throws is reported to the
+   * page, as an uncaught error would be, and the run goes on), then `push` for a stream. */
+  #dispatcher(options, push) {
+    const listeners = this.#listeners;
+    if (!push && ![...listeners.values()].some((set) => set.size > 0)) return undefined;
+    const context = contextOf(options);
+    return (event) => {
+      const set = listeners.get(event.type);
+      if (set?.size) {
+        const args = listenerArgs(event, context);
+        for (const listener of [...set]) {
+          try {
+            listener(...args);
+          } catch (e) {
+            globalThis.reportError?.(e);
+          }
+        }
+      }
+      push?.(event);
+    };
+  }
+
   run(agent, input, options) {
     if (!agents.has(agent)) return Promise.reject(notAnAgent(agent));
-    return locked(options, () => super.run(forRun(agent, options), input, options));
+    return locked(options, () => super.run(forRun(agent, options), input, options, this.#dispatcher(options), agent));
   }
 
   /**
@@ -264,7 +404,7 @@ class Runner extends WasmRunner {
       wake?.();
     };
     const result = agents.has(agent)
-      ? locked(options, () => this.startStreamed(forRun(agent, options), input, options, push))
+      ? locked(options, () => this.startStreamed(forRun(agent, options), input, options, this.#dispatcher(options, push), agent))
       : Promise.reject(notAnAgent(agent));
     result.then(
       (value) => {

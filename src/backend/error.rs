@@ -74,8 +74,83 @@ pub fn run_error(error: crate::backend::runner::RunError) -> JsValue {
             ],
         ),
         RunError::Aborted(reason) | RunError::Thrown(reason) => reason,
+        RunError::ModelBehavior { message, raw } => js_error(
+            "ModelBehaviorError",
+            &message,
+            &[
+                ("code", MODEL_BEHAVIOR.into()),
+                ("rawOutput", raw.as_str().into()),
+            ],
+        ),
+        RunError::Tripwire {
+            kind,
+            name,
+            info,
+            agent,
+            output,
+        } => {
+            use crate::backend::runner::GuardrailKind;
+            let (error_name, code, which, type_name) = match kind {
+                GuardrailKind::Input => (
+                    "InputGuardrailTripwireTriggered",
+                    INPUT_GUARDRAIL_TRIPWIRE,
+                    "Input",
+                    "input",
+                ),
+                GuardrailKind::Output => (
+                    "OutputGuardrailTripwireTriggered",
+                    OUTPUT_GUARDRAIL_TRIPWIRE,
+                    "Output",
+                    "output",
+                ),
+            };
+            // The message and `result` as the SDK words and shapes them.
+            let info_text = js_sys::JSON::stringify(&info)
+                .ok()
+                .and_then(|s| s.as_string())
+                .unwrap_or_else(|| "undefined".into());
+            let result = crate::backend::js::object(&[
+                (
+                    "guardrail",
+                    crate::backend::js::object(&[
+                        ("type", type_name.into()),
+                        ("name", name.as_str().into()),
+                    ])
+                    .into(),
+                ),
+                (
+                    "output",
+                    crate::backend::js::object(&[
+                        ("tripwireTriggered", true.into()),
+                        ("outputInfo", info),
+                    ])
+                    .into(),
+                ),
+            ]);
+            if kind == GuardrailKind::Output {
+                let _ = js_sys::Reflect::set(&result, &"agent".into(), &agent);
+                let _ = js_sys::Reflect::set(&result, &"agentOutput".into(), &output);
+            }
+            js_error(
+                error_name,
+                &format!("{which} guardrail triggered: {info_text}"),
+                &[("code", code.into()), ("result", result.into())],
+            )
+        }
     }
 }
+
+/// The `code` of a `ModelBehaviorError` (a final output that does not match `outputType`).
+#[cfg(feature = "runner")]
+pub const MODEL_BEHAVIOR: &str = "MODEL_BEHAVIOR";
+
+/// The `code` of an `InputGuardrailTripwireTriggered`.
+#[cfg(feature = "runner")]
+pub const INPUT_GUARDRAIL_TRIPWIRE: &str = "INPUT_GUARDRAIL_TRIPWIRE";
+
+/// The `code` of an `OutputGuardrailTripwireTriggered`.
+#[cfg(feature = "runner")]
+pub const OUTPUT_GUARDRAIL_TRIPWIRE: &str = "OUTPUT_GUARDRAIL_TRIPWIRE";
 
 /// The `code` of a `MaxTurnsExceededError`.
 #[cfg(feature = "runner")]

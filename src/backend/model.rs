@@ -219,6 +219,7 @@ impl ModelClient {
                 stream: false,
                 previous_response_id: None,
                 conversation_id: None,
+                output_type: None,
             },
         );
         self.call(&body.to_string(), false, None, &mut |_| {}).await

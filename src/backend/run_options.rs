@@ -7,15 +7,16 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::compaction::Strategy;
 use crate::core::history::Window;
+use crate::core::json_schema::check_schema_shape;
 use crate::core::run::metadata::{MetadataOptions, PartialMetadataOptions};
 use crate::core::run::{input_items_from_text, RunState, ServerConversation, DEFAULT_MAX_TURNS};
-use crate::core::wire::{Api, ModelSettings, ToolSpec};
+use crate::core::wire::{Api, ModelSettings, OutputType, ToolSpec};
 
 use super::args::{field, optional_string, take_items, take_limit, take_options};
 use super::compaction::Compactor;
 use super::js::{self, describe, error_text, js_to_json};
 use super::model::ModelClient;
-use super::runner::{AgentSpec, RunInput, RunOptions, Tool};
+use super::runner::{AgentSpec, Guardrail, Handoff, RunInput, RunOptions, Tool, ToolUse};
 use crate::core::error::{RunnerError, RunnerErrorCode, SessionError, SessionErrorCode};
 
 type Result<T> = std::result::Result<T, RunnerError>;
@@ -135,6 +136,8 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
         temperature: opt_number(&s, "temperature", "agent.modelSettings", C)?,
         top_p: opt_number(&s, "topP", "agent.modelSettings", C)?,
         max_tokens: opt_count(&s, "maxTokens", "agent.modelSettings", C)?.map(u64::from),
+        parallel_tool_calls: opt_bool(&s, "parallelToolCalls", "agent.modelSettings", C)?,
+        tool_choice: opt_string(&s, "toolChoice", "agent.modelSettings", C)?,
     };
     let tools_value = get(&o, "tools", "agent", C)?;
     let mut tools = Vec::new();
@@ -162,13 +165,219 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
         }
     }
     let metadata = parse_metadata(&o, "agent", C)?;
+    let instructions = get(&o, "instructions", "agent", C)?;
+    let (instructions, instructions_fn) = if instructions.is_function() {
+        (None, Some(instructions.unchecked_into()))
+    } else {
+        (opt_string(&o, "instructions", "agent", C)?, None)
+    };
+    if let Some(choice) = settings.tool_choice.as_deref() {
+        let known = matches!(choice, "auto" | "required" | "none")
+            || tools.iter().any(|t| t.spec.name == choice);
+        if !known {
+            return Err(invalid(
+                C,
+                format!(
+                    "agent.modelSettings.toolChoice must be 'auto', 'required', 'none' or the \
+                     name of one of the agent's tools, got \"{choice}\""
+                ),
+            ));
+        }
+    }
     Ok(AgentSpec {
         name,
-        instructions: opt_string(&o, "instructions", "agent", C)?,
+        instructions,
+        instructions_fn,
+        handoff_description: opt_string(&o, "handoffDescription", "agent", C)?,
         model: opt_string(&o, "model", "agent", C)?,
         settings,
         tools,
         metadata: MetadataOptions::default().over(metadata),
+        output_type: parse_output_type(&get(&o, "outputType", "agent", C)?)?,
+        input_guardrails: parse_guardrails(&o, "inputGuardrails")?,
+        output_guardrails: parse_guardrails(&o, "outputGuardrails")?,
+        tool_use: parse_tool_use(&get(&o, "toolUseBehavior", "agent", C)?)?,
+        handoffs: Default::default(),
+    })
+}
+
+/// `outputType`: `'text'` (the default) or `{ type: 'json_schema', name, schema, strict? }`.
+fn parse_output_type(value: &JsValue) -> Result<Option<OutputType>> {
+    const C: RunnerErrorCode = RunnerErrorCode::InvalidAgent;
+    const WHAT: &str = "agent.outputType";
+    if value.is_undefined() || value.is_null() || value.as_string().as_deref() == Some("text") {
+        return Ok(None);
+    }
+    let o = options(value, WHAT, C)?;
+    let kind = opt_string(&o, "type", WHAT, C)?;
+    if kind.as_deref() != Some("json_schema") {
+        return Err(invalid(
+            C,
+            format!(
+                "{WHAT} must be 'text' or {{ type: 'json_schema', name, schema, strict }}, got {}",
+                describe(value)
+            ),
+        ));
+    }
+    let schema = get(&o, "schema", WHAT, C)?;
+    if !schema.is_object() {
+        return Err(invalid(
+            C,
+            format!(
+                "{WHAT}.schema must be a JSON schema object, got {}",
+                describe(&schema)
+            ),
+        ));
+    }
+    let schema = js_to_json(&schema, "agent.outputType.schema").map_err(|m| invalid(C, m))?;
+    check_schema_shape(&schema).map_err(|m| invalid(C, format!("{WHAT}.schema: {m}")))?;
+    let name = opt_string(&o, "name", WHAT, C)?
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| "final_output".into());
+    Ok(Some(OutputType {
+        name,
+        schema,
+        strict: opt_bool(&o, "strict", WHAT, C)?.unwrap_or(true),
+    }))
+}
+
+/// `inputGuardrails` / `outputGuardrails`: arrays of `{ name, execute }`.
+fn parse_guardrails(o: &Option<Object>, key: &str) -> Result<Vec<Guardrail>> {
+    const C: RunnerErrorCode = RunnerErrorCode::InvalidAgent;
+    let what = format!("agent.{key}");
+    let list = get(o, key, "agent", C)?;
+    if list.is_undefined() || list.is_null() {
+        return Ok(Vec::new());
+    }
+    if !js::is_array(&list).map_err(|e| threw(C, &what, &e))? {
+        return Err(invalid(
+            C,
+            format!("{what} must be an array, got {}", describe(&list)),
+        ));
+    }
+    let elements = js::elements(&list).map_err(|e| threw(C, &what, &e))?;
+    elements
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let what = format!("{what}[{i}]");
+            let go = options(g, &what, C)?;
+            let name = opt_string(&go, "name", &what, C)?
+                .filter(|n| !n.is_empty())
+                .ok_or_else(|| invalid(C, format!("{what}.name must be a non-empty string")))?;
+            let execute = opt_function(&go, "execute", &what, C)?
+                .ok_or_else(|| invalid(C, format!("{what}.execute must be a function")))?;
+            Ok(Guardrail {
+                name,
+                execute,
+                object: g.clone(),
+            })
+        })
+        .collect()
+}
+
+/// `toolUseBehavior`: `'run_llm_again'` (the default), `'stop_on_first_tool'` or
+/// `{ stopAtToolNames }`.
+fn parse_tool_use(value: &JsValue) -> Result<ToolUse> {
+    const C: RunnerErrorCode = RunnerErrorCode::InvalidAgent;
+    const WHAT: &str = "agent.toolUseBehavior";
+    if value.is_undefined() || value.is_null() {
+        return Ok(ToolUse::RunLlmAgain);
+    }
+    match value.as_string().as_deref() {
+        Some("run_llm_again") => return Ok(ToolUse::RunLlmAgain),
+        Some("stop_on_first_tool") => return Ok(ToolUse::StopOnFirstTool),
+        _ => {}
+    }
+    let o = match value.is_object() {
+        true => options(value, WHAT, C)?,
+        false => None,
+    };
+    let names = get(&o, "stopAtToolNames", WHAT, C)?;
+    let list = match js::is_array(&names) {
+        Ok(true) => js::elements(&names).map_err(|e| threw(C, WHAT, &e))?,
+        _ => {
+            return Err(invalid(
+                C,
+                format!(
+                    "{WHAT} must be 'run_llm_again', 'stop_on_first_tool' or {{ stopAtToolNames: [...] }}, got {}",
+                    describe(value)
+                ),
+            ))
+        }
+    };
+    let names = list
+        .iter()
+        .map(|n| {
+            n.as_string().ok_or_else(|| {
+                invalid(
+                    C,
+                    format!(
+                        "{WHAT}.stopAtToolNames must hold tool names, got {}",
+                        describe(n)
+                    ),
+                )
+            })
+        })
+        .collect::<Result<Vec<String>>>()?;
+    Ok(ToolUse::StopAt(names))
+}
+
+/// The tool name of a handoff to `agent` when none is given: `transfer_to_` and the name with
+/// every character but ASCII letters and digits made `_`, as the SDK names it.
+fn handoff_tool_name(agent: &str) -> String {
+    let name: String = agent
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("transfer_to_{name}")
+}
+
+/// One handoff of `agent` to `target` (`object`, its JS `Agent`), with the options of a
+/// `{ agent, toolName?, toolDescription?, inputFilter? }` entry (`undefined` for a bare Agent).
+pub fn parse_handoff(
+    agent: &AgentSpec,
+    target: std::rc::Rc<AgentSpec>,
+    object: JsValue,
+    value: &JsValue,
+    index: usize,
+) -> Result<Handoff> {
+    const C: RunnerErrorCode = RunnerErrorCode::InvalidAgent;
+    let what = format!("agent.handoffs[{index}]");
+    let o = match value.is_object() {
+        true => options(value, &what, C)?,
+        false => None,
+    };
+    let name = opt_string(&o, "toolName", &what, C)?
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| handoff_tool_name(&target.name));
+    let description = opt_string(&o, "toolDescription", &what, C)?.unwrap_or_else(|| {
+        format!(
+            "Handoff to the {} agent to handle the request. {}",
+            target.name,
+            target.handoff_description.as_deref().unwrap_or("")
+        )
+    });
+    let taken = agent.tools.iter().any(|t| t.spec.name == name)
+        || agent.handoffs.borrow().iter().any(|h| h.tool.name == name);
+    if taken {
+        return Err(invalid(
+            C,
+            format!(
+                "{what}: agent \"{}\" already has a tool or handoff named \"{name}\" (give this one a toolName)",
+                agent.name
+            ),
+        ));
+    }
+    Ok(Handoff {
+        target,
+        object,
+        tool: ToolSpec {
+            name,
+            description,
+            parameters: serde_json::json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false}),
+        },
+        input_filter: opt_function(&o, "inputFilter", &what, C)?,
     })
 }
 
@@ -416,7 +625,7 @@ pub fn parse_input(value: &JsValue) -> Result<RunInput> {
             .as_string()
             .unwrap_or_default();
         return RunState::from_json(&text)
-            .map(RunInput::Resume)
+            .map(|state| RunInput::Resume(Box::new(state)))
             .map_err(|e| invalid(RunnerErrorCode::InvalidRunState, e.to_string()));
     }
     Err(invalid(

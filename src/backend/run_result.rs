@@ -43,9 +43,11 @@ pub fn result_object(
     interruptions: &[Value],
     state_object: JsValue,
     background: JsValue,
+    last_agent: JsValue,
 ) -> JsValue {
-    let final_output = match interruptions {
-        [] => optional(state.final_output.as_deref()),
+    let final_output = match (interruptions, &state.final_json) {
+        ([], Some(value)) => json_to_js(value),
+        ([], None) => optional(state.final_output.as_deref()),
         _ => JsValue::UNDEFINED,
     };
     let usage = object(&[
@@ -73,6 +75,7 @@ pub fn result_object(
         ),
         ("state", state_object),
         ("background", background),
+        ("lastAgent", last_agent),
     ])
     .into()
 }

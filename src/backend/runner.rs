@@ -2,12 +2,16 @@
 //! function tools, the session input callback, events of a streamed run. The rules it follows
 //! live in [`crate::core::run`].
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use js_sys::{Array, Function};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::error::{RunnerError, RunnerErrorCode};
 use crate::core::history::{Limit, Window};
+use crate::core::json_schema;
 use crate::core::run::metadata::{
     instructions_with, merge_state, state_tool_parameters, MetadataOptions, PartialMetadataOptions,
     STATE_TOOL, STATE_TOOL_DESCRIPTION,
@@ -18,7 +22,8 @@ use crate::core::run::{
 };
 use crate::core::session::uuid_v4;
 use crate::core::wire::{
-    call_id, is_function_call, request_body, ModelRequest, ModelSettings, ToolSpec,
+    call_id, is_function_call, is_tool_output, request_body, ModelRequest, ModelSettings,
+    OutputType, ToolSpec,
 };
 
 use super::js::{
@@ -40,11 +45,55 @@ pub struct Tool {
 pub struct AgentSpec {
     pub name: String,
     pub instructions: Option<String>,
+    /// `instructions` given as a function: `(context, agent) => string | Promise<string>`,
+    /// called before every model call of this agent.
+    pub instructions_fn: Option<Function>,
+    /// Added to the description of the handoffs to this agent.
+    pub handoff_description: Option<String>,
     pub model: Option<String>,
     pub settings: ModelSettings,
     pub tools: Vec<Tool>,
     /// Summaries, titles and state of the session.
     pub metadata: MetadataOptions,
+    /// The schema of the final answer; `None`: text.
+    pub output_type: Option<OutputType>,
+    /// Run before the first model call of a run that starts with this agent.
+    pub input_guardrails: Vec<Guardrail>,
+    /// Run on the final output when this agent gives it.
+    pub output_guardrails: Vec<Guardrail>,
+    pub tool_use: ToolUse,
+    /// The agents this one can hand the conversation to (set after construction, so two agents
+    /// can hand off to each other).
+    pub handoffs: RefCell<Vec<Handoff>>,
+}
+
+/// A handoff, offered to the model as a tool.
+#[derive(Clone)]
+pub struct Handoff {
+    pub target: Rc<AgentSpec>,
+    /// The target's JS `Agent` (what `lastAgent` and the events name).
+    pub object: JsValue,
+    pub tool: ToolSpec,
+    /// `({ inputHistory, preHandoffItems, newItems }) => same`: what the next agent is sent.
+    pub input_filter: Option<Function>,
+}
+
+/// An input or output guardrail: `{ name, execute({ input | output, context, agent }) }`.
+pub struct Guardrail {
+    pub name: String,
+    pub execute: Function,
+    pub object: JsValue,
+}
+
+/// What happens after the tools of a model response ran.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolUse {
+    /// The model is called again with their outputs.
+    RunLlmAgain,
+    /// The first tool's output is the final answer.
+    StopOnFirstTool,
+    /// The output of the first of these tools that ran is the final answer.
+    StopAt(Vec<String>),
 }
 
 pub struct RunOptions {
@@ -64,7 +113,14 @@ pub struct RunOptions {
 
 pub enum RunInput {
     Items(Vec<Value>),
-    Resume(RunState),
+    Resume(Box<RunState>),
+}
+
+/// Which guardrail stopped a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuardrailKind {
+    Input,
+    Output,
 }
 
 pub enum RunError {
@@ -75,6 +131,20 @@ pub enum RunError {
     Aborted(JsValue),
     /// An error thrown by the session or the input callback, passed on unchanged.
     Thrown(JsValue),
+    /// The final answer does not parse or does not match the agent's `outputType`.
+    ModelBehavior {
+        message: String,
+        raw: String,
+    },
+    /// A guardrail's tripwire was triggered: its name, what it returned as `outputInfo`, and
+    /// for an output guardrail the agent and the output it blocked.
+    Tripwire {
+        kind: GuardrailKind,
+        name: String,
+        info: JsValue,
+        agent: JsValue,
+        output: JsValue,
+    },
 }
 
 impl From<CallError> for RunError {
@@ -101,6 +171,8 @@ impl RunFailure {
 
 pub struct RunOutcome {
     pub state: RunState,
+    /// The JS `Agent` that gave the final answer (or is waiting for approvals).
+    pub last_agent: JsValue,
     /// Calls waiting for approval; empty when the run finished.
     pub interruptions: Vec<Value>,
     /// What the run does with the session's metadata (for the work after the turn).
@@ -157,25 +229,47 @@ pub async fn call_session(
 
 struct Run<'a> {
     client: &'a ModelClient,
-    agent: &'a AgentSpec,
+    /// The agent the run started with (its name is the state's, its metadata options apply).
+    first: &'a AgentSpec,
+    /// The agent answering now, and its JS `Agent`.
+    current: RefCell<(Rc<AgentSpec>, JsValue)>,
     options: &'a RunOptions,
-    /// Receives each event of a streamed run.
+    /// Receives each event: a streamed run's, and the lifecycle events `runner.on` listens to.
     on_event: Option<&'a Function>,
     /// The agent's metadata options with the run's over them.
     metadata: MetadataOptions,
     /// The session's summary and state, read at the start where the run uses them; the state
     /// follows `update_session_state`.
     summary: Option<String>,
-    session_state: std::cell::RefCell<Value>,
+    session_state: RefCell<Value>,
+}
+
+/// A tool call of one model response on its way to an output.
+enum Answer {
+    /// The output is known (a rejection, an unknown tool, arguments that are not JSON...).
+    Ready(String),
+    /// The tool was started: what `execute` returned (or threw), awaited in call order.
+    Started(usize, Result<JsValue, JsValue>),
 }
 
 impl Run<'_> {
-    fn emit(&self, kind: &str, field: (&str, JsValue)) {
+    fn emit(&self, kind: &str, fields: &[(&str, JsValue)]) {
         if let Some(on_event) = self.on_event {
-            let event = object(&[("type", kind.into()), field]);
-            // The listener is the package's own event buffer (js/runner.js); it does not throw.
+            let event = object(&[("type", kind.into())]);
+            for (key, value) in fields {
+                let _ = js_sys::Reflect::set(&event, &(*key).into(), value);
+            }
+            // The listener is the package's own dispatcher (js/runner.js); it does not throw.
             let _ = on_event.call1(&JsValue::UNDEFINED, &event);
         }
+    }
+
+    fn agent(&self) -> Rc<AgentSpec> {
+        self.current.borrow().0.clone()
+    }
+
+    fn agent_object(&self) -> JsValue {
+        self.current.borrow().1.clone()
     }
 
     async fn session_call(&self, method: &str, args: &[JsValue]) -> Result<JsValue, RunError> {
@@ -325,7 +419,7 @@ impl Run<'_> {
             }
         };
         Ok(RunState::new(
-            &self.agent.name,
+            &self.first.name,
             input,
             model_input,
             turn_input,
@@ -333,21 +427,50 @@ impl Run<'_> {
         ))
     }
 
-    fn model(&self) -> Result<&str, RunError> {
-        self.agent.model.as_deref().ok_or_else(|| {
+    /// The instructions of `agent` for the next model call: its text, or what its function
+    /// returns for this run's context.
+    async fn instructions(&self, agent: &AgentSpec) -> Result<Option<String>, RunError> {
+        let Some(f) = &agent.instructions_fn else {
+            return Ok(agent.instructions.clone());
+        };
+        let r = f
+            .call2(
+                &JsValue::UNDEFINED,
+                &self.options.context,
+                &self.agent_object(),
+            )
+            .map_err(RunError::Thrown)?;
+        let r = resolve_value(r)
+            .await
+            .map_err(|e| unresolved(e, RunnerErrorCode::InvalidAgent, "agent.instructions()"))?;
+        match r.as_string() {
+            Some(text) => Ok(Some(text)),
+            None if r.is_undefined() || r.is_null() => Ok(None),
+            None => Err(RunError::Usage(RunnerError::new(
+                RunnerErrorCode::InvalidAgent,
+                format!(
+                    "agent \"{}\": instructions() must return a string, got {}",
+                    agent.name,
+                    describe(&r)
+                ),
+            ))),
+        }
+    }
+
+    async fn call_model(&self, state: &mut RunState) -> Result<(), RunError> {
+        let agent = self.agent();
+        let model = agent.model.as_deref().ok_or_else(|| {
             RunError::Usage(RunnerError::new(
                 RunnerErrorCode::InvalidAgent,
                 format!(
                     "agent \"{}\" has no model: set it with new Agent({{ model }})",
-                    self.agent.name
+                    agent.name
                 ),
             ))
-        })
-    }
-
-    async fn call_model(&self, state: &mut RunState) -> Result<(), RunError> {
+        })?;
         let (input, previous) = state.next_request(&self.options.server);
-        let mut tools: Vec<ToolSpec> = self.agent.tools.iter().map(|t| t.spec.clone()).collect();
+        let mut tools: Vec<ToolSpec> = agent.tools.iter().map(|t| t.spec.clone()).collect();
+        tools.extend(agent.handoffs.borrow().iter().map(|h| h.tool.clone()));
         if self.metadata.agentic_state {
             tools.push(ToolSpec {
                 name: STATE_TOOL.to_string(),
@@ -355,25 +478,34 @@ impl Run<'_> {
                 parameters: state_tool_parameters(),
             });
         }
+        let own = self.instructions(&agent).await?;
         let state_now = self.session_state.borrow().clone();
         let instructions = instructions_with(
-            self.agent.instructions.as_deref(),
+            own.as_deref(),
             self.summary
                 .as_deref()
                 .filter(|_| self.metadata.add_summary_to_context),
             Some(&state_now).filter(|_| self.metadata.add_state_to_context),
         );
+        // Once the agent used a tool, its toolChoice is not forced again (the SDK's
+        // resetToolChoice), so a forced tool cannot loop.
+        let mut settings = agent.settings.clone();
+        if settings.tool_choice.as_deref() != Some("none") && state.tools_used.contains(&agent.name)
+        {
+            settings.tool_choice = None;
+        }
         let body = request_body(
             self.client.api,
             &ModelRequest {
-                model: self.model()?,
+                model,
                 instructions: instructions.as_deref(),
-                settings: &self.agent.settings,
+                settings: &settings,
                 tools: &tools,
                 input: &input,
                 stream: self.options.stream,
                 previous_response_id: previous.as_deref(),
                 conversation_id: self.options.server.conversation_id.as_deref(),
+                output_type: agent.output_type.as_ref(),
             },
         );
         let body = serde_json::to_string(&body).map_err(|e| {
@@ -382,7 +514,7 @@ impl Run<'_> {
                 format!("the model request cannot be written as JSON ({e})"),
             ))
         })?;
-        let mut on_delta = |text: &str| self.emit("text_delta", ("delta", text.into()));
+        let mut on_delta = |text: &str| self.emit("text_delta", &[("delta", text.into())]);
         let output = self
             .client
             .call(
@@ -394,9 +526,9 @@ impl Run<'_> {
             .await?;
         for item in &output.items {
             let js = json_to_js(item);
-            self.emit("item_added", ("item", js.clone()));
+            self.emit("item_added", &[("item", js.clone())]);
             if is_function_call(item) {
-                self.emit("tool_call", ("item", js));
+                self.emit("tool_call", &[("item", js)]);
             }
         }
         state.record_model_output(output);
@@ -425,16 +557,29 @@ impl Run<'_> {
         }
     }
 
-    async fn execute(&self, tool: &Tool, args: &JsValue, call_id: &str) -> String {
+    /// Starts `tool` (its `execute` is called now, so the tools of one response run at once).
+    fn start_tool(&self, tool: &Tool, args: &JsValue, call: &Value) -> Result<JsValue, JsValue> {
+        let id = call_id(call).unwrap_or("");
+        self.emit(
+            "tool_start",
+            &[
+                ("agent", self.agent_object()),
+                ("tool", tool.object.clone()),
+                ("item", json_to_js(call)),
+            ],
+        );
         // The third argument: the call's id and the session's state (Agno's `session_state`).
         let details = object(&[
-            ("callId", call_id.into()),
+            ("callId", id.into()),
             ("sessionState", json_to_js(&self.session_state.borrow())),
         ]);
-        let result = match tool
-            .execute
+        tool.execute
             .call3(&tool.object, args, &self.options.context, &details)
-        {
+    }
+
+    /// What a started tool gives the model, once it settled.
+    async fn tool_output(started: Result<JsValue, JsValue>) -> String {
+        let result = match started {
             Ok(r) => resolve_value(r).await.map_err(Unresolved::into_value),
             Err(e) => Err(e),
         };
@@ -456,73 +601,319 @@ impl Run<'_> {
         }
     }
 
-    /// Runs the pending calls that may run; returns the ones waiting for approval, and whether an
+    /// How one call is answered: started, answered at once, or `None` when it waits for
+    /// approval. `ran_approved` is set when an approved call starts.
+    async fn answer(
+        &self,
+        state: &RunState,
+        agent: &AgentSpec,
+        call: &Value,
+        ran_approved: &mut bool,
+    ) -> Result<Option<Answer>, RunError> {
+        let name = call.get("name").and_then(Value::as_str).unwrap_or("");
+        let id = call_id(call).unwrap_or("");
+        if name == STATE_TOOL && self.metadata.agentic_state {
+            return Ok(Some(Answer::Ready(self.update_state(call).await?)));
+        }
+        let Some(index) = agent.tools.iter().position(|t| t.spec.name == name) else {
+            let mut names: Vec<&str> = agent.tools.iter().map(|t| t.spec.name.as_str()).collect();
+            let handoffs = agent.handoffs.borrow();
+            names.extend(handoffs.iter().map(|h| h.tool.name.as_str()));
+            return Ok(Some(Answer::Ready(format!(
+                "Tool \"{name}\" is not defined; the available tools are: {}.",
+                names.join(", ")
+            ))));
+        };
+        let tool = &agent.tools[index];
+        let arguments = call
+            .get("arguments")
+            .and_then(Value::as_str)
+            .unwrap_or("{}");
+        let args = match js_sys::JSON::parse(if arguments.trim().is_empty() {
+            "{}"
+        } else {
+            arguments
+        }) {
+            Ok(a) => a,
+            Err(e) => {
+                return Ok(Some(Answer::Ready(format!(
+                "The arguments are not valid JSON ({}); call the tool again with a JSON object.",
+                error_text(&e)
+            ))))
+            }
+        };
+        let decision = state.decisions.get(id).cloned();
+        if decision.is_none() && self.needs_approval(tool, &args, call).await? {
+            return Ok(None);
+        }
+        Ok(Some(match decision {
+            Some(Decision::Rejected { message }) => {
+                Answer::Ready(message.unwrap_or_else(|| REJECTION_MESSAGE.to_string()))
+            }
+            Some(Decision::Approved) => {
+                *ran_approved = true;
+                Answer::Started(index, self.start_tool(tool, &args, call))
+            }
+            None => Answer::Started(index, self.start_tool(tool, &args, call)),
+        }))
+    }
+
+    /// Runs the pending calls that may run, all at once, and records their outputs in call
+    /// order; then hands off, or ends the run with a tool's output where the agent's
+    /// `toolUseBehavior` says so. Returns the calls waiting for approval, and whether an
     /// approved call ran.
     async fn run_tools(
         &self,
         state: &mut RunState,
         calls: Vec<Value>,
     ) -> Result<(Vec<Value>, bool), RunError> {
+        let agent = self.agent();
+        let handoffs = agent.handoffs.borrow().clone();
+        let handoff_of = |call: &Value| {
+            let name = call.get("name").and_then(Value::as_str).unwrap_or("");
+            handoffs.iter().find(|h| h.tool.name == name)
+        };
+        // Only a response's first handoff is taken; the others are dropped from the run (and
+        // so from the session), as the SDK does.
+        let mut handoff: Option<(Value, Handoff)> = None;
+        let mut dropped = Vec::new();
+        let mut answers = Vec::new();
         let mut waiting = Vec::new();
         let mut ran_approved = false;
         for call in calls {
             if let Some(reason) = aborted(self.options.signal.as_ref()) {
                 return Err(RunError::Aborted(reason));
             }
-            let name = call.get("name").and_then(Value::as_str).unwrap_or("");
-            let id = call_id(&call).unwrap_or("").to_string();
-            if name == STATE_TOOL && self.metadata.agentic_state {
-                let output = self.update_state(&call).await?;
-                self.record(state, &call, output);
+            if let Some(h) = handoff_of(&call) {
+                let id = call_id(&call).unwrap_or("").to_string();
+                if handoff.is_none() {
+                    if !state.handoff_calls.contains(&id) {
+                        state.handoff_calls.push(id);
+                    }
+                    handoff = Some((call, h.clone()));
+                } else {
+                    dropped.push(id);
+                }
                 continue;
             }
-            let Some(tool) = self.agent.tools.iter().find(|t| t.spec.name == name) else {
-                let output = format!(
-                    "Tool \"{name}\" is not defined; the available tools are: {}.",
-                    self.agent
-                        .tools
-                        .iter()
-                        .map(|t| t.spec.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-                self.record(state, &call, output);
-                continue;
-            };
-            let arguments = call
-                .get("arguments")
-                .and_then(Value::as_str)
-                .unwrap_or("{}");
-            let args = match js_sys::JSON::parse(if arguments.trim().is_empty() {
-                "{}"
-            } else {
-                arguments
-            }) {
-                Ok(a) => a,
-                Err(e) => {
-                    let output = format!("The arguments are not valid JSON ({}); call the tool again with a JSON object.", error_text(&e));
-                    self.record(state, &call, output);
-                    continue;
-                }
-            };
-            let decision = state.decisions.get(&id).cloned();
-            if decision.is_none() && self.needs_approval(tool, &args, &call).await? {
-                waiting.push(call);
-                continue;
+            match self.answer(state, &agent, &call, &mut ran_approved).await? {
+                Some(answer) => answers.push((call, answer)),
+                None => waiting.push(call),
             }
-            let output = match decision {
-                Some(Decision::Rejected { message }) => {
-                    message.unwrap_or_else(|| REJECTION_MESSAGE.to_string())
+        }
+        state.drop_calls(&dropped);
+        let mut first_output: Option<(String, String)> = None;
+        for (call, answer) in answers {
+            let output = match answer {
+                Answer::Ready(text) => text,
+                Answer::Started(index, started) => {
+                    let output = Self::tool_output(started).await;
+                    let tool = &agent.tools[index];
+                    self.emit(
+                        "tool_end",
+                        &[
+                            ("agent", self.agent_object()),
+                            ("tool", tool.object.clone()),
+                            ("item", json_to_js(&call)),
+                            ("output", output.as_str().into()),
+                        ],
+                    );
+                    if first_output.is_none() {
+                        first_output = Some((tool.spec.name.clone(), output.clone()));
+                    }
+                    if !state.tools_used.contains(&agent.name) {
+                        state.tools_used.push(agent.name.clone());
+                    }
+                    output
                 }
-                Some(Decision::Approved) => {
-                    ran_approved = true;
-                    self.execute(tool, &args, &id).await
-                }
-                None => self.execute(tool, &args, &id).await,
             };
             self.record(state, &call, output);
         }
+        if !waiting.is_empty() {
+            return Ok((waiting, ran_approved));
+        }
+        if let Some((call, h)) = handoff {
+            self.hand_off(state, &call, &h).await?;
+        } else if let Some((name, output)) = first_output {
+            let stops = match &agent.tool_use {
+                ToolUse::RunLlmAgain => false,
+                ToolUse::StopOnFirstTool => true,
+                ToolUse::StopAt(names) => names.contains(&name),
+            };
+            if stops {
+                state.finish_with(output);
+            }
+        }
         Ok((waiting, ran_approved))
+    }
+
+    /// Hands the run to `h`'s agent: the call's output item, the input filter, the events.
+    async fn hand_off(
+        &self,
+        state: &mut RunState,
+        call: &Value,
+        h: &Handoff,
+    ) -> Result<(), RunError> {
+        let from = self.agent_object();
+        state.hand_off(call, &h.target.name);
+        if let Some(item) = state.generated.last() {
+            self.emit("tool_output", &[("item", json_to_js(item))]);
+        }
+        if let Some(filter) = &h.input_filter {
+            let filtered = self.filter_input(state, filter).await?;
+            state.filter_input(filtered);
+        }
+        *self.current.borrow_mut() = (h.target.clone(), h.object.clone());
+        self.emit("handoff", &[("from", from), ("to", h.object.clone())]);
+        self.emit(
+            "agent_start",
+            &[
+                ("agent", h.object.clone()),
+                ("turnInput", items_js(&state.model_input_now())),
+            ],
+        );
+        Ok(())
+    }
+
+    /// Calls a handoff's `inputFilter` with `{ inputHistory, preHandoffItems, newItems }`; what
+    /// it returns (the same shape) is what the next agent is sent.
+    async fn filter_input(
+        &self,
+        state: &RunState,
+        filter: &Function,
+    ) -> Result<Vec<Value>, RunError> {
+        let (before, latest) = state.handoff_split();
+        let data = object(&[
+            ("inputHistory", items_js(state.input_history())),
+            ("preHandoffItems", items_js(before)),
+            ("newItems", items_js(latest)),
+        ]);
+        let r = filter
+            .call1(&JsValue::UNDEFINED, &data)
+            .map_err(RunError::Thrown)?;
+        let r = resolve_value(r)
+            .await
+            .map_err(|e| unresolved(e, RunnerErrorCode::InvalidAgent, "a handoff's inputFilter"))?;
+        let invalid =
+            |m: String| RunError::Usage(RunnerError::new(RunnerErrorCode::InvalidAgent, m));
+        let mut items = Vec::new();
+        for key in ["inputHistory", "preHandoffItems", "newItems"] {
+            let part = match r.is_object() {
+                true => js::get(&r, key).map_err(|e| {
+                    invalid(format!(
+                        "inputFilter's result.{key} threw when read ({})",
+                        error_text(&e)
+                    ))
+                })?,
+                false => JsValue::UNDEFINED,
+            };
+            if let Some(text) = part.as_string() {
+                items.extend(crate::core::run::input_items_from_text(&text));
+                continue;
+            }
+            match js_to_json(&part, "what inputFilter returned") {
+                Ok(Value::Array(list)) if list.iter().all(Value::is_object) => items.extend(list),
+                _ => {
+                    return Err(invalid(format!(
+                        "a handoff's inputFilter must return {{ inputHistory, preHandoffItems, newItems }} (arrays of items), got {} for {key}",
+                        describe(&part)
+                    )))
+                }
+            }
+        }
+        Ok(items)
+    }
+
+    /// Runs `guardrails` at once with `args` (plus `context` and `agent`); the first (in order)
+    /// whose tripwire is triggered stops the run.
+    async fn guardrails(
+        &self,
+        kind: GuardrailKind,
+        guardrails: &[Guardrail],
+        args: &[(&str, JsValue)],
+        output: JsValue,
+    ) -> Result<(), RunError> {
+        let argument = object(&[
+            ("context", self.options.context.clone()),
+            ("agent", self.agent_object()),
+        ]);
+        for (key, value) in args {
+            let _ = js_sys::Reflect::set(&argument, &(*key).into(), value);
+        }
+        let started: Vec<Result<JsValue, JsValue>> = guardrails
+            .iter()
+            .map(|g| g.execute.call1(&g.object, &argument))
+            .collect();
+        for (g, started) in guardrails.iter().zip(started) {
+            let r = resolve_value(started.map_err(RunError::Thrown)?)
+                .await
+                .map_err(|e| {
+                    unresolved(e, RunnerErrorCode::InvalidAgent, "a guardrail's execute")
+                })?;
+            let read = |key: &str| match r.is_object() {
+                true => js::get(&r, key).map_err(|e| {
+                    RunError::Usage(RunnerError::new(
+                        RunnerErrorCode::InvalidAgent,
+                        format!(
+                            "guardrail \"{}\" returned a value whose {key} throws when read ({})",
+                            g.name,
+                            error_text(&e)
+                        ),
+                    ))
+                }),
+                false => Err(RunError::Usage(RunnerError::new(
+                    RunnerErrorCode::InvalidAgent,
+                    format!(
+                        "guardrail \"{}\" must return {{ tripwireTriggered, outputInfo }}, got {}",
+                        g.name,
+                        describe(&r)
+                    ),
+                ))),
+            };
+            if read("tripwireTriggered")?.is_truthy() {
+                return Err(RunError::Tripwire {
+                    kind,
+                    name: g.name.clone(),
+                    info: read("outputInfo")?,
+                    agent: self.agent_object(),
+                    output,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The final output of `state` as the agent's `outputType` says: parsed and checked against
+    /// its schema (a `ModelBehaviorError` otherwise), or the text.
+    fn final_value(&self, state: &mut RunState, text: &str) -> Result<JsValue, RunError> {
+        let agent = self.agent();
+        let from_tool = state.generated.last().is_some_and(is_tool_output);
+        let Some(output_type) = agent.output_type.as_ref().filter(|_| !from_tool) else {
+            return Ok(text.into());
+        };
+        let behavior = |message: String| RunError::ModelBehavior {
+            message,
+            raw: text.to_string(),
+        };
+        if text.trim().is_empty() {
+            return Err(behavior(
+                "Model returned no final output for the structured output type.".into(),
+            ));
+        }
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            behavior(format!(
+                "Invalid output type: the final output is not JSON ({e})"
+            ))
+        })?;
+        json_schema::check(&output_type.schema, &value).map_err(|v| {
+            behavior(format!(
+                "Invalid output type: the final output does not match the schema \"{}\" ({v})",
+                output_type.name
+            ))
+        })?;
+        let js = json_to_js(&value);
+        state.final_json = Some(value);
+        Ok(js)
     }
 
     /// `update_session_state(updates)`: a shallow merge into the session's state, stored with
@@ -574,8 +965,23 @@ impl Run<'_> {
     fn record(&self, state: &mut RunState, call: &Value, output: String) {
         state.record_tool_output(call, output);
         if let Some(item) = state.generated.last() {
-            self.emit("tool_output", ("item", json_to_js(item)));
+            self.emit("tool_output", &[("item", json_to_js(item))]);
         }
+    }
+
+    /// Saves what a run blocked by an output guardrail keeps: to a session with history
+    /// transactions, the tool calls and outputs before the blocked answer (the SDK's
+    /// `blocked_append`); to any other session, nothing more than the input already saved.
+    async fn save_blocked(&self, state: &mut RunState) -> Result<(), RunError> {
+        let transactional =
+            self.options.session.as_ref().is_some_and(|s| {
+                js::get(s, "applyHistoryTransaction").is_ok_and(|f| f.is_function())
+            });
+        if !transactional {
+            return Ok(());
+        }
+        state.drop_final_answer();
+        self.save(state, false).await
     }
 
     async fn drive(&self, state: &mut RunState) -> Result<Vec<Value>, RunError> {
@@ -594,9 +1000,31 @@ impl Run<'_> {
                         self.save(state, false).await?;
                     }
                 }
-                NextStep::Done(_) => {
+                NextStep::Done(text) => {
+                    let output = self.final_value(state, &text)?;
+                    let agent = self.agent();
+                    if !agent.output_guardrails.is_empty() {
+                        let checked = self
+                            .guardrails(
+                                GuardrailKind::Output,
+                                &agent.output_guardrails,
+                                &[("output", output.clone()), ("agentOutput", output.clone())],
+                                output.clone(),
+                            )
+                            .await;
+                        if let Err(error) = checked {
+                            if matches!(error, RunError::Tripwire { .. }) {
+                                self.save_blocked(state).await?;
+                            }
+                            return Err(error);
+                        }
+                    }
                     self.save(state, false).await?;
                     self.store_usage(state).await;
+                    self.emit(
+                        "agent_end",
+                        &[("agent", self.agent_object()), ("output", output)],
+                    );
                     return Ok(Vec::new());
                 }
                 NextStep::MaxTurnsExceeded => {
@@ -608,11 +1036,38 @@ impl Run<'_> {
     }
 }
 
+fn items_js(items: &[Value]) -> JsValue {
+    items.iter().map(json_to_js).collect::<Array>().into()
+}
+
+/// The agent named `name` among those `first` hands off to, directly or not.
+fn find_agent(
+    first: &Rc<AgentSpec>,
+    object: &JsValue,
+    name: &str,
+) -> Option<(Rc<AgentSpec>, JsValue)> {
+    let mut seen: Vec<Rc<AgentSpec>> = vec![first.clone()];
+    let mut queue = vec![(first.clone(), object.clone())];
+    while let Some((agent, object)) = queue.pop() {
+        if agent.name == name {
+            return Some((agent, object));
+        }
+        for h in agent.handoffs.borrow().iter() {
+            if !seen.iter().any(|s| Rc::ptr_eq(s, &h.target)) {
+                seen.push(h.target.clone());
+                queue.push((h.target.clone(), h.object.clone()));
+            }
+        }
+    }
+    None
+}
+
 /// Runs an agent: reads the session's history, calls the model and the tools until the model
 /// answers (or a tool needs approval), and saves the new turn to the session.
 pub async fn run(
     client: &ModelClient,
-    agent: &AgentSpec,
+    agent: &Rc<AgentSpec>,
+    agent_object: JsValue,
     input: RunInput,
     options: &RunOptions,
     on_event: Option<&Function>,
@@ -630,17 +1085,32 @@ pub async fn run(
     };
     let r = Run {
         client,
-        agent,
+        first: agent,
+        current: RefCell::new((agent.clone(), agent_object.clone())),
         options,
         on_event,
         metadata,
         summary,
-        session_state: std::cell::RefCell::new(session_state),
+        session_state: RefCell::new(session_state),
     };
+    let fresh = matches!(input, RunInput::Items(_));
     let mut state = match input {
         RunInput::Items(items) => r.start(items).await.map_err(RunFailure::before_start)?,
-        RunInput::Resume(mut state) => {
+        RunInput::Resume(state) => {
+            let mut state = *state;
             state.max_turns = state.max_turns.max(options.max_turns);
+            if let Some(name) = state.current_agent.clone() {
+                let found = find_agent(agent, &agent_object, &name).ok_or_else(|| {
+                    RunFailure::before_start(RunError::Usage(RunnerError::new(
+                        RunnerErrorCode::InvalidRunState,
+                        format!(
+                            "this state is with agent \"{name}\", which agent \"{}\" does not hand off to",
+                            agent.name
+                        ),
+                    )))
+                })?;
+                *r.current.borrow_mut() = found;
+            }
             state
         }
     };
@@ -648,6 +1118,40 @@ pub async fn run(
         Ok(bytes) => uuid_v4(bytes),
         Err(_) => format!("run-{}", js::now()),
     });
+    if fresh {
+        r.emit(
+            "agent_start",
+            &[
+                ("agent", agent_object.clone()),
+                ("turnInput", items_js(&state.model_input)),
+            ],
+        );
+        // A tripped input guardrail leaves the session as it was, as the SDK does; a guardrail
+        // that throws keeps the user's input, as any other failure does.
+        if !agent.input_guardrails.is_empty() {
+            let checked = r
+                .guardrails(
+                    GuardrailKind::Input,
+                    &agent.input_guardrails,
+                    &[("input", items_js(&state.model_input))],
+                    JsValue::UNDEFINED,
+                )
+                .await;
+            match checked {
+                Ok(()) => {}
+                Err(error @ RunError::Tripwire { .. }) => {
+                    return Err(RunFailure::before_start(error))
+                }
+                Err(error) => {
+                    let _ = r.save(&mut state, true).await;
+                    return Err(RunFailure {
+                        error,
+                        state: Some(state),
+                    });
+                }
+            }
+        }
+    }
     // The user's input is kept even when the model call fails, as the SDK does.
     if let Err(error) = r.save(&mut state, true).await {
         return Err(RunFailure {
@@ -658,6 +1162,7 @@ pub async fn run(
     match r.drive(&mut state).await {
         Ok(interruptions) => Ok(RunOutcome {
             state,
+            last_agent: r.agent_object(),
             interruptions,
             metadata,
         }),

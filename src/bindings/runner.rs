@@ -15,8 +15,8 @@ use crate::backend::error::{coded_error, run_error};
 use crate::backend::js::describe;
 use crate::backend::model::ModelClient;
 use crate::backend::run_options::{
-    self, parse_agent, parse_compaction, parse_input, parse_run_options, parse_runner,
-    RUN_STATE_KIND,
+    self, parse_agent, parse_compaction, parse_handoff, parse_input, parse_run_options,
+    parse_runner, RUN_STATE_KIND,
 };
 use crate::backend::run_result::{interruption, result_object};
 use crate::backend::runner::{self, AgentSpec, RunError, RunOutcome};
@@ -35,6 +35,67 @@ export interface ModelSettings {
   topP?: number;
   /** Sent as `max_tokens` (Chat Completions) or `max_output_tokens` (Responses). */
   maxTokens?: number;
+  /** Sent as `parallel_tool_calls` when the agent has tools. */
+  parallelToolCalls?: boolean;
+  /** Sent as `tool_choice` when the agent has tools: `'auto'`, `'required'`, `'none'` or one
+   * of the agent's tool names. Once the agent used a tool in a run, it is not forced again
+   * (the SDK's `resetToolChoice`), so a forced tool cannot loop. */
+  toolChoice?: 'auto' | 'required' | 'none' | (string & {});
+}
+
+/** A schema the final answer must follow: sent as `response_format` (Chat Completions) or
+ * `text.format` (Responses); the answer is parsed and checked against it. */
+export interface JsonSchemaOutputType {
+  type: 'json_schema';
+  /** Default `"final_output"`. */
+  name?: string;
+  schema: JsonSchema;
+  /** Default `true`. */
+  strict?: boolean;
+}
+
+/** What a guardrail returns. */
+export interface GuardrailFunctionOutput {
+  tripwireTriggered: boolean;
+  outputInfo?: unknown;
+}
+
+/** Runs before the first model call of a run that starts with the agent; a triggered tripwire
+ * rejects the run with `InputGuardrailTripwireTriggered` and saves nothing. */
+export interface InputGuardrail<TContext = unknown> {
+  name: string;
+  /** `input`: the history and the new input, as sent to the model. */
+  execute(args: { input: Item[]; context: TContext; agent: Agent<TContext, unknown> }): GuardrailFunctionOutput | Promise<GuardrailFunctionOutput>;
+}
+
+/** Runs on the final output of the agent; a triggered tripwire rejects the run with
+ * `OutputGuardrailTripwireTriggered`, and the answer is not saved. */
+export interface OutputGuardrail<TContext = unknown> {
+  name: string;
+  /** `output` (and `agentOutput`, the SDK's name): the final output, parsed where the agent
+   * has an `outputType`. */
+  execute(args: { output: unknown; agentOutput: unknown; context: TContext; agent: Agent<TContext, unknown> }): GuardrailFunctionOutput | Promise<GuardrailFunctionOutput>;
+}
+
+/** What a handoff's `inputFilter` gets and returns: what the next agent is sent. */
+export interface HandoffInputData {
+  /** The history and the run's input. */
+  inputHistory: Item[];
+  /** What the run produced before the model response that handed off. */
+  preHandoffItems: Item[];
+  /** That response's items, the handoff's call and output included. */
+  newItems: Item[];
+}
+
+/** A handoff with options; a bare `Agent` in `handoffs` takes the defaults. */
+export interface Handoff {
+  agent: Agent<unknown, unknown>;
+  /** Default `transfer_to_<name>` (every character but ASCII letters and digits made `_`). */
+  toolName?: string;
+  /** Default `Handoff to the <name> agent to handle the request. <handoffDescription>`. */
+  toolDescription?: string;
+  /** Changes what the next agent is sent; the session still keeps the whole turn. */
+  inputFilter?: (data: HandoffInputData) => HandoffInputData | Promise<HandoffInputData>;
 }
 
 /** A JSON Schema object describing a tool's arguments. */
@@ -83,7 +144,19 @@ export interface SessionMetadataOptions {
 
 export interface AgentOptions<TContext = unknown> extends SessionMetadataOptions {
   name: string;
-  instructions?: string;
+  /** A text, or a function called before every model call of the agent. */
+  instructions?: string | ((context: TContext, agent: Agent<TContext, unknown>) => string | Promise<string>);
+  /** Tells other agents' models when to hand off to this one. */
+  handoffDescription?: string;
+  /** Agents the model can hand the conversation to, each offered as a tool. */
+  handoffs?: (Agent<unknown, unknown> | Handoff)[];
+  /** `'text'` (the default) or a JSON schema for the final answer. */
+  outputType?: 'text' | JsonSchemaOutputType;
+  inputGuardrails?: InputGuardrail<TContext>[];
+  outputGuardrails?: OutputGuardrail<TContext>[];
+  /** After the tools of a response ran: call the model again (the default), or end the run
+   * with the (first listed) tool's output as the final answer. */
+  toolUseBehavior?: 'run_llm_again' | 'stop_on_first_tool' | { stopAtToolNames: string[] };
   /** The model name the server knows, such as `"gpt-4.1-mini"` or `"llama3.2"`. */
   model?: string;
   modelSettings?: ModelSettings;
@@ -157,9 +230,13 @@ export interface ToolApprovalItem {
   rawItem: Item;
 }
 
-export interface RunResult {
-  /** The model's final answer; `undefined` while the run waits for approvals. */
-  finalOutput: string | undefined;
+export interface RunResult<TOutput = string> {
+  /** The final answer (parsed, for an agent with an `outputType`); `undefined` while the run
+   * waits for approvals. */
+  finalOutput: TOutput | undefined;
+  /** The agent that gave the answer (or waits for approvals): another than the run's after a
+   * handoff. */
+  lastAgent: Agent<unknown, unknown>;
   /** Everything the run produced (model output, tool calls and outputs), in order. */
   newItems: Item[];
   /** The run's new input, as items. */
@@ -195,7 +272,7 @@ export interface CompactionSessionOptions {
   /** Whose server compacts (its `baseUrl`, `apiKey`, `fetch`...). */
   runner: Runner;
   /** The model that compacts: `model`, else the agent's. */
-  agent?: Agent<any>;
+  agent?: Agent<unknown, unknown>;
   model?: string;
   /** `'summary'` (default, any chat model): the model summarises everything but the newest
    * `keepTurns` turns into one system item. `'responses'`: `POST /responses/compact` (OpenAI). */
@@ -239,12 +316,30 @@ export type RunStreamEvent =
   | { type: 'item_added'; item: Item }
   | { type: 'tool_call'; item: Item }
   | { type: 'tool_output'; item: Item }
-  | { type: 'done'; result: RunResult };
+  | { type: 'agent_start'; agent: Agent<unknown, unknown>; turnInput: Item[] }
+  | { type: 'agent_end'; agent: Agent<unknown, unknown>; output: unknown }
+  | { type: 'handoff'; from: Agent<unknown, unknown>; to: Agent<unknown, unknown> }
+  | { type: 'tool_start'; agent: Agent<unknown, unknown>; tool: FunctionTool<{ [key: string]: unknown }, unknown>; item: Item }
+  | { type: 'tool_end'; agent: Agent<unknown, unknown>; tool: FunctionTool<{ [key: string]: unknown }, unknown>; item: Item; output: string }
+  | { type: 'done'; result: RunResult<unknown> };
+
+/** The lifecycle events of `runner.on`, with their listeners' arguments (the SDK's names and
+ * order; the first argument is the run's `context`). */
+export interface RunnerEvents {
+  agent_start: [context: unknown, agent: Agent<unknown, unknown>, turnInput: Item[]];
+  agent_end: [context: unknown, agent: Agent<unknown, unknown>, output: unknown];
+  handoff: [context: unknown, from: Agent<unknown, unknown>, to: Agent<unknown, unknown>];
+  agent_handoff: [context: unknown, from: Agent<unknown, unknown>, to: Agent<unknown, unknown>];
+  tool_start: [context: unknown, agent: Agent<unknown, unknown>, tool: FunctionTool<{ [key: string]: unknown }, unknown>, details: { toolCall: Item }];
+  agent_tool_start: [context: unknown, agent: Agent<unknown, unknown>, tool: FunctionTool<{ [key: string]: unknown }, unknown>, details: { toolCall: Item }];
+  tool_end: [context: unknown, agent: Agent<unknown, unknown>, tool: FunctionTool<{ [key: string]: unknown }, unknown>, result: string, details: { toolCall: Item }];
+  agent_tool_end: [context: unknown, agent: Agent<unknown, unknown>, tool: FunctionTool<{ [key: string]: unknown }, unknown>, result: string, details: { toolCall: Item }];
+}
 
 /** A streamed run: iterate it for events; `result` settles when the run ends. Leaving the
  * loop early (`break`) stops the events; the run itself goes on (its `signal` stops it). */
-export interface StreamedRun extends AsyncIterable<RunStreamEvent> {
-  readonly result: Promise<RunResult>;
+export interface StreamedRun<TOutput = string> extends AsyncIterable<RunStreamEvent> {
+  readonly result: Promise<RunResult<TOutput>>;
 }
 
 /** The errors of a run. `ModelError` carries the HTTP `status` (0 when none arrived). */
@@ -255,6 +350,34 @@ export interface ModelError extends Error {
   /** Where the run stopped: resume from it with `runner.run(agent, error.state, ...)`; tools
    * whose output it already holds are not run again. Absent if the run had not started. */
   state?: RunState;
+}
+
+/** The final answer does not parse, or does not match the agent's `outputType`; the run saved
+ * the input only. */
+export interface ModelBehaviorError extends Error {
+  name: 'ModelBehaviorError';
+  code: 'MODEL_BEHAVIOR';
+  /** The answer as the model wrote it. */
+  rawOutput: string;
+}
+
+/** An input guardrail's tripwire was triggered; nothing of the run was saved. */
+export interface InputGuardrailTripwireTriggered extends Error {
+  name: 'InputGuardrailTripwireTriggered';
+  code: 'INPUT_GUARDRAIL_TRIPWIRE';
+  result: { guardrail: { type: 'input'; name: string }; output: GuardrailFunctionOutput };
+}
+
+/** An output guardrail's tripwire was triggered; the blocked answer was not saved. */
+export interface OutputGuardrailTripwireTriggered extends Error {
+  name: 'OutputGuardrailTripwireTriggered';
+  code: 'OUTPUT_GUARDRAIL_TRIPWIRE';
+  result: {
+    guardrail: { type: 'output'; name: string };
+    output: GuardrailFunctionOutput;
+    agent: Agent<unknown, unknown>;
+    agentOutput: unknown;
+  };
 }
 
 export interface MaxTurnsExceededError extends Error {
@@ -271,23 +394,31 @@ export interface RunnerError extends Error {
   code: RunnerErrorCode;
 }
 
-export class Agent<TContext = unknown> {
+/** An agent. `TOutput` is the type of its final output: `string`, or what its `outputType`
+ * schema describes. */
+export class Agent<TContext = unknown, TOutput = string> {
   constructor(options: AgentOptions<TContext>);
   readonly name: string;
   readonly model: string | undefined;
+  /** The handoffs as given; set a new list to change them (all or none are taken). */
+  handoffs: (Agent<unknown, unknown> | Handoff)[];
   free(): void;
 }
 
 export class Runner {
   constructor(options: RunnerOptions);
-  run<TContext = unknown>(agent: Agent<TContext>, input: string | Item[] | RunState, options?: RunOptions<TContext>): Promise<RunResult>;
-  runStreamed<TContext = unknown>(agent: Agent<TContext>, input: string | Item[] | RunState, options?: RunOptions<TContext>): StreamedRun;
+  run<TContext = unknown, TOutput = string>(agent: Agent<TContext, TOutput>, input: string | Item[] | RunState, options?: RunOptions<TContext>): Promise<RunResult<TOutput>>;
+  runStreamed<TContext = unknown, TOutput = string>(agent: Agent<TContext, TOutput>, input: string | Item[] | RunState, options?: RunOptions<TContext>): StreamedRun<TOutput>;
+  /** Calls `listener` on each such event of this runner's runs (a listener that throws is
+   * reported to the page; the run goes on). */
+  on<K extends keyof RunnerEvents>(name: K, listener: (...args: RunnerEvents[K]) => void): this;
+  off<K extends keyof RunnerEvents>(name: K, listener: (...args: RunnerEvents[K]) => void): this;
   free(): void;
 }
 
 /** A paused (or finished) run. Holds no credential. */
 export class RunState {
-  static fromString(agent: Agent<any>, text: string): RunState;
+  static fromString(agent: Agent<unknown, unknown>, text: string): RunState;
   readonly kind: 'agent-sessions.RunState';
   getInterruptions(): ToolApprovalItem[];
   approve(item: ToolApprovalItem | string): void;
@@ -322,6 +453,35 @@ impl Agent {
     pub fn model(&self) -> Option<String> {
         self.spec.model.clone()
     }
+
+    /// Adds a handoff to `target` (whose JS `Agent` is `target_object`), with the options of a
+    /// `{ agent, toolName?, toolDescription?, inputFilter? }` entry. js/runner.js has checked
+    /// that `target` is an Agent it made.
+    #[wasm_bindgen(js_name = addHandoff)]
+    pub fn add_handoff(
+        &self,
+        target: &Agent,
+        target_object: JsValue,
+        options: JsValue,
+        index: usize,
+    ) -> Result<(), JsValue> {
+        let handoff = parse_handoff(
+            &self.spec,
+            target.spec.clone(),
+            target_object,
+            &options,
+            index,
+        )
+        .map_err(|e| coded_error(&e))?;
+        self.spec.handoffs.borrow_mut().push(handoff);
+        Ok(())
+    }
+
+    /// Removes every handoff (before js/runner.js sets a new list).
+    #[wasm_bindgen(js_name = clearHandoffs)]
+    pub fn clear_handoffs(&self) {
+        self.spec.handoffs.borrow_mut().clear();
+    }
 }
 
 #[wasm_bindgen(skip_typescript)]
@@ -336,9 +496,11 @@ impl Runner {
         input: &JsValue,
         options: &JsValue,
         on_event: Option<Function>,
+        stream: bool,
+        agent_object: JsValue,
     ) -> Promise {
-        let parsed = parse_input(input)
-            .and_then(|i| parse_run_options(options, on_event.is_some()).map(|o| (i, o)));
+        let parsed =
+            parse_input(input).and_then(|i| parse_run_options(options, stream).map(|o| (i, o)));
         let (input, options) = match parsed {
             Ok(p) => p,
             Err(e) => return Promise::reject(&coded_error(&e)),
@@ -346,9 +508,18 @@ impl Runner {
         let client = self.client.clone();
         let spec = agent.spec.clone();
         future_to_promise(async move {
-            match runner::run(&client, &spec, input, &options, on_event.as_ref()).await {
+            let run = runner::run(
+                &client,
+                &spec,
+                agent_object,
+                input,
+                &options,
+                on_event.as_ref(),
+            );
+            match run.await {
                 Ok(RunOutcome {
                     state,
+                    last_agent,
                     interruptions,
                     metadata,
                 }) => {
@@ -369,12 +540,18 @@ impl Runner {
                         &interruptions,
                         state_object,
                         background.into(),
+                        last_agent,
                     ))
                 }
                 Err(failure) => {
                     // Wrong use is not resumed; every other failure after the start carries where
                     // the run stopped (on an error object, even one the session threw).
-                    let resumable = !matches!(failure.error, RunError::Usage(_));
+                    let resumable = !matches!(
+                        failure.error,
+                        RunError::Usage(_)
+                            | RunError::ModelBehavior { .. }
+                            | RunError::Tripwire { .. }
+                    );
                     let error = run_error(failure.error);
                     if let (true, Some(state), true) = (resumable, failure.state, error.is_object())
                     {
@@ -398,8 +575,17 @@ impl Runner {
         })
     }
 
-    pub fn run(&self, agent: &Agent, input: JsValue, options: JsValue) -> Promise {
-        self.start(agent, &input, &options, None)
+    /// A run; `on_event` (js/runner.js's dispatcher) receives its lifecycle events, and
+    /// `agent_object` is the JS `Agent` that `agent` is (what events and `lastAgent` name).
+    pub fn run(
+        &self,
+        agent: &Agent,
+        input: JsValue,
+        options: JsValue,
+        on_event: Option<Function>,
+        agent_object: JsValue,
+    ) -> Promise {
+        self.start(agent, &input, &options, on_event, false, agent_object)
     }
 
     /// The compaction of `new CompactionSession(inner, options)` on this runner's server
@@ -426,8 +612,9 @@ impl Runner {
         input: JsValue,
         options: JsValue,
         on_event: Function,
+        agent_object: JsValue,
     ) -> Promise {
-        self.start(agent, &input, &options, Some(on_event))
+        self.start(agent, &input, &options, Some(on_event), true, agent_object)
     }
 }
 
@@ -572,11 +759,10 @@ impl RunState {
 
     #[wasm_bindgen(js_name = getInterruptions)]
     pub fn get_interruptions(&self) -> Array {
-        let state = self.inner.borrow();
-        state
-            .pending_calls()
+        self.inner
+            .borrow()
+            .interruptions()
             .iter()
-            .filter(|c| call_id(c).is_some_and(|id| !state.decisions.contains_key(id)))
             .map(interruption)
             .collect()
     }

@@ -413,8 +413,8 @@ for (const api of ['chat_completions', 'responses']) {
       assert.ok(deltas.length > 3);
       assert.equal(deltas.join(''), text);
       const kinds = r.events.map((e) => e.type);
-      assert.deepEqual(kinds.slice(0, 3), ['item_added', 'tool_call', 'tool_output']);
-      assert.equal(kinds.at(-1), 'done');
+      assert.deepEqual(kinds.slice(0, 6), ['agent_start', 'item_added', 'tool_call', 'tool_start', 'tool_end', 'tool_output']);
+      assert.deepEqual(kinds.slice(-2), ['agent_end', 'done']);
       assert.equal(r.events.at(-1).finalOutput, text);
       assert.equal(r.finalOutput, text);
       const strip = (items) => JSON.parse(JSON.stringify(items, (k, v) => (k === 'id' || k === 'callId' ? undefined : v)));
@@ -478,7 +478,7 @@ for (const api of ['chat_completions', 'responses']) {
         },
         { api, id },
       );
-      assert.deepEqual(r.seen, ['text_delta']);
+      assert.deepEqual(r.seen, ['agent_start', 'text_delta']);
       assert.deepEqual(r.after, []);
       assert.equal(r.next, true);
       assert.equal(r.finalOutput, text);

@@ -114,6 +114,9 @@ import {
   type CompactionResult,
   type FunctionTool,
   type ModelError,
+  type ModelBehaviorError,
+  type InputGuardrail,
+  type OutputGuardrailTripwireTriggered,
   type RunResult,
   type RunStreamEvent,
   type ToolApprovalItem,
@@ -186,6 +189,55 @@ async function useTheRunner(): Promise<void> {
   const final: RunResult = await stream.result;
   void [text, tokens, final];
 }
+
+// Several agents: handoffs, structured output, guardrails, dynamic instructions, events.
+async function agents(runner: Runner): Promise<void> {
+  const polite: InputGuardrail<AppContext> = {
+    name: 'polite',
+    execute: async ({ input, context }) => ({ tripwireTriggered: input.length === 0 && context.userName === '', outputInfo: 'empty' }),
+  };
+  const billing = new Agent<AppContext, { refund: number }>({
+    name: 'Billing',
+    model: 'gpt-4.1-mini',
+    handoffDescription: 'Refunds.',
+    instructions: (context, agent) => `Help ${context.userName} as ${agent.name}.`,
+    outputType: { type: 'json_schema', name: 'refund', schema: { type: 'object', properties: { refund: { type: 'number' } } } },
+    outputGuardrails: [{ name: 'cap', execute: ({ output }) => ({ tripwireTriggered: output === null }) }],
+  });
+  const triage = new Agent<AppContext>({
+    name: 'Triage',
+    model: 'gpt-4.1-mini',
+    tools: [weather],
+    inputGuardrails: [polite],
+    toolUseBehavior: { stopAtToolNames: ['get_weather'] },
+    modelSettings: { parallelToolCalls: true, toolChoice: 'auto' },
+    handoffs: [billing, { agent: billing, toolName: 'to_billing', inputFilter: (data) => ({ ...data, preHandoffItems: [] }) }],
+  });
+  billing.handoffs = [triage];
+  runner
+    .on('handoff', (_context, from, to) => console.log(from.name, to.name))
+    .on('agent_tool_end', (_context, agent, tool, result) => console.log(agent.name, tool.name, result.length));
+  const refund: RunResult<{ refund: number }> = await runner.run(billing, 'Refund me', { context: { userName: 'Ada' } });
+  const amount: number | undefined = refund.finalOutput?.refund;
+  const routed = await runner.run(triage, 'Refund me', { context: { userName: 'Ada' } });
+  const answeredBy: string = routed.lastAgent.name;
+  for await (const event of runner.runStreamed(triage, 'hi')) {
+    if (event.type === 'handoff') console.log(event.from.name, event.to.name);
+  }
+  void [amount, answeredBy];
+}
+void agents;
+
+function blockedBy(e: unknown): string | undefined {
+  if (!(e instanceof Error)) return undefined;
+  if (e.name === 'OutputGuardrailTripwireTriggered') return (e as OutputGuardrailTripwireTriggered).result.guardrail.name;
+  if (e.name === 'ModelBehaviorError') return (e as ModelBehaviorError).rawOutput;
+  return undefined;
+}
+void blockedBy;
+
+// @ts-expect-error runner.on takes only the lifecycle events
+new Runner({ baseUrl: 'x' }).on('agent_started', () => {});
 
 function modelStatus(e: unknown): number | undefined {
   return e instanceof Error && e.name === 'ModelError' ? (e as ModelError).status : undefined;

@@ -75,6 +75,32 @@ pub struct RunState {
     /// The newest item this run saved: a later save expects the history to still end with it.
     #[serde(default)]
     pub last_saved: Option<Value>,
+    /// The agent answering now, after a handoff; `None`: the agent the run started with.
+    #[serde(default)]
+    pub current_agent: Option<String>,
+    /// Calls the run answers as handoffs (they never wait for approval).
+    #[serde(default)]
+    pub handoff_calls: Vec<String>,
+    /// What a handoff's input filter made of the run's input so far: the model is sent these
+    /// items and what the run generated after them (the session still gets everything).
+    #[serde(default)]
+    pub filtered: Option<FilteredInput>,
+    /// The final output parsed as JSON, for an agent with an output schema.
+    #[serde(default)]
+    pub final_json: Option<Value>,
+    /// The agents (by name) that ran a tool in this run.
+    #[serde(default)]
+    pub tools_used: Vec<String>,
+    /// Where the latest model response starts in `generated`.
+    #[serde(default)]
+    pub response_at: usize,
+}
+
+/// The model input a handoff's input filter gave: `items`, then `generated[from..]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FilteredInput {
+    pub items: Vec<Value>,
+    pub from: usize,
 }
 
 /// One write of a run's new items to its session. To a session that takes history
@@ -172,6 +198,12 @@ impl RunState {
             run_id: String::new(),
             saves: 0,
             last_saved: None,
+            current_agent: None,
+            handoff_calls: Vec::new(),
+            filtered: None,
+            final_json: None,
+            tools_used: Vec::new(),
+            response_at: 0,
         }
     }
 
@@ -194,11 +226,20 @@ impl RunState {
 
     /// The input of the next model call.
     pub fn model_input_now(&self) -> Vec<Value> {
-        self.model_input
-            .iter()
-            .chain(&self.generated)
-            .cloned()
-            .collect()
+        match &self.filtered {
+            Some(f) => f
+                .items
+                .iter()
+                .chain(self.generated.get(f.from..).unwrap_or(&[]))
+                .cloned()
+                .collect(),
+            None => self
+                .model_input
+                .iter()
+                .chain(&self.generated)
+                .cloned()
+                .collect(),
+        }
     }
 
     pub fn record_model_output(&mut self, output: ModelOutput) {
@@ -221,7 +262,65 @@ impl RunState {
                 .unwrap_or_default();
             self.final_output = Some(text);
         }
+        self.response_at = self.generated.len();
         self.generated.extend(output.items);
+    }
+
+    /// Removes the unsaved function calls with these ids (handoffs the run does not take).
+    pub fn drop_calls(&mut self, ids: &[String]) {
+        if ids.is_empty() {
+            return;
+        }
+        let mut index = 0;
+        let saved = self.saved;
+        self.generated.retain(|item| {
+            index += 1;
+            index <= saved
+                || !(is_function_call(item)
+                    && call_id(item).is_some_and(|id| ids.iter().any(|d| d == id)))
+        });
+    }
+
+    /// The input a handoff's input filter is given: the history and new input (or what an
+    /// earlier filter made of them).
+    pub fn input_history(&self) -> &[Value] {
+        match &self.filtered {
+            Some(f) => &f.items,
+            None => &self.model_input,
+        }
+    }
+
+    /// What the run generated before the latest model response (since an earlier filter), and
+    /// the items from that response on, the handoff's output included.
+    pub fn handoff_split(&self) -> (&[Value], &[Value]) {
+        let from = self
+            .filtered
+            .as_ref()
+            .map_or(0, |f| f.from)
+            .min(self.generated.len());
+        let at = self.response_at.clamp(from, self.generated.len());
+        (&self.generated[from..at], &self.generated[at..])
+    }
+
+    /// From now on the model is sent `items` and what the run generates after this point.
+    pub fn filter_input(&mut self, items: Vec<Value>) {
+        self.filtered = Some(FilteredInput {
+            items,
+            from: self.generated.len(),
+        });
+    }
+
+    /// Forgets the unsaved items after the last tool output: the answer an output guardrail
+    /// blocked.
+    pub fn drop_final_answer(&mut self) {
+        let keep = self
+            .generated
+            .iter()
+            .rposition(is_tool_output)
+            .map_or(0, |i| i + 1)
+            .max(self.saved);
+        self.generated.truncate(keep);
+        self.final_output = None;
     }
 
     /// Function calls of this run that have no output yet, in order.
@@ -238,6 +337,32 @@ impl RunState {
             .filter(|i| call_id(i).is_some_and(|id| !answered.contains(&id)))
             .cloned()
             .collect()
+    }
+
+    /// Pending calls that wait for a human decision: all but the decided ones and handoffs.
+    pub fn interruptions(&self) -> Vec<Value> {
+        self.pending_calls()
+            .into_iter()
+            .filter(|c| {
+                call_id(c).is_some_and(|id| {
+                    !self.decisions.contains_key(id) && !self.handoff_calls.iter().any(|h| h == id)
+                })
+            })
+            .collect()
+    }
+
+    /// Records a handoff: `call` is answered with the SDK's transfer message, and `agent` answers
+    /// from the next model call on.
+    pub fn hand_off(&mut self, call: &Value, agent: &str) {
+        let message = serde_json::json!({ "assistant": agent }).to_string();
+        self.generated.push(tool_output_item(call, message));
+        self.current_agent = Some(agent.to_string());
+    }
+
+    /// Ends the run with `text` as its final output (a tool's output, with
+    /// `toolUseBehavior: 'stop_on_first_tool'`).
+    pub fn finish_with(&mut self, text: String) {
+        self.final_output = Some(text);
     }
 
     pub fn next_step(&self) -> NextStep {
@@ -481,6 +606,71 @@ mod tests {
         s.saved(&input);
         assert_eq!(s.next_save(true), None);
         assert_eq!(s.next_save(false).unwrap().items, vec![call("c")]);
+    }
+
+    #[test]
+    fn a_handoff_answers_its_call_drops_the_others_and_never_waits_for_approval() {
+        let mut s = state();
+        let handoff = json!({"type": "function_call", "callId": "h1", "name": "transfer_to_B", "arguments": "{}"});
+        let ignored = json!({"type": "function_call", "callId": "h2", "name": "transfer_to_B", "arguments": "{}"});
+        s.record_model_output(ModelOutput {
+            items: vec![call("c"), handoff.clone(), ignored],
+            ..ModelOutput::default()
+        });
+        s.handoff_calls.push("h1".into());
+        s.drop_calls(&["h2".into()]);
+        assert_eq!(s.generated, vec![call("c"), handoff.clone()]);
+        assert_eq!(
+            s.interruptions(),
+            vec![call("c")],
+            "a handoff is never an interruption"
+        );
+        s.record_tool_output(&call("c"), "ok".into());
+        s.hand_off(&handoff, "B");
+        assert_eq!(s.current_agent.as_deref(), Some("B"));
+        assert_eq!(
+            s.generated.last().unwrap()["output"]["text"],
+            "{\"assistant\":\"B\"}"
+        );
+        assert_eq!(s.next_step(), NextStep::CallModel);
+        // The input filter sees the response's items apart from what came before.
+        let (before, latest) = s.handoff_split();
+        assert!(before.is_empty());
+        assert_eq!(latest.len(), 4);
+        assert_eq!(s.input_history(), &s.model_input[..]);
+        s.filter_input(vec![user("q")]);
+        s.record_model_output(ModelOutput {
+            items: vec![answer("a")],
+            ..ModelOutput::default()
+        });
+        assert_eq!(s.model_input_now(), vec![user("q"), answer("a")]);
+        // The session still gets everything the run generated.
+        assert_eq!(s.next_save(false).unwrap().items.len(), 1 + 5);
+    }
+
+    #[test]
+    fn a_blocked_answer_is_dropped_and_the_tool_outputs_before_it_kept() {
+        let mut s = state();
+        s.record_model_output(ModelOutput {
+            items: vec![call("c")],
+            ..ModelOutput::default()
+        });
+        s.record_tool_output(&call("c"), "ok".into());
+        s.record_model_output(ModelOutput {
+            items: vec![answer("secret")],
+            ..ModelOutput::default()
+        });
+        s.drop_final_answer();
+        assert_eq!(s.generated, vec![call("c"), out("c")]);
+        assert_eq!(s.final_output, None);
+        let mut stop = state();
+        stop.record_model_output(ModelOutput {
+            items: vec![call("c")],
+            ..ModelOutput::default()
+        });
+        stop.record_tool_output(&call("c"), "first".into());
+        stop.finish_with("first".into());
+        assert_eq!(stop.next_step(), NextStep::Done("first".into()));
     }
 
     #[test]

@@ -53,6 +53,20 @@ pub struct ModelSettings {
     pub temperature: Option<f64>,
     pub top_p: Option<f64>,
     pub max_tokens: Option<u64>,
+    /// Sent as `parallel_tool_calls` when the call offers tools.
+    pub parallel_tool_calls: Option<bool>,
+    /// `auto`, `required`, `none` or a tool's name; sent as `tool_choice` when the call offers
+    /// tools.
+    pub tool_choice: Option<String>,
+}
+
+/// A JSON schema the final answer must follow (`outputType`), sent as `response_format` (Chat
+/// Completions) or `text.format` (Responses).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputType {
+    pub name: String,
+    pub schema: Value,
+    pub strict: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::items::{call_id, content_text, item_type, output_text, str_of, to_responses_item};
-use super::{Api, ModelSettings, ToolSpec};
+use super::{Api, ModelSettings, OutputType, ToolSpec};
 
 /// Everything one model call sends.
 #[derive(Debug, Clone)]
@@ -16,9 +16,16 @@ pub struct ModelRequest<'a> {
     pub stream: bool,
     pub previous_response_id: Option<&'a str>,
     pub conversation_id: Option<&'a str>,
+    pub output_type: Option<&'a OutputType>,
 }
 
-fn settings_into(body: &mut Map<String, Value>, s: &ModelSettings, max_tokens_key: &str) {
+fn settings_into(
+    body: &mut Map<String, Value>,
+    api: Api,
+    s: &ModelSettings,
+    tools: bool,
+    max_tokens_key: &str,
+) {
     if let Some(t) = s.temperature {
         body.insert("temperature".into(), json!(t));
     }
@@ -27,6 +34,35 @@ fn settings_into(body: &mut Map<String, Value>, s: &ModelSettings, max_tokens_ke
     }
     if let Some(m) = s.max_tokens {
         body.insert(max_tokens_key.into(), json!(m));
+    }
+    if !tools {
+        return;
+    }
+    if let Some(p) = s.parallel_tool_calls {
+        body.insert("parallel_tool_calls".into(), json!(p));
+    }
+    let choice = match s.tool_choice.as_deref() {
+        None => return,
+        Some(c @ ("auto" | "required" | "none")) => json!(c),
+        Some(name) => match api {
+            Api::ChatCompletions => json!({"type": "function", "function": {"name": name}}),
+            Api::Responses => json!({"type": "function", "name": name}),
+        },
+    };
+    body.insert("tool_choice".into(), choice);
+}
+
+/// The structured output format, in the API's spelling.
+fn output_format(api: Api, o: &OutputType) -> (&'static str, Value) {
+    match api {
+        Api::ChatCompletions => (
+            "response_format",
+            json!({"type": "json_schema", "json_schema": {"name": o.name, "strict": o.strict, "schema": o.schema}}),
+        ),
+        Api::Responses => (
+            "text",
+            json!({"format": {"type": "json_schema", "name": o.name, "strict": o.strict, "schema": o.schema}}),
+        ),
     }
 }
 
@@ -49,7 +85,13 @@ pub fn request_body(api: Api, r: &ModelRequest<'_>) -> Value {
                 });
                 body.insert("tools".into(), Value::Array(tools.collect()));
             }
-            settings_into(&mut body, r.settings, "max_output_tokens");
+            settings_into(
+                &mut body,
+                api,
+                r.settings,
+                !r.tools.is_empty(),
+                "max_output_tokens",
+            );
             if let Some(id) = r.previous_response_id {
                 body.insert("previous_response_id".into(), json!(id));
             }
@@ -68,11 +110,21 @@ pub fn request_body(api: Api, r: &ModelRequest<'_>) -> Value {
                 });
                 body.insert("tools".into(), Value::Array(tools.collect()));
             }
-            settings_into(&mut body, r.settings, "max_tokens");
+            settings_into(
+                &mut body,
+                api,
+                r.settings,
+                !r.tools.is_empty(),
+                "max_tokens",
+            );
             if r.stream {
                 body.insert("stream_options".into(), json!({"include_usage": true}));
             }
         }
+    }
+    if let Some(o) = r.output_type {
+        let (key, format) = output_format(api, o);
+        body.insert(key.into(), format);
     }
     body.insert("stream".into(), json!(r.stream));
     Value::Object(body)
@@ -184,6 +236,7 @@ mod tests {
             temperature: Some(0.5),
             top_p: Some(0.9),
             max_tokens: Some(100),
+            ..ModelSettings::default()
         };
         let tools = [ToolSpec {
             name: "weather".into(),
@@ -202,6 +255,7 @@ mod tests {
                 stream: true,
                 previous_response_id: None,
                 conversation_id: None,
+                output_type: None,
             },
         );
         assert_eq!(body["instructions"], "be brief");
@@ -228,6 +282,63 @@ mod tests {
     }
 
     #[test]
+    fn tool_choice_parallel_calls_and_output_schema_in_each_api() {
+        let settings = ModelSettings {
+            parallel_tool_calls: Some(false),
+            tool_choice: Some("weather".into()),
+            ..ModelSettings::default()
+        };
+        let tools = [ToolSpec {
+            name: "weather".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let output = OutputType {
+            name: "city".into(),
+            schema: json!({"type": "object"}),
+            strict: true,
+        };
+        let body = |api, tools: &[ToolSpec]| {
+            request_body(
+                api,
+                &ModelRequest {
+                    model: "m",
+                    instructions: None,
+                    settings: &settings,
+                    tools,
+                    input: &[],
+                    stream: false,
+                    previous_response_id: None,
+                    conversation_id: None,
+                    output_type: Some(&output),
+                },
+            )
+        };
+        let chat = body(Api::ChatCompletions, &tools);
+        assert_eq!(chat["parallel_tool_calls"], false);
+        assert_eq!(
+            chat["tool_choice"],
+            json!({"type": "function", "function": {"name": "weather"}})
+        );
+        assert_eq!(
+            chat["response_format"],
+            json!({"type": "json_schema", "json_schema": {"name": "city", "strict": true, "schema": {"type": "object"}}})
+        );
+        let responses = body(Api::Responses, &tools);
+        assert_eq!(
+            responses["tool_choice"],
+            json!({"type": "function", "name": "weather"})
+        );
+        assert_eq!(
+            responses["text"],
+            json!({"format": {"type": "json_schema", "name": "city", "strict": true, "schema": {"type": "object"}}})
+        );
+        // Without tools, neither tool setting is sent (the APIs refuse them).
+        let bare = body(Api::ChatCompletions, &[]);
+        assert!(bare.get("tool_choice").is_none() && bare.get("parallel_tool_calls").is_none());
+    }
+
+    #[test]
     fn chat_request_folds_calls_into_the_assistant_message() {
         let settings = ModelSettings {
             max_tokens: Some(7),
@@ -245,6 +356,7 @@ mod tests {
                 stream: false,
                 previous_response_id: None,
                 conversation_id: None,
+                output_type: None,
             },
         );
         assert_eq!(body["max_tokens"], 7);

@@ -1,0 +1,580 @@
+// What the runner does beyond one agent answering: handoffs, structured output, guardrails,
+// dynamic instructions, tools run at once, toolUseBehavior and lifecycle events. In headless
+// Chromium against the local model server (another origin), in both wire formats, whole and
+// streamed.
+import { test, describe, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openHarness, runInPage } from './harness.mjs';
+import { startModelServer } from '../server/model-server.mjs';
+
+let env;
+let model;
+let page;
+before(async () => {
+  env = await start();
+  model = await startModelServer();
+  ({ page } = await openHarness(env));
+});
+after(async () => {
+  await model?.close();
+  await env?.close();
+});
+beforeEach(() => {
+  model.reset();
+  model.state.deltaDelayMs = 2;
+});
+
+let counter = 0;
+const fresh = (p) => `${p}-${++counter}`;
+
+function inPage(body, args = {}) {
+  return runInPage(page, body, args, model.url);
+}
+
+const sent = (req) => req.body.messages ?? req.body.input;
+const toolNames = (req) => (req.body.tools ?? []).map((t) => t.name ?? t.function.name);
+const systemText = (req) => req.body.instructions ?? req.body.messages.find((m) => m.role === 'system')?.content;
+
+/** `[role or type, text]` per stored item. */
+function transcript(items) {
+  return items.map((item) => {
+    if (item.type === 'function_call') return ['function_call', `${item.callId} ${item.name}`];
+    if (item.type === 'function_call_result') return ['function_call_result', `${item.callId} ${item.output?.text}`];
+    const text = typeof item.content === 'string' ? item.content : item.content.map((p) => p.text ?? '').join('');
+    return [item.role, text];
+  });
+}
+
+for (const api of ['chat_completions', 'responses']) {
+  for (const streamed of [false, true]) {
+    const how = `${api}, ${streamed ? 'streamed' : 'whole'}`;
+    describe(`runner agents (${how})`, () => {
+      test('a handoff mid-run: the specialist answers with its own instructions and tools, the history holds the transfer', async () => {
+        model.script(
+          { calls: [{ id: 'call_look', name: 'lookup', arguments: { order: 7 } }, { id: 'call_h', name: 'transfer_to_Billing_desk', arguments: {} }] },
+          { text: 'Refund issued for order 7.' },
+        );
+        const id = fresh('handoff');
+        const r = await inPage(
+          async ({ url, api, id, streamed }) => {
+            const billing = new lib.Agent({
+              name: 'Billing desk',
+              handoffDescription: 'Refunds and invoices.',
+              instructions: 'You handle billing.',
+              model: 'billing-model',
+              tools: [{ name: 'refund', execute: () => 'ok' }],
+            });
+            const triage = new lib.Agent({
+              name: 'Triage',
+              instructions: 'Route the user.',
+              model: 'triage-model',
+              tools: [{ name: 'lookup', execute: ({ order }) => `order ${order}: paid` }],
+              handoffs: [billing],
+            });
+            const runner = new lib.Runner({ baseUrl: url, api });
+            const events = [];
+            runner.on('agent_start', (ctx, agent) => events.push(['agent_start', agent.name, ctx?.user]));
+            runner.on('tool_start', (ctx, agent, tool, { toolCall }) => events.push(['tool_start', agent.name, tool.name, toolCall.callId]));
+            runner.on('tool_end', (ctx, agent, tool, output) => events.push(['tool_end', agent.name, tool.name, output]));
+            runner.on('handoff', (ctx, from, to) => events.push(['handoff', from.name, to.name]));
+            runner.on('agent_end', (ctx, agent, output) => events.push(['agent_end', agent.name, output]));
+            const session = new lib.IndexedDbSession(id);
+            const options = { session, context: { user: 'ann' } };
+            let result;
+            const streamEvents = [];
+            if (streamed) {
+              const run = runner.runStreamed(triage, 'I want a refund for order 7', options);
+              for await (const e of run) {
+                if (['agent_start', 'agent_end', 'handoff', 'tool_start', 'tool_end'].includes(e.type)) {
+                  streamEvents.push([e.type, e.agent?.name ?? `${e.from.name}>${e.to.name}`]);
+                }
+              }
+              result = await run.result;
+            } else {
+              result = await runner.run(triage, 'I want a refund for order 7', options);
+            }
+            return {
+              finalOutput: result.finalOutput,
+              lastAgentIsBilling: result.lastAgent === billing,
+              lastAgentName: result.lastAgent.name,
+              handoffNames: triage.handoffs.map((a) => a.name),
+              newItems: result.newItems,
+              stored: await session.getItems(),
+              events,
+              streamEvents,
+            };
+          },
+          { api, id, streamed },
+        );
+        assert.equal(r.finalOutput, 'Refund issued for order 7.');
+        assert.equal(r.lastAgentIsBilling, true, 'result.lastAgent is the Agent that answered');
+        assert.equal(r.lastAgentName, 'Billing desk');
+        assert.deepEqual(r.handoffNames, ['Billing desk']);
+        const [first, second] = model.requests;
+        assert.equal(first.body.model, 'triage-model');
+        assert.deepEqual(toolNames(first), ['lookup', 'transfer_to_Billing_desk']);
+        const handoffTool = (first.body.tools ?? []).find((t) => (t.name ?? t.function.name) === 'transfer_to_Billing_desk');
+        const spec = handoffTool.function ?? handoffTool;
+        assert.equal(spec.description, 'Handoff to the Billing desk agent to handle the request. Refunds and invoices.');
+        assert.deepEqual(spec.parameters, { type: 'object', properties: {}, required: [], additionalProperties: false });
+        assert.equal(systemText(first), 'Route the user.');
+        assert.equal(second.body.model, 'billing-model', 'after the handoff the specialist answers');
+        assert.deepEqual(toolNames(second), ['refund']);
+        assert.equal(systemText(second), 'You handle billing.');
+        const expected = [
+          ['user', 'I want a refund for order 7'],
+          ['function_call', 'call_look lookup'],
+          ['function_call', 'call_h transfer_to_Billing_desk'],
+          ['function_call_result', 'call_look order 7: paid'],
+          ['function_call_result', 'call_h {"assistant":"Billing desk"}'],
+          ['assistant', 'Refund issued for order 7.'],
+        ];
+        assert.deepEqual(transcript(r.stored), expected, 'the SDK order: calls, their outputs, the handoff output, the answer');
+        assert.deepEqual(transcript(r.newItems), expected.slice(1));
+        assert.deepEqual(r.events, [
+          ['agent_start', 'Triage', 'ann'],
+          ['tool_start', 'Triage', 'lookup', 'call_look'],
+          ['tool_end', 'Triage', 'lookup', 'order 7: paid'],
+          ['handoff', 'Triage', 'Billing desk'],
+          ['agent_start', 'Billing desk', 'ann'],
+          ['agent_end', 'Billing desk', 'Refund issued for order 7.'],
+        ]);
+        if (streamed) {
+          assert.deepEqual(r.streamEvents, [
+            ['agent_start', 'Triage'],
+            ['tool_start', 'Triage'],
+            ['tool_end', 'Triage'],
+            ['handoff', 'Triage>Billing desk'],
+            ['agent_start', 'Billing desk'],
+            ['agent_end', 'Billing desk'],
+          ]);
+        }
+      });
+
+      test('structured output: the answer is parsed and checked against the schema; a malformed one is a ModelBehaviorError', async () => {
+        model.script({ text: '{"city":"Oslo","temperature":3}' }, { text: 'It is 3 degrees in Oslo' }, { text: '{"city":"Oslo","temperature":"cold"}' });
+        const id = fresh('structured');
+        const r = await inPage(
+          async ({ url, api, id, streamed }) => {
+            const agent = new lib.Agent({
+              name: 'Weather',
+              model: 'm',
+              outputType: {
+                type: 'json_schema',
+                name: 'weather',
+                strict: true,
+                schema: {
+                  type: 'object',
+                  properties: { city: { type: 'string' }, temperature: { type: 'integer' } },
+                  required: ['city', 'temperature'],
+                  additionalProperties: false,
+                },
+              },
+            });
+            const runner = new lib.Runner({ baseUrl: url, api });
+            const session = new lib.IndexedDbSession(id);
+            const go = async (q) => {
+              if (!streamed) return runner.run(agent, q, { session });
+              const run = runner.runStreamed(agent, q, { session });
+              for await (const _ of run);
+              return run.result;
+            };
+            const good = await go('Weather in Oslo?');
+            const errors = [];
+            for (const q of ['And now?', 'And later?']) {
+              try {
+                await go(q);
+                errors.push(null);
+              } catch (e) {
+                errors.push({ name: e.name, code: e.code, rawOutput: e.rawOutput, message: e.message, isError: e instanceof Error, state: 'state' in e });
+              }
+            }
+            return { finalOutput: good.finalOutput, errors, stored: await session.getItems() };
+          },
+          { api, id, streamed },
+        );
+        assert.deepEqual(r.finalOutput, { city: 'Oslo', temperature: 3 });
+        const format = api === 'chat_completions' ? model.requests[0].body.response_format : model.requests[0].body.text;
+        const schemaSent = api === 'chat_completions' ? format.json_schema : format.format;
+        assert.equal(schemaSent.name, 'weather');
+        assert.equal(schemaSent.strict, true);
+        assert.deepEqual(schemaSent.schema.required, ['city', 'temperature']);
+        const [notJson, wrongType] = r.errors;
+        assert.equal(notJson.name, 'ModelBehaviorError');
+        assert.equal(notJson.code, 'MODEL_BEHAVIOR');
+        assert.equal(notJson.isError, true);
+        assert.equal(notJson.rawOutput, 'It is 3 degrees in Oslo');
+        assert.match(notJson.message, /not JSON/);
+        assert.equal(wrongType.name, 'ModelBehaviorError');
+        assert.match(wrongType.message, /\$\.temperature: expected integer, got string/);
+        assert.equal(wrongType.rawOutput, '{"city":"Oslo","temperature":"cold"}');
+        assert.deepEqual(
+          transcript(r.stored),
+          [
+            ['user', 'Weather in Oslo?'],
+            ['assistant', '{"city":"Oslo","temperature":3}'],
+            ['user', 'And now?'],
+            ['user', 'And later?'],
+          ],
+          'a rejected answer is not saved; the question is',
+        );
+      });
+
+      test('input and output guardrails: a tripwire stops the run with the SDK error; what the session keeps', async () => {
+        model.script(
+          { calls: [{ id: 'call_w', name: 'weather', arguments: { city: 'Rome' } }] },
+          { text: 'The secret code is 1234.' },
+        );
+        const id = fresh('guardrails');
+        const r = await inPage(
+          async ({ url, api, id, streamed }) => {
+            const seen = [];
+            const noHomework = {
+              name: 'no_homework',
+              execute: async ({ input, context, agent }) => {
+                seen.push({ kind: 'input', last: input.at(-1).content, context, agent: agent.name });
+                const text = input.at(-1).content;
+                return { tripwireTriggered: /homework/.test(text), outputInfo: { reason: 'homework' } };
+              },
+            };
+            const noSecrets = {
+              name: 'no_secrets',
+              execute: ({ output, agentOutput, agent }) => {
+                seen.push({ kind: 'output', output, same: output === agentOutput, agent: agent.name });
+                return { tripwireTriggered: /secret/.test(output), outputInfo: 'leaks a secret' };
+              },
+            };
+            const agent = new lib.Agent({
+              name: 'Tutor',
+              model: 'm',
+              tools: [{ name: 'weather', execute: ({ city }) => `Sunny in ${city}` }],
+              inputGuardrails: [noHomework],
+              outputGuardrails: [noSecrets],
+            });
+            const runner = new lib.Runner({ baseUrl: url, api });
+            const session = new lib.IndexedDbSession(id);
+            await session.addItems([{ role: 'user', content: 'earlier' }]);
+            const go = async (q) => {
+              try {
+                if (!streamed) return await runner.run(agent, q, { session, context: { who: 'kid' } });
+                const run = runner.runStreamed(agent, q, { session, context: { who: 'kid' } });
+                for await (const _ of run);
+                return await run.result;
+              } catch (e) {
+                return { error: { name: e.name, code: e.code, message: e.message, result: e.result, isError: e instanceof Error } };
+              }
+            };
+            const input = await go('Do my homework');
+            const afterInput = await session.getItems();
+            const output = await go('What is the weather in Rome?');
+            return { input: input.error, afterInput, output: output.error, stored: await session.getItems(), seen };
+          },
+          { api, id, streamed },
+        );
+        assert.equal(r.input.name, 'InputGuardrailTripwireTriggered');
+        assert.equal(r.input.code, 'INPUT_GUARDRAIL_TRIPWIRE');
+        assert.equal(r.input.isError, true);
+        assert.equal(r.input.message, 'Input guardrail triggered: {"reason":"homework"}');
+        assert.deepEqual(r.input.result, { guardrail: { type: 'input', name: 'no_homework' }, output: { tripwireTriggered: true, outputInfo: { reason: 'homework' } } });
+        assert.deepEqual(transcript(r.afterInput), [['user', 'earlier']], 'a tripped input guardrail saves nothing, as the SDK');
+        assert.equal(model.requests.length, 2, 'the tripped run never called the model');
+        assert.equal(r.output.name, 'OutputGuardrailTripwireTriggered');
+        assert.equal(r.output.code, 'OUTPUT_GUARDRAIL_TRIPWIRE');
+        assert.equal(r.output.message, 'Output guardrail triggered: "leaks a secret"');
+        assert.equal(r.output.result.guardrail.name, 'no_secrets');
+        assert.equal(r.output.result.agentOutput, 'The secret code is 1234.');
+        // IndexedDbSession takes history transactions: the tool call and its output are kept,
+        // the blocked answer is not (the SDK's blocked_append).
+        assert.deepEqual(transcript(r.stored), [
+          ['user', 'earlier'],
+          ['user', 'What is the weather in Rome?'],
+          ['function_call', 'call_w weather'],
+          ['function_call_result', 'call_w Sunny in Rome'],
+        ]);
+        assert.deepEqual(r.seen, [
+          { kind: 'input', last: 'Do my homework', context: { who: 'kid' }, agent: 'Tutor' },
+          { kind: 'input', last: 'What is the weather in Rome?', context: { who: 'kid' }, agent: 'Tutor' },
+          { kind: 'output', output: 'The secret code is 1234.', same: true, agent: 'Tutor' },
+        ]);
+      });
+
+      test('two tool calls run at once; outputs are saved and sent in call order; stop_on_first_tool ends the run', async () => {
+        model.script(
+          { calls: [{ id: 'call_slow', name: 'slow', arguments: {} }, { id: 'call_fast', name: 'fast', arguments: {} }] },
+          { text: 'Both done.' },
+          { calls: [{ id: 'call_s2', name: 'fast', arguments: {} }] },
+        );
+        const id = fresh('parallel');
+        const r = await inPage(
+          async ({ url, api, id, streamed }) => {
+            const log = [];
+            const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
+            const tools = [
+              { name: 'slow', execute: async () => { log.push('slow start'); await sleep(150); log.push('slow end'); return 'slow result'; } },
+              { name: 'fast', execute: async () => { log.push('fast start'); await sleep(10); log.push('fast end'); return { fast: true }; } },
+            ];
+            const runner = new lib.Runner({ baseUrl: url, api });
+            const session = new lib.IndexedDbSession(id);
+            const go = async (agent, q) => {
+              if (!streamed) return runner.run(agent, q, { session });
+              const run = runner.runStreamed(agent, q, { session });
+              for await (const _ of run);
+              return run.result;
+            };
+            const both = await go(new lib.Agent({ name: 'Both', model: 'm', tools, modelSettings: { parallelToolCalls: true, toolChoice: 'required' } }), 'Run both');
+            const stopper = new lib.Agent({ name: 'Stopper', model: 'm', tools, toolUseBehavior: 'stop_on_first_tool' });
+            const stopped = await go(stopper, 'Just fast');
+            return { log, both: both.finalOutput, stopped: stopped.finalOutput, stopperItems: stopped.newItems, stored: await session.getItems() };
+          },
+          { api, id, streamed },
+        );
+        assert.deepEqual(r.log.slice(0, 4), ['slow start', 'fast start', 'fast end', 'slow end'], 'both started before either ended');
+        assert.equal(r.both, 'Both done.');
+        const [first, second, third] = model.requests;
+        assert.equal(first.body.parallel_tool_calls, true);
+        assert.equal(first.body.tool_choice, 'required');
+        assert.equal(second.body.tool_choice, undefined, 'once the agent used a tool, toolChoice is not forced again');
+        const outputs = sent(second).filter((m) => m.role === 'tool' || m.type === 'function_call_output');
+        assert.deepEqual(outputs.map((m) => m.tool_call_id ?? m.call_id), ['call_slow', 'call_fast'], 'sent in call order');
+        assert.deepEqual(transcript(r.stored).slice(0, 6), [
+          ['user', 'Run both'],
+          ['function_call', 'call_slow slow'],
+          ['function_call', 'call_fast fast'],
+          ['function_call_result', 'call_slow slow result'],
+          ['function_call_result', 'call_fast {"fast":true}'],
+          ['assistant', 'Both done.'],
+        ]);
+        assert.equal(r.stopped, '{"fast":true}', "stop_on_first_tool: the tool's output is the final answer");
+        assert.equal(model.requests.length, 3, 'and the model is not called again');
+        assert.equal(third.body.tool_choice, undefined);
+        assert.deepEqual(transcript(r.stored).slice(6), [
+          ['user', 'Just fast'],
+          ['function_call', 'call_s2 fast'],
+          ['function_call_result', 'call_s2 {"fast":true}'],
+        ]);
+      });
+    });
+  }
+}
+
+describe('runner agents: instructions, approvals across a handoff, bad input', () => {
+  test('dynamic instructions are called before every model call with the context and the agent', async () => {
+    model.script({ calls: [{ id: 'c1', name: 'tick', arguments: {} }] }, { text: 'done' });
+    const r = await inPage(async ({ url }) => {
+      const calls = [];
+      let n = 0;
+      const agent = new lib.Agent({
+        name: 'Concierge',
+        model: 'm',
+        tools: [{ name: 'tick', execute: () => 'tock' }],
+        instructions: async (context, agent) => {
+          calls.push([context.user, agent.name]);
+          return `Help ${context.user} (call ${++n}) as ${agent.name}.`;
+        },
+      });
+      const runner = new lib.Runner({ baseUrl: url });
+      await runner.run(agent, 'hi', { context: { user: 'Ann' } });
+      const bad = new lib.Agent({ name: 'Bad', model: 'm', instructions: () => 42 });
+      const error = await attempt(() => runner.run(bad, 'hi'));
+      return { calls, error };
+    });
+    assert.deepEqual(r.calls, [['Ann', 'Concierge'], ['Ann', 'Concierge']]);
+    assert.equal(systemText(model.requests[0]), 'Help Ann (call 1) as Concierge.');
+    assert.equal(systemText(model.requests[1]), 'Help Ann (call 2) as Concierge.');
+    assert.equal(r.error.code, 'INVALID_AGENT');
+    assert.match(r.error.message, /instructions\(\) must return a string, got the number 42/);
+  });
+
+  test('a run paused for approval after a handoff resumes with the specialist, also from a string state', async () => {
+    model.script(
+      { calls: [{ id: 'h', name: 'to_billing', arguments: {} }] },
+      { calls: [{ id: 'r1', name: 'refund', arguments: { amount: 5 } }] },
+      { text: 'Refunded 5.' },
+    );
+    const id = fresh('approval-handoff');
+    const r = await inPage(
+      async ({ url, id }) => {
+        const refunds = [];
+        const billing = new lib.Agent({
+          name: 'Billing',
+          model: 'billing-model',
+          tools: [{ name: 'refund', needsApproval: true, execute: ({ amount }) => (refunds.push(amount), `refunded ${amount}`) }],
+        });
+        const triage = new lib.Agent({ name: 'Triage', model: 'triage-model', handoffs: [{ agent: billing, toolName: 'to_billing', toolDescription: 'Billing questions.' }] });
+        const runner = new lib.Runner({ baseUrl: url });
+        const session = new lib.IndexedDbSession(id);
+        const first = await runner.run(triage, 'Refund me 5', { session });
+        const paused = { lastAgent: first.lastAgent.name, interruptions: first.interruptions.map((i) => i.name), refunds: [...refunds] };
+        const state = lib.RunState.fromString(triage, first.state.toString());
+        state.approve(state.getInterruptions()[0]);
+        const second = await runner.run(triage, state, { session });
+        return { paused, finalOutput: second.finalOutput, lastAgent: second.lastAgent.name, refunds, stored: await session.getItems() };
+      },
+      { id },
+    );
+    assert.deepEqual(r.paused, { lastAgent: 'Billing', interruptions: ['refund'], refunds: [] });
+    assert.equal(r.finalOutput, 'Refunded 5.');
+    assert.equal(r.lastAgent, 'Billing');
+    assert.deepEqual(r.refunds, [5]);
+    assert.equal(model.requests[2].body.model, 'billing-model', 'the resumed run goes on with the specialist');
+    assert.equal(model.requests[0].body.tools[0].function.description, 'Billing questions.');
+    assert.deepEqual(transcript(r.stored), [
+      ['user', 'Refund me 5'],
+      ['function_call', 'h to_billing'],
+      ['function_call_result', 'h {"assistant":"Billing"}'],
+      ['function_call', 'r1 refund'],
+      ['function_call_result', 'r1 refunded 5'],
+      ['assistant', 'Refunded 5.'],
+    ]);
+  });
+
+  test('two handoffs in one response: the first is taken, the other dropped; agents can hand off to each other', async () => {
+    model.script(
+      { calls: [{ id: 'h1', name: 'transfer_to_B', arguments: {} }, { id: 'h2', name: 'transfer_to_B', arguments: {} }] },
+      { calls: [{ id: 'h3', name: 'transfer_to_A', arguments: {} }] },
+      { text: 'back at A' },
+    );
+    const r = await inPage(async ({ url }) => {
+      const a = new lib.Agent({ name: 'A', model: 'a' });
+      const b = new lib.Agent({ name: 'B', model: 'b', handoffs: [a] });
+      a.handoffs = [b];
+      const result = await new lib.Runner({ baseUrl: url }).run(a, 'go');
+      return { finalOutput: result.finalOutput, lastAgent: result.lastAgent === a, items: result.newItems.map((i) => [i.type, i.callId]) };
+    });
+    assert.equal(r.finalOutput, 'back at A');
+    assert.equal(r.lastAgent, true);
+    assert.deepEqual(r.items, [
+      ['function_call', 'h1'],
+      ['function_call_result', 'h1'],
+      ['function_call', 'h3'],
+      ['function_call_result', 'h3'],
+      ['message', undefined],
+    ]);
+    assert.deepEqual(model.requests.map((q) => q.body.model), ['a', 'b', 'a']);
+  });
+
+  test('an input filter changes what the next agent is sent; the session keeps the whole turn', async () => {
+    model.script({ calls: [{ id: 'h', name: 'transfer_to_Fresh', arguments: {} }] }, { text: 'clean start' });
+    const id = fresh('filter');
+    const r = await inPage(
+      async ({ url, id }) => {
+        const fresh = new lib.Agent({ name: 'Fresh', model: 'm' });
+        const seen = [];
+        const first = new lib.Agent({
+          name: 'First',
+          model: 'm',
+          handoffs: [
+            {
+              agent: fresh,
+              inputFilter: (data) => {
+                seen.push({ history: data.inputHistory.length, pre: data.preHandoffItems.length, newItems: data.newItems.map((i) => i.type) });
+                return { inputHistory: data.inputHistory.slice(-1), preHandoffItems: [], newItems: [] };
+              },
+            },
+          ],
+        });
+        const session = new lib.IndexedDbSession(id);
+        await session.addItems([{ role: 'user', content: 'old' }, { role: 'assistant', content: 'old answer' }]);
+        await new lib.Runner({ baseUrl: url }).run(first, 'new question', { session });
+        return { seen, stored: (await session.getItems()).length };
+      },
+      { id },
+    );
+    assert.deepEqual(r.seen, [{ history: 3, pre: 0, newItems: ['function_call', 'function_call_result'] }]);
+    assert.deepEqual(sent(model.requests[1]).map((m) => m.content), ['new question'], 'the filtered input only');
+    assert.equal(r.stored, 6, 'the session holds the whole turn');
+  });
+
+  test('bad handoffs, tool names, output types and guardrails are INVALID_AGENT; a guardrail that throws keeps the question only', async () => {
+    model.script({ text: 'never sent' });
+    const id = fresh('bad');
+    const r = await inPage(
+      async ({ url, id }) => {
+        const make = (options) => {
+          try {
+            new lib.Agent({ name: 'X', model: 'm', ...options });
+            return null;
+          } catch (e) {
+            return { name: e.name, code: e.code, message: e.message };
+          }
+        };
+        const b = new lib.Agent({ name: 'B', model: 'm' });
+        const errors = {
+          notAnAgent: make({ handoffs: [{ name: 'B' }] }),
+          proxy: make({ handoffs: [new Proxy(b, {})] }),
+          twice: make({ handoffs: [b, b] }),
+          clash: make({ tools: [{ name: 'transfer_to_B', execute() {} }], handoffs: [b] }),
+          noSchema: make({ outputType: { type: 'json_schema', name: 'x' } }),
+          badSchema: make({ outputType: { type: 'json_schema', name: 'x', schema: { type: 'thing' } } }),
+          notAType: make({ outputType: 42 }),
+          guardrail: make({ inputGuardrails: [{ name: 'g' }] }),
+          toolUse: make({ toolUseBehavior: 'sometimes' }),
+          toolChoice: make({ modelSettings: { toolChoice: 'nope' } }),
+        };
+        const ok = new lib.Agent({ name: 'Ok', model: 'm', handoffs: [b] });
+        let setError = null;
+        try {
+          ok.handoffs = [b, 'no'];
+        } catch (e) {
+          setError = e.code;
+        }
+        const kept = ok.handoffs.map((a) => a.name);
+        const throwing = new lib.Agent({
+          name: 'T',
+          model: 'm',
+          inputGuardrails: [{ name: 'boom', execute: () => { throw new TypeError('guardrail broke'); } }],
+        });
+        const session = new lib.IndexedDbSession(id);
+        let thrown = null;
+        try {
+          await new lib.Runner({ baseUrl: url }).run(throwing, 'question', { session });
+        } catch (e) {
+          thrown = { name: e.name, message: e.message };
+        }
+        return { errors, setError, kept, thrown, stored: await session.getItems() };
+      },
+      { id },
+    );
+    for (const [key, e] of Object.entries(r.errors)) {
+      assert.ok(e, `${key} is refused`);
+      assert.equal(e.code, 'INVALID_AGENT', key);
+      assert.equal(e.name, 'RunnerError', key);
+    }
+    assert.match(r.errors.notAnAgent.message, /handoffs\[0\] must be an Agent/);
+    assert.match(r.errors.twice.message, /already has a tool or handoff named "transfer_to_B"/);
+    assert.match(r.errors.noSchema.message, /outputType\.schema must be a JSON schema object/);
+    assert.match(r.errors.badSchema.message, /unknown type/);
+    assert.equal(r.setError, 'INVALID_AGENT');
+    assert.deepEqual(r.kept, ['B'], 'a refused list leaves the handoffs as they were');
+    assert.deepEqual(r.thrown, { name: 'TypeError', message: 'guardrail broke' });
+    assert.deepEqual(transcript(r.stored), [['user', 'question']]);
+    assert.equal(model.requests.length, 0);
+  });
+
+  test('runner.on refuses unknown events; a listener that throws does not stop the run', async () => {
+    model.script({ text: 'fine' });
+    const r = await inPage(async ({ url }) => {
+      const runner = new lib.Runner({ baseUrl: url });
+      const unknown = await attempt(async () => runner.on('agent_started', () => {}));
+      const reported = [];
+      window.addEventListener('error', (e) => {
+        reported.push(e.error?.message);
+        e.preventDefault();
+      });
+      const ends = [];
+      runner.on('agent_start', () => {
+        throw new Error('listener broke');
+      });
+      const listener = (ctx, agent, output) => ends.push(output);
+      runner.on('agent_end', listener);
+      const result = await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'hi');
+      runner.off('agent_end', listener);
+      await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'again');
+      return { unknown, reported, ends, finalOutput: result.finalOutput };
+    });
+    assert.equal(r.unknown.code, 'INVALID_RUNNER');
+    assert.equal(r.finalOutput, 'fine');
+    assert.deepEqual(r.ends, ['fine'], 'off() stops the listener');
+    assert.deepEqual(r.reported, ['listener broke', 'listener broke'], "a listener's error is reported to the page");
+  });
+});
