@@ -20,8 +20,11 @@ await init({ module_or_path: new URL('./agent_sessions_runner_bg.wasm', import.m
 const agents = new WeakSet();
 const runners = new WeakSet();
 
-/** The options each Agent made with `pastSessions` was given, and that setting. */
+/** The `pastSessions` setting of each Agent made with it. */
 const pastOf = new WeakMap();
+
+/** The options each Agent was made with (a shallow copy), to make copies of it for a run. */
+const optionsOf = new WeakMap();
 
 /** A `RunnerError` with `code`, as the WebAssembly module makes them. */
 function runnerError(code, message) {
@@ -72,13 +75,19 @@ function handoffList(value) {
 /** Gives `target` (a module Agent) the handoffs `list`: all of them, or none of them and the
  * error. */
 function applyHandoffs(target, list, previous = []) {
+  const add = (entries) => entries.forEach((h, i) => target.addHandoff(h.agent, h.agent, h.options, i));
   target.clearHandoffs();
   try {
-    list.forEach((h, i) => target.addHandoff(h.agent, h.agent, h.options, i));
+    add(list);
   } catch (e) {
     target.clearHandoffs();
-    previous.forEach((h, i) => target.addHandoff(h.agent, h.agent, h.options, i));
-    throw e;
+    try {
+      add(previous);
+    } catch {
+      target.clearHandoffs();
+    }
+    // An Agent freed with free() cannot be handed off to: wasm-bindgen's own error, coded.
+    throw e?.name === 'RunnerError' ? e : runnerError('INVALID_AGENT', `agent.handoffs could not be set (${e?.message ?? e})`);
   }
 }
 
@@ -89,10 +98,11 @@ class Agent extends WasmAgent {
     super(options);
     agents.add(this);
     try {
+      optionsOf.set(this, { ...options });
       const past = pastSessionsOf(options?.pastSessions);
-      if (past) pastOf.set(this, { options: { ...options }, past });
+      if (past) pastOf.set(this, { past });
     } catch (e) {
-      throw e?.name === 'RunnerError' ? e : runnerError('INVALID_AGENT', `options.pastSessions could not be read (${e?.message ?? e})`);
+      throw e?.name === 'RunnerError' ? e : runnerError('INVALID_AGENT', `the agent's options could not be read (${e?.message ?? e})`);
     }
     let given;
     try {
@@ -232,21 +242,60 @@ function pastSessionTools(session, { count, turnsPerSession }) {
   ];
 }
 
-/** The agent a run uses: `agent` itself, or for an agent with `pastSessions`, one with the past
- * session tools of the run's session added. */
+/**
+ * The agents a run uses: `agent` itself, unless it or an agent it hands off to (directly or
+ * not) has `pastSessions`. Then copies of all of them, handing off to each other as the
+ * originals do (events and `lastAgent` still name the originals), each with `pastSessions` given
+ * the past-session tools of the run's session. `release()` frees the copies after the run.
+ */
 function forRun(agent, options) {
-  const past = pastOf.get(agent);
-  if (!past) return agent;
+  const reachable = [agent];
+  for (let i = 0; i < reachable.length; i++) {
+    for (const h of handoffsOf.get(reachable[i]) ?? []) if (!reachable.includes(h.agent)) reachable.push(h.agent);
+  }
+  if (!reachable.some((a) => pastOf.has(a))) return { agent, release() {} };
   let session;
   try {
     session = options?.session;
   } catch {
     session = undefined;
   }
-  const { pastSessions: _, handoffs: __, ...rest } = past.options;
-  const copy = new WasmAgent({ ...rest, tools: [...(rest.tools ?? []), ...pastSessionTools(session, past.past)] });
-  applyHandoffs(copy, handoffsOf.get(agent) ?? []);
-  return copy;
+  const copies = new Map();
+  for (const original of reachable) {
+    const past = pastOf.get(original);
+    const { pastSessions: _, handoffs: __, ...rest } = optionsOf.get(original);
+    const tools = past ? [...(rest.tools ?? []), ...pastSessionTools(session, past.past)] : rest.tools;
+    copies.set(original, new WasmAgent({ ...rest, tools }));
+  }
+  const release = () => {
+    for (const copy of copies.values()) {
+      copy.clearHandoffs(); // agents that hand off to each other would keep each other alive
+      copy.free();
+    }
+  };
+  try {
+    for (const [original, copy] of copies) {
+      (handoffsOf.get(original) ?? []).forEach((h, i) => copy.addHandoff(copies.get(h.agent), h.agent, h.options, i));
+    }
+  } catch (e) {
+    release();
+    throw e;
+  }
+  return { agent: copies.get(agent), release };
+}
+
+/** Starts a run (`start(moduleAgent)`) with the agents `forRun` gives, released when it settles. */
+function withAgents(agent, options, start) {
+  const used = forRun(agent, options);
+  let run;
+  try {
+    run = start(used.agent);
+  } catch (e) {
+    used.release();
+    throw e;
+  }
+  run.then(used.release, used.release);
+  return run;
 }
 
 const fromString = RunState.fromString;
@@ -266,7 +315,15 @@ Object.defineProperty(RunState, 'fromString', {
  * Only sessions stored in IndexedDB (with a `dbName` and a `sessionId`) are locked, and only
  * where the browser has Web Locks. Anything unexpected is left to the run's own option checks.
  */
-function locked(options, start) {
+function locked(options, begin) {
+  // What `begin` throws (a failure to prepare the run) is the run's rejection, as always.
+  const start = () => {
+    try {
+      return begin();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  };
   let session;
   let mode;
   let signal;
@@ -346,7 +403,7 @@ class Runner extends WasmRunner {
 
   /** Calls `listener` on each lifecycle event `name` of this runner's runs. */
   on(name, listener) {
-    const type = EVENT_NAMES[name];
+    const type = Object.hasOwn(EVENT_NAMES, name) ? EVENT_NAMES[name] : undefined;
     if (!type) throw runnerError('INVALID_RUNNER', `runner.on: unknown event "${String(name)}"; the events are ${Object.keys(EVENT_NAMES).join(', ')}`);
     if (typeof listener !== 'function') throw runnerError('INVALID_RUNNER', `runner.on("${name}") needs a function, got ${kindOf(listener)}`);
     if (!this.#listeners.has(type)) this.#listeners.set(type, new Set());
@@ -356,7 +413,7 @@ class Runner extends WasmRunner {
 
   /** Stops calling `listener` for `name`. */
   off(name, listener) {
-    this.#listeners.get(EVENT_NAMES[name])?.delete(listener);
+    if (Object.hasOwn(EVENT_NAMES, name)) this.#listeners.get(EVENT_NAMES[name])?.delete(listener);
     return this;
   }
 
@@ -384,7 +441,7 @@ class Runner extends WasmRunner {
 
   run(agent, input, options) {
     if (!agents.has(agent)) return Promise.reject(notAnAgent(agent));
-    return locked(options, () => super.run(forRun(agent, options), input, options, this.#dispatcher(options), agent));
+    return locked(options, () => withAgents(agent, options, (used) => super.run(used, input, options, this.#dispatcher(options), agent)));
   }
 
   /**
@@ -404,7 +461,7 @@ class Runner extends WasmRunner {
       wake?.();
     };
     const result = agents.has(agent)
-      ? locked(options, () => this.startStreamed(forRun(agent, options), input, options, this.#dispatcher(options, push), agent))
+      ? locked(options, () => withAgents(agent, options, (used) => this.startStreamed(used, input, options, this.#dispatcher(options, push), agent)))
       : Promise.reject(notAnAgent(agent));
     result.then(
       (value) => {

@@ -22,8 +22,8 @@ use crate::core::run::{
 };
 use crate::core::session::uuid_v4;
 use crate::core::wire::{
-    call_id, is_function_call, is_tool_output, request_body, ModelRequest, ModelSettings,
-    OutputType, ToolSpec,
+    call_id, is_function_call, is_tool_output, output_text, request_body, ModelRequest,
+    ModelSettings, OutputType, ToolSpec,
 };
 
 use super::js::{
@@ -244,12 +244,23 @@ struct Run<'a> {
     session_state: RefCell<Value>,
 }
 
+/// The output of a handoff call the run does not take, where the server keeps the
+/// conversation (the SDK's words).
+const MULTIPLE_HANDOFFS: &str = "Multiple handoffs detected, ignoring this one.";
+
 /// A tool call of one model response on its way to an output.
 enum Answer {
     /// The output is known (a rejection, an unknown tool, arguments that are not JSON...).
     Ready(String),
-    /// The tool was started: what `execute` returned (or threw), awaited in call order.
-    Started(usize, Result<JsValue, JsValue>),
+    /// The agent's tool at this index runs with these arguments.
+    Run(usize, JsValue),
+}
+
+/// A decided call once the tools started: its output, or the started tool at this index and what
+/// its `execute` returned (or threw).
+enum Started {
+    Ready(String),
+    Tool(usize, Result<JsValue, JsValue>),
 }
 
 impl Run<'_> {
@@ -601,8 +612,8 @@ impl Run<'_> {
         }
     }
 
-    /// How one call is answered: started, answered at once, or `None` when it waits for
-    /// approval. `ran_approved` is set when an approved call starts.
+    /// How one call is answered: by running a tool, at once, or `None` when it waits for
+    /// approval. `ran_approved` is set when an approved call is to run.
     async fn answer(
         &self,
         state: &RunState,
@@ -652,16 +663,18 @@ impl Run<'_> {
             }
             Some(Decision::Approved) => {
                 *ran_approved = true;
-                Answer::Started(index, self.start_tool(tool, &args, call))
+                Answer::Run(index, args)
             }
-            None => Answer::Started(index, self.start_tool(tool, &args, call)),
+            None => Answer::Run(index, args),
         }))
     }
 
     /// Runs the pending calls that may run, all at once, and records their outputs in call
     /// order; then hands off, or ends the run with a tool's output where the agent's
     /// `toolUseBehavior` says so. Returns the calls waiting for approval, and whether an
-    /// approved call ran.
+    /// approved call ran. Every call is decided (approvals asked, arguments read) before any
+    /// tool starts, and once one started nothing fails before all their outputs are recorded:
+    /// a tool that ran always has its output in the state, so a resumed run never runs it again.
     async fn run_tools(
         &self,
         state: &mut RunState,
@@ -673,10 +686,11 @@ impl Run<'_> {
             let name = call.get("name").and_then(Value::as_str).unwrap_or("");
             handoffs.iter().find(|h| h.tool.name == name)
         };
-        // Only a response's first handoff is taken; the others are dropped from the run (and
-        // so from the session), as the SDK does.
+        // Only a response's first handoff is taken. The others are dropped from the run (and
+        // so from the session), as the SDK does; where the server keeps the conversation it
+        // holds those calls, so they are answered instead.
         let mut handoff: Option<(Value, Handoff)> = None;
-        let mut dropped = Vec::new();
+        let mut ignored = Vec::new();
         let mut answers = Vec::new();
         let mut waiting = Vec::new();
         let mut ran_approved = false;
@@ -692,7 +706,7 @@ impl Run<'_> {
                     }
                     handoff = Some((call, h.clone()));
                 } else {
-                    dropped.push(id);
+                    ignored.push(call);
                 }
                 continue;
             }
@@ -701,29 +715,47 @@ impl Run<'_> {
                 None => waiting.push(call),
             }
         }
-        state.drop_calls(&dropped);
-        let mut first_output: Option<(String, String)> = None;
-        for (call, answer) in answers {
-            let output = match answer {
-                Answer::Ready(text) => text,
-                Answer::Started(index, started) => {
+        if !self.options.server.is_used() {
+            let ids: Vec<String> = ignored
+                .iter()
+                .filter_map(|c| call_id(c).map(str::to_string))
+                .collect();
+            state.drop_calls(&ids);
+            ignored.clear();
+        }
+        // The agent used its tools: a forced toolChoice is not sent to it again.
+        let called = !answers.is_empty() || !waiting.is_empty();
+        if called && !state.tools_used.contains(&agent.name) {
+            state.tools_used.push(agent.name.clone());
+        }
+        // Every tool starts now, so the tools of one response run at once; their outputs are
+        // awaited in call order.
+        let started: Vec<(Value, Started)> = answers
+            .into_iter()
+            .map(|(call, answer)| {
+                let started = match answer {
+                    Answer::Run(index, args) => {
+                        Started::Tool(index, self.start_tool(&agent.tools[index], &args, &call))
+                    }
+                    Answer::Ready(text) => Started::Ready(text),
+                };
+                (call, started)
+            })
+            .collect();
+        for (call, started) in started {
+            let output = match started {
+                Started::Ready(text) => text,
+                Started::Tool(index, started) => {
                     let output = Self::tool_output(started).await;
-                    let tool = &agent.tools[index];
                     self.emit(
                         "tool_end",
                         &[
                             ("agent", self.agent_object()),
-                            ("tool", tool.object.clone()),
+                            ("tool", agent.tools[index].object.clone()),
                             ("item", json_to_js(&call)),
                             ("output", output.as_str().into()),
                         ],
                     );
-                    if first_output.is_none() {
-                        first_output = Some((tool.spec.name.clone(), output.clone()));
-                    }
-                    if !state.tools_used.contains(&agent.name) {
-                        state.tools_used.push(agent.name.clone());
-                    }
                     output
                 }
             };
@@ -734,17 +766,37 @@ impl Run<'_> {
         }
         if let Some((call, h)) = handoff {
             self.hand_off(state, &call, &h).await?;
-        } else if let Some((name, output)) = first_output {
-            let stops = match &agent.tool_use {
-                ToolUse::RunLlmAgain => false,
-                ToolUse::StopOnFirstTool => true,
-                ToolUse::StopAt(names) => names.contains(&name),
-            };
-            if stops {
-                state.finish_with(output);
-            }
+        } else if let Some(output) = self.stopping_output(state, &agent) {
+            state.finish_with(output);
+        }
+        for call in &ignored {
+            self.record(state, call, MULTIPLE_HANDOFFS.to_string());
         }
         Ok((waiting, ran_approved))
+    }
+
+    /// The output that ends the run under the agent's `toolUseBehavior`, once every call of the
+    /// latest response has its output: the first (in call order) of a tool that ran (not one
+    /// the user rejected), or of a listed tool.
+    fn stopping_output(&self, state: &RunState, agent: &AgentSpec) -> Option<String> {
+        if agent.tool_use == ToolUse::RunLlmAgain {
+            return None;
+        }
+        let latest = state.generated.get(state.response_at..).unwrap_or(&[]);
+        latest
+            .iter()
+            .filter(|i| is_tool_output(i))
+            .find_map(|item| {
+                let id = call_id(item)?;
+                let name = item.get("name").and_then(Value::as_str)?;
+                let tool_ran = agent.tools.iter().any(|t| t.spec.name == name)
+                    && !matches!(state.decisions.get(id), Some(Decision::Rejected { .. }));
+                let listed = match &agent.tool_use {
+                    ToolUse::StopAt(names) => names.iter().any(|n| n == name),
+                    _ => true,
+                };
+                (tool_ran && listed).then(|| output_text(item.get("output")))
+            })
     }
 
     /// Hands the run to `h`'s agent: the call's output item, the input filter, the events.
@@ -755,13 +807,17 @@ impl Run<'_> {
         h: &Handoff,
     ) -> Result<(), RunError> {
         let from = self.agent_object();
-        state.hand_off(call, &h.target.name);
+        // Nothing changes until the input filter succeeded: a filter that throws leaves the
+        // handoff pending, to be taken again (filter and all) when the run is resumed.
+        let mut next = state.clone();
+        next.hand_off(call, &h.target.name);
+        if let Some(filter) = &h.input_filter {
+            let filtered = self.filter_input(&next, filter).await?;
+            next.filter_input(filtered);
+        }
+        *state = next;
         if let Some(item) = state.generated.last() {
             self.emit("tool_output", &[("item", json_to_js(item))]);
-        }
-        if let Some(filter) = &h.input_filter {
-            let filtered = self.filter_input(state, filter).await?;
-            state.filter_input(filtered);
         }
         *self.current.borrow_mut() = (h.target.clone(), h.object.clone());
         self.emit("handoff", &[("from", from), ("to", h.object.clone())]);
@@ -887,8 +943,11 @@ impl Run<'_> {
     /// its schema (a `ModelBehaviorError` otherwise), or the text.
     fn final_value(&self, state: &mut RunState, text: &str) -> Result<JsValue, RunError> {
         let agent = self.agent();
-        let from_tool = state.generated.last().is_some_and(is_tool_output);
-        let Some(output_type) = agent.output_type.as_ref().filter(|_| !from_tool) else {
+        let Some(output_type) = agent
+            .output_type
+            .as_ref()
+            .filter(|_| !state.final_from_tool)
+        else {
             return Ok(text.into());
         };
         let behavior = |message: String| RunError::ModelBehavior {
@@ -1142,12 +1201,10 @@ pub async fn run(
                 Err(error @ RunError::Tripwire { .. }) => {
                     return Err(RunFailure::before_start(error))
                 }
+                // Not resumable: a resumed run would not check its input again.
                 Err(error) => {
                     let _ = r.save(&mut state, true).await;
-                    return Err(RunFailure {
-                        error,
-                        state: Some(state),
-                    });
+                    return Err(RunFailure::before_start(error));
                 }
             }
         }

@@ -394,8 +394,9 @@ export interface RunnerError extends Error {
   code: RunnerErrorCode;
 }
 
-/** An agent. `TOutput` is the type of its final output: `string`, or what its `outputType`
- * schema describes. */
+/** An agent. `TOutput` is the type of `finalOutput` of a run that starts with it: `string`, or
+ * what its `outputType` schema describes; for a run that may end with another agent after a
+ * handoff, the union of what they answer. */
 export class Agent<TContext = unknown, TOutput = string> {
   constructor(options: AgentOptions<TContext>);
   readonly name: string;

@@ -49,7 +49,11 @@ impl std::error::Error for SchemaViolation {}
 /// Checks `value` against `schema`; the first violation found is returned.
 pub fn check(schema: &Value, value: &Value) -> Result<(), SchemaViolation> {
     let mut path = String::from("$");
-    Checker { root: schema }.node(schema, value, &mut path, 0)
+    Checker {
+        root: schema,
+        visits: std::cell::Cell::new(0),
+    }
+    .node(schema, value, &mut path, 0)
 }
 
 /// Checks that a user's schema can be used at all: a JSON object or a boolean, whose `type` (if
@@ -70,7 +74,13 @@ fn violation(path: &str, message: String) -> SchemaViolation {
 
 struct Checker<'a> {
     root: &'a Value,
+    /// Schema nodes visited so far: a schema whose alternatives refer back to themselves
+    /// (`anyOf` of two `$ref`s to the same schema) would otherwise take exponential time.
+    visits: std::cell::Cell<usize>,
 }
+
+/// How many schema nodes one check may visit.
+const MAX_VISITS: usize = 100_000;
 
 impl<'a> Checker<'a> {
     fn node(
@@ -80,6 +90,14 @@ impl<'a> Checker<'a> {
         path: &mut String,
         refs: usize,
     ) -> Result<(), SchemaViolation> {
+        let visits = self.visits.get() + 1;
+        self.visits.set(visits);
+        if visits > MAX_VISITS {
+            return Err(violation(
+                path,
+                format!("the schema takes more than {MAX_VISITS} steps to check (alternatives that refer back to themselves?)"),
+            ));
+        }
         let obj = match schema {
             Value::Bool(true) => return Ok(()),
             Value::Bool(false) => {
@@ -745,7 +763,12 @@ fn shape(root: &Value, schema: &Value, at: &mut String, depth: usize) -> Result<
     }
 
     if let Some(reference) = obj.get("$ref") {
-        let resolved = Checker { root }.resolve(reference).is_some();
+        let resolved = Checker {
+            root,
+            visits: std::cell::Cell::new(0),
+        }
+        .resolve(reference)
+        .is_some();
         if !resolved {
             return Err(shape_error(
                 at,
@@ -806,6 +829,17 @@ fn shape_at(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn alternatives_that_refer_back_to_themselves_stop_instead_of_hanging() {
+        let schema = json!({
+            "$defs": {"n": {"anyOf": [{"$ref": "#/$defs/n"}, {"$ref": "#/$defs/n"}]}},
+            "$ref": "#/$defs/n"
+        });
+        let e = check(&schema, &json!(1)).unwrap_err();
+        assert!(e.message.contains("steps"), "{e}");
+    }
+
     use super::*;
     use serde_json::json;
 

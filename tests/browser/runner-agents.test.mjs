@@ -529,7 +529,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
         try {
           await new lib.Runner({ baseUrl: url }).run(throwing, 'question', { session });
         } catch (e) {
-          thrown = { name: e.name, message: e.message };
+          thrown = { name: e.name, message: e.message, resumable: 'state' in e };
         }
         return { errors, setError, kept, thrown, stored: await session.getItems() };
       },
@@ -546,7 +546,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.match(r.errors.badSchema.message, /unknown type/);
     assert.equal(r.setError, 'INVALID_AGENT');
     assert.deepEqual(r.kept, ['B'], 'a refused list leaves the handoffs as they were');
-    assert.deepEqual(r.thrown, { name: 'TypeError', message: 'guardrail broke' });
+    assert.deepEqual(r.thrown, { name: 'TypeError', message: 'guardrail broke', resumable: false }, 'a resumed run would skip the check: not resumable');
     assert.deepEqual(transcript(r.stored), [['user', 'question']]);
     assert.equal(model.requests.length, 0);
   });
@@ -556,6 +556,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     const r = await inPage(async ({ url }) => {
       const runner = new lib.Runner({ baseUrl: url });
       const unknown = await attempt(async () => runner.on('agent_started', () => {}));
+      const inherited = await attempt(async () => runner.on('constructor', () => {}));
       const reported = [];
       window.addEventListener('error', (e) => {
         reported.push(e.error?.message);
@@ -570,11 +571,133 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
       const result = await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'hi');
       runner.off('agent_end', listener);
       await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'again');
-      return { unknown, reported, ends, finalOutput: result.finalOutput };
+      return { unknown, inherited, reported, ends, finalOutput: result.finalOutput };
     });
     assert.equal(r.unknown.code, 'INVALID_RUNNER');
+    assert.equal(r.inherited.code, 'INVALID_RUNNER', 'only the event names themselves');
     assert.equal(r.finalOutput, 'fine');
     assert.deepEqual(r.ends, ['fine'], 'off() stops the listener');
     assert.deepEqual(r.reported, ['listener broke', 'listener broke'], "a listener's error is reported to the page");
   });
+
+  test('no tool starts before every call of the response is decided: a failing approval check runs none', async () => {
+    model.script({ calls: [{ id: 'a', name: 'pay', arguments: {} }, { id: 'b', name: 'check', arguments: {} }] });
+    const r = await inPage(async ({ url }) => {
+      const ran = [];
+      const agent = new lib.Agent({
+        name: 'A',
+        model: 'm',
+        tools: [
+          { name: 'pay', execute: () => ran.push('pay') },
+          { name: 'check', needsApproval: async () => { throw new Error('approval service down'); }, execute: () => ran.push('check') },
+        ],
+      });
+      let error;
+      try {
+        await new lib.Runner({ baseUrl: url }).run(agent, 'pay');
+      } catch (e) {
+        error = { message: e.message, pending: e.state.getInterruptions().length };
+      }
+      await new Promise((ok) => setTimeout(ok, 50));
+      return { ran, error };
+    });
+    assert.equal(r.error.message, 'approval service down');
+    assert.deepEqual(r.ran, [], 'pay did not run, so resuming cannot run it twice');
+  });
+
+  test('stop_on_first_tool waits for the approval of another call of the same response, then stops with the first output', async () => {
+    model.script({ calls: [{ id: 's', name: 'answer', arguments: {} }, { id: 'x', name: 'send', arguments: {} }] }, { text: 'never asked' });
+    const r = await inPage(async ({ url }) => {
+      const agent = new lib.Agent({
+        name: 'A',
+        model: 'm',
+        toolUseBehavior: { stopAtToolNames: ['answer'] },
+        tools: [
+          { name: 'answer', execute: () => 'the answer' },
+          { name: 'send', needsApproval: true, execute: () => 'sent' },
+        ],
+      });
+      const runner = new lib.Runner({ baseUrl: url });
+      const first = await runner.run(agent, 'go');
+      first.state.approve(first.interruptions[0]);
+      const second = await runner.run(agent, first.state);
+      return { paused: first.interruptions.map((i) => i.name), finalOutput: second.finalOutput };
+    });
+    assert.deepEqual(r.paused, ['send']);
+    assert.equal(r.finalOutput, 'the answer');
+    assert.equal(model.requests.length, 1, 'the model is not called again');
+  });
+
+  test('an input filter that throws leaves the handoff to be taken again when the run is resumed', async () => {
+    model.script({ calls: [{ id: 'h', name: 'transfer_to_B', arguments: {} }] }, { text: 'B here' });
+    const id = fresh('filter-throws');
+    const r = await inPage(
+      async ({ url, id }) => {
+        let calls = 0;
+        const b = new lib.Agent({ name: 'B', model: 'b' });
+        const a = new lib.Agent({
+          name: 'A',
+          model: 'a',
+          handoffs: [{ agent: b, inputFilter: (data) => { if (++calls === 1) throw new Error('filter failed'); return { ...data, inputHistory: [] }; } }],
+        });
+        const runner = new lib.Runner({ baseUrl: url });
+        const session = new lib.IndexedDbSession(id);
+        let state;
+        let message;
+        try {
+          await runner.run(a, 'question', { session });
+        } catch (e) {
+          message = e.message;
+          state = e.state;
+        }
+        const resumed = await runner.run(a, state, { session });
+        return { message, calls, finalOutput: resumed.finalOutput, lastAgent: resumed.lastAgent.name, types: (await session.getItems()).map((i) => i.type ?? i.role) };
+      },
+      { id },
+    );
+    assert.equal(r.message, 'filter failed');
+    assert.equal(r.calls, 2);
+    assert.equal(r.finalOutput, 'B here');
+    assert.equal(r.lastAgent, 'B');
+    assert.deepEqual(sent(model.requests[1]).map((m) => m.role), ['assistant', 'tool'], 'the filtered input: the user question left out');
+    assert.deepEqual(r.types, ['message', 'function_call', 'function_call_result', 'message'], 'the handoff output saved once');
+  });
+
+  test('pastSessions holds for an agent reached by a handoff, and the run still names the agents the app made', async () => {
+    model.script({ calls: [{ id: 'h', name: 'transfer_to_Memory', arguments: {} }] }, { text: 'I remember' });
+    const id = fresh('past-handoff');
+    const r = await inPage(
+      async ({ url, id }) => {
+        const memory = new lib.Agent({ name: 'Memory', model: 'm', pastSessions: true });
+        const front = new lib.Agent({ name: 'Front', model: 'm', handoffs: [memory] });
+        const handoffs = [];
+        const runner = new lib.Runner({ baseUrl: url }).on('handoff', (ctx, from, to) => handoffs.push([from === front, to === memory]));
+        const result = await runner.run(front, 'what did we say last week?', { session: new lib.IndexedDbSession(id) });
+        return { lastAgent: result.lastAgent === memory, handoffs };
+      },
+      { id },
+    );
+    assert.deepEqual(toolNames(model.requests[0]), ['transfer_to_Memory']);
+    assert.deepEqual(toolNames(model.requests[1]), ['search_past_sessions', 'read_past_session']);
+    assert.equal(r.lastAgent, true);
+    assert.deepEqual(r.handoffs, [[true, true]]);
+  });
+
+  test('where the server keeps the conversation, a second handoff in one response is answered, not dropped', async () => {
+    model.script({ calls: [{ id: 'h1', name: 'transfer_to_B', arguments: {} }, { id: 'h2', name: 'transfer_to_B', arguments: {} }] }, { text: 'B' });
+    await inPage(async ({ url }) => {
+      const b = new lib.Agent({ name: 'B', model: 'b' });
+      const a = new lib.Agent({ name: 'A', model: 'a', handoffs: [b] });
+      await new lib.Runner({ baseUrl: url, api: 'responses' }).run(a, 'go', { conversationId: 'conv_1' });
+    });
+    const outputs = model.requests[1].body.input.filter((i) => i.type === 'function_call_output');
+    assert.deepEqual(
+      outputs.map((o) => [o.call_id, o.output]),
+      [
+        ['h1', '{"assistant":"B"}'],
+        ['h2', 'Multiple handoffs detected, ignoring this one.'],
+      ],
+    );
+  });
 });
+

@@ -94,6 +94,9 @@ pub struct RunState {
     /// Where the latest model response starts in `generated`.
     #[serde(default)]
     pub response_at: usize,
+    /// Whether the final output is a tool's (`toolUseBehavior`), not the model's answer.
+    #[serde(default)]
+    pub final_from_tool: bool,
 }
 
 /// The model input a handoff's input filter gave: `items`, then `generated[from..]`.
@@ -204,6 +207,7 @@ impl RunState {
             final_json: None,
             tools_used: Vec::new(),
             response_at: 0,
+            final_from_tool: false,
         }
     }
 
@@ -363,6 +367,7 @@ impl RunState {
     /// `toolUseBehavior: 'stop_on_first_tool'`).
     pub fn finish_with(&mut self, text: String) {
         self.final_output = Some(text);
+        self.final_from_tool = true;
     }
 
     pub fn next_step(&self) -> NextStep {

@@ -33,7 +33,7 @@ pub fn is_tool_output(item: &Value) -> bool {
 }
 
 /// A tool output as text, from any of the shapes it may have.
-pub(super) fn output_text(output: Option<&Value>) -> String {
+pub fn output_text(output: Option<&Value>) -> String {
     match output {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
