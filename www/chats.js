@@ -1,5 +1,6 @@
 // The current user's chats in IndexedDB: their sessions, which one is open (and on which of its
-// branches), and reading what the sidebar and the chat header and conversation show. The sidebar
+// branches), and reading what the sidebar and the chat header and conversation show (the agent
+// answering in the header is read from the history: the last handoff in it). The sidebar
 // comes from `listSessions` (session records only: titles, summaries and the branch each chat was
 // last on included); the header from the open chat's `getInfo()` and `getSessionUsage()`; the only
 // history read is the open chat's (its branches' turns too, when it has branches).
@@ -13,8 +14,8 @@ import { DB_NAME, lockedOut, state, newId, savedSessionId, selectSession } from 
 import { NO_SWITCHERS, readBranches } from './branches.js';
 import { encryptedSession, isEncrypted, plainOf, recallKey } from './keys.js';
 import { notSealed, unlockWith } from './seal.js';
-import { contentText, isUserMessage } from './items.js';
-import { closeRename, renderHeader, renderLock, renderMessages, renderSidebar, renderUsage, showError } from './view.js';
+import { activeAgentOf, contentText, isUserMessage } from './items.js';
+import { closeRename, renderAgent, renderHeader, renderLock, renderMessages, renderSidebar, renderUsage, showError } from './view.js';
 
 /** A session of the current user's chat `id`, on its branch `branch`; for a locked user, an
  * EncryptedSession (there is no other branch), which needs the user unlocked. */
@@ -225,8 +226,11 @@ export async function refresh() {
   }
   state.itemCount = items.length;
   state.info = info;
+  // The agent the history was last handed off to answers next, after a reload too.
+  state.agent = activeAgentOf(items);
   showList(list);
   renderHeader(info);
+  renderAgent(state.agent);
   renderUsage(usage, state.branch, state.branchCount);
   // Editing a message makes a branch: not for a locked chat.
   renderMessages(items, switchers, { editable: !state.lock });

@@ -1,16 +1,18 @@
 // Sending a message: the runner streams the reply into the page and saves the exchange in the
-// open chat's session (on its branch), sending as history what the settings say; Stop (or Esc)
+// open chat's session (on its branch), sending as history what the settings say; the agent that
+// answered last in the chat answers, and a handoff to the other agent shows as it happens; Stop (or Esc)
 // aborts it. Editing one of your messages sends the edited text on a new branch of the chat, made
 // from that message's turn, so the earlier answer is kept. The runner records each run's token
 // usage in the session. The work the reply leaves for afterwards (summary, title) goes on in the
 // background.
 import { state } from './state.js';
 import { current } from './chats.js';
-import { model, runOptions } from './model.js';
+import { model, nextAgent, runOptions } from './model.js';
+import { activeAgentOf } from './items.js';
 import { busy } from './busy.js';
 import { track } from './background.js';
 import { settleOpenChat } from './actions.js';
-import { el, renderMessages, setStatus, startExchange } from './view.js';
+import { el, renderAgent, renderMessages, setStatus, startExchange } from './view.js';
 
 export async function send(text) {
   if (state.busy || !text.trim()) return;
@@ -32,24 +34,37 @@ export async function regenerate(turn, text) {
     // What the new branch shows: everything before the edited message.
     const items = await session.getItems();
     state.itemCount = items.length;
+    // The agent that answered last before that message answers the edited one.
+    state.agent = activeAgentOf(items);
+    renderAgent(state.agent);
     renderMessages(items);
     await exchange(text, `Saved on a new branch, “${branch}”; the earlier version is kept (‹ › on your message switches).`);
   });
   el.input.focus();
 }
 
-/** Streams the reply to `text` into the page and saves both in the open chat's session. */
+/** Streams the reply to `text` into the page and saves both in the open chat's session. The
+ * agent that answered last in the chat answers; when it hands off to the other one, the header
+ * and the reply show it at once. */
 async function exchange(text, saved) {
-  const { runner, agent } = model();
+  const { runner } = model();
+  const agent = nextAgent();
   const session = current();
-  const reply = startExchange(text);
+  const reply = startExchange(text, agent.name);
   const controller = new AbortController();
   state.controller = controller;
   setStatus('The model is answering…');
   try {
     const run = runner.runStreamed(agent, text, { ...runOptions(), session, signal: controller.signal });
     for await (const event of run) {
-      if (event.type === 'text_delta') reply.append(event.delta);
+      if (event.type === 'text_delta') {
+        reply.append(event.delta);
+      } else if (event.type === 'handoff') {
+        state.agent = event.to.name;
+        renderAgent(state.agent);
+        reply.handoff(event.to.name);
+        setStatus(`${event.from.name} handed the chat to ${event.to.name}, who is answering…`);
+      }
     }
     const result = await run.result;
     track(state.sessionId, result.background);

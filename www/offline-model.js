@@ -14,6 +14,14 @@
 // - a message containing "story" gets a longer answer (handy to try the Stop button);
 // - every answer ends by saying how many earlier items (messages before the new question) it got.
 //
+// It plays the demo's agents and their handoffs too. A request offers the handoffs of the agent
+// answering as tools named `transfer_to_…` (described "Handoff to the <name> agent…"): when the
+// user's new message names one of those agents, or says a word of its name ("plan a trip" for
+// the Trip planner, "back to the assistant" for the Assistant), the answer is a call of that tool
+// (with no arguments), and the runner hands the run to that agent. An agent whose instructions
+// say "You are the <name> agent" answers as that agent: "<name> here.", the answer, and how to go
+// back (the agents it can hand off to). Any agent answers "a trip to <Place>" with a short plan.
+//
 // It also does the runner's background work after a reply, told apart by the request's
 // instructions (its system messages): a request that asks for a summary gets one built from the
 // conversation it was given (the "my X is Y" facts, the summary so far included, and the latest
@@ -56,8 +64,10 @@ function factsIn(texts) {
   return facts;
 }
 
-/** The answer to the last user message, given the messages the runner sent. */
-export function reply(messages) {
+const SAY = /^(?:say|repeat|echo)\s*:\s*([\s\S]+)$/i;
+
+/** The answer to the last user message, given the messages (and the tools) the runner sent. */
+export function reply(messages, tools = []) {
   const chat = messages.filter((m) => m.role !== 'system');
   let lastUser = -1;
   chat.forEach((m, i) => {
@@ -68,43 +78,104 @@ export function reply(messages) {
   const earlierUserTexts = earlier.filter((m) => m.role === 'user').map((m) => textOf(m.content));
   const n = earlier.length;
   const given = `(I was given ${n} earlier item${n === 1 ? '' : 's'}.)`;
+  // Answering as a named agent: who it is, and how to go back.
+  const name = agentName(messages);
+  const back = handoffsIn(tools).map((h) => h.agent.toLowerCase());
+  const frame = (core) =>
+    [name && `${name} here.`, core, name && back.length && `To go back, ask for the ${back.join(' or the ')}.`, given].filter(Boolean).join(' ');
 
-  const say = /^(?:say|repeat|echo)\s*:\s*([\s\S]+)$/i.exec(question);
-  if (say) return `${say[1]} ${given}`;
+  const say = SAY.exec(question);
+  if (say) return frame(say[1]);
 
   const ask = /^\s*(?:what|who|where|which)(?:'s|\s+is|\s+are|\s+was)\s+my\s+([a-z][a-z0-9' -]{0,40}?)\s*\??\s*$/i.exec(question);
   if (ask) {
     const key = clean(ask[1]).toLowerCase();
     const facts = factsIn(earlierUserTexts);
-    if (facts.has(key)) return `Your ${key} is ${facts.get(key)}. ${given}`;
-    return `I don't know your ${key}: nothing in this conversation's history says it. Tell me with "my ${key} is …". ${given}`;
+    if (facts.has(key)) return frame(`Your ${key} is ${facts.get(key)}.`);
+    return frame(`I don't know your ${key}: nothing in this conversation's history says it. Tell me with "my ${key} is …".`);
+  }
+
+  const trip = /\btrip\s+to\s+(\p{Lu}[\p{L}'’-]*(?:\s+\p{Lu}[\p{L}'’-]*)*)/u.exec(question);
+  if (trip) {
+    const place = trip[1];
+    return frame(
+      `A three-day plan for ${place}: day 1, walk the old town and find a view; day 2, a museum in the ` +
+        'morning and the market at lunch; day 3, a day out of town by train. Pack comfortable shoes.',
+    );
   }
 
   const stated = factsIn([question]);
   if (stated.size > 0) {
     const parts = [...stated].map(([k, v]) => `your ${k} is ${v}`);
     const [first] = stated.keys();
-    return `Noted: ${parts.join(', and ')}. Ask me "what is my ${first}?" later, even after a reload. ${given}`;
+    return frame(`Noted: ${parts.join(', and ')}. Ask me "what is my ${first}?" later, even after a reload.`);
   }
 
   if (/\bstory\b/i.test(question)) {
-    return (
+    return frame(
       'Once upon a time, a small chat page kept its memories in a database inside the browser. ' +
-      'Every question and every answer went into IndexedDB, one item at a time, in order. ' +
-      'When the page was closed and opened again, nothing was lost: the history was read back ' +
-      'and sent to the model with the next question, so the conversation simply carried on. ' +
-      'And when someone pressed Stop in the middle of a sentence, the half-finished answer was ' +
-      `dropped and the question stayed, so the story could be asked for again. The end. ${given}`
+        'Every question and every answer went into IndexedDB, one item at a time, in order. ' +
+        'When the page was closed and opened again, nothing was lost: the history was read back ' +
+        'and sent to the model with the next question, so the conversation simply carried on. ' +
+        'And when someone pressed Stop in the middle of a sentence, the half-finished answer was ' +
+        'dropped and the question stayed, so the story could be asked for again. The end.',
     );
   }
 
   const facts = factsIn([...earlierUserTexts]);
   const known = facts.size ? ` I know ${facts.size} thing${facts.size === 1 ? '' : 's'} about you from this chat.` : '';
   const echo = question.length > 80 ? `${question.slice(0, 77)}…` : question;
-  return (
+  return frame(
     `I am the offline demo model: I only remember what this chat's history tells me.${known} ` +
-    `You said "${echo}". Try "my favourite colour is green", then "what is my favourite colour?". ${given}`
+      `You said "${echo}". Try "my favourite colour is green", then "what is my favourite colour?".`,
   );
+}
+
+/** The name of the agent a request is for: "You are the <name> agent" in its instructions; else
+ * null. */
+function agentName(messages) {
+  return /\bYou are the (.+?) agent\b/.exec(instructionsOf(messages))?.[1] ?? null;
+}
+
+/** The handoffs a request offers: `[{ tool, agent }]`, from its tools named `transfer_to_…`; the
+ * agent's name is the one the runner's description of the tool gives ("Handoff to the <name>
+ * agent to handle the request."), else the tool's name with spaces for its underscores. */
+export function handoffsIn(tools) {
+  if (!Array.isArray(tools)) return [];
+  return tools.flatMap((t) => {
+    // Chat Completions nests the function; the Responses style does not.
+    const f = t?.function ?? t;
+    const tool = typeof f?.name === 'string' ? f.name : '';
+    if (!tool.startsWith('transfer_to_')) return [];
+    const described = /^Handoff to the (.+?) agent to handle the request\b/.exec(typeof f.description === 'string' ? f.description : '');
+    return [{ tool, agent: described ? described[1] : tool.slice('transfer_to_'.length).replace(/_/g, ' ') }];
+  });
+}
+
+const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The handoff `text` asks for: the first of `handoffs` whose agent's name, or a word of it of
+ * four letters or more (or its plural), `text` says; else null. */
+export function askedFor(text, handoffs) {
+  for (const h of handoffs) {
+    const words = [h.agent, ...h.agent.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length >= 4)];
+    const says = (w) => new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(w)}s?(?![\\p{L}\\p{N}])`, 'iu').test(text);
+    if (words.some(says)) return h;
+  }
+  return null;
+}
+
+/** The handoff call that answers a reply request, or null: when the request's last message is
+ * the user's (not the output of a handoff just taken) and asks for an agent it offers a handoff
+ * to. ("say: …" is always said, never handed off.) */
+export function handoffCall(messages, tools) {
+  if (taskOf(messages) !== 'reply') return null;
+  const last = messages.filter((m) => m.role !== 'system' && m.role !== 'developer').at(-1);
+  if (last?.role !== 'user') return null;
+  const text = textOf(last.content).trim();
+  if (SAY.test(text)) return null;
+  const h = askedFor(text, handoffsIn(tools));
+  return h ? { name: h.tool, arguments: '{}' } : null;
 }
 
 /** The instructions of a request: its system and developer messages, without the blocks a runner
@@ -195,8 +266,8 @@ export function titleFor(messages) {
   return first.text.trim().split(/\s+/).slice(0, 6).join(' ').replace(/[.!?,;:]+$/, '') || 'New conversation';
 }
 
-/** The text that answers a request: a reply, a summary or a title. */
-export function answer(messages) {
+/** The text that answers a request: a reply, a summary or a title. `tools`: the request's. */
+export function answer(messages, tools = []) {
   switch (taskOf(messages)) {
     case 'title':
       return titleFor(messages);
@@ -205,7 +276,7 @@ export function answer(messages) {
       return /\bjson\b/i.test(instructionsOf(messages)) ? JSON.stringify(summary) : summary.summary;
     }
     default:
-      return reply(messages);
+      return reply(messages, tools);
   }
 }
 
@@ -251,14 +322,18 @@ export async function offlineFetch(url, init = {}) {
     });
   }
   const messages = Array.isArray(body.messages) ? body.messages : [];
-  const text = answer(messages);
+  const tools = Array.isArray(body.tools) ? body.tools : [];
   const id = `offline-${Date.now().toString(36)}`;
+  // A handoff (a call of a `transfer_to_…` tool), else an answer in text.
+  const handoff = handoffCall(messages, tools);
+  const call = handoff && { id: `call_${id}`, type: 'function', function: handoff };
+  const text = call ? '' : answer(messages, tools);
   const created = Math.floor(Date.now() / 1000);
   const model = body.model ?? OFFLINE_MODEL_NAME;
   const parts = tokens(text);
   const usage = {
     prompt_tokens: messages.reduce((sum, m) => sum + tokens(textOf(m.content)).length, 0),
-    completion_tokens: parts.length,
+    completion_tokens: call ? 1 : parts.length,
   };
   usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
 
@@ -269,7 +344,11 @@ export async function offlineFetch(url, init = {}) {
       object: 'chat.completion',
       created,
       model,
-      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+      choices: [
+        call
+          ? { index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }
+          : { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' },
+      ],
       usage,
     };
     return new Response(JSON.stringify(json), { status: 200, headers: { 'content-type': 'application/json' } });
@@ -288,12 +367,17 @@ export async function offlineFetch(url, init = {}) {
   const stream = new ReadableStream({
     async start(controller) {
       try {
+        if (call) {
+          await sleep(tokenDelayMs, signal);
+          if (cancelled) return;
+          controller.enqueue(event(chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, ...call }] })));
+        }
         for (const [i, part] of parts.entries()) {
           await sleep(tokenDelayMs, signal);
           if (cancelled) return;
           controller.enqueue(event(chunk(i === 0 ? { role: 'assistant', content: part } : { content: part })));
         }
-        controller.enqueue(event(chunk({}, 'stop')));
+        controller.enqueue(event(chunk({}, call ? 'tool_calls' : 'stop')));
         if (body.stream_options?.include_usage) {
           controller.enqueue(event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage }));
         }

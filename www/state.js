@@ -43,6 +43,10 @@ export const state = {
   branchCount: 1,
   /** How many items the open chat held when the view was last read. */
   itemCount: 0,
+  /** The agent answering in the open chat (of its branch), by name: the one its history was
+   * last handed off to, or null for the first agent (nothing handed off). The next reply starts
+   * with it. */
+  agent: null,
   /** The open chat's `getInfo()` as last read (title, summary…); null for a chat not saved yet. */
   info: null,
   /** True while an action or a reply is in progress; then every other action waits. */
@@ -60,7 +64,8 @@ export const state = {
   /** The chat list as the sidebar last showed it: its `signature` and each chat's, by session id
    * in `chats` (what it shows of them, see `listSignature` in chats.js). */
   listed: { signature: '', chats: new Map() },
-  /** The runner and agent made for the current settings: `{ signature, runner, agent }`. */
+  /** The runner and agents made for the current settings: `{ signature, runner, agent, agents }`
+   * (`agent` the first one, `agents` all of them by name; see model.js). */
   model: null,
   /** The work replies left running after they were saved (the chat's summary and title), by
    * session id: a promise that settles when all of it is done. */

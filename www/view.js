@@ -1,10 +1,11 @@
 // Everything the page draws: the users, the chat list, the chat header (title, rename box,
-// summary, branch and token usage), the conversation (with the Edit button and the branch
-// switcher of your messages, and the box to edit one), the settings, the passphrase lock (the
+// summary, the agent answering, branch and token usage), the conversation (with the Edit button
+// and the branch switcher of your messages, the box to edit one, and a line for each handoff
+// from one agent to another), the settings, the passphrase lock (the
 // sidebar's part and the unlock prompt in the chat's place), the controls, errors and the status
 // line. It only writes the DOM; it never reads storage.
 import { MAX_HISTORY_TURNS, historyTurns, lockedOut, state } from './state.js';
-import { describe } from './items.js';
+import { ASSISTANT_LABEL, callIdOf, describe, handoffCalls, handoffTarget, isHandoffCall } from './items.js';
 import { renderMarkdown } from './markdown.js';
 
 const $ = (id) => document.getElementById(id);
@@ -73,6 +74,7 @@ export const el = {
   chatSummary: $('chat-summary'),
   chatTopics: $('chat-topics'),
   chatMeta: $('chat-meta'),
+  chatAgent: $('chat-agent'),
   chatBranch: $('chat-branch'),
   chatUsage: $('chat-usage'),
   modelLine: $('model-line'),
@@ -215,7 +217,8 @@ export function renderHeader(info) {
 const numbers = new Intl.NumberFormat('en-US');
 
 /** The open chat's branch (when it has several) and its token usage, all branches together:
- * `usage` is `getSessionUsage()`, null for a chat not saved yet; hidden while nothing was used. */
+ * `usage` is `getSessionUsage()`, null for a chat not saved yet; hidden while nothing was used.
+ * (The line they are on always shows the agent answering: `renderAgent`.) */
 export function renderUsage(usage, branch, branchCount) {
   const onBranch = branchCount > 1;
   el.chatBranch.textContent = onBranch ? (branch === 'main' ? 'Original conversation' : `Branch “${branch}”`) : '';
@@ -228,7 +231,12 @@ export function renderUsage(usage, branch, branchCount) {
     ? `Used by this chat's replies${onBranch ? ', all branches together' : ''}: ${numbers.format(usage.inputTokens)} in, ${numbers.format(usage.outputTokens)} out`
     : '';
   el.chatUsage.hidden = !used;
-  el.chatMeta.hidden = !onBranch && !used;
+}
+
+/** The agent answering in the open chat, in the header: `name` (the one the chat was last handed
+ * off to), or the first agent when null. */
+export function renderAgent(name) {
+  el.chatAgent.textContent = `Agent: ${name ?? ASSISTANT_LABEL}`;
 }
 
 /** Shows the rename box in place of the title, holding the title to edit. */
@@ -342,16 +350,24 @@ export function messageSource(li) {
 /** The conversation: every item of the open chat (of its branch). Each user message, turn `t` (its
  * 1-based position among them), has an Edit button, and the switcher `switchers.get(t)` when the
  * turn has other versions (a locked chat's, `editable` false: neither, since editing makes a
- * branch). Every message carries the library's turn number of its item in
+ * branch). A handoff is one line, "Handed off to <agent>" (its result; the call is not shown
+ * apart), and each answer is labelled with the agent that gave it: the one the last handoff
+ * before it went to. Every message carries the library's turn number of its item in
  * `data-in-turn` (counted as the library counts them: a user message starts the next turn, the
  * items before the first one are turn 0), which is how a search hit's message is found. */
 export function renderMessages(items, switchers = new Map(), { editable = true } = {}) {
   let turn = 0;
   let inTurn = 0;
+  let agent = null;
+  const calls = handoffCalls(items);
+  // The handoff calls whose result is here: that line says it all.
+  const answered = new Set(items.filter((item) => handoffTarget(item, calls)).map(callIdOf));
+  const shown = items.filter((item) => !(isHandoffCall(item) && answered.has(callIdOf(item))));
   el.messages.replaceChildren(
-    ...items.map((item) => {
-      const { kind, label, text } = describe(item);
-      const li = messageElement(kind, label, text);
+    ...shown.map((item) => {
+      const { kind, label, text } = describe(item, { agent, calls });
+      if (kind === 'handoff') agent = handoffTarget(item, calls);
+      const li = kind === 'handoff' ? handoffElement(text) : messageElement(kind, label, text);
       if (item?.role === 'user' && (item.type === undefined || item.type === 'message')) inTurn++;
       li.dataset.inTurn = String(inTurn);
       sources.set(li, text);
@@ -370,6 +386,18 @@ export function renderMessages(items, switchers = new Map(), { editable = true }
   );
   el.empty.hidden = items.length > 0;
   scrollToEnd();
+}
+
+/** The line that says the conversation was handed to another agent: `text`, "Handed off to …". */
+function handoffElement(text) {
+  const li = document.createElement('li');
+  li.className = 'msg msg-handoff';
+  li.dataset.role = 'handoff';
+  const body = document.createElement('span');
+  body.className = 'msg-text';
+  body.textContent = text;
+  li.append(body);
+  return li;
 }
 
 /** Opens the box to edit user message `li` in place of its text (closing any other one), and
@@ -422,17 +450,16 @@ export function closeEditor() {
   return li;
 }
 
-/** Shows the user's message and an empty reply that fills as it streams. Returns the reply:
- * `append(delta)` adds text, `done()` ends the streaming look. */
-export function startExchange(text) {
+/** Shows the user's message and an empty reply, labelled `agent` (the agent answering, else
+ * "Assistant"), that fills as it streams. Returns the reply: `append(delta)` adds text,
+ * `handoff(name)` shows that agent `name` answers from now on (a "Handed off to" line, the reply
+ * labelled with it; what was said before the handoff stays above that line), `done()` ends the
+ * streaming look. */
+export function startExchange(text, agent = null) {
   el.empty.hidden = true;
   el.messages.append(messageElement('user', 'You', text));
-  const answer = messageElement('assistant', 'Assistant', '');
-  answer.classList.add('streaming');
-  answer.setAttribute('aria-busy', 'true');
-  el.messages.append(answer);
-  scrollToEnd();
-  const body = answer.querySelector('.msg-text');
+  let answer;
+  let body;
   let reply = '';
   let frame = 0;
   const draw = () => {
@@ -440,18 +467,41 @@ export function startExchange(text) {
     setText(body, 'assistant', reply);
     scrollToEnd();
   };
+  const start = (label) => {
+    answer = messageElement('assistant', label, '');
+    answer.classList.add('streaming');
+    answer.setAttribute('aria-busy', 'true');
+    el.messages.append(answer);
+    body = answer.querySelector('.msg-text');
+    reply = '';
+    scrollToEnd();
+  };
+  const finish = () => {
+    if (frame) cancelAnimationFrame(frame);
+    draw();
+    answer.classList.remove('streaming');
+    answer.removeAttribute('aria-busy');
+  };
+  start(agent ?? ASSISTANT_LABEL);
   return {
     append(delta) {
       reply += delta;
       // The Markdown is rendered again as the text grows, at most once a frame.
       frame ||= requestAnimationFrame(draw);
     },
-    done() {
-      if (frame) cancelAnimationFrame(frame);
-      draw();
-      answer.classList.remove('streaming');
-      answer.removeAttribute('aria-busy');
+    handoff(name) {
+      const line = handoffElement(`Handed off to ${name}`);
+      if (reply) {
+        finish();
+        el.messages.append(line);
+        start(name);
+      } else {
+        answer.before(line);
+        answer.querySelector('.msg-who').textContent = name;
+      }
+      scrollToEnd();
     },
+    done: finish,
   };
 }
 

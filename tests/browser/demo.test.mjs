@@ -9,7 +9,9 @@
 // restoring all of a user's chats (the library's backup file) and the storage meter, the
 // layout at desktop and phone widths, searching a user's chats (the matched words marked as
 // text; a result opens its chat at the message), and locking a user's chats with a passphrase
-// (encrypted at rest, nothing of them left in clear) and deleting old chats.
+// (encrypted at rest, nothing of them left in clear) and deleting old chats; and a second agent
+// the first hands off to and back (named in the header, also after a reload), with the offline
+// model and with a real endpoint.
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -1204,6 +1206,134 @@ for (const api of ['chat_completions', 'responses']) {
       const items = await itemsOf(page, 'Guest', await currentSessionId(page));
       assert.equal(items.length, 5);
       assert.equal(itemText(items[4]), 'third question');
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+}
+
+/** The agent the chat header names (the one answering). */
+const headerAgent = (page) => page.textContent('#chat-agent');
+
+/** The label and text of the last answer shown. */
+const lastAnswer = (page) =>
+  page.$eval('#messages', (ol) => {
+    const li = [...ol.querySelectorAll('.msg-assistant')].at(-1);
+    return li && { who: li.querySelector('.msg-who').textContent, text: li.querySelector('.msg-text').textContent };
+  });
+
+/** The "Handed off to …" lines of the conversation. */
+const handoffLines = (page) => page.$$eval('#messages .msg-handoff', (els) => els.map((e) => e.textContent.trim()));
+
+test('a second agent: "plan a trip" hands the chat to the Trip planner (named in the header at once, its answers labelled), which still answers after a reload, until "back to the assistant" hands it back', async () => {
+  const { context, page } = await openDemo();
+  try {
+    assert.equal(await headerAgent(page), 'Agent: Assistant');
+    assert.match(await page.textContent('#empty'), /plan a trip to Lisbon/, 'the page says how to reach the second agent');
+    await say(page, 'my hobby is chess');
+    assert.deepEqual(await lastAnswer(page), { who: 'Assistant', text: 'Noted: your hobby is chess. Ask me "what is my hobby?" later, even after a reload. (I was given 0 earlier items.)' });
+
+    // The handoff shows in the header while the Trip planner's answer is still streaming.
+    await page.fill('#input', 'Please plan a trip to Lisbon');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(
+      () => document.getElementById('chat-agent').textContent === 'Agent: Trip planner' && document.getElementById('app').dataset.busy === 'true',
+      null,
+      { polling: 10, timeout: 10000 },
+    );
+    await settled(page);
+    assert.equal(await headerAgent(page), 'Agent: Trip planner');
+    assert.deepEqual(await handoffLines(page), ['Handed off to Trip planner']);
+    const plan = await lastAnswer(page);
+    assert.equal(plan.who, 'Trip planner');
+    assert.match(plan.text, /^Trip planner here\. A three-day plan for Lisbon: .* To go back, ask for the assistant\. \(I was given 2 earlier items\.\)$/);
+    const text = await page.textContent('#messages');
+    assert.doesNotMatch(text, /transfer_to_|"assistant"/, 'no raw tool call or output is shown');
+    assert.deepEqual(
+      (await rendered(page)).map((m) => m.role),
+      ['user', 'assistant', 'user', 'handoff', 'assistant'],
+      'the handoff is one line between the question and the answer',
+    );
+
+    // After a reload the chat is still with the Trip planner, which answers from the whole history.
+    await reload(page);
+    assert.equal(await headerAgent(page), 'Agent: Trip planner');
+    assert.deepEqual(await handoffLines(page), ['Handed off to Trip planner']);
+    assert.equal((await lastAnswer(page)).who, 'Trip planner');
+    await say(page, 'what is my hobby?');
+    assert.equal(await headerAgent(page), 'Agent: Trip planner');
+    assert.deepEqual(await handoffLines(page), ['Handed off to Trip planner'], 'no new handoff: it answered from the start');
+    const hobby = await lastAnswer(page);
+    assert.equal(hobby.who, 'Trip planner');
+    assert.match(hobby.text, /^Trip planner here\. Your hobby is chess\. To go back, ask for the assistant\./);
+
+    // Asking for the assistant hands the chat back.
+    await say(page, 'Thanks! Back to the assistant, please.');
+    assert.equal(await headerAgent(page), 'Agent: Assistant');
+    assert.deepEqual(await handoffLines(page), ['Handed off to Trip planner', 'Handed off to Assistant']);
+    const back = await lastAnswer(page);
+    assert.equal(back.who, 'Assistant');
+    assert.match(back.text, /^I am the offline demo model/);
+    await reload(page);
+    assert.equal(await headerAgent(page), 'Agent: Assistant');
+    await say(page, 'what is my hobby?');
+    assert.deepEqual(await lastAnswer(page), { who: 'Assistant', text: 'Your hobby is chess. (I was given 12 earlier items.)' });
+    // The earlier answers keep the names of the agents that gave them.
+    assert.deepEqual(
+      await page.$$eval('#messages .msg-assistant .msg-who', (els) => els.map((e) => e.textContent)),
+      ['Assistant', 'Trip planner', 'Trip planner', 'Assistant', 'Assistant'],
+    );
+
+    // A chat of its own starts with the first agent.
+    await page.click('#new-chat');
+    await idle(page);
+    assert.equal(await headerAgent(page), 'Agent: Assistant');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+for (const api of ['chat_completions', 'responses']) {
+  test(`a real endpoint (${api}) is offered the handoffs too: its call hands the chat to the Trip planner, whose instructions and handoff back the next request carries, after a reload too`, async () => {
+    const { context, page } = await openDemo();
+    try {
+      model.state.deltaDelayMs = 5;
+      model.script({ calls: [{ name: 'transfer_to_Trip_planner', arguments: '{}' }] }, { text: 'Lisbon in three days.' }, { text: 'Pack light.' });
+      await saveSettings(page, async () => {
+        await page.fill('#set-base-url', model.url);
+        await page.selectOption('#set-api', api);
+        await page.fill('#set-model', 'test-model');
+        await page.uncheck('#set-summaries');
+      });
+      await say(page, 'I would like a holiday');
+      assert.equal(await headerAgent(page), 'Agent: Trip planner');
+      assert.deepEqual(await handoffLines(page), ['Handed off to Trip planner']);
+      assert.deepEqual(await lastAnswer(page), { who: 'Trip planner', text: 'Lisbon in three days.' });
+      await reload(page);
+      assert.equal(await headerAgent(page), 'Agent: Trip planner');
+      await say(page, 'what should I pack?');
+      assert.deepEqual(await lastAnswer(page), { who: 'Trip planner', text: 'Pack light.' });
+
+      const toolNames = (req) => (req.body.tools ?? []).map((t) => t.function?.name ?? t.name);
+      const instructions = (req) =>
+        [
+          req.body.instructions ?? '',
+          ...(req.body.messages ?? req.body.input)
+            .filter((m) => m.role === 'system' || m.role === 'developer')
+            .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join(''))),
+        ].join('\n');
+      const [first, second, third] = model.requests;
+      assert.equal(model.requests.length, 3);
+      assert.deepEqual(toolNames(first), ['transfer_to_Trip_planner']);
+      const offered = (first.body.tools ?? [])[0];
+      assert.match(offered.function?.description ?? offered.description, /^Handoff to the Trip planner agent to handle the request\. Plans trips/);
+      assert.doesNotMatch(instructions(first), /You are the Trip planner agent/);
+      for (const req of [second, third]) {
+        assert.deepEqual(toolNames(req), ['transfer_to_Assistant'], 'the Trip planner can hand back');
+        assert.match(instructions(req), /You are the Trip planner agent/);
+      }
       assert.deepEqual(page.errors, []);
     } finally {
       await context.close();
