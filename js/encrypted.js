@@ -2,6 +2,7 @@
 // AES-256-GCM ciphertext under a key derived per session; keys from a passphrase or kept on the
 // device (non-extractable); and retention for whole sessions. All the cryptography is the
 // browser's (crypto.subtle): this file only arranges it.
+import { recordStore } from './records.js';
 
 const subtle = () => globalThis.crypto?.subtle;
 const encoder = new TextEncoder();
@@ -297,33 +298,7 @@ export async function deriveKeyFromPassphrase(passphrase, { salt, iterations = 6
 
 // Device keys: a non-extractable CryptoKey kept in IndexedDB (the browser stores the key object
 // itself; no script can read its bytes), one per database and user, in a database of its own.
-const KEYS_DB = 'agent-sessions-keys';
-
-function keysDb() {
-  return new Promise((resolve, reject) => {
-    const open = indexedDB.open(KEYS_DB, 1);
-    open.onupgradeneeded = () => open.result.createObjectStore('keys', { keyPath: 'id' });
-    open.onsuccess = () => resolve(open.result);
-    open.onerror = () => reject(open.error);
-  });
-}
-
-async function keysCall(mode, run) {
-  const db = await keysDb();
-  try {
-    return await new Promise((resolve, reject) => {
-      const tx = db.transaction('keys', mode);
-      const request = run(tx.objectStore('keys'));
-      let result;
-      request.onsuccess = () => (result = request.result);
-      tx.oncomplete = () => resolve(result);
-      tx.onerror = () => reject(tx.error);
-      tx.onabort = () => reject(tx.error);
-    });
-  } finally {
-    db.close();
-  }
-}
+const keys = recordStore('agent-sessions-keys', 'keys');
 
 const keyId = ({ dbName = 'agent-sessions', userId = null } = {}) => JSON.stringify([dbName, userId]);
 
@@ -333,17 +308,17 @@ export async function createDeviceKey(options) {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   const key = await subtle().importKey('raw', bytes, 'HKDF', false, ['deriveKey']);
   bytes.fill(0);
-  await keysCall('readwrite', (store) => store.put({ id: keyId(options), key, createdAt: Date.now() }));
+  await keys.put({ id: keyId(options), key, createdAt: Date.now() });
   return key;
 }
 
 /** The device key of a database's user, or `null` when this device has none. */
 export async function loadDeviceKey(options) {
-  const entry = await keysCall('readonly', (store) => store.get(keyId(options)));
+  const entry = await keys.get(keyId(options));
   return entry?.key ?? null;
 }
 
 /** Forgets the device key of a database's user: what it encrypted can no longer be read here. */
 export async function forgetDeviceKey(options) {
-  await keysCall('readwrite', (store) => store.delete(keyId(options)));
+  await keys.delete(keyId(options));
 }
