@@ -1,4 +1,4 @@
-import type { SessionError, Item } from './agent_sessions.js';
+import type { SessionError, Item, IndexedDbSession, SessionHistoryTransactionArgs } from './agent_sessions.js';
 
 export {
   IndexedDbSession,
@@ -207,3 +207,75 @@ export function applyRetention(options: {
   /** The clock, milliseconds since the epoch (default now). */
   now?: number;
 }): Promise<{ sessionId: string; userId: string | null; updatedAt: number }[]>;
+
+/** What `SyncedSession` takes. */
+export interface SyncedSessionOptions {
+  /** Also sync every `intervalMs` (pulls what other devices wrote); default: on open, after
+   * each write, on the `online` event, and on `sync()`. */
+  intervalMs?: number;
+  /** The first retry after a failed round (doubling up to `maxRetryDelayMs`); default 1,000. */
+  retryDelayMs?: number;
+  /** Default 60,000. */
+  maxRetryDelayMs?: number;
+  /** Sync when made; default `true`. */
+  syncOnOpen?: boolean;
+}
+
+/** Where a `SyncedSession` stands. */
+export interface SyncStatus {
+  /** Items written here that the remote does not have yet (the outbox). */
+  pending: number;
+  /** When a round last finished with both histories the same (ms since the epoch). */
+  lastSyncedAt: number | null;
+  /** What the last round failed with (`status`: the HTTP status of a remote error), or `null`. */
+  lastError: { name: string; message: string; status?: number; code?: string } | null;
+  /** `navigator.onLine`. */
+  online: boolean;
+  /** A round is running. */
+  syncing: boolean;
+}
+
+/** A session with the protocol a `SyncedSession` syncs with (any Session; `deleteItem(id)` where
+ * the remote can delete one item by the id its `getItems()` items carry). */
+export interface RemoteSession {
+  getItems(limit?: number): Promise<unknown[]>;
+  addItems(items: Item[]): Promise<void>;
+  popItem(): Promise<unknown | undefined>;
+  clearSession(): Promise<void>;
+  deleteItem?(itemId: string): Promise<void>;
+}
+
+/**
+ * A Session read from `local` (fast, offline) whose writes also reach `remote` (typically an
+ * `OpenAIConversationsSession`), with what other devices wrote there pulled back. See the
+ * README's "Beyond one device" for the conflict rule.
+ */
+export class SyncedSession extends EventTarget {
+  constructor(local: IndexedDbSession, remote: RemoteSession, options?: SyncedSessionOptions);
+  readonly dbName: string;
+  readonly sessionId: string;
+  readonly userId: string | null;
+  readonly syncStatus: SyncStatus;
+  getSessionId(): Promise<string>;
+  getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
+  addItems(items: readonly Item[]): Promise<void>;
+  popItem<T extends Item = Item>(): Promise<T | undefined>;
+  clearSession(): Promise<void>;
+  applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void>;
+  /** The local session's, passed through (turns, metadata and usage are not synced). */
+  getRecentTurns<T extends Item = Item>(turns: number): Promise<T[]>;
+  getTurns: IndexedDbSession['getTurns'];
+  getInfo: IndexedDbSession['getInfo'];
+  update: IndexedDbSession['update'];
+  storeRunUsage: IndexedDbSession['storeRunUsage'];
+  /** Every change of the local session, a sync round's rewrites included. */
+  subscribe: IndexedDbSession['subscribe'];
+  /** A round now: resolves once both histories are the same, rejects with what failed. */
+  sync(): Promise<SyncStatus>;
+  /** Stops syncing; the two sessions stay usable. */
+  close(): void;
+  addEventListener(type: 'syncstatus', listener: (event: CustomEvent<SyncStatus>) => void): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null): void;
+  removeEventListener(type: 'syncstatus', listener: (event: CustomEvent<SyncStatus>) => void): void;
+  removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null): void;
+}

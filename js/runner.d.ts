@@ -33,4 +33,37 @@ export type {
   CompactionSessionOptions,
   CompactionResult,
 } from './agent_sessions_runner.js';
+import type { Item } from './agent_sessions.js';
 export * from './index.js';
+
+/** What `OpenAIConversationsSession` takes. */
+export interface OpenAIConversationsSessionOptions {
+  /** Default `"https://api.openai.com/v1"`; any server that speaks the Conversations API. */
+  baseUrl?: string;
+  /** Sent only as `Authorization: Bearer …` to `baseUrl`; never stored. */
+  apiKey?: string;
+  /** An existing conversation; default: one is created on first use. */
+  conversationId?: string;
+  /** A `fetch` to use instead of the global one. */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  headers?: { [name: string]: string };
+}
+
+/**
+ * A Session kept by OpenAI's Conversations API, as the SDK's class of that name: created on first
+ * use, `getItems(limit)` the newest `limit` (oldest first), `popItem` deletes the newest item,
+ * `clearSession` deletes the conversation. A failed request rejects with a `ModelError` (HTTP
+ * `status`, 0 when none came).
+ */
+export class OpenAIConversationsSession {
+  constructor(options?: OpenAIConversationsSessionOptions);
+  /** The conversation id, `undefined` until it exists. */
+  readonly sessionId: string | undefined;
+  getSessionId(): Promise<string>;
+  getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
+  addItems(items: readonly Item[]): Promise<void>;
+  popItem<T extends Item = Item>(): Promise<T | undefined>;
+  /** Deletes one item by the `id` its `getItems()` item carries (gone already: no error). */
+  deleteItem(itemId: string): Promise<void>;
+  clearSession(): Promise<void>;
+}

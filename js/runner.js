@@ -571,4 +571,5 @@ class CompactionSession {
 }
 
 export { Agent, Runner, RunState, CompactionSession };
+export { OpenAIConversationsSession } from './conversations.js';
 export * from './index.js';

@@ -48,7 +48,7 @@ for (const m of MODULES) {
   }
 }
 
-for (const file of ['index.js', 'index.d.ts', 'events.js', 'backup.js', 'encrypted.js', 'runner.js', 'runner.d.ts']) {
+for (const file of ['index.js', 'index.d.ts', 'events.js', 'backup.js', 'encrypted.js', 'records.js', 'sync.js', 'conversations.js', 'runner.js', 'runner.d.ts']) {
   copyFileSync(join(root, 'js', file), join(pkg, file));
 }
 

@@ -783,3 +783,45 @@ impl RunState {
         self.inner.borrow().to_json()
     }
 }
+
+/// Items a Session was given, as the Conversations API takes them (`js/conversations.js`):
+/// checked as every session checks them (`INVALID_ITEM`), then converted.
+#[wasm_bindgen(js_name = toConversationItems, skip_typescript)]
+pub fn to_conversation_items(items: JsValue) -> Result<JsValue, JsValue> {
+    use crate::backend::js::{js_to_json, json_to_js};
+    use crate::core::error::SessionError;
+    use crate::core::wire::conversation::to_conversation_item;
+    let taken = crate::backend::args::take_items(&items).map_err(|e| coded_error(&e))?;
+    let converted = Array::new();
+    for (i, (item, _)) in taken.iter().enumerate() {
+        let what = format!("items[{i}]");
+        let value = js_to_json(item, &what)
+            .map_err(|m| coded_error(&SessionError::new(SessionErrorCode::InvalidItem, m)))?;
+        let item = to_conversation_item(&value).ok_or_else(|| {
+            coded_error(&SessionError::new(
+                SessionErrorCode::InvalidItem,
+                format!("{what} cannot be stored in a conversation: a call or call output without its call id"),
+            ))
+        })?;
+        converted.push(&json_to_js(&item));
+    }
+    Ok(converted.into())
+}
+
+/// Items the Conversations API listed, in the shapes the SDK keeps (`js/conversations.js`).
+#[wasm_bindgen(js_name = fromConversationItems, skip_typescript)]
+pub fn from_conversation_items(items: JsValue) -> Result<JsValue, JsValue> {
+    use crate::backend::js::{js_to_json, json_to_js};
+    use crate::core::wire::conversation::from_conversation_item;
+    let listed = js_to_json(&items, "the listed items")
+        .map_err(|m| coded_error(&RunnerError::new(RunnerErrorCode::InvalidSession, m)))?;
+    Ok(listed
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|i| json_to_js(&from_conversation_item(i)))
+                .collect::<Array>()
+        })
+        .unwrap_or_default()
+        .into())
+}

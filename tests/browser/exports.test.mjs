@@ -24,6 +24,7 @@ const SESSIONS = [
   'forgetDeviceKey',
   'loadDeviceKey',
   'MemorySession',
+  'SyncedSession',
   'deleteSession',
   'exportSessions',
   'importSessions',
@@ -35,7 +36,7 @@ const SESSIONS = [
   'storageEstimate',
   'watchSessions',
 ];
-const RUNNER = ['Agent', 'CompactionSession', 'RunState', 'Runner'];
+const RUNNER = ['Agent', 'CompactionSession', 'OpenAIConversationsSession', 'RunState', 'Runner'];
 
 test('each entry exports exactly what the README promises', async () => {
   const { page } = await openHarness(env);
@@ -85,8 +86,20 @@ test('the sessions module holds no runner code, and the runner module no Indexed
   const runner = surface('agent_sessions_runner_bg.wasm');
   // notAnAgent, notARunner and compactionRunner serve js/runner.js's checks of foreign `agent`
   // and `runner` arguments; compactionengine runs CompactionSession's compactions; sessionBusy
-  // is the error of a run refused by its session's lock.
-  assert.deepEqual(classesOf(runner.exports), ['agent', 'compactionRunner', 'compactionengine', 'notARunner', 'notAnAgent', 'runner', 'runstate', 'sessionBusy']);
+  // is the error of a run refused by its session's lock; toConversationItems and
+  // fromConversationItems convert items for OpenAIConversationsSession (js/conversations.js).
+  assert.deepEqual(classesOf(runner.exports), [
+    'agent',
+    'compactionRunner',
+    'compactionengine',
+    'fromConversationItems',
+    'notARunner',
+    'notAnAgent',
+    'runner',
+    'runstate',
+    'sessionBusy',
+    'toConversationItems',
+  ]);
   for (const idb of ['objectStore', 'transaction', 'Idb', 'onupgradeneeded']) {
     assert.ok(!runner.imports.some((n) => n.includes(idb)), `the runner module imports ${idb}`);
   }

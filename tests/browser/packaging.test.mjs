@@ -29,12 +29,15 @@ const SHIPPED = [
   'pkg/agent_sessions_runner.js',
   'pkg/agent_sessions_runner_bg.wasm',
   'pkg/backup.js',
+  'pkg/conversations.js',
   'pkg/encrypted.js',
   'pkg/events.js',
   'pkg/index.d.ts',
   'pkg/index.js',
+  'pkg/records.js',
   'pkg/runner.d.ts',
   'pkg/runner.js',
+  'pkg/sync.js',
 ];
 
 let tmp;

@@ -282,3 +282,21 @@ async function useBranches(): Promise<void> {
   void [parent, turns, found, usage.turns, one, all, tools[0].count, remembered];
 }
 void useBranches;
+
+// Beyond one device: a local session synced with a conversation the Conversations API keeps.
+import { SyncedSession, type SyncStatus } from '../../pkg/index.js';
+import { OpenAIConversationsSession } from '../../pkg/runner.js';
+
+async function twoDevices(): Promise<void> {
+  const remote = new OpenAIConversationsSession({ apiKey: 'sk-…', conversationId: 'conv_123' });
+  const remoteAsSession: Session = remote;
+  const synced = new SyncedSession(new IndexedDbSession('chat-1'), remote, { intervalMs: 30_000 });
+  const forTheSdk: Session = synced;
+  const transactional: SessionHistoryTransactionAwareSession = synced;
+  synced.addEventListener('syncstatus', (event) => console.log(event.detail.pending, event.detail.lastError?.status));
+  const status: SyncStatus = await synced.sync();
+  const id: string | undefined = remote.sessionId;
+  synced.close();
+  void [remoteAsSession, forTheSdk, transactional, status.lastSyncedAt, id];
+}
+void twoDevices;

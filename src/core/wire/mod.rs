@@ -11,6 +11,7 @@
 //! - [`response`]: a whole response body as items, usage and id; error bodies;
 //! - [`stream`]: a streamed response, event by event, into the same output.
 
+pub mod conversation;
 pub mod items;
 pub mod request;
 pub mod response;

@@ -1,0 +1,198 @@
+// OpenAIConversationsSession: a Session whose history OpenAI's Conversations API keeps (or any
+// server speaking it), with the behaviour of the SDK's class of that name: the conversation is
+// created on first use, items are converted to and from the API's shapes (in the WebAssembly
+// module, as the runner converts them), calls are applied one at a time in call order.
+import { toConversationItems, fromConversationItems } from './agent_sessions_runner.js';
+
+/** The API takes at most this many items per `POST /conversations/{id}/items`. */
+const ITEMS_PER_WRITE = 20;
+/** The largest page `GET /conversations/{id}/items` gives. */
+const PAGE = 100;
+
+function sessionError(code, message) {
+  return Object.assign(new Error(message), { name: 'SessionError', code });
+}
+
+/** A failed request, as the runner's: `ModelError` with the HTTP `status` (0 when none came). */
+function requestError(what, status, serverMessage) {
+  const message = status === 0 ? `${what} failed: ${serverMessage}` : `${what} failed with HTTP ${status}: ${serverMessage}`;
+  return Object.assign(new Error(message), { name: 'ModelError', status, serverMessage });
+}
+
+function optionalString(value, name) {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string' || value === '') throw sessionError('INVALID_OPTIONS', `${name} must be a non-empty string, got ${typeof value}`);
+  return value;
+}
+
+/**
+ * A Session kept by the Conversations API. `getItems(limit)` reads the newest `limit` items
+ * (`order=desc`), returned oldest first, or every page without a limit; `addItems` writes them
+ * (20 per request); `popItem` reads the newest item and deletes it; `clearSession` deletes the
+ * conversation (the next write starts a new one); `getSessionId()` is the conversation id. The
+ * API key is only ever sent as the `Authorization` header to `baseUrl`.
+ */
+export class OpenAIConversationsSession {
+  #baseUrl;
+  #apiKey;
+  #fetch;
+  #headers;
+  #conversationId;
+  #tail = Promise.resolve();
+
+  constructor(options = {}) {
+    let given;
+    try {
+      given = options ?? {};
+      if (typeof given !== 'object') throw sessionError('INVALID_OPTIONS', `options must be an object, got ${typeof options}`);
+      this.#baseUrl = (optionalString(given.baseUrl, 'options.baseUrl') ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
+      this.#apiKey = optionalString(given.apiKey, 'options.apiKey');
+      this.#conversationId = optionalString(given.conversationId, 'options.conversationId');
+      const fetchFn = given.fetch;
+      if (fetchFn !== undefined && fetchFn !== null && typeof fetchFn !== 'function') throw sessionError('INVALID_OPTIONS', 'options.fetch must be a function');
+      this.#fetch = fetchFn ?? ((...args) => globalThis.fetch(...args));
+      const headers = given.headers ?? {};
+      if (typeof headers !== 'object') throw sessionError('INVALID_OPTIONS', 'options.headers must be an object of strings');
+      this.#headers = { ...headers };
+    } catch (e) {
+      throw e?.name === 'SessionError' ? e : sessionError('INVALID_OPTIONS', `the options could not be read (${e?.message ?? e})`);
+    }
+  }
+
+  /** The conversation id, `undefined` until the first call created it. */
+  get sessionId() {
+    return this.#conversationId;
+  }
+
+  /** Calls take effect one at a time, in call order. */
+  #serial(call) {
+    const run = this.#tail.then(call);
+    this.#tail = run.catch(() => {});
+    return run;
+  }
+
+  async #request(what, method, path, body) {
+    const headers = { ...this.#headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+    if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
+    let response;
+    try {
+      response = await this.#fetch(`${this.#baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    } catch (e) {
+      throw requestError(what, 0, e?.message ?? String(e));
+    }
+    let text = '';
+    try {
+      text = await response.text();
+    } catch (e) {
+      throw requestError(what, 0, `the response could not be read (${e?.message ?? e})`);
+    }
+    let json = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = null;
+    }
+    if (!response.ok) throw requestError(what, response.status, json?.error?.message ?? (text.slice(0, 200) || response.statusText));
+    if (json === null && text) throw requestError(what, response.status, 'the response is not JSON');
+    return json;
+  }
+
+  async #id() {
+    if (!this.#conversationId) {
+      const created = await this.#request('creating a conversation', 'POST', '/conversations', { items: [] });
+      if (typeof created?.id !== 'string') throw requestError('creating a conversation', 200, 'the response has no conversation id');
+      this.#conversationId = created.id;
+    }
+    return this.#conversationId;
+  }
+
+  #itemsPath(id, query) {
+    return `/conversations/${encodeURIComponent(id)}/items${query ? `?${new URLSearchParams(query)}` : ''}`;
+  }
+
+  /** The newest `limit` items (all without a limit), oldest first, in the API's shapes. */
+  async #list(id, limit) {
+    const all = limit === undefined;
+    const listed = [];
+    let after;
+    for (;;) {
+      const want = all ? PAGE : Math.min(PAGE, limit - listed.length);
+      const query = { order: all ? 'asc' : 'desc', limit: String(want), ...(after ? { after } : {}) };
+      const page = await this.#request('listing the conversation items', 'GET', this.#itemsPath(id, query));
+      const data = Array.isArray(page?.data) ? page.data : [];
+      listed.push(...data);
+      after = page?.last_id ?? data.at(-1)?.id;
+      if (!page?.has_more || data.length === 0 || (!all && listed.length >= limit)) break;
+    }
+    return all ? listed : listed.slice(0, limit).reverse();
+  }
+
+  getSessionId() {
+    return this.#serial(() => this.#id());
+  }
+
+  getItems(limit) {
+    if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && limit >= 0)) {
+      return Promise.reject(sessionError('INVALID_LIMIT', `limit must be a whole number >= 0, got ${String(limit)}`));
+    }
+    return this.#serial(async () => {
+      if (limit === 0) return [];
+      const id = await this.#id();
+      return fromConversationItems(await this.#list(id, limit ?? undefined));
+    });
+  }
+
+  addItems(items) {
+    let converted;
+    try {
+      converted = toConversationItems(items);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#serial(async () => {
+      if (converted.length === 0) return;
+      const id = await this.#id();
+      for (let i = 0; i < converted.length; i += ITEMS_PER_WRITE) {
+        await this.#request('adding conversation items', 'POST', this.#itemsPath(id), { items: converted.slice(i, i + ITEMS_PER_WRITE) });
+      }
+    });
+  }
+
+  popItem() {
+    return this.#serial(async () => {
+      const id = await this.#id();
+      const [newest] = await this.#list(id, 1);
+      if (!newest) return undefined;
+      if (typeof newest.id === 'string') {
+        await this.#request('deleting a conversation item', 'DELETE', `/conversations/${encodeURIComponent(id)}/items/${encodeURIComponent(newest.id)}`);
+      }
+      return fromConversationItems([newest])[0];
+    });
+  }
+
+  /** Deletes one item by the id the server gave it (`getItems()` items carry it); an item
+   * already gone is not an error. */
+  deleteItem(itemId) {
+    if (typeof itemId !== 'string' || itemId === '') return Promise.reject(sessionError('INVALID_OPTIONS', 'deleteItem needs the id of an item'));
+    return this.#serial(async () => {
+      const id = await this.#id();
+      try {
+        await this.#request('deleting a conversation item', 'DELETE', `/conversations/${encodeURIComponent(id)}/items/${encodeURIComponent(itemId)}`);
+      } catch (e) {
+        if (e?.status !== 404) throw e;
+      }
+    });
+  }
+
+  clearSession() {
+    return this.#serial(async () => {
+      if (!this.#conversationId) return;
+      try {
+        await this.#request('deleting the conversation', 'DELETE', `/conversations/${encodeURIComponent(this.#conversationId)}`);
+      } catch (e) {
+        if (e?.status !== 404) throw e;
+      }
+      this.#conversationId = undefined;
+    });
+  }
+}

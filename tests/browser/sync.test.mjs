@@ -1,0 +1,336 @@
+// Beyond one device: OpenAIConversationsSession against a local Conversations API server (another
+// origin, with switchable faults), and SyncedSession between two browser contexts (two devices,
+// each with its own IndexedDB) going offline and online.
+import { test, describe, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { start, openHarness } from './harness.mjs';
+import { bundleSdk } from './sdk-bundle.mjs';
+import { startConversationsServer } from '../server/conversations-server.mjs';
+
+let env;
+let server;
+before(async () => {
+  await bundleSdk();
+  env = await start();
+  server = await startConversationsServer();
+});
+after(async () => {
+  await server?.close();
+  await env?.close();
+});
+beforeEach(async () => {
+  await server.reset();
+});
+
+/** A device: its own browser context (own storage), with a page that has the package. */
+async function device(path = '/tests/pages/harness.html') {
+  const context = await env.browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${env.url}${path}`);
+  await page.waitForFunction(() => window.ready === true, null, { timeout: 20000 });
+  return { context, page };
+}
+
+/** `[role or type, text]` per item. */
+function transcript(items) {
+  return items.map((item) => {
+    if (item.type === 'function_call') return ['function_call', item.callId ?? item.call_id];
+    if (item.type === 'function_call_result' || item.type === 'function_call_output') return ['output', item.output?.text ?? item.output];
+    const text = typeof item.content === 'string' ? item.content : item.content.map((p) => p.text ?? '').join('');
+    return [item.role, text];
+  });
+}
+
+const serverItems = (conversationId) => server.conversations.get(conversationId)?.items ?? [];
+
+/** Opens (on `page`) a SyncedSession over IndexedDB session `id` and a Conversations session,
+ * kept as `window.synced`; resolves once its first round is done. */
+function openSynced(page, { id, conversationId, options = {} }) {
+  return page.evaluate(
+    async ({ url, id, conversationId, options }) => {
+      window.remote = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'sk-test', conversationId });
+      window.synced = new lib.SyncedSession(new lib.IndexedDbSession(id), window.remote, { retryDelayMs: 100, maxRetryDelayMs: 400, ...options });
+      window.statuses = [];
+      window.synced.addEventListener('syncstatus', (e) => window.statuses.push(e.detail));
+      await window.synced.sync().catch(() => {});
+      return window.synced.syncStatus;
+    },
+    { url: server.url, id, conversationId, options },
+  );
+}
+
+/** Waits until the page's SyncedSession has nothing pending and no error. */
+function settled(page) {
+  return page.waitForFunction(() => {
+    const s = window.synced.syncStatus;
+    return s.pending === 0 && s.lastError === null && !s.syncing;
+  }, null, { timeout: 15000 });
+}
+
+const say = (role, text) =>
+  role === 'user' ? { role: 'user', content: text } : { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] };
+
+describe('OpenAIConversationsSession', () => {
+  test('the session protocol against the Conversations API: lazy creation, limit, pop, clear, errors', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(
+      async ({ url }) => {
+        const session = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'sk-secret' });
+        const before = session.sessionId;
+        const items = [
+          { role: 'user', content: 'Weather in Oslo?' },
+          { type: 'function_call', callId: 'c1', name: 'weather', arguments: '{"city":"Oslo"}', status: 'completed' },
+          { type: 'function_call_result', callId: 'c1', name: 'weather', status: 'completed', output: { type: 'text', text: 'Rainy' } },
+          { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'It is rainy.' }] },
+          { role: 'user', content: 'Thanks' },
+        ];
+        await session.addItems(items);
+        const id = await session.getSessionId();
+        const all = await session.getItems();
+        const newest = await session.getItems(2);
+        const none = await session.getItems(0);
+        const popped = await session.popItem();
+        const afterPop = await session.getItems();
+        const badLimit = await attempt(() => session.getItems(-1));
+        const badItems = await attempt(() => session.addItems('nope'));
+        await session.clearSession();
+        const cleared = session.sessionId;
+        await session.addItems([{ role: 'user', content: 'again' }]);
+        return {
+          before,
+          id,
+          all,
+          newest,
+          none,
+          popped,
+          afterPop: afterPop.length,
+          badLimit,
+          badItems,
+          cleared,
+          next: await session.getSessionId(),
+          own: JSON.stringify(session) + Object.keys(session).join(),
+          stored: JSON.stringify({ ...localStorage, ...sessionStorage }),
+        };
+      },
+      { url: server.url },
+    );
+    assert.equal(r.before, undefined, 'nothing is created before the first call');
+    assert.match(r.id, /^conv_/);
+    assert.deepEqual(transcript(r.all), [
+      ['user', 'Weather in Oslo?'],
+      ['function_call', 'c1'],
+      ['output', 'Rainy'],
+      ['assistant', 'It is rainy.'],
+      ['user', 'Thanks'],
+    ]);
+    // The SDK's shapes, with the server's ids.
+    assert.deepEqual(r.all[0], { id: r.all[0].id, type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Oslo?' }] });
+    assert.equal(r.all[1].callId, 'c1');
+    assert.deepEqual(r.all[2].output, { type: 'text', text: 'Rainy' });
+    assert.deepEqual(transcript(r.newest), [['assistant', 'It is rainy.'], ['user', 'Thanks']], 'the newest two, oldest first');
+    assert.deepEqual(r.none, []);
+    assert.deepEqual(transcript([r.popped]), [['user', 'Thanks']]);
+    assert.equal(r.afterPop, 4);
+    assert.equal(r.badLimit.code, 'INVALID_LIMIT');
+    assert.equal(r.badItems.code, 'INVALID_ITEM');
+    assert.equal(r.cleared, undefined);
+    assert.notEqual(r.next, r.id, 'after clearSession the next write starts a new conversation');
+    assert.equal(server.conversations.has(r.id), false, 'clearSession deleted the conversation');
+    assert.ok(!r.own.includes('sk-secret') && !r.stored.includes('sk-secret'), 'the API key is kept nowhere readable');
+    const lists = server.requests.filter((q) => q.method === 'GET' && q.path.endsWith('/items'));
+    assert.ok(lists.some((q) => q.query.order === 'desc' && q.query.limit === '2'), 'a limit reads the newest items');
+    assert.ok(server.requests.every((q) => q.headers.authorization === 'Bearer sk-secret'));
+
+    // Errors: the HTTP status, or 0 when no answer came.
+    await server.setFault({ kind: 'status', status: 500, times: 1 });
+    const failed = await page.evaluate(async ({ url }) => attempt(() => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getItems()), { url: server.url });
+    assert.equal(failed.name, 'ModelError');
+    assert.equal(failed.status, 500);
+    await server.setFault({ kind: 'offline' });
+    const refused = await page.evaluate(async ({ url }) => attempt(() => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getItems()), { url: server.url });
+    await server.setFault(null);
+    assert.equal(refused.name, 'ModelError');
+    assert.equal(refused.status, 0);
+    await context.close();
+  });
+});
+
+describe('SyncedSession', () => {
+  test('two devices write offline, come online, and converge to the same history: nothing lost or doubled', async () => {
+    const a = await device();
+    const b = await device();
+    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    await openSynced(a.page, { id: 'trip', conversationId });
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'Plan a trip'), say('assistant', 'Where to?')]);
+    await settled(a.page);
+    const first = await openSynced(b.page, { id: 'trip', conversationId });
+    assert.equal(first.pending, 0);
+    assert.deepEqual(transcript(await b.page.evaluate(() => window.synced.getItems())), [['user', 'Plan a trip'], ['assistant', 'Where to?']], 'B pulled what A wrote');
+
+    await a.context.setOffline(true);
+    await b.context.setOffline(true);
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'A: Lisbon')]);
+    await b.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'B: Porto'), say('assistant', 'B: noted')]);
+    const offline = await a.page.evaluate(() => window.synced.syncStatus);
+    assert.equal(offline.online, false);
+    assert.equal(offline.pending, 1, 'the write waits in the outbox');
+    assert.equal(serverItems(conversationId).length, 2, 'nothing reached the server while offline');
+    // Reads work offline.
+    assert.equal((await a.page.evaluate(() => window.synced.getItems())).length, 3);
+
+    await a.context.setOffline(false);
+    await settled(a.page);
+    await b.context.setOffline(false);
+    await settled(b.page);
+    await a.page.evaluate(() => window.synced.sync());
+
+    const expected = [
+      ['user', 'Plan a trip'],
+      ['assistant', 'Where to?'],
+      ['user', 'A: Lisbon'],
+      ['user', 'B: Porto'],
+      ['assistant', 'B: noted'],
+    ];
+    assert.deepEqual(transcript(serverItems(conversationId)), expected, "the remote's order: A's push came first");
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), expected);
+    assert.deepEqual(transcript(await b.page.evaluate(() => window.synced.getItems())), expected, "B's history rewritten once to the remote's order");
+    // Items written on a device come back as they were written there.
+    assert.deepEqual((await b.page.evaluate(() => window.synced.getItems()))[3], say('user', 'B: Porto'));
+    const statuses = await a.page.evaluate(() => window.statuses);
+    assert.ok(statuses.some((s) => s.online === false) && statuses.at(-1).online === true, 'status changes were observable');
+    await a.context.close();
+    await b.context.close();
+  });
+
+  test('a push whose response was dropped is not sent again after a reload', async () => {
+    const a = await device();
+    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    await openSynced(a.page, { id: 'dropped', conversationId, options: { retryDelayMs: 60_000 } });
+    await server.setFault({ kind: 'drop', times: 1, methods: ['POST'] });
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'only once')]);
+    // The round after the write fails (no answer came), and its retry is a minute away.
+    await a.page.waitForFunction(() => window.synced.syncStatus.lastError !== null && !window.synced.syncStatus.syncing);
+    assert.equal(serverItems(conversationId).length, 1, 'but the write took effect');
+
+    await a.page.reload();
+    await a.page.waitForFunction(() => window.ready === true);
+    await openSynced(a.page, { id: 'dropped', conversationId });
+    await settled(a.page);
+    assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'only once']], 'no duplicate on the server');
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), [['user', 'only once']]);
+    await a.context.close();
+  });
+
+  test('a tab closed in the middle of a push: reopened, everything is pushed exactly once', async () => {
+    const a = await device();
+    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    await openSynced(a.page, { id: 'closed', conversationId });
+    await server.setFault({ kind: 'slow', ms: 600 });
+    await a.page.evaluate(async (items) => {
+      await window.synced.addItems(items);
+    }, [say('user', 'one'), say('assistant', 'two'), say('user', 'three')]);
+    // The round is on its way (the server holds the requests); the tab goes.
+    await new Promise((ok) => setTimeout(ok, 150));
+    await a.page.close();
+    await server.setFault(null);
+    const page = await a.context.newPage();
+    await page.goto(`${env.url}/tests/pages/harness.html`);
+    await page.waitForFunction(() => window.ready === true);
+    await openSynced(page, { id: 'closed', conversationId });
+    await settled(page);
+    await page.evaluate(() => window.synced.sync());
+    assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'one'], ['assistant', 'two'], ['user', 'three']], 'each item once');
+    assert.equal((await page.evaluate(() => window.synced.getItems())).length, 3);
+    await a.context.close();
+  });
+
+  test('a server 500 is retried with backoff; the status reports the error, then the recovery', async () => {
+    const a = await device();
+    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    await openSynced(a.page, { id: 'errors', conversationId });
+    await server.setFault({ kind: 'status', status: 500, times: 3 });
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'hello')]);
+    await a.page.waitForFunction(() => window.statuses.some((s) => s.lastError?.status === 500), null, { timeout: 10000 });
+    await settled(a.page);
+    const statuses = await a.page.evaluate(() => window.statuses);
+    const errors = statuses.filter((s) => s.lastError?.status === 500);
+    assert.ok(errors.length >= 1);
+    assert.equal(errors[0].pending, 1, 'the item waited in the outbox');
+    assert.equal(statuses.at(-1).lastError, null);
+    assert.ok(statuses.at(-1).lastSyncedAt > 0);
+    assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'hello']]);
+    await a.context.close();
+  });
+
+  test('popItem and clearSession reach the remote; a pop of an item not pushed yet never does', async () => {
+    const a = await device();
+    const b = await device();
+    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    await openSynced(a.page, { id: 'pops', conversationId });
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'q1'), say('assistant', 'a1'), say('user', 'q2')]);
+    await settled(a.page);
+    await openSynced(b.page, { id: 'pops', conversationId });
+    await a.context.setOffline(true);
+    const popped = await a.page.evaluate(async (item) => {
+      const synced = await window.synced.popItem();
+      await window.synced.addItems([item]);
+      const unpushed = await window.synced.popItem();
+      return [synced, unpushed];
+    }, say('user', 'typo'));
+    assert.deepEqual(transcript(popped), [['user', 'q2'], ['user', 'typo']]);
+    await a.context.setOffline(false);
+    await settled(a.page);
+    assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'q1'], ['assistant', 'a1']], 'the pushed item was deleted; the other never left');
+    await b.page.evaluate(() => window.synced.sync());
+    assert.deepEqual(transcript(await b.page.evaluate(() => window.synced.getItems())), [['user', 'q1'], ['assistant', 'a1']], 'and the other device lost it too');
+
+    await a.page.evaluate(() => window.synced.clearSession());
+    await settled(a.page);
+    assert.equal(server.conversations.has(conversationId), false, 'clearSession deleted the conversation');
+    await a.context.close();
+    await b.context.close();
+  });
+
+  test("this package's runner on one device, @openai/agents' run() on the other: one conversation", async () => {
+    const a = await device('/tests/pages/interop.html');
+    const b = await device('/tests/pages/interop.html');
+    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    await openSynced(a.page, { id: 'two-runners', conversationId });
+    const ours = await a.page.evaluate(async () => {
+      const { fetch } = scriptedFetch([{ text: 'San Francisco.' }, { text: 'California.' }, { text: 'About 808,000.' }]);
+      const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1', fetch });
+      const agent = new lib.Agent({ name: 'Guide', model: 'm' });
+      const outputs = [];
+      for (const q of ['Which city is the Golden Gate Bridge in?', 'Which state?', 'Population?']) {
+        outputs.push((await runner.run(agent, q, { session: window.synced })).finalOutput);
+      }
+      return outputs;
+    });
+    assert.deepEqual(ours, ['San Francisco.', 'California.', 'About 808,000.']);
+    await settled(a.page);
+    await openSynced(b.page, { id: 'two-runners', conversationId });
+    const sdk = await b.page.evaluate(async () => {
+      const { Agent, run, ScriptedModel, assistantMessage } = window.sdk;
+      const model = new ScriptedModel([[assistantMessage('It opened in 1937.')]]);
+      const result = await run(new Agent({ name: 'Guide', model }), 'When did it open?', { session: window.synced });
+      return { output: result.finalOutput, saw: model.calls[0].request.input };
+    });
+    assert.equal(sdk.output, 'It opened in 1937.');
+    assert.deepEqual(transcript(sdk.saw), [
+      ['user', 'Which city is the Golden Gate Bridge in?'],
+      ['assistant', 'San Francisco.'],
+      ['user', 'Which state?'],
+      ['assistant', 'California.'],
+      ['user', 'Population?'],
+      ['assistant', 'About 808,000.'],
+      ['user', 'When did it open?'],
+    ], "the SDK on device B continued device A's conversation");
+    await settled(b.page);
+    await a.page.evaluate(() => window.synced.sync());
+    const back = await a.page.evaluate(() => window.synced.getItems());
+    assert.deepEqual(transcript(back).slice(-2), [['user', 'When did it open?'], ['assistant', 'It opened in 1937.']]);
+    assert.equal(serverItems(conversationId).length, 8);
+    await a.context.close();
+    await b.context.close();
+  });
+});
