@@ -38,6 +38,7 @@ export class OpenAIConversationsSession {
   #fetch;
   #headers;
   #conversationId;
+  #timeoutMs;
   #tail = Promise.resolve();
 
   constructor(options = {}) {
@@ -54,6 +55,9 @@ export class OpenAIConversationsSession {
       const headers = given.headers ?? {};
       if (typeof headers !== 'object') throw sessionError('INVALID_OPTIONS', 'options.headers must be an object of strings');
       this.#headers = { ...headers };
+      const timeoutMs = given.timeoutMs ?? 60_000;
+      if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw sessionError('INVALID_OPTIONS', `options.timeoutMs must be a positive number, got ${String(timeoutMs)}`);
+      this.#timeoutMs = timeoutMs;
     } catch (e) {
       throw e?.name === 'SessionError' ? e : sessionError('INVALID_OPTIONS', `the options could not be read (${e?.message ?? e})`);
     }
@@ -74,11 +78,13 @@ export class OpenAIConversationsSession {
   async #request(what, method, path, body) {
     const headers = { ...this.#headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
     if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
+    // A request that never answers would hold every later call: each has a time limit.
+    const signal = AbortSignal.timeout(this.#timeoutMs);
     let response;
     try {
-      response = await this.#fetch(`${this.#baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      response = await this.#fetch(`${this.#baseUrl}${path}`, { method, headers, signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     } catch (e) {
-      throw requestError(what, 0, e?.message ?? String(e));
+      throw requestError(what, 0, signal.aborted ? `no answer within ${this.#timeoutMs} ms` : (e?.message ?? String(e)));
     }
     let text = '';
     try {
@@ -164,7 +170,11 @@ export class OpenAIConversationsSession {
       const [newest] = await this.#list(id, 1);
       if (!newest) return undefined;
       if (typeof newest.id === 'string') {
-        await this.#request('deleting a conversation item', 'DELETE', `/conversations/${encodeURIComponent(id)}/items/${encodeURIComponent(newest.id)}`);
+        try {
+          await this.#request('deleting a conversation item', 'DELETE', `/conversations/${encodeURIComponent(id)}/items/${encodeURIComponent(newest.id)}`);
+        } catch (e) {
+          if (e?.status !== 404) throw e; // deleted already (another device)
+        }
       }
       return fromConversationItems([newest])[0];
     });

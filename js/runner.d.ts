@@ -47,6 +47,8 @@ export interface OpenAIConversationsSessionOptions {
   /** A `fetch` to use instead of the global one. */
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
   headers?: { [name: string]: string };
+  /** A request without an answer by then fails (`ModelError`, status 0); default 60,000 ms. */
+  timeoutMs?: number;
 }
 
 /**

@@ -6,8 +6,9 @@
 // that stores it, so it survives reloads and crashes. A sync round, one at a time across the
 // origin's tabs (a Web Lock), compares three lists: what was synced last (kept in a database of
 // its own, with the remote id of every synced item), the local history, and the remote one.
-// - What the local history lost since (a pop, a clear) is deleted remotely; what the remote lost
-//   (another device's pop) is removed locally: a deletion wins.
+// - What the local history lost since (a pop, a clear) is deleted remotely, item by item (the
+//   conversation the devices share stays); what the remote lost (another device's pop) is
+//   removed locally: a deletion wins.
 // - The remote's new items are pulled; the local new items are pushed, at most 20 per write. The
 //   items of a push are recorded before it is sent, so a push whose answer never came (a dropped
 //   response, a closed tab) is recognised on the remote the next time instead of being sent again.
@@ -28,6 +29,18 @@ function textOf(content) {
   return content.map((part) => (typeof part?.text === 'string' ? part.text : typeof part?.refusal === 'string' ? part.refusal : '')).join('');
 }
 
+/** A call output as text, as the Conversations API stores it (the runner's rule). */
+function outputText(output) {
+  if (output === undefined || output === null) return '';
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) {
+    const texts = output.map((p) => p?.text);
+    return texts.every((t) => typeof t === 'string') ? texts.join('') : JSON.stringify(output);
+  }
+  if (typeof output === 'object' && ['text', 'input_text', 'output_text'].includes(output.type) && typeof output.text === 'string') return output.text;
+  return JSON.stringify(output);
+}
+
 /**
  * What identifies an item whatever store holds it: the parts that survive a round trip through
  * the Conversations API (role and text of a message; id, name and arguments of a call; call id and
@@ -41,11 +54,8 @@ export function fingerprint(item) {
     case 'function_call':
       return JSON.stringify(['c', item.callId ?? item.call_id ?? '', item.name ?? '', item.arguments ?? '']);
     case 'function_call_result':
-    case 'function_call_output': {
-      const output = item.output;
-      const text = typeof output === 'string' ? output : typeof output?.text === 'string' ? output.text : JSON.stringify(output ?? '');
-      return JSON.stringify(['o', item.callId ?? item.call_id ?? '', text]);
-    }
+    case 'function_call_output':
+      return JSON.stringify(['o', item.callId ?? item.call_id ?? '', outputText(item.output)]);
     default: {
       const { id: _id, providerData: _p, ...rest } = item ?? {};
       return JSON.stringify(['x', type, rest]);
@@ -54,24 +64,42 @@ export function fingerprint(item) {
 }
 
 /** An item pulled from the remote, stored locally without the remote's id (as a local write
- * would be). */
+ * would be); a reasoning item keeps it (its encrypted content refers to it). */
 function pulled(item) {
-  if (item && typeof item === 'object' && 'id' in item) {
+  if (item && typeof item === 'object' && 'id' in item && item.type !== 'reasoning') {
     const { id: _id, ...rest } = item;
     return rest;
   }
   return item;
 }
 
-const keyOf = (item) => (typeof item?.id === 'string' ? `id:${item.id}` : `fp:${fingerprint(item)}`);
+/** The remote's items with their keys: the remote's id, or for a remote without ids the
+ * fingerprint and which occurrence of it this is (two identical items are two items). */
+function keyed(items) {
+  const seen = new Map();
+  return items.map((item) => {
+    const fp = fingerprint(item);
+    if (typeof item?.id === 'string') return { item, fp, key: `id:${item.id}` };
+    const n = seen.get(fp) ?? 0;
+    seen.set(fp, n + 1);
+    return { item, fp, key: `fp:${fp}#${n}` };
+  });
+}
+
+/** A round that stopped because something else is using the session; tried again soon. */
+function busy(message) {
+  return Object.assign(new Error(message), { name: 'SyncError', code: 'SESSION_BUSY' });
+}
 
 function errorInfo(error) {
   return { name: error?.name ?? 'Error', message: error?.message ?? String(error), ...(typeof error?.status === 'number' ? { status: error.status } : {}), ...(error?.code ? { code: error.code } : {}) };
 }
 
-function withLock(name, run) {
+/** Runs `run(lock)` holding the Web Lock `name` (`lock` is `null` when `ifAvailable` found it
+ * taken). Where the browser has no Web Locks (an insecure origin), `run` runs unlocked. */
+function withLock(name, run, options = {}) {
   const locks = globalThis.navigator?.locks;
-  return locks ? locks.request(name, run) : run();
+  return locks ? locks.request(name, options, run) : run({ name });
 }
 
 const online = () => globalThis.navigator?.onLine !== false;
@@ -127,6 +155,11 @@ export class SyncedSession extends EventTarget {
     globalThis.addEventListener?.('offline', this.#onOffline);
     if (intervalMs) this.#interval = setInterval(() => this.#schedule(0), intervalMs);
     if (syncOnOpen) this.#schedule(0);
+    // The outbox as this device left it (a reload while offline still shows it).
+    this.#pendingCount().then(
+      (pending) => this.#setStatus({ pending }),
+      () => {},
+    );
   }
 
   // Where the session is stored: what a run's lock and past-session tools look at.
@@ -164,27 +197,30 @@ export class SyncedSession extends EventTarget {
   }
 
   /** A local write, then a sync round soon (at once when online). */
-  async #write(call, pending) {
+  async #write(call) {
     const result = await call();
-    if (pending) this.#setStatus({ pending: this.#status.pending + pending });
+    this.#pendingCount().then(
+      (pending) => this.#setStatus({ pending }),
+      () => {},
+    );
     this.#schedule(0);
     return result;
   }
 
   addItems(items) {
-    return this.#write(() => this.#local.addItems(items), Array.isArray(items) ? items.length : 0);
+    return this.#write(() => this.#local.addItems(items));
   }
 
   popItem() {
-    return this.#write(() => this.#local.popItem(), 0);
+    return this.#write(() => this.#local.popItem());
   }
 
   clearSession() {
-    return this.#write(() => this.#local.clearSession(), 0);
+    return this.#write(() => this.#local.clearSession());
   }
 
   applyHistoryTransaction(args) {
-    return this.#write(() => this.#local.applyHistoryTransaction(args), 0);
+    return this.#write(() => this.#local.applyHistoryTransaction(args));
   }
 
   // The local session's other reads and its metadata pass through (only the items sync).
@@ -222,7 +258,10 @@ export class SyncedSession extends EventTarget {
     if (this.#closed) return Promise.reject(sessionError('CLOSED', 'sync(): the session was closed'));
     if (this.#running) {
       this.#again = true;
-      return this.#running.then(() => this.sync());
+      return this.#running.then(
+        () => this.sync(),
+        () => this.sync(),
+      );
     }
     clearTimeout(this.#timer);
     this.#timer = null;
@@ -232,24 +271,30 @@ export class SyncedSession extends EventTarget {
       try {
         await withLock(this.#lockName, () => this.#round());
         this.#attempt = 0;
-        this.#setStatus({ syncing: false, pending: 0, lastSyncedAt: Date.now(), lastError: null });
+        const pending = await this.#pendingCount().catch(() => 0);
+        this.#setStatus({ syncing: false, pending, lastSyncedAt: Date.now(), lastError: null });
         return this.syncStatus;
       } catch (error) {
-        this.#attempt += 1;
         const pending = await this.#pendingCount().catch(() => this.#status.pending);
-        this.#setStatus({ syncing: false, pending, lastError: errorInfo(error), online: online() });
-        if (online()) retryIn = Math.min(this.#maxDelay, this.#minDelay * 2 ** (this.#attempt - 1));
+        if (error?.code === 'SESSION_BUSY') {
+          // A run (or a write) was using the session: not a failure, just later.
+          this.#setStatus({ syncing: false, pending });
+          retryIn = this.#minDelay;
+        } else {
+          this.#attempt += 1;
+          this.#setStatus({ syncing: false, pending, lastError: errorInfo(error), online: online() });
+          if (online()) retryIn = Math.min(this.#maxDelay, this.#minDelay * 2 ** (this.#attempt - 1));
+        }
         throw error;
       }
     })();
     this.#running = run.finally(() => {
       this.#running = null;
-      if (this.#again) {
-        this.#again = false;
-        this.#schedule(0);
-      } else if (retryIn !== null) {
-        this.#schedule(retryIn);
-      }
+      const again = this.#again;
+      this.#again = false;
+      // A failed round waits its backoff, even when writes asked for a round meanwhile.
+      if (retryIn !== null) this.#schedule(retryIn);
+      else if (again) this.#schedule(0);
     });
     this.#running.catch(() => {});
     return run;
@@ -275,10 +320,14 @@ export class SyncedSession extends EventTarget {
     }, ms);
   }
 
+  /** The outbox's length: local items past what is still as synced. */
   async #pendingCount() {
-    const saved = (await state.get(this.#id)) ?? { synced: [] };
+    const saved = (await state.get(this.#id)) ?? {};
+    const synced = Array.isArray(saved.synced) ? saved.synced : [];
     const local = await this.#local.getItems();
-    return Math.max(0, local.length - saved.synced.length);
+    let kept = 0;
+    while (kept < synced.length && kept < local.length && fingerprint(local[kept]) === synced[kept].fp) kept += 1;
+    return local.length - kept;
   }
 
   /** Stops syncing (timers, listeners); the sessions stay usable on their own. */
@@ -293,95 +342,115 @@ export class SyncedSession extends EventTarget {
   /** One round: see the header of this file. */
   async #round() {
     const remote = this.#remote;
-    const saved = (await state.get(this.#id)) ?? { id: this.#id, synced: [], inFlight: null, tombstones: [] };
+    const saved = (await state.get(this.#id)) ?? {};
+    const synced = Array.isArray(saved.synced) ? saved.synced : [];
     const tombstones = new Set(saved.tombstones ?? []);
     const local = await this.#local.getItems();
-    let listed = (await remote.getItems()).filter((item) => !tombstones.has(keyOf(item)));
+    let all = keyed(await remote.getItems());
+    const reread = async () => {
+      all = keyed(await remote.getItems());
+    };
+    const visible = () => all.filter((e) => !tombstones.has(e.key));
 
-    // What the local history lost since the last sync is deleted remotely.
+    // The local history: what is still as synced, then the outbox.
     let kept = 0;
-    while (kept < saved.synced.length && kept < local.length && fingerprint(local[kept]) === saved.synced[kept].fp) kept += 1;
-    const lost = saved.synced.slice(kept);
-    if (lost.length > 0) {
-      if (kept === 0) {
-        await remote.clearSession();
-      } else {
-        const there = new Set(listed.map(keyOf));
-        for (const entry of [...lost].reverse()) {
-          if (!there.has(entry.key)) continue;
-          if (typeof remote.deleteItem === 'function' && entry.key.startsWith('id:')) {
-            await remote.deleteItem(entry.key.slice(3));
-          } else if (keyOf(listed.at(-1)) === entry.key) {
-            await remote.popItem();
-            listed = listed.slice(0, -1);
-          } else {
-            tombstones.add(entry.key); // no way to delete it there: ignored from now on
-          }
-        }
-      }
-      listed = (await remote.getItems()).filter((item) => !tombstones.has(keyOf(item)));
-    }
-    const synced = saved.synced.slice(0, kept);
-    const fresh = local.slice(kept); // the outbox
+    while (kept < synced.length && kept < local.length && fingerprint(local[kept]) === synced[kept].fp) kept += 1;
+    const fresh = local.slice(kept);
+    const known = new Set(synced.slice(0, kept).map((s) => s.key));
 
-    // A push recorded but never confirmed: its items are on the remote if it took effect.
-    const known = new Set(synced.map((s) => s.key));
-    const added = listed.filter((item) => !known.has(keyOf(item)));
-    let landed = 0;
-    const flight = saved.inFlight?.fps ?? [];
-    if (flight.length > 0 && flight.every((fp, i) => fresh[i] !== undefined && fingerprint(fresh[i]) === fp)) {
-      const fps = added.map(fingerprint);
-      for (let at = fps.length - flight.length; at >= 0; at -= 1) {
-        if (flight.every((fp, i) => fps[at + i] === fp)) {
-          landed = flight.length;
-          break;
-        }
+    // This device's pushes the remote holds but the state does not know yet: those confirmed,
+    // and the write in flight when the last round stopped, if it took effect.
+    const added = visible().filter((e) => !known.has(e.key) && !synced.some((s) => s.key === e.key));
+    const claimed = [];
+    const free = (e) => !claimed.includes(e);
+    for (const fp of saved.inFlight?.confirmed ?? []) {
+      const e = added.find((a) => free(a) && a.fp === fp);
+      if (e) claimed.push(e);
+    }
+    const chunk = saved.inFlight?.chunk ?? [];
+    for (let at = added.length - chunk.length; chunk.length > 0 && at >= 0; at -= 1) {
+      const run = added.slice(at, at + chunk.length);
+      if (run.every((e, i) => free(e) && e.fp === chunk[i])) {
+        claimed.push(...run);
+        break;
       }
     }
-
-    // Push the rest, recording each write before it is sent.
-    const toPush = fresh.slice(landed);
-    let pushed = false;
-    for (let i = 0; i < toPush.length; i += PUSH_SIZE) {
-      const chunk = toPush.slice(i, i + PUSH_SIZE);
-      await state.put({ ...saved, synced: saved.synced, tombstones: [...tombstones], inFlight: { fps: fresh.slice(0, landed + i + chunk.length).map(fingerprint) } });
-      await remote.addItems(chunk);
-      pushed = true;
+    // Pair them with the outbox; a claimed item the outbox no longer has was removed here.
+    const paired = new Map(); // remote entry -> local item
+    const unpaired = [...fresh];
+    for (const e of claimed) {
+      const i = unpaired.findIndex((item) => fingerprint(item) === e.fp);
+      if (i >= 0) paired.set(e, unpaired.splice(i, 1)[0]);
     }
-    if (pushed) listed = (await remote.getItems()).filter((item) => !tombstones.has(keyOf(item)));
+    const orphans = claimed.filter((e) => !paired.has(e));
+
+    // Deletions: what the local history lost since the last sync, and orphaned pushes.
+    const doomed = [...synced.slice(kept).map((s) => s.key), ...orphans.map((e) => e.key)];
+    if (doomed.length > 0) {
+      for (const key of doomed.reverse()) {
+        if (!all.some((e) => e.key === key)) continue;
+        if (typeof remote.deleteItem === 'function' && key.startsWith('id:')) {
+          await remote.deleteItem(key.slice(3));
+        } else if (all.at(-1)?.key === key) {
+          await remote.popItem();
+          all = all.slice(0, -1);
+        } else {
+          tombstones.add(key); // no way to delete it there: ignored from now on
+        }
+      }
+      await reread();
+    }
+
+    // Push the rest, each write recorded before it is sent.
+    const confirmed = [...paired.values()].map(fingerprint);
+    const write = (inFlight) => state.put({ id: this.#id, synced: synced.slice(0, kept), inFlight, tombstones: [...tombstones] });
+    for (let i = 0; i < unpaired.length; i += PUSH_SIZE) {
+      const part = unpaired.slice(i, i + PUSH_SIZE);
+      await write({ confirmed, chunk: part.map(fingerprint) });
+      await remote.addItems(part);
+      confirmed.push(...part.map(fingerprint));
+    }
+    if (unpaired.length > 0) await reread();
 
     // The remote's order, with this device's items as they were written here.
-    const byKey = new Map(synced.map((s, i) => [s.key, local[i]]));
-    const ours = fresh.map((item) => ({ item, fp: fingerprint(item), used: false }));
-    const next = [];
+    const byKey = new Map(synced.slice(0, kept).map((s, i) => [s.key, local[i]]));
+    const byEntry = new Map([...paired].map(([e, item]) => [e.key, item]));
+    const waiting = unpaired.map((item) => ({ item, fp: fingerprint(item), used: false }));
+    const wanted = [];
     const entries = [];
-    for (const item of listed) {
-      const key = keyOf(item);
-      const fp = fingerprint(item);
-      let mine = byKey.get(key);
-      if (mine === undefined) {
-        const match = ours.find((o) => !o.used && o.fp === fp);
+    for (const e of visible()) {
+      let mine = byKey.get(e.key) ?? byEntry.get(e.key);
+      if (mine === undefined && !known.has(e.key)) {
+        const match = waiting.find((w) => !w.used && w.fp === e.fp);
         if (match) {
           match.used = true;
           mine = match.item;
         }
       }
-      next.push(mine ?? pulled(item));
-      entries.push({ key, fp });
+      wanted.push(mine ?? pulled(e.item));
+      entries.push({ key: e.key, fp: e.fp });
     }
-    const unplaced = ours.filter((o) => !o.used).map((o) => o.item);
-    const wanted = [...next, ...unplaced];
+    const unplaced = waiting.filter((w) => !w.used).map((w) => w.item);
+    wanted.push(...unplaced);
 
-    // Rewrite the local history where it differs, in one transaction, under the lock runs take.
-    let same = 0;
-    while (same < local.length && same < wanted.length && fingerprint(local[same]) === fingerprint(wanted[same])) same += 1;
-    if (same < local.length || same < wanted.length) {
-      const expectedSuffix = local.slice(same);
-      const replacement = wanted.slice(same);
+    // Rewrite the local history where it differs: under the lock runs take (a run in progress
+    // means "later"), after checking nothing was written since it was read, as one transaction
+    // that expects the history to end as it was read.
+    if (this.#closed) return;
+    await withLock(`agent-sessions:${this.#local.dbName}:${this.#local.sessionId}`, async (lock) => {
+      if (lock === null) throw busy('a run holds the session; the sync round is tried again soon');
+      const now = await this.#local.getItems();
+      const same = (a, b) => a.length === b.length && a.every((item, i) => fingerprint(item) === fingerprint(b[i]));
+      if (!same(now, local)) throw busy('the session changed during the sync round; it is tried again');
+      let from = 0;
+      while (from < local.length && from < wanted.length && fingerprint(local[from]) === fingerprint(wanted[from])) from += 1;
+      if (from === local.length && from === wanted.length) return;
+      const start = from === local.length && from > 0 ? from - 1 : from; // an append expects the last item
+      const expectedSuffix = local.slice(start);
+      const replacement = wanted.slice(start);
       const transaction = expectedSuffix.length > 0 ? { type: 'replace_suffix', expectedSuffix, replacement } : { type: 'append_items', items: replacement };
-      const operationId = `sync:${crypto.randomUUID()}`;
-      await withLock(`agent-sessions:${this.#local.dbName}:${this.#local.sessionId}`, () => this.#local.applyHistoryTransaction({ operationId, transaction }));
-    }
+      await this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction });
+    }, { ifAvailable: true });
     await state.put({ id: this.#id, synced: entries, inFlight: null, tombstones: [...tombstones] });
     if (unplaced.length > 0) throw Object.assign(new Error(`${unplaced.length} item(s) written here did not reach the remote yet`), { name: 'SyncError' });
   }

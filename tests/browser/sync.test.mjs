@@ -286,7 +286,10 @@ describe('SyncedSession', () => {
 
     await a.page.evaluate(() => window.synced.clearSession());
     await settled(a.page);
-    assert.equal(server.conversations.has(conversationId), false, 'clearSession deleted the conversation');
+    assert.deepEqual(serverItems(conversationId), [], "clearSession deleted the conversation's items");
+    assert.ok(server.conversations.has(conversationId), 'and kept the conversation the devices share');
+    await b.page.evaluate(() => window.synced.sync());
+    assert.deepEqual(await b.page.evaluate(() => window.synced.getItems()), [], 'the other device is cleared too');
     await a.context.close();
     await b.context.close();
   });
@@ -333,4 +336,56 @@ describe('SyncedSession', () => {
     await a.context.close();
     await b.context.close();
   });
+
+  test('a push of more than 20 items whose second write fails sends no item twice', async () => {
+    const a = await device();
+    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    await openSynced(a.page, { id: 'chunks', conversationId });
+    await server.setFault({ kind: 'status', status: 500, methods: ['POST'], skip: 1, times: 1 });
+    await a.page.evaluate(async () => window.synced.addItems(Array.from({ length: 25 }, (_, i) => ({ role: 'user', content: `m${i}` }))));
+    await settled(a.page);
+    const texts = transcript(serverItems(conversationId)).map(([, t]) => t);
+    assert.deepEqual(texts, Array.from({ length: 25 }, (_, i) => `m${i}`), 'each item once, in order');
+    assert.equal(server.requests.filter((q) => q.method === 'POST' && q.path.endsWith('/items')).length, 3, 'the 20 that landed were not sent again');
+    await a.context.close();
+  });
+
+  test('an unconfirmed push popped before the next round is deleted there, not pulled back', async () => {
+    const a = await device();
+    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    await openSynced(a.page, { id: 'unconfirmed', conversationId, options: { retryDelayMs: 60_000 } });
+    await server.setFault({ kind: 'drop', methods: ['POST'], times: 1 });
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'keep'), say('user', 'oops')]);
+    await a.page.waitForFunction(() => window.synced.syncStatus.lastError !== null && !window.synced.syncStatus.syncing);
+    assert.equal(serverItems(conversationId).length, 2, 'the write landed, unconfirmed');
+    await a.page.evaluate(() => window.synced.popItem());
+    await a.page.evaluate(() => window.synced.sync());
+    assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'keep']]);
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), [['user', 'keep']]);
+    await a.context.close();
+  });
+
+  test('a remote without ids: identical items stay two items, and a pop removes one', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const remote = new lib.MemorySession('remote-without-ids');
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('no-ids'), remote, { syncOnOpen: false });
+      await synced.addItems([{ role: 'user', content: 'ok' }]);
+      await synced.sync();
+      await synced.addItems([{ role: 'user', content: 'ok' }]);
+      await synced.sync();
+      await synced.sync();
+      const twice = [(await remote.getItems()).length, (await synced.getItems()).length];
+      await synced.popItem();
+      await synced.sync();
+      const once = [(await remote.getItems()).length, (await synced.getItems()).length];
+      synced.close();
+      return { twice, once, status: synced.syncStatus };
+    });
+    assert.deepEqual(r.twice, [2, 2]);
+    assert.deepEqual(r.once, [1, 1]);
+    assert.equal(r.status.lastError, null);
+    await a.context.close();
+  });
 });
+

@@ -62,6 +62,8 @@ function errorType(status) {
  *                                              after its first bytes (the client sees a network
  *                                              error); only `methods` if given
  * `times` (default: every request) counts down per affected request; at 0 the fault clears.
+ * Any fault but offline also takes `methods` (only those) and `skip` (that many matching requests
+ * pass before it applies).
  * Preflight OPTIONS requests are never faulted (but are refused while offline, like everything).
  */
 export async function startConversationsServer({ host = '127.0.0.1' } = {}) {
@@ -171,7 +173,11 @@ export async function startConversationsServer({ host = '127.0.0.1' } = {}) {
   function takeFault(method) {
     const f = state.fault;
     if (!f || f.kind === 'offline') return null;
-    if (f.kind === 'drop' && f.methods && !f.methods.map((m) => m.toUpperCase()).includes(method)) return null;
+    if (f.methods && !f.methods.map((m) => m.toUpperCase()).includes(method)) return null;
+    if (typeof f.skip === 'number' && f.skip > 0) {
+      f.skip -= 1; // this many matching requests pass first
+      return null;
+    }
     if (typeof f.times === 'number') {
       f.times -= 1;
       if (f.times <= 0) state.fault = null;
