@@ -32,6 +32,15 @@ pub const ARCHIVE_STORE: &str = "agent_archive";
 /// `{ sessionId, branch, turn, requests, inputTokens, outputTokens, totalTokens }`.
 /// Key: `[sessionId, branch, turn]`.
 pub const USAGE_STORE: &str = "agent_usage";
+/// Every store that holds a part of a session: what a transaction that clears, deletes, rewrites
+/// or restores a whole session spans.
+pub const SESSION_STORES: [&str; 5] = [
+    SESSIONS_STORE,
+    MESSAGES_STORE,
+    OPERATIONS_STORE,
+    ARCHIVE_STORE,
+    USAGE_STORE,
+];
 /// `agent_messages` by each element of `terms` (`[owner, term]`, multi-entry): one user's items
 /// that hold a term, for full-text search.
 pub const BY_TERM_INDEX: &str = "by_term";

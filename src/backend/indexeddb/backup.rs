@@ -11,7 +11,7 @@ use crate::backend::js::{self, describe};
 use crate::core::branch::MAIN;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::schema::{
-    ARCHIVE_STORE, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE, USAGE_STORE,
+    ARCHIVE_STORE, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE, SESSION_STORES, USAGE_STORE,
 };
 use crate::core::session::safe_count;
 use crate::core::transaction::OPERATION_LOG_LIMIT;
@@ -436,13 +436,7 @@ pub async fn restore(
     };
     let tx = Tx::begin(
         conn,
-        &[
-            SESSIONS_STORE,
-            MESSAGES_STORE,
-            OPERATIONS_STORE,
-            ARCHIVE_STORE,
-            USAGE_STORE,
-        ],
+        &SESSION_STORES,
         TransactionMode::ReadWrite,
         format!("importing session \"{}\"", checked.session_id),
     )?;

@@ -25,7 +25,7 @@ use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::Limit;
 use crate::core::schema::{
     ARCHIVE_STORE, BY_OPERATION_INDEX, BY_TURN_INDEX, MESSAGES_STORE, OPERATIONS_STORE,
-    SESSIONS_STORE, USAGE_STORE,
+    SESSIONS_STORE, SESSION_STORES, USAGE_STORE,
 };
 use crate::core::session::{resized, safe_count};
 use crate::core::transaction::{check_whole_history, Outcome};
@@ -325,18 +325,7 @@ fn read_tx(conn: &Connection, t: &Target<'_>, what: &str) -> Result<Tx> {
 }
 
 fn write_tx(conn: &Connection, t: &Target<'_>, what: &str) -> Result<Tx> {
-    t.begin_over(
-        conn,
-        what,
-        TransactionMode::ReadWrite,
-        &[
-            SESSIONS_STORE,
-            MESSAGES_STORE,
-            OPERATIONS_STORE,
-            ARCHIVE_STORE,
-            USAGE_STORE,
-        ],
-    )
+    t.begin_over(conn, what, TransactionMode::ReadWrite, &SESSION_STORES)
 }
 
 /// `getItems(limit)` on branch `id`.

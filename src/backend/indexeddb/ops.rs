@@ -15,7 +15,7 @@ use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::Limit;
 use crate::core::schema::{
     ARCHIVE_STORE, BY_TURN_INDEX, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE,
-    OPERATIONS_STORE, SESSIONS_STORE, USAGE_STORE,
+    OPERATIONS_STORE, SESSIONS_STORE, SESSION_STORES,
 };
 use crate::core::session::SessionRecord;
 
@@ -410,14 +410,12 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
 /// Removes every item of the session, with its archive and operation log; the session record
 /// stays, with no items.
 pub async fn clear_session(conn: &Connection, t: &Target<'_>, now: f64) -> Result<()> {
-    let stores = [
-        SESSIONS_STORE,
-        MESSAGES_STORE,
-        OPERATIONS_STORE,
-        ARCHIVE_STORE,
-        USAGE_STORE,
-    ];
-    let tx = t.begin_over(conn, "clearSession", TransactionMode::ReadWrite, &stores)?;
+    let tx = t.begin_over(
+        conn,
+        "clearSession",
+        TransactionMode::ReadWrite,
+        &SESSION_STORES,
+    )?;
     tx.run(async |tx| {
         let Some(mut record) = read_record(tx, t.session_id).await? else {
             return Ok(());
@@ -552,13 +550,7 @@ async fn measure(conn: &Connection, session_id: &str) -> Result<f64> {
 pub async fn delete_session(conn: &Connection, session_id: &str) -> Result<bool> {
     let tx = Tx::begin(
         conn,
-        &[
-            SESSIONS_STORE,
-            MESSAGES_STORE,
-            OPERATIONS_STORE,
-            ARCHIVE_STORE,
-            USAGE_STORE,
-        ],
+        &SESSION_STORES,
         TransactionMode::ReadWrite,
         format!("deleteSession of session \"{session_id}\""),
     )?;

@@ -74,6 +74,26 @@ pub(super) fn put_rows(
     Ok(())
 }
 
+/// [`put_rows`] on the session's main history (stored under the session id), indexed for the
+/// record's owner.
+fn put_main_rows(
+    tx: &Tx,
+    t: &Target<'_>,
+    record: &SessionRecord,
+    items: &[(JsValue, bool)],
+    placements: &[crate::core::session::Placement],
+    now: f64,
+) -> Result<()> {
+    put_rows(
+        tx,
+        t.session_id.into(),
+        items,
+        placements,
+        now,
+        t.indexer(record.user_id.as_deref()),
+    )
+}
+
 /// `applyHistoryTransaction`: checks the operation log and the suffix, then writes the items,
 /// the log entry and the record, all in one transaction; nothing when the operation was applied
 /// before with the same transaction.
@@ -188,14 +208,7 @@ pub async fn apply_transaction(
                 .delete(range)
                 .map_err(|e| tx.fail(e))?;
         }
-        put_rows(
-            tx,
-            t.session_id.into(),
-            &items,
-            &placements,
-            now,
-            t.indexer(record.user_id.as_deref()),
-        )?;
+        put_main_rows(tx, t, &record, &items, &placements, now)?;
         log_operation(tx, &mut record, &transaction, now)?;
         write_record(tx, &record)
     })
@@ -297,14 +310,7 @@ pub async fn replace_history(
             kept,
             js::items_size(items.iter().map(|(item, _)| item)),
         );
-        put_rows(
-            tx,
-            t.session_id.into(),
-            &items,
-            &placements,
-            now,
-            t.indexer(record.user_id.as_deref()),
-        )?;
+        put_main_rows(tx, t, &record, &items, &placements, now)?;
         write_record(tx, &record)
     })
     .await
