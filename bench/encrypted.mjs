@@ -10,21 +10,11 @@
 // an on-disk profile (bench/browser.mjs).
 import { startBrowser } from './browser.mjs';
 import { machine, machineLine } from './machine.mjs';
-import { formatMs, median } from './report.mjs';
+import { formatMs, median, benchArgs } from './report.mjs';
 
-function parseArgs(argv) {
-  const options = { turns: 200, pkg: undefined };
-  for (const arg of argv) {
-    const [name, value] = arg.replace(/^--/, '').split('=');
-    if (name === 'pkg') options.pkg = value;
-    else if (name === 'turns' && Number.isInteger(Number(value)) && Number(value) > 0) options.turns = Number(value);
-    else throw new Error(`unknown argument ${arg}; use --turns=N, --pkg=dir`);
-  }
-  return options;
-}
 
 async function main() {
-  const { turns, pkg } = parseArgs(process.argv.slice(2));
+  const { turns, pkg } = benchArgs(process.argv.slice(2), { turns: 200 });
   const browser = await startBrowser({ pkg });
   try {
     const page = await browser.context.newPage();

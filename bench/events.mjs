@@ -10,18 +10,8 @@
 // on an on-disk profile (bench/browser.mjs). Prints the median and the 95th percentile of each.
 import { startBrowser } from './browser.mjs';
 import { machine, machineLine } from './machine.mjs';
-import { formatMs, median } from './report.mjs';
+import { formatMs, median, benchArgs } from './report.mjs';
 
-function parseArgs(argv) {
-  const options = { writes: 100, pkg: undefined };
-  for (const arg of argv) {
-    const [name, value] = arg.replace(/^--/, '').split('=');
-    if (name === 'pkg') options.pkg = value;
-    else if (name === 'writes' && Number.isInteger(Number(value)) && Number(value) > 0) options.writes = Number(value);
-    else throw new Error(`unknown argument ${arg}; use --writes=N, --pkg=dir`);
-  }
-  return options;
-}
 
 const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))];
 
@@ -34,7 +24,7 @@ async function page(browser) {
 }
 
 async function main() {
-  const { writes, pkg } = parseArgs(process.argv.slice(2));
+  const { writes, pkg } = benchArgs(process.argv.slice(2), { writes: 100 });
   const browser = await startBrowser({ pkg });
   try {
     const writer = await page(browser);

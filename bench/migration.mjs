@@ -20,23 +20,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBrowser } from './browser.mjs';
 import { machine, machineLine } from './machine.mjs';
-import { formatMs, median } from './report.mjs';
+import { formatMs, median, benchArgs } from './report.mjs';
 import { root } from '../tests/browser/harness.mjs';
 
 /** The schema version this build writes (src/core/schema.rs), and the index it adds. */
 const SCHEMA_VERSION = 5;
 
-function parseArgs(argv) {
-  const options = { sessions: 100, items: 1000, runs: 3, raw: false, pkg: undefined };
-  for (const arg of argv) {
-    const [name, value] = arg.replace(/^--/, '').split('=');
-    if (name === 'pkg') options.pkg = value;
-    else if (name === 'raw' && value === undefined) options.raw = true;
-    else if (name in options && Number.isInteger(Number(value)) && Number(value) > 0) options[name] = Number(value);
-    else throw new Error(`unknown argument ${arg}; use --sessions=N, --items=N, --runs=N, --raw, --pkg=dir`);
-  }
-  return options;
-}
 
 const fmt = (n) => n.toLocaleString('en-US');
 const duration = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : formatMs(ms));
@@ -277,7 +266,7 @@ async function freshPage(browser) {
 }
 
 async function main() {
-  const options = parseArgs(process.argv.slice(2));
+  const options = benchArgs(process.argv.slice(2), { sessions: 100, items: 1000, runs: 3, raw: false });
   const { sessions, items, runs } = options;
   const schema = versionOne();
   const started = Date.now();

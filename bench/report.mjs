@@ -172,3 +172,22 @@ export function evaluateTargets(report, sizes) {
 export function targetLines(targets) {
   return targets.map((t) => `${t.met ? 'met   ' : 'MISSED'}  ${t.target}: ${t.detail}`).join('\n');
 }
+
+/**
+ * The command line of a benchmark script: `--name=N` for each whole-number option of
+ * `defaults`, `--name` for each boolean one, `--pkg=dir` for the package to measure. Anything
+ * else is an error that lists what the script takes.
+ */
+export function benchArgs(argv, defaults) {
+  const options = { ...defaults, pkg: undefined };
+  const usage = [...Object.entries(defaults).map(([name, value]) => (typeof value === 'boolean' ? `--${name}` : `--${name}=N`)), '--pkg=dir'].join(', ');
+  for (const arg of argv) {
+    const [name, value] = arg.replace(/^--/, '').split('=');
+    const n = Number(value);
+    if (name === 'pkg' && value) options.pkg = value;
+    else if (typeof defaults[name] === 'boolean' && value === undefined) options[name] = true;
+    else if (typeof defaults[name] === 'number' && Number.isInteger(n) && n > 0) options[name] = n;
+    else throw new Error(`unknown argument ${arg}; use ${usage}`);
+  }
+  return options;
+}

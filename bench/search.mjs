@@ -13,22 +13,11 @@
 // an on-disk profile (bench/browser.mjs).
 import { startBrowser } from './browser.mjs';
 import { machine, machineLine } from './machine.mjs';
-import { formatMs, median } from './report.mjs';
+import { formatMs, median, benchArgs } from './report.mjs';
 
-function parseArgs(argv) {
-  const options = { sessions: 200, items: 500, queries: 20, pkg: undefined };
-  for (const arg of argv) {
-    const [name, value] = arg.replace(/^--/, '').split('=');
-    const n = Number(value);
-    if (name === 'pkg') options.pkg = value;
-    else if (['sessions', 'items', 'queries'].includes(name) && Number.isInteger(n) && n > 0) options[name] = n;
-    else throw new Error(`unknown argument ${arg}; use --sessions=N, --items=N, --queries=N, --pkg=dir`);
-  }
-  return options;
-}
 
 async function main() {
-  const { sessions, items, queries, pkg } = parseArgs(process.argv.slice(2));
+  const { sessions, items, queries, pkg } = benchArgs(process.argv.slice(2), { sessions: 200, items: 500, queries: 20 });
   const browser = await startBrowser({ pkg });
   try {
     const page = await browser.context.newPage();
