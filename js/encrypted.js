@@ -312,6 +312,16 @@ export async function createDeviceKey(options) {
   return key;
 }
 
+/** Keeps `key` (a non-extractable HKDF `CryptoKey`, such as `deriveKeyFromPassphrase` gives) as
+ * the device key of a database's user, replacing one there was: the passphrase's key can then be
+ * remembered on this device without the passphrase, and still opens the same sessions. */
+export async function storeDeviceKey(key, options) {
+  if (!(key instanceof CryptoKey) || key.algorithm?.name !== 'HKDF' || key.extractable) {
+    throw sessionError('INVALID_KEY', 'storeDeviceKey needs a non-extractable HKDF CryptoKey (from deriveKeyFromPassphrase or createDeviceKey)');
+  }
+  await keys.put({ id: keyId(options), key, createdAt: Date.now() });
+}
+
 /** The device key of a database's user, or `null` when this device has none. */
 export async function loadDeviceKey(options) {
   const entry = await keys.get(keyId(options));

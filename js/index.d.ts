@@ -192,6 +192,9 @@ export interface DeviceKeyOptions {
 
 /** Makes and stores a non-extractable key for this database's user on this device. */
 export function createDeviceKey(options?: DeviceKeyOptions): Promise<CryptoKey>;
+/** Keeps a non-extractable HKDF key (a passphrase's, from `deriveKeyFromPassphrase`) as this
+ * device's key for the database's user; `INVALID_KEY` for any other key. */
+export function storeDeviceKey(key: CryptoKey, options?: DeviceKeyOptions): Promise<void>;
 /** This device's key for the database's user, or `null`. */
 export function loadDeviceKey(options?: DeviceKeyOptions): Promise<CryptoKey | null>;
 /** Forgets it: what it encrypted can no longer be read on this device. */

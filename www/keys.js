@@ -7,7 +7,7 @@
 // chat yet. The key itself is never stored as bytes: it lives in this tab's memory
 // (`state.keys`) and, with "Remember on this device", as the non-extractable CryptoKey object in
 // the page's own IndexedDB database (see `rememberKey`).
-import { EncryptedSession, IndexedDbSession, deriveKeyFromPassphrase } from './lib.js';
+import { EncryptedSession, IndexedDbSession, deriveKeyFromPassphrase, storeDeviceKey, loadDeviceKey, forgetDeviceKey } from './lib.js';
 import { DB_NAME, state } from './state.js';
 
 /** The item the passphrase check encrypts. */
@@ -117,57 +117,29 @@ export const isEncrypted = (session) => session instanceof EncryptedSession;
  * hears the changes. */
 export const plainOf = (session) => inners.get(session) ?? session;
 
-// "Remember on this device": the CryptoKey that the passphrase gave, kept as an object in an
-// IndexedDB database of the page's own (the browser stores a non-extractable key without any
-// script being able to read its bytes), one per user. It is the passphrase's key itself, so the
-// passphrase and the device open the same chats. The library's createDeviceKey is not used for
-// this: it makes a new random key, and a chat encrypted with that could no longer be opened by
-// the passphrase (nor on another device from a backup): it suits an app without passphrases.
-const KEYS_DB = 'agent-sessions-demo-keys';
-
-function keysDb() {
-  return new Promise((resolve, reject) => {
-    const open = indexedDB.open(KEYS_DB, 1);
-    open.onupgradeneeded = () => open.result.createObjectStore('keys', { keyPath: 'id' });
-    open.onsuccess = () => resolve(open.result);
-    open.onerror = () => reject(open.error);
-  });
-}
-
-/** Runs one request of `run(store)` in a transaction; resolves to its result once committed. */
-async function keysCall(mode, run) {
-  const db = await keysDb();
-  try {
-    return await new Promise((resolve, reject) => {
-      const tx = db.transaction('keys', mode);
-      const request = run(tx.objectStore('keys'));
-      tx.oncomplete = () => resolve(request.result);
-      tx.onerror = () => reject(tx.error);
-      tx.onabort = () => reject(tx.error);
-    });
-  } finally {
-    db.close();
-  }
-}
-
-const rememberedId = (user) => JSON.stringify([DB_NAME, user]);
+// "Remember on this device": the CryptoKey that the passphrase gave, kept by the library as the
+// user's device key (`storeDeviceKey`: the browser stores a non-extractable key without any
+// script being able to read its bytes). It is the passphrase's key itself, so the passphrase and
+// the device open the same chats (createDeviceKey would make a new random key, which the
+// passphrase could not open).
+const where = (user) => ({ dbName: DB_NAME, userId: user });
 
 /** Keeps `user`'s key on this device. */
 export async function rememberKey(user, key) {
-  await keysCall('readwrite', (store) => store.put({ id: rememberedId(user), key, at: Date.now() }));
+  await storeDeviceKey(key, where(user));
   state.remembered.add(user);
 }
 
 /** Forgets `user`'s key on this device: the passphrase is asked after the next reload. */
 export async function forgetKey(user) {
-  await keysCall('readwrite', (store) => store.delete(rememberedId(user)));
+  await forgetDeviceKey(where(user));
   state.remembered.delete(user);
 }
 
 /** The key this device remembers for `user`'s lock `record`, or null. One that no longer fits
  * (the user was locked again with another passphrase) is forgotten. */
 export async function recallKey(user, record) {
-  const key = (await keysCall('readonly', (store) => store.get(rememberedId(user))))?.key ?? null;
+  const key = await loadDeviceKey(where(user));
   if (key && (await keyFits(user, key, record))) {
     state.remembered.add(user);
     return key;

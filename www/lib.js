@@ -14,5 +14,8 @@ export {
   importSessions,
   EncryptedSession,
   deriveKeyFromPassphrase,
+  storeDeviceKey,
+  loadDeviceKey,
+  forgetDeviceKey,
   applyRetention,
 } from './vendor/agent-sessions/runner.js';

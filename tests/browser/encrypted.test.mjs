@@ -219,10 +219,24 @@ test('a device key survives a reload, cannot be extracted, and is forgotten on d
       exported = e.name;
     }
     const other = await lib.loadDeviceKey({ dbName: 'enc-device', userId: 'bob' });
+    // A passphrase's key kept as the device key opens what the passphrase wrote.
+    const passphrase = await lib.deriveKeyFromPassphrase('correct horse', { salt: 'a salt of sixteen bytes' });
+    await new lib.EncryptedSession(new lib.IndexedDbSession('p', { dbName: 'enc-device', userId: 'cy' }), { key: passphrase }).addItems([{ role: 'user', content: 'by passphrase' }]);
+    await lib.storeDeviceKey(passphrase, { dbName: 'enc-device', userId: 'cy' });
+    const remembered = await lib.loadDeviceKey({ dbName: 'enc-device', userId: 'cy' });
+    const viaDevice = await new lib.EncryptedSession(new lib.IndexedDbSession('p', { dbName: 'enc-device', userId: 'cy' }), { key: remembered }).getItems();
+    let refused;
+    try {
+      await lib.storeDeviceKey(await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, true, ['encrypt']), { userId: 'cy' });
+    } catch (e) {
+      refused = e.code;
+    }
     await lib.forgetDeviceKey({ dbName: 'enc-device', userId: 'ann' });
-    return { items, extractable: k.extractable, exported, other, forgotten: await lib.loadDeviceKey({ dbName: 'enc-device', userId: 'ann' }) };
+    return { items, extractable: k.extractable, exported, other, viaDevice, refused, forgotten: await lib.loadDeviceKey({ dbName: 'enc-device', userId: 'ann' }) };
   });
   assert.deepEqual(r.items, [{ role: 'user', content: 'kept here' }]);
+  assert.deepEqual(r.viaDevice, [{ role: 'user', content: 'by passphrase' }], "storeDeviceKey: the passphrase's key remembered on the device");
+  assert.equal(r.refused, 'INVALID_KEY');
   assert.equal(r.extractable, false);
   // The browser refuses to hand out its bytes (Chromium exports no HKDF key at all; a
   // non-extractable key of any kind is refused).

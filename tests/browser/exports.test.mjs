@@ -34,6 +34,7 @@ const SESSIONS = [
   'requestPersistentStorage',
   'searchSessions',
   'storageEstimate',
+  'storeDeviceKey',
   'watchSessions',
 ];
 const RUNNER = ['Agent', 'CompactionSession', 'OpenAIConversationsSession', 'RunState', 'Runner'];
