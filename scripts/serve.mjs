@@ -1,6 +1,8 @@
 // A small static file server for the demo and the browser tests. Serves `.wasm` as
-// application/wasm (needed for streaming instantiation) and never caches, so a rebuilt package
-// is always what the page loads.
+// application/wasm (needed for streaming instantiation). Every answer carries an ETag (the
+// file's size and modification time) and `cache-control: no-cache`: a reload asks again and gets
+// an empty 304 while the file is unchanged (the browser keeps the module, and its compiled code,
+// from its cache), and a rebuilt package is always what the page loads.
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
@@ -29,14 +31,25 @@ export function serve(root, { port = 0, host = '127.0.0.1' } = {}) {
         res.writeHead(403).end('forbidden');
         return;
       }
-      if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
-      const body = await readFile(file);
-      res.writeHead(200, {
+      let info = await stat(file);
+      if (info.isDirectory()) {
+        file = join(file, 'index.html');
+        info = await stat(file);
+      }
+      const etag = `"${info.size.toString(36)}-${Math.floor(info.mtimeMs).toString(36)}"`;
+      const headers = {
         'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
-        'cache-control': 'no-store',
+        'cache-control': 'no-cache',
+        etag,
         // Lets pages on other origins (and sandboxed frames) import the package.
         'access-control-allow-origin': '*',
-      });
+      };
+      if (req.headers['if-none-match'] === etag) {
+        res.writeHead(304, headers).end();
+        return;
+      }
+      const body = await readFile(file);
+      res.writeHead(200, headers);
       res.end(body);
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
