@@ -16,6 +16,8 @@ const BENCH_ARGS = [
   // Lets the page collect garbage before each timed part, so one run's garbage is not
   // collected during the next one.
   '--js-flags=--expose-gc',
+  // performance.memory to the byte, for the soak (bench/soak.mjs).
+  '--enable-precise-memory-info',
 ];
 
 /** The runner page is served cross-origin isolated: performance.now() is then precise to a few

@@ -191,3 +191,13 @@ test('encrypted benchmark: ours and the floor by hand read the same items', { ti
   assert.match(stdout, /append one turn: +ours .* by hand .*x/);
   assert.match(stdout, /getItems\(20\): +ours .* by hand .*x/);
 });
+
+// The soak benchmark (bench/soak.mjs) with a few hundred rounds: every round reads back what it
+// wrote (it checks, itself), and it exits non-zero when the wasm memory or the JS heap grew after
+// the warm-up.
+test('soak benchmark: a chat turn over and over leaves the memory flat', { timeout: 120_000 }, async () => {
+  const stdout = await runScript('soak.mjs', ['--calls=300', '--warmup=100']);
+  assert.match(stdout, /300 rounds of addItems\(1\) \+ getItems\(20\) \+ popItem/);
+  assert.match(stdout, /wasm memory: after 100 rounds [\d.]+ MiB, at the end [\d.]+ MiB, peak [\d.]+ MiB/);
+  assert.match(stdout, /flat: neither the wasm memory nor the JS heap grew after the warm-up/);
+});
