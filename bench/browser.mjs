@@ -59,11 +59,17 @@ export async function startBrowser({ pkg } = {}) {
       return page;
     },
 
-    /** One cold start in a fresh page of the same profile (so the data is there). */
-    async coldStart(key, { dbName, userId, sessionId, n }) {
+    /** One start in a fresh page of the same profile (so the data is there); `cache: false`
+     * turns the browser cache off for it, so its code is downloaded and compiled again. */
+    async coldStart(key, { dbName, userId, sessionId, n }, { cache = true } = {}) {
       const page = await context.newPage();
-      watch(page, `${key} (cold)`);
+      watch(page, `${key} (${cache ? 'warm' : 'cold'})`);
       try {
+        if (!cache) {
+          const cdp = await context.newCDPSession(page);
+          await cdp.send('Network.enable');
+          await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+        }
         const query = new URLSearchParams({ impl: key, db: dbName, user: userId, session: sessionId, n: String(n) });
         await page.goto(`${url}/bench/page/cold.html?${query}`);
         const handle = await page.waitForFunction(() => window.coldResult, null, { timeout: 60_000 });

@@ -154,7 +154,7 @@ export async function runBenchmark({
         for (const impl of rotate(able, rep)) {
           const { ms, reference, result } =
             op.kind === 'cold'
-              ? await browser.coldStart(impl.key, prepared[impl.key])
+              ? await browser.coldStart(impl.key, prepared[impl.key], { cache: op.cache !== false })
               : await pages[impl.key].evaluate(([k, r]) => window.bench.run(k, r), [op.key, rep]);
           if (rep >= warmup) {
             row.cells[impl.key].samples.push(ms);
