@@ -27,7 +27,8 @@ pub fn interruption(call: &Value) -> JsValue {
     .into()
 }
 
-fn items(values: &[Value]) -> JsValue {
+/// Items as a JS array (the result's lists, and what a run's events and callbacks are given).
+pub fn items(values: &[Value]) -> JsValue {
     values.iter().map(json_to_js).collect::<Array>().into()
 }
 

@@ -31,6 +31,7 @@ use super::js::{
     Unresolved,
 };
 use super::model::{aborted, CallError, ModelClient, ModelFailure};
+use super::run_result::items;
 
 /// A function tool defined in JS.
 pub struct Tool {
@@ -825,7 +826,7 @@ impl Run<'_> {
             "agent_start",
             &[
                 ("agent", h.object.clone()),
-                ("turnInput", items_js(&state.model_input_now())),
+                ("turnInput", items(&state.model_input_now())),
             ],
         );
         Ok(())
@@ -840,9 +841,9 @@ impl Run<'_> {
     ) -> Result<Vec<Value>, RunError> {
         let (before, latest) = state.handoff_split();
         let data = object(&[
-            ("inputHistory", items_js(state.input_history())),
-            ("preHandoffItems", items_js(before)),
-            ("newItems", items_js(latest)),
+            ("inputHistory", items(state.input_history())),
+            ("preHandoffItems", items(before)),
+            ("newItems", items(latest)),
         ]);
         let r = filter
             .call1(&JsValue::UNDEFINED, &data)
@@ -1095,10 +1096,6 @@ impl Run<'_> {
     }
 }
 
-fn items_js(items: &[Value]) -> JsValue {
-    items.iter().map(json_to_js).collect::<Array>().into()
-}
-
 /// The agent named `name` among those `first` hands off to, directly or not.
 fn find_agent(
     first: &Rc<AgentSpec>,
@@ -1182,7 +1179,7 @@ pub async fn run(
             "agent_start",
             &[
                 ("agent", agent_object.clone()),
-                ("turnInput", items_js(&state.model_input)),
+                ("turnInput", items(&state.model_input)),
             ],
         );
         // A tripped input guardrail leaves the session as it was, as the SDK does; a guardrail
@@ -1192,7 +1189,7 @@ pub async fn run(
                 .guardrails(
                     GuardrailKind::Input,
                     &agent.input_guardrails,
-                    &[("input", items_js(&state.model_input))],
+                    &[("input", items(&state.model_input))],
                     JsValue::UNDEFINED,
                 )
                 .await;
