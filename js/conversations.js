@@ -3,15 +3,12 @@
 // created on first use, items are converted to and from the API's shapes (in the WebAssembly
 // module, as the runner converts them), calls are applied one at a time in call order.
 import { toConversationItems, fromConversationItems } from './agent_sessions_runner.js';
+import { sessionError } from './encrypted.js';
 
 /** The API takes at most this many items per `POST /conversations/{id}/items`. */
 const ITEMS_PER_WRITE = 20;
 /** The largest page `GET /conversations/{id}/items` gives. */
 const PAGE = 100;
-
-function sessionError(code, message) {
-  return Object.assign(new Error(message), { name: 'SessionError', code });
-}
 
 /** A failed request, as the runner's: `ModelError` with the HTTP `status` (0 when none came). */
 function requestError(what, status, serverMessage) {
@@ -133,6 +130,16 @@ export class OpenAIConversationsSession {
     return all ? listed : listed.slice(0, limit).reverse();
   }
 
+  /** Deletes item `itemId` of conversation `id`; one deleted already (by another device) is
+   * not an error. */
+  async #delete(id, itemId) {
+    try {
+      await this.#request('deleting a conversation item', 'DELETE', `/conversations/${encodeURIComponent(id)}/items/${encodeURIComponent(itemId)}`);
+    } catch (e) {
+      if (e?.status !== 404) throw e;
+    }
+  }
+
   getSessionId() {
     return this.#serial(() => this.#id());
   }
@@ -169,13 +176,7 @@ export class OpenAIConversationsSession {
       const id = await this.#id();
       const [newest] = await this.#list(id, 1);
       if (!newest) return undefined;
-      if (typeof newest.id === 'string') {
-        try {
-          await this.#request('deleting a conversation item', 'DELETE', `/conversations/${encodeURIComponent(id)}/items/${encodeURIComponent(newest.id)}`);
-        } catch (e) {
-          if (e?.status !== 404) throw e; // deleted already (another device)
-        }
-      }
+      if (typeof newest.id === 'string') await this.#delete(id, newest.id);
       return fromConversationItems([newest])[0];
     });
   }
@@ -184,14 +185,7 @@ export class OpenAIConversationsSession {
    * already gone is not an error. */
   deleteItem(itemId) {
     if (typeof itemId !== 'string' || itemId === '') return Promise.reject(sessionError('INVALID_OPTIONS', 'deleteItem needs the id of an item'));
-    return this.#serial(async () => {
-      const id = await this.#id();
-      try {
-        await this.#request('deleting a conversation item', 'DELETE', `/conversations/${encodeURIComponent(id)}/items/${encodeURIComponent(itemId)}`);
-      } catch (e) {
-        if (e?.status !== 404) throw e;
-      }
-    });
+    return this.#serial(async () => this.#delete(await this.#id(), itemId));
   }
 
   clearSession() {

@@ -73,6 +73,14 @@ function pulled(item) {
   return item;
 }
 
+/** How many items at the start of `local` are still as they were synced (`synced`: their
+ * fingerprints); the rest is the outbox. */
+function keptCount(synced, local) {
+  let kept = 0;
+  while (kept < synced.length && kept < local.length && fingerprint(local[kept]) === synced[kept].fp) kept += 1;
+  return kept;
+}
+
 /** The remote's items with their keys: the remote's id, or for a remote without ids the
  * fingerprint and which occurrence of it this is (two identical items are two items). */
 function keyed(items) {
@@ -325,9 +333,7 @@ export class SyncedSession extends EventTarget {
     const saved = (await state.get(this.#id)) ?? {};
     const synced = Array.isArray(saved.synced) ? saved.synced : [];
     const local = await this.#local.getItems();
-    let kept = 0;
-    while (kept < synced.length && kept < local.length && fingerprint(local[kept]) === synced[kept].fp) kept += 1;
-    return local.length - kept;
+    return local.length - keptCount(synced, local);
   }
 
   /** Stops syncing (timers, listeners); the sessions stay usable on their own. */
@@ -353,8 +359,7 @@ export class SyncedSession extends EventTarget {
     const visible = () => all.filter((e) => !tombstones.has(e.key));
 
     // The local history: what is still as synced, then the outbox.
-    let kept = 0;
-    while (kept < synced.length && kept < local.length && fingerprint(local[kept]) === synced[kept].fp) kept += 1;
+    const kept = keptCount(synced, local);
     const fresh = local.slice(kept);
     const known = new Set(synced.slice(0, kept).map((s) => s.key));
 
