@@ -59,6 +59,16 @@ export async function startBrowser({ pkg } = {}) {
       return page;
     },
 
+    /** A fresh page with the package loaded as an application loads it, before anything is
+     * timed (bench/page/migration.html: `lib` and the benchmark's `items`). */
+    async appPage() {
+      const page = await context.newPage();
+      watch(page, 'app');
+      await page.goto(`${url}/bench/page/migration.html`);
+      await page.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
+      return page;
+    },
+
     /** One start in a fresh page of the same profile (so the data is there); `cache: false`
      * turns the browser cache off for it, so its code is downloaded and compiled again. */
     async coldStart(key, { dbName, userId, sessionId, n }, { cache = true } = {}) {

@@ -17,10 +17,7 @@ async function main() {
   const { turns, pkg } = benchArgs(process.argv.slice(2), { turns: 200 });
   const browser = await startBrowser({ pkg });
   try {
-    const page = await browser.context.newPage();
-    page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
-    await page.goto(`${browser.url}/bench/page/migration.html`);
-    await page.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
+    const page = await browser.appPage();
     const r = await page.evaluate(async ({ turns }) => {
       const stamp = Date.now().toString(36);
       const master = crypto.getRandomValues(new Uint8Array(32));

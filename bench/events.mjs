@@ -15,20 +15,13 @@ import { formatMs, median, benchArgs } from './report.mjs';
 
 const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))];
 
-async function page(browser) {
-  const p = await browser.context.newPage();
-  p.on('pageerror', (e) => console.error(`page error: ${e.message}`));
-  await p.goto(`${browser.url}/bench/page/migration.html`);
-  await p.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
-  return p;
-}
 
 async function main() {
   const { writes, pkg } = benchArgs(process.argv.slice(2), { writes: 100 });
   const browser = await startBrowser({ pkg });
   try {
-    const writer = await page(browser);
-    const reader = await page(browser);
+    const writer = await browser.appPage();
+    const reader = await browser.appPage();
     const dbName = `events-${Date.now().toString(36)}`;
     await reader.evaluate((dbName) => {
       const clock = () => performance.timeOrigin + performance.now();

@@ -257,13 +257,6 @@ function verify(page, dbName, { sessions, items }) {
   );
 }
 
-async function freshPage(browser) {
-  const page = await browser.context.newPage();
-  page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
-  await page.goto(`${browser.url}/bench/page/migration.html`);
-  await page.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
-  return page;
-}
 
 async function main() {
   const options = benchArgs(process.argv.slice(2), { sessions: 100, items: 1000, runs: 3, raw: false });
@@ -278,12 +271,12 @@ async function main() {
     for (let run = 0; run < runs; run++) {
       const dbName = `migration-${Date.now().toString(36)}-${run}`;
 
-      const writer = await freshPage(browser);
+      const writer = await browser.appPage();
       const written = await writeVersionOne(writer, dbName, schema, options);
       await writer.close();
       log(`run ${run + 1}: version 1 database of ${fmt(sessions * items)} items written in ${formatMs(written.ms)}`);
 
-      const page = await freshPage(browser);
+      const page = await browser.appPage();
       const migration = await openAndRead(page, dbName, { userId: 'user-0' });
       assert.deepEqual(migration.newest, [`msg_session-0000_${items - 1}`], 'the first call read the newest item');
       log(`run ${run + 1}: migrated and read in ${formatMs(migration.ms)}; checking every item …`);
@@ -293,7 +286,7 @@ async function main() {
         throw new Error(`run ${run + 1}: the migrated database differs from what was written:\n  ${check.wrong.slice(0, 20).join('\n  ')}`);
       }
 
-      const again = await freshPage(browser);
+      const again = await browser.appPage();
       const current = await openAndRead(again, dbName, { userId: 'user-0' });
       await again.evaluate(
         (dbName) =>
@@ -310,10 +303,10 @@ async function main() {
 
       if (options.raw) {
         const rawName = `${dbName}-raw`;
-        const rawWriter = await freshPage(browser);
+        const rawWriter = await browser.appPage();
         await writeVersionOne(rawWriter, rawName, schema, options);
         await rawWriter.close();
-        const rawPage = await freshPage(browser);
+        const rawPage = await browser.appPage();
         const raw = await rawUpgradeAndRead(rawPage, rawName, addedByVersionTwo(schema));
         await rawPage.close();
         assert.deepEqual(raw.newest, migration.newest);

@@ -18,10 +18,7 @@ async function main() {
   if (warmup >= calls) throw new Error('--warmup must be less than --calls');
   const browser = await startBrowser({ pkg });
   try {
-    const page = await browser.context.newPage();
-    page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
-    await page.goto(`${browser.url}/bench/page/migration.html`);
-    await page.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });
+    const page = await browser.appPage();
     const r = await page.evaluate(
       async ({ calls, warmup }) => {
         // The sessions module is initialised once; init() again gives its exports, memory included.
