@@ -44,7 +44,7 @@ export interface OpenAIConversationsSessionOptions {
   apiKey?: string;
   /** An existing conversation; default: one is created on first use. */
   conversationId?: string;
-  /** A `fetch` to use instead of the global one. */
+  /** A `fetch` to use instead of the global one: called as `fetch(url, init)`, it must resolve to a `Response`. */
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
   headers?: { [name: string]: string };
   /** A request without an answer by then fails (`ModelError`, status 0); default 60,000 ms. */

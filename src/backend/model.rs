@@ -2,7 +2,8 @@
 //! 429 and 5xx with backoff (honouring `Retry-After`), read whole or as server-sent events.
 //! The API key goes only into the `Authorization` header of requests to the configured base URL.
 
-use js_sys::{Object, Reflect};
+use gloo_net::http::{Method, RequestBuilder, Response};
+use js_sys::Reflect;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -108,54 +109,80 @@ impl ModelClient {
         format!("{}{path}", self.base_url.trim_end_matches('/'))
     }
 
-    fn init(&self, body: &str, signal: Option<&JsValue>) -> Object {
-        let mut headers: Vec<(&str, JsValue)> = vec![("content-type", "application/json".into())];
-        headers.extend(
-            self.headers
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.as_str().into())),
-        );
+    /// The headers every request carries: JSON, the caller's, and the key for this server.
+    fn header_list(&self) -> Vec<(&str, String)> {
+        let mut headers = vec![("content-type", "application/json".to_string())];
+        headers.extend(self.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
         if let Some(key) = &self.api_key {
-            headers.push(("authorization", format!("Bearer {key}").into()));
+            headers.push(("authorization", format!("Bearer {key}")));
         }
-        let mut init = vec![
-            ("method", "POST".into()),
-            ("headers", object(&headers).into()),
-            ("body", body.into()),
-        ];
-        if let Some(s) = signal {
-            init.push(("signal", s.clone()));
-        }
-        object(&init)
+        headers
     }
 
+    /// Sends one POST. Without a `fetch` of the caller's, the request is built by `gloo-net` and
+    /// given to the global `fetch`; the caller's `fetch` is called as its type says,
+    /// `fetch(url, init)`. Either way the answer is read as a `gloo-net` response.
     async fn fetch_once(
         &self,
         path: &str,
         body: &str,
         signal: Option<&JsValue>,
-    ) -> Result<JsValue, CallError> {
-        let fetch = match &self.fetch {
-            Some(f) => f.clone(),
-            None => js::get(&js_sys::global(), "fetch")
-                .ok()
-                .filter(JsValue::is_function)
-                .map(JsValue::unchecked_into)
-                .ok_or_else(|| failed(0, "fetch is not available in this context"))?,
-        };
-        let call = fetch
-            .call2(
-                &JsValue::UNDEFINED,
-                &self.url(path).into(),
-                &self.init(body, signal),
-            )
-            .map_err(|e| failed(0, format!("network error: {}", error_text(&e))))?;
-        resolve_value(call)
+    ) -> Result<Response, CallError> {
+        let url = self.url(path);
+        let network = |e: &JsValue| failed(0, format!("network error: {}", error_text(e)));
+        let call = match &self.fetch {
+            Some(fetch) => {
+                let headers: Vec<(&str, JsValue)> = self
+                    .header_list()
+                    .into_iter()
+                    .map(|(k, v)| (k, v.into()))
+                    .collect();
+                let mut init = vec![
+                    ("method", "POST".into()),
+                    ("headers", object(&headers).into()),
+                    ("body", body.into()),
+                ];
+                if let Some(s) = signal {
+                    init.push(("signal", s.clone()));
+                }
+                fetch.call2(&JsValue::UNDEFINED, &url.into(), &object(&init))
+            }
+            None => {
+                let fetch = js::get(&js_sys::global(), "fetch")
+                    .ok()
+                    .filter(JsValue::is_function)
+                    .map(JsValue::unchecked_into::<js_sys::Function>)
+                    .ok_or_else(|| failed(0, "fetch is not available in this context"))?;
+                let mut request = RequestBuilder::new(&url).method(Method::POST);
+                for (k, v) in self.header_list() {
+                    request = request.header(k, &v);
+                }
+                if let Some(s) = signal {
+                    request = request.abort_signal(Some(s.unchecked_ref()));
+                }
+                let request: web_sys::Request = request
+                    .body(body)
+                    .map_err(|e| failed(0, format!("the request to {url} cannot be made: {e}")))?
+                    .into();
+                fetch.call1(&JsValue::UNDEFINED, &request)
+            }
+        }
+        .map_err(|e| network(&e))?;
+        let response = resolve_value(call)
             .await
             .map_err(Unresolved::into_value)
             .map_err(|e| match aborted(signal) {
                 Some(reason) => CallError::Aborted(reason),
-                None => failed(0, format!("network error: {}", error_text(&e))),
+                None => network(&e),
+            })?;
+        response
+            .dyn_into::<web_sys::Response>()
+            .map(Response::from)
+            .map_err(|v| {
+                failed(
+                    0,
+                    format!("fetch resolved to {}, not a Response", js::describe(&v)),
+                )
             })
     }
 
@@ -166,29 +193,27 @@ impl ModelClient {
         path: &str,
         body: &str,
         signal: Option<&JsValue>,
-    ) -> Result<(JsValue, u16), CallError> {
+    ) -> Result<(Response, u16), CallError> {
         let mut attempt = 0;
         loop {
             if let Some(reason) = aborted(signal) {
                 return Err(CallError::Aborted(reason));
             }
             let response = self.fetch_once(path, body, signal).await?;
-            let status = Reflect::get(&response, &"status".into())
-                .ok()
-                .and_then(|s| s.as_f64())
-                .unwrap_or(0.0) as u16;
+            let status = response.status();
             if (200..300).contains(&status) {
                 return Ok((response, status));
             }
+            let wait = retry_after(&response);
             // The body only improves the message: a failure to read it is no error of its own,
             // but an abort while reading it is.
-            let text = match read_text(&response, status, signal).await {
+            let text = match read_text(response, status, signal).await {
                 Ok(text) => text,
                 Err(CallError::Aborted(reason)) => return Err(CallError::Aborted(reason)),
                 Err(CallError::Failed(_)) => String::new(),
             };
             if is_retryable(status) && attempt < self.retries {
-                sleep(retry_delay_ms(attempt, retry_after(&response)), signal).await?;
+                sleep(retry_delay_ms(attempt, wait), signal).await?;
                 attempt += 1;
                 continue;
             }
@@ -238,7 +263,7 @@ impl ModelClient {
         if stream {
             return read_stream(self.api, &response, status, signal, on_delta).await;
         }
-        let json = read_json(&response, status, signal).await?;
+        let json = read_json(response, status, signal).await?;
         parse_response(self.api, &json).map_err(|e| failed(status, e.to_string()))
     }
 
@@ -250,12 +275,12 @@ impl ModelClient {
         signal: Option<&JsValue>,
     ) -> Result<Value, CallError> {
         let (response, status) = self.post(path, body, signal).await?;
-        read_json(&response, status, signal).await
+        read_json(response, status, signal).await
     }
 }
 
 async fn read_json(
-    response: &JsValue,
+    response: Response,
     status: u16,
     signal: Option<&JsValue>,
 ) -> Result<Value, CallError> {
@@ -265,45 +290,43 @@ async fn read_json(
 }
 
 /// `Retry-After` in milliseconds: seconds, or an HTTP date.
-fn retry_after(response: &JsValue) -> Option<f64> {
-    let headers = Reflect::get(response, &"headers".into()).ok()?;
-    let value = call_method(&headers, "get", &["retry-after".into()])
-        .ok()?
-        .as_string()?;
+fn retry_after(response: &Response) -> Option<f64> {
+    let value = response.headers().get("retry-after")?;
     retry_after_seconds(&value).or_else(|| {
         let at = js_sys::Date::parse(&value);
         (!at.is_nan()).then(|| (at - js_sys::Date::now()).max(0.0))
     })
 }
 
+/// The body as text. Read on the raw response: `gloo-net`'s own `text()` cannot report a read
+/// that an abort with a reason of the caller's (not an `Error`) stopped.
 async fn read_text(
-    response: &JsValue,
+    response: Response,
     status: u16,
     signal: Option<&JsValue>,
 ) -> Result<String, CallError> {
-    let text = call_method(response, "text", &[])
-        .map_err(|e| failed(status, format!("reading the response: {}", error_text(&e))))?;
-    let text = resolve_value(text)
+    let reading = |e: &JsValue| failed(status, format!("reading the response: {}", error_text(e)));
+    let raw: web_sys::Response = response.into();
+    let text = raw.text().map_err(|e| reading(&e))?;
+    let text = JsFuture::from(text)
         .await
-        .map_err(Unresolved::into_value)
         .map_err(|e| match aborted(signal) {
             Some(reason) => CallError::Aborted(reason),
-            None => failed(status, format!("reading the response: {}", error_text(&e))),
+            None => reading(&e),
         })?;
     Ok(text.as_string().unwrap_or_default())
 }
 
 async fn read_stream(
     api: Api,
-    response: &JsValue,
+    response: &Response,
     status: u16,
     signal: Option<&JsValue>,
     on_delta: &mut dyn FnMut(&str),
 ) -> Result<ModelOutput, CallError> {
-    let body = Reflect::get(response, &"body".into()).unwrap_or(JsValue::NULL);
-    if body.is_null() || body.is_undefined() {
+    let Some(body) = response.body() else {
         return Err(failed(status, "the streamed response has no body"));
-    }
+    };
     let reader = call_method(&body, "getReader", &[])
         .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
     let mut parser = SseParser::new();

@@ -8,6 +8,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::core::compaction::Strategy;
 use crate::core::history::Window;
 use crate::core::json_schema::check_schema_shape;
+use crate::core::run::http::{header_name_problem, header_value_problem};
 use crate::core::run::metadata::{MetadataOptions, PartialMetadataOptions};
 use crate::core::run::{input_items_from_text, RunState, ServerConversation, DEFAULT_MAX_TURNS};
 use crate::core::wire::{Api, ModelSettings, OutputType, ToolSpec};
@@ -498,13 +499,23 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
             let v = optional_string(&v, &what, SessionErrorCode::InvalidOptions)
                 .map_err(recode(C))?
                 .ok_or_else(|| invalid(C, format!("{what} must be a string")))?;
+            if let Some(problem) = header_name_problem(&k) {
+                return Err(invalid(C, format!("{what}: the name {problem}")));
+            }
+            if let Some(problem) = header_value_problem(&v) {
+                return Err(invalid(C, format!("{what} {problem}")));
+            }
             headers.push((k, v));
         }
+    }
+    let api_key = opt_string(&o, "apiKey", "runner", C)?;
+    if let Some(problem) = api_key.as_deref().and_then(header_value_problem) {
+        return Err(invalid(C, format!("runner.apiKey {problem}")));
     }
     Ok(ModelClient {
         base_url,
         api,
-        api_key: opt_string(&o, "apiKey", "runner", C)?,
+        api_key,
         headers,
         fetch: opt_function(&o, "fetch", "runner", C)?,
         retries: opt_count(&o, "retries", "runner", C)?.unwrap_or(2),

@@ -839,3 +839,88 @@ describe('runner: saves through history transactions', () => {
     assert.equal(model.requests.length, 2, 'the model was not asked again');
   });
 });
+
+describe('HTTP', () => {
+  test('a header HTTP cannot carry is refused when the runner is made, before anything is sent', async () => {
+    const r = await inPage(async ({ url }) => {
+      const made = (options) => attempt(() => new lib.Runner({ baseUrl: url, ...options }));
+      return [
+        await made({ headers: { 'bad name': 'x' } }),
+        await made({ headers: { 'x-note': 'one\r\nInjected: yes' } }),
+        await made({ apiKey: 'sk-with-an-em-dash—here' }),
+        await made({ headers: { 'x-note': 'café' }, apiKey: 'sk-plain' }),
+      ];
+    });
+    for (const refused of r.slice(0, 3)) {
+      assert.equal(refused.ok, false);
+      assert.equal(refused.code, 'INVALID_RUNNER', refused.message);
+    }
+    assert.match(r[0].message, /runner\.headers\["bad name"\]: the name is not an HTTP header name/);
+    assert.match(r[1].message, /line break/);
+    assert.match(r[2].message, /runner\.apiKey holds a character past U\+00FF/);
+    assert.equal(r[3].ok, true, 'Latin-1 values are fine');
+    assert.equal(model.requests.length, 0);
+  });
+
+  test('the caller header wins over the default content type, and the request is one POST of JSON', async () => {
+    model.script({ text: 'ok' });
+    await inPage(async ({ url }) => {
+      const runner = new lib.Runner({ baseUrl: url, headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+      await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'q');
+    });
+    assert.equal(model.requests.length, 1);
+    assert.equal(model.requests[0].method, 'POST');
+    assert.equal(model.requests[0].headers['content-type'], 'application/json; charset=utf-8');
+    assert.equal(model.requests[0].body.model, 'm');
+  });
+
+  test("the caller's fetch gets (url, init) as its type says, and must resolve to a Response", async () => {
+    const r = await inPage(async () => {
+      const calls = [];
+      const fetch = async (input, init) => {
+        calls.push({
+          input,
+          method: init.method,
+          type: new Headers(init.headers).get('content-type'),
+          key: new Headers(init.headers).get('authorization'),
+          model: JSON.parse(init.body).model,
+        });
+        return { status: 200, text: async () => '{}' };
+      };
+      const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1/', apiKey: 'sk-1', fetch, retries: 0 });
+      const failed = await attempt(() => runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'q'));
+      return { calls, failed };
+    });
+    assert.deepEqual(r.calls, [
+      { input: 'http://model.invalid/v1/chat/completions', method: 'POST', type: 'application/json', key: 'Bearer sk-1', model: 'm' },
+    ]);
+    assert.equal(r.failed.name, 'ModelError');
+    assert.match(r.failed.message, /fetch resolved to .*not a Response/);
+  });
+
+  test('an abort with a reason of its own while the body is read rejects with that reason', async () => {
+    for (const stream of [false, true]) {
+      model.reset();
+      // Streamed: the answer's chunks come 400 ms apart; whole: an error body that never ends.
+      model.script(stream ? { text: 'a long answer in slow pieces', delayMs: 400 } : { error: 500, bodyHangs: true }, { text: 'fine' });
+      const r = await inPage(
+        async ({ url, stream }) => {
+          const controller = new AbortController();
+          const runner = new lib.Runner({ baseUrl: url, retries: 0 });
+          const agent = new lib.Agent({ name: 'A', model: 'm' });
+          const run = stream ? runner.runStreamed(agent, 'q', { signal: controller.signal }).result : runner.run(agent, 'q', { signal: controller.signal });
+          setTimeout(() => controller.abort('stopped by the user'), 150);
+          try {
+            await run;
+            return { resolved: true };
+          } catch (e) {
+            return { reason: e, afterwards: (await new lib.Runner({ baseUrl: url }).run(agent, 'again')).finalOutput };
+          }
+        },
+        { stream },
+      );
+      assert.equal(r.reason, 'stopped by the user', `stream: ${stream}`);
+      assert.equal(r.afterwards, 'fine', 'the page goes on working');
+    }
+  });
+});

@@ -11,6 +11,7 @@
 //! - [`retry`]: which failed model calls are retried, and when.
 
 pub mod history;
+pub mod http;
 pub mod metadata;
 pub mod retry;
 pub mod server;
