@@ -29,6 +29,7 @@ export const PRESETS = {
       bulk: 10_000,
       histories: [100, 10_000, 100_000],
       limit: 20,
+      reads: 10,
       recentTurns: 3,
       branchItems: 8,
       all: 1000,
@@ -50,6 +51,7 @@ export const PRESETS = {
       bulk: 2000,
       histories: [100, 2000, 20_000],
       limit: 20,
+      reads: 10,
       recentTurns: 3,
       branchItems: 8,
       all: 1000,
@@ -71,6 +73,7 @@ export const PRESETS = {
       bulk: 5,
       histories: [3, 25, 40],
       limit: 4,
+      reads: 2,
       recentTurns: 3,
       branchItems: 2,
       all: 6,
@@ -217,7 +220,8 @@ async function main() {
 
   const { warmup, repeats } = report;
   console.log(`\nagent-sessions benchmark (${report.preset}): median of ${repeats.heavy} repeats for writes, ` +
-    `${repeats.light} for reads, ${repeats.cold} for cold starts, after ${warmup} warm-up; ` +
+    `${repeats.light} for reads (each the time of one of ${report.sizes.reads} reads in a row), ` +
+    `${repeats.cold} for cold starts, after ${warmup} warm-up; ` +
     `ratio to raw IndexedDB in parentheses\n`);
   console.log(timingTable(report, { markdown }));
   if (report.rows.some((r) => Object.values(r.cells).some((c) => c.note))) {

@@ -2,7 +2,7 @@
 // at a time, `importSessions` writes them back, each session checked whole before any of it is
 // written. The reading and the checking are the WebAssembly module's (`readBackup`,
 // `restoreSession`); this file only frames lines.
-import { listSessions, readBackup, restoreSession } from './agent_sessions.js';
+import { listSessionRecords, readBackup, restoreSession } from './agent_sessions.js';
 
 /** The format name and version of the first line of a backup. */
 export const BACKUP_FORMAT = 'agent-sessions-backup';
@@ -38,10 +38,10 @@ export function exportSessions(options = {}) {
   /** The next chunk of text, or `null` at the end. */
   const next = async () => {
     if (queue === null) {
-      const list = await listSessions(userId === undefined ? base : { ...base, userId });
+      const list = await listSessionRecords(userId === undefined ? base : { ...base, userId });
       // Oldest first, so an import lists them in the order they were made.
       queue = list
-        .map((s) => s.sessionId)
+        .map((s) => s.id)
         .filter((id) => wanted === null || wanted.has(id))
         .reverse();
       return line({ format: BACKUP_FORMAT, version: BACKUP_VERSION, exportedAt: Date.now(), sessions: queue.length });

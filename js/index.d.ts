@@ -1,9 +1,8 @@
-import type { SessionError, Item, IndexedDbSession, SessionHistoryTransactionArgs } from './agent_sessions.js';
+import type { SessionError, Item, IndexedDbSession, SessionHistoryTransactionArgs, ListSessionsOptions, SessionInfo } from './agent_sessions.js';
 
 export {
   IndexedDbSession,
   MemorySession,
-  listSessions,
   deleteSession,
   repairSession,
   searchSessions,
@@ -56,6 +55,9 @@ export interface SessionListChange {
  * created, updated and deleted, from every tab and worker of the origin. Returns the function
  * that stops it; its `ready` settles once the sessions that existed at the start were read
  * (until then a change is held back, so none is lost). */
+/** The sessions of a database (one user's, with `userId`), newest `updatedAt` first. */
+export function listSessions(options?: ListSessionsOptions): Promise<SessionInfo[]>;
+
 export function watchSessions(
   options: { dbName?: string; userId?: string | null } | undefined,
   listener: (change: SessionListChange) => void,

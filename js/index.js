@@ -8,7 +8,7 @@ import { sessionError } from './encrypted.js';
 
 await init({ module_or_path: new URL('./agent_sessions_bg.wasm', import.meta.url) });
 
-export { listSessions, searchSessions, buildSearchIndex } from './agent_sessions.js';
+export { searchSessions, buildSearchIndex } from './agent_sessions.js';
 export { exportSessions };
 export { EncryptedSession, deriveKeyFromPassphrase, createDeviceKey, storeDeviceKey, loadDeviceKey, forgetDeviceKey } from './encrypted.js';
 export { SyncedSession } from './sync.js';
@@ -113,8 +113,27 @@ export async function repairSession(sessionId, options) {
   return report;
 }
 
+/** A stored session record as `listSessions` reports it: the public fields and the metadata a
+ * sidebar shows, renamed; a field the record lacks is `null` (the branch: `'main'`). */
+const sessionInfo = (r) => ({
+  sessionId: r.id ?? null,
+  userId: r.userId ?? null,
+  createdAt: r.createdAt ?? null,
+  updatedAt: r.updatedAt ?? null,
+  itemCount: r.itemCount ?? null,
+  turnCount: r.lastTurn ?? null,
+  title: r.title ?? null,
+  summary: r.summary ?? null,
+  currentBranch: r.currentBranch ?? 'main',
+  bytes: r.bytes ?? null,
+});
+
+export async function listSessions(options) {
+  return (await wasm.listSessionRecords(options)).map(sessionInfo);
+}
+
 export function watchSessions(options, listener) {
-  return watch(wasm.listSessions, options, listener);
+  return watch(listSessions, options, listener);
 }
 
 /**
@@ -171,7 +190,7 @@ export async function applyRetention({ dbName, userId, maxAgeDays, maxSessionsPe
     }
   }
   const base = dbName === undefined ? {} : { dbName };
-  const sessions = await wasm.listSessions(userId === undefined ? base : { ...base, userId });
+  const sessions = await listSessions(userId === undefined ? base : { ...base, userId });
   // listSessions is newest first; each user's sessions counted separately.
   const doomed = [];
   const kept = new Map();

@@ -1,7 +1,9 @@
 // Dexie 4 with the same schema as agent-sessions, in Dexie's terms: the same stores, keys and
-// indexes, and one Dexie transaction per operation.
+// indexes (the turn index and the multi-entry search index over `terms`, bench/shared/terms.js),
+// and one Dexie transaction per operation.
 import Dexie from 'dexie';
 import { sessionInfo } from './raw.js';
+import { itemTerms } from '../shared/terms.js';
 
 const startsTurn = (item) =>
   item.role === 'user' && (item.type === undefined || item.type === 'message');
@@ -10,7 +12,7 @@ export function create({ dbName, userId = null }) {
   const db = new Dexie(dbName);
   db.version(1).stores({
     agent_sessions: 'id, updatedAt, [userId+updatedAt]',
-    agent_messages: '[sessionId+seq]',
+    agent_messages: '[sessionId+seq], [sessionId+turn], *terms',
   });
   const sessions = db.table('agent_sessions');
   const messages = db.table('agent_messages');
@@ -54,7 +56,7 @@ export function create({ dbName, userId = null }) {
             checkOwner(record);
             const rows = items.map((item) => {
               if (startsTurn(item)) record.lastTurn += 1;
-              return { sessionId, seq: record.nextSeq++, turn: record.lastTurn, createdAt: now, item };
+              return { sessionId, seq: record.nextSeq++, turn: record.lastTurn, createdAt: now, item, terms: itemTerms(item, userId) };
             });
             record.itemCount += items.length;
             record.updatedAt = now;

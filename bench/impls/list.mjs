@@ -21,8 +21,12 @@ export const CAPABILITIES = {
 /** Whether `impl` can run `op`: every operation that requires nothing, else by capability. */
 export const supports = (op, impl) => !op.requires || (impl.capabilities ?? []).includes(op.requires);
 
-/** Measured only when asked for (`--impls=...,raw-clone`): raw IndexedDB plus the item copy. */
-export const DIAGNOSTIC = [{ key: 'raw-clone', label: 'raw + structuredClone', durable: true }];
+/** Measured only when asked for (`--impls=...,raw-clone`): raw IndexedDB plus the item copy, and
+ * raw IndexedDB without the turn and search indexes (what those cost every write). */
+export const DIAGNOSTIC = [
+  { key: 'raw-clone', label: 'raw + structuredClone', durable: true },
+  { key: 'raw-bare', label: 'raw, no turn/term index', durable: true },
+];
 
 export const BASELINE = 'raw';
 export const OURS = 'ours';

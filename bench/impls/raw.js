@@ -1,5 +1,9 @@
 // Raw IndexedDB written by hand: the same schema and the same transactions as agent-sessions
-// (src/backend/indexeddb.rs), with nothing else. Every ratio in the benchmark is against this.
+// (src/backend/indexeddb/), with nothing else. Every ratio in the benchmark is against this.
+// The same schema includes the two indexes every row feeds: the newest turns (`by_turn`) and
+// full-text search (`by_term`, a multi-entry index over the row's `terms`, computed by
+// bench/shared/terms.js). `create({ indexes: false })` leaves both out (the diagnostic
+// `raw-bare`), which shows what they cost.
 //
 // Interface shared by every module in bench/impls/:
 //   create({ dbName, userId }) -> { open(), getItems(sessionId, n?), addItems(sessionId, items),
@@ -17,6 +21,8 @@
 //     resolves to the branch's id. getItems/addItems above keep acting on the main branch.
 //   getBranchItems(sessionId, branch, n?), addBranchItems(sessionId, branch, items): getItems
 //     and addItems on branch `branch`.
+
+import { itemTerms } from '../shared/terms.js';
 
 const SESSIONS = 'agent_sessions';
 const MESSAGES = 'agent_messages';
@@ -37,14 +43,18 @@ function committed(tx) {
   });
 }
 
-function openDatabase(name) {
+function openDatabase(name, indexes) {
   const req = indexedDB.open(name, 1);
   req.onupgradeneeded = () => {
     const db = req.result;
     const sessions = db.createObjectStore(SESSIONS, { keyPath: 'id' });
     sessions.createIndex('by_updated', 'updatedAt', { unique: false });
     sessions.createIndex('by_user_updated', ['userId', 'updatedAt'], { unique: false });
-    db.createObjectStore(MESSAGES, { keyPath: ['sessionId', 'seq'] });
+    const messages = db.createObjectStore(MESSAGES, { keyPath: ['sessionId', 'seq'] });
+    if (indexes) {
+      messages.createIndex('by_turn', ['sessionId', 'turn'], { unique: false });
+      messages.createIndex('by_term', 'terms', { unique: false, multiEntry: true });
+    }
   };
   return request(req);
 }
@@ -63,9 +73,9 @@ export function deleteDatabase(name) {
   });
 }
 
-export function create({ dbName, userId = null }) {
+export function create({ dbName, userId = null, indexes = true }) {
   let opening = null;
-  const db = () => (opening ??= openDatabase(dbName));
+  const db = () => (opening ??= openDatabase(dbName, indexes));
 
   async function begin(mode) {
     const tx = (await db()).transaction([SESSIONS, MESSAGES], mode);
@@ -117,7 +127,9 @@ export function create({ dbName, userId = null }) {
       checkOwner(tx, record);
       for (const item of items) {
         if (startsTurn(item)) record.lastTurn += 1;
-        messages.put({ sessionId, seq: record.nextSeq++, turn: record.lastTurn, createdAt: now, item });
+        const row = { sessionId, seq: record.nextSeq++, turn: record.lastTurn, createdAt: now, item };
+        if (indexes) row.terms = itemTerms(item, userId);
+        messages.put(row);
       }
       record.itemCount += items.length;
       record.updatedAt = now;

@@ -201,3 +201,27 @@ test('soak benchmark: a chat turn over and over leaves the memory flat', { timeo
   assert.match(stdout, /wasm memory: after 100 rounds [\d.]+ MiB, at the end [\d.]+ MiB, peak [\d.]+ MiB/);
   assert.match(stdout, /flat: neither the wasm memory nor the JS heap grew after the warm-up/);
 });
+
+// The runner benchmark (bench/runner.mjs) with a few turns: the runner and the turn written by
+// hand must send the same requests and get the same answers (it checks, itself).
+test('runner benchmark: the runner and the turn by hand send the same requests', { timeout: 120_000 }, async () => {
+  const stdout = await runScript('runner.mjs', ['--turns=5']);
+  assert.match(stdout, /5 turns, medians/);
+  assert.match(stdout, /one chat turn: +ours .* by hand .*x/);
+});
+
+// Combining runs (bench/combine.mjs): each cell is the median of the runs' medians.
+test('combining benchmark runs takes the median of each cell across them', async () => {
+  const { combine } = await import('../../bench/combine.mjs');
+  const run = (ours, raw) => ({
+    preset: 'quick',
+    implementations: [{ key: 'ours', label: 'agent-sessions' }, { key: 'raw', label: 'raw IndexedDB' }],
+    rows: [{ key: 'pop', label: 'pop', cells: { ours: { samples: [ours], median: ours }, raw: { samples: [raw], median: raw } } }],
+  });
+  const combined = combine([run(3, 2), run(9, 1), run(4, 5)]);
+  assert.equal(combined.runs, 3);
+  assert.equal(combined.rows[0].cells.ours.median, 4);
+  assert.equal(combined.rows[0].cells.raw.median, 2);
+  assert.deepEqual(combined.rows[0].cells.ours.runs, [3, 9, 4]);
+  assert.throws(() => combine([run(1, 1), { ...run(1, 1), preset: 'full' }]), /different presets/);
+});

@@ -65,12 +65,13 @@ function surface(file) {
 test('the sessions module holds no runner code, and the runner module no IndexedDB code', () => {
   const sessions = surface('agent_sessions_bg.wasm');
   const classesOf = (exports) => [...new Set(exports.map((n) => n.split('_')[0]))].sort();
-  // readBackup, restoreSession and sessionSizes serve js/backup.js and storageEstimate.
+  // readBackup, restoreSession and sessionSizes serve js/backup.js and storageEstimate,
+  // listSessionRecords the package's listSessions.
   assert.deepEqual(classesOf(sessions.exports), [
     'buildSearchIndex',
     'deleteSession',
     'indexeddbsession',
-    'listSessions',
+    'listSessionRecords',
     'memorysession',
     'readBackup',
     'repairSession',
@@ -104,6 +105,19 @@ test('the sessions module holds no runner code, and the runner module no Indexed
   for (const idb of ['objectStore', 'transaction', 'Idb', 'onupgradeneeded']) {
     assert.ok(!runner.imports.some((n) => n.includes(idb)), `the runner module imports ${idb}`);
   }
+});
+
+test('every shipped file is within its size budget', async () => {
+  const { BUDGETS, SHIPPED, budgets, measure } = await import('../../scripts/sizes.mjs');
+  for (const file of SHIPPED) assert.ok(BUDGETS[file]?.budget > 0, `${file} has a budget`);
+  const sizes = measure(join(root, 'pkg'));
+  for (const file of SHIPPED) {
+    assert.ok(sizes[file].gzip <= BUDGETS[file].budget, `${file}: ${sizes[file].gzip} bytes gzipped, over its budget of ${BUDGETS[file].budget}`);
+  }
+  assert.deepEqual(budgets(sizes).over, []);
+  // The check itself: a file one byte over is reported.
+  const file = 'agent_sessions_runner_bg.wasm';
+  assert.deepEqual(budgets({ [file]: { ...sizes[file], gzip: BUDGETS[file].budget + 1 } }).over, [file]);
 });
 
 test('every size the README states is the size of what the build made', async () => {

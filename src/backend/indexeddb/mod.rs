@@ -25,6 +25,6 @@ pub use ops::{
     add_items, clear_session, delete_session, get_items, list_sessions, pop_item, recent_turns,
     session_sizes, update, Target,
 };
-pub use record::{record_from_js, session_infos};
+pub use record::record_from_js;
 pub use repair::repair_session;
 pub use session::IdbSessionState;
