@@ -440,6 +440,17 @@ pub fn snippet(text: &str, (start, end): (usize, usize)) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_term_is_never_empty_and_holds_no_nul_or_u0001() {
+        // An index key is the owner's prefix (escaped so it holds no NUL, then one NUL) and a
+        // term: a term holding a NUL or U+0001 could be read as another owner's key.
+        for term in index_terms("a\0b \u{1}c\u{1} d\0\u{1}e \0\0 \u{1} caf\u{e9} 東京都") {
+            assert!(!term.is_empty());
+            assert!(!term.contains('\0') && !term.contains('\u{1}'), "{term:?}");
+        }
+        assert_eq!(index_terms("a\0b"), ["a", "b"]);
+    }
+
     fn terms(text: &str) -> Vec<String> {
         tokenize(text).into_iter().map(|t| t.term).collect()
     }

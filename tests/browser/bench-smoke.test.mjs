@@ -225,3 +225,13 @@ test('combining benchmark runs takes the median of each cell across them', async
   assert.deepEqual(combined.rows[0].cells.ours.runs, [3, 9, 4]);
   assert.throws(() => combine([run(1, 1), { ...run(1, 1), preset: 'full' }]), /different presets/);
 });
+
+// The sync benchmark (bench/sync.mjs) with a few turns: every remote ends up holding what was
+// written locally, in order (it checks, itself), and it prints the three rows.
+test('sync benchmark: every write reaches the remote', { timeout: 120_000 }, async () => {
+  const stdout = await runScript('sync.mjs', ['--turns=3', '--small=10', '--large=30']);
+  assert.match(stdout, /3 turns each, medians/);
+  assert.match(stdout, /append one turn: +[\d.]+ ms +IndexedDbSession alone/);
+  assert.match(stdout, /to synced, history of 10: /);
+  assert.match(stdout, /to synced, history of 30: /);
+});
