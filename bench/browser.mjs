@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CHROMIUM_ARGS, chromiumPath, root } from '../tests/browser/harness.mjs';
 import { serve } from '../scripts/serve.mjs';
+import { machine, machineLine } from './machine.mjs';
 
 const BENCH_ARGS = [
   // Pages that are not in front would otherwise have their timers and tasks throttled.
@@ -118,4 +119,23 @@ async function browserVersion(context) {
   const { product } = await cdp.send('Browser.getVersion');
   await cdp.detach();
   return product.replace(/^(Headless)?Chrome\//, 'Chromium ');
+}
+
+/**
+ * What a benchmark script does around its measurements: starts the browser (`pkg` as in
+ * startBrowser), runs `body(browser)`, prints the machine line after what it printed, closes the
+ * browser, and on an error prints it and makes the process fail.
+ */
+export async function benchScript(pkg, body) {
+  let browser;
+  try {
+    browser = await startBrowser({ pkg });
+    await body(browser);
+    console.log(`\nmachine: ${machineLine(machine(browser.version))}`);
+  } catch (e) {
+    console.error(e);
+    process.exitCode = 1;
+  } finally {
+    await browser?.close();
+  }
 }

@@ -8,108 +8,92 @@
 //
 // Uses the package as built in pkg/ (node scripts/build.mjs builds it), in headless Chromium on
 // an on-disk profile (bench/browser.mjs).
-import { startBrowser } from './browser.mjs';
-import { machine, machineLine } from './machine.mjs';
-import { formatMs, median, benchArgs } from './report.mjs';
+import { benchScript } from './browser.mjs';
+import { benchArgs, compareLine } from './report.mjs';
 
 
-async function main() {
-  const { turns, pkg } = benchArgs(process.argv.slice(2), { turns: 200 });
-  const browser = await startBrowser({ pkg });
-  try {
-    const page = await browser.appPage();
-    const r = await page.evaluate(async ({ turns }) => {
-      const stamp = Date.now().toString(36);
-      const master = crypto.getRandomValues(new Uint8Array(32));
-      const turn = (i) => [
-        { role: 'user', content: `please remember that my hobby is horse racing, turn ${i}` },
-        { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `Noted: your hobby is horse racing (${i}).` }] },
-      ];
+const { turns, pkg } = benchArgs(process.argv.slice(2), { turns: 200 });
+await benchScript(pkg, async (browser) => {
+  const page = await browser.appPage();
+  const r = await page.evaluate(async ({ turns }) => {
+    const stamp = Date.now().toString(36);
+    const master = crypto.getRandomValues(new Uint8Array(32));
+    const turn = (i) => [
+      { role: 'user', content: `please remember that my hobby is horse racing, turn ${i}` },
+      { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `Noted: your hobby is horse racing (${i}).` }] },
+    ];
 
-      // Ours.
-      const ours = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName: `enc-ours-${stamp}` }), { key: master });
-      await ours.addItems(turn(-1));
-      await ours.getItems(20);
+    // Ours.
+    const ours = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName: `enc-ours-${stamp}` }), { key: master });
+    await ours.addItems(turn(-1));
+    await ours.getItems(20);
 
-      // The floor, by hand.
-      const request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
-      const open = indexedDB.open(`enc-raw-${stamp}`, 1);
-      open.onupgradeneeded = () => {
-        open.result.createObjectStore('sessions', { keyPath: 'id' });
-        open.result.createObjectStore('rows', { keyPath: ['sessionId', 'seq'] });
-      };
-      const db = await request(open);
-      const encoder = new TextEncoder();
-      const decoder = new TextDecoder();
-      const base = await crypto.subtle.importKey('raw', master, 'HKDF', false, ['deriveKey']);
-      const key = await crypto.subtle.deriveKey(
-        { name: 'HKDF', hash: 'SHA-256', salt: encoder.encode('bench'), info: encoder.encode('chat') },
-        base,
-        { name: 'AES-GCM', length: 256 },
-        false,
-        ['encrypt', 'decrypt'],
-      );
-      const aad = encoder.encode('chat');
-      const b64 = (bytes) => btoa(String.fromCharCode(...bytes));
-      const unb64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-      const seal = async (item, at) => {
-        const iv = crypto.getRandomValues(new Uint8Array(12));
-        const ct = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: aad }, key, encoder.encode(JSON.stringify({ item, at }))));
-        return { __enc: 1, iv: b64(iv), ct: b64(ct) };
-      };
-      const rawAdd = async (items) => {
-        const at = Date.now();
-        const sealed = await Promise.all(items.map((i) => seal(i, at)));
-        const tx = db.transaction(['sessions', 'rows'], 'readwrite');
-        const record = (await request(tx.objectStore('sessions').get('chat'))) ?? { id: 'chat', next: 0 };
-        for (const item of sealed) tx.objectStore('rows').put({ sessionId: 'chat', seq: record.next++, item });
-        tx.objectStore('sessions').put(record);
-        await new Promise((ok, fail) => ((tx.oncomplete = ok), (tx.onerror = () => fail(tx.error))));
-      };
-      const rawRead = async (n) => {
-        const tx = db.transaction(['sessions', 'rows']);
-        const record = await request(tx.objectStore('sessions').get('chat'));
-        const rows = await request(tx.objectStore('rows').getAll(IDBKeyRange.bound(['chat', Math.max(0, record.next - n)], ['chat', record.next - 1])));
-        return Promise.all(
-          rows.map(async (row) => JSON.parse(decoder.decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unb64(row.item.iv), additionalData: aad }, key, unb64(row.item.ct)))).item),
-        );
-      };
-      await rawAdd(turn(-1));
-      await rawRead(20);
-
-      const times = { oursAdd: [], rawAdd: [], oursRead: [], rawRead: [] };
-      const timed = async (list, f) => {
-        const t = performance.now();
-        await f();
-        list.push(performance.now() - t);
-      };
-      for (let i = 0; i < turns; i++) {
-        // Alternating, so both see the same machine.
-        await timed(times.oursAdd, () => ours.addItems(turn(i)));
-        await timed(times.rawAdd, () => rawAdd(turn(i)));
-        await timed(times.oursRead, () => ours.getItems(20));
-        await timed(times.rawRead, () => rawRead(20));
-      }
-      const same = JSON.stringify(await ours.getItems(20)) === JSON.stringify(await rawRead(20));
-      db.close();
-      return { times, same };
-    }, { turns });
-    if (!r.same) throw new Error('the two read different items');
-    const line = (label, ours, floor) => {
-      const a = median(ours);
-      const b = median(floor);
-      console.log(`${label.padEnd(26)}ours ${formatMs(a).padStart(9)}   by hand ${formatMs(b).padStart(9)}   ${(a / b).toFixed(2)}x`);
+    // The floor, by hand.
+    const request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
+    const open = indexedDB.open(`enc-raw-${stamp}`, 1);
+    open.onupgradeneeded = () => {
+      open.result.createObjectStore('sessions', { keyPath: 'id' });
+      open.result.createObjectStore('rows', { keyPath: ['sessionId', 'seq'] });
     };
-    console.log(`\nagent-sessions EncryptedSession(IndexedDbSession) against WebCrypto + raw IndexedDB by hand, ${turns} turns, medians\n`);
-    line('append one turn:', r.times.oursAdd, r.times.rawAdd);
-    line('getItems(20):', r.times.oursRead, r.times.rawRead);
-    console.log(`\nmachine: ${machineLine(machine(browser.version))}`);
-  } finally {
-    await browser.close();
-  }
-}
+    const db = await request(open);
+    const encoder = new TextEncoder();
+    const decoder = new TextDecoder();
+    const base = await crypto.subtle.importKey('raw', master, 'HKDF', false, ['deriveKey']);
+    const key = await crypto.subtle.deriveKey(
+      { name: 'HKDF', hash: 'SHA-256', salt: encoder.encode('bench'), info: encoder.encode('chat') },
+      base,
+      { name: 'AES-GCM', length: 256 },
+      false,
+      ['encrypt', 'decrypt'],
+    );
+    const aad = encoder.encode('chat');
+    const b64 = (bytes) => btoa(String.fromCharCode(...bytes));
+    const unb64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+    const seal = async (item, at) => {
+      const iv = crypto.getRandomValues(new Uint8Array(12));
+      const ct = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: aad }, key, encoder.encode(JSON.stringify({ item, at }))));
+      return { __enc: 1, iv: b64(iv), ct: b64(ct) };
+    };
+    const rawAdd = async (items) => {
+      const at = Date.now();
+      const sealed = await Promise.all(items.map((i) => seal(i, at)));
+      const tx = db.transaction(['sessions', 'rows'], 'readwrite');
+      const record = (await request(tx.objectStore('sessions').get('chat'))) ?? { id: 'chat', next: 0 };
+      for (const item of sealed) tx.objectStore('rows').put({ sessionId: 'chat', seq: record.next++, item });
+      tx.objectStore('sessions').put(record);
+      await new Promise((ok, fail) => ((tx.oncomplete = ok), (tx.onerror = () => fail(tx.error))));
+    };
+    const rawRead = async (n) => {
+      const tx = db.transaction(['sessions', 'rows']);
+      const record = await request(tx.objectStore('sessions').get('chat'));
+      const rows = await request(tx.objectStore('rows').getAll(IDBKeyRange.bound(['chat', Math.max(0, record.next - n)], ['chat', record.next - 1])));
+      return Promise.all(
+        rows.map(async (row) => JSON.parse(decoder.decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unb64(row.item.iv), additionalData: aad }, key, unb64(row.item.ct)))).item),
+      );
+    };
+    await rawAdd(turn(-1));
+    await rawRead(20);
 
-main().catch((e) => {
-  console.error(e);
-  process.exitCode = 1;
+    const times = { oursAdd: [], rawAdd: [], oursRead: [], rawRead: [] };
+    const timed = async (list, f) => {
+      const t = performance.now();
+      await f();
+      list.push(performance.now() - t);
+    };
+    for (let i = 0; i < turns; i++) {
+      // Alternating, so both see the same machine.
+      await timed(times.oursAdd, () => ours.addItems(turn(i)));
+      await timed(times.rawAdd, () => rawAdd(turn(i)));
+      await timed(times.oursRead, () => ours.getItems(20));
+      await timed(times.rawRead, () => rawRead(20));
+    }
+    const same = JSON.stringify(await ours.getItems(20)) === JSON.stringify(await rawRead(20));
+    db.close();
+    return { times, same };
+  }, { turns });
+  if (!r.same) throw new Error('the two read different items');
+  const line = (label, ours, floor) => console.log(compareLine(label, ours, floor, { width: 26 }));
+  console.log(`\nagent-sessions EncryptedSession(IndexedDbSession) against WebCrypto + raw IndexedDB by hand, ${turns} turns, medians\n`);
+  line('append one turn:', r.times.oursAdd, r.times.rawAdd);
+  line('getItems(20):', r.times.oursRead, r.times.rawRead);
 });

@@ -8,65 +8,53 @@
 //
 // Uses the package as built in pkg/ (node scripts/build.mjs builds it), in headless Chromium
 // on an on-disk profile (bench/browser.mjs). Prints the median and the 95th percentile of each.
-import { startBrowser } from './browser.mjs';
-import { machine, machineLine } from './machine.mjs';
+import { benchScript } from './browser.mjs';
 import { formatMs, median, benchArgs } from './report.mjs';
 
 
 const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))];
 
 
-async function main() {
-  const { writes, pkg } = benchArgs(process.argv.slice(2), { writes: 100 });
-  const browser = await startBrowser({ pkg });
-  try {
-    const writer = await browser.appPage();
-    const reader = await browser.appPage();
-    const dbName = `events-${Date.now().toString(36)}`;
-    await reader.evaluate((dbName) => {
+const { writes, pkg } = benchArgs(process.argv.slice(2), { writes: 100 });
+await benchScript(pkg, async (browser) => {
+  const writer = await browser.appPage();
+  const reader = await browser.appPage();
+  const dbName = `events-${Date.now().toString(36)}`;
+  await reader.evaluate((dbName) => {
+    const clock = () => performance.timeOrigin + performance.now();
+    window.received = [];
+    window.bare = [];
+    new lib.IndexedDbSession('chat', { dbName }).subscribe(() => window.received.push(clock()));
+    const channel = new BroadcastChannel('bench-bare');
+    channel.onmessage = () => window.bare.push(clock());
+  }, dbName);
+  const sent = await writer.evaluate(
+    async ({ dbName, writes }) => {
       const clock = () => performance.timeOrigin + performance.now();
-      window.received = [];
-      window.bare = [];
-      new lib.IndexedDbSession('chat', { dbName }).subscribe(() => window.received.push(clock()));
+      const pause = () => new Promise((ok) => setTimeout(ok, 20));
+      const s = new lib.IndexedDbSession('chat', { dbName });
       const channel = new BroadcastChannel('bench-bare');
-      channel.onmessage = () => window.bare.push(clock());
-    }, dbName);
-    const sent = await writer.evaluate(
-      async ({ dbName, writes }) => {
-        const clock = () => performance.timeOrigin + performance.now();
-        const pause = () => new Promise((ok) => setTimeout(ok, 20));
-        const s = new lib.IndexedDbSession('chat', { dbName });
-        const channel = new BroadcastChannel('bench-bare');
-        const out = { writes: [], bare: [] };
-        for (let i = 0; i < writes; i++) {
-          await s.addItems([{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }]);
-          out.writes.push(clock());
-          await pause();
-          out.bare.push(clock());
-          channel.postMessage(i);
-          await pause();
-        }
-        return out;
-      },
-      { dbName, writes },
-    );
-    await reader.waitForFunction((n) => window.received.length >= n && window.bare.length >= n, writes, { timeout: 30_000 });
-    const got = await reader.evaluate(() => ({ received: window.received, bare: window.bare }));
-    const events = got.received.map((t, i) => t - sent.writes[i]);
-    const bare = got.bare.map((t, i) => t - sent.bare[i]);
-    const line = (label, values) =>
-      console.log(`${label.padEnd(68)}median ${formatMs(median(values)).padStart(8)}   p95 ${formatMs(percentile(values, 0.95)).padStart(8)}`);
-    console.log(`\nagent-sessions change events between two tabs: ${writes} awaited writes of one turn, 20 ms apart\n`);
-    line('addItems resolved in one tab -> subscribe listener in the other:', events);
-    line('a bare BroadcastChannel message between the same tabs:', bare);
-    console.log(`ratio of the medians: ${(median(events) / median(bare)).toFixed(2)}x`);
-    console.log(`\nmachine: ${machineLine(machine(browser.version))}`);
-  } finally {
-    await browser.close();
-  }
-}
-
-main().catch((e) => {
-  console.error(e);
-  process.exitCode = 1;
+      const out = { writes: [], bare: [] };
+      for (let i = 0; i < writes; i++) {
+        await s.addItems([{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }]);
+        out.writes.push(clock());
+        await pause();
+        out.bare.push(clock());
+        channel.postMessage(i);
+        await pause();
+      }
+      return out;
+    },
+    { dbName, writes },
+  );
+  await reader.waitForFunction((n) => window.received.length >= n && window.bare.length >= n, writes, { timeout: 30_000 });
+  const got = await reader.evaluate(() => ({ received: window.received, bare: window.bare }));
+  const events = got.received.map((t, i) => t - sent.writes[i]);
+  const bare = got.bare.map((t, i) => t - sent.bare[i]);
+  const line = (label, values) =>
+    console.log(`${label.padEnd(68)}median ${formatMs(median(values)).padStart(8)}   p95 ${formatMs(percentile(values, 0.95)).padStart(8)}`);
+  console.log(`\nagent-sessions change events between two tabs: ${writes} awaited writes of one turn, 20 ms apart\n`);
+  line('addItems resolved in one tab -> subscribe listener in the other:', events);
+  line('a bare BroadcastChannel message between the same tabs:', bare);
+  console.log(`ratio of the medians: ${(median(events) / median(bare)).toFixed(2)}x`);
 });

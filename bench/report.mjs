@@ -18,6 +18,17 @@ export function formatMs(ms) {
   return `${ms.toFixed(digits)} ms`;
 }
 
+/**
+ * One row of a script that times ours beside a floor: the label padded to `width`, each median
+ * (after `oursLabel`, if any, and `floorLabel`), and their ratio.
+ */
+export function compareLine(label, ours, floor, { width, oursLabel = 'ours', floorLabel = 'by hand' }) {
+  const a = median(ours);
+  const b = median(floor);
+  const mine = oursLabel ? `${oursLabel} ` : '';
+  return `${label.padEnd(width)}${mine}${formatMs(a).padStart(9)}   ${floorLabel} ${formatMs(b).padStart(9)}   ${(a / b).toFixed(2)}x`;
+}
+
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
 const count = (n) => n.toLocaleString('en-US');
 

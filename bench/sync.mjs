@@ -11,87 +11,71 @@
 //
 // Uses the package as built in pkg/ (node scripts/build.mjs builds it), in headless Chromium on
 // an on-disk profile (bench/browser.mjs).
-import { startBrowser } from './browser.mjs';
-import { machine, machineLine } from './machine.mjs';
-import { formatMs, median, benchArgs } from './report.mjs';
+import { benchScript } from './browser.mjs';
+import { benchArgs, compareLine } from './report.mjs';
 
-async function main() {
-  const { turns, small, large, pkg } = benchArgs(process.argv.slice(2), { turns: 50, small: 100, large: 2000 });
-  const browser = await startBrowser({ pkg });
-  try {
-    const page = await browser.appPage();
-    const r = await page.evaluate(
-      async ({ turns, small, large }) => {
-        const stamp = Date.now().toString(36);
-        const turn = (tag, i) => window.items.makeItems(tag, 2 * i, 2);
-        const timed = async (list, f) => {
-          const t = performance.now();
-          await f();
-          list.push(performance.now() - t);
-        };
-        // A synced session whose history already holds `n` items, all of them synced.
-        const synced = async (name, n) => {
-          const remote = new lib.MemorySession(`${name}-remote`);
-          const local = new lib.IndexedDbSession(name, { dbName: `sync-${name}-${stamp}` });
-          for (let from = 0; from < n; from += 1000) await local.addItems(window.items.makeItems(name, from, Math.min(1000, n - from)));
-          const s = new lib.SyncedSession(local, remote, { syncOnOpen: false });
-          await s.sync();
-          return { s, remote };
-        };
-        const plain = (name) => new lib.IndexedDbSession(name, { dbName: `plain-${name}-${stamp}` });
+const { turns, small, large, pkg } = benchArgs(process.argv.slice(2), { turns: 50, small: 100, large: 2000 });
+await benchScript(pkg, async (browser) => {
+  const page = await browser.appPage();
+  const r = await page.evaluate(
+    async ({ turns, small, large }) => {
+      const stamp = Date.now().toString(36);
+      const turn = (tag, i) => window.items.makeItems(tag, 2 * i, 2);
+      const timed = async (list, f) => {
+        const t = performance.now();
+        await f();
+        list.push(performance.now() - t);
+      };
+      // A synced session whose history already holds `n` items, all of them synced.
+      const synced = async (name, n) => {
+        const remote = new lib.MemorySession(`${name}-remote`);
+        const local = new lib.IndexedDbSession(name, { dbName: `sync-${name}-${stamp}` });
+        for (let from = 0; from < n; from += 1000) await local.addItems(window.items.makeItems(name, from, Math.min(1000, n - from)));
+        const s = new lib.SyncedSession(local, remote, { syncOnOpen: false });
+        await s.sync();
+        return { s, remote };
+      };
+      const plain = (name) => new lib.IndexedDbSession(name, { dbName: `plain-${name}-${stamp}` });
 
-        const times = { syncedAdd: [], plainAdd: [], toSyncedSmall: [], toSyncedLarge: [], plainSmall: [] };
-        const a = await synced('append', 0);
-        const p = plain('append');
-        await a.s.addItems(turn('w', 0));
-        await p.addItems(turn('w', 0));
+      const times = { syncedAdd: [], plainAdd: [], toSyncedSmall: [], toSyncedLarge: [], plainSmall: [] };
+      const a = await synced('append', 0);
+      const p = plain('append');
+      await a.s.addItems(turn('w', 0));
+      await p.addItems(turn('w', 0));
+      await a.s.sync();
+      for (let i = 1; i <= turns; i++) {
+        await timed(times.syncedAdd, () => a.s.addItems(turn('a', i)));
+        // Untimed: the round the write asked for, so it does not run during the next timing.
         await a.s.sync();
-        for (let i = 1; i <= turns; i++) {
-          await timed(times.syncedAdd, () => a.s.addItems(turn('a', i)));
-          // Untimed: the round the write asked for, so it does not run during the next timing.
-          await a.s.sync();
-          await timed(times.plainAdd, () => p.addItems(turn('a', i)));
-        }
-        const smallS = await synced('small', small);
-        const largeS = await synced('large', large);
-        const ps = plain('small');
-        for (let i = 0; i < turns; i++) {
-          await timed(times.toSyncedSmall, async () => {
-            await smallS.s.addItems(turn('s', i));
-            await smallS.s.sync();
-          });
-          await timed(times.toSyncedLarge, async () => {
-            await largeS.s.addItems(turn('l', i));
-            await largeS.s.sync();
-          });
-          await timed(times.plainSmall, () => ps.addItems(turn('s', i)));
-        }
-        // Everything written reached the remote, in order.
-        const same = async ({ s, remote }) => JSON.stringify(await s.getItems()) === JSON.stringify(await remote.getItems());
-        const ok = (await same(a)) && (await same(smallS)) && (await same(largeS));
-        for (const x of [a, smallS, largeS]) x.s.close();
-        return { times, ok };
-      },
-      { turns, small, large },
-    );
-    if (!r.ok) throw new Error('a remote does not hold what was written locally');
-    const t = r.times;
-    const line = (label, ours, floor, floorLabel) => {
-      const a = median(ours);
-      const b = median(floor);
-      console.log(`${label.padEnd(34)}${formatMs(a).padStart(9)}   ${floorLabel} ${formatMs(b).padStart(9)}   ${(a / b).toFixed(2)}x`);
-    };
-    console.log(`\nagent-sessions SyncedSession(IndexedDbSession, a remote in the page), ${turns} turns each, medians\n`);
-    line('append one turn:', t.syncedAdd, t.plainAdd, 'IndexedDbSession alone');
-    line(`to synced, history of ${small.toLocaleString('en-US')}:`, t.toSyncedSmall, t.plainSmall, 'IndexedDbSession append');
-    line(`to synced, history of ${large.toLocaleString('en-US')}:`, t.toSyncedLarge, t.toSyncedSmall, `the same at ${small.toLocaleString('en-US')} items`);
-    console.log(`\nmachine: ${machineLine(machine(browser.version))}`);
-  } finally {
-    await browser.close();
-  }
-}
-
-main().catch((e) => {
-  console.error(e);
-  process.exitCode = 1;
+        await timed(times.plainAdd, () => p.addItems(turn('a', i)));
+      }
+      const smallS = await synced('small', small);
+      const largeS = await synced('large', large);
+      const ps = plain('small');
+      for (let i = 0; i < turns; i++) {
+        await timed(times.toSyncedSmall, async () => {
+          await smallS.s.addItems(turn('s', i));
+          await smallS.s.sync();
+        });
+        await timed(times.toSyncedLarge, async () => {
+          await largeS.s.addItems(turn('l', i));
+          await largeS.s.sync();
+        });
+        await timed(times.plainSmall, () => ps.addItems(turn('s', i)));
+      }
+      // Everything written reached the remote, in order.
+      const same = async ({ s, remote }) => JSON.stringify(await s.getItems()) === JSON.stringify(await remote.getItems());
+      const ok = (await same(a)) && (await same(smallS)) && (await same(largeS));
+      for (const x of [a, smallS, largeS]) x.s.close();
+      return { times, ok };
+    },
+    { turns, small, large },
+  );
+  if (!r.ok) throw new Error('a remote does not hold what was written locally');
+  const t = r.times;
+  const line = (label, ours, floor, floorLabel) => console.log(compareLine(label, ours, floor, { width: 34, oursLabel: '', floorLabel }));
+  console.log(`\nagent-sessions SyncedSession(IndexedDbSession, a remote in the page), ${turns} turns each, medians\n`);
+  line('append one turn:', t.syncedAdd, t.plainAdd, 'IndexedDbSession alone');
+  line(`to synced, history of ${small.toLocaleString('en-US')}:`, t.toSyncedSmall, t.plainSmall, 'IndexedDbSession append');
+  line(`to synced, history of ${large.toLocaleString('en-US')}:`, t.toSyncedLarge, t.toSyncedSmall, `the same at ${small.toLocaleString('en-US')} items`);
 });
