@@ -187,13 +187,13 @@ impl ModelClient {
     }
 
     /// POSTs the JSON `body` to `path` (under the base URL), retrying 429 and 5xx answers as
-    /// configured: the successful response and its status.
+    /// configured: the successful response.
     async fn post(
         &self,
         path: &str,
         body: &str,
         signal: Option<&JsValue>,
-    ) -> Result<(Response, u16), CallError> {
+    ) -> Result<Response, CallError> {
         let mut attempt = 0;
         loop {
             if let Some(reason) = aborted(signal) {
@@ -202,12 +202,12 @@ impl ModelClient {
             let response = self.fetch_once(path, body, signal).await?;
             let status = response.status();
             if (200..300).contains(&status) {
-                return Ok((response, status));
+                return Ok(response);
             }
             let wait = retry_after(&response);
             // The body only improves the message: a failure to read it is no error of its own,
             // but an abort while reading it is.
-            let text = match read_text(response, status, signal).await {
+            let text = match read_text(response, signal).await {
                 Ok(text) => text,
                 Err(CallError::Aborted(reason)) => return Err(CallError::Aborted(reason)),
                 Err(CallError::Failed(_)) => String::new(),
@@ -259,11 +259,12 @@ impl ModelClient {
         signal: Option<&JsValue>,
         on_delta: &mut dyn FnMut(&str),
     ) -> Result<ModelOutput, CallError> {
-        let (response, status) = self.post(self.api.path(), body, signal).await?;
+        let response = self.post(self.api.path(), body, signal).await?;
         if stream {
-            return read_stream(self.api, &response, status, signal, on_delta).await;
+            return read_stream(self.api, &response, signal, on_delta).await;
         }
-        let json = read_json(response, status, signal).await?;
+        let status = response.status();
+        let json = read_json(response, signal).await?;
         parse_response(self.api, &json).map_err(|e| failed(status, e.to_string()))
     }
 
@@ -274,17 +275,13 @@ impl ModelClient {
         body: &str,
         signal: Option<&JsValue>,
     ) -> Result<Value, CallError> {
-        let (response, status) = self.post(path, body, signal).await?;
-        read_json(response, status, signal).await
+        read_json(self.post(path, body, signal).await?, signal).await
     }
 }
 
-async fn read_json(
-    response: Response,
-    status: u16,
-    signal: Option<&JsValue>,
-) -> Result<Value, CallError> {
-    let text = read_text(response, status, signal).await?;
+async fn read_json(response: Response, signal: Option<&JsValue>) -> Result<Value, CallError> {
+    let status = response.status();
+    let text = read_text(response, signal).await?;
     serde_json::from_str(&text)
         .map_err(|e| failed(status, format!("malformed JSON in the response ({e})")))
 }
@@ -300,11 +297,8 @@ fn retry_after(response: &Response) -> Option<f64> {
 
 /// The body as text. Read on the raw response: `gloo-net`'s own `text()` cannot report a read
 /// that an abort with a reason of the caller's (not an `Error`) stopped.
-async fn read_text(
-    response: Response,
-    status: u16,
-    signal: Option<&JsValue>,
-) -> Result<String, CallError> {
+async fn read_text(response: Response, signal: Option<&JsValue>) -> Result<String, CallError> {
+    let status = response.status();
     let reading = |e: &JsValue| failed(status, format!("reading the response: {}", error_text(e)));
     let raw: web_sys::Response = response.into();
     let text = raw.text().map_err(|e| reading(&e))?;
@@ -320,10 +314,10 @@ async fn read_text(
 async fn read_stream(
     api: Api,
     response: &Response,
-    status: u16,
     signal: Option<&JsValue>,
     on_delta: &mut dyn FnMut(&str),
 ) -> Result<ModelOutput, CallError> {
+    let status = response.status();
     let Some(body) = response.body() else {
         return Err(failed(status, "the streamed response has no body"));
     };
