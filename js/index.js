@@ -78,6 +78,11 @@ export class IndexedDbSession extends withEvents(wasm.IndexedDbSession, (s, even
   }
 }
 
+// Both session kinds store a run's usage given with a history transaction (`args.usage`) in
+// the same transaction as the items; the runner looks for this mark to send it that way.
+const TRANSACTION_USAGE = Symbol.for('agent-sessions.transactionUsage');
+Object.defineProperty(IndexedDbSession.prototype, TRANSACTION_USAGE, { value: true });
+
 /** The listeners of each memory session object (its changes are its own). */
 const memoryListeners = new WeakMap();
 
@@ -100,6 +105,8 @@ export class MemorySession extends withEvents(wasm.MemorySession, (s, event) => 
     return () => set.delete(entry);
   }
 }
+
+Object.defineProperty(MemorySession.prototype, TRANSACTION_USAGE, { value: true });
 
 export async function deleteSession(sessionId, options) {
   const existed = await wasm.deleteSession(sessionId, options);

@@ -532,6 +532,15 @@ class CompactionSession {
         if (name === 'replaceHistory') this.#guarded = true;
       }
     }
+    // Usage given with a history transaction goes through to the wrapped session with it.
+    const usageMark = Symbol.for('agent-sessions.transactionUsage');
+    let marked = false;
+    try {
+      marked = inner[usageMark] === true;
+    } catch {
+      // A session that throws on being asked does not have it.
+    }
+    if (marked && typeof this.applyHistoryTransaction === 'function') Object.defineProperty(this, usageMark, { value: true });
   }
 
   #serial(call) {

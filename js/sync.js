@@ -252,6 +252,11 @@ export class SyncedSession extends EventTarget {
     return this.#local.storeRunUsage(...args);
   }
 
+  // Usage given with a history transaction goes to the local session with it.
+  get [Symbol.for('agent-sessions.transactionUsage')]() {
+    return this.#local[Symbol.for('agent-sessions.transactionUsage')] === true;
+  }
+
   /** Hears every change of the local session, the rewrites of a sync round included. */
   subscribe(listener) {
     return this.#local.subscribe(listener);

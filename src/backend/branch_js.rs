@@ -108,14 +108,10 @@ const USAGE_FIELDS: [&str; 4] = ["requests", "inputTokens", "outputTokens", "tot
 
 /// Reads a usage object: `{ requests?, inputTokens?, outputTokens?, totalTokens? }` of
 /// non-negative numbers (the runner's `result.usage` has this shape; absent fields count 0, and
-/// `totalTokens` defaults to input plus output).
-pub fn usage_from_js(value: &JsValue) -> Result<Usage> {
-    let bad = |what: String| {
-        SessionError::new(
-            SessionErrorCode::InvalidUsage,
-            format!("storeRunUsage() {what}"),
-        )
-    };
+/// `totalTokens` defaults to input plus output). `whose` names it in errors.
+pub fn usage_from_js(value: &JsValue, whose: &str) -> Result<Usage> {
+    let bad =
+        |what: String| SessionError::new(SessionErrorCode::InvalidUsage, format!("{whose} {what}"));
     if !value.is_object() {
         return Err(bad(format!(
             "takes a usage object {{ requests, inputTokens, outputTokens, totalTokens }}, got {}",

@@ -22,7 +22,7 @@ use super::canonical::canonical;
 use super::js::{self, clone_value, error_text, now};
 use super::metadata::{give_default_title, info, Changes};
 use super::session::{SessionCore, SessionState};
-use super::transaction::{FunctionCallReplacement, TakenTransaction};
+use super::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
 
 /// One branch of a memory session: its own copy of the item handles it shows (copying handles
 /// costs little in memory; the IndexedDB backend shares stored rows instead).
@@ -89,6 +89,16 @@ impl MemorySessionState {
             .iter()
             .position(|b| b.id == id)
             .ok_or_else(|| self.not_found(id))
+    }
+
+    /// Adds `usage` to what turn `turn` of this object's branch has used.
+    fn add_usage(&self, turn: u64, usage: Usage) {
+        let branch = self.current.borrow().clone();
+        let mut all = self.usage.borrow_mut();
+        match all.iter_mut().find(|(b, t, _)| *b == branch && *t == turn) {
+            Some((_, _, sum)) => sum.add(&usage),
+            None => all.push((branch, turn, usage)),
+        }
     }
 
     /// The history of the branch this object is on.
@@ -179,7 +189,10 @@ impl SessionState for MemorySessionState {
 
     async fn apply_transaction(&self, taken: TakenTransaction) -> Result<()> {
         let TakenTransaction {
-            transaction, items, ..
+            transaction,
+            items,
+            usage,
+            ..
         } = taken;
         let mut history = self.history();
         let stored: Vec<Option<String>> = history
@@ -187,9 +200,17 @@ impl SessionState for MemorySessionState {
             .iter()
             .map(|e| canonical(&e.item).ok())
             .collect();
+        if usage.is_some() && transaction.leaves_empty(items.len(), history.record().item_count) {
+            return Err(no_turn_for_usage(&self.core.session_id));
+        }
         let title_from = items.clone();
-        history.apply_transaction(&transaction, items, &stored, now())?;
+        let applied = history.apply_transaction(&transaction, items, &stored, now())?;
         give_default_title(&self.metadata, &title_from);
+        let turn = history.record().last_turn;
+        drop(history);
+        if let (true, Some(usage)) = (applied, usage) {
+            self.add_usage(turn, usage);
+        }
         Ok(())
     }
 
@@ -367,13 +388,7 @@ impl SessionState for MemorySessionState {
                 self.core.session_id
             )));
         }
-        let branch = self.current.borrow().clone();
-        let turn = record.last_turn;
-        let mut all = self.usage.borrow_mut();
-        match all.iter_mut().find(|(b, t, _)| *b == branch && *t == turn) {
-            Some((_, _, sum)) => sum.add(&usage),
-            None => all.push((branch, turn, usage)),
-        }
+        self.add_usage(record.last_turn, usage);
         Ok(())
     }
 

@@ -295,19 +295,40 @@ impl Run<'_> {
     /// history transaction where the session takes them (so a retry never writes it twice, and
     /// a history another tab changed in between is refused), else with `addItems`.
     async fn save(&self, state: &mut RunState, input_only: bool) -> Result<(), RunError> {
+        self.save_with_usage(state, input_only, false)
+            .await
+            .map(|_| ())
+    }
+
+    /// [`Self::save`], and with `usage`, the run's usage in the same history transaction where
+    /// the session stores usage that way (this package's sessions do, and say so with the
+    /// `agent-sessions.transactionUsage` symbol): the answer and what it cost are written
+    /// together, and a save a retry finds applied adds nothing. `true` when the usage went with
+    /// the save.
+    async fn save_with_usage(
+        &self,
+        state: &mut RunState,
+        input_only: bool,
+        usage: bool,
+    ) -> Result<bool, RunError> {
         let Some(save) = state.next_save(input_only) else {
-            return Ok(());
+            return Ok(false);
         };
+        let mut with_usage = false;
         if let Some(session) = &self.options.session {
             let transactional = js::get(session, "applyHistoryTransaction")
                 .map(|f| f.is_function())
                 .unwrap_or(false);
             if transactional {
-                let args = object(&[
+                let mut fields = vec![
                     ("operationId", save.operation_id.as_str().into()),
                     ("transaction", json_to_js(&save.transaction())),
-                ]);
-                self.session_call("applyHistoryTransaction", &[args.into()])
+                ];
+                with_usage = usage && takes_usage_in_transactions(session);
+                if with_usage {
+                    fields.push(("usage", usage_object(&state.usage)));
+                }
+                self.session_call("applyHistoryTransaction", &[object(&fields).into()])
                     .await?;
             } else {
                 let items: Array = save.items.iter().map(json_to_js).collect();
@@ -315,7 +336,7 @@ impl Run<'_> {
             }
         }
         state.saved(&save);
-        Ok(())
+        Ok(with_usage)
     }
 
     /// The history the run sends: the newest turns through `getRecentTurns` where the session has
@@ -1012,14 +1033,8 @@ impl Run<'_> {
         if !js::get(session, "storeRunUsage").is_ok_and(|f| f.is_function()) {
             return;
         }
-        let u = &state.usage;
-        let usage = object(&[
-            ("requests", (u.requests as f64).into()),
-            ("inputTokens", (u.input_tokens as f64).into()),
-            ("outputTokens", (u.output_tokens as f64).into()),
-            ("totalTokens", (u.total_tokens as f64).into()),
-        ]);
-        let _ = call_session(session, "storeRunUsage", &[usage.into()]).await;
+        let usage = usage_object(&state.usage);
+        let _ = call_session(session, "storeRunUsage", &[usage]).await;
     }
 
     fn record(&self, state: &mut RunState, call: &Value, output: String) {
@@ -1079,8 +1094,9 @@ impl Run<'_> {
                             return Err(error);
                         }
                     }
-                    self.save(state, false).await?;
-                    self.store_usage(state).await;
+                    if !self.save_with_usage(state, false, true).await? {
+                        self.store_usage(state).await;
+                    }
                     self.emit(
                         "agent_end",
                         &[("agent", self.agent_object()), ("output", output)],
@@ -1094,6 +1110,24 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// A run's usage as sessions take it (`storeRunUsage`, a history transaction's `usage`).
+fn usage_object(u: &crate::core::wire::Usage) -> JsValue {
+    object(&[
+        ("requests", (u.requests as f64).into()),
+        ("inputTokens", (u.input_tokens as f64).into()),
+        ("outputTokens", (u.output_tokens as f64).into()),
+        ("totalTokens", (u.total_tokens as f64).into()),
+    ])
+    .into()
+}
+
+/// Whether `session` stores a run's usage given with a history transaction: it says so with
+/// `session[Symbol.for('agent-sessions.transactionUsage')] === true`.
+fn takes_usage_in_transactions(session: &JsValue) -> bool {
+    let key = js_sys::Symbol::for_("agent-sessions.transactionUsage");
+    js_sys::Reflect::get(session, &key).is_ok_and(|v| v.as_bool() == Some(true))
 }
 
 /// The agent named `name` among those `first` hands off to, directly or not.

@@ -4,12 +4,14 @@
 
 use wasm_bindgen::JsValue;
 
+use crate::core::branch::Usage;
 use crate::core::canonical::digest;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::session::starts_turn;
 use crate::core::transaction::{HistoryTransaction, TransactionKind};
 
 use super::args::{take_items_as, threw};
+use super::branch_js::usage_from_js;
 use super::canonical::canonical;
 use super::js::{self, describe, exact_string};
 
@@ -28,6 +30,10 @@ pub struct TakenTransaction {
     /// How many of `expectedSuffix` are user messages: the turn before the suffix is the
     /// history's last turn minus these (turns count user messages, without gaps).
     pub suffix_user_messages: u64,
+    /// `args.usage`, where given: a run's usage, added to the newest turn the transaction leaves,
+    /// in the same IndexedDB transaction (so an answer and what it cost are stored together, and
+    /// a retried operation that is already applied adds nothing).
+    pub usage: Option<Usage>,
 }
 
 fn field(object: &JsValue, what: &str, key: &str) -> Result<JsValue> {
@@ -154,6 +160,11 @@ pub fn take_transaction(args: &JsValue) -> Result<TakenTransaction> {
             (expected, users, items, forms)
         }
     };
+    let usage = field(args, "args", "usage")?;
+    let usage = match usage.is_undefined() {
+        true => None,
+        false => Some(usage_from_js(&usage, "applyHistoryTransaction() usage")?),
+    };
     // The forms are self-delimiting, so their concatenation identifies the transaction.
     let whole = format!(
         "{kind_name}|{}|{}",
@@ -169,7 +180,19 @@ pub fn take_transaction(args: &JsValue) -> Result<TakenTransaction> {
         },
         items,
         suffix_user_messages,
+        usage,
     })
+}
+
+/// A history transaction that carries usage but leaves no turn to store it against.
+pub fn no_turn_for_usage(session_id: &str) -> SessionError {
+    SessionError::new(
+        SessionErrorCode::InvalidUsage,
+        format!(
+            "applyHistoryTransaction() usage needs a turn to be stored against, and this \
+             transaction leaves session \"{session_id}\" empty"
+        ),
+    )
 }
 
 /// One `replace_function_call` mutation.

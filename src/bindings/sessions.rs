@@ -304,6 +304,10 @@ export interface SessionHistoryTransactionArgs {
   /** Non-empty, and the same when the transaction is retried. */
   operationId: string;
   transaction: SessionHistoryTransaction;
+  /** A run's usage, added to the newest turn the transaction leaves, in the same transaction as
+   * its items (what `storeRunUsage` would add afterwards); nothing when the operation was applied
+   * before. This package's runner sends the answer's save this way. */
+  usage?: Partial<UsageCounts>;
 }
 
 /** The SDK's `SessionHistoryMutation`: replace the `function_call` with this `callId`. */
@@ -694,7 +698,7 @@ macro_rules! session_class {
                 session::queued(
                     &self.state,
                     "storeRunUsage",
-                    || usage_from_js(&usage),
+                    || usage_from_js(&usage, "storeRunUsage()"),
                     async |s, usage| s.store_usage(usage).await.map(|()| JsValue::UNDEFINED),
                 )
             }

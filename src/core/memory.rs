@@ -54,21 +54,22 @@ impl<T> MemoryHistory<T> {
     }
 
     /// Applies a history transaction (see [`HistoryTransaction::decide`]); `stored_suffix` holds
-    /// the canonical forms of the newest `expected_suffix.len()` items.
+    /// the canonical forms of the newest `expected_suffix.len()` items. `false` when the
+    /// operation was applied before, so nothing changed.
     pub fn apply_transaction(
         &mut self,
         transaction: &HistoryTransaction,
         items: Vec<(T, bool)>,
         stored_suffix: &[Option<String>],
         now: f64,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let applied = self
             .operations
             .iter()
             .find(|(id, _)| *id == transaction.operation_id)
             .map(|(_, digest)| digest.as_str());
         let remove = match transaction.decide(applied, self.record.item_count, stored_suffix)? {
-            Outcome::AlreadyApplied => return Ok(()),
+            Outcome::AlreadyApplied => return Ok(false),
             Outcome::Apply { remove } => remove,
         };
         let kept = self.entries.len() - remove;
@@ -89,7 +90,7 @@ impl<T> MemoryHistory<T> {
         while self.operations.len() as u64 > OPERATION_LOG_LIMIT {
             self.operations.pop_front();
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Replaces the whole history by `items`; with `archive`, the old items move to the archive.
@@ -324,10 +325,12 @@ mod tests {
         let mut h = MemoryHistory::new("s", 0.0);
         h.add(vec![("q1", true), ("a1", false)], 1.0).unwrap();
         let t = append("op1", "d1", &["q2"]);
-        h.apply_transaction(&t, vec![("q2", true)], &[], 2.0)
-            .unwrap();
-        h.apply_transaction(&t, vec![("q2", true)], &[], 3.0)
-            .unwrap();
+        assert!(h
+            .apply_transaction(&t, vec![("q2", true)], &[], 2.0)
+            .unwrap());
+        assert!(!h
+            .apply_transaction(&t, vec![("q2", true)], &[], 3.0)
+            .unwrap());
         assert_eq!(items(&h, Limit::All), ["q1", "a1", "q2"]);
         let replace = HistoryTransaction {
             operation_id: "op2".into(),
@@ -339,8 +342,9 @@ mod tests {
             Some("form of a1".to_string()),
             Some("form of q2".to_string()),
         ];
-        h.apply_transaction(&replace, vec![("A1", false)], &stored, 4.0)
-            .unwrap();
+        assert!(h
+            .apply_transaction(&replace, vec![("A1", false)], &stored, 4.0)
+            .unwrap());
         assert_eq!(items(&h, Limit::All), ["q1", "A1"]);
         assert_eq!((h.record().last_turn, h.record().next_op_seq), (1, 2));
         let wrong = [Some("x".to_string()), Some("y".to_string())];

@@ -40,6 +40,12 @@ pub enum Outcome {
 }
 
 impl HistoryTransaction {
+    /// Whether applying it, writing `written` items to a history of `item_count`, leaves the
+    /// history empty (it removes every item and writes none).
+    pub fn leaves_empty(&self, written: usize, item_count: u64) -> bool {
+        written == 0 && self.expected_suffix.len() as u64 >= item_count
+    }
+
     /// Decides what applying this transaction does. `applied` is the digest the operation log
     /// holds for its operation id, if any; `item_count` the history's length; `stored_suffix`
     /// the canonical forms of the newest `expected_suffix.len()` stored items, oldest first
@@ -138,6 +144,18 @@ pub fn replace_function_call(calls: &[Option<&str>], call_id: &str) -> Option<(u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_transaction_leaves_the_history_empty_only_when_it_removes_all_and_writes_none() {
+        let append = tx(TransactionKind::AppendItems, &[], "d");
+        assert!(append.leaves_empty(0, 0));
+        assert!(!append.leaves_empty(1, 0));
+        assert!(!append.leaves_empty(0, 3));
+        let replace = tx(TransactionKind::ReplaceSuffix, &["a", "b"], "d");
+        assert!(replace.leaves_empty(0, 2));
+        assert!(!replace.leaves_empty(1, 2));
+        assert!(!replace.leaves_empty(0, 3));
+    }
 
     fn tx(kind: TransactionKind, suffix: &[&str], digest: &str) -> HistoryTransaction {
         HistoryTransaction {

@@ -369,6 +369,88 @@ test('the runner against the test model server: three turns (one with a tool) an
   assert.deepEqual(r.branchTools, [], 'the branch does not show the tool call of the turn it replaced');
 });
 
+test('usage given with a history transaction is stored with its items, once, on the turn it leaves (both session kinds)', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async ({ id, chat }) => {
+    const code = async (f) => {
+      try {
+        await f();
+        return 'resolved';
+      } catch (e) {
+        return `${e.name} ${e.code}`;
+      }
+    };
+    const out = {};
+    for (const Kind of [lib.IndexedDbSession, lib.MemorySession]) {
+      const s = new Kind(`${id}-${Kind.name}`);
+      const q2 = { role: 'user', content: 'q2' };
+      const a2 = { role: 'assistant', content: 'a2' };
+      await s.addItems(chat.slice(0, 2));
+      const apply = (operationId, transaction, usage) => s.applyHistoryTransaction({ operationId, transaction, usage });
+      await apply('op1', { type: 'append_items', items: [q2] }, { requests: 1, inputTokens: 10, outputTokens: 5 });
+      await apply('op1', { type: 'append_items', items: [q2] }, { requests: 1, inputTokens: 10, outputTokens: 5 });
+      await apply('op2', { type: 'replace_suffix', expectedSuffix: [q2], replacement: [q2, a2] }, { requests: 1, inputTokens: 3, outputTokens: 2 });
+      const o = { mark: s[Symbol.for('agent-sessions.transactionUsage')], turns: await s.getTurnUsage() };
+      o.badUsage = await code(() => apply('op3', { type: 'append_items', items: [{ role: 'user', content: 'q3' }] }, { inputTokens: -1 }));
+      const all = await s.getItems();
+      o.emptying = await code(() => apply('op4', { type: 'replace_suffix', expectedSuffix: all, replacement: [] }, { requests: 1 }));
+      o.after = await s.getItems();
+      o.turnsAfter = await s.getTurnUsage();
+      await s.createBranchFromTurn(2, 'alt');
+      await apply('op5', { type: 'append_items', items: [{ role: 'user', content: 'q2 alt' }] }, { requests: 1, inputTokens: 7, outputTokens: 1 });
+      o.alt = await s.getTurnUsage();
+      o.main = await s.getSessionUsage({ branch: 'main' });
+      out[Kind.name] = o;
+    }
+    return out;
+  }, { id: fresh('tx-usage'), chat: turns(1) });
+  for (const kind of ['IndexedDbSession', 'MemorySession']) {
+    const o = r[kind];
+    assert.equal(o.mark, true, `${kind} says it takes usage with a transaction`);
+    assert.deepEqual(
+      o.turns,
+      [{ turn: 2, requests: 2, inputTokens: 13, outputTokens: 7, totalTokens: 20 }],
+      `${kind}: the retried operation added nothing, the replacement added to the same turn`,
+    );
+    assert.equal(o.badUsage, 'SessionError INVALID_USAGE');
+    assert.equal(o.emptying, 'SessionError INVALID_USAGE', 'usage needs a turn to go to');
+    assert.deepEqual(texts(o.after), ['q1', 'a1', 'q2', 'a2'], `${kind}: a refused transaction wrote none of its items`);
+    assert.deepEqual(o.turnsAfter, o.turns, `${kind}: nor any usage`);
+    assert.deepEqual(o.alt, [{ turn: 2, requests: 1, inputTokens: 7, outputTokens: 1, totalTokens: 8 }], `${kind}: on a branch, to its own turn`);
+    assert.deepEqual(o.main, { requests: 2, inputTokens: 13, outputTokens: 7, totalTokens: 20, turns: 1 });
+  }
+});
+
+test("the runner saves a run's usage with its answer where the session takes it, else through storeRunUsage", async () => {
+  const { page } = await openHarness(env);
+  model.reset();
+  model.script({ text: 'first answer' }, { text: 'second answer' });
+  const r = await page.evaluate(
+    async ({ id, url }) => {
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'a', model: 'm' });
+      const ours = new lib.IndexedDbSession(`${id}-ours`);
+      const calls = { ours: 0, plain: 0 };
+      const storeRunUsage = ours.storeRunUsage.bind(ours);
+      ours.storeRunUsage = (u) => (calls.ours++, storeRunUsage(u));
+      const usages = [(await runner.run(agent, 'one', { session: ours })).usage];
+      // A session of another kind with the same methods, which does not say it takes usage
+      // with a transaction: the runner stores the usage the other way.
+      const inner = new lib.IndexedDbSession(`${id}-plain`);
+      const plain = {};
+      for (const m of ['getSessionId', 'getItems', 'addItems', 'popItem', 'clearSession', 'applyHistoryTransaction', 'getRecentTurns']) plain[m] = (...a) => inner[m](...a);
+      plain.storeRunUsage = (u) => (calls.plain++, inner.storeRunUsage(u));
+      usages.push((await runner.run(agent, 'two', { session: plain })).usage);
+      return { calls, usages, ours: await ours.getTurnUsage(), plain: await inner.getTurnUsage(), items: (await ours.getItems()).length };
+    },
+    { id: fresh('runner-usage'), url: model.url },
+  );
+  assert.deepEqual(r.calls, { ours: 0, plain: 1 });
+  assert.equal(r.items, 2);
+  assert.deepEqual(r.ours, [{ turn: 1, ...r.usages[0] }]);
+  assert.deepEqual(r.plain, [{ turn: 1, ...r.usages[1] }]);
+});
+
 test('bad input: unknown branches and turns, taken names, deleting main or the current branch; nothing is written', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async ({ id, chat }) => {

@@ -19,7 +19,7 @@ use crate::backend::branch_js::{
 use crate::backend::canonical::canonical;
 use crate::backend::js::{self, object};
 use crate::backend::metadata::{self, give_default_title};
-use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
+use crate::backend::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
 use crate::core::branch::{self, Branch, Release, RowFacts, Segment, Tree, Usage, MAIN};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::Limit;
@@ -606,6 +606,7 @@ pub(super) async fn transaction_in(
         transaction,
         items,
         suffix_user_messages,
+        usage,
     } = taken;
     let b = l.tree.get(t.session_id, id)?;
     let (next, last_turn) = (b.next, b.last_turn);
@@ -619,6 +620,9 @@ pub(super) async fn transaction_in(
         .iter()
         .map(|row| super::record::item_of(row).and_then(|item| canonical(&item).ok()))
         .collect();
+    if usage.is_some() && transaction.leaves_empty(items.len(), count) {
+        return Err(no_turn_for_usage(t.session_id));
+    }
     let remove = match transaction.decide(applied.as_deref(), count, &stored)? {
         Outcome::AlreadyApplied => return Ok(()),
         Outcome::Apply { remove } => remove as u64,
@@ -633,6 +637,10 @@ pub(super) async fn transaction_in(
     write_rows(tx, t, &mut l, id, &items, now)?;
     give_default_title(&l.record.stored, &items);
     super::rewrite::log_operation(tx, &mut l.record, &transaction, now)?;
+    if let Some(usage) = &usage {
+        let turn = l.tree.get(t.session_id, id)?.last_turn;
+        add_usage_in(tx, t.session_id, id, turn, usage, now).await?;
+    }
     l.save(tx, Some(now))
 }
 
@@ -1133,33 +1141,45 @@ pub async fn store_usage(
             )));
         };
         let turn = l.tree.get(t.session_id, id)?.last_turn;
-        let key: JsValue = Array::of3(
-            &t.session_id.into(),
-            &id.into(),
-            &JsValue::from_f64(turn as f64),
-        )
-        .into();
-        let store = tx.store(USAGE_STORE)?;
-        let existing = store
-            .get(key)
-            .map_err(|e| tx.fail(e))?
-            .await
-            .map_err(|e| tx.fail(e))?;
-        let mut sum = existing.as_ref().map(usage_of).unwrap_or_default();
-        sum.add(&usage);
-        let mut fields = vec![
-            ("sessionId", JsValue::from_str(t.session_id)),
-            ("branch", id.into()),
-            ("turn", (turn as f64).into()),
-        ];
-        fields.extend(usage_fields(&sum));
-        fields.push(("updatedAt", now.into()));
-        store
-            .put(&object(&fields).into(), None)
-            .map_err(|e| tx.fail(e))?;
-        Ok(())
+        add_usage_in(tx, t.session_id, id, turn, &usage, now).await
     })
     .await
+}
+
+/// Adds `usage` to what turn `turn` of branch `id` has used, in a transaction under way.
+pub(super) async fn add_usage_in(
+    tx: &Tx,
+    session_id: &str,
+    id: &str,
+    turn: u64,
+    usage: &Usage,
+    now: f64,
+) -> Result<()> {
+    let key: JsValue = Array::of3(
+        &session_id.into(),
+        &id.into(),
+        &JsValue::from_f64(turn as f64),
+    )
+    .into();
+    let store = tx.store(USAGE_STORE)?;
+    let existing = store
+        .get(key)
+        .map_err(|e| tx.fail(e))?
+        .await
+        .map_err(|e| tx.fail(e))?;
+    let mut sum = existing.as_ref().map(usage_of).unwrap_or_default();
+    sum.add(usage);
+    let mut fields = vec![
+        ("sessionId", JsValue::from_str(session_id)),
+        ("branch", id.into()),
+        ("turn", (turn as f64).into()),
+    ];
+    fields.extend(usage_fields(&sum));
+    fields.push(("updatedAt", now.into()));
+    store
+        .put(&object(&fields).into(), None)
+        .map_err(|e| tx.fail(e))?;
+    Ok(())
 }
 
 /// The usage records of a session (of one branch when `branch` is given), oldest turn first.

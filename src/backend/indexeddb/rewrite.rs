@@ -10,18 +10,20 @@ use crate::backend::args::ReplaceOptions;
 use crate::backend::canonical::canonical;
 use crate::backend::js::{self, object};
 use crate::backend::metadata::give_default_title;
-use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
+use crate::backend::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
 use crate::core::branch::MAIN;
 use crate::core::error::Result;
 use crate::core::repair::{plan_repair, StoredRow};
 use crate::core::schema::{
     ARCHIVE_STORE, BY_OPERATION_INDEX, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE,
+    USAGE_STORE,
 };
 use crate::core::session::{resized, starts_turn, SessionRecord};
 use crate::core::transaction::{
     check_whole_history, operations_to_forget, replace_function_call, HistoryTransaction, Outcome,
 };
 
+use super::branches::add_usage_in;
 use super::open::Connection;
 use super::ops::{newest_rows, read_record, rows_in, write_record, Target};
 use super::record::{
@@ -41,18 +43,9 @@ fn begin(conn: &Connection, t: &Target<'_>, what: &str) -> Result<Tx> {
             MESSAGES_STORE,
             OPERATIONS_STORE,
             ARCHIVE_STORE,
+            USAGE_STORE,
         ],
     )
-}
-
-/// The session record, or a new one for a session that has none yet; refused for another user.
-async fn record_for(tx: &Tx, t: &Target<'_>, now: f64) -> Result<StoredRecord> {
-    let record = match read_record(tx, t.session_id).await? {
-        Some(r) => r,
-        None => StoredRecord::new(t.session_id, t.user_id, now),
-    };
-    record.check_owner(t.user_id)?;
-    Ok(record)
 }
 
 /// Writes message rows for `items` at `placements`, under `storage` (a session id, or a
@@ -94,6 +87,16 @@ fn put_main_rows(
     )
 }
 
+/// The session record, or a new one for a session that has none yet; refused for another user.
+async fn record_for(tx: &Tx, t: &Target<'_>, now: f64) -> Result<StoredRecord> {
+    let record = match read_record(tx, t.session_id).await? {
+        Some(r) => r,
+        None => StoredRecord::new(t.session_id, t.user_id, now),
+    };
+    record.check_owner(t.user_id)?;
+    Ok(record)
+}
+
 /// `applyHistoryTransaction`: checks the operation log and the suffix, then writes the items,
 /// the log entry and the record, all in one transaction; nothing when the operation was applied
 /// before with the same transaction.
@@ -107,6 +110,7 @@ pub async fn apply_transaction(
         transaction,
         items,
         suffix_user_messages,
+        usage,
     } = taken;
     let suffix = transaction.expected_suffix.len() as u64;
     let tx = begin(conn, t, "applyHistoryTransaction")?;
@@ -152,6 +156,7 @@ pub async fn apply_transaction(
                 transaction,
                 items,
                 suffix_user_messages,
+                usage,
             };
             let main = crate::core::branch::MAIN;
             return super::branches::transaction_in(tx, t, l, main, taken, applied_digest, now)
@@ -168,6 +173,9 @@ pub async fn apply_transaction(
             .iter()
             .map(|row| item_of(row).and_then(|item| canonical(&item).ok()))
             .collect();
+        if usage.is_some() && transaction.leaves_empty(items.len(), record.item_count) {
+            return Err(no_turn_for_usage(t.session_id));
+        }
         let remove = match transaction.decide(
             applied_digest.as_deref(),
             record.item_count,
@@ -210,6 +218,9 @@ pub async fn apply_transaction(
         }
         put_main_rows(tx, t, &record, &items, &placements, now)?;
         log_operation(tx, &mut record, &transaction, now)?;
+        if let Some(usage) = &usage {
+            add_usage_in(tx, t.session_id, MAIN, record.last_turn, usage, now).await?;
+        }
         write_record(tx, &record)
     })
     .await
