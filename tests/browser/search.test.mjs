@@ -271,6 +271,24 @@ test('rows written before the index existed are indexed in chunks, and an interr
   assert.equal(built.again.done, 0, 'a finished build does nothing');
 });
 
+test('a new database has nothing to index: its rows are written with their terms, and no build reads them again', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = `search-new-${Math.random()}`;
+    const s = new lib.IndexedDbSession('fresh', { dbName, userId: 'ann' });
+    const items = [];
+    for (let i = 0; i < 3000; i++) items.push({ role: i % 2 ? 'assistant' : 'user', content: `note ${i} about otters` });
+    await s.addItems(items);
+    const progress = [];
+    const built = await lib.buildSearchIndex({ dbName, onProgress: (p) => progress.push(p) });
+    const hits = await lib.searchSessions({ dbName, userId: 'ann', query: 'otters', limit: 5 });
+    return { built, progress, hits: hits.length };
+  });
+  assert.deepEqual(r.progress, [], 'no chunk of rows was looked at');
+  assert.equal(r.built.done, 0);
+  assert.equal(r.hits, 5);
+});
+
 test('bad input: long queries, a missing userId, bad limits, non-string queries', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {

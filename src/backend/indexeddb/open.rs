@@ -13,7 +13,9 @@ use wasm_bindgen::JsValue;
 use web_sys::IdbDatabase;
 
 use crate::core::error::{Result, SessionError, SessionErrorCode};
-use crate::core::schema::{migrations_from, newer_schema, MigrationStep, SCHEMA_VERSION};
+use crate::core::schema::{
+    migrations_from, newer_schema, MigrationStep, META_STORE, SCHEMA_VERSION,
+};
 
 use super::tx::storage_error;
 
@@ -105,6 +107,14 @@ pub async fn open(name: &str) -> Result<Connection> {
                             ),
                         )
                     })?;
+                }
+            }
+            if old == 0 {
+                // A new database: no row was written without its search terms.
+                if let Some(tx) = tx.as_ref() {
+                    tx.object_store(META_STORE)
+                        .and_then(|meta| meta.put(&super::search::nothing_to_build(), None))
+                        .map_err(fail)?;
                 }
             }
             Ok(())

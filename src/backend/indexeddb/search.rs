@@ -231,6 +231,20 @@ const CHUNK: u32 = 100;
 /// The name of the meta record of the index build.
 const BUILD: &str = "searchIndex";
 
+/// The meta record of a build with nothing to do, written when a database is created: every row
+/// of a database created with the terms index in its schema is written with its terms, so the
+/// build that starts at each open must not look at them (it would read the whole history, a
+/// chunk per read-write transaction, while the page writes and reads it).
+pub fn nothing_to_build() -> JsValue {
+    object(&[
+        ("name", BUILD.into()),
+        ("done", true.into()),
+        ("after", JsValue::NULL),
+        ("indexed", 0.0.into()),
+    ])
+    .into()
+}
+
 /// How far the index build is: rows looked at, and rows the database held when it started.
 #[derive(Clone, Copy, Default)]
 pub struct Progress {
