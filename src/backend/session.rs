@@ -149,6 +149,11 @@ pub fn close<S: SessionState>(state: &Rc<S>) -> Promise {
 
 /// A promise of `work`, whose error becomes a rejection carrying a `SessionError`.
 pub fn promise(work: impl Future<Output = Result<JsValue>> + 'static) -> Promise {
+    boxed_promise(Box::pin(work))
+}
+
+/// The part of [`promise`] that is the same for every caller, compiled once.
+fn boxed_promise(work: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> Promise {
     future_to_promise(async move { work.await.map_err(|e| session_error(&e)) })
 }
 
