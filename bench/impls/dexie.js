@@ -38,6 +38,16 @@ export function create({ dbName, userId = null }) {
         return rows.map((row) => row.item);
       }),
 
+    getRecentTurns: (sessionId, turns) =>
+      db.transaction('r', sessions, messages, async () => {
+        const record = await sessions.get(sessionId);
+        if (!record || record.itemCount === 0 || turns === 0) return [];
+        checkOwner(record);
+        const oldest = Math.max(0, record.lastTurn + 1 - turns);
+        const rows = await messages.where('[sessionId+turn]').between([sessionId, oldest], [sessionId, Infinity], true, true).toArray();
+        return rows.map((row) => row.item);
+      }),
+
     addItems: (sessionId, items) =>
       items.length === 0
         ? Promise.resolve()

@@ -109,6 +109,19 @@ export function create({ dbName, userId = null, indexes = true }) {
       return rows.map((row) => row.item);
     },
 
+    // The newest turns through the turn index: from the first row of the oldest turn wanted
+    // (`lastTurn + 1 - turns`, 0 when that takes in every turn) to the end, in one request.
+    async getRecentTurns(sessionId, turns) {
+      const { tx, sessions, messages } = await begin('readonly');
+      const record = await request(sessions.get(sessionId));
+      if (!record || record.itemCount === 0 || turns === 0) return [];
+      checkOwner(tx, record);
+      const oldest = Math.max(0, record.lastTurn + 1 - turns);
+      const range = IDBKeyRange.bound([sessionId, oldest], [sessionId, Infinity]);
+      const rows = await request(messages.index('by_turn').getAll(range));
+      return rows.map((row) => row.item);
+    },
+
     async addItems(sessionId, items) {
       if (items.length === 0) return;
       const { tx, sessions, messages } = await begin('readwrite');
