@@ -236,11 +236,17 @@ const BUILD: &str = "searchIndex";
 /// build that starts at each open must not look at them (it would read the whole history, a
 /// chunk per read-write transaction, while the page writes and reads it).
 pub fn nothing_to_build() -> JsValue {
+    build_record(true, JsValue::NULL, 0)
+}
+
+/// The meta record of the index build: whether it is done, the key of the last row it looked at
+/// (`null`: none yet), and how many rows it has looked at.
+fn build_record(done: bool, after: JsValue, indexed: u64) -> JsValue {
     object(&[
         ("name", BUILD.into()),
-        ("done", true.into()),
-        ("after", JsValue::NULL),
-        ("indexed", 0.0.into()),
+        ("done", done.into()),
+        ("after", after),
+        ("indexed", (indexed as f64).into()),
     ])
     .into()
 }
@@ -366,12 +372,8 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                     .into();
                     key
                 });
-                let record = object(&[
-                    ("name", BUILD.into()),
-                    ("done", done.into()),
-                    ("after", last.or(after).unwrap_or(JsValue::NULL)),
-                    ("indexed", (progress.done as f64).into()),
-                ]);
+                let record =
+                    build_record(done, last.or(after).unwrap_or(JsValue::NULL), progress.done);
                 meta.put(&record, None).map_err(|e| tx.fail(e))?;
                 Ok(done)
             })
