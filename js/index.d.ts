@@ -228,7 +228,8 @@ export interface SyncedSessionOptions {
 
 /** Where a `SyncedSession` stands. */
 export interface SyncStatus {
-  /** Items written here that the remote does not have yet (the outbox). */
+  /** Changes made here that the remote does not have yet (the outbox): items written, and
+   * synced items removed (a pop, a clear) that are not deleted there yet. */
   pending: number;
   /** When a round last finished with both histories the same (ms since the epoch). */
   lastSyncedAt: number | null;

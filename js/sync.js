@@ -204,7 +204,8 @@ export class SyncedSession extends EventTarget {
     return this.#local.getItems(limit);
   }
 
-  /** A local write, then a sync round soon (at once when online). */
+  /** A local write, then a sync round soon (at once when online). The outbox is counted after
+   * the write resolves (the count reads the whole history: a write does not wait for it). */
   async #write(call) {
     const result = await call();
     this.#pendingCount().then(
@@ -333,12 +334,14 @@ export class SyncedSession extends EventTarget {
     }, ms);
   }
 
-  /** The outbox's length: local items past what is still as synced. */
+  /** The outbox's length: local items past what is still as synced, and the synced items the
+   * local history lost since (deletions the remote has not seen yet). */
   async #pendingCount() {
     const saved = (await state.get(this.#id)) ?? {};
     const synced = Array.isArray(saved.synced) ? saved.synced : [];
     const local = await this.#local.getItems();
-    return local.length - keptCount(synced, local);
+    const kept = keptCount(synced, local);
+    return local.length - kept + (synced.length - kept);
   }
 
   /** Stops syncing (timers, listeners); the sessions stay usable on their own. */

@@ -278,6 +278,7 @@ describe('SyncedSession', () => {
       return [synced, unpushed];
     }, say('user', 'typo'));
     assert.deepEqual(transcript(popped), [['user', 'q2'], ['user', 'typo']]);
+    await a.page.waitForFunction(() => window.synced.syncStatus.pending === 1, null, { timeout: 5000 });
     await a.context.setOffline(false);
     await settled(a.page);
     assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'q1'], ['assistant', 'a1']], 'the pushed item was deleted; the other never left');
