@@ -3,7 +3,7 @@
 // created on first use, items are converted to and from the API's shapes (in the WebAssembly
 // module, as the runner converts them), calls are applied one at a time in call order.
 import { toConversationItems, fromConversationItems } from './agent_sessions_runner.js';
-import { sessionError } from './encrypted.js';
+import { sessionError } from './errors.js';
 
 /** The API takes at most this many items per `POST /conversations/{id}/items`. */
 const ITEMS_PER_WRITE = 20;

@@ -3,6 +3,7 @@
 // device (non-extractable); and retention for whole sessions. All the cryptography is the
 // browser's (crypto.subtle): this file only arranges it.
 import { recordStore } from './records.js';
+import { sessionError } from './errors.js';
 
 const subtle = () => globalThis.crypto?.subtle;
 const encoder = new TextEncoder();
@@ -10,10 +11,6 @@ const decoder = new TextDecoder();
 
 /** The salt of the per-session key derivation (HKDF-SHA256; its info is the session id). */
 const SESSION_SALT = encoder.encode('agent-sessions/EncryptedSession/v1');
-
-export function sessionError(code, message) {
-  return Object.assign(new Error(message), { name: 'SessionError', code });
-}
 
 function toBase64(bytes) {
   let text = '';

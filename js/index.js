@@ -4,7 +4,7 @@
 import init, * as wasm from './agent_sessions.js';
 import { publish, subscribeSession, watchSessions as watch } from './events.js';
 import { exportSessions, importSessions as importBackup } from './backup.js';
-import { sessionError } from './encrypted.js';
+import { sessionError } from './errors.js';
 
 await init({ module_or_path: new URL('./agent_sessions_bg.wasm', import.meta.url) });
 

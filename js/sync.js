@@ -16,7 +16,7 @@
 //   between, the local history is rewritten once to match, in one transaction that is refused
 //   (and the round tried again) if the history changed meanwhile.
 import { recordStore } from './records.js';
-import { sessionError } from './encrypted.js';
+import { sessionError } from './errors.js';
 
 const state = recordStore('agent-sessions-sync', 'sessions');
 

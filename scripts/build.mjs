@@ -1,13 +1,17 @@
-// Builds the npm package into pkg/: the release wasm modules, their wasm-bindgen ES module glue,
-// the package entries and their TypeScript declarations. Prints the size of what ships.
+// Builds the npm package into pkg/: the release wasm modules, the two entries (each one ES
+// module: the package's JS and its wasm-bindgen glue bundled together) and their TypeScript
+// declarations. Prints the size of what ships.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { build } from 'esbuild';
 import { budgets, measure, table, updateReadme } from './sizes.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = join(root, 'pkg');
+// wasm-bindgen's output and the package's JS sources side by side, as the sources import them.
+const staging = join(root, 'target/package');
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
 
 // Two WebAssembly modules, so that a page that only needs sessions (the SDK drop-in) does not
@@ -25,6 +29,8 @@ const wasmOpt = existsSync(localWasmOpt) ? localWasmOpt : 'wasm-opt';
 const hasWasmOpt = spawnSync(wasmOpt, ['--version']).status === 0;
 if (!hasWasmOpt) console.log('wasm-opt not found: the wasm is not size-optimised further');
 
+rmSync(staging, { recursive: true, force: true });
+mkdirSync(staging, { recursive: true });
 mkdirSync(pkg, { recursive: true });
 for (const m of MODULES) {
   run('cargo', [
@@ -33,23 +39,50 @@ for (const m of MODULES) {
   ]);
   run('wasm-bindgen', [
     '--target', 'web',
-    '--out-dir', pkg,
+    '--out-dir', staging,
     '--out-name', m.name,
     join(root, m.targetDir, 'wasm32-unknown-unknown/release/agent_sessions.wasm'),
   ]);
+  const wasm = `${m.name}_bg.wasm`;
   if (hasWasmOpt) {
-    const wasm = join(pkg, `${m.name}_bg.wasm`);
     run(wasmOpt, [
       '-Oz', '--strip-debug', '--strip-producers',
       '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
       '--enable-reference-types', '--enable-multivalue', '--enable-mutable-globals',
-      wasm, '-o', wasm,
+      join(staging, wasm), '-o', join(pkg, wasm),
     ]);
+  } else {
+    copyFileSync(join(staging, wasm), join(pkg, wasm));
   }
+  copyFileSync(join(staging, `${m.name}.d.ts`), join(pkg, `${m.name}.d.ts`));
 }
 
-for (const file of ['index.js', 'index.d.ts', 'events.js', 'backup.js', 'encrypted.js', 'records.js', 'sync.js', 'conversations.js', 'runner.js', 'runner.d.ts']) {
-  copyFileSync(join(root, 'js', file), join(pkg, file));
+// Each entry is one module, so that a page loading the package unbundled (an import map, a CDN)
+// fetches one file before the wasm instead of three levels of imports; an application's bundler
+// sees the same code either way. The runner entry imports the main entry, not a copy of it: one
+// wasm instance and one set of classes, whichever entries a page imports.
+for (const file of readdirSync(join(root, 'js'))) copyFileSync(join(root, 'js', file), join(staging, file));
+const mainEntry = { name: 'the main entry', setup: (b) => b.onResolve({ filter: /^\.\/index\.js$/ }, () => ({ path: './index.js', external: true })) };
+for (const [entry, plugins] of [['index.js', []], ['runner.js', [mainEntry]]]) {
+  await build({
+    entryPoints: [join(staging, entry)],
+    outfile: join(pkg, entry),
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    plugins,
+    logLevel: 'error',
+  });
+}
+for (const file of ['index.d.ts', 'runner.d.ts']) copyFileSync(join(root, 'js', file), join(pkg, file));
+// pkg/ holds what package.json ships and nothing else (no file of an earlier layout).
+const shipped = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).files.filter((f) => f.startsWith('pkg/'));
+for (const file of readdirSync(pkg)) {
+  if (!shipped.includes(`pkg/${file}`)) rmSync(join(pkg, file), { recursive: true, force: true });
+}
+for (const file of shipped) {
+  if (!existsSync(join(root, file))) throw new Error(`the build made no ${file}, which package.json ships`);
 }
 
 const sizes = measure(pkg);

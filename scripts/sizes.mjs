@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 
-export const SHIPPED = ['agent_sessions_bg.wasm', 'agent_sessions.js', 'agent_sessions_runner_bg.wasm', 'agent_sessions_runner.js'];
+export const SHIPPED = ['agent_sessions_bg.wasm', 'index.js', 'agent_sessions_runner_bg.wasm', 'runner.js'];
 
 const KIB = 1024;
 
@@ -17,9 +17,9 @@ const KIB = 1024;
  */
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 190 * KIB, target: 55 * KIB },
-  'agent_sessions.js': { budget: 9 * KIB },
+  'index.js': { budget: 21 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 182 * KIB, target: 64 * KIB },
-  'agent_sessions_runner.js': { budget: 8 * KIB },
+  'runner.js': { budget: 15 * KIB },
 };
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
