@@ -265,6 +265,12 @@ pub struct Progress {
 /// is indexed; at once when that was done before.
 pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<Progress> {
     let mut progress = Progress::default();
+    // The build starts at every open and is almost always finished: that is one read of the meta
+    // store, in a read-only transaction that does not hold up the page's reads and writes of the
+    // sessions and messages as a read-write one over them would.
+    if is_built(conn).await? {
+        return Ok(progress);
+    }
     let mut owners: HashMap<String, JsValue> = HashMap::new();
     let mut first = true;
     loop {
@@ -282,10 +288,7 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                     .map_err(|e| tx.fail(e))?
                     .await
                     .map_err(|e| tx.fail(e))?;
-                if state
-                    .as_ref()
-                    .is_some_and(|s| js::get(s, "done").is_ok_and(|d| d.is_truthy()))
-                {
+                if is_done(state.as_ref()) {
                     return Ok(true);
                 }
                 let after = state
@@ -388,6 +391,31 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
         first = false;
         yield_to_page().await;
     }
+}
+
+/// Whether the meta store records the build as done.
+async fn is_built(conn: &Connection) -> Result<bool> {
+    let tx = Tx::begin(
+        conn,
+        &[META_STORE],
+        TransactionMode::ReadOnly,
+        "reading the search index's state".to_string(),
+    )?;
+    tx.run(async |tx| {
+        let state = tx
+            .store(META_STORE)?
+            .get(JsValue::from_str(BUILD))
+            .map_err(|e| tx.fail(e))?
+            .await
+            .map_err(|e| tx.fail(e))?;
+        Ok(is_done(state.as_ref()))
+    })
+    .await
+}
+
+/// Whether the build's meta record (if any) says it is done.
+fn is_done(state: Option<&JsValue>) -> bool {
+    state.is_some_and(|s| js::get(s, "done").is_ok_and(|d| d.is_truthy()))
 }
 
 /// Resolves in a later task, so the page handles its events between two chunks.
