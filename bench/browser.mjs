@@ -61,9 +61,11 @@ export async function startBrowser({ pkg } = {}) {
     },
 
     /** A fresh page with the package loaded as an application loads it, before anything is
-     * timed (bench/page/migration.html: `lib` and the benchmark's `items`). */
-    async appPage() {
+     * timed (bench/page/migration.html: `lib` and the benchmark's `items`). `before` runs in the
+     * page before any of its scripts. */
+    async appPage({ before } = {}) {
       const page = await context.newPage();
+      if (before) await page.addInitScript(before);
       watch(page, 'app');
       await page.goto(`${url}/bench/page/migration.html`);
       await page.waitForFunction(() => window.ready === true, null, { timeout: 30_000 });

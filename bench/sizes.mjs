@@ -36,10 +36,10 @@ export async function measureSizes(pkgDir = join(root, 'pkg')) {
   const pkg = (file) => readFileSync(join(pkgDir, file));
   return [
     measure('agent-sessions: agent_sessions_bg.wasm', pkg('agent_sessions_bg.wasm'), 'as built'),
-    measure('agent-sessions: agent_sessions.js', pkg('agent_sessions.js'), 'as built'),
+    measure('agent-sessions: index.js', pkg('index.js'), 'as built'),
     measure('agent-sessions/runner: agent_sessions_runner_bg.wasm', pkg('agent_sessions_runner_bg.wasm'), 'as built'),
     measure(
-      'agent-sessions: index.js + agent_sessions.js',
+      'agent-sessions: index.js, minified',
       await bundle(`export * from ${JSON.stringify(join(resolve(pkgDir), 'index.js'))};`),
       'esbuild minified bundle, wasm not included',
     ),

@@ -13,17 +13,30 @@ import { benchArgs } from './report.mjs';
 const MiB = 1024 * 1024;
 const mib = (bytes) => `${(bytes / MiB).toFixed(2)} MiB`;
 
+/** Runs in the page before the package loads: keeps each WebAssembly instance made. */
+function noteInstances() {
+  globalThis.wasmInstances = [];
+  for (const name of ['instantiateStreaming', 'instantiate']) {
+    const original = WebAssembly[name];
+    WebAssembly[name] = async function (...args) {
+      const made = await original.apply(this, args);
+      globalThis.wasmInstances.push(made instanceof WebAssembly.Instance ? made : made.instance);
+      return made;
+    };
+  }
+}
+
 async function main() {
   const { calls, warmup, pkg } = benchArgs(process.argv.slice(2), { calls: 10_000, warmup: 1000 });
   if (warmup >= calls) throw new Error('--warmup must be less than --calls');
   const browser = await startBrowser({ pkg });
   try {
-    const page = await browser.appPage();
+    // The package keeps its WebAssembly instance to itself: the page notes every instance made.
+    const page = await browser.appPage({ before: noteInstances });
     const r = await page.evaluate(
       async ({ calls, warmup }) => {
-        // The sessions module is initialised once; init() again gives its exports, memory included.
-        const wasm = await (await import('/pkg/agent_sessions.js')).default();
-        const memory = () => wasm.memory.buffer.byteLength;
+        const [sessions] = globalThis.wasmInstances;
+        const memory = () => sessions.exports.memory.buffer.byteLength;
         // The smallest of a few readings, each after a full collection and a pause (what is
         // freed only once pending tasks ran would otherwise count as live).
         const heap = async () => {
