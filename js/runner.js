@@ -1,5 +1,6 @@
 // The runner entry: Agent, Runner and RunState (their own WebAssembly module), plus everything
 // the main entry exports, so a chat page imports all it needs from one place.
+import { runnerWasm } from './runner_wasm.js'; // first: its download starts before the main entry's
 import init, {
   Agent as WasmAgent,
   Runner as WasmRunner,
@@ -12,7 +13,7 @@ import init, {
 
 import { IndexedDbSession, listSessions, searchSessions } from './index.js';
 
-await init({ module_or_path: new URL('./agent_sessions_runner_bg.wasm', import.meta.url) });
+await init({ module_or_path: runnerWasm });
 
 // Every Agent and Runner this entry made. Checking membership runs no code of the value checked (a Proxy is
 // never a member), so a hostile `agent` argument is refused with a RunnerError instead of

@@ -59,11 +59,15 @@ for (const m of MODULES) {
 
 // Each entry is one module, so that a page loading the package unbundled (an import map, a CDN)
 // fetches one file before the wasm instead of three levels of imports; an application's bundler
-// sees the same code either way. The runner entry imports the main entry, not a copy of it: one
-// wasm instance and one set of classes, whichever entries a page imports.
+// sees the same code either way. The runner entry imports the main entry, not a copy of it (one
+// wasm instance and one set of classes, whichever entries a page imports), and, before it, the
+// small module that starts the runner wasm's download (js/runner_wasm.js).
 for (const file of readdirSync(join(root, 'js'))) copyFileSync(join(root, 'js', file), join(staging, file));
-const mainEntry = { name: 'the main entry', setup: (b) => b.onResolve({ filter: /^\.\/index\.js$/ }, () => ({ path: './index.js', external: true })) };
-for (const [entry, plugins] of [['index.js', []], ['runner.js', [mainEntry]]]) {
+const shared = {
+  name: 'modules the runner entry imports, not copies',
+  setup: (b) => b.onResolve({ filter: /^\.\/(index|runner_wasm)\.js$/ }, (args) => ({ path: args.path, external: true })),
+};
+for (const [entry, plugins] of [['index.js', []], ['runner_wasm.js', []], ['runner.js', [shared]]]) {
   await build({
     entryPoints: [join(staging, entry)],
     outfile: join(pkg, entry),

@@ -30,6 +30,7 @@ const SHIPPED = [
   'pkg/index.js',
   'pkg/runner.d.ts',
   'pkg/runner.js',
+  'pkg/runner_wasm.js',
 ];
 
 let tmp;

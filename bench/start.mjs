@@ -1,0 +1,59 @@
+// How long importing each entry of the package takes in a fresh page, before any call: the
+// entry's JS, its WebAssembly module(s) downloaded, compiled and instantiated. For comparison, in
+// the same run, the floor: the same files downloaded in parallel, each wasm compiled as it
+// arrives (what no way of loading them can beat). Each with the browser cache off (a first
+// visit) and on (a reload: the server answers 304), on the local server as it is, and on an
+// emulated network of 80 ms round trips and 20 Mbit/s (the files are served uncompressed).
+//
+//   node bench/start.mjs [--loads=7] [--pkg=dir]
+import { benchScript } from './browser.mjs';
+import { formatMs, median, benchArgs } from './report.mjs';
+
+const ENTRIES = {
+  'agent-sessions': { entry: 'index.js', files: ['index.js', 'agent_sessions_bg.wasm'] },
+  'agent-sessions/runner': {
+    entry: 'runner.js',
+    files: ['runner.js', 'runner_wasm.js', 'index.js', 'agent_sessions_bg.wasm', 'agent_sessions_runner_bg.wasm'],
+  },
+};
+const NETWORKS = {
+  local: null,
+  '80 ms, 20 Mbit/s': { offline: false, latency: 80, downloadThroughput: 20e6 / 8, uploadThroughput: 5e6 / 8 },
+};
+
+const { loads, pkg } = benchArgs(process.argv.slice(2), { loads: 7 });
+await benchScript(pkg, async (browser) => {
+  const load = async (query, { cache, network }) => {
+    const page = await browser.context.newPage();
+    try {
+      const cdp = await browser.context.newCDPSession(page);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.setCacheDisabled', { cacheDisabled: !cache });
+      if (network) await cdp.send('Network.emulateNetworkConditions', network);
+      await page.goto(`${browser.url}/bench/page/start.html?${new URLSearchParams(query)}`);
+      const result = await (await page.waitForFunction(() => window.result, null, { timeout: 60_000 })).jsonValue();
+      if (result.error) throw new Error(result.error);
+      return result.ms;
+    } finally {
+      await page.close();
+    }
+  };
+  console.log(`\nimporting each entry in a fresh page, median of ${loads} loads each, beside the floor\n`);
+  for (const [networkName, network] of Object.entries(NETWORKS)) {
+    for (const cache of [false, true]) {
+      for (const [name, { entry, files }] of Object.entries(ENTRIES)) {
+        const ours = [];
+        const floor = [];
+        // Alternated, so that a slow spell of the machine falls on both.
+        for (let i = 0; i < loads; i += 1) {
+          ours.push(await load({ entry }, { cache, network }));
+          floor.push(await load({ floor: files.join(',') }, { cache, network }));
+        }
+        const label = `${name}, ${networkName}, ${cache ? 'warm (cached)' : 'cold'}:`;
+        console.log(
+          `${label.padEnd(58)}import ${formatMs(median(ours)).padStart(8)}   floor ${formatMs(median(floor)).padStart(8)}   ${(median(ours) / median(floor)).toFixed(2)}x`,
+        );
+      }
+    }
+  }
+});
