@@ -17,9 +17,9 @@ const KIB = 1024;
  */
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 190 * KIB, target: 55 * KIB },
-  'index.js': { budget: 21 * KIB },
+  'index.js': { budget: 23 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 182 * KIB, target: 64 * KIB },
-  'runner.js': { budget: 15 * KIB },
+  'runner.js': { budget: 16 * KIB },
 };
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;

@@ -52,6 +52,20 @@ test('each entry exports exactly what the README promises', async () => {
   assert.deepEqual(names.runner, [...SESSIONS, ...RUNNER].sort());
 });
 
+test('every exported class and function has its own name (what consoles, stacks and constructor.name show)', async () => {
+  const { page } = await openHarness(env);
+  const wrong = await page.evaluate(async () => {
+    const wrong = [];
+    for (const path of ['/pkg/index.js', '/pkg/runner.js']) {
+      for (const [name, value] of Object.entries(await import(path))) {
+        if (typeof value === 'function' && value.name !== name) wrong.push(`${path} ${name}: ${value.name}`);
+      }
+    }
+    return wrong;
+  });
+  assert.deepEqual(wrong, []);
+});
+
 /** The exported and imported names of a built wasm module, without wasm-bindgen's internals. */
 function surface(file) {
   const module = new WebAssembly.Module(readFileSync(join(root, 'pkg', file)));

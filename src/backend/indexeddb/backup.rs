@@ -93,12 +93,7 @@ pub async fn read_page(
         let tx = Tx::begin(conn, &[SESSIONS_STORE], TransactionMode::ReadOnly, doing)?;
         return tx
             .run(async |tx| {
-                let record = tx
-                    .store(SESSIONS_STORE)?
-                    .get(JsValue::from_str(session_id))
-                    .map_err(|e| tx.fail(e))?
-                    .await
-                    .map_err(|e| tx.fail(e))?;
+                let record = tx.get(SESSIONS_STORE, session_id).await?;
                 Ok((record.into_iter().collect(), None))
             })
             .await;

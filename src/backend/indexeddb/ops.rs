@@ -77,12 +77,7 @@ pub(super) fn delete_session_data(tx: &Tx, session_id: &str) -> Result<()> {
 }
 
 pub(super) async fn read_record(tx: &Tx, session_id: &str) -> Result<Option<StoredRecord>> {
-    let value = tx
-        .store(SESSIONS_STORE)?
-        .get(JsValue::from_str(session_id))
-        .map_err(|e| tx.fail(e))?
-        .await
-        .map_err(|e| tx.fail(e))?;
+    let value = tx.get(SESSIONS_STORE, session_id).await?;
     let Some(value) = value else {
         return Ok(None);
     };
@@ -507,13 +502,7 @@ async fn measure(conn: &Connection, session_id: &str) -> Result<f64> {
         format!("measuring session \"{session_id}\""),
     )?;
     tx.run(async |tx| {
-        let sessions = tx.store(SESSIONS_STORE)?;
-        let Some(stored) = sessions
-            .get(JsValue::from_str(session_id))
-            .map_err(|e| tx.fail(e))?
-            .await
-            .map_err(|e| tx.fail(e))?
-        else {
+        let Some(stored) = tx.get(SESSIONS_STORE, session_id).await? else {
             return Ok(0.0);
         };
         if let Some(bytes) = js::get(&stored, "bytes").ok().and_then(|v| v.as_f64()) {
@@ -539,7 +528,9 @@ async fn measure(conn: &Connection, session_id: &str) -> Result<f64> {
         }
         let bytes = bytes as f64;
         let _ = Reflect::set(&stored, &"bytes".into(), &bytes.into());
-        sessions.put(&stored, None).map_err(|e| tx.fail(e))?;
+        tx.store(SESSIONS_STORE)?
+            .put(&stored, None)
+            .map_err(|e| tx.fail(e))?;
         Ok(bytes)
     })
     .await
@@ -556,13 +547,7 @@ pub async fn delete_session(conn: &Connection, session_id: &str) -> Result<bool>
     )?;
     tx.run(async |tx| {
         // Only whether it existed matters: a damaged record is deleted like any other.
-        let existed = tx
-            .store(SESSIONS_STORE)?
-            .get(JsValue::from_str(session_id))
-            .map_err(|e| tx.fail(e))?
-            .await
-            .map_err(|e| tx.fail(e))?
-            .is_some();
+        let existed = tx.get(SESSIONS_STORE, session_id).await?.is_some();
         delete_session_data(tx, session_id)?;
         branches::delete_all(tx, session_id)?;
         tx.store(SESSIONS_STORE)?

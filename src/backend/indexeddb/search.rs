@@ -282,12 +282,7 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
         )?;
         let finished = tx
             .run(async |tx| {
-                let meta = tx.store(META_STORE)?;
-                let state = meta
-                    .get(JsValue::from_str(BUILD))
-                    .map_err(|e| tx.fail(e))?
-                    .await
-                    .map_err(|e| tx.fail(e))?;
+                let state = tx.get(META_STORE, BUILD).await?;
                 if is_done(state.as_ref()) {
                     return Ok(true);
                 }
@@ -377,7 +372,9 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                 });
                 let record =
                     build_record(done, last.or(after).unwrap_or(JsValue::NULL), progress.done);
-                meta.put(&record, None).map_err(|e| tx.fail(e))?;
+                tx.store(META_STORE)?
+                    .put(&record, None)
+                    .map_err(|e| tx.fail(e))?;
                 Ok(done)
             })
             .await?;
@@ -401,16 +398,8 @@ async fn is_built(conn: &Connection) -> Result<bool> {
         TransactionMode::ReadOnly,
         "reading the search index's state".to_string(),
     )?;
-    tx.run(async |tx| {
-        let state = tx
-            .store(META_STORE)?
-            .get(JsValue::from_str(BUILD))
-            .map_err(|e| tx.fail(e))?
-            .await
-            .map_err(|e| tx.fail(e))?;
-        Ok(is_done(state.as_ref()))
-    })
-    .await
+    tx.run(async |tx| Ok(is_done(tx.get(META_STORE, BUILD).await?.as_ref())))
+        .await
 }
 
 /// Whether the build's meta record (if any) says it is done.

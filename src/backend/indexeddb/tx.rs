@@ -136,6 +136,15 @@ impl Tx {
             .map_err(|e| storage_error(&e, &self.doing))
     }
 
+    /// The value stored under the string key `key` in `store`, or `None`.
+    pub async fn get(&self, store: &str, key: &str) -> Result<Option<JsValue>> {
+        self.store(store)?
+            .get(JsValue::from_str(key))
+            .map_err(|e| self.fail(e))?
+            .await
+            .map_err(|e| self.fail(e))
+    }
+
     /// An `idb` failure of a request of this transaction.
     pub fn fail(&self, e: idb::Error) -> SessionError {
         storage_error(&e, &self.doing)
