@@ -140,7 +140,7 @@ pub async fn search(
         // The items holding every term, from the rarest term's list, narrowed by each other list
         // that is whole; in the user's sessions (the owner in the index key already says whose;
         // the record check makes sure).
-        keyed.sort_by_key(Vec::len);
+        keyed.sort_unstable_by_key(Vec::len);
         let mut lists = keyed.into_iter();
         let mut candidates: Vec<(RowId, JsValue)> = Vec::new();
         let mut seen: HashSet<RowId> = HashSet::new();
@@ -160,10 +160,15 @@ pub async fn search(
             let holding: HashSet<RowId> = list.iter().filter_map(row_id).collect();
             candidates.retain(|(id, _)| holding.contains(id));
         }
-        // The newest first, at most READ_AT_MOST of them.
-        candidates.sort_by(|(a, _), (b, _)| {
+        // The newest first, at most READ_AT_MOST of them (rows are unique, so the order is total
+        // and needs no stable sort).
+        candidates.sort_unstable_by(|(a, _), (b, _)| {
             let when = |id: &RowId| sessions.get(&id.0).copied().unwrap_or(0.0);
-            when(b).total_cmp(&when(a)).then(b.2.cmp(&a.2))
+            when(b)
+                .total_cmp(&when(a))
+                .then(b.2.cmp(&a.2))
+                .then_with(|| a.0.cmp(&b.0))
+                .then_with(|| a.1.cmp(&b.1))
         });
         candidates.truncate(READ_AT_MOST);
         let messages = tx.store(MESSAGES_STORE)?;
@@ -211,12 +216,14 @@ pub async fn search(
                     .unwrap_or(0.0),
             })
             .collect();
-        // Best first; equal scores, newest first.
-        hits.sort_by(|a, b| {
+        // Best first; equal scores, newest first (then by row, so the order is total).
+        hits.sort_unstable_by(|a, b| {
             b.score
                 .total_cmp(&a.score)
                 .then(b.created_at.total_cmp(&a.created_at))
                 .then(b.seq.cmp(&a.seq))
+                .then_with(|| a.session_id.cmp(&b.session_id))
+                .then_with(|| a.branch.cmp(&b.branch))
         });
         hits.truncate(limit);
         Ok(hits)
