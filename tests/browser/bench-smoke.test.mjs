@@ -172,14 +172,15 @@ test('event latency benchmark: every write in one tab is heard in the other', { 
   assert.match(stdout, /a bare BroadcastChannel message between the same tabs: +median/);
 });
 
-// The start benchmark (bench/start.mjs) with one load each: both entries import (it fails on an
-// entry that does not load), cold and warm, locally and on the emulated network.
-test('start benchmark: each entry imports in a fresh page, beside the download floor', { timeout: 180_000 }, async () => {
+// The start benchmark (bench/start.mjs) with one load each: both entries import, plainly and
+// with their files preloaded (it fails on an entry that does not load), cold and warm, locally
+// and on the emulated network.
+test('start benchmark: each entry imports in a fresh page, also preloaded, beside the download floor', { timeout: 180_000 }, async () => {
   const stdout = await runScript('start.mjs', ['--loads=1']);
   for (const entry of ['agent-sessions', 'agent-sessions/runner']) {
     for (const network of ['local', '80 ms, 20 Mbit/s']) {
       for (const cache of ['cold', 'warm \\(cached\\)']) {
-        assert.match(stdout, new RegExp(`${entry}, ${network}, ${cache}: +import +[\\d.]+ ms +floor +[\\d.]+ ms +[\\d.]+x`));
+        assert.match(stdout, new RegExp(`${entry}, ${network}, ${cache}: +import +[\\d.]+ ms \\([\\d.]+x\\) +preloaded +[\\d.]+ ms \\([\\d.]+x\\) +floor +[\\d.]+ ms`));
       }
     }
   }

@@ -211,6 +211,18 @@ async function exportChat(page) {
   return { path, name: download.suggestedFilename(), text: await readFile(path, 'utf8') };
 }
 
+test('the page preloads the package: each of its files is downloaded once, from the first moment', async () => {
+  const { context, page } = await openDemo();
+  const ours = page.requests.filter((u) => u.includes('/vendor/agent-sessions/')).map((u) => new URL(u).pathname.split('/').pop());
+  assert.deepEqual(
+    [...ours].sort(),
+    ['agent_sessions_bg.wasm', 'agent_sessions_runner_bg.wasm', 'index.js', 'runner.js', 'runner_wasm.js'],
+    'one request per file: the module imports and the wasm fetches used what the links preloaded',
+  );
+  assert.deepEqual(page.errors, []);
+  await context.close();
+});
+
 test('two users on one page keep separate histories, and both survive a reload', async () => {
   const { context, page } = await openDemo();
   try {
