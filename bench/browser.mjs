@@ -72,26 +72,36 @@ export async function startBrowser({ pkg } = {}) {
       return page;
     },
 
-    /** One start in a fresh page of the same profile (so the data is there); `cache: false`
-     * turns the browser cache off for it, so its code is downloaded and compiled again. */
-    async coldStart(key, { dbName, userId, sessionId, n }, { cache = true } = {}) {
+    /** Loads `path` (with `query`) in a fresh page of the same profile (so the data is there)
+     * and resolves to what its script leaves in `window.result`; an `error` there is thrown,
+     * prefixed with `label`. `cache: false` turns the browser cache off for it, so its code is
+     * downloaded and compiled again; `network` emulates those network conditions (CDP's
+     * `Network.emulateNetworkConditions`). */
+    async freshLoad(path, query, { cache = true, network = null, label = path } = {}) {
       const page = await context.newPage();
-      watch(page, `${key} (${cache ? 'warm' : 'cold'})`);
+      watch(page, label);
       try {
-        if (!cache) {
+        if (!cache || network) {
           const cdp = await context.newCDPSession(page);
           await cdp.send('Network.enable');
-          await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+          if (!cache) await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+          if (network) await cdp.send('Network.emulateNetworkConditions', network);
         }
-        const query = new URLSearchParams({ impl: key, db: dbName, user: userId, session: sessionId, n: String(n) });
-        await page.goto(`${url}/bench/page/cold.html?${query}`);
-        const handle = await page.waitForFunction(() => window.coldResult, null, { timeout: 60_000 });
+        await page.goto(`${url}${path}?${new URLSearchParams(query)}`);
+        const handle = await page.waitForFunction(() => window.result, null, { timeout: 60_000 });
         const outcome = await handle.jsonValue();
-        if (outcome.error) throw new Error(`cold start of ${key}: ${outcome.error}`);
+        if (outcome.error) throw new Error(`${label}: ${outcome.error}`);
         return outcome;
       } finally {
         await page.close();
       }
+    },
+
+    /** One start of implementation `key` in a fresh page (bench/page/cold.html); `cache: false`
+     * as in `freshLoad`. */
+    coldStart(key, { dbName, userId, sessionId, n }, { cache = true } = {}) {
+      const query = { impl: key, db: dbName, user: userId, session: sessionId, n: String(n) };
+      return this.freshLoad('/bench/page/cold.html', query, { cache, label: `cold start of ${key} (${cache ? 'warm' : 'cold'})` });
     },
 
     async close() {

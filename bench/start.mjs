@@ -27,20 +27,9 @@ const NETWORKS = {
 const { loads, pkg } = benchArgs(process.argv.slice(2), { loads: 7 });
 await benchScript(pkg, async (browser) => {
   const load = async (html, query, { cache, network }) => {
-    const page = await browser.context.newPage();
-    try {
-      const cdp = await browser.context.newCDPSession(page);
-      await cdp.send('Network.enable');
-      await cdp.send('Network.setCacheDisabled', { cacheDisabled: !cache });
-      if (network) await cdp.send('Network.emulateNetworkConditions', network);
-      await page.goto(`${browser.url}/bench/page/${html}?${new URLSearchParams(query)}`);
-      const result = await (await page.waitForFunction(() => window.result, null, { timeout: 60_000 })).jsonValue();
-      if (result.error) throw new Error(result.error);
-      if (new Set(result.wasm).size !== result.wasm.length) throw new Error(`${html}: a wasm file was downloaded twice (${result.wasm.join(', ')})`);
-      return result.ms;
-    } finally {
-      await page.close();
-    }
+    const result = await browser.freshLoad(`/bench/page/${html}`, query, { cache, network, label: html });
+    if (new Set(result.wasm).size !== result.wasm.length) throw new Error(`${html}: a wasm file was downloaded twice (${result.wasm.join(', ')})`);
+    return result.ms;
   };
   console.log(`\na fresh page importing each entry (ms from its navigation), median of ${loads} loads each, beside the floor\n`);
   for (const [networkName, network] of Object.entries(NETWORKS)) {
