@@ -211,6 +211,7 @@ pub fn info(
             "turnCount",
             (record.map_or(0, |r| r.turn_count()) as f64).into(),
         ),
+        ("rewrites", (record.map_or(0, |r| r.rewrites) as f64).into()),
         ("title", field_or_null(stored, "title")),
         ("summary", field_or_null(stored, "summary")),
         ("topics", field_or_null(stored, "topics")),

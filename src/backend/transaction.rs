@@ -171,12 +171,14 @@ pub fn take_transaction(args: &JsValue) -> Result<TakenTransaction> {
         expected_suffix.concat(),
         written.concat()
     );
+    let rewrites = !written.starts_with(&expected_suffix);
     Ok(TakenTransaction {
         transaction: HistoryTransaction {
             operation_id,
             kind,
             expected_suffix,
             digest: digest(&whole),
+            rewrites,
         },
         items,
         suffix_user_messages,

@@ -82,6 +82,9 @@ impl<T> MemoryHistory<T> {
         let placements = self
             .record
             .replace_suffix(remove as u64, &starts, base_turn, now)?;
+        if remove > 0 && transaction.rewrites {
+            self.record.rewrote();
+        }
         self.entries.truncate(kept);
         self.push(items, placements, now);
         self.record.record_operation();
@@ -151,6 +154,7 @@ impl<T> MemoryHistory<T> {
         self.record.next_seq = first_seq + self.record.item_count;
         self.record.last_turn = self.entries.last().map_or(0, |e| e.turn);
         self.record.updated_at = now;
+        self.record.rewrote();
         true
     }
 
@@ -289,9 +293,11 @@ mod tests {
         assert_eq!(items(&h, Limit::Newest(3)), ["a1", "q2", "a2"]);
         assert_eq!(items(&h, Limit::Newest(0)), Vec::<&str>::new());
         assert_eq!(items(&h, Limit::Newest(99)).len(), 4);
+        assert_eq!(h.record().rewrites, 0, "appends rewrite nothing");
         assert_eq!(h.pop(2.0), Some("a2"));
         assert_eq!(h.pop(2.0), Some("q2"));
         assert_eq!(h.record().last_turn, 1);
+        assert_eq!(h.record().rewrites, 2, "each pop counts");
         h.add(vec![("q2'", true)], 3.0).unwrap();
         let last = h.items(Limit::Newest(1)).next().cloned();
         assert_eq!(
@@ -306,6 +312,7 @@ mod tests {
         h.clear(4.0);
         assert_eq!(items(&h, Limit::All), Vec::<&str>::new());
         assert_eq!(h.record().item_count, 0);
+        assert_eq!(h.record().rewrites, 3);
         h.add(vec![("again", true)], 5.0).unwrap();
         assert_eq!(items(&h, Limit::All), ["again"]);
     }
@@ -317,6 +324,7 @@ mod tests {
             kind: crate::core::transaction::TransactionKind::AppendItems,
             expected_suffix: Vec::new(),
             digest: digest.into(),
+            rewrites: false,
         }
     }
 
@@ -332,11 +340,13 @@ mod tests {
             .apply_transaction(&t, vec![("q2", true)], &[], 3.0)
             .unwrap());
         assert_eq!(items(&h, Limit::All), ["q1", "a1", "q2"]);
+        assert_eq!(h.record().rewrites, 0, "an append rewrites nothing");
         let replace = HistoryTransaction {
             operation_id: "op2".into(),
             kind: crate::core::transaction::TransactionKind::ReplaceSuffix,
             expected_suffix: vec!["form of a1".into(), "form of q2".into()],
             digest: "d2".into(),
+            rewrites: true,
         };
         let stored = [
             Some("form of a1".to_string()),
@@ -347,13 +357,37 @@ mod tests {
             .unwrap());
         assert_eq!(items(&h, Limit::All), ["q1", "A1"]);
         assert_eq!((h.record().last_turn, h.record().next_op_seq), (1, 2));
+        assert_eq!(h.record().rewrites, 1);
+        // A suffix replaced by itself and more (a run saving again) only appends.
+        let again = HistoryTransaction {
+            operation_id: "op4".into(),
+            expected_suffix: vec!["form of A1".into()],
+            rewrites: false,
+            ..replace.clone()
+        };
+        let stored_again = [Some("form of A1".to_string())];
+        assert!(h
+            .apply_transaction(
+                &again,
+                vec![("A1", false), ("q3", true)],
+                &stored_again,
+                4.5
+            )
+            .unwrap());
+        assert_eq!(items(&h, Limit::All), ["q1", "A1", "q3"]);
+        assert_eq!(h.record().rewrites, 1);
         let wrong = [Some("x".to_string()), Some("y".to_string())];
         let other = HistoryTransaction {
             operation_id: "op3".into(),
             ..replace.clone()
         };
         assert!(h.apply_transaction(&other, vec![], &wrong, 5.0).is_err());
-        assert_eq!(items(&h, Limit::All), ["q1", "A1"]);
+        assert_eq!(items(&h, Limit::All), ["q1", "A1", "q3"]);
+        assert_eq!(
+            h.record().rewrites,
+            1,
+            "a refused transaction changes nothing"
+        );
     }
 
     #[test]

@@ -30,6 +30,11 @@ pub struct SessionRecord {
     /// to date by every write (see [`resized`]). `None` for a record written before sizes were
     /// kept, until it is measured.
     pub bytes: Option<u64>,
+    /// How many writes removed or replaced stored items (on any branch): pops, clears, rewrites
+    /// of a suffix that change items, mutations, compaction, branch deletions, repairs, imports
+    /// over the session. Appends leave it, so while it (and `created_at`) stays the same, the
+    /// history has only grown: what a reader saw of it is still there, in the same places.
+    pub rewrites: u64,
 }
 
 /// The largest integer a JS number holds exactly (2^53 - 1): sequence numbers and counts beyond
@@ -61,6 +66,7 @@ impl SessionRecord {
             last_turn: 0,
             next_op_seq: 0,
             archived_count: 0,
+            rewrites: 0,
             bytes: Some(0),
         }
     }
@@ -130,7 +136,8 @@ impl SessionRecord {
 
     /// Replaces the newest `remove` items by new ones: the new items take the freed sequence
     /// numbers, and their turns continue from `base_turn`, the turn of the item before the
-    /// removed ones (0 when there is none). With `remove` 0 this is an append.
+    /// removed ones (0 when there is none). With `remove` 0 this is an append. Whether the
+    /// new items change the removed ones is the caller's to tell ([`SessionRecord::rewrote`]).
     pub fn replace_suffix(
         &mut self,
         remove: u64,
@@ -179,7 +186,13 @@ impl SessionRecord {
         self.archived_count += archived;
         let placements = self.replace_suffix(0, starts_turn, 0, now)?;
         self.updated_at = now;
+        self.rewrote();
         Ok(placements)
+    }
+
+    /// Records a write that removed or replaced stored items (see [`SessionRecord::rewrites`]).
+    pub fn rewrote(&mut self) {
+        self.rewrites = self.rewrites.saturating_add(1).min(MAX_SAFE_INTEGER);
     }
 
     /// Records one applied history transaction: returns its number in the operation log.
@@ -234,6 +247,7 @@ impl SessionRecord {
             turn_of_new_newest.unwrap_or(self.last_turn)
         };
         self.updated_at = now;
+        self.rewrote();
     }
 
     /// Records that every item was removed, with the archive and the operation log.
@@ -245,6 +259,7 @@ impl SessionRecord {
         self.archived_count = 0;
         self.bytes = Some(0);
         self.updated_at = now;
+        self.rewrote();
     }
 }
 

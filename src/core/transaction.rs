@@ -27,6 +27,9 @@ pub struct HistoryTransaction {
     pub expected_suffix: Vec<String>,
     /// The digest of the whole transaction's canonical form: what the operation log keeps.
     pub digest: String,
+    /// Whether applying it changes stored items: a `replace_suffix` whose replacement does not
+    /// begin with its expected suffix. (One that does, as a run saving again, only appends.)
+    pub rewrites: bool,
 }
 
 /// What applying a transaction does.
@@ -159,6 +162,7 @@ mod tests {
 
     fn tx(kind: TransactionKind, suffix: &[&str], digest: &str) -> HistoryTransaction {
         HistoryTransaction {
+            rewrites: kind == TransactionKind::ReplaceSuffix,
             operation_id: "op".into(),
             kind,
             expected_suffix: suffix.iter().map(|s| s.to_string()).collect(),

@@ -212,8 +212,10 @@ test('onConflict skips, replaces or renames a stored session; another user’s s
     const renamed = await lib.importSessions(text, { ...db, onConflict: 'rename' });
     const renamedAgain = await lib.importSessions(text, { ...db, onConflict: 'rename' });
     const afterRename = { chat: await texts('chat'), 'chat-2': await texts('chat-2'), 'chat-3': await texts('chat-3') };
+    const rewritesBefore = (await mine.getInfo()).rewrites;
     const replaced = await lib.importSessions(text, { ...db, onConflict: 'replace' });
     const afterReplace = await texts('chat');
+    const rewritesAfter = (await mine.getInfo()).rewrites;
     // Bob's import of a session with the same id: Ann's stays hers, untouched.
     const bobs = await lib.importSessions(text, { ...db, userId: 'bob', onConflict: 'replace' });
     return {
@@ -225,6 +227,7 @@ test('onConflict skips, replaces or renames a stored session; another user’s s
       afterRename,
       replaced: replaced.replaced,
       afterReplace,
+      rewrites: [rewritesBefore, rewritesAfter],
       bobs: bobs.renamed,
       bobsItems: await texts(bobs.renamed[0].sessionId, 'bob'),
       annStill: await texts('chat'),
@@ -238,6 +241,7 @@ test('onConflict skips, replaces or renames a stored session; another user’s s
   assert.deepEqual(r.renamedAgain, [{ from: 'chat', sessionId: 'chat-3' }]);
   assert.deepEqual(r.afterRename, { chat: ['written since'], 'chat-2': ['from the backup'], 'chat-3': ['from the backup'] });
   assert.deepEqual(r.replaced, ['chat']);
+  assert.deepEqual(r.rewrites, [1, 2], 'a session replaced by an import counts one rewrite more than either had (the backup: 0, the session: its clear)');
   assert.deepEqual(r.afterReplace, ['from the backup']);
   assert.equal(r.bobs.length, 1);
   assert.deepEqual(r.bobsItems, ['from the backup']);

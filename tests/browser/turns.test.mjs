@@ -114,6 +114,80 @@ for (const kind of ['indexeddb', 'memory']) {
       }
     });
 
+    test('getInfo().rewrites: appends (a run saving again included) leave it, every write that removes or replaces an item counts', async () => {
+      const id = fresh('rewrites');
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const s = make(kind, id);
+          const seen = [];
+          const note = async (what) => seen.push([what, (await s.getInfo()).rewrites]);
+          const q = { role: 'user', content: 'q' };
+          const a = { role: 'assistant', content: 'a' };
+          const call = { type: 'function_call', callId: 'c1', name: 'f', arguments: '{}' };
+          await note('new');
+          await s.addItems([q, call]);
+          await note('add');
+          // A run saving again: the suffix it saved, unchanged, then more.
+          const out = { type: 'function_call_result', callId: 'c1', output: 'ok' };
+          await s.applyHistoryTransaction({ operationId: 'save-2', transaction: { type: 'replace_suffix', expectedSuffix: [call], replacement: [call, out, a] } });
+          await note('resave');
+          await s.applyHistoryTransaction({ operationId: 'append', transaction: { type: 'append_items', items: [q] } });
+          await note('append transaction');
+          await s.update({ title: 't', state: { x: 1 } });
+          await note('update');
+          const refused = await s.applyHistoryTransaction({ operationId: 'stale', transaction: { type: 'replace_suffix', expectedSuffix: [a], replacement: [] } }).catch((e) => e.code);
+          await note('refused');
+          await s.applyHistoryTransaction({ operationId: 'edit', transaction: { type: 'replace_suffix', expectedSuffix: [q], replacement: [{ role: 'user', content: 'q, edited' }] } });
+          await note('replace');
+          await s.popItem();
+          await note('pop');
+          await s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: { ...call, arguments: '{"x":1}' } }] });
+          await note('mutation');
+          await s.replaceHistory([q, a]);
+          await note('replaceHistory');
+          await s.clearSession();
+          await note('clear');
+          await s.popItem();
+          await note('pop of nothing');
+          if (kind === 'indexeddb') {
+            // Branches: the count is the session's; creating or switching one changes no item.
+            await s.addItems([q, a, { ...q, content: 'q2' }, a]);
+            await s.createBranchFromTurn(2, 'retry');
+            await note('branch created');
+            await s.addItems([{ ...q, content: 'q2, again' }]);
+            await s.popItem();
+            await note('pop on the branch');
+            await s.switchBranch('main');
+            await note('switched');
+            await s.deleteBranch('retry');
+            await note('branch deleted');
+          }
+          return { seen, refused };
+        },
+        { kind, id },
+      );
+      assert.equal(r.refused, 'SUFFIX_MISMATCH');
+      assert.deepEqual(r.seen, [
+        ['new', 0],
+        ['add', 0],
+        ['resave', 0],
+        ['append transaction', 0],
+        ['update', 0],
+        ['refused', 0],
+        ['replace', 1],
+        ['pop', 2],
+        ['mutation', 3],
+        ['replaceHistory', 4],
+        ['clear', 5],
+        ['pop of nothing', 5],
+        ...(kind === 'indexeddb' ? [['branch created', 5], ['pop on the branch', 6], ['switched', 6], ['branch deleted', 7]] : []),
+      ]);
+      if (kind === 'indexeddb') {
+        await reload(page);
+        assert.equal(await page.evaluate((id) => new lib.IndexedDbSession(id).getInfo().then((i) => i.rewrites), id), 7, 'kept in the session record');
+      }
+    });
+
     test('bad turns, titles, states and changes are refused, and nothing is written', async () => {
       const r = await page.evaluate(
         async ({ kind, id }) => {

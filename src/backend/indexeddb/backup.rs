@@ -13,13 +13,13 @@ use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::schema::{
     ARCHIVE_STORE, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE, SESSION_STORES, USAGE_STORE,
 };
-use crate::core::session::safe_count;
+use crate::core::session::{safe_count, MAX_SAFE_INTEGER};
 use crate::core::transaction::OPERATION_LOG_LIMIT;
 
 use super::branches::{self, Loaded};
 use super::open::Connection;
 use super::ops::delete_session_data;
-use super::record::{record_from_js, Indexer, StoredRecord};
+use super::record::{record_from_js, rewrites_of, Indexer, StoredRecord};
 use super::tx::{storage_error, Tx};
 
 /// The kinds of lines that carry a session's rows, each with its store and the store's key path.
@@ -450,6 +450,8 @@ pub async fn restore(
             };
             let mut id = checked.session_id.clone();
             let mut status = "imported";
+            // A session replaced by the backup counts one rewrite more than either had.
+            let mut rewrites = None;
             if let Some(stored) = existing(id.clone()).await? {
                 let theirs = js::get(&stored, "userId").ok().and_then(|u| u.as_string());
                 match (on_conflict, theirs == owner) {
@@ -463,6 +465,8 @@ pub async fn restore(
                         delete_session_data(tx, &id)?;
                         branches::delete_all(tx, &id)?;
                         status = "replaced";
+                        let most = rewrites_of(&stored).max(rewrites_of(&checked.record));
+                        rewrites = Some(most.saturating_add(1).min(MAX_SAFE_INTEGER));
                     }
                     _ => {
                         let mut n = 2;
@@ -487,6 +491,9 @@ pub async fn restore(
                 "userId",
                 &owner.as_deref().map_or(JsValue::NULL, JsValue::from_str),
             );
+            if let Some(rewrites) = rewrites {
+                set(record, "rewrites", &(rewrites as f64).into());
+            }
             sessions.put(record, None).map_err(|e| tx.fail(e))?;
             // The search index's terms are made again, for the owner the rows now have.
             let index = Indexer::new(owner.as_deref(), false);

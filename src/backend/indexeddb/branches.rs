@@ -500,6 +500,7 @@ pub(super) async fn pop_in(
     };
     let release = l.tree.release(t.session_id, id, seq, turn_before)?;
     apply_release(tx, t.session_id, id, &release).await?;
+    l.record.rewrote();
     l.save(tx, Some(now))?;
     Ok(Some(item))
 }
@@ -549,6 +550,7 @@ pub(super) async fn clear_in(
         tx.store(ARCHIVE_STORE)?
             .delete(all_of_storage(t.session_id, id)?)
             .map_err(|e| tx.fail(e))?;
+        l.record.rewrote();
     }
     tx.store(USAGE_STORE)?
         .delete(branch_usage(t.session_id, id)?)
@@ -632,6 +634,9 @@ pub(super) async fn transaction_in(
     } else {
         last_turn.saturating_sub(suffix_user_messages)
     };
+    if remove > 0 && transaction.rewrites {
+        l.record.rewrote();
+    }
     let release = l.tree.release(t.session_id, id, next - remove, base_turn)?;
     apply_release(tx, t.session_id, id, &release).await?;
     write_rows(tx, t, &mut l, id, &items, now)?;
@@ -698,6 +703,7 @@ pub(super) async fn replace_in(
     let x = l.tree.index_of(t.session_id, id)?;
     l.tree.branches[x].archived = archived + moved;
     write_rows(tx, t, &mut l, id, &items, now)?;
+    l.record.rewrote();
     l.save(tx, Some(now))
 }
 
@@ -756,6 +762,7 @@ pub(super) async fn mutations_in(
         messages.put(&row, None).map_err(|e| tx.fail(e))?;
     }
     l.wrote(rest.iter().map(|(item, _)| item));
+    l.record.rewrote();
     l.save(tx, Some(now))
 }
 
@@ -1063,6 +1070,7 @@ pub async fn delete(
         if remembered(&l.record.stored).as_string().as_deref() == Some(id) {
             let _ = Reflect::set(&l.record.stored, &"currentBranch".into(), &MAIN.into());
         }
+        l.record.rewrote();
         l.save(tx, Some(now))
     })
     .await

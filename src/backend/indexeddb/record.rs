@@ -78,9 +78,21 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
         archived_count: optional_count("archivedCount")?,
         // Absent from records written before sizes were kept: not known until measured.
         bytes: get("bytes").as_f64().and_then(safe_count),
+        // Absent from records written before it was kept: none counted yet.
+        rewrites: optional_count("rewrites")?,
     };
     record.check_consistent()?;
     Ok(record)
+}
+
+/// The rewrite count of a stored record that may be damaged or missing (0 then): a record that
+/// replaces it counts one more, so readers that compare counts see the change.
+pub fn rewrites_of(stored: &JsValue) -> u64 {
+    js::get(stored, "rewrites")
+        .ok()
+        .and_then(|v| v.as_f64())
+        .and_then(safe_count)
+        .unwrap_or(0)
 }
 
 /// A session record as stored: the core's view of it, and the stored object itself, which also
@@ -131,6 +143,7 @@ impl StoredRecord {
             ("lastTurn", (r.last_turn as f64).into()),
             ("nextOpSeq", (r.next_op_seq as f64).into()),
             ("archivedCount", (r.archived_count as f64).into()),
+            ("rewrites", (r.rewrites as f64).into()),
             (
                 "bytes",
                 r.bytes.map_or(JsValue::UNDEFINED, |b| (b as f64).into()),

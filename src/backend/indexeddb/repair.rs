@@ -13,7 +13,9 @@ use crate::core::schema::{ARCHIVE_STORE, MESSAGES_STORE, OPERATIONS_STORE, SESSI
 use crate::core::session::{safe_count, starts_turn};
 
 use super::open::Connection;
-use super::record::{all_of_session, item_of, turn_of, Indexer, RowWriter, StoredRecord};
+use super::record::{
+    all_of_session, item_of, rewrites_of, turn_of, Indexer, RowWriter, StoredRecord,
+};
 use super::tx::{listening, Tx};
 
 /// What a repair did, as `repairSession` reports it.
@@ -179,6 +181,8 @@ pub async fn repair_session(
         let mut rebuilt = plan.record(session_id, user.as_deref(), created_at, now);
         rebuilt.next_op_seq = next_op_seq;
         rebuilt.archived_count = archived_count;
+        rebuilt.rewrites = rewrites_of(&old);
+        rebuilt.rewrote();
         // Its items are measured; the archive, not read, counts at their average size.
         let kept = js::items_size(items.iter().flatten());
         rebuilt.bytes = crate::core::session::resized(

@@ -195,6 +195,9 @@ pub async fn apply_transaction(
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let before = record.stored_rows();
         let placements = record.replace_suffix(remove, &starts, base_turn, now)?;
+        if remove > 0 && transaction.rewrites {
+            record.rewrote();
+        }
         record.bytes = resized(
             record.bytes,
             before,
@@ -454,6 +457,7 @@ pub async fn apply_mutations(
         record.next_seq = plan.next_seq;
         record.last_turn = plan.last_turn;
         record.updated_at = now;
+        record.rewrote();
         write_record(tx, &record)
     })
     .await
