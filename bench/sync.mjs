@@ -1,11 +1,14 @@
 // SyncedSession: what syncing costs a write, and how long a round takes as the history grows.
 // A SyncedSession over an IndexedDbSession with a remote that answers at once (a MemorySession
-// in the page, so no network is timed), against a plain IndexedDbSession in the same run:
+// in the page, so no network is timed), against a plain IndexedDbSession in the same run. The
+// items carry ids, as those of the Conversations API do:
 //
 // - append one turn: the awaited `addItems` of each (the synced one's round runs after it,
 //   untimed, and before the next timing);
 // - to synced: `addItems` then `sync()`, the time until the turn is on the remote too,
-//   on a history of `--small` and of `--large` items.
+//   on a history of `--small` and of `--large` items, and on the large one with items without
+//   ids, which no round can place by the remote's newest items alone (each compares the whole
+//   histories).
 //
 //   node bench/sync.mjs [--turns=50] [--small=100] [--large=2000] [--pkg=dir]
 //
@@ -21,23 +24,24 @@ await benchScript(pkg, async (browser) => {
     async ({ turns, small, large }) => {
       const stamp = Date.now().toString(36);
       const turn = (tag, i) => window.items.makeItems(tag, 2 * i, 2);
+      const withoutIds = (items) => items.map(({ id: _id, ...item }) => item);
       const timed = async (list, f) => {
         const t = performance.now();
         await f();
         list.push(performance.now() - t);
       };
       // A synced session whose history already holds `n` items, all of them synced.
-      const synced = async (name, n) => {
+      const synced = async (name, n, shape = (items) => items) => {
         const remote = new lib.MemorySession(`${name}-remote`);
         const local = new lib.IndexedDbSession(name, { dbName: `sync-${name}-${stamp}` });
-        for (let from = 0; from < n; from += 1000) await local.addItems(window.items.makeItems(name, from, Math.min(1000, n - from)));
+        for (let from = 0; from < n; from += 1000) await local.addItems(shape(window.items.makeItems(name, from, Math.min(1000, n - from))));
         const s = new lib.SyncedSession(local, remote, { syncOnOpen: false });
         await s.sync();
         return { s, remote };
       };
       const plain = (name) => new lib.IndexedDbSession(name, { dbName: `plain-${name}-${stamp}` });
 
-      const times = { syncedAdd: [], plainAdd: [], toSyncedSmall: [], toSyncedLarge: [], plainSmall: [] };
+      const times = { syncedAdd: [], plainAdd: [], toSyncedSmall: [], toSyncedLarge: [], toSyncedNoIds: [], plainSmall: [] };
       const a = await synced('append', 0);
       const p = plain('append');
       await a.s.addItems(turn('w', 0));
@@ -51,6 +55,7 @@ await benchScript(pkg, async (browser) => {
       }
       const smallS = await synced('small', small);
       const largeS = await synced('large', large);
+      const noIds = await synced('no-ids', large, withoutIds);
       const ps = plain('small');
       for (let i = 0; i < turns; i++) {
         await timed(times.toSyncedSmall, async () => {
@@ -61,12 +66,16 @@ await benchScript(pkg, async (browser) => {
           await largeS.s.addItems(turn('l', i));
           await largeS.s.sync();
         });
+        await timed(times.toSyncedNoIds, async () => {
+          await noIds.s.addItems(withoutIds(turn('n', i)));
+          await noIds.s.sync();
+        });
         await timed(times.plainSmall, () => ps.addItems(turn('s', i)));
       }
       // Everything written reached the remote, in order.
       const same = async ({ s, remote }) => JSON.stringify(await s.getItems()) === JSON.stringify(await remote.getItems());
-      const ok = (await same(a)) && (await same(smallS)) && (await same(largeS));
-      for (const x of [a, smallS, largeS]) x.s.close();
+      const ok = (await same(a)) && (await same(smallS)) && (await same(largeS)) && (await same(noIds));
+      for (const x of [a, smallS, largeS, noIds]) x.s.close();
       return { times, ok };
     },
     { turns, small, large },
@@ -78,4 +87,5 @@ await benchScript(pkg, async (browser) => {
   line('append one turn:', t.syncedAdd, t.plainAdd, 'IndexedDbSession alone');
   line(`to synced, history of ${small.toLocaleString('en-US')}:`, t.toSyncedSmall, t.plainSmall, 'IndexedDbSession append');
   line(`to synced, history of ${large.toLocaleString('en-US')}:`, t.toSyncedLarge, t.toSyncedSmall, `the same at ${small.toLocaleString('en-US')} items`);
+  line('  the same, items without ids:', t.toSyncedNoIds, t.toSyncedLarge, 'with ids');
 });

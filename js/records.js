@@ -2,7 +2,9 @@
 // EncryptedSession, the sync state of SyncedSession. Each call opens the database, runs one
 // request in one transaction, and closes it again, so no connection blocks an upgrade.
 
-/** `{ get(id), put(record), delete(id) }` over store `store` of database `dbName`. */
+/** `{ get(id), put(record), delete(id), batch(mode, issue) }` over store `store` of database
+ * `dbName`; `batch` runs the requests `issue(store)` returns (an array) in one transaction and
+ * resolves to their results once it committed. */
 export function recordStore(dbName, store) {
   const open = () =>
     new Promise((resolve, reject) => {
@@ -16,10 +18,8 @@ export function recordStore(dbName, store) {
     try {
       return await new Promise((resolve, reject) => {
         const tx = db.transaction(store, mode);
-        const request = run(tx.objectStore(store));
-        let result;
-        request.onsuccess = () => (result = request.result);
-        tx.oncomplete = () => resolve(result);
+        const requests = run(tx.objectStore(store));
+        tx.oncomplete = () => resolve(Array.isArray(requests) ? requests.map((r) => r.result) : requests.result);
         tx.onerror = () => reject(tx.error);
         tx.onabort = () => reject(tx.error);
       });
@@ -31,5 +31,6 @@ export function recordStore(dbName, store) {
     get: (id) => call('readonly', (s) => s.get(id)),
     put: (record) => call('readwrite', (s) => s.put(record)),
     delete: (id) => call('readwrite', (s) => s.delete(id)),
+    batch: (mode, issue) => call(mode, issue),
   };
 }

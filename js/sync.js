@@ -15,6 +15,11 @@
 // - Both devices then hold the remote's order: where the remote put another device's items
 //   between, the local history is rewritten once to match, in one transaction that is refused
 //   (and the round tried again) if the history changed meanwhile.
+// - A round compares only what came after the items synced last while both sides show they have
+//   only grown since: the local session's mark (`getInfo()`: its creation time and rewrite count)
+//   is unchanged, and the remote's newest items end the synced ones in place, with the same ids.
+//   So a round costs what the turn costs, not what the history holds. The first round of each
+//   SyncedSession compares the whole histories, and so does any round where either check fails.
 import { recordStore } from './records.js';
 import { sessionError } from './errors.js';
 
@@ -22,6 +27,10 @@ const state = recordStore('agent-sessions-sync', 'sessions');
 
 /** Items per remote write (the Conversations API's limit). */
 const PUSH_SIZE = 20;
+/** How many of the remote's newest items a round reads first, and at most (one page of the
+ * Conversations API), to find where the items synced last end. */
+const RECENT = 20;
+const PAGE = 100;
 
 function textOf(content) {
   if (typeof content === 'string') return content;
@@ -46,7 +55,7 @@ function outputText(output) {
  * the Conversations API (role and text of a message; id, name and arguments of a call; call id and
  * output of a call's output), in one string.
  */
-export function fingerprint(item) {
+function identity(item) {
   const type = item?.type ?? (item?.role ? 'message' : '');
   switch (type) {
     case 'message':
@@ -61,6 +70,101 @@ export function fingerprint(item) {
       return JSON.stringify(['x', type, rest]);
     }
   }
+}
+
+/** A 106-bit digest of a string (two 53-bit multiply-xor hashes, seeded apart), in 21 or so
+ * characters: what the sync state keeps of each item instead of its whole text. */
+function digest(text) {
+  const half = (seed) => {
+    let h1 = 0xdeadbeef ^ seed;
+    let h2 = 0x41c6ce57 ^ seed;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 2654435761);
+      h2 = Math.imul(h2 ^ c, 1597334677);
+    }
+    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
+  };
+  return `${half(0)}.${half(0x9e3779b9)}`;
+}
+
+/** An item's identity as the sync state keeps it: the digest of [`identity`]. */
+export function fingerprint(item) {
+  return digest(identity(item));
+}
+
+/** The sync state's format: 2 keeps digests of the items' identities (1, their whole text). */
+const FORMAT = 2;
+
+/** A sync state as this version keeps it: one written by an earlier version (the identities
+ * themselves as fingerprints, and in the keys of a remote without ids) is converted, so that
+ * nothing it records is taken for new or lost. */
+function upgraded(saved) {
+  if (!saved || saved.format === FORMAT) return saved ?? {};
+  const key = (k) => {
+    if (typeof k !== 'string' || !k.startsWith('fp:')) return k;
+    const n = k.lastIndexOf('#');
+    return `fp:${digest(k.slice(3, n))}${k.slice(n)}`;
+  };
+  const fps = (list) => (Array.isArray(list) ? list.map((fp) => digest(String(fp))) : list);
+  return {
+    ...saved,
+    format: FORMAT,
+    synced: Array.isArray(saved.synced) ? saved.synced.map((s) => ({ key: key(s.key), fp: digest(String(s.fp)) })) : [],
+    inFlight: saved.inFlight ? { confirmed: fps(saved.inFlight.confirmed), chunk: fps(saved.inFlight.chunk) } : saved.inFlight,
+    tombstones: Array.isArray(saved.tombstones) ? saved.tombstones.map(key) : [],
+  };
+}
+
+/** Synced entries per record of the sync state: a round that only appends rewrites the last. */
+const CHUNK = 500;
+const chunkId = (id, k) => `${id}#${k}`;
+
+/**
+ * The head of a session's sync state: `{ count, chunks, mark, inFlight, tombstones }`, the synced
+ * entries being kept `CHUNK` to a record after it. A state an earlier version wrote (one record
+ * holding every entry) comes with them all, as `legacy`.
+ */
+async function loadHead(id) {
+  const head = await state.get(id);
+  if (!head) return { count: 0, chunks: 0, mark: null, inFlight: null, tombstones: [] };
+  if (head.format === FORMAT) return head;
+  const legacy = upgraded(head);
+  return { count: legacy.synced.length, chunks: 0, mark: null, inFlight: legacy.inFlight ?? null, tombstones: legacy.tombstones, legacy: legacy.synced };
+}
+
+/** The synced entries of `head` from about `from` on: `{ offset, synced }`, `offset` being where
+ * the first one read stands (the start of its record, at most `from`). */
+async function loadEntries(id, head, from = 0) {
+  if (head.legacy) return { offset: 0, synced: head.legacy };
+  const first = Math.floor(Math.max(0, Math.min(from, head.count - 1)) / CHUNK);
+  const ids = [];
+  for (let k = first; k < head.chunks; k++) ids.push(chunkId(id, k));
+  const chunks = await state.batch('readonly', (s) => ids.map((key) => s.get(key)));
+  const synced = chunks.flatMap((c) => (Array.isArray(c?.entries) ? c.entries : []));
+  // Records missing or short (written by no round of this version): the state is not to be
+  // trusted, and a round without it compares the whole histories and pushes what is missing.
+  if (synced.length !== head.count - first * CHUNK) throw Object.assign(new Error('the sync state is damaged'), { name: 'SyncError', code: 'STATE_DAMAGED' });
+  return { offset: first * CHUNK, synced };
+}
+
+/** Writes the state: the head, and the entries `list` from `offset` (the start of a record) on;
+ * the records past them go. One transaction. */
+function saveState(id, head, { offset, list, inFlight, tombstones, mark }) {
+  const count = offset + list.length;
+  const chunks = Math.ceil(count / CHUNK);
+  return state.batch('readwrite', (s) => {
+    const requests = [s.put({ id, format: FORMAT, count, chunks, mark, inFlight, tombstones })];
+    for (let k = offset / CHUNK; k < chunks; k++) {
+      requests.push(s.put({ id: chunkId(id, k), entries: list.slice(k * CHUNK - offset, (k + 1) * CHUNK - offset) }));
+    }
+    for (let k = chunks; k < (head.chunks ?? 0); k++) requests.push(s.delete(chunkId(id, k)));
+    // A later write of this round deletes what this one wrote past its own end.
+    head.chunks = Math.max(head.chunks ?? 0, chunks);
+    return requests;
+  });
 }
 
 /** An item pulled from the remote, stored locally without the remote's id (as a local write
@@ -126,6 +230,8 @@ export class SyncedSession extends EventTarget {
   #interval = null;
   #attempt = 0;
   #running = null;
+  /** Whether a round of this object compared the whole histories yet. */
+  #compared = false;
   #again = false;
   #closed = false;
   #minDelay;
@@ -337,8 +443,13 @@ export class SyncedSession extends EventTarget {
   /** The outbox's length: local items past what is still as synced, and the synced items the
    * local history lost since (deletions the remote has not seen yet). */
   async #pendingCount() {
-    const saved = (await state.get(this.#id)) ?? {};
-    const synced = Array.isArray(saved.synced) ? saved.synced : [];
+    const head = await loadHead(this.#id);
+    if (head.mark) {
+      const now = await this.#mark();
+      // Only grown since the last round: the outbox is what came after.
+      if (grown(head.mark, now, head.count)) return now.itemCount - head.count;
+    }
+    const { synced } = await loadEntries(this.#id, head);
     const local = await this.#local.getItems();
     const kept = keptCount(synced, local);
     return local.length - kept + (synced.length - kept);
@@ -353,16 +464,115 @@ export class SyncedSession extends EventTarget {
     globalThis.removeEventListener?.('offline', this.#onOffline);
   }
 
-  /** One round: see the header of this file. */
+  /** Where the local history stands: its record's creation time, rewrite count (see
+   * `getInfo().rewrites`) and length, and the branch this object reads; `null` where the local
+   * session does not tell. Two equal marks, or an equal mark with more items, mean the history
+   * has only grown in between. */
+  async #mark() {
+    const info = await this.#local.getInfo?.();
+    if (typeof info?.rewrites !== 'number') return null;
+    return { createdAt: info.createdAt, rewrites: info.rewrites, itemCount: info.itemCount, branch: this.#local.currentBranch };
+  }
+
+  /** One round: see the header of this file. The first round of this object compares the whole
+   * histories; later ones only what came after the items synced last, while both sides show
+   * that they have only grown since (`#recent`). */
   async #round() {
-    const remote = this.#remote;
-    const saved = (await state.get(this.#id)) ?? {};
-    const synced = Array.isArray(saved.synced) ? saved.synced : [];
-    const tombstones = new Set(saved.tombstones ?? []);
+    const head = await loadHead(this.#id);
+    const view = (this.#compared && (await this.#recent(head))) || (await this.#whole(head));
+    await this.#reconcile(head, view);
+    this.#compared = true;
+  }
+
+  /** Both whole histories. */
+  async #whole(head) {
+    const { synced } = await loadEntries(this.#id, head);
+    const start = await this.#mark();
     const local = await this.#local.getItems();
-    let all = keyed(await remote.getItems());
+    const end = await this.#mark();
+    const readRemote = async () => keyed(await this.#remote.getItems());
+    return {
+      offset: 0,
+      base: [],
+      synced,
+      local,
+      remote: await readRemote(),
+      start: sameMark(start, end) ? start : null,
+      readRemote,
+      unchanged: async () => {
+        const now = await this.#local.getItems();
+        return now.length === local.length && now.every((item, i) => identity(item) === identity(local[i]));
+      },
+    };
+  }
+
+  /**
+   * The histories from the newest synced item on, or `null` when a whole comparison is needed:
+   * the local history must have only grown since the last round (its mark), and the remote's
+   * newest items (at most two reads of one page) must hold the newest synced item with the synced
+   * items before it in place, all with the remote's ids. Another device's change before that
+   * item rewrites every item after it (new ids), so it shows here too.
+   */
+  async #recent(head) {
+    if (!head.mark || head.inFlight || head.tombstones?.length || head.count === 0) return null;
+    const start = await this.#mark();
+    if (!grown(head.mark, start, head.count)) return null;
+    // The synced entries a check of the remote's newest page needs.
+    const { offset, synced } = await loadEntries(this.#id, head, head.count - PAGE - 1);
+    const newest = synced.at(-1);
+    const local = await this.#local.getItems(start.itemCount - head.count + 1);
+    if (!sameMark(start, await this.#mark()) || fingerprint(local[0]) !== newest.fp) return null;
+    const readRemote = () => this.#remoteFrom(offset, synced);
+    const remote = await readRemote();
+    if (!remote) return null;
+    return {
+      offset,
+      base: synced.slice(0, -1),
+      synced: [newest],
+      local,
+      remote,
+      start,
+      readRemote: async () => (await readRemote()) ?? Promise.reject(busy('the remote changed during the sync round; it is tried again')),
+      unchanged: async () => sameMark(start, await this.#mark()),
+    };
+  }
+
+  /**
+   * The remote's items from the newest synced one on, keyed, or `null` when the remote does not
+   * hold it where it was, with the synced items before it (`synced`, the newest of them, the
+   * first at `offset`) in place. Where the items have ids, its newest page is enough (read 20
+   * items, then 100); items without ids are keyed by their place in the whole list, so that is
+   * read.
+   */
+  async #remoteFrom(offset, synced) {
+    const newest = synced.at(-1).key;
+    const from = (entries, whole) => {
+      const at = entries.findLastIndex((e) => e.key === newest);
+      if (at < 0 || (whole ? at !== offset + synced.length - 1 : at > synced.length - 1)) return null;
+      for (let i = 1; i <= Math.min(at, synced.length - 1); i++) {
+        if (entries[at - i].key !== synced[synced.length - 1 - i].key) return null;
+      }
+      return entries.slice(at);
+    };
+    for (const want of newest.startsWith('id:') ? [RECENT, PAGE] : []) {
+      const entries = keyed(await this.#remote.getItems(want));
+      if (!entries.every((e) => e.key.startsWith('id:'))) break;
+      const whole = entries.length < want;
+      const found = from(entries, whole);
+      if (found || whole || entries.some((e) => e.key === newest)) return found;
+      if (want === PAGE) return null; // more than a page came after it, or it is gone
+    }
+    return from(keyed(await this.#remote.getItems()), true);
+  }
+
+  /** Makes the two histories of `view` the same (see the header of this file). */
+  async #reconcile(saved, view) {
+    const remote = this.#remote;
+    const { offset, base, synced, local } = view;
+    const tombstones = new Set(saved.tombstones ?? []);
+    let all = view.remote;
     const reread = async () => {
-      all = keyed(await remote.getItems());
+      all = await view.readRemote();
     };
     const visible = () => all.filter((e) => !tombstones.has(e.key));
 
@@ -416,7 +626,7 @@ export class SyncedSession extends EventTarget {
 
     // Push the rest, each write recorded before it is sent.
     const confirmed = [...paired.values()].map(fingerprint);
-    const write = (inFlight) => state.put({ id: this.#id, synced: synced.slice(0, kept), inFlight, tombstones: [...tombstones] });
+    const write = (inFlight) => saveState(this.#id, saved, { offset, list: [...base, ...synced.slice(0, kept)], inFlight, tombstones: [...tombstones], mark: null });
     for (let i = 0; i < unpaired.length; i += PUSH_SIZE) {
       const part = unpaired.slice(i, i + PUSH_SIZE);
       await write({ confirmed, chunk: part.map(fingerprint) });
@@ -448,23 +658,36 @@ export class SyncedSession extends EventTarget {
 
     // Rewrite the local history where it differs: under the lock runs take (a run in progress
     // means "later"), after checking nothing was written since it was read, as one transaction
-    // that expects the history to end as it was read.
+    // that expects the history to end as it was read. The mark read after it lets the next
+    // round start from here, when the history is then exactly what this round left.
     if (this.#closed) return;
-    await withLock(`agent-sessions:${this.#local.dbName}:${this.#local.sessionId}`, async (lock) => {
+    const mark = await withLock(`agent-sessions:${this.#local.dbName}:${this.#local.sessionId}`, async (lock) => {
       if (lock === null) throw busy('a run holds the session; the sync round is tried again soon');
-      const now = await this.#local.getItems();
-      const same = (a, b) => a.length === b.length && a.every((item, i) => fingerprint(item) === fingerprint(b[i]));
-      if (!same(now, local)) throw busy('the session changed during the sync round; it is tried again');
+      if (!(await view.unchanged())) throw busy('the session changed during the sync round; it is tried again');
       let from = 0;
-      while (from < local.length && from < wanted.length && fingerprint(local[from]) === fingerprint(wanted[from])) from += 1;
-      if (from === local.length && from === wanted.length) return;
-      const start = from === local.length && from > 0 ? from - 1 : from; // an append expects the last item
-      const expectedSuffix = local.slice(start);
-      const replacement = wanted.slice(start);
-      const transaction = expectedSuffix.length > 0 ? { type: 'replace_suffix', expectedSuffix, replacement } : { type: 'append_items', items: replacement };
-      await this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction });
+      while (from < local.length && from < wanted.length && identity(local[from]) === identity(wanted[from])) from += 1;
+      if (from < local.length || from < wanted.length) {
+        const start = from === local.length && from > 0 ? from - 1 : from; // an append expects the last item
+        const expectedSuffix = local.slice(start);
+        const replacement = wanted.slice(start);
+        const transaction = expectedSuffix.length > 0 ? { type: 'replace_suffix', expectedSuffix, replacement } : { type: 'append_items', items: replacement };
+        await this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction });
+      }
+      const end = await this.#mark();
+      const exact = view.start && end && end.itemCount === offset + base.length + wanted.length && sameMark(view.start, { ...end, itemCount: view.start.itemCount });
+      return exact ? end : null;
     }, { ifAvailable: true });
-    await state.put({ id: this.#id, synced: entries, inFlight: null, tombstones: [...tombstones] });
+    await saveState(this.#id, saved, { offset, list: [...base, ...entries], inFlight: null, tombstones: [...tombstones], mark });
     if (unplaced.length > 0) throw Object.assign(new Error(`${unplaced.length} item(s) written here did not reach the remote yet`), { name: 'SyncError' });
   }
+}
+
+/** Whether two marks are of the same history, unchanged. */
+function sameMark(a, b) {
+  return !!a && !!b && a.createdAt === b.createdAt && a.rewrites === b.rewrites && a.itemCount === b.itemCount && a.branch === b.branch;
+}
+
+/** Whether the history of mark `now` is the one of mark `then` (`count` items), only grown. */
+function grown(then, now, count) {
+  return !!now && then.createdAt === now.createdAt && then.rewrites === now.rewrites && then.branch === now.branch && then.itemCount === count && now.itemCount >= count;
 }

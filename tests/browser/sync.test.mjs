@@ -366,6 +366,167 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a round after a turn reads only what came after the synced items: one page of the remote, the outbox of the local history', async () => {
+    const a = await device();
+    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    // 250 items already synced: three pages of the API.
+    await a.page.evaluate(async () => {
+      const local = new lib.IndexedDbSession('long');
+      const turns = [];
+      for (let i = 0; i < 125; i++) turns.push({ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` });
+      await local.addItems(turns);
+    });
+    await openSynced(a.page, { id: 'long', conversationId, options: { syncOnOpen: false } });
+    await settled(a.page);
+    assert.equal(serverItems(conversationId).length, 250);
+    const listed = () => server.requests.filter((q) => q.method === 'GET' && q.path.endsWith('/items'));
+    const reads = await a.page.evaluate(() => {
+      // Every read of the local history, by its limit (undefined: the whole history).
+      const local = new lib.IndexedDbSession('long');
+      window.localReads = [];
+      const getItems = lib.IndexedDbSession.prototype.getItems;
+      lib.IndexedDbSession.prototype.getItems = function (limit) {
+        if (this.sessionId === 'long') window.localReads.push(limit ?? 'all');
+        return getItems.call(this, limit);
+      };
+      return local.sessionId;
+    });
+    assert.equal(reads, 'long');
+
+    const before = listed().length;
+    await a.page.evaluate(async (items) => {
+      await window.synced.addItems(items);
+      await window.synced.sync();
+    }, [say('user', 'one more'), say('assistant', 'sure')]);
+    await settled(a.page);
+    const lists = listed().slice(before);
+    assert.ok(lists.length <= 4, `the rounds listed ${lists.length} times`);
+    assert.ok(lists.every((q) => q.query.order === 'desc' && Number(q.query.limit) <= 100), 'only the newest items, never every page');
+    assert.deepEqual(await a.page.evaluate(() => window.localReads.filter((l) => l === 'all' || l > 3)), [], 'the local history was never read whole');
+    assert.deepEqual(transcript(serverItems(conversationId)).slice(-3), [['assistant', 'a124'], ['user', 'one more'], ['assistant', 'sure']]);
+    assert.equal(serverItems(conversationId).length, 252);
+
+    // A change made without the SyncedSession, in the middle of the history: the round finds it
+    // (the local rewrite count moved) and the remote follows.
+    await a.page.evaluate(async () => {
+      const other = new lib.IndexedDbSession('long');
+      await other.replaceHistory((await other.getItems()).filter((item) => item.content !== 'q3' && item.content !== 'a3'), { archive: false });
+    });
+    await a.page.evaluate(() => window.synced.sync());
+    await settled(a.page);
+    const remote = transcript(serverItems(conversationId));
+    assert.equal(remote.length, 250);
+    assert.ok(!remote.some(([, text]) => text === 'q3' || text === 'a3'), 'the removed turn left the remote');
+    assert.deepEqual(remote.slice(2, 8).map(([, t]) => t), ['q1', 'a1', 'q2', 'a2', 'q4', 'a4']);
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), remote);
+
+    // Another device pops the newest item: the next round here does not find the synced end in
+    // the remote's newest items, compares the whole histories and loses it too.
+    const b = await device();
+    await openSynced(b.page, { id: 'long', conversationId });
+    await settled(b.page);
+    await b.page.evaluate(() => window.synced.popItem());
+    await settled(b.page);
+    await a.page.evaluate(() => window.synced.sync());
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())).at(-1), ['user', 'one more']);
+    assert.equal(await a.page.evaluate(() => window.synced.syncStatus.pending), 0);
+    await a.context.close();
+    await b.context.close();
+  });
+
+  test('a sync state written by the previous version (whole texts as fingerprints, one record) is read as it was: nothing is pushed, pulled or deleted again', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const say = (role, text) => ({ role, content: text });
+      // The previous version's fingerprint of a message, and its keys.
+      const oldFp = (item) => JSON.stringify(['m', item.role, item.content]);
+      const putState = (record) =>
+        new Promise((ok, no) => {
+          const q = indexedDB.open('agent-sessions-sync', 1);
+          q.onupgradeneeded = () => q.result.createObjectStore('sessions', { keyPath: 'id' });
+          q.onsuccess = () => {
+            const tx = q.result.transaction('sessions', 'readwrite');
+            tx.objectStore('sessions').put(record);
+            tx.oncomplete = () => (q.result.close(), ok());
+            tx.onerror = () => no(tx.error);
+          };
+          q.onerror = () => no(q.error);
+        });
+      const out = {};
+      for (const ids of [false, true]) {
+        const name = ids ? 'legacy-ids' : 'legacy-no-ids';
+        const items = [say('user', 'ok'), say('assistant', 'fine'), say('user', 'ok')];
+        const remote = new lib.MemorySession(`${name}-remote`);
+        await remote.addItems(ids ? items.map((item, i) => ({ ...item, id: `item_${i}` })) : items);
+        const local = new lib.IndexedDbSession(name);
+        await local.addItems(items);
+        const seen = new Map();
+        const synced = items.map((item, i) => {
+          const fp = oldFp(item);
+          const n = seen.get(fp) ?? 0;
+          seen.set(fp, n + 1);
+          return { key: ids ? `id:item_${i}` : `fp:${fp}#${n}`, fp };
+        });
+        await putState({ id: JSON.stringify(['agent-sessions', name]), synced, inFlight: null, tombstones: [] });
+        const s = new lib.SyncedSession(local, remote, { syncOnOpen: false });
+        await s.sync();
+        const after = { remote: (await remote.getItems()).length, local: (await s.getItems()).length, pending: s.syncStatus.pending };
+        await s.addItems([say('assistant', 'and more')]);
+        await s.sync();
+        await s.sync();
+        out[name] = { after, then: { remote: (await remote.getItems()).map((i) => i.content), local: (await s.getItems()).map((i) => i.content), pending: s.syncStatus.pending } };
+        s.close();
+      }
+      return out;
+    });
+    for (const name of ['legacy-no-ids', 'legacy-ids']) {
+      assert.deepEqual(r[name].after, { remote: 3, local: 3, pending: 0 }, name);
+      assert.deepEqual(r[name].then, { remote: ['ok', 'fine', 'ok', 'and more'], local: ['ok', 'fine', 'ok', 'and more'], pending: 0 }, name);
+    }
+    await a.context.close();
+  });
+
+  test('a long history is kept in the sync state a record per 500 items: a turn rewrites the last, and a shorter history drops the rest', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const records = () =>
+        new Promise((ok, no) => {
+          const q = indexedDB.open('agent-sessions-sync', 1);
+          q.onsuccess = () => {
+            const all = q.result.transaction('sessions').objectStore('sessions').getAll();
+            all.onsuccess = () => (q.result.close(), ok(all.result.filter((x) => x.id.startsWith(JSON.stringify(['agent-sessions', 'chunked'])))));
+            all.onerror = () => no(all.error);
+          };
+        });
+      const remote = new lib.MemorySession('chunked-remote');
+      const local = new lib.IndexedDbSession('chunked');
+      await local.addItems(window.items ? [] : []);
+      const batch = [];
+      for (let i = 0; i < 1100; i++) batch.push({ id: `msg_${i}`, role: i % 2 ? 'assistant' : 'user', content: `m${i}` });
+      await local.addItems(batch);
+      const s = new lib.SyncedSession(local, remote, { syncOnOpen: false });
+      await s.sync();
+      const first = (await records()).map((x) => [x.id.slice(-2), x.entries?.length ?? x.count]);
+      await s.addItems([{ id: 'msg_x', role: 'user', content: 'one more' }]);
+      await s.sync();
+      const second = (await records()).map((x) => [x.id.slice(-2), x.entries?.length ?? x.count]);
+      // Another device's rewrite of the remote: the whole comparison, and a history of 600.
+      await remote.replaceHistory((await remote.getItems()).slice(0, 600));
+      await s.sync();
+      const third = (await records()).map((x) => [x.id.slice(-2), x.entries?.length ?? x.count]);
+      const same = JSON.stringify((await s.getItems()).map((i) => i.content)) === JSON.stringify((await remote.getItems()).map((i) => i.content));
+      s.close();
+      return { first, second, third, same, pending: s.syncStatus.pending };
+    });
+    const sorted = (list) => [...list].sort((x, y) => (x[0] < y[0] ? -1 : 1));
+    assert.deepEqual(sorted(r.first), sorted([['"]', 1100], ['#0', 500], ['#1', 500], ['#2', 100]]));
+    assert.deepEqual(sorted(r.second), sorted([['"]', 1101], ['#0', 500], ['#1', 500], ['#2', 101]]));
+    assert.deepEqual(sorted(r.third), sorted([['"]', 600], ['#0', 500], ['#1', 100]]));
+    assert.ok(r.same, 'both histories are the same');
+    assert.equal(r.pending, 0);
+    await a.context.close();
+  });
+
   test('a remote without ids: identical items stay two items, and a pop removes one', async () => {
     const a = await device();
     const r = await a.page.evaluate(async () => {
