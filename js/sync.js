@@ -606,6 +606,13 @@ export class SyncedSession extends EventTarget {
       if (i >= 0) paired.set(e, unpaired.splice(i, 1)[0]);
     }
     const orphans = claimed.filter((e) => !paired.has(e));
+    // The remote items the last round was pulling when it stopped: those the local history took
+    // are this device's now (not pushed again); the others are pulled as any new item.
+    for (const key of saved.inFlight?.pulled ?? []) {
+      const e = added.find((a) => a.key === key && !paired.has(a) && !claimed.includes(a));
+      const i = e ? unpaired.findIndex((item) => fingerprint(item) === e.fp) : -1;
+      if (i >= 0) paired.set(e, unpaired.splice(i, 1)[0]);
+    }
 
     // Deletions: what the local history lost since the last sync, and orphaned pushes.
     const doomed = [...synced.slice(kept).map((s) => s.key), ...orphans.map((e) => e.key)];
@@ -641,6 +648,7 @@ export class SyncedSession extends EventTarget {
     const waiting = unpaired.map((item) => ({ item, fp: fingerprint(item), used: false }));
     const wanted = [];
     const entries = [];
+    const pulls = [];
     for (const e of visible()) {
       let mine = byKey.get(e.key) ?? byEntry.get(e.key);
       if (mine === undefined && !known.has(e.key)) {
@@ -650,6 +658,7 @@ export class SyncedSession extends EventTarget {
           mine = match.item;
         }
       }
+      if (mine === undefined) pulls.push(e.key);
       wanted.push(mine ?? pulled(e.item));
       entries.push({ key: e.key, fp: e.fp });
     }
@@ -671,6 +680,9 @@ export class SyncedSession extends EventTarget {
         const expectedSuffix = local.slice(start);
         const replacement = wanted.slice(start);
         const transaction = expectedSuffix.length > 0 ? { type: 'replace_suffix', expectedSuffix, replacement } : { type: 'append_items', items: replacement };
+        // Should this round stop between the local write and the state's, the next one must not
+        // take the pulled items for this device's outbox (and push them back).
+        if (pulls.length > 0) await write({ confirmed, chunk: [], pulled: pulls });
         await this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction });
       }
       const end = await this.#mark();

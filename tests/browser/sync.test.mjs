@@ -527,6 +527,70 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a round stopped between pulling into the local history and recording it: the next round does not push the pulled items back', async () => {
+    const a = await device();
+    const b = await device();
+    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    await openSynced(a.page, { id: 'stopped', conversationId });
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'from A')]);
+    await settled(a.page);
+    await openSynced(b.page, { id: 'stopped', conversationId });
+    await b.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'from B'), say('assistant', 'to B')]);
+    await settled(b.page);
+    // On A, the round's local write takes effect, and then the page stops before anything else.
+    await a.page.evaluate(() => {
+      const apply = lib.IndexedDbSession.prototype.applyHistoryTransaction;
+      lib.IndexedDbSession.prototype.applyHistoryTransaction = async function (args) {
+        const result = await apply.call(this, args);
+        if (String(args?.operationId).startsWith('sync:')) {
+          window.pulledLocally = true;
+          return new Promise(() => {});
+        }
+        return result;
+      };
+      window.synced.sync();
+    });
+    await a.page.waitForFunction(() => window.pulledLocally === true);
+    await a.page.reload();
+    await a.page.waitForFunction(() => window.ready === true);
+    assert.deepEqual(transcript(await a.page.evaluate(() => new lib.IndexedDbSession('stopped').getItems())), [['user', 'from A'], ['user', 'from B'], ['assistant', 'to B']], 'the pull was written locally');
+    await openSynced(a.page, { id: 'stopped', conversationId });
+    await settled(a.page);
+    await a.page.evaluate(() => window.synced.sync());
+    assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'from A'], ['user', 'from B'], ['assistant', 'to B']], 'nothing sent twice');
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), [['user', 'from A'], ['user', 'from B'], ['assistant', 'to B']]);
+    await a.context.close();
+    await b.context.close();
+  });
+
+  test('a round stopped before its pull reached the local history: the next round pulls the items, and deletes none of them', async () => {
+    const a = await device();
+    const b = await device();
+    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    await openSynced(a.page, { id: 'before-pull', conversationId });
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'from A')]);
+    await settled(a.page);
+    await openSynced(b.page, { id: 'before-pull', conversationId });
+    await b.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'from B')]);
+    await settled(b.page);
+    await a.page.evaluate(() => {
+      lib.IndexedDbSession.prototype.applyHistoryTransaction = function (args) {
+        window.aboutToPull = true;
+        return new Promise(() => {});
+      };
+      window.synced.sync();
+    });
+    await a.page.waitForFunction(() => window.aboutToPull === true);
+    await a.page.reload();
+    await a.page.waitForFunction(() => window.ready === true);
+    await openSynced(a.page, { id: 'before-pull', conversationId });
+    await settled(a.page);
+    assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'from A'], ['user', 'from B']], "B's item stays on the remote");
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), [['user', 'from A'], ['user', 'from B']], 'and is pulled here');
+    await a.context.close();
+    await b.context.close();
+  });
+
   test('a remote without ids: identical items stay two items, and a pop removes one', async () => {
     const a = await device();
     const r = await a.page.evaluate(async () => {
