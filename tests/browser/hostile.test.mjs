@@ -307,6 +307,7 @@ const DAMAGES = [
   ['nextSeq as a string', { record: { nextSeq: '3' } }, /nextSeq is a string, not a safe non-negative integer/],
   ['createdAt that is no time', { record: { createdAt: 'yesterday' } }, /createdAt is a string, not a time/],
   ['userId that is a number', { record: { userId: 42 } }, /userId is the number 42, not a string or null/],
+  ['a fractional rewrites count', { record: { rewrites: 1.5 } }, /rewrites is 1.5, not a safe non-negative integer/],
   ['a row without its item', { dropItemOf: 1 }, /the row of item 1 holds no item|items 0..3 are not all stored/],
   ['a gap in the sequence numbers', { deleteRow: 1 }, /items 0..3 are not all stored/],
 ];
