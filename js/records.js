@@ -1,32 +1,48 @@
 // Small records kept in a database of their own (one object store keyed `id`): the device keys of
-// EncryptedSession, the sync state of SyncedSession. Each call opens the database, runs one
-// request in one transaction, and closes it again, so no connection blocks an upgrade.
+// EncryptedSession, the sync state of SyncedSession. The connection is opened on the first call
+// and kept; it closes as soon as another connection wants to upgrade or delete the database
+// (the next call opens it again), so it never blocks one.
 
 /** `{ get(id), put(record), delete(id), batch(mode, issue) }` over store `store` of database
  * `dbName`; `batch` runs the requests `issue(store)` returns (an array) in one transaction and
  * resolves to their results once it committed. */
 export function recordStore(dbName, store) {
+  let connection = null;
   const open = () =>
-    new Promise((resolve, reject) => {
+    (connection ??= new Promise((resolve, reject) => {
       const request = indexedDB.open(dbName, 1);
       request.onupgradeneeded = () => request.result.createObjectStore(store, { keyPath: 'id' });
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => reject(request.error);
-    });
-  const call = async (mode, run) => {
+      request.onsuccess = () => {
+        const db = request.result;
+        db.onversionchange = () => {
+          db.close();
+          connection = null;
+        };
+        db.onclose = () => (connection = null);
+        resolve(db);
+      };
+      request.onerror = () => {
+        connection = null;
+        reject(request.error);
+      };
+    }));
+  const attempt = async (mode, run) => {
     const db = await open();
-    try {
-      return await new Promise((resolve, reject) => {
-        const tx = db.transaction(store, mode);
-        const requests = run(tx.objectStore(store));
-        tx.oncomplete = () => resolve(Array.isArray(requests) ? requests.map((r) => r.result) : requests.result);
-        tx.onerror = () => reject(tx.error);
-        tx.onabort = () => reject(tx.error);
-      });
-    } finally {
-      db.close();
-    }
+    return new Promise((resolve, reject) => {
+      const tx = db.transaction(store, mode);
+      const requests = run(tx.objectStore(store));
+      tx.oncomplete = () => resolve(Array.isArray(requests) ? requests.map((r) => r.result) : requests.result);
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error);
+    });
   };
+  // A connection closed since it was opened (the browser may close one) is opened again, once.
+  const call = (mode, run) =>
+    attempt(mode, run).catch((error) => {
+      if (error?.name !== 'InvalidStateError') throw error;
+      connection = null;
+      return attempt(mode, run);
+    });
   return {
     get: (id) => call('readonly', (s) => s.get(id)),
     put: (record) => call('readwrite', (s) => s.put(record)),

@@ -591,6 +591,30 @@ describe('SyncedSession', () => {
     await b.context.close();
   });
 
+  test('the sync state database stays open between rounds, yet never blocks its deletion, and opens again', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const first = new lib.SyncedSession(new lib.IndexedDbSession('kept-open'), new lib.MemorySession('kept-open-remote'), { syncOnOpen: false });
+      await first.addItems([{ role: 'user', content: 'hello' }]);
+      await first.sync();
+      first.close();
+      const deleted = await new Promise((ok) => {
+        const q = indexedDB.deleteDatabase('agent-sessions-sync');
+        q.onsuccess = () => ok('deleted');
+        q.onblocked = () => ok('blocked');
+        q.onerror = () => ok('failed');
+      });
+      const remote = new lib.MemorySession('reopened-remote');
+      const second = new lib.SyncedSession(new lib.IndexedDbSession('reopened'), remote, { syncOnOpen: false });
+      await second.addItems([{ role: 'user', content: 'again' }]);
+      const status = await second.sync();
+      second.close();
+      return { deleted, remote: (await remote.getItems()).map((i) => i.content), pending: status.pending };
+    });
+    assert.deepEqual(r, { deleted: 'deleted', remote: ['again'], pending: 0 });
+    await a.context.close();
+  });
+
   test('a remote without ids: identical items stay two items, and a pop removes one', async () => {
     const a = await device();
     const r = await a.page.evaluate(async () => {
