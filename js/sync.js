@@ -450,7 +450,7 @@ export class SyncedSession extends EventTarget {
       if (grown(head.mark, now, head.count)) return now.itemCount - head.count;
     }
     const { synced } = await loadEntries(this.#id, head);
-    const local = await this.#local.getItems();
+    const local = await this.#everyItem();
     const kept = keptCount(synced, local);
     return local.length - kept + (synced.length - kept);
   }
@@ -462,6 +462,12 @@ export class SyncedSession extends EventTarget {
     clearInterval(this.#interval);
     globalThis.removeEventListener?.('online', this.#onOnline);
     globalThis.removeEventListener?.('offline', this.#onOffline);
+  }
+
+  /** The whole local history, whatever `settings` the local session reads with by default (a
+   * `limit` or `turns` there is for the model's context, not for what is synced). */
+  #everyItem() {
+    return this.#local.getItems(Number.MAX_SAFE_INTEGER);
   }
 
   /** Where the local history stands: its record's creation time, rewrite count (see
@@ -488,7 +494,7 @@ export class SyncedSession extends EventTarget {
   async #whole(head) {
     const { synced } = await loadEntries(this.#id, head);
     const start = await this.#mark();
-    const local = await this.#local.getItems();
+    const local = await this.#everyItem();
     const end = await this.#mark();
     const readRemote = async () => keyed(await this.#remote.getItems());
     return {
@@ -500,7 +506,7 @@ export class SyncedSession extends EventTarget {
       start: sameMark(start, end) ? start : null,
       readRemote,
       unchanged: async () => {
-        const now = await this.#local.getItems();
+        const now = await this.#everyItem();
         return now.length === local.length && now.every((item, i) => identity(item) === identity(local[i]));
       },
     };
@@ -509,9 +515,9 @@ export class SyncedSession extends EventTarget {
   /**
    * The histories from the newest synced item on, or `null` when a whole comparison is needed:
    * the local history must have only grown since the last round (its mark), and the remote's
-   * newest items (at most two reads of one page) must hold the newest synced item with the synced
-   * items before it in place, all with the remote's ids. Another device's change before that
-   * item rewrites every item after it (new ids), so it shows here too.
+   * newest items must hold the newest synced item with the synced items before it in place (see
+   * `#remoteFrom`). Another device's change before that item rewrites every item after it (new
+   * ids), so it shows here too.
    */
   async #recent(head) {
     if (!head.mark || head.inFlight || head.tombstones?.length || head.count === 0) return null;

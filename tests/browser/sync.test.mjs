@@ -615,6 +615,31 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test("a local session that reads a window by default (settings.limit) still syncs its whole history", async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const remote = new lib.MemorySession('windowed-remote');
+      const local = new lib.IndexedDbSession('windowed', { settings: { limit: 2 } });
+      const synced = new lib.SyncedSession(local, remote, { syncOnOpen: false });
+      await synced.addItems(['q1', 'a1', 'q2', 'a2', 'q3'].map((text, i) => ({ role: i % 2 ? 'assistant' : 'user', content: text })));
+      await synced.sync();
+      const pushed = (await remote.getItems()).map((i) => i.content);
+      await synced.popItem();
+      await synced.sync();
+      const again = new lib.SyncedSession(new lib.IndexedDbSession('windowed', { settings: { limit: 2 } }), remote, { syncOnOpen: false });
+      await again.sync();
+      const out = { pushed, afterPop: (await remote.getItems()).map((i) => i.content), read: (await synced.getItems()).map((i) => i.content), pending: again.syncStatus.pending };
+      synced.close();
+      again.close();
+      return out;
+    });
+    assert.deepEqual(r.pushed, ['q1', 'a1', 'q2', 'a2', 'q3'], 'every item reached the remote');
+    assert.deepEqual(r.afterPop, ['q1', 'a1', 'q2', 'a2'], 'and a whole comparison deleted none but the popped one');
+    assert.deepEqual(r.read, ['q2', 'a2'], "reads keep the session's window");
+    assert.equal(r.pending, 0);
+    await a.context.close();
+  });
+
   test('a remote without ids: identical items stay two items, and a pop removes one', async () => {
     const a = await device();
     const r = await a.page.evaluate(async () => {
