@@ -72,7 +72,11 @@ impl Compactor {
     /// Compacts `session`'s history if the trigger says so (always with `force`). `None` when
     /// nothing was done.
     pub async fn run(&self, session: &JsValue, force: bool) -> Result<Option<Compacted>, RunError> {
-        let stored = call_session(session, "getItems", &[]).await?;
+        // Every item, whatever window the session reads by default (its `settings`): a
+        // compaction of the window alone would be refused by the write (or, over a session
+        // without `replaceHistory`, replace the whole history by it).
+        let every = JsValue::from_f64(crate::core::session::MAX_SAFE_INTEGER as f64);
+        let stored = call_session(session, "getItems", &[every]).await?;
         if !js::is_array(&stored).unwrap_or(false) {
             return Err(invalid_session(format!(
                 "session.getItems() must resolve to an array, got {}",

@@ -151,6 +151,25 @@ describe('compaction', () => {
     assert.equal(r.forced, 9);
   });
 
+  test('a session that reads a window by default (settings.limit) is compacted whole', async () => {
+    model.script({ text: 'five questions, five facts' });
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const inner = new lib.IndexedDbSession(id, { settings: { limit: 4 } });
+        await inner.addItems(history);
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm', keepTurns: 1 });
+        const done = await session.runCompaction({ force: true });
+        const all = await inner.getItems(100);
+        return { done, texts: all.map((i) => i.role ?? i.type), archived: (await inner.getArchivedItems()).length };
+      },
+      { id: fresh('windowed'), history: HISTORY },
+    );
+    assert.equal(r.done.itemsBefore, 20, 'every item was read, not the window of 4');
+    assert.equal(r.done.itemsAfter, 5);
+    assert.deepEqual(r.texts, ['system', 'user', 'function_call', 'function_call_result', 'assistant']);
+    assert.equal(r.archived, 20);
+  });
+
   test('a model error during compaction leaves the old history', async () => {
     model.script({ error: 500, message: 'overloaded' }, { error: 500, message: 'overloaded' }, { error: 500, message: 'overloaded' });
     const r = await inPage(
