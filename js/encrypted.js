@@ -258,7 +258,8 @@ export class EncryptedSession {
     return this.#serial(async () => {
       if (this.#ttl === undefined) return 0;
       const key = await this.#sessionKey();
-      const stored = await this.#inner.getItems();
+      // Every item, whatever window the inner session reads by default (its `settings`).
+      const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
       const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
       const keep = stored.filter((_, i) => !(opened[i] && this.#expired(opened[i].at)));
       const removed = stored.length - keep.length;

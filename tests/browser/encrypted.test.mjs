@@ -129,6 +129,21 @@ test('TTL with an injected clock: expired items are left out of reads, purgeExpi
   assert.deepEqual(r.none, []);
 });
 
+test('purgeExpired deletes the expired items outside the window the inner session reads by default', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    let clock = 1_000_000;
+    const inner = new lib.IndexedDbSession('ttl-window', { dbName: 'enc-ttl', settings: { limit: 1 } });
+    const s = new lib.EncryptedSession(inner, { key: key(), ttl: 60, now: () => clock });
+    await s.addItems([{ role: 'user', content: 'old 1' }, { role: 'assistant', content: 'old 2' }]);
+    clock += 90_000;
+    await s.addItems([{ role: 'user', content: 'new' }]);
+    const purged = await s.purgeExpired();
+    return { purged, stored: (await inner.getItems(10)).length, read: (await s.getItems()).map((i) => i.content) };
+  });
+  assert.deepEqual(r, { purged: 2, stored: 1, read: ['new'] });
+});
+
 test('it wraps MemorySession, IndexedDbSession and the SDK’s MemorySession, and pops and clears through them', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
