@@ -20,6 +20,8 @@
 //   is unchanged, and the remote's newest items end the synced ones in place, with the same ids.
 //   So a round costs what the turn costs, not what the history holds. The first round of each
 //   SyncedSession compares the whole histories, and so does any round where either check fails.
+// - Without a state to trust (none was written for the session, or it is damaged), the items both
+//   histories start with, the same in the same order, are taken as synced.
 import { recordStore } from './records.js';
 import { sessionError } from './errors.js';
 
@@ -129,25 +131,48 @@ const chunkId = (id, k) => `${id}#${k}`;
  */
 async function loadHead(id) {
   const head = await state.get(id);
-  if (!head) return { count: 0, chunks: 0, mark: null, inFlight: null, tombstones: [] };
+  if (!head) return { count: 0, chunks: 0, mark: null, inFlight: null, tombstones: [], none: true };
   if (head.format === FORMAT) return head;
+  // Neither this format nor the one before: damaged (see loadEntries).
+  if (!Array.isArray(head.synced)) return damaged();
   const legacy = upgraded(head);
   return { count: legacy.synced.length, chunks: 0, mark: null, inFlight: legacy.inFlight ?? null, tombstones: legacy.tombstones, legacy: legacy.synced };
 }
 
+/** The head a damaged state is replaced with: nothing synced, and every record of it deleted
+ * by the next write. */
+const damaged = () => ({ count: 0, chunks: 0, mark: null, inFlight: null, tombstones: [], damaged: true });
+
 /** The synced entries of `head` from about `from` on: `{ offset, synced }`, `offset` being where
- * the first one read stands (the start of its record, at most `from`). */
+ * the first one read stands (the start of its record, at most `from`); `null` when the records
+ * are missing or do not hold what the head counts (written by no round of this version, or cut
+ * by hand): such a state is not to be trusted, and is taken as lost. */
 async function loadEntries(id, head, from = 0) {
+  if (head.damaged) return null;
   if (head.legacy) return { offset: 0, synced: head.legacy };
-  const first = Math.floor(Math.max(0, Math.min(from, head.count - 1)) / CHUNK);
+  const count = Number.isSafeInteger(head.count) && head.count >= 0 ? head.count : -1;
+  const first = Math.floor(Math.max(0, Math.min(from, count - 1)) / CHUNK);
   const ids = [];
-  for (let k = first; k < head.chunks; k++) ids.push(chunkId(id, k));
+  for (let k = first; k < Math.min(head.chunks, Math.ceil(count / CHUNK)); k++) ids.push(chunkId(id, k));
   const chunks = await state.batch('readonly', (s) => ids.map((key) => s.get(key)));
   const synced = chunks.flatMap((c) => (Array.isArray(c?.entries) ? c.entries : []));
-  // Records missing or short (written by no round of this version): the state is not to be
-  // trusted, and a round without it compares the whole histories and pushes what is missing.
-  if (synced.length !== head.count - first * CHUNK) throw Object.assign(new Error('the sync state is damaged'), { name: 'SyncError', code: 'STATE_DAMAGED' });
-  return { offset: first * CHUNK, synced };
+  const sound = synced.length === count - first * CHUNK && synced.every((e) => typeof e?.key === 'string' && typeof e?.fp === 'string');
+  return sound ? { offset: first * CHUNK, synced } : null;
+}
+
+/**
+ * What a round without a trustworthy sync state (none was ever written for this session, or it
+ * is damaged) takes as synced: the items both histories start with, the same in the same order.
+ * A local history that is a copy of the remote's (a backup imported on another device, a state
+ * deleted) is then not pushed again, and the rest is reconciled as usual.
+ */
+function adopted(local, remote) {
+  const synced = [];
+  while (synced.length < local.length && synced.length < remote.length && fingerprint(local[synced.length]) === remote[synced.length].fp) {
+    const { key, fp } = remote[synced.length];
+    synced.push({ key, fp });
+  }
+  return synced;
 }
 
 /** Writes the state: the head, and the entries `list` from `offset` (the start of a record) on;
@@ -156,7 +181,9 @@ function saveState(id, head, { offset, list, inFlight, tombstones, mark }) {
   const count = offset + list.length;
   const chunks = Math.ceil(count / CHUNK);
   return state.batch('readwrite', (s) => {
-    const requests = [s.put({ id, format: FORMAT, count, chunks, mark, inFlight, tombstones })];
+    const requests = head.damaged ? [s.delete(IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff')))] : [];
+    head.damaged = false;
+    requests.push(s.put({ id, format: FORMAT, count, chunks, mark, inFlight, tombstones }));
     for (let k = offset / CHUNK; k < chunks; k++) {
       requests.push(s.put({ id: chunkId(id, k), entries: list.slice(k * CHUNK - offset, (k + 1) * CHUNK - offset) }));
     }
@@ -449,7 +476,7 @@ export class SyncedSession extends EventTarget {
       // Only grown since the last round: the outbox is what came after.
       if (grown(head.mark, now, head.count)) return now.itemCount - head.count;
     }
-    const { synced } = await loadEntries(this.#id, head);
+    const synced = (await loadEntries(this.#id, head))?.synced ?? [];
     const local = await this.#everyItem();
     const kept = keptCount(synced, local);
     return local.length - kept + (synced.length - kept);
@@ -486,26 +513,33 @@ export class SyncedSession extends EventTarget {
   async #round() {
     const head = await loadHead(this.#id);
     const view = (this.#compared && (await this.#recent(head))) || (await this.#whole(head));
-    await this.#reconcile(head, view);
+    await this.#reconcile(view.saved ?? head, view);
     this.#compared = true;
   }
 
   /** Both whole histories. */
   async #whole(head) {
-    const { synced } = await loadEntries(this.#id, head);
+    const entries = head.none ? null : await loadEntries(this.#id, head);
     const start = await this.#mark();
     const local = await this.#everyItem();
     const end = await this.#mark();
+    const stable = sameMark(start, end);
     const readRemote = async () => keyed(await this.#remote.getItems());
+    const remote = await readRemote();
     return {
       offset: 0,
       base: [],
-      synced,
+      synced: entries?.synced ?? adopted(local, remote),
+      // A damaged state is replaced whole: what it said was in flight or ignored goes with it
+      // (a push that took effect is among the items both histories start with).
+      saved: entries || head.none ? head : damaged(),
       local,
-      remote: await readRemote(),
-      start: sameMark(start, end) ? start : null,
+      remote,
+      start: stable ? start : null,
       readRemote,
+      // The mark tells whether the history changed, once it was read between two equal ones.
       unchanged: async () => {
+        if (stable) return sameMark(start, await this.#mark());
         const now = await this.#everyItem();
         return now.length === local.length && now.every((item, i) => identity(item) === identity(local[i]));
       },
@@ -524,7 +558,9 @@ export class SyncedSession extends EventTarget {
     const start = await this.#mark();
     if (!grown(head.mark, start, head.count)) return null;
     // The synced entries a check of the remote's newest page needs.
-    const { offset, synced } = await loadEntries(this.#id, head, head.count - PAGE - 1);
+    const entries = await loadEntries(this.#id, head, head.count - PAGE - 1);
+    if (!entries) return null;
+    const { offset, synced } = entries;
     const newest = synced.at(-1);
     const local = await this.#local.getItems(start.itemCount - head.count + 1);
     if (!sameMark(start, await this.#mark()) || fingerprint(local[0]) !== newest.fp) return null;

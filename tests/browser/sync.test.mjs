@@ -59,6 +59,11 @@ function openSynced(page, { id, conversationId, options = {} }) {
   );
 }
 
+/** A new conversation on the server, made from `page`: its id. */
+function newConversation(page) {
+  return page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+}
+
 /** Waits until the page's SyncedSession has nothing pending and no error. */
 function settled(page) {
   return page.waitForFunction(() => {
@@ -159,7 +164,7 @@ describe('SyncedSession', () => {
   test('two devices write offline, come online, and converge to the same history: nothing lost or doubled', async () => {
     const a = await device();
     const b = await device();
-    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    const conversationId = await newConversation(a.page);
     await openSynced(a.page, { id: 'trip', conversationId });
     await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'Plan a trip'), say('assistant', 'Where to?')]);
     await settled(a.page);
@@ -204,7 +209,7 @@ describe('SyncedSession', () => {
 
   test('a push whose response was dropped is not sent again after a reload', async () => {
     const a = await device();
-    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    const conversationId = await newConversation(a.page);
     await openSynced(a.page, { id: 'dropped', conversationId, options: { retryDelayMs: 60_000 } });
     await server.setFault({ kind: 'drop', times: 1, methods: ['POST'] });
     await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'only once')]);
@@ -223,7 +228,7 @@ describe('SyncedSession', () => {
 
   test('a tab closed in the middle of a push: reopened, everything is pushed exactly once', async () => {
     const a = await device();
-    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    const conversationId = await newConversation(a.page);
     await openSynced(a.page, { id: 'closed', conversationId });
     await server.setFault({ kind: 'slow', ms: 600 });
     await a.page.evaluate(async (items) => {
@@ -246,7 +251,7 @@ describe('SyncedSession', () => {
 
   test('a server 500 is retried with backoff; the status reports the error, then the recovery', async () => {
     const a = await device();
-    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    const conversationId = await newConversation(a.page);
     await openSynced(a.page, { id: 'errors', conversationId });
     await server.setFault({ kind: 'status', status: 500, times: 3 });
     await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'hello')]);
@@ -265,7 +270,7 @@ describe('SyncedSession', () => {
   test('popItem and clearSession reach the remote; a pop of an item not pushed yet never does', async () => {
     const a = await device();
     const b = await device();
-    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    const conversationId = await newConversation(a.page);
     await openSynced(a.page, { id: 'pops', conversationId });
     await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'q1'), say('assistant', 'a1'), say('user', 'q2')]);
     await settled(a.page);
@@ -298,7 +303,7 @@ describe('SyncedSession', () => {
   test("this package's runner on one device, @openai/agents' run() on the other: one conversation", async () => {
     const a = await device('/tests/pages/interop.html');
     const b = await device('/tests/pages/interop.html');
-    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    const conversationId = await newConversation(a.page);
     await openSynced(a.page, { id: 'two-runners', conversationId });
     const ours = await a.page.evaluate(async () => {
       const { fetch } = scriptedFetch([{ text: 'San Francisco.' }, { text: 'California.' }, { text: 'About 808,000.' }]);
@@ -340,7 +345,7 @@ describe('SyncedSession', () => {
 
   test('a push of more than 20 items whose second write fails sends no item twice', async () => {
     const a = await device();
-    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    const conversationId = await newConversation(a.page);
     await openSynced(a.page, { id: 'chunks', conversationId });
     await server.setFault({ kind: 'status', status: 500, methods: ['POST'], skip: 1, times: 1 });
     await a.page.evaluate(async () => window.synced.addItems(Array.from({ length: 25 }, (_, i) => ({ role: 'user', content: `m${i}` }))));
@@ -353,7 +358,7 @@ describe('SyncedSession', () => {
 
   test('an unconfirmed push popped before the next round is deleted there, not pulled back', async () => {
     const a = await device();
-    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    const conversationId = await newConversation(a.page);
     await openSynced(a.page, { id: 'unconfirmed', conversationId, options: { retryDelayMs: 60_000 } });
     await server.setFault({ kind: 'drop', methods: ['POST'], times: 1 });
     await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'keep'), say('user', 'oops')]);
@@ -368,7 +373,7 @@ describe('SyncedSession', () => {
 
   test('a round after a turn reads only what came after the synced items: one page of the remote, the outbox of the local history', async () => {
     const a = await device();
-    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
+    const conversationId = await newConversation(a.page);
     // 250 items already synced: three pages of the API.
     await a.page.evaluate(async () => {
       const local = new lib.IndexedDbSession('long');
@@ -432,6 +437,101 @@ describe('SyncedSession', () => {
     assert.equal(await a.page.evaluate(() => window.synced.syncStatus.pending), 0);
     await a.context.close();
     await b.context.close();
+  });
+
+  test('a history restored from a backup on another device, with no sync state there: nothing is sent twice, and the new device syncs on', async () => {
+    const a = await device();
+    const b = await device();
+    const conversationId = await newConversation(a.page);
+    await openSynced(a.page, { id: 'restored', conversationId });
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'q1'), say('assistant', 'a1'), say('user', 'q2')]);
+    await settled(a.page);
+    const backup = await a.page.evaluate(() => new Response(lib.exportSessions({ sessionIds: ['restored'] })).text());
+    // B restores the backup, and has one more item of its own before it first syncs.
+    await b.page.evaluate(async (text) => {
+      await lib.importSessions(text);
+      await new lib.IndexedDbSession('restored').addItems([{ role: 'assistant', content: 'a2 from B' }]);
+    }, backup);
+    await openSynced(b.page, { id: 'restored', conversationId });
+    await settled(b.page);
+    const expected = [['user', 'q1'], ['assistant', 'a1'], ['user', 'q2'], ['assistant', 'a2 from B']];
+    assert.deepEqual(transcript(serverItems(conversationId)), expected, 'the restored items are not pushed again');
+    await a.page.evaluate(() => window.synced.sync());
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), expected);
+    assert.deepEqual(transcript(await b.page.evaluate(() => window.synced.getItems())), expected);
+    await a.context.close();
+    await b.context.close();
+  });
+
+  test('a damaged sync state is replaced by the next round: nothing is sent twice, deleted or lost, and later rounds are incremental again', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const db = () =>
+        new Promise((ok, no) => {
+          const q = indexedDB.open('agent-sessions-sync', 1);
+          q.onsuccess = () => ok(q.result);
+          q.onerror = () => no(q.error);
+        });
+      const change = async (fn) => {
+        const d = await db();
+        const tx = d.transaction('sessions', 'readwrite');
+        await fn(tx.objectStore('sessions'));
+        await new Promise((ok, no) => ((tx.oncomplete = ok), (tx.onerror = () => no(tx.error))));
+        d.close();
+      };
+      const keys = async () => {
+        const d = await db();
+        const q = d.transaction('sessions').objectStore('sessions').getAllKeys();
+        const all = await new Promise((ok) => (q.onsuccess = () => ok(q.result)));
+        d.close();
+        return all.filter((k) => k.startsWith(JSON.stringify(['agent-sessions', 'damaged'])));
+      };
+      const id = JSON.stringify(['agent-sessions', 'damaged']);
+      const remote = new lib.MemorySession('damaged-remote');
+      const items = [];
+      for (let i = 0; i < 700; i++) items.push({ id: `msg_${i}`, role: i % 2 ? 'assistant' : 'user', content: `m${i}` });
+      const first = new lib.SyncedSession(new lib.IndexedDbSession('damaged'), remote, { syncOnOpen: false });
+      await first.addItems(items);
+      await first.sync();
+      first.close();
+      const out = { before: await keys() };
+      const damages = {
+        'a record of entries missing': (s) => s.delete(`${id}#0`),
+        'a head that counts wrong': async (s) => {
+          const head = await new Promise((ok) => (s.get(id).onsuccess = (e) => ok(e.target.result)));
+          s.put({ ...head, count: 'many' });
+        },
+        'a head of no known format': (s) => s.put({ id, hello: true }),
+      };
+      for (const [name, damage] of Object.entries(damages)) {
+        await change(damage);
+        const s = new lib.SyncedSession(new lib.IndexedDbSession('damaged'), remote, { syncOnOpen: false });
+        const status = await s.sync().catch((e) => ({ error: e.message }));
+        await s.addItems([{ role: 'user', content: `after ${name}` }]);
+        await s.sync();
+        out[name] = {
+          status: status.error ?? status.lastError,
+          remote: (await remote.getItems()).length,
+          local: (await s.getItems()).length,
+          last: (await remote.getItems(1))[0].content,
+          keys: await keys(),
+          pending: s.syncStatus.pending,
+          head: await new Promise(async (ok) => {
+            const d = await db();
+            d.transaction('sessions').objectStore('sessions').get(id).onsuccess = (e) => (d.close(), ok({ format: e.target.result.format, count: e.target.result.count, marked: !!e.target.result.mark }));
+          }),
+        };
+        s.close();
+      }
+      return out;
+    });
+    assert.deepEqual(r.before.length, 3, 'a head and two records of entries');
+    let n = 0;
+    for (const name of ['a record of entries missing', 'a head that counts wrong', 'a head of no known format']) {
+      n += 1;
+      assert.deepEqual(r[name], { status: null, remote: 700 + n, local: 700 + n, last: `after ${name}`, keys: r.before, pending: 0, head: { format: 2, count: 700 + n, marked: true } }, name);
+    }
+    await a.context.close();
   });
 
   test('a sync state written by the previous version (whole texts as fingerprints, one record) is read as it was: nothing is pushed, pulled or deleted again', async () => {
@@ -500,7 +600,6 @@ describe('SyncedSession', () => {
         });
       const remote = new lib.MemorySession('chunked-remote');
       const local = new lib.IndexedDbSession('chunked');
-      await local.addItems(window.items ? [] : []);
       const batch = [];
       for (let i = 0; i < 1100; i++) batch.push({ id: `msg_${i}`, role: i % 2 ? 'assistant' : 'user', content: `m${i}` });
       await local.addItems(batch);
@@ -527,16 +626,23 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
-  test('a round stopped between pulling into the local history and recording it: the next round does not push the pulled items back', async () => {
+  /** Two devices on a new conversation: A has written "from A" and B the items `fromB` after it,
+   * all synced; A has not pulled B's items yet. */
+  async function pullPending(id, fromB) {
     const a = await device();
     const b = await device();
-    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
-    await openSynced(a.page, { id: 'stopped', conversationId });
+    const conversationId = await newConversation(a.page);
+    await openSynced(a.page, { id, conversationId });
     await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'from A')]);
     await settled(a.page);
-    await openSynced(b.page, { id: 'stopped', conversationId });
-    await b.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'from B'), say('assistant', 'to B')]);
+    await openSynced(b.page, { id, conversationId });
+    await b.page.evaluate(async (items) => window.synced.addItems(items), fromB);
     await settled(b.page);
+    return { a, b, conversationId };
+  }
+
+  test('a round stopped between pulling into the local history and recording it: the next round does not push the pulled items back', async () => {
+    const { a, b, conversationId } = await pullPending('stopped', [say('user', 'from B'), say('assistant', 'to B')]);
     // On A, the round's local write takes effect, and then the page stops before anything else.
     await a.page.evaluate(() => {
       const apply = lib.IndexedDbSession.prototype.applyHistoryTransaction;
@@ -564,15 +670,7 @@ describe('SyncedSession', () => {
   });
 
   test('a round stopped before its pull reached the local history: the next round pulls the items, and deletes none of them', async () => {
-    const a = await device();
-    const b = await device();
-    const conversationId = await a.page.evaluate(async ({ url }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId(), { url: server.url });
-    await openSynced(a.page, { id: 'before-pull', conversationId });
-    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'from A')]);
-    await settled(a.page);
-    await openSynced(b.page, { id: 'before-pull', conversationId });
-    await b.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'from B')]);
-    await settled(b.page);
+    const { a, b, conversationId } = await pullPending('before-pull', [say('user', 'from B')]);
     await a.page.evaluate(() => {
       lib.IndexedDbSession.prototype.applyHistoryTransaction = function (args) {
         window.aboutToPull = true;
