@@ -497,6 +497,16 @@ export class SyncedSession extends EventTarget {
     return this.#local.getItems(Number.MAX_SAFE_INTEGER);
   }
 
+  /** The whole remote history. A remote that declares a default window (a session of this
+   * package with `settings.limit` or `turns`) is asked for every item; others are read with no
+   * limit, as the protocol reads a whole history (and a remote such as the Conversations API
+   * refuses a limit past its page). */
+  #everyRemoteItem() {
+    const settings = this.#remote.settings;
+    const windowed = settings != null && typeof settings === 'object' && (settings.limit != null || settings.turns != null);
+    return windowed ? this.#remote.getItems(Number.MAX_SAFE_INTEGER) : this.#remote.getItems();
+  }
+
   /** Where the local history stands: its record's creation time, rewrite count (see
    * `getInfo().rewrites`) and length, and the branch this object reads; `null` where the local
    * session does not tell. Two equal marks, or an equal mark with more items, mean the history
@@ -524,7 +534,7 @@ export class SyncedSession extends EventTarget {
     const local = await this.#everyItem();
     const end = await this.#mark();
     const stable = sameMark(start, end);
-    const readRemote = async () => keyed(await this.#remote.getItems());
+    const readRemote = async () => keyed(await this.#everyRemoteItem());
     const remote = await readRemote();
     return {
       offset: 0,
@@ -604,7 +614,7 @@ export class SyncedSession extends EventTarget {
       if (found || whole || entries.some((e) => e.key === newest)) return found;
       if (want === PAGE) return null; // more than a page came after it, or it is gone
     }
-    return from(keyed(await this.#remote.getItems()), true);
+    return from(keyed(await this.#everyRemoteItem()), true);
   }
 
   /** Makes the two histories of `view` the same (see the header of this file). */

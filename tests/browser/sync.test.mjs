@@ -738,6 +738,29 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a remote session that reads a window by default is compared whole: nothing outside its window is taken for deleted', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const remote = new lib.IndexedDbSession('windowed-remote-store', { settings: { limit: 2 } });
+      const first = new lib.SyncedSession(new lib.IndexedDbSession('local-of-windowed'), remote, { syncOnOpen: false });
+      await first.addItems(['q1', 'a1', 'q2', 'a2', 'q3'].map((text, i) => ({ role: i % 2 ? 'assistant' : 'user', content: text })));
+      await first.sync();
+      first.close();
+      // A new SyncedSession compares the whole histories.
+      const again = new lib.SyncedSession(new lib.IndexedDbSession('local-of-windowed'), remote, { syncOnOpen: false });
+      await again.sync();
+      const out = {
+        local: (await again.getItems()).map((i) => i.content),
+        remote: (await remote.getItems(100)).map((i) => i.content),
+        pending: again.syncStatus.pending,
+      };
+      again.close();
+      return out;
+    });
+    assert.deepEqual(r, { local: ['q1', 'a1', 'q2', 'a2', 'q3'], remote: ['q1', 'a1', 'q2', 'a2', 'q3'], pending: 0 });
+    await a.context.close();
+  });
+
   test('a remote without ids: identical items stay two items, and a pop removes one', async () => {
     const a = await device();
     const r = await a.page.evaluate(async () => {
