@@ -150,9 +150,24 @@ export class EncryptedSession {
     return run;
   }
 
-  async #seal(key, item, at) {
+  /** Encrypts `items` (each with when it was added: `at`, one time or one per item), every one
+   * before anything is written: a failure writes nothing. The plaintext is JSON: an item JSON
+   * cannot write (a cycle, a BigInt, a getter that throws) is refused as `INVALID_ITEM`. */
+  async #sealAll(key, items, at) {
+    const texts = items.map((item, i) => {
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw sessionError('INVALID_ITEM', `items[${i}] is not an object`);
+      try {
+        return JSON.stringify({ item, at: Array.isArray(at) ? at[i] : at });
+      } catch (error) {
+        throw sessionError('INVALID_ITEM', `items[${i}] cannot be written as JSON to be encrypted (${error?.message ?? error})`);
+      }
+    });
+    return Promise.all(texts.map((text) => this.#seal(key, text)));
+  }
+
+  async #seal(key, text) {
     const iv = crypto.getRandomValues(new Uint8Array(12));
-    const plain = encoder.encode(JSON.stringify({ item, at }));
+    const plain = encoder.encode(text);
     const ct = new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv, additionalData: encoder.encode(this.#sessionId) }, key, plain));
     return { __enc: 1, iv: toBase64(iv), ct: toBase64(ct) };
   }
@@ -200,55 +215,140 @@ export class EncryptedSession {
     });
   }
 
+  /** The newest items within `limit`, or the wrapped session's default window. A window of
+   * turns (`settings.turns` of ours) is taken here, after decrypting: the stored items show no
+   * role, so the wrapped session cannot tell where a turn starts. */
   getItems(limit) {
-    return this.#serial(async () => this.#read(await this.#inner.getItems(limit)));
+    return this.#serial(async () => {
+      const turns = limit === undefined ? this.#turnWindow() : undefined;
+      if (turns === undefined) return this.#read(await this.#inner.getItems(limit));
+      const items = await this.#read(await this.#inner.getItems(Number.MAX_SAFE_INTEGER));
+      return newestTurns(items, turns);
+    });
+  }
+
+  /** The wrapped session's default window of turns, if it reads one. */
+  #turnWindow() {
+    try {
+      const turns = this.#inner.settings?.turns;
+      return Number.isInteger(turns) && turns >= 0 ? turns : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   addItems(items) {
     return this.#serial(async () => {
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
-      items.forEach((item, i) => {
-        if (item === null || typeof item !== 'object' || Array.isArray(item)) throw sessionError('INVALID_ITEM', `items[${i}] is not an object`);
-      });
       if (items.length === 0) return;
       const key = await this.#sessionKey();
-      const at = this.#now();
-      // Encrypted before anything is written: a failure writes nothing.
-      const sealed = await Promise.all(items.map((item) => this.#seal(key, item, at)));
-      await this.#inner.addItems(sealed);
+      await this.#inner.addItems(await this.#sealAll(key, items, this.#now()));
     });
   }
 
+  /** Removes and returns the newest item reads show. It is decrypted before anything is
+   * removed: the newest stored item not decrypting (a wrong key, a damaged item) rejects with
+   * `INVALID_KEY` and removes nothing. Expired items newer than it (never shown) go with it. Over
+   * a session with history transactions (ours), each removal checks the history still ends with
+   * the item read, so another tab's write in between is never removed. */
   popItem() {
     return this.#serial(async () => {
-      const stored = await this.#inner.popItem();
-      if (stored === undefined) return undefined;
-      const [item] = await this.#read([stored]);
-      return item;
+      const key = await this.#sessionKey();
+      for (;;) {
+        const [stored] = await this.#inner.getItems(1);
+        if (stored === undefined) return undefined;
+        const opened = await this.#open(key, stored);
+        if (opened === null) {
+          throw sessionError('INVALID_KEY', `popItem: the newest item of session "${this.#sessionId}" does not decrypt with this key (a wrong key, or an item damaged or copied from another session); nothing was removed`);
+        }
+        await this.#removeNewest(stored);
+        if (!this.#expired(opened.at)) return opened.item;
+      }
     });
+  }
+
+  /** Removes the newest stored item, `stored`: only if it still is, where the wrapped session
+   * can say so (this package's sessions, which take any item in a history transaction; the
+   * SDK's check that items are its own shapes, which an encrypted item is not). */
+  async #removeNewest(stored) {
+    let ours = false;
+    try {
+      ours = this.#inner[Symbol.for('agent-sessions.transactionUsage')] === true;
+    } catch {
+      // A session that throws on being asked is not one of ours.
+    }
+    if (ours && typeof this.#inner.applyHistoryTransaction === 'function') {
+      await this.#inner.applyHistoryTransaction({
+        operationId: `encrypted-pop:${crypto.randomUUID()}`,
+        transaction: { type: 'replace_suffix', expectedSuffix: [stored], replacement: [] },
+      });
+    } else {
+      await this.#inner.popItem();
+    }
   }
 
   clearSession() {
     return this.#serial(() => this.#inner.clearSession());
   }
 
-  /** Replaces the whole history by `items`, encrypted, in one call of the wrapped session's
-   * `replaceHistory` (`{ archive }` passes through; this package's sessions do it in one
-   * transaction). Also how a plaintext session is encrypted in place: read its items, replace
-   * them through an EncryptedSession over it. */
+  /**
+   * Replaces the whole history by `items`, encrypted, in one call of the wrapped session's
+   * `replaceHistory` (this package's sessions do it in one transaction; `{ archive }` passes
+   * through). With `expectedItems` (what a compaction read), only if the history still shows
+   * exactly those items, else `SUFFIX_MISMATCH` and nothing changes: the stored items read here
+   * are handed on as the wrapped session's `expectedItems`, so a write from anywhere in between
+   * is never replaced. An item that was in the history keeps when it was added (its TTL does not
+   * start again). Also how a plaintext session is encrypted in place: read its items, replace
+   * them through an EncryptedSession over it.
+   */
   replaceHistory(items, options = {}) {
     return this.#serial(async () => {
       if (typeof this.#inner.replaceHistory !== 'function') {
         throw sessionError('INVALID_SESSION', 'replaceHistory needs a wrapped session that has it (this package\'s sessions do)');
       }
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
-      items.forEach((item, i) => {
-        if (item === null || typeof item !== 'object' || Array.isArray(item)) throw sessionError('INVALID_ITEM', `items[${i}] is not an object`);
-      });
+      const expected = options?.expectedItems;
+      if (expected !== undefined && expected !== null && !Array.isArray(expected)) {
+        throw sessionError('INVALID_OPTIONS', `options.expectedItems must be an array of items, got ${typeof expected}`);
+      }
       const key = await this.#sessionKey();
-      const at = this.#now();
-      const sealed = await Promise.all(items.map((item) => this.#seal(key, item, at)));
-      await this.#inner.replaceHistory(sealed, { archive: options?.archive ?? true });
+      const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
+      const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
+      if (Array.isArray(expected)) {
+        const shown = opened.filter((o) => o !== null && !this.#expired(o.at)).map((o) => canonical(o.item));
+        if (shown.length !== expected.length || shown.some((text, i) => text !== canonical(expected[i]))) {
+          throw sessionError('SUFFIX_MISMATCH', `replaceHistory: session "${this.#sessionId}" no longer holds exactly options.expectedItems (written to since they were read); nothing changed`);
+        }
+      }
+      // When each item was added: those already in the history keep theirs, in order.
+      const added = new Map();
+      for (const o of opened) {
+        if (o === null || typeof o.at !== 'number') continue;
+        const text = canonical(o.item);
+        added.set(text, [...(added.get(text) ?? []), o.at]);
+      }
+      const now = this.#now();
+      const at = items.map((item) => {
+        let text;
+        try {
+          text = canonical(item);
+        } catch {
+          return now; // refused below, naming the item
+        }
+        return added.get(text)?.shift() ?? now;
+      });
+      const sealed = await this.#sealAll(key, items, at);
+      await this.#inner.replaceHistory(sealed, { archive: options?.archive ?? true, ...(Array.isArray(expected) ? { expectedItems: stored } : {}) });
+    });
+  }
+
+  /** What compaction (or `replaceHistory` with `archive`) moved out of the history, decrypted:
+   * the wrapped session's `getArchivedItems(options)`, items that do not decrypt or have expired
+   * left out as reads leave them; `[]` where the wrapped session keeps no archive. */
+  getArchivedItems(options) {
+    return this.#serial(async () => {
+      if (typeof this.#inner.getArchivedItems !== 'function') return [];
+      return this.#read(await this.#inner.getArchivedItems(options));
     });
   }
 
@@ -277,6 +377,26 @@ export class EncryptedSession {
   close() {
     return this.#serial(() => this.#inner.close?.());
   }
+}
+
+/** JSON of `value` with every object's keys sorted: two items with the same fields, in any
+ * order, have the same text. */
+function canonical(value) {
+  return JSON.stringify(value, (_, v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v));
+}
+
+/** Whether `item` opens a turn: a user message (the rule the sessions count turns by). */
+const startsTurn = (item) => item?.role === 'user' && (item.type === undefined || item.type === 'message');
+
+/** The items of the newest `turns` turns of `items` (oldest first); items before the first
+ * user message belong to no turn and are only shown when every turn is. */
+function newestTurns(items, turns) {
+  if (turns === 0) return [];
+  let seen = 0;
+  for (let i = items.length - 1; i >= 0; i--) {
+    if (startsTurn(items[i]) && ++seen === turns) return items.slice(i);
+  }
+  return items;
 }
 
 /**
@@ -308,6 +428,29 @@ export async function createDeviceKey(options) {
   bytes.fill(0);
   await keys.put({ id: keyId(options), key, createdAt: Date.now() });
   return key;
+}
+
+/** The device key of a database's user, made and stored on first use. Made at most once: two
+ * tabs (or two parts of a page) asking at the same time get the same key, where loading and
+ * then creating could each make one, the second replacing the first and leaving what the first
+ * encrypted unreadable. */
+export async function deviceKey(options) {
+  const id = keyId(options);
+  const found = await keys.get(id);
+  if (found?.key) return found.key;
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  const key = await subtle().importKey('raw', bytes, 'HKDF', false, ['deriveKey']);
+  bytes.fill(0);
+  try {
+    await keys.batch('readwrite', (s) => s.add({ id, key, createdAt: Date.now() }));
+    return key;
+  } catch (error) {
+    if (error?.name !== 'ConstraintError') throw error;
+    // Another caller stored one first: that one is the key.
+    const stored = await keys.get(id);
+    if (!stored?.key) throw error;
+    return stored.key;
+  }
 }
 
 /** Keeps `key` (a non-extractable HKDF `CryptoKey`, such as `deriveKeyFromPassphrase` gives) as

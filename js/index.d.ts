@@ -1,4 +1,4 @@
-import type { SessionError, Item, IndexedDbSession, SessionHistoryTransactionArgs, ListSessionsOptions, SessionInfo } from './agent_sessions.js';
+import type { SessionError, Item, IndexedDbSession, SessionHistoryTransactionArgs, ListSessionsOptions, SessionInfo, ArchiveWindow } from './agent_sessions.js';
 
 export {
   IndexedDbSession,
@@ -172,8 +172,13 @@ export class EncryptedSession {
   popItem<T extends Item = Item>(): Promise<T | undefined>;
   clearSession(): Promise<void>;
   /** Replaces the whole history by `items`, encrypted (the wrapped session's `replaceHistory`,
-   * one transaction for ours): also how a plaintext session is encrypted in place. */
-  replaceHistory(items: readonly Item[], options?: { archive?: boolean }): Promise<void>;
+   * one transaction for ours): also how a plaintext session is encrypted in place. With
+   * `expectedItems`, only if the history still shows exactly those items (`SUFFIX_MISMATCH`
+   * otherwise). Items already in the history keep when they were added. */
+  replaceHistory(items: readonly Item[], options?: { archive?: boolean; expectedItems?: readonly Item[] }): Promise<void>;
+  /** The items compaction (or `replaceHistory`) archived, decrypted, oldest first; `[]` where
+   * the wrapped session keeps no archive. */
+  getArchivedItems<T extends Item = Item>(options?: ArchiveWindow): Promise<T[]>;
   /** Deletes the expired items; resolves to how many (0 without a `ttl`). */
   purgeExpired(): Promise<number>;
   close(): Promise<void>;
@@ -192,7 +197,11 @@ export interface DeviceKeyOptions {
   userId?: string | null;
 }
 
-/** Makes and stores a non-extractable key for this database's user on this device. */
+/** This device's key for the database's user, made and stored (non-extractable) on first use;
+ * callers asking at the same time, in any tab, get the same key. */
+export function deviceKey(options?: DeviceKeyOptions): Promise<CryptoKey>;
+/** Makes and stores a new non-extractable key for this database's user on this device,
+ * replacing one there was (what it encrypted no longer decrypts). */
 export function createDeviceKey(options?: DeviceKeyOptions): Promise<CryptoKey>;
 /** Keeps a non-extractable HKDF key (a passphrase's, from `deriveKeyFromPassphrase`) as this
  * device's key for the database's user; `INVALID_KEY` for any other key. */

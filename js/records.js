@@ -32,7 +32,8 @@ export function recordStore(dbName, store) {
       const tx = db.transaction(store, mode);
       const requests = run(tx.objectStore(store));
       tx.oncomplete = () => resolve(Array.isArray(requests) ? requests.map((r) => r.result) : requests.result);
-      tx.onerror = () => reject(tx.error);
+      // The failed request's error (the transaction's is set only once it has aborted).
+      tx.onerror = (event) => reject(event.target?.error ?? tx.error);
       tx.onabort = () => reject(tx.error);
     });
   };

@@ -327,3 +327,120 @@ test('bad input: keys of the wrong size or type, a bad ttl, a non-session; a fai
   assert.equal(r.badItem, 'SessionError INVALID_ITEM');
   assert.equal(r.written, 0);
 });
+
+test('compaction over an EncryptedSession: a write made while it runs is never replaced, and the archive reads back decrypted', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const session = new lib.EncryptedSession(new lib.IndexedDbSession('enc-compaction'), { key: key() });
+    const history = [];
+    for (let i = 0; i < 6; i++) history.push({ role: 'user', content: `question ${i}` }, { role: 'assistant', content: `answer ${i}` });
+    await session.addItems(history);
+    // The compaction endpoint answers when the page lets it.
+    let started;
+    const asked = new Promise((ok) => (started = ok));
+    let release = () => {};
+    const fetch = async (url, init) => {
+      started();
+      await new Promise((ok) => (release = ok));
+      const input = JSON.parse(init.body).input;
+      const output = [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'kept' }] }, { type: 'compaction', id: 'cmp_1', encrypted_content: `ENC(${input.length})` }];
+      return new Response(JSON.stringify({ id: 'cr_1', object: 'response.compaction', output, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }), { headers: { 'content-type': 'application/json' } });
+    };
+    const compaction = new lib.CompactionSession(session, { runner: new lib.Runner({ baseUrl: 'https://api.example/v1', apiKey: 'k', fetch }), model: 'm', strategy: 'responses' });
+    const first = compaction.runCompaction({ force: true }).then(() => 'compacted', (e) => `${e.name} ${e.code}`);
+    await asked;
+    await session.addItems([{ role: 'user', content: 'written meanwhile' }]);
+    release();
+    const raced = await first;
+    const afterRace = (await session.getItems()).map((i) => i.content);
+    const second = compaction.runCompaction({ force: true }).then(() => 'compacted', (e) => `${e.name} ${e.code}`);
+    await new Promise((ok) => setTimeout(ok, 50));
+    release();
+    return { raced, afterRace, second: await second, history: await session.getItems(), archived: (await compaction.getArchivedItems()).map((i) => i.content) };
+  });
+  assert.equal(r.raced, 'SessionError SUFFIX_MISMATCH', 'the compaction read before the write is refused');
+  assert.equal(r.afterRace.length, 13);
+  assert.equal(r.afterRace.at(-1), 'written meanwhile');
+  assert.equal(r.second, 'compacted');
+  assert.deepEqual(r.history.at(-1), { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC(13)' });
+  assert.deepEqual(r.archived, [...r.afterRace], 'every replaced item, decrypted, in order');
+});
+
+test('deviceKey: callers asking at once get one key, and what either encrypts reads back', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const options = { dbName: 'enc-device-once', userId: 'ann' };
+    const [a, b] = await Promise.all([lib.deviceKey(options), lib.deviceKey(options)]);
+    const inner = new lib.IndexedDbSession('once', options);
+    await new lib.EncryptedSession(inner, { key: a }).addItems([{ role: 'user', content: 'with the first' }]);
+    await new lib.EncryptedSession(inner, { key: b }).addItems([{ role: 'user', content: 'with the second' }]);
+    const stored = await lib.loadDeviceKey(options);
+    const reader = new lib.EncryptedSession(inner, { key: stored });
+    const again = await lib.deviceKey(options);
+    return { same: a === b, items: (await reader.getItems()).map((i) => i.content), skipped: reader.lastSkipped, readAgain: (await new lib.EncryptedSession(inner, { key: again }).getItems()).length };
+  });
+  assert.deepEqual(r.items, ['with the first', 'with the second']);
+  assert.equal(r.skipped, 0);
+  assert.equal(r.readAgain, 2, 'a later call finds the same key');
+});
+
+test('a default window of turns over an encrypted IndexedDbSession counts turns of the decrypted items', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const session = new lib.EncryptedSession(new lib.IndexedDbSession('enc-turns', { settings: { turns: 1 } }), { key: key() });
+    await session.addItems([{ role: 'system', content: 'be brief' }]);
+    for (let i = 0; i < 3; i++) await session.addItems([{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }]);
+    return { window: (await session.getItems()).map((i) => i.content), limited: (await session.getItems(3)).map((i) => i.content) };
+  });
+  assert.deepEqual(r.window, ['q2', 'a2'], 'the newest turn, as the plain session reads it');
+  assert.deepEqual(r.limited, ['a1', 'q2', 'a2'], 'an explicit limit wins');
+});
+
+test('popItem decrypts before it removes: a wrong key removes nothing; the right key pops the newest item', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const right = key();
+    const inner = new lib.IndexedDbSession('enc-pop');
+    await new lib.EncryptedSession(inner, { key: right }).addItems([{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }]);
+    let wrong;
+    try {
+      await new lib.EncryptedSession(inner, { key: key() }).popItem();
+      wrong = 'popped';
+    } catch (e) {
+      wrong = `${e.name} ${e.code}`;
+    }
+    const kept = (await inner.getItems()).length;
+    const session = new lib.EncryptedSession(inner, { key: right });
+    const popped = await session.popItem();
+    return { wrong, kept, popped, left: (await session.getItems()).map((i) => i.content), emptyAfter: [await session.popItem(), await session.popItem()] };
+  });
+  assert.equal(r.wrong, 'SessionError INVALID_KEY');
+  assert.equal(r.kept, 2, 'nothing removed by the wrong key');
+  assert.deepEqual(r.popped, { role: 'assistant', content: 'two' });
+  assert.deepEqual(r.left, ['one']);
+  assert.deepEqual(r.emptyAfter, [{ role: 'user', content: 'one' }, undefined]);
+});
+
+test('an item JSON cannot write is refused by name, nothing written; replaceHistory keeps when kept items were added (their TTL)', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    window.clock = 0;
+    const inner = new lib.IndexedDbSession('enc-json-ttl');
+    const session = new lib.EncryptedSession(inner, { key: key(), ttl: 100, now: () => window.clock });
+    let refused;
+    try {
+      await session.addItems([{ role: 'user', content: 'fine' }, { role: 'user', content: 'big', n: 1n }]);
+    } catch (e) {
+      refused = { name: e.name, code: e.code, names: e.message.includes('items[1]') };
+    }
+    const written = (await inner.getItems()).length;
+    await session.addItems([{ role: 'user', content: 'old' }]);
+    window.clock = 50_000;
+    await session.replaceHistory([{ content: 'old', role: 'user' }, { role: 'assistant', content: 'new' }]);
+    window.clock = 120_000;
+    return { refused, written, shown: (await session.getItems()).map((i) => i.content) };
+  });
+  assert.deepEqual(r.refused, { name: 'SessionError', code: 'INVALID_ITEM', names: true });
+  assert.equal(r.written, 0);
+  assert.deepEqual(r.shown, ['new'], 'the kept item expires as if never replaced');
+});

@@ -20,6 +20,7 @@ const SESSIONS = [
   'IndexedDbSession',
   'applyRetention',
   'createDeviceKey',
+  'deviceKey',
   'deriveKeyFromPassphrase',
   'forgetDeviceKey',
   'loadDeviceKey',
