@@ -50,8 +50,9 @@ export class OpenAIConversationsSession {
       if (fetchFn !== undefined && fetchFn !== null && typeof fetchFn !== 'function') throw sessionError('INVALID_OPTIONS', 'options.fetch must be a function');
       this.#fetch = fetchFn ?? ((...args) => globalThis.fetch(...args));
       const headers = given.headers ?? {};
-      if (typeof headers !== 'object') throw sessionError('INVALID_OPTIONS', 'options.headers must be an object of strings');
-      this.#headers = { ...headers };
+      if (typeof headers !== 'object') throw sessionError('INVALID_OPTIONS', 'options.headers must be a Headers object, an object of strings or a list of pairs');
+      // Read as fetch reads them (a Headers object, pairs, or a plain object), so none is lost.
+      this.#headers = new Headers(headers);
       const timeoutMs = given.timeoutMs ?? 60_000;
       if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw sessionError('INVALID_OPTIONS', `options.timeoutMs must be a positive number, got ${String(timeoutMs)}`);
       this.#timeoutMs = timeoutMs;
@@ -73,20 +74,28 @@ export class OpenAIConversationsSession {
   }
 
   async #request(what, method, path, body) {
-    const headers = { ...this.#headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
-    if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
-    // A request that never answers would hold every later call: each has a time limit.
+    // The body's type and the key replace what `headers` says of them (set, not appended).
+    const headers = new Headers(this.#headers);
+    if (body !== undefined) headers.set('content-type', 'application/json');
+    if (this.#apiKey) headers.set('authorization', `Bearer ${this.#apiKey}`);
+    // A request that never answers would hold every later call: each has a time limit, kept
+    // here too, so a `fetch` that does not honour the signal cannot outlast it.
     const signal = AbortSignal.timeout(this.#timeoutMs);
+    const late = new Promise((_, reject) => signal.addEventListener('abort', () => reject(requestError(what, 0, `no answer within ${this.#timeoutMs} ms`)), { once: true }));
+    late.catch(() => {});
     let response;
     try {
-      response = await this.#fetch(`${this.#baseUrl}${path}`, { method, headers, signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      // A plain object, as wrappers of fetch that read `init.headers` expect.
+      response = await Promise.race([this.#fetch(`${this.#baseUrl}${path}`, { method, headers: Object.fromEntries(headers), signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }), late]);
     } catch (e) {
+      if (e?.name === 'ModelError') throw e;
       throw requestError(what, 0, signal.aborted ? `no answer within ${this.#timeoutMs} ms` : (e?.message ?? String(e)));
     }
     let text = '';
     try {
-      text = await response.text();
+      text = await Promise.race([response.text(), late]);
     } catch (e) {
+      if (e?.name === 'ModelError') throw e;
       throw requestError(what, 0, `the response could not be read (${e?.message ?? e})`);
     }
     let json = null;
@@ -124,8 +133,10 @@ export class OpenAIConversationsSession {
       const page = await this.#request('listing the conversation items', 'GET', this.#itemsPath(id, query));
       const data = Array.isArray(page?.data) ? page.data : [];
       listed.push(...data);
-      after = page?.last_id ?? data.at(-1)?.id;
-      if (!page?.has_more || data.length === 0 || (!all && listed.length >= limit)) break;
+      const next = page?.last_id ?? data.at(-1)?.id;
+      // A page that says there is more but gives nothing to go on from ends the listing.
+      if (!page?.has_more || data.length === 0 || (!all && listed.length >= limit) || typeof next !== 'string' || next === after) break;
+      after = next;
     }
     return all ? listed : listed.slice(0, limit).reverse();
   }

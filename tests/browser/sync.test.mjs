@@ -158,6 +158,47 @@ describe('OpenAIConversationsSession', () => {
     assert.equal(refused.status, 0);
     await context.close();
   });
+
+  test('headers as a Headers object reach the server, the key replaces an Authorization there, a fetch that ignores the signal still times out, and a page with nothing to go on ends a listing', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async ({ url }) => {
+      const seen = [];
+      const recording = (u, init) => {
+        seen.push(init.headers);
+        return fetch(u, init);
+      };
+      const s = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'sk-mine', fetch: recording, headers: new Headers({ 'OpenAI-Organization': 'org_1', Authorization: 'Bearer gateway' }) });
+      await s.addItems([{ role: 'user', content: 'hello' }]);
+      // A fetch that never answers and never looks at the signal.
+      const hanging = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', timeoutMs: 200, fetch: () => new Promise(() => {}) });
+      const timedOut = await attempt(() => hanging.getItems());
+      // A server that says there is more, but gives no id to go on from.
+      let pages = 0;
+      const endless = new lib.OpenAIConversationsSession({
+        baseUrl: url,
+        apiKey: 'k',
+        conversationId: 'conv_x',
+        fetch: async () => {
+          pages += 1;
+          return new Response(JSON.stringify({ data: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'no id' }] }], has_more: true }), { headers: { 'content-type': 'application/json' } });
+        },
+      });
+      const listed = await attempt(() => endless.getItems());
+      return { headers: seen[0], timedOut, listed: listed.ok ? listed.value.length : listed, pages };
+    }, { url: server.url });
+    assert.equal(r.headers['openai-organization'], 'org_1');
+    assert.equal(r.headers.authorization, 'Bearer sk-mine');
+    assert.equal(r.headers['content-type'], 'application/json');
+    const sent = server.requests.find((q) => q.method === 'POST');
+    assert.equal(sent.headers['openai-organization'], 'org_1');
+    assert.equal(sent.headers.authorization, 'Bearer sk-mine');
+    assert.equal(r.timedOut.name, 'ModelError');
+    assert.equal(r.timedOut.status, 0);
+    assert.match(r.timedOut.message, /no answer within 200 ms/);
+    assert.equal(r.listed, 1);
+    assert.equal(r.pages, 1);
+    await context.close();
+  });
 });
 
 describe('SyncedSession', () => {

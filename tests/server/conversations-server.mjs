@@ -85,7 +85,7 @@ export async function startConversationsServer({ host = '127.0.0.1' } = {}) {
 
   const server = createServer(async (req, res) => {
     res.setHeader('access-control-allow-origin', '*');
-    res.setHeader('access-control-allow-headers', 'authorization, content-type, idempotency-key');
+    res.setHeader('access-control-allow-headers', 'authorization, content-type, idempotency-key, openai-organization');
     res.setHeader('access-control-allow-methods', 'GET, POST, DELETE, OPTIONS');
     const url = new URL(req.url, 'http://x');
     if (req.method === 'OPTIONS') {
