@@ -162,7 +162,9 @@ export class OpenAIConversationsSession {
     return this.#serial(async () => {
       if (limit === 0) return [];
       const id = await this.#id();
-      return fromConversationItems(await this.#list(id, limit ?? undefined));
+      const items = fromConversationItems(await this.#list(id, limit ?? undefined));
+      // One listed item can stand for several of the SDK's: the newest `limit` of those.
+      return typeof limit === 'number' && items.length > limit ? items.slice(items.length - limit) : items;
     });
   }
 

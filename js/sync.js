@@ -34,10 +34,10 @@ const PUSH_SIZE = 20;
 const RECENT = 20;
 const PAGE = 100;
 
-function textOf(content) {
+function textOf(content, separator = '') {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part) => (typeof part?.text === 'string' ? part.text : typeof part?.refusal === 'string' ? part.refusal : '')).join('');
+  return content.map((part) => (typeof part?.text === 'string' ? part.text : typeof part?.refusal === 'string' ? part.refusal : '')).join(separator);
 }
 
 /** A call output as text, as the Conversations API stores it (the runner's rule). */
@@ -61,7 +61,8 @@ function identity(item) {
   const type = item?.type ?? (item?.role ? 'message' : '');
   switch (type) {
     case 'message':
-      return JSON.stringify(['m', item.role ?? '', textOf(item.content)]);
+      // The Conversations API gives a system message's parts back as one text, a line each.
+      return JSON.stringify(['m', item.role ?? '', textOf(item.content, item.role === 'system' || item.role === 'developer' ? '\n' : '')]);
     case 'function_call':
       return JSON.stringify(['c', item.callId ?? item.call_id ?? '', item.name ?? '', item.arguments ?? '']);
     case 'function_call_result':

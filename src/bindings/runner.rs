@@ -790,20 +790,26 @@ impl RunState {
 pub fn to_conversation_items(items: JsValue) -> Result<JsValue, JsValue> {
     use crate::backend::js::{js_to_json, json_to_js};
     use crate::core::error::SessionError;
-    use crate::core::wire::conversation::to_conversation_item;
+    use crate::core::wire::conversation::conversation_input_item;
     let taken = crate::backend::args::take_items(&items).map_err(|e| coded_error(&e))?;
     let converted = Array::new();
     for (i, (item, _)) in taken.iter().enumerate() {
         let what = format!("items[{i}]");
         let value = js_to_json(item, &what)
             .map_err(|m| coded_error(&SessionError::new(SessionErrorCode::InvalidItem, m)))?;
-        let item = to_conversation_item(&value).ok_or_else(|| {
-            coded_error(&SessionError::new(
-                SessionErrorCode::InvalidItem,
-                format!("{what} cannot be stored in a conversation: a call or call output without its call id"),
-            ))
-        })?;
-        converted.push(&json_to_js(&item));
+        match conversation_input_item(&value) {
+            Ok(Some(item)) => {
+                converted.push(&json_to_js(&item));
+            }
+            // An item the SDK leaves out too: a reasoning item the API could not tie to anything.
+            Ok(None) => {}
+            Err(why) => {
+                return Err(coded_error(&SessionError::new(
+                    SessionErrorCode::InvalidItem,
+                    format!("{what} cannot be stored in a conversation: {why}"),
+                )))
+            }
+        }
     }
     Ok(converted.into())
 }
@@ -812,14 +818,15 @@ pub fn to_conversation_items(items: JsValue) -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = fromConversationItems, skip_typescript)]
 pub fn from_conversation_items(items: JsValue) -> Result<JsValue, JsValue> {
     use crate::backend::js::{js_to_json, json_to_js};
-    use crate::core::wire::conversation::from_conversation_item;
+    use crate::core::wire::conversation::agent_items;
     let listed = js_to_json(&items, "the listed items")
         .map_err(|m| coded_error(&RunnerError::new(RunnerErrorCode::InvalidSession, m)))?;
     Ok(listed
         .as_array()
         .map(|list| {
             list.iter()
-                .map(|i| json_to_js(&from_conversation_item(i)))
+                .flat_map(agent_items)
+                .map(|i| json_to_js(&i))
                 .collect::<Array>()
         })
         .unwrap_or_default()

@@ -11,7 +11,10 @@ use super::wire::{call_id, content_text, item_type};
 /// Compaction runs once a history holds this many candidates (the SDK's default).
 pub const DEFAULT_THRESHOLD: usize = 10;
 
-/// The marker a summary item carries in `providerData`, so a later compaction knows it.
+/// The marker a summary item carries, so a later compaction knows it: a field of the item itself,
+/// which no conversion sends to a model API (the SDK merges `providerData` into what it sends,
+/// and the API refuses a field it does not know). Summaries stored by earlier versions carry it
+/// in `providerData`, and are known by that too.
 pub const SUMMARY_MARKER: &str = "agent-sessions.summary";
 
 /// How a history is compacted.
@@ -41,6 +44,7 @@ fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 /// item, or a summary this library made.
 pub fn is_compaction(item: &Value) -> bool {
     item_type(item) == "compaction"
+        || item.get(SUMMARY_MARKER).is_some()
         || item
             .get("providerData")
             .and_then(|p| p.get(SUMMARY_MARKER))
@@ -137,7 +141,7 @@ pub fn summary_item(summary: &str) -> Value {
         "type": "message",
         "role": "system",
         "content": format!("Summary of the earlier conversation:\n{}", summary.trim()),
-        "providerData": { SUMMARY_MARKER: true },
+        SUMMARY_MARKER: true,
     })
 }
 
@@ -244,6 +248,13 @@ mod tests {
             "Earlier summary: Summary of the earlier conversation:\nthe user is Ann\nUser: q1\nTool call lookup({\"q\":1})\nTool result (c): 42\nAssistant: a1"
         );
         assert!(is_compaction(&summary_item("x")));
+        // As earlier versions stored a summary.
+        let mut older = summary_item("x");
+        if let Some(o) = older.as_object_mut() {
+            o.remove(SUMMARY_MARKER);
+            o.insert("providerData".into(), json!({ SUMMARY_MARKER: true }));
+        }
+        assert!(is_compaction(&older));
         assert!(!is_compaction(&answer("x")));
     }
 

@@ -44,7 +44,7 @@ const text = (item) =>
 for (const api of ['chat_completions', 'responses']) {
   describe(`summary compaction (${api})`, () => {
     test('after a turn, in the background: summary + the last turns, the answer delivered first, every item archived', async () => {
-      model.script({ text: 'The weather is fine.' }, { text: 'The user asked five questions; the facts were 0 to 4.' });
+      model.script({ text: 'The weather is fine.' }, { text: 'The user asked five questions; the facts were 0 to 4.' }, { text: 'Yes.' });
       const r = await inPage(
         async ({ url, api, id, history }) => {
           const inner = new lib.IndexedDbSession(id);
@@ -59,13 +59,11 @@ for (const api of ['chat_completions', 'responses']) {
           // Right after the answer: the summary request has not started.
           const atAnswer = calls;
           const report = await result.background;
-          return {
-            finalOutput: result.finalOutput,
-            atAnswer,
-            report,
-            history: await inner.getItems(),
-            archived: await inner.getArchivedItems(),
-          };
+          const stored = await inner.getItems();
+          const archived = await inner.getArchivedItems();
+          // The next turn sends the summary to the model.
+          await runner.run(agent, 'One more?', { session });
+          return { finalOutput: result.finalOutput, atAnswer, report, history: stored, archived };
         },
         { api, id: fresh('summary'), history: HISTORY },
       );
@@ -92,6 +90,11 @@ for (const api of ['chat_completions', 'responses']) {
       assert.doesNotMatch(asked, /question 4/);
       assert.equal(summaryRequest.model, 'chat-model');
       assert.equal(summaryRequest.tools, undefined);
+      // The next turn sends the summary as a plain system message: the mark that tells a later
+      // compaction it is one goes nowhere near the API (which refuses a field it does not know).
+      const next = JSON.stringify(model.requests[2].body);
+      assert.match(next, /Summary of the earlier conversation/);
+      assert.doesNotMatch(next, /agent-sessions/);
     });
   });
 }

@@ -4,82 +4,217 @@
 
 use serde_json::{json, Map, Value};
 
-use super::items::{from_responses_item, item_type, str_of, to_responses_item};
+use super::items::{output_item, responses_input_item, str_of, unknown_item, Unsupported};
 
-/// A session item as the Conversations API takes it: the Responses input shape, without the ids
-/// another conversation gave it (the server gives its own; a reasoning item keeps its id, which
-/// its encrypted content refers to). `None` for an item the API cannot hold (a call without id).
-pub fn to_conversation_item(item: &Value) -> Option<Value> {
-    let mut out = to_responses_item(item)?;
-    if item_type(&out) != "reasoning" {
-        if let Some(o) = out.as_object_mut() {
-            o.remove("id");
+/// Item types whose ids the Conversations API takes back: a reasoning item's encrypted content
+/// refers to its id, and a program's output to its program. Any other id was given by another
+/// conversation or response, and the server gives its own.
+const TYPES_KEEPING_IDS: &[&str] = &["reasoning", "program", "program_output"];
+
+/// A session item as the Conversations API takes it, as the SDK's `OpenAIConversationsSession`
+/// sends it: the Responses input item (see [`responses_input_item`]) without providerData and
+/// without the ids the server replaces. `Ok(None)` for an item the SDK leaves out: a reasoning
+/// item with neither an id nor encrypted content, which the API could not tie to anything.
+pub fn conversation_input_item(item: &Value) -> Result<Option<Value>, Unsupported> {
+    // The model that wrote an item is the session's business, not a field the API takes.
+    let without_model;
+    let item = match item.get("providerData").and_then(Value::as_object) {
+        Some(pd) if pd.contains_key("model") => {
+            let mut copy = item.as_object().cloned().unwrap_or_default();
+            let mut pd = pd.clone();
+            pd.remove("model");
+            if pd.is_empty() {
+                copy.remove("providerData");
+            } else {
+                copy.insert("providerData".into(), Value::Object(pd));
+            }
+            without_model = Value::Object(copy);
+            &without_model
         }
+        _ => item,
+    };
+    let mut wire = responses_input_item(item)?;
+    let Some(out) = wire.as_object_mut() else {
+        return Ok(Some(wire));
+    };
+    let kind = out.get("type").and_then(Value::as_str).unwrap_or("");
+    let unpersistable = kind == "reasoning"
+        && !out.get("id").is_some_and(Value::is_string)
+        && !out.get("encrypted_content").is_some_and(Value::is_string);
+    if unpersistable {
+        return Ok(None);
     }
-    Some(out)
+    if !TYPES_KEEPING_IDS.contains(&kind) {
+        out.remove("id");
+    }
+    out.remove("providerData");
+    out.remove("provider_data");
+    Ok(Some(wire))
 }
 
-/// What the Conversations API listed, in the shape of the items the SDK keeps: user, system and
-/// developer messages with their content parts, assistant messages, calls and outputs as
-/// `@openai/agents` writes them (`callId`, output `{ type: 'text', text }`). The server's `id` is
-/// kept, so an item can be deleted again.
-pub fn from_conversation_item(item: &Value) -> Value {
+/// [`conversation_input_item`], with `None` both for an item the API cannot take and for one
+/// the SDK leaves out.
+pub fn to_conversation_item(item: &Value) -> Option<Value> {
+    conversation_input_item(item).ok().flatten()
+}
+
+/// What the Conversations API listed as the items `@openai/agents` keeps, as the SDK's
+/// `OpenAIConversationsSession.getItems()` returns them: user messages with their content parts
+/// in the SDK's field names (a part it has no shape for is left out), system messages with their
+/// text as one string, everything else as the SDK keeps a Responses output item (see
+/// [`super::items::from_responses_item`]). An item that holds output items stands for them. The
+/// server's `id` is kept, so an item can be deleted again.
+///
+/// Where the SDK throws, this gives what it can: a developer message as a system message is
+/// given, a user message whose content is a string with that string, any other item the SDK
+/// cannot read as `{ type: 'unknown', id, providerData }` (the item whole).
+pub fn agent_items(item: &Value) -> Vec<Value> {
     match (str_of(item, "type"), str_of(item, "role")) {
-        (Some("message"), Some(role @ ("user" | "system" | "developer"))) => {
-            let content: Value = match item.get("content") {
-                Some(Value::Array(parts)) => Value::Array(
-                    parts
-                        .iter()
-                        .map(|p| match str_of(p, "type") {
-                            Some("input_text") => {
-                                json!({"type": "input_text", "text": str_of(p, "text").unwrap_or("")})
-                            }
-                            Some("input_image") => match p.get("image_url") {
-                                Some(url) => json!({"type": "input_image", "image": url}),
-                                None => p.clone(),
-                            },
-                            _ => p.clone(),
-                        })
-                        .collect(),
-                ),
-                Some(other) => other.clone(),
-                None => json!([]),
-            };
+        (Some("message"), Some(role @ ("system" | "developer"))) => {
             let mut m = Map::new();
             if let Some(id) = item.get("id") {
                 m.insert("id".into(), id.clone());
             }
             m.insert("type".into(), json!("message"));
             m.insert("role".into(), json!(role));
-            m.insert("content".into(), content);
-            Value::Object(m)
+            m.insert("content".into(), json!(system_text(item.get("content"))));
+            vec![Value::Object(m)]
         }
-        (Some("function_call_output"), _) => {
-            let call_id = str_of(item, "call_id").unwrap_or("");
-            let text = match item.get("output") {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => super::items::output_text(Some(other)),
-                None => String::new(),
+        (Some("message"), Some("user")) => {
+            let content = match item.get("content") {
+                Some(Value::Array(parts)) => {
+                    Value::Array(parts.iter().filter_map(user_part).collect())
+                }
+                Some(text @ Value::String(_)) => text.clone(),
+                _ => json!([]),
             };
-            let mut r = json!({
-                "type": "function_call_result",
-                "callId": call_id,
-                "name": str_of(item, "name").unwrap_or(call_id),
-                "status": str_of(item, "status").unwrap_or("completed"),
-                "output": {"type": "text", "text": text},
-            });
+            let mut m = Map::new();
             if let Some(id) = item.get("id") {
-                r["id"] = id.clone();
+                m.insert("id".into(), id.clone());
             }
-            r
+            m.insert("type".into(), json!("message"));
+            m.insert("role".into(), json!("user"));
+            m.insert("content".into(), content);
+            vec![Value::Object(m)]
         }
-        _ => from_responses_item(item),
+        _ => match item.get("output") {
+            Some(Value::Array(outputs)) if holds_output_items(outputs) => outputs
+                .iter()
+                .map(|o| output_item(o).unwrap_or_else(|_| unknown_item(o)))
+                .collect(),
+            _ => vec![output_item(item).unwrap_or_else(|_| unknown_item(item))],
+        },
     }
+}
+
+/// The first of [`agent_items`], for callers that take one item per listed item.
+pub fn from_conversation_item(item: &Value) -> Value {
+    agent_items(item)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| unknown_item(item))
+}
+
+/// A system message's text: its text parts, one per line.
+fn system_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter(|p| matches!(str_of(p, "type"), Some("input_text" | "text")))
+            // A part whose text is null is left out; one without text is an empty line, as
+            // JavaScript's `join` writes it.
+            .filter_map(|p| match p.get("text") {
+                Some(Value::String(t)) => Some(t.clone()),
+                None => Some(String::new()),
+                Some(Value::Null) => None,
+                Some(other) => Some(other.to_string()),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// A user message's part in the SDK's field names; `None` for one the SDK has no shape for (an
+/// image listed without its URL or file id, a file without its data, URL or id, audio).
+fn user_part(part: &Value) -> Option<Value> {
+    let nonempty = |key| str_of(part, key).filter(|s| !s.is_empty());
+    match str_of(part, "type")? {
+        "input_text" => {
+            let mut m = Map::new();
+            m.insert("type".into(), json!("input_text"));
+            if let Some(t) = part.get("text") {
+                m.insert("text".into(), t.clone());
+            }
+            Some(Value::Object(m))
+        }
+        "input_image" => {
+            let image = match (nonempty("image_url"), nonempty("file_id")) {
+                (Some(url), _) => json!(url),
+                (None, Some(id)) => json!({"id": id}),
+                (None, None) => return None,
+            };
+            Some(json!({"type": "input_image", "image": image}))
+        }
+        "input_file" => {
+            let file = match (
+                nonempty("file_data"),
+                nonempty("file_url"),
+                nonempty("file_id"),
+            ) {
+                (Some(data), _, _) => json!(data),
+                (None, Some(url), _) => json!(url),
+                (None, None, Some(id)) => json!({"id": id}),
+                (None, None, None) => return None,
+            };
+            let mut m = Map::new();
+            m.insert("type".into(), json!("input_file"));
+            m.insert("file".into(), file);
+            if let Some(name) = nonempty("filename") {
+                m.insert("filename".into(), json!(name));
+            }
+            Some(Value::Object(m))
+        }
+        _ => None,
+    }
+}
+
+/// Whether an item's `output` is a list of output items (which the item stands for) rather
+/// than a tool's output parts.
+fn holds_output_items(outputs: &[Value]) -> bool {
+    !outputs.is_empty()
+        && outputs.iter().all(|o| {
+            matches!(str_of(o, "type"), Some(t) if !t.starts_with("input_")) && o.is_object()
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The SDK's own conversions of a corpus of items (see `tests/fixtures/wire/make.mjs`).
+    const SDK: &str = include_str!("../../../tests/fixtures/wire/sdk-items.json");
+
+    fn sdk_cases(direction: &str) -> Vec<(String, Value, Result<Value, String>)> {
+        let all: Value = serde_json::from_str(SDK).expect("the fixture is JSON");
+        let cases = all[direction].as_array().expect("a list of cases").clone();
+        assert!(
+            cases.len() > 40,
+            "{direction}: too few cases to mean anything"
+        );
+        cases
+            .into_iter()
+            .map(|c| {
+                let name = c["name"].as_str().expect("a name").to_string();
+                let expected = match c.get("output") {
+                    Some(o) => Ok(o.clone()),
+                    None => Err(c["error"].as_str().expect("an error").to_string()),
+                };
+                (name, c["input"].clone(), expected)
+            })
+            .collect()
+    }
 
     #[test]
     fn items_go_to_the_api_without_their_ids_and_come_back_in_the_sdk_shapes() {
@@ -88,7 +223,7 @@ mod tests {
         let out = json!({"type": "function_call_result", "callId": "c1", "name": "weather", "status": "completed", "output": {"type": "text", "text": "Rainy"}});
         assert_eq!(
             to_conversation_item(&user).unwrap(),
-            json!({"type": "message", "role": "user", "content": "Weather in Oslo?"})
+            json!({"role": "user", "content": "Weather in Oslo?"})
         );
         assert_eq!(
             to_conversation_item(&call).unwrap(),
@@ -96,7 +231,7 @@ mod tests {
         );
         assert_eq!(
             to_conversation_item(&out).unwrap(),
-            json!({"type": "function_call_output", "call_id": "c1", "output": "Rainy"})
+            json!({"type": "function_call_output", "call_id": "c1", "output": "Rainy", "status": "completed"})
         );
         // As the server lists them.
         let listed_user = json!({"id": "msg_9", "type": "message", "role": "user", "status": "completed", "content": [{"type": "input_text", "text": "Weather in Oslo?"}]});
@@ -107,7 +242,8 @@ mod tests {
         let listed_out = json!({"id": "fco_1", "type": "function_call_output", "call_id": "c1", "output": "Rainy", "status": "completed"});
         assert_eq!(
             from_conversation_item(&listed_out),
-            json!({"id": "fco_1", "type": "function_call_result", "callId": "c1", "name": "c1", "status": "completed", "output": {"type": "text", "text": "Rainy"}})
+            json!({"id": "fco_1", "type": "function_call_result", "callId": "c1", "name": "c1", "status": "completed", "output": "Rainy",
+                   "providerData": {"id": "fco_1", "type": "function_call_output"}})
         );
         let listed_call = json!({"id": "fc_2", "type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}", "status": "completed"});
         assert_eq!(from_conversation_item(&listed_call)["callId"], "c1");
@@ -116,7 +252,95 @@ mod tests {
         assert_eq!(answer["id"], "msg_10");
         assert_eq!(
             answer["content"][0],
-            json!({"type": "output_text", "text": "Rainy."})
+            json!({"type": "output_text", "text": "Rainy.", "providerData": {"annotations": []}})
         );
+    }
+
+    #[test]
+    fn every_session_item_goes_to_a_conversation_as_the_sdk_sends_it() {
+        // Where this library sends something else than the SDK (see `responses_input_item`).
+        let differences = [
+            (
+                "developer message",
+                Some(json!({"role": "developer", "content": "Be brief."})),
+            ),
+            (
+                "assistant message, string content",
+                Some(json!({"role": "assistant", "content": "San Francisco."})),
+            ),
+            (
+                "raw function_call_output",
+                Some(
+                    json!({"type": "function_call_output", "call_id": "call_1", "output": "Rainy"}),
+                ),
+            ),
+            (
+                "function result, object output",
+                Some(
+                    json!({"type": "function_call_output", "call_id": "call_8", "output": "{\"answer\":42}", "status": "completed"}),
+                ),
+            ),
+        ];
+        let mut failures = Vec::new();
+        let mut left_out = 0;
+        for (name, input, sdk) in sdk_cases("toConversation") {
+            let ours = conversation_input_item(&input);
+            let sdk = sdk.map(|posted| posted.as_array().and_then(|p| p.first()).cloned());
+            if let Some((_, expected)) = differences.iter().find(|(n, _)| *n == name) {
+                assert_ne!(
+                    sdk.as_ref().ok(),
+                    Some(expected),
+                    "{name} is the SDK's output now"
+                );
+                if ours.as_ref().ok() != Some(expected) {
+                    failures.push(format!("{name}: ours {ours:?}, expected {expected:?}"));
+                }
+                continue;
+            }
+            match (ours, sdk) {
+                (Ok(ours), Ok(sdk)) => {
+                    left_out += usize::from(sdk.is_none());
+                    if ours != sdk {
+                        failures.push(format!("{name}:\n  ours {ours:?}\n  sdk  {sdk:?}"));
+                    }
+                }
+                (Err(_), Err(_)) => assert_eq!(to_conversation_item(&input), None),
+                (ours, sdk) => failures.push(format!("{name}: ours {ours:?}, sdk {sdk:?}")),
+            }
+        }
+        assert!(left_out > 0, "the corpus has an item the SDK leaves out");
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn every_listed_item_comes_back_as_the_sdk_returns_it() {
+        let mut failures = Vec::new();
+        for (name, input, sdk) in sdk_cases("fromConversation") {
+            let ours = Value::Array(agent_items(&input));
+            let expected = match (name.as_str(), sdk) {
+                (_, Ok(sdk)) => sdk,
+                // Where the SDK throws, what can be read is kept.
+                ("user message, string content", Err(_)) => {
+                    json!([{"id": "msg_u3", "type": "message", "role": "user", "content": "plain"}])
+                }
+                ("developer message", Err(_)) => {
+                    json!([{"id": "msg_d1", "type": "message", "role": "developer", "content": "Be brief."}])
+                }
+                (_, Err(_)) => json!([unknown_item(&input)]),
+            };
+            if ours != expected {
+                failures.push(format!("{name}:\n  ours {ours}\n  want {expected}"));
+            }
+            assert_eq!(Some(&from_conversation_item(&input)), ours.get(0), "{name}");
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn a_reasoning_item_the_api_cannot_tie_to_anything_is_left_out_not_refused() {
+        let bare = json!({"type": "reasoning", "content": [{"type": "input_text", "text": "t"}]});
+        assert_eq!(conversation_input_item(&bare), Ok(None));
+        let unsupported = json!({"type": "widget"});
+        assert!(conversation_input_item(&unsupported).is_err());
     }
 }

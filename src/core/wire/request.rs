@@ -272,13 +272,17 @@ mod tests {
         assert!(input[2].get("callId").is_none());
         assert_eq!(
             input[3],
-            json!({"type": "function_call_output", "call_id": "call_1", "output": "18C"})
+            json!({"type": "function_call_output", "call_id": "call_1", "output": "18C", "status": "completed"})
         );
         assert_eq!(
             input[4],
             json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "thinking"}], "encrypted_content": "enc"})
         );
-        assert_eq!(input[5]["type"], "message");
+        // The SDK sends a user message in the API's short form, without `type`.
+        assert_eq!(
+            input[5],
+            json!({"role": "user", "content": [{"type": "input_text", "text": "thanks"}]})
+        );
     }
 
     #[test]

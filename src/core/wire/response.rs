@@ -122,17 +122,21 @@ mod tests {
                 total_tokens: 15
             }
         );
+        // As the SDK keeps them: what the session item has no field for, in providerData.
         assert_eq!(
             out.items[0],
-            json!({"type": "reasoning", "id": "rs", "content": [{"type": "input_text", "text": "hmm"}]})
+            json!({"type": "reasoning", "id": "rs", "content": [{"type": "input_text", "text": "hmm", "providerData": {"type": "summary_text"}}],
+                   "providerData": {"id": "rs", "type": "reasoning"}})
         );
         assert_eq!(
             out.items[1],
-            json!({"type": "message", "id": "msg", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "Hi"}]})
+            json!({"type": "message", "id": "msg", "role": "assistant", "status": "completed",
+                   "content": [{"type": "output_text", "text": "Hi", "providerData": {"annotations": []}}], "providerData": {}})
         );
         assert_eq!(
             out.items[2],
-            json!({"type": "function_call", "id": "fc", "callId": "call", "name": "f", "arguments": "{\"a\":1}", "status": "completed"})
+            json!({"type": "function_call", "id": "fc", "callId": "call", "name": "f", "arguments": "{\"a\":1}",
+                   "providerData": {"id": "fc", "type": "function_call"}})
         );
     }
 
