@@ -3,6 +3,7 @@
 // written. The reading and the checking are the WebAssembly module's (`readBackup`,
 // `restoreSession`); this file only frames lines.
 import { listSessionRecords, readBackup, restoreSession } from './agent_sessions.js';
+import { sessionError } from './errors.js';
 
 /** The format name and version of the first line of a backup. */
 export const BACKUP_FORMAT = 'agent-sessions-backup';
@@ -29,6 +30,9 @@ function invalid(message, line) {
  */
 export function exportSessions(options = {}) {
   const { dbName, userId, sessionIds } = options ?? {};
+  if (sessionIds != null && !(Array.isArray(sessionIds) && sessionIds.every((id) => typeof id === 'string'))) {
+    throw sessionError('INVALID_OPTIONS', `exportSessions: options.sessionIds must be an array of session ids (strings), got ${Array.isArray(sessionIds) ? 'an array holding something else' : typeof sessionIds}`);
+  }
   const encoder = new TextEncoder();
   const base = dbName === undefined ? {} : { dbName };
   let queue = null; // session ids still to export
@@ -111,7 +115,7 @@ async function* linesOf(source) {
   }
   const stream = typeof Blob !== 'undefined' && source instanceof Blob ? source.stream() : source;
   if (!stream || typeof stream.getReader !== 'function') {
-    throw new TypeError('importSessions() takes a string, a Blob or a ReadableStream');
+    throw invalid(`importSessions() takes a string, a Blob or a ReadableStream, got ${source === null ? 'null' : typeof source}`);
   }
   const reader = stream.getReader();
   const decoder = new TextDecoder();
@@ -150,6 +154,9 @@ export async function importSessions(source, options = {}, written = () => {}) {
       code: 'INVALID_OPTIONS',
     });
   }
+  // The ids this import wrote: a later session of the same backup never skips, replaces or is
+  // renamed onto one of them.
+  const writtenHere = new Set();
   const target = { onConflict, ...(dbName === undefined ? {} : { dbName }), ...(userId === undefined ? {} : { userId }) };
   const report = { imported: [], replaced: [], renamed: [], skipped: [], failed: [], lines: 0 };
   let header = null;
@@ -166,8 +173,11 @@ export async function importSessions(source, options = {}, written = () => {}) {
       const from = s.lines[0].session?.id;
       const owner = userId === undefined ? (s.lines[0].session?.userId ?? null) : userId;
       try {
-        const { sessionId, status } = await restoreSession(s.lines, s.numbers, target);
-        if (status !== 'skipped') written(sessionId, owner);
+        const { sessionId, status } = await restoreSession(s.lines, s.numbers, { ...target, written: [...writtenHere] });
+        if (status !== 'skipped') {
+          writtenHere.add(sessionId);
+          written(sessionId, owner);
+        }
         if (status === 'renamed') report.renamed.push({ from, sessionId });
         else report[status].push(sessionId);
       } catch (error) {
@@ -221,5 +231,10 @@ export async function importSessions(source, options = {}, written = () => {}) {
   }
   if (header === null) throw invalid('the backup is empty: it has no header line', 1);
   if (session !== null) await finish();
+  // A file cut just after a session's end line reads as whole but for the sessions it lost.
+  const seen = report.imported.length + report.replaced.length + report.renamed.length + report.skipped.length + report.failed.length;
+  if (Number.isInteger(header.sessions) && seen < header.sessions) {
+    report.failed.push(invalid(`the backup ends after ${seen} of the ${header.sessions} sessions its header counts: it was cut short (or a session was deleted while it was exported)`, report.lines + 1));
+  }
   return report;
 }

@@ -190,7 +190,11 @@ export function importSessions(source, options = {}) {
  * `maxSessionsPerUser` of each user. Resolves to what it deleted: `[{ sessionId, userId,
  * updatedAt }]`. Works on encrypted sessions as on any other (it reads only session records).
  */
-export async function applyRetention({ dbName, userId, maxAgeDays, maxSessionsPerUser, now = Date.now() } = {}) {
+export async function applyRetention(options) {
+  if (options !== undefined && (options === null || typeof options !== 'object')) {
+    throw sessionError('INVALID_OPTIONS', `applyRetention takes an options object, got ${options === null ? 'null' : typeof options}`);
+  }
+  const { dbName, userId, maxAgeDays, maxSessionsPerUser, now = Date.now() } = options ?? {};
   for (const [name, value] of [['maxAgeDays', maxAgeDays], ['maxSessionsPerUser', maxSessionsPerUser]]) {
     if (value !== undefined && !(typeof value === 'number' && value >= 0 && (name === 'maxAgeDays' ? Number.isFinite(value) : Number.isInteger(value)))) {
       throw sessionError('INVALID_OPTIONS', `options.${name} must be a non-negative ${name === 'maxAgeDays' ? 'number' : 'integer'}, got ${String(value)}`);

@@ -199,6 +199,9 @@ pub struct RestoreArgs {
     pub db_name: String,
     pub user: Option<Option<String>>,
     pub on_conflict: crate::backend::indexeddb::backup::OnConflict,
+    /// The ids the same import wrote before this session: never skipped, replaced or taken by a
+    /// rename (the backup's own sessions do not overwrite one another).
+    pub written: Vec<String>,
 }
 
 pub fn restore_args(options: &JsValue) -> Result<RestoreArgs> {
@@ -225,10 +228,19 @@ pub fn restore_args(options: &JsValue) -> Result<RestoreArgs> {
             ))
         }
     };
+    let written = field(&options, "options", "written")?;
+    let written = match js_sys::Array::is_array(&written) {
+        true => js_sys::Array::from(&written)
+            .iter()
+            .filter_map(|id| id.as_string())
+            .collect(),
+        false => Vec::new(),
+    };
     Ok(RestoreArgs {
         db_name: db_name_of(&options)?,
         user,
         on_conflict,
+        written,
     })
 }
 

@@ -862,7 +862,16 @@ pub fn restore_session(lines: Vec<JsValue>, numbers: Vec<u32>, options: JsValue)
             .await
             .map_err(|e| session_error(&e))?;
         let user = args.user.as_ref().map(Option::as_deref);
-        match backup::restore(&conn, &lines, &numbers, user, args.on_conflict).await {
+        match backup::restore(
+            &conn,
+            &lines,
+            &numbers,
+            user,
+            args.on_conflict,
+            &args.written,
+        )
+        .await
+        {
             Ok(r) => Ok(crate::backend::js::object(&[
                 ("sessionId", r.session_id.into()),
                 ("status", r.status.into()),

@@ -172,7 +172,25 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
     const text = await backupText(from);
     const cut = text.slice(0, text.lastIndexOf('{"end"'));
     const report = await lib.importSessions(new Blob([cut]), { dbName: 'cut-to' });
+    // Cut just after the first session's end line, and after the header alone: whole-looking
+    // files that lost sessions.
+    const firstEnd = text.indexOf('\n', text.indexOf('{"end"')) + 1;
+    const atBoundary = await lib.importSessions(text.slice(0, firstEnd), { dbName: 'cut-boundary' });
+    const headerOnly = await lib.importSessions(text.slice(0, text.indexOf('\n') + 1), { dbName: 'cut-header' });
+    const code = async (f) => {
+      try {
+        await f();
+        return 'ok';
+      } catch (e) {
+        return `${e.name} ${e.code}`;
+      }
+    };
     return {
+      boundary: { imported: atBoundary.imported, failed: atBoundary.failed.map((e) => [e.code, e.message]) },
+      headerOnly: { imported: headerOnly.imported, failed: headerOnly.failed.map((e) => e.code) },
+      wrongSource: await Promise.all([42, null, { a: 1 }].map((source) => code(() => lib.importSessions(source, { dbName: 'refused' })))),
+      wrongIds: await Promise.all([5, 'two', [1]].map((sessionIds) => code(() => lib.exportSessions({ ...from, sessionIds })))),
+      wrongRetention: await code(() => lib.applyRetention(null)),
       notJson: await refused('hello\n'),
       other: await refused('{"format":"something-else","version":1}\n'),
       newer: await refused('{"format":"agent-sessions-backup","version":99}\n'),
@@ -192,6 +210,42 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
   assert.equal(r.cut.failed.length, 1);
   assert.match(r.cut.failed[0], /cut short/);
   assert.deepEqual(r.stored, ['x']);
+  assert.deepEqual(r.boundary.imported, ['x']);
+  assert.equal(r.boundary.failed.length, 1);
+  assert.equal(r.boundary.failed[0][0], 'IMPORT_INVALID');
+  assert.match(r.boundary.failed[0][1], /ends after 1 of the 2 sessions.*cut short/);
+  assert.deepEqual(r.headerOnly, { imported: [], failed: ['IMPORT_INVALID'] });
+  assert.deepEqual(r.wrongSource, Array(3).fill('SessionError IMPORT_INVALID'));
+  assert.deepEqual(r.wrongIds, Array(3).fill('SessionError INVALID_OPTIONS'));
+  assert.equal(r.wrongRetention, 'SessionError INVALID_OPTIONS');
+});
+
+test("a backup's session renamed onto an id the backup holds too: each is imported under its own id, none skipped or replaced", async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    // Ann's backup holds "chat" and "chat-2"; where it is imported, Bob has a "chat".
+    const from = { dbName: 'collide-from', userId: 'ann' };
+    for (const id of ['chat', 'chat-2']) await new lib.IndexedDbSession(id, from).addItems([{ role: 'user', content: `ann ${id}` }]);
+    const text = await backupText(from);
+    const out = {};
+    for (const onConflict of ['skip', 'replace', 'rename']) {
+      const to = `collide-to-${onConflict}`;
+      await new lib.IndexedDbSession('chat', { dbName: to, userId: 'bob' }).addItems([{ role: 'user', content: 'bob chat' }]);
+      const report = await lib.importSessions(text, { dbName: to, userId: 'ann', onConflict });
+      const stored = {};
+      for (const s of await lib.listSessions({ dbName: to })) {
+        stored[s.sessionId] = [s.userId, (await new lib.IndexedDbSession(s.sessionId, { dbName: to, userId: s.userId }).getItems()).map((i) => i.content)];
+      }
+      out[onConflict] = { renamed: report.renamed, skipped: report.skipped, replaced: report.replaced, imported: report.imported, stored };
+    }
+    return out;
+  });
+  for (const [mode, o] of Object.entries(r)) {
+    assert.deepEqual(o.stored, { chat: ['bob', ['bob chat']], 'chat-2': ['ann', ['ann chat']], 'chat-2-2': ['ann', ['ann chat-2']] }, mode);
+    assert.deepEqual(o.renamed, [{ from: 'chat', sessionId: 'chat-2' }, { from: 'chat-2', sessionId: 'chat-2-2' }], mode);
+    assert.deepEqual([o.skipped, o.replaced, o.imported], [[], [], []], mode);
+  }
 });
 
 test('onConflict skips, replaces or renames a stored session; another user’s session is never touched', async () => {

@@ -423,6 +423,7 @@ pub async fn restore(
     numbers: &[u32],
     user: Option<Option<&str>>,
     on_conflict: OnConflict,
+    written: &[String],
 ) -> std::result::Result<Restored, RestoreError> {
     let checked = check(lines, numbers)?;
     let owner = match user {
@@ -452,16 +453,27 @@ pub async fn restore(
             let mut status = "imported";
             // A session replaced by the backup counts one rewrite more than either had.
             let mut rewrites = None;
-            if let Some(stored) = existing(id.clone()).await? {
-                let theirs = js::get(&stored, "userId").ok().and_then(|u| u.as_string());
-                match (on_conflict, theirs == owner) {
-                    (OnConflict::Skip, true) => {
+            // An id this import already wrote (a session of the backup renamed onto it) is the
+            // backup's own: this session is renamed, never skipped in its favour or over it.
+            let ours = |id: &str| written.iter().any(|w| w == id);
+            let found = match ours(&id) {
+                true => Some(None),
+                false => existing(id.clone()).await?.map(Some),
+            };
+            if let Some(stored) = found {
+                let theirs = stored
+                    .as_ref()
+                    .and_then(|s| js::get(s, "userId").ok())
+                    .and_then(|u| u.as_string());
+                let mine = stored.is_some() && theirs == owner;
+                match (on_conflict, mine, stored) {
+                    (OnConflict::Skip, true, _) => {
                         return Ok(Restored {
                             session_id: id,
                             status: "skipped",
                         })
                     }
-                    (OnConflict::Replace, true) => {
+                    (OnConflict::Replace, true, Some(stored)) => {
                         delete_session_data(tx, &id)?;
                         branches::delete_all(tx, &id)?;
                         status = "replaced";
@@ -472,7 +484,7 @@ pub async fn restore(
                         let mut n = 2;
                         id = loop {
                             let candidate = format!("{}-{n}", checked.session_id);
-                            if existing(candidate.clone()).await?.is_none() {
+                            if !ours(&candidate) && existing(candidate.clone()).await?.is_none() {
                                 break candidate;
                             }
                             n += 1;
