@@ -57,7 +57,7 @@ export function exportSessions(options = {}) {
         const { rows } = await readBackup({ ...base, sessionId, kind: 'session' });
         // Deleted since it was listed: nothing to write.
         if (rows.length === 0) continue;
-        current = { sessionId, kind: 0, after: null, lines: 1 };
+        current = { sessionId, kind: 0, after: null, lines: 1, record: rows[0] };
         return line({ session: rows[0] });
       }
       const kind = ROW_KINDS[current.kind];
@@ -66,7 +66,9 @@ export function exportSessions(options = {}) {
         current = null;
         return end;
       }
-      const { rows, next: after } = await readBackup({ ...base, sessionId: current.sessionId, kind, after: current.after, limit: PAGE });
+      // Only the rows the record written above names: a turn another tab adds meanwhile would
+      // make a session its record does not count, which no import would take.
+      const { rows, next: after } = await readBackup({ ...base, sessionId: current.sessionId, kind, after: current.after, limit: PAGE, record: current.record });
       current.lines += rows.length;
       if (after === null) {
         current.kind += 1;

@@ -169,6 +169,8 @@ pub struct BackupPageArgs {
     pub kind: String,
     pub after: JsValue,
     pub limit: u32,
+    /// The session record the export wrote: only the rows it names are read out.
+    pub record: JsValue,
 }
 
 pub fn backup_page_args(options: &JsValue) -> Result<BackupPageArgs> {
@@ -189,6 +191,7 @@ pub fn backup_page_args(options: &JsValue) -> Result<BackupPageArgs> {
         kind,
         after: get("after")?,
         limit,
+        record: get("record")?,
     })
 }
 

@@ -838,8 +838,15 @@ pub fn read_backup(options: JsValue) -> Promise {
     };
     session::promise(async move {
         let conn = indexeddb::connection(&args.db_name).await?;
-        let (rows, next) =
-            backup::read_page(&conn, &args.session_id, &args.kind, &args.after, args.limit).await?;
+        let (rows, next) = backup::read_page(
+            &conn,
+            &args.session_id,
+            &args.kind,
+            &args.after,
+            args.limit,
+            &args.record,
+        )
+        .await?;
         let rows: js_sys::Array = rows.into_iter().collect();
         Ok(crate::backend::js::object(&[
             ("rows", rows.into()),

@@ -473,3 +473,34 @@ test('memory stays flat while 100,000 items are exported', async (t) => {
   assert.ok(r.peak - r.base < r.bytes / 4, `the heap grew ${mb(r.peak - r.base)} MB while ${mb(r.bytes)} MB streamed`);
   assert.ok(r.end - r.base < r.bytes / 10, 'nothing is kept after');
 });
+
+test('a turn written while its session is being exported: the backup holds the session as its record counts it, and imports', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: 'export-while-writing' };
+    const s = new lib.IndexedDbSession('busy', from);
+    await s.addItems([{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }]);
+    const reader = lib.exportSessions(from).getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    // The header, then the session's record: then another tab's turn lands.
+    for (let i = 0; i < 2; i++) text += decoder.decode((await reader.read()).value);
+    await new lib.IndexedDbSession('busy', from).addItems([{ role: 'user', content: 'three' }]);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value);
+    }
+    const report = await lib.importSessions(text, { dbName: 'export-while-writing-to' });
+    return {
+      imported: report.imported,
+      failed: report.failed.map((e) => e.message),
+      items: (await new lib.IndexedDbSession('busy', { dbName: 'export-while-writing-to' }).getItems()).map((i) => i.content),
+      now: (await s.getItems()).map((i) => i.content),
+    };
+  });
+  assert.deepEqual(r.failed, []);
+  assert.deepEqual(r.imported, ['busy']);
+  assert.deepEqual(r.items, ['one', 'two'], 'the session as its record was read');
+  assert.deepEqual(r.now, ['one', 'two', 'three'], 'and the turn is stored where it was written');
+});

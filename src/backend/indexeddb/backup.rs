@@ -87,6 +87,7 @@ pub async fn read_page(
     kind: &str,
     after: &JsValue,
     limit: u32,
+    record: &JsValue,
 ) -> Result<(Vec<JsValue>, Option<JsValue>)> {
     let doing = format!("exporting session \"{session_id}\"");
     if kind == "session" {
@@ -99,6 +100,11 @@ pub async fn read_page(
             .await;
     }
     let (store, key_path) = kind_of(kind)?;
+    // The record the export wrote for this session, when given: only the rows it names go out.
+    let bounds = match record.is_object() {
+        true => Some(Bounds::of(record)?),
+        false => None,
+    };
     let limit = limit.max(1);
     let tx = Tx::begin(conn, &[store], TransactionMode::ReadOnly, doing)?;
     tx.run(async |tx| {
@@ -120,6 +126,9 @@ pub async fn read_page(
             true => rows.last().map(|row| key_of(row, key_path)),
             false => None,
         };
+        if let Some(bounds) = &bounds {
+            rows.retain(|row| bounds.names(kind, row));
+        }
         Ok((rows, next))
     })
     .await
@@ -181,25 +190,82 @@ struct Checked {
 /// Checks one session's lines (`{ session }`, then its rows, then `{ end }`), each against the
 /// record: every row belongs to the session and one of its branches, every item, archived item,
 /// usage and log entry the record counts is there once, and nothing else is.
+/// The rows a session record names: per branch, its own items `first..next` and `archived`
+/// archived items, and the operation numbers below `next_op_seq` the log keeps.
+struct Bounds {
+    session_id: String,
+    owner: Option<String>,
+    next_op_seq: u64,
+    branches: Vec<(String, u64, u64, u64)>,
+}
+
+impl Bounds {
+    fn of(record_value: &JsValue) -> Result<Bounds> {
+        let record = record_from_js(record_value)?;
+        let (session_id, owner, next_op_seq) = (
+            record.id.clone(),
+            record.user_id.clone(),
+            record.next_op_seq,
+        );
+        let loaded = Loaded::from(StoredRecord {
+            record,
+            stored: record_value.clone(),
+        })?;
+        let branches = loaded
+            .tree
+            .branches
+            .iter()
+            .map(|b| (b.id.clone(), b.first, b.next, b.archived))
+            .collect();
+        Ok(Bounds {
+            session_id,
+            owner,
+            next_op_seq,
+            branches,
+        })
+    }
+
+    /// Whether the record names `row`, a row of kind `kind` read from the session's stores: what
+    /// an export keeps, so that rows written after the record was read (another tab's turn in
+    /// the middle of an export) do not make a session its record does not count.
+    fn names(&self, kind: &str, row: &JsValue) -> bool {
+        let Ok(branch) = branch_of(row, &self.session_id, kind == "usage") else {
+            return false;
+        };
+        let Some(&(_, first, next, archived)) = self.branches.iter().find(|b| b.0 == branch) else {
+            return false;
+        };
+        let number = |field: &str| {
+            js::get(row, field)
+                .ok()
+                .and_then(|v| v.as_f64())
+                .and_then(safe_count)
+        };
+        match kind {
+            "item" => number("seq").is_some_and(|seq| (first..next).contains(&seq)),
+            "archived" => number("position").is_some_and(|p| p < archived),
+            "operation" => number("opSeq").is_some_and(|op| {
+                (self.next_op_seq.saturating_sub(OPERATION_LOG_LIMIT)..self.next_op_seq)
+                    .contains(&op)
+            }),
+            _ => true,
+        }
+    }
+}
+
 fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, RestoreError> {
     let line_of = |i: usize| numbers.get(i).copied().unwrap_or(0);
     let first = lines.first().ok_or_else(|| invalid(0, "no lines".into()))?;
     let record_value = only_field(first, "session").map_err(|what| invalid(line_of(0), what))?;
-    let record = record_from_js(&record_value).map_err(|e| invalid(line_of(0), e.message))?;
-    let session_id = record.id.clone();
-    let owner = record.user_id.clone();
-    let next_op_seq = record.next_op_seq;
-    let loaded = Loaded::from(StoredRecord {
-        record,
-        stored: record_value.clone(),
-    })
-    .map_err(|e| invalid(line_of(0), e.message))?;
+    let bounds = Bounds::of(&record_value).map_err(|e| invalid(line_of(0), e.message))?;
+    let session_id = bounds.session_id.clone();
+    let owner = bounds.owner.clone();
+    let next_op_seq = bounds.next_op_seq;
     // What each branch must hold: its own rows `first..next` and `archived` archived items.
-    let branches: Vec<(&str, u64, u64, u64)> = loaded
-        .tree
+    let branches: Vec<(&str, u64, u64, u64)> = bounds
         .branches
         .iter()
-        .map(|b| (b.id.as_str(), b.first, b.next, b.archived))
+        .map(|(id, first, next, archived)| (id.as_str(), *first, *next, *archived))
         .collect();
     // The items and archived items seen, per branch (each position once), and the operations
     // (the log keeps the newest 1,000 numbers below `next_op_seq`). Usage lines name a turn:
