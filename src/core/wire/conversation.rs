@@ -1,10 +1,18 @@
 //! Items as the Conversations API stores them (`POST /conversations/{id}/items`,
 //! `GET /conversations/{id}/items`), and back in the shapes `@openai/agents` keeps in a session,
 //! as the SDK's `OpenAIConversationsSession` converts them.
+//!
+//! Objects are built with the small helpers of [`super::items`], for size (see there).
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
-use super::items::{output_item, responses_input_item, str_of, unknown_item, Unsupported};
+#[cfg(test)]
+use serde_json::json;
+
+use super::items::{
+    copy, from_responses_item, id_ref, nonempty_str, responses_input_item, set, str_of, string,
+    strings, unknown_item, Take, Unsupported,
+};
 
 /// Item types whose ids the Conversations API takes back: a reasoning item's encrypted content
 /// refers to its id, and a program's output to its program. Any other id was given by another
@@ -69,42 +77,27 @@ pub fn to_conversation_item(item: &Value) -> Option<Value> {
 /// given, a user message whose content is a string with that string, any other item the SDK
 /// cannot read as `{ type: 'unknown', id, providerData }` (the item whole).
 pub fn agent_items(item: &Value) -> Vec<Value> {
-    match (str_of(item, "type"), str_of(item, "role")) {
-        (Some("message"), Some(role @ ("system" | "developer"))) => {
-            let mut m = Map::new();
-            if let Some(id) = item.get("id") {
-                m.insert("id".into(), id.clone());
-            }
-            m.insert("type".into(), json!("message"));
-            m.insert("role".into(), json!(role));
-            m.insert("content".into(), json!(system_text(item.get("content"))));
-            vec![Value::Object(m)]
-        }
-        (Some("message"), Some("user")) => {
-            let content = match item.get("content") {
-                Some(Value::Array(parts)) => {
-                    Value::Array(parts.iter().filter_map(user_part).collect())
+    let role = match (str_of(item, "type"), str_of(item, "role")) {
+        (Some("message"), Some(role @ ("system" | "developer" | "user"))) => role,
+        _ => {
+            return match item.get("output") {
+                Some(Value::Array(outputs)) if holds_output_items(outputs) => {
+                    outputs.iter().map(from_responses_item).collect()
                 }
-                Some(text @ Value::String(_)) => text.clone(),
-                _ => json!([]),
-            };
-            let mut m = Map::new();
-            if let Some(id) = item.get("id") {
-                m.insert("id".into(), id.clone());
+                _ => vec![from_responses_item(item)],
             }
-            m.insert("type".into(), json!("message"));
-            m.insert("role".into(), json!("user"));
-            m.insert("content".into(), content);
-            vec![Value::Object(m)]
         }
-        _ => match item.get("output") {
-            Some(Value::Array(outputs)) if holds_output_items(outputs) => outputs
-                .iter()
-                .map(|o| output_item(o).unwrap_or_else(|_| unknown_item(o)))
-                .collect(),
-            _ => vec![output_item(item).unwrap_or_else(|_| unknown_item(item))],
-        },
-    }
+    };
+    let content = match item.get("content") {
+        _ if role != "user" => Value::String(system_text(item.get("content"))),
+        Some(Value::Array(parts)) => Value::Array(parts.iter().filter_map(user_part).collect()),
+        Some(text @ Value::String(_)) => text.clone(),
+        _ => Value::Array(Vec::new()),
+    };
+    let mut m = strings(&[("type", "message"), ("role", role)]);
+    copy(&mut m, item, Take::Any, &[("id", "id")]);
+    set(&mut m, "content", content);
+    vec![Value::Object(m)]
 }
 
 /// The first of [`agent_items`], for callers that take one item per listed item.
@@ -119,19 +112,29 @@ pub fn from_conversation_item(item: &Value) -> Value {
 fn system_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter(|p| matches!(str_of(p, "type"), Some("input_text" | "text")))
-            // A part whose text is null is left out; one without text is an empty line, as
-            // JavaScript's `join` writes it.
-            .filter_map(|p| match p.get("text") {
-                Some(Value::String(t)) => Some(t.clone()),
-                None => Some(String::new()),
-                Some(Value::Null) => None,
-                Some(other) => Some(other.to_string()),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Some(Value::Array(parts)) => {
+            let mut text = String::new();
+            let mut first = true;
+            for part in parts {
+                if !matches!(str_of(part, "type"), Some("input_text" | "text")) {
+                    continue;
+                }
+                // A part whose text is null is left out; one without text is an empty line, as
+                // JavaScript's `join` writes it.
+                let line = match part.get("text") {
+                    Some(Value::Null) => continue,
+                    Some(Value::String(t)) => t.clone(),
+                    None => String::new(),
+                    Some(other) => other.to_string(),
+                };
+                if !first {
+                    text.push('\n');
+                }
+                first = false;
+                text.push_str(&line);
+            }
+            text
+        }
         _ => String::new(),
     }
 }
@@ -139,45 +142,29 @@ fn system_text(content: Option<&Value>) -> String {
 /// A user message's part in the SDK's field names; `None` for one the SDK has no shape for (an
 /// image listed without its URL or file id, a file without its data, URL or id, audio).
 fn user_part(part: &Value) -> Option<Value> {
-    let nonempty = |key| str_of(part, key).filter(|s| !s.is_empty());
-    match str_of(part, "type")? {
-        "input_text" => {
-            let mut m = Map::new();
-            m.insert("type".into(), json!("input_text"));
-            if let Some(t) = part.get("text") {
-                m.insert("text".into(), t.clone());
-            }
-            Some(Value::Object(m))
-        }
+    let kind = str_of(part, "type")?;
+    let mut m = strings(&[("type", kind)]);
+    match kind {
+        "input_text" => copy(&mut m, part, Take::Any, &[("text", "text")]),
         "input_image" => {
-            let image = match (nonempty("image_url"), nonempty("file_id")) {
-                (Some(url), _) => json!(url),
-                (None, Some(id)) => json!({"id": id}),
-                (None, None) => return None,
-            };
-            Some(json!({"type": "input_image", "image": image}))
+            let image = nonempty_str(part, "image_url")
+                .map(string)
+                .or_else(|| id_ref(part, &["file_id"]))?;
+            set(&mut m, "image", image);
         }
         "input_file" => {
-            let file = match (
-                nonempty("file_data"),
-                nonempty("file_url"),
-                nonempty("file_id"),
-            ) {
-                (Some(data), _, _) => json!(data),
-                (None, Some(url), _) => json!(url),
-                (None, None, Some(id)) => json!({"id": id}),
-                (None, None, None) => return None,
-            };
-            let mut m = Map::new();
-            m.insert("type".into(), json!("input_file"));
-            m.insert("file".into(), file);
-            if let Some(name) = nonempty("filename") {
-                m.insert("filename".into(), json!(name));
+            let file = nonempty_str(part, "file_data")
+                .or_else(|| nonempty_str(part, "file_url"))
+                .map(string)
+                .or_else(|| id_ref(part, &["file_id"]))?;
+            set(&mut m, "file", file);
+            if let Some(name) = nonempty_str(part, "filename") {
+                set(&mut m, "filename", string(name));
             }
-            Some(Value::Object(m))
         }
-        _ => None,
+        _ => return None,
     }
+    Some(Value::Object(m))
 }
 
 /// Whether an item's `output` is a list of output items (which the item stands for) rather

@@ -6,8 +6,20 @@
 //!
 //! The tests compare each conversion with the SDK's own output on a corpus of items
 //! (`tests/fixtures/wire/sdk-items.json`, written by `tests/fixtures/wire/make.mjs`).
+//!
+//! The code is written for size, as it ships in the runner's WebAssembly module: objects are
+//! built through a few small helpers ([`set`], [`put`], [`copy`]) and field lists are tables,
+//! because every `json!` literal, iterator adapter or closure that collects would be compiled
+//! into its own copy of the code that builds a map.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+
+#[cfg(test)]
+use serde_json::json;
+
+/// A JSON object. Its keys are kept sorted (serde_json's `Map` is a `BTreeMap` here), so the
+/// order fields are set in does not show in the result.
+pub(super) type Obj = Map<String, Value>;
 
 pub(super) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
@@ -48,12 +60,15 @@ pub fn output_text(output: Option<&Value>) -> String {
             _ => o.to_string(),
         },
         Some(Value::Array(parts)) => {
-            let texts: Vec<&str> = parts.iter().filter_map(|p| str_of(p, "text")).collect();
-            if texts.len() == parts.len() {
-                texts.concat()
-            } else {
-                Value::Array(parts.clone()).to_string()
+            let mut text = String::new();
+            for part in parts {
+                match str_of(part, "text") {
+                    Some(t) => text.push_str(t),
+                    // Not all text: the parts as JSON.
+                    None => return output.map(Value::to_string).unwrap_or_default(),
+                }
             }
+            text
         }
         Some(other) => other.to_string(),
     }
@@ -63,36 +78,41 @@ pub fn output_text(output: Option<&Value>) -> String {
 pub fn content_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| str_of(p, "text").or_else(|| str_of(p, "refusal")))
-            .collect::<Vec<_>>()
-            .concat(),
+        Some(Value::Array(parts)) => {
+            let mut text = String::new();
+            for part in parts {
+                if let Some(t) = str_of(part, "text").or_else(|| str_of(part, "refusal")) {
+                    text.push_str(t);
+                }
+            }
+            text
+        }
         _ => String::new(),
     }
 }
 
 pub(super) fn assistant_text_item(text: &str, id: Option<&str>) -> Value {
-    let mut m = json!({
-        "type": "message",
-        "role": "assistant",
-        "status": "completed",
-        "content": [{"type": "output_text", "text": text}],
-    });
+    let mut m = strings(&[
+        ("type", "message"),
+        ("role", "assistant"),
+        ("status", "completed"),
+    ]);
+    let part = strings(&[("type", "output_text"), ("text", text)]);
+    set(&mut m, "content", Value::Array(vec![Value::Object(part)]));
     if let Some(id) = id {
-        m["id"] = json!(id);
+        set(&mut m, "id", string(id));
     }
-    m
+    Value::Object(m)
 }
 
 pub(super) fn function_call_item(call_id: &str, name: &str, arguments: &str) -> Value {
-    json!({
-        "type": "function_call",
-        "callId": call_id,
-        "name": name,
-        "arguments": arguments,
-        "status": "completed",
-    })
+    Value::Object(strings(&[
+        ("type", "function_call"),
+        ("callId", call_id),
+        ("name", name),
+        ("arguments", arguments),
+        ("status", "completed"),
+    ]))
 }
 
 /// Why an item cannot be converted: the SDK refuses it too (it throws), and the API would not
@@ -100,42 +120,130 @@ pub(super) fn function_call_item(call_id: &str, name: &str, arguments: &str) -> 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsupported(String);
 
-impl Unsupported {
-    fn new(why: impl Into<String>) -> Self {
-        Unsupported(why.into())
-    }
-}
-
 impl std::fmt::Display for Unsupported {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
 }
 
-/// An item's or part's `type`, quoted, for the messages of [`Unsupported`].
-fn named(v: &Value) -> String {
-    match v.get("type") {
-        Some(t) => t.to_string(),
-        None => "(no type)".into(),
-    }
+/// An [`Unsupported`] of a fixed message.
+pub(super) fn refuse(why: &str) -> Unsupported {
+    Unsupported(why.to_string())
+}
+
+/// An [`Unsupported`] whose message is its pieces joined (`concat` rather than `format!`: one
+/// shared routine instead of formatting code at each call).
+fn refuse_with(pieces: &[&str]) -> Unsupported {
+    Unsupported(pieces.concat())
+}
+
+/// "`what` of type `"t"`", for an item or part whose type is not one the conversion knows.
+fn refuse_type(what: &str, v: &Value) -> Unsupported {
+    refuse_with(&[what, " of type ", &quoted(v.get("type"), "(no type)")])
+}
+
+/// A value as JSON text (strings quoted), or `none` when absent.
+fn quoted(v: Option<&Value>, none: &str) -> String {
+    v.map_or_else(|| none.to_string(), Value::to_string)
 }
 
 // --------------------------------------------------------------------------------------------
-// JavaScript's object semantics, as far as the SDK's conversions rely on them.
+// Building objects. A handful of small functions that every conversion calls, instead of code
+// generated in place for each field.
 // --------------------------------------------------------------------------------------------
+
+pub(super) fn string(s: &str) -> Value {
+    Value::String(s.to_string())
+}
+
+/// Sets `key` to `v`, replacing any value it had.
+pub(super) fn set(m: &mut Obj, key: &str, v: Value) {
+    m.insert(key.to_string(), v);
+}
 
 /// Sets `key`, or removes it for `None`: the SDK builds its objects with fields that may be
 /// `undefined`, which JSON leaves out, and a later field replaces an earlier one of that name.
-fn put(m: &mut Map<String, Value>, key: &str, v: Option<Value>) {
+pub(super) fn put(m: &mut Obj, key: &str, v: Option<Value>) {
     match v {
-        Some(v) => {
-            m.insert(key.to_string(), v);
-        }
+        Some(v) => set(m, key, v),
         None => {
             m.remove(key);
         }
     }
 }
+
+/// An object of string fields, such as `{ type: 'direct' }` or `{ id }`.
+pub(super) fn strings(fields: &[(&str, &str)]) -> Obj {
+    let mut m = Obj::new();
+    for (key, v) in fields {
+        set(&mut m, key, string(v));
+    }
+    m
+}
+
+/// An object of one string field.
+fn one(key: &str, v: &str) -> Value {
+    Value::Object(strings(&[(key, v)]))
+}
+
+/// Which values of a field [`copy`] takes, as the SDK's code reads the field.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Take {
+    /// `item.field`: any value; an absent one removes the target.
+    Any,
+    /// `item.field ?? undefined`: null counts as absent (and removes the target).
+    Defined,
+    /// `if (item.field)`: a truthy value; otherwise the target is left as it is.
+    Truthy,
+    /// `typeof item.field === 'string'`; otherwise the target is left as it is.
+    Str,
+    /// `typeof item.field === 'number'`; otherwise the target is removed.
+    Number,
+}
+
+/// Copies the fields of `from` named by `fields`, each `(target, source)`, into `m`: one loop
+/// over a table instead of code per field.
+pub(super) fn copy(m: &mut Obj, from: &Value, take: Take, fields: &[(&str, &str)]) {
+    for (to, key) in fields {
+        let v = from.get(*key);
+        match take {
+            Take::Any => put(m, to, v.cloned()),
+            Take::Defined => put(m, to, v.filter(|v| !v.is_null()).cloned()),
+            Take::Number => put(m, to, v.filter(|v| v.is_number()).cloned()),
+            Take::Truthy if truthy(v) => set(m, to, v.cloned().unwrap_or_default()),
+            Take::Str if v.is_some_and(Value::is_string) => {
+                set(m, to, v.cloned().unwrap_or_default())
+            }
+            Take::Truthy | Take::Str => {}
+        }
+    }
+}
+
+/// Sets `key` to the defined value of `from`'s `key`, or to the string `default`.
+fn defined_or(m: &mut Obj, from: &Value, key: &str, default: &str) {
+    set(
+        m,
+        key,
+        defined(from, key).unwrap_or_else(|| string(default)),
+    );
+}
+
+/// Each value of `parts` converted by `f`; the first refusal refuses them all. A function
+/// pointer, not a generic closure, so that this loop exists once.
+fn each(
+    parts: &[Value],
+    f: fn(&Value) -> Result<Value, Unsupported>,
+) -> Result<Value, Unsupported> {
+    let mut out = Vec::with_capacity(parts.len());
+    for part in parts {
+        out.push(f(part)?);
+    }
+    Ok(Value::Array(out))
+}
+
+// --------------------------------------------------------------------------------------------
+// JavaScript's object semantics, as far as the SDK's conversions rely on them.
+// --------------------------------------------------------------------------------------------
 
 /// A field as the SDK reads `item.field`: `None` when absent.
 fn field(v: &Value, key: &str) -> Option<Value> {
@@ -158,8 +266,13 @@ fn truthy(v: Option<&Value>) -> bool {
     }
 }
 
-fn nonempty_str<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+pub(super) fn nonempty_str<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     str_of(v, key).filter(|s| !s.is_empty())
+}
+
+/// Whether a value is an object or an array (JavaScript's `typeof v === 'object'`, null aside).
+fn is_container(v: &Value) -> bool {
+    v.is_object() || v.is_array()
 }
 
 /// `String(value)` of a JavaScript primitive; `None` for objects and arrays, where JavaScript
@@ -168,15 +281,16 @@ fn js_string(v: Option<&Value>) -> Option<String> {
     match v {
         None => Some("undefined".into()),
         Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Null) => Some("null".into()),
-        Some(b @ Value::Bool(_)) => Some(b.to_string()),
-        Some(n @ Value::Number(_)) => Some(n.to_string()),
         Some(Value::Array(_) | Value::Object(_)) => None,
+        // null, booleans and numbers: as JSON writes them.
+        Some(other) => Some(other.to_string()),
     }
 }
 
 /// A camelCase or snake_case key in snake_case, as the SDK spells providerData keys on the
-/// wire (every capital letter becomes `_` and its lower case).
+/// wire: every capital letter A to Z becomes `_` and its lower case. (The SDK also lowers other
+/// scripts' capitals; their case tables would cost the module 8.5 KiB gzipped, for keys no API
+/// uses, so they are kept as they are.)
 fn snake_key(key: &str) -> String {
     let mut out = String::with_capacity(key.len() + 4);
     for c in key.chars() {
@@ -184,7 +298,7 @@ fn snake_key(key: &str) -> String {
             out.push('_');
             out.push(c.to_ascii_lowercase());
         } else {
-            out.extend(c.to_lowercase());
+            out.push(c);
         }
     }
     out
@@ -194,25 +308,37 @@ fn snake_key(key: &str) -> String {
 /// they are, entries included, as the SDK does.
 fn snake_case(v: &Value) -> Value {
     match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, v)| (snake_key(k), snake_case(v)))
-                .collect(),
-        ),
+        Value::Object(m) => Value::Object(snake_fields(m)),
         other => other.clone(),
     }
 }
 
-/// The providerData fields the SDK merges into an item or part on the wire: all of them, in
-/// snake_case, but the ones the item's own fields stand for (`reserved`, in snake_case).
-fn extra_provider_data(pd: Option<&Value>, reserved: &[&str]) -> Map<String, Value> {
+/// The fields of an object with their keys in snake_case (see [`snake_case`]). Where two keys
+/// meet in one spelling, the later one (in key order) wins, as it does in a JavaScript object.
+fn snake_fields(m: &Obj) -> Obj {
+    let mut out = Obj::new();
+    for (k, v) in m {
+        out.insert(snake_key(k), snake_case(v));
+    }
+    out
+}
+
+/// providerData in snake_case, as an object (empty when it is not one).
+fn snake_provider_data(pd: Option<&Value>) -> Obj {
     match pd {
-        Some(Value::Object(m)) => m
-            .iter()
-            .map(|(k, v)| (snake_key(k), snake_case(v)))
-            .filter(|(k, _)| !reserved.contains(&k.as_str()))
-            .collect(),
-        _ => Map::new(),
+        Some(Value::Object(m)) => snake_fields(m),
+        _ => Obj::new(),
+    }
+}
+
+/// Merges into `m` the providerData fields the SDK merges into an item or part on the wire:
+/// all of them, in snake_case, but the ones the item's own fields stand for (`reserved`, in
+/// snake_case).
+fn merge_provider_data(m: &mut Obj, pd: Option<&Value>, reserved: &[&str]) {
+    for (k, v) in snake_provider_data(pd) {
+        if !reserved.contains(&k.as_str()) {
+            m.insert(k, v);
+        }
     }
 }
 
@@ -222,10 +348,18 @@ fn provider_field<'a>(pd: Option<&'a Value>, keys: &[&str]) -> Option<&'a Value>
     keys.iter().find_map(|k| m.get(*k))
 }
 
+/// A non-empty array providerData has under either spelling of a key (the API refuses an empty
+/// list of safety checks on a call sent back).
+fn provider_list(pd: Option<&Value>, keys: &[&str]) -> Option<Value> {
+    provider_field(pd, keys)
+        .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
+        .cloned()
+}
+
 /// The id the SDK gives items of servers that give none; never sent back.
 const PLACEHOLDER_ID: &str = "FAKE_ID";
 
-fn without_placeholder_id(mut m: Map<String, Value>) -> Map<String, Value> {
+fn without_placeholder_id(mut m: Obj) -> Obj {
     if m.get("id").and_then(Value::as_str) == Some(PLACEHOLDER_ID) {
         m.remove("id");
     }
@@ -234,11 +368,12 @@ fn without_placeholder_id(mut m: Map<String, Value>) -> Map<String, Value> {
 
 /// A data URL of base64 `data`, as the SDK inlines data: data that is a data URL already stays
 /// as it is, and without a media type the data is sent bare.
-fn inline_data(data: &str, media_type: Option<&str>) -> String {
+fn inline_data(data: &str, media_type: Option<&str>) -> Value {
     match media_type {
-        _ if data.starts_with("data:") => data.to_string(),
-        Some(t) if !t.is_empty() => format!("data:{t};base64,{data}"),
-        _ => data.to_string(),
+        Some(t) if !t.is_empty() && !data.starts_with("data:") => {
+            Value::String(["data:", t, ";base64,", data].concat())
+        }
+        _ => string(data),
     }
 }
 
@@ -272,7 +407,7 @@ pub fn to_responses_item(item: &Value) -> Option<Value> {
 /// known kind goes as its JSON text (the SDK sends `[object Object]`).
 pub fn responses_input_item(item: &Value) -> Result<Value, Unsupported> {
     let Some(obj) = item.as_object() else {
-        return Err(Unsupported::new("an item that is not an object"));
+        return Err(refuse("an item that is not an object"));
     };
     // Our own summary marker (see `core::compaction`) means nothing to the API, which refuses
     // fields it does not know.
@@ -288,33 +423,35 @@ pub fn responses_input_item(item: &Value) -> Result<Value, Unsupported> {
         }
         _ => item,
     };
-    let mut wire = match obj.get("type") {
-        Some(Value::String(t)) if t == "message" => message_to_api(item)?,
-        None if matches!(obj.get("role"), Some(Value::String(_))) => message_to_api(item)?,
-        Some(Value::String(t)) => match t.as_str() {
-            "function_call" => function_call_to_api(item),
-            "function_call_result" => function_result_to_api(item)?,
-            "reasoning" => reasoning_to_api(item)?,
-            "computer_call" => computer_call_to_api(item),
-            "computer_call_result" => computer_result_to_api(item)?,
-            "shell_call" => shell_call_to_api(item)?,
-            "shell_call_output" => shell_output_to_api(item)?,
-            "apply_patch_call" => apply_patch_call_to_api(item)?,
-            "apply_patch_call_output" => apply_patch_output_to_api(item),
-            "hosted_tool_call" => hosted_call_to_api(item)?,
-            "compaction" => compaction_to_api(item)?,
-            "tool_search_call" | "tool_search_output" => tool_search_to_api(item)?,
-            "program" | "program_output" => program_to_api(item),
-            "unknown" => unknown_to_api(item),
-            t if API_ITEM_TYPES.contains(&t) => api_item_as_stored(item),
-            _ => {
-                return Err(Unsupported::new(format!(
-                    "an item of type {} (not one the Responses API takes)",
-                    named(item)
-                )))
-            }
-        },
-        _ => return Err(Unsupported::new("an item without a type or role")),
+    let t = match obj.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        None if matches!(obj.get("role"), Some(Value::String(_))) => "message",
+        _ => return Err(refuse("an item without a type or role")),
+    };
+    let mut wire = match t {
+        "message" => message_to_api(item)?,
+        "function_call" => function_call_to_api(item),
+        "function_call_result" => function_result_to_api(item)?,
+        "reasoning" => reasoning_to_api(item)?,
+        "computer_call" => computer_call_to_api(item),
+        "computer_call_result" => computer_result_to_api(item)?,
+        "shell_call" => shell_call_to_api(item)?,
+        "shell_call_output" => shell_output_to_api(item)?,
+        "apply_patch_call" => apply_patch_call_to_api(item)?,
+        "apply_patch_call_output" => apply_patch_output_to_api(item),
+        "hosted_tool_call" => hosted_call_to_api(item)?,
+        "compaction" => compaction_to_api(item)?,
+        "tool_search_call" | "tool_search_output" => tool_search_to_api(item)?,
+        "program" | "program_output" => program_to_api(item),
+        "unknown" => unknown_to_api(item),
+        t if API_ITEM_TYPES.contains(&t) => api_item_as_stored(item),
+        _ => {
+            return Err(refuse_with(&[
+                "an item of type ",
+                &quoted(item.get("type"), "(no type)"),
+                " (not one the Responses API takes)",
+            ]))
+        }
     };
     // `created_by` is only ever output: the API refuses it in input.
     wire.remove("created_by");
@@ -341,11 +478,13 @@ const API_ITEM_TYPES: &[&str] = &[
     "item_reference",
 ];
 
-fn api_item_as_stored(item: &Value) -> Map<String, Value> {
+fn api_item_as_stored(item: &Value) -> Obj {
     let mut out = item.as_object().cloned().unwrap_or_default();
     out.remove("providerData");
     if let Some(id) = out.remove("callId") {
-        out.entry("call_id").or_insert(id);
+        if !out.contains_key("call_id") {
+            out.insert("call_id".into(), id);
+        }
     }
     if str_of(item, "type") == Some("function_call_output") {
         if let Some(o) = out
@@ -353,7 +492,7 @@ fn api_item_as_stored(item: &Value) -> Map<String, Value> {
             .filter(|o| !o.is_string() && !o.is_array())
         {
             let text = output_text(Some(o));
-            out.insert("output".into(), json!(text));
+            out.insert("output".into(), Value::String(text));
         }
     }
     out
@@ -364,44 +503,50 @@ fn call_id_field(item: &Value) -> Option<Value> {
     field(item, "callId").or_else(|| field(item, "call_id"))
 }
 
+/// The fields most calls and outputs start with on the wire: `type`, and the call id in
+/// either spelling.
+fn wire_call(kind: &str, item: &Value) -> Obj {
+    let mut m = strings(&[("type", kind)]);
+    put(&mut m, "call_id", call_id_field(item));
+    m
+}
+
 /// `caller` in the API's spelling, where the item has one.
-fn caller_to_api(caller: Option<&Value>) -> Option<Value> {
-    let c = caller.filter(|c| truthy(Some(c)))?;
+fn caller_to_api(item: &Value) -> Option<Value> {
+    let c = item.get("caller").filter(|c| truthy(Some(c)))?;
     if str_of(c, "type") == Some("direct") {
-        return Some(json!({"type": "direct"}));
+        return Some(one("type", "direct"));
     }
-    let mut m = Map::new();
-    m.insert("type".into(), json!("program"));
+    let mut m = strings(&[("type", "program")]);
     put(&mut m, "caller_id", field(c, "callerId"));
     Some(Value::Object(m))
 }
 
-fn message_to_api(item: &Value) -> Result<Map<String, Value>, Unsupported> {
+/// Sets the wire `caller` of a call or output (see [`caller_to_api`]).
+fn put_caller(m: &mut Obj, item: &Value) {
+    put(m, "caller", caller_to_api(item));
+}
+
+fn message_to_api(item: &Value) -> Result<Obj, Unsupported> {
     let pd = item.get("providerData");
     let role = str_of(item, "role").unwrap_or("");
-    let mut m = Map::new();
-    match role {
+    let mut m = Obj::new();
+    let reserved: &[&str] = match role {
         "system" | "developer" | "user" => {
-            put(&mut m, "id", field(item, "id"));
-            m.insert("role".into(), json!(role));
             let content = match item.get("content") {
-                Some(Value::Array(parts)) if role == "user" => Some(Value::Array(
-                    parts
-                        .iter()
-                        .map(input_part_to_api)
-                        .collect::<Result<_, _>>()?,
-                )),
-                Some(Value::String(_)) if role == "user" => field(item, "content"),
+                Some(Value::Array(parts)) if role == "user" => {
+                    Some(each(parts, input_part_to_api)?)
+                }
+                Some(text @ Value::String(_)) if role == "user" => Some(text.clone()),
                 _ if role == "user" => {
-                    return Err(Unsupported::new(
+                    return Err(refuse(
                         "a user message whose content is neither a string nor an array",
                     ))
                 }
                 other => other.cloned(),
             };
             put(&mut m, "content", content);
-            m.extend(extra_provider_data(pd, &["id", "role", "content", "phase"]));
-            Ok(m)
+            &["id", "role", "content", "phase"]
         }
         "assistant" => {
             let phase = item
@@ -410,147 +555,122 @@ fn message_to_api(item: &Value) -> Result<Map<String, Value>, Unsupported> {
                 .or_else(|| provider_field(pd, &["phase"]));
             if let Some(p) = phase {
                 if !matches!(p.as_str(), Some("commentary" | "final_answer")) {
-                    return Err(Unsupported::new(format!(
-                        "an assistant message with phase {p} (expected \"commentary\" or \"final_answer\")"
-                    )));
+                    return Err(refuse_with(&[
+                        "an assistant message with phase ",
+                        &p.to_string(),
+                        " (expected \"commentary\" or \"final_answer\")",
+                    ]));
                 }
             }
             let content = match item.get("content") {
-                Some(Value::Array(parts)) => Value::Array(
-                    parts
-                        .iter()
-                        .map(output_part_to_api)
-                        .collect::<Result<_, _>>()?,
-                ),
-                // The API's short form: the text alone.
-                Some(text @ Value::String(_)) => {
-                    put(&mut m, "id", field(item, "id"));
-                    m.insert("role".into(), json!("assistant"));
-                    m.insert("content".into(), text.clone());
-                    put(&mut m, "phase", phase.cloned());
-                    m.extend(extra_provider_data(
-                        pd,
-                        &["type", "id", "role", "content", "status", "phase"],
-                    ));
-                    return Ok(without_placeholder_id(m));
+                Some(Value::Array(parts)) => {
+                    set(&mut m, "type", string("message"));
+                    put(&mut m, "status", field(item, "status"));
+                    each(parts, output_part_to_api)?
                 }
-                _ => {
-                    return Err(Unsupported::new(
-                        "an assistant message without a content array",
-                    ))
-                }
+                // The API's short form: the text alone, without type or status.
+                Some(text @ Value::String(_)) => text.clone(),
+                _ => return Err(refuse("an assistant message without a content array")),
             };
-            m.insert("type".into(), json!("message"));
-            put(&mut m, "id", field(item, "id"));
-            m.insert("role".into(), json!("assistant"));
-            m.insert("content".into(), content);
-            put(&mut m, "status", field(item, "status"));
+            set(&mut m, "content", content);
             put(&mut m, "phase", phase.cloned());
-            m.extend(extra_provider_data(
-                pd,
-                &["type", "id", "role", "content", "status", "phase"],
-            ));
-            Ok(without_placeholder_id(m))
+            &["type", "id", "role", "content", "status", "phase"]
         }
-        _ => Err(Unsupported::new(format!(
-            "a message with role {}",
-            item.get("role").map_or("(none)".into(), Value::to_string)
-        ))),
-    }
+        _ => {
+            return Err(refuse_with(&[
+                "a message with role ",
+                &quoted(item.get("role"), "(none)"),
+            ]))
+        }
+    };
+    put(&mut m, "id", field(item, "id"));
+    set(&mut m, "role", string(role));
+    merge_provider_data(&mut m, pd, reserved);
+    Ok(if role == "assistant" {
+        without_placeholder_id(m)
+    } else {
+        m
+    })
 }
+
+/// The older SDK spellings of an input file's fields, which win over `file` where present.
+const LEGACY_FILE_FIELDS: &[(&str, &str)] = &[
+    ("file_data", "fileData"),
+    ("file_url", "fileUrl"),
+    ("file_id", "fileId"),
+];
 
 /// A part of a user message's content as the API takes it.
 fn input_part_to_api(part: &Value) -> Result<Value, Unsupported> {
-    let pd = part.get("providerData");
-    let mut m = Map::new();
-    let reserved: &[&str] = match str_of(part, "type") {
-        Some("input_text") => {
-            m.insert("type".into(), json!("input_text"));
-            put(&mut m, "text", field(part, "text"));
+    let kind = str_of(part, "type").unwrap_or("");
+    let mut m = strings(&[("type", kind)]);
+    let reserved: &[&str] = match kind {
+        "input_text" => {
+            copy(&mut m, part, Take::Any, &[("text", "text")]);
             &["type", "text"]
         }
-        Some("input_image") => {
-            m.insert("type".into(), json!("input_image"));
-            m.insert(
-                "detail".into(),
-                defined(part, "detail").unwrap_or(json!("auto")),
+        "input_image" => {
+            set(
+                &mut m,
+                "detail",
+                defined(part, "detail").unwrap_or_else(|| string("auto")),
             );
             match part.get("image") {
-                Some(Value::String(url)) => {
-                    m.insert("image_url".into(), json!(url));
-                }
+                Some(Value::String(url)) => set(&mut m, "image_url", string(url)),
                 Some(Value::Object(image)) if image.contains_key("id") => {
-                    put(&mut m, "file_id", image.get("id").cloned());
+                    put(&mut m, "file_id", image.get("id").cloned())
                 }
-                Some(v) if truthy(Some(v)) && !v.is_object() && !v.is_array() => {
-                    return Err(Unsupported::new(
+                Some(v) if truthy(Some(v)) && !is_container(v) => {
+                    return Err(refuse(
                         "an input_image whose image is neither a URL nor { id }",
                     ))
                 }
                 _ => {
                     if let Some(url) = str_of(part, "imageUrl") {
-                        m.insert("image_url".into(), json!(url));
-                    } else if let Some(id) = str_of(part, "fileId") {
-                        m.insert("file_id".into(), json!(id));
+                        set(&mut m, "image_url", string(url));
+                    } else {
+                        copy(&mut m, part, Take::Str, &[("file_id", "fileId")]);
                     }
                 }
             }
             &["type", "detail", "image_url", "file_id"]
         }
-        Some("input_file") => {
-            m.insert("type".into(), json!("input_file"));
+        "input_file" => {
             match part.get("file") {
                 Some(Value::String(file)) => {
                     let value = file.trim();
-                    if value.starts_with("data:") {
-                        m.insert("file_data".into(), json!(value));
+                    let key = if value.starts_with("data:") || is_base64(value) {
+                        "file_data"
                     } else if value.starts_with("https://") {
-                        m.insert("file_url".into(), json!(value));
-                    } else if is_base64(value) {
-                        m.insert("file_data".into(), json!(value));
+                        "file_url"
                     } else {
-                        return Err(Unsupported::new(
+                        return Err(refuse(
                             "an input_file whose file is a string that is neither a data URL, an https URL nor base64 data (an uploaded file's id goes in { id })",
                         ));
-                    }
+                    };
+                    set(&mut m, key, string(value));
                 }
-                Some(Value::Object(file)) if file.contains_key("id") => {
-                    put(&mut m, "file_id", file.get("id").cloned());
+                Some(file @ Value::Object(f)) if f.contains_key("id") => {
+                    copy(&mut m, file, Take::Any, &[("file_id", "id")])
                 }
-                Some(Value::Object(file)) if file.contains_key("url") => {
-                    put(&mut m, "file_url", file.get("url").cloned());
+                Some(file @ Value::Object(f)) if f.contains_key("url") => {
+                    copy(&mut m, file, Take::Any, &[("file_url", "url")])
                 }
                 _ => {}
             }
-            for (legacy, key) in [
-                ("fileData", "file_data"),
-                ("fileUrl", "file_url"),
-                ("fileId", "file_id"),
-            ] {
-                if let Some(v) = str_of(part, legacy) {
-                    m.insert(key.into(), json!(v));
-                }
-            }
-            if truthy(part.get("filename")) {
-                put(&mut m, "filename", field(part, "filename"));
-            }
+            copy(&mut m, part, Take::Str, LEGACY_FILE_FIELDS);
+            copy(&mut m, part, Take::Truthy, &[("filename", "filename")]);
             &["type", "file_data", "file_url", "file_id", "filename"]
         }
-        _ => {
-            return Err(Unsupported::new(format!(
-                "a user message part of type {}",
-                named(part)
-            )))
-        }
+        _ => return Err(refuse_type("a user message part", part)),
     };
-    if truthy(part.get("promptCacheBreakpoint")) {
-        put(
-            &mut m,
-            "prompt_cache_breakpoint",
-            field(part, "promptCacheBreakpoint"),
-        );
-    }
-    m.extend(extra_provider_data(pd, reserved));
+    copy(
+        &mut m,
+        part,
+        Take::Truthy,
+        &[("prompt_cache_breakpoint", "promptCacheBreakpoint")],
+    );
+    merge_provider_data(&mut m, part.get("providerData"), reserved);
     Ok(Value::Object(m))
 }
 
@@ -558,46 +678,40 @@ fn input_part_to_api(part: &Value) -> Result<Value, Unsupported> {
 /// annotations (kept in providerData), `refusal`.
 fn output_part_to_api(part: &Value) -> Result<Value, Unsupported> {
     let pd = part.get("providerData");
-    let mut m = Map::new();
-    match str_of(part, "type") {
-        Some("output_text") => {
-            m.insert("type".into(), json!("output_text"));
-            put(&mut m, "text", field(part, "text"));
-            let annotations = provider_field(pd, &["annotations"])
-                .filter(|a| a.is_array())
-                .cloned()
-                .unwrap_or(json!([]));
-            m.insert("annotations".into(), annotations);
-            m.extend(extra_provider_data(pd, &["type", "text", "annotations"]));
-        }
-        Some("refusal") => {
-            m.insert("type".into(), json!("refusal"));
-            put(&mut m, "refusal", field(part, "refusal"));
-            m.extend(extra_provider_data(pd, &["type", "refusal"]));
-        }
-        _ => {
-            return Err(Unsupported::new(format!(
-                "an assistant message part of type {}",
-                named(part)
-            )))
-        }
+    let (kind, own) = match str_of(part, "type") {
+        Some("output_text") => ("output_text", "text"),
+        Some("refusal") => ("refusal", "refusal"),
+        _ => return Err(refuse_type("an assistant message part", part)),
+    };
+    let mut m = strings(&[("type", kind)]);
+    copy(&mut m, part, Take::Any, &[(own, own)]);
+    merge_provider_data(&mut m, pd, &["type", own]);
+    if kind == "output_text" {
+        // Set after providerData's fields, so that it replaces theirs.
+        let annotations = provider_field(pd, &["annotations"])
+            .filter(|a| a.is_array())
+            .cloned()
+            .unwrap_or_else(|| Value::Array(Vec::new()));
+        set(&mut m, "annotations", annotations);
     }
     Ok(Value::Object(m))
 }
 
-fn function_call_to_api(item: &Value) -> Map<String, Value> {
-    let mut m = Map::new();
-    put(&mut m, "id", field(item, "id"));
-    m.insert("type".into(), json!("function_call"));
-    put(&mut m, "name", field(item, "name"));
-    put(&mut m, "call_id", call_id_field(item));
-    put(&mut m, "arguments", field(item, "arguments"));
-    put(&mut m, "status", field(item, "status"));
-    put(&mut m, "caller", caller_to_api(item.get("caller")));
-    if let Some(ns) = item.get("namespace").filter(|n| n.is_string()) {
-        m.insert("namespace".into(), ns.clone());
-    }
-    m.extend(extra_provider_data(
+/// A function call's fields the SDK renames for the API, or copies as they are.
+const FUNCTION_CALL_FIELDS: &[(&str, &str)] = &[
+    ("id", "id"),
+    ("name", "name"),
+    ("arguments", "arguments"),
+    ("status", "status"),
+];
+
+fn function_call_to_api(item: &Value) -> Obj {
+    let mut m = wire_call("function_call", item);
+    copy(&mut m, item, Take::Any, FUNCTION_CALL_FIELDS);
+    put_caller(&mut m, item);
+    copy(&mut m, item, Take::Str, &[("namespace", "namespace")]);
+    merge_provider_data(
+        &mut m,
         item.get("providerData"),
         &[
             "id",
@@ -609,19 +723,22 @@ fn function_call_to_api(item: &Value) -> Map<String, Value> {
             "namespace",
             "caller",
         ],
-    ));
+    );
     without_placeholder_id(m)
 }
 
-fn function_result_to_api(item: &Value) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    m.insert("type".into(), json!("function_call_output"));
-    put(&mut m, "id", field(item, "id"));
-    put(&mut m, "call_id", call_id_field(item));
-    m.insert("output".into(), tool_output_to_api(item.get("output"))?);
-    put(&mut m, "status", field(item, "status"));
-    put(&mut m, "caller", caller_to_api(item.get("caller")));
-    m.extend(extra_provider_data(
+fn function_result_to_api(item: &Value) -> Result<Obj, Unsupported> {
+    let mut m = wire_call("function_call_output", item);
+    copy(
+        &mut m,
+        item,
+        Take::Any,
+        &[("id", "id"), ("status", "status")],
+    );
+    set(&mut m, "output", tool_output_to_api(item.get("output"))?);
+    put_caller(&mut m, item);
+    merge_provider_data(
+        &mut m,
         item.get("providerData"),
         &[
             "type",
@@ -632,118 +749,109 @@ fn function_result_to_api(item: &Value) -> Result<Map<String, Value>, Unsupporte
             "namespace",
             "caller",
         ],
-    ));
+    );
     Ok(m)
 }
 
 /// A tool's output as the API takes it: text, or an array of `input_text`, `input_image` and
 /// `input_file` parts.
 fn tool_output_to_api(output: Option<&Value>) -> Result<Value, Unsupported> {
-    match output {
-        Some(s @ Value::String(_)) => Ok(s.clone()),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .map(structured_part_to_api)
-            .collect::<Result<_, _>>()
-            .map(Value::Array),
+    Ok(match output {
+        Some(s @ Value::String(_)) => s.clone(),
+        Some(Value::Array(parts)) => each(parts, structured_part_to_api)?,
         Some(o @ Value::Object(_)) => match (str_of(o, "type"), o.get("text")) {
-            (Some("text"), Some(t @ Value::String(_))) => Ok(t.clone()),
-            (Some("image" | "file"), _) => Ok(json!([structured_part_to_api(
-                &legacy_output_to_structured(o)
-            )?])),
-            _ => Ok(json!(o.to_string())),
+            (Some("text"), Some(t @ Value::String(_))) => t.clone(),
+            (Some("image" | "file"), _) => Value::Array(vec![structured_part_to_api(
+                &legacy_output_to_structured(o),
+            )?]),
+            _ => Value::String(o.to_string()),
         },
-        other => Ok(json!(js_string(other).unwrap_or_default())),
+        other => Value::String(js_string(other).unwrap_or_default()),
+    })
+}
+
+/// A non-empty media type of a legacy output or its image, in either spelling.
+fn media_type(v: &Value) -> Option<&str> {
+    nonempty_str(v, "mediaType").or_else(|| nonempty_str(v, "mimeType"))
+}
+
+/// `String(v.mediaType ?? 'text/plain')`, the media type the SDK gives a legacy file's data.
+fn file_media_type(v: &Value) -> Option<String> {
+    match v.get("mediaType") {
+        None | Some(Value::Null) => Some("text/plain".into()),
+        other => js_string(other),
     }
+}
+
+/// `{ id }` of the first of `keys` that `v` has a non-empty string in.
+pub(super) fn id_ref(v: &Value, keys: &[&str]) -> Option<Value> {
+    keys.iter()
+        .find_map(|k| nonempty_str(v, k))
+        .map(|id| one("id", id))
 }
 
 /// A tool output of the older `{ type: 'image' }` / `{ type: 'file' }` kinds as the
 /// `input_image` / `input_file` part that stands for it.
 fn legacy_output_to_structured(output: &Value) -> Value {
-    let media_type = |v: &Value| {
-        nonempty_str(v, "mediaType")
-            .or_else(|| nonempty_str(v, "mimeType"))
-            .map(str::to_string)
-    };
-    let mut m = Map::new();
     if str_of(output, "type") == Some("image") {
-        m.insert("type".into(), json!("input_image"));
-        if truthy(output.get("detail")) {
-            put(&mut m, "detail", field(output, "detail"));
-        }
+        let mut m = strings(&[("type", "input_image")]);
+        copy(&mut m, output, Take::Truthy, &[("detail", "detail")]);
         let top_media_type = media_type(output);
         let image = match output.get("image") {
-            Some(Value::String(s)) if !s.is_empty() => Some(json!(s)),
-            Some(obj @ (Value::Object(_) | Value::Array(_))) => {
-                let mt = media_type(obj).or_else(|| top_media_type.clone());
+            Some(Value::String(s)) if !s.is_empty() => Some(string(s)),
+            Some(obj) if is_container(obj) => {
                 if let Some(url) = nonempty_str(obj, "url") {
-                    Some(json!(url))
+                    Some(string(url))
                 } else if let Some(data) = nonempty_str(obj, "data") {
-                    Some(json!(inline_data(data, mt.as_deref())))
+                    Some(inline_data(data, media_type(obj).or(top_media_type)))
                 } else {
-                    nonempty_str(obj, "fileId")
-                        .or_else(|| nonempty_str(obj, "id"))
-                        .map(|id| json!({"id": id}))
+                    id_ref(obj, &["fileId", "id"])
                 }
             }
             _ => {
                 if let Some(url) = nonempty_str(output, "imageUrl") {
-                    Some(json!(url))
-                } else if let Some(id) = nonempty_str(output, "fileId") {
-                    Some(json!({"id": id}))
+                    Some(string(url))
+                } else if let Some(id) = id_ref(output, &["fileId"]) {
+                    Some(id)
                 } else {
-                    nonempty_str(output, "data")
-                        .map(|d| json!(inline_data(d, top_media_type.as_deref())))
+                    nonempty_str(output, "data").map(|d| inline_data(d, top_media_type))
                 }
             }
         };
         put(&mut m, "image", image);
         return Value::Object(m);
     }
-    m.insert("type".into(), json!("input_file"));
-    let text_or = |v: &Value| -> Option<String> {
-        match v.get("mediaType") {
-            None | Some(Value::Null) => Some("text/plain".into()),
-            other => js_string(other),
-        }
-    };
+    let mut m = strings(&[("type", "input_file")]);
     match output.get("file") {
-        Some(Value::String(s)) => {
-            m.insert("file".into(), json!(s));
-        }
-        Some(file @ (Value::Object(_) | Value::Array(_))) => {
+        Some(Value::String(s)) => set(&mut m, "file", string(s)),
+        Some(file) if is_container(file) => {
             let file_value = if let Some(data) = nonempty_str(file, "data") {
-                Some(json!(inline_data(data, text_or(file).as_deref())))
+                Some(inline_data(data, file_media_type(file).as_deref()))
             } else if let Some(url) = nonempty_str(file, "url") {
-                Some(json!({"url": url}))
+                Some(one("url", url))
             } else {
-                nonempty_str(file, "id")
-                    .or_else(|| nonempty_str(file, "fileId"))
-                    .map(|id| json!({"id": id}))
+                id_ref(file, &["id", "fileId"])
             };
             put(&mut m, "file", file_value);
             if let Some(name) = nonempty_str(file, "filename") {
-                m.insert("filename".into(), json!(name));
+                set(&mut m, "filename", string(name));
             }
         }
         _ => {}
     }
     if !truthy(m.get("file")) {
-        let filename = nonempty_str(output, "filename");
-        let legacy = if let Some(id) =
-            nonempty_str(output, "id").or_else(|| nonempty_str(output, "fileId"))
-        {
-            Some(json!({"id": id}))
+        let legacy = if let Some(id) = id_ref(output, &["id", "fileId"]) {
+            Some(id)
         } else if let Some(url) = nonempty_str(output, "fileUrl") {
-            Some(json!({"url": url}))
+            Some(one("url", url))
         } else {
             nonempty_str(output, "fileData")
-                .map(|d| json!(inline_data(d, text_or(output).as_deref())))
+                .map(|d| inline_data(d, file_media_type(output).as_deref()))
         };
         if let Some(file) = legacy {
-            m.insert("file".into(), file);
-            if let Some(name) = filename {
-                m.insert("filename".into(), json!(name));
+            set(&mut m, "file", file);
+            if let Some(name) = nonempty_str(output, "filename") {
+                set(&mut m, "filename", string(name));
             }
         }
     }
@@ -752,38 +860,24 @@ fn legacy_output_to_structured(output: &Value) -> Value {
 
 /// One `input_*` part of a tool's output, in the API's field names.
 fn structured_part_to_api(part: &Value) -> Result<Value, Unsupported> {
-    let mut m = Map::new();
-    match str_of(part, "type") {
-        Some("input_text") => {
-            m.insert("type".into(), json!("input_text"));
-            put(&mut m, "text", field(part, "text"));
-        }
-        Some("input_image") => {
-            m.insert("type".into(), json!("input_image"));
+    let kind = str_of(part, "type").unwrap_or("");
+    let mut m = strings(&[("type", kind)]);
+    match kind {
+        "input_text" => copy(&mut m, part, Take::Any, &[("text", "text")]),
+        "input_image" => {
             match part
                 .get("image")
                 .filter(|v| !v.is_null())
                 .or_else(|| part.get("imageUrl"))
             {
-                Some(Value::String(url)) => {
-                    m.insert("image_url".into(), json!(url));
-                }
-                Some(image) => {
-                    if let Some(id) = str_of(image, "id") {
-                        m.insert("file_id".into(), json!(id));
-                    }
-                }
+                Some(Value::String(url)) => set(&mut m, "image_url", string(url)),
+                Some(image) => copy(&mut m, image, Take::Str, &[("file_id", "id")]),
                 None => {}
             }
-            if let Some(id) = str_of(part, "fileId") {
-                m.insert("file_id".into(), json!(id));
-            }
-            if truthy(part.get("detail")) {
-                put(&mut m, "detail", field(part, "detail"));
-            }
+            copy(&mut m, part, Take::Str, &[("file_id", "fileId")]);
+            copy(&mut m, part, Take::Truthy, &[("detail", "detail")]);
         }
-        Some("input_file") => {
-            m.insert("type".into(), json!("input_file"));
+        "input_file" => {
             match part.get("file") {
                 Some(Value::String(file)) => {
                     // A string is data or a URL; an uploaded file's id comes as { id }.
@@ -797,111 +891,85 @@ fn structured_part_to_api(part: &Value) -> Result<Value, Unsupported> {
                     } else {
                         "file_url"
                     };
-                    m.insert(key.into(), json!(value));
+                    set(&mut m, key, string(value));
                 }
                 Some(file @ Value::Object(_)) => {
                     if let Some(id) = str_of(file, "id") {
-                        m.insert("file_id".into(), json!(id));
-                    } else if let Some(url) = str_of(file, "url") {
-                        m.insert("file_url".into(), json!(url));
+                        set(&mut m, "file_id", string(id));
+                    } else {
+                        copy(&mut m, file, Take::Str, &[("file_url", "url")]);
                     }
                 }
                 _ => {}
             }
-            for (legacy, key) in [
-                ("fileData", "file_data"),
-                ("fileUrl", "file_url"),
-                ("fileId", "file_id"),
-            ] {
-                if let Some(v) = str_of(part, legacy) {
-                    m.insert(key.into(), json!(v));
-                }
-            }
-            if truthy(part.get("filename")) {
-                put(&mut m, "filename", field(part, "filename"));
-            }
+            copy(&mut m, part, Take::Str, LEGACY_FILE_FIELDS);
+            copy(&mut m, part, Take::Truthy, &[("filename", "filename")]);
         }
-        _ => {
-            return Err(Unsupported::new(format!(
-                "a tool output part of type {}",
-                named(part)
-            )))
-        }
+        _ => return Err(refuse_type("a tool output part", part)),
     }
     Ok(Value::Object(m))
 }
 
-fn reasoning_to_api(item: &Value) -> Result<Map<String, Value>, Unsupported> {
+/// A reasoning item's content part as the API's summary part.
+fn summary_part_to_api(p: &Value) -> Result<Value, Unsupported> {
+    if !p.is_object() {
+        return Err(refuse(
+            "a reasoning item with a content part that is not an object",
+        ));
+    }
+    let mut s = strings(&[("type", "summary_text")]);
+    copy(&mut s, p, Take::Any, &[("text", "text")]);
+    merge_provider_data(&mut s, p.get("providerData"), &["type", "text"]);
+    Ok(Value::Object(s))
+}
+
+fn reasoning_to_api(item: &Value) -> Result<Obj, Unsupported> {
     let pd = item.get("providerData");
     let summary = match (item.get("content"), item.get("summary")) {
-        (Some(Value::Array(parts)), _) => Value::Array(
-            parts
-                .iter()
-                .map(|p| {
-                    if !p.is_object() {
-                        return Err(Unsupported::new(
-                            "a reasoning item with a content part that is not an object",
-                        ));
-                    }
-                    let mut s = Map::new();
-                    s.insert("type".into(), json!("summary_text"));
-                    put(&mut s, "text", field(p, "text"));
-                    s.extend(extra_provider_data(
-                        p.get("providerData"),
-                        &["type", "text"],
-                    ));
-                    Ok(Value::Object(s))
-                })
-                .collect::<Result<_, _>>()?,
-        ),
+        (Some(Value::Array(parts)), _) => each(parts, summary_part_to_api)?,
         // A reasoning item kept in the API's own shape.
         (None, Some(summary @ Value::Array(_))) => summary.clone(),
-        _ => return Err(Unsupported::new("a reasoning item without a content array")),
+        _ => return Err(refuse("a reasoning item without a content array")),
     };
-    let mut m = Map::new();
-    put(&mut m, "id", field(item, "id"));
-    m.insert("type".into(), json!("reasoning"));
-    m.insert("summary".into(), summary);
+    let mut m = strings(&[("type", "reasoning")]);
+    copy(&mut m, item, Take::Any, &[("id", "id")]);
+    set(&mut m, "summary", summary);
     let encrypted = provider_field(pd, &["encryptedContent", "encrypted_content"])
         .or_else(|| item.get("encrypted_content"))
         .filter(|e| e.is_string());
     put(&mut m, "encrypted_content", encrypted.cloned());
-    m.extend(extra_provider_data(
-        pd,
-        &["id", "type", "summary", "encrypted_content"],
-    ));
+    merge_provider_data(&mut m, pd, &["id", "type", "summary", "encrypted_content"]);
     Ok(m)
 }
 
-fn computer_call_to_api(item: &Value) -> Map<String, Value> {
+fn computer_call_to_api(item: &Value) -> Obj {
     let pd = item.get("providerData");
-    let mut m = Map::new();
-    m.insert("type".into(), json!("computer_call"));
-    put(&mut m, "call_id", call_id_field(item));
-    put(&mut m, "id", field(item, "id"));
-    put(&mut m, "status", field(item, "status"));
-    // The API refuses an empty list of pending safety checks on a call sent back.
-    if let Some(checks) = provider_field(pd, &["pendingSafetyChecks", "pending_safety_checks"])
-        .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
-    {
-        m.insert("pending_safety_checks".into(), checks.clone());
-    }
+    let mut m = wire_call("computer_call", item);
+    copy(
+        &mut m,
+        item,
+        Take::Any,
+        &[("id", "id"), ("status", "status")],
+    );
+    put(
+        &mut m,
+        "pending_safety_checks",
+        provider_list(pd, &["pendingSafetyChecks", "pending_safety_checks"]),
+    );
     match item
         .get("actions")
         .and_then(Value::as_array)
         .filter(|a| !a.is_empty())
     {
         Some(actions) => {
-            let action = defined(item, "action").unwrap_or_else(|| actions[0].clone());
-            m.insert("action".into(), action);
-            m.insert("actions".into(), Value::Array(actions.clone()));
+            let first = actions.first().cloned().unwrap_or_default();
+            set(&mut m, "action", defined(item, "action").unwrap_or(first));
+            set(&mut m, "actions", Value::Array(actions.clone()));
         }
-        None if truthy(item.get("action")) => {
-            put(&mut m, "action", field(item, "action"));
-        }
-        None => {}
+        None => copy(&mut m, item, Take::Truthy, &[("action", "action")]),
     }
-    m.extend(extra_provider_data(
+    merge_provider_data(
+        &mut m,
         pd,
         &[
             "type",
@@ -912,34 +980,32 @@ fn computer_call_to_api(item: &Value) -> Map<String, Value> {
             "status",
             "pending_safety_checks",
         ],
-    ));
+    );
     m
 }
 
-fn computer_result_to_api(item: &Value) -> Result<Map<String, Value>, Unsupported> {
+fn computer_result_to_api(item: &Value) -> Result<Obj, Unsupported> {
     let pd = item.get("providerData");
     let Some(output) = item.get("output").filter(|o| !o.is_null()) else {
-        return Err(Unsupported::new("a computer_call_result without output"));
+        return Err(refuse("a computer_call_result without output"));
     };
-    let mut m = Map::new();
-    m.insert("type".into(), json!("computer_call_output"));
-    put(&mut m, "id", field(item, "id"));
-    put(&mut m, "call_id", call_id_field(item));
+    let mut m = wire_call("computer_call_output", item);
+    copy(&mut m, item, Take::Any, &[("id", "id")]);
     // The only output the API has for a computer call is a screenshot.
-    let mut screenshot = Map::new();
-    screenshot.insert("type".into(), json!("computer_screenshot"));
-    put(&mut screenshot, "image_url", field(output, "data"));
-    m.insert("output".into(), Value::Object(screenshot));
+    let mut screenshot = strings(&[("type", "computer_screenshot")]);
+    copy(&mut screenshot, output, Take::Any, &[("image_url", "data")]);
+    set(&mut m, "output", Value::Object(screenshot));
     put(&mut m, "status", pd.and_then(|p| field(p, "status")));
-    if let Some(checks) = provider_field(
-        pd,
-        &["acknowledgedSafetyChecks", "acknowledged_safety_checks"],
-    )
-    .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
-    {
-        m.insert("acknowledged_safety_checks".into(), checks.clone());
-    }
-    m.extend(extra_provider_data(
+    put(
+        &mut m,
+        "acknowledged_safety_checks",
+        provider_list(
+            pd,
+            &["acknowledgedSafetyChecks", "acknowledged_safety_checks"],
+        ),
+    );
+    merge_provider_data(
+        &mut m,
         pd,
         &[
             "type",
@@ -949,138 +1015,137 @@ fn computer_result_to_api(item: &Value) -> Result<Map<String, Value>, Unsupporte
             "status",
             "acknowledged_safety_checks",
         ],
-    ));
+    );
     Ok(m)
 }
 
-/// The first of two spellings an item has a number in.
-fn number_in(v: &Value, camel: &str, snake: &str) -> Option<Value> {
+/// The first of two spellings an item has a number in, or null.
+fn number_in(v: &Value, camel: &str, snake: &str) -> Value {
     v.get(camel)
         .filter(|n| n.is_number())
         .or_else(|| v.get(snake).filter(|n| n.is_number()))
         .cloned()
+        .unwrap_or_default()
 }
 
-fn shell_call_to_api(item: &Value) -> Result<Map<String, Value>, Unsupported> {
+fn shell_call_to_api(item: &Value) -> Result<Obj, Unsupported> {
     let Some(action) = item.get("action").filter(|a| !a.is_null()) else {
-        return Err(Unsupported::new("a shell_call without an action"));
+        return Err(refuse("a shell_call without an action"));
     };
-    let mut a = Map::new();
-    put(&mut a, "commands", field(action, "commands"));
-    a.insert(
-        "timeout_ms".into(),
-        number_in(action, "timeoutMs", "timeout_ms").unwrap_or(Value::Null),
+    let mut a = Obj::new();
+    copy(&mut a, action, Take::Any, &[("commands", "commands")]);
+    set(
+        &mut a,
+        "timeout_ms",
+        number_in(action, "timeoutMs", "timeout_ms"),
     );
-    a.insert(
-        "max_output_length".into(),
-        number_in(action, "maxOutputLength", "max_output_length").unwrap_or(Value::Null),
+    set(
+        &mut a,
+        "max_output_length",
+        number_in(action, "maxOutputLength", "max_output_length"),
     );
-    let mut m = Map::new();
-    m.insert("type".into(), json!("shell_call"));
-    put(&mut m, "id", field(item, "id"));
-    put(&mut m, "call_id", call_id_field(item));
-    m.insert(
-        "status".into(),
-        defined(item, "status").unwrap_or(json!("in_progress")),
-    );
-    m.insert("action".into(), Value::Object(a));
-    put(&mut m, "caller", caller_to_api(item.get("caller")));
+    let mut m = wire_call("shell_call", item);
+    copy(&mut m, item, Take::Any, &[("id", "id")]);
+    defined_or(&mut m, item, "status", "in_progress");
+    set(&mut m, "action", Value::Object(a));
+    put_caller(&mut m, item);
     // Of providerData, the API takes back only the environment the call ran in.
-    if let Some(env) = item.get("providerData").map(snake_case).and_then(|pd| {
-        pd.get("environment")
-            .filter(|e| e.is_object() || e.is_array())
-            .cloned()
-    }) {
-        m.insert("environment".into(), env);
+    if let Some(env) =
+        provider_field(item.get("providerData"), &["environment"]).filter(|e| is_container(e))
+    {
+        set(&mut m, "environment", snake_case(env));
     }
     Ok(m)
 }
 
-fn shell_output_to_api(item: &Value) -> Result<Map<String, Value>, Unsupported> {
+/// The entries of a shell call's output, in the API's spelling (`to_api`) or the SDK's: text
+/// of stdout and stderr, and how the command ended.
+fn shell_outputs(entries: &[Value], to_api: bool) -> Value {
+    let mut out = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let mut e = Obj::new();
+        for key in ["stdout", "stderr"] {
+            let text = entry.get(key).filter(|s| s.is_string()).cloned();
+            set(&mut e, key, text.unwrap_or_else(|| string("")));
+        }
+        let outcome = entry.get("outcome");
+        let kind = outcome.and_then(|o| str_of(o, "type"));
+        let outcome = if kind == Some("timeout") {
+            one("type", "timeout")
+        } else {
+            let mut o = strings(&[("type", "exit")]);
+            let outcome = outcome.unwrap_or(&Value::Null);
+            if to_api {
+                // The SDK sends 0 for an exit without a code.
+                let code = if kind == Some("exit") {
+                    defined(outcome, "exitCode").or_else(|| defined(outcome, "exit_code"))
+                } else {
+                    None
+                };
+                set(&mut o, "exit_code", code.unwrap_or_else(|| Value::from(0)));
+            } else {
+                let code = outcome.get("exit_code").filter(|c| c.is_number()).cloned();
+                set(&mut o, "exitCode", code.unwrap_or_default());
+            }
+            Value::Object(o)
+        };
+        set(&mut e, "outcome", outcome);
+        out.push(Value::Object(e));
+    }
+    Value::Array(out)
+}
+
+fn shell_output_to_api(item: &Value) -> Result<Obj, Unsupported> {
     let Some(outputs) = item.get("output").and_then(Value::as_array) else {
-        return Err(Unsupported::new(
-            "a shell_call_output without an output array",
-        ));
+        return Err(refuse("a shell_call_output without an output array"));
     };
-    let outputs: Vec<Value> = outputs
-        .iter()
-        .map(|entry| {
-            let text = |key| {
-                entry
-                    .get(key)
-                    .filter(|s| s.is_string())
-                    .cloned()
-                    .unwrap_or(json!(""))
-            };
-            let outcome = entry.get("outcome");
-            let outcome = match outcome.and_then(|o| str_of(o, "type")) {
-                Some("timeout") => json!({"type": "timeout"}),
-                kind => {
-                    let code = outcome
-                        .filter(|_| kind == Some("exit"))
-                        .and_then(|o| defined(o, "exitCode").or_else(|| defined(o, "exit_code")))
-                        .unwrap_or(json!(0));
-                    json!({"type": "exit", "exit_code": code})
-                }
-            };
-            json!({"stdout": text("stdout"), "stderr": text("stderr"), "outcome": outcome})
-        })
-        .collect();
-    let mut m = Map::new();
-    m.insert("type".into(), json!("shell_call_output"));
-    put(&mut m, "call_id", call_id_field(item));
-    m.insert("output".into(), Value::Array(outputs));
-    put(&mut m, "id", defined(item, "id"));
-    put(&mut m, "status", defined(item, "status"));
-    put(&mut m, "caller", caller_to_api(item.get("caller")));
+    let mut m = wire_call("shell_call_output", item);
+    set(&mut m, "output", shell_outputs(outputs, true));
+    copy(
+        &mut m,
+        item,
+        Take::Defined,
+        &[("id", "id"), ("status", "status")],
+    );
+    put_caller(&mut m, item);
+    let max = number_in(item, "maxOutputLength", "max_output_length");
     put(
         &mut m,
         "max_output_length",
-        number_in(item, "maxOutputLength", "max_output_length"),
+        Some(max).filter(|n| !n.is_null()),
     );
     Ok(m)
 }
 
-fn apply_patch_call_to_api(item: &Value) -> Result<Map<String, Value>, Unsupported> {
+fn apply_patch_call_to_api(item: &Value) -> Result<Obj, Unsupported> {
     let Some(operation) = item.get("operation").filter(|o| truthy(Some(o))) else {
-        return Err(Unsupported::new("an apply_patch_call without an operation"));
+        return Err(refuse("an apply_patch_call without an operation"));
     };
-    let operation = match operation {
-        Value::Object(op)
-            if str_of(operation, "type") == Some("update_file") && op.contains_key("moveTo") =>
-        {
-            let mut op = op.clone();
+    let mut operation = operation.clone();
+    if let Some(op) = operation.as_object_mut() {
+        if op.get("type").and_then(Value::as_str) == Some("update_file") {
             if let Some(to) = op.remove("moveTo") {
                 op.insert("move_to".into(), to);
             }
-            Value::Object(op)
         }
-        other => other.clone(),
-    };
-    let mut m = Map::new();
-    m.insert("type".into(), json!("apply_patch_call"));
-    put(&mut m, "id", defined(item, "id"));
-    put(&mut m, "call_id", call_id_field(item));
-    m.insert(
-        "status".into(),
-        defined(item, "status").unwrap_or(json!("in_progress")),
-    );
-    m.insert("operation".into(), operation);
-    put(&mut m, "caller", caller_to_api(item.get("caller")));
+    }
+    let mut m = apply_patch_to_api("apply_patch_call", item, "in_progress");
+    set(&mut m, "operation", operation);
     Ok(m)
 }
 
-fn apply_patch_output_to_api(item: &Value) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("type".into(), json!("apply_patch_call_output"));
-    put(&mut m, "id", defined(item, "id"));
-    put(&mut m, "call_id", call_id_field(item));
-    m.insert(
-        "status".into(),
-        defined(item, "status").unwrap_or(json!("completed")),
-    );
-    put(&mut m, "output", defined(item, "output"));
-    put(&mut m, "caller", caller_to_api(item.get("caller")));
+fn apply_patch_output_to_api(item: &Value) -> Obj {
+    let mut m = apply_patch_to_api("apply_patch_call_output", item, "completed");
+    copy(&mut m, item, Take::Defined, &[("output", "output")]);
+    m
+}
+
+/// What an apply_patch call and its output share on the wire.
+fn apply_patch_to_api(kind: &str, item: &Value, status: &str) -> Obj {
+    let mut m = wire_call(kind, item);
+    copy(&mut m, item, Take::Defined, &[("id", "id")]);
+    defined_or(&mut m, item, "status", status);
+    put_caller(&mut m, item);
     m
 }
 
@@ -1088,178 +1153,188 @@ fn apply_patch_output_to_api(item: &Value) -> Map<String, Value> {
 /// missing, it is the kind's default.
 fn hosted_status(item: &Value, allowed: &[&str], default: &str) -> Result<Value, Unsupported> {
     match item.get("status") {
-        None | Some(Value::Null) => Ok(json!(default)),
-        Some(Value::String(s)) if allowed.contains(&s.as_str()) => Ok(json!(s)),
-        Some(other) => Err(Unsupported::new(format!(
-            "a {} with status {other} (expected one of {})",
+        None | Some(Value::Null) => Ok(string(default)),
+        Some(Value::String(s)) if allowed.contains(&s.as_str()) => Ok(string(s)),
+        Some(other) => Err(refuse_with(&[
+            "a ",
             str_of(item, "name").unwrap_or("hosted tool call"),
-            allowed.join(", ")
-        ))),
+            " with status ",
+            &other.to_string(),
+            " (expected one of ",
+            &allowed.join(", "),
+            ")",
+        ])),
     }
 }
 
+/// The kinds of MCP items a `hosted_tool_call` may stand for, by providerData's `type` or by
+/// the item's `name`, in the order the SDK tries them.
+const MCP_KINDS: &[&str] = &[
+    "mcp_list_tools",
+    "mcp_approval_request",
+    "mcp_approval_response",
+    "mcp_call",
+];
+
 /// A `hosted_tool_call` as the API's item of its kind, rebuilt from the providerData it keeps.
-fn hosted_call_to_api(item: &Value) -> Result<Map<String, Value>, Unsupported> {
+fn hosted_call_to_api(item: &Value) -> Result<Obj, Unsupported> {
     let pd = item.get("providerData").filter(|p| p.is_object());
-    let pd_field = |key: &str| pd.and_then(|p| field(p, key));
-    let snaked = || match pd.map(snake_case) {
-        Some(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    let caller = caller_to_api(item.get("caller"));
     let kind = pd.and_then(|p| str_of(p, "type"));
     let name = str_of(item, "name");
-    let mut m = snaked();
-    match kind {
-        Some("web_search_call" | "web_search") => {
+    let t = match kind {
+        Some("web_search_call" | "web_search") => "web_search_call",
+        Some("file_search_call" | "file_search") => "file_search_call",
+        Some("code_interpreter_call" | "code_interpreter") => "code_interpreter_call",
+        Some("image_generation_call" | "image_generation") => "image_generation_call",
+        _ => match MCP_KINDS
+            .iter()
+            .copied()
+            .find(|k| kind == Some(*k) || name == Some(*k))
+        {
+            Some(k) => k,
+            None => {
+                return Err(refuse_with(&[
+                    "a hosted tool call of kind ",
+                    kind.or(name).unwrap_or("(none)"),
+                ]))
+            }
+        },
+    };
+    if t.starts_with("mcp_") && pd.is_none() {
+        let call = if t == "mcp_list_tools" { " call" } else { "" };
+        return Err(refuse_with(&["an ", t, call, " without providerData"]));
+    }
+    // The API's item is providerData in snake_case, with the fields below on top.
+    let mut m = snake_provider_data(pd);
+    // The raw providerData, for the fields the SDK reads from it as they are (null when there
+    // is none, which has no fields).
+    let p = pd.unwrap_or(&Value::Null);
+    set(&mut m, "type", string(t));
+    let status = match t {
+        "web_search_call" => {
             let action = m.get("action");
-            let valid = action.is_some_and(|a| a.is_object() && str_of(a, "type").is_some());
-            if action.is_some() && !valid {
-                return Err(Unsupported::new(
+            if action.is_some_and(|a| !a.is_object() || str_of(a, "type").is_none()) {
+                return Err(refuse(
                     "a web_search_call whose action is not an object with a type",
                 ));
             }
-            m.insert("type".into(), json!("web_search_call"));
-            put(&mut m, "id", field(item, "id"));
-            m.insert(
-                "status".into(),
-                hosted_status(
-                    item,
-                    &["in_progress", "completed", "searching", "failed"],
-                    "failed",
-                )?,
-            );
+            Some(hosted_status(
+                item,
+                &["in_progress", "completed", "searching", "failed"],
+                "failed",
+            )?)
         }
-        Some("file_search_call" | "file_search") => {
-            m.insert("type".into(), json!("file_search_call"));
-            put(&mut m, "id", field(item, "id"));
-            m.insert(
-                "status".into(),
-                hosted_status(
-                    item,
-                    &[
-                        "in_progress",
-                        "completed",
-                        "searching",
-                        "failed",
-                        "incomplete",
-                    ],
-                    "failed",
-                )?,
+        "file_search_call" => {
+            set(
+                &mut m,
+                "queries",
+                defined(p, "queries").unwrap_or_else(|| Value::Array(Vec::new())),
             );
-            m.insert(
-                "queries".into(),
-                pd.and_then(|p| defined(p, "queries")).unwrap_or(json!([])),
-            );
-            put(&mut m, "results", pd_field("results"));
-        }
-        Some("code_interpreter_call" | "code_interpreter") => {
-            m.insert("type".into(), json!("code_interpreter_call"));
-            put(&mut m, "id", field(item, "id"));
-            m.insert(
-                "code".into(),
-                pd.and_then(|p| defined(p, "code")).unwrap_or(json!("")),
-            );
-            let outputs = pd.and_then(|p| defined(p, "outputs").or_else(|| defined(p, "results")));
-            m.insert("outputs".into(), outputs.unwrap_or(json!([])));
-            m.insert(
-                "status".into(),
-                hosted_status(
-                    item,
-                    &["in_progress", "completed", "interpreting"],
+            copy(&mut m, p, Take::Any, &[("results", "results")]);
+            Some(hosted_status(
+                item,
+                &[
                     "in_progress",
-                )?,
-            );
-            put(&mut m, "container_id", pd_field("container_id"));
-            put(&mut m, "caller", caller);
-        }
-        Some("image_generation_call" | "image_generation") => {
-            m.insert("type".into(), json!("image_generation_call"));
-            put(&mut m, "id", field(item, "id"));
-            m.insert(
-                "result".into(),
-                pd.and_then(|p| defined(p, "result")).unwrap_or(Value::Null),
-            );
-            m.insert(
-                "status".into(),
-                hosted_status(
-                    item,
-                    &["in_progress", "completed", "generating", "failed"],
+                    "completed",
+                    "searching",
                     "failed",
-                )?,
+                    "incomplete",
+                ],
+                "failed",
+            )?)
+        }
+        "code_interpreter_call" => {
+            set(
+                &mut m,
+                "code",
+                defined(p, "code").unwrap_or_else(|| string("")),
             );
+            let outputs = defined(p, "outputs").or_else(|| defined(p, "results"));
+            set(
+                &mut m,
+                "outputs",
+                outputs.unwrap_or_else(|| Value::Array(Vec::new())),
+            );
+            copy(&mut m, p, Take::Any, &[("container_id", "container_id")]);
+            put_caller(&mut m, item);
+            Some(hosted_status(
+                item,
+                &["in_progress", "completed", "interpreting"],
+                "in_progress",
+            )?)
         }
-        _ if kind == Some("mcp_list_tools") || name == Some("mcp_list_tools") => {
-            let Some(p) = pd else {
-                return Err(Unsupported::new(
-                    "an mcp_list_tools call without providerData",
-                ));
-            };
-            m.insert("type".into(), json!("mcp_list_tools"));
-            put(&mut m, "id", field(item, "id"));
+        "image_generation_call" => {
+            set(&mut m, "result", defined(p, "result").unwrap_or_default());
+            Some(hosted_status(
+                item,
+                &["in_progress", "completed", "generating", "failed"],
+                "failed",
+            )?)
+        }
+        // The MCP items have no status on the wire.
+        "mcp_list_tools" => {
             put(&mut m, "tools", p.get("tools").map(snake_case));
-            put(&mut m, "server_label", field(p, "server_label"));
-            put(&mut m, "error", field(p, "error"));
-            put(&mut m, "caller", caller);
+            copy(
+                &mut m,
+                p,
+                Take::Any,
+                &[("server_label", "server_label"), ("error", "error")],
+            );
+            put_caller(&mut m, item);
+            None
         }
-        _ if kind == Some("mcp_approval_request") || name == Some("mcp_approval_request") => {
-            let Some(p) = pd else {
-                return Err(Unsupported::new(
-                    "an mcp_approval_request without providerData",
-                ));
-            };
-            m.insert("type".into(), json!("mcp_approval_request"));
-            put(&mut m, "id", defined(p, "id").or_else(|| field(item, "id")));
-            for key in ["name", "arguments", "server_label"] {
-                put(&mut m, key, field(p, key));
-            }
-            put(&mut m, "caller", caller);
+        "mcp_approval_response" => {
+            copy(
+                &mut m,
+                p,
+                Take::Any,
+                &[
+                    ("id", "id"),
+                    ("approve", "approve"),
+                    ("approval_request_id", "approval_request_id"),
+                    ("reason", "reason"),
+                ],
+            );
+            put_caller(&mut m, item);
+            return Ok(m);
         }
-        _ if kind == Some("mcp_approval_response") || name == Some("mcp_approval_response") => {
-            let Some(p) = pd else {
-                return Err(Unsupported::new(
-                    "an mcp_approval_response without providerData",
-                ));
-            };
-            m.insert("type".into(), json!("mcp_approval_response"));
-            for key in ["id", "approve", "approval_request_id", "reason"] {
-                put(&mut m, key, field(p, key));
-            }
-            put(&mut m, "caller", caller);
-        }
-        _ if kind == Some("mcp_call") || name == Some("mcp_call") => {
-            let Some(p) = pd else {
-                return Err(Unsupported::new("an mcp_call without providerData"));
-            };
-            m.insert("type".into(), json!("mcp_call"));
-            put(&mut m, "id", defined(p, "id").or_else(|| field(item, "id")));
-            for key in ["name", "arguments", "server_label", "error"] {
-                put(&mut m, key, field(p, key));
-            }
-            put(&mut m, "caller", caller);
-        }
+        // mcp_approval_request, mcp_call: the id providerData has, else the item's.
         _ => {
-            return Err(Unsupported::new(format!(
-                "a hosted tool call of kind {}",
-                kind.or(name).unwrap_or("(none)")
-            )))
+            let id = defined(p, "id").or_else(|| field(item, "id"));
+            put(&mut m, "id", id);
+            copy(
+                &mut m,
+                p,
+                Take::Any,
+                &[
+                    ("name", "name"),
+                    ("arguments", "arguments"),
+                    ("server_label", "server_label"),
+                ],
+            );
+            if t == "mcp_call" {
+                copy(&mut m, p, Take::Any, &[("error", "error")]);
+            }
+            put_caller(&mut m, item);
+            return Ok(m);
         }
+    };
+    copy(&mut m, item, Take::Any, &[("id", "id")]);
+    if let Some(status) = status {
+        set(&mut m, "status", status);
     }
     Ok(m)
 }
 
-fn compaction_to_api(item: &Value) -> Result<Map<String, Value>, Unsupported> {
+fn compaction_to_api(item: &Value) -> Result<Obj, Unsupported> {
     let encrypted = defined(item, "encrypted_content").or_else(|| field(item, "encryptedContent"));
     let id = defined(item, "id");
     if !encrypted.as_ref().is_some_and(Value::is_string)
         || id.as_ref().is_some_and(|i| !i.is_string())
     {
-        return Err(Unsupported::new(
-            "a compaction item without encrypted_content",
-        ));
+        return Err(refuse("a compaction item without encrypted_content"));
     }
-    let mut m = Map::new();
-    m.insert("type".into(), json!("compaction"));
+    let mut m = strings(&[("type", "compaction")]);
     put(&mut m, "id", id);
     put(&mut m, "encrypted_content", encrypted);
     Ok(m)
@@ -1271,141 +1346,132 @@ fn tool_search_call_id(item: &Value) -> Option<Value> {
     let provider = pd.and_then(|p| defined(p, "call_id").or_else(|| field(p, "callId")));
     provider
         .filter(|c| c.as_str().is_some_and(|s| !s.is_empty()))
-        .or_else(|| nonempty_str(item, "call_id").map(|s| json!(s)))
-        .or_else(|| nonempty_str(item, "callId").map(|s| json!(s)))
+        .or_else(|| {
+            ["call_id", "callId"]
+                .iter()
+                .find_map(|k| nonempty_str(item, k))
+                .map(string)
+        })
 }
 
+/// Whether a tool search ran on the client or the server: the item's, else the provider's.
 fn tool_search_execution(item: &Value) -> Option<Value> {
-    let is_kind = |v: Option<&str>| matches!(v, Some("client" | "server"));
-    if is_kind(str_of(item, "execution")) {
-        return field(item, "execution");
-    }
-    let pd = item.get("providerData").filter(|p| truthy(Some(p)))?;
-    is_kind(str_of(pd, "execution")).then(|| json!(str_of(pd, "execution")))
+    let pd = item.get("providerData").filter(|p| truthy(Some(p)));
+    [Some(item), pd]
+        .into_iter()
+        .flatten()
+        .find_map(|v| str_of(v, "execution").filter(|e| matches!(*e, "client" | "server")))
+        .map(string)
 }
 
-fn tool_search_status(item: &Value) -> Option<Value> {
-    matches!(
-        str_of(item, "status"),
-        Some("in_progress" | "completed" | "incomplete")
-    )
-    .then(|| field(item, "status"))
-    .flatten()
-}
+/// A test of a value's kind, such as [`Value::is_array`].
+type IsKind = fn(&Value) -> bool;
 
-/// A tool a tool search found, in the API's field names.
-fn found_tool_to_api(tool: &Value) -> Value {
+/// The renamed fields of a function a tool search found, `(SDK, API)`, each with the kind of
+/// value the SDK keeps in it.
+const FOUND_FUNCTION_FIELDS: [(&str, &str, IsKind); 3] = [
+    ("deferLoading", "defer_loading", Value::is_boolean),
+    ("allowedCallers", "allowed_callers", Value::is_array),
+    ("outputSchema", "output_schema", is_container),
+];
+
+/// A tool a tool search found, in the API's field names (`to_api`) or the SDK's.
+fn found_tool(tool: &Value, to_api: bool) -> Value {
+    // (from, to), in the direction of the conversion.
+    let dir = |sdk, api| if to_api { (sdk, api) } else { (api, sdk) };
+    let (name_from, name_to) = dir("functionName", "function_name");
     let Some(t) = tool.as_object() else {
         return tool.clone();
     };
-    match (
-        str_of(tool, "type"),
-        tool.get("functionName"),
-        tool.get("tools"),
-    ) {
+    match (str_of(tool, "type"), tool.get(name_from), tool.get("tools")) {
         (Some("tool_reference"), Some(Value::String(name)), _) => {
-            let mut m = Map::new();
-            m.insert("type".into(), json!("tool_reference"));
-            m.insert("function_name".into(), json!(name));
-            if let Some(ns) = tool.get("namespace").filter(|n| n.is_string()) {
-                m.insert("namespace".into(), ns.clone());
-            }
+            let mut m = strings(&[("type", "tool_reference"), (name_to, name)]);
+            copy(&mut m, tool, Take::Str, &[("namespace", "namespace")]);
             Value::Object(m)
         }
         (Some("namespace"), _, Some(Value::Array(tools))) => {
             let mut m = t.clone();
-            m.insert(
-                "tools".into(),
-                tools.iter().map(found_tool_to_api).collect(),
-            );
+            m.insert("tools".into(), found_tools(tools, to_api));
             Value::Object(m)
         }
         (Some("function"), _, _) => {
             let mut m = t.clone();
-            let defer = m.remove("deferLoading");
-            let callers = m.remove("allowedCallers");
-            let schema = m.remove("outputSchema");
-            put(&mut m, "defer_loading", defer.filter(Value::is_boolean));
-            put(&mut m, "allowed_callers", callers.filter(Value::is_array));
-            put(
-                &mut m,
-                "output_schema",
-                schema.filter(|s| s.is_object() || s.is_array()),
-            );
+            for (sdk, api, kind) in FOUND_FUNCTION_FIELDS {
+                let (from, to) = dir(sdk, api);
+                let v = m.remove(from).filter(kind);
+                put(&mut m, to, v);
+            }
             Value::Object(m)
         }
         _ => tool.clone(),
     }
 }
 
-fn tool_search_to_api(item: &Value) -> Result<Map<String, Value>, Unsupported> {
-    let output = str_of(item, "type") == Some("tool_search_output");
-    let mut m = Map::new();
-    m.insert(
-        "type".into(),
-        json!(if output {
-            "tool_search_output"
-        } else {
-            "tool_search_call"
-        }),
-    );
-    put(&mut m, "id", field(item, "id"));
-    put(&mut m, "status", tool_search_status(item));
-    if output {
-        let Some(tools) = item.get("tools").and_then(Value::as_array) else {
-            return Err(Unsupported::new(
-                "a tool_search_output without a tools array",
-            ));
-        };
-        m.insert(
-            "tools".into(),
-            tools.iter().map(found_tool_to_api).collect(),
-        );
-    } else {
-        put(&mut m, "arguments", field(item, "arguments"));
+/// The tools a tool search found, each converted (see [`found_tool`]).
+fn found_tools(tools: &[Value], to_api: bool) -> Value {
+    Value::Array(tools.iter().map(|t| found_tool(t, to_api)).collect())
+}
+
+fn tool_search_to_api(item: &Value) -> Result<Obj, Unsupported> {
+    let kind = str_of(item, "type").unwrap_or("");
+    let output = kind == "tool_search_output";
+    let mut m = strings(&[("type", kind)]);
+    copy(&mut m, item, Take::Any, &[("id", "id")]);
+    if matches!(
+        str_of(item, "status"),
+        Some("in_progress" | "completed" | "incomplete")
+    ) {
+        copy(&mut m, item, Take::Any, &[("status", "status")]);
     }
+    let own = if output {
+        let Some(tools) = item.get("tools").and_then(Value::as_array) else {
+            return Err(refuse("a tool_search_output without a tools array"));
+        };
+        set(&mut m, "tools", found_tools(tools, true));
+        "tools"
+    } else {
+        copy(&mut m, item, Take::Any, &[("arguments", "arguments")]);
+        "arguments"
+    };
     put(&mut m, "call_id", tool_search_call_id(item));
     put(&mut m, "execution", tool_search_execution(item));
-    m.extend(extra_provider_data(
+    merge_provider_data(
+        &mut m,
         item.get("providerData"),
-        &[
-            "type",
-            "id",
-            "status",
-            if output { "tools" } else { "arguments" },
-            "call_id",
-            "execution",
-        ],
-    ));
+        &["type", "id", "status", own, "call_id", "execution"],
+    );
     Ok(m)
 }
 
-fn program_to_api(item: &Value) -> Map<String, Value> {
-    let mut m = Map::new();
-    put(&mut m, "id", field(item, "id"));
-    put(&mut m, "call_id", call_id_field(item));
-    let reserved: &[&str] = if str_of(item, "type") == Some("program") {
-        m.insert("type".into(), json!("program"));
-        put(&mut m, "code", field(item, "code"));
-        put(&mut m, "fingerprint", field(item, "fingerprint"));
+fn program_to_api(item: &Value) -> Obj {
+    let program = str_of(item, "type") == Some("program");
+    let mut m = wire_call(if program { "program" } else { "program_output" }, item);
+    copy(&mut m, item, Take::Any, &[("id", "id")]);
+    let reserved: &[&str] = if program {
+        copy(
+            &mut m,
+            item,
+            Take::Any,
+            &[("code", "code"), ("fingerprint", "fingerprint")],
+        );
         &["type", "id", "call_id", "code", "fingerprint"]
     } else {
-        m.insert("type".into(), json!("program_output"));
-        put(&mut m, "result", field(item, "output"));
-        put(&mut m, "status", field(item, "status"));
+        copy(
+            &mut m,
+            item,
+            Take::Any,
+            &[("result", "output"), ("status", "status")],
+        );
         &["type", "id", "call_id", "output", "result", "status"]
     };
-    m.extend(extra_provider_data(item.get("providerData"), reserved));
+    merge_provider_data(&mut m, item.get("providerData"), reserved);
     m
 }
 
 /// An item the SDK could not type: the API's item it came as, which providerData holds.
-fn unknown_to_api(item: &Value) -> Map<String, Value> {
-    let mut m = match item.get("providerData").map(snake_case) {
-        Some(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    put(&mut m, "id", field(item, "id"));
+fn unknown_to_api(item: &Value) -> Obj {
+    let mut m = snake_provider_data(item.get("providerData"));
+    copy(&mut m, item, Take::Any, &[("id", "id")]);
     m
 }
 
@@ -1423,564 +1489,385 @@ pub fn from_responses_item(item: &Value) -> Value {
 }
 
 pub(super) fn unknown_item(item: &Value) -> Value {
-    let mut m = Map::new();
-    m.insert("type".into(), json!("unknown"));
-    put(&mut m, "id", field(item, "id"));
-    m.insert("providerData".into(), item.clone());
+    let mut m = strings(&[("type", "unknown")]);
+    copy(&mut m, item, Take::Any, &[("id", "id")]);
+    set(&mut m, "providerData", item.clone());
     Value::Object(m)
 }
 
 /// The fields of `item` but `keys`, which the session item has fields for.
-fn rest_of(item: &Map<String, Value>, keys: &[&str]) -> Map<String, Value> {
-    item.iter()
-        .filter(|(k, _)| !keys.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+fn rest_of(item: &Obj, keys: &[&str]) -> Obj {
+    let mut out = item.clone();
+    for key in keys {
+        out.remove(*key);
+    }
+    out
+}
+
+/// Sets `providerData` to the fields of `obj` but `keys` (see [`rest_of`]).
+fn put_rest(m: &mut Obj, obj: &Obj, keys: &[&str]) {
+    set(m, "providerData", Value::Object(rest_of(obj, keys)));
 }
 
 /// `caller` in the SDK's spelling; `None` for one it does not know.
 fn caller_from_api(caller: Option<&Value>) -> Option<Value> {
-    let c = caller.filter(|c| c.is_object() || c.is_array())?;
+    let c = caller.filter(|c| is_container(c))?;
     match (str_of(c, "type"), str_of(c, "caller_id")) {
-        (Some("direct"), _) => Some(json!({"type": "direct"})),
-        (Some("program"), Some(id)) => Some(json!({"type": "program", "callerId": id})),
+        (Some("direct"), _) => Some(one("type", "direct")),
+        (Some("program"), Some(id)) => Some(Value::Object(strings(&[
+            ("type", "program"),
+            ("callerId", id),
+        ]))),
         _ => None,
     }
+}
+
+/// A session item of `kind` with the fields most items start with: `id`, and the call id as
+/// the SDK spells it (`callId`).
+fn session_call(kind: &str, item: &Value, id: Take) -> Obj {
+    let mut m = strings(&[("type", kind)]);
+    copy(&mut m, item, id, &[("id", "id")]);
+    copy(&mut m, item, Take::Any, &[("callId", "call_id")]);
+    m
+}
+
+/// Sets the session item's `caller` (see [`caller_from_api`]).
+fn put_caller_from_api(m: &mut Obj, item: &Value) {
+    put(m, "caller", caller_from_api(item.get("caller")));
 }
 
 /// The SDK's conversion of one output item; an error where the SDK throws.
 pub(super) fn output_item(item: &Value) -> Result<Value, Unsupported> {
     let Some(obj) = item.as_object() else {
-        return Err(Unsupported::new("an item that is not an object"));
+        return Err(refuse("an item that is not an object"));
     };
     let t = str_of(item, "type").unwrap_or("");
     let m = match t {
         "message" => message_from_api(item, obj)?,
-        "tool_search_call" | "tool_search_output" => tool_search_from_api(item, obj, t)?,
-        "program" => program_from_api(item, obj)?,
-        "program_output" => program_output_from_api(item, obj)?,
+        "tool_search_call" | "tool_search_output" => tool_search_from_api(item, obj, t),
+        "program" => {
+            let mut m = session_call(t, item, Take::Any);
+            copy(
+                &mut m,
+                item,
+                Take::Any,
+                &[("code", "code"), ("fingerprint", "fingerprint")],
+            );
+            put_rest(
+                &mut m,
+                obj,
+                &["id", "call_id", "code", "fingerprint", "type"],
+            );
+            m
+        }
+        "program_output" => {
+            let mut m = session_call(t, item, Take::Any);
+            copy(
+                &mut m,
+                item,
+                Take::Any,
+                &[("output", "result"), ("status", "status")],
+            );
+            put_rest(&mut m, obj, &["id", "call_id", "result", "status", "type"]);
+            m
+        }
         "file_search_call"
         | "web_search_call"
         | "image_generation_call"
-        | "code_interpreter_call" => builtin_call_from_api(item, obj, t)?,
-        "mcp_list_tools" | "mcp_approval_request" | "mcp_call" => mcp_item_from_api(item, obj, t)?,
-        "function_call" => function_call_from_api(item, obj)?,
+        | "code_interpreter_call" => {
+            let mut pd = rest_of(obj, &["status"]);
+            // An image generation's image is its output; kept once, not also in providerData.
+            let output = match pd.get("result") {
+                Some(r) if !r.is_null() => pd.remove("result"),
+                _ => None,
+            };
+            hosted_call(item, t, field(item, "status"), output, pd)
+        }
+        "mcp_list_tools" | "mcp_approval_request" | "mcp_call" => {
+            let mut pd = obj.clone();
+            let output = if t == "mcp_call" {
+                pd.remove("output").filter(|o| !o.is_null())
+            } else {
+                None
+            };
+            hosted_call(item, t, Some(string("completed")), output, pd)
+        }
+        "function_call" => {
+            let mut m = session_call(t, item, Take::Any);
+            copy(&mut m, item, Take::Any, FUNCTION_CALL_FIELDS);
+            copy(&mut m, item, Take::Str, &[("namespace", "namespace")]);
+            put_caller_from_api(&mut m, item);
+            put_rest(
+                &mut m,
+                obj,
+                &[
+                    "call_id",
+                    "name",
+                    "namespace",
+                    "caller",
+                    "status",
+                    "arguments",
+                ],
+            );
+            m
+        }
         "function_call_output" => function_output_from_api(item, obj)?,
         "computer_call" => computer_call_from_api(item, obj)?,
-        "shell_call" => shell_call_from_api(item, obj)?,
-        "shell_call_output" => shell_output_from_api(item, obj)?,
+        "shell_call" => shell_call_from_api(item, obj),
+        "shell_call_output" => {
+            let mut m = session_call(t, item, Take::Defined);
+            let outputs = item.get("output").and_then(Value::as_array);
+            set(
+                &mut m,
+                "output",
+                shell_outputs(outputs.map_or(&[], Vec::as_slice), false),
+            );
+            copy(&mut m, item, Take::Truthy, &[("status", "status")]);
+            put_caller_from_api(&mut m, item);
+            put_rest(
+                &mut m,
+                obj,
+                &["call_id", "output", "max_output_length", "status", "caller"],
+            );
+            copy(
+                &mut m,
+                item,
+                Take::Number,
+                &[("maxOutputLength", "max_output_length")],
+            );
+            m
+        }
         "apply_patch_call" => apply_patch_call_from_api(item, obj)?,
-        "apply_patch_call_output" => apply_patch_output_from_api(item, obj)?,
-        "reasoning" => reasoning_from_api(item, obj)?,
-        "compaction" => compaction_from_api(item, obj)?,
+        "apply_patch_call_output" => {
+            let mut m = session_call(t, item, Take::Defined);
+            copy(&mut m, item, Take::Any, &[("status", "status")]);
+            if item.get("output").is_some_and(Value::is_string) {
+                copy(&mut m, item, Take::Any, &[("output", "output")]);
+            }
+            put_caller_from_api(&mut m, item);
+            put_rest(&mut m, obj, &["call_id", "status", "output", "caller"]);
+            m
+        }
+        "reasoning" => {
+            let Some(summary) = item.get("summary").and_then(Value::as_array) else {
+                return Err(refuse("a reasoning item without a summary array"));
+            };
+            let content = each(summary, summary_part_from_api)?;
+            let mut m = strings(&[("type", "reasoning")]);
+            copy(&mut m, item, Take::Any, &[("id", "id")]);
+            set(&mut m, "content", content);
+            put_rest(&mut m, obj, &["summary"]);
+            m
+        }
+        "compaction" => {
+            let encrypted = item.get("encrypted_content");
+            let id = item.get("id").filter(|v| !v.is_null());
+            let created_by = item.get("created_by");
+            let valid = encrypted.is_some_and(Value::is_string)
+                && id.is_none_or(Value::is_string)
+                && created_by.is_none_or(Value::is_string);
+            if !valid {
+                return Err(refuse("a compaction item without encrypted_content"));
+            }
+            let mut m = strings(&[("type", "compaction")]);
+            copy(&mut m, item, Take::Defined, &[("id", "id")]);
+            copy(
+                &mut m,
+                item,
+                Take::Any,
+                &[
+                    ("encrypted_content", "encrypted_content"),
+                    ("created_by", "created_by"),
+                ],
+            );
+            put_rest(&mut m, obj, &["encrypted_content", "created_by"]);
+            m
+        }
         _ => return Ok(unknown_item(item)),
     };
     Ok(Value::Object(m))
 }
 
-fn message_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
+fn message_from_api(item: &Value, obj: &Obj) -> Result<Obj, Unsupported> {
     let Some(parts) = item.get("content").and_then(Value::as_array) else {
-        return Err(Unsupported::new("a message without a content array"));
+        return Err(refuse("a message without a content array"));
     };
-    let content = parts
-        .iter()
-        .map(output_part_from_api)
-        .collect::<Result<Vec<_>, _>>()?;
+    let content = each(parts, output_part_from_api)?;
     let phase = item
         .get("phase")
-        .filter(|p| matches!(p.as_str(), Some("commentary" | "final_answer")));
+        .filter(|p| matches!(p.as_str(), Some("commentary" | "final_answer")))
+        .cloned();
     let mut pd = rest_of(obj, &["id", "type", "role", "content", "status", "phase"]);
-    put(&mut pd, "phase", phase.cloned());
-    put(&mut m, "id", field(item, "id"));
-    m.insert("type".into(), json!("message"));
-    put(&mut m, "role", field(item, "role"));
-    m.insert("content".into(), Value::Array(content));
-    put(&mut m, "status", field(item, "status"));
-    put(&mut m, "phase", phase.cloned());
-    m.insert("providerData".into(), Value::Object(pd));
+    put(&mut pd, "phase", phase.clone());
+    let mut m = strings(&[("type", "message")]);
+    copy(
+        &mut m,
+        item,
+        Take::Any,
+        &[("id", "id"), ("role", "role"), ("status", "status")],
+    );
+    set(&mut m, "content", content);
+    put(&mut m, "phase", phase);
+    set(&mut m, "providerData", Value::Object(pd));
     Ok(m)
 }
 
-fn tool_search_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-    t: &str,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    m.insert("type".into(), json!(t));
-    put(&mut m, "id", field(item, "id"));
-    put(&mut m, "status", field(item, "status"));
+fn tool_search_from_api(item: &Value, obj: &Obj, t: &str) -> Obj {
+    let mut m = strings(&[("type", t)]);
+    copy(
+        &mut m,
+        item,
+        Take::Any,
+        &[("id", "id"), ("status", "status")],
+    );
     let own = if t == "tool_search_call" {
-        put(&mut m, "arguments", field(item, "arguments"));
+        copy(&mut m, item, Take::Any, &[("arguments", "arguments")]);
         "arguments"
     } else {
         let tools = match item.get("tools") {
-            Some(Value::Array(tools)) => tools.iter().map(found_tool_from_api).collect(),
-            _ => json!([]),
+            Some(Value::Array(tools)) => found_tools(tools, false),
+            _ => Value::Array(Vec::new()),
         };
-        m.insert("tools".into(), tools);
+        set(&mut m, "tools", tools);
         "tools"
     };
-    m.insert(
-        "providerData".into(),
-        Value::Object(rest_of(obj, &["id", "type", "status", own])),
-    );
-    Ok(m)
+    put_rest(&mut m, obj, &["id", "type", "status", own]);
+    m
 }
 
-fn program_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    m.insert("type".into(), json!("program"));
-    put(&mut m, "id", field(item, "id"));
-    put(&mut m, "callId", field(item, "call_id"));
-    put(&mut m, "code", field(item, "code"));
-    put(&mut m, "fingerprint", field(item, "fingerprint"));
-    m.insert(
-        "providerData".into(),
-        Value::Object(rest_of(
-            obj,
-            &["id", "call_id", "code", "fingerprint", "type"],
-        )),
-    );
-    Ok(m)
-}
-
-fn program_output_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    m.insert("type".into(), json!("program_output"));
-    put(&mut m, "id", field(item, "id"));
-    put(&mut m, "callId", field(item, "call_id"));
-    put(&mut m, "output", field(item, "result"));
-    put(&mut m, "status", field(item, "status"));
-    m.insert(
-        "providerData".into(),
-        Value::Object(rest_of(obj, &["id", "call_id", "result", "status", "type"])),
-    );
-    Ok(m)
-}
-
-fn builtin_call_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-    t: &str,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    let mut pd = rest_of(obj, &["status"]);
-    let caller = caller_from_api(pd.get("caller"));
-    if caller.is_some() {
-        pd.remove("caller");
-    }
-    // An image generation's image is its output; kept once, not also in providerData.
-    let output = match pd.get("result") {
-        Some(r) if !r.is_null() => pd.remove("result"),
-        _ => None,
-    };
-    hosted_call(&mut m, item, t, field(item, "status"), output, caller, pd);
-    Ok(m)
-}
-
-fn mcp_item_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-    t: &str,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    let mut pd = obj.clone();
-    let output = if t == "mcp_call" {
-        pd.remove("output").filter(|o| !o.is_null())
-    } else {
-        None
-    };
-    let caller = caller_from_api(pd.get("caller"));
-    if caller.is_some() {
-        pd.remove("caller");
-    }
-    hosted_call(
-        &mut m,
-        item,
-        t,
-        Some(json!("completed")),
-        output,
-        caller,
-        pd,
-    );
-    Ok(m)
-}
-
-fn function_call_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    m.insert("type".into(), json!("function_call"));
-    put(&mut m, "id", field(item, "id"));
-    put(&mut m, "callId", field(item, "call_id"));
-    put(&mut m, "name", field(item, "name"));
-    if let Some(ns) = item.get("namespace").filter(|n| n.is_string()) {
-        m.insert("namespace".into(), ns.clone());
-    }
-    put(&mut m, "status", field(item, "status"));
-    put(&mut m, "arguments", field(item, "arguments"));
-    if truthy(item.get("caller")) {
-        put(&mut m, "caller", caller_from_api(item.get("caller")));
-    }
-    m.insert(
-        "providerData".into(),
-        Value::Object(rest_of(
-            obj,
-            &[
-                "call_id",
-                "name",
-                "namespace",
-                "caller",
-                "status",
-                "arguments",
-            ],
-        )),
-    );
-    Ok(m)
-}
-
-fn function_output_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    m.insert("type".into(), json!("function_call_result"));
-    put(&mut m, "id", field(item, "id"));
-    put(&mut m, "callId", field(item, "call_id"));
-    let name = defined(item, "name")
-        .or_else(|| defined(item, "function_name"))
-        .or_else(|| field(item, "call_id"));
-    put(&mut m, "name", name);
-    if let Some(ns) = item.get("namespace").filter(|n| n.is_string()) {
-        m.insert("namespace".into(), ns.clone());
-    }
-    m.insert(
-        "status".into(),
-        defined(item, "status").unwrap_or(json!("completed")),
-    );
-    m.insert("output".into(), tool_output_from_api(item.get("output"))?);
-    if truthy(item.get("caller")) {
-        put(&mut m, "caller", caller_from_api(item.get("caller")));
-    }
-    m.insert(
-        "providerData".into(),
-        Value::Object(rest_of(
-            obj,
-            &[
-                "call_id",
-                "status",
-                "output",
-                "name",
-                "function_name",
-                "namespace",
-                "caller",
-            ],
-        )),
-    );
-    Ok(m)
-}
-
-fn computer_call_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    let actions = item
-        .get("actions")
-        .filter(|a| a.as_array().is_some_and(|a| !a.is_empty()));
-    let action = item.get("action");
-    if actions.is_none() && !truthy(action) {
-        return Err(Unsupported::new(
-            "a computer_call without an action or actions",
-        ));
-    }
-    m.insert("type".into(), json!("computer_call"));
-    put(&mut m, "id", field(item, "id"));
-    put(&mut m, "callId", field(item, "call_id"));
-    put(&mut m, "status", field(item, "status"));
-    let first = actions.and_then(|a| a.get(0)).cloned();
-    put(&mut m, "action", defined(item, "action").or(first));
-    put(&mut m, "actions", actions.cloned());
-    m.insert(
-        "providerData".into(),
-        Value::Object(rest_of(obj, &["call_id", "status", "action", "actions"])),
-    );
-    Ok(m)
-}
-
-fn shell_call_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    let action = item.get("action");
-    let commands = action
-        .and_then(|a| a.get("commands"))
-        .filter(|c| c.is_array())
-        .cloned()
-        .unwrap_or(json!([]));
-    let mut a = Map::new();
-    a.insert("commands".into(), commands);
-    put(
-        &mut a,
-        "timeoutMs",
-        action
-            .and_then(|a| a.get("timeout_ms"))
-            .filter(|n| n.is_number())
-            .cloned(),
-    );
-    put(
-        &mut a,
-        "maxOutputLength",
-        action
-            .and_then(|a| a.get("max_output_length"))
-            .filter(|n| n.is_number())
-            .cloned(),
-    );
-    m.insert("type".into(), json!("shell_call"));
-    put(&mut m, "id", defined(item, "id"));
-    put(&mut m, "callId", field(item, "call_id"));
-    m.insert(
-        "status".into(),
-        defined(item, "status").unwrap_or(json!("in_progress")),
-    );
-    m.insert("action".into(), Value::Object(a));
-    if truthy(item.get("caller")) {
-        put(&mut m, "caller", caller_from_api(item.get("caller")));
-    }
-    m.insert(
-        "providerData".into(),
-        Value::Object(rest_of(obj, &["call_id", "status", "action", "caller"])),
-    );
-    Ok(m)
-}
-
-fn shell_output_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    let outputs = match item.get("output") {
-        Some(Value::Array(entries)) => entries
-            .iter()
-            .map(|e| {
-                let text = |key| {
-                    e.get(key)
-                        .filter(|s| s.is_string())
-                        .cloned()
-                        .unwrap_or(json!(""))
-                };
-                let outcome = e.get("outcome");
-                let outcome = if outcome.and_then(|o| str_of(o, "type")) == Some("timeout") {
-                    json!({"type": "timeout"})
-                } else {
-                    let code = outcome
-                        .and_then(|o| o.get("exit_code"))
-                        .filter(|c| c.is_number())
-                        .cloned()
-                        .unwrap_or(Value::Null);
-                    json!({"type": "exit", "exitCode": code})
-                };
-                json!({"stdout": text("stdout"), "stderr": text("stderr"), "outcome": outcome})
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    m.insert("type".into(), json!("shell_call_output"));
-    put(&mut m, "id", defined(item, "id"));
-    put(&mut m, "callId", field(item, "call_id"));
-    m.insert("output".into(), Value::Array(outputs));
-    if truthy(item.get("status")) {
-        put(&mut m, "status", field(item, "status"));
-    }
-    if truthy(item.get("caller")) {
-        put(&mut m, "caller", caller_from_api(item.get("caller")));
-    }
-    m.insert(
-        "providerData".into(),
-        Value::Object(rest_of(
-            obj,
-            &["call_id", "output", "max_output_length", "status", "caller"],
-        )),
-    );
-    put(
-        &mut m,
-        "maxOutputLength",
-        item.get("max_output_length")
-            .filter(|n| n.is_number())
-            .cloned(),
-    );
-    Ok(m)
-}
-
-fn apply_patch_call_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    let Some(op) = item.get("operation").filter(|o| truthy(Some(o))) else {
-        return Err(Unsupported::new("an apply_patch_call without an operation"));
-    };
-    let mut operation = Map::new();
-    let kind = str_of(op, "type");
-    match kind {
-        Some("create_file" | "update_file" | "delete_file") => {
-            operation.insert("type".into(), json!(kind));
-            put(&mut operation, "path", field(op, "path"));
-            if kind != Some("delete_file") {
-                put(&mut operation, "diff", field(op, "diff"));
-            }
-        }
-        _ => {
-            return Err(Unsupported::new(
-                "an apply_patch_call with an unknown operation",
-            ))
-        }
-    }
-    if kind == Some("update_file") {
-        match op.get("move_to") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(to)) if !to.is_empty() => {
-                operation.insert("moveTo".into(), json!(to));
-            }
-            Some(_) => {
-                return Err(Unsupported::new(
-                    "an apply_patch_call whose move_to is not a non-empty string",
-                ))
-            }
-        }
-    }
-    m.insert("type".into(), json!("apply_patch_call"));
-    put(&mut m, "id", defined(item, "id"));
-    put(&mut m, "callId", field(item, "call_id"));
-    m.insert(
-        "status".into(),
-        defined(item, "status").unwrap_or(json!("in_progress")),
-    );
-    m.insert("operation".into(), Value::Object(operation));
-    if truthy(item.get("caller")) {
-        put(&mut m, "caller", caller_from_api(item.get("caller")));
-    }
-    m.insert(
-        "providerData".into(),
-        Value::Object(rest_of(obj, &["call_id", "status", "operation", "caller"])),
-    );
-    Ok(m)
-}
-
-fn apply_patch_output_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    m.insert("type".into(), json!("apply_patch_call_output"));
-    put(&mut m, "id", defined(item, "id"));
-    put(&mut m, "callId", field(item, "call_id"));
-    put(&mut m, "status", field(item, "status"));
-    put(
-        &mut m,
-        "output",
-        item.get("output").filter(|o| o.is_string()).cloned(),
-    );
-    if truthy(item.get("caller")) {
-        put(&mut m, "caller", caller_from_api(item.get("caller")));
-    }
-    m.insert(
-        "providerData".into(),
-        Value::Object(rest_of(obj, &["call_id", "status", "output", "caller"])),
-    );
-    Ok(m)
-}
-
-fn reasoning_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    let Some(summary) = item.get("summary").and_then(Value::as_array) else {
-        return Err(Unsupported::new("a reasoning item without a summary array"));
-    };
-    let content = summary
-        .iter()
-        .map(|part| {
-            let Some(p) = part.as_object() else {
-                return Err(Unsupported::new(
-                    "a reasoning summary part that is not an object",
-                ));
-            };
-            let mut c = Map::new();
-            c.insert("type".into(), json!("input_text"));
-            put(&mut c, "text", field(part, "text"));
-            c.insert("providerData".into(), Value::Object(rest_of(p, &["text"])));
-            Ok(Value::Object(c))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    m.insert("type".into(), json!("reasoning"));
-    put(&mut m, "id", field(item, "id"));
-    m.insert("content".into(), Value::Array(content));
-    m.insert(
-        "providerData".into(),
-        Value::Object(rest_of(obj, &["summary"])),
-    );
-    Ok(m)
-}
-
-fn compaction_from_api(
-    item: &Value,
-    obj: &Map<String, Value>,
-) -> Result<Map<String, Value>, Unsupported> {
-    let mut m = Map::new();
-    let encrypted = field(item, "encrypted_content");
-    let created_by = field(item, "created_by");
-    let id = defined(item, "id");
-    let valid = encrypted.as_ref().is_some_and(Value::is_string)
-        && id.as_ref().is_none_or(Value::is_string)
-        && created_by.as_ref().is_none_or(Value::is_string);
-    if !valid {
-        return Err(Unsupported::new(
-            "a compaction item without encrypted_content",
-        ));
-    }
-    m.insert("type".into(), json!("compaction"));
-    put(&mut m, "id", id);
-    put(&mut m, "encrypted_content", encrypted);
-    put(&mut m, "created_by", created_by);
-    m.insert(
-        "providerData".into(),
-        Value::Object(rest_of(obj, &["encrypted_content", "created_by"])),
-    );
-    Ok(m)
-}
-
-/// A `hosted_tool_call` session item: `name` is the API's item type, providerData the rest.
+/// A `hosted_tool_call` session item: `name` is the API's item type, providerData the rest
+/// (but a caller the SDK knows, which becomes the item's own).
 fn hosted_call(
-    m: &mut Map<String, Value>,
     item: &Value,
     kind: &str,
     status: Option<Value>,
     output: Option<Value>,
-    caller: Option<Value>,
-    pd: Map<String, Value>,
-) {
-    m.insert("type".into(), json!("hosted_tool_call"));
-    put(m, "id", field(item, "id"));
-    m.insert("name".into(), json!(kind));
-    put(m, "status", status);
-    put(m, "output", output);
-    put(m, "caller", caller);
-    m.insert("providerData".into(), Value::Object(pd));
+    mut pd: Obj,
+) -> Obj {
+    let caller = caller_from_api(pd.get("caller"));
+    if caller.is_some() {
+        pd.remove("caller");
+    }
+    let mut m = strings(&[("type", "hosted_tool_call"), ("name", kind)]);
+    copy(&mut m, item, Take::Any, &[("id", "id")]);
+    put(&mut m, "status", status);
+    put(&mut m, "output", output);
+    put(&mut m, "caller", caller);
+    set(&mut m, "providerData", Value::Object(pd));
+    m
+}
+
+fn function_output_from_api(item: &Value, obj: &Obj) -> Result<Obj, Unsupported> {
+    let mut m = session_call("function_call_result", item, Take::Any);
+    let name = defined(item, "name")
+        .or_else(|| defined(item, "function_name"))
+        .or_else(|| field(item, "call_id"));
+    put(&mut m, "name", name);
+    copy(&mut m, item, Take::Str, &[("namespace", "namespace")]);
+    defined_or(&mut m, item, "status", "completed");
+    set(&mut m, "output", tool_output_from_api(item.get("output"))?);
+    put_caller_from_api(&mut m, item);
+    put_rest(
+        &mut m,
+        obj,
+        &[
+            "call_id",
+            "status",
+            "output",
+            "name",
+            "function_name",
+            "namespace",
+            "caller",
+        ],
+    );
+    Ok(m)
+}
+
+fn computer_call_from_api(item: &Value, obj: &Obj) -> Result<Obj, Unsupported> {
+    let actions = item
+        .get("actions")
+        .filter(|a| a.as_array().is_some_and(|a| !a.is_empty()));
+    if actions.is_none() && !truthy(item.get("action")) {
+        return Err(refuse("a computer_call without an action or actions"));
+    }
+    let mut m = session_call("computer_call", item, Take::Any);
+    copy(&mut m, item, Take::Any, &[("status", "status")]);
+    let first = actions.and_then(|a| a.get(0)).cloned();
+    put(&mut m, "action", defined(item, "action").or(first));
+    put(&mut m, "actions", actions.cloned());
+    put_rest(&mut m, obj, &["call_id", "status", "action", "actions"]);
+    Ok(m)
+}
+
+fn shell_call_from_api(item: &Value, obj: &Obj) -> Obj {
+    let action = item.get("action").unwrap_or(&Value::Null);
+    let commands = action.get("commands").filter(|c| c.is_array()).cloned();
+    let mut a = Obj::new();
+    set(
+        &mut a,
+        "commands",
+        commands.unwrap_or_else(|| Value::Array(Vec::new())),
+    );
+    copy(
+        &mut a,
+        action,
+        Take::Number,
+        &[
+            ("timeoutMs", "timeout_ms"),
+            ("maxOutputLength", "max_output_length"),
+        ],
+    );
+    let mut m = session_call("shell_call", item, Take::Defined);
+    defined_or(&mut m, item, "status", "in_progress");
+    set(&mut m, "action", Value::Object(a));
+    put_caller_from_api(&mut m, item);
+    put_rest(&mut m, obj, &["call_id", "status", "action", "caller"]);
+    m
+}
+
+fn apply_patch_call_from_api(item: &Value, obj: &Obj) -> Result<Obj, Unsupported> {
+    let Some(op) = item.get("operation").filter(|o| truthy(Some(o))) else {
+        return Err(refuse("an apply_patch_call without an operation"));
+    };
+    let kind = str_of(op, "type").unwrap_or("");
+    let mut operation = strings(&[("type", kind)]);
+    copy(&mut operation, op, Take::Any, &[("path", "path")]);
+    match kind {
+        "create_file" => copy(&mut operation, op, Take::Any, &[("diff", "diff")]),
+        "update_file" => {
+            copy(&mut operation, op, Take::Any, &[("diff", "diff")]);
+            match op.get("move_to") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(to)) if !to.is_empty() => {
+                    set(&mut operation, "moveTo", string(to))
+                }
+                Some(_) => {
+                    return Err(refuse(
+                        "an apply_patch_call whose move_to is not a non-empty string",
+                    ))
+                }
+            }
+        }
+        "delete_file" => {}
+        _ => return Err(refuse("an apply_patch_call with an unknown operation")),
+    }
+    let mut m = session_call("apply_patch_call", item, Take::Defined);
+    defined_or(&mut m, item, "status", "in_progress");
+    set(&mut m, "operation", Value::Object(operation));
+    put_caller_from_api(&mut m, item);
+    put_rest(&mut m, obj, &["call_id", "status", "operation", "caller"]);
+    Ok(m)
+}
+
+/// A reasoning summary part as the SDK keeps it: its text, and the rest in providerData.
+fn summary_part_from_api(part: &Value) -> Result<Value, Unsupported> {
+    let Some(p) = part.as_object() else {
+        return Err(refuse("a reasoning summary part that is not an object"));
+    };
+    let mut c = strings(&[("type", "input_text")]);
+    copy(&mut c, part, Take::Any, &[("text", "text")]);
+    put_rest(&mut c, p, &["text"]);
+    Ok(Value::Object(c))
 }
 
 /// A part of an assistant message as the SDK keeps it: the fields it has no place for (the
@@ -1989,69 +1876,17 @@ fn output_part_from_api(part: &Value) -> Result<Value, Unsupported> {
     let (kind, own) = match str_of(part, "type") {
         Some("output_text") => ("output_text", "text"),
         Some("refusal") => ("refusal", "refusal"),
-        _ => {
-            return Err(Unsupported::new(format!(
-                "a message part of type {}",
-                named(part)
-            )))
-        }
+        _ => return Err(refuse_type("a message part", part)),
     };
-    let mut m = Map::new();
-    m.insert("type".into(), json!(kind));
-    put(&mut m, own, field(part, own));
-    let rest = part
-        .as_object()
-        .map(|p| rest_of(p, &["type", own]))
-        .unwrap_or_default();
-    if !rest.is_empty() {
-        m.insert("providerData".into(), Value::Object(rest));
+    let mut m = strings(&[("type", kind)]);
+    copy(&mut m, part, Take::Any, &[(own, own)]);
+    if let Some(p) = part.as_object() {
+        let rest = rest_of(p, &["type", own]);
+        if !rest.is_empty() {
+            set(&mut m, "providerData", Value::Object(rest));
+        }
     }
     Ok(Value::Object(m))
-}
-
-/// A tool search's tool in the SDK's field names.
-fn found_tool_from_api(tool: &Value) -> Value {
-    let Some(t) = tool.as_object() else {
-        return tool.clone();
-    };
-    match (
-        str_of(tool, "type"),
-        tool.get("function_name"),
-        tool.get("tools"),
-    ) {
-        (Some("tool_reference"), Some(Value::String(name)), _) => {
-            let mut m = Map::new();
-            m.insert("type".into(), json!("tool_reference"));
-            m.insert("functionName".into(), json!(name));
-            if let Some(ns) = tool.get("namespace").filter(|n| n.is_string()) {
-                m.insert("namespace".into(), ns.clone());
-            }
-            Value::Object(m)
-        }
-        (Some("namespace"), _, Some(Value::Array(tools))) => {
-            let mut m = t.clone();
-            m.insert(
-                "tools".into(),
-                tools.iter().map(found_tool_from_api).collect(),
-            );
-            Value::Object(m)
-        }
-        (Some("function"), _, _) => {
-            let mut m = t.clone();
-            let defer = m.remove("defer_loading");
-            let callers = m.remove("allowed_callers");
-            let schema = m.remove("output_schema");
-            put(&mut m, "deferLoading", defer.filter(Value::is_boolean));
-            put(&mut m, "allowedCallers", callers.filter(Value::is_array));
-            put(
-                &mut m,
-                "outputSchema",
-                schema.filter(|s| s.is_object() || s.is_array()),
-            );
-            Value::Object(m)
-        }
-        _ => tool.clone(),
-    }
 }
 
 /// A tool's output as the SDK keeps it: text as it is, an array of parts in the SDK's field
@@ -2068,7 +1903,7 @@ fn tool_output_from_api(output: Option<&Value>) -> Result<Value, Unsupported> {
             }
             Ok(Value::Array(out))
         }
-        _ => Ok(json!("")),
+        _ => Ok(string("")),
     }
 }
 
@@ -2076,44 +1911,33 @@ fn tool_output_from_api(output: Option<&Value>) -> Result<Value, Unsupported> {
 /// without its URL or file id (the Conversations API may leave a data URL out), which cannot be
 /// shown or sent again.
 fn structured_part_from_api(part: &Value) -> Result<Option<Value>, Unsupported> {
-    let mut m = Map::new();
-    match str_of(part, "type") {
-        Some("input_text") => {
-            m.insert("type".into(), json!("input_text"));
-            put(&mut m, "text", field(part, "text"));
-        }
-        Some("input_image") => {
-            m.insert("type".into(), json!("input_image"));
-            if let Some(url) = nonempty_str(part, "image_url") {
-                m.insert("image".into(), json!(url));
-            } else if let Some(id) = nonempty_str(part, "file_id") {
-                m.insert("image".into(), json!({"id": id}));
+    let kind = str_of(part, "type").unwrap_or("");
+    let mut m = strings(&[("type", kind)]);
+    match kind {
+        "input_text" => copy(&mut m, part, Take::Any, &[("text", "text")]),
+        "input_image" => {
+            let image = if let Some(url) = nonempty_str(part, "image_url") {
+                string(url)
+            } else if let Some(id) = id_ref(part, &["file_id"]) {
+                id
             } else {
                 return Ok(None);
-            }
-            if truthy(part.get("detail")) {
-                put(&mut m, "detail", field(part, "detail"));
-            }
+            };
+            set(&mut m, "image", image);
+            copy(&mut m, part, Take::Truthy, &[("detail", "detail")]);
         }
-        Some("input_file") => {
-            m.insert("type".into(), json!("input_file"));
-            if let Some(id) = nonempty_str(part, "file_id") {
-                m.insert("file".into(), json!({"id": id}));
+        "input_file" => {
+            let file = if let Some(id) = id_ref(part, &["file_id"]) {
+                Some(id)
             } else if let Some(url) = nonempty_str(part, "file_url") {
-                m.insert("file".into(), json!({"url": url}));
-            } else if let Some(data) = nonempty_str(part, "file_data") {
-                m.insert("file".into(), json!(data));
-            }
-            if truthy(part.get("filename")) {
-                put(&mut m, "filename", field(part, "filename"));
-            }
+                Some(one("url", url))
+            } else {
+                nonempty_str(part, "file_data").map(string)
+            };
+            put(&mut m, "file", file);
+            copy(&mut m, part, Take::Truthy, &[("filename", "filename")]);
         }
-        _ => {
-            return Err(Unsupported::new(format!(
-                "a tool output part of type {}",
-                named(part)
-            )))
-        }
+        _ => return Err(refuse_type("a tool output part", part)),
     }
     Ok(Some(Value::Object(m)))
 }
