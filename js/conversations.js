@@ -155,6 +155,33 @@ export class OpenAIConversationsSession {
     return this.#serial(() => this.#id());
   }
 
+  // The hooks the SDK's run() asks a session for, as its own OpenAIConversationsSession answers.
+
+  /** An assistant message replayed to the model goes without the conversation's id and
+   * `providerData` (its `phase` kept), which a request outside the conversation cannot refer to. */
+  prepareHistoryItemForModelInput(item) {
+    if (item === null || typeof item !== 'object' || Array.isArray(item) || item.type !== 'message' || item.role !== 'assistant') return item;
+    const { id: _id, providerData, provider_data: _providerData, ...rest } = item;
+    if (rest.phase === undefined && providerData && typeof providerData === 'object' && !Array.isArray(providerData) && providerData.phase !== undefined) {
+      rest.phase = providerData.phase;
+    }
+    return rest;
+  }
+
+  /** Items as this session stores them, to tell what a run already saved. */
+  prepareHistoryItemsForPersistenceComparison(items) {
+    try {
+      return toConversationItems(items);
+    } catch {
+      return items;
+    }
+  }
+
+  /** Reasoning items keep their ids when saved (their encrypted content refers to them). */
+  preserveReasoningItemIdsForPersistence() {
+    return true;
+  }
+
   getItems(limit) {
     if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && limit >= 0)) {
       return Promise.reject(sessionError('INVALID_LIMIT', `limit must be a whole number >= 0, got ${String(limit)}`));

@@ -46,7 +46,8 @@ export interface OpenAIConversationsSessionOptions {
   conversationId?: string;
   /** A `fetch` to use instead of the global one: called as `fetch(url, init)`, it must resolve to a `Response`. */
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
-  headers?: { [name: string]: string };
+  /** Sent with every request (`apiKey` sets `Authorization` over one here). */
+  headers?: HeadersInit;
   /** A request without an answer by then fails (`ModelError`, status 0); default 60,000 ms. */
   timeoutMs?: number;
 }
@@ -68,4 +69,10 @@ export class OpenAIConversationsSession {
   /** Deletes one item by the `id` its `getItems()` item carries (gone already: no error). */
   deleteItem(itemId: string): Promise<void>;
   clearSession(): Promise<void>;
+  /** The SDK's run() hooks, answered as its own class answers: an assistant message replayed
+   * without the conversation's id and `providerData`; items in the shape stored, to compare;
+   * reasoning ids kept. */
+  prepareHistoryItemForModelInput<T extends Item = Item>(item: T): T;
+  prepareHistoryItemsForPersistenceComparison<T extends Item = Item>(items: readonly T[]): T[];
+  preserveReasoningItemIdsForPersistence(): boolean;
 }

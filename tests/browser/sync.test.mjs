@@ -159,6 +159,28 @@ describe('OpenAIConversationsSession', () => {
     await context.close();
   });
 
+  test("the SDK's run() hooks answer as the SDK's own class: an assistant message replays without the conversation's id", async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(() => {
+      const s = new lib.OpenAIConversationsSession({ apiKey: 'k' });
+      const answer = { id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'hi' }], providerData: { phase: 'final_answer', other: 1 } };
+      const question = { id: 'msg_0', type: 'message', role: 'user', content: 'hello' };
+      return {
+        answer: s.prepareHistoryItemForModelInput(answer),
+        question: s.prepareHistoryItemForModelInput(question),
+        compared: s.prepareHistoryItemsForPersistenceComparison([{ type: 'function_call_result', callId: 'c1', name: 'f', status: 'completed', output: { type: 'text', text: 'done' } }]),
+        reasoningIds: s.preserveReasoningItemIdsForPersistence(),
+      };
+    });
+    assert.deepEqual(r.answer, { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'hi' }], phase: 'final_answer' });
+    assert.deepEqual(r.question, { id: 'msg_0', type: 'message', role: 'user', content: 'hello' }, 'other items as they are');
+    assert.equal(r.compared.length, 1);
+    assert.equal(r.compared[0].type, 'function_call_output');
+    assert.equal(r.compared[0].call_id, 'c1');
+    assert.equal(r.reasoningIds, true);
+    await context.close();
+  });
+
   test('headers as a Headers object reach the server, the key replaces an Authorization there, a fetch that ignores the signal still times out, and a page with nothing to go on ends a listing', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async ({ url }) => {
