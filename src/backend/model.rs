@@ -368,11 +368,12 @@ async fn read_stream(
             break;
         }
     }
-    if !acc.is_done() && parser.has_partial_event() {
-        return Err(failed(
-            status,
-            "the stream ended before the response was complete",
-        ));
+    if !acc.is_done() {
+        for event in parser.end() {
+            acc.on_event(&event)
+                .map_err(|e| failed(status, e.to_string()))?;
+        }
     }
+    // Whether what came is a whole response (a stream cut before its end is not).
     acc.finish().map_err(|e| failed(status, e.to_string()))
 }

@@ -592,6 +592,7 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
             Some(n) => n,
             None => DEFAULT_MAX_TURNS,
         },
+        max_turns_given: opt_count(&o, "maxTurns", "options", C)?.is_some(),
         signal,
         context: get(&o, "context", "options", C)?,
         server: ServerConversation {

@@ -104,6 +104,8 @@ pub struct RunOptions {
     pub session_window: Option<Window>,
     pub input_callback: Option<js_sys::Function>,
     pub max_turns: u32,
+    /// Whether the call gave `maxTurns` (a resumed run keeps its own limit otherwise).
+    pub max_turns_given: bool,
     pub signal: Option<JsValue>,
     pub context: JsValue,
     pub server: ServerConversation,
@@ -1188,7 +1190,10 @@ pub async fn run(
         RunInput::Items(items) => r.start(items).await.map_err(RunFailure::before_start)?,
         RunInput::Resume(state) => {
             let mut state = *state;
-            state.max_turns = state.max_turns.max(options.max_turns);
+            // A resumed run keeps the limit it started with, unless this call gives one.
+            if options.max_turns_given {
+                state.max_turns = options.max_turns;
+            }
             if let Some(name) = state.current_agent.clone() {
                 let found = find_agent(agent, &agent_object, &name).ok_or_else(|| {
                     RunFailure::before_start(RunError::Usage(RunnerError::new(

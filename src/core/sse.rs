@@ -8,10 +8,15 @@ pub struct SseEvent {
     pub data: String,
 }
 
+/// The byte order mark a stream may start with, which is not part of its first line.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 #[derive(Debug, Default)]
 pub struct SseParser {
     /// Bytes not yet forming a whole line (may end inside a UTF-8 sequence).
     pending: Vec<u8>,
+    /// Whether the start of the stream (and a byte order mark there) is behind.
+    started: bool,
     event: Option<String>,
     data: Vec<String>,
     has_data: bool,
@@ -25,6 +30,15 @@ impl SseParser {
     /// Feeds the next chunk of the body; returns the events it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
         self.pending.extend_from_slice(chunk);
+        if !self.started {
+            if self.pending.len() < BOM.len() && BOM.starts_with(&self.pending) {
+                return Vec::new(); // perhaps the start of a byte order mark: wait for more
+            }
+            if self.pending.starts_with(BOM) {
+                self.pending.drain(..BOM.len());
+            }
+            self.started = true;
+        }
         let mut events = Vec::new();
         let mut start = 0;
         let mut i = 0;
@@ -50,10 +64,22 @@ impl SseParser {
         events
     }
 
-    /// True when the body ended in the middle of an event (no blank line after its data), which
-    /// means the stream was cut.
-    pub fn has_partial_event(&self) -> bool {
-        self.has_data || !self.pending.is_empty()
+    /// The end of the body: a last line ends with it (a `\r` kept waiting for a `\n` that never
+    /// came included). An event without the blank line that closes it is dropped, as the SSE
+    /// specification (and OpenAI's client) drop it: whether what came is a whole response is for
+    /// the caller to tell.
+    pub fn end(&mut self) -> Vec<SseEvent> {
+        match self.pending.last() {
+            None => Vec::new(),
+            Some(last) => {
+                // A `\r` kept waiting for a `\n` is a line end, now that nothing follows it.
+                if *last == b'\r' {
+                    self.pending.pop();
+                }
+                self.pending.push(b'\n');
+                self.feed(b"")
+            }
+        }
     }
 
     fn line(&mut self, line: &str) -> Option<SseEvent> {
@@ -96,13 +122,45 @@ impl SseParser {
 mod tests {
     use super::*;
 
+    /// The events of a body given in `chunks`, and whether it ended in the middle of an event.
     fn all(chunks: &[&[u8]]) -> (Vec<SseEvent>, bool) {
         let mut p = SseParser::new();
         let mut out = Vec::new();
         for c in chunks {
             out.extend(p.feed(c));
         }
-        (out, p.has_partial_event())
+        out.extend(p.end());
+        (out, p.has_data)
+    }
+
+    #[test]
+    fn a_byte_order_mark_at_the_start_is_not_part_of_the_first_line() {
+        let body = "\u{feff}data: Hello\n\ndata: world\n\n".as_bytes();
+        for split in 0..5 {
+            let (events, partial) = all(&[&body[..split], &body[split..]]);
+            assert_eq!(
+                events,
+                [ev(None, "Hello"), ev(None, "world")],
+                "split at {split}"
+            );
+            assert!(!partial);
+        }
+    }
+
+    #[test]
+    fn a_last_carriage_return_ends_its_line_when_the_body_ends() {
+        let (events, partial) = all(&[b"data: a\r\rdata: b\r\r"]);
+        assert_eq!(events, [ev(None, "a"), ev(None, "b")]);
+        assert!(!partial);
+    }
+
+    #[test]
+    fn an_event_without_its_blank_line_at_the_end_is_dropped() {
+        let (events, partial) = all(&[b"data: a\n\ndata: [DONE]\n"]);
+        assert_eq!(events, [ev(None, "a")]);
+        assert!(partial);
+        let (events, _) = all(&[b"data: a\n\ndata: [DONE]"]);
+        assert_eq!(events, [ev(None, "a")]);
     }
 
     fn ev(event: Option<&str>, data: &str) -> SseEvent {

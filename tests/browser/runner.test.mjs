@@ -928,3 +928,114 @@ describe('HTTP', () => {
     }
   });
 });
+
+describe('runner: answers that are not whole', () => {
+  /** A Runner whose `fetch` answers each request with the next of `bodies` (objects are JSON,
+   * strings are an event stream). */
+  const scripted = `
+    window.scriptedRunner = (bodies, api = 'responses') => {
+      const requests = [];
+      const fetch = async (url, init) => {
+        requests.push(JSON.parse(init.body));
+        const body = bodies.shift();
+        return typeof body === 'string'
+          ? new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+          : new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
+      };
+      return { runner: new lib.Runner({ baseUrl: 'http://model.invalid/v1', api, fetch }), requests };
+    };`;
+
+  test('a Responses answer that stopped short (incomplete) is an error, not a final answer, whole as streamed', async () => {
+    const r = await inPage(
+      async ({ id, scripted }) => {
+        eval(scripted);
+        const cut = { id: 'resp_1', status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'incomplete', content: [{ type: 'output_text', text: 'The bridge is in San Fr' }] }] };
+        const { runner } = scriptedRunner([cut]);
+        const session = new lib.IndexedDbSession(id);
+        let error;
+        try {
+          await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'Where is the bridge?', { session });
+        } catch (e) {
+          error = { name: e.name, message: e.message };
+        }
+        return { error, saved: (await session.getItems()).map((i) => i.role) };
+      },
+      { id: fresh('incomplete'), scripted },
+    );
+    assert.equal(r.error?.name, 'ModelError');
+    assert.match(r.error.message, /max_output_tokens/);
+    assert.deepEqual(r.saved, ['user'], 'only the question is kept');
+  });
+
+  test('a Responses answer of reasoning only is not an answer: the model is asked again', async () => {
+    const r = await inPage(
+      async ({ id, scripted }) => {
+        eval(scripted);
+        const thinking = { id: 'resp_1', status: 'completed', output: [{ type: 'reasoning', id: 'rs_1', summary: [] }] };
+        const answer = { id: 'resp_2', status: 'completed', output: [{ type: 'message', id: 'msg_2', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'In San Francisco.', annotations: [] }] }] };
+        const { runner, requests } = scriptedRunner([thinking, answer]);
+        const session = new lib.IndexedDbSession(id);
+        const result = await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'Where is the bridge?', { session });
+        return { finalOutput: result.finalOutput, calls: requests.length, saved: (await session.getItems()).map((i) => i.type ?? i.role) };
+      },
+      { id: fresh('reasoning-only'), scripted },
+    );
+    assert.equal(r.finalOutput, 'In San Francisco.');
+    assert.equal(r.calls, 2);
+    assert.deepEqual(r.saved, ['message', 'reasoning', 'message']);
+  });
+
+  test('a resumed run keeps the maxTurns it started with, unless the resuming call gives one', async () => {
+    const r = await inPage(
+      async ({ id }) => {
+        // A model that calls the tool again and again; only the first call needs approval.
+        const run = async (resumeOptions) => {
+          let calls = 0;
+          const fetch = async () => {
+            const n = calls++;
+            const output = [{ type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'act', arguments: JSON.stringify({ n }), status: 'completed' }];
+            return new Response(JSON.stringify({ id: `resp_${n}`, status: 'completed', output }), { headers: { 'content-type': 'application/json' } });
+          };
+          const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1', api: 'responses', fetch });
+          const act = { name: 'act', parameters: { type: 'object', properties: { n: { type: 'number' } } }, needsApproval: (_, args) => args.n === 0, execute: async () => 'done' };
+          const agent = new lib.Agent({ name: 'A', model: 'm', tools: [act] });
+          const session = new lib.IndexedDbSession(`${id}-${JSON.stringify(resumeOptions)}`);
+          const paused = await runner.run(agent, 'go', { session, maxTurns: 2 });
+          const state = lib.RunState.fromString(agent, paused.state.toString());
+          for (const item of state.getInterruptions()) state.approve(item);
+          let error;
+          try {
+            await runner.run(agent, state, { session, ...resumeOptions });
+          } catch (e) {
+            error = e.name;
+          }
+          return { calls, error };
+        };
+        return { kept: await run({}), given: await run({ maxTurns: 3 }) };
+      },
+      { id: fresh('max-turns-resume') },
+    );
+    assert.deepEqual(r.kept, { calls: 2, error: 'MaxTurnsExceededError' }, 'the limit the run started with');
+    assert.deepEqual(r.given, { calls: 3, error: 'MaxTurnsExceededError' }, "the resuming call's own limit");
+  });
+
+  test('a stream that starts with a byte order mark and ends [DONE] without its blank line reads whole', async () => {
+    const r = await inPage(
+      async ({ id, scripted }) => {
+        eval(scripted);
+        const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        const body = `\uFEFF${chunk({ role: 'assistant', content: 'Hello' })}${chunk({ content: ' world' })}${chunk({}, 'stop')}data: [DONE]\n`;
+        const { runner } = scriptedRunner([body], 'chat_completions');
+        const session = new lib.IndexedDbSession(id);
+        const stream = runner.runStreamed(new lib.Agent({ name: 'A', model: 'm' }), 'Hi', { session });
+        let text = '';
+        for await (const event of stream) if (event.type === 'text_delta') text += event.delta;
+        const result = await stream.result;
+        return { text, finalOutput: result.finalOutput };
+      },
+      { id: fresh('bom'), scripted },
+    );
+    assert.equal(r.text, 'Hello world');
+    assert.equal(r.finalOutput, 'Hello world');
+  });
+});

@@ -254,18 +254,18 @@ impl RunState {
             self.last_response_id = output.response_id;
         }
         let calls = output.items.iter().any(is_function_call);
-        if !calls {
-            let text = output
-                .items
-                .iter()
-                .rev()
-                .find(|i| {
-                    item_type(i) == "message"
-                        && i.get("role").and_then(Value::as_str) == Some("assistant")
-                })
-                .map(|m| content_text(m.get("content")))
-                .unwrap_or_default();
-            self.final_output = Some(text);
+        let answer = output.items.iter().rev().find(|i| {
+            item_type(i) == "message" && i.get("role").and_then(Value::as_str) == Some("assistant")
+        });
+        // A response of other items only (reasoning, with no message and no call) is not an
+        // answer: the model is called again, as the SDK does. One with nothing at all (an empty
+        // answer) ends the run with empty text.
+        if !calls && (answer.is_some() || output.items.is_empty()) {
+            self.final_output = Some(
+                answer
+                    .map(|m| content_text(m.get("content")))
+                    .unwrap_or_default(),
+            );
         }
         self.response_at = self.generated.len();
         self.generated.extend(output.items);
@@ -697,5 +697,21 @@ mod tests {
             StateError::Version(99)
         );
         assert!(RunState::from_json("{}").is_err());
+    }
+
+    #[test]
+    fn a_response_of_reasoning_only_is_not_an_answer() {
+        let mut s = state();
+        s.record_model_output(ModelOutput {
+            items: vec![serde_json::json!({"type": "reasoning", "id": "rs_1", "content": []})],
+            ..Default::default()
+        });
+        assert_eq!(s.final_output, None);
+        assert!(matches!(s.next_step(), NextStep::CallModel));
+        s.record_model_output(ModelOutput {
+            items: vec![serde_json::json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Here."}]})],
+            ..Default::default()
+        });
+        assert_eq!(s.final_output.as_deref(), Some("Here."));
     }
 }

@@ -34,6 +34,19 @@ pub fn usage_of(api: Api, usage: Option<&Value>) -> Usage {
 pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> {
     match api {
         Api::Responses => {
+            // A response that stopped short (`max_output_tokens`, a content filter) or failed is
+            // not an answer, whether it came whole or streamed.
+            if let Some(status @ ("failed" | "incomplete")) = str_of(body, "status") {
+                let message = body
+                    .get("error")
+                    .and_then(|e| str_of(e, "message"))
+                    .or_else(|| {
+                        body.get("incomplete_details")
+                            .and_then(|d| str_of(d, "reason"))
+                    })
+                    .unwrap_or(status);
+                return Err(WireError::ModelFailed(message.to_string()));
+            }
             let output = body
                 .get("output")
                 .and_then(Value::as_array)
@@ -168,5 +181,23 @@ mod tests {
             "model not found"
         );
         assert_eq!(error_message("  Bad Gateway \n"), "Bad Gateway");
+    }
+
+    #[test]
+    fn a_response_that_stopped_short_or_failed_is_not_an_answer() {
+        let cut = json!({"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"},
+            "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "The bridge is in San Fr"}]}]});
+        let e = parse_response(Api::Responses, &cut)
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(e.as_deref(), Some("the model failed: max_output_tokens"));
+        let failed =
+            json!({"status": "failed", "error": {"message": "server overloaded"}, "output": []});
+        let e = parse_response(Api::Responses, &failed)
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(e.as_deref(), Some("the model failed: server overloaded"));
+        let whole = json!({"status": "completed", "output": []});
+        assert!(parse_response(Api::Responses, &whole).is_ok());
     }
 }
