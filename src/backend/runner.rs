@@ -637,7 +637,8 @@ impl Run<'_> {
     }
 
     /// How one call is answered: by running a tool, at once, or `None` when it waits for
-    /// approval. `ran_approved` is set when an approved call is to run.
+    /// approval. `ran_approved` is set when an approved call is answered (its tool run, or the
+    /// output an earlier resumption saved taken).
     async fn answer(
         &self,
         state: &RunState,
@@ -686,11 +687,42 @@ impl Run<'_> {
                 Answer::Ready(message.unwrap_or_else(|| REJECTION_MESSAGE.to_string()))
             }
             Some(Decision::Approved) => {
+                // Saved at once either way: the same save as the resumption before, if any.
                 *ran_approved = true;
-                Answer::Run(index, args)
+                match self.saved_output(id).await? {
+                    // The same state was resumed before (kept, say, in localStorage, and resumed
+                    // again after that run failed): the tool ran then, and is not run twice.
+                    Some(output) => Answer::Ready(output),
+                    None => Answer::Run(index, args),
+                }
             }
             None => Answer::Run(index, args),
         }))
+    }
+
+    /// The output of call `id` where the session's newest items hold it after the call itself
+    /// (the newest call of that id: a server that reuses ids does not pair a new call with an
+    /// old output): what an earlier resumption of the same state saved after running the
+    /// approved tool.
+    async fn saved_output(&self, id: &str) -> Result<Option<String>, RunError> {
+        const NEWEST: u32 = 100;
+        let Some(session) = &self.options.session else {
+            return Ok(None);
+        };
+        let items = call_session(session, "getItems", &[NEWEST.into()]).await?;
+        let Ok(Value::Array(items)) = super::js::js_to_json(&items, "session.getItems()") else {
+            return Ok(None);
+        };
+        let Some(at) = items
+            .iter()
+            .rposition(|i| is_function_call(i) && call_id(i) == Some(id))
+        else {
+            return Ok(None);
+        };
+        Ok(items[at..]
+            .iter()
+            .find(|i| is_tool_output(i) && call_id(i) == Some(id))
+            .map(|i| output_text(i.get("output"))))
     }
 
     /// Runs the pending calls that may run, all at once, and records their outputs in call

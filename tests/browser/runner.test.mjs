@@ -1019,6 +1019,45 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r.given, { calls: 3, error: 'MaxTurnsExceededError' }, "the resuming call's own limit");
   });
 
+  test('a paused state resumed twice (the first resumption failed later): the approved tool runs once', async () => {
+    const r = await inPage(
+      async ({ id }) => {
+        let runs = 0;
+        const email = { name: 'send_email', parameters: { type: 'object', properties: { to: { type: 'string' } } }, needsApproval: true, execute: async () => `sent ${++runs}` };
+        const agent = new lib.Agent({ name: 'Mailer', model: 'm', tools: [email] });
+        const reply = (output) => new Response(JSON.stringify({ id: 'r', status: 'completed', output }), { headers: { 'content-type': 'application/json' } });
+        const call = [{ type: 'function_call', id: 'fc_1', call_id: 'call_mail', name: 'send_email', arguments: '{"to":"ada"}', status: 'completed' }];
+        const done = [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Sent.' }] }];
+        const runnerWith = (answers) => new lib.Runner({ baseUrl: 'http://model.invalid/v1', api: 'responses', fetch: async () => answers.shift()() });
+        const session = new lib.IndexedDbSession(id);
+        const paused = await runnerWith([() => reply(call)]).run(agent, 'Email Ada', { session });
+        const kept = paused.state.toString();
+        const approved = () => {
+          const state = lib.RunState.fromString(agent, kept);
+          for (const item of state.getInterruptions()) state.approve(item);
+          return state;
+        };
+        // The first resumption runs the tool, then the model call after it fails.
+        let failed;
+        try {
+          await runnerWith([() => new Response('{"error":{"message":"overloaded"}}', { status: 400 })]).run(agent, approved(), { session });
+        } catch (e) {
+          failed = e.name;
+        }
+        // The app resumes again from the state it kept.
+        const result = await runnerWith([() => reply(done)]).run(agent, approved(), { session });
+        const items = await session.getItems();
+        return { failed, runs, finalOutput: result.finalOutput, outputs: items.filter((i) => i.type === 'function_call_result').map((i) => i.output.text ?? i.output), kinds: items.map((i) => i.type ?? i.role) };
+      },
+      { id: fresh('resume-twice') },
+    );
+    assert.equal(r.failed, 'ModelError');
+    assert.equal(r.runs, 1, 'the approved tool ran once');
+    assert.equal(r.finalOutput, 'Sent.');
+    assert.deepEqual(r.outputs, ['sent 1']);
+    assert.deepEqual(r.kinds, ['message', 'function_call', 'function_call_result', 'message']);
+  });
+
   test('a stream that starts with a byte order mark and ends [DONE] without its blank line reads whole', async () => {
     const r = await inPage(
       async ({ id, scripted }) => {
