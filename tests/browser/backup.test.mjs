@@ -504,3 +504,19 @@ test('a turn written while its session is being exported: the backup holds the s
   assert.deepEqual(r.items, ['one', 'two'], 'the session as its record was read');
   assert.deepEqual(r.now, ['one', 'two', 'three'], 'and the turn is stored where it was written');
 });
+
+test("a run's saves (the newest item replaced by it and the new turn, again and again) keep the size exact", async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const size = (items) => items.reduce((n, i) => n + JSON.stringify(i).length, 0);
+    const db = { dbName: 'estimate-saves' };
+    const s = new lib.IndexedDbSession('s', db);
+    await s.addItems([{ role: 'user', content: 'q0' }, { type: 'function_call_result', callId: 'c', name: 'f', status: 'completed', output: { type: 'text', text: 'x'.repeat(50_000) } }, { role: 'assistant', content: 'a0' }]);
+    for (let n = 1; n <= 15; n++) {
+      const [last] = await s.getItems(1);
+      await s.applyHistoryTransaction({ operationId: `save-${n}`, transaction: { type: 'replace_suffix', expectedSuffix: [last], replacement: [last, { role: 'user', content: `q${n}` }, { role: 'assistant', content: `a${n}` }] } });
+    }
+    return { estimate: (await lib.storageEstimate(db)).sessions[0].bytes, actual: size(await s.getItems()) };
+  });
+  assert.equal(r.estimate, r.actual);
+});

@@ -193,17 +193,18 @@ pub async fn apply_transaction(
         };
         let old_next = record.next_seq;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
-        let before = record.stored_rows();
         let placements = record.replace_suffix(remove, &starts, base_turn, now)?;
         if remove > 0 && transaction.rewrites {
             record.rewrote();
         }
-        record.bytes = resized(
-            record.bytes,
-            before,
-            before - remove,
-            js::items_size(items.iter().map(|(item, _)| item)),
-        );
+        // The removed rows were just read: their sizes count exactly (a run's saves replace the
+        // newest item again and again, and an average would shrink the estimate each time).
+        let removed = rows.iter().rev().take(remove as usize);
+        let removed_bytes: u64 = removed.filter_map(item_of).map(|i| js::json_size(&i)).sum();
+        let added_bytes = js::items_size(items.iter().map(|(item, _)| item));
+        record.bytes = record
+            .bytes
+            .map(|b| b.saturating_sub(removed_bytes).saturating_add(added_bytes));
         give_default_title(&record.stored, &items);
         // The replacement takes the freed keys: put overwrites those, and only the keys it does
         // not reach are deleted (rewriting a key in place is cheaper for IndexedDB than a delete
