@@ -200,7 +200,11 @@ impl SessionState for MemorySessionState {
             .iter()
             .map(|e| canonical(&e.item).ok())
             .collect();
-        if usage.is_some() && transaction.leaves_empty(items.len(), history.record().item_count) {
+        // A replay is a no-op, usage or not (and a conflict is told as one).
+        if usage.is_some()
+            && history.applied(&transaction.operation_id).is_none()
+            && transaction.leaves_empty(items.len(), history.record().item_count)
+        {
             return Err(no_turn_for_usage(&self.core.session_id));
         }
         let title_from = items.clone();

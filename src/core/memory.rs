@@ -56,6 +56,14 @@ impl<T> MemoryHistory<T> {
     /// Applies a history transaction (see [`HistoryTransaction::decide`]); `stored_suffix` holds
     /// the canonical forms of the newest `expected_suffix.len()` items. `false` when the
     /// operation was applied before, so nothing changed.
+    /// The digest operation `operation_id` was applied with, if the log holds it.
+    pub fn applied(&self, operation_id: &str) -> Option<&str> {
+        self.operations
+            .iter()
+            .find(|(id, _)| *id == operation_id)
+            .map(|(_, digest)| digest.as_str())
+    }
+
     pub fn apply_transaction(
         &mut self,
         transaction: &HistoryTransaction,
@@ -63,11 +71,7 @@ impl<T> MemoryHistory<T> {
         stored_suffix: &[Option<String>],
         now: f64,
     ) -> Result<bool> {
-        let applied = self
-            .operations
-            .iter()
-            .find(|(id, _)| *id == transaction.operation_id)
-            .map(|(_, digest)| digest.as_str());
+        let applied = self.applied(&transaction.operation_id);
         let remove = match transaction.decide(applied, self.record.item_count, stored_suffix)? {
             Outcome::AlreadyApplied => return Ok(false),
             Outcome::Apply { remove } => remove,

@@ -28,6 +28,21 @@ for (const kind of ['indexeddb', 'memory']) {
       ({ page } = await openHarness(env));
     });
 
+    test('a transaction with usage applied again is a no-op, even one that left a single turn out', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const s = make(kind, id);
+          await s.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]);
+          const args = { operationId: 'op-u', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'assistant', content: 'a1' }], replacement: [] }, usage: { requests: 1, inputTokens: 5, outputTokens: 5 } };
+          await s.applyHistoryTransaction(args);
+          const again = await attempt(() => s.applyHistoryTransaction(args));
+          return { again: again.ok ? 'ok' : again.code, items: (await s.getItems()).map((i) => i.content), usage: (await s.getSessionUsage()).totalTokens };
+        },
+        { kind, id: fresh('replay-usage') },
+      );
+      assert.deepEqual(r, { again: 'ok', items: ['q1'], usage: 10 });
+    });
+
     /** Runs `body` (the source of an async function of `s`, a session seeded with `seed`). */
     const inSession = (body, seed = [u('q1'), a('a1')]) =>
       page.evaluate(

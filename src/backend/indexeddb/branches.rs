@@ -622,13 +622,14 @@ pub(super) async fn transaction_in(
         .iter()
         .map(|row| super::record::item_of(row).and_then(|item| canonical(&item).ok()))
         .collect();
-    if usage.is_some() && transaction.leaves_empty(items.len(), count) {
-        return Err(no_turn_for_usage(t.session_id));
-    }
     let remove = match transaction.decide(applied.as_deref(), count, &stored)? {
         Outcome::AlreadyApplied => return Ok(()),
         Outcome::Apply { remove } => remove as u64,
     };
+    // Checked once it is known to apply: a replay is a no-op, usage or not.
+    if usage.is_some() && transaction.leaves_empty(items.len(), count) {
+        return Err(no_turn_for_usage(t.session_id));
+    }
     let base_turn = if remove == count {
         0
     } else {

@@ -173,9 +173,6 @@ pub async fn apply_transaction(
             .iter()
             .map(|row| item_of(row).and_then(|item| canonical(&item).ok()))
             .collect();
-        if usage.is_some() && transaction.leaves_empty(items.len(), record.item_count) {
-            return Err(no_turn_for_usage(t.session_id));
-        }
         let remove = match transaction.decide(
             applied_digest.as_deref(),
             record.item_count,
@@ -184,6 +181,10 @@ pub async fn apply_transaction(
             Outcome::AlreadyApplied => return Ok(()),
             Outcome::Apply { remove } => remove as u64,
         };
+        // Checked once it is known to apply: a replay is a no-op, usage or not.
+        if usage.is_some() && transaction.leaves_empty(items.len(), record.item_count) {
+            return Err(no_turn_for_usage(t.session_id));
+        }
         // Turns count user messages without gaps: the turn before the removed items is the last
         // turn less the user messages among them (which equal the expected suffix).
         let base_turn = if remove == record.item_count {
