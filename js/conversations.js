@@ -13,7 +13,7 @@ const PAGE = 100;
 /** A failed request, as the runner's: `ModelError` with the HTTP `status` (0 when none came). */
 function requestError(what, status, serverMessage) {
   const message = status === 0 ? `${what} failed: ${serverMessage}` : `${what} failed with HTTP ${status}: ${serverMessage}`;
-  return Object.assign(new Error(message), { name: 'ModelError', status, serverMessage });
+  return Object.assign(new Error(message), { name: 'ModelError', code: 'MODEL_ERROR', status, serverMessage });
 }
 
 function optionalString(value, name) {

@@ -57,6 +57,7 @@ pub fn run_error(error: crate::backend::runner::RunError) -> JsValue {
                 "ModelError",
                 &message,
                 &[
+                    ("code", "MODEL_ERROR".into()),
                     ("status", JsValue::from(f.status)),
                     ("serverMessage", f.message.as_str().into()),
                 ],

@@ -345,6 +345,7 @@ export interface StreamedRun<TOutput = string> extends AsyncIterable<RunStreamEv
 /** The errors of a run. `ModelError` carries the HTTP `status` (0 when none arrived). */
 export interface ModelError extends Error {
   name: 'ModelError';
+  code: 'MODEL_ERROR';
   status: number;
   serverMessage: string;
   /** Where the run stopped: resume from it with `runner.run(agent, error.state, ...)`; tools

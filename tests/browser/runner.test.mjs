@@ -956,13 +956,14 @@ describe('runner: answers that are not whole', () => {
         try {
           await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'Where is the bridge?', { session });
         } catch (e) {
-          error = { name: e.name, message: e.message };
+          error = { name: e.name, code: e.code, message: e.message };
         }
         return { error, saved: (await session.getItems()).map((i) => i.role) };
       },
       { id: fresh('incomplete'), scripted },
     );
     assert.equal(r.error?.name, 'ModelError');
+    assert.equal(r.error.code, 'MODEL_ERROR');
     assert.match(r.error.message, /max_output_tokens/);
     assert.deepEqual(r.saved, ['user'], 'only the question is kept');
   });

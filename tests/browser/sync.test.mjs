@@ -215,6 +215,7 @@ describe('OpenAIConversationsSession', () => {
     assert.equal(sent.headers['openai-organization'], 'org_1');
     assert.equal(sent.headers.authorization, 'Bearer sk-mine');
     assert.equal(r.timedOut.name, 'ModelError');
+    assert.equal(r.timedOut.code, 'MODEL_ERROR');
     assert.equal(r.timedOut.status, 0);
     assert.match(r.timedOut.message, /no answer within 200 ms/);
     assert.equal(r.listed, 1);
