@@ -10,7 +10,7 @@ use wasm_bindgen::JsValue;
 use crate::core::branch::{contains_text, free_name, RowFacts, Usage, MAIN};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
-use crate::core::memory::MemoryHistory;
+use crate::core::memory::{MemoryHistory, OperationLog};
 use crate::core::transaction::check_whole_history;
 
 use super::args::ReplaceOptions;
@@ -42,6 +42,9 @@ pub struct MemorySessionState {
     current: RefCell<String>,
     /// Model usage per branch and turn.
     usage: RefCell<Vec<(String, u64, Usage)>>,
+    /// The history transactions applied, on any branch (one log per session, as stored ones
+    /// keep it).
+    operations: RefCell<OperationLog>,
     /// The metadata (title, summary, topics, state), on an object as a stored record holds it.
     metadata: JsValue,
 }
@@ -68,6 +71,7 @@ impl MemorySessionState {
             branches: RefCell::new(vec![main]),
             current: RefCell::new(MAIN.to_string()),
             usage: RefCell::new(Vec::new()),
+            operations: RefCell::new(OperationLog::default()),
             core: SessionCore::new(session_id, settings),
             metadata: Object::new().into(),
         }
@@ -176,6 +180,10 @@ impl SessionState for MemorySessionState {
         self.history().clear(now());
         let current = self.current.borrow().clone();
         self.usage.borrow_mut().retain(|(b, _, _)| *b != current);
+        // The log goes with the last branch's history, as a stored session's does.
+        if current == MAIN && self.branches.borrow().len() == 1 {
+            self.operations.borrow_mut().clear();
+        }
         Ok(())
     }
 
@@ -201,14 +209,16 @@ impl SessionState for MemorySessionState {
             .map(|e| canonical(&e.item).ok())
             .collect();
         // A replay is a no-op, usage or not (and a conflict is told as one).
+        let mut log = self.operations.borrow_mut();
         if usage.is_some()
-            && history.applied(&transaction.operation_id).is_none()
+            && log.applied(&transaction.operation_id).is_none()
             && transaction.leaves_empty(items.len(), history.record().item_count)
         {
             return Err(no_turn_for_usage(&self.core.session_id));
         }
         let title_from = items.clone();
-        let applied = history.apply_transaction(&transaction, items, &stored, now())?;
+        let applied = history.apply_transaction(&mut log, &transaction, items, &stored, now())?;
+        drop(log);
         give_default_title(&self.metadata, &title_from);
         let turn = history.record().last_turn;
         drop(history);

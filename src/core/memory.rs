@@ -17,12 +17,37 @@ pub struct Entry<T> {
     pub item: T,
 }
 
+/// Applied history transactions, oldest first: operation id and digest. One per session, shared
+/// by its branches (an operation is applied once in the session, whichever branch it was on).
+#[derive(Debug, Clone, Default)]
+pub struct OperationLog(VecDeque<(String, String)>);
+
+impl OperationLog {
+    /// The digest operation `operation_id` was applied with, if the log holds it.
+    pub fn applied(&self, operation_id: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(id, _)| *id == operation_id)
+            .map(|(_, digest)| digest.as_str())
+    }
+
+    fn record(&mut self, transaction: &HistoryTransaction) {
+        self.0
+            .push_back((transaction.operation_id.clone(), transaction.digest.clone()));
+        while self.0.len() as u64 > OPERATION_LOG_LIMIT {
+            self.0.pop_front();
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct MemoryHistory<T> {
     record: SessionRecord,
     entries: Vec<Entry<T>>,
-    /// Applied history transactions, oldest first: operation id and digest.
-    operations: VecDeque<(String, String)>,
     /// Items compaction replaced, oldest first.
     archive: Vec<T>,
 }
@@ -32,7 +57,6 @@ impl<T> MemoryHistory<T> {
         MemoryHistory {
             record: SessionRecord::new(session_id, None, now),
             entries: Vec::new(),
-            operations: VecDeque::new(),
             archive: Vec::new(),
         }
     }
@@ -56,22 +80,15 @@ impl<T> MemoryHistory<T> {
     /// Applies a history transaction (see [`HistoryTransaction::decide`]); `stored_suffix` holds
     /// the canonical forms of the newest `expected_suffix.len()` items. `false` when the
     /// operation was applied before, so nothing changed.
-    /// The digest operation `operation_id` was applied with, if the log holds it.
-    pub fn applied(&self, operation_id: &str) -> Option<&str> {
-        self.operations
-            .iter()
-            .find(|(id, _)| *id == operation_id)
-            .map(|(_, digest)| digest.as_str())
-    }
-
     pub fn apply_transaction(
         &mut self,
+        log: &mut OperationLog,
         transaction: &HistoryTransaction,
         items: Vec<(T, bool)>,
         stored_suffix: &[Option<String>],
         now: f64,
     ) -> Result<bool> {
-        let applied = self.applied(&transaction.operation_id);
+        let applied = log.applied(&transaction.operation_id);
         let remove = match transaction.decide(applied, self.record.item_count, stored_suffix)? {
             Outcome::AlreadyApplied => return Ok(false),
             Outcome::Apply { remove } => remove,
@@ -92,11 +109,7 @@ impl<T> MemoryHistory<T> {
         self.entries.truncate(kept);
         self.push(items, placements, now);
         self.record.record_operation();
-        self.operations
-            .push_back((transaction.operation_id.clone(), transaction.digest.clone()));
-        while self.operations.len() as u64 > OPERATION_LOG_LIMIT {
-            self.operations.pop_front();
-        }
+        log.record(transaction);
         Ok(true)
     }
 
@@ -212,7 +225,6 @@ impl<T> MemoryHistory<T> {
         Some(MemoryHistory {
             record,
             entries: self.entries[..at].to_vec(),
-            operations: VecDeque::new(),
             archive: Vec::new(),
         })
     }
@@ -239,10 +251,9 @@ impl<T> MemoryHistory<T> {
         Some(entry.item)
     }
 
-    /// Removes every item, with the archive and the operation log.
+    /// Removes every item, with the archive (the session's operation log is its owner's).
     pub fn clear(&mut self, now: f64) {
         self.entries.clear();
-        self.operations.clear();
         self.archive.clear();
         self.record.clear(now);
     }
@@ -335,13 +346,14 @@ mod tests {
     #[test]
     fn transactions_apply_once_and_replace_suffixes() {
         let mut h = MemoryHistory::new("s", 0.0);
+        let mut log = OperationLog::default();
         h.add(vec![("q1", true), ("a1", false)], 1.0).unwrap();
         let t = append("op1", "d1", &["q2"]);
         assert!(h
-            .apply_transaction(&t, vec![("q2", true)], &[], 2.0)
+            .apply_transaction(&mut log, &t, vec![("q2", true)], &[], 2.0)
             .unwrap());
         assert!(!h
-            .apply_transaction(&t, vec![("q2", true)], &[], 3.0)
+            .apply_transaction(&mut log, &t, vec![("q2", true)], &[], 3.0)
             .unwrap());
         assert_eq!(items(&h, Limit::All), ["q1", "a1", "q2"]);
         assert_eq!(h.record().rewrites, 0, "an append rewrites nothing");
@@ -357,7 +369,7 @@ mod tests {
             Some("form of q2".to_string()),
         ];
         assert!(h
-            .apply_transaction(&replace, vec![("A1", false)], &stored, 4.0)
+            .apply_transaction(&mut log, &replace, vec![("A1", false)], &stored, 4.0)
             .unwrap());
         assert_eq!(items(&h, Limit::All), ["q1", "A1"]);
         assert_eq!((h.record().last_turn, h.record().next_op_seq), (1, 2));
@@ -372,6 +384,7 @@ mod tests {
         let stored_again = [Some("form of A1".to_string())];
         assert!(h
             .apply_transaction(
+                &mut log,
                 &again,
                 vec![("A1", false), ("q3", true)],
                 &stored_again,
@@ -385,7 +398,9 @@ mod tests {
             operation_id: "op3".into(),
             ..replace.clone()
         };
-        assert!(h.apply_transaction(&other, vec![], &wrong, 5.0).is_err());
+        assert!(h
+            .apply_transaction(&mut log, &other, vec![], &wrong, 5.0)
+            .is_err());
         assert_eq!(items(&h, Limit::All), ["q1", "A1", "q3"]);
         assert_eq!(
             h.record().rewrites,

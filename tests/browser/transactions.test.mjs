@@ -28,6 +28,22 @@ for (const kind of ['indexeddb', 'memory']) {
       ({ page } = await openHarness(env));
     });
 
+    test('an operation applied on one branch is applied in the session: the same call on another branch is a no-op', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const s = make(kind, id);
+          await s.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]);
+          const args = { operationId: 'run-7', transaction: { type: 'append_items', items: [{ role: 'user', content: 'q2' }, { role: 'assistant', content: 'a2' }] } };
+          await s.applyHistoryTransaction(args);
+          await s.createBranchFromTurn(2);
+          await s.applyHistoryTransaction(args);
+          return (await s.getItems()).map((i) => i.content);
+        },
+        { kind, id: fresh('op-across-branches') },
+      );
+      assert.deepEqual(r, ['q1', 'a1'], 'the branch made before turn 2 is left as it was');
+    });
+
     test('a transaction with usage applied again is a no-op, even one that left a single turn out', async () => {
       const r = await page.evaluate(
         async ({ kind, id }) => {
