@@ -396,7 +396,7 @@ impl SessionState for MemorySessionState {
 
     async fn store_usage(&self, usage: Usage) -> Result<()> {
         let record = self.history().record().clone();
-        if record.item_count == 0 && record.next_seq == 0 {
+        if record.item_count == 0 {
             return Err(invalid_turn(format!(
                 "session \"{}\" has no turn to store usage against: it holds no items",
                 self.core.session_id

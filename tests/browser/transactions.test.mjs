@@ -44,6 +44,24 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.deepEqual(r, ['q1', 'a1'], 'the branch made before turn 2 is left as it was');
     });
 
+    test('usage cannot be stored on a branch, or a session, that shows no items', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const usage = { requests: 1, inputTokens: 5, outputTokens: 5 };
+          const s = make(kind, id);
+          await s.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]);
+          await s.createBranchFromTurn(1);
+          const onEmptyBranch = await attempt(() => s.storeRunUsage(usage));
+          await s.switchBranch('main');
+          await s.clearSession();
+          const afterClear = await attempt(() => s.storeRunUsage(usage));
+          return { onEmptyBranch: onEmptyBranch.code, afterClear: afterClear.code, total: (await s.getSessionUsage()).totalTokens };
+        },
+        { kind, id: fresh('usage-nothing-shown') },
+      );
+      assert.deepEqual(r, { onEmptyBranch: 'INVALID_TURN', afterClear: 'INVALID_TURN', total: 0 });
+    });
+
     test('a transaction with usage applied again is a no-op, even one that left a single turn out', async () => {
       const r = await page.evaluate(
         async ({ kind, id }) => {

@@ -1149,6 +1149,14 @@ pub async fn store_usage(
                 t.session_id
             )));
         };
+        // A branch that shows no items (made before the first turn, or cleared) has no turn
+        // either.
+        if l.tree.item_count(t.session_id, id)? == 0 {
+            return Err(invalid_turn(format!(
+                "branch \"{id}\" of session \"{}\" has no turn to store usage against: it shows no items",
+                t.session_id
+            )));
+        }
         let turn = l.tree.get(t.session_id, id)?.last_turn;
         add_usage_in(tx, t.session_id, id, turn, &usage, now).await
     })
