@@ -2,10 +2,24 @@
 // EncryptedSession, the sync state of SyncedSession. The connection is opened on the first call
 // and kept; it closes as soon as another connection wants to upgrade or delete the database
 // (the next call opens it again), so it never blocks one.
+import { sessionError } from './errors.js';
 
 /** `{ get(id), put(record), delete(id), batch(mode, issue) }` over store `store` of database
  * `dbName`; `batch` runs the requests `issue(store)` returns (an array) in one transaction and
  * resolves to their results once it committed. */
+/** What IndexedDB failed with, as the package's errors are: `STORAGE_FULL`,
+ * `STORAGE_UNAVAILABLE` (no IndexedDB, or refused), or `STORAGE_ERROR`; a failed request's own
+ * error (a `ConstraintError`) is left for the caller to tell apart. */
+function coded(error, dbName) {
+  if (error?.name === 'ConstraintError' || error?.name === 'SessionError') return error;
+  const text = `${error?.name ?? 'Error'}: ${error?.message ?? error}`;
+  if (error?.name === 'QuotaExceededError') return sessionError('STORAGE_FULL', `the browser's storage is full: database "${dbName}" could not be written (${text})`);
+  if (typeof indexedDB === 'undefined' || error?.name === 'SecurityError' || error instanceof ReferenceError) {
+    return sessionError('STORAGE_UNAVAILABLE', `IndexedDB is not available here: database "${dbName}" could not be opened (${text})`);
+  }
+  return Object.assign(sessionError('STORAGE_ERROR', `database "${dbName}": ${text}`), { cause: error });
+}
+
 export function recordStore(dbName, store) {
   let connection = null;
   const open = () =>
@@ -39,11 +53,15 @@ export function recordStore(dbName, store) {
   };
   // A connection closed since it was opened (the browser may close one) is opened again, once.
   const call = (mode, run) =>
-    attempt(mode, run).catch((error) => {
-      if (error?.name !== 'InvalidStateError') throw error;
-      connection = null;
-      return attempt(mode, run);
-    });
+    attempt(mode, run)
+      .catch((error) => {
+        if (error?.name !== 'InvalidStateError') throw error;
+        connection = null;
+        return attempt(mode, run);
+      })
+      .catch((error) => {
+        throw coded(error, dbName);
+      });
   return {
     get: (id) => call('readonly', (s) => s.get(id)),
     put: (record) => call('readwrite', (s) => s.put(record)),

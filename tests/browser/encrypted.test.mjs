@@ -444,3 +444,22 @@ test('an item JSON cannot write is refused by name, nothing written; replaceHist
   assert.equal(r.written, 0);
   assert.deepEqual(r.shown, ['new'], 'the kept item expires as if never replaced');
 });
+
+test('where IndexedDB is missing, the device-key functions reject with STORAGE_UNAVAILABLE', async () => {
+  const page = await context.newPage();
+  await page.goto(`${env.url}/tests/pages/interop.html`);
+  await page.waitForFunction(() => window.ready === true, null, { timeout: 20000 });
+  const r = await page.evaluate(async () => {
+    Object.defineProperty(window, 'indexedDB', { value: undefined, configurable: true });
+    const code = async (f) => {
+      try {
+        await f();
+        return 'ok';
+      } catch (e) {
+        return `${e.name} ${e.code}`;
+      }
+    };
+    return [await code(() => lib.loadDeviceKey({ dbName: 'nowhere' })), await code(() => lib.deviceKey({ dbName: 'nowhere' }))];
+  });
+  assert.deepEqual(r, ['SessionError STORAGE_UNAVAILABLE', 'SessionError STORAGE_UNAVAILABLE']);
+});
