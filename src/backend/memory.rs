@@ -407,6 +407,9 @@ impl SessionState for MemorySessionState {
     }
 
     async fn session_usage(&self, branch: Option<String>) -> Result<JsValue> {
+        if let Some(id) = &branch {
+            self.index_of(id)?;
+        }
         let usages: Vec<Usage> = self
             .usage
             .borrow()

@@ -100,7 +100,7 @@ pub struct Tree {
     pub branches: Vec<Branch>,
 }
 
-fn not_found(session_id: &str, id: &str) -> SessionError {
+pub fn not_found(session_id: &str, id: &str) -> SessionError {
     SessionError::new(
         SessionErrorCode::BranchNotFound,
         format!("session \"{session_id}\" has no branch \"{id}\""),

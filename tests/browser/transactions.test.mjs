@@ -55,11 +55,12 @@ for (const kind of ['indexeddb', 'memory']) {
           await s.switchBranch('main');
           await s.clearSession();
           const afterClear = await attempt(() => s.storeRunUsage(usage));
-          return { onEmptyBranch: onEmptyBranch.code, afterClear: afterClear.code, total: (await s.getSessionUsage()).totalTokens };
+          const unknown = await attempt(() => s.getSessionUsage({ branch: 'nope' }));
+          return { onEmptyBranch: onEmptyBranch.code, afterClear: afterClear.code, total: (await s.getSessionUsage()).totalTokens, unknown: unknown.code };
         },
         { kind, id: fresh('usage-nothing-shown') },
       );
-      assert.deepEqual(r, { onEmptyBranch: 'INVALID_TURN', afterClear: 'INVALID_TURN', total: 0 });
+      assert.deepEqual(r, { onEmptyBranch: 'INVALID_TURN', afterClear: 'INVALID_TURN', total: 0, unknown: 'BRANCH_NOT_FOUND' });
     });
 
     test('a transaction with usage applied again is a no-op, even one that left a single turn out', async () => {

@@ -1212,8 +1212,19 @@ async fn usage_rows(
         &[SESSIONS_STORE, USAGE_STORE],
     )?;
     tx.run(async |tx| {
-        if let Some(record) = read_record(tx, t.session_id).await? {
+        let record = read_record(tx, t.session_id).await?;
+        if let Some(record) = &record {
             record.check_owner(t.user_id)?;
+        }
+        // A branch the session does not have is refused, as the other reads of a branch do.
+        match (branch, record) {
+            (Some(b), Some(record)) => {
+                Loaded::from(record)?.tree.get(t.session_id, b)?;
+            }
+            (Some(b), None) if b != MAIN => {
+                return Err(crate::core::branch::not_found(t.session_id, b));
+            }
+            _ => {}
         }
         let range = match branch {
             Some(b) => branch_usage(t.session_id, b)?,
