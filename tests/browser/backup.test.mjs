@@ -505,7 +505,7 @@ test('a turn written while its session is being exported: the backup holds the s
   assert.deepEqual(r.now, ['one', 'two', 'three'], 'and the turn is stored where it was written');
 });
 
-test("a run's saves (the newest item replaced by it and the new turn, again and again) keep the size exact", async () => {
+test("a run's saves (the newest item replaced by it and the new turn, again and again) and a mutation keep the size exact", async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     const size = (items) => items.reduce((n, i) => n + JSON.stringify(i).length, 0);
@@ -516,7 +516,15 @@ test("a run's saves (the newest item replaced by it and the new turn, again and 
       const [last] = await s.getItems(1);
       await s.applyHistoryTransaction({ operationId: `save-${n}`, transaction: { type: 'replace_suffix', expectedSuffix: [last], replacement: [last, { role: 'user', content: `q${n}` }, { role: 'assistant', content: `a${n}` }] } });
     }
-    return { estimate: (await lib.storageEstimate(db)).sessions[0].bytes, actual: size(await s.getItems()) };
+    const saves = { estimate: (await lib.storageEstimate(db)).sessions[0].bytes, actual: size(await s.getItems()) };
+    // A mutation replaces a call (and drops its repeat) among items it read.
+    const m = new lib.IndexedDbSession('m', db);
+    const call = (args) => ({ type: 'function_call', callId: 'c1', name: 'f', arguments: args, status: 'completed' });
+    await m.addItems([{ role: 'user', content: 'x'.repeat(5_000) }, call('{}'), call('{"again":true}'), { role: 'assistant', content: 'done' }]);
+    await m.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: call(JSON.stringify({ long: 'y'.repeat(500) })) }] });
+    const sizes = Object.fromEntries((await lib.storageEstimate(db)).sessions.map((x) => [x.sessionId, x.bytes]));
+    return { saves, mutated: { estimate: sizes.m, actual: size(await m.getItems()) } };
   });
-  assert.equal(r.estimate, r.actual);
+  assert.equal(r.saves.estimate, r.saves.actual);
+  assert.equal(r.mutated.estimate, r.mutated.actual);
 });

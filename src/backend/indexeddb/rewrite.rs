@@ -441,19 +441,24 @@ pub async fn apply_mutations(
                 .map_err(|e| tx.thrown(&e))?;
             messages.put(&row, None).map_err(|e| tx.fail(e))?;
         }
-        // The replacements are new items; the rest keep their bytes.
+        // The replacements are new items; the items they replace and those removed were read,
+        // and count exactly; the rest keep their bytes.
         let added: Vec<&JsValue> = items
             .iter()
             .zip(&replaced)
             .filter_map(|(item, &r)| item.as_ref().filter(|_| r))
             .collect();
-        let before = record.stored_rows();
-        record.bytes = resized(
-            record.bytes,
-            before,
-            (plan.kept + record.archived_count).saturating_sub(added.len() as u64),
-            js::items_size(added),
-        );
+        let removed_bytes: u64 = rows
+            .iter()
+            .zip(items.iter().zip(&replaced))
+            .filter(|(_, (item, &r))| r || item.is_none())
+            .filter_map(|(row, _)| item_of(row))
+            .map(|item| js::json_size(&item))
+            .sum();
+        let added_bytes = js::items_size(added);
+        record.bytes = record
+            .bytes
+            .map(|b| b.saturating_sub(removed_bytes).saturating_add(added_bytes));
         record.item_count = plan.kept;
         record.first_seq = plan.first_seq;
         record.next_seq = plan.next_seq;
