@@ -330,17 +330,20 @@ impl RunState {
 
     /// Function calls of this run that have no output yet, in order.
     pub fn pending_calls(&self) -> Vec<Value> {
-        let answered: Vec<&str> = self
-            .generated
-            .iter()
-            .filter(|i| is_tool_output(i))
-            .filter_map(call_id)
-            .collect();
-        self.generated
-            .iter()
-            .filter(|i| is_function_call(i))
-            .filter(|i| call_id(i).is_some_and(|id| !answered.contains(&id)))
-            .cloned()
+        // A call is answered by an output of its id that comes after it: a server that reuses
+        // ids across responses (some local ones do) gets its new call run, not taken for the old.
+        let g = &self.generated;
+        g.iter()
+            .enumerate()
+            .filter(|(_, i)| is_function_call(i))
+            .filter(|(k, i)| {
+                call_id(i).is_some_and(|id| {
+                    !g[k + 1..]
+                        .iter()
+                        .any(|o| is_tool_output(o) && call_id(o) == Some(id))
+                })
+            })
+            .map(|(_, i)| i.clone())
             .collect()
     }
 
@@ -713,5 +716,24 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(s.final_output.as_deref(), Some("Here."));
+    }
+
+    #[test]
+    fn a_call_id_used_again_by_a_later_response_is_a_new_call() {
+        let mut s = state();
+        s.record_model_output(ModelOutput {
+            items: vec![call("call_0")],
+            ..Default::default()
+        });
+        s.record_tool_output(&call("call_0"), "first".into());
+        assert!(s.pending_calls().is_empty());
+        s.record_model_output(ModelOutput {
+            items: vec![call("call_0")],
+            ..Default::default()
+        });
+        let pending = s.pending_calls();
+        assert_eq!(pending.len(), 1, "the new call waits for its own output");
+        s.record_tool_output(&call("call_0"), "second".into());
+        assert!(s.pending_calls().is_empty());
     }
 }
