@@ -1277,7 +1277,8 @@ pub async fn run(
             }
         }
     }
-    // The user's input is kept even when the model call fails, as the SDK does.
+    // The user's input is kept even when the model call fails (as the SDK's streamed runs keep
+    // it; its whole runs save nothing then): a question typed is never lost.
     if let Err(error) = r.save(&mut state, true).await {
         return Err(RunFailure {
             error,
