@@ -177,20 +177,12 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
     const firstEnd = text.indexOf('\n', text.indexOf('{"end"')) + 1;
     const atBoundary = await lib.importSessions(text.slice(0, firstEnd), { dbName: 'cut-boundary' });
     const headerOnly = await lib.importSessions(text.slice(0, text.indexOf('\n') + 1), { dbName: 'cut-header' });
-    const code = async (f) => {
-      try {
-        await f();
-        return 'ok';
-      } catch (e) {
-        return `${e.name} ${e.code}`;
-      }
-    };
     return {
       boundary: { imported: atBoundary.imported, failed: atBoundary.failed.map((e) => [e.code, e.message]) },
       headerOnly: { imported: headerOnly.imported, failed: headerOnly.failed.map((e) => e.code) },
-      wrongSource: await Promise.all([42, null, { a: 1 }].map((source) => code(() => lib.importSessions(source, { dbName: 'refused' })))),
-      wrongIds: await Promise.all([5, 'two', [1]].map((sessionIds) => code(() => lib.exportSessions({ ...from, sessionIds })))),
-      wrongRetention: await code(() => lib.applyRetention(null)),
+      wrongSource: await Promise.all([42, null, { a: 1 }].map((source) => outcome(() => lib.importSessions(source, { dbName: 'refused' })))),
+      wrongIds: await Promise.all([5, 'two', [1]].map((sessionIds) => outcome(() => lib.exportSessions({ ...from, sessionIds })))),
+      wrongRetention: await outcome(() => lib.applyRetention(null)),
       notJson: await refused('hello\n'),
       other: await refused('{"format":"something-else","version":1}\n'),
       newer: await refused('{"format":"agent-sessions-backup","version":99}\n'),

@@ -372,14 +372,6 @@ test('the runner against the test model server: three turns (one with a tool) an
 test('usage given with a history transaction is stored with its items, once, on the turn it leaves (both session kinds)', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async ({ id, chat }) => {
-    const code = async (f) => {
-      try {
-        await f();
-        return 'resolved';
-      } catch (e) {
-        return `${e.name} ${e.code}`;
-      }
-    };
     const out = {};
     for (const Kind of [lib.IndexedDbSession, lib.MemorySession]) {
       const s = new Kind(`${id}-${Kind.name}`);
@@ -391,9 +383,9 @@ test('usage given with a history transaction is stored with its items, once, on 
       await apply('op1', { type: 'append_items', items: [q2] }, { requests: 1, inputTokens: 10, outputTokens: 5 });
       await apply('op2', { type: 'replace_suffix', expectedSuffix: [q2], replacement: [q2, a2] }, { requests: 1, inputTokens: 3, outputTokens: 2 });
       const o = { mark: s[Symbol.for('agent-sessions.transactionUsage')], turns: await s.getTurnUsage() };
-      o.badUsage = await code(() => apply('op3', { type: 'append_items', items: [{ role: 'user', content: 'q3' }] }, { inputTokens: -1 }));
+      o.badUsage = await outcome(() => apply('op3', { type: 'append_items', items: [{ role: 'user', content: 'q3' }] }, { inputTokens: -1 }));
       const all = await s.getItems();
-      o.emptying = await code(() => apply('op4', { type: 'replace_suffix', expectedSuffix: all, replacement: [] }, { requests: 1 }));
+      o.emptying = await outcome(() => apply('op4', { type: 'replace_suffix', expectedSuffix: all, replacement: [] }, { requests: 1 }));
       o.after = await s.getItems();
       o.turnsAfter = await s.getTurnUsage();
       await s.createBranchFromTurn(2, 'alt');
@@ -458,37 +450,29 @@ test('bad input: unknown branches and turns, taken names, deleting main or the c
     await s.addItems(chat);
     await s.createBranchFromTurn(2, 'x');
     await s.switchBranch('main');
-    const code = async (f) => {
-      try {
-        await f();
-        return 'resolved';
-      } catch (e) {
-        return `${e.name} ${e.code}`;
-      }
-    };
     const out = {
-      switchUnknown: await code(() => s.switchBranch('nope')),
-      unknownOption: await code(() => new lib.IndexedDbSession(id, { branch: 'nope' }).getItems()),
-      unknownAdd: await code(() => new lib.IndexedDbSession(id, { branch: 'nope' }).addItems([{ role: 'user', content: 'lost' }])),
-      deleteUnknown: await code(() => s.deleteBranch('nope')),
-      turnZero: await code(() => s.createBranchFromTurn(0)),
-      turnPast: await code(() => s.createBranchFromTurn(9)),
-      turnText: await code(() => s.createBranchFromTurn('2')),
-      turnFraction: await code(() => s.createBranchFromTurn(1.5)),
-      noContent: await code(() => s.createBranchFromContent('never said')),
-      emptyContent: await code(() => s.createBranchFromContent('')),
-      taken: await code(() => s.createBranchFromTurn(1, 'x')),
-      takenMain: await code(() => s.createBranchFromTurn(1, 'main')),
-      blankName: await code(() => s.createBranchFromTurn(1, '  ')),
-      deleteMain: await code(() => s.deleteBranch('main')),
-      badUsage: await code(() => s.storeRunUsage({ inputTokens: -1 })),
-      badUsageType: await code(() => s.storeRunUsage('lots')),
-      badBranchOption: await code(() => s.getTurns({ branch: 7 })),
-      badConstructor: await code(async () => new lib.IndexedDbSession(id, { branch: '' })),
-      emptySession: await code(() => new lib.IndexedDbSession(id + '-empty').createBranchFromTurn(1)),
+      switchUnknown: await outcome(() => s.switchBranch('nope')),
+      unknownOption: await outcome(() => new lib.IndexedDbSession(id, { branch: 'nope' }).getItems()),
+      unknownAdd: await outcome(() => new lib.IndexedDbSession(id, { branch: 'nope' }).addItems([{ role: 'user', content: 'lost' }])),
+      deleteUnknown: await outcome(() => s.deleteBranch('nope')),
+      turnZero: await outcome(() => s.createBranchFromTurn(0)),
+      turnPast: await outcome(() => s.createBranchFromTurn(9)),
+      turnText: await outcome(() => s.createBranchFromTurn('2')),
+      turnFraction: await outcome(() => s.createBranchFromTurn(1.5)),
+      noContent: await outcome(() => s.createBranchFromContent('never said')),
+      emptyContent: await outcome(() => s.createBranchFromContent('')),
+      taken: await outcome(() => s.createBranchFromTurn(1, 'x')),
+      takenMain: await outcome(() => s.createBranchFromTurn(1, 'main')),
+      blankName: await outcome(() => s.createBranchFromTurn(1, '  ')),
+      deleteMain: await outcome(() => s.deleteBranch('main')),
+      badUsage: await outcome(() => s.storeRunUsage({ inputTokens: -1 })),
+      badUsageType: await outcome(() => s.storeRunUsage('lots')),
+      badBranchOption: await outcome(() => s.getTurns({ branch: 7 })),
+      badConstructor: await outcome(async () => new lib.IndexedDbSession(id, { branch: '' })),
+      emptySession: await outcome(() => new lib.IndexedDbSession(id + '-empty').createBranchFromTurn(1)),
     };
     const x = new lib.IndexedDbSession(id, { branch: 'x' });
-    out.deleteCurrent = await code(() => x.deleteBranch('x'));
+    out.deleteCurrent = await outcome(() => x.deleteBranch('x'));
     out.branches = (await s.listBranches()).map((b) => [b.branchId, b.itemCount]);
     out.main = await s.getItems();
     out.usage = await s.getSessionUsage();
@@ -525,14 +509,6 @@ test('MemorySession: the same branches, turn listings and usage, in memory', asy
   const r = await page.evaluate(async (chat) => {
     const s = new lib.MemorySession();
     await s.addItems(chat);
-    const code = async (f) => {
-      try {
-        await f();
-        return 'resolved';
-      } catch (e) {
-        return `${e.name} ${e.code}`;
-      }
-    };
     const out = { start: s.currentBranch };
     out.id = await s.createBranchFromTurn(2);
     out.branch = await s.getItems();
@@ -547,12 +523,12 @@ test('MemorySession: the same branches, turn listings and usage, in memory', asy
     out.usage = await s.getSessionUsage();
     out.turnUsage = await s.getTurnUsage();
     out.errors = {
-      taken: await code(() => s.createBranchFromTurn(1, 'turn-2')),
-      noTurn: await code(() => s.createBranchFromTurn(7)),
-      noText: await code(() => s.createBranchFromContent('never')),
-      deleteCurrent: await code(() => s.deleteBranch('turn-2')),
-      deleteMain: await code(() => s.deleteBranch('main')),
-      unknown: await code(() => s.switchBranch('nope')),
+      taken: await outcome(() => s.createBranchFromTurn(1, 'turn-2')),
+      noTurn: await outcome(() => s.createBranchFromTurn(7)),
+      noText: await outcome(() => s.createBranchFromContent('never')),
+      deleteCurrent: await outcome(() => s.deleteBranch('turn-2')),
+      deleteMain: await outcome(() => s.deleteBranch('main')),
+      unknown: await outcome(() => s.switchBranch('nope')),
     };
     await s.switchBranch('main');
     out.main = await s.getItems();

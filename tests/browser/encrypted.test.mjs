@@ -289,38 +289,30 @@ test('applyRetention deletes whole sessions, oldest first, by age and by count p
 test('bad input: keys of the wrong size or type, a bad ttl, a non-session; a failing call writes nothing', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
-    const code = async (f) => {
-      try {
-        await f();
-        return 'ok';
-      } catch (e) {
-        return `${e.name} ${e.code}`;
-      }
-    };
     const inner = new lib.MemorySession('x');
     const aesKey = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt']);
     const out = {
-      short: await code(() => new lib.EncryptedSession(inner, { key: new Uint8Array(16) })),
-      none: await code(() => new lib.EncryptedSession(inner, {})),
-      number: await code(() => new lib.EncryptedSession(inner, { key: 42 })),
-      wrongKind: await code(() => new lib.EncryptedSession(inner, { key: aesKey }).getItems()),
-      notBase64: await code(() => new lib.EncryptedSession(inner, { key: '!!!' }).getItems()),
-      shortBase64: await code(() => new lib.EncryptedSession(inner, { key: btoa('short') }).getItems()),
-      base64: await code(() => new lib.EncryptedSession(inner, { key: btoa(String.fromCharCode(...new Uint8Array(32))) }).getItems()),
-      ttlZero: await code(() => new lib.EncryptedSession(inner, { key: key(), ttl: 0 })),
-      ttlText: await code(() => new lib.EncryptedSession(inner, { key: key(), ttl: '60' })),
-      notSession: await code(() => new lib.EncryptedSession({ getItems() {} }, { key: key() })),
-      shortSalt: await code(() => lib.deriveKeyFromPassphrase('pw', { salt: 'short' })),
-      emptyPassphrase: await code(() => lib.deriveKeyFromPassphrase('', { salt: 'a salt of 16 bytes or more' })),
+      short: await outcome(() => new lib.EncryptedSession(inner, { key: new Uint8Array(16) })),
+      none: await outcome(() => new lib.EncryptedSession(inner, {})),
+      number: await outcome(() => new lib.EncryptedSession(inner, { key: 42 })),
+      wrongKind: await outcome(() => new lib.EncryptedSession(inner, { key: aesKey }).getItems()),
+      notBase64: await outcome(() => new lib.EncryptedSession(inner, { key: '!!!' }).getItems()),
+      shortBase64: await outcome(() => new lib.EncryptedSession(inner, { key: btoa('short') }).getItems()),
+      base64: await outcome(() => new lib.EncryptedSession(inner, { key: btoa(String.fromCharCode(...new Uint8Array(32))) }).getItems()),
+      ttlZero: await outcome(() => new lib.EncryptedSession(inner, { key: key(), ttl: 0 })),
+      ttlText: await outcome(() => new lib.EncryptedSession(inner, { key: key(), ttl: '60' })),
+      notSession: await outcome(() => new lib.EncryptedSession({ getItems() {} }, { key: key() })),
+      shortSalt: await outcome(() => lib.deriveKeyFromPassphrase('pw', { salt: 'short' })),
+      emptyPassphrase: await outcome(() => lib.deriveKeyFromPassphrase('', { salt: 'a salt of 16 bytes or more' })),
     };
     // A bad item among good ones: nothing written.
     const s = new lib.EncryptedSession(inner, { key: key() });
-    out.badItem = await code(() => s.addItems([{ role: 'user', content: 'fine' }, 'not an item']));
+    out.badItem = await outcome(() => s.addItems([{ role: 'user', content: 'fine' }, 'not an item']));
     out.written = (await inner.getItems()).length;
     return out;
   });
   for (const k of ['short', 'none', 'number', 'wrongKind', 'notBase64', 'shortBase64', 'shortSalt', 'emptyPassphrase']) assert.equal(r[k], 'SessionError INVALID_KEY', k);
-  assert.equal(r.base64, 'ok');
+  assert.equal(r.base64, 'resolved');
   assert.equal(r.ttlZero, 'SessionError INVALID_OPTIONS');
   assert.equal(r.ttlText, 'SessionError INVALID_OPTIONS');
   assert.equal(r.notSession, 'SessionError INVALID_SESSION');
@@ -451,15 +443,7 @@ test('where IndexedDB is missing, the device-key functions reject with STORAGE_U
   await page.waitForFunction(() => window.ready === true, null, { timeout: 20000 });
   const r = await page.evaluate(async () => {
     Object.defineProperty(window, 'indexedDB', { value: undefined, configurable: true });
-    const code = async (f) => {
-      try {
-        await f();
-        return 'ok';
-      } catch (e) {
-        return `${e.name} ${e.code}`;
-      }
-    };
-    return [await code(() => lib.loadDeviceKey({ dbName: 'nowhere' })), await code(() => lib.deviceKey({ dbName: 'nowhere' }))];
+    return [await outcome(() => lib.loadDeviceKey({ dbName: 'nowhere' })), await outcome(() => lib.deviceKey({ dbName: 'nowhere' }))];
   });
   assert.deepEqual(r, ['SessionError STORAGE_UNAVAILABLE', 'SessionError STORAGE_UNAVAILABLE']);
 });

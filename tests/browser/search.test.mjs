@@ -292,14 +292,7 @@ test('a new database has nothing to index: its rows are written with their terms
 test('bad input: long queries, a missing userId, bad limits, non-string queries', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
-    const code = async (options) => {
-      try {
-        await lib.searchSessions(options);
-        return 'resolved';
-      } catch (e) {
-        return `${e.name} ${e.code}`;
-      }
-    };
+    const code = (options) => outcome(() => lib.searchSessions(options));
     const base = { dbName: 'search-bad', userId: 'ann' };
     return {
       long: await code({ ...base, query: 'a'.repeat(1001) }),

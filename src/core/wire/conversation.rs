@@ -179,29 +179,7 @@ fn holds_output_items(outputs: &[Value]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The SDK's own conversions of a corpus of items (see `tests/fixtures/wire/make.mjs`).
-    const SDK: &str = include_str!("../../../tests/fixtures/wire/sdk-items.json");
-
-    fn sdk_cases(direction: &str) -> Vec<(String, Value, Result<Value, String>)> {
-        let all: Value = serde_json::from_str(SDK).expect("the fixture is JSON");
-        let cases = all[direction].as_array().expect("a list of cases").clone();
-        assert!(
-            cases.len() > 40,
-            "{direction}: too few cases to mean anything"
-        );
-        cases
-            .into_iter()
-            .map(|c| {
-                let name = c["name"].as_str().expect("a name").to_string();
-                let expected = match c.get("output") {
-                    Some(o) => Ok(o.clone()),
-                    None => Err(c["error"].as_str().expect("an error").to_string()),
-                };
-                (name, c["input"].clone(), expected)
-            })
-            .collect()
-    }
+    use crate::core::wire::items::tests::sdk_cases;
 
     #[test]
     fn items_go_to_the_api_without_their_ids_and_come_back_in_the_sdk_shapes() {

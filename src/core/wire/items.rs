@@ -1943,15 +1943,17 @@ fn structured_part_from_api(part: &Value) -> Result<Option<Value>, Unsupported> 
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// The SDK's own conversions of a corpus of items (see `tests/fixtures/wire/make.mjs`).
     const SDK: &str = include_str!("../../../tests/fixtures/wire/sdk-items.json");
 
-    /// The cases of one direction: name, input, and what the SDK made of it (`Err` where it
-    /// threw).
-    fn sdk_cases(direction: &str) -> Vec<(String, Value, Result<Value, String>)> {
+    /// The cases of one direction of `sdk-items.json` (the Responses and the Conversations
+    /// directions alike): name, input, and what the SDK made of it (`Err` where it threw).
+    pub(in crate::core::wire) fn sdk_cases(
+        direction: &str,
+    ) -> Vec<(String, Value, Result<Value, String>)> {
         let all: Value = serde_json::from_str(SDK).expect("the fixture is JSON");
         let cases = all[direction].as_array().expect("a list of cases").clone();
         assert!(
