@@ -195,6 +195,14 @@ impl SessionRecord {
         self.rewrites = self.rewrites.saturating_add(1).min(MAX_SAFE_INTEGER);
     }
 
+    /// Counts items of `removed` bytes out of [`SessionRecord::bytes`] and items of `added`
+    /// bytes in: for writes that read every item they remove (an unknown size stays unknown).
+    pub fn exchange_bytes(&mut self, removed: u64, added: u64) {
+        self.bytes = self
+            .bytes
+            .map(|b| b.saturating_sub(removed).saturating_add(added));
+    }
+
     /// Records one applied history transaction: returns its number in the operation log.
     pub fn record_operation(&mut self) -> u64 {
         self.next_op_seq += 1;

@@ -272,6 +272,14 @@ pub fn item_of(row: &JsValue) -> Option<JsValue> {
     js::get(row, "item").ok().filter(JsValue::is_object)
 }
 
+/// The JSON size of the items of message rows (a row without an item counts nothing).
+pub fn rows_size<'a>(rows: impl IntoIterator<Item = &'a JsValue>) -> u64 {
+    rows.into_iter()
+        .filter_map(item_of)
+        .map(|item| js::json_size(&item))
+        .sum()
+}
+
 /// The items of message rows, in order. A row without an item means the session is damaged.
 pub fn items_of(rows: &[JsValue], session_id: &str) -> Result<Vec<JsValue>> {
     let key = JsValue::from_str("item");

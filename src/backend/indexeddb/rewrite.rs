@@ -27,8 +27,8 @@ use super::branches::add_usage_in;
 use super::open::Connection;
 use super::ops::{newest_rows, read_record, rows_in, write_record, Target};
 use super::record::{
-    all_of_session, item_of, items_of, message_key, messages_between, turn_of, Indexer, RowWriter,
-    StoredRecord,
+    all_of_session, item_of, items_of, message_key, messages_between, rows_size, turn_of, Indexer,
+    RowWriter, StoredRecord,
 };
 use super::tx::{listening, Tx};
 
@@ -200,12 +200,10 @@ pub async fn apply_transaction(
         }
         // The removed rows were just read: their sizes count exactly (a run's saves replace the
         // newest item again and again, and an average would shrink the estimate each time).
-        let removed = rows.iter().rev().take(remove as usize);
-        let removed_bytes: u64 = removed.filter_map(item_of).map(|i| js::json_size(&i)).sum();
-        let added_bytes = js::items_size(items.iter().map(|(item, _)| item));
-        record.bytes = record
-            .bytes
-            .map(|b| b.saturating_sub(removed_bytes).saturating_add(added_bytes));
+        record.exchange_bytes(
+            rows_size(rows.iter().rev().take(remove as usize)),
+            js::items_size(items.iter().map(|(item, _)| item)),
+        );
         give_default_title(&record.stored, &items);
         // The replacement takes the freed keys: put overwrites those, and only the keys it does
         // not reach are deleted (rewriting a key in place is cheaper for IndexedDB than a delete
@@ -448,17 +446,12 @@ pub async fn apply_mutations(
             .zip(&replaced)
             .filter_map(|(item, &r)| item.as_ref().filter(|_| r))
             .collect();
-        let removed_bytes: u64 = rows
+        let removed = rows
             .iter()
             .zip(items.iter().zip(&replaced))
             .filter(|(_, (item, &r))| r || item.is_none())
-            .filter_map(|(row, _)| item_of(row))
-            .map(|item| js::json_size(&item))
-            .sum();
-        let added_bytes = js::items_size(added);
-        record.bytes = record
-            .bytes
-            .map(|b| b.saturating_sub(removed_bytes).saturating_add(added_bytes));
+            .map(|(row, _)| row);
+        record.exchange_bytes(rows_size(removed), js::items_size(added));
         record.item_count = plan.kept;
         record.first_seq = plan.first_seq;
         record.next_seq = plan.next_seq;
