@@ -212,7 +212,8 @@ export function loadDeviceKey(options?: DeviceKeyOptions): Promise<CryptoKey | n
 export function forgetDeviceKey(options?: DeviceKeyOptions): Promise<void>;
 
 /** Deletes whole sessions by `updatedAt`, oldest first: older than `maxAgeDays`, or past the
- * newest `maxSessionsPerUser` of each user. Resolves to what it deleted. */
+ * newest `maxSessionsPerUser` of each user; a session written after it was listed is kept.
+ * Resolves to what it deleted. */
 export function applyRetention(options: {
   dbName?: string;
   userId?: string;

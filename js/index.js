@@ -188,7 +188,8 @@ export function importSessions(source, options = {}) {
  * Deletes whole sessions of a database (one user's with `userId`) by `updatedAt`, oldest first:
  * those unchanged for more than `maxAgeDays`, then the oldest past the newest
  * `maxSessionsPerUser` of each user. Resolves to what it deleted: `[{ sessionId, userId,
- * updatedAt }]`. Works on encrypted sessions as on any other (it reads only session records).
+ * updatedAt }]`. A session written after it was listed (a chat reopened in another tab) is
+ * kept. Works on encrypted sessions as on any other (it reads only session records).
  */
 export async function applyRetention(options) {
   if (options !== undefined && (options === null || typeof options !== 'object')) {
@@ -215,7 +216,8 @@ export async function applyRetention(options) {
   doomed.reverse(); // oldest first
   const deleted = [];
   for (const s of doomed) {
-    if (await deleteSession(s.sessionId, base)) deleted.push({ sessionId: s.sessionId, userId: s.userId, updatedAt: s.updatedAt });
+    // Only if unchanged since listed: a chat reopened meanwhile (in this tab or another) stays.
+    if (await deleteSession(s.sessionId, { ...base, expectedUpdatedAt: s.updatedAt })) deleted.push({ sessionId: s.sessionId, userId: s.userId, updatedAt: s.updatedAt });
   }
   return deleted;
 }

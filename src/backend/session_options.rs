@@ -145,10 +145,28 @@ pub fn list_args(options: &JsValue) -> Result<(String, Option<String>)> {
 }
 
 /// `deleteSession(sessionId, { dbName? })`: the session and the database.
-pub fn delete_args(session_id: &JsValue, options: &JsValue) -> Result<(String, String)> {
+/// `deleteSession(sessionId, { dbName?, expectedUpdatedAt? })`: the session, the database, and
+/// the `updatedAt` it must still show to be deleted.
+pub fn delete_args(
+    session_id: &JsValue,
+    options: &JsValue,
+) -> Result<(String, String, Option<f64>)> {
     let session_id = session_id_of(session_id)?;
     let options = take_options(options, "options")?;
-    Ok((session_id, db_name_of(&options)?))
+    let expected = field(&options, "options", "expectedUpdatedAt")?;
+    let expected = match expected.is_undefined() {
+        true => None,
+        false => Some(expected.as_f64().filter(|t| t.is_finite()).ok_or_else(|| {
+            SessionError::new(
+                SessionErrorCode::InvalidOptions,
+                format!(
+                    "options.expectedUpdatedAt must be a time in milliseconds (a session's updatedAt), got {}",
+                    super::js::describe(&expected)
+                ),
+            )
+        })?),
+    };
+    Ok((session_id, db_name_of(&options)?, expected))
 }
 
 /// `repairSession(sessionId, { dbName?, userId? })`: the session, the database, and the owner to

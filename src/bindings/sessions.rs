@@ -191,6 +191,9 @@ export interface ListSessionsOptions {
 export interface DeleteSessionOptions {
   /** IndexedDB database name; default `"agent-sessions"`. */
   dbName?: string;
+  /** Deletes the session only if its `updatedAt` is still this (as `listSessions` showed it):
+   * a session written since, in this tab or another, is kept and the call resolves to `false`. */
+  expectedUpdatedAt?: number;
 }
 
 export interface RepairSessionOptions {
@@ -401,7 +404,7 @@ export function searchSessions(options: SearchSessionsOptions): Promise<SearchHi
  * by itself after the database is opened, and a search waits for it. */
 export function buildSearchIndex(options?: { dbName?: string; onProgress?: (progress: SearchIndexProgress) => void }): Promise<SearchIndexProgress>;
 
-/** Deletes a session and all its items. Resolves to whether it existed. */
+/** Deletes a session and all its items. Resolves to whether it deleted one. */
 export function deleteSession(sessionId: string, options?: DeleteSessionOptions): Promise<boolean>;
 
 /**
@@ -985,13 +988,15 @@ pub fn build_search_index(options: JsValue) -> Promise {
 
 #[wasm_bindgen(js_name = deleteSession, skip_typescript)]
 pub fn delete_session(session_id: JsValue, options: JsValue) -> Promise {
-    let (session_id, db_name) = match delete_args(&session_id, &options) {
+    let (session_id, db_name, expected) = match delete_args(&session_id, &options) {
         Ok(args) => args,
         Err(e) => return Promise::reject(&session_error(&e)),
     };
     session::promise(async move {
         let conn = indexeddb::connection(&db_name).await?;
-        Ok(indexeddb::delete_session(&conn, &session_id).await?.into())
+        Ok(indexeddb::delete_session(&conn, &session_id, expected)
+            .await?
+            .into())
     })
 }
 

@@ -286,6 +286,52 @@ test('applyRetention deletes whole sessions, oldest first, by age and by count p
   assert.equal(r.refused, 'INVALID_OPTIONS');
 });
 
+test('applyRetention keeps a session written after it was listed; deleteSession with expectedUpdatedAt', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = 'retention-race';
+    for (const id of ['old1', 'old2']) {
+      await new lib.IndexedDbSession(id, { dbName, userId: 'ann' }).addItems([{ role: 'user', content: id }]);
+    }
+    // The order of the transactions is IndexedDB's (by creation, for the same store): a
+    // transaction held open here, then retention's listing, then another tab's write to old2,
+    // then retention's deletions.
+    const db = await new Promise((ok, fail) => {
+      const open = indexedDB.open(dbName);
+      open.onsuccess = () => ok(open.result);
+      open.onerror = () => fail(open.error);
+    });
+    let hold = true;
+    const held = db.transaction('agent_sessions', 'readwrite');
+    const spin = () => {
+      if (hold) held.objectStore('agent_sessions').get('none').onsuccess = spin;
+    };
+    spin();
+    const retention = lib.applyRetention({ dbName, maxAgeDays: 1, now: Date.now() + 2 * 86_400_000 });
+    await new Promise((ok) => setTimeout(ok, 200));
+    const written = new lib.IndexedDbSession('old2', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'back again' }]);
+    hold = false;
+    const deleted = (await retention).map((d) => d.sessionId);
+    await written;
+    db.close();
+    const left = await new lib.IndexedDbSession('old2', { dbName, userId: 'ann' }).getItems();
+    // deleteSession itself: a stale updatedAt keeps the session, the current one deletes it.
+    const [info] = await lib.listSessions({ dbName });
+    const stale = await lib.deleteSession('old2', { dbName, expectedUpdatedAt: info.updatedAt - 1 });
+    const afterStale = (await lib.listSessions({ dbName })).length;
+    const current = await lib.deleteSession('old2', { dbName, expectedUpdatedAt: info.updatedAt });
+    const bad = await outcome(() => lib.deleteSession('old2', { dbName, expectedUpdatedAt: 'yesterday' }));
+    return { deleted, left: left.map((i) => i.content), stale, afterStale, current, bad, after: (await lib.listSessions({ dbName })).length };
+  });
+  assert.deepEqual(r.deleted, ['old1'], 'old2 was written after the listing: kept');
+  assert.deepEqual(r.left, ['old2', 'back again']);
+  assert.equal(r.stale, false);
+  assert.equal(r.afterStale, 1);
+  assert.equal(r.current, true);
+  assert.equal(r.bad, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.after, 0);
+});
+
 test('bad input: keys of the wrong size or type, a bad ttl, a non-session; a failing call writes nothing', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {

@@ -536,9 +536,13 @@ async fn measure(conn: &Connection, session_id: &str) -> Result<f64> {
     .await
 }
 
-/// Deletes a session, its items, archive and operation log in one transaction. Resolves to
-/// whether it existed.
-pub async fn delete_session(conn: &Connection, session_id: &str) -> Result<bool> {
+/// Deletes a session (its items, branches, archive and operation log) in one transaction; with `expected_updated_at`, only if its record
+/// still shows that `updatedAt` (a session written since is kept). Whether it deleted one.
+pub async fn delete_session(
+    conn: &Connection,
+    session_id: &str,
+    expected_updated_at: Option<f64>,
+) -> Result<bool> {
     let tx = Tx::begin(
         conn,
         &SESSION_STORES,
@@ -547,7 +551,13 @@ pub async fn delete_session(conn: &Connection, session_id: &str) -> Result<bool>
     )?;
     tx.run(async |tx| {
         // Only whether it existed matters: a damaged record is deleted like any other.
-        let existed = tx.get(SESSIONS_STORE, session_id).await?.is_some();
+        let record = tx.get(SESSIONS_STORE, session_id).await?;
+        let existed = record.is_some();
+        if let (Some(expected), Some(record)) = (expected_updated_at, &record) {
+            if js::get(record, "updatedAt").ok().and_then(|t| t.as_f64()) != Some(expected) {
+                return Ok(false);
+            }
+        }
         delete_session_data(tx, session_id)?;
         branches::delete_all(tx, session_id)?;
         tx.store(SESSIONS_STORE)?
