@@ -12,8 +12,15 @@ export const BACKUP_VERSION = 1;
 /** The kinds of lines that carry a session's rows, in the order they are written. */
 const ROW_KINDS = ['item', 'archived', 'usage', 'operation'];
 
-/** Rows per page: each page is one read transaction and one chunk of the stream. */
+/** Rows per page: each page is one read transaction. */
 const PAGE = 500;
+
+/** Characters of a session's lines held back until its end line, so that a session rewritten
+ * while it was read can be read again whole; a longer session streams page by page. */
+const HOLD = 1024 * 1024;
+
+/** Readings of a session rewritten while it is read, before it is written out as it is. */
+const TRIES = 3;
 
 function invalid(message, line) {
   const error = new Error(message);
@@ -26,7 +33,9 @@ function invalid(message, line) {
 /**
  * The sessions of a database (one user's with `userId`, only `sessionIds` when given) as a
  * `ReadableStream` of UTF-8 NDJSON: a header line, then each session's record, rows and end line.
- * Pages are read as the stream is pulled, so the whole history never sits in memory.
+ * Sessions are read as the stream is pulled, so the whole database never sits in memory: a
+ * session goes out whole once read (read again if it was rewritten meanwhile), or, past 1 MiB of
+ * text, page by page.
  */
 export function exportSessions(options = {}) {
   const { dbName, userId, sessionIds } = options ?? {};
@@ -36,7 +45,9 @@ export function exportSessions(options = {}) {
   const encoder = new TextEncoder();
   const base = dbName === undefined ? {} : { dbName };
   let queue = null; // session ids still to export
-  let current = null; // { sessionId, kind index, after, lines }
+  // The session being read: { sessionId, kind (index), after, lines, record, tries, held (its
+  // text so far, or null once streaming), size }.
+  let current = null;
   const wanted = sessionIds == null ? null : new Set(sessionIds);
   const line = (value) => JSON.stringify(value) + '\n';
   /** The next chunk of text, or `null` at the end. */
@@ -57,14 +68,24 @@ export function exportSessions(options = {}) {
         const { rows } = await readBackup({ ...base, sessionId, kind: 'session' });
         // Deleted since it was listed: nothing to write.
         if (rows.length === 0) continue;
-        current = { sessionId, kind: 0, after: null, lines: 1, record: rows[0] };
-        return line({ session: rows[0] });
+        start(sessionId, rows[0], 1);
+        continue;
       }
       const kind = ROW_KINDS[current.kind];
       if (kind === undefined) {
         const end = line({ end: { sessionId: current.sessionId, lines: current.lines + 1 } });
+        const { sessionId, held, record, tries } = current;
         current = null;
-        return end;
+        if (held === null) return end;
+        // A session rewritten while it was read (popped, compacted, edited in another tab) lost
+        // rows its record line names: no import would take it. Read it again from its new record.
+        const { rows } = await readBackup({ ...base, sessionId, kind: 'session' });
+        if (rows.length === 0) continue;
+        if (rows[0].rewrites !== record.rewrites && tries < TRIES) {
+          start(sessionId, rows[0], tries + 1);
+          continue;
+        }
+        return held.join('') + end;
       }
       // Only the rows the record written above names: a turn another tab adds meanwhile would
       // make a session its record does not count, which no import would take.
@@ -76,20 +97,35 @@ export function exportSessions(options = {}) {
       } else {
         current.after = after;
       }
-      if (rows.length) {
-        let text = '';
-        for (const row of rows) {
-          // The search index's terms are made again on import: the backup need not carry them.
-          if (kind === 'item') delete row.terms;
-          text += line({ [kind]: row });
-        }
-        return text;
+      let text = '';
+      for (const row of rows) {
+        // The search index's terms are made again on import: the backup need not carry them.
+        if (kind === 'item') delete row.terms;
+        text += line({ [kind]: row });
       }
+      const out = hold(text);
+      if (out) return out;
     }
+  };
+  /** Starts a session's export from its record, `tries` being the how-many-th reading. */
+  const start = (sessionId, record, tries) => {
+    current = { sessionId, kind: 0, after: null, lines: 1, record, tries, held: [], size: 0 };
+    hold(line({ session: record }));
+  };
+  /** Holds a session's text until its end line (see HOLD); what to send now, if anything. */
+  const hold = (text) => {
+    if (current.held === null) return text;
+    current.held.push(text);
+    current.size += text.length;
+    if (current.size <= HOLD) return '';
+    const all = current.held.join('');
+    current.held = null;
+    return all;
   };
   return new ReadableStream(
     {
-      // Each pull gives one chunk (a page), so the stream reads only as fast as it is consumed.
+      // Each pull gives one chunk (a session, or a page of a long one), and only a read pulls
+      // (no chunk is read ahead): the stream reads only as fast as it is consumed.
       async pull(controller) {
         try {
           const text = await next();
@@ -100,7 +136,7 @@ export function exportSessions(options = {}) {
         }
       },
     },
-    { highWaterMark: 1 },
+    { highWaterMark: 0 },
   );
 }
 

@@ -95,7 +95,8 @@ export interface ExportSessionsOptions {
 }
 
 /** The sessions as a stream of UTF-8 NDJSON (the backup format in the README), read a page at a
- * time as the stream is pulled. Save it with `new Response(stream).blob()`. */
+ * time as the stream is pulled; a session rewritten while it is read (popped or compacted in
+ * another tab) is read again. Save it with `new Response(stream).blob()`. */
 export function exportSessions(options?: ExportSessionsOptions): ReadableStream<Uint8Array>;
 
 export interface ImportSessionsOptions {

@@ -466,35 +466,60 @@ test('memory stays flat while 100,000 items are exported', async (t) => {
   assert.ok(r.end - r.base < r.bytes / 10, 'nothing is kept after');
 });
 
+// The export's read of the session's record, then another tab's write, then the export's reads of
+// the rows: IndexedDB's order of transactions, set by holding the stores (see holdStores).
+async function exportAround(page, dbName, write) {
+  return page.evaluate(
+    async ({ dbName, write }) => {
+      const from = { dbName };
+      const s = new lib.IndexedDbSession('busy', from);
+      await s.addItems([{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }, { role: 'user', content: 'three' }]);
+      const reader = lib.exportSessions(from).getReader();
+      const decoder = new TextDecoder();
+      let text = decoder.decode((await reader.read()).value); // the header
+      const release = await holdStores(dbName, ['agent_sessions']);
+      const rest = (async () => {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          text += decoder.decode(value);
+        }
+      })();
+      await settle();
+      const other = new lib.IndexedDbSession('busy', from);
+      const written = write === 'append' ? other.addItems([{ role: 'assistant', content: 'four' }]) : other.popItem();
+      await release();
+      await written;
+      await rest;
+      const to = { dbName: `${dbName}-to` };
+      const report = await lib.importSessions(text, to);
+      return {
+        imported: report.imported,
+        failed: report.failed.map((e) => e.message),
+        items: (await new lib.IndexedDbSession('busy', to).getItems()).map((i) => i.content),
+        now: (await s.getItems()).map((i) => i.content),
+      };
+    },
+    { dbName, write },
+  );
+}
+
 test('a turn written while its session is being exported: the backup holds the session as its record counts it, and imports', async () => {
   const { page } = await openHarness(env);
-  const r = await page.evaluate(async () => {
-    const from = { dbName: 'export-while-writing' };
-    const s = new lib.IndexedDbSession('busy', from);
-    await s.addItems([{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }]);
-    const reader = lib.exportSessions(from).getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    // The header, then the session's record: then another tab's turn lands.
-    for (let i = 0; i < 2; i++) text += decoder.decode((await reader.read()).value);
-    await new lib.IndexedDbSession('busy', from).addItems([{ role: 'user', content: 'three' }]);
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value);
-    }
-    const report = await lib.importSessions(text, { dbName: 'export-while-writing-to' });
-    return {
-      imported: report.imported,
-      failed: report.failed.map((e) => e.message),
-      items: (await new lib.IndexedDbSession('busy', { dbName: 'export-while-writing-to' }).getItems()).map((i) => i.content),
-      now: (await s.getItems()).map((i) => i.content),
-    };
-  });
+  const r = await exportAround(page, 'export-while-writing', 'append');
   assert.deepEqual(r.failed, []);
   assert.deepEqual(r.imported, ['busy']);
-  assert.deepEqual(r.items, ['one', 'two'], 'the session as its record was read');
-  assert.deepEqual(r.now, ['one', 'two', 'three'], 'and the turn is stored where it was written');
+  assert.deepEqual(r.items, ['one', 'two', 'three'], 'the session as its record was read');
+  assert.deepEqual(r.now, ['one', 'two', 'three', 'four'], 'and the turn is stored where it was written');
+});
+
+test('an item popped while its session is being exported: the session is read again, and the backup imports', async () => {
+  const { page } = await openHarness(env);
+  const r = await exportAround(page, 'export-while-popping', 'pop');
+  assert.deepEqual(r.failed, []);
+  assert.deepEqual(r.imported, ['busy']);
+  assert.deepEqual(r.items, ['one', 'two'], 'the session as it is after the pop');
+  assert.deepEqual(r.now, ['one', 'two']);
 });
 
 test("a run's saves (the newest item replaced by it and the new turn, again and again) and a mutation keep the size exact", async () => {

@@ -293,27 +293,14 @@ test('applyRetention keeps a session written after it was listed; deleteSession 
     for (const id of ['old1', 'old2']) {
       await new lib.IndexedDbSession(id, { dbName, userId: 'ann' }).addItems([{ role: 'user', content: id }]);
     }
-    // The order of the transactions is IndexedDB's (by creation, for the same store): a
-    // transaction held open here, then retention's listing, then another tab's write to old2,
-    // then retention's deletions.
-    const db = await new Promise((ok, fail) => {
-      const open = indexedDB.open(dbName);
-      open.onsuccess = () => ok(open.result);
-      open.onerror = () => fail(open.error);
-    });
-    let hold = true;
-    const held = db.transaction('agent_sessions', 'readwrite');
-    const spin = () => {
-      if (hold) held.objectStore('agent_sessions').get('none').onsuccess = spin;
-    };
-    spin();
+    // Retention's listing, then another tab's write to old2, then retention's deletions.
+    const release = await holdStores(dbName, ['agent_sessions']);
     const retention = lib.applyRetention({ dbName, maxAgeDays: 1, now: Date.now() + 2 * 86_400_000 });
-    await new Promise((ok) => setTimeout(ok, 200));
+    await settle();
     const written = new lib.IndexedDbSession('old2', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'back again' }]);
-    hold = false;
+    await release();
     const deleted = (await retention).map((d) => d.sessionId);
     await written;
-    db.close();
     const left = await new lib.IndexedDbSession('old2', { dbName, userId: 'ann' }).getItems();
     // deleteSession itself: a stale updatedAt keeps the session, the current one deletes it.
     const [info] = await lib.listSessions({ dbName });
