@@ -78,6 +78,9 @@ for (const [entry, plugins] of [['index.js', []], ['runner_wasm.js', []], ['runn
     // Two modules' classes share a name (the glue's IndexedDbSession and the entry's, which
     // extends it): the bundle renames one binding, and `name` must stay what the code says.
     keepNames: true,
+    // Minified: what a page loading the package unbundled downloads and parses (a third less
+    // gzipped); names, messages and the declarations are the same.
+    minify: true,
     plugins,
     logLevel: 'error',
   });
