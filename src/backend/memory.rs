@@ -429,7 +429,7 @@ impl SessionState for MemorySessionState {
             .filter(|(b, _, _)| *b == *current)
             .map(|(_, t, u)| (*t, *u))
             .collect();
-        mine.sort_unstable_by_key(|(t, _)| *t); // one entry per turn of a branch
+        crate::core::sort::sort_by_key(&mut mine, |(t, _)| *t); // one entry per turn of a branch
         Ok(match turn {
             Some(n) => mine
                 .iter()

@@ -14,7 +14,7 @@ use wasm_bindgen_futures::future_to_promise;
 
 use crate::core::error::{Result, SessionError};
 use crate::core::history::{Limit, SessionSettings, Window};
-use crate::core::queue::{OpQueue, Ticket};
+use crate::core::queue::OpQueue;
 
 use super::args::ReplaceOptions;
 use super::branch_js::From;
@@ -114,21 +114,40 @@ where
 {
     let args = match state.core().check_open(what).and_then(|()| args()) {
         Ok(args) => args,
-        Err(e) => return Promise::reject(&session_error(&e)),
+        Err(e) => return rejected(e),
     };
-    let ticket = state.core().queue.enter();
-    let state = state.clone();
-    run_queued(ticket, Box::pin(async move { op(&state, args).await }))
+    let op_state = state.clone();
+    run_queued(
+        state.core(),
+        Box::pin(async move { op(&op_state, args).await }),
+    )
 }
 
-/// The part of [`queued`] that is the same for every method, compiled once.
-fn run_queued(mut ticket: Ticket, op: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> Promise {
-    future_to_promise(async move {
+/// A promise rejected with `e` as a `SessionError`; one copy for every method.
+#[inline(never)]
+pub fn rejected(e: SessionError) -> Promise {
+    Promise::reject(&session_error(&e))
+}
+
+/// The part of [`queued`] that is the same for every method, compiled once: takes the place in
+/// the queue now, and runs `op` once every earlier call on this object has finished.
+#[inline(never)]
+fn run_queued(core: &SessionCore, op: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> Promise {
+    let mut ticket = core.queue.enter();
+    js_promise(Box::pin(async move {
         ticket.ready().await;
         let result = op.await;
         drop(ticket);
         result.map_err(|e| session_error(&e))
-    })
+    }))
+}
+
+/// `future_to_promise`, instantiated once for the whole module: every promise the module
+/// returns for work still to do is made here.
+pub fn js_promise(
+    work: Pin<Box<dyn Future<Output = std::result::Result<JsValue, JsValue>>>>,
+) -> Promise {
+    future_to_promise(work)
 }
 
 /// `close()`: marks the session closed now, so every later call rejects with `CLOSED`, and
@@ -154,7 +173,9 @@ pub fn promise(work: impl Future<Output = Result<JsValue>> + 'static) -> Promise
 
 /// The part of [`promise`] that is the same for every caller, compiled once.
 fn boxed_promise(work: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> Promise {
-    future_to_promise(async move { work.await.map_err(|e| session_error(&e)) })
+    js_promise(Box::pin(async move {
+        work.await.map_err(|e| session_error(&e))
+    }))
 }
 
 /// `getItems(limit)`: the newest items within `limit`; without one, the newest

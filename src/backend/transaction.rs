@@ -121,7 +121,7 @@ pub fn take_transaction(args: &JsValue) -> Result<TakenTransaction> {
     plain_object(&transaction, "transaction")?;
     let kind_value = field(&transaction, "transaction", "type")?;
     let mut keys = js::keys(&transaction).map_err(|e| threw(CODE, "transaction", &e))?;
-    keys.sort_unstable();
+    crate::core::canonical::sort_keys(&mut keys);
     let kind_name = kind_value.as_string().unwrap_or_default();
     let (kind, fields): (TransactionKind, &[&str]) = match kind_name.as_str() {
         "append_items" => (TransactionKind::AppendItems, &["items", "type"]),

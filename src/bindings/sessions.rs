@@ -867,7 +867,7 @@ pub fn restore_session(lines: Vec<JsValue>, numbers: Vec<u32>, options: JsValue)
         Ok(args) => args,
         Err(e) => return Promise::reject(&session_error(&e)),
     };
-    wasm_bindgen_futures::future_to_promise(async move {
+    session::js_promise(Box::pin(async move {
         let conn = indexeddb::connection(&args.db_name)
             .await
             .map_err(|e| session_error(&e))?;
@@ -896,7 +896,7 @@ pub fn restore_session(lines: Vec<JsValue>, numbers: Vec<u32>, options: JsValue)
                 ],
             )),
         }
-    })
+    }))
 }
 
 /// Calls `on_progress({ done, total })` for the search index build, when given.

@@ -77,7 +77,7 @@ impl Canonical {
 
 /// Object keys in canonical order.
 pub fn sort_keys(keys: &mut [String]) {
-    keys.sort_unstable();
+    super::sort::sort_by(keys, |a, b| a.cmp(b));
 }
 
 /// A 128-bit digest of a canonical form (two FNV-1a hashes with different offsets), as hex: enough

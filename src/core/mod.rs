@@ -5,6 +5,7 @@ pub mod canonical;
 pub mod error;
 pub mod history;
 pub mod session;
+pub mod sort;
 
 #[cfg(feature = "sessions")]
 pub mod memory;

@@ -13,6 +13,7 @@ use crate::backend::search::item_search_text;
 use crate::core::error::Result;
 use crate::core::schema::{BY_TERM_INDEX, MESSAGES_STORE, META_STORE, SESSIONS_STORE};
 use crate::core::search::{match_text, owner_prefix, score, snippet, Clause};
+use crate::core::sort;
 
 use super::open::Connection;
 use super::ops::user_records;
@@ -140,7 +141,7 @@ pub async fn search(
         // The items holding every term, from the rarest term's list, narrowed by each other list
         // that is whole; in the user's sessions (the owner in the index key already says whose;
         // the record check makes sure).
-        keyed.sort_unstable_by_key(Vec::len);
+        sort::sort_by_key(&mut keyed, Vec::len);
         let mut lists = keyed.into_iter();
         let mut candidates: Vec<(RowId, JsValue)> = Vec::new();
         let mut seen: HashSet<RowId> = HashSet::new();
@@ -162,7 +163,7 @@ pub async fn search(
         }
         // The newest first, at most READ_AT_MOST of them (rows are unique, so the order is total
         // and needs no stable sort).
-        candidates.sort_unstable_by(|(a, _), (b, _)| {
+        sort::sort_by(&mut candidates, |(a, _), (b, _)| {
             let when = |id: &RowId| sessions.get(&id.0).copied().unwrap_or(0.0);
             when(b)
                 .total_cmp(&when(a))
@@ -217,7 +218,7 @@ pub async fn search(
             })
             .collect();
         // Best first; equal scores, newest first (then by row, so the order is total).
-        hits.sort_unstable_by(|a, b| {
+        sort::sort_by(&mut hits, |a, b| {
             b.score
                 .total_cmp(&a.score)
                 .then(b.created_at.total_cmp(&a.created_at))
