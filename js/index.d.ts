@@ -51,17 +51,22 @@ export interface SessionListChange {
   change?: 'add' | 'pop' | 'clear' | 'replace' | 'update' | 'delete' | 'branch';
 }
 
+/** The sessions of a database (one user's, with `userId`), newest `updatedAt` first. */
+export function listSessions(options?: ListSessionsOptions): Promise<SessionInfo[]>;
+
 /** Reports sessions of a database (one user's with `userId`; `null`: those without one) being
  * created, updated and deleted, from every tab and worker of the origin. Returns the function
  * that stops it; its `ready` settles once the sessions that existed at the start were read
  * (until then a change is held back, so none is lost). */
-/** The sessions of a database (one user's, with `userId`), newest `updatedAt` first. */
-export function listSessions(options?: ListSessionsOptions): Promise<SessionInfo[]>;
-
 export function watchSessions(
   options: { dbName?: string; userId?: string | null } | undefined,
   listener: (change: SessionListChange) => void,
 ): (() => void) & { ready: Promise<void> };
+
+/** The name of the Web Lock (`navigator.locks`) a run holds on a session from reading its
+ * history to saving its turn, and a `SyncedSession` round while it rewrites the local history:
+ * hold it to keep runs out of a session, in every tab, while the app works on it. */
+export function sessionLockName(dbName: string, sessionId: string): string;
 
 /** Asks the browser to keep this origin's data under storage pressure
  * (`navigator.storage.persist()`); resolves to whether it is persisted. */

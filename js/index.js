@@ -11,7 +11,7 @@ await init({ module_or_path: new URL('./agent_sessions_bg.wasm', import.meta.url
 export { searchSessions, buildSearchIndex } from './agent_sessions.js';
 export { exportSessions };
 export { EncryptedSession, deriveKeyFromPassphrase, deviceKey, createDeviceKey, storeDeviceKey, loadDeviceKey, forgetDeviceKey } from './encrypted.js';
-export { SyncedSession } from './sync.js';
+export { SyncedSession, sessionLockName } from './sync.js';
 
 /** The writes that change a session, and the event each makes once it has committed (none when
  * it changed nothing). */

@@ -11,7 +11,7 @@ import init, {
   sessionBusy,
 } from './agent_sessions_runner.js';
 
-import { IndexedDbSession, listSessions, searchSessions } from './index.js';
+import { IndexedDbSession, listSessions, searchSessions, sessionLockName } from './index.js';
 
 await init({ module_or_path: runnerWasm });
 
@@ -338,7 +338,7 @@ function locked(options, begin) {
   const locks = globalThis.navigator?.locks;
   const named = session && typeof session === 'object' && typeof session.dbName === 'string' && typeof session.sessionId === 'string';
   if (!locks || !named || mode === false || (mode !== true && mode !== 'wait' && mode !== 'fail')) return start();
-  const name = `agent-sessions:${session.dbName}:${session.sessionId}`;
+  const name = sessionLockName(session.dbName, session.sessionId);
   const how = mode === 'fail' ? { ifAvailable: true } : signal && typeof signal === 'object' && 'aborted' in signal ? { signal } : {};
   // The run's outcome reaches the caller as soon as the run settles, as without a lock (the
   // lock is released just after): the work a run leaves for after its answer waits for the
@@ -542,6 +542,21 @@ class CompactionSession {
       // A session that throws on being asked does not have it.
     }
     if (marked && typeof this.applyHistoryTransaction === 'function') Object.defineProperty(this, usageMark, { value: true });
+  }
+
+  /** The wrapped session's id, database and owner, where it has them: a run on this session
+   * holds the same cross-tab lock as a run on the wrapped one, and `pastSessions` finds the
+   * user's other chats. */
+  get sessionId() {
+    return this.#inner.sessionId;
+  }
+
+  get dbName() {
+    return this.#inner.dbName;
+  }
+
+  get userId() {
+    return this.#inner.userId;
   }
 
   #serial(call) {

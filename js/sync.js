@@ -25,6 +25,13 @@
 import { recordStore } from './records.js';
 import { sessionError } from './errors.js';
 
+/** The Web Lock a run holds on a session from reading its history to saving its turn (and a
+ * sync round while it rewrites the local history): one name per database and session, whatever
+ * characters either holds. */
+export function sessionLockName(dbName, sessionId) {
+  return `agent-sessions:${JSON.stringify([dbName, sessionId])}`;
+}
+
 const state = recordStore('agent-sessions-sync', 'sessions');
 
 /** Items per remote write (the Conversations API's limit). */
@@ -283,7 +290,7 @@ export class SyncedSession extends EventTarget {
     this.#local = local;
     this.#remote = remote;
     this.#id = JSON.stringify([local.dbName, local.sessionId]);
-    this.#lockName = `agent-sessions-sync:${local.dbName}:${local.sessionId}`;
+    this.#lockName = `agent-sessions-sync:${JSON.stringify([local.dbName, local.sessionId])}`;
     this.#minDelay = retryDelayMs;
     this.#maxDelay = Math.max(maxRetryDelayMs, retryDelayMs);
     this.#status = { pending: 0, lastSyncedAt: null, lastError: null, online: online(), syncing: false };
@@ -723,7 +730,7 @@ export class SyncedSession extends EventTarget {
     // that expects the history to end as it was read. The mark read after it lets the next
     // round start from here, when the history is then exactly what this round left.
     if (this.#closed) return;
-    const mark = await withLock(`agent-sessions:${this.#local.dbName}:${this.#local.sessionId}`, async (lock) => {
+    const mark = await withLock(sessionLockName(this.#local.dbName, this.#local.sessionId), async (lock) => {
       if (lock === null) throw busy('a run holds the session; the sync round is tried again soon');
       if (!(await view.unchanged())) throw busy('the session changed during the sync round; it is tried again');
       let from = 0;

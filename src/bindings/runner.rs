@@ -301,6 +301,11 @@ export interface CompactionResult {
  */
 export class CompactionSession {
   constructor(inner: SessionLike, options: CompactionSessionOptions);
+  /** The wrapped session's id, database and owner, where it has them: a run on this session
+   * holds the wrapped session's cross-tab lock (`sessionLockName`). */
+  readonly sessionId: string | undefined;
+  readonly dbName: string | undefined;
+  readonly userId: string | null | undefined;
   getSessionId(): Promise<string>;
   getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
   addItems(items: readonly Item[]): Promise<void>;

@@ -34,6 +34,7 @@ const SESSIONS = [
   'repairSession',
   'requestPersistentStorage',
   'searchSessions',
+  'sessionLockName',
   'storageEstimate',
   'storeDeviceKey',
   'watchSessions',

@@ -90,7 +90,7 @@ test("lock options: false takes no lock; anything else than 'wait', 'fail' or a 
     const runner = new lib.Runner({ baseUrl: url });
     const agent = new lib.Agent({ name: 'a', model: 'm' });
     const session = new lib.IndexedDbSession(id);
-    const held = await navigator.locks.request(`agent-sessions:agent-sessions:${id}`, async () =>
+    const held = await navigator.locks.request(lib.sessionLockName('agent-sessions', id), async () =>
       (await runner.run(agent, 'unlocked', { session, lock: false })).finalOutput,
     );
     let bad;
@@ -103,4 +103,33 @@ test("lock options: false takes no lock; anything else than 'wait', 'fail' or a 
   }, { url: model.url, id: fresh('options') });
   assert.equal(r.held, 'fine', 'a run with lock: false runs while the lock is held elsewhere');
   assert.equal(r.bad, 'RunnerError INVALID_RUN_OPTIONS');
+});
+
+test('a CompactionSession over an IndexedDbSession takes its lock; lock names of two databases never meet', async () => {
+  const { page } = await openHarness(env);
+  model.script({ text: 'ran' });
+  const r = await page.evaluate(async (url) => {
+    const runner = new lib.Runner({ baseUrl: url });
+    const agent = new lib.Agent({ name: 'a', model: 'm' });
+    const tryRun = (session) =>
+      runner.run(agent, 'q', { session, lock: 'fail' }).then((res) => res.finalOutput, (e) => `${e.name} ${e.code}`);
+    const inner = new lib.IndexedDbSession('chat-1', { dbName: 'cmp', userId: 'ann' });
+    const compacting = new lib.CompactionSession(inner, { runner, agent });
+    const wrapped = { sessionId: compacting.sessionId, dbName: compacting.dbName, userId: compacting.userId };
+    // Other runs (any tab) hold chat-1 of 'cmp' and c of 'x:b' while these start.
+    let release;
+    const held = new Promise((ok) => (release = ok));
+    for (const [dbName, id] of [['cmp', 'chat-1'], ['x:b', 'c']]) {
+      await new Promise((taken) => navigator.locks.request(lib.sessionLockName(dbName, id), () => (taken(), held)));
+    }
+    const busy = await tryRun(compacting);
+    // Session "b:c" of database "x" and session "c" of database "x:b": two sessions.
+    const other = await tryRun(new lib.IndexedDbSession('b:c', { dbName: 'x' }));
+    release();
+    return { wrapped, busy, other, names: [lib.sessionLockName('x', 'b:c'), lib.sessionLockName('x:b', 'c')] };
+  }, model.url);
+  assert.deepEqual(r.wrapped, { sessionId: 'chat-1', dbName: 'cmp', userId: 'ann' });
+  assert.equal(r.busy, 'RunnerError SESSION_BUSY');
+  assert.notEqual(r.names[0], r.names[1]);
+  assert.equal(r.other, 'ran');
 });
