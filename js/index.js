@@ -116,7 +116,7 @@ export async function deleteSession(sessionId, options) {
 
 export async function repairSession(sessionId, options) {
   const report = await wasm.repairSession(sessionId, options);
-  if (report.existed) publish(options?.dbName ?? 'agent-sessions', { type: 'replace', change: 'repair', sessionId });
+  if (report.existed) publish(options?.dbName ?? 'agent-sessions', { type: 'replace', change: 'repair', sessionId, userId: report.userId });
   return report;
 }
 

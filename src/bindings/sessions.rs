@@ -208,6 +208,8 @@ export interface RepairSessionOptions {
 export interface RepairReport {
   /** Whether the session had a record or items at all. */
   existed: boolean;
+  /** The repaired session's owner (`null`: no user, or nothing existed). */
+  userId: string | null;
   /** Items the session holds after the repair. */
   itemCount: number;
   /** Rows deleted because they held no item. */

@@ -153,14 +153,16 @@ test('watchSessions: a sidebar hears sessions created, updated and deleted, only
     await lib.deleteSession('old', { dbName });
     await lib.deleteSession('bobs', { dbName });
     await new lib.IndexedDbSession('new', { dbName, userId: 'ann' }).update({ title: 'Hello' });
+    await lib.repairSession('new', { dbName });
   }, dbName);
-  await sidebar.waitForFunction(() => window.changes.length >= 4, null, { timeout: 5000 });
+  await sidebar.waitForFunction(() => window.changes.length >= 5, null, { timeout: 5000 });
   const changes = await sidebar.evaluate(() => window.changes.map((c) => [c.type, c.sessionId, c.change ?? null]));
   assert.deepEqual(changes, [
     ['updated', 'old', 'add'],
     ['created', 'new', 'add'],
     ['deleted', 'old', null],
     ['updated', 'new', 'update'],
+    ['updated', 'new', 'replace'],
   ]);
 });
 

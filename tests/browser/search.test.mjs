@@ -271,6 +271,39 @@ test('rows written before the index existed are indexed in chunks, and an interr
   assert.equal(built.again.done, 0, 'a finished build does nothing');
 });
 
+test('a build of fewer rows than a chunk is heard, with its count', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = `search-small-${Math.random()}`;
+    const s = new lib.IndexedDbSession('small', { dbName, userId: 'ann' });
+    await s.addItems(Array.from({ length: 30 }, (_, i) => ({ role: 'user', content: `note ${i} about otters` })));
+    // As a version before the search index left them: rows without terms, no build done.
+    const raw = await new Promise((ok) => {
+      const open = indexedDB.open(dbName);
+      open.onsuccess = () => ok(open.result);
+    });
+    const tx = raw.transaction(['agent_messages', 'agent_meta'], 'readwrite');
+    const rows = await new Promise((ok) => {
+      const all = tx.objectStore('agent_messages').getAll();
+      all.onsuccess = () => ok(all.result);
+    });
+    for (const row of rows) {
+      delete row.terms;
+      tx.objectStore('agent_messages').put(row);
+    }
+    tx.objectStore('agent_meta').put({ name: 'searchIndex', done: false, after: null, indexed: 0 });
+    await new Promise((done) => (tx.oncomplete = done));
+    raw.close();
+    const progress = [];
+    const built = await lib.buildSearchIndex({ dbName, onProgress: (p) => progress.push(p) });
+    const hits = await lib.searchSessions({ dbName, userId: 'ann', query: 'otters', limit: 50 });
+    return { progress, built, hits: hits.length };
+  });
+  assert.deepEqual(r.progress, [{ done: 30, total: 30 }]);
+  assert.deepEqual(r.built, { done: 30, total: 30 });
+  assert.equal(r.hits, 30);
+});
+
 test('a new database has nothing to index: its rows are written with their terms, and no build reads them again', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {

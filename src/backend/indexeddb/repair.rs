@@ -21,6 +21,8 @@ use super::tx::{listening, Tx};
 /// What a repair did, as `repairSession` reports it.
 pub struct RepairReport {
     pub existed: bool,
+    /// The owner of the repaired session (`None`: no user).
+    pub user_id: Option<String>,
     pub item_count: u64,
     pub removed_rows: usize,
     pub renumbered_rows: usize,
@@ -30,6 +32,12 @@ impl RepairReport {
     pub fn to_js(&self) -> JsValue {
         object(&[
             ("existed", self.existed.into()),
+            (
+                "userId",
+                self.user_id
+                    .as_deref()
+                    .map_or(JsValue::NULL, JsValue::from_str),
+            ),
             ("itemCount", (self.item_count as f64).into()),
             ("removedRows", (self.removed_rows as f64).into()),
             ("renumberedRows", (self.renumbered_rows as f64).into()),
@@ -120,6 +128,7 @@ pub async fn repair_session(
         if record.is_none() && rows.is_empty() {
             return Ok(RepairReport {
                 existed: false,
+                user_id: None,
                 item_count: 0,
                 removed_rows: 0,
                 renumbered_rows: 0,
@@ -201,6 +210,7 @@ pub async fn repair_session(
             .map_err(|e| tx.fail(e))?;
         Ok(RepairReport {
             existed: true,
+            user_id: user,
             item_count: plan.kept,
             removed_rows: plan.drop.len(),
             renumbered_rows: plan.moves.len(),

@@ -282,6 +282,7 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
     let mut owners: HashMap<String, JsValue> = HashMap::new();
     let mut first = true;
     loop {
+        let mut indexed_now = 0;
         let tx = Tx::begin(
             conn,
             &[SESSIONS_STORE, MESSAGES_STORE, META_STORE],
@@ -369,6 +370,7 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                     messages.put(row, None).map_err(|e| tx.fail(e))?;
                 }
                 progress.done += rows.len() as u64;
+                indexed_now = rows.len();
                 let done = (rows.len() as u32) < CHUNK;
                 let last = rows.last().map(|row| {
                     let key: JsValue = Array::of2(
@@ -386,7 +388,8 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                 Ok(done)
             })
             .await?;
-        if !first || !finished {
+        // Every chunk that indexed rows is heard (one build of fewer rows than a chunk too).
+        if indexed_now > 0 {
             progress.total = progress.total.max(progress.done);
             on_progress(progress);
         }
