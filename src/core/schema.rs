@@ -45,7 +45,8 @@ pub const SESSION_STORES: [&str; 5] = [
 /// that hold a term, for full-text search.
 pub const BY_TERM_INDEX: &str = "by_term";
 /// Facts about the database itself, one record each, key `name`: `{ name: "searchIndex", done,
-/// after }` records how far the search index of rows written before it existed was built.
+/// after, indexed, terms, all }` records how far the search index of rows written before it
+/// existed (or of every row, for terms of a newer tokeniser) was built.
 pub const META_STORE: &str = "agent_meta";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

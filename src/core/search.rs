@@ -65,10 +65,18 @@ fn fold(c: char) -> &'static str {
         'ŕ' | 'ŗ' | 'ř' => "r",
         'ś' | 'ŝ' | 'ş' | 'š' | 'ș' => "s",
         'ţ' | 'ť' | 'ŧ' | 'ț' => "t",
-        'ù' | 'ú' | 'û' | 'ü' | 'ũ' | 'ū' | 'ŭ' | 'ů' | 'ű' | 'ų' | 'ǔ' | 'ư' | 'ụ' | 'ủ' | 'ứ'
-        | 'ừ' | 'ử' | 'ữ' | 'ự' => "u",
+        'ù' | 'ú' | 'û' | 'ü' | 'ũ' | 'ū' | 'ŭ' | 'ů' | 'ű' | 'ų' | 'ǔ' | 'ǖ' | 'ǘ' | 'ǚ' | 'ǜ'
+        | 'ư' | 'ụ' | 'ủ' | 'ứ' | 'ừ' | 'ử' | 'ữ' | 'ự' => "u",
         'ŵ' => "w",
         'ý' | 'ÿ' | 'ŷ' | 'ỳ' | 'ỵ' | 'ỷ' | 'ỹ' => "y",
+        // Greek: tonos and dialytika (Αθήνα and ΑΘΗΝΑ are one term).
+        'ά' => "α",
+        'έ' => "ε",
+        'ή' => "η",
+        'ί' | 'ϊ' | 'ΐ' => "ι",
+        'ό' => "ο",
+        'ύ' | 'ϋ' | 'ΰ' => "υ",
+        'ώ' => "ω",
         'ź' | 'ż' | 'ž' => "z",
         'ß' => "ss",
         'æ' => "ae",
@@ -89,11 +97,21 @@ fn lower(c: char) -> char {
         0x100..=0x12F | 0x132..=0x137 | 0x14A..=0x177 if n.is_multiple_of(2) => n + 1,
         0x139..=0x148 | 0x179..=0x17E if n % 2 == 1 => n + 1,
         0x178 => 0xFF,
+        // İ (Turkish dotted capital I) is i; ẞ (capital sharp s) is ß.
+        0x130 => 0x69,
+        0x1E9E => 0xDF,
+        // Latin Extended-B: Ơ and Ư (Vietnamese), the pinyin vowels with carons, and the
+        // alternating pairs (Romanian Ș and Ț among them).
+        0x1A0 | 0x1AF => n + 1,
+        0x1CD..=0x1DC if n % 2 == 1 => n + 1,
+        0x1DE..=0x1EF | 0x1F8..=0x21F | 0x222..=0x233 if n.is_multiple_of(2) => n + 1,
         0x391..=0x3A1 | 0x3A3..=0x3AB => n + 0x20,
         0x386 => 0x3AC,
         0x388..=0x38A => n + 0x25,
         0x38C => 0x3CC,
         0x38E | 0x38F => n + 0x3F,
+        // Final sigma is sigma.
+        0x3C2 => 0x3C3,
         0x410..=0x42F => n + 0x20,
         0x400..=0x40F => n + 0x50,
         0x460..=0x481 | 0x48A..=0x4BF | 0x4D0..=0x52F if n.is_multiple_of(2) => n + 1,
@@ -469,6 +487,16 @@ mod tests {
         assert_eq!(
             terms("Ünïcødé 42nd ΑΘΗΝΑ москва"),
             ["unicode", "42nd", "αθηνα", "москва"]
+        );
+        // Capitals outside the offset blocks, Greek accents and final sigma, a Greek word
+        // written with combining accents: each one term with how it is typed in lower case.
+        assert_eq!(
+            terms("İstanbul STRAẞE ȘTIRI ȚARĂ TRƯỜNG ƠN ǓǙ"),
+            ["istanbul", "strasse", "stiri", "tara", "truong", "on", "uu"]
+        );
+        assert_eq!(
+            terms("Αθήνα ΟΔΟΣ οδός \u{3b1}\u{3b8}\u{3b7}\u{301}\u{3bd}\u{3b1} Ϊ"),
+            ["αθηνα", "οδοσ", "οδοσ", "αθηνα", "ι"]
         );
     }
 

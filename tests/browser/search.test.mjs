@@ -241,7 +241,8 @@ test('rows written before the index existed are indexed in chunks, and an interr
       delete row.terms;
       tx.objectStore('agent_messages').put(row);
     }
-    tx.objectStore('agent_meta').put({ name: 'searchIndex', done: false, after: ['big', 799], indexed: 800 });
+    const meta = await request(tx.objectStore('agent_meta').get('searchIndex'));
+    tx.objectStore('agent_meta').put({ ...meta, done: false, after: ['big', 799], indexed: 800 });
     await new Promise((done) => (tx.oncomplete = done));
     raw.close();
     return { stripped: rows.length - 800 };
@@ -302,6 +303,50 @@ test('a build of fewer rows than a chunk is heard, with its count', async () => 
   assert.deepEqual(r.progress, [{ done: 30, total: 30 }]);
   assert.deepEqual(r.built, { done: 30, total: 30 });
   assert.equal(r.hits, 30);
+});
+
+test('terms made by an older tokeniser are made again: İstanbul, ȘTIRI, ΑΘΗΝΑ and ΟΔΟΣ are found as typed', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = `search-retokenise-${Math.random()}`;
+    const texts = ['İstanbul trip', 'ȘTIRI de azi', 'TRƯỜNG học', 'Αθήνα ταξίδι', 'ΟΔΟΣ', 'STRAẞE'];
+    const s = new lib.IndexedDbSession('t', { dbName, userId: 'ann' });
+    await s.addItems(texts.map((content) => ({ role: 'user', content })));
+    const find = async () => {
+      const out = [];
+      for (const query of ['istanbul', 'stiri', 'truong', 'ΑΘΗΝΑ', 'οδος', 'straße']) {
+        out.push((await lib.searchSessions({ dbName, userId: 'ann', query })).map((h) => h.seq));
+      }
+      return out;
+    };
+    const now = await find();
+    // As the previous tokeniser left the database: its build record (no terms version) and
+    // rows whose terms are not this tokeniser's (emptied here, so only a new build finds them).
+    const raw = await new Promise((ok) => {
+      const open = indexedDB.open(dbName);
+      open.onsuccess = () => ok(open.result);
+    });
+    const tx = raw.transaction(['agent_messages', 'agent_meta'], 'readwrite');
+    const rows = await new Promise((ok) => {
+      const all = tx.objectStore('agent_messages').getAll();
+      all.onsuccess = () => ok(all.result);
+    });
+    for (const row of rows) {
+      row.terms = [];
+      tx.objectStore('agent_messages').put(row);
+    }
+    tx.objectStore('agent_meta').put({ name: 'searchIndex', done: true, after: null, indexed: 0 });
+    await new Promise((done) => (tx.oncomplete = done));
+    raw.close();
+    const progress = [];
+    const built = await lib.buildSearchIndex({ dbName, onProgress: (p) => progress.push(p) });
+    return { now, built, after: await find(), again: await lib.buildSearchIndex({ dbName }) };
+  });
+  const all = [[0], [1], [2], [3], [4], [5]];
+  assert.deepEqual(r.now, all, 'new rows are written with the new terms');
+  assert.deepEqual(r.built, { done: 6, total: 6 }, 'every row indexed again');
+  assert.deepEqual(r.after, all);
+  assert.equal(r.again.done, 0, 'and only once');
 });
 
 test('a new database has nothing to index: its rows are written with their terms, and no build reads them again', async () => {

@@ -239,24 +239,42 @@ const CHUNK: u32 = 100;
 /// The name of the meta record of the index build.
 const BUILD: &str = "searchIndex";
 
+/// The version of the terms [`crate::core::search::tokenize`] makes, kept in the build's meta
+/// record: a database whose rows were indexed by an older tokeniser (1: before İ, ẞ, Latin
+/// Extended-B capitals, Greek accents and final sigma were folded) has every row indexed again,
+/// by the same chunked build, from its next open.
+const TERMS_VERSION: u32 = 2;
+
 /// The meta record of a build with nothing to do, written when a database is created: every row
 /// of a database created with the terms index in its schema is written with its terms, so the
 /// build that starts at each open must not look at them (it would read the whole history, a
 /// chunk per read-write transaction, while the page writes and reads it).
 pub fn nothing_to_build() -> JsValue {
-    build_record(true, JsValue::NULL, 0)
+    build_record(true, JsValue::NULL, 0, false)
 }
 
 /// The meta record of the index build: whether it is done, the key of the last row it looked at
-/// (`null`: none yet), and how many rows it has looked at.
-fn build_record(done: bool, after: JsValue, indexed: u64) -> JsValue {
+/// (`null`: none yet), how many rows it has looked at, the version of the terms it makes, and
+/// whether it indexes every row again (`all`; else only the rows without terms).
+fn build_record(done: bool, after: JsValue, indexed: u64, all: bool) -> JsValue {
     object(&[
         ("name", BUILD.into()),
         ("done", done.into()),
         ("after", after),
         ("indexed", (indexed as f64).into()),
+        ("terms", TERMS_VERSION.into()),
+        ("all", all.into()),
     ])
     .into()
+}
+
+/// The version of the terms a build's meta record says the rows hold (1: written before it
+/// said).
+fn terms_version(state: &JsValue) -> u32 {
+    js::get(state, "terms")
+        .ok()
+        .and_then(|v| v.as_f64())
+        .map_or(1, |v| v as u32)
 }
 
 /// How far the index build is: rows looked at, and rows the database held when it started.
@@ -291,10 +309,20 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
         )?;
         let finished = tx
             .run(async |tx| {
-                let state = tx.get(META_STORE, BUILD).await?;
+                let mut state = tx.get(META_STORE, BUILD).await?;
                 if is_done(state.as_ref()) {
                     return Ok(true);
                 }
+                // Terms of an older tokeniser: every row again, from the first.
+                if state
+                    .as_ref()
+                    .is_some_and(|s| terms_version(s) != TERMS_VERSION)
+                {
+                    state = Some(build_record(false, JsValue::NULL, 0, true));
+                }
+                let all = state
+                    .as_ref()
+                    .is_some_and(|s| js::get(s, "all").is_ok_and(|a| a.is_truthy()));
                 let after = state
                     .as_ref()
                     .and_then(|s| js::get(s, "after").ok())
@@ -351,7 +379,7 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                 }
                 let terms_key = JsValue::from_str("terms");
                 for row in &rows {
-                    if !Reflect::get(row, &terms_key).is_ok_and(|t| t.is_undefined()) {
+                    if !all && !Reflect::get(row, &terms_key).is_ok_and(|t| t.is_undefined()) {
                         continue;
                     }
                     let key = js::get(row, "sessionId").unwrap_or(JsValue::UNDEFINED);
@@ -380,8 +408,12 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                     .into();
                     key
                 });
-                let record =
-                    build_record(done, last.or(after).unwrap_or(JsValue::NULL), progress.done);
+                let record = build_record(
+                    done,
+                    last.or(after).unwrap_or(JsValue::NULL),
+                    progress.done,
+                    all,
+                );
                 tx.store(META_STORE)?
                     .put(&record, None)
                     .map_err(|e| tx.fail(e))?;
@@ -413,9 +445,11 @@ async fn is_built(conn: &Connection) -> Result<bool> {
         .await
 }
 
-/// Whether the build's meta record (if any) says it is done.
+/// Whether the build's meta record (if any) says it is done, with terms of this tokeniser.
 fn is_done(state: Option<&JsValue>) -> bool {
-    state.is_some_and(|s| js::get(s, "done").is_ok_and(|d| d.is_truthy()))
+    state.is_some_and(|s| {
+        js::get(s, "done").is_ok_and(|d| d.is_truthy()) && terms_version(s) == TERMS_VERSION
+    })
 }
 
 /// Resolves in a later task, so the page handles its events between two chunks.
