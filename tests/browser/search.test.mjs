@@ -349,6 +349,25 @@ test('terms made by an older tokeniser are made again: İstanbul, ȘTIRI, ΑΘΗ
   assert.equal(r.again.done, 0, 'and only once');
 });
 
+test('a word on more items than the index lists still finds the newest ones first', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = `search-common-${Math.random()}`;
+    const a = new lib.IndexedDbSession('a', { dbName, userId: 'ann' });
+    // More than the 20,000 keys one term's list holds, all of equal score.
+    for (let batch = 0; batch < 5; batch++) {
+      await a.addItems(Array.from({ length: 4001 }, (_, i) => ({ role: 'user', content: `common w${batch}x${i}` })));
+    }
+    await new lib.IndexedDbSession('b', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'common newer' }]);
+    await a.addItems([{ role: 'user', content: 'common newest' }]);
+    const hits = await lib.searchSessions({ dbName, userId: 'ann', query: 'common', limit: 3 });
+    const only = await lib.searchSessions({ dbName, userId: 'ann', query: 'common', sessionIds: ['b'] });
+    return { hits: hits.map((h) => [h.sessionId, h.seq]), only: only.map((h) => [h.sessionId, h.seq]) };
+  });
+  assert.deepEqual(r.hits, [['a', 20005], ['b', 0], ['a', 20004]], 'the newest matches, newest first');
+  assert.deepEqual(r.only, [['b', 0]], 'a session past the cut is searched too');
+});
+
 test('a new database has nothing to index: its rows are written with their terms, and no build reads them again', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {

@@ -17,7 +17,7 @@ use crate::core::sort;
 
 use super::open::Connection;
 use super::ops::user_records;
-use super::record::{item_of, seq_of, turn_of, Indexer};
+use super::record::{item_of, messages_between, seq_of, turn_of, Indexer};
 use super::tx::{listening, storage_error, Tx};
 
 /// One hit: where it is, and how well it matched.
@@ -114,8 +114,10 @@ pub async fn search(
         }
         let records = records.await.map_err(|e| tx.fail(e))?;
         let mut documents = 0u64;
-        // The user's sessions (only those asked for), with when each last changed.
+        // The user's sessions (only those asked for), with when each last changed, and where
+        // their own items start and end.
         let mut sessions: HashMap<String, f64> = HashMap::new();
+        let mut spans: Vec<(f64, String, f64, f64)> = Vec::new();
         for record in &records {
             let Some(id) = js::get(record, "id").ok().and_then(|v| v.as_string()) else {
                 continue;
@@ -126,7 +128,12 @@ pub async fn search(
             }
             let number = |key: &str| js::get(record, key).ok().and_then(|v| v.as_f64());
             documents += number("itemCount").unwrap_or(0.0) as u64;
-            sessions.insert(id, number("updatedAt").unwrap_or(0.0));
+            let updated = number("updatedAt").unwrap_or(0.0);
+            let (first, next) = (number("firstSeq"), number("nextSeq"));
+            if let (Some(first), Some(next)) = (first, next) {
+                spans.push((updated, id.clone(), first, next));
+            }
+            sessions.insert(id, updated);
         }
         let mut frequencies = vec![u64::MAX; clauses.len()];
         let mut keyed = Vec::with_capacity(lists.len());
@@ -140,53 +147,20 @@ pub async fn search(
         }
         // The items holding every term, from the rarest term's list, narrowed by each other list
         // that is whole; in the user's sessions (the owner in the index key already says whose;
-        // the record check makes sure).
+        // the record check makes sure). When even the rarest list is cut (its term is on more
+        // items than a list holds), the list is the term's oldest keys (the index orders a
+        // term's items by key): the newest items of the user's sessions are checked instead.
         sort::sort_by_key(&mut keyed, Vec::len);
-        let mut lists = keyed.into_iter();
-        let mut candidates: Vec<(RowId, JsValue)> = Vec::new();
-        let mut seen: HashSet<RowId> = HashSet::new();
-        for key in lists.next().unwrap_or_default() {
-            let Some(id) = row_id(&key).filter(|id| sessions.contains_key(&id.0)) else {
-                continue;
-            };
-            // A prefix lists an item once per term of it that it starts: once here.
-            if seen.insert(id.clone()) {
-                candidates.push((id, key));
-            }
-        }
-        for list in lists {
-            if list.len() as u32 >= LIST_AT_MOST || candidates.is_empty() {
-                break;
-            }
-            let holding: HashSet<RowId> = list.iter().filter_map(row_id).collect();
-            candidates.retain(|(id, _)| holding.contains(id));
-        }
-        // The newest first, at most READ_AT_MOST of them (rows are unique, so the order is total
-        // and needs no stable sort).
-        sort::sort_by(&mut candidates, |(a, _), (b, _)| {
-            let when = |id: &RowId| sessions.get(&id.0).copied().unwrap_or(0.0);
-            when(b)
-                .total_cmp(&when(a))
-                .then(b.2.cmp(&a.2))
-                .then_with(|| a.0.cmp(&b.0))
-                .then_with(|| a.1.cmp(&b.1))
-        });
-        candidates.truncate(READ_AT_MOST);
-        let messages = tx.store(MESSAGES_STORE)?;
-        let mut pending = Vec::with_capacity(candidates.len());
-        for ((session_id, branch, _), key) in candidates {
-            pending.push((
-                session_id,
-                branch,
-                listening(messages.get(key).map_err(|e| tx.fail(e))?),
-            ));
-        }
+        let rarest_cut = keyed
+            .first()
+            .is_some_and(|l| l.len() as u32 >= LIST_AT_MOST);
+        let rows = match rarest_cut {
+            true => newest_rows_of(tx, &mut spans).await?,
+            false => indexed_rows(tx, keyed, &sessions).await?,
+        };
         let mut matched = Vec::new();
         let mut total_length = 0usize;
-        for (session_id, branch, row) in pending {
-            let Some(row) = row.await.map_err(|e| tx.fail(e))? else {
-                continue;
-            };
+        for (session_id, branch, row) in rows {
             let Some(item) = item_of(&row) else {
                 continue;
             };
@@ -230,6 +204,114 @@ pub async fn search(
         Ok(hits)
     })
     .await
+}
+
+/// A row to check against the query: its session, its branch (`None`: `main`), the row.
+type Found = (String, Option<String>, JsValue);
+
+/// The rows of the candidates the index lists give (`keyed`, rarest term first): the rarest
+/// term's items in the user's `sessions`, narrowed by each other list that is whole, at most
+/// [`READ_AT_MOST`] of them, the newest first (by their session's last change, then position).
+async fn indexed_rows(
+    tx: &Tx,
+    keyed: Vec<Vec<JsValue>>,
+    sessions: &HashMap<String, f64>,
+) -> Result<Vec<Found>> {
+    let mut lists = keyed.into_iter();
+    let mut candidates: Vec<(RowId, JsValue)> = Vec::new();
+    let mut seen: HashSet<RowId> = HashSet::new();
+    for key in lists.next().unwrap_or_default() {
+        let Some(id) = row_id(&key).filter(|id| sessions.contains_key(&id.0)) else {
+            continue;
+        };
+        // A prefix lists an item once per term of it that it starts: once here.
+        if seen.insert(id.clone()) {
+            candidates.push((id, key));
+        }
+    }
+    for list in lists {
+        if list.len() as u32 >= LIST_AT_MOST || candidates.is_empty() {
+            break;
+        }
+        let holding: HashSet<RowId> = list.iter().filter_map(row_id).collect();
+        candidates.retain(|(id, _)| holding.contains(id));
+    }
+    // Rows are unique, so the order is total and needs no stable sort.
+    sort::sort_by(&mut candidates, |(a, _), (b, _)| {
+        let when = |id: &RowId| sessions.get(&id.0).copied().unwrap_or(0.0);
+        when(b)
+            .total_cmp(&when(a))
+            .then(b.2.cmp(&a.2))
+            .then_with(|| a.0.cmp(&b.0))
+            .then_with(|| a.1.cmp(&b.1))
+    });
+    candidates.truncate(READ_AT_MOST);
+    let messages = tx.store(MESSAGES_STORE)?;
+    let mut pending = Vec::with_capacity(candidates.len());
+    for ((session_id, branch, _), key) in candidates {
+        let request = messages.get(key).map_err(|e| tx.fail(e))?;
+        pending.push((session_id, branch, listening(request)));
+    }
+    let mut rows = Vec::with_capacity(pending.len());
+    for (session_id, branch, row) in pending {
+        if let Some(row) = row.await.map_err(|e| tx.fail(e))? {
+            rows.push((session_id, branch, row));
+        }
+    }
+    Ok(rows)
+}
+
+/// The newest [`READ_AT_MOST`] items (by when they were written) of the sessions `spans` names
+/// (`(updatedAt, id, firstSeq, nextSeq)`, their own items on `main`): read a session at a time,
+/// the most recently written first, until no session left can hold a newer item.
+async fn newest_rows_of(tx: &Tx, spans: &mut [(f64, String, f64, f64)]) -> Result<Vec<Found>> {
+    sort::sort_by(spans, |a, b| {
+        b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1))
+    });
+    let messages = tx.store(MESSAGES_STORE)?;
+    let created = |row: &JsValue| {
+        js::get(row, "createdAt")
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0)
+    };
+    // Newest first; items written by one call share a time, so the position decides (and the
+    // session, so the order is total).
+    let newest_first = |a: &(f64, u64, String, JsValue), b: &(f64, u64, String, JsValue)| {
+        b.0.total_cmp(&a.0)
+            .then(b.1.cmp(&a.1))
+            .then_with(|| a.2.cmp(&b.2))
+    };
+    let mut rows: Vec<(f64, u64, String, JsValue)> = Vec::new();
+    for (updated, id, first, next) in spans.iter() {
+        if rows.len() >= READ_AT_MOST {
+            sort::sort_by(&mut rows, newest_first);
+            rows.truncate(READ_AT_MOST);
+            // A session last written before the oldest item kept holds no newer one.
+            if rows.last().is_some_and(|r| *updated < r.0) {
+                break;
+            }
+        }
+        let n = (next - first).min(READ_AT_MOST as f64);
+        if n < 1.0 {
+            continue;
+        }
+        let range = messages_between(id, next - n, next - 1.0)?;
+        let got = messages
+            .get_all(Some(range), None)
+            .map_err(|e| tx.fail(e))?
+            .await
+            .map_err(|e| tx.fail(e))?;
+        for row in got {
+            rows.push((created(&row), seq_of(&row).unwrap_or(0), id.clone(), row));
+        }
+    }
+    sort::sort_by(&mut rows, newest_first);
+    rows.truncate(READ_AT_MOST);
+    Ok(rows
+        .into_iter()
+        .map(|(_, _, id, row)| (id, None, row))
+        .collect())
 }
 
 /// Rows indexed per transaction while building the index: small enough that a chunk never
