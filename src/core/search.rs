@@ -406,6 +406,17 @@ pub fn score(m: &Match, document_frequencies: &[u64], documents: u64, average_le
         .sum()
 }
 
+/// Whether a cut just before `chars[i]` would split what is seen as one character: `chars[i]` is
+/// a combining mark, a zero-width joiner, a variation selector or a skin tone, or follows a
+/// joiner.
+fn inside_grapheme(chars: &[char], i: usize) -> bool {
+    let joins = |c: char| {
+        is_mark(c)
+            || matches!(c as u32, 0x200D | 0xFE00..=0xFE0F | 0x1F3FB..=0x1F3FF | 0xE0100..=0xE01EF)
+    };
+    i > 0 && i < chars.len() && (joins(chars[i]) || chars[i - 1] == '\u{200D}')
+}
+
 /// The text around a match, at most about [`SNIPPET`] characters, cut at word boundaries where
 /// it can be, with `…` where it was cut; white space runs become one space. Plain text.
 pub fn snippet(text: &str, (start, end): (usize, usize)) -> String {
@@ -431,6 +442,13 @@ pub fn snippet(text: &str, (start, end): (usize, usize)) -> String {
         {
             to = space;
         }
+    }
+    // Nor a letter from its accents, nor an emoji from what joins it (a skin tone, a family).
+    while from > 0 && from < start && inside_grapheme(&chars, from) {
+        from += 1;
+    }
+    while to < length && to > end && inside_grapheme(&chars, to) {
+        to -= 1;
     }
     let mut out = String::new();
     if from > 0 {
@@ -617,5 +635,39 @@ mod tests {
         let end = "x ".repeat(200) + "end";
         let s = snippet(&end, (end.len() - 3, end.len()));
         assert!(s.ends_with("end") && s.starts_with('…'));
+    }
+
+    #[test]
+    fn snippets_cut_no_letter_from_its_accent_nor_an_emoji_in_two() {
+        let hit = |text: &str| {
+            let chars: Vec<char> = text.chars().collect();
+            let at = (0..chars.len())
+                .find(|&i| chars[i..].starts_with(&['h', 'i', 'p', 'p', 'o']))
+                .unwrap();
+            snippet(text, (at, at + 5))
+        };
+        for (unit, first, last) in [
+            ("a\u{301}", 'a', '\u{301}'),
+            ("👨\u{200d}👩\u{200d}👧", '👨', '👧'),
+            ("👍🏽", '👍', '🏽'),
+        ] {
+            for pad in 0..5 {
+                let text = format!(
+                    "{}{} hippo {}",
+                    "x".repeat(pad),
+                    unit.repeat(80),
+                    unit.repeat(80)
+                );
+                let s: Vec<char> = hit(&text).chars().collect();
+                assert_eq!((s[0], s[1]), ('…', first), "{unit:?} {pad}: {:?}", &s[..4]);
+                let n = s.len();
+                assert_eq!(
+                    (s[n - 2], s[n - 1]),
+                    (last, '…'),
+                    "{unit:?} {pad}: {:?}",
+                    &s[n - 4..]
+                );
+            }
+        }
     }
 }
