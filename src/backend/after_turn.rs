@@ -10,7 +10,6 @@ use std::rc::Rc;
 use js_sys::{Array, Promise};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
-use wasm_bindgen_futures::future_to_promise;
 
 use crate::core::run::metadata::{
     clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
@@ -42,14 +41,14 @@ fn has(session: &JsValue, method: &str) -> bool {
 impl AfterTurn {
     /// The promise of the report `{ title, summary, compaction, errors }`.
     pub fn start(self) -> Promise {
-        future_to_promise(async move {
+        js::js_promise(Box::pin(async move {
             let report = Report::default();
             if let (true, Some(session)) = (self.finished, self.session.clone()) {
                 let _ = sleep(0.0, None).await;
                 self.run(&session, &report).await;
             }
             Ok(report.to_js())
-        })
+        }))
     }
 
     async fn run(&self, session: &JsValue, report: &Report) {

@@ -5,9 +5,13 @@
 //! unwinds through Rust frames, which would leave the instance broken. `describe` and
 //! `error_text` never fail at all.
 
+use std::future::Future;
+use std::pin::Pin;
+
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::future_to_promise;
 
 /// What a JavaScript operation threw.
 pub type Thrown = JsValue;
@@ -261,6 +265,13 @@ pub async fn resolve_value(value: JsValue) -> Result<JsValue, Unresolved> {
 /// The bytes of a `Uint8Array` (or of a stream reader's chunk, or anything array-like), copied.
 pub fn bytes_of(chunk: &JsValue) -> Result<Vec<u8>, Thrown> {
     Ok(uint8_array_from(chunk)?.to_vec())
+}
+
+/// `future_to_promise`, instantiated once for the whole module: every promise the module
+/// returns for work still to do is made here (each async body is a boxed future, not a copy of
+/// the promise machinery).
+pub fn js_promise(work: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>) -> Promise {
+    future_to_promise(work)
 }
 
 pub fn now() -> f64 {

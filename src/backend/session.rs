@@ -10,7 +10,6 @@ use std::rc::Rc;
 
 use js_sys::{Array, Promise};
 use wasm_bindgen::JsValue;
-use wasm_bindgen_futures::future_to_promise;
 
 use crate::core::error::{Result, SessionError};
 use crate::core::history::{Limit, SessionSettings, Window};
@@ -19,6 +18,7 @@ use crate::core::queue::OpQueue;
 use super::args::ReplaceOptions;
 use super::branch_js::From;
 use super::error::session_error;
+use super::js::js_promise;
 use super::metadata::Changes;
 use super::transaction::{FunctionCallReplacement, TakenTransaction};
 use crate::core::branch::Usage;
@@ -140,14 +140,6 @@ fn run_queued(core: &SessionCore, op: Pin<Box<dyn Future<Output = Result<JsValue
         drop(ticket);
         result.map_err(|e| session_error(&e))
     }))
-}
-
-/// `future_to_promise`, instantiated once for the whole module: every promise the module
-/// returns for work still to do is made here.
-pub fn js_promise(
-    work: Pin<Box<dyn Future<Output = std::result::Result<JsValue, JsValue>>>>,
-) -> Promise {
-    future_to_promise(work)
 }
 
 /// `close()`: marks the session closed now, so every later call rejects with `CLOSED`, and

@@ -6,13 +6,12 @@ use std::rc::Rc;
 
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use crate::backend::after_turn::AfterTurn;
 use crate::backend::args::optional_string;
 use crate::backend::compaction::Compactor;
 use crate::backend::error::{coded_error, run_error};
-use crate::backend::js::describe;
+use crate::backend::js::{describe, js_promise};
 use crate::backend::model::ModelClient;
 use crate::backend::run_options::{
     self, parse_agent, parse_compaction, parse_handoff, parse_input, parse_run_options,
@@ -514,7 +513,7 @@ impl Runner {
         };
         let client = self.client.clone();
         let spec = agent.spec.clone();
-        future_to_promise(async move {
+        js_promise(Box::pin(async move {
             let run = runner::run(
                 &client,
                 &spec,
@@ -568,7 +567,7 @@ impl Runner {
                     Err(error)
                 }
             }
-        })
+        }))
     }
 }
 
@@ -669,13 +668,13 @@ impl CompactionEngine {
         let force = args.is_object()
             && crate::backend::js::get(&args, "force").is_ok_and(|f| f.as_bool() == Some(true));
         let compactor = self.compactor.clone();
-        future_to_promise(async move {
+        js_promise(Box::pin(async move {
             match compactor.run(&session, force).await {
                 Ok(Some(done)) => Ok(done.to_js()),
                 Ok(None) => Ok(JsValue::NULL),
                 Err(e) => Err(run_error(e)),
             }
-        })
+        }))
     }
 }
 

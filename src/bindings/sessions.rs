@@ -14,7 +14,7 @@ use crate::backend::branch_js::{args as branch_args, usage_from_js, From};
 use crate::backend::error::session_error;
 use crate::backend::indexeddb::{self, IdbSessionState};
 use crate::backend::indexeddb::{backup, search};
-use crate::backend::js::now;
+use crate::backend::js::{self, now};
 use crate::backend::memory::MemorySessionState;
 use crate::backend::metadata::take_changes;
 use crate::backend::session::{self, SessionState};
@@ -869,7 +869,7 @@ pub fn restore_session(lines: Vec<JsValue>, numbers: Vec<u32>, options: JsValue)
         Ok(args) => args,
         Err(e) => return Promise::reject(&session_error(&e)),
     };
-    session::js_promise(Box::pin(async move {
+    js::js_promise(Box::pin(async move {
         let conn = indexeddb::connection(&args.db_name)
             .await
             .map_err(|e| session_error(&e))?;
