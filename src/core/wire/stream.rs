@@ -27,7 +27,8 @@ pub struct StreamAccumulator {
     api: Api,
     done: bool,
     output: Option<ModelOutput>,
-    // Responses API: items completed so far, by output index.
+    // Responses API: items completed so far, kept in output index order (items with the same
+    // index in arrival order).
     items: Vec<(u64, Value)>,
     // Chat Completions: text and tool calls by index.
     text: String,
@@ -94,7 +95,11 @@ impl StreamAccumulator {
                     .and_then(Value::as_u64)
                     .unwrap_or(self.items.len() as u64);
                 if let Some(item) = v.get("item") {
-                    self.items.push((index, from_responses_item(item)));
+                    // Inserted in order, after any item with the same index: the order a stable
+                    // sort by index would give, without compiling the standard library's stable
+                    // sort for this element type.
+                    let at = self.items.partition_point(|(i, _)| *i <= index);
+                    self.items.insert(at, (index, from_responses_item(item)));
                 }
                 Ok(Vec::new())
             }
@@ -118,7 +123,6 @@ impl StreamAccumulator {
                     parse_response(Api::Responses, response)?
                 };
                 if out.items.is_empty() {
-                    self.items.sort_by_key(|(i, _)| *i);
                     out.items = self.items.drain(..).map(|(_, item)| item).collect();
                 }
                 out.usage.requests = 1;
@@ -218,7 +222,9 @@ impl StreamAccumulator {
                 if !self.text.is_empty() {
                     items.push(assistant_text_item(&self.text, None));
                 }
-                self.calls.sort_by_key(|(i, _)| *i);
+                // Each index has one entry (deltas of a call are merged into it), so the
+                // library's unstable sort gives the same order as a stable one.
+                crate::core::sort::sort_by_key(&mut self.calls, |(i, _)| *i);
                 for (_, c) in &self.calls {
                     let args = if c.arguments.is_empty() {
                         "{}"
@@ -330,5 +336,41 @@ mod tests {
         let out = stream(Api::Responses, body).1.unwrap();
         assert_eq!(out.items[0]["content"][0]["text"], "Hi");
         assert_eq!(out.response_id.as_deref(), Some("r9"));
+    }
+
+    #[test]
+    fn streamed_items_and_calls_come_out_in_index_order() {
+        let item = |index: &str, text: &str| {
+            format!(
+                "data: {{\"type\":\"response.output_item.done\",{index}\"item\":{{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{{\"type\":\"output_text\",\"text\":\"{text}\"}}]}}}}\n\n"
+            )
+        };
+        // Out of order, a repeated index (arrival order kept) and one without an index (its
+        // arrival position).
+        let body = [
+            item("\"output_index\":1,", "b"),
+            item("\"output_index\":0,", "a"),
+            item("\"output_index\":1,", "c"),
+            item("", "d"),
+            "data: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\"}}\n\n".into(),
+        ]
+        .concat();
+        let out = stream(Api::Responses, &body).1.unwrap();
+        let texts: Vec<_> = out
+            .items
+            .iter()
+            .map(|i| i["content"][0]["text"].clone())
+            .collect();
+        assert_eq!(texts, ["a", "b", "c", "d"]);
+
+        let chat = concat!(
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_b\",\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":\"\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let out = stream(Api::ChatCompletions, chat).1.unwrap();
+        assert_eq!(out.items[0], function_call_item("call_a", "f", "{}"));
+        assert_eq!(out.items[1], function_call_item("call_b", "g", "{}"));
     }
 }
