@@ -16,12 +16,71 @@ pub fn retry_delay_ms(attempt: u32, retry_after_ms: Option<f64>) -> f64 {
 
 /// `Retry-After` given in seconds.
 pub fn retry_after_seconds(header: &str) -> Option<f64> {
-    header
-        .trim()
-        .parse::<f64>()
-        .ok()
+    decimal(header.trim())
         .filter(|s| s.is_finite() && *s >= 0.0)
         .map(|s| s * 1000.0)
+}
+
+/// A decimal number as `str::parse::<f64>` reads one (`3`, `1.5`, `+2`, `.5`, `3.`, `-0`, `1e3`;
+/// not `inf` or `NaN`, which a delay cannot be anyway). Written here because the standard
+/// library's float parser brings a 10 KiB table into the module for this one header. The same
+/// value as `parse` for up to 15 significant digits and exponents up to 22 (every value a
+/// delay has); beyond that it may differ in the last bits.
+fn decimal(s: &str) -> Option<f64> {
+    let (negative, s) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (number, exponent) = match s.find(['e', 'E']) {
+        Some(at) => (&s[..at], exponent(&s[at + 1..])?),
+        None => (s, 0),
+    };
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    let mut mantissa = 0.0;
+    for digit in whole.bytes().chain(fraction.bytes()) {
+        if !digit.is_ascii_digit() {
+            return None;
+        }
+        mantissa = mantissa * 10.0 + f64::from(digit - b'0');
+    }
+    let scale = exponent.saturating_sub(fraction.len().try_into().unwrap_or(i32::MAX));
+    // 10^|scale|, exact up to 10^22; stops at infinity (the result is then infinite or 0).
+    let mut power = 1.0f64;
+    for _ in 0..scale.unsigned_abs() {
+        if power.is_infinite() {
+            break;
+        }
+        power *= 10.0;
+    }
+    let value = match scale < 0 {
+        true => mantissa / power,
+        false => mantissa * power,
+    };
+    Some(if negative { -value } else { value })
+}
+
+/// An exponent's digits, with an optional sign; saturates instead of overflowing.
+fn exponent(s: &str) -> Option<i32> {
+    let (negative, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: i32 = 0;
+    for digit in digits.bytes() {
+        if !digit.is_ascii_digit() {
+            return None;
+        }
+        n = n.saturating_mul(10).saturating_add(i32::from(digit - b'0'));
+    }
+    Some(if negative { -n } else { n })
 }
 
 #[cfg(test)]
@@ -39,5 +98,60 @@ mod tests {
         assert_eq!(retry_delay_ms(20, None), 8000.0);
         assert_eq!(retry_after_seconds(" 3 "), Some(3000.0));
         assert_eq!(retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+    }
+
+    #[test]
+    fn seconds_are_read_as_str_parse_reads_them() {
+        let cases = [
+            "3",
+            " 3 ",
+            "120",
+            "03",
+            "0",
+            "-0",
+            "+2",
+            "1.5",
+            ".5",
+            "3.",
+            "0.001",
+            "1e3",
+            "1E+2",
+            "2.5e-1",
+            "1.e1",
+            "12345678901234",
+            "123456789012345e-10",
+            "1e22",
+            "1e-22",
+            "1e400",
+            "1e-400",
+            "9e99999999999",
+            "-3",
+            "",
+            ".",
+            "+",
+            "-",
+            "e5",
+            "1e",
+            "1e+",
+            "1.2.3",
+            "3 4",
+            "0x10",
+            "1_0",
+            "inf",
+            "+infinity",
+            "NaN",
+            "١",
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+        ];
+        for s in cases {
+            let expected = s
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map(|s| s * 1000.0);
+            let got = retry_after_seconds(s);
+            assert_eq!(got.map(f64::to_bits), expected.map(f64::to_bits), "{s:?}");
+        }
     }
 }
