@@ -15,9 +15,11 @@ pub mod http;
 pub mod metadata;
 pub mod retry;
 pub mod server;
+mod state_json;
 
 use std::collections::BTreeMap;
 
+#[cfg(test)]
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -36,15 +38,19 @@ pub const DEFAULT_MAX_TURNS: u32 = 10;
 /// The output a rejected tool call reports to the model, as in `@openai/agents`.
 pub const REJECTION_MESSAGE: &str = "Tool execution was not approved.";
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "decision", rename_all = "camelCase")]
+// The JSON of a saved state is written by hand (state_json.rs); the derive is the tests'
+// reference for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(test, derive(Serialize, Deserialize))]
+#[cfg_attr(test, serde(tag = "decision", rename_all = "camelCase"))]
 pub enum Decision {
     Approved,
     Rejected { message: Option<String> },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(test, derive(Serialize, Deserialize))]
+#[cfg_attr(test, serde(rename_all = "camelCase"))]
 pub struct RunState {
     pub version: u32,
     pub agent_name: String,
@@ -68,40 +74,41 @@ pub struct RunState {
     /// Approval decisions by call id.
     pub decisions: BTreeMap<String, Decision>,
     /// Names this run's writes to the session: their operation ids are `{run_id}:{n}`.
-    #[serde(default)]
+    #[cfg_attr(test, serde(default))]
     pub run_id: String,
     /// How many of this run's saves reached the session.
-    #[serde(default)]
+    #[cfg_attr(test, serde(default))]
     pub saves: u64,
     /// The newest item this run saved: a later save expects the history to still end with it.
-    #[serde(default)]
+    #[cfg_attr(test, serde(default))]
     pub last_saved: Option<Value>,
     /// The agent answering now, after a handoff; `None`: the agent the run started with.
-    #[serde(default)]
+    #[cfg_attr(test, serde(default))]
     pub current_agent: Option<String>,
     /// Calls the run answers as handoffs (they never wait for approval).
-    #[serde(default)]
+    #[cfg_attr(test, serde(default))]
     pub handoff_calls: Vec<String>,
     /// What a handoff's input filter made of the run's input so far: the model is sent these
     /// items and what the run generated after them (the session still gets everything).
-    #[serde(default)]
+    #[cfg_attr(test, serde(default))]
     pub filtered: Option<FilteredInput>,
     /// The final output parsed as JSON, for an agent with an output schema.
-    #[serde(default)]
+    #[cfg_attr(test, serde(default))]
     pub final_json: Option<Value>,
     /// The agents (by name) that ran a tool in this run.
-    #[serde(default)]
+    #[cfg_attr(test, serde(default))]
     pub tools_used: Vec<String>,
     /// Where the latest model response starts in `generated`.
-    #[serde(default)]
+    #[cfg_attr(test, serde(default))]
     pub response_at: usize,
     /// Whether the final output is a tool's (`toolUseBehavior`), not the model's answer.
-    #[serde(default)]
+    #[cfg_attr(test, serde(default))]
     pub final_from_tool: bool,
 }
 
 /// The model input a handoff's input filter gave: `items`, then `generated[from..]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(test, derive(Serialize, Deserialize))]
 pub struct FilteredInput {
     pub items: Vec<Value>,
     pub from: usize,
@@ -213,13 +220,13 @@ impl RunState {
     }
 
     pub fn to_json(&self) -> String {
-        // A struct of strings, numbers and JSON values always serialises.
-        serde_json::to_string(self).unwrap_or_default()
+        state_json::to_json(self)
     }
 
     pub fn from_json(text: &str) -> Result<RunState, StateError> {
-        let state: RunState =
+        let value: Value =
             serde_json::from_str(text).map_err(|e| StateError::NotAState(e.to_string()))?;
+        let state = state_json::from_value(value).map_err(StateError::NotAState)?;
         if state.saved > state.generated.len() {
             return Err(StateError::Inconsistent);
         }

@@ -78,8 +78,9 @@ pub struct ToolSpec {
 }
 
 /// Token counts as the API reports them, summed over the model calls of a run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(test, derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(test, serde(rename_all = "camelCase"))]
 pub struct Usage {
     pub requests: u64,
     pub input_tokens: u64,
