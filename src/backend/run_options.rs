@@ -94,7 +94,10 @@ fn opt_count(
         Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64 => Ok(Some(n as u32)),
         Some(n) => Err(invalid(
             code,
-            format!("{what}.{key} must be a whole number >= 0, got {n}"),
+            format!(
+                "{what}.{key} must be a whole number >= 0, got {}",
+                js::number_text(n)
+            ),
         )),
     }
 }

@@ -1243,7 +1243,7 @@ pub async fn run(
     };
     state.ensure_run_id(|| match js::random_bytes() {
         Ok(bytes) => uuid_v4(bytes),
-        Err(_) => format!("run-{}", js::now()),
+        Err(_) => format!("run-{}", js::number_text(js::now())),
     });
     if fresh {
         r.emit(
