@@ -17,6 +17,7 @@ pub mod retry;
 pub mod server;
 mod state_json;
 
+#[cfg(test)]
 use std::collections::BTreeMap;
 
 #[cfg(test)]
@@ -72,7 +73,7 @@ pub struct RunState {
     pub last_response_id: Option<String>,
     pub final_output: Option<String>,
     /// Approval decisions by call id.
-    pub decisions: BTreeMap<String, Decision>,
+    pub decisions: Decisions,
     /// Names this run's writes to the session: their operation ids are `{run_id}:{n}`.
     #[cfg_attr(test, serde(default))]
     pub run_id: String,
@@ -104,6 +105,60 @@ pub struct RunState {
     /// Whether the final output is a tool's (`toolUseBehavior`), not the model's answer.
     #[cfg_attr(test, serde(default))]
     pub final_from_tool: bool,
+}
+
+/// Approval decisions by call id, in id order, as in a `BTreeMap`: a sorted list, because a
+/// second `BTreeMap` type (beside `serde_json`'s map) compiles all of its code again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(test, derive(Serialize, Deserialize))]
+#[cfg_attr(
+    test,
+    serde(
+        from = "BTreeMap<String, Decision>",
+        into = "BTreeMap<String, Decision>"
+    )
+)]
+pub struct Decisions(Vec<(String, Decision)>);
+
+impl Decisions {
+    fn find(&self, id: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(id))
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Decision> {
+        self.find(id).ok().map(|i| &self.0[i].1)
+    }
+
+    pub fn contains_key(&self, id: &str) -> bool {
+        self.find(id).is_ok()
+    }
+
+    /// Sets the decision for `id`, replacing an earlier one.
+    pub fn insert(&mut self, id: String, decision: Decision) {
+        match self.find(&id) {
+            Ok(i) => self.0[i].1 = decision,
+            Err(i) => self.0.insert(i, (id, decision)),
+        }
+    }
+
+    /// The decisions in id order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Decision)> {
+        self.0.iter().map(|(k, d)| (k.as_str(), d))
+    }
+}
+
+#[cfg(test)]
+impl From<BTreeMap<String, Decision>> for Decisions {
+    fn from(map: BTreeMap<String, Decision>) -> Self {
+        Decisions(map.into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+impl From<Decisions> for BTreeMap<String, Decision> {
+    fn from(d: Decisions) -> Self {
+        d.0.into_iter().collect()
+    }
 }
 
 /// The model input a handoff's input filter gave: `items`, then `generated[from..]`.
@@ -205,7 +260,7 @@ impl RunState {
             usage: Usage::default(),
             last_response_id: None,
             final_output: None,
-            decisions: BTreeMap::new(),
+            decisions: Decisions::default(),
             run_id: String::new(),
             saves: 0,
             last_saved: None,

@@ -4,11 +4,9 @@
 //! the buffering of the internally tagged `Decision`, the deserializer instantiated for each) was
 //! a tenth of the runner module. The tests check both against the derive.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value};
 
-use super::{Decision, FilteredInput, RunState};
+use super::{Decision, Decisions, FilteredInput, RunState};
 use crate::core::wire::Usage;
 
 /// Appends the fields of one JSON object, in the order given.
@@ -94,7 +92,7 @@ pub fn to_json(s: &RunState) -> String {
     o.string("finalOutput", s.final_output.as_deref());
     let decisions = o.key("decisions");
     let mut d = Object::new(decisions);
-    for (id, decision) in &s.decisions {
+    for (id, decision) in s.decisions.iter() {
         let mut e = Object::new(d.key(id));
         match decision {
             Decision::Approved => e.string("decision", Some("approved")),
@@ -259,7 +257,7 @@ fn decision(value: Value) -> Result<Decision> {
 
 pub fn from_value(value: Value) -> Result<RunState> {
     let mut f = Fields::of(value, "a run state")?;
-    let mut decisions = BTreeMap::new();
+    let mut decisions = Decisions::default();
     for (id, d) in Fields::of(f.required("decisions")?, "the decisions")?.0 {
         decisions.insert(id, decision(d)?);
     }
@@ -331,6 +329,8 @@ mod tests {
         };
         full.last_response_id = Some("resp_1".into());
         full.final_output = Some("done".into());
+        // Out of id order, and one replaced: written in id order, the last decision kept.
+        full.decisions.insert("e".into(), Decision::Approved);
         full.decisions.insert("c".into(), Decision::Approved);
         full.decisions.insert(
             "d \"x\"\u{7}".into(),
