@@ -33,8 +33,40 @@ export type {
   CompactionSessionOptions,
   CompactionResult,
 } from './agent_sessions_runner.js';
-import type { Item } from './agent_sessions.js';
+import type { Item, SessionMethods } from './agent_sessions.js';
 export * from './index.js';
+
+declare module './agent_sessions_runner.js' {
+  /** Where the wrapped session has them (this package's sessions do), a `CompactionSession`
+   * has its turn, metadata, usage and branch methods too, called in order with its other
+   * calls: a run over it keeps its titles, summaries, state and turn window. */
+  interface CompactionSession
+    extends Partial<
+      Pick<
+        SessionMethods,
+        | 'applyHistoryTransaction'
+        | 'applyHistoryMutations'
+        | 'replaceHistoryWithCompaction'
+        | 'replaceHistory'
+        | 'getRecentTurns'
+        | 'getInfo'
+        | 'update'
+        | 'storeRunUsage'
+        | 'getTurns'
+        | 'findTurns'
+        | 'getSessionUsage'
+        | 'getTurnUsage'
+        | 'getToolUsage'
+        | 'listBranches'
+        | 'createBranchFromTurn'
+        | 'createBranchFromContent'
+        | 'switchBranch'
+        | 'deleteBranch'
+        | 'subscribe'
+        | 'close'
+      >
+    > {}
+}
 
 /** What `OpenAIConversationsSession` takes. */
 export interface OpenAIConversationsSessionOptions {

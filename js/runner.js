@@ -503,6 +503,30 @@ class Runner extends WasmRunner {
   }
 }
 
+/** The methods a `CompactionSession` has where the session it wraps has them, called in order
+ * with its other calls. */
+const PASSED_THROUGH = [
+  'applyHistoryTransaction',
+  'applyHistoryMutations',
+  'replaceHistoryWithCompaction',
+  'replaceHistory',
+  'getRecentTurns',
+  'getInfo',
+  'update',
+  'storeRunUsage',
+  'getTurns',
+  'findTurns',
+  'getSessionUsage',
+  'getTurnUsage',
+  'getToolUsage',
+  'listBranches',
+  'createBranchFromTurn',
+  'createBranchFromContent',
+  'switchBranch',
+  'deleteBranch',
+  'close',
+];
+
 /** A session that compacts its history with a model (see the declarations in runner.d.ts). */
 class CompactionSession {
   #inner;
@@ -520,8 +544,10 @@ class CompactionSession {
     this.#engine = runner.compactionEngine(inner, options);
     this.#inner = inner;
     this.#guarded = false;
-    // The wrapped session's optional capabilities pass through, where it has them.
-    for (const name of ['applyHistoryTransaction', 'applyHistoryMutations', 'replaceHistoryWithCompaction', 'replaceHistory', 'close']) {
+    // The wrapped session's optional capabilities pass through, where it has them: history
+    // transactions, the turns, metadata and usage the runner reads and writes (without them a
+    // run's titles, summaries, state and turn window would silently be off), branches.
+    for (const name of PASSED_THROUGH) {
       let method;
       try {
         method = inner[name];
@@ -533,6 +559,14 @@ class CompactionSession {
         if (name === 'replaceHistory') this.#guarded = true;
       }
     }
+    // Listening to the wrapped session's changes is not a call in the order of the others.
+    let subscribe;
+    try {
+      subscribe = inner.subscribe;
+    } catch {
+      subscribe = undefined;
+    }
+    if (typeof subscribe === 'function') Object.defineProperty(this, 'subscribe', { value: (...args) => subscribe.apply(inner, args) });
     // Usage given with a history transaction goes through to the wrapped session with it.
     const usageMark = Symbol.for('agent-sessions.transactionUsage');
     let marked = false;

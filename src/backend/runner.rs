@@ -342,7 +342,7 @@ impl Run<'_> {
     }
 
     /// The history the run sends: the newest turns through `getRecentTurns` where the session has
-    /// it (else selected from all of `getItems()`), the newest items through `getItems(n)`, or
+    /// it (else selected from every item, `getItems(2^53)`), the newest items through `getItems(n)`, or
     /// what the session's own `getItems()` gives.
     async fn read_history(&self, session: &JsValue) -> Result<Vec<Value>, RunError> {
         let count = |n: u64| JsValue::from_f64(n.min(1 << 53) as f64);
@@ -355,7 +355,8 @@ impl Run<'_> {
                 if js::get(session, "getRecentTurns").is_ok_and(|f| f.is_function()) {
                     ("getRecentTurns", count(n), None)
                 } else {
-                    ("getItems", JsValue::UNDEFINED, Some(n))
+                    // Every item: the session's own default window could start mid-turn.
+                    ("getItems", count(u64::MAX), Some(n))
                 }
             }
         };

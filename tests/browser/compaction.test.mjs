@@ -269,3 +269,40 @@ describe('compaction', () => {
     assert.deepEqual(r.agentModel, { ok: true });
   });
 });
+
+test("a run over a CompactionSession keeps the wrapped session's titles, state and turn window", async () => {
+  model.script({ text: 'A1' }, { text: 'A2' }, { text: 'Model Title' });
+  const r = await inPage(
+    async ({ url, id }) => {
+      // The wrapped session reads 3 items by default: fewer than the turns the run asks for.
+      const inner = new lib.IndexedDbSession(id, { settings: { limit: 3 } });
+      await inner.addItems([
+        { role: 'user', content: 'q0' },
+        { role: 'assistant', content: 'a0' },
+        { role: 'user', content: 'weather?' },
+        { type: 'function_call', callId: 'c1', name: 'w', arguments: '{}' },
+        { type: 'function_call_result', callId: 'c1', name: 'w', output: 'sunny' },
+        { role: 'assistant', content: 'It is sunny' },
+      ]);
+      await inner.update({ state: { city: 'Lisbon' } });
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'A', model: 'm', autoTitle: true, addStateToContext: true });
+      const session = new lib.CompactionSession(inner, { runner, agent, shouldCompact: () => false });
+      const result = await runner.run(agent, 'q2', { session, sessionSettings: { turns: 5 } });
+      const background = await result.background;
+      // A new chat: its first turn gets the model's title.
+      const fresh = new lib.IndexedDbSession(`${id}-new`);
+      const first = new lib.CompactionSession(fresh, { runner, agent, shouldCompact: () => false });
+      const titled = await (await runner.run(agent, 'hello there', { session: first })).background;
+      return { errors: [...background.errors, ...titled.errors], title: (await fresh.getInfo()).title, passed: typeof session.getRecentTurns };
+    },
+    { id: fresh('wrapped-metadata') },
+  );
+  const sent = model.requests[0].body.messages;
+  assert.deepEqual(r.errors, []);
+  assert.equal(r.passed, 'function');
+  assert.equal(r.title, 'Model Title', "the new chat's title was written to the wrapped session");
+  assert.ok(JSON.stringify(sent[0]).includes('Lisbon'), 'the stored state is in the prompt');
+  const texts = sent.filter((m) => m.role === 'user').map((m) => m.content);
+  assert.deepEqual(texts, ['q0', 'weather?', 'q2'], 'whole turns, the first one included');
+});

@@ -148,7 +148,11 @@ async function compaction(runner: Runner, agent: Agent<AppContext>): Promise<voi
   const report: BackgroundReport = await result.background;
   const done: CompactionResult | null = await session.runCompaction({ force: true });
   const archived: Item[] = await session.getArchivedItems({ limit: 20 });
-  void [forTheSdk, report.compaction?.itemsAfter, report.errors, done?.usage.totalTokens, archived];
+  // The wrapped session's turns and metadata, where it has them.
+  const recent: Item[] | undefined = await session.getRecentTurns?.(3);
+  const title: string | null | undefined = (await session.getInfo?.())?.title;
+  await session.update?.({ title: 'Renamed' });
+  void [forTheSdk, report.compaction?.itemsAfter, report.errors, done?.usage.totalTokens, archived, recent, title];
 }
 void compaction;
 
