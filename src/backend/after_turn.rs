@@ -13,7 +13,7 @@ use wasm_bindgen::JsValue;
 
 use crate::core::run::metadata::{
     clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
-    MetadataOptions, SUMMARY_INSTRUCTIONS, TITLE_INSTRUCTIONS,
+    title_untouched, MetadataOptions, SUMMARY_INSTRUCTIONS, TITLE_INSTRUCTIONS,
 };
 use crate::core::wire::{content_text, item_type};
 
@@ -75,15 +75,25 @@ impl AfterTurn {
             .ok()
             .and_then(|n| n.as_f64())
             .unwrap_or(0.0) as u64;
-        if title_due(self.metadata.auto_title, turn_count) {
+        let seen_title = js::get(&info, "title").ok().and_then(|t| t.as_string());
+        if title_due(self.metadata.auto_title, turn_count)
+            && title_untouched(seen_title.as_deref(), &self.turn)
+        {
             let answer = self
                 .ask(TITLE_INSTRUCTIONS, title_input(&self.turn))
                 .await?;
             let title = clean_title(&answer);
             if !title.is_empty() {
-                let changes = object(&[("title", title.as_str().into())]);
+                // Only over the title read above: a rename in the meantime (any tab) wins.
+                let seen = seen_title
+                    .as_deref()
+                    .map_or(JsValue::NULL, JsValue::from_str);
+                let changes = object(&[("title", title.as_str().into()), ("expectedTitle", seen)]);
                 call_session(session, "update", &[changes.into()]).await?;
-                *report.title.borrow_mut() = JsValue::from_str(&title);
+                let now = call_session(session, "getInfo", &[]).await?;
+                if js::get(&now, "title").ok().and_then(|t| t.as_string()) == Some(title.clone()) {
+                    *report.title.borrow_mut() = JsValue::from_str(&title);
+                }
             }
         }
         if let Some(every) = self.metadata.summary_every {

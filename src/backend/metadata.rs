@@ -19,6 +19,8 @@ pub const MAX_TITLE: usize = 1000;
 #[derive(Default)]
 pub struct Changes {
     fields: Vec<(&'static str, JsValue)>,
+    /// `expectedTitle`: the title is set only if the stored one is still this (`null`: none).
+    expected_title: Option<JsValue>,
 }
 
 impl Changes {
@@ -28,7 +30,15 @@ impl Changes {
 
     /// Sets the changed fields on a stored record object.
     pub fn apply(&self, stored: &JsValue) {
+        let current_title = || js::get(stored, "title").ok().and_then(|t| t.as_string());
+        let title_moved = self
+            .expected_title
+            .as_ref()
+            .is_some_and(|expected| expected.as_string() != current_title());
         for (key, value) in &self.fields {
+            if *key == "title" && title_moved {
+                continue;
+            }
             // The stored object is IndexedDB's own copy (or this library's): setting a field
             // touches nothing else.
             let _ = js_sys::Reflect::set(stored, &JsValue::from_str(key), value);
@@ -86,10 +96,15 @@ pub fn take_changes(value: &JsValue) -> Result<Changes> {
             ),
             "topics" => ("topics", topics(&value)?),
             "state" => ("state", state(&value)?),
+            "expectedTitle" => {
+                let what = "expectedTitle";
+                taken.expected_title = Some(text_field(&value, what, OPTIONS, MAX_TITLE)?);
+                continue;
+            }
             other => {
                 return Err(SessionError::new(
                     OPTIONS,
-                    format!("update() takes title, summary, topics and state, not \"{other}\""),
+                    format!("update() takes title, summary, topics, state and expectedTitle, not \"{other}\""),
                 ))
             }
         };

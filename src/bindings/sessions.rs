@@ -155,6 +155,10 @@ export interface SessionUpdate<TState extends object = { [key: string]: unknown 
   topics?: string[] | null;
   /** Any object the structured clone can store (copied now), else `INVALID_STATE`. */
   state?: TState | null;
+  /** `title` is set only if the session's title is still this (`null`: none), checked in the
+   * same transaction; the other fields are set either way. For a title computed from what was
+   * read (the runner's `autoTitle`): a rename in between wins. */
+  expectedTitle?: string | null;
 }
 
 

@@ -188,3 +188,36 @@ describe('the history a run sends, by turns', () => {
     assert.deepEqual(userTexts(model.requests[2]), ['q3', 'next']);
   });
 });
+
+test("autoTitle never replaces a title the user chose: renamed while it was made, or before starting the chat again", async () => {
+  model.script({ text: 'A1' }, { text: 'Model Title', waitMs: 500 }, { text: 'A2' }, { text: 'Second Title' });
+  const r = await inPage(
+    async ({ url, id }) => {
+      const s = new lib.IndexedDbSession(id);
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'A', model: 'm', autoTitle: true });
+      const first = await runner.run(agent, 'hello there', { session: s });
+      // The title is being made: the user renames the chat meanwhile.
+      await new Promise((ok) => setTimeout(ok, 150));
+      await s.update({ title: 'My own name' });
+      const raced = await first.background;
+      const afterRace = (await s.getInfo()).title;
+      // Emptied and started again: turn 1 once more, the user's name stays.
+      await s.popItem();
+      await s.popItem();
+      const again = await (await runner.run(agent, 'hello again', { session: s })).background;
+      // update's expectedTitle on its own.
+      const other = new lib.MemorySession('m');
+      await other.update({ title: 'kept' });
+      await other.update({ title: 'ignored', expectedTitle: 'stale', summary: 'set anyway' });
+      const memory = await other.getInfo();
+      return { raced: raced.title, afterRace, again: again.title, final: (await s.getInfo()).title, memory: [memory.title, memory.summary] };
+    },
+    { id: fresh('renamed') },
+  );
+  assert.equal(r.raced, null, 'the background report says no title was set');
+  assert.equal(r.afterRace, 'My own name');
+  assert.equal(r.again, null);
+  assert.equal(r.final, 'My own name');
+  assert.deepEqual(r.memory, ['kept', 'set anyway']);
+});

@@ -59,6 +59,29 @@ pub fn title_due(auto_title: bool, turn_count: u64) -> bool {
     auto_title && turn_count == 1
 }
 
+/// Whether a title read before asking the model for one is a title no one chose: none, or the
+/// default the session gave from the first user message of `turn` (a chat renamed by its user,
+/// then emptied and started again, keeps the user's name).
+pub fn title_untouched(title: Option<&str>, turn: &[Value]) -> bool {
+    let Some(title) = title else {
+        return true;
+    };
+    let first = turn.iter().find(|item| {
+        item.get("role").and_then(Value::as_str) == Some("user")
+            && item.get("type").is_none_or(|t| t == "message")
+    });
+    let text = match first.and_then(|item| item.get("content")) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => return false,
+    };
+    crate::core::session::default_title(&text) == title
+}
+
 /// The built-in tool of `agenticState`.
 pub const STATE_TOOL: &str = "update_session_state";
 
