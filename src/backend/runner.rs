@@ -1043,12 +1043,32 @@ impl Run<'_> {
             Ok(v) => v,
             Err(e) => return Ok(format!("The arguments are not valid JSON ({e}).")),
         };
-        let merged = match merge_state(&self.session_state.borrow(), &updates) {
+        let mut merged = match merge_state(&self.session_state.borrow(), &updates) {
             Some(merged) => merged,
             None => return Ok("Give the keys to change as an object in \"updates\".".into()),
         };
         if let Some(session) = &self.options.session {
-            if js::get(session, "update").is_ok_and(|f| f.is_function()) {
+            let has = |name: &str| js::get(session, name).is_ok_and(|f| f.is_function());
+            if has("update") && has("getInfo") {
+                // Merged into the state as stored now (a tool or another tab may have written it
+                // since the run read it), key by key on the stored object: its other values stay
+                // as they are (a Date stays a Date, the keys keep their order).
+                let info = call_session(session, "getInfo", &[]).await?;
+                let stored = js::get(&info, "state").unwrap_or(JsValue::NULL);
+                let next = js_sys::Object::new();
+                if stored.is_object() && !js::is_array(&stored).unwrap_or(false) {
+                    js_sys::Object::assign(&next, stored.unchecked_ref());
+                }
+                let changed = updates.get("updates").unwrap_or(&updates);
+                for (key, value) in changed.as_object().into_iter().flatten() {
+                    let _ = js_sys::Reflect::set(&next, &key.as_str().into(), &json_to_js(value));
+                }
+                let changes = object(&[("state", next.clone().into())]);
+                call_session(session, "update", &[changes.into()]).await?;
+                if let Ok(now) = js_to_json(&next, "the session's state") {
+                    merged = now;
+                }
+            } else if has("update") {
                 let changes = object(&[("state", json_to_js(&merged))]);
                 call_session(session, "update", &[changes.into()]).await?;
             }

@@ -221,3 +221,40 @@ test("autoTitle never replaces a title the user chose: renamed while it was made
   assert.equal(r.final, 'My own name');
   assert.deepEqual(r.memory, ['kept', 'set anyway']);
 });
+
+test("update_session_state merges into the state as stored then: a tool's write stays, a Date stays a Date", async () => {
+  model.script(
+    { calls: [{ name: 'add_to_cart', arguments: {} }] },
+    { calls: [{ name: 'update_session_state', arguments: { updates: { mood: 'happy' } } }] },
+    { text: 'done' },
+  );
+  const r = await inPage(
+    async ({ url, id }) => {
+      const session = new lib.IndexedDbSession(id);
+      await session.update({ state: { z: 1, since: new Date(0), cart: [] } });
+      const agent = new lib.Agent({
+        name: 'A',
+        model: 'm',
+        agenticState: true,
+        tools: [
+          {
+            name: 'add_to_cart',
+            // The tool writes the state itself during the run.
+            execute: async () => {
+              await session.update({ state: { z: 1, since: new Date(0), cart: ['apple'] } });
+              return 'added';
+            },
+          },
+        ],
+      });
+      await new lib.Runner({ baseUrl: url }).run(agent, 'buy an apple', { session });
+      const state = (await session.getInfo()).state;
+      return { keys: Object.keys(state), cart: state.cart, mood: state.mood, date: state.since instanceof Date };
+    },
+    { id: fresh('state-merge') },
+  );
+  assert.deepEqual(r.cart, ['apple'], "the tool's write is kept");
+  assert.equal(r.mood, 'happy');
+  assert.equal(r.date, true);
+  assert.deepEqual(r.keys, ['z', 'since', 'cart', 'mood'], 'the stored keys keep their order');
+});
