@@ -18,7 +18,7 @@ const KIB = 1024;
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 184 * KIB, target: 55 * KIB },
   'index.js': { budget: 20 * KIB },
-  'agent_sessions_runner_bg.wasm': { budget: 154 * KIB, target: 64 * KIB },
+  'agent_sessions_runner_bg.wasm': { budget: 156 * KIB, target: 64 * KIB },
   'runner.js': { budget: 12 * KIB },
 };
 

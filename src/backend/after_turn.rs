@@ -9,7 +9,8 @@ use std::rc::Rc;
 
 use js_sys::{Array, Promise};
 use serde_json::Value;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::run::metadata::{
     clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
@@ -34,6 +35,42 @@ pub struct AfterTurn {
     pub finished: bool,
 }
 
+/// The Web Lock of the work after a turn on a session stored in IndexedDB (one with `dbName`
+/// and `sessionId`); `None` for any other session.
+fn lock_name(session: &JsValue) -> Option<String> {
+    let db = js::get(session, "dbName").ok()?.as_string()?;
+    let id = js::get(session, "sessionId").ok()?.as_string()?;
+    Some(format!(
+        "agent-sessions-after-turn:{}",
+        Value::from(vec![Value::from(db), Value::from(id)])
+    ))
+}
+
+/// Asks for the Web Lock `name`, held until `held` settles: resolves once it is granted. `None`
+/// where Web Locks are missing (the work then goes ahead at once).
+fn take_lock(name: &str, held: Promise) -> Option<Promise> {
+    let navigator = js::get(&js_sys::global(), "navigator").ok()?;
+    let locks = js::get(&navigator, "locks")
+        .ok()
+        .filter(JsValue::is_object)?;
+    let request: js_sys::Function = js::get(&locks, "request").ok()?.dyn_into().ok()?;
+    let mut granted = None;
+    let promise = Promise::new(&mut |resolve, _| granted = Some(resolve));
+    let granted = granted?;
+    let callback = Closure::once_into_js(move |_lock: JsValue| -> JsValue {
+        let _ = granted.call0(&JsValue::UNDEFINED);
+        held.into()
+    });
+    let requested: Promise = request
+        .call2(&locks, &name.into(), &callback)
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    // A request the browser refuses (an opaque origin) rejects: the work then goes ahead.
+    let refused = Promise::all_settled(&Array::of1(&requested));
+    Some(Promise::race(&Array::of2(&promise, &refused)))
+}
+
 fn has(session: &JsValue, method: &str) -> bool {
     js::get(session, method).is_ok_and(|f| f.is_function())
 }
@@ -45,7 +82,17 @@ impl AfterTurn {
             let report = Report::default();
             if let (true, Some(session)) = (self.finished, self.session.clone()) {
                 let _ = sleep(0.0, None).await;
+                // One session's work after a turn, one at a time across tabs: a summary then
+                // reads the summary the previous turn's work wrote, not one from before it.
+                let mut release = None;
+                let held = Promise::new(&mut |resolve, _| release = Some(resolve));
+                if let Some(granted) = lock_name(&session).and_then(|n| take_lock(&n, held)) {
+                    let _ = wasm_bindgen_futures::JsFuture::from(granted).await;
+                }
                 self.run(&session, &report).await;
+                if let Some(release) = release {
+                    let _ = release.call0(&JsValue::UNDEFINED);
+                }
             }
             Ok(report.to_js())
         }))

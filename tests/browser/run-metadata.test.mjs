@@ -258,3 +258,30 @@ test("update_session_state merges into the state as stored then: a tool's write 
   assert.equal(r.date, true);
   assert.deepEqual(r.keys, ['z', 'since', 'cart', 'mood'], 'the stored keys keep their order');
 });
+
+test("a turn's summary waits for the previous turn's: no turn drops out of the summary", async () => {
+  model.script(
+    { text: 'A1' },
+    { text: '{"summary":"Ann likes tea.","topics":[]}', waitMs: 800 },
+    { text: 'A2' },
+    { text: '{"summary":"Ann likes tea and lives in Oslo.","topics":[]}' },
+  );
+  const r = await inPage(
+    async ({ url, id }) => {
+      const session = new lib.IndexedDbSession(id);
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 1 } });
+      const first = await runner.run(agent, 'I like tea.', { session });
+      // The user answers while the first turn's summary is still being written.
+      await new Promise((ok) => setTimeout(ok, 200));
+      const second = await runner.run(agent, 'I live in Oslo.', { session });
+      const reports = [await first.background, await second.background];
+      return { errors: reports.flatMap((b) => b.errors), summary: (await session.getInfo()).summary };
+    },
+    { id: fresh('summary-race') },
+  );
+  assert.deepEqual(r.errors, []);
+  const secondSummary = JSON.stringify(model.requests[3].body);
+  assert.match(secondSummary, /The summary so far:\\nAnn likes tea\./, "the second summary starts from the first's");
+  assert.equal(r.summary, 'Ann likes tea and lives in Oslo.');
+});
