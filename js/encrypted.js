@@ -388,13 +388,23 @@ function canonical(value) {
 /** Whether `item` opens a turn: a user message (the rule the sessions count turns by). */
 const startsTurn = (item) => item?.role === 'user' && (item.type === undefined || item.type === 'message');
 
+/** Whether `item` is a compaction summary (a `compaction` item, or one carrying the summary
+ * marker, on itself or, as earlier versions stored it, in `providerData`). */
+const isSummary = (item) =>
+  item?.type === 'compaction' || item?.['agent-sessions.summary'] !== undefined || item?.providerData?.['agent-sessions.summary'] !== undefined;
+
 /** The items of the newest `turns` turns of `items` (oldest first); items before the first
- * user message belong to no turn and are only shown when every turn is. */
+ * user message belong to no turn and are only shown when every turn is, but for compaction
+ * summaries at the head, which every window shows. */
 function newestTurns(items, turns) {
   if (turns === 0) return [];
   let seen = 0;
   for (let i = items.length - 1; i >= 0; i--) {
-    if (startsTurn(items[i]) && ++seen === turns) return items.slice(i);
+    if (startsTurn(items[i]) && ++seen === turns) {
+      let head = 0;
+      while (head < i && isSummary(items[head])) head += 1;
+      return [...items.slice(0, head), ...items.slice(i)];
+    }
   }
   return items;
 }

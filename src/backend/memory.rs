@@ -20,7 +20,7 @@ use super::branch_js::{
 };
 use super::canonical::canonical;
 use super::js::{self, clone_value, error_text, now};
-use super::metadata::{give_default_title, info, Changes};
+use super::metadata::{give_default_title, info, is_summary, Changes};
 use super::session::{SessionCore, SessionState};
 use super::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
 
@@ -140,9 +140,10 @@ impl SessionState for MemorySessionState {
 
     async fn recent_turns(&self, turns: Limit) -> Result<Vec<JsValue>> {
         let history = self.history();
-        history
-            .recent_turns(turns)
+        let heading = history.heading(turns, is_summary);
+        heading
             .iter()
+            .chain(history.recent_turns(turns))
             .map(|e| copy_out(&e.item))
             .collect()
     }

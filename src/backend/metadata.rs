@@ -7,7 +7,7 @@ use js_sys::Array;
 use wasm_bindgen::JsValue;
 
 use crate::core::error::{Result, SessionError, SessionErrorCode};
-use crate::core::session::{default_title, SessionRecord};
+use crate::core::session::{default_title, SessionRecord, SUMMARY_MARKER};
 
 use super::args::{take_options, threw};
 use super::js::{self, describe, error_text, exact_string, object};
@@ -167,6 +167,19 @@ fn state(value: &JsValue) -> Result<JsValue> {
 fn first_user_text(items: &[(JsValue, bool)]) -> Option<String> {
     let (item, _) = items.iter().find(|(_, starts)| *starts)?;
     item_text(item)
+}
+
+/// Whether `item` is a compaction summary: of type `compaction`, or carrying the summary
+/// marker (on itself, or in `providerData` as earlier versions stored it).
+pub fn is_summary(item: &JsValue) -> bool {
+    let marked = |v: &JsValue| js::get(v, SUMMARY_MARKER).is_ok_and(|m| !m.is_undefined());
+    js::get(item, "type")
+        .ok()
+        .and_then(|t| t.as_string())
+        .as_deref()
+        == Some("compaction")
+        || marked(item)
+        || js::get(item, "providerData").is_ok_and(|p| p.is_object() && marked(&p))
 }
 
 /// The text of a message: its string content, or its text parts joined by spaces.

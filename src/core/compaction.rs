@@ -15,7 +15,7 @@ pub const DEFAULT_THRESHOLD: usize = 10;
 /// which no conversion sends to a model API (the SDK merges `providerData` into what it sends,
 /// and the API refuses a field it does not know). Summaries stored by earlier versions carry it
 /// in `providerData`, and are known by that too.
-pub const SUMMARY_MARKER: &str = "agent-sessions.summary";
+pub use super::session::SUMMARY_MARKER;
 
 /// How a history is compacted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -72,6 +72,21 @@ impl<T> MemoryHistory<T> {
         }
     }
 
+    /// The entries `lead` takes (compaction summaries) at the head of the history, before its
+    /// first turn, when the newest `turns` whole turns do not reach them: a read of those turns
+    /// shows them first.
+    pub fn heading(&self, turns: Limit, lead: impl Fn(&T) -> bool) -> &[Entry<T>] {
+        let start = match self.record.oldest_turn_of(turns) {
+            Some(oldest) if oldest > 0 => self.entries.partition_point(|e| e.turn < oldest),
+            _ => 0,
+        };
+        let n = self.entries[..start]
+            .iter()
+            .take_while(|e| e.turn == 0 && lead(&e.item))
+            .count();
+        &self.entries[..n]
+    }
+
     /// The newest `n` entries, oldest first.
     pub fn newest(&self, n: usize) -> &[Entry<T>] {
         &self.entries[self.entries.len().saturating_sub(n)..]

@@ -306,6 +306,10 @@ pub(crate) fn place(start: u64, base_turn: u64, starts_turn: &[bool]) -> Vec<Pla
 /// The longest a default title is, in characters.
 pub const TITLE_LENGTH: usize = 80;
 
+/// The field a compaction summary item carries (see `core::compaction`): a turn window keeps a
+/// summary at the head of the history, which holds no turn of its own.
+pub const SUMMARY_MARKER: &str = "agent-sessions.summary";
+
 /// A session's default title: the text of its first user message on one line, cut to
 /// [`TITLE_LENGTH`] characters at a word boundary (with an ellipsis).
 pub fn default_title(text: &str) -> String {

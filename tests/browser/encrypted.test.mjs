@@ -415,10 +415,17 @@ test('a default window of turns over an encrypted IndexedDbSession counts turns 
     const session = new lib.EncryptedSession(new lib.IndexedDbSession('enc-turns', { settings: { turns: 1 } }), { key: key() });
     await session.addItems([{ role: 'system', content: 'be brief' }]);
     for (let i = 0; i < 3; i++) await session.addItems([{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }]);
-    return { window: (await session.getItems()).map((i) => i.content), limited: (await session.getItems(3)).map((i) => i.content) };
+    const summarised = new lib.EncryptedSession(new lib.IndexedDbSession('enc-turns-summary', { settings: { turns: 1 } }), { key: key() });
+    await summarised.addItems([{ role: 'system', content: 'so far', 'agent-sessions.summary': true }, { role: 'user', content: 'q0' }, { role: 'user', content: 'q1' }]);
+    return {
+      window: (await session.getItems()).map((i) => i.content),
+      limited: (await session.getItems(3)).map((i) => i.content),
+      summary: (await summarised.getItems()).map((i) => i.content),
+    };
   });
   assert.deepEqual(r.window, ['q2', 'a2'], 'the newest turn, as the plain session reads it');
   assert.deepEqual(r.limited, ['a1', 'q2', 'a2'], 'an explicit limit wins');
+  assert.deepEqual(r.summary, ['so far', 'q1'], 'a compaction summary at the head stays');
 });
 
 test('popItem decrypts before it removes: a wrong key removes nothing; the right key pops the newest item', async () => {

@@ -68,6 +68,24 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.deepEqual(texts(r.afterPop), ['weather?', 'function_call', 'function_call_result', 'sunny']);
     });
 
+    test('a compaction summary at the head of the history stays with every window of turns', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id, chat }) => {
+          const summary = { role: 'system', content: 'the summary so far', 'agent-sessions.summary': true };
+          const s = make(kind, id, { settings: { turns: 1 } });
+          await s.addItems([summary, ...chat.slice(1)]);
+          const older = make(kind, `${id}-older`);
+          await older.addItems([{ role: 'system', content: 'earlier', providerData: { 'agent-sessions.summary': true } }, ...chat.slice(1)]);
+          return { one: await s.getRecentTurns(1), read: await s.getItems(), all: await s.getRecentTurns(9), older: await older.getRecentTurns(1) };
+        },
+        { kind, id: fresh('summary-head'), chat: CHAT },
+      );
+      assert.deepEqual(texts(r.one), ['the summary so far', 'third', 'third answer']);
+      assert.deepEqual(texts(r.read), ['the summary so far', 'third', 'third answer'], 'the default window too');
+      assert.equal(r.all.length, CHAT.length, 'once, when every turn is read');
+      assert.deepEqual(texts(r.older), ['earlier', 'third', 'third answer'], 'the mark of earlier versions too');
+    });
+
     test('metadata: a default title from the first user message, update() of title, summary, topics and state, listed without reading a message', async () => {
       const id = fresh('meta');
       const r = await page.evaluate(

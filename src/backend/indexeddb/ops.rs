@@ -9,7 +9,7 @@ use js_sys::{Array, Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::js::{self, object};
-use crate::backend::metadata::{give_default_title, Changes};
+use crate::backend::metadata::{give_default_title, is_summary, Changes};
 use crate::core::branch::MAIN;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::Limit;
@@ -207,13 +207,32 @@ pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Re
             Some(false),
         )
         .map_err(|e| tx.fail(e))?;
-        let rows = tx
+        let index = tx
             .store(MESSAGES_STORE)?
             .index(BY_TURN_INDEX)
-            .and_then(|index| index.get_all(Some(range.into()), None))
+            .map_err(|e| tx.fail(e))?;
+        // A window that leaves out the head of the history (turn 0, before the first user
+        // message) still shows a compaction summary there: its rows are asked at once.
+        let head = match oldest {
+            0 => None,
+            _ => {
+                let zero = Array::of2(&sid, &JsValue::from_f64(0.0));
+                let range = KeyRange::only(&zero).map_err(|e| tx.fail(e))?;
+                let request = index
+                    .get_all(Some(range.into()), Some(HEAD_AT_MOST))
+                    .map_err(|e| tx.fail(e))?;
+                Some(listening(request))
+            }
+        };
+        let rows = index
+            .get_all(Some(range.into()), None)
             .map_err(|e| tx.fail(e))?
             .await
             .map_err(|e| tx.fail(e))?;
+        let summaries = match head {
+            Some(head) => head.await.map_err(|e| tx.fail(e))?,
+            None => Vec::new(),
+        };
         // Keys are unique and ordered: as many rows as the span of their sequence numbers, the
         // newest being the history's newest, is every row of that span.
         let (first, last) = (rows.first().and_then(seq_of), rows.last().and_then(seq_of));
@@ -228,10 +247,18 @@ pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Re
         if !sound {
             return Err(gap(t.session_id, &record, rows.len()));
         }
+        let heading = summaries
+            .iter()
+            .take_while(|row| seq_of(row) < first && item_of(row).is_some_and(|i| is_summary(&i)));
+        let rows: Vec<JsValue> = heading.chain(&rows).cloned().collect();
         items_of(&rows, t.session_id)
     })
     .await
 }
+
+/// The most rows of the head of a history (turn 0) a read of recent turns looks at for a
+/// compaction summary.
+const HEAD_AT_MOST: u32 = 16;
 
 /// `update()`: the metadata changes, in one transaction (a session nothing was written to yet
 /// gets its record).

@@ -51,7 +51,17 @@ pub fn newest_turns(items: Vec<Value>, n: u64) -> Vec<Value> {
         Some(first) => starts[first as usize],
         None => 0,
     };
-    items.into_iter().skip(cut).collect()
+    // A compaction summary at the head of the history belongs to no turn: it stays.
+    let summaries = items
+        .iter()
+        .take(cut)
+        .take_while(|i| crate::core::compaction::is_compaction(i))
+        .count();
+    let mut items = items;
+    let kept = items.split_off(cut);
+    items.truncate(summaries);
+    items.extend(kept);
+    items
 }
 
 /// Where an item a session input callback returned came from.
@@ -185,5 +195,21 @@ mod tests {
             "the items before the first turn too"
         );
         assert!(newest_turns(items, 0).is_empty());
+        // A compaction summary at the head stays with any window (a system item does not).
+        let summary =
+            json!({"role": "system", "content": "so far", "agent-sessions.summary": true});
+        let compacted = vec![
+            summary.clone(),
+            user("q1"),
+            answer("a1"),
+            user("q2"),
+            answer("a2"),
+        ];
+        assert_eq!(
+            newest_turns(compacted.clone(), 1),
+            vec![summary, user("q2"), answer("a2")]
+        );
+        assert_eq!(newest_turns(compacted.clone(), 2), compacted);
+        assert!(newest_turns(compacted, 0).is_empty());
     }
 }
