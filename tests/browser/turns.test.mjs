@@ -72,10 +72,14 @@ for (const kind of ['indexeddb', 'memory']) {
       const r = await page.evaluate(
         async ({ kind, id, chat }) => {
           const summary = { role: 'system', content: 'the summary so far', 'agent-sessions.summary': true };
+          // As a compaction leaves a history: the summary, then the turns it kept; what it
+          // replaced is in the archive.
           const s = make(kind, id, { settings: { turns: 1 } });
-          await s.addItems([summary, ...chat.slice(1)]);
+          await s.addItems(chat);
+          await s.replaceHistory([summary, ...chat.slice(1)]);
           const older = make(kind, `${id}-older`);
-          await older.addItems([{ role: 'system', content: 'earlier', providerData: { 'agent-sessions.summary': true } }, ...chat.slice(1)]);
+          await older.addItems(chat);
+          await older.replaceHistory([{ role: 'system', content: 'earlier', providerData: { 'agent-sessions.summary': true } }, ...chat.slice(1)]);
           return { one: await s.getRecentTurns(1), read: await s.getItems(), all: await s.getRecentTurns(9), older: await older.getRecentTurns(1) };
         },
         { kind, id: fresh('summary-head'), chat: CHAT },

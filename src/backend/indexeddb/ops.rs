@@ -212,9 +212,12 @@ pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Re
             .index(BY_TURN_INDEX)
             .map_err(|e| tx.fail(e))?;
         // A window that leaves out the head of the history (turn 0, before the first user
-        // message) still shows a compaction summary there: its rows are asked at once.
+        // message) still shows a compaction summary there: its rows are asked at once. Only a
+        // history that was compacted has one (a compaction archives what it replaced), so no
+        // other read pays for the request.
         let head = match oldest {
             0 => None,
+            _ if record.archived_count == 0 => None,
             _ => {
                 let zero = Array::of2(&sid, &JsValue::from_f64(0.0));
                 let range = KeyRange::only(&zero).map_err(|e| tx.fail(e))?;
