@@ -233,19 +233,12 @@ test('rows written before the index existed are indexed in chunks, and an interr
     await lib.buildSearchIndex({ dbName });
     // As a build cut short leaves it: the rows after the 800th have no terms yet, and the meta
     // record says where to go on.
-    const request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
-    const raw = await request(indexedDB.open(dbName));
-    const tx = raw.transaction(['agent_messages', 'agent_meta'], 'readwrite');
-    const rows = await request(tx.objectStore('agent_messages').getAll());
-    for (const row of rows.slice(800)) {
-      delete row.terms;
-      tx.objectStore('agent_messages').put(row);
-    }
-    const meta = await request(tx.objectStore('agent_meta').get('searchIndex'));
-    tx.objectStore('agent_meta').put({ ...meta, done: false, after: ['big', 799], indexed: 800 });
-    await new Promise((done) => (tx.oncomplete = done));
-    raw.close();
-    return { stripped: rows.length - 800 };
+    const rows = await rewriteRows(
+      dbName,
+      (row, i) => i >= 800 && delete row.terms,
+      (meta) => ({ ...meta, done: false, after: ['big', 799], indexed: 800 }),
+    );
+    return { stripped: rows - 800 };
   });
   assert.equal(r.stripped, 1200);
   // A new page: the library opens the database and goes on from the 800th row.
@@ -279,22 +272,7 @@ test('a build of fewer rows than a chunk is heard, with its count', async () => 
     const s = new lib.IndexedDbSession('small', { dbName, userId: 'ann' });
     await s.addItems(Array.from({ length: 30 }, (_, i) => ({ role: 'user', content: `note ${i} about otters` })));
     // As a version before the search index left them: rows without terms, no build done.
-    const raw = await new Promise((ok) => {
-      const open = indexedDB.open(dbName);
-      open.onsuccess = () => ok(open.result);
-    });
-    const tx = raw.transaction(['agent_messages', 'agent_meta'], 'readwrite');
-    const rows = await new Promise((ok) => {
-      const all = tx.objectStore('agent_messages').getAll();
-      all.onsuccess = () => ok(all.result);
-    });
-    for (const row of rows) {
-      delete row.terms;
-      tx.objectStore('agent_messages').put(row);
-    }
-    tx.objectStore('agent_meta').put({ name: 'searchIndex', done: false, after: null, indexed: 0 });
-    await new Promise((done) => (tx.oncomplete = done));
-    raw.close();
+    await rewriteRows(dbName, (row) => delete row.terms, () => ({ name: 'searchIndex', done: false, after: null, indexed: 0 }));
     const progress = [];
     const built = await lib.buildSearchIndex({ dbName, onProgress: (p) => progress.push(p) });
     const hits = await lib.searchSessions({ dbName, userId: 'ann', query: 'otters', limit: 50 });
@@ -322,22 +300,7 @@ test('terms made by an older tokeniser are made again: İstanbul, ȘTIRI, ΑΘΗ
     const now = await find();
     // As the previous tokeniser left the database: its build record (no terms version) and
     // rows whose terms are not this tokeniser's (emptied here, so only a new build finds them).
-    const raw = await new Promise((ok) => {
-      const open = indexedDB.open(dbName);
-      open.onsuccess = () => ok(open.result);
-    });
-    const tx = raw.transaction(['agent_messages', 'agent_meta'], 'readwrite');
-    const rows = await new Promise((ok) => {
-      const all = tx.objectStore('agent_messages').getAll();
-      all.onsuccess = () => ok(all.result);
-    });
-    for (const row of rows) {
-      row.terms = [];
-      tx.objectStore('agent_messages').put(row);
-    }
-    tx.objectStore('agent_meta').put({ name: 'searchIndex', done: true, after: null, indexed: 0 });
-    await new Promise((done) => (tx.oncomplete = done));
-    raw.close();
+    await rewriteRows(dbName, (row) => (row.terms = []), () => ({ name: 'searchIndex', done: true, after: null, indexed: 0 }));
     const progress = [];
     const built = await lib.buildSearchIndex({ dbName, onProgress: (p) => progress.push(p) });
     return { now, built, after: await find(), again: await lib.buildSearchIndex({ dbName }) };
