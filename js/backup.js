@@ -1,9 +1,14 @@
 // Backup and restore of sessions as NDJSON: `exportSessions` streams a database's sessions a page
 // at a time, `importSessions` writes them back, each session checked whole before any of it is
-// written. The reading and the checking are the WebAssembly module's (`readBackup`,
+// written. The reading and the checking are the second WebAssembly module's (`readBackup`,
 // `restoreSession`); this file only frames lines.
-import { listSessionRecords, readBackup, restoreSession } from './agent_sessions.js';
+import { listSessionRecords } from './agent_sessions.js';
+import { extras } from './load_extras.js';
 import { sessionError } from './errors.js';
+
+// The reading and the writing of rows are the second module's, loaded by the first call.
+const readBackup = async (options) => (await extras()).readBackup(options);
+const restoreSession = async (lines, numbers, options) => (await extras()).restoreSession(lines, numbers, options);
 
 /** The format name and version of the first line of a backup. */
 export const BACKUP_FORMAT = 'agent-sessions-backup';

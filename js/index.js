@@ -5,10 +5,18 @@ import init, * as wasm from './agent_sessions.js';
 import { publish, subscribeSession, watchSessions as watch } from './events.js';
 import { exportSessions, importSessions as importBackup } from './backup.js';
 import { sessionError } from './errors.js';
+import { extras } from './load_extras.js';
 
 await init({ module_or_path: new URL('./agent_sessions_bg.wasm', import.meta.url) });
 
-export { searchSessions, buildSearchIndex } from './agent_sessions.js';
+// Search, the index build and repair are the second module's, loaded by their first call.
+export async function searchSessions(options) {
+  return (await extras()).searchSessions(options);
+}
+
+export async function buildSearchIndex(options) {
+  return (await extras()).buildSearchIndex(options);
+}
 export { exportSessions };
 export { EncryptedSession, deriveKeyFromPassphrase, deviceKey, createDeviceKey, storeDeviceKey, loadDeviceKey, forgetDeviceKey } from './encrypted.js';
 export { SyncedSession, sessionLockName } from './sync.js';
@@ -115,7 +123,7 @@ export async function deleteSession(sessionId, options) {
 }
 
 export async function repairSession(sessionId, options) {
-  const report = await wasm.repairSession(sessionId, options);
+  const report = await (await extras()).repairSession(sessionId, options);
   if (report.existed) publish(options?.dbName ?? 'agent-sessions', { type: 'replace', change: 'repair', sessionId, userId: report.userId });
   return report;
 }
@@ -160,6 +168,15 @@ export async function requestPersistentStorage() {
   }
 }
 
+/** `[{ sessionId, bytes }]` of the sessions `listSessions` lists, from the sizes their records
+ * keep; only a session whose record has none yet (written before sizes were kept) needs the
+ * second module, which measures it once and keeps the figure. */
+async function sessionSizes(options) {
+  const records = await wasm.listSessionRecords(options);
+  if (records.every((r) => typeof r.bytes === 'number')) return records.map((r) => ({ sessionId: r.id, bytes: r.bytes }));
+  return (await extras()).sessionSizes(options);
+}
+
 /**
  * What this origin stores and may store (`usage`, `quota`, from `navigator.storage.estimate()`),
  * whether the browser keeps it under pressure (`persisted`), and about how many bytes each
@@ -168,7 +185,7 @@ export async function requestPersistentStorage() {
 export async function storageEstimate(options = {}) {
   const storage = typeof navigator === 'undefined' ? undefined : navigator.storage;
   const [sessions, estimate, persisted] = await Promise.all([
-    wasm.sessionSizes(options),
+    sessionSizes(options),
     storage?.estimate ? storage.estimate().catch(() => ({})) : {},
     storage?.persisted ? storage.persisted().catch(() => false) : false,
   ]);

@@ -14,11 +14,13 @@ const pkg = join(root, 'pkg');
 const staging = join(root, 'target/package');
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
 
-// Two WebAssembly modules, so that a page that only needs sessions (the SDK drop-in) does not
-// download the runner: `agent_sessions` (sessions) and `agent_sessions_runner` (Agent, Runner,
-// RunState). Each feature set builds in its own target folder, so both stay incremental.
+// Three WebAssembly modules, so that a page downloads only what it uses: `agent_sessions` (the
+// sessions: what a chat needs on every load), `agent_sessions_extras` (search, backups, repair,
+// storage sizes: loaded by the first call that needs it) and `agent_sessions_runner` (Agent,
+// Runner, RunState). Each feature set builds in its own target folder, so all stay incremental.
 export const MODULES = [
   { name: 'agent_sessions', features: 'sessions', targetDir: 'target' },
+  { name: 'agent_sessions_extras', features: 'extras', targetDir: 'target/extras' },
   { name: 'agent_sessions_runner', features: 'runner', targetDir: 'target/runner' },
 ];
 
@@ -54,7 +56,9 @@ for (const m of MODULES) {
   } else {
     copyFileSync(join(staging, wasm), join(pkg, wasm));
   }
-  copyFileSync(join(staging, `${m.name}.d.ts`), join(pkg, `${m.name}.d.ts`));
+  // (The second module's functions are declared with the sessions module's, as the package
+  // exports them.)
+  if (m.name !== 'agent_sessions_extras') copyFileSync(join(staging, `${m.name}.d.ts`), join(pkg, `${m.name}.d.ts`));
 }
 
 // Each entry is one module, so that a page loading the package unbundled (an import map, a CDN)
@@ -67,7 +71,12 @@ const shared = {
   name: 'modules the runner entry imports, not copies',
   setup: (b) => b.onResolve({ filter: /^\.\/(index|runner_wasm)\.js$/ }, (args) => ({ path: args.path, external: true })),
 };
-for (const [entry, plugins] of [['index.js', []], ['runner_wasm.js', []], ['runner.js', [shared]]]) {
+// The main entry imports the second sessions module when it first needs it: a module of its own.
+const lazy = {
+  name: 'the second sessions module, imported when needed',
+  setup: (b) => b.onResolve({ filter: /^\.\/extras\.js$/ }, (args) => ({ path: args.path, external: true })),
+};
+for (const [entry, plugins] of [['index.js', [lazy]], ['extras.js', []], ['runner_wasm.js', []], ['runner.js', [shared]]]) {
   await build({
     entryPoints: [join(staging, entry)],
     outfile: join(pkg, entry),

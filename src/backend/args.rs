@@ -9,7 +9,7 @@ use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
 use crate::core::session::starts_turn;
 
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 use super::canonical::canonical;
 use super::js::{self, describe, error_text, exact_string, number_text, object, Thrown};
 
@@ -171,7 +171,7 @@ pub fn take_settings(options: &Option<Object>) -> Result<(SessionSettings, Objec
 }
 
 /// `replaceHistory`'s options.
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub struct ReplaceOptions {
     /// Move the replaced items to the archive (`true` unless `archive: false`).
     pub archive: bool,
@@ -181,7 +181,7 @@ pub struct ReplaceOptions {
 }
 
 /// `replaceHistory`'s `{ archive?: boolean, expectedItems?: Item[] }`.
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub fn take_replace_options(options: &JsValue) -> Result<ReplaceOptions> {
     let options = take_options(options, "options")?;
     let archive = field(&options, "options", "archive")?;
@@ -226,7 +226,7 @@ pub fn take_replace_options(options: &JsValue) -> Result<ReplaceOptions> {
 
 /// `getArchivedItems`' `{ limit?, before? }`: how many to return (all without a limit), and how
 /// many of the newest to skip.
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub fn take_archive_window(options: &JsValue) -> Result<(Option<u64>, u64)> {
     let options = take_options(options, "options")?;
     let limit = take_limit(&field(&options, "options", "limit")?, "options.limit")?;

@@ -5,23 +5,23 @@ pub mod args;
 pub mod error;
 pub mod js;
 
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod branch_js;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod canonical;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod indexeddb;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod memory;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod metadata;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod search;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod session;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod session_options;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod transaction;
 
 #[cfg(feature = "runner")]

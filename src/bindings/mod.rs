@@ -1,6 +1,8 @@
 //! The JavaScript API: every `#[wasm_bindgen]` export and the TypeScript declarations, and
 //! nothing else. The work is done by the backend and the core.
 
+#[cfg(feature = "extras")]
+mod extras;
 #[cfg(feature = "runner")]
 mod runner;
 #[cfg(feature = "sessions")]

@@ -7,17 +7,17 @@ pub mod history;
 pub mod session;
 pub mod sort;
 
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod memory;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod queue;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod repair;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod schema;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod search;
-#[cfg(feature = "sessions")]
+#[cfg(feature = "store")]
 pub mod transaction;
 
 #[cfg(feature = "runner")]

@@ -81,24 +81,18 @@ function surface(file) {
 test('the sessions module holds no runner code, and the runner module no IndexedDB code', () => {
   const sessions = surface('agent_sessions_bg.wasm');
   const classesOf = (exports) => [...new Set(exports.map((n) => n.split('_')[0]))].sort();
-  // readBackup, restoreSession and sessionSizes serve js/backup.js and storageEstimate,
-  // listSessionRecords the package's listSessions.
-  assert.deepEqual(classesOf(sessions.exports), [
-    'buildSearchIndex',
-    'deleteSession',
-    'indexeddbsession',
-    'listSessionRecords',
-    'memorysession',
-    'readBackup',
-    'repairSession',
-    'restoreSession',
-    'searchSessions',
-    'sessionSizes',
-  ]);
-  // (JSON.stringify is the sessions module's measure of an item's size; parsing and streams are
+  // listSessionRecords serves the package's listSessions; search, backups, repair and sizes are
+  // the second module's.
+  assert.deepEqual(classesOf(sessions.exports), ['deleteSession', 'indexeddbsession', 'listSessionRecords', 'memorysession']);
+  // readBackup, restoreSession and sessionSizes serve js/backup.js and storageEstimate.
+  const extras = surface('agent_sessions_extras_bg.wasm');
+  assert.deepEqual(classesOf(extras.exports), ['buildSearchIndex', 'readBackup', 'repairSession', 'restoreSession', 'searchSessions', 'sessionSizes']);
+  // (JSON.stringify is the sessions modules' measure of an item's size; parsing and streams are
   // the runner's.)
-  for (const js of ['parse', 'getReader']) {
-    assert.ok(!sessions.imports.some((n) => n.includes(js)), `the sessions module imports ${js}`);
+  for (const [name, module] of [['sessions', sessions], ['extras', extras]]) {
+    for (const js of ['parse', 'getReader']) {
+      assert.ok(!module.imports.some((n) => n.includes(js)), `the ${name} module imports ${js}`);
+    }
   }
 
   const runner = surface('agent_sessions_runner_bg.wasm');

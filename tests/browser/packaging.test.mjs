@@ -24,8 +24,10 @@ const SHIPPED = [
   'package.json',
   'pkg/agent_sessions.d.ts',
   'pkg/agent_sessions_bg.wasm',
+  'pkg/agent_sessions_extras_bg.wasm',
   'pkg/agent_sessions_runner.d.ts',
   'pkg/agent_sessions_runner_bg.wasm',
+  'pkg/extras.js',
   'pkg/index.d.ts',
   'pkg/index.js',
   'pkg/runner.d.ts',
@@ -80,7 +82,7 @@ const ITEMS = [
   { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'San Francisco.' }] },
 ];
 
-function assertRoundTrip(r, wasmFiles = 1) {
+function assertRoundTrip(r, wasmFiles) {
   assert.equal(r.ok, true, r.error);
   assert.deepStrictEqual(r.got, ITEMS);
   assert.deepStrictEqual(r.popped, ITEMS[1]);
@@ -88,6 +90,10 @@ function assertRoundTrip(r, wasmFiles = 1) {
   assert.equal(r.itemCount, 1);
   assert.deepStrictEqual(r.memory.slice(0, 2), ITEMS);
   assert.equal(r.wasm.length, wasmFiles, 'each wasm is fetched once');
+  // The second sessions module is fetched by the first search, not by the import.
+  assert.equal(r.wasmBeforeSearch, wasmFiles - 1, 'the search module was not fetched before a search');
+  assert.ok(r.wasm.slice(wasmFiles - 1).every((u) => u.includes('agent_sessions_extras_bg')), r.wasm.join(', '));
+  assert.deepStrictEqual(r.found.map(([, role]) => role), ['user'], 'the search found the question');
 }
 
 describe('the npm package, installed from its tarball', () => {
@@ -142,15 +148,15 @@ describe('the npm package, installed from its tarball', () => {
     await exec(bin('vite'), ['build', '--logLevel', 'warn'], { cwd: app, timeout: 120_000 });
     const assets = await readdir(join(app, 'dist/assets'));
     const wasm = assets.filter((f) => f.endsWith('.wasm')).sort();
-    assert.equal(wasm.length, 2, `the sessions and the runner wasm in dist/assets: ${assets.join(', ')}`);
-    for (const [asset, ours] of [[wasm[0], 'agent_sessions_bg.wasm'], [wasm[1], 'agent_sessions_runner_bg.wasm']]) {
+    assert.equal(wasm.length, 3, `the sessions, its second and the runner wasm in dist/assets: ${assets.join(', ')}`);
+    for (const [asset, ours] of [[wasm[0], 'agent_sessions_bg.wasm'], [wasm[1], 'agent_sessions_extras_bg.wasm'], [wasm[2], 'agent_sessions_runner_bg.wasm']]) {
       const shipped = await readFile(join(root, 'pkg', ours));
       assert.ok((await readFile(join(app, 'dist/assets', asset))).equals(shipped), `${asset} is our ${ours}`);
     }
 
     const url = await serveFolder(join(app, 'dist'));
     const r = await roundTrip(`${url}/`);
-    assertRoundTrip(r, 2);
+    assertRoundTrip(r, 3);
     assert.equal(r.runOutput, 'Hello from the runner.');
     assert.deepStrictEqual(r.memory.slice(2).map((i) => i.role), ['user', 'assistant'], 'the run was saved');
     assert.deepEqual(r.wasm.map((u) => new URL(u).pathname).sort(), wasm.map((w) => `/assets/${w}`), 'the app loads the wasm that Vite emitted');
@@ -159,7 +165,7 @@ describe('the npm package, installed from its tarball', () => {
   test('a plain page imports the bare name through an import map, no bundler', async () => {
     const url = await serveFolder(installs.importmap);
     const r = await roundTrip(`${url}/index.html`);
-    assertRoundTrip(r);
+    assertRoundTrip(r, 2);
     assert.equal(new URL(r.wasm[0]).pathname, '/node_modules/agent-sessions/pkg/agent_sessions_bg.wasm');
   });
 

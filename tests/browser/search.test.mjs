@@ -27,6 +27,33 @@ async function helpers(page, dbName) {
   }, dbName);
 }
 
+test('search is a second module, loaded by the first search; offline before that, MODULE_UNAVAILABLE, then the next search loads it', async () => {
+  const { page } = await openHarness(env);
+  const wasm = () => page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name.split('/').pop()).filter((n) => n.endsWith('.wasm')));
+  assert.ok(!(await wasm()).includes('agent_sessions_extras_bg.wasm'), 'importing the package loads no second module');
+  await page.evaluate(async () => {
+    await new lib.IndexedDbSession('lazy', { dbName: 'lazy-module', userId: 'ann' }).addItems([{ role: 'user', content: 'offline pelicans' }]);
+  });
+  // The network refuses the second module (a page offline before it was ever downloaded).
+  await page.route('**/extras.js', (route) => route.abort('internetdisconnected'));
+  const search = () =>
+    page.evaluate(async () => {
+      try {
+        return (await lib.searchSessions({ dbName: 'lazy-module', userId: 'ann', query: 'pelicans' })).map((h) => h.sessionId);
+      } catch (e) {
+        return { name: e.name, code: e.code, message: e.message, cause: e.cause instanceof Error };
+      }
+    });
+  const offline = await search();
+  assert.equal(offline.name, 'SessionError');
+  assert.equal(offline.code, 'MODULE_UNAVAILABLE');
+  assert.match(offline.message, /extras\.js/);
+  assert.equal(offline.cause, true, 'the failed import is the cause');
+  await page.unroute('**/extras.js');
+  assert.deepEqual(await search(), ['lazy'], 'the next search loads the module');
+  assert.deepEqual((await wasm()).filter((n) => n === 'agent_sessions_extras_bg.wasm'), ['agent_sessions_extras_bg.wasm'], 'fetched once');
+});
+
 test('ranking, phrases, prefixes, diacritics and CJK', async () => {
   const { page } = await openHarness(env);
   await helpers(page, 'search-syntax');
