@@ -1,7 +1,7 @@
 //! A session's metadata, kept in its record beside the counters so that listing sessions never
 //! reads a message: a title (by default the first user message, cut to 80 characters, set in the
 //! transaction that adds it), a summary and its topics, and a state (any object the structured
-//! clone can store, like Agno's `session_state`). `update()` changes them; `getInfo()` reads them.
+//! clone can store and JSON can write, like Agno's `session_state`). `update()` changes them; `getInfo()` reads them.
 
 use js_sys::Array;
 use wasm_bindgen::JsValue;
@@ -152,7 +152,7 @@ fn state(value: &JsValue) -> Result<JsValue> {
             format!("state must be an object or null, got {}", describe(value)),
         ));
     }
-    js::clone_value(value).map_err(|e| {
+    let copy = js::clone_value(value).map_err(|e| {
         SessionError::new(
             CODE,
             format!(
@@ -160,7 +160,19 @@ fn state(value: &JsValue) -> Result<JsValue> {
                 error_text(&e)
             ),
         )
-    })
+    })?;
+    // A run sends the state to the model as JSON: one JSON cannot write (a BigInt, a cycle)
+    // would fail every run of the session from then on.
+    js_sys::JSON::stringify(&copy).map_err(|e| {
+        SessionError::new(
+            CODE,
+            format!(
+                "state holds a value that JSON cannot write, as a run sends it to the model ({})",
+                error_text(&e)
+            ),
+        )
+    })?;
+    Ok(copy)
 }
 
 /// The text of the first user message among `items` (copies, with whether each opens a turn).

@@ -232,6 +232,13 @@ for (const kind of ['indexeddb', 'memory']) {
             titleLong: await attempt(() => s.update({ title: 'x'.repeat(1001) })),
             stateFunction: await attempt(() => s.update({ state: { run() {} } })),
             stateString: await attempt(() => s.update({ state: 'on' })),
+            // Stored by the structured clone, but no run could send them to the model as JSON.
+            stateBigInt: await attempt(() => s.update({ state: { visits: 1n } })),
+            stateCycle: await attempt(() => {
+              const state = { name: 'loop' };
+              state.self = state;
+              return s.update({ state });
+            }),
             unknown: await attempt(() => s.update({ titel: 'typo' })),
             notObject: await attempt(() => s.update('title')),
             topics: await attempt(() => s.update({ topics: ['a', 1] })),
@@ -250,6 +257,8 @@ for (const kind of ['indexeddb', 'memory']) {
         titleLong: 'INVALID_TITLE',
         stateFunction: 'INVALID_STATE',
         stateString: 'INVALID_STATE',
+        stateBigInt: 'INVALID_STATE',
+        stateCycle: 'INVALID_STATE',
         unknown: 'INVALID_OPTIONS',
         notObject: 'INVALID_OPTIONS',
         topics: 'INVALID_OPTIONS',
