@@ -77,7 +77,8 @@ function listen(dbName, entry) {
         const events = Array.isArray(message.data) ? message.data : [];
         for (const event of events) {
           if (!event || typeof event !== 'object') continue;
-          for (const e of [...receiver.entries]) if (e.accepts(event)) call(e.fn, event);
+          // A listener removed by an earlier one (during this dispatch) is not called.
+          for (const e of [...receiver.entries]) if (receiver.entries.has(e) && e.accepts(event)) call(e.fn, event);
         }
       };
     }

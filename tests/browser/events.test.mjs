@@ -105,6 +105,27 @@ test('the writing object and another object of the same page hear it too; unsubs
   assert.equal(r.items, 2);
 });
 
+test('a listener another one removes while an event is delivered does not get that event, as with DOM events', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async (id) => {
+    const s = new lib.IndexedDbSession(id);
+    const heard = [];
+    let stopSecond;
+    // The first listener closes the panel the second one feeds.
+    const stopFirst = s.subscribe((e) => {
+      heard.push(`first ${e.type}`);
+      stopSecond();
+    });
+    stopSecond = s.subscribe((e) => heard.push(`second ${e.type}`));
+    await s.addItems([{ role: 'user', content: 'one' }]);
+    for (let i = 0; i < 200 && heard.length < 1; i++) await new Promise((ok) => setTimeout(ok, 10));
+    await new Promise((ok) => setTimeout(ok, 100));
+    stopFirst();
+    return heard;
+  }, fresh('removed-during-dispatch'));
+  assert.deepEqual(r, ['first add']);
+});
+
 test("a worker's write is seen by a page", async () => {
   const { page } = await openHarness(env);
   const id = fresh('worker');
