@@ -64,6 +64,9 @@ export function exportSessions(options = {}) {
         .map((s) => s.id)
         .filter((id) => wanted === null || wanted.has(id))
         .reverse();
+      // The rows are read by the second module: one that cannot be loaded fails the stream
+      // before its first line, not after a header that promises sessions.
+      if (queue.length) await extras();
       return line({ format: BACKUP_FORMAT, version: BACKUP_VERSION, exportedAt: Date.now(), sessions: queue.length });
     }
     for (;;) {

@@ -4,6 +4,8 @@
 // as another tab would.
 import init from './agent_sessions_extras.js';
 
-await init({ module_or_path: new URL('./agent_sessions_extras_bg.wasm', import.meta.url) });
+/** Instantiates the module (once; a failed attempt, such as a download cut off, can be made
+ * again: the browser keeps the failure of a module's top-level code, so it is not done there). */
+export const instantiate = () => init({ module_or_path: new URL('./agent_sessions_extras_bg.wasm', import.meta.url) });
 
 export { searchSessions, buildSearchIndex, readBackup, restoreSession, sessionSizes, repairSession } from './agent_sessions_extras.js';

@@ -172,7 +172,7 @@ export async function requestPersistentStorage() {
  * keep; only a session whose record has none yet (written before sizes were kept) needs the
  * second module, which measures it once and keeps the figure. */
 async function sessionSizes(options) {
-  const records = await wasm.listSessionRecords(options);
+  const records = (await wasm.listSessionRecords(options)).filter((r) => typeof r.id === 'string');
   if (records.every((r) => typeof r.bytes === 'number')) return records.map((r) => ({ sessionId: r.id, bytes: r.bytes }));
   return (await extras()).sessionSizes(options);
 }

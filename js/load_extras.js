@@ -3,15 +3,21 @@ import { sessionError } from './errors.js';
 
 let loading;
 
-/** The second module's exports. A failed load (offline before it was ever downloaded) rejects
- * with `MODULE_UNAVAILABLE`, and the next call tries again. */
+/** The second module's exports, once its WebAssembly is instantiated. A failed load (offline
+ * before it was ever downloaded: its JS or its wasm) rejects with `MODULE_UNAVAILABLE`, and the
+ * next call tries again. */
 export function extras() {
-  loading ??= import('./extras.js').catch((cause) => {
-    loading = undefined;
-    throw Object.assign(
-      sessionError('MODULE_UNAVAILABLE', `the module of search, backups, repair and storage sizes (extras.js) could not be loaded: ${cause?.message ?? cause}`),
-      { cause },
-    );
-  });
+  loading ??= import('./extras.js')
+    .then(async (module) => {
+      await module.instantiate();
+      return module;
+    })
+    .catch((cause) => {
+      loading = undefined;
+      throw Object.assign(
+        sessionError('MODULE_UNAVAILABLE', `the module of search, backups, repair and storage sizes (extras.js and its wasm) could not be loaded: ${cause?.message ?? cause}`),
+        { cause },
+      );
+    });
   return loading;
 }
