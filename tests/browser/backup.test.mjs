@@ -481,6 +481,9 @@ async function exportAround(page, dbName, write) {
       const from = { dbName };
       const s = new lib.IndexedDbSession('busy', from);
       await s.addItems([{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }, { role: 'user', content: 'three' }]);
+      // The module that reads a backup's rows, loaded and connected now: the order below is of
+      // transactions, not of a download.
+      await lib.buildSearchIndex(from);
       const reader = lib.exportSessions(from).getReader();
       const decoder = new TextDecoder();
       let text = decoder.decode((await reader.read()).value); // the header
