@@ -326,6 +326,29 @@ test('a build of fewer rows than a chunk is heard, with its count', async () => 
   assert.equal(r.hits, 30);
 });
 
+test('two builds at once (two tabs, or both modules of a page) each end their progress at the whole', async () => {
+  const { page } = await openHarness(env);
+  const dbName = `search-overlap-${Math.random()}`;
+  await page.evaluate(async (dbName) => {
+    const s = new lib.IndexedDbSession('big', { dbName, userId: 'ann' });
+    await s.addItems(Array.from({ length: 3000 }, (_, i) => ({ role: 'user', content: `entry ${i} about herons` })));
+    await lib.buildSearchIndex({ dbName });
+    await rewriteRows(dbName, (row) => delete row.terms, () => ({ name: 'searchIndex', done: false, after: null, indexed: 0 }));
+  }, dbName);
+  await reload(page);
+  const r = await page.evaluate(async (dbName) => {
+    const heard = [[], []];
+    const builds = await Promise.all(heard.map((list) => lib.buildSearchIndex({ dbName, onProgress: (p) => list.push(p) })));
+    const found = async (query) => (await lib.searchSessions({ dbName, userId: 'ann', query })).map((h) => h.seq);
+    return { heard, builds, hits: [await found('0'), await found('1500'), await found('2999')] };
+  }, dbName);
+  assert.deepEqual(r.hits, [[0], [1500], [2999]], 'every row indexed');
+  assert.ok(r.heard.some((list) => list.length > 0), 'a build was heard');
+  for (const list of r.heard) {
+    if (list.length) assert.deepEqual(list.at(-1), { done: 3000, total: 3000 }, JSON.stringify(list));
+  }
+});
+
 test('terms made by an older tokeniser are made again: İstanbul, ȘTIRI, ΑΘΗΝΑ and ΟΔΟΣ are found as typed', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {

@@ -381,6 +381,8 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
     }
     let mut owners: HashMap<String, JsValue> = HashMap::new();
     let mut first = true;
+    // The `done` a listener heard last.
+    let mut heard = None;
     loop {
         let mut indexed_now = 0;
         let tx = Tx::begin(
@@ -416,12 +418,14 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                         .map_err(|e| tx.fail(e))?
                         .await
                         .map_err(|e| tx.fail(e))? as u64;
-                    progress.done = state
-                        .as_ref()
-                        .and_then(|s| js::get(s, "indexed").ok())
-                        .and_then(|n| n.as_f64())
-                        .unwrap_or(0.0) as u64;
                 }
+                // As stored, every chunk: another build (another tab's, or the other module's
+                // of this page) may have indexed chunks since this one's last.
+                progress.done = state
+                    .as_ref()
+                    .and_then(|s| js::get(s, "indexed").ok())
+                    .and_then(|n| n.as_f64())
+                    .unwrap_or(0.0) as u64;
                 let range = match &after {
                     Some(key) => Some(
                         KeyRange::lower_bound(key, Some(true))
@@ -506,8 +510,14 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
         if indexed_now > 0 {
             progress.total = progress.total.max(progress.done);
             on_progress(progress);
+            heard = Some(progress.done);
         }
         if finished {
+            // Another build did the last chunks: a listener that heard this one's hears the end.
+            if heard.is_some_and(|done| done < progress.total) {
+                progress.done = progress.total;
+                on_progress(progress);
+            }
             return Ok(progress);
         }
         first = false;
