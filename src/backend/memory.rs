@@ -257,7 +257,29 @@ impl SessionState for MemorySessionState {
                 .collect();
             check_whole_history(&self.core.session_id, expected, &stored)?;
         }
-        history.replace_all(items, options.archive, now())
+        // The new items' turns count from 1: the turns they keep are the newest.
+        let users = items.iter().filter(|(_, s)| *s).count() as u64;
+        let base = history.record().last_turn.saturating_sub(users);
+        history.replace_all(items, options.archive, now())?;
+        drop(history);
+        if base > 0 {
+            let branch = self.current.borrow().clone();
+            for b in self.branches.borrow_mut().iter_mut() {
+                if b.parent.as_deref() == Some(branch.as_str()) {
+                    b.from_turn = b.from_turn.saturating_sub(base);
+                }
+            }
+            let mut all = self.usage.borrow_mut();
+            let mine: Vec<(u64, Usage)> = all
+                .iter()
+                .filter(|(b, _, _)| *b == branch)
+                .map(|(_, t, u)| (*t, *u))
+                .collect();
+            all.retain(|(b, _, _)| *b != branch);
+            let renumbered = crate::core::branch::renumbered_usage(&mine, base);
+            all.extend(renumbered.into_iter().map(|(t, u)| (branch.clone(), t, u)));
+        }
+        Ok(())
     }
 
     async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>> {

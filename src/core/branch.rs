@@ -585,11 +585,49 @@ impl Usage {
     }
 }
 
+/// The usage of a branch after a rewrite that numbers its turns again from 1 (compaction): the
+/// turns kept are the newest, so turn `t` becomes `t - base`, and the usage of the turns replaced
+/// (`t <= base`) goes to turn 0, where the summary standing for them is. Oldest turn first.
+pub fn renumbered_usage(rows: &[(u64, Usage)], base: u64) -> Vec<(u64, Usage)> {
+    let mut out: Vec<(u64, Usage)> = Vec::new();
+    for (turn, usage) in rows {
+        let turn = turn.saturating_sub(base);
+        match out.iter_mut().find(|(t, _)| *t == turn) {
+            Some((_, sum)) => sum.add(usage),
+            None => out.push((turn, *usage)),
+        }
+    }
+    crate::core::sort::sort_by_key(&mut out, |(t, _)| *t);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const S: &str = "s";
+
+    #[test]
+    fn usage_follows_turns_numbered_again_after_a_compaction() {
+        let u = |n: f64| Usage {
+            requests: 1.0,
+            input_tokens: n,
+            output_tokens: 0.0,
+            total_tokens: n,
+        };
+        let rows: Vec<(u64, Usage)> = (1..=6).map(|t| (t, u(t as f64))).collect();
+        // Turns 5 and 6 kept (now 1 and 2); 1 to 4 summed where the summary stands.
+        let out = renumbered_usage(&rows, 4);
+        let turns: Vec<(u64, f64, f64)> = out
+            .iter()
+            .map(|(t, u)| (*t, u.requests, u.input_tokens))
+            .collect();
+        assert_eq!(turns, vec![(0, 4.0, 10.0), (1, 1.0, 5.0), (2, 1.0, 6.0)]);
+        // Nothing dropped: the same numbers.
+        let same = renumbered_usage(&rows, 0);
+        assert_eq!(same.len(), 6);
+        assert!(same.iter().zip(&rows).all(|(a, b)| a.0 == b.0));
+    }
 
     fn tree_with(main_items: u64, last_turn: u64) -> Tree {
         let mut record = SessionRecord::new(S, None, 0.0);

@@ -291,6 +291,43 @@ test('usage: stored per turn and branch, summed per session and per branch', asy
   assert.deepEqual(r.afterDelete, r.main, "a deleted branch's usage goes with it");
 });
 
+for (const kind of ['indexeddb', 'memory']) {
+  test(`${kind}: after a compaction numbers the kept turns from 1, their usage and their branches follow them`, async () => {
+    const { page } = await openHarness(env);
+    const r = await page.evaluate(
+      async ({ kind, id }) => {
+        const s = make(kind, id);
+        for (let n = 1; n <= 6; n++) {
+          await s.addItems([{ role: 'user', content: `q${n}` }, { role: 'assistant', content: `a${n}` }]);
+          await s.storeRunUsage({ requests: 1, inputTokens: n, outputTokens: 0 });
+        }
+        // An edit of turn 5, made before the compaction.
+        await s.createBranchFromTurn(5, 'edit5');
+        await s.switchBranch('main');
+        const kept = (await s.getItems()).slice(8); // q5 a5 q6 a6
+        await s.replaceHistoryWithCompaction([{ type: 'compaction', encrypted_content: 'turns 1 to 4' }, ...kept]);
+        const afterCompaction = await s.getTurnUsage();
+        await s.addItems([{ role: 'user', content: 'q7' }, { role: 'assistant', content: 'a7' }]);
+        await s.storeRunUsage({ requests: 1, inputTokens: 700, outputTokens: 0 });
+        return {
+          turns: (await s.getTurns()).map((t) => `${t.turn}:${t.content ?? t.text ?? ''}`),
+          afterCompaction: afterCompaction.map((u) => [u.turn, u.inputTokens]),
+          newTurn: await s.getTurnUsage(3),
+          session: await s.getSessionUsage(),
+          edit: (await s.listBranches()).find((b) => b.branchId === 'edit5'),
+        };
+      },
+      { kind, id: fresh(`compacted-usage-${kind}`) },
+    );
+    // Turns 5 and 6 are now turns 1 and 2; what turns 1 to 4 used stands with the summary (0).
+    assert.deepEqual(r.afterCompaction, [[0, 10], [1, 5], [2, 6]]);
+    assert.equal(r.newTurn.inputTokens, 700, 'the new turn 3 has its own usage, not old turn 3’s added');
+    assert.equal(r.newTurn.requests, 1);
+    assert.equal(r.session.inputTokens, 721, 'nothing lost or counted twice');
+    assert.equal(r.edit.fromTurn, 1, 'the edit of q5 still names q5’s turn');
+  });
+}
+
 test('a deep chain of branches reads right at every depth, and is flattened past the bound', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async (id) => {

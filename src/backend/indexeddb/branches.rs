@@ -699,6 +699,15 @@ pub(super) async fn replace_in(
     } else {
         0
     };
+    // The new items' turns count from 1: the turns they keep are the newest.
+    let users = items.iter().filter(|(_, s)| *s).count() as u64;
+    let base = b.last_turn.saturating_sub(users);
+    renumber_usage_in(tx, t.session_id, id, base, now).await?;
+    for c in l.tree.branches.iter_mut() {
+        if c.parent.as_deref() == Some(id) {
+            c.from_turn = c.from_turn.saturating_sub(base);
+        }
+    }
     let release = l.tree.release(t.session_id, id, start, 0)?;
     apply_release(tx, t.session_id, id, &release).await?;
     let x = l.tree.index_of(t.session_id, id)?;
@@ -1196,6 +1205,50 @@ pub(super) async fn add_usage_in(
     store
         .put(&object(&fields).into(), None)
         .map_err(|e| tx.fail(e))?;
+    Ok(())
+}
+
+/// After a rewrite that numbered branch `id`'s turns again from 1, `base` being how many of its
+/// newest turns it dropped (see [`branch::renumbered_usage`]): its usage follows, in the
+/// transaction under way.
+pub(super) async fn renumber_usage_in(
+    tx: &Tx,
+    session_id: &str,
+    id: &str,
+    base: u64,
+    now: f64,
+) -> Result<()> {
+    if base == 0 {
+        return Ok(());
+    }
+    let store = tx.store(USAGE_STORE)?;
+    let rows = store
+        .get_all(Some(branch_usage(session_id, id)?), None)
+        .map_err(|e| tx.fail(e))?
+        .await
+        .map_err(|e| tx.fail(e))?;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let old: Vec<(u64, Usage)> = rows
+        .iter()
+        .map(|r| (turn_of(r).unwrap_or(0), usage_of(r)))
+        .collect();
+    store
+        .delete(branch_usage(session_id, id)?)
+        .map_err(|e| tx.fail(e))?;
+    for (turn, sum) in branch::renumbered_usage(&old, base) {
+        let mut fields = vec![
+            ("sessionId", JsValue::from_str(session_id)),
+            ("branch", id.into()),
+            ("turn", (turn as f64).into()),
+        ];
+        fields.extend(usage_fields(&sum));
+        fields.push(("updatedAt", now.into()));
+        store
+            .put(&object(&fields).into(), None)
+            .map_err(|e| tx.fail(e))?;
+    }
     Ok(())
 }
 
