@@ -90,6 +90,34 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.deepEqual(texts(r.older), ['earlier', 'third', 'third answer'], 'the mark of earlier versions too');
     });
 
+    test('on a branch too: a compaction summary at the head of its view stays with a window of turns', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const summary = { role: 'system', content: 'the summary so far', 'agent-sessions.summary': true };
+          const turn = (n, tag = '') => [{ role: 'user', content: `q${n}${tag}` }, { role: 'assistant', content: `a${n}${tag}` }];
+          // Main compacted, then an edit of its newest turn: the branch shows main's head.
+          const s = make(kind, id);
+          await s.addItems([...turn(1), ...turn(2), ...turn(3)]);
+          await s.replaceHistory([summary, ...turn(2), ...turn(3)]);
+          await s.createBranchFromTurn(2, 'edit');
+          await s.addItems([...turn(2, ' edited'), ...turn(3, ' edited')]);
+          const inherited = await s.getRecentTurns(1);
+          // A branch compacted itself.
+          const b = make(kind, `${id}-own`);
+          await b.addItems([...turn(1), ...turn(2)]);
+          await b.createBranchFromTurn(2, 'alt');
+          await b.addItems([...turn(2, ' alt'), ...turn(3, ' alt'), ...turn(4, ' alt')]);
+          await b.replaceHistory([summary, ...turn(4, ' alt')]);
+          await b.addItems(turn(5, ' alt'));
+          return { inherited, own: await b.getRecentTurns(1), all: (await b.getRecentTurns(9)).length };
+        },
+        { kind, id: fresh('branch-summary-head') },
+      );
+      assert.deepEqual(texts(r.inherited), ['the summary so far', 'q3 edited', 'a3 edited']);
+      assert.deepEqual(texts(r.own), ['the summary so far', 'q5 alt', 'a5 alt']);
+      assert.equal(r.all, 5, 'once, when every turn is read');
+    });
+
     test('metadata: a default title from the first user message, update() of title, summary, topics and state, listed without reading a message', async () => {
       const id = fresh('meta');
       const r = await page.evaluate(

@@ -31,7 +31,7 @@ use crate::core::session::{resized, safe_count};
 use crate::core::transaction::{check_whole_history, Outcome};
 
 use super::open::Connection;
-use super::ops::{read_record, write_record, Target};
+use super::ops::{read_record, summary_head, write_record, Target, HEAD_AT_MOST};
 use super::record::{all_of_session, damaged_items, items_of, seq_of, turn_of, StoredRecord};
 use super::tx::{listening, storage_error, Tx};
 
@@ -403,6 +403,20 @@ pub async fn recent_turns(
                 listening(index.get_all(Some(range), None).map_err(|e| tx.fail(e))?),
             ));
         }
+        // A window that leaves out the head of the view (turn 0) still shows a compaction
+        // summary there, as on `main`: asked at once, only when the view's oldest rows belong
+        // to a branch that was compacted.
+        let head = match segments.last() {
+            Some(s) if oldest > 0 && l.tree.get(t.session_id, &s.owner)?.archived > 0 => {
+                let zero = Array::of2(&storage(t.session_id, &s.owner), &JsValue::from_f64(0.0));
+                let range = KeyRange::only(&zero).map_err(|e| tx.fail(e))?;
+                let request = index
+                    .get_all(Some(range.into()), Some(HEAD_AT_MOST))
+                    .map_err(|e| tx.fail(e))?;
+                Some((s, listening(request)))
+            }
+            _ => None,
+        };
         let mut rows = Vec::new();
         for (s, request) in pending.into_iter().rev() {
             let found = request.await.map_err(|e| tx.fail(e))?;
@@ -412,6 +426,16 @@ pub async fn recent_turns(
                     .filter(|r| seq_of(r).is_some_and(|q| q >= s.lo && q < s.hi)),
             );
         }
+        let summaries = match head {
+            Some((s, request)) => {
+                let found = request.await.map_err(|e| tx.fail(e))?;
+                found
+                    .into_iter()
+                    .filter(|r| seq_of(r).is_some_and(|q| q >= s.lo && q < s.hi))
+                    .collect()
+            }
+            None => Vec::new(),
+        };
         // The rows must be the newest of the view, without a gap.
         let sound = match (rows.first().and_then(seq_of), rows.last().and_then(seq_of)) {
             (Some(first), Some(last)) => {
@@ -425,6 +449,11 @@ pub async fn recent_turns(
                 format!("the newest turns of branch \"{id}\" are not all stored"),
             ));
         }
+        let first = rows.first().and_then(seq_of);
+        let rows: Vec<JsValue> = summary_head(&summaries, first)
+            .chain(&rows)
+            .cloned()
+            .collect();
         items_of(&rows, t.session_id)
     })
     .await

@@ -250,10 +250,10 @@ pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Re
         if !sound {
             return Err(gap(t.session_id, &record, rows.len()));
         }
-        let heading = summaries
-            .iter()
-            .take_while(|row| seq_of(row) < first && item_of(row).is_some_and(|i| is_summary(&i)));
-        let rows: Vec<JsValue> = heading.chain(&rows).cloned().collect();
+        let rows: Vec<JsValue> = summary_head(&summaries, first)
+            .chain(&rows)
+            .cloned()
+            .collect();
         items_of(&rows, t.session_id)
     })
     .await
@@ -261,7 +261,14 @@ pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Re
 
 /// The most rows of the head of a history (turn 0) a read of recent turns looks at for a
 /// compaction summary.
-const HEAD_AT_MOST: u32 = 16;
+pub(super) const HEAD_AT_MOST: u32 = 16;
+
+/// The compaction summaries that open the head rows `head` (turn 0, oldest first) before the
+/// window's first row `first`: what a window of turns shows before its turns.
+pub(super) fn summary_head(head: &[JsValue], first: Option<u64>) -> impl Iterator<Item = &JsValue> {
+    head.iter()
+        .take_while(move |row| seq_of(row) < first && item_of(row).is_some_and(|i| is_summary(&i)))
+}
 
 /// `update()`: the metadata changes, in one transaction (a session nothing was written to yet
 /// gets its record).
