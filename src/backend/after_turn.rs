@@ -12,6 +12,7 @@ use serde_json::Value;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
+use crate::core::run::history::without_newest_turns;
 use crate::core::run::metadata::{
     clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
     title_untouched, MetadataOptions, SUMMARY_INSTRUCTIONS, TITLE_INSTRUCTIONS,
@@ -78,6 +79,16 @@ fn has(session: &JsValue, method: &str) -> bool {
 impl AfterTurn {
     /// The promise of the report `{ title, summary, compaction, errors }`.
     pub fn start(self) -> Promise {
+        // The session as this turn left it, asked now, before the caller has the result: the
+        // work below may run after the next turn was saved (it waits for the previous turn's),
+        // and must still title and summarise the turns up to its own.
+        let wanted = self.metadata.auto_title || self.metadata.summary_every.is_some();
+        let own = match &self.session {
+            Some(session) if self.finished && wanted && has(session, "getInfo") => {
+                js::call_method(session, "getInfo", &[]).ok()
+            }
+            _ => None,
+        };
         js::js_promise(Box::pin(async move {
             let report = Report::default();
             if let (true, Some(session)) = (self.finished, self.session.clone()) {
@@ -89,7 +100,7 @@ impl AfterTurn {
                 if let Some(granted) = lock_name(&session).and_then(|n| take_lock(&n, held)) {
                     let _ = wasm_bindgen_futures::JsFuture::from(granted).await;
                 }
-                self.run(&session, &report).await;
+                self.run(&session, &report, own).await;
                 if let Some(release) = release {
                     let _ = release.call0(&JsValue::UNDEFINED);
                 }
@@ -98,11 +109,11 @@ impl AfterTurn {
         }))
     }
 
-    async fn run(&self, session: &JsValue, report: &Report) {
+    async fn run(&self, session: &JsValue, report: &Report, own: Option<JsValue>) {
         let writes = has(session, "update") && has(session, "getInfo");
         let wanted = self.metadata.auto_title || self.metadata.summary_every.is_some();
         if writes && wanted {
-            if let Err(e) = self.metadata_work(session, report).await {
+            if let Err(e) = self.metadata_work(session, report, own).await {
                 report.errors.push(&run_error(e));
             }
         }
@@ -116,12 +127,28 @@ impl AfterTurn {
         }
     }
 
-    async fn metadata_work(&self, session: &JsValue, report: &Report) -> Result<(), RunError> {
+    async fn metadata_work(
+        &self,
+        session: &JsValue,
+        report: &Report,
+        own: Option<JsValue>,
+    ) -> Result<(), RunError> {
+        let turns_of = |info: &JsValue| {
+            js::get(info, "turnCount")
+                .ok()
+                .and_then(|n| n.as_f64())
+                .unwrap_or(0.0) as u64
+        };
         let info = call_session(session, "getInfo", &[]).await?;
-        let turn_count = js::get(&info, "turnCount")
-            .ok()
-            .and_then(|n| n.as_f64())
-            .unwrap_or(0.0) as u64;
+        let now = turns_of(&info);
+        // This turn's number, and how many turns were written after it (a history rewritten
+        // since, with fewer turns: taken as it is now).
+        let own = match own {
+            Some(asked) => js::resolve_value(asked).await.ok().map(|i| turns_of(&i)),
+            None => None,
+        };
+        let turn_count = own.filter(|&n| n <= now).unwrap_or(now);
+        let later = now - turn_count;
         let seen_title = js::get(&info, "title").ok().and_then(|t| t.as_string());
         if title_due(self.metadata.auto_title, turn_count)
             && title_untouched(seen_title.as_deref(), &self.turn)
@@ -146,7 +173,7 @@ impl AfterTurn {
         if let Some(every) = self.metadata.summary_every {
             if summary_due(Some(every), turn_count) {
                 let previous = js::get(&info, "summary").ok().and_then(|s| s.as_string());
-                let turns = self.newest_turns(session, every).await?;
+                let turns = self.newest_turns(session, every, later).await?;
                 let answer = self
                     .ask(
                         SUMMARY_INSTRUCTIONS,
@@ -168,14 +195,21 @@ impl AfterTurn {
         Ok(())
     }
 
-    /// The newest `n` turns to summarise: from the session where it reads turns, else this run's.
-    async fn newest_turns(&self, session: &JsValue, n: u64) -> Result<Vec<Value>, RunError> {
+    /// The `n` turns to summarise, up to this run's (the session's newest but `later`): from the
+    /// session where it reads turns, else this run's.
+    async fn newest_turns(
+        &self,
+        session: &JsValue,
+        n: u64,
+        later: u64,
+    ) -> Result<Vec<Value>, RunError> {
         if !has(session, "getRecentTurns") {
             return Ok(self.turn.clone());
         }
-        let items = call_session(session, "getRecentTurns", &[JsValue::from_f64(n as f64)]).await?;
+        let count = JsValue::from_f64(n.saturating_add(later) as f64);
+        let items = call_session(session, "getRecentTurns", &[count]).await?;
         match js_to_json(&items, "the session's turns") {
-            Ok(Value::Array(items)) => Ok(items),
+            Ok(Value::Array(items)) => Ok(without_newest_turns(items, later)),
             _ => Ok(self.turn.clone()),
         }
     }

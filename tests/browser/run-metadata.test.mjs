@@ -285,3 +285,42 @@ test("a turn's summary waits for the previous turn's: no turn drops out of the s
   assert.match(secondSummary, /The summary so far:\\nAnn likes tea\./, "the second summary starts from the first's");
   assert.equal(r.summary, 'Ann likes tea and lives in Oslo.');
 });
+
+test("the work after a turn that runs after the next turn was saved still titles and summarises its own turn", async () => {
+  model.script(
+    { text: 'A1' },
+    { text: 'A2' },
+    { text: '"Tea"' },
+    { text: '{"summary":"Ann likes tea.","topics":[]}' },
+    { text: '{"summary":"Ann likes tea and lives in Oslo.","topics":[]}' },
+  );
+  const r = await inPage(
+    async ({ url, id }) => {
+      const session = new lib.IndexedDbSession(id);
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 1 }, autoTitle: true });
+      // The work after the first turn is held back (as a busy page or another tab's work would)
+      // until the second turn is saved.
+      let release;
+      const held = new Promise((ok) => (release = ok));
+      await new Promise((granted) => navigator.locks.request(`agent-sessions-after-turn:${JSON.stringify(['agent-sessions', id])}`, () => (granted(), held)));
+      const first = await runner.run(agent, 'I like tea.', { session });
+      const second = await runner.run(agent, 'I live in Oslo.', { session });
+      release();
+      const reports = [await first.background, await second.background];
+      const info = await session.getInfo();
+      return { errors: reports.flatMap((b) => b.errors), titles: reports.map((b) => b.title), title: info.title, summary: info.summary };
+    },
+    { id: fresh('late-after-turn') },
+  );
+  assert.deepEqual(r.errors, []);
+  assert.equal(model.requests.length, 5, 'two answers, a title, two summaries');
+  assert.match(JSON.stringify(model.requests[2].body), /I like tea/, 'the title is made from the first turn');
+  const firstSummary = JSON.stringify(model.requests[3].body);
+  assert.match(firstSummary, /I like tea/, "the first turn's summary reads the first turn");
+  assert.doesNotMatch(firstSummary, /Oslo/, 'and not the turn after it');
+  assert.match(JSON.stringify(model.requests[4].body), /The summary so far:\\nAnn likes tea\./);
+  assert.deepEqual(r.titles, ['Tea', null]);
+  assert.equal(r.title, 'Tea');
+  assert.equal(r.summary, 'Ann likes tea and lives in Oslo.');
+});

@@ -38,19 +38,7 @@ pub fn newest_turns(items: Vec<Value>, n: u64) -> Vec<Value> {
     if n == 0 {
         return Vec::new();
     }
-    let starts: Vec<usize> = items
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| {
-            let text = |key: &str| i.get(key).and_then(Value::as_str);
-            starts_turn(text("role"), text("type"))
-        })
-        .map(|(i, _)| i)
-        .collect();
-    let cut = match (starts.len() as u64).checked_sub(n) {
-        Some(first) => starts[first as usize],
-        None => 0,
-    };
+    let cut = start_of_newest(&items, n);
     // A compaction summary at the head of the history belongs to no turn: it stays.
     let summaries = items
         .iter()
@@ -62,6 +50,32 @@ pub fn newest_turns(items: Vec<Value>, n: u64) -> Vec<Value> {
     items.truncate(summaries);
     items.extend(kept);
     items
+}
+
+/// `items` without their newest `n` turns: what they held before those turns were written.
+pub fn without_newest_turns(mut items: Vec<Value>, n: u64) -> Vec<Value> {
+    if n > 0 {
+        let cut = start_of_newest(&items, n);
+        items.truncate(cut);
+    }
+    items
+}
+
+/// Where the newest `n` turns of `items` start (0 when they hold fewer).
+fn start_of_newest(items: &[Value], n: u64) -> usize {
+    let starts: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| {
+            let text = |key: &str| i.get(key).and_then(Value::as_str);
+            starts_turn(text("role"), text("type"))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    match (starts.len() as u64).checked_sub(n) {
+        Some(first) => starts[first as usize],
+        None => 0,
+    }
 }
 
 /// Where an item a session input callback returned came from.
@@ -137,6 +151,26 @@ mod tests {
             json!({"type": "function_call_output", "call_id": "r", "output": "1"}),
         ];
         assert_eq!(select_history(raw.clone()), raw);
+    }
+
+    #[test]
+    fn the_newest_turns_come_off_whole() {
+        let items = vec![
+            answer("summary"),
+            user("q1"),
+            call("c"),
+            out("c"),
+            answer("a1"),
+            user("q2"),
+            answer("a2"),
+        ];
+        assert_eq!(without_newest_turns(items.clone(), 0), items);
+        assert_eq!(without_newest_turns(items.clone(), 1), items[..5].to_vec());
+        assert_eq!(
+            without_newest_turns(items.clone(), 2),
+            vec![answer("summary")]
+        );
+        assert_eq!(without_newest_turns(items, 3), Vec::<Value>::new());
     }
 
     #[test]
