@@ -1224,21 +1224,26 @@ pub(super) async fn add_usage_in(
         .map_err(|e| tx.fail(e))?;
     let mut sum = existing.as_ref().map(usage_of).unwrap_or_default();
     sum.add(usage);
+    store
+        .put(&usage_record(session_id, id, turn, &sum, now), None)
+        .map_err(|e| tx.fail(e))?;
+    Ok(())
+}
+
+/// The stored usage of `turn` of branch `id`.
+fn usage_record(session_id: &str, id: &str, turn: u64, sum: &Usage, now: f64) -> JsValue {
     let mut fields = vec![
         ("sessionId", JsValue::from_str(session_id)),
         ("branch", id.into()),
         ("turn", (turn as f64).into()),
     ];
-    fields.extend(usage_fields(&sum));
+    fields.extend(usage_fields(sum));
     fields.push(("updatedAt", now.into()));
-    store
-        .put(&object(&fields).into(), None)
-        .map_err(|e| tx.fail(e))?;
-    Ok(())
+    object(&fields).into()
 }
 
 /// After a rewrite that numbered branch `id`'s turns again from 1, `base` being how many of its
-/// newest turns it dropped (see [`branch::renumbered_usage`]): its usage follows, in the
+/// oldest turns it replaced (see [`branch::renumbered_usage`]): its usage follows, in the
 /// transaction under way.
 pub(super) async fn renumber_usage_in(
     tx: &Tx,
@@ -1267,15 +1272,8 @@ pub(super) async fn renumber_usage_in(
         .delete(branch_usage(session_id, id)?)
         .map_err(|e| tx.fail(e))?;
     for (turn, sum) in branch::renumbered_usage(&old, base) {
-        let mut fields = vec![
-            ("sessionId", JsValue::from_str(session_id)),
-            ("branch", id.into()),
-            ("turn", (turn as f64).into()),
-        ];
-        fields.extend(usage_fields(&sum));
-        fields.push(("updatedAt", now.into()));
         store
-            .put(&object(&fields).into(), None)
+            .put(&usage_record(session_id, id, turn, &sum, now), None)
             .map_err(|e| tx.fail(e))?;
     }
     Ok(())
