@@ -82,9 +82,8 @@ impl AfterTurn {
         // The session as this turn left it, asked now, before the caller has the result: the
         // work below may run after the next turn was saved (it waits for the previous turn's),
         // and must still title and summarise the turns up to its own.
-        let wanted = self.metadata.auto_title || self.metadata.summary_every.is_some();
         let own = match &self.session {
-            Some(session) if self.finished && wanted && has(session, "getInfo") => {
+            Some(session) if self.finished && self.wants_metadata() && has(session, "getInfo") => {
                 js::call_method(session, "getInfo", &[]).ok()
             }
             _ => None,
@@ -111,8 +110,7 @@ impl AfterTurn {
 
     async fn run(&self, session: &JsValue, report: &Report, own: Option<JsValue>) {
         let writes = has(session, "update") && has(session, "getInfo");
-        let wanted = self.metadata.auto_title || self.metadata.summary_every.is_some();
-        if writes && wanted {
+        if writes && self.wants_metadata() {
             if let Err(e) = self.metadata_work(session, report, own).await {
                 report.errors.push(&run_error(e));
             }
@@ -125,6 +123,11 @@ impl AfterTurn {
                 }
             }
         }
+    }
+
+    /// Whether the agent asks for a title or summaries.
+    fn wants_metadata(&self) -> bool {
+        self.metadata.auto_title || self.metadata.summary_every.is_some()
     }
 
     async fn metadata_work(

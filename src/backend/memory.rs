@@ -257,9 +257,11 @@ impl SessionState for MemorySessionState {
                 .collect();
             check_whole_history(&self.core.session_id, expected, &stored)?;
         }
-        // The new items' turns count from 1: the turns they keep are the newest.
-        let users = items.iter().filter(|(_, s)| *s).count() as u64;
-        let base = history.record().last_turn.saturating_sub(users);
+        // The new items' turns count from 1.
+        let base = crate::core::branch::replaced_turns(
+            history.record().last_turn,
+            items.iter().map(|(_, s)| *s),
+        );
         history.replace_all(items, options.archive, now())?;
         drop(history);
         if base > 0 {

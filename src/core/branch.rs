@@ -585,6 +585,12 @@ impl Usage {
     }
 }
 
+/// How many of a branch's oldest turns a rewrite replaced, from its newest turn before it and
+/// whether each new item opens a turn: the turns the new items keep are taken to be the newest.
+pub fn replaced_turns(last_turn: u64, starts: impl IntoIterator<Item = bool>) -> u64 {
+    last_turn.saturating_sub(starts.into_iter().filter(|&s| s).count() as u64)
+}
+
 /// The usage of a branch after a rewrite that numbers its turns again from 1 (compaction): the
 /// turns kept are the newest, so turn `t` becomes `t - base`, and the usage of the turns replaced
 /// (`t <= base`) goes to turn 0, where the summary standing for them is. Oldest turn first.

@@ -31,7 +31,7 @@ use crate::core::session::{resized, safe_count};
 use crate::core::transaction::{check_whole_history, Outcome};
 
 use super::open::Connection;
-use super::ops::{read_record, summary_head, write_record, Target, HEAD_AT_MOST};
+use super::ops::{head_rows, read_record, summary_head, write_record, Target};
 use super::record::{all_of_session, damaged_items, items_of, seq_of, turn_of, StoredRecord};
 use super::tx::{listening, storage_error, Tx};
 
@@ -408,12 +408,7 @@ pub async fn recent_turns(
         // to a branch that was compacted.
         let head = match segments.last() {
             Some(s) if oldest > 0 && l.tree.get(t.session_id, &s.owner)?.archived > 0 => {
-                let zero = Array::of2(&storage(t.session_id, &s.owner), &JsValue::from_f64(0.0));
-                let range = KeyRange::only(&zero).map_err(|e| tx.fail(e))?;
-                let request = index
-                    .get_all(Some(range.into()), Some(HEAD_AT_MOST))
-                    .map_err(|e| tx.fail(e))?;
-                Some((s, listening(request)))
+                Some((s, head_rows(tx, &index, &storage(t.session_id, &s.owner))?))
             }
             _ => None,
         };
@@ -728,9 +723,8 @@ pub(super) async fn replace_in(
     } else {
         0
     };
-    // The new items' turns count from 1: the turns they keep are the newest.
-    let users = items.iter().filter(|(_, s)| *s).count() as u64;
-    let base = b.last_turn.saturating_sub(users);
+    // The new items' turns count from 1.
+    let base = branch::replaced_turns(b.last_turn, items.iter().map(|(_, s)| *s));
     renumber_usage_in(tx, t.session_id, id, base, now).await?;
     for c in l.tree.branches.iter_mut() {
         if c.parent.as_deref() == Some(id) {

@@ -218,14 +218,7 @@ pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Re
         let head = match oldest {
             0 => None,
             _ if record.archived_count == 0 => None,
-            _ => {
-                let zero = Array::of2(&sid, &JsValue::from_f64(0.0));
-                let range = KeyRange::only(&zero).map_err(|e| tx.fail(e))?;
-                let request = index
-                    .get_all(Some(range.into()), Some(HEAD_AT_MOST))
-                    .map_err(|e| tx.fail(e))?;
-                Some(listening(request))
-            }
+            _ => Some(head_rows(tx, &index, &sid)?),
         };
         let rows = index
             .get_all(Some(range.into()), None)
@@ -261,7 +254,22 @@ pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Re
 
 /// The most rows of the head of a history (turn 0) a read of recent turns looks at for a
 /// compaction summary.
-pub(super) const HEAD_AT_MOST: u32 = 16;
+const HEAD_AT_MOST: u32 = 16;
+
+/// Asks `index` (`by_turn`) for the first rows of turn 0 of the storage `key`, where a
+/// compaction summary stands: the request, to be awaited with the window's rows.
+pub(super) fn head_rows(
+    tx: &Tx,
+    index: &idb::Index,
+    key: &JsValue,
+) -> Result<impl std::future::Future<Output = std::result::Result<Vec<JsValue>, idb::Error>>> {
+    let zero = Array::of2(key, &JsValue::from_f64(0.0));
+    let range = KeyRange::only(&zero).map_err(|e| tx.fail(e))?;
+    let request = index
+        .get_all(Some(range.into()), Some(HEAD_AT_MOST))
+        .map_err(|e| tx.fail(e))?;
+    Ok(listening(request))
+}
 
 /// The compaction summaries that open the head rows `head` (turn 0, oldest first) before the
 /// window's first row `first`: what a window of turns shows before its turns.

@@ -315,9 +315,8 @@ pub async fn replace_history(
             .delete(all_of_session(t.session_id)?)
             .map_err(|e| tx.fail(e))?;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
-        // The new items' turns count from 1: the turns they keep are the newest.
-        let users = starts.iter().filter(|&&s| s).count() as u64;
-        let base = record.last_turn.saturating_sub(users);
+        // The new items' turns count from 1.
+        let base = crate::core::branch::replaced_turns(record.last_turn, starts.iter().copied());
         super::branches::renumber_usage_in(tx, t.session_id, MAIN, base, now).await?;
         // The archived items keep their bytes; the ones dropped take theirs away.
         let (before, kept) = (record.stored_rows(), record.archived_count + archived);
