@@ -73,14 +73,17 @@ function withEvents(Base, emit) {
       },
     });
   }
-  Object.defineProperty(Session, 'name', { value: Base.name });
   return Session;
 }
 
 /** A session stored in IndexedDB; `subscribe` hears every change to it, from any tab. */
-export class IndexedDbSession extends withEvents(wasm.IndexedDbSession, (s, event) =>
+export class IndexedDbSession extends withEvents(wasm.Session, (s, event) =>
   publish(s.dbName, { ...event, userId: s.userId }),
 ) {
+  constructor(sessionId, options) {
+    super(sessionId, options, false);
+  }
+
   subscribe(listener) {
     return subscribeSession(this.dbName, this.sessionId, listener);
   }
@@ -95,7 +98,7 @@ Object.defineProperty(IndexedDbSession.prototype, TRANSACTION_USAGE, { value: tr
 const memoryListeners = new WeakMap();
 
 /** A session kept in memory; `subscribe` hears the changes made through this object. */
-export class MemorySession extends withEvents(wasm.MemorySession, (s, event) => {
+export class MemorySession extends withEvents(wasm.Session, (s, event) => {
   for (const fn of [...(memoryListeners.get(s) ?? [])]) {
     try {
       fn({ ...event, userId: null });
@@ -104,6 +107,10 @@ export class MemorySession extends withEvents(wasm.MemorySession, (s, event) => 
     }
   }
 }) {
+  constructor(sessionId, options) {
+    super(sessionId, options, true);
+  }
+
   subscribe(listener) {
     if (typeof listener !== 'function') throw new TypeError('subscribe() takes a listener function');
     const set = memoryListeners.get(this) ?? new Set();

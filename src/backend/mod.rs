@@ -21,6 +21,8 @@ pub mod search;
 pub mod session;
 #[cfg(feature = "store")]
 pub mod session_options;
+#[cfg(feature = "sessions")]
+pub mod store;
 #[cfg(feature = "store")]
 pub mod transaction;
 

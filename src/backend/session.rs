@@ -163,6 +163,18 @@ pub fn promise(work: impl Future<Output = Result<JsValue>> + 'static) -> Promise
     boxed_promise(Box::pin(work))
 }
 
+/// A promise of `work` on the arguments read now (`args`); arguments that could not be read
+/// reject it at once, and nothing runs.
+pub fn promise_of<A, W>(args: Result<A>, work: impl FnOnce(A) -> W) -> Promise
+where
+    W: Future<Output = Result<JsValue>> + 'static,
+{
+    match args {
+        Ok(args) => promise(work(args)),
+        Err(e) => rejected(e),
+    }
+}
+
 /// The part of [`promise`] that is the same for every caller, compiled once.
 fn boxed_promise(work: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> Promise {
     js_promise(Box::pin(async move {

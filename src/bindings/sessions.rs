@@ -1,7 +1,7 @@
 //! `IndexedDbSession`, `MemorySession`, `listSessions`, `deleteSession`: the exports, and the
 //! declarations of the package's sessions API (with the functions the second module serves).
-//! Both classes come from one macro over [`SessionState`], so they share every method; the work
-//! is done in `backend`.
+//! Both classes extend one exported class over [`Store`] (either backend), so every method and
+//! its export shim is compiled once; the work is done in `backend`.
 
 use std::rc::Rc;
 
@@ -18,6 +18,7 @@ use crate::backend::memory::MemorySessionState;
 use crate::backend::metadata::take_changes;
 use crate::backend::session::{self, SessionState};
 use crate::backend::session_options::{delete_args, list_args, IdbSessionArgs, MemorySessionArgs};
+use crate::backend::store::Store;
 use crate::backend::transaction::{take_mutations, take_transaction};
 use crate::core::error::{ErrorFamily, SessionError, SessionErrorCode};
 
@@ -418,382 +419,376 @@ export function deleteSession(sessionId: string, options?: DeleteSessionOptions)
 export function repairSession(sessionId: string, options?: RepairSessionOptions): Promise<RepairReport>;
 "#;
 
-/// An exported session class over a [`SessionState`]: the members of `SessionMethods`.
-macro_rules! session_class {
-    ($class:ident, $state:ty) => {
-        #[wasm_bindgen(skip_typescript)]
-        pub struct $class {
-            state: Rc<$state>,
-            settings: Object,
-        }
-
-        #[wasm_bindgen]
-        impl $class {
-            #[wasm_bindgen(getter, js_name = sessionId)]
-            pub fn session_id(&self) -> String {
-                self.state.core().session_id.clone()
-            }
-
-            #[wasm_bindgen(getter)]
-            pub fn settings(&self) -> Object {
-                self.settings.clone()
-            }
-
-            #[wasm_bindgen(js_name = getSessionId)]
-            pub fn get_session_id(&self) -> Promise {
-                match self.state.core().check_open("getSessionId") {
-                    Ok(()) => Promise::resolve(&JsValue::from_str(&self.state.core().session_id)),
-                    Err(e) => Promise::reject(&session_error(&e)),
-                }
-            }
-
-            #[wasm_bindgen(js_name = getItems)]
-            pub fn get_items(&self, limit: JsValue) -> Promise {
-                session::queued(
-                    &self.state,
-                    "getItems",
-                    || take_limit(&limit, "limit"),
-                    async |s, limit| session::get_items(s, limit).await,
-                )
-            }
-
-            #[wasm_bindgen(js_name = getRecentTurns)]
-            pub fn get_recent_turns(&self, turns: JsValue) -> Promise {
-                session::queued(
-                    &self.state,
-                    "getRecentTurns",
-                    || match take_limit(&turns, "turns")? {
-                        Some(turns) => Ok(turns),
-                        None => Err(SessionError::new(
-                            SessionErrorCode::InvalidLimit,
-                            "turns must be an integer, got nothing",
-                        )),
-                    },
-                    async |s, turns| session::recent_turns(s, turns).await,
-                )
-            }
-
-            #[wasm_bindgen(js_name = getInfo)]
-            pub fn get_info(&self) -> Promise {
-                session::queued(
-                    &self.state,
-                    "getInfo",
-                    || Ok(()),
-                    async |s, ()| s.info().await,
-                )
-            }
-
-            pub fn update(&self, changes: JsValue) -> Promise {
-                session::queued(
-                    &self.state,
-                    "update",
-                    || take_changes(&changes),
-                    async |s, changes| s.update(changes).await.map(|()| JsValue::UNDEFINED),
-                )
-            }
-
-            /// The items are copied now: changing the caller's array afterwards changes nothing
-            /// stored.
-            #[wasm_bindgen(js_name = addItems)]
-            pub fn add_items(&self, items: JsValue) -> Promise {
-                session::queued(
-                    &self.state,
-                    "addItems",
-                    || take_items(&items),
-                    async |s, items| s.add_items(items).await.map(|()| JsValue::UNDEFINED),
-                )
-            }
-
-            #[wasm_bindgen(js_name = popItem)]
-            pub fn pop_item(&self) -> Promise {
-                session::queued(
-                    &self.state,
-                    "popItem",
-                    || Ok(()),
-                    async |s, ()| Ok(s.pop_item().await?.unwrap_or(JsValue::UNDEFINED)),
-                )
-            }
-
-            #[wasm_bindgen(js_name = clearSession)]
-            pub fn clear_session(&self) -> Promise {
-                session::queued(
-                    &self.state,
-                    "clearSession",
-                    || Ok(()),
-                    async |s, ()| s.clear().await.map(|()| JsValue::UNDEFINED),
-                )
-            }
-
-            pub fn close(&self) -> Promise {
-                session::close(&self.state)
-            }
-
-            #[wasm_bindgen(js_name = applyHistoryTransaction)]
-            pub fn apply_history_transaction(&self, args: JsValue) -> Promise {
-                session::queued(
-                    &self.state,
-                    "applyHistoryTransaction",
-                    || take_transaction(&args),
-                    async |s, taken| {
-                        s.apply_transaction(taken)
-                            .await
-                            .map(|()| JsValue::UNDEFINED)
-                    },
-                )
-            }
-
-            #[wasm_bindgen(js_name = applyHistoryMutations)]
-            pub fn apply_history_mutations(&self, args: JsValue) -> Promise {
-                session::queued(
-                    &self.state,
-                    "applyHistoryMutations",
-                    || take_mutations(&args),
-                    async |s, mutations| {
-                        s.apply_mutations(mutations)
-                            .await
-                            .map(|()| JsValue::UNDEFINED)
-                    },
-                )
-            }
-
-            #[wasm_bindgen(js_name = replaceHistoryWithCompaction)]
-            pub fn replace_history_with_compaction(&self, items: JsValue) -> Promise {
-                session::queued(
-                    &self.state,
-                    "replaceHistoryWithCompaction",
-                    || take_items(&items),
-                    async |s, items| {
-                        let archived = ReplaceOptions {
-                            archive: true,
-                            expected: None,
-                        };
-                        s.replace_history(items, archived)
-                            .await
-                            .map(|()| JsValue::UNDEFINED)
-                    },
-                )
-            }
-
-            #[wasm_bindgen(js_name = replaceHistory)]
-            pub fn replace_history(&self, items: JsValue, options: JsValue) -> Promise {
-                session::queued(
-                    &self.state,
-                    "replaceHistory",
-                    || Ok((take_items(&items)?, take_replace_options(&options)?)),
-                    async |s, (items, options)| {
-                        s.replace_history(items, options)
-                            .await
-                            .map(|()| JsValue::UNDEFINED)
-                    },
-                )
-            }
-
-            #[wasm_bindgen(js_name = getArchivedItems)]
-            pub fn get_archived_items(&self, options: JsValue) -> Promise {
-                session::queued(
-                    &self.state,
-                    "getArchivedItems",
-                    || take_archive_window(&options),
-                    async |s, (limit, skip)| {
-                        let items = s.archived_items(limit, skip).await?;
-                        Ok(items.into_iter().collect::<js_sys::Array>().into())
-                    },
-                )
-            }
-
-            /// The branch this object reads and writes.
-            #[wasm_bindgen(getter, js_name = currentBranch)]
-            pub fn current_branch(&self) -> String {
-                self.state.branch()
-            }
-
-            #[wasm_bindgen(js_name = createBranchFromTurn)]
-            pub fn create_branch_from_turn(&self, turn: JsValue, name: JsValue) -> Promise {
-                let what = "createBranchFromTurn";
-                session::queued(
-                    &self.state,
-                    what,
-                    || {
-                        Ok((
-                            branch_args::turn(&turn, what)?,
-                            branch_args::optional_name(&name, what)?,
-                        ))
-                    },
-                    async |s, (turn, name)| {
-                        Ok(s.create_branch(From::Turn(turn), name).await?.into())
-                    },
-                )
-            }
-
-            #[wasm_bindgen(js_name = createBranchFromContent)]
-            pub fn create_branch_from_content(&self, text: JsValue, name: JsValue) -> Promise {
-                let what = "createBranchFromContent";
-                session::queued(
-                    &self.state,
-                    what,
-                    || {
-                        Ok((
-                            branch_args::text(&text, what)?,
-                            branch_args::optional_name(&name, what)?,
-                        ))
-                    },
-                    async |s, (text, name)| {
-                        Ok(s.create_branch(From::Text(text), name).await?.into())
-                    },
-                )
-            }
-
-            #[wasm_bindgen(js_name = switchBranch)]
-            pub fn switch_branch(&self, id: JsValue) -> Promise {
-                let what = "switchBranch";
-                session::queued(
-                    &self.state,
-                    what,
-                    || branch_args::name(&id, what),
-                    async |s, id| s.switch_branch(id).await.map(|()| JsValue::UNDEFINED),
-                )
-            }
-
-            #[wasm_bindgen(js_name = listBranches)]
-            pub fn list_branches(&self) -> Promise {
-                session::queued(
-                    &self.state,
-                    "listBranches",
-                    || Ok(()),
-                    async |s, ()| s.list_branches().await,
-                )
-            }
-
-            #[wasm_bindgen(js_name = deleteBranch)]
-            pub fn delete_branch(&self, id: JsValue) -> Promise {
-                let what = "deleteBranch";
-                session::queued(
-                    &self.state,
-                    what,
-                    || branch_args::name(&id, what),
-                    async |s, id| s.delete_branch(id).await.map(|()| JsValue::UNDEFINED),
-                )
-            }
-
-            #[wasm_bindgen(js_name = getTurns)]
-            pub fn get_turns(&self, options: JsValue) -> Promise {
-                let what = "getTurns";
-                session::queued(
-                    &self.state,
-                    what,
-                    || branch_args::branch_option(&options, what),
-                    async |s, branch| s.turns(branch, None).await,
-                )
-            }
-
-            #[wasm_bindgen(js_name = findTurns)]
-            pub fn find_turns(&self, text: JsValue, options: JsValue) -> Promise {
-                let what = "findTurns";
-                session::queued(
-                    &self.state,
-                    what,
-                    || {
-                        Ok((
-                            branch_args::text(&text, what)?,
-                            branch_args::branch_option(&options, what)?,
-                        ))
-                    },
-                    async |s, (text, branch)| s.turns(branch, Some(text)).await,
-                )
-            }
-
-            #[wasm_bindgen(js_name = storeRunUsage)]
-            pub fn store_run_usage(&self, usage: JsValue) -> Promise {
-                session::queued(
-                    &self.state,
-                    "storeRunUsage",
-                    || usage_from_js(&usage, "storeRunUsage()"),
-                    async |s, usage| s.store_usage(usage).await.map(|()| JsValue::UNDEFINED),
-                )
-            }
-
-            #[wasm_bindgen(js_name = getSessionUsage)]
-            pub fn get_session_usage(&self, options: JsValue) -> Promise {
-                let what = "getSessionUsage";
-                session::queued(
-                    &self.state,
-                    what,
-                    || branch_args::branch_option(&options, what),
-                    async |s, branch| s.session_usage(branch).await,
-                )
-            }
-
-            #[wasm_bindgen(js_name = getTurnUsage)]
-            pub fn get_turn_usage(&self, turn: JsValue) -> Promise {
-                let what = "getTurnUsage";
-                session::queued(
-                    &self.state,
-                    what,
-                    || branch_args::optional_turn(&turn, what),
-                    async |s, turn| s.turn_usage(turn).await,
-                )
-            }
-
-            #[wasm_bindgen(js_name = getToolUsage)]
-            pub fn get_tool_usage(&self, options: JsValue) -> Promise {
-                let what = "getToolUsage";
-                session::queued(
-                    &self.state,
-                    what,
-                    || branch_args::branch_option(&options, what),
-                    async |s, branch| s.tool_usage(branch).await,
-                )
-            }
-        }
-    };
+/// The class both `IndexedDbSession` and `MemorySession` extend (in the package's JS): one
+/// class over both stores, so that each method is compiled once.
+#[wasm_bindgen(skip_typescript)]
+pub struct Session {
+    state: Rc<Store>,
+    settings: Object,
 }
 
-session_class!(IndexedDbSession, IdbSessionState);
-session_class!(MemorySession, MemorySessionState);
-
 #[wasm_bindgen]
-impl IndexedDbSession {
+impl Session {
+    #[wasm_bindgen(getter, js_name = sessionId)]
+    pub fn session_id(&self) -> String {
+        self.state.core().session_id.clone()
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn settings(&self) -> Object {
+        self.settings.clone()
+    }
+
+    #[wasm_bindgen(js_name = getSessionId)]
+    pub fn get_session_id(&self) -> Promise {
+        match self.state.core().check_open("getSessionId") {
+            Ok(()) => Promise::resolve(&JsValue::from_str(&self.state.core().session_id)),
+            Err(e) => session::rejected(e),
+        }
+    }
+
+    #[wasm_bindgen(js_name = getItems)]
+    pub fn get_items(&self, limit: JsValue) -> Promise {
+        session::queued(
+            &self.state,
+            "getItems",
+            || take_limit(&limit, "limit"),
+            async |s, limit| session::get_items(s, limit).await,
+        )
+    }
+
+    #[wasm_bindgen(js_name = getRecentTurns)]
+    pub fn get_recent_turns(&self, turns: JsValue) -> Promise {
+        session::queued(
+            &self.state,
+            "getRecentTurns",
+            || match take_limit(&turns, "turns")? {
+                Some(turns) => Ok(turns),
+                None => Err(SessionError::new(
+                    SessionErrorCode::InvalidLimit,
+                    "turns must be an integer, got nothing",
+                )),
+            },
+            async |s, turns| session::recent_turns(s, turns).await,
+        )
+    }
+
+    #[wasm_bindgen(js_name = getInfo)]
+    pub fn get_info(&self) -> Promise {
+        session::queued(
+            &self.state,
+            "getInfo",
+            || Ok(()),
+            async |s, ()| s.info().await,
+        )
+    }
+
+    pub fn update(&self, changes: JsValue) -> Promise {
+        session::queued(
+            &self.state,
+            "update",
+            || take_changes(&changes),
+            async |s, changes| s.update(changes).await.map(|()| JsValue::UNDEFINED),
+        )
+    }
+
+    /// The items are copied now: changing the caller's array afterwards changes nothing
+    /// stored.
+    #[wasm_bindgen(js_name = addItems)]
+    pub fn add_items(&self, items: JsValue) -> Promise {
+        session::queued(
+            &self.state,
+            "addItems",
+            || take_items(&items),
+            async |s, items| s.add_items(items).await.map(|()| JsValue::UNDEFINED),
+        )
+    }
+
+    #[wasm_bindgen(js_name = popItem)]
+    pub fn pop_item(&self) -> Promise {
+        session::queued(
+            &self.state,
+            "popItem",
+            || Ok(()),
+            async |s, ()| Ok(s.pop_item().await?.unwrap_or(JsValue::UNDEFINED)),
+        )
+    }
+
+    #[wasm_bindgen(js_name = clearSession)]
+    pub fn clear_session(&self) -> Promise {
+        session::queued(
+            &self.state,
+            "clearSession",
+            || Ok(()),
+            async |s, ()| s.clear().await.map(|()| JsValue::UNDEFINED),
+        )
+    }
+
+    pub fn close(&self) -> Promise {
+        session::close(&self.state)
+    }
+
+    #[wasm_bindgen(js_name = applyHistoryTransaction)]
+    pub fn apply_history_transaction(&self, args: JsValue) -> Promise {
+        session::queued(
+            &self.state,
+            "applyHistoryTransaction",
+            || take_transaction(&args),
+            async |s, taken| {
+                s.apply_transaction(taken)
+                    .await
+                    .map(|()| JsValue::UNDEFINED)
+            },
+        )
+    }
+
+    #[wasm_bindgen(js_name = applyHistoryMutations)]
+    pub fn apply_history_mutations(&self, args: JsValue) -> Promise {
+        session::queued(
+            &self.state,
+            "applyHistoryMutations",
+            || take_mutations(&args),
+            async |s, mutations| {
+                s.apply_mutations(mutations)
+                    .await
+                    .map(|()| JsValue::UNDEFINED)
+            },
+        )
+    }
+
+    #[wasm_bindgen(js_name = replaceHistoryWithCompaction)]
+    pub fn replace_history_with_compaction(&self, items: JsValue) -> Promise {
+        session::queued(
+            &self.state,
+            "replaceHistoryWithCompaction",
+            || take_items(&items),
+            async |s, items| {
+                let archived = ReplaceOptions {
+                    archive: true,
+                    expected: None,
+                };
+                s.replace_history(items, archived)
+                    .await
+                    .map(|()| JsValue::UNDEFINED)
+            },
+        )
+    }
+
+    #[wasm_bindgen(js_name = replaceHistory)]
+    pub fn replace_history(&self, items: JsValue, options: JsValue) -> Promise {
+        session::queued(
+            &self.state,
+            "replaceHistory",
+            || Ok((take_items(&items)?, take_replace_options(&options)?)),
+            async |s, (items, options)| {
+                s.replace_history(items, options)
+                    .await
+                    .map(|()| JsValue::UNDEFINED)
+            },
+        )
+    }
+
+    #[wasm_bindgen(js_name = getArchivedItems)]
+    pub fn get_archived_items(&self, options: JsValue) -> Promise {
+        session::queued(
+            &self.state,
+            "getArchivedItems",
+            || take_archive_window(&options),
+            async |s, (limit, skip)| {
+                let items = s.archived_items(limit, skip).await?;
+                Ok(items.into_iter().collect::<js_sys::Array>().into())
+            },
+        )
+    }
+
+    /// The branch this object reads and writes.
+    #[wasm_bindgen(getter, js_name = currentBranch)]
+    pub fn current_branch(&self) -> String {
+        self.state.branch()
+    }
+
+    #[wasm_bindgen(js_name = createBranchFromTurn)]
+    pub fn create_branch_from_turn(&self, turn: JsValue, name: JsValue) -> Promise {
+        let what = "createBranchFromTurn";
+        session::queued(
+            &self.state,
+            what,
+            || {
+                Ok((
+                    branch_args::turn(&turn, what)?,
+                    branch_args::optional_name(&name, what)?,
+                ))
+            },
+            async |s, (turn, name)| Ok(s.create_branch(From::Turn(turn), name).await?.into()),
+        )
+    }
+
+    #[wasm_bindgen(js_name = createBranchFromContent)]
+    pub fn create_branch_from_content(&self, text: JsValue, name: JsValue) -> Promise {
+        let what = "createBranchFromContent";
+        session::queued(
+            &self.state,
+            what,
+            || {
+                Ok((
+                    branch_args::text(&text, what)?,
+                    branch_args::optional_name(&name, what)?,
+                ))
+            },
+            async |s, (text, name)| Ok(s.create_branch(From::Text(text), name).await?.into()),
+        )
+    }
+
+    #[wasm_bindgen(js_name = switchBranch)]
+    pub fn switch_branch(&self, id: JsValue) -> Promise {
+        let what = "switchBranch";
+        session::queued(
+            &self.state,
+            what,
+            || branch_args::name(&id, what),
+            async |s, id| s.switch_branch(id).await.map(|()| JsValue::UNDEFINED),
+        )
+    }
+
+    #[wasm_bindgen(js_name = listBranches)]
+    pub fn list_branches(&self) -> Promise {
+        session::queued(
+            &self.state,
+            "listBranches",
+            || Ok(()),
+            async |s, ()| s.list_branches().await,
+        )
+    }
+
+    #[wasm_bindgen(js_name = deleteBranch)]
+    pub fn delete_branch(&self, id: JsValue) -> Promise {
+        let what = "deleteBranch";
+        session::queued(
+            &self.state,
+            what,
+            || branch_args::name(&id, what),
+            async |s, id| s.delete_branch(id).await.map(|()| JsValue::UNDEFINED),
+        )
+    }
+
+    #[wasm_bindgen(js_name = getTurns)]
+    pub fn get_turns(&self, options: JsValue) -> Promise {
+        let what = "getTurns";
+        session::queued(
+            &self.state,
+            what,
+            || branch_args::branch_option(&options, what),
+            async |s, branch| s.turns(branch, None).await,
+        )
+    }
+
+    #[wasm_bindgen(js_name = findTurns)]
+    pub fn find_turns(&self, text: JsValue, options: JsValue) -> Promise {
+        let what = "findTurns";
+        session::queued(
+            &self.state,
+            what,
+            || {
+                Ok((
+                    branch_args::text(&text, what)?,
+                    branch_args::branch_option(&options, what)?,
+                ))
+            },
+            async |s, (text, branch)| s.turns(branch, Some(text)).await,
+        )
+    }
+
+    #[wasm_bindgen(js_name = storeRunUsage)]
+    pub fn store_run_usage(&self, usage: JsValue) -> Promise {
+        session::queued(
+            &self.state,
+            "storeRunUsage",
+            || usage_from_js(&usage, "storeRunUsage()"),
+            async |s, usage| s.store_usage(usage).await.map(|()| JsValue::UNDEFINED),
+        )
+    }
+
+    #[wasm_bindgen(js_name = getSessionUsage)]
+    pub fn get_session_usage(&self, options: JsValue) -> Promise {
+        let what = "getSessionUsage";
+        session::queued(
+            &self.state,
+            what,
+            || branch_args::branch_option(&options, what),
+            async |s, branch| s.session_usage(branch).await,
+        )
+    }
+
+    #[wasm_bindgen(js_name = getTurnUsage)]
+    pub fn get_turn_usage(&self, turn: JsValue) -> Promise {
+        let what = "getTurnUsage";
+        session::queued(
+            &self.state,
+            what,
+            || branch_args::optional_turn(&turn, what),
+            async |s, turn| s.turn_usage(turn).await,
+        )
+    }
+
+    #[wasm_bindgen(js_name = getToolUsage)]
+    pub fn get_tool_usage(&self, options: JsValue) -> Promise {
+        let what = "getToolUsage";
+        session::queued(
+            &self.state,
+            what,
+            || branch_args::branch_option(&options, what),
+            async |s, branch| s.tool_usage(branch).await,
+        )
+    }
+
+    /// `new IndexedDbSession(sessionId, options)` (`memory` false) or
+    /// `new MemorySession(sessionId, options)` (`memory` true).
     #[wasm_bindgen(constructor)]
-    pub fn new(session_id: JsValue, options: JsValue) -> Result<IndexedDbSession, JsValue> {
-        let args = IdbSessionArgs::parse(&session_id, &options).map_err(|e| session_error(&e))?;
-        Ok(IndexedDbSession {
-            state: Rc::new(IdbSessionState::new(
+    pub fn new(session_id: JsValue, options: JsValue, memory: bool) -> Result<Session, JsValue> {
+        let (store, settings) = if memory {
+            let args =
+                MemorySessionArgs::parse(&session_id, &options).map_err(|e| session_error(&e))?;
+            let state = MemorySessionState::new(args.session_id, args.settings);
+            (Store::Memory(state), args.settings_js)
+        } else {
+            let args =
+                IdbSessionArgs::parse(&session_id, &options).map_err(|e| session_error(&e))?;
+            let state = IdbSessionState::new(
                 args.db_name,
                 args.session_id,
                 args.user_id,
                 args.settings,
                 args.branch,
                 args.index_tools,
-            )),
-            settings: args.settings_js,
+            );
+            (Store::IndexedDb(state), args.settings_js)
+        };
+        Ok(Session {
+            state: Rc::new(store),
+            settings,
         })
     }
 
-    /// The owner, or `null` for a session without one.
+    /// An `IndexedDbSession`'s owner, or `null` for a session without one; `undefined` on a
+    /// `MemorySession`, which has no owner.
     #[wasm_bindgen(getter, js_name = userId)]
     pub fn user_id(&self) -> JsValue {
-        match &self.state.user_id {
-            Some(u) => JsValue::from_str(u),
-            None => JsValue::NULL,
+        match &*self.state {
+            Store::IndexedDb(s) => s
+                .user_id
+                .as_deref()
+                .map_or(JsValue::NULL, JsValue::from_str),
+            Store::Memory(_) => JsValue::UNDEFINED,
         }
     }
 
+    /// An `IndexedDbSession`'s database; `undefined` on a `MemorySession`.
     #[wasm_bindgen(getter, js_name = dbName)]
-    pub fn db_name(&self) -> String {
-        self.state.db_name.clone()
-    }
-}
-
-#[wasm_bindgen]
-impl MemorySession {
-    #[wasm_bindgen(constructor)]
-    pub fn new(session_id: JsValue, options: JsValue) -> Result<MemorySession, JsValue> {
-        let args =
-            MemorySessionArgs::parse(&session_id, &options).map_err(|e| session_error(&e))?;
-        Ok(MemorySession {
-            state: Rc::new(MemorySessionState::new(args.session_id, args.settings)),
-            settings: args.settings_js,
-        })
+    pub fn db_name(&self) -> JsValue {
+        match &*self.state {
+            Store::IndexedDb(s) => JsValue::from_str(&s.db_name),
+            Store::Memory(_) => JsValue::UNDEFINED,
+        }
     }
 }
 
@@ -802,11 +797,7 @@ impl MemorySession {
 /// ten fields of two hundred records costs no crossing between JS and WebAssembly).
 #[wasm_bindgen(js_name = listSessionRecords, skip_typescript)]
 pub fn list_session_records(options: JsValue) -> Promise {
-    let (db_name, user_id) = match list_args(&options) {
-        Ok(args) => args,
-        Err(e) => return Promise::reject(&session_error(&e)),
-    };
-    session::promise(async move {
+    session::promise_of(list_args(&options), |(db_name, user_id)| async move {
         let conn = indexeddb::connection(&db_name).await?;
         let records = indexeddb::list_sessions(&conn, user_id.as_deref()).await?;
         Ok(records.into_iter().collect::<js_sys::Array>().into())
@@ -815,14 +806,13 @@ pub fn list_session_records(options: JsValue) -> Promise {
 
 #[wasm_bindgen(js_name = deleteSession, skip_typescript)]
 pub fn delete_session(session_id: JsValue, options: JsValue) -> Promise {
-    let (session_id, db_name, expected) = match delete_args(&session_id, &options) {
-        Ok(args) => args,
-        Err(e) => return Promise::reject(&session_error(&e)),
-    };
-    session::promise(async move {
-        let conn = indexeddb::connection(&db_name).await?;
-        Ok(indexeddb::delete_session(&conn, &session_id, expected)
-            .await?
-            .into())
-    })
+    session::promise_of(
+        delete_args(&session_id, &options),
+        |(session_id, db_name, expected)| async move {
+            let conn = indexeddb::connection(&db_name).await?;
+            Ok(indexeddb::delete_session(&conn, &session_id, expected)
+                .await?
+                .into())
+        },
+    )
 }
