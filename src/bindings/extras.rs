@@ -20,11 +20,7 @@ use crate::core::error::ErrorFamily;
 /// `storageEstimate` adds the browser's figures.
 #[wasm_bindgen(js_name = sessionSizes, skip_typescript)]
 pub fn session_sizes(options: JsValue) -> Promise {
-    let (db_name, user_id) = match list_args(&options) {
-        Ok(args) => args,
-        Err(e) => return Promise::reject(&session_error(&e)),
-    };
-    session::promise(async move {
+    session::promise_of(list_args(&options), |(db_name, user_id)| async move {
         let conn = indexeddb::connection(&db_name).await?;
         let sizes = indexeddb::session_sizes(&conn, user_id.as_deref()).await?;
         let list: js_sys::Array = sizes
@@ -40,11 +36,7 @@ pub fn session_sizes(options: JsValue) -> Promise {
 /// One page of `exportSessions`: `{ rows, next }` (see `backup::read_page`).
 #[wasm_bindgen(js_name = readBackup, skip_typescript)]
 pub fn read_backup(options: JsValue) -> Promise {
-    let args = match backup_page_args(&options) {
-        Ok(args) => args,
-        Err(e) => return Promise::reject(&session_error(&e)),
-    };
-    session::promise(async move {
+    session::promise_of(backup_page_args(&options), |args| async move {
         let conn = indexeddb::connection(&args.db_name).await?;
         let (rows, next) = backup::read_page(
             &conn,
@@ -70,7 +62,7 @@ pub fn read_backup(options: JsValue) -> Promise {
 pub fn restore_session(lines: Vec<JsValue>, numbers: Vec<u32>, options: JsValue) -> Promise {
     let args = match restore_args(&options) {
         Ok(args) => args,
-        Err(e) => return Promise::reject(&session_error(&e)),
+        Err(e) => return session::rejected(e),
     };
     js::js_promise(Box::pin(async move {
         let conn = indexeddb::connection(&args.db_name)
@@ -120,15 +112,9 @@ fn progress_reporter(on_progress: Option<js_sys::Function>) -> impl Fn(search::P
 
 #[wasm_bindgen(js_name = searchSessions, skip_typescript)]
 pub fn search_sessions(options: JsValue) -> Promise {
-    let args = match search_args(&options) {
-        Ok(args) => args,
-        Err(e) => return Promise::reject(&session_error(&e)),
-    };
-    let clauses = match crate::core::search::parse_query(&args.query) {
-        Ok(c) => c,
-        Err(e) => return Promise::reject(&session_error(&e)),
-    };
-    session::promise(async move {
+    let read = search_args(&options)
+        .and_then(|args| Ok((crate::core::search::parse_query(&args.query)?, args)));
+    session::promise_of(read, |(clauses, args)| async move {
         if clauses.is_empty() {
             return Ok(js_sys::Array::new().into());
         }
@@ -176,30 +162,29 @@ pub fn search_sessions(options: JsValue) -> Promise {
 
 #[wasm_bindgen(js_name = buildSearchIndex, skip_typescript)]
 pub fn build_search_index(options: JsValue) -> Promise {
-    let (db_name, on_progress) = match build_index_args(&options) {
-        Ok(args) => args,
-        Err(e) => return Promise::reject(&session_error(&e)),
-    };
-    session::promise(async move {
-        let conn = indexeddb::connection(&db_name).await?;
-        let p = search::build(&conn, &progress_reporter(on_progress)).await?;
-        Ok(crate::backend::js::object(&[
-            ("done", (p.done as f64).into()),
-            ("total", (p.total as f64).into()),
-        ])
-        .into())
-    })
+    session::promise_of(
+        build_index_args(&options),
+        |(db_name, on_progress)| async move {
+            let conn = indexeddb::connection(&db_name).await?;
+            let p = search::build(&conn, &progress_reporter(on_progress)).await?;
+            Ok(crate::backend::js::object(&[
+                ("done", (p.done as f64).into()),
+                ("total", (p.total as f64).into()),
+            ])
+            .into())
+        },
+    )
 }
 
 #[wasm_bindgen(js_name = repairSession, skip_typescript)]
 pub fn repair_session(session_id: JsValue, options: JsValue) -> Promise {
-    let (session_id, db_name, owner) = match repair_args(&session_id, &options) {
-        Ok(args) => args,
-        Err(e) => return Promise::reject(&session_error(&e)),
-    };
-    session::promise(async move {
-        let conn = indexeddb::connection(&db_name).await?;
-        let report = indexeddb::repair_session(&conn, &session_id, owner.as_deref(), now()).await?;
-        Ok(report.to_js())
-    })
+    session::promise_of(
+        repair_args(&session_id, &options),
+        |(session_id, db_name, owner)| async move {
+            let conn = indexeddb::connection(&db_name).await?;
+            let report =
+                indexeddb::repair_session(&conn, &session_id, owner.as_deref(), now()).await?;
+            Ok(report.to_js())
+        },
+    )
 }
