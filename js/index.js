@@ -76,8 +76,36 @@ function withEvents(Base, emit) {
   return Session;
 }
 
+// The methods of an IndexedDbSession the second module serves (a MemorySession's are the main
+// module's): each runs there, with its own connection, in this object's call order. The main
+// module checks and copies the arguments and takes the call's place in the order now and, once
+// every earlier call is done, calls the function given with what the second module needs to act
+// as this object (`{ dbName, sessionId, userId, branch, indexTools }`) and the copies;
+// `sessionCall` resolves to the method's result and the branch the object is on after it, where
+// the main module moves the object.
+const inOrder = wasm.Session.prototype.inOrder;
+delete wasm.Session.prototype.inOrder;
+const SECOND_MODULE_METHODS = [
+  'createBranchFromTurn', 'createBranchFromContent', 'deleteBranch', 'getArchivedItems',
+  'replaceHistory', 'replaceHistoryWithCompaction', 'applyHistoryMutations',
+];
+const IndexedDbBase = class extends wasm.Session {};
+for (const name of SECOND_MODULE_METHODS) {
+  Object.defineProperty(IndexedDbBase.prototype, name, {
+    configurable: true,
+    writable: true,
+    value: function (...args) {
+      // The module's download starts now, beside the earlier calls still under way; its failure
+      // is this call's, reported when its turn comes.
+      const module = extras();
+      module.catch(() => {});
+      return inOrder.call(this, name, args, async (context, taken) => (await module).sessionCall(name, context, taken));
+    },
+  });
+}
+
 /** A session stored in IndexedDB; `subscribe` hears every change to it, from any tab. */
-export class IndexedDbSession extends withEvents(wasm.Session, (s, event) =>
+export class IndexedDbSession extends withEvents(IndexedDbBase, (s, event) =>
   publish(s.dbName, { ...event, userId: s.userId }),
 ) {
   constructor(sessionId, options) {

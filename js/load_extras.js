@@ -15,7 +15,7 @@ export function extras() {
     .catch((cause) => {
       loading = undefined;
       throw Object.assign(
-        sessionError('MODULE_UNAVAILABLE', `the module of search, backups, repair and storage sizes (extras.js and its wasm) could not be loaded: ${cause?.message ?? cause}`),
+        sessionError('MODULE_UNAVAILABLE', `the second sessions module (search, backups, repair, storage sizes, making and deleting branches, history rewrites, the archive: extras.js and its wasm) could not be loaded: ${cause?.message ?? cause}`),
         { cause },
       );
     });

@@ -16,6 +16,8 @@ pub mod memory;
 #[cfg(feature = "store")]
 pub mod metadata;
 #[cfg(feature = "store")]
+pub mod methods;
+#[cfg(feature = "store")]
 pub mod search;
 #[cfg(feature = "store")]
 pub mod session;

@@ -142,6 +142,27 @@ fn run_queued(core: &SessionCore, op: Pin<Box<dyn Future<Output = Result<JsValue
     }))
 }
 
+/// Runs `work` in `state`'s call order like a method (refused at once on a closed session), its
+/// result and its error passed on as they are: for work done outside this module, whose errors
+/// are already JS errors.
+pub fn in_order<S: SessionState>(
+    state: &Rc<S>,
+    what: &str,
+    work: impl AsyncFnOnce(&S) -> std::result::Result<JsValue, JsValue> + 'static,
+) -> Promise {
+    if let Err(e) = state.core().check_open(what) {
+        return rejected(e);
+    }
+    let mut ticket = state.core().queue.enter();
+    let state = state.clone();
+    js_promise(Box::pin(async move {
+        ticket.ready().await;
+        let result = work(&state).await;
+        drop(ticket);
+        result
+    }))
+}
+
 /// `close()`: marks the session closed now, so every later call rejects with `CLOSED`, and
 /// resolves once every earlier call has taken effect. Closing again resolves at once.
 pub fn close<S: SessionState>(state: &Rc<S>) -> Promise {

@@ -1,19 +1,29 @@
 //! [`Store`]: either backend behind one [`SessionState`], so that the exported session class,
 //! its export shims and the queued call around each method are compiled once for both kinds of
 //! session rather than once per kind.
+//!
+//! The methods of [`super::methods`] are served for an `IndexedDbSession` by the second sessions
+//! module: the package's JS calls them there through [`in_order`], and their IndexedDB code is
+//! not in this module.
 
-use wasm_bindgen::JsValue;
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Promise};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 
 use crate::core::branch::Usage;
-use crate::core::error::Result;
+use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::Limit;
 
 use super::args::ReplaceOptions;
 use super::branch_js::From;
 use super::indexeddb::IdbSessionState;
+use super::js;
 use super::memory::MemorySessionState;
 use super::metadata::Changes;
-use super::session::{SessionCore, SessionState};
+use super::methods;
+use super::session::{self, SessionCore, SessionState};
 use super::transaction::{FunctionCallReplacement, TakenTransaction};
 
 /// Where a session object keeps its items.
@@ -30,6 +40,55 @@ macro_rules! on_backend {
             Store::Memory($s) => $call,
         }
     };
+}
+
+/// Runs `$call` on a `MemorySession`'s store; an `IndexedDbSession` has this method served by
+/// the second module (the package's JS never calls it here).
+macro_rules! on_memory {
+    ($store:expr, $what:literal, $s:ident => $call:expr) => {
+        match $store {
+            Store::IndexedDb(_) => Err(elsewhere($what)),
+            Store::Memory($s) => $call,
+        }
+    };
+}
+
+fn elsewhere(what: &str) -> SessionError {
+    SessionError::new(
+        SessionErrorCode::InvalidSession,
+        format!("{what} of an IndexedDbSession is served by the second sessions module"),
+    )
+}
+
+/// Runs the method `what` of `state`, an `IndexedDbSession`, in the second module, in the
+/// object's call order. Its arguments `args` are read and checked now, as any method's
+/// ([`methods::taken`]: a bad one rejects at once, and items are copied). When every earlier
+/// call is done, `op(context, args)` (the package's JS) runs it there, with what the second
+/// module needs to act as this object (`IdbSessionState::context`, read then), and resolves to
+/// `{ value, branch }`: the method's result, and the branch the object is on after it, which it
+/// moves to here.
+pub fn in_order(state: &Rc<Store>, what: &str, args: &Array, op: Function) -> Promise {
+    let args = match state
+        .core()
+        .check_open(what)
+        .and_then(|()| methods::taken(what, args))
+    {
+        Ok(args) => args,
+        Err(e) => return session::rejected(e),
+    };
+    session::in_order(state, what, async move |store: &Store| {
+        let Store::IndexedDb(s) = store else {
+            return Err(crate::backend::error::session_error(&elsewhere(
+                "a method of the second module",
+            )));
+        };
+        let promise = op.call2(&JsValue::UNDEFINED, &s.context(), &args)?;
+        let done = JsFuture::from(promise.dyn_into::<Promise>()?).await?;
+        if let Some(branch) = js::get(&done, "branch")?.as_string() {
+            s.move_to(branch);
+        }
+        js::get(&done, "value")
+    })
 }
 
 impl SessionState for Store {
@@ -64,23 +123,23 @@ impl SessionState for Store {
         on_backend!(self, s => s.apply_transaction(taken).await)
     }
     async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()> {
-        on_backend!(self, s => s.apply_mutations(mutations).await)
+        on_memory!(self, "applyHistoryMutations", s => s.apply_mutations(mutations).await)
     }
     async fn replace_history(
         &self,
         items: Vec<(JsValue, bool)>,
         options: ReplaceOptions,
     ) -> Result<()> {
-        on_backend!(self, s => s.replace_history(items, options).await)
+        on_memory!(self, "replaceHistory", s => s.replace_history(items, options).await)
     }
     async fn archived_items(&self, limit: Option<u64>, skip: u64) -> Result<Vec<JsValue>> {
-        on_backend!(self, s => s.archived_items(limit, skip).await)
+        on_memory!(self, "getArchivedItems", s => s.archived_items(limit, skip).await)
     }
     fn branch(&self) -> String {
         on_backend!(self, s => s.branch())
     }
     async fn create_branch(&self, pick: From, name: Option<String>) -> Result<String> {
-        on_backend!(self, s => s.create_branch(pick, name).await)
+        on_memory!(self, "createBranch", s => s.create_branch(pick, name).await)
     }
     async fn switch_branch(&self, id: String) -> Result<()> {
         on_backend!(self, s => s.switch_branch(id).await)
@@ -89,7 +148,7 @@ impl SessionState for Store {
         on_backend!(self, s => s.list_branches().await)
     }
     async fn delete_branch(&self, id: String) -> Result<()> {
-        on_backend!(self, s => s.delete_branch(id).await)
+        on_memory!(self, "deleteBranch", s => s.delete_branch(id).await)
     }
     async fn turns(&self, branch: Option<String>, query: Option<String>) -> Result<JsValue> {
         on_backend!(self, s => s.turns(branch, query).await)

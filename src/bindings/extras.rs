@@ -4,17 +4,38 @@
 //! databases through its own connections, as another tab would; the declarations of the
 //! functions the package exports are the sessions module's.
 
+use std::rc::Rc;
+
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
 
 use crate::backend::error::session_error;
-use crate::backend::indexeddb::{self, backup, search};
+use crate::backend::indexeddb::{self, backup, search, IdbSessionState};
 use crate::backend::js::{self, now};
-use crate::backend::session;
+use crate::backend::methods;
+use crate::backend::session::{self, SessionState};
 use crate::backend::session_options::{
     backup_page_args, build_index_args, list_args, repair_args, restore_args, search_args,
 };
 use crate::core::error::ErrorFamily;
+
+/// The session method `name` of an `IndexedDbSession`, with its arguments `args`, for the object
+/// `context` describes (`IdbSessionState::context`), run in that object's call order by the
+/// main module. Resolves to `{ value, branch }`: the method's result and the branch the object
+/// is on after it.
+#[wasm_bindgen(js_name = sessionCall, skip_typescript)]
+pub fn session_call(name: String, context: JsValue, args: js_sys::Array) -> Promise {
+    let state = match IdbSessionState::from_context(&context) {
+        Ok(state) => Rc::new(state),
+        Err(e) => return session::rejected(e),
+    };
+    let call = methods::call(&state, &name, &args);
+    js::js_promise(Box::pin(async move {
+        let value = JsFuture::from(call).await?;
+        Ok(js::object(&[("value", value), ("branch", state.branch().into())]).into())
+    }))
+}
 
 /// `[{ sessionId, bytes }]` of the sessions `listSessions` lists: the package's
 /// `storageEstimate` adds the browser's figures.

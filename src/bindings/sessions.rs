@@ -8,18 +8,17 @@ use std::rc::Rc;
 use js_sys::{Object, Promise};
 use wasm_bindgen::prelude::*;
 
-use crate::backend::args::{
-    take_archive_window, take_items, take_limit, take_replace_options, ReplaceOptions,
-};
-use crate::backend::branch_js::{args as branch_args, usage_from_js, From};
+use crate::backend::args::{take_items, take_limit};
+use crate::backend::branch_js::usage_from_js;
 use crate::backend::error::session_error;
 use crate::backend::indexeddb::{self, IdbSessionState};
 use crate::backend::memory::MemorySessionState;
 use crate::backend::metadata::take_changes;
+use crate::backend::methods;
 use crate::backend::session::{self, SessionState};
 use crate::backend::session_options::{delete_args, list_args, IdbSessionArgs, MemorySessionArgs};
-use crate::backend::store::Store;
-use crate::backend::transaction::{take_mutations, take_transaction};
+use crate::backend::store::{self, Store};
+use crate::backend::transaction::take_transaction;
 use crate::core::error::{ErrorFamily, SessionError, SessionErrorCode};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -544,61 +543,22 @@ impl Session {
 
     #[wasm_bindgen(js_name = applyHistoryMutations)]
     pub fn apply_history_mutations(&self, args: JsValue) -> Promise {
-        session::queued(
-            &self.state,
-            "applyHistoryMutations",
-            || take_mutations(&args),
-            async |s, mutations| {
-                s.apply_mutations(mutations)
-                    .await
-                    .map(|()| JsValue::UNDEFINED)
-            },
-        )
+        methods::apply_history_mutations(&self.state, &args)
     }
 
     #[wasm_bindgen(js_name = replaceHistoryWithCompaction)]
     pub fn replace_history_with_compaction(&self, items: JsValue) -> Promise {
-        session::queued(
-            &self.state,
-            "replaceHistoryWithCompaction",
-            || take_items(&items),
-            async |s, items| {
-                let archived = ReplaceOptions {
-                    archive: true,
-                    expected: None,
-                };
-                s.replace_history(items, archived)
-                    .await
-                    .map(|()| JsValue::UNDEFINED)
-            },
-        )
+        methods::replace_history_with_compaction(&self.state, &items)
     }
 
     #[wasm_bindgen(js_name = replaceHistory)]
     pub fn replace_history(&self, items: JsValue, options: JsValue) -> Promise {
-        session::queued(
-            &self.state,
-            "replaceHistory",
-            || Ok((take_items(&items)?, take_replace_options(&options)?)),
-            async |s, (items, options)| {
-                s.replace_history(items, options)
-                    .await
-                    .map(|()| JsValue::UNDEFINED)
-            },
-        )
+        methods::replace_history(&self.state, &items, &options)
     }
 
     #[wasm_bindgen(js_name = getArchivedItems)]
     pub fn get_archived_items(&self, options: JsValue) -> Promise {
-        session::queued(
-            &self.state,
-            "getArchivedItems",
-            || take_archive_window(&options),
-            async |s, (limit, skip)| {
-                let items = s.archived_items(limit, skip).await?;
-                Ok(items.into_iter().collect::<js_sys::Array>().into())
-            },
-        )
+        methods::get_archived_items(&self.state, &options)
     }
 
     /// The branch this object reads and writes.
@@ -609,93 +569,37 @@ impl Session {
 
     #[wasm_bindgen(js_name = createBranchFromTurn)]
     pub fn create_branch_from_turn(&self, turn: JsValue, name: JsValue) -> Promise {
-        let what = "createBranchFromTurn";
-        session::queued(
-            &self.state,
-            what,
-            || {
-                Ok((
-                    branch_args::turn(&turn, what)?,
-                    branch_args::optional_name(&name, what)?,
-                ))
-            },
-            async |s, (turn, name)| Ok(s.create_branch(From::Turn(turn), name).await?.into()),
-        )
+        methods::create_branch_from_turn(&self.state, &turn, &name)
     }
 
     #[wasm_bindgen(js_name = createBranchFromContent)]
     pub fn create_branch_from_content(&self, text: JsValue, name: JsValue) -> Promise {
-        let what = "createBranchFromContent";
-        session::queued(
-            &self.state,
-            what,
-            || {
-                Ok((
-                    branch_args::text(&text, what)?,
-                    branch_args::optional_name(&name, what)?,
-                ))
-            },
-            async |s, (text, name)| Ok(s.create_branch(From::Text(text), name).await?.into()),
-        )
+        methods::create_branch_from_content(&self.state, &text, &name)
     }
 
     #[wasm_bindgen(js_name = switchBranch)]
     pub fn switch_branch(&self, id: JsValue) -> Promise {
-        let what = "switchBranch";
-        session::queued(
-            &self.state,
-            what,
-            || branch_args::name(&id, what),
-            async |s, id| s.switch_branch(id).await.map(|()| JsValue::UNDEFINED),
-        )
+        methods::switch_branch(&self.state, &id)
     }
 
     #[wasm_bindgen(js_name = listBranches)]
     pub fn list_branches(&self) -> Promise {
-        session::queued(
-            &self.state,
-            "listBranches",
-            || Ok(()),
-            async |s, ()| s.list_branches().await,
-        )
+        methods::list_branches(&self.state)
     }
 
     #[wasm_bindgen(js_name = deleteBranch)]
     pub fn delete_branch(&self, id: JsValue) -> Promise {
-        let what = "deleteBranch";
-        session::queued(
-            &self.state,
-            what,
-            || branch_args::name(&id, what),
-            async |s, id| s.delete_branch(id).await.map(|()| JsValue::UNDEFINED),
-        )
+        methods::delete_branch(&self.state, &id)
     }
 
     #[wasm_bindgen(js_name = getTurns)]
     pub fn get_turns(&self, options: JsValue) -> Promise {
-        let what = "getTurns";
-        session::queued(
-            &self.state,
-            what,
-            || branch_args::branch_option(&options, what),
-            async |s, branch| s.turns(branch, None).await,
-        )
+        methods::get_turns(&self.state, &options)
     }
 
     #[wasm_bindgen(js_name = findTurns)]
     pub fn find_turns(&self, text: JsValue, options: JsValue) -> Promise {
-        let what = "findTurns";
-        session::queued(
-            &self.state,
-            what,
-            || {
-                Ok((
-                    branch_args::text(&text, what)?,
-                    branch_args::branch_option(&options, what)?,
-                ))
-            },
-            async |s, (text, branch)| s.turns(branch, Some(text)).await,
-        )
+        methods::find_turns(&self.state, &text, &options)
     }
 
     #[wasm_bindgen(js_name = storeRunUsage)]
@@ -710,35 +614,25 @@ impl Session {
 
     #[wasm_bindgen(js_name = getSessionUsage)]
     pub fn get_session_usage(&self, options: JsValue) -> Promise {
-        let what = "getSessionUsage";
-        session::queued(
-            &self.state,
-            what,
-            || branch_args::branch_option(&options, what),
-            async |s, branch| s.session_usage(branch).await,
-        )
+        methods::get_session_usage(&self.state, &options)
     }
 
     #[wasm_bindgen(js_name = getTurnUsage)]
     pub fn get_turn_usage(&self, turn: JsValue) -> Promise {
-        let what = "getTurnUsage";
-        session::queued(
-            &self.state,
-            what,
-            || branch_args::optional_turn(&turn, what),
-            async |s, turn| s.turn_usage(turn).await,
-        )
+        methods::get_turn_usage(&self.state, &turn)
     }
 
     #[wasm_bindgen(js_name = getToolUsage)]
     pub fn get_tool_usage(&self, options: JsValue) -> Promise {
-        let what = "getToolUsage";
-        session::queued(
-            &self.state,
-            what,
-            || branch_args::branch_option(&options, what),
-            async |s, branch| s.tool_usage(branch).await,
-        )
+        methods::get_tool_usage(&self.state, &options)
+    }
+
+    /// Runs the method `what` of this `IndexedDbSession` with `args` in the second module, in
+    /// the object's call order, through `op` (see `backend::store::in_order`): the package's JS
+    /// calls it for the methods that module serves; not part of the API.
+    #[wasm_bindgen(js_name = inOrder)]
+    pub fn in_order(&self, what: String, args: js_sys::Array, op: js_sys::Function) -> Promise {
+        store::in_order(&self.state, &what, &args, op)
     }
 
     /// `new IndexedDbSession(sessionId, options)` (`memory` false) or

@@ -80,6 +80,108 @@ test('branching from turn 2 of 5: main keeps its five turns, the branch shows tu
   assert.equal(r.listed.itemCount, 11, "listSessions counts main's items");
 });
 
+test('creating and deleting branches, rewrites and the archive load the second module and keep the call order; offline, MODULE_UNAVAILABLE and nothing written', async () => {
+  const { page } = await openHarness(env);
+  const loadedExtras = () =>
+    page.evaluate(() => performance.getEntriesByType('resource').some((e) => e.name.endsWith('/agent_sessions_extras_bg.wasm')));
+  const id = fresh('order');
+  // Opening a chat with its branch switchers and usage needs only the main module.
+  const opened = await page.evaluate(
+    async ({ id, chat }) => {
+      window.s = new lib.IndexedDbSession(id, { dbName: 'second-module' });
+      await s.addItems(chat);
+      await s.switchBranch('main');
+      return {
+        branches: (await s.listBranches()).length,
+        turns: (await s.getTurns()).length,
+        found: (await s.findTurns('q2')).length,
+        usage: (await s.getSessionUsage()).turns,
+      };
+    },
+    { id, chat: turns(2) },
+  );
+  assert.deepEqual(opened, { branches: 1, turns: 2, found: 1, usage: 0 });
+  assert.equal(await loadedExtras(), false, 'no second module for reading branches, turns and usage');
+
+  const attempt = (call) =>
+    page.evaluate(async (call) => {
+      try {
+        return { value: await eval(call) };
+      } catch (e) {
+        return { code: e.code, message: e.message };
+      }
+    }, call);
+  // Offline before the module was ever loaded: refused, nothing written, and the calls after it run.
+  await page.route('**/extras.js', (route) => route.abort('internetdisconnected'));
+  const offline = await page.evaluate(async () => {
+    const created = s.createBranchFromTurn(2).catch((e) => e.code);
+    const added = s.addItems([{ role: 'user', content: 'q3' }]);
+    return { created: await created, added: await added, branch: s.currentBranch, branches: (await s.listBranches()).length, items: (await s.getItems()).length };
+  });
+  assert.deepEqual(offline, { created: 'MODULE_UNAVAILABLE', added: undefined, branch: 'main', branches: 1, items: 5 });
+  await page.unroute('**/extras.js');
+
+  // Called without awaiting: each call acts on what the calls before it left, whichever module
+  // serves it.
+  const r = await page.evaluate(async () => {
+    const calls = [
+      s.addItems([{ role: 'assistant', content: 'a3' }]),
+      s.createBranchFromTurn(3, 'edit'),
+      s.addItems([{ role: 'user', content: 'q3 edited' }]),
+      s.getItems(),
+      s.createBranchFromTurn(99).catch((e) => e.code),
+      s.replaceHistoryWithCompaction([{ role: 'user', content: 'summary of the edit branch' }]),
+      s.getItems(),
+      s.getArchivedItems(),
+      s.switchBranch('main'),
+      s.deleteBranch('edit'),
+      s.listBranches(),
+    ];
+    const out = await Promise.all(calls);
+    return {
+      created: out[1],
+      onBranch: out[3].map((i) => i.content),
+      bad: out[4],
+      compacted: out[6].map((i) => i.content),
+      archived: out[7].map((i) => i.content),
+      branches: out[10].map((b) => b.branchId),
+      branch: s.currentBranch,
+      main: (await s.getItems()).map((i) => i.content),
+    };
+  });
+  assert.deepEqual(r, {
+    created: 'edit',
+    onBranch: ['q1', 'a1', 'q2', 'a2', 'q3 edited'],
+    bad: 'INVALID_TURN',
+    compacted: ['summary of the edit branch'],
+    archived: ['q1', 'a1', 'q2', 'a2', 'q3 edited'],
+    branches: ['main'],
+    branch: 'main',
+    main: ['q1', 'a1', 'q2', 'a2', 'q3', 'a3'],
+  });
+  assert.equal(await loadedExtras(), true);
+
+  // Their arguments are read when they are called: a bad one is refused before the calls made
+  // earlier have finished, and items changed by the caller afterwards are stored as they were.
+  const early = await page.evaluate(async () => {
+    const order = [];
+    const read = s.getItems().then(() => order.push('read'));
+    const refused = s.deleteBranch(42).catch((e) => order.push(e.code));
+    const items = [{ role: 'user', content: 'kept' }];
+    const replaced = s.replaceHistory(items, { archive: false });
+    items[0].content = 'changed after the call';
+    items.push({ role: 'user', content: 'pushed after the call' });
+    await Promise.all([read, refused, replaced]);
+    return { order, items: (await s.getItems()).map((i) => i.content) };
+  });
+  assert.deepEqual(early, { order: ['INVALID_OPTIONS', 'read'], items: ['kept'] });
+
+  // A closed session refuses them at once, as every other method.
+  const closed = await attempt('(s.close(), s.createBranchFromTurn(1))');
+  assert.equal(closed.code, 'CLOSED');
+  await page.close();
+});
+
 test('pop and clear on a branch leave its parent intact, and on the parent leave the branch intact', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(

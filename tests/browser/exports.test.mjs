@@ -84,9 +84,10 @@ test('the sessions module holds no runner code, and the runner module no Indexed
   // One class (`session`) that IndexedDbSession and MemorySession both extend; listSessionRecords
   // serves the package's listSessions; search, backups, repair and sizes are the second module's.
   assert.deepEqual(classesOf(sessions.exports), ['deleteSession', 'listSessionRecords', 'session']);
-  // readBackup, restoreSession and sessionSizes serve js/backup.js and storageEstimate.
+  // readBackup, restoreSession and sessionSizes serve js/backup.js and storageEstimate;
+  // sessionCall the IndexedDbSession methods the second module serves.
   const extras = surface('agent_sessions_extras_bg.wasm');
-  assert.deepEqual(classesOf(extras.exports), ['buildSearchIndex', 'readBackup', 'repairSession', 'restoreSession', 'searchSessions', 'sessionSizes']);
+  assert.deepEqual(classesOf(extras.exports), ['buildSearchIndex', 'readBackup', 'repairSession', 'restoreSession', 'searchSessions', 'sessionCall', 'sessionSizes']);
   // (JSON.stringify is the sessions modules' measure of an item's size; parsing and streams are
   // the runner's.)
   for (const [name, module] of [['sessions', sessions], ['extras', extras]]) {

@@ -5,9 +5,9 @@ use std::rc::Rc;
 
 use wasm_bindgen::JsValue;
 
-use crate::backend::js::now;
+use crate::backend::js::{self, now};
 use crate::backend::session::{SessionCore, SessionState};
-use crate::core::error::Result;
+use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
 
 use super::branches;
@@ -54,6 +54,51 @@ impl IdbSessionState {
             user_id: self.user_id.as_deref(),
             index_tools: self.index_tools,
         }
+    }
+
+    /// What the second sessions module needs to act as this object does (see
+    /// `backend::store::in_order`): `{ dbName, sessionId, userId, branch, indexTools }`.
+    pub fn context(&self) -> JsValue {
+        let user = self
+            .user_id
+            .as_deref()
+            .map_or(JsValue::NULL, JsValue::from_str);
+        js::object(&[
+            ("dbName", self.db_name.as_str().into()),
+            ("sessionId", self.core.session_id.as_str().into()),
+            ("userId", user),
+            ("branch", self.branch.borrow().as_str().into()),
+            ("indexTools", self.index_tools.into()),
+        ])
+        .into()
+    }
+
+    /// The object [`Self::context`] describes, with default settings (the methods the second
+    /// module serves read none).
+    pub fn from_context(context: &JsValue) -> Result<Self> {
+        let text = |key: &str| js::get(context, key).ok().and_then(|v| v.as_string());
+        let (Some(db_name), Some(session_id), Some(branch)) =
+            (text("dbName"), text("sessionId"), text("branch"))
+        else {
+            return Err(SessionError::new(
+                SessionErrorCode::InvalidOptions,
+                "the context of a session method is not what IndexedDbSession gives",
+            ));
+        };
+        let index_tools = js::get(context, "indexTools").is_ok_and(|v| v.is_truthy());
+        Ok(IdbSessionState::new(
+            db_name,
+            session_id,
+            text("userId"),
+            SessionSettings::default(),
+            branch,
+            index_tools,
+        ))
+    }
+
+    /// Moves this object to `branch` (a method the second module served moved it).
+    pub fn move_to(&self, branch: String) {
+        *self.branch.borrow_mut() = branch;
     }
 
     fn on_main(&self) -> bool {
