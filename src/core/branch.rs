@@ -550,7 +550,11 @@ pub fn turns(rows: &[RowFacts]) -> Vec<TurnEntry> {
 /// Whether `content` contains `query`, both already lower-cased by the caller (the backend uses
 /// the browser's `toLowerCase`, whose Unicode tables the module then need not carry).
 pub fn contains_text(content: &str, query: &str) -> bool {
-    content.contains(query)
+    // Compared as bytes (UTF-8 lets a whole character match only at a character boundary): the
+    // standard library's string search slices `content`, and brings in the code that formats a
+    // slicing panic's message.
+    let (content, query) = (content.as_bytes(), query.as_bytes());
+    query.is_empty() || content.windows(query.len()).any(|w| w == query)
 }
 
 /// The tool calls of a view, counted per tool and turn: `(name, count, turn)` in the order each
@@ -916,6 +920,10 @@ mod tests {
         );
         assert!(contains_text(&listed[0].content, "東京"));
         assert!(!contains_text(&listed[0].content, "大阪"));
+        assert!(contains_text("café au lait", "é a"));
+        assert!(!contains_text("café", "e"), "no match inside a character");
+        assert!(contains_text("any", ""));
+        assert!(!contains_text("ab", "abc"));
         assert_eq!(t_free_names(), ["turn-2", "turn-2-2", "turn-2-3"]);
     }
 

@@ -319,7 +319,7 @@ pub fn default_title(text: &str) -> String {
     }
     let room: String = line.chars().take(TITLE_LENGTH - 1).collect();
     let cut = match room.rfind(' ') {
-        Some(space) if space > 0 => room[..space].trim_end(),
+        Some(space) if space > 0 => room.get(..space).unwrap_or(&room).trim_end(),
         _ => room.as_str(),
     };
     format!("{cut}…")
@@ -357,15 +357,16 @@ pub fn validate_user_id(id: &str) -> Result<()> {
 pub fn uuid_v4(mut bytes: [u8; 16]) -> String {
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = String::with_capacity(36);
+    for (i, b) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            id.push('-');
+        }
+        id.push(char::from(HEX[usize::from(b >> 4)]));
+        id.push(char::from(HEX[usize::from(b & 0x0f)]));
+    }
+    id
 }
 
 #[cfg(test)]
@@ -487,6 +488,8 @@ mod tests {
     fn generated_ids_are_version_4_uuids() {
         assert_eq!(uuid_v4([0; 16]), "00000000-0000-4000-8000-000000000000");
         assert_eq!(uuid_v4([0xff; 16]), "ffffffff-ffff-4fff-bfff-ffffffffffff");
+        let counting: [u8; 16] = std::array::from_fn(|i| i as u8 * 17);
+        assert_eq!(uuid_v4(counting), "00112233-4455-4677-8899-aabbccddeeff");
     }
 
     #[test]
