@@ -36,19 +36,20 @@ impl Canonical {
         } else {
             n.to_bits()
         };
-        self.0.push_str(&format!("d{bits:016x}"));
+        self.0.push('d');
+        self.hex(bits, 16);
     }
 
     /// A string, length-prefixed so no content can be mistaken for structure.
     pub fn string(&mut self, s: &str) {
-        self.0.push_str(&format!("s{}:", s.len()));
+        self.length('s', s.len());
         self.0.push_str(s);
     }
 
     pub fn bytes(&mut self, bytes: &[u8]) {
-        self.0.push_str(&format!("b{}:", bytes.len()));
+        self.length('b', bytes.len());
         for b in bytes {
-            self.0.push_str(&format!("{b:02x}"));
+            self.hex(u64::from(*b), 2);
         }
     }
 
@@ -66,12 +67,41 @@ impl Canonical {
 
     /// A key of an object; the caller gives the keys sorted (see [`sort_keys`]).
     pub fn key(&mut self, key: &str) {
-        self.0.push_str(&format!("k{}:", key.len()));
+        self.length('k', key.len());
         self.0.push_str(key);
     }
 
     pub fn end_object(&mut self) {
         self.0.push('}');
+    }
+
+    /// `tag`, `n` in decimal, `:`: the prefix of a string, a key or bytes. Written digit by
+    /// digit, as [`Self::hex`]: no `format!` (and no allocation) per value.
+    fn length(&mut self, tag: char, n: usize) {
+        self.0.push(tag);
+        let mut digits = [0u8; 20];
+        let (mut n, mut at) = (n, digits.len());
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        for &d in &digits[at..] {
+            self.0.push(char::from(d));
+        }
+        self.0.push(':');
+    }
+
+    /// The `width` lowest hex digits of `n`, lower-case.
+    fn hex(&mut self, n: u64, width: u32) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        for i in (0..width).rev() {
+            let digit = (n >> (4 * i)) & 0xf;
+            self.0.push(char::from(HEX[digit as usize]));
+        }
     }
 }
 
@@ -123,6 +153,28 @@ mod tests {
         };
         assert_ne!(form(&["a", "b"]), form(&["as1:b"]));
         assert_ne!(form(&["ab"]), form(&["a", "b"]));
+    }
+
+    #[test]
+    fn the_text_of_a_form_stays_as_stored_logs_remember_it() {
+        // Digests of these forms are kept in operation logs: the text must never change.
+        let mut c = Canonical::new();
+        c.begin_object();
+        c.key("abcdefghijkl");
+        c.string("héllo");
+        c.key("n");
+        c.number(1.5);
+        c.key("z");
+        c.bytes(&[0, 255, 16]);
+        c.end_object();
+        assert_eq!(
+            c.finish(),
+            "{k12:abcdefghijkls6:héllok1:nd3ff8000000000000k1:zb3:00ff10}"
+        );
+        assert_eq!(number(0.0), "d0000000000000000");
+        let mut long = Canonical::new();
+        long.string(&"x".repeat(1234));
+        assert!(long.finish().starts_with("s1234:x"));
     }
 
     #[test]
