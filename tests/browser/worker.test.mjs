@@ -67,6 +67,26 @@ describe('IndexedDbSession in a dedicated worker', () => {
     assert.equal(r.wrongUser, 'USER_MISMATCH', 'the owner set in the worker holds in the page');
   });
 
+  test('the worker branches a chat through the second module, and the page reads the branch', async () => {
+    const r = await page.evaluate(async () => {
+      const chat = [
+        { role: 'user', content: 'q1' },
+        { role: 'assistant', content: 'a1' },
+        { role: 'user', content: 'q2' },
+        { role: 'assistant', content: 'a2' },
+      ];
+      await new lib.IndexedDbSession('branched-in-worker').addItems(chat);
+      const inside = await inWorker('branch', 'branched-in-worker', 2);
+      const onBranch = new lib.IndexedDbSession('branched-in-worker', { branch: inside.branchId });
+      return { inside, page: (await onBranch.getItems()).map((i) => i.content), main: (await new lib.IndexedDbSession('branched-in-worker').getItems()).length };
+    });
+    assert.deepEqual(r.inside.branchId, 'turn-2');
+    assert.equal(r.inside.current, 'turn-2');
+    assert.deepEqual(r.inside.items.map((i) => i.content), ['q1', 'a1']);
+    assert.deepEqual(r.page, ['q1', 'a1']);
+    assert.equal(r.main, 4);
+  });
+
   test('the worker reads, pops and clears what the page wrote', async () => {
     const r = await page.evaluate(async (items) => {
       const session = new lib.IndexedDbSession('from-page');

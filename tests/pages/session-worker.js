@@ -16,6 +16,12 @@ const ops = {
   get: (id, limit, options) => session(id, options).getItems(limit),
   pop: (id, options) => session(id, options).popItem(),
   clear: (id, options) => session(id, options).clearSession(),
+  // Loads the second sessions module inside the worker.
+  branch: async (id, turn, options) => {
+    const s = session(id, options);
+    const branchId = await s.createBranchFromTurn(turn);
+    return { branchId, current: s.currentBranch, items: await s.getItems() };
+  },
   list: (options) => listSessions(options),
   remove: (id, options) => deleteSession(id, options),
   memory: async (items) => {
