@@ -104,8 +104,10 @@ error_family! {
         InvalidKey = "INVALID_KEY",
         /// `EncryptedSession` wrapping something that is not a session.
         InvalidSession = "INVALID_SESSION",
-        /// The second sessions module (search, backups, repair, storage sizes) could not be
-        /// loaded (offline before it was ever downloaded); a later call loads it again.
+        /// The second sessions module (search, backups, repair, storage sizes, and an
+        /// `IndexedDbSession`'s branch creation and deletion, whole-history rewrites and
+        /// archive) could not be loaded (offline before it was ever downloaded); nothing was
+        /// written, and a later call loads it again.
         ModuleUnavailable = "MODULE_UNAVAILABLE",
     }
 }
