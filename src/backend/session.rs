@@ -112,6 +112,39 @@ where
     A: 'static,
     F: AsyncFnOnce(&S, A) -> Result<JsValue> + 'static,
 {
+    enqueue(state, what, args, op, session_error)
+}
+
+/// [`queued`] for work whose errors are already JS errors (work done outside this module): they
+/// are passed on as they are.
+pub fn in_order<S, A, F>(
+    state: &Rc<S>,
+    what: &str,
+    args: impl FnOnce() -> Result<A>,
+    work: F,
+) -> Promise
+where
+    S: SessionState,
+    A: 'static,
+    F: AsyncFnOnce(&S, A) -> std::result::Result<JsValue, JsValue> + 'static,
+{
+    enqueue(state, what, args, work, JsValue::clone)
+}
+
+/// [`queued`] and [`in_order`], whose errors `to_js` makes JS values.
+fn enqueue<S, A, E, F>(
+    state: &Rc<S>,
+    what: &str,
+    args: impl FnOnce() -> Result<A>,
+    work: F,
+    to_js: fn(&E) -> JsValue,
+) -> Promise
+where
+    S: SessionState,
+    A: 'static,
+    E: 'static,
+    F: AsyncFnOnce(&S, A) -> std::result::Result<JsValue, E> + 'static,
+{
     let args = match state.core().check_open(what).and_then(|()| args()) {
         Ok(args) => args,
         Err(e) => return rejected(e),
@@ -119,7 +152,8 @@ where
     let op_state = state.clone();
     run_queued(
         state.core(),
-        Box::pin(async move { op(&op_state, args).await }),
+        Box::pin(async move { work(&op_state, args).await }),
+        to_js,
     )
 }
 
@@ -129,37 +163,21 @@ pub fn rejected(e: SessionError) -> Promise {
     Promise::reject(&session_error(&e))
 }
 
-/// The part of [`queued`] that is the same for every method, compiled once: takes the place in
-/// the queue now, and runs `op` once every earlier call on this object has finished.
+/// The part of [`enqueue`] that is the same for every method, compiled once per kind of error:
+/// takes the place in the queue now, and runs `op` once every earlier call on this object has
+/// finished.
 #[inline(never)]
-fn run_queued(core: &SessionCore, op: Pin<Box<dyn Future<Output = Result<JsValue>>>>) -> Promise {
+fn run_queued<E: 'static>(
+    core: &SessionCore,
+    op: Pin<Box<dyn Future<Output = std::result::Result<JsValue, E>>>>,
+    to_js: fn(&E) -> JsValue,
+) -> Promise {
     let mut ticket = core.queue.enter();
     js_promise(Box::pin(async move {
         ticket.ready().await;
         let result = op.await;
         drop(ticket);
-        result.map_err(|e| session_error(&e))
-    }))
-}
-
-/// Runs `work` in `state`'s call order like a method (refused at once on a closed session), its
-/// result and its error passed on as they are: for work done outside this module, whose errors
-/// are already JS errors.
-pub fn in_order<S: SessionState>(
-    state: &Rc<S>,
-    what: &str,
-    work: impl AsyncFnOnce(&S) -> std::result::Result<JsValue, JsValue> + 'static,
-) -> Promise {
-    if let Err(e) = state.core().check_open(what) {
-        return rejected(e);
-    }
-    let mut ticket = state.core().queue.enter();
-    let state = state.clone();
-    js_promise(Box::pin(async move {
-        ticket.ready().await;
-        let result = work(&state).await;
-        drop(ticket);
-        result
+        result.map_err(|e| to_js(&e))
     }))
 }
 

@@ -68,27 +68,25 @@ fn elsewhere(what: &str) -> SessionError {
 /// `{ value, branch }`: the method's result, and the branch the object is on after it, which it
 /// moves to here.
 pub fn in_order(state: &Rc<Store>, what: &str, args: &Array, op: Function) -> Promise {
-    let args = match state
-        .core()
-        .check_open(what)
-        .and_then(|()| methods::taken(what, args))
-    {
-        Ok(args) => args,
-        Err(e) => return session::rejected(e),
-    };
-    session::in_order(state, what, async move |store: &Store| {
-        let Store::IndexedDb(s) = store else {
-            return Err(crate::backend::error::session_error(&elsewhere(
-                "a method of the second module",
-            )));
-        };
-        let promise = op.call2(&JsValue::UNDEFINED, &s.context(), &args)?;
-        let done = JsFuture::from(promise.dyn_into::<Promise>()?).await?;
-        if let Some(branch) = js::get(&done, "branch")?.as_string() {
-            s.move_to(branch);
-        }
-        js::get(&done, "value")
-    })
+    let read = || methods::taken(what, args);
+    session::in_order(
+        state,
+        what,
+        read,
+        async move |store: &Store, args: Array| {
+            let Store::IndexedDb(s) = store else {
+                return Err(crate::backend::error::session_error(&elsewhere(
+                    "a method of the second module",
+                )));
+            };
+            let promise = op.call2(&JsValue::UNDEFINED, &s.context(), &args)?;
+            let done = JsFuture::from(promise.dyn_into::<Promise>()?).await?;
+            if let Some(branch) = js::get(&done, "branch")?.as_string() {
+                s.move_to(branch);
+            }
+            js::get(&done, "value")
+        },
+    )
 }
 
 impl SessionState for Store {
