@@ -37,7 +37,7 @@ impl Canonical {
             n.to_bits()
         };
         self.0.push('d');
-        self.hex(bits, 16);
+        push_hex(&mut self.0, bits, 16);
     }
 
     /// A string, length-prefixed so no content can be mistaken for structure.
@@ -49,7 +49,7 @@ impl Canonical {
     pub fn bytes(&mut self, bytes: &[u8]) {
         self.length('b', bytes.len());
         for b in bytes {
-            self.hex(u64::from(*b), 2);
+            push_hex(&mut self.0, u64::from(*b), 2);
         }
     }
 
@@ -76,7 +76,7 @@ impl Canonical {
     }
 
     /// `tag`, `n` in decimal, `:`: the prefix of a string, a key or bytes. Written digit by
-    /// digit, as [`Self::hex`]: no `format!` (and no allocation) per value.
+    /// digit, as [`push_hex`]: no `format!` (and no allocation) per value.
     fn length(&mut self, tag: char, n: usize) {
         self.0.push(tag);
         let mut digits = [0u8; 20];
@@ -94,14 +94,14 @@ impl Canonical {
         }
         self.0.push(':');
     }
+}
 
-    /// The `width` lowest hex digits of `n`, lower-case.
-    fn hex(&mut self, n: u64, width: u32) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        for i in (0..width).rev() {
-            let digit = (n >> (4 * i)) & 0xf;
-            self.0.push(char::from(HEX[digit as usize]));
-        }
+/// Writes the `width` lowest hex digits of `n` to `out`, lower-case (no `format!`, no allocation).
+pub fn push_hex(out: &mut String, n: u64, width: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for i in (0..width).rev() {
+        let digit = (n >> (4 * i)) & 0xf;
+        out.push(char::from(HEX[digit as usize]));
     }
 }
 

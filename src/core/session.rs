@@ -357,14 +357,12 @@ pub fn validate_user_id(id: &str) -> Result<()> {
 pub fn uuid_v4(mut bytes: [u8; 16]) -> String {
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut id = String::with_capacity(36);
     for (i, b) in bytes.iter().enumerate() {
         if matches!(i, 4 | 6 | 8 | 10) {
             id.push('-');
         }
-        id.push(char::from(HEX[usize::from(b >> 4)]));
-        id.push(char::from(HEX[usize::from(b & 0x0f)]));
+        super::canonical::push_hex(&mut id, u64::from(*b), 2);
     }
     id
 }
