@@ -1,8 +1,8 @@
 // The second sessions module: search, backups, repair, storage sizes, and the methods of an
 // IndexedDbSession a chat calls now and then (making and deleting branches, whole-history
-// rewrites, the archive). The main entry imports this file at the first call that needs one of them
-// (js/load_extras.js), so a page that never does never downloads it. It opens its own connections to the same databases,
-// as another tab would.
+// rewrites, the archive). The main entry imports this file at the first call that needs one of
+// them (js/load_extras.js), so a page that never does never downloads it. It opens its own
+// connections to the same databases, as another tab would.
 import init from './agent_sessions_extras.js';
 
 /** Instantiates the module (once; a failed attempt, such as a download cut off, can be made

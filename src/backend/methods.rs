@@ -56,11 +56,13 @@ pub fn taken(name: &str, args: &Array) -> Result<Array> {
             .into()
     };
     Ok(match name {
-        "createBranchFromTurn" | "createBranchFromContent" => {
-            match name {
-                "createBranchFromTurn" => branch_args::turn(&a, name).map(drop)?,
-                _ => branch_args::text(&a, name).map(drop)?,
-            }
+        "createBranchFromTurn" => {
+            branch_args::turn(&a, name)?;
+            branch_args::optional_name(&b, name)?;
+            Array::of2(&a, &b)
+        }
+        "createBranchFromContent" => {
+            branch_args::text(&a, name)?;
             branch_args::optional_name(&b, name)?;
             Array::of2(&a, &b)
         }
