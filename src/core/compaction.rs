@@ -167,11 +167,14 @@ pub fn compacted_items(output: &[Value]) -> Vec<Value> {
                     .collect(),
                 _ => Vec::new(),
             };
-            let mut m = json!({"type": "message", "role": "user", "content": parts});
+            let mut m = serde_json::Map::new();
             if let Some(id) = str_of(item, "id") {
-                m["id"] = json!(id);
+                m.insert("id".into(), json!(id));
             }
-            m
+            m.insert("type".into(), json!("message"));
+            m.insert("role".into(), json!("user"));
+            m.insert("content".into(), Value::Array(parts));
+            Value::Object(m)
         })
         .collect()
 }

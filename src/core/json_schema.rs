@@ -226,11 +226,7 @@ impl<'a> Checker<'a> {
 
     fn resolve(&self, reference: &Value) -> Option<&'a Value> {
         let pointer = reference.as_str()?.strip_prefix('#')?;
-        if pointer.is_empty() {
-            Some(self.root)
-        } else {
-            self.root.pointer(pointer)
-        }
+        pointer_into(self.root, pointer)
     }
 
     fn array(
@@ -631,6 +627,47 @@ fn shape_error(at: &str, message: String) -> String {
         format!("schema: {message}")
     } else {
         format!("schema at {at}: {message}")
+    }
+}
+
+/// The value at JSON pointer `pointer` (RFC 6901: `/`-separated tokens, `~1` for `/` and `~0`
+/// for `~`) within `root`, as `Value::pointer` finds it. Written here because that one unescapes
+/// with `str::replace`, whose substring search and slicing panics the module would carry for it.
+fn pointer_into<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    let mut tokens = pointer.split('/');
+    if tokens.next() != Some("") {
+        return None;
+    }
+    tokens.try_fold(root, |value, token| {
+        let mut key = String::with_capacity(token.len());
+        let mut chars = token.chars();
+        while let Some(c) = chars.next() {
+            key.push(match (c, c == '~') {
+                (_, false) => c,
+                _ => match chars.next() {
+                    Some('1') => '/',
+                    Some('0') => '~',
+                    _ => return None,
+                },
+            });
+        }
+        match value {
+            Value::Object(map) => map.get(&key),
+            Value::Array(list) => list.get(array_index(&key)?),
+            _ => None,
+        }
+    })
+}
+
+/// An array index token of a JSON pointer: digits, without a leading zero unless it is `0`.
+fn array_index(token: &str) -> Option<usize> {
+    let leading_zero = token.len() > 1 && token.starts_with('0');
+    match token.bytes().all(|b| b.is_ascii_digit()) && !token.is_empty() && !leading_zero {
+        true => token.parse().ok(),
+        false => None,
     }
 }
 
@@ -1227,6 +1264,53 @@ mod tests {
         assert_eq!(
             violation_of(json!({"$ref": "https://example.com/s.json"}), json!(1)),
             Some("$: cannot resolve $ref \"https://example.com/s.json\"".into())
+        );
+    }
+
+    #[test]
+    fn refs_find_what_a_json_pointer_names() {
+        let root = json!({
+            "a/b": {"type": "string"},
+            "m~n": [{"type": "integer"}, {"type": "boolean"}],
+            "": {"type": "null"},
+            "10": {"type": "number"}
+        });
+        let pointers = [
+            "",
+            "/a~1b",
+            "/m~0n",
+            "/m~0n/1",
+            "/m~0n/01",
+            "/m~0n/+1",
+            "/m~0n/2",
+            "/m~0n/-",
+            "/",
+            "/10",
+            "/a~2b",
+            "/a~",
+            "a",
+            "/a~1b/type",
+            "/a~1b/type/x",
+            "/m~0n/0/type",
+        ];
+        for pointer in pointers {
+            assert_eq!(
+                pointer_into(&root, pointer),
+                root.pointer(pointer),
+                "{pointer}"
+            );
+        }
+        let schema = json!({
+            "$defs": {"a/b": {"type": "string"}, "list": [{"type": "integer"}]},
+            "properties": {
+                "s": {"$ref": "#/$defs/a~1b"},
+                "n": {"$ref": "#/$defs/list/0"}
+            }
+        });
+        assert!(passes(schema.clone(), json!({"s": "x", "n": 1})));
+        assert_eq!(
+            violation_of(schema, json!({"n": "1"})),
+            Some("$.n: expected integer, got string \"1\"".into())
         );
     }
 

@@ -27,13 +27,9 @@ pub fn retry_after_seconds(header: &str) -> Option<f64> {
 /// value as `parse` for up to 15 significant digits and exponents up to 22 (every value a
 /// delay has); beyond that it may differ in the last bits.
 fn decimal(s: &str) -> Option<f64> {
-    let (negative, s) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let (number, exponent) = match s.find(['e', 'E']) {
-        Some(at) => (&s[..at], exponent(&s[at + 1..])?),
+    let (negative, s) = sign(s);
+    let (number, exponent) = match s.split_once(['e', 'E']) {
+        Some((number, e)) => (number, exponent(e)?),
         None => (s, 0),
     };
     let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
@@ -63,13 +59,18 @@ fn decimal(s: &str) -> Option<f64> {
     Some(if negative { -value } else { value })
 }
 
+/// A leading `-` or `+` taken off: whether it was `-`, and the rest. (No slicing by index: that
+/// would bring the slicing panic's message formatting into the module.)
+fn sign(s: &str) -> (bool, &str) {
+    match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    }
+}
+
 /// An exponent's digits, with an optional sign; saturates instead of overflowing.
 fn exponent(s: &str) -> Option<i32> {
-    let (negative, digits) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
+    let (negative, digits) = sign(s);
     if digits.is_empty() {
         return None;
     }
