@@ -7,8 +7,8 @@
 
 use std::rc::Rc;
 
+use crate::core::json::Value;
 use js_sys::{Array, Promise};
-use serde_json::Value;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 

@@ -7,8 +7,8 @@
 
 use std::rc::Rc;
 
+use crate::core::json::{json, Value};
 use js_sys::{Array, Function};
-use serde_json::{json, Value};
 use wasm_bindgen::JsValue;
 
 use crate::core::compaction::{

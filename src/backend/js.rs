@@ -290,19 +290,18 @@ pub fn random_bytes() -> Result<[u8; 16], Thrown> {
 
 #[cfg(feature = "runner")]
 /// A JSON value as a fresh JS value (via `JSON.parse`, which builds plain objects fast).
-pub fn json_to_js(value: &serde_json::Value) -> JsValue {
-    // A `serde_json::Value` always serialises, and its text always parses.
-    let text = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
-    js_sys::JSON::parse(&text).unwrap_or(JsValue::NULL)
+pub fn json_to_js(value: &crate::core::json::Value) -> JsValue {
+    // What `json::to_string` writes always parses.
+    js_sys::JSON::parse(&crate::core::json::to_string(value)).unwrap_or(JsValue::NULL)
 }
 
 #[cfg(feature = "runner")]
 /// A JS value as JSON (via `JSON.stringify`, which runs `toJSON` and getters: what they throw is
 /// reported). `what` names the value in the error.
-pub fn js_to_json(value: &JsValue, what: &str) -> Result<serde_json::Value, String> {
+pub fn js_to_json(value: &JsValue, what: &str) -> Result<crate::core::json::Value, String> {
     let text = js_sys::JSON::stringify(value)
         .map_err(|e| format!("{what} cannot be turned into JSON ({})", error_text(&e)))?
         .as_string()
         .ok_or_else(|| format!("{what} cannot be turned into JSON ({})", describe(value)))?;
-    serde_json::from_str(&text).map_err(|e| format!("{what} is not valid JSON ({e})"))
+    crate::core::json::from_str(&text).map_err(|e| format!("{what} is not valid JSON ({e})"))
 }

@@ -2,9 +2,9 @@
 //! 429 and 5xx with backoff (honouring `Retry-After`), read whole or as server-sent events.
 //! The API key goes only into the `Authorization` header of requests to the configured base URL.
 
+use crate::core::json::Value;
 use gloo_net::http::{Method, RequestBuilder, Response};
 use js_sys::Reflect;
-use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -282,7 +282,7 @@ impl ModelClient {
 async fn read_json(response: Response, signal: Option<&JsValue>) -> Result<Value, CallError> {
     let status = response.status();
     let text = read_text(response, signal).await?;
-    serde_json::from_str(&text)
+    crate::core::json::from_str(&text)
         .map_err(|e| failed(status, format!("malformed JSON in the response ({e})")))
 }
 

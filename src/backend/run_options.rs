@@ -1,8 +1,8 @@
 //! Reads the JS arguments of the runner (`new Agent(...)`, `new Runner(...)`, `run(...)`
 //! options, the run input) into the backend's types, and turns run errors into JS errors.
 
+use crate::core::json::{Number, Value};
 use js_sys::Object;
-use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::compaction::Strategy;
@@ -83,6 +83,16 @@ fn opt_number(
         })
 }
 
+/// A finite number option as JSON number text, written as JavaScript writes it (`String(n)`).
+fn opt_json_number(
+    o: &Option<Object>,
+    key: &str,
+    what: &str,
+    code: RunnerErrorCode,
+) -> Result<Option<Number>> {
+    Ok(opt_number(o, key, what, code)?.and_then(|n| Number::from_text(&js::number_text(n))))
+}
+
 fn opt_count(
     o: &Option<Object>,
     key: &str,
@@ -137,8 +147,8 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
     let settings_value = get(&o, "modelSettings", "agent", C)?;
     let s = options(&settings_value, "agent.modelSettings", C)?;
     let settings = ModelSettings {
-        temperature: opt_number(&s, "temperature", "agent.modelSettings", C)?,
-        top_p: opt_number(&s, "topP", "agent.modelSettings", C)?,
+        temperature: opt_json_number(&s, "temperature", "agent.modelSettings", C)?,
+        top_p: opt_json_number(&s, "topP", "agent.modelSettings", C)?,
         max_tokens: opt_count(&s, "maxTokens", "agent.modelSettings", C)?.map(u64::from),
         parallel_tool_calls: opt_bool(&s, "parallelToolCalls", "agent.modelSettings", C)?,
         tool_choice: opt_string(&s, "toolChoice", "agent.modelSettings", C)?,
@@ -379,7 +389,7 @@ pub fn parse_handoff(
         tool: ToolSpec {
             name,
             description,
-            parameters: serde_json::json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false}),
+            parameters: crate::core::json::json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false}),
         },
         input_filter: opt_function(&o, "inputFilter", &what, C)?,
     })
@@ -445,7 +455,7 @@ fn parse_tool(value: &JsValue, what: &str) -> Result<Tool> {
         .ok_or_else(|| invalid(C, format!("{what}.execute must be a function")))?;
     let params = get(&o, "parameters", what, C)?;
     let parameters = if params.is_undefined() || params.is_null() {
-        serde_json::json!({"type": "object", "properties": {}})
+        crate::core::json::json!({"type": "object", "properties": {}})
     } else {
         js_to_json(&params, &format!("{what}.parameters")).map_err(|m| invalid(C, m))?
     };

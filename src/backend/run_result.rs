@@ -1,7 +1,7 @@
 //! A run's outcome as the JS objects the caller sees: the `RunResult` and its approval items.
 
+use crate::core::json::Value;
 use js_sys::Array;
-use serde_json::Value;
 use wasm_bindgen::JsValue;
 
 use crate::core::run::RunState;

@@ -5,8 +5,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::core::json::Value;
 use js_sys::{Array, Function};
-use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::error::{RunnerError, RunnerErrorCode};
@@ -544,12 +544,7 @@ impl Run<'_> {
                 output_type: agent.output_type.as_ref(),
             },
         );
-        let body = serde_json::to_string(&body).map_err(|e| {
-            RunError::Usage(RunnerError::new(
-                RunnerErrorCode::InvalidInput,
-                format!("the model request cannot be written as JSON ({e})"),
-            ))
-        })?;
+        let body = crate::core::json::to_string(&body);
         let mut on_delta = |text: &str| self.emit("text_delta", &[("delta", text.into())]);
         let output = self
             .client
@@ -1016,7 +1011,7 @@ impl Run<'_> {
                 "Model returned no final output for the structured output type.".into(),
             ));
         }
-        let value: Value = serde_json::from_str(text).map_err(|e| {
+        let value: Value = crate::core::json::from_str(text).map_err(|e| {
             behavior(format!(
                 "Invalid output type: the final output is not JSON ({e})"
             ))
@@ -1039,7 +1034,7 @@ impl Run<'_> {
             .get("arguments")
             .and_then(Value::as_str)
             .unwrap_or("{}");
-        let updates: Value = match serde_json::from_str(arguments) {
+        let updates: Value = match crate::core::json::from_str(arguments) {
             Ok(v) => v,
             Err(e) => return Ok(format!("The arguments are not valid JSON ({e}).")),
         };

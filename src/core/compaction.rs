@@ -3,7 +3,7 @@
 //! default trigger is the SDK's: at least [`DEFAULT_THRESHOLD`] candidates, a candidate being any
 //! item but a user message or an earlier compaction.
 
-use serde_json::{json, Value};
+use crate::core::json::{json, Value};
 
 use super::session::starts_turn;
 use super::wire::{call_id, content_text, item_type};
@@ -167,7 +167,7 @@ pub fn compacted_items(output: &[Value]) -> Vec<Value> {
                     .collect(),
                 _ => Vec::new(),
             };
-            let mut m = serde_json::Map::new();
+            let mut m = crate::core::json::Map::new();
             if let Some(id) = str_of(item, "id") {
                 m.insert("id".into(), json!(id));
             }

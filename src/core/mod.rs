@@ -23,6 +23,8 @@ pub mod transaction;
 #[cfg(feature = "runner")]
 pub mod compaction;
 #[cfg(feature = "runner")]
+pub mod json;
+#[cfg(feature = "runner")]
 pub mod json_schema;
 #[cfg(feature = "runner")]
 pub mod run;

@@ -226,6 +226,26 @@ for (const api of ['chat_completions', 'responses']) {
       assert.match(sent, /after/);
     });
 
+    test('model settings and text go out as JavaScript wrote them', async () => {
+      model.script({ text: 'ok "quoted" \\ \u2028 😀' });
+      const text = 'say "hi" \\ back\n\ttab \u0001 \u2028 é 😀';
+      const r = await inPage(
+        async ({ url, api, text }) => {
+          const agent = new lib.Agent({ name: 'A', model: 'm', modelSettings: { temperature: 0.7, topP: 1e-7 } });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          return (await runner.run(agent, text)).finalOutput;
+        },
+        { api, text },
+      );
+      assert.equal(r, 'ok "quoted" \\ \u2028 😀');
+      const [req] = model.requests;
+      assert.equal(req.body.temperature, 0.7);
+      assert.equal(req.body.top_p, 1e-7);
+      assert.match(req.raw, /"temperature":0\.7[,}]/);
+      assert.match(req.raw, /"top_p":1e-7[,}]/);
+      assert.deepEqual(userTexts(req), [text]);
+    });
+
     test('maxTurns stops a run that keeps calling tools, with what ran saved', async () => {
       const id = fresh('maxturns');
       model.script(

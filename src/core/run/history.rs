@@ -1,6 +1,6 @@
 //! Which history a run sends, and which of what the model is sent is new to the session.
 
-use serde_json::{json, Value};
+use crate::core::json::{json, Value};
 
 use crate::core::session::starts_turn;
 use crate::core::wire::{call_id, is_function_call, is_tool_output};

@@ -2,7 +2,7 @@
 //! is asked for a summary or a title and how its answer is read, and the blocks the summary and
 //! the state add to the instructions.
 
-use serde_json::{json, Map, Value};
+use crate::core::json::{json, Map, Value};
 
 /// What an agent (or a run) asks of its session's metadata.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -105,7 +105,7 @@ conversation across turns. Give only the keys to change.";
 /// The state after `update_session_state(updates)`: a shallow merge.
 pub fn merge_state(state: &Value, updates: &Value) -> Option<Value> {
     let updates = updates.get("updates").unwrap_or(updates).as_object()?;
-    let mut merged: Map<String, Value> = state.as_object().cloned().unwrap_or_default();
+    let mut merged: Map = state.as_object().cloned().unwrap_or_default();
     for (key, value) in updates {
         merged.insert(key.clone(), value.clone());
     }
@@ -178,7 +178,7 @@ pub fn parse_summary(answer: &str) -> (String, Vec<String>) {
         .and_then(|t| t.strip_suffix("```"))
         .unwrap_or(trimmed)
         .trim();
-    if let Ok(v) = serde_json::from_str::<Value>(unfenced) {
+    if let Ok(v) = crate::core::json::from_str(unfenced) {
         if let Some(summary) = v.get("summary").and_then(Value::as_str) {
             let topics = v
                 .get("topics")

@@ -20,9 +20,9 @@ mod state_json;
 #[cfg(test)]
 use std::collections::BTreeMap;
 
+use crate::core::json::{json, Value};
 #[cfg(test)]
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::wire::{
     call_id, content_text, is_function_call, is_tool_output, item_type, ModelOutput, Usage,
@@ -108,7 +108,7 @@ pub struct RunState {
 }
 
 /// Approval decisions by call id, in id order, as in a `BTreeMap`: a sorted list, because a
-/// second `BTreeMap` type (beside `serde_json`'s map) compiles all of its code again.
+/// `BTreeMap` brings all of its code into the module for a handful of entries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[cfg_attr(test, derive(Serialize, Deserialize))]
 #[cfg_attr(
@@ -280,7 +280,7 @@ impl RunState {
 
     pub fn from_json(text: &str) -> Result<RunState, StateError> {
         let value: Value =
-            serde_json::from_str(text).map_err(|e| StateError::NotAState(e.to_string()))?;
+            crate::core::json::from_str(text).map_err(|e| StateError::NotAState(e.to_string()))?;
         let state = state_json::from_value(value).map_err(StateError::NotAState)?;
         if state.saved > state.generated.len() {
             return Err(StateError::Inconsistent);
@@ -424,7 +424,7 @@ impl RunState {
     /// Records a handoff: `call` is answered with the SDK's transfer message, and `agent` answers
     /// from the next model call on.
     pub fn hand_off(&mut self, call: &Value, agent: &str) {
-        let message = serde_json::json!({ "assistant": agent }).to_string();
+        let message = crate::core::json::json!({ "assistant": agent }).to_string();
         self.generated.push(tool_output_item(call, message));
         self.current_agent = Some(agent.to_string());
     }
@@ -768,13 +768,15 @@ mod tests {
     fn a_response_of_reasoning_only_is_not_an_answer() {
         let mut s = state();
         s.record_model_output(ModelOutput {
-            items: vec![serde_json::json!({"type": "reasoning", "id": "rs_1", "content": []})],
+            items: vec![
+                crate::core::json::json!({"type": "reasoning", "id": "rs_1", "content": []}),
+            ],
             ..Default::default()
         });
         assert_eq!(s.final_output, None);
         assert!(matches!(s.next_step(), NextStep::CallModel));
         s.record_model_output(ModelOutput {
-            items: vec![serde_json::json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Here."}]})],
+            items: vec![crate::core::json::json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Here."}]})],
             ..Default::default()
         });
         assert_eq!(s.final_output.as_deref(), Some("Here."));

@@ -16,72 +16,9 @@ pub fn retry_delay_ms(attempt: u32, retry_after_ms: Option<f64>) -> f64 {
 
 /// `Retry-After` given in seconds.
 pub fn retry_after_seconds(header: &str) -> Option<f64> {
-    decimal(header.trim())
+    crate::core::json::decimal(header.trim())
         .filter(|s| s.is_finite() && *s >= 0.0)
         .map(|s| s * 1000.0)
-}
-
-/// A decimal number as `str::parse::<f64>` reads one (`3`, `1.5`, `+2`, `.5`, `3.`, `-0`, `1e3`;
-/// not `inf` or `NaN`, which a delay cannot be anyway). Written here because the standard
-/// library's float parser brings a 10 KiB table into the module for this one header. The same
-/// value as `parse` for up to 15 significant digits and exponents up to 22 (every value a
-/// delay has); beyond that it may differ in the last bits.
-fn decimal(s: &str) -> Option<f64> {
-    let (negative, s) = sign(s);
-    let (number, exponent) = match s.split_once(['e', 'E']) {
-        Some((number, e)) => (number, exponent(e)?),
-        None => (s, 0),
-    };
-    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    if whole.is_empty() && fraction.is_empty() {
-        return None;
-    }
-    let mut mantissa = 0.0;
-    for digit in whole.bytes().chain(fraction.bytes()) {
-        if !digit.is_ascii_digit() {
-            return None;
-        }
-        mantissa = mantissa * 10.0 + f64::from(digit - b'0');
-    }
-    let scale = exponent.saturating_sub(fraction.len().try_into().unwrap_or(i32::MAX));
-    // 10^|scale|, exact up to 10^22; stops at infinity (the result is then infinite or 0).
-    let mut power = 1.0f64;
-    for _ in 0..scale.unsigned_abs() {
-        if power.is_infinite() {
-            break;
-        }
-        power *= 10.0;
-    }
-    let value = match scale < 0 {
-        true => mantissa / power,
-        false => mantissa * power,
-    };
-    Some(if negative { -value } else { value })
-}
-
-/// A leading `-` or `+` taken off: whether it was `-`, and the rest. (No slicing by index: that
-/// would bring the slicing panic's message formatting into the module.)
-fn sign(s: &str) -> (bool, &str) {
-    match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    }
-}
-
-/// An exponent's digits, with an optional sign; saturates instead of overflowing.
-fn exponent(s: &str) -> Option<i32> {
-    let (negative, digits) = sign(s);
-    if digits.is_empty() {
-        return None;
-    }
-    let mut n: i32 = 0;
-    for digit in digits.bytes() {
-        if !digit.is_ascii_digit() {
-            return None;
-        }
-        n = n.saturating_mul(10).saturating_add(i32::from(digit - b'0'));
-    }
-    Some(if negative { -n } else { n })
 }
 
 #[cfg(test)]

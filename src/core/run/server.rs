@@ -2,7 +2,7 @@
 //! `conversation`) instead of the session: what each model call sends, and which options
 //! cannot go together.
 
-use serde_json::Value;
+use crate::core::json::Value;
 
 use super::RunState;
 use crate::core::error::{RunnerError, RunnerErrorCode};

@@ -1,10 +1,10 @@
 //! The JSON of a [`RunState`], written and read by hand: the text `serde`'s derive wrote (the
-//! fields in declaration order, compact), and the same states accepted. Through
-//! `serde_json::Value` only, which the module has anyway: the derived code (a visitor per struct,
-//! the buffering of the internally tagged `Decision`, the deserializer instantiated for each) was
-//! a tenth of the runner module. The tests check both against the derive.
+//! fields in declaration order, compact), and the same states accepted. Through the JSON
+//! `Value` only, which the module has anyway: the derived code (a visitor per struct, the
+//! buffering of the internally tagged `Decision`, the deserializer instantiated for each) was a
+//! tenth of the runner module. The tests check both against the derive.
 
-use serde_json::{Map, Value};
+use crate::core::json::{self as json, Map, Value};
 
 use super::{Decision, Decisions, FilteredInput, RunState};
 use crate::core::wire::Usage;
@@ -61,8 +61,7 @@ impl<'a> Object<'a> {
 }
 
 fn write_value(out: &mut Vec<u8>, value: &Value) {
-    // A `Value` always serialises (its map keys are strings).
-    let _ = serde_json::to_writer(out, value);
+    out.extend_from_slice(json::to_string(value).as_bytes());
 }
 
 fn write_usage(out: &mut Vec<u8>, u: &Usage) {
@@ -132,7 +131,7 @@ pub fn to_json(s: &RunState) -> String {
 type Result<T> = std::result::Result<T, String>;
 
 /// The fields of one JSON object, taken as they are read.
-struct Fields(Map<String, Value>);
+struct Fields(Map);
 
 impl Fields {
     fn of(value: Value, what: &str) -> Result<Self> {
@@ -312,8 +311,8 @@ pub fn from_value(value: Value) -> Result<RunState> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::json::json;
     use crate::core::run::fixtures::{answer, call, state, user};
-    use serde_json::json;
 
     fn states() -> Vec<RunState> {
         let plain = state();
@@ -370,12 +369,12 @@ mod tests {
     }
 
     fn by_hand(text: &str) -> Option<RunState> {
-        from_value(serde_json::from_str(text).ok()?).ok()
+        from_value(json::from_str(text).ok()?).ok()
     }
 
     #[test]
     fn reads_what_the_derive_read() {
-        let full = serde_json::to_value(&states()[1]).unwrap();
+        let full = json::from_str(&serde_json::to_string(&states()[1]).unwrap()).unwrap();
         let mut texts = vec![full.to_string(), "{}".into(), "[]".into(), "null".into()];
         let Value::Object(map) = &full else {
             unreachable!()

@@ -4,10 +4,10 @@
 //!
 //! Objects are built with the small helpers of [`super::items`], for size (see there).
 
-use serde_json::Value;
+use crate::core::json::Value;
 
 #[cfg(test)]
-use serde_json::json;
+use crate::core::json::json;
 
 use super::items::{
     copy, from_responses_item, id_ref, nonempty_str, responses_input_item, set, str_of, string,

@@ -12,14 +12,14 @@
 //! because every `json!` literal, iterator adapter or closure that collects would be compiled
 //! into its own copy of the code that builds a map.
 
-use serde_json::{Map, Value};
+use crate::core::json::{Map, Value};
 
 #[cfg(test)]
-use serde_json::json;
+use crate::core::json::json;
 
-/// A JSON object. Its keys are kept sorted (serde_json's `Map` is a `BTreeMap` here), so the
-/// order fields are set in does not show in the result.
-pub(super) type Obj = Map<String, Value>;
+/// A JSON object. Its keys are kept sorted, so the order fields are set in does not show in the
+/// result.
+pub(super) type Obj = Map;
 
 pub(super) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
@@ -345,7 +345,7 @@ fn merge_provider_data(m: &mut Obj, pd: Option<&Value>, reserved: &[&str]) {
 /// The first of `keys` that providerData has (null counts: the SDK takes any defined value).
 fn provider_field<'a>(pd: Option<&'a Value>, keys: &[&str]) -> Option<&'a Value> {
     let m = pd?.as_object()?;
-    keys.iter().find_map(|k| m.get(*k))
+    keys.iter().find_map(|k| m.get(k))
 }
 
 /// A non-empty array providerData has under either spelling of a key (the API refuses an empty
@@ -1499,7 +1499,7 @@ pub(super) fn unknown_item(item: &Value) -> Value {
 fn rest_of(item: &Obj, keys: &[&str]) -> Obj {
     let mut out = item.clone();
     for key in keys {
-        out.remove(*key);
+        out.remove(key);
     }
     out
 }
@@ -1954,7 +1954,7 @@ pub(super) mod tests {
     pub(in crate::core::wire) fn sdk_cases(
         direction: &str,
     ) -> Vec<(String, Value, Result<Value, String>)> {
-        let all: Value = serde_json::from_str(SDK).expect("the fixture is JSON");
+        let all: Value = crate::core::json::from_str(SDK).expect("the fixture is JSON");
         let cases = all[direction].as_array().expect("a list of cases").clone();
         assert!(
             cases.len() > 40,

@@ -22,7 +22,7 @@ pub use request::{request_body, ModelRequest};
 pub use response::{error_message, parse_response, usage_of};
 pub use stream::{StreamAccumulator, StreamEvent};
 
-use serde_json::Value;
+use crate::core::json::{Number, Value};
 
 /// Which HTTP API the model server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,8 +51,9 @@ impl Api {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelSettings {
-    pub temperature: Option<f64>,
-    pub top_p: Option<f64>,
+    /// As JSON number text (what JavaScript's `String(n)` writes): sent as it is.
+    pub temperature: Option<Number>,
+    pub top_p: Option<Number>,
     pub max_tokens: Option<u64>,
     /// Sent as `parallel_tool_calls` when the call offers tools.
     pub parallel_tool_calls: Option<bool>,

@@ -1,6 +1,6 @@
 //! The JSON body of one model call, in either API's shape.
 
-use serde_json::{json, Map, Value};
+use crate::core::json::{json, Map, Value};
 
 use super::items::{call_id, content_text, item_type, output_text, str_of, to_responses_item};
 use super::{Api, ModelSettings, OutputType, ToolSpec};
@@ -19,17 +19,11 @@ pub struct ModelRequest<'a> {
     pub output_type: Option<&'a OutputType>,
 }
 
-fn settings_into(
-    body: &mut Map<String, Value>,
-    api: Api,
-    s: &ModelSettings,
-    tools: bool,
-    max_tokens_key: &str,
-) {
-    if let Some(t) = s.temperature {
+fn settings_into(body: &mut Map, api: Api, s: &ModelSettings, tools: bool, max_tokens_key: &str) {
+    if let Some(t) = &s.temperature {
         body.insert("temperature".into(), json!(t));
     }
-    if let Some(p) = s.top_p {
+    if let Some(p) = &s.top_p {
         body.insert("top_p".into(), json!(p));
     }
     if let Some(m) = s.max_tokens {
@@ -233,8 +227,8 @@ mod tests {
     #[test]
     fn responses_request_uses_the_api_spelling() {
         let settings = ModelSettings {
-            temperature: Some(0.5),
-            top_p: Some(0.9),
+            temperature: crate::core::json::Number::from_text("0.5"),
+            top_p: crate::core::json::Number::from_text("0.9"),
             max_tokens: Some(100),
             ..ModelSettings::default()
         };

@@ -1,7 +1,7 @@
 //! A whole (not streamed) response body as session items, token usage and response id; the
 //! message of an error body.
 
-use serde_json::Value;
+use crate::core::json::Value;
 
 use super::items::{assistant_text_item, from_responses_item, function_call_item, str_of};
 use super::{Api, ModelOutput, Usage, WireError};
@@ -89,7 +89,7 @@ pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> 
 /// The message of an error body (`{"error": {"message": ...}}` and its variants), else the
 /// body itself, shortened.
 pub fn error_message(body: &str) -> String {
-    if let Ok(v) = serde_json::from_str::<Value>(body) {
+    if let Ok(v) = crate::core::json::from_str(body) {
         let found = v
             .get("error")
             .and_then(|e| str_of(e, "message").or_else(|| e.as_str()))
@@ -110,7 +110,7 @@ pub fn error_message(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::json::json;
 
     #[test]
     fn responses_output_becomes_sdk_items() {

@@ -1,7 +1,7 @@
 //! A streamed response, one server-sent event at a time, accumulated into the same
 //! [`ModelOutput`] a whole response gives.
 
-use serde_json::Value;
+use crate::core::json::Value;
 
 use super::items::{assistant_text_item, from_responses_item, function_call_item, str_of};
 use super::response::{parse_response, usage_of};
@@ -70,7 +70,7 @@ impl StreamAccumulator {
         if event.data.trim().is_empty() {
             return Ok(Vec::new());
         }
-        let v: Value = serde_json::from_str(&event.data)
+        let v: Value = crate::core::json::from_str(&event.data)
             .map_err(|e| WireError::MalformedJson("a stream event", e.to_string()))?;
         match self.api {
             Api::Responses => self.on_responses_event(event.event.as_deref(), &v),
