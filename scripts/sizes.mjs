@@ -20,7 +20,7 @@ export const BUDGETS = {
   'index.js': { budget: 20 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 125 * KIB },
   'extras.js': { budget: 6 * KIB },
-  'agent_sessions_runner_bg.wasm': { budget: 129 * KIB, target: 64 * KIB },
+  'agent_sessions_runner_bg.wasm': { budget: 130 * KIB, target: 64 * KIB },
   'runner.js': { budget: 12 * KIB },
 };
 

@@ -8,10 +8,14 @@
 //!   settings' `temperature` and `topP` come from JavaScript as text, through `String(n)`).
 //! - An object's keys are kept in byte order, as `serde_json`'s map keeps them, so what is
 //!   written is the same text it wrote.
-//! - Reading is strict RFC 8259 JSON, nested at most 127 deep, as `serde_json` reads it.
+//! - Reading is strict RFC 8259 JSON, nested at most 127 deep, as `serde_json` reads it, but
+//!   for one thing: a number too large for a float (`1e400`) is kept as written, as the
+//!   browser's `JSON.parse` takes it, where `serde_json` refused the whole text.
 
 use std::fmt;
 use std::ops::Index;
+
+use super::sort;
 
 /// A JSON value.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -54,21 +58,25 @@ impl Number {
     /// exponent.
     pub fn as_i64(&self) -> Option<i64> {
         match self.0.as_bytes().split_first() {
-            Some((b'-', rest)) => {
-                let n = digits(rest)?;
-                match n {
-                    0x8000_0000_0000_0000 => Some(i64::MIN),
-                    _ => i64::try_from(n).ok().map(|n| -n),
-                }
-            }
+            // `-0` is not one: `serde_json` reads it as the float -0.0.
+            Some((b'-', rest)) => match digits(rest)? {
+                0 => None,
+                0x8000_0000_0000_0000 => Some(i64::MIN),
+                n => i64::try_from(n).ok().map(|n| -n),
+            },
             _ => i64::try_from(self.as_u64()?).ok(),
         }
     }
 
-    /// The value as a float (exact up to 15 significant digits and exponents up to 22; beyond
-    /// that it may differ from the nearest float in the last bits).
+    /// The value as a float: the nearest one for a whole number within 64 bits and for up to
+    /// 15 significant digits with an exponent up to 22; beyond that it may differ from the
+    /// nearest in the last bits.
     pub fn as_f64(&self) -> Option<f64> {
-        decimal(&self.0)
+        match (self.as_u64(), self.as_i64()) {
+            (Some(n), _) => Some(n as f64),
+            (_, Some(n)) => Some(n as f64),
+            _ => decimal(&self.0),
+        }
     }
 
     pub fn is_u64(&self) -> bool {
@@ -101,7 +109,8 @@ fn digits(bytes: &[u8]) -> Option<u64> {
 /// A decimal number as `str::parse::<f64>` reads one (`3`, `1.5`, `+2`, `.5`, `3.`, `-0`,
 /// `1e3`; not `inf` or `NaN`). Written here because the standard library's float parser brings a
 /// 10 KiB table into the module. The same value as `parse` for up to 15 significant digits and
-/// exponents up to 22; beyond that it may differ in the last bits.
+/// exponents up to 22 (one exact multiplication or division); beyond that it may differ in the
+/// last bits (the first 19 significant digits are kept, and the exponent applied in steps).
 pub fn decimal(s: &str) -> Option<f64> {
     let (negative, s) = sign(s);
     let (number, exponent) = match s.split_once(['e', 'E']) {
@@ -112,26 +121,38 @@ pub fn decimal(s: &str) -> Option<f64> {
     if whole.is_empty() && fraction.is_empty() {
         return None;
     }
-    let mut mantissa = 0.0;
-    for digit in whole.bytes().chain(fraction.bytes()) {
+    let (mut mantissa, mut kept, mut scale) = (0u64, 0, i64::from(exponent));
+    for (digit, in_fraction) in whole
+        .bytes()
+        .map(|d| (d, false))
+        .chain(fraction.bytes().map(|d| (d, true)))
+    {
         if !digit.is_ascii_digit() {
             return None;
         }
-        mantissa = mantissa * 10.0 + f64::from(digit - b'0');
-    }
-    let scale = exponent.saturating_sub(fraction.len().try_into().unwrap_or(i32::MAX));
-    // 10^|scale|, exact up to 10^22; stops at infinity (the result is then infinite or 0).
-    let mut power = 1.0f64;
-    for _ in 0..scale.unsigned_abs() {
-        if power.is_infinite() {
-            break;
+        match kept < 19 {
+            true => {
+                if mantissa != 0 || digit != b'0' {
+                    mantissa = mantissa * 10 + u64::from(digit - b'0');
+                    kept += 1;
+                }
+                scale -= i64::from(in_fraction);
+            }
+            // A digit past the nineteenth only moves the point.
+            false => scale += i64::from(!in_fraction),
         }
-        power *= 10.0;
     }
-    let value = match scale < 0 {
-        true => mantissa / power,
-        false => mantissa * power,
-    };
+    let mut value = mantissa as f64;
+    // 10^n is exact as a float up to n = 22: the exponent goes in steps of at most that.
+    while scale != 0 && value != 0.0 && value.is_finite() {
+        let step = scale.unsigned_abs().min(22);
+        let power = (0..step).fold(1.0f64, |p, _| p * 10.0);
+        match scale > 0 {
+            true => value *= power,
+            false => value /= power,
+        }
+        scale -= scale.signum() * step as i64;
+    }
     Some(if negative { -value } else { value })
 }
 
@@ -171,6 +192,31 @@ impl Map {
 
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.find(key).ok().map(|i| &self.0[i].1)
+    }
+
+    /// The members in the order they were read, a key given twice keeping its last value: sorted
+    /// once (not inserted one at a time, which a large object with its keys in reverse order
+    /// would make quadratic).
+    fn of_members(members: Vec<(String, Value)>) -> Map {
+        if members.windows(2).all(|w| w[0].0 < w[1].0) {
+            return Map(members);
+        }
+        let mut order: Vec<usize> = (0..members.len()).collect();
+        sort::sort_by(&mut order, |&a, &b| {
+            members[a].0.cmp(&members[b].0).then(a.cmp(&b))
+        });
+        let mut slots: Vec<Option<(String, Value)>> = members.into_iter().map(Some).collect();
+        let mut sorted: Vec<(String, Value)> = Vec::with_capacity(slots.len());
+        for i in order {
+            let Some(member) = slots.get_mut(i).and_then(Option::take) else {
+                continue;
+            };
+            match sorted.last_mut() {
+                Some(last) if last.0 == member.0 => *last = member,
+                _ => sorted.push(member),
+            }
+        }
+        Map(sorted)
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
@@ -880,11 +926,11 @@ impl<'t> Reader<'t> {
             return Err(self.error("recursion limit exceeded"));
         }
         self.at += 1;
-        let mut members = Map::new();
+        let mut members = Vec::new();
         self.skip_space();
         if self.peek() == Some(b'}') {
             self.at += 1;
-            return Ok(Value::Object(members));
+            return Ok(Value::Object(Map(members)));
         }
         loop {
             self.skip_space();
@@ -901,13 +947,13 @@ impl<'t> Reader<'t> {
                 Some(_) => return Err(self.error("expected `:`")),
             }
             let value = self.value(depth)?;
-            members.insert(key, value);
+            members.push((key, value));
             self.skip_space();
             match self.peek() {
                 Some(b',') => self.at += 1,
                 Some(b'}') => {
                     self.at += 1;
-                    return Ok(Value::Object(members));
+                    return Ok(Value::Object(Map::of_members(members)));
                 }
                 None => return Err(self.error("EOF while parsing an object")),
                 Some(_) => return Err(self.error("expected `,` or `}`")),
@@ -1043,8 +1089,10 @@ impl<'t> Reader<'t> {
 }
 
 /// A JSON value written in place: `json!({"type": "message", "content": [part, null]})`. Keys
-/// are string literals, constants or `(expressions)`; values are `null`, arrays, objects or any expression
-/// that converts `Into<Value>`.
+/// are string literals, constants or `(expressions)`; values are `null`, arrays, objects or any
+/// expression with a JSON form (`ToJson`, taken by reference). Each member or element is one
+/// level of the compiler's macro recursion: past about 60 members in one object (120 elements in
+/// one array), build it with `Map` instead.
 macro_rules! json {
     (@array $v:ident) => {};
     (@array $v:ident null $(, $($rest:tt)*)?) => {
@@ -1256,6 +1304,81 @@ mod tests {
         assert_eq!(to_string(&Value::from(i64::MIN)), "-9223372036854775808");
         assert_eq!(to_string(&Value::from(0u32)), "0");
         assert_eq!(to_string(&Value::from(-12i32)), "-12");
+    }
+
+    #[test]
+    fn numbers_read_as_floats_as_serde_json_reads_them() {
+        let exact = [
+            "0",
+            "-0",
+            "0e400",
+            "-0.0e-999",
+            "1",
+            "-7",
+            "1.5",
+            "0.001",
+            "1e22",
+            "1e-22",
+            "123456789012345",
+            "123456789012345e-10",
+            "9007199254740993",
+            "18446744073709551615",
+            "-9223372036854775808",
+            "123456789012345678",
+            "0.1",
+            "2.5E-1",
+        ];
+        for text in exact {
+            let theirs: serde_json::Value = serde_json::from_str(text).unwrap();
+            let ours = Number::from_text(text).and_then(|n| n.as_f64());
+            assert_eq!(
+                ours.map(f64::to_bits),
+                theirs.as_f64().map(f64::to_bits),
+                "{text}"
+            );
+        }
+        // Beyond 15 significant digits or an exponent of 22: within a few units of the last bit.
+        let close = [
+            "1.7976931348623157e307",
+            "2.2250738585072014e-308",
+            "3.141592653589793238462643383279",
+            "0.30000000000000004",
+            "1e300",
+            "1e-300",
+            "123e-320",
+        ];
+        let long = format!("1{}e-300", "0".repeat(312));
+        for text in close.iter().copied().chain([long.as_str()]) {
+            let parsed: f64 = text.parse().unwrap();
+            let ours = Number::from_text(text).and_then(|n| n.as_f64()).unwrap();
+            assert!(
+                ((ours - parsed) / parsed).abs() < 1e-14,
+                "{text}: {ours} vs {parsed}"
+            );
+        }
+        assert_eq!(
+            Number::from_text("1e400").and_then(|n| n.as_f64()),
+            Some(f64::INFINITY)
+        );
+        assert_eq!(Number::from_text("-0").and_then(|n| n.as_i64()), None);
+        assert_eq!(Number::from_text("0").and_then(|n| n.as_i64()), Some(0));
+    }
+
+    #[test]
+    fn objects_read_in_any_order_keep_the_last_of_a_repeated_key() {
+        let v = from_str(r#"{"c":1,"b":2,"a":3,"b":4,"c":5,"d":6}"#).unwrap();
+        assert_eq!(to_string(&v), r#"{"a":3,"b":4,"c":5,"d":6}"#);
+        let keys: Vec<String> = (0..5000).rev().map(|i| format!("k{i:05}")).collect();
+        let text = format!(
+            "{{{}}}",
+            keys.iter()
+                .map(|k| format!("\"{k}\":1"))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let read = from_str(&text).unwrap();
+        let theirs: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(to_string(&read), theirs.to_string());
     }
 
     #[test]
