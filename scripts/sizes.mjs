@@ -16,9 +16,9 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 133 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 130 * KIB, target: 55 * KIB },
   'index.js': { budget: 20 * KIB },
-  'agent_sessions_extras_bg.wasm': { budget: 125 * KIB },
+  'agent_sessions_extras_bg.wasm': { budget: 123 * KIB },
   'extras.js': { budget: 6 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 130 * KIB, target: 64 * KIB },
   'runner.js': { budget: 12 * KIB },

@@ -232,12 +232,15 @@ pub fn tokenize(text: &str) -> Vec<Token> {
 /// [`MAX_TERMS_PER_ITEM`]: what an item is indexed under.
 pub fn index_terms(text: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    // The terms so far, sorted (a hash set would bring its code into the main module for this
+    // one use).
+    let mut seen: Vec<String> = Vec::new();
     for token in tokenize(text) {
         if terms.len() == MAX_TERMS_PER_ITEM {
             break;
         }
-        if seen.insert(token.term.clone()) {
+        if let Err(at) = seen.binary_search(&token.term) {
+            seen.insert(at, token.term.clone());
             terms.push(token.term);
         }
     }

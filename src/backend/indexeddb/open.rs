@@ -2,7 +2,6 @@
 //! [`crate::core::schema`] inside `onupgradeneeded`, and sharing one connection per database name.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use idb::{
@@ -175,14 +174,25 @@ async fn newer_version_error(factory: &Factory, name: &str) -> SessionError {
 
 thread_local! {
     /// One connection per database name, shared by every session object and by `listSessions`
-    /// and `deleteSession`: opening IndexedDB costs more than any single read.
-    static CONNECTIONS: RefCell<HashMap<String, Rc<Connection>>> = RefCell::new(HashMap::new());
+    /// and `deleteSession`: opening IndexedDB costs more than any single read. A page opens a
+    /// database or two: a list (a hash map would bring its code into the module for them).
+    static CONNECTIONS: RefCell<Vec<(String, Rc<Connection>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The pooled connection to `db_name`, if there is one.
+fn pooled(db_name: &str) -> Option<Rc<Connection>> {
+    CONNECTIONS.with(|pool| {
+        let pool = pool.borrow();
+        pool.iter()
+            .find(|(name, _)| name == db_name)
+            .map(|(_, c)| c.clone())
+    })
 }
 
 /// The shared connection to `db_name`, opening (or reopening, after the browser closed it) the
 /// database when needed.
 pub async fn connection(db_name: &str) -> Result<Rc<Connection>> {
-    let current = CONNECTIONS.with(|c| c.borrow().get(db_name).cloned());
+    let current = pooled(db_name);
     if let Some(c) = current {
         if !c.is_stale() {
             return Ok(c);
@@ -191,14 +201,15 @@ pub async fn connection(db_name: &str) -> Result<Rc<Connection>> {
     let opened = Rc::new(open(db_name).await?);
     // Another call may have opened the database while this one waited: keep one connection and
     // close the other, so no connection is left open that could block another tab's upgrade.
-    let existing = CONNECTIONS.with(|c| c.borrow().get(db_name).cloned());
+    let existing = pooled(db_name);
     if let Some(c) = existing.filter(|c| !c.is_stale()) {
         opened.close();
         return Ok(c);
     }
     CONNECTIONS.with(|pool| {
-        pool.borrow_mut()
-            .insert(db_name.to_string(), opened.clone())
+        let mut pool = pool.borrow_mut();
+        pool.retain(|(name, _)| name != db_name);
+        pool.push((db_name.to_string(), opened.clone()));
     });
     // Rows written before the search index existed are indexed in the background, a chunk at a
     // time, going on from where an earlier build stopped (a search waits for it). A failure

@@ -379,7 +379,12 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
     if is_built(conn).await? {
         return Ok(progress);
     }
-    let mut owners: HashMap<String, JsValue> = HashMap::new();
+    // Session id to owner, sorted by id: a list, since a hash map would bring its code into the
+    // main module (which starts this build when it opens an older database) for this one use.
+    let mut owners: Vec<(String, JsValue)> = Vec::new();
+    let owner_at = |owners: &[(String, JsValue)], id: &str| {
+        owners.binary_search_by(|(known, _)| known.as_str().cmp(id))
+    };
     let mut first = true;
     // The `done` a listener heard last.
     let mut heard = None;
@@ -447,7 +452,7 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                         .as_string()
                         .or_else(|| js::get(&key, "0").ok().and_then(|v| v.as_string()))
                         .unwrap_or_default();
-                    if !owners.contains_key(&id) && !unknown.iter().any(|(u, _)| u == &id) {
+                    if owner_at(&owners, &id).is_err() && !unknown.iter().any(|(u, _)| u == &id) {
                         let request = tx
                             .store(SESSIONS_STORE)?
                             .get(JsValue::from_str(&id))
@@ -461,7 +466,9 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                     let owner = record
                         .map(|r| js::get(&r, "userId").unwrap_or(JsValue::NULL))
                         .unwrap_or(JsValue::UNDEFINED);
-                    owners.insert(id, owner);
+                    if let Err(at) = owner_at(&owners, &id) {
+                        owners.insert(at, (id, owner));
+                    }
                 }
                 let terms_key = JsValue::from_str("terms");
                 for row in &rows {
@@ -473,7 +480,8 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                         .as_string()
                         .or_else(|| js::get(&key, "0").ok().and_then(|v| v.as_string()))
                         .unwrap_or_default();
-                    let terms: JsValue = match owners.get(&id) {
+                    let owner = owner_at(&owners, &id).ok().map(|at| &owners[at].1);
+                    let terms: JsValue = match owner {
                         Some(owner) if !owner.is_undefined() => {
                             let item = item_of(row).unwrap_or(JsValue::UNDEFINED);
                             Indexer::new(owner.as_string().as_deref(), false).terms(&item)
