@@ -76,23 +76,28 @@ impl Canonical {
     }
 
     /// `tag`, `n` in decimal, `:`: the prefix of a string, a key or bytes. Written digit by
-    /// digit, as [`push_hex`]: no `format!` (and no allocation) per value.
+    /// digit ([`push_decimal`]): no `format!` (and no allocation) per value.
     fn length(&mut self, tag: char, n: usize) {
         self.0.push(tag);
-        let mut digits = [0u8; 20];
-        let (mut n, mut at) = (n, digits.len());
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        for &d in &digits[at..] {
-            self.0.push(char::from(d));
-        }
+        push_decimal(&mut self.0, n as u64);
         self.0.push(':');
+    }
+}
+
+/// Writes `n` in decimal to `out` (no `format!`, no allocation).
+pub fn push_decimal(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let (mut n, mut at) = (n, digits.len());
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
     }
 }
 

@@ -15,7 +15,7 @@
 use std::fmt;
 use std::ops::Index;
 
-use super::sort;
+use super::{canonical, sort};
 
 /// A JSON value.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -551,18 +551,10 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 }
 
 impl From<u64> for Number {
-    fn from(mut n: u64) -> Number {
-        let mut text = [0u8; 20];
-        let mut at = text.len();
-        loop {
-            at -= 1;
-            text[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        Number(text[at..].iter().map(|&b| char::from(b)).collect())
+    fn from(n: u64) -> Number {
+        let mut text = String::new();
+        canonical::push_decimal(&mut text, n);
+        Number(text)
     }
 }
 
@@ -784,26 +776,30 @@ pub fn write(out: &mut String, value: &Value) {
 
 /// `s` as a JSON string.
 pub fn write_string(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
     for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                out.push_str("\\u00");
-                out.push(char::from(HEX[(c as usize) >> 4]));
-                out.push(char::from(HEX[(c as usize) & 15]));
-            }
-            c => out.push(c),
-        }
+        push_escaped(out, c);
     }
     out.push('"');
+}
+
+/// `c` as it is written inside a JSON string: `"`, `\` and control characters below U+0020
+/// escaped (the short forms where JSON has one), everything else as it is.
+pub fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        c if u32::from(c) < 0x20 => {
+            out.push_str("\\u00");
+            canonical::push_hex(out, u64::from(c), 2);
+        }
+        c => out.push(c),
+    }
 }
 
 /// Why a text is not JSON, and where: `expected value at line 1 column 1`.

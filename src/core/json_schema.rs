@@ -575,15 +575,15 @@ fn quote(s: &str) -> String {
     out
 }
 
+/// `c` as JSON writes it in a string, and the control characters past U+007F escaped too (a
+/// message is read by people).
 fn push_escaped(out: &mut String, c: char) {
     match c {
-        '"' => out.push_str("\\\""),
-        '\\' => out.push_str("\\\\"),
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-        c => out.push(c),
+        c if c.is_control() && u32::from(c) >= 0x7f => {
+            out.push_str("\\u");
+            crate::core::canonical::push_hex(out, u64::from(c), 4);
+        }
+        c => crate::core::json::push_escaped(out, c),
     }
 }
 
