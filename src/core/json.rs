@@ -72,10 +72,12 @@ impl Number {
     /// 15 significant digits with an exponent up to 22; beyond that it may differ from the
     /// nearest in the last bits.
     pub fn as_f64(&self) -> Option<f64> {
-        match (self.as_u64(), self.as_i64()) {
-            (Some(n), _) => Some(n as f64),
-            (_, Some(n)) => Some(n as f64),
-            _ => decimal(&self.0),
+        if let Some(n) = self.as_u64() {
+            return Some(n as f64);
+        }
+        match self.as_i64() {
+            Some(n) => Some(n as f64),
+            None => decimal(&self.0),
         }
     }
 
@@ -257,10 +259,6 @@ impl Map {
 
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
         self.0.iter().map(|(k, _)| k)
-    }
-
-    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Value> + ExactSizeIterator {
-        self.0.iter().map(|(_, v)| v)
     }
 
     pub fn retain(&mut self, mut keep: impl FnMut(&String, &mut Value) -> bool) {
@@ -475,6 +473,38 @@ impl Value {
         self.as_i64().is_some()
     }
 
+    /// The value at JSON pointer `pointer` (RFC 6901: `/`-separated tokens, `~1` for `/` and
+    /// `~0` for `~`, an array's elements by index without leading zeros), as `serde_json` finds
+    /// it; the whole value for `""`.
+    pub fn pointer(&self, pointer: &str) -> Option<&Value> {
+        if pointer.is_empty() {
+            return Some(self);
+        }
+        let mut tokens = pointer.split('/');
+        if tokens.next() != Some("") {
+            return None;
+        }
+        tokens.try_fold(self, |value, token| {
+            let mut key = String::with_capacity(token.len());
+            let mut chars = token.chars();
+            while let Some(c) = chars.next() {
+                key.push(match c {
+                    '~' => match chars.next() {
+                        Some('1') => '/',
+                        Some('0') => '~',
+                        _ => return None,
+                    },
+                    c => c,
+                });
+            }
+            match value {
+                Value::Object(map) => map.get(&key),
+                Value::Array(list) => list.get(usize::try_from(digits(key.as_bytes())?).ok()?),
+                _ => None,
+            }
+        })
+    }
+
     /// The value, leaving `null` in its place.
     pub fn take(&mut self) -> Value {
         std::mem::take(self)
@@ -560,11 +590,9 @@ impl From<u64> for Number {
 
 impl From<i64> for Number {
     fn from(n: i64) -> Number {
-        let Number(digits) = Number::from(n.unsigned_abs());
-        Number(match n < 0 {
-            true => ["-", &digits].concat(),
-            false => digits,
-        })
+        let mut text = String::from(if n < 0 { "-" } else { "" });
+        canonical::push_decimal(&mut text, n.unsigned_abs());
+        Number(text)
     }
 }
 

@@ -16,7 +16,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use crate::core::json::{Map, Number, Value};
+use crate::core::json::{self, Map, Number, Value};
 
 /// How many `$ref`s may be followed one inside another before the check gives up.
 const MAX_REF_DEPTH: usize = 64;
@@ -122,7 +122,7 @@ impl<'a> Checker<'a> {
             let Some(target) = self.resolve(reference) else {
                 return Err(violation(
                     path,
-                    format!("cannot resolve $ref {}", cut(&json_text(reference))),
+                    format!("cannot resolve $ref {}", cut(&json::to_string(reference))),
                 ));
             };
             if refs >= MAX_REF_DEPTH {
@@ -130,7 +130,7 @@ impl<'a> Checker<'a> {
                     path,
                     format!(
                         "$ref {} nested more than {MAX_REF_DEPTH} deep (recursive schema?)",
-                        cut(&json_text(reference))
+                        cut(&json::to_string(reference))
                     ),
                 ));
             }
@@ -150,7 +150,7 @@ impl<'a> Checker<'a> {
                     path,
                     format!(
                         "value is not one of the allowed values {} (got {})",
-                        cut(&json_text(allowed)),
+                        cut(&json::to_string(allowed)),
                         describe(value)
                     ),
                 ));
@@ -162,7 +162,7 @@ impl<'a> Checker<'a> {
                     path,
                     format!(
                         "value is not the allowed constant {} (got {})",
-                        cut(&json_text(constant)),
+                        cut(&json::to_string(constant)),
                         describe(value)
                     ),
                 ));
@@ -226,7 +226,7 @@ impl<'a> Checker<'a> {
 
     fn resolve(&self, reference: &Value) -> Option<&'a Value> {
         let pointer = reference.as_str()?.strip_prefix('#')?;
-        pointer_into(self.root, pointer)
+        self.root.pointer(pointer)
     }
 
     fn array(
@@ -473,7 +473,7 @@ fn bound(
     };
     Err(violation(
         path,
-        format!("number must be {op} {}", json_text(limit)),
+        format!("number must be {op} {}", json::to_string(limit)),
     ))
 }
 
@@ -606,11 +606,6 @@ fn push_key(path: &mut String, key: &str) {
     }
 }
 
-/// The JSON text of a schema value (how numbers get into messages without float formatting).
-fn json_text(value: &Value) -> String {
-    crate::core::json::to_string(value)
-}
-
 /// `text` cut to [`MAX_JSON_CHARS`] characters (then `…` follows).
 fn cut(text: &str) -> String {
     match text.char_indices().nth(MAX_JSON_CHARS) {
@@ -624,47 +619,6 @@ fn shape_error(at: &str, message: String) -> String {
         format!("schema: {message}")
     } else {
         format!("schema at {at}: {message}")
-    }
-}
-
-/// The value at JSON pointer `pointer` (RFC 6901: `/`-separated tokens, `~1` for `/` and `~0`
-/// for `~`) within `root`, as `Value::pointer` finds it. Written here because that one unescapes
-/// with `str::replace`, whose substring search and slicing panics the module would carry for it.
-fn pointer_into<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
-    if pointer.is_empty() {
-        return Some(root);
-    }
-    let mut tokens = pointer.split('/');
-    if tokens.next() != Some("") {
-        return None;
-    }
-    tokens.try_fold(root, |value, token| {
-        let mut key = String::with_capacity(token.len());
-        let mut chars = token.chars();
-        while let Some(c) = chars.next() {
-            key.push(match (c, c == '~') {
-                (_, false) => c,
-                _ => match chars.next() {
-                    Some('1') => '/',
-                    Some('0') => '~',
-                    _ => return None,
-                },
-            });
-        }
-        match value {
-            Value::Object(map) => map.get(&key),
-            Value::Array(list) => list.get(array_index(&key)?),
-            _ => None,
-        }
-    })
-}
-
-/// An array index token of a JSON pointer: digits, without a leading zero unless it is `0`.
-fn array_index(token: &str) -> Option<usize> {
-    let leading_zero = token.len() > 1 && token.starts_with('0');
-    match token.bytes().all(|b| b.is_ascii_digit()) && !token.is_empty() && !leading_zero {
-        true => token.parse().ok(),
-        false => None,
     }
 }
 
@@ -808,7 +762,7 @@ fn shape(root: &Value, schema: &Value, at: &mut String, depth: usize) -> Result<
                 at,
                 format!(
                     "\"$ref\" {} does not point into this schema (expected \"#/$defs/Name\")",
-                    cut(&json_text(reference))
+                    cut(&json::to_string(reference))
                 ),
             ));
         }
@@ -1293,7 +1247,7 @@ mod tests {
         let theirs: serde_json::Value = serde_json::from_str(&root.to_string()).unwrap();
         for pointer in pointers {
             assert_eq!(
-                pointer_into(&root, pointer).map(Value::to_string),
+                root.pointer(pointer).map(Value::to_string),
                 theirs.pointer(pointer).map(serde_json::Value::to_string),
                 "{pointer}"
             );
