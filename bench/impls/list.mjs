@@ -4,7 +4,7 @@
 // CAPABILITIES), which an operation may require.
 export const IMPLEMENTATIONS = [
   { key: 'ours', label: 'agent-sessions', durable: true, capabilities: ['historyTransactions', 'recentTurns', 'branches'] },
-  { key: 'raw', label: 'raw IndexedDB', durable: true, capabilities: ['recentTurns'] },
+  { key: 'raw', label: 'raw IndexedDB', durable: true, capabilities: ['historyTransactions', 'recentTurns', 'branches'] },
   { key: 'dexie', label: 'Dexie 4', durable: true, capabilities: ['recentTurns'] },
   { key: 'idb-keyval', label: 'idb-keyval', durable: true },
   { key: 'localforage', label: 'localForage', durable: true },

@@ -26,6 +26,9 @@ import { itemTerms } from '../shared/terms.js';
 
 const SESSIONS = 'agent_sessions';
 const MESSAGES = 'agent_messages';
+const OPERATIONS = 'agent_operations';
+/** How many applied history transactions a session's log keeps (the newest). */
+const OPERATION_LOG = 1000;
 
 /** Resolves with the request's result; rejects with its error. */
 function request(req) {
@@ -55,6 +58,8 @@ function openDatabase(name, indexes) {
       messages.createIndex('by_turn', ['sessionId', 'turn'], { unique: false });
       messages.createIndex('by_term', 'terms', { unique: false, multiEntry: true });
     }
+    const operations = db.createObjectStore(OPERATIONS, { keyPath: ['sessionId', 'opSeq'] });
+    operations.createIndex('by_operation', ['sessionId', 'operationId'], { unique: true });
   };
   return request(req);
 }
@@ -62,6 +67,37 @@ function openDatabase(name, indexes) {
 /** A user message (a bare `{ role }` or a `message` item) opens a new turn. */
 const startsTurn = (item) =>
   item.role === 'user' && (item.type === undefined || item.type === 'message');
+
+/** Whether two JSON values are equal (object members in any order). */
+function sameJson(a, b) {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+}
+
+/** JSON with object members sorted by key: one text for one value, whatever its key order. */
+function canonicalJson(value) {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const keys = Object.keys(value).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
+}
+
+/** A 128-bit digest of `text` (four 32-bit FNV-1a lanes, each seeded differently), as hex. */
+function digest(text) {
+  const lanes = [0x811c9dc5, 0x01000193, 0x9e3779b9, 0x85ebca6b];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    for (let l = 0; l < 4; l++) lanes[l] = Math.imul(lanes[l] ^ (c + l), 0x01000193) >>> 0;
+  }
+  return lanes.map((x) => x.toString(16).padStart(8, '0')).join('');
+}
+
+/** The message rows' session key of a branch: the session id for `main`, else `[id, branch]`. */
+const rowsKey = (sessionId, branch) => (branch === 'main' ? sessionId : [sessionId, branch]);
 
 export function deleteDatabase(name) {
   return new Promise((ok, fail) => {
@@ -77,9 +113,20 @@ export function create({ dbName, userId = null, indexes = true }) {
   let opening = null;
   const db = () => (opening ??= openDatabase(dbName, indexes));
 
-  async function begin(mode) {
-    const tx = (await db()).transaction([SESSIONS, MESSAGES], mode);
+  async function begin(mode, stores = [SESSIONS, MESSAGES]) {
+    const tx = (await db()).transaction(stores, mode);
     return { tx, sessions: tx.objectStore(SESSIONS), messages: tx.objectStore(MESSAGES) };
+  }
+
+  /** The record of branch `branch` of `record` (`main`: the record's own counters). */
+  function branchOf(tx, record, branch) {
+    if (branch === 'main') return { id: 'main', base: null, first: record.firstSeq, next: record.nextSeq, lastTurn: record.lastTurn };
+    const found = (record.branches ?? []).find((b) => b.id === branch);
+    if (!found) {
+      tx.abort();
+      throw new Error(`session ${record.id} has no branch ${branch}`);
+    }
+    return found;
   }
 
   function checkOwner(tx, record) {
@@ -180,6 +227,144 @@ export function create({ dbName, userId = null, indexes = true }) {
       checkOwner(tx, record);
       messages.delete(IDBKeyRange.bound([sessionId, -Infinity], [sessionId, Infinity]));
       Object.assign(record, { firstSeq: record.nextSeq, itemCount: 0, lastTurn: 0, updatedAt: Date.now() });
+      sessions.put(record);
+      await done;
+    },
+
+    // A `replace_suffix` history transaction under a new operation id, as the library applies one:
+    // the operation log asked whether the id was applied, the stored suffix compared, the rows
+    // overwritten in place (the extra ones deleted), the log entry written, in one transaction.
+    async replaceSuffix(sessionId, expectedSuffix, replacement) {
+      const operationId = crypto.randomUUID();
+      const opDigest = digest(canonicalJson({ type: 'replace_suffix', expectedSuffix, replacement }));
+      const { tx, sessions, messages } = await begin('readwrite', [SESSIONS, MESSAGES, OPERATIONS]);
+      const operations = tx.objectStore(OPERATIONS);
+      const done = committed(tx);
+      const [record, applied] = await Promise.all([
+        request(sessions.get(sessionId)),
+        request(operations.index('by_operation').get([sessionId, operationId])),
+      ]);
+      if (applied) {
+        if (applied.digest !== opDigest) {
+          tx.abort();
+          throw new Error(`operation ${operationId} was applied with other contents`);
+        }
+        return;
+      }
+      if (!record) {
+        tx.abort();
+        throw new Error(`session ${sessionId} does not exist`);
+      }
+      checkOwner(tx, record);
+      const k = expectedSuffix.length;
+      const start = record.nextSeq - k;
+      const rows =
+        k === 0 || k > record.itemCount
+          ? []
+          : await request(messages.getAll(IDBKeyRange.bound([sessionId, start], [sessionId, record.nextSeq - 1])));
+      if (rows.length !== k || rows.some((row, i) => !sameJson(row.item, expectedSuffix[i]))) {
+        tx.abort();
+        throw new Error(`session ${sessionId} does not end with the expected items`);
+      }
+      // The turn of the item before the suffix, from the suffix's first row.
+      let turn = k === 0 ? record.lastTurn : rows[0].turn - (startsTurn(rows[0].item) ? 1 : 0);
+      const now = Date.now();
+      replacement.forEach((item, i) => {
+        if (startsTurn(item)) turn += 1;
+        const row = { sessionId, seq: start + i, turn, createdAt: now, item };
+        if (indexes) row.terms = itemTerms(item, userId);
+        messages.put(row);
+      });
+      const end = start + replacement.length;
+      if (end < record.nextSeq) messages.delete(IDBKeyRange.bound([sessionId, end], [sessionId, record.nextSeq - 1]));
+      const opSeq = record.nextOpSeq ?? 0;
+      record.itemCount += replacement.length - k;
+      record.nextSeq = end;
+      record.lastTurn = record.itemCount === 0 ? 0 : turn;
+      record.nextOpSeq = opSeq + 1;
+      record.rewrites = (record.rewrites ?? 0) + 1;
+      record.updatedAt = now;
+      sessions.put(record);
+      operations.put({ sessionId, opSeq, operationId, digest: opDigest, appliedAt: now });
+      if (opSeq >= OPERATION_LOG) operations.delete([sessionId, opSeq - OPERATION_LOG]);
+      await done;
+    },
+
+    // A branch of the main branch from its turn `turn`, as the library stores one: an entry in
+    // the session record naming where the branch's view leaves the main branch (the first row of
+    // that turn, found through the turn index), nothing copied.
+    async createBranchFromTurn(sessionId, turn, name) {
+      const { tx, sessions, messages } = await begin('readwrite');
+      const done = committed(tx);
+      const record = await request(sessions.get(sessionId));
+      if (!record) {
+        tx.abort();
+        throw new Error(`session ${sessionId} does not exist`);
+      }
+      checkOwner(tx, record);
+      const key = await request(messages.index('by_turn').getKey(IDBKeyRange.only([sessionId, turn])));
+      if (key === undefined || (record.branches ?? []).some((b) => b.id === name)) {
+        tx.abort();
+        throw new Error(`session ${sessionId} has no turn ${turn}, or a branch ${name} already`);
+      }
+      const now = Date.now();
+      const first = key[1];
+      const branch = { id: name, parent: 'main', fromTurn: turn, createdAt: now, base: 'main', first, next: first, lastTurn: turn - 1, forkTurn: turn - 1 };
+      record.branches = [...(record.branches ?? []), branch];
+      record.currentBranch = name;
+      record.updatedAt = now;
+      sessions.put(record);
+      await done;
+      return name;
+    },
+
+    // The newest `n` items of a branch: its own rows, then those of each branch below it up to
+    // where the one above leaves it, every read sent at once.
+    async getBranchItems(sessionId, branchId, n) {
+      const { tx, sessions, messages } = await begin('readonly');
+      const record = await request(sessions.get(sessionId));
+      if (!record) return [];
+      checkOwner(tx, record);
+      const reads = [];
+      let wanted = n ?? Infinity;
+      let branch = branchOf(tx, record, branchId);
+      let below = branch.next;
+      for (;;) {
+        const to = Math.min(below, branch.next);
+        const from = Math.max(branch.first, to - wanted);
+        if (from < to) {
+          const key = rowsKey(sessionId, branch.id);
+          reads.push(request(messages.getAll(IDBKeyRange.bound([key, from], [key, to - 1]))));
+          wanted -= to - from;
+        }
+        if (wanted <= 0 || branch.base === null) break;
+        below = branch.first;
+        branch = branchOf(tx, record, branch.base);
+      }
+      const parts = await Promise.all(reads);
+      return parts.reverse().flat().map((row) => row.item);
+    },
+
+    async addBranchItems(sessionId, branchId, items) {
+      if (items.length === 0) return;
+      const { tx, sessions, messages } = await begin('readwrite');
+      const done = committed(tx);
+      const record = await request(sessions.get(sessionId));
+      if (!record || branchId === 'main') {
+        tx.abort();
+        throw new Error(`session ${sessionId} has no branch ${branchId}`);
+      }
+      checkOwner(tx, record);
+      const branch = branchOf(tx, record, branchId);
+      const key = rowsKey(sessionId, branchId);
+      const now = Date.now();
+      for (const item of items) {
+        if (startsTurn(item)) branch.lastTurn += 1;
+        const row = { sessionId: key, seq: branch.next++, turn: branch.lastTurn, createdAt: now, item };
+        if (indexes) row.terms = itemTerms(item, userId);
+        messages.put(row);
+      }
+      record.updatedAt = now;
       sessions.put(record);
       await done;
     },
