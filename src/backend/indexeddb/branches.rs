@@ -975,19 +975,21 @@ async fn turn_start(
             &storage(session_id, &s.owner),
             &JsValue::from_f64(turn as f64),
         );
+        // The rows' keys (`[storage, seq]`) are all it needs: their items stay unread.
         pending.push((
             s,
             listening(
                 index
-                    .get_all(Some(Query::from(JsValue::from(key))), None)
+                    .get_all_keys(Some(Query::from(JsValue::from(key))), None)
                     .map_err(|e| tx.fail(e))?,
             ),
         ));
     }
     let mut first: Option<u64> = None;
     for (s, request) in pending {
-        for row in request.await.map_err(|e| tx.fail(e))? {
-            if let Some(q) = seq_of(&row).filter(|q| *q >= s.lo && *q < s.hi) {
+        for key in request.await.map_err(|e| tx.fail(e))? {
+            let seq = Reflect::get_u32(&key, 1).ok().and_then(|q| q.as_f64());
+            if let Some(q) = seq.and_then(safe_count).filter(|q| *q >= s.lo && *q < s.hi) {
                 first = Some(first.map_or(q, |f| f.min(q)));
             }
         }
