@@ -5,7 +5,7 @@ import init, * as wasm from './agent_sessions.js';
 import { publish, subscribeSession, watchSessions as watch } from './events.js';
 import { exportSessions, importSessions as importBackup } from './backup.js';
 import { sessionError } from './errors.js';
-import { extras } from './load_extras.js';
+import { extras, memory } from './load_extras.js';
 
 await init({ module_or_path: new URL('./agent_sessions_bg.wasm', import.meta.url) });
 
@@ -76,8 +76,8 @@ function withEvents(Base, emit) {
   return Session;
 }
 
-// The methods of an IndexedDbSession the second module serves (a MemorySession's are the main
-// module's): each runs there, with its own connection, in this object's call order. The main
+// The methods of an IndexedDbSession the second module serves (a MemorySession's are the memory
+// module's, below): each runs there, with its own connection, in this object's call order. The main
 // module checks and copies the arguments and takes the call's place in the order now and, once
 // every earlier call is done, calls the function given with what the second module needs to act
 // as this object (`{ dbName, sessionId, userId, branch, indexTools }`) and the copies;
@@ -125,8 +125,108 @@ Object.defineProperty(IndexedDbSession.prototype, TRANSACTION_USAGE, { value: tr
 /** The listeners of each memory session object (its changes are its own). */
 const memoryListeners = new WeakMap();
 
+/** Whether `value` is an object of no class (its prototype `Object.prototype` or `null`). */
+const isPlain = (value) => {
+  const proto = Object.getPrototypeOf(value);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+};
+
+/** A call's arguments, copied now for a call that waits for the memory module, as the call
+ * copies them when it runs at once: what the caller changes afterwards is not what is stored.
+ * Arguments the copy would change the meaning of (an object of a class, among them or among
+ * the items of an array; a function) are passed as they are, so that the method refuses them
+ * as it would have. */
+function copiedArguments(args) {
+  const classed = (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && !isPlain(v);
+  if (args.some((a) => classed(a) || (Array.isArray(a) && a.some(classed)))) return args;
+  try {
+    return structuredClone(args);
+  } catch {
+    return args;
+  }
+}
+
+/** Every method of a session object: what a MemorySession forwards. */
+const SESSION_METHODS = Object.getOwnPropertyNames(wasm.Session.prototype).filter(
+  (name) =>
+    typeof Object.getOwnPropertyDescriptor(wasm.Session.prototype, name).value === 'function' &&
+    !['constructor', 'free', '__destroy_into_raw'].includes(name),
+);
+
+// A MemorySession's items live in the memory module's memory (js/memory.js), so that the module
+// every page loads holds the IndexedDB backend alone. Its arguments are checked when it is
+// made, as an IndexedDbSession's are; its first call loads the module (as a search loads the
+// second one) and makes the object it acts through there. Calls made until then wait for it,
+// in their order, with their arguments copied when they were made.
+class MemoryBase {
+  #args;
+  #inner;
+  #loading;
+  #waiting = 0;
+
+  constructor(sessionId, options) {
+    this.#args = wasm.memorySessionArgs(sessionId, options);
+  }
+
+  get sessionId() {
+    return this.#args.sessionId;
+  }
+
+  get settings() {
+    return this.#args.settings;
+  }
+
+  get currentBranch() {
+    return this.#inner?.currentBranch ?? 'main';
+  }
+
+  get userId() {
+    return undefined;
+  }
+
+  get dbName() {
+    return undefined;
+  }
+
+  free() {
+    this.#inner?.free();
+  }
+
+  #load() {
+    this.#loading ??= memory().then(
+      (module) => (this.#inner = new module.Session(this.#args.sessionId, { settings: this.#args.settings }, true)),
+      (error) => {
+        this.#loading = undefined;
+        throw error;
+      },
+    );
+    return this.#loading;
+  }
+
+  static forward(name) {
+    return function (...args) {
+      if (this.#inner && this.#waiting === 0) return this.#inner[name](...args);
+      const copied = copiedArguments(args);
+      this.#waiting += 1;
+      return this.#load().then(
+        (inner) => {
+          this.#waiting -= 1;
+          return inner[name](...copied);
+        },
+        (error) => {
+          this.#waiting -= 1;
+          throw error;
+        },
+      );
+    };
+  }
+}
+for (const name of SESSION_METHODS) {
+  Object.defineProperty(MemoryBase.prototype, name, { configurable: true, writable: true, value: MemoryBase.forward(name) });
+}
+
 /** A session kept in memory; `subscribe` hears the changes made through this object. */
-export class MemorySession extends withEvents(wasm.Session, (s, event) => {
+export class MemorySession extends withEvents(MemoryBase, (s, event) => {
   for (const fn of [...(memoryListeners.get(s) ?? [])]) {
     try {
       fn({ ...event, userId: null });
@@ -135,10 +235,6 @@ export class MemorySession extends withEvents(wasm.Session, (s, event) => {
     }
   }
 }) {
-  constructor(sessionId, options) {
-    super(sessionId, options, true);
-  }
-
   subscribe(listener) {
     if (typeof listener !== 'function') throw new TypeError('subscribe() takes a listener function');
     const set = memoryListeners.get(this) ?? new Set();

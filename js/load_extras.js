@@ -1,23 +1,30 @@
-// Loads the second sessions module (js/extras.js) once, at the first call that needs it.
+// Loads the modules the main entry imports when first needed, each once: the second sessions
+// module (js/extras.js) and the memory module (js/memory.js).
 import { sessionError } from './errors.js';
 
-let loading;
-
-/** The second module's exports, once its WebAssembly is instantiated. A failed load (offline
- * before it was ever downloaded: its JS or its wasm) rejects with `MODULE_UNAVAILABLE`, and the
- * next call tries again. */
-export function extras() {
-  loading ??= import('./extras.js')
-    .then(async (module) => {
-      await module.instantiate();
-      return module;
-    })
-    .catch((cause) => {
-      loading = undefined;
-      throw Object.assign(
-        sessionError('MODULE_UNAVAILABLE', `the second sessions module (search, backups, repair, storage sizes, making and deleting branches, history rewrites, the archive: extras.js and its wasm) could not be loaded: ${cause?.message ?? cause}`),
-        { cause },
-      );
-    });
-  return loading;
+/** A function resolving to the exports of the module `load` imports, once its WebAssembly is
+ * instantiated. A failed load (offline before it was ever downloaded: its JS or its wasm)
+ * rejects with `MODULE_UNAVAILABLE`, saying which module (`what`), and the next call tries
+ * again. */
+function loader(load, what) {
+  let loading;
+  return () => {
+    loading ??= load()
+      .then(async (module) => {
+        await module.instantiate();
+        return module;
+      })
+      .catch((cause) => {
+        loading = undefined;
+        throw Object.assign(sessionError('MODULE_UNAVAILABLE', `${what} could not be loaded: ${cause?.message ?? cause}`), { cause });
+      });
+    return loading;
+  };
 }
+
+export const extras = loader(
+  () => import('./extras.js'),
+  'the second sessions module (search, backups, repair, storage sizes, making and deleting branches, history rewrites, the archive: extras.js and its wasm)',
+);
+
+export const memory = loader(() => import('./memory.js'), 'the memory module (MemorySession: memory.js and its wasm)');

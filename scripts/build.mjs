@@ -14,13 +14,16 @@ const pkg = join(root, 'pkg');
 const staging = join(root, 'target/package');
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
 
-// Three WebAssembly modules, so that a page downloads only what it uses: `agent_sessions` (the
-// sessions: what a chat needs on every load), `agent_sessions_extras` (search, backups, repair,
-// storage sizes: loaded by the first call that needs it) and `agent_sessions_runner` (Agent,
-// Runner, RunState). Each feature set builds in its own target folder, so all stay incremental.
+// Four WebAssembly modules, so that a page downloads only what it uses: `agent_sessions` (the
+// sessions stored in IndexedDB: what a chat needs on every load), `agent_sessions_extras`
+// (search, backups, repair, storage sizes: loaded by the first call that needs it),
+// `agent_sessions_memory` (MemorySession's store: loaded by a MemorySession's first call) and
+// `agent_sessions_runner` (Agent, Runner, RunState). Each feature set builds in its own target
+// folder, so all stay incremental.
 export const MODULES = [
   { name: 'agent_sessions', features: 'sessions', targetDir: 'target' },
   { name: 'agent_sessions_extras', features: 'extras', targetDir: 'target/extras' },
+  { name: 'agent_sessions_memory', features: 'memory', targetDir: 'target/memory' },
   { name: 'agent_sessions_runner', features: 'runner', targetDir: 'target/runner' },
 ];
 
@@ -56,9 +59,9 @@ for (const m of MODULES) {
   } else {
     copyFileSync(join(staging, wasm), join(pkg, wasm));
   }
-  // (The second module's functions are declared with the sessions module's, as the package
-  // exports them.)
-  if (m.name !== 'agent_sessions_extras') copyFileSync(join(staging, `${m.name}.d.ts`), join(pkg, `${m.name}.d.ts`));
+  // (The second and the memory module's exports are declared with the sessions module's, as
+  // the package exports them.)
+  if (!['agent_sessions_extras', 'agent_sessions_memory'].includes(m.name)) copyFileSync(join(staging, `${m.name}.d.ts`), join(pkg, `${m.name}.d.ts`));
 }
 
 // Each entry is one module, so that a page loading the package unbundled (an import map, a CDN)
@@ -71,12 +74,13 @@ const shared = {
   name: 'modules the runner entry imports, not copies',
   setup: (b) => b.onResolve({ filter: /^\.\/(index|runner_wasm)\.js$/ }, (args) => ({ path: args.path, external: true })),
 };
-// The main entry imports the second sessions module when it first needs it: a module of its own.
+// The main entry imports the second sessions module and the memory module when it first needs
+// them: modules of their own.
 const lazy = {
-  name: 'the second sessions module, imported when needed',
-  setup: (b) => b.onResolve({ filter: /^\.\/extras\.js$/ }, (args) => ({ path: args.path, external: true })),
+  name: 'the second sessions module and the memory module, imported when needed',
+  setup: (b) => b.onResolve({ filter: /^\.\/(extras|memory)\.js$/ }, (args) => ({ path: args.path, external: true })),
 };
-for (const [entry, plugins] of [['index.js', [lazy]], ['extras.js', []], ['runner_wasm.js', []], ['runner.js', [shared]]]) {
+for (const [entry, plugins] of [['index.js', [lazy]], ['extras.js', []], ['memory.js', []], ['runner_wasm.js', []], ['runner.js', [shared]]]) {
   await build({
     entryPoints: [join(staging, entry)],
     outfile: join(pkg, entry),

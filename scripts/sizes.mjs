@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 
-export const SHIPPED = ['agent_sessions_bg.wasm', 'index.js', 'agent_sessions_extras_bg.wasm', 'extras.js', 'agent_sessions_runner_bg.wasm', 'runner.js'];
+export const SHIPPED = ['agent_sessions_bg.wasm', 'index.js', 'agent_sessions_extras_bg.wasm', 'extras.js', 'agent_sessions_memory_bg.wasm', 'memory.js', 'agent_sessions_runner_bg.wasm', 'runner.js'];
 
 const KIB = 1024;
 
@@ -16,10 +16,12 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 130 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 117 * KIB, target: 55 * KIB },
   'index.js': { budget: 20 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 123 * KIB },
   'extras.js': { budget: 6 * KIB },
+  'agent_sessions_memory_bg.wasm': { budget: 57 * KIB },
+  'memory.js': { budget: 5 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 130 * KIB, target: 64 * KIB },
   'runner.js': { budget: 12 * KIB },
 };

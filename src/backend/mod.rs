@@ -23,7 +23,7 @@ pub mod search;
 pub mod session;
 #[cfg(feature = "store")]
 pub mod session_options;
-#[cfg(feature = "sessions")]
+#[cfg(any(feature = "sessions", feature = "memory"))]
 pub mod store;
 #[cfg(feature = "store")]
 pub mod transaction;

@@ -1,34 +1,36 @@
-//! [`Store`]: either backend behind one [`SessionState`], so that the exported session class,
-//! its export shims and the queued call around each method are compiled once for both kinds of
-//! session rather than once per kind.
+//! [`Store`]: the backend behind the exported session class, so that its export shims and the
+//! queued call around each method are written once. Each module holds one backend: the main
+//! module an `IndexedDbSession`'s (`IndexedDb`), the memory module a `MemorySession`'s
+//! (`Memory`), whose items live in that module's memory; a build with both features (the
+//! native and test builds) has both.
 //!
 //! The methods of [`super::methods`] are served for an `IndexedDbSession` by the second sessions
 //! module: the package's JS calls them there through [`in_order`], and their IndexedDB code is
-//! not in this module.
+//! not in the main module.
 
-use std::rc::Rc;
-
-use js_sys::{Array, Function, Promise};
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen::JsValue;
 
 use crate::core::branch::Usage;
-use crate::core::error::{Result, SessionError, SessionErrorCode};
+use crate::core::error::Result;
 use crate::core::history::Limit;
 
 use super::args::ReplaceOptions;
 use super::branch_js::From;
+#[cfg(feature = "sessions")]
 use super::indexeddb::IdbSessionState;
-use super::js;
+#[cfg(feature = "memory")]
 use super::memory::MemorySessionState;
 use super::metadata::Changes;
-use super::methods;
-use super::session::{self, SessionCore, SessionState};
+use super::session::{SessionCore, SessionState};
 use super::transaction::{FunctionCallReplacement, TakenTransaction};
+#[cfg(feature = "sessions")]
+pub use second_module::in_order;
 
 /// Where a session object keeps its items.
 pub enum Store {
+    #[cfg(feature = "sessions")]
     IndexedDb(IdbSessionState),
+    #[cfg(feature = "memory")]
     Memory(MemorySessionState),
 }
 
@@ -36,7 +38,9 @@ pub enum Store {
 macro_rules! on_backend {
     ($store:expr, $s:ident => $call:expr) => {
         match $store {
+            #[cfg(feature = "sessions")]
             Store::IndexedDb($s) => $call,
+            #[cfg(feature = "memory")]
             Store::Memory($s) => $call,
         }
     };
@@ -47,48 +51,71 @@ macro_rules! on_backend {
 macro_rules! on_memory {
     ($store:expr, $what:literal, $s:ident => $call:expr) => {
         match $store {
+            #[cfg(feature = "sessions")]
             Store::IndexedDb(_) => Err(elsewhere($what)),
+            #[cfg(feature = "memory")]
             Store::Memory($s) => $call,
         }
     };
 }
 
-fn elsewhere(what: &str) -> SessionError {
-    SessionError::new(
-        SessionErrorCode::InvalidSession,
-        format!("{what} of an IndexedDbSession is served by the second sessions module"),
-    )
+/// What the main module does for the methods the second module serves.
+#[cfg(feature = "sessions")]
+mod second_module {
+    use std::rc::Rc;
+
+    use js_sys::{Array, Function, Promise};
+    use wasm_bindgen::{JsCast, JsValue};
+    use wasm_bindgen_futures::JsFuture;
+
+    use super::Store;
+    use crate::backend::{js, methods, session};
+    use crate::core::error::{SessionError, SessionErrorCode};
+
+    pub(super) fn elsewhere(what: &str) -> SessionError {
+        SessionError::new(
+            SessionErrorCode::InvalidSession,
+            format!("{what} of an IndexedDbSession is served by the second sessions module"),
+        )
+    }
+
+    /// Runs the method `what` of `state`, an `IndexedDbSession`, in the second module, in the
+    /// object's call order. Its arguments `args` are read and checked now, as any method's
+    /// ([`methods::taken`]: a bad one rejects at once, and items are copied). When every earlier
+    /// call is done, `op(context, args)` (the package's JS) runs it there, with what the second
+    /// module needs to act as this object (`IdbSessionState::context`, read then), and resolves to
+    /// `{ value, branch }`: the method's result, and the branch the object is on after it, which it
+    /// moves to here.
+    pub fn in_order(state: &Rc<Store>, what: &str, args: &Array, op: Function) -> Promise {
+        let read = || methods::taken(what, args);
+        session::in_order(
+            state,
+            what,
+            read,
+            async move |store: &Store, args: Array| {
+                #[allow(irrefutable_let_patterns)]
+                let Store::IndexedDb(s) = store
+                else {
+                    return Err(crate::backend::error::session_error(&elsewhere(
+                        "a method of the second module",
+                    )));
+                };
+                let promise = op.call2(&JsValue::UNDEFINED, &s.context(), &args)?;
+                let done = JsFuture::from(promise.dyn_into::<Promise>()?).await?;
+                if let Some(branch) = js::get(&done, "branch")?.as_string() {
+                    s.move_to(branch);
+                }
+                js::get(&done, "value")
+            },
+        )
+    }
 }
 
-/// Runs the method `what` of `state`, an `IndexedDbSession`, in the second module, in the
-/// object's call order. Its arguments `args` are read and checked now, as any method's
-/// ([`methods::taken`]: a bad one rejects at once, and items are copied). When every earlier
-/// call is done, `op(context, args)` (the package's JS) runs it there, with what the second
-/// module needs to act as this object (`IdbSessionState::context`, read then), and resolves to
-/// `{ value, branch }`: the method's result, and the branch the object is on after it, which it
-/// moves to here.
-pub fn in_order(state: &Rc<Store>, what: &str, args: &Array, op: Function) -> Promise {
-    let read = || methods::taken(what, args);
-    session::in_order(
-        state,
-        what,
-        read,
-        async move |store: &Store, args: Array| {
-            let Store::IndexedDb(s) = store else {
-                return Err(crate::backend::error::session_error(&elsewhere(
-                    "a method of the second module",
-                )));
-            };
-            let promise = op.call2(&JsValue::UNDEFINED, &s.context(), &args)?;
-            let done = JsFuture::from(promise.dyn_into::<Promise>()?).await?;
-            if let Some(branch) = js::get(&done, "branch")?.as_string() {
-                s.move_to(branch);
-            }
-            js::get(&done, "value")
-        },
-    )
-}
+#[cfg(feature = "sessions")]
+use second_module::elsewhere;
 
+// Without the memory backend, the methods only it serves here leave their arguments unread.
+#[cfg_attr(not(feature = "memory"), allow(unused_variables))]
 impl SessionState for Store {
     fn core(&self) -> &SessionCore {
         on_backend!(self, s => s.core())

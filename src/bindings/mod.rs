@@ -5,7 +5,7 @@
 mod extras;
 #[cfg(feature = "runner")]
 mod runner;
-#[cfg(feature = "sessions")]
+#[cfg(any(feature = "sessions", feature = "memory"))]
 mod sessions;
 
 use wasm_bindgen::prelude::*;

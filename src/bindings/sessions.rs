@@ -1,7 +1,8 @@
 //! `IndexedDbSession`, `MemorySession`, `listSessions`, `deleteSession`: the exports, and the
 //! declarations of the package's sessions API (with the functions the second module serves).
-//! Both classes extend one exported class over [`Store`] (either backend), so every method and
-//! its export shim is compiled once; the work is done in `backend`.
+//! Both classes are one exported class over [`Store`]: the main module's over an
+//! `IndexedDbSession`'s store, the memory module's over a `MemorySession`'s (which the package's
+//! `MemorySession` forwards its calls to); the work is done in `backend`.
 
 use std::rc::Rc;
 
@@ -11,13 +12,17 @@ use wasm_bindgen::prelude::*;
 use crate::backend::args::{take_items, take_limit};
 use crate::backend::branch_js::usage_from_js;
 use crate::backend::error::session_error;
+#[cfg(feature = "sessions")]
 use crate::backend::indexeddb::{self, IdbSessionState};
+#[cfg(feature = "memory")]
 use crate::backend::memory::MemorySessionState;
 use crate::backend::metadata::take_changes;
 use crate::backend::methods;
 use crate::backend::session::{self, SessionState};
-use crate::backend::session_options::{delete_args, list_args, IdbSessionArgs, MemorySessionArgs};
-use crate::backend::store::{self, Store};
+use crate::backend::session_options::MemorySessionArgs;
+#[cfg(feature = "sessions")]
+use crate::backend::session_options::{delete_args, list_args, IdbSessionArgs};
+use crate::backend::store::Store;
 use crate::backend::transaction::take_transaction;
 use crate::core::error::{ErrorFamily, SessionError, SessionErrorCode};
 
@@ -418,8 +423,9 @@ export function deleteSession(sessionId: string, options?: DeleteSessionOptions)
 export function repairSession(sessionId: string, options?: RepairSessionOptions): Promise<RepairReport>;
 "#;
 
-/// The class both `IndexedDbSession` and `MemorySession` extend (in the package's JS): one
-/// class over both stores, so that each method is compiled once.
+/// The class `IndexedDbSession` extends (in the package's JS, over the main module's) and
+/// `MemorySession` forwards to (the memory module's): one class over either store, so that
+/// each method is written once.
 #[wasm_bindgen(skip_typescript)]
 pub struct Session {
     state: Rc<Store>,
@@ -630,33 +636,22 @@ impl Session {
     /// Runs the method `what` of this `IndexedDbSession` with `args` in the second module, in
     /// the object's call order, through `op` (see `backend::store::in_order`): the package's JS
     /// calls it for the methods that module serves; not part of the API.
+    #[cfg(feature = "sessions")]
     #[wasm_bindgen(js_name = inOrder)]
     pub fn in_order(&self, what: String, args: js_sys::Array, op: js_sys::Function) -> Promise {
-        store::in_order(&self.state, &what, &args, op)
+        crate::backend::store::in_order(&self.state, &what, &args, op)
     }
 
-    /// `new IndexedDbSession(sessionId, options)` (`memory` false) or
-    /// `new MemorySession(sessionId, options)` (`memory` true).
+    /// `new IndexedDbSession(sessionId, options)` (`memory` false; the main module) or
+    /// `new MemorySession(sessionId, options)` (`memory` true; the memory module, which the
+    /// package's `MemorySession` loads at its first call).
     #[wasm_bindgen(constructor)]
     pub fn new(session_id: JsValue, options: JsValue, memory: bool) -> Result<Session, JsValue> {
-        let (store, settings) = if memory {
-            let args =
-                MemorySessionArgs::parse(&session_id, &options).map_err(|e| session_error(&e))?;
-            let state = MemorySessionState::new(args.session_id, args.settings);
-            (Store::Memory(state), args.settings_js)
-        } else {
-            let args =
-                IdbSessionArgs::parse(&session_id, &options).map_err(|e| session_error(&e))?;
-            let state = IdbSessionState::new(
-                args.db_name,
-                args.session_id,
-                args.user_id,
-                args.settings,
-                args.branch,
-                args.index_tools,
-            );
-            (Store::IndexedDb(state), args.settings_js)
-        };
+        let (store, settings) = match memory {
+            true => memory_store(&session_id, &options),
+            false => indexeddb_store(&session_id, &options),
+        }
+        .map_err(|e| session_error(&e))?;
         Ok(Session {
             state: Rc::new(store),
             settings,
@@ -668,10 +663,12 @@ impl Session {
     #[wasm_bindgen(getter, js_name = userId)]
     pub fn user_id(&self) -> JsValue {
         match &*self.state {
+            #[cfg(feature = "sessions")]
             Store::IndexedDb(s) => s
                 .user_id
                 .as_deref()
                 .map_or(JsValue::NULL, JsValue::from_str),
+            #[cfg(feature = "memory")]
             Store::Memory(_) => JsValue::UNDEFINED,
         }
     }
@@ -680,15 +677,76 @@ impl Session {
     #[wasm_bindgen(getter, js_name = dbName)]
     pub fn db_name(&self) -> JsValue {
         match &*self.state {
+            #[cfg(feature = "sessions")]
             Store::IndexedDb(s) => JsValue::from_str(&s.db_name),
+            #[cfg(feature = "memory")]
             Store::Memory(_) => JsValue::UNDEFINED,
         }
     }
 }
 
+/// A `MemorySession`'s store (the memory module's).
+#[cfg(feature = "memory")]
+fn memory_store(session_id: &JsValue, options: &JsValue) -> Result<(Store, Object), SessionError> {
+    let args = MemorySessionArgs::parse(session_id, options)?;
+    let state = MemorySessionState::new(args.session_id, args.settings);
+    Ok((Store::Memory(state), args.settings_js))
+}
+
+#[cfg(not(feature = "memory"))]
+fn memory_store(_: &JsValue, _: &JsValue) -> Result<(Store, Object), SessionError> {
+    Err(served_by_the_other_module("a MemorySession"))
+}
+
+/// An `IndexedDbSession`'s store (the main module's).
+#[cfg(feature = "sessions")]
+fn indexeddb_store(
+    session_id: &JsValue,
+    options: &JsValue,
+) -> Result<(Store, Object), SessionError> {
+    let args = IdbSessionArgs::parse(session_id, options)?;
+    let state = IdbSessionState::new(
+        args.db_name,
+        args.session_id,
+        args.user_id,
+        args.settings,
+        args.branch,
+        args.index_tools,
+    );
+    Ok((Store::IndexedDb(state), args.settings_js))
+}
+
+#[cfg(not(feature = "sessions"))]
+fn indexeddb_store(_: &JsValue, _: &JsValue) -> Result<(Store, Object), SessionError> {
+    Err(served_by_the_other_module("an IndexedDbSession"))
+}
+
+#[cfg(not(all(feature = "sessions", feature = "memory")))]
+fn served_by_the_other_module(what: &str) -> SessionError {
+    SessionError::new(
+        SessionErrorCode::InvalidSession,
+        format!("{what} is not served by this module"),
+    )
+}
+
+/// `new MemorySession(sessionId, options)`'s arguments, checked when it is made (the memory
+/// module, which keeps its items, is loaded at its first call): `{ sessionId, settings }`, the
+/// id (a random UUID when none was given) and the settings as the session's `settings` reports
+/// them, a frozen copy. Not part of the API.
+#[cfg(feature = "sessions")]
+#[wasm_bindgen(js_name = memorySessionArgs, skip_typescript)]
+pub fn memory_session_args(session_id: JsValue, options: JsValue) -> Result<Object, JsValue> {
+    let args = MemorySessionArgs::parse(&session_id, &options).map_err(|e| session_error(&e))?;
+    Ok(crate::backend::js::object(&[
+        ("sessionId", args.session_id.into()),
+        ("settings", args.settings_js.into()),
+    ]))
+}
+
 /// The stored records of the sessions `listSessions` lists, newest first: the package's
 /// `listSessions` gives each one's public fields (in one pass in JS, where reading and writing
 /// ten fields of two hundred records costs no crossing between JS and WebAssembly).
+#[cfg(feature = "sessions")]
 #[wasm_bindgen(js_name = listSessionRecords, skip_typescript)]
 pub fn list_session_records(options: JsValue) -> Promise {
     session::promise_of(list_args(&options), |(db_name, user_id)| async move {
@@ -698,6 +756,7 @@ pub fn list_session_records(options: JsValue) -> Promise {
     })
 }
 
+#[cfg(feature = "sessions")]
 #[wasm_bindgen(js_name = deleteSession, skip_typescript)]
 pub fn delete_session(session_id: JsValue, options: JsValue) -> Promise {
     session::promise_of(

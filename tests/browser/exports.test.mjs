@@ -78,12 +78,19 @@ function surface(file) {
   return { exports, imports };
 }
 
-test('the sessions module holds no runner code, and the runner module no IndexedDB code', () => {
+test('the sessions module holds no runner code, and the runner and memory modules no IndexedDB code', () => {
   const sessions = surface('agent_sessions_bg.wasm');
   const classesOf = (exports) => [...new Set(exports.map((n) => n.split('_')[0]))].sort();
-  // One class (`session`) that IndexedDbSession and MemorySession both extend; listSessionRecords
-  // serves the package's listSessions; search, backups, repair and sizes are the second module's.
-  assert.deepEqual(classesOf(sessions.exports), ['deleteSession', 'listSessionRecords', 'session']);
+  // One class (`session`) that IndexedDbSession extends; listSessionRecords serves the package's
+  // listSessions; memorySessionArgs checks a MemorySession's arguments when it is made; search,
+  // backups, repair and sizes are the second module's.
+  assert.deepEqual(classesOf(sessions.exports), ['deleteSession', 'listSessionRecords', 'memorySessionArgs', 'session']);
+  // The memory module: the same class over a MemorySession's store, and nothing of IndexedDB.
+  const memory = surface('agent_sessions_memory_bg.wasm');
+  assert.deepEqual(classesOf(memory.exports), ['session']);
+  for (const idb of ['objectStore', 'transaction', 'Idb', 'onupgradeneeded', 'indexedDB']) {
+    assert.ok(!memory.imports.some((n) => n.includes(idb)), `the memory module imports ${idb}`);
+  }
   // readBackup, restoreSession and sessionSizes serve js/backup.js and storageEstimate;
   // sessionCall the IndexedDbSession methods the second module serves.
   const extras = surface('agent_sessions_extras_bg.wasm');

@@ -25,11 +25,13 @@ const SHIPPED = [
   'pkg/agent_sessions.d.ts',
   'pkg/agent_sessions_bg.wasm',
   'pkg/agent_sessions_extras_bg.wasm',
+  'pkg/agent_sessions_memory_bg.wasm',
   'pkg/agent_sessions_runner.d.ts',
   'pkg/agent_sessions_runner_bg.wasm',
   'pkg/extras.js',
   'pkg/index.d.ts',
   'pkg/index.js',
+  'pkg/memory.js',
   'pkg/runner.d.ts',
   'pkg/runner.js',
   'pkg/runner_wasm.js',
@@ -90,9 +92,11 @@ function assertRoundTrip(r, wasmFiles) {
   assert.equal(r.itemCount, 1);
   assert.deepStrictEqual(r.memory.slice(0, 2), ITEMS);
   assert.equal(r.wasm.length, wasmFiles, 'each wasm is fetched once');
-  // The second sessions module is fetched by the first search, not by the import.
-  assert.equal(r.wasmBeforeSearch, wasmFiles - 1, 'the search module was not fetched before a search');
-  assert.ok(r.wasm.slice(wasmFiles - 1).every((u) => u.includes('agent_sessions_extras_bg')), r.wasm.join(', '));
+  // The second sessions module is fetched by the first search, and the memory module by the
+  // first call of a MemorySession (after the search), not by the import.
+  assert.equal(r.wasmBeforeSearch, wasmFiles - 2, 'neither the search nor the memory module was fetched before it was needed');
+  const later = r.wasm.slice(wasmFiles - 2);
+  assert.ok(later[0].includes('agent_sessions_extras_bg') && later[1].includes('agent_sessions_memory_bg'), r.wasm.join(', '));
   assert.deepStrictEqual(r.found.map(([, role]) => role), ['user'], 'the search found the question');
 }
 
@@ -148,15 +152,16 @@ describe('the npm package, installed from its tarball', () => {
     await exec(bin('vite'), ['build', '--logLevel', 'warn'], { cwd: app, timeout: 120_000 });
     const assets = await readdir(join(app, 'dist/assets'));
     const wasm = assets.filter((f) => f.endsWith('.wasm')).sort();
-    assert.equal(wasm.length, 3, `the sessions, its second and the runner wasm in dist/assets: ${assets.join(', ')}`);
-    for (const [asset, ours] of [[wasm[0], 'agent_sessions_bg.wasm'], [wasm[1], 'agent_sessions_extras_bg.wasm'], [wasm[2], 'agent_sessions_runner_bg.wasm']]) {
+    assert.equal(wasm.length, 4, `the sessions, its second, the memory and the runner wasm in dist/assets: ${assets.join(', ')}`);
+    const built = ['agent_sessions_bg.wasm', 'agent_sessions_extras_bg.wasm', 'agent_sessions_memory_bg.wasm', 'agent_sessions_runner_bg.wasm'];
+    for (const [asset, ours] of wasm.map((w, i) => [w, built[i]])) {
       const shipped = await readFile(join(root, 'pkg', ours));
       assert.ok((await readFile(join(app, 'dist/assets', asset))).equals(shipped), `${asset} is our ${ours}`);
     }
 
     const url = await serveFolder(join(app, 'dist'));
     const r = await roundTrip(`${url}/`);
-    assertRoundTrip(r, 3);
+    assertRoundTrip(r, 4);
     assert.equal(r.runOutput, 'Hello from the runner.');
     assert.deepStrictEqual(r.memory.slice(2).map((i) => i.role), ['user', 'assistant'], 'the run was saved');
     assert.deepEqual(r.wasm.map((u) => new URL(u).pathname).sort(), wasm.map((w) => `/assets/${w}`), 'the app loads the wasm that Vite emitted');
@@ -165,7 +170,7 @@ describe('the npm package, installed from its tarball', () => {
   test('a plain page imports the bare name through an import map, no bundler', async () => {
     const url = await serveFolder(installs.importmap);
     const r = await roundTrip(`${url}/index.html`);
-    assertRoundTrip(r, 2);
+    assertRoundTrip(r, 3);
     assert.equal(new URL(r.wasm[0]).pathname, '/node_modules/agent-sessions/pkg/agent_sessions_bg.wasm');
   });
 

@@ -512,3 +512,90 @@ describe('indexeddb: durability and sharing', () => {
     await context.close();
   });
 });
+
+test('memory: its store is a module of its own, loaded by its first call; the calls made before it arrives keep their order and their arguments as given', async () => {
+  const { page } = await openHarness(env);
+  const memoryWasm = () =>
+    page.evaluate(() => performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/agent_sessions_memory_bg.wasm')).length);
+  // Its arguments are checked when it is made, before anything is loaded.
+  const made = await page.evaluate(() => {
+    const refused = [];
+    for (const args of [[''], ['ok', { settings: { limit: 1.5 } }], ['ok', 'options']]) {
+      try {
+        new lib.MemorySession(...args);
+        refused.push(null);
+      } catch (e) {
+        refused.push(`${e.name} ${e.code}`);
+      }
+    }
+    window.m = new lib.MemorySession('early', { settings: { limit: 2 } });
+    const anonymous = new lib.MemorySession();
+    return {
+      refused,
+      id: m.sessionId,
+      settings: m.settings,
+      branch: m.currentBranch,
+      user: m.userId,
+      db: m.dbName,
+      uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(anonymous.sessionId),
+    };
+  });
+  assert.deepEqual(made, {
+    refused: ['SessionError INVALID_SESSION_ID', 'SessionError INVALID_LIMIT', 'SessionError INVALID_OPTIONS'],
+    id: 'early',
+    settings: { limit: 2 },
+    branch: 'main',
+    user: undefined,
+    db: undefined,
+    uuid: true,
+  });
+  assert.equal(await memoryWasm(), 0, 'neither importing the package nor making a MemorySession loads its module');
+
+  // Offline before the module was ever downloaded: the call rejects, the session stays as it was
+  // made, and the next call loads the module.
+  await page.route('**/memory.js', (route) => route.abort('internetdisconnected'));
+  const offline = await page.evaluate(async () => {
+    try {
+      await m.addItems([{ role: 'user', content: 'lost?' }]);
+      return null;
+    } catch (e) {
+      return { name: e.name, code: e.code, names: /memory\.js/.test(e.message), cause: e.cause instanceof Error };
+    }
+  });
+  assert.deepEqual(offline, { name: 'SessionError', code: 'MODULE_UNAVAILABLE', names: true, cause: true });
+  await page.unroute('**/memory.js');
+
+  // Calls made before the module has arrived, none awaited: they run in their order, each with
+  // its arguments as they were when it was called, and the object follows the branch it made.
+  const r = await page.evaluate(async () => {
+    const events = [];
+    m.subscribe((e) => events.push(e.type));
+    const items = [{ role: 'user', content: 'first' }];
+    const calls = [m.addItems(items), m.createBranchFromTurn(1, 'again'), m.addItems([{ role: 'user', content: 'on the branch' }])];
+    items[0].content = 'changed after the call';
+    items.push({ role: 'user', content: 'pushed after the call' });
+    const settled = await Promise.allSettled([...calls, m.getItems()]);
+    const branch = m.currentBranch;
+    const onBranch = await m.getItems();
+    await m.switchBranch('main');
+    return {
+      settled: settled.map((s) => s.status),
+      seenOnBranch: settled[3].value,
+      branch,
+      onBranch,
+      main: await m.getItems(),
+      popped: await m.popItem(),
+      events,
+    };
+  });
+  assert.deepEqual(r, {
+    settled: ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'],
+    seenOnBranch: [{ role: 'user', content: 'on the branch' }],
+    branch: 'again',
+    onBranch: [{ role: 'user', content: 'on the branch' }],
+    main: [{ role: 'user', content: 'first' }],
+    popped: { role: 'user', content: 'first' },
+    events: ['add', 'branch', 'add', 'pop'],
+  });
+  assert.equal(await memoryWasm(), 1, 'the module is loaded once');
+});
