@@ -224,6 +224,9 @@ class MemoryBase {
 for (const name of SESSION_METHODS) {
   Object.defineProperty(MemoryBase.prototype, name, { configurable: true, writable: true, value: MemoryBase.forward(name) });
 }
+// `using session = new MemorySession()` frees it at the end of the block, as the generated
+// classes do.
+if (typeof Symbol.dispose === 'symbol') MemoryBase.prototype[Symbol.dispose] = MemoryBase.prototype.free;
 
 /** A session kept in memory; `subscribe` hears the changes made through this object. */
 export class MemorySession extends withEvents(MemoryBase, (s, event) => {

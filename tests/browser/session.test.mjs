@@ -537,6 +537,7 @@ test('memory: its store is a module of its own, loaded by its first call; the ca
       branch: m.currentBranch,
       user: m.userId,
       db: m.dbName,
+      disposable: m[Symbol.dispose] === m.free,
       uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(anonymous.sessionId),
     };
   });
@@ -547,6 +548,7 @@ test('memory: its store is a module of its own, loaded by its first call; the ca
     branch: 'main',
     user: undefined,
     db: undefined,
+    disposable: true,
     uuid: true,
   });
   assert.equal(await memoryWasm(), 0, 'neither importing the package nor making a MemorySession loads its module');
