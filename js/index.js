@@ -9,6 +9,16 @@ import { extras, memory } from './load_extras.js';
 
 await init({ module_or_path: new URL('./agent_sessions_bg.wasm', import.meta.url) });
 
+// An opened database whose rows were written before the search index existed (or hold the terms
+// of an older tokeniser) gets them indexed in the background by the second module, which holds
+// the build: the main module calls this when it opens one. A failure (offline, the database
+// closed under it) leaves the rest to the next open or search.
+wasm.setIndexBuilder((dbName) => {
+  extras()
+    .then((module) => module.buildSearchIndex({ dbName }))
+    .catch(() => {});
+});
+
 // Search, the index build and repair are the second module's, loaded by their first call.
 export async function searchSessions(options) {
   return (await extras()).searchSessions(options);

@@ -743,6 +743,15 @@ pub fn memory_session_args(session_id: JsValue, options: JsValue) -> Result<Obje
     ]))
 }
 
+/// Gives the main module the function that starts the search index's build of a database in
+/// the second module (`builder(dbName)`), which it calls when an opened database needs one. Not
+/// part of the API.
+#[cfg(all(feature = "sessions", not(feature = "extras")))]
+#[wasm_bindgen(js_name = setIndexBuilder, skip_typescript)]
+pub fn set_index_builder(builder: js_sys::Function) {
+    indexeddb::open::set_index_builder(builder);
+}
+
 /// The stored records of the sessions `listSessions` lists, newest first: the package's
 /// `listSessions` gives each one's public fields (in one pass in JS, where reading and writing
 /// ten fields of two hundred records costs no crossing between JS and WebAssembly).

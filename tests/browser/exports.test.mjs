@@ -82,9 +82,10 @@ test('the sessions module holds no runner code, and the runner and memory module
   const sessions = surface('agent_sessions_bg.wasm');
   const classesOf = (exports) => [...new Set(exports.map((n) => n.split('_')[0]))].sort();
   // One class (`session`) that IndexedDbSession extends; listSessionRecords serves the package's
-  // listSessions; memorySessionArgs checks a MemorySession's arguments when it is made; search,
-  // backups, repair and sizes are the second module's.
-  assert.deepEqual(classesOf(sessions.exports), ['deleteSession', 'listSessionRecords', 'memorySessionArgs', 'session']);
+  // listSessions; memorySessionArgs checks a MemorySession's arguments when it is made;
+  // setIndexBuilder takes the function that runs a search index's build in the second module;
+  // search, backups, repair, sizes and that build are the second module's.
+  assert.deepEqual(classesOf(sessions.exports), ['deleteSession', 'listSessionRecords', 'memorySessionArgs', 'session', 'setIndexBuilder']);
   // The memory module: the same class over a MemorySession's store, and nothing of IndexedDB.
   const memory = surface('agent_sessions_memory_bg.wasm');
   assert.deepEqual(classesOf(memory.exports), ['session']);

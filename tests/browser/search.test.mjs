@@ -349,6 +349,57 @@ test('two builds at once (two tabs, or both modules of a page) each end their pr
   }
 });
 
+test('opening a database whose rows have no terms starts their build in the second module, with no search; opening a new one loads nothing more', async () => {
+  const { page } = await openHarness(env);
+  const dbName = `search-open-${Math.random()}`;
+  await page.evaluate(async (dbName) => {
+    const s = new lib.IndexedDbSession('old', { dbName, userId: 'ann' });
+    await s.addItems(Array.from({ length: 150 }, (_, i) => ({ role: 'user', content: `entry ${i} about cranes` })));
+    // As a version before the search index left them: rows without terms, no build done.
+    await rewriteRows(dbName, (row) => delete row.terms, () => ({ name: 'searchIndex', done: false, after: null, indexed: 0 }));
+  }, dbName);
+  await reload(page);
+  const extrasLoaded = () =>
+    page.evaluate(() => performance.getEntriesByType('resource').some((e) => e.name.endsWith('/agent_sessions_extras_bg.wasm')));
+  // The build's record, read by hand.
+  await page.evaluate(() => {
+    const request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
+    window.buildRecord = async (dbName) => {
+      const db = await request(indexedDB.open(dbName));
+      try {
+        return await request(db.transaction('agent_meta').objectStore('agent_meta').get('searchIndex'));
+      } finally {
+        db.close();
+      }
+    };
+  });
+  // A new database is written with its terms: opening it starts no build.
+  const fresh = await page.evaluate(async () => {
+    const dbName = `search-fresh-${Math.random()}`;
+    await new lib.IndexedDbSession('new', { dbName }).addItems([{ role: 'user', content: 'nothing to build' }]);
+    await new Promise((ok) => setTimeout(ok, 200));
+    return (await buildRecord(dbName))?.done;
+  });
+  assert.equal(fresh, true);
+  assert.equal(await extrasLoaded(), false, 'opening a new database loads no second module');
+  // The old one: a read opens it, and its rows are indexed in the background, nothing searched.
+  const built = await page.evaluate(async (dbName) => {
+    const items = await new lib.IndexedDbSession('old', { dbName, userId: 'ann' }).getItems(1);
+    for (let i = 0; i < 200; i++) {
+      const record = await buildRecord(dbName);
+      if (record?.done) return { items: items.length, record };
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    return { items: items.length, record: await buildRecord(dbName) };
+  }, dbName);
+  assert.equal(built.items, 1);
+  assert.equal(built.record?.done, true, JSON.stringify(built.record));
+  assert.equal(built.record.indexed, 150);
+  assert.equal(await extrasLoaded(), true, 'the build ran in the second module');
+  const hits = await page.evaluate(async (dbName) => (await lib.searchSessions({ dbName, userId: 'ann', query: 'cranes', limit: 200 })).length, dbName);
+  assert.equal(hits, 150);
+});
+
 test('terms made by an older tokeniser are made again: İstanbul, ȘTIRI, ΑΘΗΝΑ and ΟΔΟΣ are found as typed', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {

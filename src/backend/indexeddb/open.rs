@@ -215,8 +215,42 @@ pub async fn connection(db_name: &str) -> Result<Rc<Connection>> {
     // time, going on from where an earlier build stopped (a search waits for it). A failure
     // (the database closed under it) leaves the rest to the next open or search.
     let building = opened.clone();
+    let name = db_name.to_string();
     wasm_bindgen_futures::spawn_local(async move {
-        let _ = super::search::build(&building, &|_| {}).await;
+        start_index_build(&building, &name).await;
     });
     Ok(opened)
+}
+
+/// The search index's build, where this module holds it (the second module).
+#[cfg(feature = "extras")]
+async fn start_index_build(conn: &Connection, _: &str) {
+    let _ = super::search::build(conn, &|_| {}).await;
+}
+
+/// The search index's build, from the main module: it holds no build code, so when the build
+/// is needed (a database from before the index, or terms of an older tokeniser; almost never),
+/// it hands the database's name to the function the package's JS gave ([`set_index_builder`]),
+/// which runs the build in the second module.
+#[cfg(not(feature = "extras"))]
+async fn start_index_build(conn: &Connection, db_name: &str) {
+    if let Ok(false) = super::search::is_built(conn).await {
+        INDEX_BUILDER.with(|builder| {
+            if let Some(f) = &*builder.borrow() {
+                let _ = f.call1(&JsValue::UNDEFINED, &db_name.into());
+            }
+        });
+    }
+}
+
+#[cfg(not(feature = "extras"))]
+thread_local! {
+    static INDEX_BUILDER: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
+}
+
+/// Sets the function that starts the search index's build of a database in the second module
+/// (see `start_index_build`).
+#[cfg(not(feature = "extras"))]
+pub fn set_index_builder(builder: js_sys::Function) {
+    INDEX_BUILDER.with(|b| *b.borrow_mut() = Some(builder));
 }

@@ -534,7 +534,7 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
 }
 
 /// Whether the meta store records the build as done.
-async fn is_built(conn: &Connection) -> Result<bool> {
+pub(super) async fn is_built(conn: &Connection) -> Result<bool> {
     let tx = Tx::begin(
         conn,
         &[META_STORE],
