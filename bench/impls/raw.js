@@ -118,6 +118,13 @@ export function create({ dbName, userId = null, indexes = true }) {
     return { tx, sessions: tx.objectStore(SESSIONS), messages: tx.objectStore(MESSAGES) };
   }
 
+  /** A message row as the library stores it, with the search index's terms where it keeps them. */
+  function messageRow(sessionKey, seq, turn, createdAt, item) {
+    const row = { sessionId: sessionKey, seq, turn, createdAt, item };
+    if (indexes) row.terms = itemTerms(item, userId);
+    return row;
+  }
+
   /** The record of branch `branch` of `record` (`main`: the record's own counters). */
   function branchOf(tx, record, branch) {
     if (branch === 'main') return { id: 'main', base: null, first: record.firstSeq, next: record.nextSeq, lastTurn: record.lastTurn };
@@ -187,9 +194,7 @@ export function create({ dbName, userId = null, indexes = true }) {
       checkOwner(tx, record);
       for (const item of items) {
         if (startsTurn(item)) record.lastTurn += 1;
-        const row = { sessionId, seq: record.nextSeq++, turn: record.lastTurn, createdAt: now, item };
-        if (indexes) row.terms = itemTerms(item, userId);
-        messages.put(row);
+        messages.put(messageRow(sessionId, record.nextSeq++, record.lastTurn, now, item));
       }
       record.itemCount += items.length;
       record.updatedAt = now;
@@ -271,9 +276,7 @@ export function create({ dbName, userId = null, indexes = true }) {
       const now = Date.now();
       replacement.forEach((item, i) => {
         if (startsTurn(item)) turn += 1;
-        const row = { sessionId, seq: start + i, turn, createdAt: now, item };
-        if (indexes) row.terms = itemTerms(item, userId);
-        messages.put(row);
+        messages.put(messageRow(sessionId, start + i, turn, now, item));
       });
       const end = start + replacement.length;
       if (end < record.nextSeq) messages.delete(IDBKeyRange.bound([sessionId, end], [sessionId, record.nextSeq - 1]));
@@ -360,9 +363,7 @@ export function create({ dbName, userId = null, indexes = true }) {
       const now = Date.now();
       for (const item of items) {
         if (startsTurn(item)) branch.lastTurn += 1;
-        const row = { sessionId: key, seq: branch.next++, turn: branch.lastTurn, createdAt: now, item };
-        if (indexes) row.terms = itemTerms(item, userId);
-        messages.put(row);
+        messages.put(messageRow(key, branch.next++, branch.lastTurn, now, item));
       }
       record.updatedAt = now;
       sessions.put(record);
