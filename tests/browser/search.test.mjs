@@ -314,8 +314,7 @@ test('a build of fewer rows than a chunk is heard, with its count', async () => 
     const dbName = `search-small-${Math.random()}`;
     const s = new lib.IndexedDbSession('small', { dbName, userId: 'ann' });
     await s.addItems(Array.from({ length: 30 }, (_, i) => ({ role: 'user', content: `note ${i} about otters` })));
-    // As a version before the search index left them: rows without terms, no build done.
-    await rewriteRows(dbName, (row) => delete row.terms, () => ({ name: 'searchIndex', done: false, after: null, indexed: 0 }));
+    await asBeforeTheIndex(dbName);
     const progress = [];
     const built = await lib.buildSearchIndex({ dbName, onProgress: (p) => progress.push(p) });
     const hits = await lib.searchSessions({ dbName, userId: 'ann', query: 'otters', limit: 50 });
@@ -333,7 +332,7 @@ test('two builds at once (two tabs, or both modules of a page) each end their pr
     const s = new lib.IndexedDbSession('big', { dbName, userId: 'ann' });
     await s.addItems(Array.from({ length: 3000 }, (_, i) => ({ role: 'user', content: `entry ${i} about herons` })));
     await lib.buildSearchIndex({ dbName });
-    await rewriteRows(dbName, (row) => delete row.terms, () => ({ name: 'searchIndex', done: false, after: null, indexed: 0 }));
+    await asBeforeTheIndex(dbName);
   }, dbName);
   await reload(page);
   const r = await page.evaluate(async (dbName) => {
@@ -355,8 +354,7 @@ test('opening a database whose rows have no terms starts their build in the seco
   await page.evaluate(async (dbName) => {
     const s = new lib.IndexedDbSession('old', { dbName, userId: 'ann' });
     await s.addItems(Array.from({ length: 150 }, (_, i) => ({ role: 'user', content: `entry ${i} about cranes` })));
-    // As a version before the search index left them: rows without terms, no build done.
-    await rewriteRows(dbName, (row) => delete row.terms, () => ({ name: 'searchIndex', done: false, after: null, indexed: 0 }));
+    await asBeforeTheIndex(dbName);
   }, dbName);
   await reload(page);
   const extrasLoaded = () =>

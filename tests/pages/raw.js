@@ -25,3 +25,8 @@ export async function rewriteRows(dbName, change, meta) {
     db.close();
   }
 }
+
+/** Leaves `dbName` as a version before the search index left it: no row has terms, and no build
+ * was done. */
+export const asBeforeTheIndex = (dbName) =>
+  rewriteRows(dbName, (row) => delete row.terms, () => ({ name: 'searchIndex', done: false, after: null, indexed: 0 }));
