@@ -1,4 +1,4 @@
-// The second sessions module: search, backups, repair, storage sizes, and the methods of an
+// The second sessions module: search, backups, repair, storage sizes, deleting sessions, and the methods of an
 // IndexedDbSession a chat calls now and then (making and deleting branches, whole-history
 // rewrites, the archive). The main entry imports this file at the first call that needs one of
 // them (js/load_extras.js), so a page that never does never downloads it. It opens its own
@@ -9,4 +9,4 @@ import init from './agent_sessions_extras.js';
  * again: the browser keeps the failure of a module's top-level code, so it is not done there). */
 export const instantiate = () => init({ module_or_path: new URL('./agent_sessions_extras_bg.wasm', import.meta.url) });
 
-export { searchSessions, buildSearchIndex, readBackup, restoreSession, sessionSizes, repairSession, sessionCall } from './agent_sessions_extras.js';
+export { searchSessions, buildSearchIndex, readBackup, restoreSession, sessionSizes, repairSession, deleteSession, sessionCall } from './agent_sessions_extras.js';

@@ -261,7 +261,7 @@ export class MemorySession extends withEvents(MemoryBase, (s, event) => {
 Object.defineProperty(MemorySession.prototype, TRANSACTION_USAGE, { value: true });
 
 export async function deleteSession(sessionId, options) {
-  const existed = await wasm.deleteSession(sessionId, options);
+  const existed = await (await extras()).deleteSession(sessionId, options);
   if (existed) publish(options?.dbName ?? 'agent-sessions', { type: 'delete', sessionId });
   return existed;
 }

@@ -1,6 +1,8 @@
 //! The IndexedDB backend in a real browser (headless Chromium through wasm-bindgen-test).
 #![cfg(target_arch = "wasm32")]
 
+use std::cell::Cell;
+
 use agent_sessions::backend::indexeddb::{self, Target};
 use agent_sessions::core::error::SessionErrorCode;
 use agent_sessions::core::history::Limit;
@@ -41,11 +43,13 @@ fn texts(items: &[JsValue]) -> Vec<String> {
         .collect()
 }
 
+/// A target as a new session object would have it: it has not seen the session yet.
 fn target(session_id: &str) -> Target<'_> {
     Target {
         session_id,
         user_id: Some("tester"),
         index_tools: false,
+        seen: Box::leak(Box::new(Cell::new(None))),
     }
 }
 
@@ -195,9 +199,8 @@ async fn another_user_can_neither_read_nor_write() {
         .await
         .unwrap();
     let intruder = Target {
-        session_id: "s",
         user_id: Some("someone else"),
-        index_tools: false,
+        ..target("s")
     };
     let e = indexeddb::get_items(&conn, &intruder, Limit::All)
         .await

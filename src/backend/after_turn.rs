@@ -72,7 +72,7 @@ fn take_lock(name: &str, held: Promise) -> Option<Promise> {
     Some(Promise::race(&Array::of2(&promise, &refused)))
 }
 
-fn has(session: &JsValue, method: &str) -> bool {
+fn has(session: &JsValue, method: &'static str) -> bool {
     js::get(session, method).is_ok_and(|f| f.is_function())
 }
 

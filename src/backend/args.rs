@@ -61,7 +61,7 @@ pub fn take_items_as(
             )
         })?;
         // The copy is plain data: reading it runs nothing of the caller's.
-        let text = |key: &str| js::get(&copy, key).ok().and_then(|v| v.as_string());
+        let text = |key: &'static str| js::get(&copy, key).ok().and_then(|v| v.as_string());
         let opens_turn = starts_turn(text("role").as_deref(), text("type").as_deref());
         taken.push((copy, opens_turn));
     }
@@ -102,7 +102,7 @@ pub fn take_options(value: &JsValue, what: &str) -> Result<Option<Object>> {
 }
 
 /// `options[key]` of an options object named `what`; `undefined` when there is none.
-pub fn field(options: &Option<Object>, what: &str, key: &str) -> Result<JsValue> {
+pub fn field(options: &Option<Object>, what: &str, key: &'static str) -> Result<JsValue> {
     match options {
         None => Ok(JsValue::UNDEFINED),
         Some(o) => js::get(o, key).map_err(|e| {

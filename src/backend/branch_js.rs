@@ -28,7 +28,7 @@ pub fn folded(text: &str) -> String {
 /// What turn listings read of an item: its turn, whether it opens it, its text, the tool it
 /// calls.
 pub fn item_facts(item: &JsValue, turn: u64, created_at: f64) -> RowFacts {
-    let text = |k: &str| js::get(item, k).ok().and_then(|v| v.as_string());
+    let text = |k: &'static str| js::get(item, k).ok().and_then(|v| v.as_string());
     let kind = text("type");
     let starts = starts_turn(text("role").as_deref(), kind.as_deref());
     RowFacts {
@@ -157,7 +157,7 @@ pub fn usage_fields(u: &Usage) -> [(&'static str, JsValue); 4] {
 }
 
 pub fn usage_of(row: &JsValue) -> Usage {
-    let n = |k: &str| js::get(row, k).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let n = |k: &'static str| js::get(row, k).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
     Usage {
         requests: n("requests"),
         input_tokens: n("inputTokens"),

@@ -107,7 +107,7 @@ fn walk_object(
     out.begin_object();
     for key in &keys {
         out.key(key);
-        let v = js::get(value, key).map_err(unreadable)?;
+        let v = js::get_named(value, key).map_err(unreadable)?;
         walk(&v, prototypes, ancestors, out)?;
     }
     out.end_object();

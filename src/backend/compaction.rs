@@ -60,7 +60,7 @@ impl Compacted {
     }
 }
 
-fn has_method(object: &JsValue, name: &str) -> bool {
+fn has_method(object: &JsValue, name: &'static str) -> bool {
     js::get(object, name).is_ok_and(|f| f.is_function())
 }
 

@@ -5,6 +5,7 @@
 //! unwinds through Rust frames, which would leave the instance broken. `describe` and
 //! `error_text` never fail at all.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -35,12 +36,41 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = Promise, js_name = resolve)]
     fn promise_resolve(value: &JsValue) -> Result<Promise, Thrown>;
 
+    #[wasm_bindgen(catch, js_namespace = Array, js_name = from)]
+    fn array_from(value: &JsValue) -> Result<Vec<JsValue>, Thrown>;
+
     #[wasm_bindgen(catch, js_namespace = Uint8Array, js_name = from)]
     fn uint8_array_from(value: &JsValue) -> Result<Uint8Array, Thrown>;
 }
 
-/// `target[key]`; what a getter or a Proxy trap throws is an `Err`.
-pub fn get(target: &JsValue, key: &str) -> Result<JsValue, Thrown> {
+thread_local! {
+    /// The names this module passes to JavaScript on every call (property and store names),
+    /// each made into a JS string once: passing a Rust string decodes it again every time.
+    static NAMES: RefCell<Vec<(&'static str, JsValue)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `name` as a JS string, made at its first use and kept. Only for the library's own names
+/// (`'static`), so the set stays as small as the source's.
+pub fn name(name: &'static str) -> JsValue {
+    NAMES.with(|names| {
+        let mut names = names.borrow_mut();
+        if let Some((_, value)) = names.iter().find(|(n, _)| *n == name) {
+            return value.clone();
+        }
+        let value = JsValue::from_str(name);
+        names.push((name, value.clone()));
+        value
+    })
+}
+
+/// `target[key]` for one of the library's own property names; what a getter or a Proxy trap
+/// throws is an `Err`.
+pub fn get(target: &JsValue, key: &'static str) -> Result<JsValue, Thrown> {
+    Reflect::get(target, &name(key))
+}
+
+/// [`get`] for a name that is not the library's own (one taken from the caller's data).
+pub fn get_named(target: &JsValue, key: &str) -> Result<JsValue, Thrown> {
     Reflect::get(target, &JsValue::from_str(key))
 }
 
@@ -51,7 +81,7 @@ pub fn is_array(value: &JsValue) -> Result<bool, Thrown> {
 
 /// The elements of an array (or of a Proxy of one), read through `length` and each index.
 pub fn elements(array: &JsValue) -> Result<Vec<JsValue>, Thrown> {
-    let length = Reflect::get(array, &JsValue::from_str("length"))?
+    let length = Reflect::get(array, &name("length"))?
         .as_f64()
         .filter(|n| *n >= 0.0 && n.fract() == 0.0)
         .unwrap_or(0.0);
@@ -62,6 +92,12 @@ pub fn elements(array: &JsValue) -> Result<Vec<JsValue>, Thrown> {
         out.push(Reflect::get_u32(array, i)?);
     }
     Ok(out)
+}
+
+/// The elements of an array IndexedDB returned, read in one call (not one call per element, as
+/// [`elements`] reads a caller's array); nothing for anything that is not array-like.
+pub fn stored_elements(array: &JsValue) -> Vec<JsValue> {
+    array_from(array).unwrap_or_default()
 }
 
 /// The own enumerable string keys of an object (`Object.keys`), as Rust strings.
@@ -158,7 +194,7 @@ pub fn describe(value: &JsValue) -> String {
 
 /// The `name: message` of a thrown JS value, for error messages. Never fails.
 pub fn error_text(error: &JsValue) -> String {
-    let text = |key: &str| {
+    let text = |key: &'static str| {
         if !error.is_object() {
             return None;
         }
@@ -193,11 +229,11 @@ pub fn items_size<'a>(items: impl IntoIterator<Item = &'a JsValue>) -> u64 {
 }
 
 /// A new plain object with these properties, in this order.
-pub fn object(fields: &[(&str, JsValue)]) -> Object {
+pub fn object(fields: &[(&'static str, JsValue)]) -> Object {
     let o = Object::new();
     for (key, value) in fields {
         // Defining a property of a fresh plain object does not fail.
-        let _ = Reflect::set(&o, &JsValue::from_str(key), value);
+        let _ = Reflect::set(&o, &name(key), value);
     }
     o
 }
@@ -206,8 +242,8 @@ pub fn object(fields: &[(&str, JsValue)]) -> Object {
 pub struct Shape<const N: usize>([JsValue; N]);
 
 impl<const N: usize> Shape<N> {
-    pub fn new(names: [&str; N]) -> Self {
-        Shape(names.map(JsValue::from_str))
+    pub fn new(names: [&'static str; N]) -> Self {
+        Shape(names.map(name))
     }
 
     /// A new object with these values for the shape's names, in order.
@@ -222,7 +258,11 @@ impl<const N: usize> Shape<N> {
 
 /// Calls `object[name](...args)`. Calling something that is not a function throws the
 /// `TypeError` JavaScript itself would.
-pub fn call_method(object: &JsValue, name: &str, args: &[JsValue]) -> Result<JsValue, Thrown> {
+pub fn call_method(
+    object: &JsValue,
+    name: &'static str,
+    args: &[JsValue],
+) -> Result<JsValue, Thrown> {
     let f = get(object, name)?;
     if !f.is_function() {
         return Err(js_sys::TypeError::new(&format!("{name} is not a function")).into());

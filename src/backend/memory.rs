@@ -231,7 +231,7 @@ impl SessionState for MemorySessionState {
 
     async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()> {
         let call_id_of = |item: &JsValue| {
-            let text = |key: &str| js::get(item, key).ok().and_then(|v| v.as_string());
+            let text = |key: &'static str| js::get(item, key).ok().and_then(|v| v.as_string());
             (text("type").as_deref() == Some("function_call"))
                 .then(|| text("callId"))
                 .flatten()

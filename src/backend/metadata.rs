@@ -83,8 +83,8 @@ pub fn take_changes(value: &JsValue) -> Result<Changes> {
     let changes: JsValue = changes.into();
     let mut taken = Changes::default();
     for key in js::keys(&changes).map_err(|e| threw(OPTIONS, "changes", &e))? {
-        let value =
-            js::get(&changes, &key).map_err(|e| threw(OPTIONS, &format!("changes.{key}"), &e))?;
+        let value = js::get_named(&changes, &key)
+            .map_err(|e| threw(OPTIONS, &format!("changes.{key}"), &e))?;
         let field = match key.as_str() {
             "title" => (
                 "title",
@@ -222,7 +222,7 @@ pub fn give_default_title(stored: &JsValue, items: &[(JsValue, bool)]) {
     }
 }
 
-fn field_or_null(stored: &JsValue, key: &str) -> JsValue {
+fn field_or_null(stored: &JsValue, key: &'static str) -> JsValue {
     match js::get(stored, key) {
         Ok(v) if !v.is_undefined() => v,
         _ => JsValue::NULL,

@@ -132,14 +132,14 @@ impl ModelClient {
         let network = |e: &JsValue| failed(0, format!("network error: {}", error_text(e)));
         let call = match &self.fetch {
             Some(fetch) => {
-                let headers: Vec<(&str, JsValue)> = self
-                    .header_list()
-                    .into_iter()
-                    .map(|(k, v)| (k, v.into()))
-                    .collect();
+                let headers = js_sys::Object::new();
+                for (k, v) in self.header_list() {
+                    // Defining a property of a fresh plain object does not fail.
+                    let _ = Reflect::set(&headers, &k.into(), &v.into());
+                }
                 let mut init = vec![
                     ("method", "POST".into()),
-                    ("headers", object(&headers).into()),
+                    ("headers", headers.into()),
                     ("body", body.into()),
                 ];
                 if let Some(s) = signal {

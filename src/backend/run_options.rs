@@ -36,7 +36,12 @@ fn options(value: &JsValue, what: &str, code: RunnerErrorCode) -> Result<Option<
 }
 
 /// `o[key]` of the options named `what`.
-fn get(o: &Option<Object>, key: &str, what: &str, code: RunnerErrorCode) -> Result<JsValue> {
+fn get(
+    o: &Option<Object>,
+    key: &'static str,
+    what: &str,
+    code: RunnerErrorCode,
+) -> Result<JsValue> {
     field(o, what, key).map_err(recode(code))
 }
 
@@ -50,7 +55,7 @@ fn threw(code: RunnerErrorCode, what: &str, thrown: &JsValue) -> RunnerError {
 
 fn opt_string(
     o: &Option<Object>,
-    key: &str,
+    key: &'static str,
     what: &str,
     code: RunnerErrorCode,
 ) -> Result<Option<String>> {
@@ -64,7 +69,7 @@ fn opt_string(
 
 fn opt_number(
     o: &Option<Object>,
-    key: &str,
+    key: &'static str,
     what: &str,
     code: RunnerErrorCode,
 ) -> Result<Option<f64>> {
@@ -86,7 +91,7 @@ fn opt_number(
 /// A finite number option as JSON number text, written as JavaScript writes it (`String(n)`).
 fn opt_json_number(
     o: &Option<Object>,
-    key: &str,
+    key: &'static str,
     what: &str,
     code: RunnerErrorCode,
 ) -> Result<Option<Number>> {
@@ -95,7 +100,7 @@ fn opt_json_number(
 
 fn opt_count(
     o: &Option<Object>,
-    key: &str,
+    key: &'static str,
     what: &str,
     code: RunnerErrorCode,
 ) -> Result<Option<u32>> {
@@ -114,7 +119,7 @@ fn opt_count(
 
 fn opt_function(
     o: &Option<Object>,
-    key: &str,
+    key: &'static str,
     what: &str,
     code: RunnerErrorCode,
 ) -> Result<Option<js_sys::Function>> {
@@ -256,7 +261,7 @@ fn parse_output_type(value: &JsValue) -> Result<Option<OutputType>> {
 }
 
 /// `inputGuardrails` / `outputGuardrails`: arrays of `{ name, execute }`.
-fn parse_guardrails(o: &Option<Object>, key: &str) -> Result<Vec<Guardrail>> {
+fn parse_guardrails(o: &Option<Object>, key: &'static str) -> Result<Vec<Guardrail>> {
     const C: RunnerErrorCode = RunnerErrorCode::InvalidAgent;
     let what = format!("agent.{key}");
     let list = get(o, key, "agent", C)?;
@@ -397,7 +402,7 @@ pub fn parse_handoff(
 
 fn opt_bool(
     o: &Option<Object>,
-    key: &str,
+    key: &'static str,
     what: &str,
     code: RunnerErrorCode,
 ) -> Result<Option<bool>> {
@@ -508,7 +513,7 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
     if let Some(h) = options(&h, "runner.headers", C)? {
         for k in js::keys(&h).map_err(|e| threw(C, "runner.headers", &e))? {
             let what = format!("runner.headers[\"{k}\"]");
-            let v = js::get(&h, &k).map_err(|e| threw(C, &what, &e))?;
+            let v = js::get_named(&h, &k).map_err(|e| threw(C, &what, &e))?;
             let v = optional_string(&v, &what, SessionErrorCode::InvalidOptions)
                 .map_err(recode(C))?
                 .ok_or_else(|| invalid(C, format!("{what} must be a string")))?;

@@ -217,7 +217,7 @@ async fn read_metadata(session: &JsValue) -> Result<(Option<String>, Value), Run
 /// with passes through unchanged; a result that throws when read is `INVALID_SESSION`.
 pub async fn call_session(
     session: &JsValue,
-    method: &str,
+    method: &'static str,
     args: &[JsValue],
 ) -> Result<JsValue, RunError> {
     let value = call_method(session, method, args).map_err(RunError::Thrown)?;
@@ -286,7 +286,11 @@ impl Run<'_> {
         self.current.borrow().1.clone()
     }
 
-    async fn session_call(&self, method: &str, args: &[JsValue]) -> Result<JsValue, RunError> {
+    async fn session_call(
+        &self,
+        method: &'static str,
+        args: &[JsValue],
+    ) -> Result<JsValue, RunError> {
         match &self.options.session {
             Some(session) => call_session(session, method, args).await,
             None => Ok(JsValue::UNDEFINED),
@@ -958,7 +962,7 @@ impl Run<'_> {
                 .map_err(|e| {
                     unresolved(e, RunnerErrorCode::InvalidAgent, "a guardrail's execute")
                 })?;
-            let read = |key: &str| match r.is_object() {
+            let read = |key: &'static str| match r.is_object() {
                 true => js::get(&r, key).map_err(|e| {
                     RunError::Usage(RunnerError::new(
                         RunnerErrorCode::InvalidAgent,
@@ -1043,7 +1047,7 @@ impl Run<'_> {
             None => return Ok("Give the keys to change as an object in \"updates\".".into()),
         };
         if let Some(session) = &self.options.session {
-            let has = |name: &str| js::get(session, name).is_ok_and(|f| f.is_function());
+            let has = |name: &'static str| js::get(session, name).is_ok_and(|f| f.is_function());
             if has("update") && has("getInfo") {
                 // Merged into the state as stored now (a tool or another tab may have written it
                 // since the run read it), key by key on the stored object: its other values stay

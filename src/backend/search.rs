@@ -10,7 +10,7 @@ use super::metadata::item_text;
 /// with `tools`, also a tool call's `arguments` and a tool output's `output` (a string, or the
 /// `text` of an output object or of its parts). Nothing for anything else.
 pub fn item_search_text(item: &JsValue, tools: bool) -> String {
-    let field = |key: &str| js::get(item, key).unwrap_or(JsValue::UNDEFINED);
+    let field = |key: &'static str| js::get(item, key).unwrap_or(JsValue::UNDEFINED);
     let kind = field("type").as_string();
     let is_message = field("role").is_string() && matches!(kind.as_deref(), None | Some("message"));
     if is_message {

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-use js_sys::{Array, Promise};
+use js_sys::Promise;
 use wasm_bindgen::JsValue;
 
 use crate::core::error::{Result, SessionError};
@@ -228,11 +228,11 @@ pub async fn get_items<S: SessionState>(state: &S, limit: Option<Limit>) -> Resu
         Window::Items(limit) => state.get_items(limit).await?,
         Window::Turns(turns) => state.recent_turns(turns).await?,
     };
-    Ok(items.into_iter().collect::<Array>().into())
+    Ok(JsValue::from(items))
 }
 
 /// `getRecentTurns(n)`: the items of the newest `n` whole turns, flat and oldest first.
 pub async fn recent_turns<S: SessionState>(state: &S, turns: Limit) -> Result<JsValue> {
     let items = state.recent_turns(turns).await?;
-    Ok(items.into_iter().collect::<Array>().into())
+    Ok(JsValue::from(items))
 }

@@ -193,7 +193,7 @@ pub struct BackupPageArgs {
 
 pub fn backup_page_args(options: &JsValue) -> Result<BackupPageArgs> {
     let options = take_options(options, "options")?;
-    let get = |key: &str| field(&options, "options", key);
+    let get = |key: &'static str| field(&options, "options", key);
     let kind = required_string(
         &get("kind")?,
         "options.kind",

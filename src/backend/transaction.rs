@@ -36,7 +36,7 @@ pub struct TakenTransaction {
     pub usage: Option<Usage>,
 }
 
-fn field(object: &JsValue, what: &str, key: &str) -> Result<JsValue> {
+fn field(object: &JsValue, what: &str, key: &'static str) -> Result<JsValue> {
     js::get(object, key).map_err(|e| threw(CODE, &format!("{what}.{key}"), &e))
 }
 
@@ -95,7 +95,7 @@ fn forms_only(array: &JsValue, what: &str) -> Result<(Vec<String>, u64)> {
                  {what}[{i}] holds {why}"
             ))
         })?);
-        let text = |key: &str| js::get(item, key).ok().and_then(|v| v.as_string());
+        let text = |key: &'static str| js::get(item, key).ok().and_then(|v| v.as_string());
         if starts_turn(text("role").as_deref(), text("type").as_deref()) {
             users += 1;
         }

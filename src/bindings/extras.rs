@@ -1,8 +1,8 @@
-//! `searchSessions`, `buildSearchIndex`, `repairSession` and what `exportSessions`,
-//! `importSessions` and `storageEstimate` are built on: the exports of the second sessions
-//! module, which the main entry loads at the first call that needs it. It works on the same
-//! databases through its own connections, as another tab would; the declarations of the
-//! functions the package exports are the sessions module's.
+//! `searchSessions`, `buildSearchIndex`, `repairSession`, `deleteSession` and what
+//! `exportSessions`, `importSessions` and `storageEstimate` are built on: the exports of the
+//! second sessions module, which the main entry loads at the first call that needs it. It works
+//! on the same databases through its own connections, as another tab would; the declarations of
+//! the functions the package exports are the sessions module's.
 
 use std::rc::Rc;
 
@@ -16,7 +16,8 @@ use crate::backend::js::{self, now};
 use crate::backend::methods;
 use crate::backend::session::{self, SessionState};
 use crate::backend::session_options::{
-    backup_page_args, build_index_args, list_args, repair_args, restore_args, search_args,
+    backup_page_args, build_index_args, delete_args, list_args, repair_args, restore_args,
+    search_args,
 };
 use crate::core::error::ErrorFamily;
 
@@ -193,6 +194,20 @@ pub fn build_search_index(options: JsValue) -> Promise {
                 ("total", (p.total as f64).into()),
             ])
             .into())
+        },
+    )
+}
+
+/// Deletes a session, which a chat does now and then: it is this module's, not the main one's.
+#[wasm_bindgen(js_name = deleteSession, skip_typescript)]
+pub fn delete_session(session_id: JsValue, options: JsValue) -> Promise {
+    session::promise_of(
+        delete_args(&session_id, &options),
+        |(session_id, db_name, expected)| async move {
+            let conn = indexeddb::connection(&db_name).await?;
+            Ok(indexeddb::delete_session(&conn, &session_id, expected)
+                .await?
+                .into())
         },
     )
 }

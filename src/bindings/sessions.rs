@@ -1,4 +1,4 @@
-//! `IndexedDbSession`, `MemorySession`, `listSessions`, `deleteSession`: the exports, and the
+//! `IndexedDbSession`, `MemorySession`, `listSessions`: the exports, and the
 //! declarations of the package's sessions API (with the functions the second module serves).
 //! Both classes are one exported class over [`Store`]: the main module's over an
 //! `IndexedDbSession`'s store, the memory module's over a `MemorySession`'s (which the package's
@@ -21,7 +21,7 @@ use crate::backend::methods;
 use crate::backend::session::{self, SessionState};
 use crate::backend::session_options::MemorySessionArgs;
 #[cfg(feature = "sessions")]
-use crate::backend::session_options::{delete_args, list_args, IdbSessionArgs};
+use crate::backend::session_options::{list_args, IdbSessionArgs};
 use crate::backend::store::Store;
 use crate::backend::transaction::take_transaction;
 use crate::core::error::{ErrorFamily, SessionError, SessionErrorCode};
@@ -763,18 +763,4 @@ pub fn list_session_records(options: JsValue) -> Promise {
         let records = indexeddb::list_sessions(&conn, user_id.as_deref()).await?;
         Ok(records.into_iter().collect::<js_sys::Array>().into())
     })
-}
-
-#[cfg(feature = "sessions")]
-#[wasm_bindgen(js_name = deleteSession, skip_typescript)]
-pub fn delete_session(session_id: JsValue, options: JsValue) -> Promise {
-    session::promise_of(
-        delete_args(&session_id, &options),
-        |(session_id, db_name, expected)| async move {
-            let conn = indexeddb::connection(&db_name).await?;
-            Ok(indexeddb::delete_session(&conn, &session_id, expected)
-                .await?
-                .into())
-        },
-    )
 }

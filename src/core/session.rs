@@ -53,6 +53,16 @@ pub struct Placement {
     pub turn: u64,
 }
 
+/// The inclusive sequence range `getItems(limit)` reads from a history of `item_count` items
+/// from `first_seq` on, or `None` when it returns nothing.
+pub fn newest_range(first_seq: u64, item_count: u64, limit: Limit) -> Option<(u64, u64)> {
+    let (start, end) = limit.window(item_count);
+    if start >= end {
+        return None;
+    }
+    Some((first_seq + start, first_seq + end - 1))
+}
+
 impl SessionRecord {
     pub fn new(id: &str, user_id: Option<&str>, now: f64) -> Self {
         SessionRecord {
@@ -211,11 +221,7 @@ impl SessionRecord {
 
     /// The inclusive sequence range `getItems(limit)` reads, or `None` when it returns nothing.
     pub fn newest_range(&self, limit: Limit) -> Option<(u64, u64)> {
-        let (start, end) = limit.window(self.item_count);
-        if start >= end {
-            return None;
-        }
-        Some((self.first_seq + start, self.first_seq + end - 1))
+        newest_range(self.first_seq, self.item_count, limit)
     }
 
     /// The oldest turn among the newest `turns` whole turns: a read of those turns takes every

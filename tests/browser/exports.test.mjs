@@ -85,7 +85,7 @@ test('the sessions module holds no runner code, and the runner and memory module
   // listSessions; memorySessionArgs checks a MemorySession's arguments when it is made;
   // setIndexBuilder takes the function that runs a search index's build in the second module;
   // search, backups, repair, sizes and that build are the second module's.
-  assert.deepEqual(classesOf(sessions.exports), ['deleteSession', 'listSessionRecords', 'memorySessionArgs', 'session', 'setIndexBuilder']);
+  assert.deepEqual(classesOf(sessions.exports), ['listSessionRecords', 'memorySessionArgs', 'session', 'setIndexBuilder']);
   // The memory module: the same class over a MemorySession's store, and nothing of IndexedDB.
   const memory = surface('agent_sessions_memory_bg.wasm');
   assert.deepEqual(classesOf(memory.exports), ['session']);
@@ -93,9 +93,10 @@ test('the sessions module holds no runner code, and the runner and memory module
     assert.ok(!memory.imports.some((n) => n.includes(idb)), `the memory module imports ${idb}`);
   }
   // readBackup, restoreSession and sessionSizes serve js/backup.js and storageEstimate;
+  // deleteSession the package's deleteSession (and deleteSessions, applyRetention);
   // sessionCall the IndexedDbSession methods the second module serves.
   const extras = surface('agent_sessions_extras_bg.wasm');
-  assert.deepEqual(classesOf(extras.exports), ['buildSearchIndex', 'readBackup', 'repairSession', 'restoreSession', 'searchSessions', 'sessionCall', 'sessionSizes']);
+  assert.deepEqual(classesOf(extras.exports), ['buildSearchIndex', 'deleteSession', 'readBackup', 'repairSession', 'restoreSession', 'searchSessions', 'sessionCall', 'sessionSizes']);
   // (JSON.stringify is the sessions modules' measure of an item's size; parsing and streams are
   // the runner's.)
   for (const [name, module] of [['sessions', sessions], ['extras', extras]]) {

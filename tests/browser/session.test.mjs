@@ -429,6 +429,56 @@ describe('indexeddb: durability and sharing', () => {
     await context.close();
   });
 
+  test('a newest-n read asks for the rows with the record, and reads what the history holds after another object changed it', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      const id = `asked-with-the-record-${Math.random()}`;
+      const asked = { getAllRecords: 0 };
+      const getAllRecords = IDBObjectStore.prototype.getAllRecords;
+      IDBObjectStore.prototype.getAllRecords = function (...args) {
+        asked.getAllRecords += 1;
+        return getAllRecords.apply(this, args);
+      };
+      const a = new lib.IndexedDbSession(id);
+      const b = new lib.IndexedDbSession(id);
+      const m = (n) => ({ role: 'user', content: `m${n}` });
+      const read = async (s) => (await s.getItems(2)).map((i) => i.content);
+      const reads = [];
+      await a.addItems([1, 2, 3, 4].map(m));
+      reads.push(await read(a));
+      await b.addItems([m(5)]);
+      reads.push(await read(a));
+      await b.popItem();
+      await b.popItem();
+      reads.push(await read(a));
+      // As long as before, another newest item.
+      await b.popItem();
+      await b.addItems([m(6)]);
+      reads.push(await read(a));
+      await b.clearSession();
+      reads.push(await read(a));
+      await b.addItems([m(7)]);
+      const byKnownObject = asked.getAllRecords;
+      reads.push(await read(new lib.IndexedDbSession(id)));
+      IDBObjectStore.prototype.getAllRecords = getAllRecords;
+      // Pops ask for the newest rows with the record the same way.
+      const popped = [];
+      const pop = async () => (await a.popItem())?.content;
+      await b.addItems([m(8), m(9)]);
+      popped.push(await pop(), await pop());
+      await b.addItems([m(10)]);
+      popped.push(await pop(), await pop(), await pop());
+      return { reads, popped, byKnownObject, byNewObject: asked.getAllRecords - byKnownObject };
+    });
+    assert.deepEqual(r.reads, [['m3', 'm4'], ['m4', 'm5'], ['m2', 'm3'], ['m2', 'm6'], [], ['m7']]);
+    assert.deepEqual(r.popped, ['m9', 'm8', 'm10', 'm7', undefined]);
+    // An object that has seen the session asks for the range its record named then; a new one
+    // asks for the newest rows.
+    assert.equal(r.byKnownObject, 0);
+    assert.equal(r.byNewObject, 1);
+    await context.close();
+  });
+
   test('deleteSession removes a session and its items, and nothing else', async () => {
     const { context, page } = await openHarness(env);
     const r = await page.evaluate(async () => {

@@ -135,7 +135,7 @@ pub async fn read_page(
 }
 
 /// A row's key, from its store's key path.
-fn key_of(row: &JsValue, key_path: &[&str]) -> JsValue {
+fn key_of(row: &JsValue, key_path: &[&'static str]) -> JsValue {
     key_path
         .iter()
         .map(|field| js::get(row, field).unwrap_or(JsValue::UNDEFINED))
@@ -235,7 +235,7 @@ impl Bounds {
         let Some(&(_, first, next, archived)) = self.branches.iter().find(|b| b.0 == branch) else {
             return false;
         };
-        let number = |field: &str| {
+        let number = |field: &'static str| {
             js::get(row, field)
                 .ok()
                 .and_then(|v| v.as_f64())
@@ -333,7 +333,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
         if !js::is_plain_object(&row).unwrap_or(false) {
             return Err(bad(format!("the {kind} is not an object")));
         }
-        let count = |field: &str| {
+        let count = |field: &'static str| {
             js::get(&row, field)
                 .ok()
                 .and_then(|v| v.as_f64())
@@ -443,7 +443,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
 }
 
 /// The value of a line's one field `name`.
-fn only_field(line: &JsValue, name: &str) -> std::result::Result<JsValue, String> {
+fn only_field(line: &JsValue, name: &'static str) -> std::result::Result<JsValue, String> {
     match js::get(line, name) {
         Ok(v) if v.is_object() => Ok(v),
         _ => Err(format!(

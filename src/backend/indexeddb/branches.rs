@@ -128,8 +128,8 @@ fn branches_from_js(session_id: &str, stored: &JsValue) -> Result<Vec<Branch>> {
     entries
         .iter()
         .map(|e| {
-            let text = |k: &str| js::get(e, k).ok().and_then(|v| v.as_string());
-            let count = |k: &str| {
+            let text = |k: &'static str| js::get(e, k).ok().and_then(|v| v.as_string());
+            let count = |k: &'static str| {
                 js::get(e, k)
                     .ok()
                     .and_then(|v| v.as_f64())
@@ -381,10 +381,7 @@ pub async fn recent_turns(
             Limit::Newest(0) => return Ok(Vec::new()),
             Limit::Newest(n) => (b.last_turn + 1).saturating_sub(n),
         };
-        let index = tx
-            .store(MESSAGES_STORE)?
-            .index(BY_TURN_INDEX)
-            .map_err(|e| tx.fail(e))?;
+        let index = tx.index(MESSAGES_STORE, BY_TURN_INDEX)?;
         let segments = l.tree.segments(t.session_id, id)?;
         let mut pending = Vec::new();
         for s in &segments {
@@ -597,9 +594,8 @@ pub async fn apply_transaction(
             &taken.transaction.operation_id.as_str().into(),
         );
         let applied = listening(
-            tx.store(OPERATIONS_STORE)?
-                .index(BY_OPERATION_INDEX)
-                .and_then(|index| index.get(JsValue::from(key)))
+            tx.index(OPERATIONS_STORE, BY_OPERATION_INDEX)?
+                .get(JsValue::from(key))
                 .map_err(|e| tx.fail(e))?,
         );
         let loaded = load_branch(tx, t, id).await;
@@ -964,10 +960,7 @@ async fn turn_start(
     id: &str,
     turn: u64,
 ) -> Result<Option<u64>> {
-    let index = tx
-        .store(MESSAGES_STORE)?
-        .index(BY_TURN_INDEX)
-        .map_err(|e| tx.fail(e))?;
+    let index = tx.index(MESSAGES_STORE, BY_TURN_INDEX)?;
     let segments = l.tree.segments(session_id, id)?;
     let mut pending = Vec::new();
     for s in &segments {

@@ -21,12 +21,18 @@ use super::tx::storage_error;
 /// An open connection. `stale` turns true when the browser closed it (another tab upgrades the
 /// database, or the user cleared site data); the next call then opens a new one.
 pub struct Connection {
-    pub(super) db: Database,
+    /// Holds the `versionchange` and `close` listeners, which live as long as it does.
+    _listeners: Database,
     raw: IdbDatabase,
     stale: Rc<Cell<bool>>,
 }
 
 impl Connection {
+    /// The database itself, for the calls made with names already made into JS strings.
+    pub(super) fn raw(&self) -> &IdbDatabase {
+        &self.raw
+    }
+
     pub fn is_stale(&self) -> bool {
         self.stale.get()
     }
@@ -152,7 +158,11 @@ pub async fn open(name: &str) -> Result<Connection> {
         closing.close();
     });
     db.on_close(move |_| on_close.set(true));
-    Ok(Connection { db, raw, stale })
+    Ok(Connection {
+        _listeners: db,
+        raw,
+        stale,
+    })
 }
 
 /// Reads the version of a database that is newer than ours, for the error message, without

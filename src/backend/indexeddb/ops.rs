@@ -2,6 +2,7 @@
 //! record, checks the owner, issues all its requests and returns; any error aborts it, so a
 //! failed call writes nothing. Nothing but IndexedDB requests is awaited inside.
 
+use std::cell::Cell;
 use std::future::Future;
 
 use idb::{KeyRange, TransactionMode};
@@ -17,7 +18,7 @@ use crate::core::schema::{
     ARCHIVE_STORE, BY_TURN_INDEX, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE,
     OPERATIONS_STORE, SESSIONS_STORE, SESSION_STORES,
 };
-use crate::core::session::SessionRecord;
+use crate::core::session::{newest_range, SessionRecord};
 
 use super::branches::{self, has_branches, Loaded};
 use super::open::Connection;
@@ -33,6 +34,16 @@ pub struct Target<'a> {
     pub user_id: Option<&'a str>,
     /// Whether the search index takes tool calls' arguments and outputs of the rows written.
     pub index_tools: bool,
+    /// The main history's extent (`firstSeq`, `itemCount`) when this object last read or wrote
+    /// the session record: what a read of the newest items asks for before the record says it.
+    pub seen: &'a Cell<Option<(u64, u64)>>,
+}
+
+impl Target<'_> {
+    /// Remembers the extent of `record` for the next read (see [`Target::seen`]).
+    fn saw(&self, record: &SessionRecord) {
+        self.seen.set(Some((record.first_seq, record.item_count)));
+    }
 }
 
 impl Target<'_> {
@@ -47,7 +58,7 @@ impl Target<'_> {
         conn: &Connection,
         what: &str,
         mode: TransactionMode,
-        stores: &[&str],
+        stores: &[&'static str],
     ) -> Result<Tx> {
         Tx::begin(
             conn,
@@ -104,16 +115,18 @@ pub(super) fn write_record(tx: &Tx, record: &StoredRecord) -> Result<()> {
 /// Sends `getAllRecords({ query, count, direction: "prev" })` for a session's newest `count`
 /// messages (IndexedDB 3, in Chromium since version 141), and returns the future of its rows,
 /// oldest first; `None` where the browser does not have it.
-pub(super) fn newest_rows(
-    tx: &Tx,
+pub(super) fn newest_rows<'a>(
+    tx: &'a Tx,
     session_id: &str,
     count: u64,
-) -> Result<Option<impl Future<Output = Result<Vec<JsValue>>>>> {
-    let store = tx
-        .raw
-        .object_store(MESSAGES_STORE)
-        .map_err(|e| tx.thrown(&e))?;
-    let method = Reflect::get(&store, &"getAllRecords".into()).unwrap_or(JsValue::UNDEFINED);
+) -> Result<Option<impl Future<Output = Result<Vec<JsValue>>> + 'a>> {
+    Ok(newest_request(tx, session_id, count)?.map(|request| sent_rows(tx, request, true)))
+}
+
+/// The `getAllRecords` request of [`newest_rows`], sent.
+fn newest_request(tx: &Tx, session_id: &str, count: u64) -> Result<Option<web_sys::IdbRequest>> {
+    let store: JsValue = tx.store(MESSAGES_STORE)?.into();
+    let method = js::get(&store, "getAllRecords").unwrap_or(JsValue::UNDEFINED);
     let Some(method) = method.dyn_ref::<Function>() else {
         return Ok(None);
     };
@@ -123,39 +136,63 @@ pub(super) fn newest_rows(
             "count",
             JsValue::from_f64(count.min(u32::MAX as u64) as f64),
         ),
-        ("direction", "prev".into()),
+        ("direction", js::name("prev")),
     ]);
-    let request: web_sys::IdbRequest = method
-        .call1(&store, &options)
-        .map_err(|e| tx.thrown(&e))?
-        .unchecked_into();
-    // The handlers are attached now, before anything else is awaited.
+    let request = method.call1(&store, &options).map_err(|e| tx.thrown(&e))?;
+    Ok(Some(request.unchecked_into()))
+}
+
+/// Sends the read of a session's messages `lo..=hi`.
+fn range_request(tx: &Tx, session_id: &str, (lo, hi): (u64, u64)) -> Result<web_sys::IdbRequest> {
+    let store = web_sys::IdbObjectStore::from(tx.store(MESSAGES_STORE)?);
+    let range: JsValue = messages_between(session_id, lo as f64, hi as f64)?.into();
+    store.get_all_with_key(&range).map_err(|e| tx.thrown(&e))
+}
+
+/// The rows `request` reads (`records`: as `getAllRecords` gives them, newest first), oldest
+/// first. Its handlers are attached now, before anything else is awaited.
+fn sent_rows(
+    tx: &Tx,
+    request: web_sys::IdbRequest,
+    records: bool,
+) -> impl Future<Output = Result<Vec<JsValue>>> + '_ {
     let done = js_sys::Promise::new(&mut |resolve, reject| {
         request.set_onsuccess(Some(&resolve));
         request.set_onerror(Some(&reject));
     });
-    let doing = tx.doing.clone();
-    Ok(Some(async move {
-        let failed = |e: &JsValue| super::tx::dom_error(e, &doing);
+    async move {
+        let failed = |e: &JsValue| super::tx::dom_error(e, &tx.doing);
         match wasm_bindgen_futures::JsFuture::from(done).await {
             Ok(_) => {
-                let records: Array = request.result().map_err(|e| failed(&e))?.unchecked_into();
-                let value = JsValue::from_str("value");
-                Ok(records
+                let rows = js::stored_elements(&request.result().map_err(|e| failed(&e))?);
+                if !records {
+                    return Ok(rows);
+                }
+                let value = js::name("value");
+                Ok(rows
                     .iter()
                     .rev()
-                    .map(|r| Reflect::get(&r, &value).unwrap_or(JsValue::UNDEFINED))
+                    .map(|r| Reflect::get(r, &value).unwrap_or(JsValue::UNDEFINED))
                     .collect())
             }
             Err(_) => Err(match request.error() {
                 Ok(Some(e)) => failed(&e.into()),
                 _ => SessionError::new(
                     SessionErrorCode::StorageError,
-                    format!("{doing}: reading the newest items failed"),
+                    format!("{}: reading the newest items failed", tx.doing),
                 ),
             }),
         }
-    }))
+    }
+}
+
+/// Waits for a read sent before the call ends, so that none ends unobserved; its result, if one
+/// was sent.
+async fn finish<F: Future>(sent: Option<F>) -> Option<F::Output> {
+    match sent {
+        Some(sent) => Some(sent.await),
+        None => None,
+    }
 }
 
 /// The newest items within `limit`, oldest first: one bounded read of `limit` rows, sent with the
@@ -165,22 +202,47 @@ pub(super) fn newest_rows(
 pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Result<Vec<JsValue>> {
     let tx = t.begin(conn, "getItems", TransactionMode::ReadOnly)?;
     tx.run(async |tx| {
-        let sent = match limit {
-            Limit::Newest(n) if n > 0 => newest_rows(tx, t.session_id, n)?,
+        // The rows are asked with the record, in one round trip: the range the record named
+        // when this object last saw it (the same snapshot answers both, so rows read where the
+        // record still names them are its rows), else the newest rows by `getAllRecords`.
+        let guess = match limit {
+            Limit::Newest(n) if n > 0 => t
+                .seen
+                .get()
+                .and_then(|(first, count)| newest_range(first, count, limit)),
             _ => None,
         };
-        let record = match read_record(tx, t.session_id).await? {
-            None => return Ok(Vec::new()),
-            Some(r) => r,
+        let sent = match (guess, limit) {
+            (Some(range), _) => Some((range_request(tx, t.session_id, range)?, false)),
+            (None, Limit::Newest(n)) if n > 0 => {
+                newest_request(tx, t.session_id, n)?.map(|request| (request, true))
+            }
+            _ => None,
+        }
+        .map(|(request, records)| sent_rows(tx, request, records));
+        let record = match read_record(tx, t.session_id).await {
+            Ok(Some(r)) => r,
+            other => {
+                finish(sent).await;
+                t.seen.set(None);
+                return other.map(|_| Vec::new());
+            }
         };
         if let Err(e) = record.check_owner(t.user_id) {
-            // Let the read already sent finish first, so that aborting does not fail it unobserved.
-            if let Some(sent) = sent {
-                let _ = sent.await;
-            }
+            finish(sent).await;
             return Err(e);
         }
-        let rows = rows_in(tx, &record, record.newest_range(limit), sent).await?;
+        let range = record.newest_range(limit);
+        t.saw(&record);
+        let sent = match guess {
+            // The history changed since: the guessed rows are not the ones to return.
+            Some(guessed) if Some(guessed) != range => {
+                finish(sent).await;
+                None
+            }
+            _ => sent,
+        };
+        let rows = rows_in(tx, &record, range, sent).await?;
         items_of(&rows, t.session_id)
     })
     .await
@@ -207,10 +269,7 @@ pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Re
             Some(false),
         )
         .map_err(|e| tx.fail(e))?;
-        let index = tx
-            .store(MESSAGES_STORE)?
-            .index(BY_TURN_INDEX)
-            .map_err(|e| tx.fail(e))?;
+        let index = tx.index(MESSAGES_STORE, BY_TURN_INDEX)?;
         // A window that leaves out the head of the history (turn 0, before the first user
         // message) still shows a compaction summary there: its rows are asked at once. Only a
         // history that was compacted has one (a compaction archives what it replaced), so no
@@ -374,6 +433,7 @@ pub async fn add_items(
         record.check_owner(t.user_id)?;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let placements = record.append(&starts, now)?;
+        t.saw(&record);
         record.grow(js::items_size(items.iter().map(|(item, _)| item)));
         give_default_title(&record.stored, &items);
         let messages = tx.store(MESSAGES_STORE)?;
@@ -391,7 +451,36 @@ pub async fn add_items(
 pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Option<JsValue>> {
     let tx = t.begin(conn, "popItem", TransactionMode::ReadWrite)?;
     tx.run(async |tx| {
-        let Some(mut record) = read_record(tx, t.session_id).await? else {
+        let messages = tx.store(MESSAGES_STORE)?;
+        // The newest row and the one before it (for the turn the history then ends in), both
+        // sent before either is awaited.
+        let ask = |seq: u64, count: u64| -> Result<_> {
+            let get = |seq| {
+                messages
+                    .get(message_key(t.session_id, seq))
+                    .map(listening)
+                    .map_err(|e| tx.fail(e))
+            };
+            let newest = get(seq)?;
+            let previous = if count > 1 { Some(get(seq - 1)?) } else { None };
+            Ok(async move {
+                let newest = newest.await;
+                (newest, finish(previous).await)
+            })
+        };
+        // Where this object has seen the session, they are asked with the record, in one round
+        // trip, and used if the record still names them.
+        let guess = match t.seen.get() {
+            Some((first, count)) if count > 0 => Some((first + count - 1, count)),
+            _ => None,
+        };
+        let asked = match guess {
+            Some((seq, count)) => Some(ask(seq, count)?),
+            None => None,
+        };
+        let record = read_record(tx, t.session_id).await;
+        let asked = finish(asked).await;
+        let Some(mut record) = record? else {
             return Ok(None);
         };
         record.check_owner(t.user_id)?;
@@ -402,24 +491,13 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
         let Some(seq) = record.newest_seq() else {
             return Ok(None);
         };
-        let messages = tx.store(MESSAGES_STORE)?;
-        // Both reads are sent before either is awaited: one round trip.
-        let newest = listening(
-            messages
-                .get(message_key(t.session_id, seq))
-                .map_err(|e| tx.fail(e))?,
-        );
-        let previous = match seq.checked_sub(1) {
-            Some(p) if record.item_count > 1 => Some(listening(
-                messages
-                    .get(message_key(t.session_id, p))
-                    .map_err(|e| tx.fail(e))?,
-            )),
-            _ => None,
+        let (newest, previous) = match (guess, asked) {
+            (Some(guess), Some(rows)) if guess == (seq, record.item_count) => rows,
+            _ => ask(seq, record.item_count)?.await,
         };
-        let newest = newest.await.map_err(|e| tx.fail(e))?;
+        let newest = newest.map_err(|e| tx.fail(e))?;
         let previous_turn = match previous {
-            Some(p) => match p.await.map_err(|e| tx.fail(e))? {
+            Some(p) => match p.map_err(|e| tx.fail(e))? {
                 Some(row) => Some(turn_of(&row).ok_or_else(|| {
                     damaged_items(
                         t.session_id,
@@ -437,6 +515,7 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
             ));
         };
         record.pop(previous_turn, now);
+        t.saw(&record);
         record.shrink(js::json_size(&item));
         messages
             .delete(message_key(t.session_id, seq))
@@ -466,6 +545,7 @@ pub async fn clear_session(conn: &Connection, t: &Target<'_>, now: f64) -> Resul
             return branches::clear_in(tx, t, Loaded::from(record)?, MAIN, now).await;
         }
         record.clear(now);
+        t.saw(&record);
         delete_session_data(tx, t.session_id)?;
         branches::delete_all(tx, t.session_id)?;
         write_record(tx, &record)
@@ -496,7 +576,6 @@ pub(super) fn user_records(
     tx: &Tx,
     user: Option<&str>,
 ) -> Result<idb::request::GetAllStoreRequest> {
-    let store = tx.store(SESSIONS_STORE)?;
     let request = match user {
         Some(u) => {
             let u = JsValue::from_str(u);
@@ -507,13 +586,12 @@ pub(super) fn user_records(
                 Some(false),
             )
             .map_err(|e| tx.fail(e))?;
-            store
-                .index(BY_USER_INDEX)
-                .and_then(|index| index.get_all(Some(range.into()), None))
+            tx.index(SESSIONS_STORE, BY_USER_INDEX)?
+                .get_all(Some(range.into()), None)
         }
-        None => store
-            .index(BY_UPDATED_INDEX)
-            .and_then(|index| index.get_all(None, None)),
+        None => tx
+            .index(SESSIONS_STORE, BY_UPDATED_INDEX)?
+            .get_all(None, None),
     };
     request.map_err(|e| tx.fail(e))
 }

@@ -17,7 +17,7 @@ use super::tx::storage_error;
 /// `null`, and the counters consistent with each other.
 pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
     // A stored record is plain data: reading it runs nothing but IndexedDB's own copy.
-    let get = |key: &str| js::get(value, key).unwrap_or(JsValue::UNDEFINED);
+    let get = |key: &'static str| js::get(value, key).unwrap_or(JsValue::UNDEFINED);
     let id = get("id").as_string();
     let damaged = |what: String| {
         SessionError::new(
@@ -32,8 +32,7 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
         Some(n) => number_text(n),
         None => describe(v),
     };
-    let count = |key: &str| {
-        let v = get(key);
+    let counted = |key: &str, v: JsValue| {
         v.as_f64().and_then(safe_count).ok_or_else(|| {
             damaged(format!(
                 "{key} is {}, not a safe non-negative integer",
@@ -41,15 +40,16 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
             ))
         })
     };
-    let time = |key: &str| {
+    let count = |key: &'static str| counted(key, get(key));
+    let time = |key: &'static str| {
         let v = get(key);
         v.as_f64()
             .filter(|n| n.is_finite())
             .ok_or_else(|| damaged(format!("{key} is {}, not a time", shown(&v))))
     };
-    let optional_count = |key: &str| match get(key).is_undefined() {
-        true => Ok(0),
-        false => count(key),
+    let optional_count = |key: &'static str| match get(key) {
+        v if v.is_undefined() => Ok(0),
+        v => counted(key, v),
     };
     let user = get("userId");
     let record = SessionRecord {
@@ -154,7 +154,7 @@ impl StoredRecord {
         }
         // The stored object is IndexedDB's own copy: setting its fields touches nothing else.
         for (key, value) in &fields {
-            let _ = Reflect::set(&self.stored, &JsValue::from_str(key), value);
+            let _ = Reflect::set(&self.stored, &js::name(key), value);
         }
         self.stored.clone()
     }
@@ -245,8 +245,9 @@ pub fn message_key(session_id: &str, seq: u64) -> JsValue {
 
 /// A session's messages with `lo <= seq <= hi`.
 pub fn messages_between(session_id: &str, lo: f64, hi: f64) -> Result<Query> {
-    let lower = Array::of2(&JsValue::from_str(session_id), &JsValue::from_f64(lo));
-    let upper = Array::of2(&JsValue::from_str(session_id), &JsValue::from_f64(hi));
+    let id = JsValue::from_str(session_id);
+    let lower = Array::of2(&id, &JsValue::from_f64(lo));
+    let upper = Array::of2(&id, &JsValue::from_f64(hi));
     KeyRange::bound(&lower, &upper, Some(false), Some(false))
         .map(Query::from)
         .map_err(|e| storage_error(&e, "selecting a session's messages"))
@@ -282,7 +283,7 @@ pub fn rows_size<'a>(rows: impl IntoIterator<Item = &'a JsValue>) -> u64 {
 
 /// The items of message rows, in order. A row without an item means the session is damaged.
 pub fn items_of(rows: &[JsValue], session_id: &str) -> Result<Vec<JsValue>> {
-    let key = JsValue::from_str("item");
+    let key = js::name("item");
     rows.iter()
         .map(|row| {
             Reflect::get(row, &key)

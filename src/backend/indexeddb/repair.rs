@@ -93,7 +93,7 @@ pub async fn repair_session(
         );
         // The operation log and the archive keep their numbering: the next number of each is
         // one past its newest key.
-        let next_after = |store: &str| -> Result<_> {
+        let next_after = |store: &'static str| -> Result<_> {
             Ok(listening(
                 tx.store(store)?
                     .get_all_keys(Some(all_of_session(session_id)?), None)
@@ -140,7 +140,7 @@ pub async fn repair_session(
             .zip(&rows)
             .zip(&items)
             .map(|((key, row), item)| {
-                let text = |key: &str| {
+                let text = |key: &'static str| {
                     let item = item.as_ref()?;
                     js::get(item, key).ok()?.as_string()
                 };

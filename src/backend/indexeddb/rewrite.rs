@@ -122,9 +122,8 @@ pub async fn apply_transaction(
             &JsValue::from_str(&transaction.operation_id),
         );
         let applied = listening(
-            tx.store(OPERATIONS_STORE)?
-                .index(BY_OPERATION_INDEX)
-                .and_then(|index| index.get(JsValue::from(key)))
+            tx.index(OPERATIONS_STORE, BY_OPERATION_INDEX)?
+                .get(JsValue::from(key))
                 .map_err(|e| tx.fail(e))?,
         );
         let sent = match suffix {
@@ -340,7 +339,8 @@ pub(super) fn mutate(
     mutations: Vec<FunctionCallReplacement>,
 ) -> Vec<bool> {
     let mut replaced = vec![false; items.len()];
-    let text = |item: &JsValue, key: &str| js::get(item, key).ok().and_then(|v| v.as_string());
+    let text =
+        |item: &JsValue, key: &'static str| js::get(item, key).ok().and_then(|v| v.as_string());
     for mutation in mutations {
         let call_ids: Vec<Option<String>> = items
             .iter()
@@ -395,7 +395,8 @@ pub async fn apply_mutations(
         if !replaced.contains(&true) {
             return Ok(());
         }
-        let text = |item: &JsValue, key: &str| js::get(item, key).ok().and_then(|v| v.as_string());
+        let text =
+            |item: &JsValue, key: &'static str| js::get(item, key).ok().and_then(|v| v.as_string());
         let stored: Vec<StoredRow> = rows
             .iter()
             .zip(&items)

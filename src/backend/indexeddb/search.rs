@@ -95,10 +95,7 @@ pub async fn search(
     )?;
     tx.run(async |tx| {
         let owner = owner_prefix(user);
-        let index = tx
-            .store(MESSAGES_STORE)?
-            .index(BY_TERM_INDEX)
-            .map_err(|e| tx.fail(e))?;
+        let index = tx.index(MESSAGES_STORE, BY_TERM_INDEX)?;
         // The keys of every term's items (at most LIST_AT_MOST each), all asked at once, with
         // the user's sessions. A list's length is its term's count of items.
         let records = listening(user_records(tx, user)?);
@@ -126,7 +123,7 @@ pub async fn search(
             if owned.as_deref() != user || only.is_some_and(|ids| !ids.contains(&id)) {
                 continue;
             }
-            let number = |key: &str| js::get(record, key).ok().and_then(|v| v.as_f64());
+            let number = |key: &'static str| js::get(record, key).ok().and_then(|v| v.as_f64());
             documents += number("itemCount").unwrap_or(0.0) as u64;
             let updated = number("updatedAt").unwrap_or(0.0);
             let (first, next) = (number("firstSeq"), number("nextSeq"));

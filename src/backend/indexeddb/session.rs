@@ -1,6 +1,6 @@
 //! The state behind one `IndexedDbSession` object: which database, which session, as whom.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use wasm_bindgen::JsValue;
@@ -28,6 +28,8 @@ pub struct IdbSessionState {
     branch: RefCell<String>,
     /// Whether the search index takes tool calls' arguments and outputs of this object's writes.
     index_tools: bool,
+    /// See [`Target::seen`].
+    seen: Cell<Option<(u64, u64)>>,
 }
 
 impl IdbSessionState {
@@ -45,6 +47,7 @@ impl IdbSessionState {
             user_id,
             branch: RefCell::new(branch),
             index_tools,
+            seen: Cell::new(None),
         }
     }
 
@@ -53,6 +56,7 @@ impl IdbSessionState {
             session_id: &self.core.session_id,
             user_id: self.user_id.as_deref(),
             index_tools: self.index_tools,
+            seen: &self.seen,
         }
     }
 
@@ -76,7 +80,7 @@ impl IdbSessionState {
     /// The object [`Self::context`] describes, with default settings (the methods the second
     /// module serves read none).
     pub fn from_context(context: &JsValue) -> Result<Self> {
-        let text = |key: &str| js::get(context, key).ok().and_then(|v| v.as_string());
+        let text = |key: &'static str| js::get(context, key).ok().and_then(|v| v.as_string());
         let (Some(db_name), Some(session_id), Some(branch)) =
             (text("dbName"), text("sessionId"), text("branch"))
         else {

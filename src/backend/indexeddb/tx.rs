@@ -3,13 +3,28 @@
 //! waits for the commit. IndexedDB failures become the library's error codes here, and only here.
 
 use idb::{Transaction, TransactionMode, TransactionResult};
-use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{DomException, IdbTransaction};
+use js_sys::Array;
+use wasm_bindgen::prelude::*;
+use web_sys::{DomException, IdbIndex, IdbObjectStore, IdbTransaction};
 
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 
 use super::open::Connection;
-use crate::backend::js::error_text;
+use crate::backend::js::{self, error_text};
+
+#[wasm_bindgen]
+extern "C" {
+    /// A transaction or an object store, for `objectStore` and `index` with a name already made
+    /// into a JS string (`js::name`): the `web-sys` methods take a Rust string and decode it
+    /// again on every call.
+    type Named;
+
+    #[wasm_bindgen(method, catch, js_name = objectStore)]
+    fn object_store(this: &Named, name: &JsValue) -> std::result::Result<IdbObjectStore, JsValue>;
+
+    #[wasm_bindgen(method, catch, js_name = index)]
+    fn index(this: &Named, name: &JsValue) -> std::result::Result<IdbIndex, JsValue>;
+}
 
 /// Maps an IndexedDB failure to the library's error codes. `doing` says what was under way.
 pub(super) fn storage_error(error: &idb::Error, doing: &str) -> SessionError {
@@ -97,15 +112,15 @@ pub(super) struct Tx {
 impl Tx {
     pub fn begin(
         conn: &Connection,
-        stores: &[&str],
+        stores: &[&'static str],
         mode: TransactionMode,
         doing: String,
     ) -> Result<Tx> {
-        let tx = conn
-            .db
-            .transaction(stores, mode)
-            .map_err(|e| storage_error(&e, &doing))?;
-        let raw: IdbTransaction = tx.into();
+        let names: Array = stores.iter().map(|s| js::name(s)).collect();
+        let raw = conn
+            .raw()
+            .transaction_with_str_sequence_and_mode(&names, mode.into())
+            .map_err(|e| dom_error(&e, &doing))?;
         Ok(Tx {
             tx: Transaction::from(raw.clone()),
             raw,
@@ -130,14 +145,25 @@ impl Tx {
         }
     }
 
-    pub fn store(&self, name: &str) -> Result<idb::ObjectStore> {
-        self.tx
-            .object_store(name)
-            .map_err(|e| storage_error(&e, &self.doing))
+    pub fn store(&self, name: &'static str) -> Result<idb::ObjectStore> {
+        self.raw
+            .unchecked_ref::<Named>()
+            .object_store(&js::name(name))
+            .map(idb::ObjectStore::from)
+            .map_err(|e| self.thrown(&e))
+    }
+
+    /// The index `name` of the object store `store`.
+    pub fn index(&self, store: &'static str, name: &'static str) -> Result<idb::Index> {
+        JsValue::from(self.store(store)?)
+            .unchecked_ref::<Named>()
+            .index(&js::name(name))
+            .map(idb::Index::from)
+            .map_err(|e| self.thrown(&e))
     }
 
     /// The value stored under the string key `key` in `store`, or `None`.
-    pub async fn get(&self, store: &str, key: &str) -> Result<Option<JsValue>> {
+    pub async fn get(&self, store: &'static str, key: &str) -> Result<Option<JsValue>> {
         self.store(store)?
             .get(JsValue::from_str(key))
             .map_err(|e| self.fail(e))?
