@@ -63,6 +63,19 @@ pub fn newest_range(first_seq: u64, item_count: u64, limit: Limit) -> Option<(u6
     Some((first_seq + start, first_seq + end - 1))
 }
 
+/// [`SessionRecord::oldest_turn_of`] for a history of `item_count` items whose newest turn is
+/// `last_turn`.
+pub fn oldest_turn(item_count: u64, last_turn: u64, turns: Limit) -> Option<u64> {
+    if item_count == 0 {
+        return None;
+    }
+    match turns {
+        Limit::All => Some(0),
+        Limit::Newest(0) => None,
+        Limit::Newest(n) => Some((last_turn + 1).saturating_sub(n)),
+    }
+}
+
 impl SessionRecord {
     pub fn new(id: &str, user_id: Option<&str>, now: f64) -> Self {
         SessionRecord {
@@ -227,14 +240,7 @@ impl SessionRecord {
     /// The oldest turn among the newest `turns` whole turns: a read of those turns takes every
     /// item whose turn is at least this. `None` when it takes nothing.
     pub fn oldest_turn_of(&self, turns: Limit) -> Option<u64> {
-        if self.item_count == 0 {
-            return None;
-        }
-        match turns {
-            Limit::All => Some(0),
-            Limit::Newest(0) => None,
-            Limit::Newest(n) => Some((self.last_turn + 1).saturating_sub(n)),
-        }
+        oldest_turn(self.item_count, self.last_turn, turns)
     }
 
     /// How many turns the history holds that start at a user message.

@@ -429,7 +429,7 @@ describe('indexeddb: durability and sharing', () => {
     await context.close();
   });
 
-  test('a newest-n read asks for the rows with the record, and reads what the history holds after another object changed it', async () => {
+  test('a newest-n read, a pop and a newest-turns read ask for the rows with the record, and read what the history holds after another object changed it', async () => {
     const { context, page } = await openHarness(env);
     const r = await page.evaluate(async () => {
       const id = `asked-with-the-record-${Math.random()}`;
@@ -468,10 +468,21 @@ describe('indexeddb: durability and sharing', () => {
       popped.push(await pop(), await pop());
       await b.addItems([m(10)]);
       popped.push(await pop(), await pop(), await pop());
-      return { reads, popped, byKnownObject, byNewObject: asked.getAllRecords - byKnownObject };
+      // And reads of the newest turns (each of these items opens a turn).
+      const turns = [];
+      const newestTurns = async () => (await a.getRecentTurns(2)).map((i) => i.content);
+      await a.addItems([m(11), m(12)]);
+      turns.push(await newestTurns());
+      await b.addItems([m(13)]);
+      turns.push(await newestTurns());
+      await b.popItem();
+      await b.addItems([m(14)]);
+      turns.push(await newestTurns());
+      return { reads, popped, turns, byKnownObject, byNewObject: asked.getAllRecords - byKnownObject };
     });
     assert.deepEqual(r.reads, [['m3', 'm4'], ['m4', 'm5'], ['m2', 'm3'], ['m2', 'm6'], [], ['m7']]);
     assert.deepEqual(r.popped, ['m9', 'm8', 'm10', 'm7', undefined]);
+    assert.deepEqual(r.turns, [['m11', 'm12'], ['m12', 'm13'], ['m12', 'm14']]);
     // An object that has seen the session asks for the range its record named then; a new one
     // asks for the newest rows.
     assert.equal(r.byKnownObject, 0);

@@ -18,7 +18,7 @@ use crate::core::schema::{
     ARCHIVE_STORE, BY_TURN_INDEX, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE,
     OPERATIONS_STORE, SESSIONS_STORE, SESSION_STORES,
 };
-use crate::core::session::{newest_range, SessionRecord};
+use crate::core::session::{newest_range, oldest_turn, SessionRecord};
 
 use super::branches::{self, has_branches, Loaded};
 use super::open::Connection;
@@ -34,15 +34,20 @@ pub struct Target<'a> {
     pub user_id: Option<&'a str>,
     /// Whether the search index takes tool calls' arguments and outputs of the rows written.
     pub index_tools: bool,
-    /// The main history's extent (`firstSeq`, `itemCount`) when this object last read or wrote
-    /// the session record: what a read of the newest items asks for before the record says it.
-    pub seen: &'a Cell<Option<(u64, u64)>>,
+    /// The main history's extent (`firstSeq`, `itemCount`, `lastTurn`) when this object last
+    /// read or wrote the session record: what a read of the newest items or turns asks for
+    /// before the record says it.
+    pub seen: &'a Cell<Option<(u64, u64, u64)>>,
 }
 
 impl Target<'_> {
     /// Remembers the extent of `record` for the next read (see [`Target::seen`]).
     fn saw(&self, record: &SessionRecord) {
-        self.seen.set(Some((record.first_seq, record.item_count)));
+        self.seen.set(Some((
+            record.first_seq,
+            record.item_count,
+            record.last_turn,
+        )));
     }
 }
 
@@ -209,7 +214,7 @@ pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Resul
             Limit::Newest(n) if n > 0 => t
                 .seen
                 .get()
-                .and_then(|(first, count)| newest_range(first, count, limit)),
+                .and_then(|(first, count, _)| newest_range(first, count, limit)),
             _ => None,
         };
         let sent = match (guess, limit) {
@@ -254,22 +259,42 @@ pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Resul
 pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Result<Vec<JsValue>> {
     let tx = t.begin(conn, "getRecentTurns", TransactionMode::ReadOnly)?;
     tx.run(async |tx| {
-        let Some(record) = read_record(tx, t.session_id).await? else {
+        let index = tx.index(MESSAGES_STORE, BY_TURN_INDEX)?;
+        let sid = JsValue::from_str(t.session_id);
+        let ask = |oldest: u64| -> Result<_> {
+            let range = KeyRange::bound(
+                &Array::of2(&sid, &JsValue::from_f64(oldest as f64)),
+                &Array::of2(&sid, &JsValue::from_f64(f64::INFINITY)),
+                Some(false),
+                Some(false),
+            )
+            .map_err(|e| tx.fail(e))?;
+            index
+                .get_all(Some(range.into()), None)
+                .map(listening)
+                .map_err(|e| tx.fail(e))
+        };
+        // Where this object has seen the session, the rows of the turns its record named then
+        // are asked with the record, in one round trip, and used if it still names them (as
+        // `get_items` does).
+        let guess = t
+            .seen
+            .get()
+            .and_then(|(_, count, last)| oldest_turn(count, last, turns));
+        let asked = match guess {
+            Some(oldest) => Some(ask(oldest)?),
+            None => None,
+        };
+        let record = read_record(tx, t.session_id).await;
+        let asked = finish(asked).await;
+        let Some(record) = record? else {
             return Ok(Vec::new());
         };
         record.check_owner(t.user_id)?;
+        t.saw(&record);
         let Some(oldest) = record.oldest_turn_of(turns) else {
             return Ok(Vec::new());
         };
-        let sid = JsValue::from_str(t.session_id);
-        let range = KeyRange::bound(
-            &Array::of2(&sid, &JsValue::from_f64(oldest as f64)),
-            &Array::of2(&sid, &JsValue::from_f64(f64::INFINITY)),
-            Some(false),
-            Some(false),
-        )
-        .map_err(|e| tx.fail(e))?;
-        let index = tx.index(MESSAGES_STORE, BY_TURN_INDEX)?;
         // A window that leaves out the head of the history (turn 0, before the first user
         // message) still shows a compaction summary there: its rows are asked at once. Only a
         // history that was compacted has one (a compaction archives what it replaced), so no
@@ -279,11 +304,11 @@ pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Re
             _ if record.archived_count == 0 => None,
             _ => Some(head_rows(tx, &index, &sid)?),
         };
-        let rows = index
-            .get_all(Some(range.into()), None)
-            .map_err(|e| tx.fail(e))?
-            .await
-            .map_err(|e| tx.fail(e))?;
+        let rows = match (guess, asked) {
+            (Some(guess), Some(rows)) if guess == oldest => rows,
+            _ => ask(oldest)?.await,
+        }
+        .map_err(|e| tx.fail(e))?;
         let summaries = match head {
             Some(head) => head.await.map_err(|e| tx.fail(e))?,
             None => Vec::new(),
@@ -471,7 +496,7 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
         // Where this object has seen the session, they are asked with the record, in one round
         // trip, and used if the record still names them.
         let guess = match t.seen.get() {
-            Some((first, count)) if count > 0 => Some((first + count - 1, count)),
+            Some((first, count, _)) if count > 0 => Some((first + count - 1, count)),
             _ => None,
         };
         let asked = match guess {

@@ -29,7 +29,7 @@ pub struct IdbSessionState {
     /// Whether the search index takes tool calls' arguments and outputs of this object's writes.
     index_tools: bool,
     /// See [`Target::seen`].
-    seen: Cell<Option<(u64, u64)>>,
+    seen: Cell<Option<(u64, u64, u64)>>,
 }
 
 impl IdbSessionState {
