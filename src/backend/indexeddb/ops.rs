@@ -49,9 +49,7 @@ impl Target<'_> {
             record.last_turn,
         )));
     }
-}
 
-impl Target<'_> {
     /// A transaction over the sessions and messages stores, for `what`.
     pub(super) fn begin(&self, conn: &Connection, what: &str, mode: TransactionMode) -> Result<Tx> {
         self.begin_over(conn, what, mode, &[SESSIONS_STORE, MESSAGES_STORE])
@@ -191,9 +189,10 @@ fn sent_rows(
     }
 }
 
-/// Waits for a read sent before the call ends, so that none ends unobserved; its result, if one
-/// was sent.
-async fn finish<F: Future>(sent: Option<F>) -> Option<F::Output> {
+/// The result of a read sent with the session record, if one was: awaited as soon as the record
+/// has come (it comes in the same round trip), so that no read is left unobserved when the call
+/// ends early.
+pub(super) async fn finish<F: Future>(sent: Option<F>) -> Option<F::Output> {
     match sent {
         Some(sent) => Some(sent.await),
         None => None,
@@ -225,26 +224,18 @@ pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Resul
             _ => None,
         }
         .map(|(request, records)| sent_rows(tx, request, records));
-        let record = match read_record(tx, t.session_id).await {
-            Ok(Some(r)) => r,
-            other => {
-                finish(sent).await;
-                t.seen.set(None);
-                return other.map(|_| Vec::new());
-            }
+        let record = read_record(tx, t.session_id).await;
+        let sent = finish(sent).await;
+        let Some(record) = record? else {
+            t.seen.set(None);
+            return Ok(Vec::new());
         };
-        if let Err(e) = record.check_owner(t.user_id) {
-            finish(sent).await;
-            return Err(e);
-        }
+        record.check_owner(t.user_id)?;
         let range = record.newest_range(limit);
         t.saw(&record);
         let sent = match guess {
             // The history changed since: the guessed rows are not the ones to return.
-            Some(guessed) if Some(guessed) != range => {
-                finish(sent).await;
-                None
-            }
+            Some(guessed) if Some(guessed) != range => None,
             _ => sent,
         };
         let rows = rows_in(tx, &record, range, sent).await?;
@@ -384,16 +375,16 @@ pub async fn update(conn: &Connection, t: &Target<'_>, changes: &Changes, now: f
 }
 
 /// The rows of `range` (inclusive sequence numbers), oldest first, checked against the record:
-/// exactly the rows it names, or `CORRUPT_SESSION`. `sent` is a `getAllRecords` read of the
-/// newest rows already under way (see [`newest_rows`]), else the range is read now.
+/// exactly the rows it names, or `CORRUPT_SESSION`. `sent` is what a read of the rows sent with
+/// the record gave (see [`newest_rows`]), else the range is read now.
 pub(super) async fn rows_in(
     tx: &Tx,
     record: &SessionRecord,
     range: Option<(u64, u64)>,
-    sent: Option<impl Future<Output = Result<Vec<JsValue>>>>,
+    sent: Option<Result<Vec<JsValue>>>,
 ) -> Result<Vec<JsValue>> {
     if let Some(sent) = sent {
-        let rows = sent.await?;
+        let rows = sent?;
         // Keys are unique and ordered: when as many rows came as the range the record names
         // holds, and the oldest and newest of them are its ends, every row between is there.
         let sound = match range {

@@ -25,7 +25,7 @@ use crate::core::transaction::{
 
 use super::branches::add_usage_in;
 use super::open::Connection;
-use super::ops::{newest_rows, read_record, rows_in, write_record, Target};
+use super::ops::{finish, newest_rows, read_record, rows_in, write_record, Target};
 use super::record::{
     all_of_session, item_of, items_of, message_key, messages_between, rows_size, turn_of, Indexer,
     RowWriter, StoredRecord,
@@ -130,16 +130,9 @@ pub async fn apply_transaction(
             0 => None,
             n => newest_rows(tx, t.session_id, n)?,
         };
-        let mut record = match record_for(tx, t, now).await {
-            Ok(record) => record,
-            Err(e) => {
-                // Let the read already sent finish, so that aborting does not fail it unobserved.
-                if let Some(sent) = sent {
-                    let _ = sent.await;
-                }
-                return Err(e);
-            }
-        };
+        let record = record_for(tx, t, now).await;
+        let sent = finish(sent).await;
+        let mut record = record?;
         let applied = applied.await.map_err(|e| tx.fail(e))?;
         let applied_digest = applied
             .as_ref()
@@ -147,9 +140,6 @@ pub async fn apply_transaction(
             .and_then(|d| d.as_string());
         if super::branches::has_branches(&record.stored) {
             // Other branches may show the suffix: the general path keeps their copies.
-            if let Some(sent) = sent {
-                let _ = sent.await;
-            }
             let l = super::branches::Loaded::from(record)?;
             let taken = TakenTransaction {
                 transaction,
@@ -258,13 +248,7 @@ pub(super) fn log_operation(
 /// Every row of the session, oldest first, checked against its record.
 async fn all_rows(tx: &Tx, record: &SessionRecord) -> Result<Vec<JsValue>> {
     let range = record.newest_range(crate::core::history::Limit::All);
-    rows_in(
-        tx,
-        record,
-        range,
-        None::<std::future::Ready<Result<Vec<JsValue>>>>,
-    )
-    .await
+    rows_in(tx, record, range, None).await
 }
 
 /// Replaces the whole history by `items` in one transaction. With `options.archive`, the
