@@ -1,13 +1,14 @@
 // The package entry: instantiates the WebAssembly module once, then exposes the API.
 // Works as a plain ES module over HTTP and in bundlers that understand
 // `new URL('…', import.meta.url)` (Vite, webpack 5, Rollup, esbuild).
+import { sessionsWasm } from './sessions_wasm.js'; // first: its download starts before the rest is evaluated
 import init, * as wasm from './agent_sessions.js';
 import { publish, subscribeSession, watchSessions as watch } from './events.js';
 import { exportSessions, importSessions as importBackup } from './backup.js';
 import { sessionError } from './errors.js';
 import { extras, memory } from './load_extras.js';
 
-await init({ module_or_path: new URL('./agent_sessions_bg.wasm', import.meta.url) });
+await init({ module_or_path: sessionsWasm });
 
 // An opened database whose rows were written before the search index existed (or hold the terms
 // of an older tokeniser) gets them indexed in the background by the second module, which holds

@@ -22,3 +22,5 @@ try {
 } catch (e) {
   window.result = { error: String(e?.stack ?? e) };
 }
+// What the harness waits for (bench/browser.mjs, freshLoad).
+console.log('bench:result');
