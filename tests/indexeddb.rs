@@ -50,6 +50,7 @@ fn target(session_id: &str) -> Target<'_> {
         user_id: Some("tester"),
         index_tools: false,
         seen: Box::leak(Box::new(Cell::new(None))),
+        seen_view: Box::leak(Box::new(Cell::new(None))),
     }
 }
 

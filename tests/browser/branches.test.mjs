@@ -238,6 +238,71 @@ test('pop and clear on a branch leave its parent intact, and on the parent leave
   assert.deepEqual(r.counts, [['main', 1], ['edit', 0], ['tip', 5]]);
 });
 
+test('a read of a branch\'s newest items asks for the rows it read last time with the record, and reads what the branch holds after another object changed it', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(
+    async ({ id, chat }) => {
+      const maker = new lib.IndexedDbSession(id);
+      await maker.addItems(chat);
+      await maker.createBranchFromTurn(3, 'edit');
+      const a = new lib.IndexedDbSession(id, { branch: 'edit' });
+      const b = new lib.IndexedDbSession(id, { branch: 'edit' });
+      const onMain = new lib.IndexedDbSession(id);
+      // The message rows each read asks for.
+      let rowReads = 0;
+      const getAll = IDBObjectStore.prototype.getAll;
+      IDBObjectStore.prototype.getAll = function (...args) {
+        if (this.name === 'agent_messages') rowReads += 1;
+        return getAll.apply(this, args);
+      };
+      const reads = [];
+      const asked = [];
+      const read = async () => {
+        const before = rowReads;
+        reads.push((await a.getItems(3)).map((i) => i.content));
+        asked.push(rowReads - before);
+      };
+      await read(); // a new object: the record, then the rows it names
+      await read(); // nothing changed: the rows asked with the record are the ones
+      await b.addItems([{ role: 'user', content: 'q3 edited' }]);
+      await read(); // the branch grew: its own rows now, besides main's
+      await read();
+      await b.popItem();
+      await b.addItems([{ role: 'user', content: 'q3 again' }]);
+      await read(); // as long as before, another newest item
+      // Main gives up rows the branch shows: they are copied to the branch's own storage.
+      await onMain.popItem();
+      await onMain.popItem();
+      await onMain.popItem();
+      await read();
+      await read();
+      await b.clearSession();
+      await read();
+      await b.addItems([{ role: 'user', content: 'fresh' }]);
+      await read();
+      IDBObjectStore.prototype.getAll = getAll;
+      return { reads, asked, main: (await onMain.getItems()).map((i) => i.content) };
+    },
+    { id: fresh('asked-with-record'), chat: turns(3) },
+  );
+  assert.deepEqual(r.reads, [
+    ['a1', 'q2', 'a2'],
+    ['a1', 'q2', 'a2'],
+    ['q2', 'a2', 'q3 edited'],
+    ['q2', 'a2', 'q3 edited'],
+    ['q2', 'a2', 'q3 again'],
+    ['q2', 'a2', 'q3 again'],
+    ['q2', 'a2', 'q3 again'],
+    [],
+    ['fresh'],
+  ]);
+  assert.deepEqual(r.main, ['q1', 'a1', 'q2']);
+  // One request per part of storage the view spans (main's rows, the branch's own): the parts
+  // the last read named, sent with the record, and the parts the record names after it only
+  // where they differ (a new object; the branch grown; main's rows copied to the branch).
+  assert.deepEqual(r.asked, [1, 1, 1 + 2, 2, 2, 2 + 2, 2, 2, 1]);
+});
+
 test('delete a branch; the branch used last survives a reload; branches of branches keep what they show', async () => {
   const { page } = await openHarness(env);
   const id = fresh('reload');

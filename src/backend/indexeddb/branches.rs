@@ -31,7 +31,7 @@ use crate::core::session::{resized, safe_count};
 use crate::core::transaction::{check_whole_history, Outcome};
 
 use super::open::Connection;
-use super::ops::{head_rows, read_record, summary_head, write_record, Target};
+use super::ops::{finish, head_rows, read_record, summary_head, write_record, SeenView, Target};
 use super::record::{all_of_session, damaged_items, items_of, seq_of, turn_of, StoredRecord};
 use super::tx::{listening, storage_error, Tx};
 
@@ -261,6 +261,16 @@ async fn load_branch(tx: &Tx, t: &Target<'_>, id: &str) -> Result<Option<Loaded>
 /// Reads the rows of `segments` (oldest first), one request per segment, all sent before any is
 /// awaited; each must hold every row it names.
 async fn read_segments(tx: &Tx, session_id: &str, segments: &[Segment]) -> Result<Vec<JsValue>> {
+    send_segments(tx, session_id, segments)?.await
+}
+
+/// As [`read_segments`], with every request sent now: the rows come with whatever the caller
+/// asked before awaiting them (see [`get_items`]).
+fn send_segments<'a>(
+    tx: &'a Tx,
+    session_id: &'a str,
+    segments: &'a [Segment],
+) -> Result<impl std::future::Future<Output = Result<Vec<JsValue>>> + 'a> {
     let messages = tx.store(MESSAGES_STORE)?;
     let mut pending = Vec::new();
     for s in segments {
@@ -271,6 +281,18 @@ async fn read_segments(tx: &Tx, session_id: &str, segments: &[Segment]) -> Resul
                 .map_err(|e| tx.fail(e))?,
         ));
     }
+    Ok(rows_of_segments(tx, session_id, segments, pending))
+}
+
+/// The rows of `segments`, from their requests (`pending`, in the same order).
+async fn rows_of_segments<
+    F: std::future::IntoFuture<Output = std::result::Result<Vec<JsValue>, idb::Error>>,
+>(
+    tx: &Tx,
+    session_id: &str,
+    segments: &[Segment],
+    pending: Vec<F>,
+) -> Result<Vec<JsValue>> {
     let mut rows = Vec::new();
     for (s, request) in segments.iter().zip(pending) {
         let found = request.await.map_err(|e| tx.fail(e))?;
@@ -337,12 +359,35 @@ pub async fn get_items(
 ) -> Result<Vec<JsValue>> {
     let tx = read_tx(conn, t, "getItems")?;
     tx.run(async |tx| {
-        let Some(l) = load_branch(tx, t, id).await? else {
+        // As on `main` (`ops::get_items`): the segments this object read for the same branch and
+        // limit last time are asked with the record, in one round trip, and their rows used
+        // where the record still names the same segments (the same snapshot answers both).
+        let guess = t
+            .seen_view
+            .take()
+            .filter(|v| v.branch == id && v.limit == limit)
+            .map(|v| v.segments);
+        let sent = match &guess {
+            Some(segments) => Some(send_segments(tx, t.session_id, segments)?),
+            None => None,
+        };
+        let loaded = load_branch(tx, t, id).await;
+        let sent = finish(sent).await;
+        let Some(l) = loaded? else {
             return Ok(Vec::new());
         };
         let segments = l.tree.newest(t.session_id, id, limit)?;
-        let rows = read_segments(tx, t.session_id, &segments).await?;
-        items_of(&rows, t.session_id)
+        let rows = match sent {
+            Some(rows) if guess.as_ref() == Some(&segments) => rows?,
+            _ => read_segments(tx, t.session_id, &segments).await?,
+        };
+        let items = items_of(&rows, t.session_id)?;
+        t.seen_view.set(Some(SeenView {
+            branch: id.to_string(),
+            limit,
+            segments,
+        }));
+        Ok(items)
     })
     .await
 }

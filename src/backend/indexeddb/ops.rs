@@ -11,7 +11,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::js::{self, object};
 use crate::backend::metadata::{give_default_title, is_summary, Changes};
-use crate::core::branch::MAIN;
+use crate::core::branch::{Segment, MAIN};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::Limit;
 use crate::core::schema::{
@@ -38,6 +38,16 @@ pub struct Target<'a> {
     /// read or wrote the session record: what a read of the newest items or turns asks for
     /// before the record says it.
     pub seen: &'a Cell<Option<(u64, u64, u64)>>,
+    /// The parts of a branch's storage this object last read the newest items of a branch from
+    /// (`branches::get_items`): what the next such read asks for before the record says it.
+    pub seen_view: &'a Cell<Option<SeenView>>,
+}
+
+/// See [`Target::seen_view`].
+pub struct SeenView {
+    pub branch: String,
+    pub limit: Limit,
+    pub segments: Vec<Segment>,
 }
 
 impl Target<'_> {

@@ -12,7 +12,7 @@ use crate::core::history::{Limit, SessionSettings};
 
 use super::branches;
 use super::open::{connection, Connection};
-use super::ops::{self, Target};
+use super::ops::{self, SeenView, Target};
 use super::rewrite;
 use crate::backend::args::ReplaceOptions;
 use crate::backend::branch_js::From;
@@ -30,6 +30,8 @@ pub struct IdbSessionState {
     index_tools: bool,
     /// See [`Target::seen`].
     seen: Cell<Option<(u64, u64, u64)>>,
+    /// See [`Target::seen_view`].
+    seen_view: Cell<Option<SeenView>>,
 }
 
 impl IdbSessionState {
@@ -48,6 +50,7 @@ impl IdbSessionState {
             branch: RefCell::new(branch),
             index_tools,
             seen: Cell::new(None),
+            seen_view: Cell::new(None),
         }
     }
 
@@ -57,6 +60,7 @@ impl IdbSessionState {
             user_id: self.user_id.as_deref(),
             index_tools: self.index_tools,
             seen: &self.seen,
+            seen_view: &self.seen_view,
         }
     }
 
