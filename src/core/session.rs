@@ -325,7 +325,13 @@ pub const SUMMARY_MARKER: &str = "agent-sessions.summary";
 /// A session's default title: the text of its first user message on one line, cut to
 /// [`TITLE_LENGTH`] characters at a word boundary (with an ellipsis).
 pub fn default_title(text: &str) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
     if line.chars().count() <= TITLE_LENGTH {
         return line;
     }

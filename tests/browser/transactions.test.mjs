@@ -254,6 +254,8 @@ for (const kind of ['indexeddb', 'memory']) {
         assert.equal(res.name, 'SessionError', name);
         assert.equal(res.code, 'INVALID_TRANSACTION', `${name}: ${res.code} ${res.message}`);
       }
+      // The message names the fields the type takes and those given.
+      assert.match(r.out['an extra field'].message, /append_items transaction has exactly the fields items, type, got items, note, type$/);
       assert.deepEqual(contents(r.items), ['seed', 'fine']);
     });
   });
