@@ -27,7 +27,7 @@ use crate::core::schema::{
     ARCHIVE_STORE, BY_OPERATION_INDEX, BY_TURN_INDEX, MESSAGES_STORE, OPERATIONS_STORE,
     SESSIONS_STORE, SESSION_STORES, USAGE_STORE,
 };
-use crate::core::session::{resized, safe_count};
+use crate::core::session::{oldest_turn, resized, safe_count};
 use crate::core::transaction::{check_whole_history, Outcome};
 
 use super::open::Connection;
@@ -418,13 +418,9 @@ pub async fn recent_turns(
             return Ok(Vec::new());
         };
         let b = l.tree.get(t.session_id, id)?;
-        if b.next == l.tree.start(t.session_id, id)? {
+        let count = b.next - l.tree.start(t.session_id, id)?;
+        let Some(oldest) = oldest_turn(count, b.last_turn, turns) else {
             return Ok(Vec::new());
-        }
-        let oldest = match turns {
-            Limit::All => 0,
-            Limit::Newest(0) => return Ok(Vec::new()),
-            Limit::Newest(n) => (b.last_turn + 1).saturating_sub(n),
         };
         let index = tx.index(MESSAGES_STORE, BY_TURN_INDEX)?;
         let segments = l.tree.segments(t.session_id, id)?;
