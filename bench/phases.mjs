@@ -13,7 +13,7 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/
 const impls = findImplementations((args.impls ?? 'ours,raw,raw-clone').split(','));
 const calls = Number(args.calls ?? 300);
 
-const SCENARIOS = ['getItems(20) of 1,000', 'addItems of 1 turn', 'popItem', 'listSessions of 200'];
+const SCENARIOS = ['getItems(20) of 1,000', 'addItems of 1 turn', 'popItem', 'listSessions of 200', 'createBranchFromTurn'];
 
 await buildBundles();
 await build({
@@ -39,12 +39,15 @@ try {
         await impl.addItems('read', makeItems('read', 0, 1000));
         await impl.addItems('pop', makeItems('pop', 0, calls + 10));
         for (let i = 0; i < 200; i++) await impl.addItems(`list-${i}`, makeItems(`list-${i}`, 0, 2));
+        await impl.addItems('branch', makeItems('branch', 0, 100));
         const turns = makeItems('turns', 0, 2 * (calls + 10));
         const run = {
           [scenarios[0]]: () => impl.getItems('read', 20),
           [scenarios[1]]: (i) => impl.addItems('turns', [turns[2 * i], turns[2 * i + 1]]),
           [scenarios[2]]: () => impl.popItem('pop'),
           [scenarios[3]]: () => impl.listSessions('user-a'),
+          // Of the 100-item history's turn 25, a new branch each call (as the benchmark's row).
+          [scenarios[4]]: (i) => impl.createBranchFromTurn('branch', 25, `b${i}`),
         };
         const out = {};
         for (const name of scenarios) {

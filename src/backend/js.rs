@@ -54,7 +54,10 @@ thread_local! {
 pub fn name(name: &'static str) -> JsValue {
     NAMES.with(|names| {
         let mut names = names.borrow_mut();
-        if let Some((_, value)) = names.iter().find(|(n, _)| *n == name) {
+        // Found by address: a name's text is compared with no other's. (The same text at two
+        // addresses would be kept twice, still one entry per name in the source.)
+        let at = |n: &&str| n.as_ptr() == name.as_ptr() && n.len() == name.len();
+        if let Some((_, value)) = names.iter().find(|(n, _)| at(n)) {
             return value.clone();
         }
         let value = JsValue::from_str(name);

@@ -340,6 +340,61 @@ test('delete a branch; the branch used last survives a reload; branches of branc
   assert.deepEqual(texts(after.main), texts(turns(4)));
 });
 
+// A write rebuilds the session record's entry of each branch it changes and keeps the others as
+// they were stored: a field this version does not know (one a newer version wrote) survives on a
+// branch that was not written to.
+test('writes on one branch keep the stored entries of the others as they were, fields this version does not know included', async () => {
+  const { page } = await openHarness(env);
+  const id = fresh('entries');
+  const dbName = fresh('entries-db');
+  const r = await page.evaluate(
+    async ({ id, dbName, chat }) => {
+      const request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
+      /** The session's record, changed by `change` when given. */
+      const record = async (change) => {
+        const db = await request(indexedDB.open(dbName));
+        const tx = db.transaction('agent_sessions', 'readwrite');
+        const value = await request(tx.objectStore('agent_sessions').get(id));
+        if (change) {
+          change(value);
+          tx.objectStore('agent_sessions').put(value);
+        }
+        await new Promise((ok) => (tx.oncomplete = ok));
+        db.close();
+        return value;
+      };
+      const s = new lib.IndexedDbSession(id, { dbName });
+      await s.addItems(chat);
+      await s.createBranchFromTurn(2, 'a');
+      await s.switchBranch('main');
+      await s.createBranchFromTurn(3, 'b');
+      await s.switchBranch('main');
+      await record((v) => {
+        for (const b of v.branches) b.later = { from: 'a newer version', of: b.id };
+      });
+      // On main, then on b: a's entry is not touched by either; b's is, by the second.
+      await s.addItems([{ role: 'user', content: 'q5' }]);
+      await s.switchBranch('b');
+      await s.addItems([{ role: 'user', content: 'q3 on b' }]);
+      await s.popItem();
+      await s.addItems([{ role: 'user', content: 'q3 again on b' }, { role: 'assistant', content: 'a3 on b' }]);
+      await s.createBranchFromTurn(3, 'c');
+      const stored = await record();
+      return {
+        entries: stored.branches.map((b) => [b.id, b.later?.of ?? null]),
+        b: await new lib.IndexedDbSession(id, { dbName, branch: 'b' }).getItems(),
+        a: await new lib.IndexedDbSession(id, { dbName, branch: 'a' }).getItems(),
+        main: await new lib.IndexedDbSession(id, { dbName }).getItems(),
+      };
+    },
+    { id, dbName, chat: turns(4) },
+  );
+  assert.deepEqual(r.entries, [['a', 'a'], ['b', null], ['c', null]], 'a kept its entry; b and c were written by this version');
+  assert.deepEqual(texts(r.a), ['q1', 'a1']);
+  assert.deepEqual(texts(r.b), ['q1', 'a1', 'q2', 'a2', 'q3 again on b', 'a3 on b']);
+  assert.deepEqual(texts(r.main), [...texts(turns(4)), 'q5']);
+});
+
 test('two tabs on two branches of one session do not interfere', async () => {
   const { page, context } = await openHarness(env);
   const { page: other } = await openHarness(env, context);

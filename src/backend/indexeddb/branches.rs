@@ -115,8 +115,9 @@ pub fn remembered(stored: &JsValue) -> JsValue {
     }
 }
 
-/// Reads the branches stored in a record, refusing damaged ones.
-fn branches_from_js(session_id: &str, stored: &JsValue) -> Result<Vec<Branch>> {
+/// Reads the branches stored in a record, refusing damaged ones; each with the entry it was read
+/// from.
+fn branches_from_js(session_id: &str, stored: &JsValue) -> Result<Vec<(Branch, JsValue)>> {
     let Ok(list) = js::get(stored, "branches") else {
         return Ok(Vec::new());
     };
@@ -136,7 +137,7 @@ fn branches_from_js(session_id: &str, stored: &JsValue) -> Result<Vec<Branch>> {
                     .and_then(safe_count)
                     .ok_or_else(|| damaged(&format!("missing {k}")))
             };
-            Ok(Branch {
+            let branch = Branch {
                 id: text("id").ok_or_else(|| damaged("missing an id"))?,
                 parent: text("parent"),
                 from_turn: count("fromTurn")?,
@@ -153,16 +154,24 @@ fn branches_from_js(session_id: &str, stored: &JsValue) -> Result<Vec<Branch>> {
                     Ok(v) if v.is_undefined() => 0,
                     _ => count("archivedCount")?,
                 },
-            })
+            };
+            Ok((branch, e.clone()))
         })
         .collect()
 }
 
-fn branches_to_js(tree: &Tree) -> JsValue {
+fn branches_to_js(tree: &Tree, read: &[(Branch, JsValue)]) -> JsValue {
     let text = |t: &Option<String>| t.as_deref().map_or(JsValue::NULL, JsValue::from_str);
     tree.others()
         .iter()
-        .map(|b| {
+        .enumerate()
+        .map(|(i, b)| {
+            // A branch the write left as it was read, in the same place, keeps the entry it was
+            // read from: a turn on one branch makes one new entry, not one per branch (each a
+            // dozen calls into JS).
+            if let Some((_, entry)) = read.get(i).filter(|r| r.0 == *b) {
+                return entry.clone();
+            }
             JsValue::from(object(&[
                 ("id", b.id.as_str().into()),
                 ("parent", text(&b.parent)),
@@ -184,6 +193,8 @@ fn branches_to_js(tree: &Tree) -> JsValue {
 pub(super) struct Loaded {
     pub record: StoredRecord,
     pub tree: Tree,
+    /// The branches as read (see [`branches_to_js`]).
+    read: Vec<(Branch, JsValue)>,
     /// The rows the session stored when it was read.
     rows_before: u64,
     /// The new items written since (rows, bytes): the session's size is kept from these.
@@ -192,12 +203,16 @@ pub(super) struct Loaded {
 
 impl Loaded {
     pub fn from(record: StoredRecord) -> Result<Loaded> {
-        let others = branches_from_js(&record.id, &record.stored)?;
-        let tree = Tree::new(&record.record, others)?;
+        let read = branches_from_js(&record.id, &record.stored)?;
+        let tree = Tree::new(
+            &record.record,
+            read.iter().map(|(b, _)| b.clone()).collect(),
+        )?;
         let rows_before = tree.stored_rows();
         Ok(Loaded {
             record,
             tree,
+            read,
             rows_before,
             added: (0, 0),
         })
@@ -224,7 +239,11 @@ impl Loaded {
         if self.tree.is_single() {
             let _ = Reflect::delete_property(stored.unchecked_ref::<Object>(), &"branches".into());
         } else {
-            let _ = Reflect::set(stored, &"branches".into(), &branches_to_js(&self.tree));
+            let _ = Reflect::set(
+                stored,
+                &"branches".into(),
+                &branches_to_js(&self.tree, &self.read),
+            );
         }
         write_record(tx, &self.record)
     }
