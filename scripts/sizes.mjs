@@ -16,7 +16,7 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 114 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 115 * KIB, target: 55 * KIB },
   'index.js': { budget: 20 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 124 * KIB },
   'extras.js': { budget: 6 * KIB },

@@ -303,6 +303,66 @@ test('a read of a branch\'s newest items asks for the rows it read last time wit
   assert.deepEqual(r.asked, [1, 1, 1 + 2, 2, 2, 2 + 2, 2, 2, 1]);
 });
 
+test("a read of a branch's newest turns asks for the turns it read last time with the record, and reads what the branch holds after another object changed it", async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(
+    async ({ id, chat }) => {
+      const maker = new lib.IndexedDbSession(id);
+      await maker.addItems(chat);
+      await maker.createBranchFromTurn(3, 'edit');
+      const a = new lib.IndexedDbSession(id, { branch: 'edit' });
+      const b = new lib.IndexedDbSession(id, { branch: 'edit' });
+      // The reads of the turn index each read asks for.
+      let turnReads = 0;
+      const getAll = IDBIndex.prototype.getAll;
+      IDBIndex.prototype.getAll = function (...args) {
+        if (this.name === 'by_turn') turnReads += 1;
+        return getAll.apply(this, args);
+      };
+      const reads = [];
+      const asked = [];
+      const read = async () => {
+        const before = turnReads;
+        reads.push((await a.getRecentTurns(2)).map((i) => i.content));
+        asked.push(turnReads - before);
+      };
+      await read(); // a new object: the record, then the turns it names
+      await read(); // nothing changed: the turns asked with the record are the ones
+      await b.addItems([{ role: 'user', content: 'q3 edited' }, { role: 'assistant', content: 'a3 edited' }]);
+      await read(); // the branch grew: a turn of its own now, besides main's
+      await read();
+      const items = (await a.getItems(1)).map((i) => i.content); // a read of items in between
+      await read();
+      await b.popItem();
+      await b.addItems([{ role: 'assistant', content: 'a3 again' }]);
+      await read(); // the same turns and parts of storage: what was asked is the answer
+      await b.clearSession();
+      await read();
+      await b.addItems([{ role: 'user', content: 'fresh' }]);
+      await read();
+      IDBIndex.prototype.getAll = getAll;
+      return { reads, asked, items, main: (await new lib.IndexedDbSession(id).getItems()).map((i) => i.content) };
+    },
+    { id: fresh('turns-with-record'), chat: turns(4) },
+  );
+  assert.deepEqual(r.reads, [
+    ['q1', 'a1', 'q2', 'a2'],
+    ['q1', 'a1', 'q2', 'a2'],
+    ['q2', 'a2', 'q3 edited', 'a3 edited'],
+    ['q2', 'a2', 'q3 edited', 'a3 edited'],
+    ['q2', 'a2', 'q3 edited', 'a3 edited'],
+    ['q2', 'a2', 'q3 edited', 'a3 again'],
+    [],
+    ['fresh'],
+  ]);
+  assert.deepEqual(r.items, ['a3 edited']);
+  assert.deepEqual(r.main, texts(turns(4)));
+  // One request per part of storage holding the turns (main's rows, the branch's own): those the
+  // last read named, sent with the record, and those the record names after it only where they
+  // differ (a new object; the branch grown; a read of items in between; the branch cleared).
+  assert.deepEqual(r.asked, [1, 1, 1 + 2, 2, 2, 2, 2, 1]);
+});
+
 test('delete a branch; the branch used last survives a reload; branches of branches keep what they show', async () => {
   const { page } = await openHarness(env);
   const id = fresh('reload');

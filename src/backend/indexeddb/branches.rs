@@ -384,7 +384,7 @@ pub async fn get_items(
         let guess = t
             .seen_view
             .take()
-            .filter(|v| v.branch == id && v.limit == limit)
+            .filter(|v| v.branch == id && v.limit == limit && v.oldest.is_none())
             .map(|v| v.segments);
         let sent = match &guess {
             Some(segments) => Some(send_segments(tx, t.session_id, segments)?),
@@ -404,6 +404,7 @@ pub async fn get_items(
         t.seen_view.set(Some(SeenView {
             branch: id.to_string(),
             limit,
+            oldest: None,
             segments,
         }));
         Ok(items)
@@ -433,7 +434,30 @@ pub async fn recent_turns(
 ) -> Result<Vec<JsValue>> {
     let tx = read_tx(conn, t, "getRecentTurns")?;
     tx.run(async |tx| {
-        let Some(l) = load_branch(tx, t, id).await? else {
+        let index = tx.index(MESSAGES_STORE, BY_TURN_INDEX)?;
+        // As `get_items`: the turns this object read last time, from the same segments, are
+        // asked with the record, and used where the record still names those segments and that
+        // oldest turn (the same snapshot answers both).
+        let guess = t
+            .seen_view
+            .take()
+            .filter(|v| v.branch == id && v.limit == turns && v.oldest.is_some());
+        let sent = match &guess {
+            Some(v) => Some(send_turns(
+                tx,
+                &index,
+                t.session_id,
+                &v.segments,
+                v.oldest.unwrap_or(0),
+            )?),
+            None => None,
+        };
+        let loaded = load_branch(tx, t, id).await;
+        let sent = match sent {
+            Some(pending) => Some(turn_rows(tx, pending).await),
+            None => None,
+        };
+        let Some(l) = loaded? else {
             return Ok(Vec::new());
         };
         let b = l.tree.get(t.session_id, id)?;
@@ -441,25 +465,7 @@ pub async fn recent_turns(
         let Some(oldest) = oldest_turn(count, b.last_turn, turns) else {
             return Ok(Vec::new());
         };
-        let index = tx.index(MESSAGES_STORE, BY_TURN_INDEX)?;
         let segments = l.tree.segments(t.session_id, id)?;
-        let mut pending = Vec::new();
-        for s in &segments {
-            let key = storage(t.session_id, &s.owner);
-            let hi = s.turn_hi.map_or(f64::INFINITY, |h| h as f64);
-            if hi < oldest as f64 {
-                break;
-            }
-            let range = bound(
-                &Array::of2(&key, &JsValue::from_f64(oldest as f64)).into(),
-                &Array::of2(&key, &JsValue::from_f64(hi)).into(),
-                "selecting turns",
-            )?;
-            pending.push((
-                s,
-                listening(index.get_all(Some(range), None).map_err(|e| tx.fail(e))?),
-            ));
-        }
         // A window that leaves out the head of the view (turn 0) still shows a compaction
         // summary there, as on `main`: asked at once, only when the view's oldest rows belong
         // to a branch that was compacted.
@@ -469,15 +475,10 @@ pub async fn recent_turns(
             }
             _ => None,
         };
-        let mut rows = Vec::new();
-        for (s, request) in pending.into_iter().rev() {
-            let found = request.await.map_err(|e| tx.fail(e))?;
-            rows.extend(
-                found
-                    .into_iter()
-                    .filter(|r| seq_of(r).is_some_and(|q| q >= s.lo && q < s.hi)),
-            );
-        }
+        let rows = match (guess, sent) {
+            (Some(v), Some(rows)) if v.oldest == Some(oldest) && v.segments == segments => rows?,
+            _ => turn_rows(tx, send_turns(tx, &index, t.session_id, &segments, oldest)?).await?,
+        };
         let summaries = match head {
             Some((s, request)) => {
                 let found = request.await.map_err(|e| tx.fail(e))?;
@@ -506,9 +507,65 @@ pub async fn recent_turns(
             .chain(&rows)
             .cloned()
             .collect();
-        items_of(&rows, t.session_id)
+        let items = items_of(&rows, t.session_id)?;
+        t.seen_view.set(Some(SeenView {
+            branch: id.to_string(),
+            limit: turns,
+            oldest: Some(oldest),
+            segments,
+        }));
+        Ok(items)
     })
     .await
+}
+
+/// What a read of rows gives (`getAll`).
+type Rows = std::result::Result<Vec<JsValue>, idb::Error>;
+
+/// Asks the `by_turn` index for the rows of turns `oldest` on of each of `segments` (newest
+/// first) that holds any, every request sent now: each with its segment.
+fn send_turns<'a>(
+    tx: &Tx,
+    index: &idb::Index,
+    session_id: &str,
+    segments: &'a [Segment],
+    oldest: u64,
+) -> Result<Vec<(&'a Segment, impl std::future::Future<Output = Rows>)>> {
+    let mut pending = Vec::new();
+    for s in segments {
+        let key = storage(session_id, &s.owner);
+        let hi = s.turn_hi.map_or(f64::INFINITY, |h| h as f64);
+        if hi < oldest as f64 {
+            break;
+        }
+        let range = bound(
+            &Array::of2(&key, &JsValue::from_f64(oldest as f64)).into(),
+            &Array::of2(&key, &JsValue::from_f64(hi)).into(),
+            "selecting turns",
+        )?;
+        pending.push((
+            s,
+            listening(index.get_all(Some(range), None).map_err(|e| tx.fail(e))?),
+        ));
+    }
+    Ok(pending)
+}
+
+/// The rows [`send_turns`] asked for, oldest first: of each segment, those within it.
+async fn turn_rows<F: std::future::Future<Output = Rows>>(
+    tx: &Tx,
+    pending: Vec<(&Segment, F)>,
+) -> Result<Vec<JsValue>> {
+    let mut rows = Vec::new();
+    for (s, request) in pending.into_iter().rev() {
+        let found = request.await.map_err(|e| tx.fail(e))?;
+        rows.extend(
+            found
+                .into_iter()
+                .filter(|r| seq_of(r).is_some_and(|q| q >= s.lo && q < s.hi)),
+        );
+    }
+    Ok(rows)
 }
 
 /// `addItems` on a branch other than `main`.

@@ -38,8 +38,9 @@ pub struct Target<'a> {
     /// read or wrote the session record: what a read of the newest items or turns asks for
     /// before the record says it.
     pub seen: &'a Cell<Option<(u64, u64, u64)>>,
-    /// The parts of a branch's storage this object last read the newest items of a branch from
-    /// (`branches::get_items`): what the next such read asks for before the record says it.
+    /// The parts of a branch's storage this object last read the newest items or turns of a
+    /// branch from (`branches::get_items`, `branches::recent_turns`): what the next such read
+    /// asks for before the record says it.
     pub seen_view: &'a Cell<Option<SeenView>>,
 }
 
@@ -47,6 +48,8 @@ pub struct Target<'a> {
 pub struct SeenView {
     pub branch: String,
     pub limit: Limit,
+    /// For a read of turns, the oldest turn it read (`None`: a read of items).
+    pub oldest: Option<u64>,
     pub segments: Vec<Segment>,
 }
 
