@@ -280,6 +280,11 @@ test('a read of a branch\'s newest items asks for the rows it read last time wit
       await read();
       await b.addItems([{ role: 'user', content: 'fresh' }]);
       await read();
+      // The reader's own writes leave it knowing what its next read asks for.
+      await a.addItems([{ role: 'assistant', content: 'a fresh' }]);
+      await read();
+      await a.popItem();
+      await read();
       IDBObjectStore.prototype.getAll = getAll;
       return { reads, asked, main: (await onMain.getItems()).map((i) => i.content) };
     },
@@ -295,12 +300,15 @@ test('a read of a branch\'s newest items asks for the rows it read last time wit
     ['q2', 'a2', 'q3 again'],
     [],
     ['fresh'],
+    ['fresh', 'a fresh'],
+    ['fresh'],
   ]);
   assert.deepEqual(r.main, ['q1', 'a1', 'q2']);
   // One request per part of storage the view spans (main's rows, the branch's own): the parts
   // the last read named, sent with the record, and the parts the record names after it only
-  // where they differ (a new object; the branch grown; main's rows copied to the branch).
-  assert.deepEqual(r.asked, [1, 1, 1 + 2, 2, 2, 2 + 2, 2, 2, 1]);
+  // where they differ (a new object; the branch grown by another object; main's rows copied to
+  // the branch).
+  assert.deepEqual(r.asked, [1, 1, 1 + 2, 2, 2, 2 + 2, 2, 2, 1, 1, 1]);
 });
 
 test("a read of a branch's newest turns asks for the turns it read last time with the record, and reads what the branch holds after another object changed it", async () => {
@@ -340,6 +348,11 @@ test("a read of a branch's newest turns asks for the turns it read last time wit
       await read();
       await b.addItems([{ role: 'user', content: 'fresh' }]);
       await read();
+      // The reader's own writes leave it knowing what its next read asks for.
+      await a.addItems([{ role: 'assistant', content: 'a fresh' }, { role: 'user', content: 'q next' }]);
+      await read();
+      await a.popItem();
+      await read();
       IDBIndex.prototype.getAll = getAll;
       return { reads, asked, items, main: (await new lib.IndexedDbSession(id).getItems()).map((i) => i.content) };
     },
@@ -354,13 +367,16 @@ test("a read of a branch's newest turns asks for the turns it read last time wit
     ['q2', 'a2', 'q3 edited', 'a3 again'],
     [],
     ['fresh'],
+    ['fresh', 'a fresh', 'q next'],
+    ['fresh', 'a fresh'],
   ]);
   assert.deepEqual(r.items, ['a3 edited']);
   assert.deepEqual(r.main, texts(turns(4)));
   // One request per part of storage holding the turns (main's rows, the branch's own): those the
   // last read named, sent with the record, and those the record names after it only where they
-  // differ (a new object; the branch grown; a read of items in between; the branch cleared).
-  assert.deepEqual(r.asked, [1, 1, 1 + 2, 2, 2, 2, 2, 1]);
+  // differ (a new object; the branch grown by another object; a read of items in between; the
+  // branch cleared).
+  assert.deepEqual(r.asked, [1, 1, 1 + 2, 2, 2, 2, 2, 1, 1, 1]);
 });
 
 test('delete a branch; the branch used last survives a reload; branches of branches keep what they show', async () => {

@@ -460,12 +460,9 @@ pub async fn recent_turns(
         let Some(l) = loaded? else {
             return Ok(Vec::new());
         };
-        let b = l.tree.get(t.session_id, id)?;
-        let count = b.next - l.tree.start(t.session_id, id)?;
-        let Some(oldest) = oldest_turn(count, b.last_turn, turns) else {
+        let Some((oldest, segments)) = turn_plan(&l.tree, t.session_id, id, turns)? else {
             return Ok(Vec::new());
         };
-        let segments = l.tree.segments(t.session_id, id)?;
         // A window that leaves out the head of the view (turn 0) still shows a compaction
         // summary there, as on `main`: asked at once, only when the view's oldest rows belong
         // to a branch that was compacted.
@@ -492,7 +489,8 @@ pub async fn recent_turns(
         // The rows must be the newest of the view, without a gap.
         let sound = match (rows.first().and_then(seq_of), rows.last().and_then(seq_of)) {
             (Some(first), Some(last)) => {
-                last + 1 == b.next && rows.len() as u64 == last - first + 1
+                last + 1 == l.tree.get(t.session_id, id)?.next
+                    && rows.len() as u64 == last - first + 1
             }
             _ => false,
         };
@@ -517,6 +515,52 @@ pub async fn recent_turns(
         Ok(items)
     })
     .await
+}
+
+/// Where a read of the newest `turns` turns of branch `id` starts (its oldest turn), and the
+/// segments of the branch's view; `None` when it shows none.
+fn turn_plan(
+    tree: &Tree,
+    session_id: &str,
+    id: &str,
+    turns: Limit,
+) -> Result<Option<(u64, Vec<Segment>)>> {
+    let b = tree.get(session_id, id)?;
+    let count = b.next - tree.start(session_id, id)?;
+    match oldest_turn(count, b.last_turn, turns) {
+        Some(oldest) => Ok(Some((oldest, tree.segments(session_id, id)?))),
+        None => Ok(None),
+    }
+}
+
+/// After this object's write to branch `id`, what its next read of the branch's newest items or
+/// turns asks for with the record (see [`Target::seen_view`]), as the write left the branch: a
+/// chat reads and writes in turn, and its reads would otherwise never find their plan. (Not in
+/// the second module, which acts as an object for one call: what it remembers goes with it.)
+fn replan(t: &Target<'_>, tree: &Tree, id: &str) {
+    if cfg!(feature = "extras") {
+        return;
+    }
+    let Some(mut v) = t.seen_view.take() else {
+        return;
+    };
+    if v.branch == id {
+        let plan = match v.oldest {
+            None => tree
+                .newest(t.session_id, id, v.limit)
+                .ok()
+                .map(|s| (None, s)),
+            Some(_) => turn_plan(tree, t.session_id, id, v.limit)
+                .ok()
+                .flatten()
+                .map(|(oldest, s)| (Some(oldest), s)),
+        };
+        let Some((oldest, segments)) = plan else {
+            return;
+        };
+        (v.oldest, v.segments) = (oldest, segments);
+    }
+    t.seen_view.set(Some(v));
 }
 
 /// What a read of rows gives (`getAll`).
@@ -637,6 +681,7 @@ pub(super) async fn pop_in(
         _ => 0,
     };
     let release = l.tree.release(t.session_id, id, seq, turn_before)?;
+    replan(t, &l.tree, id);
     apply_release(tx, t.session_id, id, &release).await?;
     l.record.rewrote();
     l.save(tx, Some(now))?;
@@ -923,6 +968,7 @@ fn write_rows(
 ) -> Result<()> {
     let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
     let placements = l.tree.append(t.session_id, id, &starts)?;
+    replan(t, &l.tree, id);
     l.wrote(items.iter().map(|(item, _)| item));
     let index = t.indexer(l.record.user_id.as_deref());
     super::rewrite::put_rows(
