@@ -238,30 +238,49 @@ test('pop and clear on a branch leave its parent intact, and on the parent leave
   assert.deepEqual(r.counts, [['main', 1], ['edit', 0], ['tip', 5]]);
 });
 
-test('a read of a branch\'s newest items asks for the rows it read last time with the record, and reads what the branch holds after another object changed it', async () => {
+/**
+ * Opens the harness with two helpers in the page: `editedChat(id, chat)` stores `chat` and
+ * branches it from turn 3 as `edit`, and gives two new objects on `edit` (`a` reads, `b` writes);
+ * `countReads(proto, name, read)` counts the `getAll` requests on the stores or indexes of
+ * `proto` named `name` that each `counted.read()` (one call of `read`) makes, into
+ * `counted.asked`, and its items' contents into `counted.reads`, until `counted.stop()`.
+ */
+async function openCountingHarness() {
   const { page } = await openHarness(env);
-  const r = await page.evaluate(
-    async ({ id, chat }) => {
+  await page.evaluate(() => {
+    window.editedChat = async (id, chat) => {
       const maker = new lib.IndexedDbSession(id);
       await maker.addItems(chat);
       await maker.createBranchFromTurn(3, 'edit');
-      const a = new lib.IndexedDbSession(id, { branch: 'edit' });
-      const b = new lib.IndexedDbSession(id, { branch: 'edit' });
-      const onMain = new lib.IndexedDbSession(id);
-      // The message rows each read asks for.
-      let rowReads = 0;
-      const getAll = IDBObjectStore.prototype.getAll;
-      IDBObjectStore.prototype.getAll = function (...args) {
-        if (this.name === 'agent_messages') rowReads += 1;
+      return { a: new lib.IndexedDbSession(id, { branch: 'edit' }), b: new lib.IndexedDbSession(id, { branch: 'edit' }) };
+    };
+    window.countReads = (proto, name, read) => {
+      let requests = 0;
+      const getAll = proto.getAll;
+      proto.getAll = function (...args) {
+        if (this.name === name) requests += 1;
         return getAll.apply(this, args);
       };
-      const reads = [];
-      const asked = [];
-      const read = async () => {
-        const before = rowReads;
-        reads.push((await a.getItems(3)).map((i) => i.content));
-        asked.push(rowReads - before);
+      const counted = { reads: [], asked: [], stop: () => (proto.getAll = getAll) };
+      counted.read = async () => {
+        const before = requests;
+        counted.reads.push((await read()).map((i) => i.content));
+        counted.asked.push(requests - before);
       };
+      return counted;
+    };
+  });
+  return page;
+}
+
+test('a read of a branch\'s newest items asks for the rows it read last time with the record, and reads what the branch holds after another object changed it', async () => {
+  const page = await openCountingHarness();
+  const r = await page.evaluate(
+    async ({ id, chat }) => {
+      const { a, b } = await editedChat(id, chat);
+      const onMain = new lib.IndexedDbSession(id);
+      // The message rows each read asks for.
+      const { read, reads, asked, stop } = countReads(IDBObjectStore.prototype, 'agent_messages', () => a.getItems(3));
       await read(); // a new object: the record, then the rows it names
       await read(); // nothing changed: the rows asked with the record are the ones
       await b.addItems([{ role: 'user', content: 'q3 edited' }]);
@@ -285,7 +304,7 @@ test('a read of a branch\'s newest items asks for the rows it read last time wit
       await read();
       await a.popItem();
       await read();
-      IDBObjectStore.prototype.getAll = getAll;
+      stop();
       return { reads, asked, main: (await onMain.getItems()).map((i) => i.content) };
     },
     { id: fresh('asked-with-record'), chat: turns(3) },
@@ -312,28 +331,12 @@ test('a read of a branch\'s newest items asks for the rows it read last time wit
 });
 
 test("a read of a branch's newest turns asks for the turns it read last time with the record, and reads what the branch holds after another object changed it", async () => {
-  const { page } = await openHarness(env);
+  const page = await openCountingHarness();
   const r = await page.evaluate(
     async ({ id, chat }) => {
-      const maker = new lib.IndexedDbSession(id);
-      await maker.addItems(chat);
-      await maker.createBranchFromTurn(3, 'edit');
-      const a = new lib.IndexedDbSession(id, { branch: 'edit' });
-      const b = new lib.IndexedDbSession(id, { branch: 'edit' });
+      const { a, b } = await editedChat(id, chat);
       // The reads of the turn index each read asks for.
-      let turnReads = 0;
-      const getAll = IDBIndex.prototype.getAll;
-      IDBIndex.prototype.getAll = function (...args) {
-        if (this.name === 'by_turn') turnReads += 1;
-        return getAll.apply(this, args);
-      };
-      const reads = [];
-      const asked = [];
-      const read = async () => {
-        const before = turnReads;
-        reads.push((await a.getRecentTurns(2)).map((i) => i.content));
-        asked.push(turnReads - before);
-      };
+      const { read, reads, asked, stop } = countReads(IDBIndex.prototype, 'by_turn', () => a.getRecentTurns(2));
       await read(); // a new object: the record, then the turns it names
       await read(); // nothing changed: the turns asked with the record are the ones
       await b.addItems([{ role: 'user', content: 'q3 edited' }, { role: 'assistant', content: 'a3 edited' }]);
@@ -353,7 +356,7 @@ test("a read of a branch's newest turns asks for the turns it read last time wit
       await read();
       await a.popItem();
       await read();
-      IDBIndex.prototype.getAll = getAll;
+      stop();
       return { reads, asked, items, main: (await new lib.IndexedDbSession(id).getItems()).map((i) => i.content) };
     },
     { id: fresh('turns-with-record'), chat: turns(4) },
