@@ -304,9 +304,7 @@ fn send_segments<'a>(
 }
 
 /// The rows of `segments`, from their requests (`pending`, in the same order).
-async fn rows_of_segments<
-    F: std::future::IntoFuture<Output = std::result::Result<Vec<JsValue>, idb::Error>>,
->(
+async fn rows_of_segments<F: std::future::IntoFuture<Output = Rows>>(
     tx: &Tx,
     session_id: &str,
     segments: &[Segment],
@@ -443,20 +441,14 @@ pub async fn recent_turns(
             .take()
             .filter(|v| v.branch == id && v.limit == turns && v.oldest.is_some());
         let sent = match &guess {
-            Some(v) => Some(send_turns(
+            Some(v) => Some(turn_rows(
                 tx,
-                &index,
-                t.session_id,
-                &v.segments,
-                v.oldest.unwrap_or(0),
-            )?),
+                send_turns(tx, &index, t.session_id, &v.segments, v.oldest.unwrap_or(0))?,
+            )),
             None => None,
         };
         let loaded = load_branch(tx, t, id).await;
-        let sent = match sent {
-            Some(pending) => Some(turn_rows(tx, pending).await),
-            None => None,
-        };
+        let sent = finish(sent).await;
         let Some(l) = loaded? else {
             return Ok(Vec::new());
         };
