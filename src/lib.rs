@@ -14,3 +14,9 @@ pub mod core;
 pub mod backend;
 #[cfg(target_arch = "wasm32")]
 mod bindings;
+
+/// The allocator of every module: `talc` in place of the standard library's `dlmalloc`, for
+/// its smaller code (the modules are single-threaded, so it takes no lock).
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
