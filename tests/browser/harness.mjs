@@ -32,7 +32,10 @@ export async function start({ args = [] } = {}) {
     browser,
     async close() {
       await browser.close();
-      await new Promise((ok) => server.close(ok));
+      await new Promise((ok) => {
+        server.close(ok);
+        server.closeAllConnections();
+      });
     },
   };
 }

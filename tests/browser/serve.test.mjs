@@ -11,7 +11,11 @@ import { start, root } from './harness.mjs';
 let dir;
 let server;
 after(async () => {
-  await new Promise((ok) => server?.close(ok));
+  await new Promise((ok) => {
+    if (!server) return ok();
+    server.close(ok);
+    server.closeAllConnections();
+  });
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -44,8 +48,9 @@ test('a page reload takes the package from the browser cache (the server sends n
   own.server.on('request', (req, res) => {
     if (req.url.endsWith('_bg.wasm')) res.on('finish', () => seen.push(res.statusCode));
   });
+  const context = await env.browser.newContext();
   try {
-    const page = await (await env.browser.newContext()).newPage();
+    const page = await context.newPage();
     await page.goto(`${own.url}/tests/pages/harness.html`);
     await page.waitForFunction(() => window.ready === true);
     const firstLoad = seen.splice(0);
@@ -54,7 +59,13 @@ test('a page reload takes the package from the browser cache (the server sends n
     assert.ok(firstLoad.length >= 1 && firstLoad.every((s) => s === 200), `first load: ${firstLoad}`);
     assert.ok(seen.length >= 1 && seen.every((s) => s === 304), `reload: ${seen}`);
   } finally {
-    await new Promise((ok) => own.server.close(ok));
+    // The page's keep-alive connections go with its context; any the browser still holds are
+    // cut, so closing the server cannot wait on them.
+    await context.close();
+    await new Promise((ok) => {
+      own.server.close(ok);
+      own.server.closeAllConnections();
+    });
     await env.close();
   }
 });
