@@ -34,7 +34,7 @@ const ISOLATION = {
  */
 export async function startBrowser({ pkg } = {}) {
   const site = pkg ? await siteWith(resolve(pkg)) : null;
-  const { server, url } = await serve(site ?? root);
+  const { url, close: stopServing } = await serve(site ?? root);
   const profile = await mkdtemp(join(tmpdir(), 'agent-sessions-bench-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath(),
@@ -111,7 +111,7 @@ export async function startBrowser({ pkg } = {}) {
 
     async close() {
       await context.close();
-      await new Promise((ok) => server.close(ok));
+      await stopServing();
       await rm(profile, { recursive: true, force: true });
       if (site) await rm(site, { recursive: true, force: true });
     },

@@ -20,7 +20,9 @@ const TYPES = {
   '.ts': 'text/plain; charset=utf-8',
 };
 
-/** Serves `root` on `host:port` (port 0 picks a free one). Resolves to `{ server, url }`. */
+/** Serves `root` on `host:port` (port 0 picks a free one). Resolves to `{ server, url, close }`;
+ * `close()` resolves once the server is closed, cutting the connections a browser still keeps
+ * alive (which would otherwise hold the close open). */
 export function serve(root, { port = 0, host = '127.0.0.1' } = {}) {
   const base = resolve(root);
   const server = createServer(async (req, res) => {
@@ -59,7 +61,12 @@ export function serve(root, { port = 0, host = '127.0.0.1' } = {}) {
     server.once('error', fail);
     server.listen(port, host, () => {
       const { port: actual } = server.address();
-      ok({ server, url: `http://${host}:${actual}` });
+      const close = () =>
+        new Promise((done) => {
+          server.close(done);
+          server.closeAllConnections();
+        });
+      ok({ server, url: `http://${host}:${actual}`, close });
     });
   });
 }

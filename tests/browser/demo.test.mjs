@@ -31,14 +31,15 @@ let browser;
 let model;
 before(async () => {
   execFileSync(process.execPath, [join(root, 'www', 'build.mjs')], { cwd: root, stdio: 'pipe' });
-  ({ server, url } = await serve(join(root, 'www')));
+  server = await serve(join(root, 'www'));
+  ({ url } = server);
   browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
   model = await startModelServer();
 });
 after(async () => {
   await browser?.close();
   await model?.close();
-  if (server) await new Promise((ok) => server.close(ok));
+  await server?.close();
 });
 beforeEach(() => model.reset());
 

@@ -25,17 +25,14 @@ export function chromiumPath() {
 /** Starts the server and the browser (with `args` added to its command line). Call `close()`
  * when done. */
 export async function start({ args = [] } = {}) {
-  const { server, url } = await serve(root);
+  const { url, close } = await serve(root);
   const browser = await chromium.launch({ executablePath: chromiumPath(), args: [...CHROMIUM_ARGS, ...args] });
   return {
     url,
     browser,
     async close() {
       await browser.close();
-      await new Promise((ok) => {
-        server.close(ok);
-        server.closeAllConnections();
-      });
+      await close();
     },
   };
 }

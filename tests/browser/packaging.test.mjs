@@ -55,8 +55,8 @@ async function installFixture(name) {
 }
 
 async function serveFolder(dir) {
-  const { server, url } = await serve(dir);
-  servers.push(server);
+  const { url, close } = await serve(dir);
+  servers.push(close);
   return url;
 }
 
@@ -123,7 +123,7 @@ describe('the npm package, installed from its tarball', () => {
   });
   after(async () => {
     await browser?.close();
-    await Promise.all(servers.map((s) => new Promise((ok) => s.close(ok))));
+    await Promise.all(servers.map((close) => close()));
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
