@@ -20,6 +20,7 @@ use super::branches::{self, Loaded};
 use super::open::Connection;
 use super::ops::delete_session_data;
 use super::record::{record_from_js, rewrites_of, Indexer, StoredRecord};
+use super::request::Sent as _;
 use super::tx::{storage_error, Tx};
 
 /// The kinds of lines that carry a session's rows, each with its store and the store's key path.
@@ -115,6 +116,7 @@ pub async fn read_page(
                 .store(store)?
                 .get_all(Some(range), Some(want))
                 .map_err(|e| tx.fail(e))?
+                .reply()
                 .await
                 .map_err(|e| tx.fail(e))?;
             rows.extend(page);
@@ -510,6 +512,7 @@ pub async fn restore(
                 async move {
                     let found = request
                         .map_err(|e| tx.fail(e))?
+                        .reply()
                         .await
                         .map_err(|e| tx.fail(e))?;
                     Ok::<_, SessionError>(found)

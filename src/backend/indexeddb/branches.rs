@@ -33,6 +33,7 @@ use crate::core::transaction::{check_whole_history, Outcome};
 use super::open::Connection;
 use super::ops::{finish, head_rows, read_record, summary_head, write_record, SeenView, Target};
 use super::record::{all_of_session, damaged_items, items_of, seq_of, turn_of, StoredRecord};
+use super::request::Sent as _;
 use super::tx::{listening, storage_error, Tx};
 
 /// The key the rows of `owner` (a branch of session `session_id`) are stored under.
@@ -1036,6 +1037,7 @@ pub async fn archived_items(
                 None,
             )
             .map_err(|e| tx.fail(e))?
+            .reply()
             .await
             .map_err(|e| tx.fail(e))?;
         items_of(&rows, t.session_id)
@@ -1364,6 +1366,7 @@ pub(super) async fn add_usage_in(
     let existing = store
         .get(key)
         .map_err(|e| tx.fail(e))?
+        .reply()
         .await
         .map_err(|e| tx.fail(e))?;
     let mut sum = existing.as_ref().map(usage_of).unwrap_or_default();
@@ -1403,6 +1406,7 @@ pub(super) async fn renumber_usage_in(
     let rows = store
         .get_all(Some(branch_usage(session_id, id)?), None)
         .map_err(|e| tx.fail(e))?
+        .reply()
         .await
         .map_err(|e| tx.fail(e))?;
     if rows.is_empty() {
@@ -1457,6 +1461,7 @@ async fn usage_rows(
         tx.store(USAGE_STORE)?
             .get_all(Some(range), None)
             .map_err(|e| tx.fail(e))?
+            .reply()
             .await
             .map_err(|e| tx.fail(e))
     })

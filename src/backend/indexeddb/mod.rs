@@ -2,6 +2,7 @@
 //!
 //! - [`open`]: opening a database, running the schema migrations, one shared connection per name;
 //! - [`tx`]: the transaction helper, which owns error mapping and abort;
+//! - [`request`]: awaiting a request's result and a transaction's end;
 //! - [`record`]: how session records and message rows look in the stores;
 //! - [`ops`]: the session operations, one transaction each;
 //! - [`repair`]: rebuilding a damaged session from its stored items;
@@ -15,6 +16,7 @@ pub mod open;
 pub mod ops;
 pub mod record;
 pub mod repair;
+mod request;
 pub mod rewrite;
 pub mod search;
 pub mod session;

@@ -4,19 +4,17 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use idb::{
-    Database, DatabaseEvent as _, Event as _, Factory, IndexParams, KeyPath, ObjectStoreParams,
-    Transaction,
-};
-use wasm_bindgen::JsValue;
-use web_sys::IdbDatabase;
+use idb::{Database, Factory, IndexParams, KeyPath, ObjectStoreParams, Transaction};
+use wasm_bindgen::prelude::*;
+use web_sys::{IdbDatabase, IdbOpenDbRequest, IdbVersionChangeEvent};
 
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::schema::{
     migrations_from, newer_schema, MigrationStep, META_STORE, SCHEMA_VERSION,
 };
 
-use super::tx::storage_error;
+use super::request::{outcome, settled};
+use super::tx::{dom_error, storage_error};
 
 /// An open connection. `stale` turns true when the browser closed it (another tab upgrades the
 /// database, or the user cleared site data); the next call then opens a new one.
@@ -86,21 +84,23 @@ fn apply_step(
 pub async fn open(name: &str) -> Result<Connection> {
     let doing = format!("opening IndexedDB database \"{name}\"");
     let factory = Factory::new().map_err(|e| storage_error(&e, &doing))?;
-    let mut request = factory
+    let request: IdbOpenDbRequest = factory
         .open(name, Some(SCHEMA_VERSION))
-        .map_err(|e| storage_error(&e, &doing))?;
+        .map_err(|e| storage_error(&e, &doing))?
+        .into();
     let upgrade_failure: Rc<RefCell<Option<SessionError>>> = Rc::default();
     let failure = upgrade_failure.clone();
     let upgrade_doing = doing.clone();
-    request.on_upgrade_needed(move |event| {
+    let upgrading = request.clone();
+    // Kept until the request settles: the upgrade, when there is one, comes before that.
+    let on_upgrade = Closure::once(move |event: IdbVersionChangeEvent| {
+        let tx = upgrading.transaction().map(Transaction::from);
         let run = || -> std::result::Result<(), SessionError> {
-            let old = event
-                .old_version()
-                .map_err(|e| storage_error(&e, &upgrade_doing))?;
-            let fail = |e: idb::Error| storage_error(&e, &upgrade_doing);
-            let request = event.target().map_err(fail)?;
-            let db = event.database().map_err(fail)?;
-            let tx = idb::Request::transaction(&request);
+            let old = event.old_version() as u32;
+            let db = upgrading
+                .result()
+                .map_err(|e| dom_error(&e, &upgrade_doing))?;
+            let db = Database::from(db.unchecked_into::<IdbDatabase>());
             for migration in migrations_from(old)? {
                 for step in migration.steps {
                     apply_step(step, &db, tx.as_ref()).map_err(|e| {
@@ -119,25 +119,25 @@ pub async fn open(name: &str) -> Result<Connection> {
                 if let Some(tx) = tx.as_ref() {
                     tx.object_store(META_STORE)
                         .and_then(|meta| meta.put(&super::search::nothing_to_build(), None))
-                        .map_err(fail)?;
+                        .map_err(|e| storage_error(&e, &upgrade_doing))?;
                 }
             }
             Ok(())
         };
         if let Err(e) = run() {
-            if let Ok(request) = event.target() {
-                if let Some(tx) = idb::Request::transaction(&request) {
-                    let _ = tx.abort();
-                }
+            if let Some(tx) = tx {
+                let _ = tx.abort();
             }
             *failure.borrow_mut() = Some(e);
         }
     });
-    let opened = request.await;
+    request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
+    let opened = opened(&request).await;
+    drop(on_upgrade);
     if let Some(e) = upgrade_failure.borrow_mut().take() {
         return Err(e);
     }
-    let db = match opened {
+    let raw = match opened {
         Ok(db) => db,
         Err(e) => {
             let error = storage_error(&e, &doing);
@@ -147,7 +147,6 @@ pub async fn open(name: &str) -> Result<Connection> {
             return Err(error);
         }
     };
-    let raw: IdbDatabase = db.into();
     let mut db = Database::from(raw.clone());
     let stale = Rc::new(Cell::new(false));
     let (on_change, on_close) = (stale.clone(), stale.clone());
@@ -165,13 +164,19 @@ pub async fn open(name: &str) -> Result<Connection> {
     })
 }
 
+/// The database an open request gives, once it settles.
+async fn opened(request: &IdbOpenDbRequest) -> std::result::Result<IdbDatabase, idb::Error> {
+    settled(request).await;
+    outcome(request).map(JsCast::unchecked_into)
+}
+
 /// Reads the version of a database that is newer than ours, for the error message, without
 /// changing it.
 async fn newer_version_error(factory: &Factory, name: &str) -> SessionError {
     let found = match factory.open(name, None) {
-        Ok(request) => match request.await {
+        Ok(request) => match opened(&request.into()).await {
             Ok(db) => {
-                let version = db.version().unwrap_or(0);
+                let version = db.version() as u32;
                 db.close();
                 version
             }

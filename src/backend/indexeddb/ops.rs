@@ -12,7 +12,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::backend::js::{self, object};
 use crate::backend::metadata::{give_default_title, is_summary, Changes};
 use crate::core::branch::{Segment, MAIN};
-use crate::core::error::{Result, SessionError, SessionErrorCode};
+use crate::core::error::{Result, SessionError};
 use crate::core::history::Limit;
 use crate::core::schema::{
     ARCHIVE_STORE, BY_TURN_INDEX, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE,
@@ -26,6 +26,7 @@ use super::record::{
     all_of_session, damaged_items, item_of, items_of, message_key, messages_between,
     record_from_js, seq_of, turn_of, Indexer, RowWriter, StoredRecord,
 };
+use super::request::Sent as _;
 use super::tx::{listening, Tx};
 
 /// Which session, as whom.
@@ -172,33 +173,20 @@ fn sent_rows(
     request: web_sys::IdbRequest,
     records: bool,
 ) -> impl Future<Output = Result<Vec<JsValue>>> + '_ {
-    let done = js_sys::Promise::new(&mut |resolve, reject| {
-        request.set_onsuccess(Some(&resolve));
-        request.set_onerror(Some(&reject));
-    });
+    let settled = super::request::settled(&request);
     async move {
-        let failed = |e: &JsValue| super::tx::dom_error(e, &tx.doing);
-        match wasm_bindgen_futures::JsFuture::from(done).await {
-            Ok(_) => {
-                let rows = js::stored_elements(&request.result().map_err(|e| failed(&e))?);
-                if !records {
-                    return Ok(rows);
-                }
-                let value = js::name("value");
-                Ok(rows
-                    .iter()
-                    .rev()
-                    .map(|r| Reflect::get(r, &value).unwrap_or(JsValue::UNDEFINED))
-                    .collect())
-            }
-            Err(_) => Err(match request.error() {
-                Ok(Some(e)) => failed(&e.into()),
-                _ => SessionError::new(
-                    SessionErrorCode::StorageError,
-                    format!("{}: reading the newest items failed", tx.doing),
-                ),
-            }),
+        settled.await;
+        let result = super::request::outcome(&request).map_err(|e| tx.fail(e))?;
+        let rows = js::stored_elements(&result);
+        if !records {
+            return Ok(rows);
         }
+        let value = js::name("value");
+        Ok(rows
+            .iter()
+            .rev()
+            .map(|r| Reflect::get(r, &value).unwrap_or(JsValue::UNDEFINED))
+            .collect())
     }
 }
 
@@ -423,6 +411,7 @@ pub(super) async fn rows_in(
             None,
         )
         .map_err(|e| tx.fail(e))?
+        .reply()
         .await
         .map_err(|e| tx.fail(e))?;
     // The range holds `hi - lo + 1` keys at most: fewer rows is a gap.
@@ -592,7 +581,10 @@ pub async fn list_sessions(conn: &Connection, user_id: Option<&str>) -> Result<V
         "listSessions".to_string(),
     )?;
     tx.run(async |tx| {
-        let mut records = user_records(tx, user_id)?.await.map_err(|e| tx.fail(e))?;
+        let mut records = user_records(tx, user_id)?
+            .reply()
+            .await
+            .map_err(|e| tx.fail(e))?;
         records.reverse();
         Ok(records)
     })

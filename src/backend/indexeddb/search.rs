@@ -18,6 +18,7 @@ use crate::core::sort;
 use super::open::Connection;
 use super::ops::user_records;
 use super::record::{item_of, messages_between, seq_of, turn_of, Indexer};
+use super::request::Sent as _;
 use super::tx::{listening, storage_error, Tx};
 
 /// One hit: where it is, and how well it matched.
@@ -297,6 +298,7 @@ async fn newest_rows_of(tx: &Tx, spans: &mut [(f64, String, f64, f64)]) -> Resul
         let got = messages
             .get_all(Some(range), None)
             .map_err(|e| tx.fail(e))?
+            .reply()
             .await
             .map_err(|e| tx.fail(e))?;
         for row in got {
@@ -418,6 +420,7 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                     progress.total = messages
                         .count(None)
                         .map_err(|e| tx.fail(e))?
+                        .reply()
                         .await
                         .map_err(|e| tx.fail(e))? as u64;
                 }
@@ -439,6 +442,7 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                 let rows = messages
                     .get_all(range, Some(CHUNK))
                     .map_err(|e| tx.fail(e))?
+                    .reply()
                     .await
                     .map_err(|e| tx.fail(e))?;
                 // The owners of the sessions this chunk holds, read once per build.

@@ -2,7 +2,7 @@
 //! transaction on any error the body returns (so a failed call writes nothing) and, for a write,
 //! waits for the commit. IndexedDB failures become the library's error codes here, and only here.
 
-use idb::{Transaction, TransactionMode, TransactionResult};
+use idb::TransactionMode;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use web_sys::{DomException, IdbIndex, IdbObjectStore, IdbTransaction};
@@ -94,16 +94,10 @@ pub(super) fn dom_error(exception: &JsValue, doing: &str) -> SessionError {
     SessionError::new(code, format!("{doing}: {text}{hint}"))
 }
 
-/// Attaches a request's listeners now. The `idb` crate attaches them only when a request is
-/// first awaited, so a request sent while another one is awaited must be made its future at
-/// once, or its result can arrive with nobody listening and the await never ends.
-pub(super) fn listening<R: std::future::IntoFuture>(request: R) -> R::IntoFuture {
-    request.into_future()
-}
+pub(super) use super::request::listening;
 
 /// One transaction and what it is doing (for error messages).
 pub(super) struct Tx {
-    tx: Transaction,
     pub raw: IdbTransaction,
     pub doing: String,
     writes: bool,
@@ -122,7 +116,6 @@ impl Tx {
             .transaction_with_str_sequence_and_mode(&names, mode.into())
             .map_err(|e| dom_error(&e, &doing))?;
         Ok(Tx {
-            tx: Transaction::from(raw.clone()),
             raw,
             doing,
             writes: mode == TransactionMode::ReadWrite,
@@ -164,11 +157,13 @@ impl Tx {
 
     /// The value stored under the string key `key` in `store`, or `None`.
     pub async fn get(&self, store: &'static str, key: &str) -> Result<Option<JsValue>> {
-        self.store(store)?
-            .get(JsValue::from_str(key))
-            .map_err(|e| self.fail(e))?
-            .await
-            .map_err(|e| self.fail(e))
+        listening(
+            self.store(store)?
+                .get(JsValue::from_str(key))
+                .map_err(|e| self.fail(e))?,
+        )
+        .await
+        .map_err(|e| self.fail(e))
     }
 
     /// An `idb` failure of a request of this transaction.
@@ -183,18 +178,16 @@ impl Tx {
 
     /// Waits for the commit. An abort (quota exceeded, a failed request) becomes its error.
     async fn commit(self) -> Result<()> {
-        let Tx { tx, raw, doing, .. } = self;
-        match tx.await {
-            Ok(TransactionResult::Committed) => Ok(()),
-            Ok(TransactionResult::Aborted) => Err(match raw.error() {
-                Some(e) => dom_error(&e.into(), &doing),
-                None => SessionError::new(
-                    SessionErrorCode::StorageError,
-                    format!("{doing}: the transaction was aborted"),
-                ),
-            }),
-            Err(idb::Error::DomException(e)) => Err(dom_error(&e.into(), &doing)),
-            Err(e) => Err(storage_error(&e, &doing)),
+        let Tx { raw, doing, .. } = self;
+        if super::request::ended(&raw).await.type_() == "complete" {
+            return Ok(());
         }
+        Err(match raw.error() {
+            Some(e) => dom_error(&e.into(), &doing),
+            None => SessionError::new(
+                SessionErrorCode::StorageError,
+                format!("{doing}: the transaction was aborted"),
+            ),
+        })
     }
 }
