@@ -5,20 +5,30 @@
 //! previous ticket was dropped, so operations take effect in call order even though each of them
 //! awaits storage in between.
 
-use std::cell::RefCell;
-
-use futures_channel::oneshot;
+use std::cell::{Cell, RefCell};
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
 
 #[derive(Debug, Default)]
 pub struct OpQueue {
-    tail: RefCell<Option<oneshot::Receiver<()>>>,
+    tail: RefCell<Option<Rc<Gate>>>,
+}
+
+/// Opens when its ticket is dropped. A ticket dropped before its turn came leaves the gate it
+/// was waiting on in its own (`earlier`), so the next ticket still waits for every earlier one.
+#[derive(Debug, Default)]
+struct Gate {
+    open: Cell<bool>,
+    earlier: RefCell<Option<Rc<Gate>>>,
+    waiter: RefCell<Option<Waker>>,
 }
 
 /// A place in the queue. Await [`Ticket::ready`], run the operation, then drop the ticket.
 #[derive(Debug)]
 pub struct Ticket {
-    previous: Option<oneshot::Receiver<()>>,
-    _done: oneshot::Sender<()>,
+    previous: Option<Rc<Gate>>,
+    done: Rc<Gate>,
 }
 
 impl OpQueue {
@@ -28,12 +38,9 @@ impl OpQueue {
 
     /// Takes the next place in the queue. Call this when the operation is requested, not later.
     pub fn enter(&self) -> Ticket {
-        let (done, finished) = oneshot::channel();
-        let previous = self.tail.replace(Some(finished));
-        Ticket {
-            previous,
-            _done: done,
-        }
+        let done = Rc::new(Gate::default());
+        let previous = self.tail.replace(Some(done.clone()));
+        Ticket { previous, done }
     }
 }
 
@@ -41,9 +48,30 @@ impl Ticket {
     /// Resolves once every operation that entered the queue earlier has finished (succeeded,
     /// failed or was dropped).
     pub async fn ready(&mut self) {
-        if let Some(previous) = self.previous.take() {
-            // A cancelled receiver means the previous ticket was dropped: it is finished.
-            let _ = previous.await;
+        let mut previous = self.previous.take();
+        poll_fn(|cx| loop {
+            let Some(gate) = previous.take() else {
+                return Poll::Ready(());
+            };
+            if gate.open.get() {
+                previous = gate.earlier.take();
+                continue;
+            }
+            *gate.waiter.borrow_mut() = Some(cx.waker().clone());
+            previous = Some(gate);
+            return Poll::Pending;
+        })
+        .await
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        *self.done.earlier.borrow_mut() = self.previous.take();
+        self.done.open.set(true);
+        let waiter = self.done.waiter.borrow_mut().take();
+        if let Some(waiter) = waiter {
+            waiter.wake();
         }
     }
 }
@@ -107,5 +135,69 @@ mod tests {
             .flat_map(|i| [format!("start {i}"), format!("end {i}")])
             .collect();
         assert_eq!(*log.borrow(), expected);
+    }
+
+    #[test]
+    fn a_ticket_dropped_before_its_turn_does_not_let_a_later_one_overtake() {
+        let queue = OpQueue::new();
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let mut pool = LocalPool::new();
+        let spawner = pool.spawner();
+        // What the first operation waits for (storage, in the library), released by the test.
+        let outside = OpQueue::new();
+        let held = outside.enter();
+        let mut storage = outside.enter();
+        let mut first = queue.enter();
+        let dropped = queue.enter();
+        let mut last = queue.enter();
+        {
+            let log = log.clone();
+            spawner
+                .spawn_local(async move {
+                    first.ready().await;
+                    log.borrow_mut().push("start first");
+                    storage.ready().await;
+                    log.borrow_mut().push("end first");
+                    drop(first);
+                })
+                .unwrap();
+        }
+        {
+            let log = log.clone();
+            spawner
+                .spawn_local(async move {
+                    last.ready().await;
+                    log.borrow_mut().push("start last");
+                    drop(last);
+                })
+                .unwrap();
+        }
+        pool.run_until_stalled();
+        // The operation between them is abandoned while the first one is under way.
+        drop(dropped);
+        pool.run_until_stalled();
+        assert_eq!(*log.borrow(), ["start first"]);
+        drop(held);
+        pool.run();
+        assert_eq!(*log.borrow(), ["start first", "end first", "start last"]);
+    }
+
+    #[test]
+    fn a_ticket_whose_predecessors_are_done_is_ready_at_once() {
+        let queue = OpQueue::new();
+        drop(queue.enter());
+        drop(queue.enter());
+        let mut ticket = queue.enter();
+        let mut pool = LocalPool::new();
+        let ran = Rc::new(Cell::new(false));
+        let seen = ran.clone();
+        pool.spawner()
+            .spawn_local(async move {
+                ticket.ready().await;
+                seen.set(true);
+            })
+            .unwrap();
+        pool.run_until_stalled();
+        assert!(ran.get());
     }
 }
