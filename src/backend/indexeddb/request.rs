@@ -100,16 +100,12 @@ pub(super) fn outcome(request: &IdbRequest) -> std::result::Result<JsValue, idb:
 }
 
 /// A request of the `idb` crate, and what its result is made into.
-pub(super) trait Sent {
+pub(super) trait Sent: Into<IdbRequest> {
     type Output;
-    fn raw(self) -> IdbRequest;
     fn output(result: JsValue) -> Self::Output;
 
     /// Listens to this request now (see [`listening`]).
-    fn reply(self) -> Reply<Self::Output>
-    where
-        Self: Sized,
-    {
+    fn reply(self) -> Reply<Self::Output> {
         listening(self)
     }
 }
@@ -135,7 +131,7 @@ impl<T> Future for Reply<T> {
 
 /// Listens to `request` now and gives its output when it settles.
 pub(super) fn listening<R: Sent>(request: R) -> Reply<R::Output> {
-    let request = request.raw();
+    let request: IdbRequest = request.into();
     Reply {
         fired: settled(&request),
         request,
@@ -149,9 +145,6 @@ fn rows(result: JsValue) -> Vec<JsValue> {
 
 impl Sent for GetStoreRequest {
     type Output = Option<JsValue>;
-    fn raw(self) -> IdbRequest {
-        self.into()
-    }
     fn output(result: JsValue) -> Option<JsValue> {
         Some(result).filter(|r| !r.is_undefined() && !r.is_null())
     }
@@ -159,9 +152,6 @@ impl Sent for GetStoreRequest {
 
 impl Sent for GetAllStoreRequest {
     type Output = Vec<JsValue>;
-    fn raw(self) -> IdbRequest {
-        self.into()
-    }
     fn output(result: JsValue) -> Vec<JsValue> {
         rows(result)
     }
@@ -169,9 +159,6 @@ impl Sent for GetAllStoreRequest {
 
 impl Sent for GetAllKeysStoreRequest {
     type Output = Vec<JsValue>;
-    fn raw(self) -> IdbRequest {
-        self.into()
-    }
     fn output(result: JsValue) -> Vec<JsValue> {
         rows(result)
     }
@@ -179,9 +166,6 @@ impl Sent for GetAllKeysStoreRequest {
 
 impl Sent for CountStoreRequest {
     type Output = u32;
-    fn raw(self) -> IdbRequest {
-        self.into()
-    }
     fn output(result: JsValue) -> u32 {
         result.as_f64().unwrap_or(0.0) as u32
     }
