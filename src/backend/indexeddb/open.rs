@@ -6,14 +6,14 @@ use std::rc::Rc;
 
 use idb::{Database, Factory, IndexParams, KeyPath, ObjectStoreParams, Transaction};
 use wasm_bindgen::prelude::*;
-use web_sys::{IdbDatabase, IdbOpenDbRequest, IdbVersionChangeEvent};
+use web_sys::{IdbDatabase, IdbOpenDbRequest, IdbRequest, IdbVersionChangeEvent};
 
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::schema::{
     migrations_from, newer_schema, MigrationStep, META_STORE, SCHEMA_VERSION,
 };
 
-use super::request::{outcome, settled};
+use super::request::listening;
 use super::tx::{dom_error, storage_error};
 
 /// An open connection. `stale` turns true when the browser closed it (another tab upgrades the
@@ -166,8 +166,9 @@ pub async fn open(name: &str) -> Result<Connection> {
 
 /// The database an open request gives, once it settles.
 async fn opened(request: &IdbOpenDbRequest) -> std::result::Result<IdbDatabase, idb::Error> {
-    settled(request).await;
-    outcome(request).map(JsCast::unchecked_into)
+    listening(IdbRequest::from(request.clone()))
+        .await
+        .map(JsCast::unchecked_into)
 }
 
 /// Reads the version of a database that is newer than ours, for the error message, without

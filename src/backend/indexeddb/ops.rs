@@ -173,11 +173,9 @@ fn sent_rows(
     request: web_sys::IdbRequest,
     records: bool,
 ) -> impl Future<Output = Result<Vec<JsValue>>> + '_ {
-    let settled = super::request::settled(&request);
+    let reply = listening(request);
     async move {
-        settled.await;
-        let result = super::request::outcome(&request).map_err(|e| tx.fail(e))?;
-        let rows = js::stored_elements(&result);
+        let rows = js::stored_elements(&reply.await.map_err(|e| tx.fail(e))?);
         if !records {
             return Ok(rows);
         }

@@ -75,7 +75,7 @@ impl Future for Fired {
 }
 
 /// Waits for a request's `success` or `error`.
-pub(super) fn settled(request: &IdbRequest) -> Fired {
+fn settled(request: &IdbRequest) -> Fired {
     Fired::new(|f| {
         request.set_onsuccess(Some(f));
         request.set_onerror(Some(f));
@@ -91,7 +91,7 @@ pub(super) fn ended(tx: &IdbTransaction) -> Fired {
 }
 
 /// A settled request's result, or its error.
-pub(super) fn outcome(request: &IdbRequest) -> std::result::Result<JsValue, idb::Error> {
+fn outcome(request: &IdbRequest) -> std::result::Result<JsValue, idb::Error> {
     match request.error() {
         Ok(Some(e)) => Err(idb::Error::DomException(e)),
         Ok(None) => request.result().map_err(idb::Error::RequestResultNotFound),
@@ -99,7 +99,7 @@ pub(super) fn outcome(request: &IdbRequest) -> std::result::Result<JsValue, idb:
     }
 }
 
-/// A request of the `idb` crate, and what its result is made into.
+/// A request (the `idb` crate's, or the browser's own), and what its result is made into.
 pub(super) trait Sent: Into<IdbRequest> {
     type Output;
     fn output(result: JsValue) -> Self::Output;
@@ -141,6 +141,15 @@ pub(super) fn listening<R: Sent>(request: R) -> Reply<R::Output> {
 
 fn rows(result: JsValue) -> Vec<JsValue> {
     result.unchecked_into::<Array>().to_vec()
+}
+
+/// A request as the browser gives it (one the `idb` crate cannot send, or an open request): its
+/// result as it is.
+impl Sent for IdbRequest {
+    type Output = JsValue;
+    fn output(result: JsValue) -> JsValue {
+        result
+    }
 }
 
 impl Sent for GetStoreRequest {
