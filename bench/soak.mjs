@@ -36,7 +36,9 @@ async function main() {
     const r = await page.evaluate(
       async ({ calls, warmup }) => {
         const [sessions] = globalThis.wasmInstances;
-        const memory = () => sessions.exports.memory.buffer.byteLength;
+        // (Its one memory, whatever the build named its export.)
+        const wasmMemory = Object.values(sessions.exports).find((e) => e instanceof WebAssembly.Memory);
+        const memory = () => wasmMemory.buffer.byteLength;
         // The smallest of a few readings, each after a full collection and a pause (what is
         // freed only once pending tasks ran would otherwise count as live).
         const heap = async () => {

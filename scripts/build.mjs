@@ -2,7 +2,7 @@
 // module: the package's JS and its wasm-bindgen glue bundled together) and their TypeScript
 // declarations. Prints the size of what ships.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
@@ -50,18 +50,57 @@ for (const m of MODULES) {
   ]);
   const wasm = `${m.name}_bg.wasm`;
   if (hasWasmOpt) {
-    run(wasmOpt, [
+    // The import and export names made one or two characters long: wasm-bindgen names each
+    // import after its JS function with a 16-digit hash (unique, and incompressible), and its
+    // module after the glue's file; the glue is rewritten to the same names (see minifiedGlue).
+    const names = execFileSync(wasmOpt, [
       '-Oz', '--strip-debug', '--strip-producers',
       '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
       '--enable-reference-types', '--enable-multivalue', '--enable-mutable-globals',
+      '--minify-imports-and-exports-and-modules',
       join(staging, wasm), '-o', join(pkg, wasm),
-    ]);
+    ], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const glue = join(staging, `${m.name}.js`);
+    writeFileSync(glue, minifiedGlue(readFileSync(glue, 'utf8'), JSON.parse(names), join(pkg, wasm)));
+    // What the names were, for the tests that check each module's surface.
+    writeFileSync(join(staging, `${m.name}_bg.names.json`), names);
   } else {
     copyFileSync(join(staging, wasm), join(pkg, wasm));
   }
   // (The second and the memory module's exports are declared with the sessions module's, as
   // the package exports them.)
   if (!['agent_sessions_extras', 'agent_sessions_memory'].includes(m.name)) copyFileSync(join(staging, `${m.name}.d.ts`), join(pkg, `${m.name}.d.ts`));
+}
+
+/**
+ * The glue `source` with the names the minified module `wasmFile` uses: each import's key in the
+ * object of imports, the module's name, and every `wasm.name` read of an export. `mapping` is
+ * what wasm-opt printed: `{ imports: [[module, name, new]], exports: [[name, new]] }`. Throws
+ * where the glue does not hold a name exactly where it is expected, so that a change in
+ * wasm-bindgen's output fails the build instead of the page.
+ */
+function minifiedGlue(source, { imports, exports }, wasmFile) {
+  const modules = [...new Set(imports.map(([module]) => module))];
+  const minifiedModules = [...new Set(WebAssembly.Module.imports(new WebAssembly.Module(readFileSync(wasmFile))).map((i) => i.module))];
+  if (modules.length !== 1 || minifiedModules.length !== 1) {
+    throw new Error(`${wasmFile}: expected one module of imports, found ${modules.length} and ${minifiedModules.length} after minifying`);
+  }
+  const moduleKey = `${JSON.stringify(modules[0])}: import0`;
+  if (source.split(moduleKey).length !== 2) throw new Error(`${wasmFile}: the glue does not name its imports' module once (${moduleKey})`);
+  let out = source.replace(moduleKey, `${JSON.stringify(minifiedModules[0])}: import0`);
+  for (const [, name, short] of imports) {
+    const key = new RegExp(`(?<![\\w$])${name}(?=: function\\()`, 'g');
+    const found = out.match(key)?.length ?? 0;
+    if (found !== 1) throw new Error(`${wasmFile}: the glue defines import ${name} ${found} times`);
+    out = out.replace(key, short);
+  }
+  const exported = new Map(exports);
+  out = out.replace(/(?<![\w$.])wasm\.([A-Za-z_$][\w$]*)/g, (read, name) => {
+    const short = exported.get(name);
+    if (short === undefined) throw new Error(`${wasmFile}: the glue reads wasm.${name}, which the module does not export`);
+    return `wasm.${short}`;
+  });
+  return out;
 }
 
 // Each entry is one module, so that a page loading the package unbundled (an import map, a CDN)

@@ -68,13 +68,24 @@ test('every exported class and function has its own name (what consoles, stacks 
   assert.deepEqual(wrong, []);
 });
 
-/** The exported and imported names of a built wasm module, without wasm-bindgen's internals. */
+/**
+ * The exported and imported names of a built wasm module as wasm-bindgen named them, without
+ * its internals. The build minifies the names and keeps what they were beside the glue
+ * (`target/package/*.names.json`); every name the module has must be in that record.
+ */
 function surface(file) {
   const module = new WebAssembly.Module(readFileSync(join(root, 'pkg', file)));
+  const names = JSON.parse(readFileSync(join(root, 'target/package', file.replace(/\.wasm$/, '.names.json')), 'utf8'));
+  const exportNames = new Map(names.exports.map(([name, short]) => [short, name]));
+  const importNames = new Map(names.imports.map(([, name, short]) => [short, name]));
+  const named = (map, short) => {
+    assert.ok(map.has(short), `${file}: ${short} is not in the record of its names`);
+    return map.get(short);
+  };
   const exports = WebAssembly.Module.exports(module)
-    .map((e) => e.name)
+    .map((e) => named(exportNames, e.name))
     .filter((n) => n !== 'memory' && !n.startsWith('__') && !n.startsWith('wasm_bindgen__'));
-  const imports = WebAssembly.Module.imports(module).map((i) => i.name);
+  const imports = WebAssembly.Module.imports(module).map((i) => named(importNames, i.name));
   return { exports, imports };
 }
 
