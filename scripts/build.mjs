@@ -139,9 +139,11 @@ const lazy = {
   setup: (b) => b.onResolve({ filter: /^\.\/(extras|memory)\.js$/ }, (args) => ({ path: args.path, external: true })),
 };
 for (const [entry, plugins] of [['index.js', [lazy]], ['extras.js', []], ['memory.js', []], ['runner_wasm.js', []], ['runner.js', [shared]]]) {
-  await build({
+  const { outputFiles: [bundle] } = await build({
     entryPoints: [join(staging, entry)],
     outfile: join(pkg, entry),
+    // Written below, once its exports are named.
+    write: false,
     bundle: true,
     format: 'esm',
     platform: 'browser',
@@ -153,8 +155,7 @@ for (const [entry, plugins] of [['index.js', [lazy]], ['extras.js', []], ['memor
     plugins,
     logLevel: 'error',
   });
-  const out = join(pkg, entry);
-  writeFileSync(out, withExportNames(readFileSync(out, 'utf8'), entry));
+  writeFileSync(bundle.path, withExportNames(bundle.text, entry));
 }
 for (const file of ['index.d.ts', 'runner.d.ts']) copyFileSync(join(root, 'js', file), join(pkg, file));
 // pkg/ holds what package.json ships and nothing else (no file of an earlier layout).
