@@ -1,5 +1,6 @@
 // Raw IndexedDB written by hand: the same schema and the same transactions as agent-sessions
-// (src/backend/indexeddb/), with nothing else. Every ratio in the benchmark is against this.
+// (src/backend/indexeddb/), with nothing else. Its session record holds what the library's does
+// (the counters, the size of the items, the default title), kept up to date by the same writes. Every ratio in the benchmark is against this.
 // The same schema includes the two indexes every row feeds: the newest turns (`by_turn`) and
 // full-text search (`by_term`, a multi-entry index over the row's `terms`, computed by
 // bench/shared/terms.js). `create({ indexes: false })` leaves both out (the diagnostic
@@ -67,6 +68,26 @@ function openDatabase(name, indexes) {
 /** A user message (a bare `{ role }` or a `message` item) opens a new turn. */
 const startsTurn = (item) =>
   item.role === 'user' && (item.type === undefined || item.type === 'message');
+
+/** About how many bytes an item takes, as the library counts it: the length of its JSON. */
+const size = (item) => JSON.stringify(item).length;
+const sizeOf = (items) => items.reduce((sum, item) => sum + size(item), 0);
+
+/** A session's default title, as the library gives one: its first user message's text, white
+ * space collapsed, cut at a word to at most 80 characters. */
+function defaultTitle(items) {
+  const first = items.find((item) => startsTurn(item));
+  if (!first) return null;
+  const text =
+    typeof first.content === 'string'
+      ? first.content
+      : (first.content ?? []).filter((p) => typeof p?.text === 'string').map((p) => p.text).join(' ');
+  const line = text.split(/\s+/).filter(Boolean).join(' ');
+  if (line.length <= 80) return line || null;
+  const room = line.slice(0, 79);
+  const space = room.lastIndexOf(' ');
+  return `${(space > 0 ? room.slice(0, space) : room).trimEnd()}…`;
+}
 
 /** Whether two JSON values are equal (object members in any order). */
 function sameJson(a, b) {
@@ -190,12 +211,18 @@ export function create({ dbName, userId = null, indexes = true }) {
         firstSeq: 0,
         nextSeq: 0,
         lastTurn: 0,
+        nextOpSeq: 0,
+        archivedCount: 0,
+        rewrites: 0,
+        bytes: 0,
       };
       checkOwner(tx, record);
       for (const item of items) {
         if (startsTurn(item)) record.lastTurn += 1;
         messages.put(messageRow(sessionId, record.nextSeq++, record.lastTurn, now, item));
       }
+      record.bytes += sizeOf(items);
+      record.title ??= defaultTitle(items);
       record.itemCount += items.length;
       record.updatedAt = now;
       sessions.put(record);
@@ -215,6 +242,7 @@ export function create({ dbName, userId = null, indexes = true }) {
       const row = await newest;
       const before = await previous;
       messages.delete([sessionId, seq]);
+      record.bytes -= size(row.item);
       record.itemCount -= 1;
       record.nextSeq -= 1;
       record.lastTurn = record.itemCount === 0 ? 0 : (before?.turn ?? record.lastTurn);
@@ -224,14 +252,17 @@ export function create({ dbName, userId = null, indexes = true }) {
       return row.item;
     },
 
+    // The items and the operation log go, as the library clears a session.
     async clearSession(sessionId) {
-      const { tx, sessions, messages } = await begin('readwrite');
+      const { tx, sessions, messages } = await begin('readwrite', [SESSIONS, MESSAGES, OPERATIONS]);
       const done = committed(tx);
       const record = await request(sessions.get(sessionId));
       if (!record) return;
       checkOwner(tx, record);
-      messages.delete(IDBKeyRange.bound([sessionId, -Infinity], [sessionId, Infinity]));
-      Object.assign(record, { firstSeq: record.nextSeq, itemCount: 0, lastTurn: 0, updatedAt: Date.now() });
+      const all = IDBKeyRange.bound([sessionId, -Infinity], [sessionId, Infinity]);
+      messages.delete(all);
+      tx.objectStore(OPERATIONS).delete(all);
+      Object.assign(record, { firstSeq: record.nextSeq, itemCount: 0, lastTurn: 0, bytes: 0, updatedAt: Date.now() });
       sessions.put(record);
       await done;
     },
@@ -286,6 +317,7 @@ export function create({ dbName, userId = null, indexes = true }) {
       record.lastTurn = record.itemCount === 0 ? 0 : turn;
       record.nextOpSeq = opSeq + 1;
       record.rewrites = (record.rewrites ?? 0) + 1;
+      record.bytes += sizeOf(replacement) - sizeOf(rows.map((row) => row.item));
       record.updatedAt = now;
       sessions.put(record);
       operations.put({ sessionId, opSeq, operationId, digest: opDigest, appliedAt: now });
@@ -365,6 +397,7 @@ export function create({ dbName, userId = null, indexes = true }) {
         if (startsTurn(item)) branch.lastTurn += 1;
         messages.put(messageRow(key, branch.next++, branch.lastTurn, now, item));
       }
+      record.bytes += sizeOf(items);
       record.updatedAt = now;
       sessions.put(record);
       await done;
