@@ -1,11 +1,13 @@
 // Combines several benchmark runs into one table: each cell is the median of the runs' medians,
-// its ratio against raw IndexedDB's, and the project's targets are judged on those.
+// and its ratio to raw IndexedDB is the median of the ratios each run measured (the floor timed
+// beside it, on the same machine state); the project's targets are judged on those.
 //
 //   node bench/combine.mjs bench/results/A.json bench/results/B.json bench/results/C.json [--markdown]
 //
 // The runs must have measured the same rows with the same preset; implementations any run lacks
 // are left out.
 import { readFileSync } from 'node:fs';
+import { BASELINE } from './impls/list.mjs';
 import { evaluateTargets, median, targetLines, timingTable } from './report.mjs';
 
 export function combine(reports) {
@@ -29,7 +31,16 @@ export function combine(reports) {
         ...all[0],
         median: median(all.map((c) => c.median)),
         runs: all.map((c) => c.median),
-        ...(all[0].referenceMedian === undefined ? {} : { referenceMedian: median(all.map((c) => c.referenceMedian)) }),
+        ...(same.every((x) => Number.isFinite(x.cells[BASELINE]?.median))
+          ? { ratio: median(same.map((x, i) => all[i].median / x.cells[BASELINE].median)) }
+          : {}),
+        ...(all[0].referenceMedian === undefined
+          ? {}
+          : {
+              referenceMedian: median(all.map((c) => c.referenceMedian)),
+              // The operation against its reference, timed beside it: again the median of each run's.
+              referenceRatio: median(all.map((c) => c.median / c.referenceMedian)),
+            }),
       };
     }
     return { ...row, cells };
@@ -42,7 +53,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const markdown = args.includes('--markdown');
   const files = args.filter((a) => a !== '--markdown');
   const combined = combine(files.map((f) => JSON.parse(readFileSync(f, 'utf8'))));
-  console.log(`\n${combined.runs} runs (${combined.preset}): each cell the median of the runs' medians; ratio to raw IndexedDB in parentheses\n`);
+  console.log(`\n${combined.runs} runs (${combined.preset}): each cell the median of the runs' medians; in parentheses the median of the runs' ratios to raw IndexedDB\n`);
   console.log(timingTable(combined, { markdown }));
   console.log(`\n${targetLines(evaluateTargets(combined, null))}`);
 }

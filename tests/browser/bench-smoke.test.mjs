@@ -226,11 +226,13 @@ test('runner benchmark: the runner and the turn by hand send the same requests',
   assert.match(stdout, /one chat turn: +ours .* by hand .*x/);
 });
 
-// Combining runs (bench/combine.mjs): each cell is the median of the runs' medians.
-test('combining benchmark runs takes the median of each cell across them', async () => {
+// Combining runs (bench/combine.mjs): each cell is the median of the runs' medians, and its ratio
+// the median of the ratios each run measured against the floor beside it.
+test('combining benchmark runs takes the median of each cell and of each run\'s ratio', async () => {
   const { combine } = await import('../../bench/combine.mjs');
   const run = (ours, raw) => ({
     preset: 'quick',
+    sizes: { histories: [100] },
     implementations: [{ key: 'ours', label: 'agent-sessions' }, { key: 'raw', label: 'raw IndexedDB' }],
     rows: [{ key: 'pop', label: 'pop', cells: { ours: { samples: [ours], median: ours }, raw: { samples: [raw], median: raw } } }],
   });
@@ -239,6 +241,12 @@ test('combining benchmark runs takes the median of each cell across them', async
   assert.equal(combined.rows[0].cells.ours.median, 4);
   assert.equal(combined.rows[0].cells.raw.median, 2);
   assert.deepEqual(combined.rows[0].cells.ours.runs, [3, 9, 4]);
+  // Ratios 1.5, 9 and 0.8: their median, not 4 / 2 from two different runs.
+  assert.equal(combined.rows[0].cells.ours.ratio, 1.5);
+  assert.equal(combined.rows[0].cells.raw.ratio, 1);
+  const { timingTable, evaluateTargets } = await import('../../bench/report.mjs');
+  assert.match(timingTable(combined), /4\.00 ms \(1\.50x\)/);
+  assert.match(evaluateTargets(combined, null)[0].detail, /pop 1\.50x/);
   assert.throws(() => combine([run(1, 1), { ...run(1, 1), preset: 'full' }]), /different presets/);
 });
 
