@@ -62,6 +62,53 @@ function sessionKey(base, sessionId) {
   );
 }
 
+/** Where a wrapping session gives the digest of the transaction it stands for. */
+const TRANSACTION_DIGEST = Symbol.for('agent-sessions.transactionDigest');
+
+/** The HMAC-SHA256 key of one session's transaction digests, derived as its AES key is, with
+ * another info. */
+function digestKey(base, sessionId) {
+  return subtle().deriveKey(
+    { name: 'HKDF', hash: 'SHA-256', salt: SESSION_SALT, info: encoder.encode(`digest:${sessionId}`) },
+    base,
+    { name: 'HMAC', hash: 'SHA-256', length: 256 },
+    false,
+    ['sign'],
+  );
+}
+
+/** Whether `session` is one of this package's, which take any item in a history transaction
+ * (the SDK's check that items are its own shapes, which an encrypted item is not). */
+function takesTransactions(session) {
+  try {
+    return session[Symbol.for('agent-sessions.transactionUsage')] === true && typeof session.applyHistoryTransaction === 'function';
+  } catch {
+    // A session that throws on being asked is not one of ours.
+    return false;
+  }
+}
+
+/** The plaintext transaction of `applyHistoryTransaction`'s argument: `{ type, items }` or
+ * `{ type, expectedSuffix, replacement }`, each field an array, no other field. The wrapped
+ * session checks the rest (the operation id, the items) before it writes anything. */
+function transactionParts(args) {
+  const t = args?.transaction;
+  const fields = t !== null && typeof t === 'object' ? Object.keys(t).sort().join() : '';
+  const parts =
+    fields === 'items,type' && t.type === 'append_items'
+      ? { type: t.type, items: t.items }
+      : fields === 'expectedSuffix,replacement,type' && t.type === 'replace_suffix'
+        ? { type: t.type, expectedSuffix: t.expectedSuffix, replacement: t.replacement }
+        : null;
+  if (!parts || !Object.values(parts).slice(1).every(Array.isArray)) {
+    throw sessionError(
+      'INVALID_TRANSACTION',
+      'applyHistoryTransaction: transaction must be { type: "append_items", items } or { type: "replace_suffix", expectedSuffix, replacement }, the items in arrays, and nothing else',
+    );
+  }
+  return parts;
+}
+
 /** Whether `value` has the methods a Session must have. */
 function isSession(value) {
   try {
@@ -114,6 +161,9 @@ export class EncryptedSession {
     this.#onUndecryptable = onUndecryptable;
     this.#key = null;
     this.#keyGiven = key;
+    // A history transaction needs the wrapped session to take encrypted items in one (this
+    // package's sessions): elsewhere the method is absent, so a runner saves with addItems.
+    if (!takesTransactions(inner)) this.applyHistoryTransaction = undefined;
   }
 
   #keyGiven;
@@ -136,12 +186,19 @@ export class EncryptedSession {
     if (!this.#key) {
       this.#sessionId ??= await this.#inner.getSessionId?.() ?? this.#inner.sessionId;
       if (typeof this.#sessionId !== 'string') throw sessionError('INVALID_SESSION', 'the wrapped session has no session id');
-      this.#key = baseKey(this.#keyGiven).then((base) => sessionKey(base, this.#sessionId));
+      const base = baseKey(this.#keyGiven);
+      this.#key = base.then((b) => sessionKey(b, this.#sessionId));
+      this.#digestKey = base.then((b) => digestKey(b, this.#sessionId));
       // A bad key is refused each time it is used, not kept as a rejected promise.
       this.#key.catch(() => (this.#key = null));
+      this.#digestKey.catch(() => {});
     }
     return this.#key;
   }
+
+  /** The HMAC key the digests of history transactions are made with (derived with the session
+   * key, from the same base key). */
+  #digestKey;
 
   /** Calls take effect in call order. */
   #serial(call) {
@@ -267,17 +324,70 @@ export class EncryptedSession {
     });
   }
 
+  /**
+   * The SDK's history transaction (`append_items`, `replace_suffix`), over a wrapped session of
+   * this package (others do not take encrypted items in a transaction: the method is absent
+   * there, as on a session without it). The items are encrypted as `addItems` encrypts them and
+   * the wrapped session applies it in one transaction. `expectedSuffix` is compared here, with
+   * the decrypted newest items, and the stored items read are what the wrapped session checks
+   * again (so a write from anywhere in between is never replaced: `SUFFIX_MISMATCH`). A retried
+   * `operationId` is a no-op with the same transaction and `TRANSACTION_CONFLICT` with another:
+   * the operation log keeps a digest of the plaintext transaction keyed by the session's key
+   * (ciphertext differs each time it is written; a plain hash would let anyone with the
+   * database test a guess at the text). An undecryptable or expired item among the newest is a
+   * mismatch.
+   */
+  applyHistoryTransaction(args) {
+    return this.#serial(async () => {
+      const plain = transactionParts(args);
+      const key = await this.#sessionKey();
+      const digest = await this.#digest(plain);
+      const now = this.#now();
+      const seal = (items, name) =>
+        this.#sealAll(key, items, now).catch((error) => {
+          // Named as the wrapped session names a bad item of a transaction.
+          if (error?.code === 'INVALID_ITEM') throw sessionError('INVALID_TRANSACTION', `applyHistoryTransaction: transaction.${name}: ${error.message}`);
+          throw error;
+        });
+      let transaction;
+      if (plain.type === 'append_items') {
+        transaction = { type: 'append_items', items: await seal(plain.items, 'items') };
+      } else {
+        const count = plain.expectedSuffix.length;
+        const stored = count === 0 ? [] : await this.#inner.getItems(count);
+        const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
+        const same =
+          stored.length === count &&
+          opened.every((o, i) => o !== null && !this.#expired(o.at) && canonical(o.item) === canonical(plain.expectedSuffix[i]));
+        // On a mismatch the wrapped session is still asked, with a suffix no stored item equals:
+        // it says whether the operation was applied before (a retry after its history moved on)
+        // and refuses it otherwise, as it would a write in between.
+        const expectedSuffix = same ? stored : plain.expectedSuffix.map(() => ({ __enc: 1, iv: '', ct: '' }));
+        transaction = { type: 'replace_suffix', expectedSuffix, replacement: await seal(plain.replacement, 'replacement') };
+      }
+      const sent = { operationId: args.operationId, transaction, [TRANSACTION_DIGEST]: digest };
+      if (args.usage !== undefined) sent.usage = args.usage;
+      await this.#inner.applyHistoryTransaction(sent);
+    });
+  }
+
+  /** HMAC-SHA256 of the plaintext transaction's canonical JSON, base64. */
+  async #digest(plain) {
+    let text;
+    try {
+      text = canonical(plain);
+    } catch (error) {
+      throw sessionError('INVALID_TRANSACTION', `applyHistoryTransaction: the transaction cannot be written as JSON (${error?.message ?? error}); nothing was written`);
+    }
+    const mac = await subtle().sign('HMAC', await this.#digestKey, encoder.encode(text));
+    return toBase64(new Uint8Array(mac));
+  }
+
   /** Removes the newest stored item, `stored`: only if it still is, where the wrapped session
    * can say so (this package's sessions, which take any item in a history transaction; the
    * SDK's check that items are its own shapes, which an encrypted item is not). */
   async #removeNewest(stored) {
-    let ours = false;
-    try {
-      ours = this.#inner[Symbol.for('agent-sessions.transactionUsage')] === true;
-    } catch {
-      // A session that throws on being asked is not one of ours.
-    }
-    if (ours && typeof this.#inner.applyHistoryTransaction === 'function') {
+    if (takesTransactions(this.#inner)) {
       await this.#inner.applyHistoryTransaction({
         operationId: `encrypted-pop:${crypto.randomUUID()}`,
         transaction: { type: 'replace_suffix', expectedSuffix: [stored], replacement: [] },

@@ -157,7 +157,7 @@ export interface EncryptedSessionOptions {
 export interface WrappableSession {
   getSessionId(): Promise<string>;
   getItems(limit?: number): Promise<unknown[]>;
-  addItems(items: unknown[]): Promise<void>;
+  addItems(items: Item[]): Promise<void>;
   popItem(): Promise<unknown | undefined>;
   clearSession(): Promise<void>;
 }
@@ -182,6 +182,12 @@ export class EncryptedSession {
    * `expectedItems`, only if the history still shows exactly those items (`SUFFIX_MISMATCH`
    * otherwise). Items already in the history keep when they were added. */
   replaceHistory(items: readonly Item[], options?: { archive?: boolean; expectedItems?: readonly Item[] }): Promise<void>;
+  /** The SDK's history transaction, its items encrypted, applied by the wrapped session in one
+   * transaction: `expectedSuffix` compared with the decrypted newest items, a retried
+   * `operationId` a no-op with the same transaction and `TRANSACTION_CONFLICT` with another.
+   * Only over this package's sessions (`IndexedDbSession`, `MemorySession`, `SyncedSession`);
+   * `undefined` over any other, as on a session without it. */
+  applyHistoryTransaction?: (args: SessionHistoryTransactionArgs) => Promise<void>;
   /** The items compaction (or `replaceHistory`) archived, decrypted, oldest first; `[]` where
    * the wrapped session keeps no archive. */
   getArchivedItems<T extends Item = Item>(options?: ArchiveWindow): Promise<T[]>;

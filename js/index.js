@@ -151,11 +151,19 @@ function copiedArguments(args) {
   const classed = (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && !isPlain(v);
   if (args.some((a) => classed(a) || (Array.isArray(a) && a.some(classed)))) return args;
   try {
-    return structuredClone(args);
+    const copies = structuredClone(args);
+    // A copy has no symbol-keyed fields: the digest an EncryptedSession gives goes with it.
+    const digest = args[0]?.[TRANSACTION_DIGEST];
+    if (digest !== undefined && copies[0] !== null && typeof copies[0] === 'object') copies[0][TRANSACTION_DIGEST] = digest;
+    return copies;
   } catch {
     return args;
   }
 }
+
+/** Where a wrapping session gives the digest of the transaction it stands for (see
+ * `applyHistoryTransaction` of `EncryptedSession`). */
+const TRANSACTION_DIGEST = Symbol.for('agent-sessions.transactionDigest');
 
 /** Every method of a session object: what a MemorySession forwards. */
 const SESSION_METHODS = Object.getOwnPropertyNames(wasm.Session.prototype).filter(

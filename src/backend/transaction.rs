@@ -178,18 +178,43 @@ pub fn take_transaction(args: &JsValue) -> Result<TakenTransaction> {
         written.concat()
     );
     let rewrites = !written.starts_with(&expected_suffix);
+    let digest = match given_digest(args)? {
+        // Set apart from the digests computed here: the same operation id applied both ways is
+        // two different transactions.
+        Some(given) => format!("k{given}"),
+        None => digest(&whole),
+    };
     Ok(TakenTransaction {
         transaction: HistoryTransaction {
             operation_id,
             kind,
             expected_suffix,
-            digest: digest(&whole),
+            digest,
             rewrites,
         },
         items,
         suffix_user_messages,
         usage,
     })
+}
+
+/// The digest a wrapping session gives for the transaction it stands for, under
+/// `args[Symbol.for('agent-sessions.transactionDigest')]`: `EncryptedSession` writes ciphertext
+/// with fresh IVs each time, so a retried operation would never have the same digest as the
+/// one applied; it gives a keyed digest of the plaintext transaction instead.
+fn given_digest(args: &JsValue) -> Result<Option<String>> {
+    let key = js_sys::Symbol::for_("agent-sessions.transactionDigest");
+    let given = js_sys::Reflect::get(args, &key).map_err(|e| threw(CODE, "args", &e))?;
+    if given.is_undefined() {
+        return Ok(None);
+    }
+    match exact_string(&given) {
+        Some(Ok(text)) if !text.is_empty() => Ok(Some(text)),
+        _ => Err(invalid(format!(
+            "the transaction's digest must be a non-empty string, got {}",
+            describe(&given)
+        ))),
+    }
 }
 
 /// A history transaction that carries usage but leaves no turn to store it against.

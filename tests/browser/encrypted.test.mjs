@@ -493,3 +493,117 @@ test('where IndexedDB is missing, the device-key functions reject with STORAGE_U
   });
   assert.deepEqual(r, ['SessionError STORAGE_UNAVAILABLE', 'SessionError STORAGE_UNAVAILABLE']);
 });
+
+test('applyHistoryTransaction over an EncryptedSession: encrypted, checked against the decrypted items, a retry applied once', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const k = key();
+    const u1 = { role: 'user', content: 'what is the tide table' };
+    const a1 = { role: 'assistant', content: 'a first answer' };
+    const a1b = { role: 'assistant', content: 'the answer that replaced it' };
+    const call = { type: 'function_call', callId: 'c1', name: 'tides', arguments: '{}' };
+    const u2 = { role: 'user', content: 'and tomorrow' };
+    const code = (p) => p.then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+    const out = {};
+    for (const [name, inner] of [
+      ['indexeddb', new lib.IndexedDbSession('tx', { dbName: 'enc-tx' })],
+      ['memory', new lib.MemorySession('tx')],
+    ]) {
+      const s = new lib.EncryptedSession(inner, { key: k });
+      await s.addItems([u1, a1]);
+      const replace = { operationId: 'op1', transaction: { type: 'replace_suffix', expectedSuffix: [a1], replacement: [a1b, call] } };
+      await s.applyHistoryTransaction(replace);
+      const afterReplace = await s.getItems();
+      // The same operation again, once the history has moved on: nothing changes.
+      const retry = await code(s.applyHistoryTransaction(structuredClone(replace)));
+      const afterRetry = (await s.getItems()).length;
+      const conflict = await code(s.applyHistoryTransaction({ ...replace, transaction: { ...replace.transaction, replacement: [a1] } }));
+      const stale = await code(s.applyHistoryTransaction({ operationId: 'op2', transaction: { type: 'replace_suffix', expectedSuffix: [a1], replacement: [] } }));
+      await s.applyHistoryTransaction({ operationId: 'op3', transaction: { type: 'append_items', items: [u2] } });
+      // Another key cannot decrypt the newest item, so it never matches a suffix.
+      const wrongKey = await code(
+        new lib.EncryptedSession(inner, { key: key() }).applyHistoryTransaction({ operationId: 'op4', transaction: { type: 'replace_suffix', expectedSuffix: [u2], replacement: [] } }),
+      );
+      const badItem = await code(s.applyHistoryTransaction({ operationId: 'op5', transaction: { type: 'append_items', items: [5] } }));
+      const cyclic = { role: 'user' };
+      cyclic.self = cyclic;
+      const badSuffix = await code(s.applyHistoryTransaction({ operationId: 'op8', transaction: { type: 'replace_suffix', expectedSuffix: [cyclic], replacement: [] } }));
+      const badId = await code(s.applyHistoryTransaction({ operationId: ' ', transaction: { type: 'append_items', items: [u2] } }));
+      const badFields = await code(s.applyHistoryTransaction({ operationId: 'op6', transaction: { type: 'append_items', items: [u2], extra: 1 } }));
+      // A suffix of nothing: appends, as the SDK's MemorySession does.
+      await s.applyHistoryTransaction({ operationId: 'op7', transaction: { type: 'replace_suffix', expectedSuffix: [], replacement: [a1] } });
+      out[name] = {
+        afterReplace,
+        retry,
+        afterRetry,
+        conflict,
+        stale,
+        wrongKey,
+        badItem,
+        badSuffix,
+        badId,
+        badFields,
+        items: await s.getItems(),
+        stored: (await inner.getItems()).every((i) => i.__enc === 1 && Object.keys(i).length === 3),
+      };
+    }
+    out.clear = clearText(await rawText('enc-tx'));
+
+    // A write from elsewhere between the wrapper's read and its transaction is never replaced.
+    const base = new lib.IndexedDbSession('race', { dbName: 'enc-tx' });
+    const other = new lib.IndexedDbSession('race', { dbName: 'enc-tx' });
+    let sneak = false;
+    const racing = new Proxy(base, {
+      get(target, name) {
+        if (name === 'getItems') {
+          return async (n) => {
+            const read = await target.getItems(n);
+            if (sneak) {
+              sneak = false;
+              await other.addItems([{ __enc: 1, iv: 'AAAAAAAAAAAAAAAA', ct: 'AAAA' }]);
+            }
+            return read;
+          };
+        }
+        const value = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const s = new lib.EncryptedSession(racing, { key: k });
+    await s.addItems([u1, a1]);
+    sneak = true;
+    out.race = await code(s.applyHistoryTransaction({ operationId: 'r1', transaction: { type: 'replace_suffix', expectedSuffix: [a1], replacement: [a1b] } }));
+    out.raceStored = (await base.getItems()).length;
+
+    // Over a session that does not take encrypted items in a transaction, the method is absent.
+    out.sdk = typeof new lib.EncryptedSession(new sdk.MemorySession({ sessionId: 's' }), { key: k }).applyHistoryTransaction;
+    return out;
+  });
+  for (const name of ['indexeddb', 'memory']) {
+    const o = r[name];
+    assert.deepEqual(o.afterReplace, [
+      { role: 'user', content: 'what is the tide table' },
+      { role: 'assistant', content: 'the answer that replaced it' },
+      { type: 'function_call', callId: 'c1', name: 'tides', arguments: '{}' },
+    ], name);
+    assert.equal(o.retry, 'resolved', name);
+    assert.equal(o.afterRetry, 3, name);
+    assert.equal(o.conflict, 'SessionError TRANSACTION_CONFLICT', name);
+    assert.equal(o.stale, 'SessionError SUFFIX_MISMATCH', name);
+    assert.equal(o.wrongKey, 'SessionError SUFFIX_MISMATCH', name);
+    assert.equal(o.badItem, 'SessionError INVALID_TRANSACTION', name);
+    assert.equal(o.badSuffix, 'SessionError INVALID_TRANSACTION', name);
+    assert.equal(o.badId, 'SessionError INVALID_TRANSACTION', name);
+    assert.equal(o.badFields, 'SessionError INVALID_TRANSACTION', name);
+    assert.deepEqual(
+      o.items.map((i) => i.content ?? i.name),
+      ['what is the tide table', 'the answer that replaced it', 'tides', 'and tomorrow', 'a first answer'],
+      name,
+    );
+    assert.equal(o.stored, true, name);
+  }
+  for (const word of ['tide', 'replaced', 'tomorrow', 'first answer']) assert.equal(r.clear.includes(word), false, word);
+  assert.equal(r.race, 'SessionError SUFFIX_MISMATCH');
+  assert.equal(r.raceStored, 3);
+  assert.equal(r.sdk, 'undefined');
+});

@@ -304,3 +304,23 @@ async function twoDevices(): Promise<void> {
   void [remoteAsSession, forTheSdk, transactional, status.lastSyncedAt, id];
 }
 void twoDevices;
+
+// Encryption at rest: an EncryptedSession is a Session; over one of ours it applies history
+// transactions too, which a TypeScript user checks for before calling.
+import { EncryptedSession } from '../../pkg/index.js';
+
+async function encrypted(key: Uint8Array): Promise<void> {
+  const session = new EncryptedSession(new IndexedDbSession('chat-9'), { key });
+  const forTheSdk: Session = session;
+  if (session.applyHistoryTransaction) {
+    await session.applyHistoryTransaction({ operationId: 'run-2:0', transaction: { type: 'append_items', items: [{ role: 'user', content: 'hi' }] } });
+  }
+  void forTheSdk;
+}
+void encrypted;
+
+async function encryptedOverTheSdk(key: Uint8Array, sdkSession: Session): Promise<void> {
+  const session = new EncryptedSession(sdkSession, { key });
+  await session.addItems([{ role: 'user', content: 'hi' }]);
+}
+void encryptedOverTheSdk;
