@@ -109,6 +109,22 @@ function transactionParts(args) {
   return parts;
 }
 
+/** The `replace_function_call` mutations of `applyHistoryMutations`' argument, in order;
+ * mutations of another type are left out, as the SDK's `MemorySession` ignores them. */
+function mutationParts(args) {
+  const mutations = args?.mutations;
+  const parts = Array.isArray(mutations) && mutations.every((m) => m !== null && typeof m === 'object')
+    ? mutations.filter((m) => m.type === 'replace_function_call')
+    : null;
+  if (!parts || !parts.every((m) => typeof m.callId === 'string' && m.replacement?.type === 'function_call')) {
+    throw sessionError(
+      'INVALID_TRANSACTION',
+      'applyHistoryMutations: mutations must be an array of objects, each replace_function_call with a string callId and a function_call replacement; nothing was changed',
+    );
+  }
+  return parts;
+}
+
 /** Whether `value` has the methods a Session must have. */
 function isSession(value) {
   try {
@@ -163,7 +179,10 @@ export class EncryptedSession {
     this.#keyGiven = key;
     // A history transaction needs the wrapped session to take encrypted items in one (this
     // package's sessions): elsewhere the method is absent, so a runner saves with addItems.
-    if (!takesTransactions(inner)) this.applyHistoryTransaction = undefined;
+    if (!takesTransactions(inner)) {
+      this.applyHistoryTransaction = undefined;
+      this.applyHistoryMutations = undefined;
+    }
   }
 
   #keyGiven;
@@ -368,6 +387,43 @@ export class EncryptedSession {
       const sent = { operationId: args.operationId, transaction, [TRANSACTION_DIGEST]: digest };
       if (args.usage !== undefined) sent.usage = args.usage;
       await this.#inner.applyHistoryTransaction(sent);
+    });
+  }
+
+  /**
+   * The SDK's history rewrite (`replace_function_call`: the first `function_call` with the
+   * `callId` becomes the replacement, encrypted, and later ones with that id go; other mutation
+   * types are ignored, as in the SDK), over a wrapped session of this package, as one
+   * `replaceHistory` conditioned on the stored items it read: a write from anywhere in between
+   * makes it `SUFFIX_MISMATCH`, nothing changed. The other items are written back as they were
+   * stored (not encrypted again; their TTL goes on); the replacement keeps when the call it
+   * replaces was added. Items that do not decrypt are kept, never matched.
+   */
+  applyHistoryMutations(args) {
+    return this.#serial(async () => {
+      const mutations = mutationParts(args);
+      if (mutations.length === 0) return;
+      const key = await this.#sessionKey();
+      const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
+      const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
+      // Each entry: the stored item, or a replacement to encrypt with when its call was added.
+      let entries = stored.map((s, i) => ({ stored: s, item: opened[i]?.item, at: opened[i]?.at }));
+      let changed = false;
+      for (const { callId, replacement } of mutations) {
+        let replaced = false;
+        entries = entries.flatMap((e) => {
+          if (e.item?.type !== 'function_call' || e.item.callId !== callId) return [e];
+          changed = true;
+          if (replaced) return [];
+          replaced = true;
+          return [{ item: replacement, at: e.at ?? this.#now() }];
+        });
+      }
+      if (!changed) return;
+      const fresh = entries.filter((e) => !e.stored);
+      const sealed = await this.#sealAll(key, fresh.map((e) => e.item), fresh.map((e) => e.at));
+      const items = entries.map((e) => e.stored ?? sealed[fresh.indexOf(e)]);
+      await this.#inner.replaceHistory(items, { archive: false, expectedItems: stored });
     });
   }
 

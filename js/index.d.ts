@@ -1,4 +1,4 @@
-import type { SessionError, Item, IndexedDbSession, SessionHistoryTransactionArgs, ListSessionsOptions, SessionInfo, ArchiveWindow } from './agent_sessions.js';
+import type { SessionError, Item, IndexedDbSession, SessionHistoryTransactionArgs, SessionHistoryRewriteArgs, ListSessionsOptions, SessionInfo, ArchiveWindow } from './agent_sessions.js';
 
 export {
   IndexedDbSession,
@@ -188,6 +188,10 @@ export class EncryptedSession {
    * Only over this package's sessions (`IndexedDbSession`, `MemorySession`, `SyncedSession`);
    * `undefined` over any other, as on a session without it. */
   applyHistoryTransaction?: (args: SessionHistoryTransactionArgs) => Promise<void>;
+  /** The SDK's history rewrite (`replace_function_call`), the replacement encrypted, as one
+   * `replaceHistory` of the wrapped session conditioned on what it read (`SUFFIX_MISMATCH` after
+   * a write in between). Only over this package's sessions; `undefined` over any other. */
+  applyHistoryMutations?: (args: SessionHistoryRewriteArgs) => Promise<void>;
   /** The items compaction (or `replaceHistory`) archived, decrypted, oldest first; `[]` where
    * the wrapped session keeps no archive. */
   getArchivedItems<T extends Item = Item>(options?: ArchiveWindow): Promise<T[]>;

@@ -607,3 +607,101 @@ test('applyHistoryTransaction over an EncryptedSession: encrypted, checked again
   assert.equal(r.raceStored, 3);
   assert.equal(r.sdk, 'undefined');
 });
+
+test('applyHistoryMutations over an EncryptedSession: the call replaced encrypted, the rest kept as stored, a write in between refused', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const k = key();
+    let clock = 1_000;
+    const now = () => clock;
+    const call = (args) => ({ type: 'function_call', callId: 'c1', name: 'weather', arguments: args });
+    const out = {};
+    for (const [name, inner] of [
+      ['indexeddb', new lib.IndexedDbSession('mut', { dbName: 'enc-mut' })],
+      ['memory', new lib.MemorySession('mut')],
+    ]) {
+      clock = 1_000;
+      const s = new lib.EncryptedSession(inner, { key: k, now });
+      await s.addItems([{ role: 'user', content: 'weather in Oslo' }, call('{"city":"Osol"}')]);
+      clock = 2_000;
+      await s.addItems([{ type: 'function_call_output', callId: 'c1', output: 'not found' }, call('{"again":true}')]);
+      const before = await inner.getItems();
+      clock = 9_000;
+      await s.applyHistoryMutations({
+        mutations: [
+          { type: 'something_else', value: 1 },
+          { type: 'replace_function_call', callId: 'c1', replacement: call('{"city":"Oslo"}') },
+        ],
+      });
+      const after = await inner.getItems();
+      out[name] = {
+        items: await s.getItems(),
+        // The user message and the output are the very envelopes stored before.
+        keptAsStored: JSON.stringify(after[0]) === JSON.stringify(before[0]) && JSON.stringify(after[2]) === JSON.stringify(before[2]),
+        replacedEncrypted: after[1].__enc === 1 && JSON.stringify(after[1]) !== JSON.stringify(before[1]),
+        nothingToDo: await s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'none', replacement: call('{}') }] }).then(() => 'resolved'),
+        badReplacement: await s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: { role: 'user', content: 'x' } }] }).then(() => 'resolved', (e) => e.code),
+        badMutations: await s.applyHistoryMutations({ mutations: 'c1' }).then(() => 'resolved', (e) => e.code),
+        unchanged: (await s.getItems()).length,
+      };
+    }
+    // The replacement keeps when its call was added: with a TTL that has the old call expire, it
+    // expires too.
+    const ttl = new lib.EncryptedSession(new lib.MemorySession('ttl'), { key: k, ttl: 5, now });
+    clock = 0;
+    await ttl.addItems([call('{}')]);
+    clock = 4_000;
+    await ttl.addItems([{ role: 'user', content: 'later' }]);
+    await ttl.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: call('{"x":1}') }] });
+    clock = 6_000;
+    out.ttl = (await ttl.getItems()).map((i) => i.content ?? i.arguments);
+
+    // A write from elsewhere between the read and the rewrite is never lost.
+    const base = new lib.IndexedDbSession('mut-race', { dbName: 'enc-mut' });
+    const other = new lib.IndexedDbSession('mut-race', { dbName: 'enc-mut' });
+    let sneak = false;
+    const racing = new Proxy(base, {
+      get(target, name) {
+        if (name === 'getItems') {
+          return async (n) => {
+            const read = await target.getItems(n);
+            if (sneak) {
+              sneak = false;
+              await other.addItems([{ __enc: 1, iv: 'AAAAAAAAAAAAAAAA', ct: 'AAAA' }]);
+            }
+            return read;
+          };
+        }
+        const value = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const raced = new lib.EncryptedSession(racing, { key: k });
+    await raced.addItems([call('{}')]);
+    sneak = true;
+    out.race = await raced.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: call('{"x":1}') }] }).then(() => 'resolved', (e) => e.code);
+    out.raceStored = (await base.getItems()).length;
+    out.sdk = typeof new lib.EncryptedSession(new sdk.MemorySession({ sessionId: 's' }), { key: k }).applyHistoryMutations;
+    out.clear = clearText(await rawText('enc-mut'));
+    return out;
+  });
+  for (const name of ['indexeddb', 'memory']) {
+    const o = r[name];
+    assert.deepEqual(o.items, [
+      { role: 'user', content: 'weather in Oslo' },
+      { type: 'function_call', callId: 'c1', name: 'weather', arguments: '{"city":"Oslo"}' },
+      { type: 'function_call_output', callId: 'c1', output: 'not found' },
+    ], name);
+    assert.equal(o.keptAsStored, true, name);
+    assert.equal(o.replacedEncrypted, true, name);
+    assert.equal(o.nothingToDo, 'resolved', name);
+    assert.equal(o.badReplacement, 'INVALID_TRANSACTION', name);
+    assert.equal(o.badMutations, 'INVALID_TRANSACTION', name);
+    assert.equal(o.unchanged, 3, name);
+  }
+  assert.deepEqual(r.ttl, ['later']);
+  assert.equal(r.race, 'SUFFIX_MISMATCH');
+  assert.equal(r.raceStored, 2);
+  assert.equal(r.sdk, 'undefined');
+  for (const word of ['Oslo', 'weather', 'not found']) assert.equal(r.clear.includes(word), false, word);
+});

@@ -324,3 +324,11 @@ async function encryptedOverTheSdk(key: Uint8Array, sdkSession: Session): Promis
   await session.addItems([{ role: 'user', content: 'hi' }]);
 }
 void encryptedOverTheSdk;
+
+async function encryptedRewrite(key: Uint8Array): Promise<void> {
+  const session = new EncryptedSession(new MemorySession('chat-10'), { key });
+  await session.applyHistoryMutations?.({
+    mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: { type: 'function_call', callId: 'c1', name: 'f', arguments: '{}' } }],
+  });
+}
+void encryptedRewrite;
