@@ -65,11 +65,15 @@ function sessionKey(base, sessionId) {
 /** Where a wrapping session gives the digest of the transaction it stands for. */
 const TRANSACTION_DIGEST = Symbol.for('agent-sessions.transactionDigest');
 
-/** The HMAC-SHA256 key of one session's transaction digests, derived as its AES key is, with
- * another info. */
+/** The salt of the derivation of the key of transaction digests: another salt than the AES
+ * keys', so no session's AES key is another session's HMAC key. */
+const DIGEST_SALT = encoder.encode('agent-sessions/EncryptedSession/digest/v1');
+
+/** The HMAC-SHA256 key of one session's transaction digests (HKDF-SHA256; its info is the
+ * session id). */
 function digestKey(base, sessionId) {
   return subtle().deriveKey(
-    { name: 'HKDF', hash: 'SHA-256', salt: SESSION_SALT, info: encoder.encode(`digest:${sessionId}`) },
+    { name: 'HKDF', hash: 'SHA-256', salt: DIGEST_SALT, info: encoder.encode(sessionId) },
     base,
     { name: 'HMAC', hash: 'SHA-256', length: 256 },
     false,
@@ -100,10 +104,11 @@ function transactionParts(args) {
       : fields === 'expectedSuffix,replacement,type' && t.type === 'replace_suffix'
         ? { type: t.type, expectedSuffix: t.expectedSuffix, replacement: t.replacement }
         : null;
-  if (!parts || !Object.values(parts).slice(1).every(Array.isArray)) {
+  const isItem = (item) => item !== null && typeof item === 'object' && !Array.isArray(item);
+  if (!parts || !Object.values(parts).slice(1).every((list) => Array.isArray(list) && list.every(isItem))) {
     throw sessionError(
       'INVALID_TRANSACTION',
-      'applyHistoryTransaction: transaction must be { type: "append_items", items } or { type: "replace_suffix", expectedSuffix, replacement }, the items in arrays, and nothing else',
+      'applyHistoryTransaction: transaction must be { type: "append_items", items } or { type: "replace_suffix", expectedSuffix, replacement }, with arrays of items (objects), and nothing else',
     );
   }
   return parts;
@@ -116,10 +121,17 @@ function mutationParts(args) {
   const parts = Array.isArray(mutations) && mutations.every((m) => m !== null && typeof m === 'object')
     ? mutations.filter((m) => m.type === 'replace_function_call')
     : null;
-  if (!parts || !parts.every((m) => typeof m.callId === 'string' && m.replacement?.type === 'function_call')) {
+  const writable = (item) => {
+    try {
+      return JSON.stringify(item) !== undefined;
+    } catch {
+      return false;
+    }
+  };
+  if (!parts || !parts.every((m) => typeof m.callId === 'string' && m.replacement?.type === 'function_call' && writable(m.replacement))) {
     throw sessionError(
       'INVALID_TRANSACTION',
-      'applyHistoryMutations: mutations must be an array of objects, each replace_function_call with a string callId and a function_call replacement; nothing was changed',
+      'applyHistoryMutations: mutations must be an array of objects, each replace_function_call with a string callId and a function_call replacement JSON can write; nothing was changed',
     );
   }
   return parts;
@@ -179,10 +191,8 @@ export class EncryptedSession {
     this.#keyGiven = key;
     // A history transaction needs the wrapped session to take encrypted items in one (this
     // package's sessions): elsewhere the method is absent, so a runner saves with addItems.
-    if (!takesTransactions(inner)) {
-      this.applyHistoryTransaction = undefined;
-      this.applyHistoryMutations = undefined;
-    }
+    if (!takesTransactions(inner)) this.applyHistoryTransaction = undefined;
+    if (!takesTransactions(inner) || typeof inner.replaceHistory !== 'function') this.applyHistoryMutations = undefined;
   }
 
   #keyGiven;
@@ -357,8 +367,16 @@ export class EncryptedSession {
    * mismatch.
    */
   applyHistoryTransaction(args) {
+    // Read now, as the wrapped session reads its arguments when called: a caller that reuses the
+    // object for its next operation does not change this one.
+    let plain, operationId, usage;
+    try {
+      plain = transactionParts(args);
+      ({ operationId, usage } = args);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#serial(async () => {
-      const plain = transactionParts(args);
       const key = await this.#sessionKey();
       const digest = await this.#digest(plain);
       const now = this.#now();
@@ -372,20 +390,28 @@ export class EncryptedSession {
       if (plain.type === 'append_items') {
         transaction = { type: 'append_items', items: await seal(plain.items, 'items') };
       } else {
-        const count = plain.expectedSuffix.length;
-        const stored = count === 0 ? [] : await this.#inner.getItems(count);
+        const { expectedSuffix: expected, replacement } = plain;
+        const stored = expected.length === 0 ? [] : await this.#inner.getItems(expected.length);
         const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
         const same =
-          stored.length === count &&
-          opened.every((o, i) => o !== null && !this.#expired(o.at) && canonical(o.item) === canonical(plain.expectedSuffix[i]));
-        // On a mismatch the wrapped session is still asked, with a suffix no stored item equals:
-        // it says whether the operation was applied before (a retry after its history moved on)
-        // and refuses it otherwise, as it would a write in between.
-        const expectedSuffix = same ? stored : plain.expectedSuffix.map(() => ({ __enc: 1, iv: '', ct: '' }));
-        transaction = { type: 'replace_suffix', expectedSuffix, replacement: await seal(plain.replacement, 'replacement') };
+          stored.length === expected.length &&
+          opened.every((o, i) => o !== null && !this.#expired(o.at) && canonical(o.item) === canonical(expected[i]));
+        // The replacement's first items that repeat the suffix (a runner saving again keeps what
+        // it saved and adds to it) are written back as stored, not encrypted again: the wrapped
+        // session sees an append, not a rewrite, and their TTL goes on.
+        let kept = 0;
+        while (same && kept < expected.length && kept < replacement.length && canonical(replacement[kept]) === canonical(expected[kept])) kept++;
+        transaction = {
+          type: 'replace_suffix',
+          // On a mismatch the wrapped session is still asked, with a suffix no stored item
+          // equals: it says whether the operation was applied before (a retry after its history
+          // moved on) and refuses it otherwise, as it would a write in between.
+          expectedSuffix: same ? stored : expected.map(() => ({ __enc: 1, iv: '', ct: '' })),
+          replacement: [...stored.slice(0, kept), ...(await seal(replacement.slice(kept), 'replacement'))],
+        };
       }
-      const sent = { operationId: args.operationId, transaction, [TRANSACTION_DIGEST]: digest };
-      if (args.usage !== undefined) sent.usage = args.usage;
+      const sent = { operationId, transaction, [TRANSACTION_DIGEST]: digest };
+      if (usage !== undefined) sent.usage = usage;
       await this.#inner.applyHistoryTransaction(sent);
     });
   }
@@ -400,14 +426,24 @@ export class EncryptedSession {
    * replaces was added. Items that do not decrypt are kept, never matched.
    */
   applyHistoryMutations(args) {
+    let mutations;
+    try {
+      mutations = mutationParts(args);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#serial(async () => {
-      const mutations = mutationParts(args);
       if (mutations.length === 0) return;
       const key = await this.#sessionKey();
       const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
       const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
-      // Each entry: the stored item, or a replacement to encrypt with when its call was added.
-      let entries = stored.map((s, i) => ({ stored: s, item: opened[i]?.item, at: opened[i]?.at }));
+      // Each entry: the stored item (what reads show of it: nothing when it does not decrypt or
+      // has expired, so it is never matched), or a replacement to encrypt with when its call
+      // was added.
+      let entries = stored.map((s, i) => {
+        const o = opened[i];
+        return { stored: s, item: o && !this.#expired(o.at) ? o.item : undefined, at: o?.at };
+      });
       let changed = false;
       for (const { callId, replacement } of mutations) {
         let replaced = false;

@@ -190,7 +190,8 @@ export class EncryptedSession {
   applyHistoryTransaction?: (args: SessionHistoryTransactionArgs) => Promise<void>;
   /** The SDK's history rewrite (`replace_function_call`), the replacement encrypted, as one
    * `replaceHistory` of the wrapped session conditioned on what it read (`SUFFIX_MISMATCH` after
-   * a write in between). Only over this package's sessions; `undefined` over any other. */
+   * a write in between). Only over `IndexedDbSession` and `MemorySession`; `undefined` over any
+   * other. */
   applyHistoryMutations?: (args: SessionHistoryRewriteArgs) => Promise<void>;
   /** The items compaction (or `replaceHistory`) archived, decrypted, oldest first; `[]` where
    * the wrapped session keeps no archive. */

@@ -655,6 +655,10 @@ test('applyHistoryMutations over an EncryptedSession: the call replaced encrypte
     await ttl.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: call('{"x":1}') }] });
     clock = 6_000;
     out.ttl = (await ttl.getItems()).map((i) => i.content ?? i.arguments);
+    // An expired call is never matched: the call reads show is the one replaced.
+    await ttl.addItems([call('{"live":true}')]);
+    await ttl.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: call('{"live":2}') }] });
+    out.ttlLive = (await ttl.getItems()).map((i) => i.content ?? i.arguments);
 
     // A write from elsewhere between the read and the rewrite is never lost.
     const base = new lib.IndexedDbSession('mut-race', { dbName: 'enc-mut' });
@@ -700,8 +704,66 @@ test('applyHistoryMutations over an EncryptedSession: the call replaced encrypte
     assert.equal(o.unchanged, 3, name);
   }
   assert.deepEqual(r.ttl, ['later']);
+  assert.deepEqual(r.ttlLive, ['later', '{"live":2}']);
   assert.equal(r.race, 'SUFFIX_MISMATCH');
   assert.equal(r.raceStored, 2);
   assert.equal(r.sdk, 'undefined');
   for (const word of ['Oslo', 'weather', 'not found']) assert.equal(r.clear.includes(word), false, word);
+});
+
+test('EncryptedSession transactions: a save that keeps what it saved writes it back as stored; over SyncedSession; before the memory module loads; bad items', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const k = key();
+    const q = { role: 'user', content: 'a question' };
+    const a = { role: 'assistant', content: 'an answer' };
+    const code = (p) => p.then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+    const out = {};
+
+    // A runner saves the question, then the question and the answer in place of it: the
+    // question's envelope stays as it was stored (not encrypted again, not a rewrite).
+    const inner = new lib.IndexedDbSession('save', { dbName: 'enc-save' });
+    const s = new lib.EncryptedSession(inner, { key: k });
+    await s.applyHistoryTransaction({ operationId: 'turn-1:q', transaction: { type: 'append_items', items: [q] } });
+    const [question] = await inner.getItems();
+    await s.applyHistoryTransaction({ operationId: 'turn-1:a', transaction: { type: 'replace_suffix', expectedSuffix: [q], replacement: [q, a] } });
+    const stored = await inner.getItems();
+    const db = await request(indexedDB.open('enc-save'));
+    const record = await request(db.transaction('agent_sessions').objectStore('agent_sessions').get('save'));
+    db.close();
+    out.save = { same: JSON.stringify(stored[0]) === JSON.stringify(question), count: stored.length, rewrites: record.rewrites ?? 0, items: await s.getItems() };
+    out.badSuffix = await code(s.applyHistoryTransaction({ operationId: 'bad', transaction: { type: 'replace_suffix', expectedSuffix: [5], replacement: [] } }));
+    out.badReplacement = await code(s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: { type: 'function_call', callId: 'c1', n: 1n } }] }));
+
+    // Over a SyncedSession: transactions go to its local session; it has no replaceHistory, so
+    // no rewrites.
+    const synced = new lib.SyncedSession(new lib.IndexedDbSession('synced', { dbName: 'enc-save' }), new lib.MemorySession('remote'), { syncOnOpen: false });
+    const overSynced = new lib.EncryptedSession(synced, { key: k });
+    out.synced = { transaction: typeof overSynced.applyHistoryTransaction, mutations: typeof overSynced.applyHistoryMutations };
+    await overSynced.applyHistoryTransaction({ operationId: 's1', transaction: { type: 'append_items', items: [q] } });
+    out.synced.items = await overSynced.getItems();
+    synced.close();
+
+    // The digest a wrapper gives reaches a MemorySession whose module is not loaded yet (its
+    // arguments are copied): the same operation with the same digest is a no-op after, and
+    // without it (another transaction, for the log) a conflict.
+    const digest = Symbol.for('agent-sessions.transactionDigest');
+    const fresh = new lib.MemorySession('fresh');
+    const op = () => ({ operationId: 'm1', transaction: { type: 'append_items', items: [q] }, [digest]: 'given' });
+    const first = await code(fresh.applyHistoryTransaction(op()));
+    const again = await code(fresh.applyHistoryTransaction(op()));
+    const withoutDigest = await code(fresh.applyHistoryTransaction({ operationId: 'm1', transaction: { type: 'append_items', items: [q] } }));
+    out.fresh = { first, again, withoutDigest, count: (await fresh.getItems()).length };
+    return out;
+  });
+  assert.deepEqual(r.save, {
+    same: true,
+    count: 2,
+    rewrites: 0,
+    items: [{ role: 'user', content: 'a question' }, { role: 'assistant', content: 'an answer' }],
+  });
+  assert.equal(r.badSuffix, 'SessionError INVALID_TRANSACTION');
+  assert.equal(r.badReplacement, 'SessionError INVALID_TRANSACTION');
+  assert.deepEqual(r.synced, { transaction: 'function', mutations: 'undefined', items: [{ role: 'user', content: 'a question' }] });
+  assert.deepEqual(r.fresh, { first: 'resolved', again: 'resolved', withoutDigest: 'SessionError TRANSACTION_CONFLICT', count: 1 });
 });
