@@ -200,12 +200,14 @@ test('search benchmark: searches, the reference scan, appends and the index buil
 });
 
 // The encrypted-session benchmark (bench/encrypted.mjs) with a few turns: both sides read the
-// same items back (it checks, itself), and it prints both rows.
-test('encrypted benchmark: ours and the floor by hand read the same items', { timeout: 120_000 }, async () => {
+// same items back and save the same history through transactions (it checks, itself), and it
+// prints the three rows.
+test('encrypted benchmark: ours and the floor by hand read and save the same items', { timeout: 120_000 }, async () => {
   const stdout = await runScript('encrypted.mjs', ['--turns=5']);
   assert.match(stdout, /5 turns, medians/);
   assert.match(stdout, /append one turn: +ours .* by hand .*x/);
   assert.match(stdout, /getItems\(20\): +ours .* by hand .*x/);
+  assert.match(stdout, /a runner's save of a turn: +ours .* by hand .*x/);
 });
 
 // The soak benchmark (bench/soak.mjs) with a few hundred rounds: every round reads back what it
