@@ -325,6 +325,7 @@ export class EncryptedSession {
 
   addItems(items) {
     return this.#serial(async () => {
+      this.#newest = null;
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
       if (items.length === 0) return;
       const key = await this.#sessionKey();
@@ -339,6 +340,7 @@ export class EncryptedSession {
    * the item read, so another tab's write in between is never removed. */
   popItem() {
     return this.#serial(async () => {
+      this.#newest = null;
       const key = await this.#sessionKey();
       for (;;) {
         const [stored] = await this.#inner.getItems(1);
@@ -386,35 +388,63 @@ export class EncryptedSession {
           if (error?.code === 'INVALID_ITEM') throw sessionError('INVALID_TRANSACTION', `applyHistoryTransaction: transaction.${name}: ${error.message}`);
           throw error;
         });
-      let transaction;
+      const send = (transaction) => {
+        const sent = { operationId, transaction, [TRANSACTION_DIGEST]: digest };
+        if (usage !== undefined) sent.usage = usage;
+        return this.#inner.applyHistoryTransaction(sent);
+      };
+      const known = this.#newest;
+      this.#newest = null;
       if (plain.type === 'append_items') {
-        transaction = { type: 'append_items', items: await seal(plain.items, 'items') };
-      } else {
-        const { expectedSuffix: expected, replacement } = plain;
-        const stored = expected.length === 0 ? [] : await this.#inner.getItems(expected.length);
-        const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
-        const same =
-          stored.length === expected.length &&
-          opened.every((o, i) => o !== null && !this.#expired(o.at) && canonical(o.item) === canonical(expected[i]));
+        const items = await seal(plain.items, 'items');
+        await send({ type: 'append_items', items });
+        this.#newest = { stored: items, texts: plain.items.map(canonical), ats: items.map(() => now) };
+        return;
+      }
+      const { expectedSuffix: expected, replacement } = plain;
+      const wanted = expected.map(canonical);
+      const count = wanted.length;
+      // `newest`: the stored items the suffix is compared with (the newest `count`), what each
+      // shows (its canonical text, `null` when it does not decrypt) and when it was added.
+      const replace = async ({ stored, texts, ats }) => {
+        const same = stored.length === count && texts.every((text, i) => text !== null && !this.#expired(ats[i]) && text === wanted[i]);
         // The replacement's first items that repeat the suffix (a runner saving again keeps what
         // it saved and adds to it) are written back as stored, not encrypted again: the wrapped
         // session sees an append, not a rewrite, and their TTL goes on.
         let kept = 0;
-        while (same && kept < expected.length && kept < replacement.length && canonical(replacement[kept]) === canonical(expected[kept])) kept++;
-        transaction = {
+        while (same && kept < count && kept < replacement.length && canonical(replacement[kept]) === wanted[kept]) kept++;
+        const fresh = await seal(replacement.slice(kept), 'replacement');
+        const written = [...stored.slice(0, kept), ...fresh];
+        await send({
           type: 'replace_suffix',
           // On a mismatch the wrapped session is still asked, with a suffix no stored item
           // equals: it says whether the operation was applied before (a retry after its history
           // moved on) and refuses it otherwise, as it would a write in between.
           expectedSuffix: same ? stored : expected.map(() => ({ __enc: 1, iv: '', ct: '' })),
-          replacement: [...stored.slice(0, kept), ...(await seal(replacement.slice(kept), 'replacement'))],
-        };
+          replacement: written,
+        });
+        this.#newest = { stored: written, texts: replacement.map(canonical), ats: [...ats.slice(0, kept), ...fresh.map(() => now)] };
+      };
+      // What this object wrote last is what it compares with, without reading it back (a
+      // runner's save follows its own earlier save): the wrapped session checks those stored
+      // items in its transaction, so after any other write (another tab, another object) it
+      // refuses, and the suffix is read, decrypted and compared after all.
+      if (count > 0 && known && known.stored.length >= count && known.texts.slice(-count).every((text, i) => text === wanted[i])) {
+        try {
+          return await replace({ stored: known.stored.slice(-count), texts: known.texts.slice(-count), ats: known.ats.slice(-count) });
+        } catch (error) {
+          if (error?.code !== 'SUFFIX_MISMATCH') throw error;
+        }
       }
-      const sent = { operationId, transaction, [TRANSACTION_DIGEST]: digest };
-      if (usage !== undefined) sent.usage = usage;
-      await this.#inner.applyHistoryTransaction(sent);
+      const stored = count === 0 ? [] : await this.#inner.getItems(count);
+      const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
+      await replace({ stored, texts: opened.map((o) => (o === null ? null : canonical(o.item))), ats: opened.map((o) => o?.at) });
     });
   }
+
+  /** The items this object's last history transaction left newest, as stored, with what they
+   * show and when they were added; `null` after any other write of this object. */
+  #newest = null;
 
   /**
    * The SDK's history rewrite (`replace_function_call`: the first `function_call` with the
@@ -433,6 +463,7 @@ export class EncryptedSession {
       return Promise.reject(error);
     }
     return this.#serial(async () => {
+      this.#newest = null;
       if (mutations.length === 0) return;
       const key = await this.#sessionKey();
       const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
@@ -490,7 +521,10 @@ export class EncryptedSession {
   }
 
   clearSession() {
-    return this.#serial(() => this.#inner.clearSession());
+    return this.#serial(() => {
+      this.#newest = null;
+      return this.#inner.clearSession();
+    });
   }
 
   /**
@@ -505,6 +539,7 @@ export class EncryptedSession {
    */
   replaceHistory(items, options = {}) {
     return this.#serial(async () => {
+      this.#newest = null;
       if (typeof this.#inner.replaceHistory !== 'function') {
         throw sessionError('INVALID_SESSION', 'replaceHistory needs a wrapped session that has it (this package\'s sessions do)');
       }
@@ -558,6 +593,7 @@ export class EncryptedSession {
    * Over a session with `replaceHistory` (this package's) it is one transaction. */
   purgeExpired() {
     return this.#serial(async () => {
+      this.#newest = null;
       if (this.#ttl === undefined) return 0;
       const key = await this.#sessionKey();
       // Every item, whatever window the inner session reads by default (its `settings`).

@@ -767,3 +767,57 @@ test('EncryptedSession transactions: a save that keeps what it saved writes it b
   assert.deepEqual(r.synced, { transaction: 'function', mutations: 'undefined', items: [{ role: 'user', content: 'a question' }] });
   assert.deepEqual(r.fresh, { first: 'resolved', again: 'resolved', withoutDigest: 'SessionError TRANSACTION_CONFLICT', count: 1 });
 });
+
+test('EncryptedSession transactions compare with what the object saved last, and read the history when another write came in between', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const k = key();
+    const q = { role: 'user', content: 'a question' };
+    const a = { role: 'assistant', content: 'an answer' };
+    const code = (p) => p.then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+    let reads = 0;
+    const counted = (target) =>
+      new Proxy(target, {
+        get(t, name) {
+          const value = Reflect.get(t, name);
+          if (name === 'getItems') return (...args) => ((reads += 1), value.apply(t, args));
+          return typeof value === 'function' ? value.bind(t) : value;
+        },
+      });
+    const inner = new lib.IndexedDbSession('known', { dbName: 'enc-known' });
+    const s = new lib.EncryptedSession(counted(inner), { key: k });
+    const out = {};
+
+    // A turn saved as a runner saves it: the answer's save reads nothing back.
+    await s.applyHistoryTransaction({ operationId: 't1:q', transaction: { type: 'append_items', items: [q] } });
+    reads = 0;
+    await s.applyHistoryTransaction({ operationId: 't1:a', transaction: { type: 'replace_suffix', expectedSuffix: [q], replacement: [q, a] } });
+    out.readsForSave = reads;
+
+    // Another object writes the same answer again, encrypted afresh: what this object saved
+    // last is no longer what is stored, so the suffix is read and compared, and it matches.
+    const other = new lib.EncryptedSession(new lib.IndexedDbSession('known', { dbName: 'enc-known' }), { key: k });
+    await other.popItem();
+    await other.addItems([a]);
+    reads = 0;
+    out.afterOther = await code(s.applyHistoryTransaction({ operationId: 't2:x', transaction: { type: 'replace_suffix', expectedSuffix: [a], replacement: [a, q] } }));
+    out.readsAfterOther = reads;
+
+    // Another object's write that changes what the history ends with: refused, nothing written.
+    await other.addItems([{ role: 'user', content: 'from elsewhere' }]);
+    out.changed = await code(s.applyHistoryTransaction({ operationId: 't3:x', transaction: { type: 'replace_suffix', expectedSuffix: [q], replacement: [] } }));
+    out.items = (await s.getItems()).map((i) => i.content);
+
+    // The same operation retried after it was applied: a no-op, on either path.
+    out.retry = await code(s.applyHistoryTransaction({ operationId: 't2:x', transaction: { type: 'replace_suffix', expectedSuffix: [a], replacement: [a, q] } }));
+    out.itemsAfterRetry = (await s.getItems()).length;
+    return out;
+  });
+  assert.equal(r.readsForSave, 0);
+  assert.equal(r.afterOther, 'resolved');
+  assert.equal(r.readsAfterOther, 1);
+  assert.equal(r.changed, 'SessionError SUFFIX_MISMATCH');
+  assert.deepEqual(r.items, ['a question', 'an answer', 'a question', 'from elsewhere']);
+  assert.equal(r.retry, 'resolved');
+  assert.equal(r.itemsAfterRetry, 4);
+});
