@@ -1,6 +1,7 @@
 // Encryption at rest: EncryptedSession over our sessions, the SDK's MemorySession and its run(),
 // no plaintext anywhere in IndexedDB, wrong keys, tampering, moved items, TTL with an injected
-// clock, keys from passphrases and kept on the device, retention, and the bad inputs.
+// clock, keys from passphrases and kept on the device, retention, the SDK's history transactions
+// and rewrites through it (writes in between, retries), and the bad inputs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { start } from './harness.mjs';
@@ -37,6 +38,38 @@ async function openPage() {
      * in 260,000 characters: "SDK" did, and failed a run), never as a leak (base64 does not carry
      * a plaintext's letters). */
     window.clearText = (text) => text.replace(/"(ct|iv)":"[A-Za-z0-9+/=]*"/g, '"$1":""');
+    /** `session`, whose `getItems` calls `afterRead()` once it has read (and awaits it) before
+     * it resolves: what a wrapper reads can be made to go stale before it writes. */
+    window.afterReads = (session, afterRead) =>
+      new Proxy(session, {
+        get(target, name) {
+          const value = Reflect.get(target, name);
+          if (name === 'getItems') {
+            return async (...args) => {
+              const read = await value.apply(target, args);
+              await afterRead();
+              return read;
+            };
+          }
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    /** How a call came out: 'resolved', or the error's name and code. */
+    window.code = (p) => p.then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+    /** An IndexedDbSession (`base`) and `session` over it, whose next read once `arm()`ed is
+     * followed by another object's append to the same session: a write in between. */
+    window.racing = (sessionId, dbName) => {
+      const base = new lib.IndexedDbSession(sessionId, { dbName });
+      const other = new lib.IndexedDbSession(sessionId, { dbName });
+      let armed = false;
+      const session = afterReads(base, async () => {
+        if (armed) {
+          armed = false;
+          await other.addItems([{ __enc: 1, iv: 'AAAAAAAAAAAAAAAA', ct: 'AAAA' }]);
+        }
+      });
+      return { base, session, arm: () => (armed = true) };
+    };
   });
   return page;
 }
@@ -503,7 +536,6 @@ test('applyHistoryTransaction over an EncryptedSession: encrypted, checked again
     const a1b = { role: 'assistant', content: 'the answer that replaced it' };
     const call = { type: 'function_call', callId: 'c1', name: 'tides', arguments: '{}' };
     const u2 = { role: 'user', content: 'and tomorrow' };
-    const code = (p) => p.then(() => 'resolved', (e) => `${e.name} ${e.code}`);
     const out = {};
     for (const [name, inner] of [
       ['indexeddb', new lib.IndexedDbSession('tx', { dbName: 'enc-tx' })],
@@ -550,28 +582,10 @@ test('applyHistoryTransaction over an EncryptedSession: encrypted, checked again
     out.clear = clearText(await rawText('enc-tx'));
 
     // A write from elsewhere between the wrapper's read and its transaction is never replaced.
-    const base = new lib.IndexedDbSession('race', { dbName: 'enc-tx' });
-    const other = new lib.IndexedDbSession('race', { dbName: 'enc-tx' });
-    let sneak = false;
-    const racing = new Proxy(base, {
-      get(target, name) {
-        if (name === 'getItems') {
-          return async (n) => {
-            const read = await target.getItems(n);
-            if (sneak) {
-              sneak = false;
-              await other.addItems([{ __enc: 1, iv: 'AAAAAAAAAAAAAAAA', ct: 'AAAA' }]);
-            }
-            return read;
-          };
-        }
-        const value = Reflect.get(target, name);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    const s = new lib.EncryptedSession(racing, { key: k });
+    const { base, session: racingSession, arm } = racing('race', 'enc-tx');
+    const s = new lib.EncryptedSession(racingSession, { key: k });
     await s.addItems([u1, a1]);
-    sneak = true;
+    arm();
     out.race = await code(s.applyHistoryTransaction({ operationId: 'r1', transaction: { type: 'replace_suffix', expectedSuffix: [a1], replacement: [a1b] } }));
     out.raceStored = (await base.getItems()).length;
 
@@ -661,28 +675,10 @@ test('applyHistoryMutations over an EncryptedSession: the call replaced encrypte
     out.ttlLive = (await ttl.getItems()).map((i) => i.content ?? i.arguments);
 
     // A write from elsewhere between the read and the rewrite is never lost.
-    const base = new lib.IndexedDbSession('mut-race', { dbName: 'enc-mut' });
-    const other = new lib.IndexedDbSession('mut-race', { dbName: 'enc-mut' });
-    let sneak = false;
-    const racing = new Proxy(base, {
-      get(target, name) {
-        if (name === 'getItems') {
-          return async (n) => {
-            const read = await target.getItems(n);
-            if (sneak) {
-              sneak = false;
-              await other.addItems([{ __enc: 1, iv: 'AAAAAAAAAAAAAAAA', ct: 'AAAA' }]);
-            }
-            return read;
-          };
-        }
-        const value = Reflect.get(target, name);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    const raced = new lib.EncryptedSession(racing, { key: k });
+    const { base, session: racingSession, arm } = racing('mut-race', 'enc-mut');
+    const raced = new lib.EncryptedSession(racingSession, { key: k });
     await raced.addItems([call('{}')]);
-    sneak = true;
+    arm();
     out.race = await raced.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: call('{"x":1}') }] }).then(() => 'resolved', (e) => e.code);
     out.raceStored = (await base.getItems()).length;
     out.sdk = typeof new lib.EncryptedSession(new sdk.MemorySession({ sessionId: 's' }), { key: k }).applyHistoryMutations;
@@ -717,7 +713,6 @@ test('EncryptedSession transactions: a save that keeps what it saved writes it b
     const k = key();
     const q = { role: 'user', content: 'a question' };
     const a = { role: 'assistant', content: 'an answer' };
-    const code = (p) => p.then(() => 'resolved', (e) => `${e.name} ${e.code}`);
     const out = {};
 
     // A runner saves the question, then the question and the answer in place of it: the
@@ -774,18 +769,9 @@ test('EncryptedSession transactions compare with what the object saved last, and
     const k = key();
     const q = { role: 'user', content: 'a question' };
     const a = { role: 'assistant', content: 'an answer' };
-    const code = (p) => p.then(() => 'resolved', (e) => `${e.name} ${e.code}`);
     let reads = 0;
-    const counted = (target) =>
-      new Proxy(target, {
-        get(t, name) {
-          const value = Reflect.get(t, name);
-          if (name === 'getItems') return (...args) => ((reads += 1), value.apply(t, args));
-          return typeof value === 'function' ? value.bind(t) : value;
-        },
-      });
     const inner = new lib.IndexedDbSession('known', { dbName: 'enc-known' });
-    const s = new lib.EncryptedSession(counted(inner), { key: k });
+    const s = new lib.EncryptedSession(afterReads(inner, () => (reads += 1)), { key: k });
     const out = {};
 
     // A turn saved as a runner saves it: the answer's save reads nothing back.
