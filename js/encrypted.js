@@ -111,7 +111,17 @@ function transactionParts(args) {
       'applyHistoryTransaction: transaction must be { type: "append_items", items } or { type: "replace_suffix", expectedSuffix, replacement }, with arrays of items (objects), and nothing else',
     );
   }
-  return parts;
+  // Each list's items as canonical text, made once: compared with what is stored, remembered
+  // as what the object saved, and the transaction's own canonical text (what its digest signs)
+  // is made of them.
+  const texts = {};
+  try {
+    for (const name of Object.keys(parts).slice(1)) texts[name] = parts[name].map(canonical);
+  } catch (error) {
+    throw sessionError('INVALID_TRANSACTION', `applyHistoryTransaction: the transaction cannot be written as JSON (${error?.message ?? error}); nothing was written`);
+  }
+  const members = Object.keys(texts).map((name) => `"${name}":[${texts[name].join(',')}]`);
+  return { ...parts, texts, text: `{${members.join(',')},"type":${JSON.stringify(parts.type)}}` };
 }
 
 /** The `replace_function_call` mutations of `applyHistoryMutations`' argument, in order;
@@ -191,8 +201,9 @@ export class EncryptedSession {
     this.#keyGiven = key;
     // A history transaction needs the wrapped session to take encrypted items in one (this
     // package's sessions): elsewhere the method is absent, so a runner saves with addItems.
-    if (!takesTransactions(inner)) this.applyHistoryTransaction = undefined;
-    if (!takesTransactions(inner) || typeof inner.replaceHistory !== 'function') this.applyHistoryMutations = undefined;
+    const transactions = takesTransactions(inner);
+    if (!transactions) this.applyHistoryTransaction = undefined;
+    if (!transactions || typeof inner.replaceHistory !== 'function') this.applyHistoryMutations = undefined;
   }
 
   #keyGiven;
@@ -234,6 +245,15 @@ export class EncryptedSession {
     const run = this.#tail.then(call);
     this.#tail = run.catch(() => {});
     return run;
+  }
+
+  /** A write other than a history transaction, in call order: the object forgets what its last
+   * transaction saved (`#newest`), since the history no longer ends with it. */
+  #write(call) {
+    return this.#serial(() => {
+      this.#newest = null;
+      return call();
+    });
   }
 
   /** Encrypts `items` (each with when it was added: `at`, one time or one per item), every one
@@ -324,8 +344,7 @@ export class EncryptedSession {
   }
 
   addItems(items) {
-    return this.#serial(async () => {
-      this.#newest = null;
+    return this.#write(async () => {
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
       if (items.length === 0) return;
       const key = await this.#sessionKey();
@@ -339,8 +358,7 @@ export class EncryptedSession {
    * a session with history transactions (ours), each removal checks the history still ends with
    * the item read, so another tab's write in between is never removed. */
   popItem() {
-    return this.#serial(async () => {
-      this.#newest = null;
+    return this.#write(async () => {
       const key = await this.#sessionKey();
       for (;;) {
         const [stored] = await this.#inner.getItems(1);
@@ -380,7 +398,7 @@ export class EncryptedSession {
     }
     return this.#serial(async () => {
       const key = await this.#sessionKey();
-      const digest = await this.#digest(plain);
+      const digest = await this.#digest(plain.text);
       const now = this.#now();
       const seal = (items, name) =>
         this.#sealAll(key, items, now).catch((error) => {
@@ -398,11 +416,11 @@ export class EncryptedSession {
       if (plain.type === 'append_items') {
         const items = await seal(plain.items, 'items');
         await send({ type: 'append_items', items });
-        this.#newest = { stored: items, texts: plain.items.map(canonical), ats: items.map(() => now) };
+        this.#newest = { stored: items, texts: plain.texts.items, ats: items.map(() => now) };
         return;
       }
       const { expectedSuffix: expected, replacement } = plain;
-      const wanted = expected.map(canonical);
+      const { expectedSuffix: wanted, replacement: replacementTexts } = plain.texts;
       const count = wanted.length;
       // `newest`: the stored items the suffix is compared with (the newest `count`), what each
       // shows (its canonical text, `null` when it does not decrypt) and when it was added.
@@ -412,7 +430,7 @@ export class EncryptedSession {
         // it saved and adds to it) are written back as stored, not encrypted again: the wrapped
         // session sees an append, not a rewrite, and their TTL goes on.
         let kept = 0;
-        while (same && kept < count && kept < replacement.length && canonical(replacement[kept]) === wanted[kept]) kept++;
+        while (same && kept < count && kept < replacement.length && replacementTexts[kept] === wanted[kept]) kept++;
         const fresh = await seal(replacement.slice(kept), 'replacement');
         const written = [...stored.slice(0, kept), ...fresh];
         await send({
@@ -423,7 +441,7 @@ export class EncryptedSession {
           expectedSuffix: same ? stored : expected.map(() => ({ __enc: 1, iv: '', ct: '' })),
           replacement: written,
         });
-        this.#newest = { stored: written, texts: replacement.map(canonical), ats: [...ats.slice(0, kept), ...fresh.map(() => now)] };
+        this.#newest = { stored: written, texts: replacementTexts, ats: [...ats.slice(0, kept), ...fresh.map(() => now)] };
       };
       // What this object wrote last is what it compares with, without reading it back (a
       // runner's save follows its own earlier save): the wrapped session checks those stored
@@ -462,8 +480,7 @@ export class EncryptedSession {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#serial(async () => {
-      this.#newest = null;
+    return this.#write(async () => {
       if (mutations.length === 0) return;
       const key = await this.#sessionKey();
       const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
@@ -494,14 +511,8 @@ export class EncryptedSession {
     });
   }
 
-  /** HMAC-SHA256 of the plaintext transaction's canonical JSON, base64. */
-  async #digest(plain) {
-    let text;
-    try {
-      text = canonical(plain);
-    } catch (error) {
-      throw sessionError('INVALID_TRANSACTION', `applyHistoryTransaction: the transaction cannot be written as JSON (${error?.message ?? error}); nothing was written`);
-    }
+  /** HMAC-SHA256 of `text` (the plaintext transaction's canonical JSON), base64. */
+  async #digest(text) {
     const mac = await subtle().sign('HMAC', await this.#digestKey, encoder.encode(text));
     return toBase64(new Uint8Array(mac));
   }
@@ -521,10 +532,7 @@ export class EncryptedSession {
   }
 
   clearSession() {
-    return this.#serial(() => {
-      this.#newest = null;
-      return this.#inner.clearSession();
-    });
+    return this.#write(() => this.#inner.clearSession());
   }
 
   /**
@@ -538,8 +546,7 @@ export class EncryptedSession {
    * them through an EncryptedSession over it.
    */
   replaceHistory(items, options = {}) {
-    return this.#serial(async () => {
-      this.#newest = null;
+    return this.#write(async () => {
       if (typeof this.#inner.replaceHistory !== 'function') {
         throw sessionError('INVALID_SESSION', 'replaceHistory needs a wrapped session that has it (this package\'s sessions do)');
       }
@@ -592,8 +599,7 @@ export class EncryptedSession {
   /** Deletes the expired items (and those that do not decrypt stay); resolves to how many went.
    * Over a session with `replaceHistory` (this package's) it is one transaction. */
   purgeExpired() {
-    return this.#serial(async () => {
-      this.#newest = null;
+    return this.#write(async () => {
       if (this.#ttl === undefined) return 0;
       const key = await this.#sessionKey();
       // Every item, whatever window the inner session reads by default (its `settings`).

@@ -152,18 +152,17 @@ function copiedArguments(args) {
   if (args.some((a) => classed(a) || (Array.isArray(a) && a.some(classed)))) return args;
   try {
     const copies = structuredClone(args);
-    // A copy has no symbol-keyed fields: the digest an EncryptedSession gives goes with it.
-    const digest = args[0]?.[TRANSACTION_DIGEST];
-    if (digest !== undefined && copies[0] !== null && typeof copies[0] === 'object') copies[0][TRANSACTION_DIGEST] = digest;
+    // A copy has no symbol-keyed fields (such as the digest an EncryptedSession gives with a
+    // history transaction): an argument's own go with its copy.
+    args.forEach((arg, i) => {
+      if (arg === null || typeof arg !== 'object' || Array.isArray(arg)) return;
+      for (const key of Object.getOwnPropertySymbols(arg)) copies[i][key] = arg[key];
+    });
     return copies;
   } catch {
     return args;
   }
 }
-
-/** Where a wrapping session gives the digest of the transaction it stands for (see
- * `applyHistoryTransaction` of `EncryptedSession`). */
-const TRANSACTION_DIGEST = Symbol.for('agent-sessions.transactionDigest');
 
 /** Every method of a session object: what a MemorySession forwards. */
 const SESSION_METHODS = Object.getOwnPropertyNames(wasm.Session.prototype).filter(

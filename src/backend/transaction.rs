@@ -171,18 +171,17 @@ pub fn take_transaction(args: &JsValue) -> Result<TakenTransaction> {
         true => None,
         false => Some(usage_from_js(&usage, "applyHistoryTransaction() usage")?),
     };
-    // The forms are self-delimiting, so their concatenation identifies the transaction.
-    let whole = format!(
-        "{kind_name}|{}|{}",
-        expected_suffix.concat(),
-        written.concat()
-    );
     let rewrites = !written.starts_with(&expected_suffix);
     let digest = match given_digest(args)? {
         // Set apart from the digests computed here: the same operation id applied both ways is
         // two different transactions.
         Some(given) => format!("k{given}"),
-        None => digest(&whole),
+        // The forms are self-delimiting, so their concatenation identifies the transaction.
+        None => digest(&format!(
+            "{kind_name}|{}|{}",
+            expected_suffix.concat(),
+            written.concat()
+        )),
     };
     Ok(TakenTransaction {
         transaction: HistoryTransaction {
