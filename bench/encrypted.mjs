@@ -77,13 +77,13 @@ await benchScript(pkg, async (browser) => {
       tx.objectStore('sessions').put(record);
       await new Promise((ok, fail) => ((tx.oncomplete = ok), (tx.onerror = () => fail(tx.error))));
     };
+    /** The item a stored row holds, decrypted. */
+    const unseal = async (row) => JSON.parse(decoder.decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unb64(row.item.iv), additionalData: aad }, key, unb64(row.item.ct)))).item;
     const rawRead = async (n) => {
       const tx = db.transaction(['sessions', 'rows']);
       const record = await request(tx.objectStore('sessions').get('chat'));
       const rows = await request(tx.objectStore('rows').getAll(IDBKeyRange.bound(['chat', Math.max(0, record.next - n)], ['chat', record.next - 1])));
-      return Promise.all(
-        rows.map(async (row) => JSON.parse(decoder.decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unb64(row.item.iv), additionalData: aad }, key, unb64(row.item.ct)))).item),
-      );
+      return Promise.all(rows.map(unseal));
     };
     await rawAdd(turn(-1));
     await rawRead(20);
@@ -100,9 +100,7 @@ await benchScript(pkg, async (browser) => {
         const tx = db.transaction(['sessions', 'rows']);
         const record = await request(tx.objectStore('sessions').get('saved'));
         stored = await request(tx.objectStore('rows').getAll(IDBKeyRange.bound(['saved', record.next - expected.length], ['saved', record.next - 1])));
-        const opened = await Promise.all(
-          stored.map(async (row) => JSON.parse(decoder.decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unb64(row.item.iv), additionalData: aad }, key, unb64(row.item.ct)))).item),
-        );
+        const opened = await Promise.all(stored.map(unseal));
         if (opened.some((item, i) => canonicalText(item) !== canonicalText(expected[i]))) throw new Error('suffix mismatch');
       }
       const kept = expected.length;
@@ -152,9 +150,7 @@ await benchScript(pkg, async (browser) => {
     const rawSaved = await (async () => {
       const tx = db.transaction('rows');
       const rows = await request(tx.objectStore('rows').getAll(IDBKeyRange.bound(['saved', 0], ['saved', Infinity])));
-      return Promise.all(
-        rows.map(async (row) => JSON.stringify(JSON.parse(decoder.decode(await crypto.subtle.decrypt({ name: 'AES-GCM', iv: unb64(row.item.iv), additionalData: aad }, key, unb64(row.item.ct)))).item)),
-      );
+      return Promise.all(rows.map(async (row) => JSON.stringify(await unseal(row))));
     })();
     const savedSame = savedTexts.length === 2 * (turns + 1) && JSON.stringify(savedTexts) === JSON.stringify(rawSaved);
     const same = JSON.stringify(await ours.getItems(20)) === JSON.stringify(await rawRead(20));
