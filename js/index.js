@@ -164,12 +164,13 @@ function copiedArguments(args) {
   }
 }
 
-/** Every method of a session object: what a MemorySession forwards. */
+/** Every method of a session object: what a MemorySession forwards (the main module's class
+ * has those the second module serves only as IndexedDbSession defines them, above). */
 const SESSION_METHODS = Object.getOwnPropertyNames(wasm.Session.prototype).filter(
   (name) =>
     typeof Object.getOwnPropertyDescriptor(wasm.Session.prototype, name).value === 'function' &&
     !['constructor', 'free', '__destroy_into_raw'].includes(name),
-);
+).concat(SECOND_MODULE_METHODS);
 
 // A MemorySession's items live in the memory module's memory (js/memory.js), so that the module
 // every page loads holds the IndexedDB backend alone. Its arguments are checked when it is

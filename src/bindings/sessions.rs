@@ -547,40 +547,10 @@ impl Session {
         )
     }
 
-    #[wasm_bindgen(js_name = applyHistoryMutations)]
-    pub fn apply_history_mutations(&self, args: JsValue) -> Promise {
-        methods::apply_history_mutations(&self.state, &args)
-    }
-
-    #[wasm_bindgen(js_name = replaceHistoryWithCompaction)]
-    pub fn replace_history_with_compaction(&self, items: JsValue) -> Promise {
-        methods::replace_history_with_compaction(&self.state, &items)
-    }
-
-    #[wasm_bindgen(js_name = replaceHistory)]
-    pub fn replace_history(&self, items: JsValue, options: JsValue) -> Promise {
-        methods::replace_history(&self.state, &items, &options)
-    }
-
-    #[wasm_bindgen(js_name = getArchivedItems)]
-    pub fn get_archived_items(&self, options: JsValue) -> Promise {
-        methods::get_archived_items(&self.state, &options)
-    }
-
     /// The branch this object reads and writes.
     #[wasm_bindgen(getter, js_name = currentBranch)]
     pub fn current_branch(&self) -> String {
         self.state.branch()
-    }
-
-    #[wasm_bindgen(js_name = createBranchFromTurn)]
-    pub fn create_branch_from_turn(&self, turn: JsValue, name: JsValue) -> Promise {
-        methods::create_branch_from_turn(&self.state, &turn, &name)
-    }
-
-    #[wasm_bindgen(js_name = createBranchFromContent)]
-    pub fn create_branch_from_content(&self, text: JsValue, name: JsValue) -> Promise {
-        methods::create_branch_from_content(&self.state, &text, &name)
     }
 
     #[wasm_bindgen(js_name = switchBranch)]
@@ -591,11 +561,6 @@ impl Session {
     #[wasm_bindgen(js_name = listBranches)]
     pub fn list_branches(&self) -> Promise {
         methods::list_branches(&self.state)
-    }
-
-    #[wasm_bindgen(js_name = deleteBranch)]
-    pub fn delete_branch(&self, id: JsValue) -> Promise {
-        methods::delete_branch(&self.state, &id)
     }
 
     #[wasm_bindgen(js_name = getTurns)]
@@ -682,6 +647,48 @@ impl Session {
             #[cfg(feature = "memory")]
             Store::Memory(_) => JsValue::UNDEFINED,
         }
+    }
+}
+
+/// The methods an `IndexedDbSession` runs in the second sessions module: the package's JS
+/// defines them over the main module's class, through `inOrder` (see `methods::call`), so the
+/// main module does not export them; the memory module does, for `MemorySession`.
+#[cfg(feature = "memory")]
+#[wasm_bindgen]
+impl Session {
+    #[wasm_bindgen(js_name = applyHistoryMutations)]
+    pub fn apply_history_mutations(&self, args: JsValue) -> Promise {
+        methods::apply_history_mutations(&self.state, &args)
+    }
+
+    #[wasm_bindgen(js_name = replaceHistoryWithCompaction)]
+    pub fn replace_history_with_compaction(&self, items: JsValue) -> Promise {
+        methods::replace_history_with_compaction(&self.state, &items)
+    }
+
+    #[wasm_bindgen(js_name = replaceHistory)]
+    pub fn replace_history(&self, items: JsValue, options: JsValue) -> Promise {
+        methods::replace_history(&self.state, &items, &options)
+    }
+
+    #[wasm_bindgen(js_name = getArchivedItems)]
+    pub fn get_archived_items(&self, options: JsValue) -> Promise {
+        methods::get_archived_items(&self.state, &options)
+    }
+
+    #[wasm_bindgen(js_name = createBranchFromTurn)]
+    pub fn create_branch_from_turn(&self, turn: JsValue, name: JsValue) -> Promise {
+        methods::create_branch_from_turn(&self.state, &turn, &name)
+    }
+
+    #[wasm_bindgen(js_name = createBranchFromContent)]
+    pub fn create_branch_from_content(&self, text: JsValue, name: JsValue) -> Promise {
+        methods::create_branch_from_content(&self.state, &text, &name)
+    }
+
+    #[wasm_bindgen(js_name = deleteBranch)]
+    pub fn delete_branch(&self, id: JsValue) -> Promise {
+        methods::delete_branch(&self.state, &id)
     }
 }
 
