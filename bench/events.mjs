@@ -2,7 +2,10 @@
 // `addItems` of one turn), another page listens with `session.subscribe`; the latency is from the
 // write resolving in the first page to the event arriving in the second (both clocks are the
 // browser's, `performance.timeOrigin + performance.now()`). For comparison, in the same run, the
-// floor: a bare `BroadcastChannel` message between the same two pages.
+// floor: a bare `BroadcastChannel` message between the same two pages. Then a burst: the same
+// writes back to back, whose events are posted at most one message per frame (js/events.js), so
+// an event of a burst can wait up to a frame: the latency of each, and how many messages carried
+// them.
 //
 //   node bench/events.mjs [--writes=100] [--pkg=dir]
 //
@@ -57,4 +60,32 @@ await benchScript(pkg, async (browser) => {
   line('addItems resolved in one tab -> subscribe listener in the other:', events);
   line('a bare BroadcastChannel message between the same tabs:', bare);
   console.log(`ratio of the medians: ${(median(events) / median(bare)).toFixed(2)}x`);
+
+  // The burst: `writes` awaited writes with no pause between them, heard by the same listener
+  // and by a bare listener on the library's channel, which counts the messages.
+  await reader.evaluate((dbName) => {
+    const clock = () => performance.timeOrigin + performance.now();
+    window.received = [];
+    window.messages = 0;
+    new lib.IndexedDbSession('burst', { dbName }).subscribe(() => window.received.push(clock()));
+    new BroadcastChannel(`agent-sessions:${dbName}`).onmessage = () => (window.messages += 1);
+  }, dbName);
+  const burst = await writer.evaluate(
+    async ({ dbName, writes }) => {
+      const clock = () => performance.timeOrigin + performance.now();
+      const s = new lib.IndexedDbSession('burst', { dbName });
+      const out = [];
+      for (let i = 0; i < writes; i++) {
+        await s.addItems([{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }]);
+        out.push(clock());
+      }
+      return out;
+    },
+    { dbName, writes },
+  );
+  await reader.waitForFunction((n) => window.received.length >= n, writes, { timeout: 30_000 });
+  const heard = await reader.evaluate(() => ({ received: window.received, messages: window.messages }));
+  console.log(`\n${writes} awaited writes of one turn back to back (${formatMs(burst[burst.length - 1] - burst[0])} in all)\n`);
+  line('addItems resolved in one tab -> subscribe listener in the other:', heard.received.map((t, i) => t - burst[i]));
+  console.log(`messages that carried the ${writes} events: ${heard.messages}`);
 });

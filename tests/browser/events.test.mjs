@@ -69,6 +69,34 @@ test('a write in one tab reaches a listener in another, one event per call, in o
   assert.equal(seen.length, 50);
 });
 
+test('a burst of writes is heard whole and in order, also from a page left right after it', async () => {
+  const { page: writer, context } = await openHarness(env);
+  const { page: reader } = await openHarness(env, context);
+  const id = fresh('burst');
+  await collect(reader, 'burst', id);
+  // Back to back, the events of a burst share messages (at most one post a frame), so events
+  // wait in the page for their post; the last ones may still be waiting when the page is left,
+  // which posts them at once.
+  await writer.evaluate((id) => {
+    const s = new lib.IndexedDbSession(id);
+    window.left = (async () => {
+      for (let i = 0; i < 30; i++) await s.addItems([{ role: 'user', content: `q${i}` }]);
+      await s.popItem();
+      await s.update({ title: 'Last' });
+      location.href = 'about:blank';
+    })();
+  }, id);
+  await waitFor(reader, 'burst', 32);
+  const events = await eventsOf(reader, 'burst');
+  assert.deepEqual(
+    events.map((e) => e.type),
+    [...Array(30).fill('add'), 'pop', 'update'],
+  );
+  const at = events.map((e) => e.at);
+  assert.deepEqual(at, [...at].sort((a, b) => a - b), 'in the order they were committed');
+  assert.equal(await reader.evaluate((id) => new lib.IndexedDbSession(id).getItems().then((i) => i.length), id), 29);
+});
+
 test('the writing object and another object of the same page hear it too; unsubscribe stops; a throwing listener harms nothing', async () => {
   const { page } = await openHarness(env);
   const id = fresh('same-page');
