@@ -30,10 +30,11 @@ const ISOLATION = {
 
 /**
  * Starts the static server and the browser. `pkg` serves another build of the package as /pkg/
- * (a copy taken before a rebuild, an older release) instead of the repository's pkg/.
+ * (a copy taken before a rebuild, an older release) instead of the repository's pkg/; `mounts`
+ * serves more folders, each under its name (`{ base: dir }`: /base/).
  */
-export async function startBrowser({ pkg } = {}) {
-  const site = pkg ? await siteWith(resolve(pkg)) : null;
+export async function startBrowser({ pkg, mounts = {} } = {}) {
+  const site = pkg || Object.keys(mounts).length ? await siteWith(resolve(pkg ?? join(root, 'pkg')), mounts) : null;
   const { url, close: stopServing } = await serve(site ?? root);
   const profile = await mkdtemp(join(tmpdir(), 'agent-sessions-bench-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -118,11 +119,13 @@ export async function startBrowser({ pkg } = {}) {
   };
 }
 
-/** A folder to serve: the benchmark's files, and `pkg` as /pkg/ (both linked, not copied). */
-async function siteWith(pkg) {
+/** A folder to serve: the benchmark's files, `pkg` as /pkg/ and each of `mounts` under its
+ * name (all linked, not copied). */
+async function siteWith(pkg, mounts) {
   const site = await mkdtemp(join(tmpdir(), 'agent-sessions-bench-site-'));
   await symlink(join(root, 'bench'), join(site, 'bench'));
   await symlink(pkg, join(site, 'pkg'));
+  for (const [name, dir] of Object.entries(mounts)) await symlink(resolve(dir), join(site, name));
   return site;
 }
 
@@ -139,14 +142,14 @@ async function browserVersion(context) {
 }
 
 /**
- * What a benchmark script does around its measurements: starts the browser (`pkg` as in
- * startBrowser), runs `body(browser)`, prints the machine line after what it printed, closes the
+ * What a benchmark script does around its measurements: starts the browser (`pkg` and
+ * `mounts` as in startBrowser), runs `body(browser)`, prints the machine line after what it printed, closes the
  * browser, and on an error prints it and makes the process fail.
  */
-export async function benchScript(pkg, body) {
+export async function benchScript(pkg, body, mounts) {
   let browser;
   try {
-    browser = await startBrowser({ pkg });
+    browser = await startBrowser({ pkg, mounts });
     await body(browser);
     console.log(`\nmachine: ${machineLine(machine(browser.version))}`);
   } catch (e) {

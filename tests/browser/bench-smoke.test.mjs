@@ -164,6 +164,22 @@ test('migration benchmark: a version 1 database is upgraded in place with nothin
   assert.match(stdout, /the same upgrade and read by hand, raw IndexedDB:/);
 });
 
+// The in-page comparison of short calls (bench/ab.mjs), two rounds of a few calls, with the
+// package itself as the base build: every implementation must leave the same items behind (it
+// fails otherwise), and it prints a row per operation with a ratio to raw IndexedDB and to the
+// base.
+test('short-call comparison: the package, a base build and raw IndexedDB take turns in one page', { timeout: 120_000 }, async () => {
+  const { fileURLToPath } = await import('node:url');
+  const pkg = fileURLToPath(new URL('../../pkg', import.meta.url));
+  const stdout = await runScript('ab.mjs', ['--rounds=2', '--calls=3', `--base=${pkg}`]);
+  assert.match(stdout, /2 rounds of 3 calls each/);
+  const cell = String.raw`[\d.]+ ms \([\d.]+x\)`;
+  for (const row of ['append 1 turn, 3 in a row', 'popItem(), 3 in a row', 'getItems(20) of 1,000, 3 in a row', 'getRecentTurns(3) of 1,000, 3×']) {
+    const label = row.replace(/[()]/g, '\\$&');
+    assert.match(stdout, new RegExp(String.raw`${label} +${cell} +${cell} +[\d.]+ ms \(1\.00x\) +[\d.]+x`));
+  }
+});
+
 // The event latency benchmark (bench/events.mjs) with a few writes: every write's event reaches
 // the other tab (it waits for all of them, or fails), spaced and back to back, and it prints
 // every figure.
