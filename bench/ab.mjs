@@ -1,13 +1,15 @@
 // The short calls a chat makes every turn, timed in one page: this package, raw IndexedDB (the
 // floor, bench/impls/raw.js) and, with --base, another build of the package, loaded side by side
 // and taking turns. Each round runs one block of calls of every implementation, in an order that
-// is reversed every other round; a ratio is the median of the rounds' own ratios. What the
+// changes from round to round so that each comes first, last and between the others as often,
+// after each of the others as often as before it (the rotations of the list, then the same
+// reversed); a ratio is the median of the rounds' own ratios. What the
 // machine does meanwhile (another process, the storage engine settling earlier writes) lands on
 // neighbouring blocks alike, so these ratios move far less between runs than those of
 // bench/run.mjs, whose implementations each run in a page of their own, one operation after the
 // other. Use it to decide whether a change to a short call helps.
 //
-//   node bench/ab.mjs [--rounds=20] [--calls=100] [--pkg=dir] [--base=dir] [--ops=append,pop,…]
+//   node bench/ab.mjs [--rounds=24] [--calls=100] [--pkg=dir] [--base=dir] [--ops=append,pop,…]
 //
 // --pkg serves another build as this package (by default pkg/), --base a build to compare it
 // with (a copy of pkg/ taken before a change). Operations: append (awaited one-turn appends),
@@ -23,7 +25,7 @@ import { formatMs, median } from './report.mjs';
 export const AB_OPERATIONS = ['append', 'pop', 'get', 'turns'];
 
 function parse(argv) {
-  const options = { rounds: 20, calls: 100, pkg: undefined, base: undefined, ops: AB_OPERATIONS };
+  const options = { rounds: 24, calls: 100, pkg: undefined, base: undefined, ops: AB_OPERATIONS };
   for (const arg of argv) {
     const [name, value = ''] = arg.replace(/^--/, '').split('=');
     const n = Number(value);
@@ -70,7 +72,7 @@ await benchScript(options.pkg, async (browser) => {
       }
     }
   }
-  console.log(`\nshort calls in one page, ${options.rounds} rounds of ${options.calls} calls each, implementations taking turns (order reversed every other round)\n`);
+  console.log(`\nshort calls in one page, ${options.rounds} rounds of ${options.calls} calls each, implementations taking turns (in every order in turn)\n`);
   const header = ['operation'.padEnd(34), ...variants.map((v) => LABELS[v].padStart(16))];
   if (options.base) header.push('vs base'.padStart(9));
   console.log(header.join(''));
@@ -106,7 +108,9 @@ async function runInPage({ variants, ops, rounds, calls, run }) {
     }
     let appended = 0;
     for (let round = 0; round < rounds; round++) {
-      const order = round % 2 ? [...variants].reverse() : variants;
+      const k = variants.length;
+      const rotated = variants.map((_, i) => variants[(i + round) % k]);
+      const order = Math.floor(round / k) % 2 ? rotated.reverse() : rotated;
       const turn = makeItems('chat', appended, 2 * calls);
       for (const v of order) {
         const impl = impls[v];

@@ -3,9 +3,8 @@
 // write resolving in the first page to the event arriving in the second (both clocks are the
 // browser's, `performance.timeOrigin + performance.now()`). For comparison, in the same run, the
 // floor: a bare `BroadcastChannel` message between the same two pages. Then a burst: the same
-// writes back to back, whose events are posted at most one message per frame (js/events.js), so
-// an event of a burst can wait up to a frame: the latency of each, and how many messages carried
-// them.
+// writes back to back: the latency of each event, and how many messages carried them (a writer
+// posts the events queued by the time its posting task runs in one message).
 //
 //   node bench/events.mjs [--writes=100] [--pkg=dir]
 //

@@ -31,20 +31,9 @@ function call(fn, event) {
 const outbox = new Map();
 let flushing = false;
 
-/**
- * The least time between two posts, in milliseconds: one frame. A write after a quiet spell is
- * posted at once (in its own task); the writes of a burst (a run saving its items, a chat
- * deleting several messages) that come sooner after the last post wait for the rest of the
- * frame and go in one message, in order: the other tabs are woken once a frame, not once a
- * write, and the writer crosses into the browser process less often.
- */
-const SPACING = 16;
-let lastPost = -Infinity;
-
 /** Posts what waits, one message per database. */
 function flush() {
   flushing = false;
-  lastPost = performance.now();
   for (const [dbName, events] of outbox) {
     let channel = senders.get(dbName);
     if (!channel) {
@@ -60,10 +49,10 @@ function flush() {
 globalThis.addEventListener?.('pagehide', flush);
 
 /**
- * Queues `event` (a plain object with `type` and `sessionId`) for the database `dbName`. It is
- * posted in a task of its own, after the write's caller has gone on (so it overlaps the next
- * write's wait for IndexedDB), and no sooner than `SPACING` after the last post, with every event
- * queued by then in one message, in order.
+ * Queues `event` (a plain object with `type` and `sessionId`) for the database `dbName`. Posting
+ * crosses into the browser process, which costs more than the write's own bookkeeping: it is done
+ * in a task of its own, after the write's caller has gone on (so it overlaps the next write's
+ * wait for IndexedDB), with every event queued by then in one message, in order.
  */
 export function publish(dbName, event) {
   if (!hasChannels) return;
@@ -73,7 +62,7 @@ export function publish(dbName, event) {
   else outbox.set(dbName, [stamped]);
   if (!flushing) {
     flushing = true;
-    setTimeout(flush, Math.max(0, lastPost + SPACING - performance.now()));
+    setTimeout(flush, 0);
   }
 }
 

@@ -247,6 +247,26 @@ pub fn index_terms(text: &str) -> Vec<String> {
     terms
 }
 
+/// What [`joined_keys`] puts between two index keys. A key never holds two NULs in a row (the
+/// owner's prefix ends in its only NUL, and a term is never empty and holds none), nor ends in
+/// one, so splitting at the first of each pair of NULs gives the keys back exactly, including a
+/// key that begins with a NUL (that of a session without an owner).
+pub const KEY_SEPARATOR: &str = "\0\0";
+
+/// The index keys of `terms` for the owner whose prefix is `prefix` (see [`owner_prefix`]), as
+/// one string, [`KEY_SEPARATOR`] between them.
+pub fn joined_keys(prefix: &str, terms: &[String]) -> String {
+    let mut keys = String::new();
+    for (i, term) in terms.iter().enumerate() {
+        if i > 0 {
+            keys.push_str(KEY_SEPARATOR);
+        }
+        keys.push_str(prefix);
+        keys.push_str(term);
+    }
+    keys
+}
+
 /// The prefix of an owner's index keys: the owner (`""` for none) with `\u{1}` and NUL
 /// escaped (so no owner's keys can be read as another's), then a NUL. An index key is this
 /// followed by a term, which never holds either character.
@@ -478,6 +498,28 @@ pub fn snippet(text: &str, (start, end): (usize, usize)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joined_keys_split_back_into_the_keys_for_every_owner() {
+        let terms: Vec<String> = index_terms("Weather in 北京 and the bridge, again: weather");
+        assert!(terms.len() > 3);
+        for owner in [
+            None,
+            Some(""),
+            Some("ann"),
+            Some("\0"),
+            Some("\0\0x\u{1}"),
+            Some("a\u{1}0\0"),
+        ] {
+            let prefix = owner_prefix(owner);
+            let keys: Vec<String> = terms.iter().map(|t| format!("{prefix}{t}")).collect();
+            // As JS's `split` with a string separator: leftmost matches, none overlapping.
+            let joined = joined_keys(&prefix, &terms);
+            let back: Vec<&str> = joined.split(KEY_SEPARATOR).collect();
+            assert_eq!(back, keys, "{owner:?}");
+        }
+        assert_eq!(joined_keys("\0", &[]), "");
+    }
 
     #[test]
     fn a_term_is_never_empty_and_holds_no_nul_or_u0001() {

@@ -74,9 +74,8 @@ test('a burst of writes is heard whole and in order, also from a page left right
   const { page: reader } = await openHarness(env, context);
   const id = fresh('burst');
   await collect(reader, 'burst', id);
-  // Back to back, the events of a burst share messages (at most one post a frame), so events
-  // wait in the page for their post; the last ones may still be waiting when the page is left,
-  // which posts them at once.
+  // Each event waits in the page for a task of its own to post it (with any others queued by
+  // then); the last ones may still be waiting when the page is left, which posts them at once.
   await writer.evaluate((id) => {
     const s = new lib.IndexedDbSession(id);
     window.left = (async () => {

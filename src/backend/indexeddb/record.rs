@@ -177,13 +177,17 @@ impl Indexer {
         }
     }
 
-    /// The `terms` of a row holding `item`.
+    /// The `terms` of a row holding `item`. They cross into JS as one string, split there: an
+    /// item has dozens of terms, and a string each was a crossing and a decode each.
     pub fn terms(&self, item: &JsValue) -> JsValue {
         let text = crate::backend::search::item_search_text(item, self.tools);
-        crate::core::search::index_terms(&text)
-            .iter()
-            .map(|term| JsValue::from_str(&format!("{}{term}", self.owner)))
-            .collect::<Array>()
+        let terms = crate::core::search::index_terms(&text);
+        if terms.is_empty() {
+            return Array::new().into();
+        }
+        let keys = crate::core::search::joined_keys(&self.owner, &terms);
+        js_sys::JsString::from(keys)
+            .split(crate::core::search::KEY_SEPARATOR)
             .into()
     }
 }
