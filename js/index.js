@@ -119,8 +119,29 @@ for (const name of SECOND_MODULE_METHODS) {
 export class IndexedDbSession extends withEvents(IndexedDbBase, (s, event) =>
   publish(s.dbName, { ...event, userId: s.userId }),
 ) {
+  // What never changes for the object, read from the module once: every write's change event
+  // names all three, and each read through the module is a crossing and a string decoded.
+  #sessionId;
+  #dbName;
+  #userId;
+
   constructor(sessionId, options) {
     super(sessionId, options, false);
+    this.#sessionId = super.sessionId;
+    this.#dbName = super.dbName;
+    this.#userId = super.userId;
+  }
+
+  get sessionId() {
+    return this.#sessionId;
+  }
+
+  get dbName() {
+    return this.#dbName;
+  }
+
+  get userId() {
+    return this.#userId;
   }
 
   subscribe(listener) {
