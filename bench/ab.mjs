@@ -15,10 +15,9 @@
 // with (a copy of pkg/ taken before a change). Operations: append (awaited one-turn appends),
 // pop (awaited pops, each block from a history it fills first, untimed), get (getItems(20) of
 // 1,000 items), turns (getRecentTurns(3) of 1,000 items).
-import { build } from 'esbuild';
 import { isDeepStrictEqual } from 'node:util';
-import { join, resolve } from 'node:path';
-import { benchDir, buildBundles, distDir } from './build.mjs';
+import { resolve } from 'node:path';
+import { buildBundles, bundleImplementation } from './build.mjs';
 import { benchScript } from './browser.mjs';
 import { formatMs, median } from './report.mjs';
 
@@ -39,18 +38,8 @@ function parse(argv) {
 
 const options = parse(process.argv.slice(2));
 await buildBundles();
-if (options.base) {
-  // The same implementation over the base build: its import of /pkg/ made one of /base/.
-  await build({
-    entryPoints: [join(benchDir, 'impls/ours.js')],
-    outfile: join(distDir, 'impl-base.js'),
-    bundle: true,
-    format: 'esm',
-    minify: true,
-    logLevel: 'error',
-    plugins: [{ name: 'base', setup: (b) => b.onResolve({ filter: /^\/pkg\// }, (a) => ({ path: a.path.replace(/^\/pkg\//, '/base/'), external: true })) }],
-  });
-}
+// The same implementation over the base build, served as /base/.
+if (options.base) await bundleImplementation('ours', { as: 'base', from: '/base/' });
 
 const LABEL_OF = {
   append: (n) => `append 1 turn, ${n} in a row`,

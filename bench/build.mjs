@@ -24,14 +24,23 @@ const common = {
 export async function buildBundles() {
   await Promise.all([
     build({ ...common, entryPoints: [join(benchDir, 'page/runner.js')], outfile: join(distDir, 'runner.js') }),
-    ...[...IMPLEMENTATIONS, ...DIAGNOSTIC].map(({ key }) =>
-      build({
-        ...common,
-        entryPoints: [join(benchDir, `impls/${key}.js`)],
-        outfile: join(distDir, `impl-${key}.js`),
-      }),
-    ),
+    ...[...IMPLEMENTATIONS, ...DIAGNOSTIC].map(({ key }) => bundleImplementation(key)),
   ]);
+}
+
+/** Bundles implementation `key` as `impl-<as>.js`; `from` serves the package from another
+ * folder of the site than /pkg/ (`/base/`: a build to compare with, bench/ab.mjs). */
+export function bundleImplementation(key, { as = key, from } = {}) {
+  const moved = from && {
+    name: 'package-folder',
+    setup: (b) => b.onResolve({ filter: /^\/pkg\// }, (a) => ({ path: a.path.replace(/^\/pkg\//, from), external: true })),
+  };
+  return build({
+    ...common,
+    entryPoints: [join(benchDir, `impls/${key}.js`)],
+    outfile: join(distDir, `impl-${as}.js`),
+    plugins: moved ? [moved] : [],
+  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -18,37 +18,42 @@ const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(val
 
 
 const { writes, pkg } = benchArgs(process.argv.slice(2), { writes: 100 });
+/** In the writer's page: `writes` awaited one-turn writes to session `sessionId`, each time
+ * taken when it resolved; `spaced`: 20 ms apart, with a bare message 20 ms after each, its time
+ * taken as it is posted. */
+async function writeTurns({ dbName, sessionId, writes, spaced }) {
+  const pause = () => new Promise((ok) => setTimeout(ok, 20));
+  const s = new lib.IndexedDbSession(sessionId, { dbName });
+  const channel = spaced ? new BroadcastChannel('bench-bare') : null;
+  const out = { writes: [], bare: [] };
+  for (let i = 0; i < writes; i++) {
+    await s.addItems([{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }]);
+    out.writes.push(clock());
+    if (!spaced) continue;
+    await pause();
+    out.bare.push(clock());
+    channel.postMessage(i);
+    await pause();
+  }
+  return out;
+}
+
 await benchScript(pkg, async (browser) => {
-  const writer = await browser.appPage();
-  const reader = await browser.appPage();
+  // Both pages read the same clock, the browser's.
+  const before = () => {
+    window.clock = () => performance.timeOrigin + performance.now();
+  };
+  const writer = await browser.appPage({ before });
+  const reader = await browser.appPage({ before });
   const dbName = `events-${Date.now().toString(36)}`;
   await reader.evaluate((dbName) => {
-    const clock = () => performance.timeOrigin + performance.now();
     window.received = [];
     window.bare = [];
     new lib.IndexedDbSession('chat', { dbName }).subscribe(() => window.received.push(clock()));
     const channel = new BroadcastChannel('bench-bare');
     channel.onmessage = () => window.bare.push(clock());
   }, dbName);
-  const sent = await writer.evaluate(
-    async ({ dbName, writes }) => {
-      const clock = () => performance.timeOrigin + performance.now();
-      const pause = () => new Promise((ok) => setTimeout(ok, 20));
-      const s = new lib.IndexedDbSession('chat', { dbName });
-      const channel = new BroadcastChannel('bench-bare');
-      const out = { writes: [], bare: [] };
-      for (let i = 0; i < writes; i++) {
-        await s.addItems([{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }]);
-        out.writes.push(clock());
-        await pause();
-        out.bare.push(clock());
-        channel.postMessage(i);
-        await pause();
-      }
-      return out;
-    },
-    { dbName, writes },
-  );
+  const sent = await writer.evaluate(writeTurns, { dbName, sessionId: 'chat', writes, spaced: true });
   await reader.waitForFunction((n) => window.received.length >= n && window.bare.length >= n, writes, { timeout: 30_000 });
   const got = await reader.evaluate(() => ({ received: window.received, bare: window.bare }));
   const events = got.received.map((t, i) => t - sent.writes[i]);
@@ -63,25 +68,12 @@ await benchScript(pkg, async (browser) => {
   // The burst: `writes` awaited writes with no pause between them, heard by the same listener
   // and by a bare listener on the library's channel, which counts the messages.
   await reader.evaluate((dbName) => {
-    const clock = () => performance.timeOrigin + performance.now();
     window.received = [];
     window.messages = 0;
     new lib.IndexedDbSession('burst', { dbName }).subscribe(() => window.received.push(clock()));
     new BroadcastChannel(`agent-sessions:${dbName}`).onmessage = () => (window.messages += 1);
   }, dbName);
-  const burst = await writer.evaluate(
-    async ({ dbName, writes }) => {
-      const clock = () => performance.timeOrigin + performance.now();
-      const s = new lib.IndexedDbSession('burst', { dbName });
-      const out = [];
-      for (let i = 0; i < writes; i++) {
-        await s.addItems([{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }]);
-        out.push(clock());
-      }
-      return out;
-    },
-    { dbName, writes },
-  );
+  const burst = (await writer.evaluate(writeTurns, { dbName, sessionId: 'burst', writes, spaced: false })).writes;
   await reader.waitForFunction((n) => window.received.length >= n, writes, { timeout: 30_000 });
   const heard = await reader.evaluate(() => ({ received: window.received, messages: window.messages }));
   console.log(`\n${writes} awaited writes of one turn back to back (${formatMs(burst[burst.length - 1] - burst[0])} in all)\n`);
