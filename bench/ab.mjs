@@ -14,14 +14,15 @@
 // --pkg serves another build as this package (by default pkg/), --base a build to compare it
 // with (a copy of pkg/ taken before a change). Operations: append (awaited one-turn appends),
 // pop (awaited pops, each block from a history it fills first, untimed), get (getItems(20) of
-// 1,000 items), turns (getRecentTurns(3) of 1,000 items).
+// 1,000 items), turns (getRecentTurns(3) of 1,000 items), branch (createBranchFromTurn: the first
+// branch of each of as many chats of 30 items, which the block writes first, untimed).
 import { isDeepStrictEqual } from 'node:util';
 import { resolve } from 'node:path';
 import { buildBundles, bundleImplementation } from './build.mjs';
 import { benchScript } from './browser.mjs';
 import { formatMs, median } from './report.mjs';
 
-export const AB_OPERATIONS = ['append', 'pop', 'get', 'turns'];
+export const AB_OPERATIONS = ['append', 'pop', 'get', 'turns', 'branch'];
 
 function parse(argv) {
   const options = { rounds: 24, calls: 100, pkg: undefined, base: undefined, ops: AB_OPERATIONS };
@@ -46,6 +47,7 @@ const LABEL_OF = {
   pop: (n) => `popItem(), ${n} in a row`,
   get: (n) => `getItems(20) of 1,000, ${n} in a row`,
   turns: (n) => `getRecentTurns(3) of 1,000, ${n}×`,
+  branch: (n) => `createBranchFromTurn, ${n} in a row`,
 };
 const LABELS = { ours: 'agent-sessions', base: 'base build', raw: 'raw IndexedDB' };
 const variants = ['ours', ...(options.base ? ['base'] : []), 'raw'];
@@ -105,19 +107,24 @@ async function runInPage({ variants, ops, rounds, calls, run }) {
         const impl = impls[v];
         const popFrom = `pop-${round}`;
         if (op === 'pop') await impl.addItems(popFrom, makeItems(popFrom, 0, calls + 20));
+        const chats = Array.from({ length: op === 'branch' ? calls : 0 }, (_, i) => `chat-${round}-${i}`);
+        for (const chat of chats) await impl.addItems(chat, makeTurnItems(chat, 0, 30));
         window.gc?.();
         const start = performance.now();
         if (op === 'append') for (let i = 0; i < calls; i++) await impl.addItems('chat', [turn[2 * i], turn[2 * i + 1]]);
         else if (op === 'pop') for (let i = 0; i < calls; i++) await impl.popItem(popFrom);
         else if (op === 'get') for (let i = 0; i < calls; i++) await impl.getItems('history', 20);
-        else for (let i = 0; i < calls; i++) await impl.getRecentTurns('turns', 3);
+        else if (op === 'turns') for (let i = 0; i < calls; i++) await impl.getRecentTurns('turns', 3);
+        else for (const chat of chats) await impl.createBranchFromTurn(chat, 5, 'retry');
         times[op][v].push(performance.now() - start);
       }
       appended += 2 * calls;
     }
     for (const v of variants) {
-      const session = { append: 'chat', pop: `pop-${rounds - 1}`, get: 'history', turns: 'turns' }[op];
-      const items = op === 'turns' ? await impls[v].getRecentTurns(session, 3) : await impls[v].getItems(session);
+      const session = { append: 'chat', pop: `pop-${rounds - 1}`, get: 'history', turns: 'turns', branch: `chat-${rounds - 1}-${calls - 1}` }[op];
+      const items = op === 'turns' ? await impls[v].getRecentTurns(session, 3)
+        : op === 'branch' ? await impls[v].getBranchItems(session, 'retry')
+        : await impls[v].getItems(session);
       results[op][v] = describeItems(items);
     }
   }

@@ -174,7 +174,7 @@ test('short-call comparison: the package, a base build and raw IndexedDB take tu
   const stdout = await runScript('ab.mjs', ['--rounds=2', '--calls=3', `--base=${pkg}`]);
   assert.match(stdout, /2 rounds of 3 calls each/);
   const cell = String.raw`[\d.]+ ms \([\d.]+x\)`;
-  for (const row of ['append 1 turn, 3 in a row', 'popItem(), 3 in a row', 'getItems(20) of 1,000, 3 in a row', 'getRecentTurns(3) of 1,000, 3×']) {
+  for (const row of ['append 1 turn, 3 in a row', 'popItem(), 3 in a row', 'getItems(20) of 1,000, 3 in a row', 'getRecentTurns(3) of 1,000, 3×', 'createBranchFromTurn, 3 in a row']) {
     const label = row.replace(/[()]/g, '\\$&');
     assert.match(stdout, new RegExp(String.raw`${label} +${cell} +${cell} +[\d.]+ ms \(1\.00x\) +[\d.]+x`));
   }
