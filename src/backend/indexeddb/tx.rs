@@ -16,7 +16,7 @@ use crate::backend::js::{self, error_text};
 extern "C" {
     /// A transaction or an object store, for `objectStore` and `index` with a name already made
     /// into a JS string (`js::name`): the `web-sys` methods take a Rust string and decode it
-    /// again on every call.
+    /// again on every call; and a transaction's `commit()`.
     type Named;
 
     #[wasm_bindgen(method, catch, js_name = objectStore)]
@@ -141,7 +141,7 @@ impl Tx {
                 // write. A browser without `commit()` (Safari before 15) throws here and commits
                 // on its own, as it always did; so does one where the transaction already ended.
                 let _ = self.raw.unchecked_ref::<Named>().commit();
-                self.commit().await.map(|()| value)
+                self.committed().await.map(|()| value)
             }
             Ok(value) => Ok(value),
             Err(e) => {
@@ -191,7 +191,7 @@ impl Tx {
     }
 
     /// Waits for the commit. An abort (quota exceeded, a failed request) becomes its error.
-    async fn commit(self) -> Result<()> {
+    async fn committed(self) -> Result<()> {
         let Tx { raw, doing, .. } = self;
         if super::request::ended(&raw).await.type_() == "complete" {
             return Ok(());
