@@ -22,8 +22,11 @@ pub struct Token {
     pub end: usize,
 }
 
-/// Chinese, Japanese and Korean scripts: written without spaces, indexed as character bigrams.
-fn is_cjk(c: char) -> bool {
+/// The scripts written without spaces between words, indexed as pairs of neighbouring characters:
+/// Chinese, Japanese and Korean; Thai, Lao, Khmer and Burmese (their vowel signs and tone marks
+/// are characters of the pairs, as typed). The punctuation and currency signs of those blocks
+/// (Thai ฯ ฿ ๏ ๚ ๛, Lao ຯ, Khmer ។ ៕ ៛ and the rest) split, as punctuation does elsewhere.
+fn is_unspaced(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF     // Hiragana, Katakana
         | 0x31F0..=0x31FF   // Katakana extensions
@@ -35,6 +38,10 @@ fn is_cjk(c: char) -> bool {
         | 0x3130..=0x318F   // Hangul compatibility jamo
         | 0xFF66..=0xFF9D   // half-width Katakana
         | 0x20000..=0x2FA1F // CJK extensions B and later
+        | 0x0E01..=0x0E2E | 0x0E30..=0x0E3A | 0x0E40..=0x0E4E | 0x0E50..=0x0E59 // Thai
+        | 0x0E81..=0x0EAE | 0x0EB0..=0x0EDF                   // Lao
+        | 0x1780..=0x17D3 | 0x17D7 | 0x17DC..=0x17FF // Khmer
+        | 0x1000..=0x1049 | 0x1050..=0x109F | 0xA9E0..=0xA9FF | 0xAA60..=0xAA7F // Burmese
     )
 }
 
@@ -133,6 +140,17 @@ fn is_word(c: char) -> bool {
         0..=0x7F => c.is_ascii_alphanumeric(),
         0x80..=0xBF => matches!(n, 0xAA | 0xB2 | 0xB3 | 0xB5 | 0xB9 | 0xBA | 0xBC..=0xBE),
         0xD7 | 0xF7 => false,
+        // Punctuation and currency signs inside the blocks of Thai, Lao, Khmer and Burmese.
+        0x0E2F
+        | 0x0E3F
+        | 0x0E4F
+        | 0x0E5A
+        | 0x0E5B
+        | 0x0EAF
+        | 0x17D4..=0x17D6
+        | 0x17D8..=0x17DB
+        | 0x104A
+        | 0x104B => false,
         0x2000..=0x2BFF
         | 0x2E00..=0x2E7F
         | 0x3000..=0x303F
@@ -159,13 +177,14 @@ fn push_folded(term: &mut String, c: char) {
 }
 
 /// The tokens of `text`, in order: words (runs of letters and digits, lower-cased, diacritics
-/// folded; a combining mark inside a word does not split it) and, in Chinese,
-/// Japanese and Korean, every pair of neighbouring characters (one character alone is a token).
+/// folded; a combining mark inside a word does not split it) and, in the scripts written without
+/// spaces ([`is_unspaced`]: Chinese, Japanese, Korean, Thai, Lao, Khmer, Burmese), every pair of
+/// neighbouring characters (one character alone is a token).
 pub fn tokenize(text: &str) -> Vec<Token> {
     let mut tokens = Vec::new();
     let mut word = String::new();
     let mut word_start = 0;
-    let mut cjk: Vec<(usize, char)> = Vec::new();
+    let mut unspaced: Vec<(usize, char)> = Vec::new();
     let chars: Vec<char> = text.chars().collect();
     let flush_word = |word: &mut String, start: usize, end: usize, tokens: &mut Vec<Token>| {
         if !word.is_empty() {
@@ -178,7 +197,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
             });
         }
     };
-    let flush_cjk = |run: &mut Vec<(usize, char)>, tokens: &mut Vec<Token>| {
+    let flush_pairs = |run: &mut Vec<(usize, char)>, tokens: &mut Vec<Token>| {
         match run.len() {
             0 => {}
             1 => {
@@ -206,12 +225,12 @@ pub fn tokenize(text: &str) -> Vec<Token> {
         run.clear();
     };
     for (i, &c) in chars.iter().enumerate() {
-        if is_cjk(c) {
+        if is_unspaced(c) {
             flush_word(&mut word, word_start, i, &mut tokens);
-            cjk.push((i, c));
+            unspaced.push((i, c));
             continue;
         }
-        flush_cjk(&mut cjk, &mut tokens);
+        flush_pairs(&mut unspaced, &mut tokens);
         if is_mark(c) {
             // An accent written apart belongs to its letter: dropped, the word goes on.
         } else if is_word(c) {
@@ -224,7 +243,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
         }
     }
     flush_word(&mut word, word_start, chars.len(), &mut tokens);
-    flush_cjk(&mut cjk, &mut tokens);
+    flush_pairs(&mut unspaced, &mut tokens);
     tokens
 }
 
@@ -290,8 +309,8 @@ pub enum Clause {
     Term(String),
     /// A term that starts with this (`prefix*`).
     Prefix(String),
-    /// Terms that follow each other, in this order (`"quoted words"`, or CJK text longer than two
-    /// characters, whose bigrams must follow each other).
+    /// Terms that follow each other, in this order (`"quoted words"`, or text of a script written
+    /// without spaces longer than two characters, whose pairs must follow each other).
     Phrase(Vec<String>),
 }
 
@@ -308,7 +327,7 @@ impl Clause {
 
 /// Parses a query: words are AND-ed, `"…"` is a phrase, `word*` a prefix. Words are tokenised as
 /// the items are, so a query word that is several tokens (`e-mail`, `東京の`) is a phrase of them,
-/// and a single CJK character is a prefix of the bigrams it starts. An empty or blank query is
+/// and a single character of a script written without spaces is a prefix of the pairs it starts. An empty or blank query is
 /// no clause; one longer than [`MAX_QUERY`] characters is `INVALID_QUERY`.
 pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
     let length = query.chars().count();
@@ -348,11 +367,11 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
     Ok(clauses)
 }
 
-/// The clause of a one-token query word: a term, a prefix, or, for one CJK character (indexed
-/// only inside its bigrams), the prefix of those.
+/// The clause of a one-token query word: a term, a prefix, or, for one character of a script
+/// written without spaces (indexed only inside its pairs), the prefix of those.
 fn single(term: String, prefix: bool) -> Clause {
-    let lone_cjk = term.chars().count() == 1 && term.chars().all(is_cjk);
-    match prefix || lone_cjk {
+    let lone = term.chars().count() == 1 && term.chars().all(is_unspaced);
+    match prefix || lone {
         true => Clause::Prefix(term),
         false => Clause::Term(term),
     }
@@ -571,6 +590,30 @@ mod tests {
         assert_eq!(terms("서울 날씨"), ["서울", "날씨"]);
         let t = tokenize("ab 東京の");
         assert_eq!((t[1].start, t[1].end, t[2].start, t[2].end), (3, 5, 4, 6));
+    }
+
+    #[test]
+    fn thai_lao_khmer_and_burmese_are_indexed_as_pairs_too() {
+        // Thai: "weather today" written as one run; its vowel signs are characters of the pairs.
+        assert_eq!(
+            terms("อากาศวันนี้"),
+            ["อา", "าก", "กา", "าศ", "ศว", "วั", "ัน", "นน", "นี", "ี้"]
+        );
+        assert_eq!(terms("ร้อน 30°C"), ["ร้", "้อ", "อน", "30", "c"]);
+        // Punctuation and currency signs of the block split a run.
+        assert_eq!(terms("กข฿คง"), ["กข", "คง"]);
+        assert_eq!(terms("ກິນເຂົ້າ"), ["ກິ", "ິນ", "ນເ", "ເຂ", "ຂົ", "ົ້", "້າ"]);
+        assert_eq!(terms("ភ្នំពេញ។"), ["ភ្", "្ន", "នំ", "ំព", "ពេ", "េញ"]);
+        assert_eq!(
+            terms("မြန်မာ၊ ဘာသာ"),
+            ["မြ", "ြန", "န်", "်မ", "မာ", "ဘာ", "ာသ", "သာ"]
+        );
+        // A word inside a longer run is found: the query's pairs follow each other there.
+        let clauses = parse_query("วันนี้").unwrap();
+        assert!(match_text("อากาศวันนี้ร้อนมาก", &clauses).is_some());
+        assert!(match_text("อากาศพรุ่งนี้", &clauses).is_none());
+        // One character is the prefix of the pairs it starts.
+        assert_eq!(parse_query("ร").unwrap(), [Clause::Prefix("ร".into())]);
     }
 
     #[test]

@@ -427,6 +427,55 @@ test('terms made by an older tokeniser are made again: İstanbul, ȘTIRI, ΑΘΗ
   assert.equal(r.again.done, 0, 'and only once');
 });
 
+test('Thai, Lao, Khmer and Burmese are found by a word inside a longer run; an index of the tokeniser before rewrites only their rows', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = `search-unspaced-${Math.random()}`;
+    // Written without spaces between words: "the weather today is hot", "I eat rice" (Lao),
+    // "Phnom Penh city" (Khmer), "Myanmar language" (Burmese); and two rows of English.
+    const texts = ['อากาศวันนี้ร้อนมาก', 'ຂ້ອຍກິນເຂົ້າ', 'ក្រុងភ្នំពេញ', 'မြန်မာဘာသာစကား', 'hot weather today', 'rice and tea'];
+    const s = new lib.IndexedDbSession('t', { dbName, userId: 'ann' });
+    await s.addItems(texts.map((content) => ({ role: 'user', content })));
+    const find = async () => {
+      const out = [];
+      for (const query of ['วันนี้', 'กินเข้า', 'ກິນເຂົ້າ', 'ភ្នំពេញ', 'ဘာသာ', 'ร', 'weather']) {
+        out.push((await lib.searchSessions({ dbName, userId: 'ann', query })).map((h) => h.seq));
+      }
+      return out;
+    };
+    const now = await find();
+    const snippet = (await lib.searchSessions({ dbName, userId: 'ann', query: 'วันนี้' }))[0]?.snippet;
+    // As the tokeniser before left the database: each of these runs one term, the build record
+    // of version 2. The English rows keep their terms.
+    await rewriteRows(
+      dbName,
+      (row) => row.seq < 4 && (row.terms = [`ann\u0000${texts[row.seq]}`]),
+      () => ({ name: 'searchIndex', done: true, after: null, indexed: 0, terms: 2, all: false }),
+    );
+    // (A search would run the build first, as an open of the database does.)
+    const put = IDBObjectStore.prototype.put;
+    const written = [];
+    IDBObjectStore.prototype.put = function (value, ...rest) {
+      if (this.name === 'agent_messages') written.push(value.seq);
+      return put.call(this, value, ...rest);
+    };
+    let built;
+    try {
+      built = await lib.buildSearchIndex({ dbName });
+    } finally {
+      IDBObjectStore.prototype.put = put;
+    }
+    return { now, snippet, built, written, after: await find(), again: await lib.buildSearchIndex({ dbName }) };
+  });
+  const found = [[0], [], [1], [2], [3], [0], [4]];
+  assert.deepEqual(r.now, found, 'a word is found inside a run, and only where it is');
+  assert.equal(r.snippet, 'อากาศวันนี้ร้อนมาก');
+  assert.deepEqual(r.built, { done: 6, total: 6 }, 'every row looked at again');
+  assert.deepEqual(r.written, [0, 1, 2, 3], 'only the rows whose terms changed written again');
+  assert.deepEqual(r.after, found);
+  assert.equal(r.again.done, 0, 'and only once');
+});
+
 test('a word on more items than the index lists still finds the newest ones first', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {

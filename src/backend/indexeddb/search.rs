@@ -322,9 +322,10 @@ const BUILD: &str = "searchIndex";
 
 /// The version of the terms [`crate::core::search::tokenize`] makes, kept in the build's meta
 /// record: a database whose rows were indexed by an older tokeniser (1: before İ, ẞ, Latin
-/// Extended-B capitals, Greek accents and final sigma were folded) has every row indexed again,
-/// by the same chunked build, from its next open.
-const TERMS_VERSION: u32 = 2;
+/// Extended-B capitals, Greek accents and final sigma were folded; 2: before Thai, Lao, Khmer
+/// and Burmese were indexed as pairs of characters) has every row looked at again, by the same
+/// chunked build, from its next open; a row is written again only where its terms change.
+const TERMS_VERSION: u32 = 3;
 
 /// The meta record of a build with nothing to do, written when a database is created: every row
 /// of a database created with the terms index in its schema is written with its terms, so the
@@ -489,6 +490,12 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                         }
                         _ => Array::new().into(),
                     };
+                    // Looking at every row again, most keep the terms they have (text without
+                    // the characters the new tokeniser treats otherwise): they are not written.
+                    if all && same_terms(&Reflect::get(row, &terms_key).unwrap_or_default(), &terms)
+                    {
+                        continue;
+                    }
                     let _ = Reflect::set(row, &terms_key, &terms);
                     messages.put(row, None).map_err(|e| tx.fail(e))?;
                 }
@@ -532,6 +539,14 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
         first = false;
         yield_to_page().await;
     }
+}
+
+/// Whether a row's stored `terms` are `terms`, the same strings in the same order.
+fn same_terms(stored: &JsValue, terms: &JsValue) -> bool {
+    let (Some(stored), Some(terms)) = (stored.dyn_ref::<Array>(), terms.dyn_ref::<Array>()) else {
+        return false;
+    };
+    stored.length() == terms.length() && (0..terms.length()).all(|i| stored.get(i) == terms.get(i))
 }
 
 /// Whether the meta store records the build as done.
