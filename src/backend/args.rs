@@ -40,10 +40,12 @@ pub fn take_items_as(
             format!("{name} must be an array, got {}", describe(items)),
         ));
     }
-    let elements = js::elements(items).map_err(|e| threw(code_of, name, &e))?;
-    let mut taken = Vec::with_capacity(elements.len());
-    for (i, item) in elements.iter().enumerate() {
+    let length = js::bounded_length(items).map_err(|e| threw(code_of, name, &e))?;
+    let mut taken = Vec::with_capacity(length.min(1 << 16) as usize);
+    // Each checked as it is read: a hole stops the call at once, whatever the length claims.
+    for i in 0..length {
         let what = || format!("{name}[{i}]");
+        let item = &js::element(items, i).map_err(|e| threw(code_of, &what(), &e))?;
         if !js::is_plain_object(item).map_err(|e| threw(code_of, &what(), &e))? {
             return Err(SessionError::new(
                 code_of,

@@ -79,10 +79,12 @@ fn walk_object(
 ) -> Result<(), Unsupported> {
     let unreadable = |_| "a value that cannot be read";
     if js::is_array(value).map_err(unreadable)? {
-        let elements = js::elements(value).map_err(unreadable)?;
-        if js::keys(value).map_err(unreadable)?.len() != elements.len() {
+        // Told before any element is read: a sparse array's `length` may be 2^32 - 1.
+        let length = js::length(value).map_err(unreadable)?;
+        if js::keys(value).map_err(unreadable)?.len() != length as usize {
             return Err("a sparse array, or an array with extra properties");
         }
+        let elements = js::elements(value).map_err(|_| "an array of more than 2^20 elements")?;
         out.begin_array();
         for element in &elements {
             walk(element, prototypes, ancestors, out)?;

@@ -82,19 +82,43 @@ pub fn is_array(value: &JsValue) -> Result<bool, Thrown> {
     array_is_array(value)
 }
 
-/// The elements of an array (or of a Proxy of one), read through `length` and each index.
-pub fn elements(array: &JsValue) -> Result<Vec<JsValue>, Thrown> {
+/// The most elements [`elements`] reads. A `length` can claim up to 2^32 - 1 with nothing
+/// behind it (`new Array(2 ** 32 - 1)`, a Proxy, an object with a `length` field): reading that
+/// many would hold the page for minutes and then run the module out of memory.
+pub const MAX_ELEMENTS: u32 = 1 << 20;
+
+/// The `length` of an array (or of a Proxy of one): a whole number below 2^32, else 0.
+pub fn length(array: &JsValue) -> Result<u32, Thrown> {
     let length = Reflect::get(array, &name("length"))?
         .as_f64()
         .filter(|n| *n >= 0.0 && n.fract() == 0.0)
         .unwrap_or(0.0);
-    // An array's length is below 2^32; a Proxy may claim more, and reading stops at what exists.
-    let length = length.min(u32::MAX as f64) as u32;
-    let mut out = Vec::with_capacity(length.min(1 << 16) as usize);
-    for i in 0..length {
-        out.push(Reflect::get_u32(array, i)?);
+    Ok(length.min(u32::MAX as f64) as u32)
+}
+
+/// The element `i` of an array (or of a Proxy of one).
+pub fn element(array: &JsValue, i: u32) -> Result<JsValue, Thrown> {
+    Reflect::get_u32(array, i)
+}
+
+/// [`length`], refused (a `RangeError`) above [`MAX_ELEMENTS`].
+pub fn bounded_length(array: &JsValue) -> Result<u32, Thrown> {
+    let length = length(array)?;
+    if length > MAX_ELEMENTS {
+        return Err(js_sys::RangeError::new(
+            "longer than the 1,048,576 elements an array may have here",
+        )
+        .into());
     }
-    Ok(out)
+    Ok(length)
+}
+
+/// The elements of an array (or of a Proxy of one), read through `length` and each index; at
+/// most [`MAX_ELEMENTS`] ([`bounded_length`]).
+pub fn elements(array: &JsValue) -> Result<Vec<JsValue>, Thrown> {
+    (0..bounded_length(array)?)
+        .map(|i| element(array, i))
+        .collect()
 }
 
 /// The elements of an array IndexedDB returned, read in one call (not one call per element, as

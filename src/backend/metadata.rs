@@ -200,6 +200,10 @@ pub fn item_text(item: &JsValue) -> Option<String> {
     if let Some(text) = content.as_string() {
         return Some(text);
     }
+    // Only an array's parts: an object's `length` says nothing of what it holds.
+    if !js::is_array(&content).ok()? {
+        return None;
+    }
     let parts = js::elements(&content).ok()?;
     let text: Vec<String> = parts
         .iter()

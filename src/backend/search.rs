@@ -33,7 +33,10 @@ pub fn item_search_text(item: &JsValue, tools: bool) -> String {
             if let Some(text) = js::get(&output, "text").ok().and_then(|t| t.as_string()) {
                 return text;
             }
-            js::elements(&output)
+            js::is_array(&output)
+                .ok()
+                .filter(|&array| array)
+                .and_then(|_| js::elements(&output).ok())
                 .map(|parts| {
                     parts
                         .iter()

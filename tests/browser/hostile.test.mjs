@@ -246,6 +246,42 @@ test(`a seeded fuzz of ${CALLS} hostile calls: methods only reject, with coded e
   assert.equal(r.freed, r.made);
 });
 
+test('a length that claims billions is refused at once or never walked: the instance keeps working', async () => {
+  const r = await page.evaluate(async () => {
+    const dbName = `lengths-${Math.random()}`;
+    const s = new lib.IndexedDbSession('s', { dbName, userId: 'ann' });
+    const out = {};
+    out.holes = await s.addItems(new Array(2 ** 32 - 1)).then(() => 'written', (e) => e.code);
+    out.sessionIds = await lib.searchSessions({ dbName, userId: 'ann', query: 'x', sessionIds: new Array(2 ** 32 - 1) }).then(() => 'ran', (e) => e.code);
+    // An item whose content is an object with a `length` is plain data: stored as it is, and no
+    // text is looked for in it.
+    const odd = { role: 'user', content: { length: 2 ** 32 - 1, note: 'not an array' } };
+    out.odd = await s.addItems([odd, { role: 'assistant', content: 'still fine' }]).then(() => 'written', (e) => e.code);
+    out.items = await s.getItems();
+    out.found = (await lib.searchSessions({ dbName, userId: 'ann', query: 'fine' })).map((h) => h.seq);
+    // A backup whose record lists "branches" as such an object is refused for that session.
+    const text = await new Response(lib.exportSessions({ dbName })).text();
+    const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+    lines[1].session.branches = { length: 2 ** 32 - 1 };
+    const report = await lib.importSessions(lines.map((l) => JSON.stringify(l)).join('\n'), { dbName: `${dbName}-to` });
+    out.imported = report.imported;
+    out.failed = report.failed.map((e) => e.code);
+    out.after = (await new lib.IndexedDbSession('t', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'later' }]).then(() => 'written', (e) => e.code));
+    return out;
+  });
+  assert.equal(r.holes, 'INVALID_ITEM');
+  assert.equal(r.sessionIds, 'INVALID_OPTIONS');
+  assert.equal(r.odd, 'written');
+  assert.deepEqual(r.items, [
+    { role: 'user', content: { length: 2 ** 32 - 1, note: 'not an array' } },
+    { role: 'assistant', content: 'still fine' },
+  ]);
+  assert.deepEqual(r.found, [1]);
+  assert.deepEqual(r.imported, []);
+  assert.deepEqual(r.failed, ['IMPORT_INVALID']);
+  assert.equal(r.after, 'written');
+});
+
 test('ids are exact: a string with a lone surrogate is refused, so two such ids never share anything', async () => {
   const r = await page.evaluate(async () => {
     const tryNew = (make) => {
