@@ -427,7 +427,7 @@ test('terms made by an older tokeniser are made again: İstanbul, ȘTIRI, ΑΘΗ
   assert.equal(r.again.done, 0, 'and only once');
 });
 
-test('Thai, Lao, Khmer and Burmese are found by a word inside a longer run; an index of the tokeniser before rewrites only their rows', async () => {
+test('Thai, Lao, Khmer and Burmese are found by a word inside a longer run; an index of the tokeniser before rewrites only their rows, and a tool call keeps its terms', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     const dbName = `search-unspaced-${Math.random()}`;
@@ -436,9 +436,12 @@ test('Thai, Lao, Khmer and Burmese are found by a word inside a longer run; an i
     const texts = ['อากาศวันนี้ร้อนมาก', 'ຂ້ອຍກິນເຂົ້າ', 'ក្រុងភ្នំពេញ', 'မြန်မာဘာသာစကား', 'hot weather today', 'rice and tea'];
     const s = new lib.IndexedDbSession('t', { dbName, userId: 'ann' });
     await s.addItems(texts.map((content) => ({ role: 'user', content })));
+    // A session whose object indexes tool calls: its row holds the terms of the arguments too.
+    const tools = new lib.IndexedDbSession('tool', { dbName, userId: 'ann', index: { tools: true } });
+    await tools.addItems([{ type: 'function_call', callId: 'c1', name: 'lookup', arguments: '{"city":"Reykjavik"}' }]);
     const find = async () => {
       const out = [];
-      for (const query of ['วันนี้', 'กินเข้า', 'ກິນເຂົ້າ', 'ភ្នំពេញ', 'ဘာသာ', 'ร', 'weather']) {
+      for (const query of ['วันนี้', 'กินเข้า', 'ກິນເຂົ້າ', 'ភ្នំពេញ', 'ဘာသာ', 'ร', 'weather', 'reykjavik']) {
         out.push((await lib.searchSessions({ dbName, userId: 'ann', query })).map((h) => h.seq));
       }
       return out;
@@ -449,14 +452,14 @@ test('Thai, Lao, Khmer and Burmese are found by a word inside a longer run; an i
     // of version 2. The English rows keep their terms.
     await rewriteRows(
       dbName,
-      (row) => row.seq < 4 && (row.terms = [`ann\u0000${texts[row.seq]}`]),
+      (row) => row.sessionId === 't' && row.seq < 4 && (row.terms = [`ann\u0000${texts[row.seq]}`]),
       () => ({ name: 'searchIndex', done: true, after: null, indexed: 0, terms: 2, all: false }),
     );
     // (A search would run the build first, as an open of the database does.)
     const put = IDBObjectStore.prototype.put;
     const written = [];
     IDBObjectStore.prototype.put = function (value, ...rest) {
-      if (this.name === 'agent_messages') written.push(value.seq);
+      if (this.name === 'agent_messages') written.push(`${value.sessionId} ${value.seq}`);
       return put.call(this, value, ...rest);
     };
     let built;
@@ -467,11 +470,11 @@ test('Thai, Lao, Khmer and Burmese are found by a word inside a longer run; an i
     }
     return { now, snippet, built, written, after: await find(), again: await lib.buildSearchIndex({ dbName }) };
   });
-  const found = [[0], [], [1], [2], [3], [0], [4]];
+  const found = [[0], [], [1], [2], [3], [0], [4], [0]];
   assert.deepEqual(r.now, found, 'a word is found inside a run, and only where it is');
   assert.equal(r.snippet, 'อากาศวันนี้ร้อนมาก');
-  assert.deepEqual(r.built, { done: 6, total: 6 }, 'every row looked at again');
-  assert.deepEqual(r.written, [0, 1, 2, 3], 'only the rows whose terms changed written again');
+  assert.deepEqual(r.built, { done: 7, total: 7 }, 'every row looked at again');
+  assert.deepEqual(r.written, ['t 0', 't 1', 't 2', 't 3'], 'only the rows whose terms changed written again; the tool call keeps its terms');
   assert.deepEqual(r.after, found);
   assert.equal(r.again.done, 0, 'and only once');
 });

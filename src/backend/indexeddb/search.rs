@@ -483,17 +483,29 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                         .or_else(|| js::get(&key, "0").ok().and_then(|v| v.as_string()))
                         .unwrap_or_default();
                     let owner = owner_at(&owners, &id).ok().map(|at| &owners[at].1);
+                    let stored = Reflect::get(row, &terms_key).unwrap_or_default();
                     let terms: JsValue = match owner {
                         Some(owner) if !owner.is_undefined() => {
                             let item = item_of(row).unwrap_or(JsValue::UNDEFINED);
-                            Indexer::new(owner.as_string().as_deref(), false).terms(&item)
+                            let owner = owner.as_string();
+                            let plain = Indexer::new(owner.as_deref(), false).terms(&item);
+                            if !all || same_terms(&stored, &plain) {
+                                plain
+                            } else {
+                                // A row written by an object that indexes tool calls holds the
+                                // terms of their arguments and outputs too: it keeps them.
+                                let tools = Indexer::new(owner.as_deref(), true).terms(&item);
+                                match shares_a_tool_term(&stored, &plain, &tools) {
+                                    true => tools,
+                                    false => plain,
+                                }
+                            }
                         }
                         _ => Array::new().into(),
                     };
                     // Looking at every row again, most keep the terms they have (text without
                     // the characters the new tokeniser treats otherwise): they are not written.
-                    if all && same_terms(&Reflect::get(row, &terms_key).unwrap_or_default(), &terms)
-                    {
+                    if all && same_terms(&stored, &terms) {
                         continue;
                     }
                     let _ = Reflect::set(row, &terms_key, &terms);
@@ -547,6 +559,21 @@ fn same_terms(stored: &JsValue, terms: &JsValue) -> bool {
         return false;
     };
     stored.length() == terms.length() && (0..terms.length()).all(|i| stored.get(i) == terms.get(i))
+}
+
+/// Whether the `stored` terms of a row hold one of the `tools` terms that are not among its
+/// `plain` ones: the row was indexed with its tool call's arguments or output.
+fn shares_a_tool_term(stored: &JsValue, plain: &JsValue, tools: &JsValue) -> bool {
+    let (Some(stored), Some(plain), Some(tools)) = (
+        stored.dyn_ref::<Array>(),
+        plain.dyn_ref::<Array>(),
+        tools.dyn_ref::<Array>(),
+    ) else {
+        return false;
+    };
+    tools
+        .iter()
+        .any(|term| !plain.includes(&term, 0) && stored.includes(&term, 0))
 }
 
 /// Whether the meta store records the build as done.
