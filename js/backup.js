@@ -27,6 +27,9 @@ const HOLD = 1024 * 1024;
 /** Readings of a session rewritten while it is read, before it is written out as it is. */
 const TRIES = 3;
 
+/** What is wrong with one session only: the export writes a `failed` line for it and goes on. */
+const SESSION_FAULTS = ['CORRUPT_SESSION', 'INVALID_ITEM'];
+
 function invalid(message, line) {
   const error = new Error(message);
   error.name = 'SessionError';
@@ -54,9 +57,30 @@ export function exportSessions(options = {}) {
   // text so far, or null once streaming), size }.
   let current = null;
   const wanted = sessionIds == null ? null : new Set(sessionIds);
-  const line = (value) => JSON.stringify(value) + '\n';
-  /** The next chunk of text, or `null` at the end. */
+  const line = (value) => {
+    try {
+      return JSON.stringify(value) + '\n';
+    } catch (error) {
+      // A stored item may hold what the browser stores and JSON cannot write (a BigInt, a cycle).
+      throw sessionError('INVALID_ITEM', `a ${Object.keys(value)[0]} line holds a value JSON cannot write (${error?.message ?? error})`);
+    }
+  };
+  /** The next chunk of text, or `null` at the end. A session that cannot be written out (a
+   * damaged record, an item JSON cannot write) does not stop the export: a `failed` line takes
+   * its place (after what of it already went out), saying why, and the export goes on. */
+  let working; // the id of the session being read
   const next = async () => {
+    working = undefined;
+    try {
+      return await chunk();
+    } catch (error) {
+      if (!SESSION_FAULTS.includes(error?.code) || working === undefined) throw error;
+      current = null;
+      return line({ failed: { sessionId: working, code: error.code, message: error.message } });
+    }
+  };
+  /** The next chunk of text, or `null` at the end. */
+  const chunk = async () => {
     if (queue === null) {
       const list = await listSessionRecords(userId === undefined ? base : { ...base, userId });
       // Oldest first, so an import lists them in the order they were made.
@@ -73,12 +97,14 @@ export function exportSessions(options = {}) {
       if (current === null) {
         const sessionId = queue.shift();
         if (sessionId === undefined) return null;
+        working = sessionId;
         const { rows } = await readBackup({ ...base, sessionId, kind: 'session' });
         // Deleted since it was listed: nothing to write.
         if (rows.length === 0) continue;
         start(sessionId, rows[0], 1);
         continue;
       }
+      working = current.sessionId;
       const kind = ROW_KINDS[current.kind];
       if (kind === undefined) {
         const end = line({ end: { sessionId: current.sessionId, lines: current.lines + 1 } });
@@ -89,7 +115,8 @@ export function exportSessions(options = {}) {
         // rows its record line names: no import would take it. Read it again from its new record.
         const { rows } = await readBackup({ ...base, sessionId, kind: 'session' });
         if (rows.length === 0) continue;
-        if (rows[0].rewrites !== record.rewrites && tries < TRIES) {
+        // (A session deleted and made again under its id meanwhile has another `createdAt`.)
+        if ((rows[0].rewrites !== record.rewrites || rows[0].createdAt !== record.createdAt) && tries < TRIES) {
           start(sessionId, rows[0], tries + 1);
           continue;
         }
@@ -260,6 +287,16 @@ export async function importSessions(source, options = {}, written = () => {}) {
         throw invalid(`the backup has format version ${value.version}, newer than ${BACKUP_VERSION} that this version of agent-sessions reads: upgrade agent-sessions`, number);
       }
       header = value;
+      continue;
+    }
+    if (value !== null && typeof value === 'object' && 'failed' in value) {
+      // A session the export could not write out: it fails here, with the export's reason.
+      const { sessionId, code, message } = value.failed ?? {};
+      const error = invalid(`line ${number}: session ${JSON.stringify(sessionId)} was not exported (${code}: ${message})`, number);
+      if (session !== null && session.lines[0]?.session?.id !== sessionId) await finish();
+      if (session === null) session = { lines: [{ session: { id: sessionId } }], numbers: [number], error };
+      else session.error = error;
+      await finish();
       continue;
     }
     if (value !== null && typeof value === 'object' && 'session' in value) {

@@ -500,9 +500,17 @@ async function exportAround(page, dbName, write) {
         }
       })();
       await settle();
+      const deleted = write === 'recreate' ? lib.deleteSession('busy', from) : null;
+      if (deleted) await settle();
       const other = new lib.IndexedDbSession('busy', from);
-      const written = write === 'append' ? other.addItems([{ role: 'assistant', content: 'four' }]) : other.popItem();
+      const written =
+        write === 'append'
+          ? other.addItems([{ role: 'assistant', content: 'four' }])
+          : write === 'pop'
+            ? other.popItem()
+            : other.addItems([{ role: 'user', content: 'new one' }, { role: 'assistant', content: 'new two' }, { role: 'user', content: 'new three' }]);
       await release();
+      await deleted;
       await written;
       await rest;
       const to = { dbName: `${dbName}-to` };
@@ -534,6 +542,58 @@ test('an item popped while its session is being exported: the session is read ag
   assert.deepEqual(r.imported, ['busy']);
   assert.deepEqual(r.items, ['one', 'two'], 'the session as it is after the pop');
   assert.deepEqual(r.now, ['one', 'two']);
+});
+
+test('a session deleted and made again under its id while it is being exported: the new one is read again, whole', async () => {
+  const { page } = await openHarness(env);
+  const r = await exportAround(page, 'export-while-recreating', 'recreate');
+  assert.deepEqual(r.failed, []);
+  assert.deepEqual(r.imported, ['busy']);
+  assert.deepEqual(r.items, ['new one', 'new two', 'new three'], 'the new session, not the old record with its rows');
+  assert.deepEqual(r.now, ['new one', 'new two', 'new three']);
+});
+
+test('a session that cannot be written out (an item JSON cannot hold, a damaged record) is a failed line: the others are exported, and the import says why', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = `export-faults-${Math.random()}`;
+    const from = { dbName };
+    const cyclic = { role: 'user', content: 'loop' };
+    cyclic.self = cyclic;
+    const chats = [
+      ['first', [{ role: 'user', content: 'a normal chat' }]],
+      ['bigint', [{ role: 'user', content: 'tokens' }, { role: 'assistant', content: 'counted', count: 12n }]],
+      ['cycle', [cyclic]],
+      ['damaged', [{ role: 'user', content: 'soon damaged' }]],
+      ['last', [{ role: 'user', content: 'the last chat' }]],
+    ];
+    for (const [id, items] of chats) await new lib.IndexedDbSession(id, from).addItems(items);
+    // The record of "damaged" counts items it does not have (written by hand, as a broken tool would).
+    const request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
+    const db = await request(indexedDB.open(dbName));
+    const tx = db.transaction('agent_sessions', 'readwrite');
+    const record = await request(tx.objectStore('agent_sessions').get('damaged'));
+    tx.objectStore('agent_sessions').put({ ...record, itemCount: 7 });
+    await new Promise((ok) => (tx.oncomplete = ok));
+    db.close();
+    const text = await new Response(lib.exportSessions(from)).text();
+    const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+    const report = await lib.importSessions(text, { dbName: `${dbName}-to` });
+    return {
+      header: lines[0].sessions,
+      failedLines: lines.filter((l) => l.failed).map((l) => [l.failed.sessionId, l.failed.code]),
+      imported: report.imported.sort(),
+      failed: report.failed.map((e) => [e.sessionId, e.code, /was not exported/.test(e.message)]),
+      message: report.failed.find((e) => e.sessionId === 'bigint')?.message,
+      last: (await new lib.IndexedDbSession('last', { dbName: `${dbName}-to` }).getItems()).map((i) => i.content),
+    };
+  });
+  assert.equal(r.header, 5);
+  assert.deepEqual(r.failedLines.sort(), [['bigint', 'INVALID_ITEM'], ['cycle', 'INVALID_ITEM'], ['damaged', 'CORRUPT_SESSION']]);
+  assert.deepEqual(r.imported, ['first', 'last'], 'the sessions after a failed one are exported too');
+  assert.deepEqual(r.failed.sort(), [['bigint', 'IMPORT_INVALID', true], ['cycle', 'IMPORT_INVALID', true], ['damaged', 'IMPORT_INVALID', true]]);
+  assert.match(r.message, /BigInt/);
+  assert.deepEqual(r.last, ['the last chat']);
 });
 
 test("a run's saves (the newest item replaced by it and the new turn, again and again) and a mutation keep the size exact", async () => {
