@@ -43,6 +43,7 @@ const WRITES = {
   replaceHistory: () => ({ type: 'replace', change: 'history' }),
   replaceHistoryWithCompaction: () => ({ type: 'replace', change: 'compaction' }),
   update: (_, [changes]) => ({ type: 'update', fields: Object.keys(changes ?? {}) }),
+  storeRunUsage: () => ({ type: 'update', fields: ['usage'] }),
   createBranchFromTurn: (branchId) => ({ type: 'branch', change: 'create', branchId }),
   createBranchFromContent: (branchId) => ({ type: 'branch', change: 'create', branchId }),
   deleteBranch: (_, [branchId]) => ({ type: 'branch', change: 'delete', branchId }),
@@ -368,11 +369,15 @@ export async function storageEstimate(options = {}) {
 
 /** `importSessions(source, options)` (see backup.js); every session written is announced to the
  * listeners of its database, as a `'replace'` with `change: 'import'`. */
-export function importSessions(source, options = {}) {
+export async function importSessions(source, options = {}) {
   const dbName = options?.dbName ?? 'agent-sessions';
-  return importBackup(source, options, (sessionId, userId) =>
-    publish(dbName, { type: 'replace', change: 'import', sessionId, userId }),
-  );
+  try {
+    return await importBackup(source, options, (sessionId, userId) =>
+      publish(dbName, { type: 'replace', change: 'import', sessionId, userId }),
+    );
+  } catch (error) {
+    throw await withQuota(error);
+  }
 }
 
 /**

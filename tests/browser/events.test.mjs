@@ -46,11 +46,12 @@ test('a write in one tab reaches a listener in another, one event per call, in o
     await s.addItems([]); // writes nothing: no event
     await s.popItem();
     await s.update({ title: 'Renamed' });
+    await s.storeRunUsage({ requests: 1, inputTokens: 5 });
     await s.createBranchFromTurn(1, 'alt');
     await s.clearSession();
     await s.popItem(); // an empty branch: nothing popped, no event
   }, id);
-  await waitFor(reader, 'all', 6);
+  await waitFor(reader, 'all', 7);
   const events = await eventsOf(reader, 'all');
   assert.deepEqual(
     events.map((e) => [e.type, e.count ?? e.fields ?? e.branchId ?? null, e.branch]),
@@ -59,6 +60,7 @@ test('a write in one tab reaches a listener in another, one event per call, in o
       ['add', 50, 'main'],
       ['pop', null, 'main'],
       ['update', ['title'], 'main'],
+      ['update', ['usage'], 'main'],
       ['branch', 'alt', 'alt'],
       ['clear', null, 'alt'],
     ],
