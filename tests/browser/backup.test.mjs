@@ -118,6 +118,7 @@ test('a corrupt line rejects only its session, with its line number; the others 
       lost: (ls) => ls.toSpliced(itemOfB, 1),
       twice: (ls) => ls.with(itemOfB, ls[itemOfB + 1]),
       record: (ls) => ls.with(firstOfB, ls[firstOfB].replace(/"itemCount":\d+/, '"itemCount":-1')),
+      array: (ls) => ls.with(itemOfB, ls[itemOfB].replace(/"item":\{"role":[^}]*\}/, '"item":["not","an","item"]')),
     };
     for (const [name, corrupt] of Object.entries(cases)) {
       const dbName = `corrupt-to-${name}`;
@@ -148,6 +149,8 @@ test('a corrupt line rejects only its session, with its line number; the others 
   assert.match(r.outcomes.lost.failed[0].message, /end line counts 4 lines .* has 3/);
   assert.match(r.outcomes.twice.failed[0].message, /comes twice/);
   assert.equal(r.outcomes.record.failed[0].line, r.recordLine);
+  assert.equal(r.outcomes.array.failed[0].line, r.itemLine);
+  assert.match(r.outcomes.array.failed[0].message, /no item object/);
   assert.equal(r.outcomes.json.failed[0].sessionId, 'b');
 });
 

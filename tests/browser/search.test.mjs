@@ -479,6 +479,43 @@ test('Thai, Lao, Khmer and Burmese are found by a word inside a longer run; an i
   assert.equal(r.again.done, 0, 'and only once');
 });
 
+test('rows a branch write copies while the index is being built get their terms, wherever the build is', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = `search-copies-${Math.random()}`;
+    const s = new lib.IndexedDbSession('S', { dbName, userId: 'u' });
+    await s.addItems([{ role: 'user', content: 'start' }]);
+    await s.createBranchFromTurn(1, 'b'); // b shows nothing of main
+    await s.addItems(Array.from({ length: 300 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `zq${i} text` })));
+    await s.createBranchFromTurn(126, 'a'); // a shows b's first 250 items
+    await s.addItems([{ role: 'user', content: 'on a' }]);
+    await s.switchBranch('b');
+    // As a build of rows older than the index leaves a database between two chunks: b's first
+    // 100 rows done, the rest without terms. Branch a's keys sort before b's.
+    const request = (q) => new Promise((ok, fail) => ((q.onsuccess = () => ok(q.result)), (q.onerror = () => fail(q.error))));
+    const db = await request(indexedDB.open(dbName));
+    const range = IDBKeyRange.bound([['S', 'b'], -Infinity], [['S', 'b'], Infinity]);
+    const rows = await request(db.transaction('agent_messages').objectStore('agent_messages').getAll(range));
+    const tx = db.transaction(['agent_messages', 'agent_meta'], 'readwrite');
+    for (const row of rows.slice(100)) {
+      delete row.terms;
+      tx.objectStore('agent_messages').put(row);
+    }
+    tx.objectStore('agent_meta').put({ name: 'searchIndex', done: false, after: [rows[99].sessionId, rows[99].seq], indexed: 100, terms: 3, all: false });
+    await new Promise((ok) => (tx.oncomplete = ok));
+    db.close();
+    // Clearing b gives a its own copies of the 250 rows it shows, under a's keys.
+    await s.clearSession();
+    await lib.buildSearchIndex({ dbName });
+    const hit = async (query) => (await lib.searchSessions({ dbName, userId: 'u', query })).map((h) => `${h.branch ?? 'main'} ${h.seq}`);
+    return { zq50: await hit('zq50'), zq150: await hit('zq150'), zq249: await hit('zq249'), zq260: await hit('zq260') };
+  });
+  assert.deepEqual(r.zq50, ['a 50']);
+  assert.deepEqual(r.zq150, ['a 150'], 'a copy made of a row the build had not reached');
+  assert.deepEqual(r.zq249, ['a 249']);
+  assert.deepEqual(r.zq260, [], 'cleared with b');
+});
+
 test('a word on more items than the index lists still finds the newest ones first', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {

@@ -361,7 +361,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
                 {
                     return Err(bad("the item's createdAt is not a time".into()));
                 }
-                if !js::get(&row, "item").is_ok_and(|v| v.is_object()) {
+                if !is_item(&row) {
                     return Err(bad("the row holds no item object".into()));
                 }
                 if !(first..next).contains(&seq) {
@@ -373,7 +373,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
             }
             "archived" => {
                 let position = count("position")?;
-                if !js::get(&row, "item").is_ok_and(|v| v.is_object()) {
+                if !is_item(&row) {
                     return Err(bad("the archived row holds no item object".into()));
                 }
                 if position >= archived {
@@ -613,4 +613,9 @@ fn rename(row: &JsValue, id: &str) {
         .into(),
     };
     let _ = Reflect::set(row, &key, &renamed);
+}
+
+/// Whether a backup's row holds an item: a plain object (an array, as JSON may give, is none).
+fn is_item(row: &JsValue) -> bool {
+    js::get(row, "item").is_ok_and(|v| js::is_plain_object(&v).unwrap_or(false))
 }

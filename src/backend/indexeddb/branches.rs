@@ -32,7 +32,9 @@ use crate::core::transaction::{check_whole_history, Outcome};
 
 use super::open::Connection;
 use super::ops::{finish, head_rows, read_record, summary_head, write_record, SeenView, Target};
-use super::record::{all_of_session, damaged_items, items_of, seq_of, turn_of, StoredRecord};
+use super::record::{
+    all_of_session, damaged_items, item_of, items_of, seq_of, turn_of, StoredRecord,
+};
 use super::request::Sent as _;
 use super::tx::{listening, storage_error, Tx};
 
@@ -332,8 +334,13 @@ async fn rows_of_segments<F: std::future::IntoFuture<Output = Rows>>(
 }
 
 /// Copies rows down to the branches that keep them, then deletes the released rows of `owner`.
-async fn apply_release(tx: &Tx, session_id: &str, owner: &str, release: &Release) -> Result<()> {
+/// A copied row that has no search terms yet (the index's build for rows older than the index
+/// has not reached it) gets them: the build goes on in key order, and the copy's key may be
+/// behind where it is.
+async fn apply_release(tx: &Tx, t: &Target<'_>, owner: &str, release: &Release) -> Result<()> {
+    let session_id = t.session_id;
     let messages = tx.store(MESSAGES_STORE)?;
+    let terms = js::name("terms");
     for copy in &release.copies {
         let segment = Segment {
             owner: copy.from.clone(),
@@ -347,6 +354,10 @@ async fn apply_release(tx: &Tx, session_id: &str, owner: &str, release: &Release
             // Rows from getAll are this transaction's own copies: changing the key field of one
             // and putting it stores a copy under the other branch, the item verbatim.
             let _ = Reflect::set(&row, &"sessionId".into(), &to);
+            if Reflect::get(&row, &terms).is_ok_and(|v| v.is_undefined()) {
+                let item = item_of(&row).unwrap_or(JsValue::UNDEFINED);
+                let _ = Reflect::set(&row, &terms, &t.indexer(t.user_id).terms(&item));
+            }
             messages.put(&row, None).map_err(|e| tx.fail(e))?;
         }
     }
@@ -675,7 +686,7 @@ pub(super) async fn pop_in(
     };
     let release = l.tree.release(t.session_id, id, seq, turn_before)?;
     replan(t, &l.tree, id);
-    apply_release(tx, t.session_id, id, &release).await?;
+    apply_release(tx, t, id, &release).await?;
     l.record.rewrote();
     l.save(tx, Some(now))?;
     Ok(Some(item))
@@ -702,7 +713,7 @@ pub(super) async fn clear_in(
     now: f64,
 ) -> Result<()> {
     let release = l.tree.clear(t.session_id, id)?;
-    apply_release(tx, t.session_id, id, &release).await?;
+    apply_release(tx, t, id, &release).await?;
     if id == MAIN {
         // The operation log is the session's, shared by its branches: it stays while there are
         // others (a retried operation of another branch must still be known).
@@ -814,7 +825,7 @@ pub(super) async fn transaction_in(
         l.record.rewrote();
     }
     let release = l.tree.release(t.session_id, id, next - remove, base_turn)?;
-    apply_release(tx, t.session_id, id, &release).await?;
+    apply_release(tx, t, id, &release).await?;
     write_rows(tx, t, &mut l, id, &items, now)?;
     give_default_title(&l.record.stored, &items);
     super::rewrite::log_operation(tx, &mut l.record, &transaction, now)?;
@@ -883,7 +894,7 @@ pub(super) async fn replace_in(
         }
     }
     let release = l.tree.release(t.session_id, id, start, 0)?;
-    apply_release(tx, t.session_id, id, &release).await?;
+    apply_release(tx, t, id, &release).await?;
     let x = l.tree.index_of(t.session_id, id)?;
     l.tree.branches[x].archived = archived + moved;
     write_rows(tx, t, &mut l, id, &items, now)?;
@@ -918,7 +929,7 @@ pub(super) async fn mutations_in(
     let release = l
         .tree
         .release(t.session_id, id, start + first as u64, turn_before)?;
-    apply_release(tx, t.session_id, id, &release).await?;
+    apply_release(tx, t, id, &release).await?;
     // The items kept from `first` on, each with its row's creation time.
     let (rest, created): (Vec<(JsValue, bool)>, Vec<JsValue>) = items
         .into_iter()
@@ -1101,7 +1112,7 @@ pub async fn create(
             None => l.tree.free_name(turn),
         };
         let copies = l.tree.fork(t.session_id, from, &id, at, turn, now)?;
-        apply_release(tx, t.session_id, &id, &Release { copies, delete: None }).await?;
+        apply_release(tx, t, &id, &Release { copies, delete: None }).await?;
         let _ = Reflect::set(&l.record.stored, &"currentBranch".into(), &id.as_str().into());
         l.save(tx, Some(now))?;
         Ok(id)
@@ -1236,7 +1247,7 @@ pub async fn delete(
         let release = l.tree.remove(t.session_id, id)?;
         apply_release(
             tx,
-            t.session_id,
+            t,
             id,
             &Release {
                 copies: release.copies,
