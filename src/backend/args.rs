@@ -40,7 +40,13 @@ pub fn take_items_as(
             format!("{name} must be an array, got {}", describe(items)),
         ));
     }
-    let length = js::bounded_length(items).map_err(|e| threw(code_of, name, &e))?;
+    let length = js::length(items).map_err(|e| threw(code_of, name, &e))?;
+    if length > js::MAX_ELEMENTS {
+        return Err(SessionError::new(
+            code_of,
+            format!("{name} has {length} elements, more than the 1,048,576 one call takes"),
+        ));
+    }
     let mut taken = Vec::with_capacity(length.min(1 << 16) as usize);
     // Each checked as it is read: a hole stops the call at once, whatever the length claims.
     for i in 0..length {

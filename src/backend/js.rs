@@ -101,24 +101,16 @@ pub fn element(array: &JsValue, i: u32) -> Result<JsValue, Thrown> {
     Reflect::get_u32(array, i)
 }
 
-/// [`length`], refused (a `RangeError`) above [`MAX_ELEMENTS`].
-pub fn bounded_length(array: &JsValue) -> Result<u32, Thrown> {
+/// The elements of an array (or of a Proxy of one), read through `length` and each index; one
+/// of more than [`MAX_ELEMENTS`] is a `RangeError`.
+pub fn elements(array: &JsValue) -> Result<Vec<JsValue>, Thrown> {
     let length = length(array)?;
     if length > MAX_ELEMENTS {
-        return Err(js_sys::RangeError::new(
-            "longer than the 1,048,576 elements an array may have here",
-        )
-        .into());
+        return Err(
+            js_sys::RangeError::new("its length is over the 1,048,576 elements read here").into(),
+        );
     }
-    Ok(length)
-}
-
-/// The elements of an array (or of a Proxy of one), read through `length` and each index; at
-/// most [`MAX_ELEMENTS`] ([`bounded_length`]).
-pub fn elements(array: &JsValue) -> Result<Vec<JsValue>, Thrown> {
-    (0..bounded_length(array)?)
-        .map(|i| element(array, i))
-        .collect()
+    (0..length).map(|i| element(array, i)).collect()
 }
 
 /// The elements of an array IndexedDB returned, read in one call (not one call per element, as
