@@ -195,7 +195,14 @@ async function* linesOf(source) {
   let rest = '';
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        // A stream that fails (a network error, an aborted upload) is a backup cut short.
+        throw Object.assign(invalid(`the backup could not be read past line ${number} (${error?.message ?? error})`, number + 1), { cause: error });
+      }
+      const { done, value } = chunk;
       if (done) break;
       rest += typeof value === 'string' ? value : decoder.decode(value, { stream: true });
       let end;
@@ -265,52 +272,60 @@ export async function importSessions(source, options = {}, written = () => {}) {
     }
   };
 
-  for await (const [text, number] of linesOf(source)) {
-    report.lines = number;
-    let value;
-    try {
-      value = JSON.parse(text);
-    } catch (e) {
-      value = undefined;
-      const error = invalid(`line ${number} of the backup is not JSON (${e.message})`, number);
-      if (header === null) throw error;
-      // The session this line is in fails; its other lines are read up to its end line.
-      session ??= { lines: [], numbers: [], error: null };
-      session.error ??= error;
-      continue;
-    }
-    if (header === null) {
-      if (value?.format !== BACKUP_FORMAT || typeof value.version !== 'number') {
-        throw invalid(`line ${number} is not the header of an agent-sessions backup`, number);
+  const readLines = async () => {
+    for await (const [text, number] of linesOf(source)) {
+      report.lines = number;
+      let value;
+      try {
+        value = JSON.parse(text);
+      } catch (e) {
+        value = undefined;
+        const error = invalid(`line ${number} of the backup is not JSON (${e.message})`, number);
+        if (header === null) throw error;
+        // The session this line is in fails; its other lines are read up to its end line.
+        session ??= { lines: [], numbers: [], error: null };
+        session.error ??= error;
+        continue;
       }
-      if (value.version > BACKUP_VERSION) {
-        throw invalid(`the backup has format version ${value.version}, newer than ${BACKUP_VERSION} that this version of agent-sessions reads: upgrade agent-sessions`, number);
+      if (header === null) {
+        if (value?.format !== BACKUP_FORMAT || typeof value.version !== 'number') {
+          throw invalid(`line ${number} is not the header of an agent-sessions backup`, number);
+        }
+        if (value.version > BACKUP_VERSION) {
+          throw invalid(`the backup has format version ${value.version}, newer than ${BACKUP_VERSION} that this version of agent-sessions reads: upgrade agent-sessions`, number);
+        }
+        header = value;
+        continue;
       }
-      header = value;
-      continue;
-    }
-    if (value !== null && typeof value === 'object' && 'failed' in value) {
-      // A session the export could not write out: it fails here, with the export's reason.
-      const { sessionId, code, message } = value.failed ?? {};
-      const error = invalid(`line ${number}: session ${JSON.stringify(sessionId)} was not exported (${code}: ${message})`, number);
-      if (session !== null && session.lines[0]?.session?.id !== sessionId) await finish();
-      if (session === null) session = { lines: [{ session: { id: sessionId } }], numbers: [number], error };
-      else session.error = error;
-      await finish();
-      continue;
-    }
-    if (value !== null && typeof value === 'object' && 'session' in value) {
-      if (session !== null) {
-        // The previous session never ended: its own check reports the missing end line.
+      if (value !== null && typeof value === 'object' && 'failed' in value) {
+        // A session the export could not write out: it fails here, with the export's reason.
+        const { sessionId, code, message } = value.failed ?? {};
+        const error = invalid(`line ${number}: session ${JSON.stringify(sessionId)} was not exported (${code}: ${message})`, number);
+        if (session !== null && session.lines[0]?.session?.id !== sessionId) await finish();
+        if (session === null) session = { lines: [{ session: { id: sessionId } }], numbers: [number], error };
+        else session.error = error;
         await finish();
+        continue;
       }
-      session = { lines: [value], numbers: [number], error: null };
-      continue;
+      if (value !== null && typeof value === 'object' && 'session' in value) {
+        if (session !== null) {
+          // The previous session never ended: its own check reports the missing end line.
+          await finish();
+        }
+        session = { lines: [value], numbers: [number], error: null };
+        continue;
+      }
+      session ??= { lines: [], numbers: [], error: invalid(`line ${number} of the backup belongs to no session`, number) };
+      session.lines.push(value);
+      session.numbers.push(number);
+      if (value !== null && typeof value === 'object' && 'end' in value) await finish();
     }
-    session ??= { lines: [], numbers: [], error: invalid(`line ${number} of the backup belongs to no session`, number) };
-    session.lines.push(value);
-    session.numbers.push(number);
-    if (value !== null && typeof value === 'object' && 'end' in value) await finish();
+  };
+  try {
+    await readLines();
+  } catch (error) {
+    // What was imported before the failure stays imported: the error says which.
+    throw Object.assign(error, { report });
   }
   if (header === null) throw invalid('the backup is empty: it has no header line', 1);
   if (session !== null) await finish();

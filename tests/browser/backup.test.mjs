@@ -215,6 +215,38 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
   assert.equal(r.wrongRetention, 'SessionError INVALID_OPTIONS');
 });
 
+test('a source stream that fails is IMPORT_INVALID, with the report of what was imported before it', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: `stream-from-${Math.random()}` };
+    for (const id of ['a', 'b']) await new lib.IndexedDbSession(id, from).addItems([{ role: 'user', content: `hi ${id}` }]);
+    const lines = (await new Response(lib.exportSessions(from)).text()).split('\n');
+    // The header and session a, then the stream fails (a dropped connection).
+    const firstOfB = lines.findIndex((l) => l.includes('"session"') && l.includes('"id":"b"'));
+    const source = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(lines.slice(0, firstOfB).join('\n') + '\n'));
+      },
+      pull(controller) {
+        controller.error(new TypeError('network error'));
+      },
+    });
+    const to = { dbName: `stream-to-${Math.random()}` };
+    try {
+      await lib.importSessions(source, to);
+      return 'imported';
+    } catch (e) {
+      return { name: e.name, code: e.code, message: e.message, cause: e.cause?.message, imported: e.report?.imported, stored: (await lib.listSessions(to)).map((s) => s.sessionId) };
+    }
+  });
+  assert.equal(r.name, 'SessionError');
+  assert.equal(r.code, 'IMPORT_INVALID');
+  assert.match(r.message, /could not be read past line \d+ \(network error\)/);
+  assert.equal(r.cause, 'network error');
+  assert.deepEqual(r.imported, ['a']);
+  assert.deepEqual(r.stored, ['a']);
+});
+
 test("a backup's session renamed onto an id the backup holds too: each is imported under its own id, none skipped or replaced", async () => {
   const { page } = await openHarness(env);
   await helpers(page);
