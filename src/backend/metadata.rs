@@ -200,12 +200,17 @@ pub fn item_text(item: &JsValue) -> Option<String> {
     if let Some(text) = content.as_string() {
         return Some(text);
     }
-    // Only an array's parts: an object's `length` says nothing of what it holds.
-    if !js::is_array(&content).ok()? {
+    parts_text(&content)
+}
+
+/// The `text` of the parts of `parts`, joined by spaces; `None` unless it is an array (an
+/// object's `length` says nothing of what it holds).
+pub fn parts_text(parts: &JsValue) -> Option<String> {
+    if !js::is_array(parts).ok()? {
         return None;
     }
-    let parts = js::elements(&content).ok()?;
-    let text: Vec<String> = parts
+    let text: Vec<String> = js::elements(parts)
+        .ok()?
         .iter()
         .filter_map(|p| js::get(p, "text").ok()?.as_string())
         .collect();

@@ -4,7 +4,7 @@
 use wasm_bindgen::JsValue;
 
 use super::js;
-use super::metadata::item_text;
+use super::metadata::{item_text, parts_text};
 
 /// The searchable text of an item: a message's content (a string, or the `text` of its parts);
 /// with `tools`, also a tool call's `arguments` and a tool output's `output` (a string, or the
@@ -33,18 +33,7 @@ pub fn item_search_text(item: &JsValue, tools: bool) -> String {
             if let Some(text) = js::get(&output, "text").ok().and_then(|t| t.as_string()) {
                 return text;
             }
-            js::is_array(&output)
-                .ok()
-                .filter(|&array| array)
-                .and_then(|_| js::elements(&output).ok())
-                .map(|parts| {
-                    parts
-                        .iter()
-                        .filter_map(|p| js::get(p, "text").ok()?.as_string())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default()
+            parts_text(&output).unwrap_or_default()
         }
         _ => String::new(),
     }
