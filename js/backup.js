@@ -272,7 +272,7 @@ export async function importSessions(source, options = {}, written = () => {}) {
     }
   };
 
-  const readLines = async () => {
+  try {
     for await (const [text, number] of linesOf(source)) {
       report.lines = number;
       let value;
@@ -320,9 +320,6 @@ export async function importSessions(source, options = {}, written = () => {}) {
       session.numbers.push(number);
       if (value !== null && typeof value === 'object' && 'end' in value) await finish();
     }
-  };
-  try {
-    await readLines();
   } catch (error) {
     // What was imported before the failure stays imported: the error says which.
     throw Object.assign(error, { report });

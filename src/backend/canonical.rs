@@ -84,10 +84,13 @@ fn walk_object(
         if js::keys(value).map_err(unreadable)?.len() != length as usize {
             return Err("a sparse array, or an array with extra properties");
         }
-        let elements = js::elements(value).map_err(|_| "an array of more than 2^20 elements")?;
+        if length > js::MAX_ELEMENTS {
+            return Err("an array of more than 2^20 elements");
+        }
         out.begin_array();
-        for element in &elements {
-            walk(element, prototypes, ancestors, out)?;
+        for i in 0..length {
+            let element = js::element(value, i).map_err(unreadable)?;
+            walk(&element, prototypes, ancestors, out)?;
         }
         out.end_array();
         return Ok(());

@@ -489,25 +489,34 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                             let item = item_of(row).unwrap_or(JsValue::UNDEFINED);
                             let owner = owner.as_string();
                             let plain = Indexer::new(owner.as_deref(), false).terms(&item);
-                            if !all || same_terms(&stored, &plain) {
+                            // Looking at every row again, most keep the terms they have (text
+                            // without the characters the new tokeniser treats otherwise): they
+                            // are not written.
+                            if !all {
                                 plain
+                            } else if same_terms(&stored, &plain) {
+                                continue;
                             } else {
                                 // A row written by an object that indexes tool calls holds the
                                 // terms of their arguments and outputs too: it keeps them.
                                 let tools = Indexer::new(owner.as_deref(), true).terms(&item);
+                                if same_terms(&stored, &tools) {
+                                    continue;
+                                }
                                 match shares_a_tool_term(&stored, &plain, &tools) {
                                     true => tools,
                                     false => plain,
                                 }
                             }
                         }
-                        _ => Array::new().into(),
+                        _ => {
+                            let none: JsValue = Array::new().into();
+                            if all && same_terms(&stored, &none) {
+                                continue;
+                            }
+                            none
+                        }
                     };
-                    // Looking at every row again, most keep the terms they have (text without
-                    // the characters the new tokeniser treats otherwise): they are not written.
-                    if all && same_terms(&stored, &terms) {
-                        continue;
-                    }
                     let _ = Reflect::set(row, &terms_key, &terms);
                     messages.put(row, None).map_err(|e| tx.fail(e))?;
                 }
