@@ -92,9 +92,9 @@ function withEvents(Base, emit) {
 // module's, below): each runs there, with its own connection, in this object's call order. The main
 // module checks and copies the arguments and takes the call's place in the order now and, once
 // every earlier call is done, calls the function given with what the second module needs to act
-// as this object (`{ dbName, sessionId, userId, branch, indexTools }`) and the copies;
-// `sessionCall` resolves to the method's result and the branch the object is on after it, where
-// the main module moves the object.
+// as this object (`{ dbName, sessionId, userId, branch, branchCreatedAt, indexTools }`) and the
+// copies; `sessionCall` resolves to the method's result and the branch the object is on after it
+// (with when that was created), where the main module moves the object.
 const inOrder = wasm.Session.prototype.inOrder;
 delete wasm.Session.prototype.inOrder;
 const SECOND_MODULE_METHODS = [

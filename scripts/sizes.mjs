@@ -16,7 +16,7 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 103 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 103.5 * KIB, target: 55 * KIB },
   'index.js': { budget: 18.5 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 114.5 * KIB },
   'extras.js': { budget: 3.6 * KIB },

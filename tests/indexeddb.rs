@@ -51,6 +51,7 @@ fn target(session_id: &str) -> Target<'_> {
         index_tools: false,
         seen: Box::leak(Box::new(Cell::new(None))),
         seen_view: Box::leak(Box::new(Cell::new(None))),
+        branch_at: Some(Box::leak(Box::new(Cell::new(None)))),
     }
 }
 

@@ -84,8 +84,8 @@ mod second_module {
     /// ([`methods::taken`]: a bad one rejects at once, and items are copied). When every earlier
     /// call is done, `op(context, args)` (the package's JS) runs it there, with what the second
     /// module needs to act as this object (`IdbSessionState::context`, read then), and resolves to
-    /// `{ value, branch }`: the method's result, and the branch the object is on after it, which it
-    /// moves to here.
+    /// `{ value, branch, branchCreatedAt }`: the method's result, and the branch the object is on
+    /// after it (and when that was created, if read), which it moves to here.
     pub fn in_order(state: &Rc<Store>, what: &str, args: &Array, op: Function) -> Promise {
         let read = || methods::taken(what, args);
         session::in_order(
@@ -103,7 +103,7 @@ mod second_module {
                 let promise = op.call2(&JsValue::UNDEFINED, &s.context(), &args)?;
                 let done = JsFuture::from(promise.dyn_into::<Promise>()?).await?;
                 if let Some(branch) = js::get(&done, "branch")?.as_string() {
-                    s.move_to(branch);
+                    s.move_to(branch, js::get(&done, "branchCreatedAt")?.as_f64());
                 }
                 js::get(&done, "value")
             },

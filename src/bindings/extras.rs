@@ -23,8 +23,8 @@ use crate::core::error::ErrorFamily;
 
 /// The session method `name` of an `IndexedDbSession`, with its arguments `args`, for the object
 /// `context` describes (`IdbSessionState::context`), run in that object's call order by the
-/// main module. Resolves to `{ value, branch }`: the method's result and the branch the object
-/// is on after it.
+/// main module. Resolves to `{ value, branch, branchCreatedAt }`: the method's result, the branch
+/// the object is on after it, and when that was created (`null` if no call has read it).
 #[wasm_bindgen(js_name = sessionCall, skip_typescript)]
 pub fn session_call(name: String, context: JsValue, args: js_sys::Array) -> Promise {
     let state = match IdbSessionState::from_context(&context) {
@@ -34,7 +34,12 @@ pub fn session_call(name: String, context: JsValue, args: js_sys::Array) -> Prom
     let call = methods::call(&state, &name, &args);
     js::js_promise(Box::pin(async move {
         let value = JsFuture::from(call).await?;
-        Ok(js::object(&[("value", value), ("branch", state.branch().into())]).into())
+        Ok(js::object(&[
+            ("value", value),
+            ("branch", state.branch().into()),
+            ("branchCreatedAt", state.branch_created_at()),
+        ])
+        .into())
     }))
 }
 

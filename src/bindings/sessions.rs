@@ -269,7 +269,9 @@ export interface SessionMethods {
   /** Items compaction replaced, oldest first: the newest `limit` of them (all without one),
    * skipping the `before` newest (for paging back: `before` = how many were read so far). */
   getArchivedItems<T extends Item = Item>(options?: ArchiveWindow): Promise<T[]>;
-  /** The branch every protocol method of this object acts on (`'main'` by default). */
+  /** The branch every protocol method of this object acts on (`'main'` by default). When
+   * another tab deletes it and creates a branch of the same name, this object's calls reject
+   * with `BRANCH_NOT_FOUND` until `switchBranch` moves it onto the new one. */
   readonly currentBranch: string;
   /** Creates a branch that shows everything before turn `turn` of the current branch (to ask
    * that turn again differently), moves this object onto it, and resolves to its id: `name`, or
@@ -718,6 +720,7 @@ fn indexeddb_store(
         args.user_id,
         args.settings,
         args.branch,
+        None,
         args.index_tools,
     );
     Ok((Store::IndexedDb(state), args.settings_js))

@@ -512,6 +512,80 @@ test('two tabs on two branches of one session do not interfere', async () => {
   assert.deepEqual(texts(main), texts(turns(2)));
 });
 
+// A branch deleted in one tab and created again under its name (a name `createBranchFromTurn`
+// picks, `turn-<n>`, comes back the same way) is another branch: an object of another tab that
+// was on the deleted one refuses to read or write it, until it switches onto it.
+test('an object on a branch another tab deleted and created again under its name refuses it until it switches', async () => {
+  const { page, context } = await openHarness(env);
+  const { page: other } = await openHarness(env, context);
+  const id = fresh('reused');
+  const first = await page.evaluate(
+    async ({ id, chat }) => {
+      window.kept = new lib.IndexedDbSession(id);
+      await kept.addItems(chat);
+      const name = await kept.createBranchFromTurn(2);
+      await kept.addItems([{ role: 'user', content: 'old branch' }]);
+      // This one learns which branch it is on from a method the second module serves.
+      window.late = new lib.IndexedDbSession(id, { branch: name });
+      await late.getArchivedItems();
+      return name;
+    },
+    { id, chat: turns(3) },
+  );
+  assert.equal(first, 'turn-2');
+  const again = await other.evaluate(async (id) => {
+    const s = new lib.IndexedDbSession(id);
+    await s.deleteBranch('turn-2');
+    const name = await s.createBranchFromTurn(2);
+    await s.addItems([{ role: 'user', content: 'new branch' }]);
+    return name;
+  }, id);
+  assert.equal(again, 'turn-2', 'the name comes back');
+  const r = await page.evaluate(async (id) => {
+    const failed = async (f) => {
+      try {
+        await f();
+        return 'resolved';
+      } catch (e) {
+        return `${e.name} ${e.code}: ${e.message}`;
+      }
+    };
+    const out = {
+      add: await failed(() => kept.addItems([{ role: 'user', content: 'lost' }])),
+      get: await failed(() => kept.getItems()),
+      pop: await failed(() => kept.popItem()),
+      clear: await failed(() => kept.clearSession()),
+      turns: await failed(() => kept.getTurns()),
+      usage: await failed(() => kept.storeRunUsage({ inputTokens: 1, outputTokens: 1 })),
+      fork: await failed(() => kept.createBranchFromTurn(1)),
+      rewrite: await failed(() => kept.replaceHistory([{ role: 'user', content: 'lost' }])),
+      lateGet: await failed(() => late.getItems()),
+      current: kept.currentBranch,
+      listed: (await kept.listBranches()).map((b) => [b.branchId, b.current]),
+      named: (await kept.getTurns({ branch: 'turn-2' })).map((t) => t.content),
+      fresh: await new lib.IndexedDbSession(id, { branch: 'turn-2' }).getItems(),
+    };
+    await kept.switchBranch('turn-2');
+    out.switched = await kept.getItems();
+    await kept.addItems([{ role: 'assistant', content: 'answer on the new branch' }]);
+    out.after = await new lib.IndexedDbSession(id, { branch: 'turn-2' }).getItems();
+    out.listedAfter = (await kept.listBranches()).map((b) => [b.branchId, b.current]);
+    return out;
+  }, id);
+  const refused = `SessionError BRANCH_NOT_FOUND: the branch "turn-2" this object was on was deleted from session "${id}", and the branch of that name there now is another one; switchBranch("turn-2") moves onto it`;
+  for (const k of ['add', 'get', 'pop', 'clear', 'turns', 'usage', 'fork', 'rewrite', 'lateGet']) {
+    assert.equal(r[k], refused, k);
+  }
+  assert.equal(r.current, 'turn-2');
+  assert.deepEqual(r.listed, [['main', false], ['turn-2', false]], 'the new branch is not this object\'s');
+  assert.deepEqual(r.named, ['q1', 'new branch'], 'a call naming the branch reads the one there now');
+  const newBranch = ['q1', 'a1', 'new branch'];
+  assert.deepEqual(texts(r.fresh), newBranch, 'nothing was written by the refused calls');
+  assert.deepEqual(texts(r.switched), newBranch);
+  assert.deepEqual(texts(r.after), [...newBranch, 'answer on the new branch']);
+  assert.deepEqual(r.listedAfter, [['main', false], ['turn-2', true]]);
+});
+
 test('getTurns and findTurns: user turns with their text, case-insensitive, CJK included', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async (id) => {

@@ -7,6 +7,8 @@
 //! Every operation here is one transaction, like those of [`super::ops`]; the operations on
 //! `main` of a session without branches take the shorter paths there.
 
+use std::cell::Cell;
+
 use idb::{KeyRange, Query, TransactionMode};
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
@@ -262,22 +264,36 @@ async fn load(tx: &Tx, t: &Target<'_>) -> Result<Option<Loaded>> {
     Loaded::from(record).map(Some)
 }
 
-/// As [`load`], for a branch that must exist (`main` always does).
+/// As [`load`], for a branch that must exist (`main` always does). For the object's own branch
+/// (see [`Target::branch_at`]), it must be the one the object was on.
 async fn load_branch(tx: &Tx, t: &Target<'_>, id: &str) -> Result<Option<Loaded>> {
     let loaded = load(tx, t).await?;
     match &loaded {
         Some(l) => {
-            l.tree.get(t.session_id, id)?;
+            let b = l.tree.get(t.session_id, id)?;
+            if let Some(known) = t.branch_at.filter(|_| id != MAIN) {
+                match known.get() {
+                    None => known.set(Some(b.created_at)),
+                    Some(at) if at != b.created_at => return Err(replaced(t.session_id, id)),
+                    Some(_) => {}
+                }
+            }
         }
-        None if id != MAIN => {
-            return Err(SessionError::new(
-                SessionErrorCode::BranchNotFound,
-                format!("session \"{}\" has no branch \"{id}\"", t.session_id),
-            ))
-        }
+        None if id != MAIN => return Err(branch::not_found(t.session_id, id)),
         None => {}
     }
     Ok(loaded)
+}
+
+/// The branch an object was on was deleted, and another one created under its name.
+fn replaced(session_id: &str, id: &str) -> SessionError {
+    SessionError::new(
+        SessionErrorCode::BranchNotFound,
+        format!(
+            "the branch \"{id}\" this object was on was deleted from session \"{session_id}\", and \
+             the branch of that name there now is another one; switchBranch(\"{id}\") moves onto it"
+        ),
+    )
 }
 
 /// Reads the rows of `segments` (oldest first), one request per segment, all sent before any is
@@ -1158,16 +1174,19 @@ async fn turn_start(
     Ok(first)
 }
 
-/// `switchBranch(id)`: checks that it exists, and remembers it in the record.
-pub async fn switch(conn: &Connection, t: &Target<'_>, id: &str) -> Result<()> {
+/// `switchBranch(id)`: checks that it exists, and remembers it in the record. Returns when the
+/// branch was created (`None` for a session not stored yet).
+pub async fn switch(conn: &Connection, t: &Target<'_>, id: &str) -> Result<Option<f64>> {
     let tx = write_tx(conn, t, "switchBranch")?;
     tx.run(async |tx| {
         let Some(l) = load_branch(tx, t, id).await? else {
-            return Ok(());
+            return Ok(None);
         };
+        let at = l.tree.get(t.session_id, id)?.created_at;
         let _ = Reflect::set(&l.record.stored, &"currentBranch".into(), &id.into());
         // Switching changes no history: the record keeps its time.
-        l.save(tx, None)
+        l.save(tx, None)?;
+        Ok(Some(at))
     })
     .await
 }
@@ -1194,7 +1213,16 @@ pub async fn list(conn: &Connection, t: &Target<'_>, current: &str) -> Result<Js
                 ),
                 ("itemCount", (count as f64).into()),
                 ("createdAt", created),
-                ("current", (b.id == current).into()),
+                // A branch that took the name of the deleted one the object was on is not it.
+                (
+                    "current",
+                    (b.id == current
+                        && (b.id == MAIN
+                            || t.branch_at
+                                .and_then(Cell::get)
+                                .is_none_or(|at| at == b.created_at)))
+                    .into(),
+                ),
             ])
             .into()
         };

@@ -43,6 +43,11 @@ pub struct Target<'a> {
     /// branch from (`branches::get_items`, `branches::recent_turns`): what the next such read
     /// asks for before the record says it.
     pub seen_view: &'a Cell<Option<SeenView>>,
+    /// When the branch this object is on was created, once a call has read it: a branch of that
+    /// name created at another time is another branch (the object's was deleted, and the name
+    /// taken again), which the object's calls refuse rather than write to. `None` for a call on
+    /// a branch the caller names.
+    pub branch_at: Option<&'a Cell<Option<f64>>>,
 }
 
 /// See [`Target::seen_view`].

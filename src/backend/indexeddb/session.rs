@@ -26,6 +26,8 @@ pub struct IdbSessionState {
     pub user_id: Option<String>,
     /// The branch every protocol method acts on.
     branch: RefCell<String>,
+    /// See [`Target::branch_at`].
+    branch_at: Cell<Option<f64>>,
     /// Whether the search index takes tool calls' arguments and outputs of this object's writes.
     index_tools: bool,
     /// See [`Target::seen`].
@@ -41,6 +43,7 @@ impl IdbSessionState {
         user_id: Option<String>,
         settings: SessionSettings,
         branch: String,
+        branch_at: Option<f64>,
         index_tools: bool,
     ) -> Self {
         IdbSessionState {
@@ -48,24 +51,43 @@ impl IdbSessionState {
             db_name,
             user_id,
             branch: RefCell::new(branch),
+            branch_at: Cell::new(branch_at),
             index_tools,
             seen: Cell::new(None),
             seen_view: Cell::new(None),
         }
     }
 
+    /// What a call on this object's branch acts on.
     fn target(&self) -> Target<'_> {
+        Target {
+            branch_at: Some(&self.branch_at),
+            ..self.named()
+        }
+    }
+
+    /// What a call on `branch` acts on, and which branch: this object's when `None`.
+    fn on(&self, branch: Option<String>) -> (Target<'_>, String) {
+        match branch {
+            Some(b) => (self.named(), b),
+            None => (self.target(), self.branch()),
+        }
+    }
+
+    /// What a call on a branch the caller names acts on (whichever branch has that name now).
+    fn named(&self) -> Target<'_> {
         Target {
             session_id: &self.core.session_id,
             user_id: self.user_id.as_deref(),
             index_tools: self.index_tools,
             seen: &self.seen,
             seen_view: &self.seen_view,
+            branch_at: None,
         }
     }
 
     /// What the second sessions module needs to act as this object does (see
-    /// `backend::store::in_order`): `{ dbName, sessionId, userId, branch, indexTools }`.
+    /// `backend::store::in_order`): `{ dbName, sessionId, userId, branch, branchCreatedAt, indexTools }`.
     pub fn context(&self) -> JsValue {
         let user = self
             .user_id
@@ -76,6 +98,7 @@ impl IdbSessionState {
             ("sessionId", self.core.session_id.as_str().into()),
             ("userId", user),
             ("branch", self.branch.borrow().as_str().into()),
+            ("branchCreatedAt", self.branch_created_at()),
             ("indexTools", self.index_tools.into()),
         ])
         .into()
@@ -100,13 +123,25 @@ impl IdbSessionState {
             text("userId"),
             SessionSettings::default(),
             branch,
+            js::get(context, "branchCreatedAt")
+                .ok()
+                .and_then(|v| v.as_f64()),
             index_tools,
         ))
     }
 
-    /// Moves this object to `branch` (a method the second module served moved it).
-    pub fn move_to(&self, branch: String) {
+    /// When this object's branch was created, if a call has read it (else `null`): for
+    /// [`Self::context`] and the second module's answer.
+    pub fn branch_created_at(&self) -> JsValue {
+        self.branch_at
+            .get()
+            .map_or(JsValue::NULL, JsValue::from_f64)
+    }
+
+    /// Moves this object to `branch`, created at `at` (`None`: not read yet).
+    pub fn move_to(&self, branch: String, at: Option<f64>) {
         *self.branch.borrow_mut() = branch;
+        self.branch_at.set(at);
     }
 
     fn on_main(&self) -> bool {
@@ -231,15 +266,16 @@ impl SessionState for IdbSessionState {
     /// `createBranchFromTurn` / `createBranchFromContent`: the object moves to the new branch.
     async fn create_branch(&self, pick: From, name: Option<String>) -> Result<String> {
         let conn = self.connection().await?;
-        let id = branches::create(&conn, &self.target(), &self.branch(), pick, name, now()).await?;
-        *self.branch.borrow_mut() = id.clone();
+        let at = now();
+        let id = branches::create(&conn, &self.target(), &self.branch(), pick, name, at).await?;
+        self.move_to(id.clone(), Some(at));
         Ok(id)
     }
 
     /// `switchBranch(id)`.
     async fn switch_branch(&self, id: String) -> Result<()> {
-        branches::switch(&*self.connection().await?, &self.target(), &id).await?;
-        *self.branch.borrow_mut() = id;
+        let at = branches::switch(&*self.connection().await?, &self.named(), &id).await?;
+        self.move_to(id, at);
         Ok(())
     }
 
@@ -249,24 +285,18 @@ impl SessionState for IdbSessionState {
 
     async fn delete_branch(&self, id: String) -> Result<()> {
         let conn = self.connection().await?;
-        branches::delete(&conn, &self.target(), &id, &self.branch(), now()).await
+        branches::delete(&conn, &self.named(), &id, &self.branch(), now()).await
     }
 
     /// `getTurns` (no query) / `findTurns`, on `branch` or this object's branch.
     async fn turns(&self, branch: Option<String>, query: Option<String>) -> Result<JsValue> {
-        let branch = branch.unwrap_or_else(|| self.branch());
-        branches::turns(
-            &*self.connection().await?,
-            &self.target(),
-            &branch,
-            query.as_deref(),
-        )
-        .await
+        let (t, b) = self.on(branch);
+        branches::turns(&*self.connection().await?, &t, &b, query.as_deref()).await
     }
 
     async fn tool_usage(&self, branch: Option<String>) -> Result<JsValue> {
-        let branch = branch.unwrap_or_else(|| self.branch());
-        branches::tool_usage(&*self.connection().await?, &self.target(), &branch).await
+        let (t, b) = self.on(branch);
+        branches::tool_usage(&*self.connection().await?, &t, &b).await
     }
 
     async fn store_usage(&self, usage: Usage) -> Result<()> {
