@@ -128,19 +128,26 @@ function upgraded(saved) {
   };
 }
 
+/** What `SyncedSession` knows of the id of a remote that tells it only through `getSessionId()`,
+ * before its first round asked. */
+const UNKNOWN = Symbol('unknown remote');
+
 /** Synced entries per record of the sync state: a round that only appends rewrites the last. */
 const CHUNK = 500;
 const chunkId = (id, k) => `${id}#${k}`;
 
 /**
- * The head of a session's sync state: `{ count, chunks, mark, inFlight, tombstones }`, the synced
- * entries being kept `CHUNK` to a record after it. A state an earlier version wrote (one record
- * holding every entry) comes with them all, as `legacy`.
+ * The head of a session's sync state: `{ count, chunks, mark, inFlight, tombstones, remote }`, the
+ * synced entries being kept `CHUNK` to a record after it. A state an earlier version wrote (one
+ * record holding every entry) comes with them all, as `legacy`. A state kept with another remote
+ * (`remote`, its id, differs from `remoteId` when that is known) says nothing of this one: what
+ * it records as synced is not on this remote, and would be taken for deleted there, so it is
+ * dropped as a damaged one is.
  */
-async function loadHead(id) {
+async function loadHead(id, remoteId) {
   const head = await state.get(id);
   if (!head) return { count: 0, chunks: 0, mark: null, inFlight: null, tombstones: [], none: true };
-  if (head.format === FORMAT) return head;
+  if (head.format === FORMAT) return remoteId !== UNKNOWN && typeof head.remote === 'string' && head.remote !== remoteId ? damaged() : head;
   // Neither this format nor the one before: damaged (see loadEntries).
   if (!Array.isArray(head.synced)) return damaged();
   const legacy = upgraded(head);
@@ -185,13 +192,13 @@ function adopted(local, remote) {
 
 /** Writes the state: the head, and the entries `list` from `offset` (the start of a record) on;
  * the records past them go. One transaction. */
-function saveState(id, head, { offset, list, inFlight, tombstones, mark }) {
+function saveState(id, head, { offset, list, inFlight, tombstones, mark, remote }) {
   const count = offset + list.length;
   const chunks = Math.ceil(count / CHUNK);
   return state.batch('readwrite', (s) => {
     const requests = head.damaged ? [s.delete(IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff')))] : [];
     head.damaged = false;
-    requests.push(s.put({ id, format: FORMAT, count, chunks, mark, inFlight, tombstones }));
+    requests.push(s.put({ id, format: FORMAT, count, chunks, mark, inFlight, tombstones, ...(typeof remote === 'string' ? { remote } : {}) }));
     for (let k = offset / CHUNK; k < chunks; k++) {
       requests.push(s.put({ id: chunkId(id, k), entries: list.slice(k * CHUNK - offset, (k + 1) * CHUNK - offset) }));
     }
@@ -267,6 +274,8 @@ export class SyncedSession extends EventTarget {
   #running = null;
   /** Whether a round of this object compared the whole histories yet. */
   #compared = false;
+  /** See `#knownRemote`. */
+  #remoteSeen = UNKNOWN;
   #again = false;
   #closed = false;
   #minDelay;
@@ -478,7 +487,7 @@ export class SyncedSession extends EventTarget {
   /** The outbox's length: local items past what is still as synced, and the synced items the
    * local history lost since (deletions the remote has not seen yet). */
   async #pendingCount() {
-    const head = await loadHead(this.#id);
+    const head = await loadHead(this.#id, this.#knownRemote());
     if (head.mark) {
       const now = await this.#mark();
       // Only grown since the last round: the outbox is what came after.
@@ -515,6 +524,20 @@ export class SyncedSession extends EventTarget {
     return windowed ? this.#remote.getItems(Number.MAX_SAFE_INTEGER) : this.#remote.getItems();
   }
 
+  /** The remote's id, as far as it tells without a request: its `sessionId` (an
+   * `OpenAIConversationsSession`'s conversation id, `undefined` before it has one), else the one
+   * its `getSessionId()` gave in an earlier round; `UNKNOWN` for a remote that has told none. */
+  #knownRemote() {
+    return 'sessionId' in this.#remote ? this.#remote.sessionId : this.#remoteSeen;
+  }
+
+  /** The remote's id, asking its `getSessionId()` when it has no `sessionId`. */
+  async #remoteId() {
+    if ('sessionId' in this.#remote || typeof this.#remote.getSessionId !== 'function') return this.#knownRemote();
+    this.#remoteSeen = await this.#remote.getSessionId();
+    return this.#remoteSeen;
+  }
+
   /** Where the local history stands: its record's creation time, rewrite count (see
    * `getInfo().rewrites`) and length, and the branch this object reads; `null` where the local
    * session does not tell. Two equal marks, or an equal mark with more items, mean the history
@@ -529,7 +552,7 @@ export class SyncedSession extends EventTarget {
    * histories; later ones only what came after the items synced last, while both sides show
    * that they have only grown since (`#recent`). */
   async #round() {
-    const head = await loadHead(this.#id);
+    const head = await loadHead(this.#id, await this.#remoteId());
     const view = (this.#compared && (await this.#recent(head))) || (await this.#whole(head));
     await this.#reconcile(view.saved ?? head, view);
     this.#compared = true;
@@ -693,7 +716,7 @@ export class SyncedSession extends EventTarget {
 
     // Push the rest, each write recorded before it is sent.
     const confirmed = [...paired.values()].map(fingerprint);
-    const write = (inFlight) => saveState(this.#id, saved, { offset, list: [...base, ...synced.slice(0, kept)], inFlight, tombstones: [...tombstones], mark: null });
+    const write = async (inFlight) => saveState(this.#id, saved, { offset, list: [...base, ...synced.slice(0, kept)], inFlight, tombstones: [...tombstones], mark: null, remote: await this.#remoteId() });
     for (let i = 0; i < unpaired.length; i += PUSH_SIZE) {
       const part = unpaired.slice(i, i + PUSH_SIZE);
       await write({ confirmed, chunk: part.map(fingerprint) });
@@ -749,7 +772,7 @@ export class SyncedSession extends EventTarget {
       const exact = view.start && end && end.itemCount === offset + base.length + wanted.length && sameMark(view.start, { ...end, itemCount: view.start.itemCount });
       return exact ? end : null;
     }, { ifAvailable: true });
-    await saveState(this.#id, saved, { offset, list: [...base, ...entries], inFlight: null, tombstones: [...tombstones], mark });
+    await saveState(this.#id, saved, { offset, list: [...base, ...entries], inFlight: null, tombstones: [...tombstones], mark, remote: await this.#remoteId() });
     if (unplaced.length > 0) throw Object.assign(new Error(`${unplaced.length} item(s) written here did not reach the remote yet`), { name: 'SyncError' });
   }
 }

@@ -527,6 +527,55 @@ describe('SyncedSession', () => {
     await b.context.close();
   });
 
+  test('the same local session synced with another remote (a new conversation, or another remote session) loses nothing: its history goes there too', async () => {
+    const a = await device();
+    const conversationId = await newConversation(a.page);
+    await openSynced(a.page, { id: 'moved', conversationId });
+    const chat = [say('user', 'q1'), say('assistant', 'a1'), say('user', 'q2')];
+    await a.page.evaluate(async (items) => window.synced.addItems(items), chat);
+    await settled(a.page);
+    await a.page.evaluate(() => window.synced.close());
+    // A conversation made anew (its id not kept, or the old one cleared): nothing of the history
+    // is on it, which is not a deletion of every item.
+    await openSynced(a.page, { id: 'moved' });
+    await settled(a.page);
+    const second = await a.page.evaluate(() => window.remote.sessionId);
+    assert.notEqual(second, conversationId);
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), transcript(chat), 'the local history is kept');
+    assert.deepEqual(transcript(serverItems(second)), transcript(chat), 'and pushed to the new conversation');
+    await a.page.evaluate(() => window.synced.close());
+    // Back to the first conversation, which holds the same items: nothing is sent twice.
+    await openSynced(a.page, { id: 'moved', conversationId });
+    await a.page.evaluate(() => window.synced.addItems([{ role: 'assistant', content: 'a2' }]));
+    await settled(a.page);
+    const four = [...transcript(chat), ['assistant', 'a2']];
+    assert.deepEqual(transcript(serverItems(conversationId)), four);
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), four);
+    assert.deepEqual(transcript(serverItems(second)), transcript(chat), 'the other conversation is left alone');
+    // A remote that tells its id only through getSessionId().
+    const r = await a.page.evaluate(async () => {
+      const remote = (id, items) => ({
+        getSessionId: async () => id,
+        getItems: async (n) => structuredClone(n === undefined ? items : items.slice(-n)),
+        addItems: async (added) => void items.push(...structuredClone(added)),
+        popItem: async () => items.pop(),
+        clearSession: async () => void items.splice(0),
+      });
+      const local = new lib.IndexedDbSession('moved-plain');
+      const [one, two] = [[], []];
+      const first = new lib.SyncedSession(local, remote('r1', one), { syncOnOpen: false });
+      await first.addItems([{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }]);
+      await first.sync();
+      first.close();
+      const second = new lib.SyncedSession(local, remote('r2', two), { syncOnOpen: false });
+      await second.sync();
+      second.close();
+      return { one: one.length, two: two.map((i) => i.content), local: (await local.getItems()).map((i) => i.content) };
+    });
+    assert.deepEqual(r, { one: 2, two: ['hello', 'hi'], local: ['hello', 'hi'] });
+    await a.context.close();
+  });
+
   test('a damaged sync state is replaced by the next round: nothing is sent twice, deleted or lost, and later rounds are incremental again', async () => {
     const a = await device();
     const r = await a.page.evaluate(async () => {
