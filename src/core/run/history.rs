@@ -3,10 +3,12 @@
 use crate::core::json::{json, Value};
 
 use crate::core::session::starts_turn;
-use crate::core::wire::{call_id, is_function_call, is_tool_output};
+use crate::core::wire::{call_id, is_function_call, is_tool_output, item_type};
 
 /// The history to send: drops tool outputs whose call is not in it (cut off by a limit) and
-/// calls without their output, so the model never sees half of a tool exchange.
+/// calls without their output, so the model never sees half of a tool exchange; and a reasoning
+/// item that led to a dropped call goes with it (the Responses API refuses a reasoning item
+/// without the item that followed it).
 pub fn select_history(items: Vec<Value>) -> Vec<Value> {
     let calls: Vec<String> = items
         .iter()
@@ -18,9 +20,9 @@ pub fn select_history(items: Vec<Value>) -> Vec<Value> {
         .filter(|i| is_tool_output(i))
         .filter_map(|i| call_id(i).map(str::to_string))
         .collect();
-    items
-        .into_iter()
-        .filter(|i| {
+    let mut keep: Vec<bool> = items
+        .iter()
+        .map(|i| {
             if is_function_call(i) {
                 call_id(i).is_some_and(|id| outputs.iter().any(|o| o == id))
             } else if is_tool_output(i) {
@@ -29,6 +31,24 @@ pub fn select_history(items: Vec<Value>) -> Vec<Value> {
                 true
             }
         })
+        .collect();
+    // From the newest back: whether what a reasoning item led to (the next item, or the calls
+    // of its response) all went.
+    let (mut gone, mut calls) = (false, false);
+    for i in (0..items.len()).rev() {
+        match item_type(&items[i]) {
+            "reasoning" => keep[i] &= !gone,
+            "function_call" => {
+                gone = !keep[i] && (gone || !calls);
+                calls = true;
+            }
+            _ => (gone, calls) = (!keep[i], false),
+        }
+    }
+    let mut keep = keep.into_iter();
+    items
+        .into_iter()
+        .filter(|_| keep.next().unwrap_or(true))
         .collect()
 }
 
@@ -151,6 +171,35 @@ mod tests {
             json!({"type": "function_call_output", "call_id": "r", "output": "1"}),
         ];
         assert_eq!(select_history(raw.clone()), raw);
+    }
+
+    #[test]
+    fn a_reasoning_item_goes_with_the_call_it_led_to() {
+        let thought = |t: &str| json!({"type": "reasoning", "id": t, "summary": []});
+        // A call left waiting (for approval) when the user asked something else.
+        let items = vec![
+            user("q1"),
+            thought("r1"),
+            thought("r2"),
+            call("waiting"),
+            user("q2"),
+        ];
+        assert_eq!(select_history(items), vec![user("q1"), user("q2")]);
+        // Parallel calls: one answered keeps the reasoning before them both.
+        let items = vec![user("q"), thought("r"), call("a"), call("b"), out("a")];
+        assert_eq!(
+            select_history(items),
+            vec![user("q"), thought("r"), call("a"), out("a")]
+        );
+        // Whichever of them is answered.
+        let items = vec![user("q"), thought("r"), call("b"), call("a"), out("a")];
+        assert_eq!(
+            select_history(items),
+            vec![user("q"), thought("r"), call("a"), out("a")]
+        );
+        // Reasoning before an answer stays.
+        let items = vec![user("q"), thought("r"), answer("x")];
+        assert_eq!(select_history(items.clone()), items);
     }
 
     #[test]

@@ -141,6 +141,13 @@ impl Decisions {
         }
     }
 
+    /// Forgets the decision for `id`, if there is one.
+    pub fn remove(&mut self, id: &str) {
+        if let Ok(i) = self.find(id) {
+            self.0.remove(i);
+        }
+    }
+
     /// The decisions in id order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Decision)> {
         self.0.iter().map(|(k, d)| (k.as_str(), d))
@@ -316,6 +323,16 @@ impl RunState {
             self.last_response_id = output.response_id;
         }
         let calls = output.items.iter().any(is_function_call);
+        // A call is decided after the response that made it: a decision already there for its
+        // id was for an earlier call (a server that reuses ids), not for this one.
+        for id in output
+            .items
+            .iter()
+            .filter(|i| is_function_call(i))
+            .filter_map(call_id)
+        {
+            self.decisions.remove(id);
+        }
         let answer = output.items.iter().rev().find(|i| {
             item_type(i) == "message" && i.get("role").and_then(Value::as_str) == Some("assistant")
         });
@@ -604,6 +621,26 @@ mod tests {
             }
         );
         assert_eq!(s.last_response_id.as_deref(), Some("r2"));
+    }
+
+    #[test]
+    fn a_decision_is_for_the_call_it_was_made_for_not_a_later_one_with_its_id() {
+        let mut s = state();
+        let respond = |s: &mut RunState, id: &str| {
+            s.record_model_output(ModelOutput {
+                items: vec![call(id)],
+                ..ModelOutput::default()
+            })
+        };
+        respond(&mut s, "c0");
+        s.decisions.insert("c0".into(), Decision::Approved);
+        s.decisions.insert("other".into(), Decision::Approved);
+        s.record_tool_output(&call("c0"), "sent".into());
+        // A server that reuses ids calls "c0" again: that call is not decided yet.
+        respond(&mut s, "c0");
+        assert_eq!(s.decisions.get("c0"), None);
+        assert_eq!(s.decisions.get("other"), Some(&Decision::Approved));
+        assert_eq!(s.next_step(), NextStep::RunTools(vec![call("c0")]));
     }
 
     #[test]

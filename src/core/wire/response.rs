@@ -3,7 +3,7 @@
 
 use crate::core::json::Value;
 
-use super::items::{assistant_text_item, from_responses_item, function_call_item, str_of};
+use super::items::{chat_answer_item, from_responses_item, function_call_item, str_of};
 use super::{Api, ModelOutput, Usage, WireError};
 
 /// Token counts from a response's `usage`, in either API's spelling.
@@ -64,9 +64,8 @@ pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> 
                 .and_then(|c| c.get("message"))
                 .ok_or(WireError::Missing("\"choices[0].message\""))?;
             let mut items = Vec::new();
-            if let Some(text) = str_of(message, "content").filter(|t| !t.is_empty()) {
-                items.push(assistant_text_item(text, None));
-            }
+            let text = |key| str_of(message, key).unwrap_or("");
+            items.extend(chat_answer_item(text("content"), text("refusal")));
             if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
                 for c in calls {
                     let f = c.get("function");
@@ -168,6 +167,32 @@ mod tests {
         assert_eq!(out.items[1]["callId"], "call_9");
         assert_eq!(out.usage.total_tokens, 7);
         assert!(parse_response(Api::ChatCompletions, &json!({"choices": []})).is_err());
+    }
+
+    #[test]
+    fn a_chat_refusal_is_a_part_of_the_answer() {
+        let answer = |message: Value| {
+            parse_response(
+                Api::ChatCompletions,
+                &json!({"choices": [{"message": message}]}),
+            )
+            .unwrap()
+            .items
+        };
+        let refused = json!({"type": "message", "role": "assistant", "status": "completed",
+                             "content": [{"type": "refusal", "refusal": "I can't help with that."}]});
+        assert_eq!(
+            answer(
+                json!({"role": "assistant", "content": null, "refusal": "I can't help with that."})
+            ),
+            vec![refused]
+        );
+        let both = answer(json!({"role": "assistant", "content": "Partly:", "refusal": "no more"}));
+        assert_eq!(
+            both[0]["content"],
+            json!([{"type": "output_text", "text": "Partly:"}, {"type": "refusal", "refusal": "no more"}])
+        );
+        assert!(answer(json!({"role": "assistant", "content": null, "refusal": null})).is_empty());
     }
 
     #[test]

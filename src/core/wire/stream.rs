@@ -3,7 +3,7 @@
 
 use crate::core::json::Value;
 
-use super::items::{assistant_text_item, from_responses_item, function_call_item, str_of};
+use super::items::{chat_answer_item, from_responses_item, function_call_item, str_of};
 use super::response::{parse_response, usage_of};
 use super::{Api, ModelOutput, Usage, WireError};
 use crate::core::sse::SseEvent;
@@ -30,8 +30,9 @@ pub struct StreamAccumulator {
     // Responses API: items completed so far, kept in output index order (items with the same
     // index in arrival order).
     items: Vec<(u64, Value)>,
-    // Chat Completions: text and tool calls by index.
+    // Chat Completions: text, refusal and tool calls by index.
     text: String,
+    refusal: String,
     calls: Vec<(u64, ChatToolCall)>,
     usage: Usage,
     id: Option<String>,
@@ -46,6 +47,7 @@ impl StreamAccumulator {
             output: None,
             items: Vec::new(),
             text: String::new(),
+            refusal: String::new(),
             calls: Vec::new(),
             usage: Usage {
                 requests: 1,
@@ -182,6 +184,9 @@ impl StreamAccumulator {
             self.text.push_str(t);
             events.push(StreamEvent::TextDelta(t.to_string()));
         }
+        if let Some(r) = str_of(delta, "refusal") {
+            self.refusal.push_str(r);
+        }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for c in calls {
                 let index = c.get("index").and_then(Value::as_u64).unwrap_or(0);
@@ -218,10 +223,9 @@ impl StreamAccumulator {
                 if !self.done && !self.finished {
                     return Err(WireError::Cut);
                 }
-                let mut items = Vec::new();
-                if !self.text.is_empty() {
-                    items.push(assistant_text_item(&self.text, None));
-                }
+                let mut items: Vec<Value> = chat_answer_item(&self.text, &self.refusal)
+                    .into_iter()
+                    .collect();
                 // Each index has one entry (deltas of a call are merged into it), so the
                 // library's unstable sort gives the same order as a stable one.
                 crate::core::sort::sort_by_key(&mut self.calls, |(i, _)| *i);
@@ -278,6 +282,21 @@ mod tests {
         assert_eq!(out.items[1], function_call_item("call_1", "f", "{\"a\":1}"));
         assert_eq!(out.usage.total_tokens, 5);
         assert_eq!(out.response_id.as_deref(), Some("c1"));
+    }
+
+    #[test]
+    fn a_streamed_chat_refusal_is_kept() {
+        let body = concat!(
+            "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":null,\"refusal\":\"I can\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"refusal\":\"'t.\"},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let (deltas, out) = stream(Api::ChatCompletions, body);
+        assert!(deltas.is_empty());
+        assert_eq!(
+            out.unwrap().items[0]["content"],
+            crate::core::json::json!([{"type": "refusal", "refusal": "I can't."}])
+        );
     }
 
     #[test]
