@@ -28,6 +28,9 @@ const pastOf = new WeakMap();
 const optionsOf = new WeakMap();
 
 /** A `RunnerError` with `code`, as the WebAssembly module makes them. */
+/** A run on a Runner after its free(). */
+const freedRunner = () => runnerError('INVALID_RUNNER', 'this Runner was freed (free()); make a new one to run');
+
 function runnerError(code, message) {
   return Object.assign(new Error(message), { name: 'RunnerError', code });
 }
@@ -94,6 +97,13 @@ function applyHandoffs(target, list, previous = []) {
 
 /** An agent: a name, instructions, a model and tools (see the declarations in runner.d.ts). */
 class Agent extends WasmAgent {
+  /** Frees the agent's memory in the module: a run or handoff given it afterwards is
+   * `INVALID_AGENT`, not wasm-bindgen's bare error. */
+  free() {
+    agents.delete(this);
+    super.free();
+  }
+
   constructor(options) {
     // The module checks the options first (a hostile value is its coded error).
     super(options);
@@ -397,6 +407,12 @@ function contextOf(options) {
 class Runner extends WasmRunner {
   #listeners = new Map();
 
+  /** Frees the runner's memory in the module: a run on it afterwards is `INVALID_RUNNER`. */
+  free() {
+    runners.delete(this);
+    super.free();
+  }
+
   constructor(options) {
     super(options);
     runners.add(this);
@@ -441,6 +457,7 @@ class Runner extends WasmRunner {
   }
 
   run(agent, input, options) {
+    if (!runners.has(this)) return Promise.reject(freedRunner());
     if (!agents.has(agent)) return Promise.reject(notAnAgent(agent));
     return locked(options, () => withAgents(agent, options, (used) => super.run(used, input, options, this.#dispatcher(options), agent)));
   }
@@ -461,7 +478,9 @@ class Runner extends WasmRunner {
       pending.push(event);
       wake?.();
     };
-    const result = agents.has(agent)
+    const result = !runners.has(this)
+      ? Promise.reject(freedRunner())
+      : agents.has(agent)
       ? locked(options, () => withAgents(agent, options, (used) => this.startStreamed(used, input, options, this.#dispatcher(options, push), agent)))
       : Promise.reject(notAnAgent(agent));
     result.then(
@@ -627,6 +646,11 @@ class CompactionSession {
   getArchivedItems(options) {
     return this.#serial(() => (typeof this.#inner.getArchivedItems === 'function' ? this.#inner.getArchivedItems(options) : []));
   }
+}
+
+// `using` frees through the same free() (the module's own classes point it at theirs).
+if (typeof Symbol.dispose === 'symbol') {
+  for (const C of [Agent, Runner]) C.prototype[Symbol.dispose] = C.prototype.free;
 }
 
 export { Agent, Runner, RunState, CompactionSession };

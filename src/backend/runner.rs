@@ -603,10 +603,16 @@ impl Run<'_> {
                 ("item", json_to_js(call)),
             ],
         );
-        // The third argument: the call's id and the session's state (Agno's `session_state`).
+        // The third argument: the call's id, the session's state (Agno's `session_state`) and
+        // the run's signal, so that a long tool can stop when the run is aborted (the run waits
+        // for its tools: an output a tool gave is never lost).
         let details = object(&[
             ("callId", id.into()),
             ("sessionState", json_to_js(&self.session_state.borrow())),
+            (
+                "signal",
+                self.options.signal.clone().unwrap_or(JsValue::UNDEFINED),
+            ),
         ]);
         tool.execute
             .call3(&tool.object, args, &self.options.context, &details)
@@ -1100,17 +1106,29 @@ impl Run<'_> {
 
     /// Saves what a run blocked by an output guardrail keeps: to a session with history
     /// transactions, the tool calls and outputs before the blocked answer (the SDK's
-    /// `blocked_append`); to any other session, nothing more than the input already saved.
+    /// `blocked_append`); to any other session, nothing more than the input already saved. The
+    /// run's usage goes with it: the model was called.
     async fn save_blocked(&self, state: &mut RunState) -> Result<(), RunError> {
         let transactional =
             self.options.session.as_ref().is_some_and(|s| {
                 js::get(s, "applyHistoryTransaction").is_ok_and(|f| f.is_function())
             });
         if !transactional {
+            self.store_usage(state).await;
             return Ok(());
         }
         state.drop_final_answer();
-        self.save(state, false).await
+        self.save_last(state).await
+    }
+
+    /// The last save of a run that ran to its end (an answer, or its turns used up): what is
+    /// unsaved, with the run's usage, in one history transaction where the session takes it
+    /// so, else stored after.
+    async fn save_last(&self, state: &mut RunState) -> Result<(), RunError> {
+        if !self.save_with_usage(state, false, true).await? {
+            self.store_usage(state).await;
+        }
+        Ok(())
     }
 
     async fn drive(&self, state: &mut RunState) -> Result<Vec<Value>, RunError> {
@@ -1148,9 +1166,7 @@ impl Run<'_> {
                             return Err(error);
                         }
                     }
-                    if !self.save_with_usage(state, false, true).await? {
-                        self.store_usage(state).await;
-                    }
+                    self.save_last(state).await?;
                     self.emit(
                         "agent_end",
                         &[("agent", self.agent_object()), ("output", output)],
@@ -1158,7 +1174,7 @@ impl Run<'_> {
                     return Ok(Vec::new());
                 }
                 NextStep::MaxTurnsExceeded => {
-                    self.save(state, false).await?;
+                    self.save_last(state).await?;
                     return Err(RunError::MaxTurns(state.max_turns));
                 }
             }

@@ -122,6 +122,9 @@ export interface ToolCallDetails {
   /** The session's state (`getInfo().state`, kept current by `update_session_state`), where the
    * run reads it (`addStateToContext` or `agenticState`); else `null`. */
   sessionState: { [key: string]: unknown } | null;
+  /** The run's `signal`, when it has one: a tool that takes long can stop when the run is
+   * aborted (the run waits for the tools it started, and rejects once they settled). */
+  signal?: AbortSignal;
 }
 
 /** What a run does with its session's metadata, Agno style. The agent's options are the

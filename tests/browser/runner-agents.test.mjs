@@ -267,7 +267,7 @@ for (const api of ['chat_completions', 'responses']) {
             const input = await go('Do my homework');
             const afterInput = await session.getItems();
             const output = await go('What is the weather in Rome?');
-            return { input: input.error, afterInput, output: output.error, stored: await session.getItems(), seen };
+            return { input: input.error, afterInput, output: output.error, stored: await session.getItems(), seen, usage: await session.getSessionUsage() };
           },
           { api, id, streamed },
         );
@@ -283,6 +283,7 @@ for (const api of ['chat_completions', 'responses']) {
         assert.equal(r.output.message, 'Output guardrail triggered: "leaks a secret"');
         assert.equal(r.output.result.guardrail.name, 'no_secrets');
         assert.equal(r.output.result.agentOutput, 'The secret code is 1234.');
+        assert.equal(r.usage.requests, 2, 'the blocked run used the model twice, and its usage is kept');
         // IndexedDbSession takes history transactions: the tool call and its output are kept,
         // the blocked answer is not (the SDK's blocked_append).
         assert.deepEqual(transcript(r.stored), [

@@ -259,12 +259,13 @@ for (const api of ['chat_completions', 'responses']) {
           const agent = new lib.Agent({ name: 'Loop', model: 'm', tools: [{ name: 'again', execute: () => ++runs }] });
           const session = new lib.IndexedDbSession(id);
           const res = await attempt(() => new lib.Runner({ baseUrl: url, api }).run(agent, 'go', { session, maxTurns: 2 }));
-          return { res, runs, history: (await session.getItems()).map((i) => i.type ?? i.role) };
+          return { res, runs, history: (await session.getItems()).map((i) => i.type ?? i.role), usage: await session.getSessionUsage() };
         },
         { api, id },
       );
       assert.equal(r.res.ok, false);
       assert.equal(r.res.name, 'MaxTurnsExceededError');
+      assert.equal(r.usage.requests, 2, "the run's usage is kept with what it saved");
       assert.match(r.res.message, /after 2 model calls/);
       assert.equal(model.requests.length, 2);
       assert.equal(r.runs, 2);
@@ -477,6 +478,37 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(r.result, 'AbortError');
       assert.ok(r.seen.length >= 1);
       assert.deepEqual(r.history, [{ type: 'message', role: 'user', content: 'tell me' }]);
+    });
+
+    test("a tool gets the run's signal, and can stop when the run is aborted; the run rejects once it settled", async () => {
+      model.script({ calls: [{ name: 'slow', arguments: {} }] }, { calls: [{ name: 'slow', arguments: {} }] }, { text: 'done' });
+      const r = await inPage(
+        async ({ url, api }) => {
+          const controller = new AbortController();
+          const seen = [];
+          const slow = {
+            name: 'slow',
+            execute: (args, context, details) => {
+              seen.push(details.signal === undefined ? 'no signal' : details.signal === controller.signal ? 'the run\'s signal' : 'another signal');
+              if (!details.signal) return 'quick';
+              return new Promise((resolve) => {
+                details.signal.addEventListener('abort', () => resolve('stopped'));
+                setTimeout(() => controller.abort(), 0);
+              });
+            },
+          };
+          const agent = new lib.Agent({ name: 'A', model: 'm', tools: [slow] });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const aborted = await runner.run(agent, 'q', { signal: controller.signal }).then(() => 'resolved', (e) => e.name);
+          const plain = await runner.run(agent, 'q');
+          return { seen, aborted, plain: plain.finalOutput };
+        },
+        { api },
+      );
+      assert.deepEqual(r.seen, ["the run's signal", 'no signal']);
+      assert.equal(r.aborted, 'AbortError');
+      assert.equal(r.plain, 'done');
+      assert.equal(model.requests.length, 3, 'the aborted run asked the model nothing after its tool');
     });
 
     test('leaving a streamed run early stops its events; the run still finishes and saves its turn', async () => {
@@ -763,11 +795,24 @@ describe('runner: arguments and custom sessions', () => {
         nullState: tryNew(() => lib.RunState.fromString(agent, null)),
         notArraySession: await attempt(() => runner.run(agent, 'x', { session: { getItems: async () => ({ items: [] }), addItems: async () => {} } })),
         chatWithPrevious: await attempt(() => runner.run(agent, 'x', { previousResponseId: 'resp_1' })),
+        freedAgent: await attempt(() => {
+          const freed = new lib.Agent({ name: 'Freed', model: 'm' });
+          freed.free();
+          return runner.run(freed, 'x');
+        }),
+        freedRunner: await attempt(() => {
+          const freed = new lib.Runner({ baseUrl: url });
+          freed.free();
+          return freed.run(agent, 'x');
+        }),
       };
     });
     assert.equal(r.store.length, 2);
     assert.deepEqual(r.store[1].content, [{ type: 'output_text', text: 'hello from the model' }]);
     assert.equal(r.noName.code, 'INVALID_AGENT');
+    assert.equal(r.freedAgent.code, 'INVALID_AGENT', 'a freed agent is refused with its code');
+    assert.equal(r.freedRunner.code, 'INVALID_RUNNER');
+    assert.match(r.freedRunner.message, /freed/);
     assert.match(r.badTool.message, /agent.tools\[0\].execute must be a function/);
     assert.equal(r.badApi.code, 'INVALID_RUNNER');
     assert.match(r.noUrl.message, /baseUrl/);
