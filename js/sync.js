@@ -47,24 +47,44 @@ function textOf(content, separator = '') {
   return content.map((part) => (typeof part?.text === 'string' ? part.text : typeof part?.refusal === 'string' ? part.refusal : '')).join(separator);
 }
 
-/** A call output as text, as the Conversations API stores it (the runner's rule). */
-function outputText(output) {
-  if (output === undefined || output === null) return '';
+/** A call output as text, as the Conversations API stores it (the runner's rule): `null` as
+ * JSON writes it. An output of images or files comes back in another shape than it was written
+ * in (a part of each, their sources spelled out), so only that it is one counts: one call has one
+ * output. `legacy`: as the sync state's earlier fingerprints took it (see `keptCount`). */
+function outputText(output, legacy) {
+  if (output === undefined || (output === null && legacy)) return '';
   if (typeof output === 'string') return output;
   if (Array.isArray(output)) {
     const texts = output.map((p) => p?.text);
-    return texts.every((t) => typeof t === 'string') ? texts.join('') : JSON.stringify(output);
+    if (texts.every((t) => typeof t === 'string')) return texts.join('');
+  } else if (['text', 'input_text', 'output_text'].includes(output?.type) && typeof output.text === 'string') {
+    return output.text;
   }
-  if (typeof output === 'object' && ['text', 'input_text', 'output_text'].includes(output.type) && typeof output.text === 'string') return output.text;
-  return JSON.stringify(output);
+  const files = (p) => /^(input_)?(image|file)$/.test(p?.type);
+  return !legacy && (Array.isArray(output) ? output.some(files) : files(output)) ? '\u0000files' : JSON.stringify(output);
+}
+
+/** What does not survive a round trip through a remote at any depth of an item: ids, statuses
+ * (a remote fills in its own) and `providerData` (a remote rewrites it); keys are compared in
+ * one spelling (`encrypted_content` is `encryptedContent`) and one order. */
+const VOLATILE = new Set(['id', 'status', 'providerData', 'provider_data']);
+function stable(value) {
+  if (Array.isArray(value)) return value.map(stable);
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.keys(value)
+    .filter((k) => !VOLATILE.has(k))
+    .map((k) => [k.replace(/_([a-z])/g, (_, c) => c.toUpperCase()), stable(value[k])])
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  return Object.fromEntries(entries);
 }
 
 /**
  * What identifies an item whatever store holds it: the parts that survive a round trip through
  * the Conversations API (role and text of a message; id, name and arguments of a call; call id and
- * output of a call's output), in one string.
+ * output of a call's output; the other kinds' fields but those of `stable`), in one string.
+ * `legacy`: as the sync state's earlier fingerprints took it.
  */
-function identity(item) {
+function identity(item, legacy = false) {
   const type = item?.type ?? (item?.role ? 'message' : '');
   switch (type) {
     case 'message':
@@ -74,10 +94,10 @@ function identity(item) {
       return JSON.stringify(['c', item.callId ?? item.call_id ?? '', item.name ?? '', item.arguments ?? '']);
     case 'function_call_result':
     case 'function_call_output':
-      return JSON.stringify(['o', item.callId ?? item.call_id ?? '', outputText(item.output)]);
+      return JSON.stringify(['o', item.callId ?? item.call_id ?? '', outputText(item.output, legacy)]);
     default: {
       const { id: _id, providerData: _p, ...rest } = item ?? {};
-      return JSON.stringify(['x', type, rest]);
+      return JSON.stringify(['x', type, legacy ? rest : stable(rest)]);
     }
   }
 }
@@ -128,10 +148,6 @@ function upgraded(saved) {
   };
 }
 
-/** What `SyncedSession` knows of the id of a remote that tells it only through `getSessionId()`,
- * before its first round asked. */
-const UNKNOWN = Symbol('unknown remote');
-
 /** Synced entries per record of the sync state: a round that only appends rewrites the last. */
 const CHUNK = 500;
 const chunkId = (id, k) => `${id}#${k}`;
@@ -139,15 +155,12 @@ const chunkId = (id, k) => `${id}#${k}`;
 /**
  * The head of a session's sync state: `{ count, chunks, mark, inFlight, tombstones, remote }`, the
  * synced entries being kept `CHUNK` to a record after it. A state an earlier version wrote (one
- * record holding every entry) comes with them all, as `legacy`. A state kept with another remote
- * (`remote`, its id, differs from `remoteId` when that is known) says nothing of this one: what
- * it records as synced is not on this remote, and would be taken for deleted there, so it is
- * dropped as a damaged one is.
+ * record holding every entry) comes with them all, as `legacy`.
  */
-async function loadHead(id, remoteId) {
+async function loadHead(id) {
   const head = await state.get(id);
   if (!head) return { count: 0, chunks: 0, mark: null, inFlight: null, tombstones: [], none: true };
-  if (head.format === FORMAT) return remoteId !== UNKNOWN && typeof head.remote === 'string' && head.remote !== remoteId ? damaged() : head;
+  if (head.format === FORMAT) return head;
   // Neither this format nor the one before: damaged (see loadEntries).
   if (!Array.isArray(head.synced)) return damaged();
   const legacy = upgraded(head);
@@ -223,7 +236,10 @@ function pulled(item) {
  * fingerprints); the rest is the outbox. */
 function keptCount(synced, local) {
   let kept = 0;
-  while (kept < synced.length && kept < local.length && fingerprint(local[kept]) === synced[kept].fp) kept += 1;
+  // A state written before reasoning, hosted tool calls and file outputs were compared as they
+  // come back holds their fingerprints as they were then: still synced, not deleted here.
+  const same = (item, fp) => fingerprint(item) === fp || digest(identity(item, true)) === fp;
+  while (kept < synced.length && kept < local.length && same(local[kept], synced[kept].fp)) kept += 1;
   return kept;
 }
 
@@ -274,8 +290,6 @@ export class SyncedSession extends EventTarget {
   #running = null;
   /** Whether a round of this object compared the whole histories yet. */
   #compared = false;
-  /** See `#knownRemote`. */
-  #remoteSeen = UNKNOWN;
   #again = false;
   #closed = false;
   #minDelay;
@@ -487,7 +501,7 @@ export class SyncedSession extends EventTarget {
   /** The outbox's length: local items past what is still as synced, and the synced items the
    * local history lost since (deletions the remote has not seen yet). */
   async #pendingCount() {
-    const head = await loadHead(this.#id, this.#knownRemote());
+    const head = await loadHead(this.#id);
     if (head.mark) {
       const now = await this.#mark();
       // Only grown since the last round: the outbox is what came after.
@@ -524,18 +538,11 @@ export class SyncedSession extends EventTarget {
     return windowed ? this.#remote.getItems(Number.MAX_SAFE_INTEGER) : this.#remote.getItems();
   }
 
-  /** The remote's id, as far as it tells without a request: its `sessionId` (an
-   * `OpenAIConversationsSession`'s conversation id, `undefined` before it has one), else the one
-   * its `getSessionId()` gave in an earlier round; `UNKNOWN` for a remote that has told none. */
-  #knownRemote() {
-    return 'sessionId' in this.#remote ? this.#remote.sessionId : this.#remoteSeen;
-  }
-
-  /** The remote's id, asking its `getSessionId()` when it has no `sessionId`. */
+  /** The remote's id: its `sessionId` (an `OpenAIConversationsSession`'s conversation id,
+   * `undefined` before it has one), else what its `getSessionId()` gives. */
   async #remoteId() {
-    if ('sessionId' in this.#remote || typeof this.#remote.getSessionId !== 'function') return this.#knownRemote();
-    this.#remoteSeen = await this.#remote.getSessionId();
-    return this.#remoteSeen;
+    const remote = this.#remote;
+    return 'sessionId' in remote ? remote.sessionId : remote.getSessionId?.();
   }
 
   /** Where the local history stands: its record's creation time, rewrite count (see
@@ -552,7 +559,11 @@ export class SyncedSession extends EventTarget {
    * histories; later ones only what came after the items synced last, while both sides show
    * that they have only grown since (`#recent`). */
   async #round() {
-    const head = await loadHead(this.#id, await this.#remoteId());
+    let head = await loadHead(this.#id);
+    // A state kept with another remote (`remote`, its id) says nothing of this one: what it
+    // records as synced is not here, and would be taken for deleted here. It goes as a damaged
+    // one does.
+    if (typeof head.remote === 'string' && head.remote !== (await this.#remoteId())) head = damaged();
     const view = (this.#compared && (await this.#recent(head))) || (await this.#whole(head));
     await this.#reconcile(view.saved ?? head, view);
     this.#compared = true;
@@ -643,7 +654,9 @@ export class SyncedSession extends EventTarget {
       const whole = entries.length < want;
       const found = from(entries, whole);
       if (found || whole || entries.some((e) => e.key === newest)) return found;
-      if (want === PAGE) return null; // more than a page came after it, or it is gone
+      // More than a page came after it (a push of over 100 items, say), or it is gone: the whole
+      // list tells which.
+      if (want === PAGE) break;
     }
     return from(keyed(await this.#everyRemoteItem()), true);
   }
@@ -750,30 +763,35 @@ export class SyncedSession extends EventTarget {
 
     // Rewrite the local history where it differs: under the lock runs take (a run in progress
     // means "later"), after checking nothing was written since it was read, as one transaction
-    // that expects the history to end as it was read. The mark read after it lets the next
-    // round start from here, when the history is then exactly what this round left.
+    // that expects the history to end as it was read. Where it is already the remote's, nothing
+    // is written and no lock is taken, so a run holding the session does not hold up the round.
+    // The mark read after it lets the next round start from here, when the history is then
+    // exactly what this round left.
     if (this.#closed) return;
-    const mark = await withLock(sessionLockName(this.#local.dbName, this.#local.sessionId), async (lock) => {
-      if (lock === null) throw busy('a run holds the session; the sync round is tried again soon');
-      if (!(await view.unchanged())) throw busy('the session changed during the sync round; it is tried again');
-      let from = 0;
-      while (from < local.length && from < wanted.length && identity(local[from]) === identity(wanted[from])) from += 1;
-      if (from < local.length || from < wanted.length) {
-        const start = from === local.length && from > 0 ? from - 1 : from; // an append expects the last item
-        const expectedSuffix = local.slice(start);
-        const replacement = wanted.slice(start);
-        const transaction = expectedSuffix.length > 0 ? { type: 'replace_suffix', expectedSuffix, replacement } : { type: 'append_items', items: replacement };
-        // Should this round stop between the local write and the state's, the next one must not
-        // take the pulled items for this device's outbox (and push them back).
-        if (pulls.length > 0) await write({ confirmed, chunk: [], pulled: pulls });
-        await this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction });
-      }
+    let from = 0;
+    while (from < local.length && from < wanted.length && identity(local[from]) === identity(wanted[from])) from += 1;
+    const ended = async () => {
       const end = await this.#mark();
       const exact = view.start && end && end.itemCount === offset + base.length + wanted.length && sameMark(view.start, { ...end, itemCount: view.start.itemCount });
       return exact ? end : null;
-    }, { ifAvailable: true });
+    };
+    const rewrite = async (lock) => {
+      if (lock === null) throw busy('a run holds the session; the sync round is tried again soon');
+      if (!(await view.unchanged())) throw busy('the session changed during the sync round; it is tried again');
+      const start = from === local.length && from > 0 ? from - 1 : from; // an append expects the last item
+      const expectedSuffix = local.slice(start);
+      const replacement = wanted.slice(start);
+      const transaction = expectedSuffix.length > 0 ? { type: 'replace_suffix', expectedSuffix, replacement } : { type: 'append_items', items: replacement };
+      // Should this round stop between the local write and the state's, the next one must not
+      // take the pulled items for this device's outbox (and push them back).
+      if (pulls.length > 0) await write({ confirmed, chunk: [], pulled: pulls });
+      await this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction });
+      return ended();
+    };
+    const same = from === local.length && from === wanted.length;
+    const mark = same ? await ended() : await withLock(sessionLockName(this.#local.dbName, this.#local.sessionId), rewrite, { ifAvailable: true });
     await saveState(this.#id, saved, { offset, list: [...base, ...entries], inFlight: null, tombstones: [...tombstones], mark, remote: await this.#remoteId() });
-    if (unplaced.length > 0) throw Object.assign(new Error(`${unplaced.length} item(s) written here did not reach the remote yet`), { name: 'SyncError' });
+    if (unplaced.length > 0) throw Object.assign(new Error(`${unplaced.length} item(s) written here did not reach the remote yet`), { name: 'SyncError', code: 'SYNC_INCOMPLETE' });
   }
 }
 

@@ -576,6 +576,76 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('reasoning, hosted tool calls and image outputs come back from the remote as the same items: pushed once, and the rounds settle', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async ({ url }) => {
+      const remote = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' });
+      const local = new lib.IndexedDbSession('kinds');
+      const synced = new lib.SyncedSession(local, remote, { syncOnOpen: false, retryDelayMs: 60000 });
+      const items = [
+        { role: 'user', content: 'Chart the weather in Oslo' },
+        { id: 'rs_1', type: 'reasoning', content: [{ type: 'input_text', text: 'Thinking', providerData: { type: 'summary_text' } }], providerData: { type: 'reasoning', id: 'rs_1', encryptedContent: 'gAAAA' } },
+        { type: 'hosted_tool_call', id: 'ws_1', name: 'web_search_call', status: 'completed', providerData: { id: 'ws_1', type: 'web_search_call', action: { type: 'search', query: 'oslo weather' } } },
+        { type: 'function_call', callId: 'call_1', name: 'chart', arguments: '{}', status: 'completed' },
+        { type: 'function_call_result', callId: 'call_1', name: 'chart', status: 'completed', output: { type: 'image', image: 'https://example.com/chart.png' } },
+        { type: 'function_call_result', callId: 'call_2', name: 'nothing', status: 'completed', output: null },
+        { type: 'compaction', encryptedContent: 'gAAAD' },
+        { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Here it is.' }] },
+      ];
+      await synced.addItems(items);
+      const rounds = [];
+      for (let i = 0; i < 3; i++) {
+        const error = await synced.sync().then(() => null, (e) => e.message);
+        rounds.push({ error, remote: (await remote.getItems()).length, local: (await local.getItems()).length, pending: synced.syncStatus.pending });
+      }
+      synced.close();
+      return { rounds, order: (await local.getItems()).map((i) => i.type ?? i.role), expected: items.map((i) => i.type ?? i.role) };
+    }, { url: server.url });
+    for (const round of r.rounds) assert.deepEqual(round, { error: null, remote: 8, local: 8, pending: 0 });
+    assert.deepEqual(r.order, r.expected, 'the local history keeps its order');
+    await context.close();
+  });
+
+  test('a round that pushes more than a page of items (120 written offline) settles in one round', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async ({ url }) => {
+      const remote = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' });
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('many'), remote, { syncOnOpen: false, retryDelayMs: 60000 });
+      await synced.addItems([{ role: 'user', content: 'start' }]);
+      await synced.sync();
+      await synced.addItems(Array.from({ length: 120 }, (_, i) => ({ role: 'user', content: `m${i}` })));
+      const error = await synced.sync().then(() => null, (e) => `${e.code}: ${e.message}`);
+      const out = { error, pending: synced.syncStatus.pending, remote: (await remote.getItems()).length };
+      synced.close();
+      return out;
+    }, { url: server.url });
+    assert.deepEqual(r, { error: null, pending: 0, remote: 121 });
+    await context.close();
+  });
+
+  test('a round with nothing to write here goes on while a run holds the session', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async ({ url }) => {
+      const remote = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' });
+      const local = new lib.IndexedDbSession('held');
+      const synced = new lib.SyncedSession(local, remote, { syncOnOpen: false, retryDelayMs: 60000 });
+      await synced.addItems([{ role: 'user', content: 'q1' }]);
+      await synced.sync();
+      const out = {};
+      await navigator.locks.request(lib.sessionLockName(local.dbName, local.sessionId), async () => {
+        // The run saves its question, then a round pushes it: nothing comes back to write here.
+        await local.addItems([{ role: 'user', content: 'q2' }]);
+        out.round = await synced.sync().then(() => 'synced', (e) => e.code);
+        out.pending = synced.syncStatus.pending;
+      });
+      out.remote = (await remote.getItems()).map((i) => i.content[0].text);
+      synced.close();
+      return out;
+    }, { url: server.url });
+    assert.deepEqual(r, { round: 'synced', pending: 0, remote: ['q1', 'q2'] });
+    await context.close();
+  });
+
   test('a damaged sync state is replaced by the next round: nothing is sent twice, deleted or lost, and later rounds are incremental again', async () => {
     const a = await device();
     const r = await a.page.evaluate(async () => {
