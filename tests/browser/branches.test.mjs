@@ -557,12 +557,16 @@ test('an object on a branch another tab deleted and created again under its name
       clear: await failed(() => kept.clearSession()),
       turns: await failed(() => kept.getTurns()),
       usage: await failed(() => kept.storeRunUsage({ inputTokens: 1, outputTokens: 1 })),
+      turnUsage: await failed(() => kept.getTurnUsage()),
+      toolUsage: await failed(() => kept.getToolUsage()),
+      info: await failed(() => kept.getInfo()),
       fork: await failed(() => kept.createBranchFromTurn(1)),
       rewrite: await failed(() => kept.replaceHistory([{ role: 'user', content: 'lost' }])),
       lateGet: await failed(() => late.getItems()),
       current: kept.currentBranch,
       listed: (await kept.listBranches()).map((b) => [b.branchId, b.current]),
       named: (await kept.getTurns({ branch: 'turn-2' })).map((t) => t.content),
+      namedUsage: (await kept.getSessionUsage({ branch: 'turn-2' })).requests,
       fresh: await new lib.IndexedDbSession(id, { branch: 'turn-2' }).getItems(),
     };
     await kept.switchBranch('turn-2');
@@ -573,12 +577,13 @@ test('an object on a branch another tab deleted and created again under its name
     return out;
   }, id);
   const refused = `SessionError BRANCH_NOT_FOUND: the branch "turn-2" this object was on was deleted from session "${id}", and the branch of that name there now is another one; switchBranch("turn-2") moves onto it`;
-  for (const k of ['add', 'get', 'pop', 'clear', 'turns', 'usage', 'fork', 'rewrite', 'lateGet']) {
+  for (const k of ['add', 'get', 'pop', 'clear', 'turns', 'usage', 'turnUsage', 'toolUsage', 'info', 'fork', 'rewrite', 'lateGet']) {
     assert.equal(r[k], refused, k);
   }
   assert.equal(r.current, 'turn-2');
   assert.deepEqual(r.listed, [['main', false], ['turn-2', false]], 'the new branch is not this object\'s');
   assert.deepEqual(r.named, ['q1', 'new branch'], 'a call naming the branch reads the one there now');
+  assert.equal(r.namedUsage, 0);
   const newBranch = ['q1', 'a1', 'new branch'];
   assert.deepEqual(texts(r.fresh), newBranch, 'nothing was written by the refused calls');
   assert.deepEqual(texts(r.switched), newBranch);

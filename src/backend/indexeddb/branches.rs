@@ -269,20 +269,26 @@ async fn load(tx: &Tx, t: &Target<'_>) -> Result<Option<Loaded>> {
 async fn load_branch(tx: &Tx, t: &Target<'_>, id: &str) -> Result<Option<Loaded>> {
     let loaded = load(tx, t).await?;
     match &loaded {
-        Some(l) => {
-            let b = l.tree.get(t.session_id, id)?;
-            if let Some(known) = t.branch_at.filter(|_| id != MAIN) {
-                match known.get() {
-                    None => known.set(Some(b.created_at)),
-                    Some(at) if at != b.created_at => return Err(replaced(t.session_id, id)),
-                    Some(_) => {}
-                }
-            }
-        }
+        Some(l) => is_own(t, &l.tree, id)?,
         None if id != MAIN => return Err(branch::not_found(t.session_id, id)),
         None => {}
     }
     Ok(loaded)
+}
+
+/// That `tree` has branch `id` and, for the object's own branch (see [`Target::branch_at`]), that
+/// it is the one the object was on.
+#[inline(always)]
+fn is_own(t: &Target<'_>, tree: &Tree, id: &str) -> Result<()> {
+    let b = tree.get(t.session_id, id)?;
+    if let Some(known) = t.branch_at.filter(|_| id != MAIN) {
+        match known.get() {
+            None => known.set(Some(b.created_at)),
+            Some(at) if at != b.created_at => return Err(replaced(t.session_id, id)),
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// The branch an object was on was deleted, and another one created under its name.
@@ -1485,9 +1491,7 @@ async fn usage_rows(
         }
         // A branch the session does not have is refused, as the other reads of a branch do.
         match (branch, record) {
-            (Some(b), Some(record)) => {
-                Loaded::from(record)?.tree.get(t.session_id, b)?;
-            }
+            (Some(b), Some(record)) => is_own(t, &Loaded::from(record)?.tree, b)?,
             (Some(b), None) if b != MAIN => {
                 return Err(crate::core::branch::not_found(t.session_id, b));
             }

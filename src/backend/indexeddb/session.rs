@@ -305,12 +305,7 @@ impl SessionState for IdbSessionState {
     }
 
     async fn session_usage(&self, branch: Option<String>) -> Result<JsValue> {
-        branches::session_usage(
-            &*self.connection().await?,
-            &self.target(),
-            branch.as_deref(),
-        )
-        .await
+        branches::session_usage(&*self.connection().await?, &self.named(), branch.as_deref()).await
     }
 
     async fn turn_usage(&self, turn: Option<u64>) -> Result<JsValue> {
