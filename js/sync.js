@@ -56,7 +56,8 @@ function outputText(output, legacy) {
   if (typeof output === 'string') return output;
   if (Array.isArray(output)) {
     const texts = output.map((p) => p?.text);
-    if (texts.every((t) => typeof t === 'string')) return texts.join('');
+    // An empty list is what comes back of parts the remote did not keep (an image by data URL).
+    if (texts.every((t) => typeof t === 'string') && (legacy || texts.length > 0)) return texts.join('');
   } else if (['text', 'input_text', 'output_text'].includes(output?.type) && typeof output.text === 'string') {
     return output.text;
   }
@@ -501,7 +502,7 @@ export class SyncedSession extends EventTarget {
   /** The outbox's length: local items past what is still as synced, and the synced items the
    * local history lost since (deletions the remote has not seen yet). */
   async #pendingCount() {
-    const head = await loadHead(this.#id);
+    const head = await this.#head();
     if (head.mark) {
       const now = await this.#mark();
       // Only grown since the last round: the outbox is what came after.
@@ -538,6 +539,14 @@ export class SyncedSession extends EventTarget {
     return windowed ? this.#remote.getItems(Number.MAX_SAFE_INTEGER) : this.#remote.getItems();
   }
 
+  /** The head of the sync state. One kept with another remote (`remote`, its id) says nothing
+   * of this one: what it records as synced is not there, and would be taken for deleted there.
+   * It goes as a damaged one does. */
+  async #head() {
+    const head = await loadHead(this.#id);
+    return typeof head.remote === 'string' && head.remote !== (await this.#remoteId()) ? damaged() : head;
+  }
+
   /** The remote's id: its `sessionId` (an `OpenAIConversationsSession`'s conversation id,
    * `undefined` before it has one), else what its `getSessionId()` gives. */
   async #remoteId() {
@@ -559,11 +568,7 @@ export class SyncedSession extends EventTarget {
    * histories; later ones only what came after the items synced last, while both sides show
    * that they have only grown since (`#recent`). */
   async #round() {
-    let head = await loadHead(this.#id);
-    // A state kept with another remote (`remote`, its id) says nothing of this one: what it
-    // records as synced is not here, and would be taken for deleted here. It goes as a damaged
-    // one does.
-    if (typeof head.remote === 'string' && head.remote !== (await this.#remoteId())) head = damaged();
+    const head = await this.#head();
     const view = (this.#compared && (await this.#recent(head))) || (await this.#whole(head));
     await this.#reconcile(view.saved ?? head, view);
     this.#compared = true;

@@ -32,17 +32,21 @@ pub fn select_history(items: Vec<Value>) -> Vec<Value> {
             }
         })
         .collect();
-    // From the newest back: whether what a reasoning item led to (the next item, or the calls
-    // of its response) all went.
-    let (mut gone, mut calls) = (false, false);
+    // From the newest back: whether everything a reasoning item led to went (the items of its
+    // response after it: calls, hosted calls, an answer; up to the next reasoning item, output
+    // or message of another role).
+    let (mut gone, mut run) = (false, false);
     for i in (0..items.len()).rev() {
-        match item_type(&items[i]) {
-            "reasoning" => keep[i] &= !gone,
-            "function_call" => {
-                gone = !keep[i] && (gone || !calls);
-                calls = true;
-            }
-            _ => (gone, calls) = (!keep[i], false),
+        let item = &items[i];
+        let role = item.get("role").and_then(Value::as_str);
+        if item_type(item) == "reasoning" {
+            keep[i] &= !gone;
+            run = false;
+        } else if is_tool_output(item) || role.is_some_and(|r| r != "assistant") {
+            (gone, run) = (!keep[i], false);
+        } else {
+            gone = !keep[i] && (gone || !run);
+            run = true;
         }
     }
     let mut keep = keep.into_iter();
@@ -196,6 +200,30 @@ mod tests {
         assert_eq!(
             select_history(items),
             vec![user("q"), thought("r"), call("a"), out("a")]
+        );
+        // Each reasoning item with its own call; a hosted call kept keeps its reasoning.
+        let hosted = json!({"type": "hosted_tool_call", "name": "web_search_call"});
+        let items = vec![
+            user("q"),
+            thought("r1"),
+            call("gone"),
+            thought("r2"),
+            call("a"),
+            out("a"),
+            thought("r3"),
+            call("gone too"),
+            hosted.clone(),
+        ];
+        assert_eq!(
+            select_history(items),
+            vec![
+                user("q"),
+                thought("r2"),
+                call("a"),
+                out("a"),
+                thought("r3"),
+                hosted
+            ]
         );
         // Reasoning before an answer stays.
         let items = vec![user("q"), thought("r"), answer("x")];
