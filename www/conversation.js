@@ -16,7 +16,16 @@ import { el, renderAgent, renderMessages, setStatus, startExchange } from './vie
 
 export async function send(text) {
   if (state.busy || !text.trim()) return;
-  await busy(() => exchange(text, 'Saved to IndexedDB.'));
+  await busy(() => {
+    try {
+      model();
+    } catch (e) {
+      // Settings the model cannot be used with: nothing was sent or saved, the message is kept.
+      if (!el.input.value) el.input.value = text;
+      throw e;
+    }
+    return exchange(text, 'Saved to IndexedDB.');
+  });
   el.input.focus();
 }
 
@@ -26,6 +35,8 @@ export async function send(text) {
 export async function regenerate(turn, text) {
   if (state.busy || !text.trim()) return;
   await busy(async () => {
+    // Settings the model cannot be used with fail here, before a branch is made for nothing.
+    model();
     // The summary being written for the branch the chat is on now must not land on the new one.
     await settleOpenChat();
     const session = current();

@@ -2,7 +2,7 @@
 // IndexedDbSession in one database; replies streamed by the library's runner from the built-in
 // offline model or from any OpenAI-compatible endpoint. This file wires the page's controls to
 // what they do, then opens the current user's chat.
-import { state, loadState, saveSettings } from './state.js';
+import { state, followUsersElsewhere, loadState, saveSettings } from './state.js';
 import { openInitialChat } from './chats.js';
 import { afterEach, busy } from './busy.js';
 import { regenerate, send, stop } from './conversation.js';
@@ -200,7 +200,13 @@ function wire() {
     const { settings, apiKey } = settingsFromForm();
     saveSettings(settings, apiKey);
     renderSettings();
-    setStatus(settings.baseUrl ? `Using ${settings.model || 'a model'} at ${settings.baseUrl}.` : 'Using the offline model.');
+    setStatus(
+      !settings.baseUrl
+        ? 'Using the offline model.'
+        : settings.model
+          ? `Using ${settings.model} at ${settings.baseUrl}.`
+          : `Set a model name to use ${settings.baseUrl} (for example gpt-4.1-mini or llama3.2).`,
+    );
   };
   el.settingsForm.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -262,6 +268,7 @@ function wire() {
 
 wire();
 followLocksElsewhere();
+followUsersElsewhere(renderUsers);
 // The storage meter is measured again after every action (a user switch shows another user's
 // chats) and every re-read; live.js has it measured on every change event besides.
 afterEach(measureSoon);

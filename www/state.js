@@ -110,7 +110,25 @@ export function loadState() {
   state.apiKey = sessionStorage.getItem(KEYS.apiKey) ?? '';
 }
 
+/** Adds to `state.users` the users another tab stored since this one read them (each tab writes
+ * the whole list, so a tab that wrote from what it read at load would drop them). Whether any
+ * were added. */
+export function mergeStoredUsers() {
+  const stored = readJson(KEYS.users, []);
+  const added = (Array.isArray(stored) ? stored : []).filter((u) => typeof u === 'string' && u.trim() && !state.users.includes(u));
+  state.users.push(...added);
+  return added.length > 0;
+}
+
+/** Calls `render` when another tab adds users. */
+export function followUsersElsewhere(render) {
+  window.addEventListener('storage', (e) => {
+    if (e.storageArea === localStorage && (e.key === null || e.key === KEYS.users) && mergeStoredUsers()) render();
+  });
+}
+
 export function saveUsers() {
+  mergeStoredUsers();
   localStorage.setItem(KEYS.users, JSON.stringify(state.users));
   localStorage.setItem(KEYS.currentUser, state.user);
 }

@@ -1575,6 +1575,42 @@ async function untilSidebar(page, ids) {
   await synced(page);
 }
 
+test('users added in two tabs are all kept and show in both; a message sent to an endpoint without a model name stays in the box, nothing saved', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    const b = await openTab(context);
+    const addUser = async (page, name) => {
+      await page.fill('#new-user-name', name);
+      await page.press('#new-user-name', 'Enter');
+      await idle(page);
+    };
+    const users = (page) => page.$$eval('#user-select option', (os) => os.map((o) => o.value).sort());
+    await addUser(a, 'Alice');
+    await until(b, () => [...document.querySelectorAll('#user-select option')].some((o) => o.value === 'Alice'));
+    // B writes the list with its own user: Alice, added in A, stays.
+    await addUser(b, 'Bob');
+    await reload(a);
+    assert.deepEqual(await users(a), ['Alice', 'Bob', 'Guest']);
+    assert.deepEqual(await users(b), ['Alice', 'Bob', 'Guest']);
+
+    await a.click('#settings summary');
+    await a.fill('#set-base-url', model.url);
+    await a.fill('#set-model', '');
+    await a.click('#save-settings');
+    assert.match(await a.textContent('#status'), /Set a model name/);
+    await a.fill('#input', 'a question worth keeping');
+    await a.press('#input', 'Enter');
+    await idle(a);
+    assert.equal(await a.inputValue('#input'), 'a question worth keeping', 'the message is still there to send again');
+    assert.match(await a.textContent('#error-text'), /Set a model name/);
+    assert.equal(await a.$$eval('#messages .msg', (m) => m.length), 0, 'nothing was saved');
+    assert.equal(model.requests.length, 0);
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('two tabs of one user follow each other live: a message sent in one shows in the other, a new chat shows in its sidebar', async () => {
   const { context, page: a } = await openDemo();
   try {
