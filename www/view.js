@@ -100,6 +100,10 @@ export function showError(error) {
   let text;
   if (error?.name === 'ModelError') {
     text = `The model call failed${error.status ? ` (HTTP ${error.status})` : ''}: ${error.message}`;
+    // No answer at all: the request never reached a server that would let this page in.
+    if (!error.status) text += ' Check the endpoint’s URL, that it is running, and that it lets this page call it (CORS).';
+  } else if (error?.name === 'Error') {
+    text = error.message;
   } else if (error?.name) {
     text = `${error.name}${error.code ? ` ${error.code}` : ''}: ${error.message}`;
   } else {

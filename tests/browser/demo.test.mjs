@@ -1605,6 +1605,15 @@ test('users added in two tabs are all kept and show in both; a message sent to a
     assert.match(await a.textContent('#error-text'), /Set a model name/);
     assert.equal(await a.$$eval('#messages .msg', (m) => m.length), 0, 'nothing was saved');
     assert.equal(model.requests.length, 0);
+    assert.equal(await a.textContent('#error-text'), 'Set a model name in the model settings (for example gpt-4.1-mini or llama3.2).', 'shown as it is said');
+
+    // An endpoint nothing answers at: the error says what to check.
+    await a.fill('#set-base-url', 'http://127.0.0.1:9/v1');
+    await a.fill('#set-model', 'some-model');
+    await a.click('#save-settings');
+    await a.press('#input', 'Enter');
+    await idle(a);
+    assert.match(await a.textContent('#error-text'), /^The model call failed: .*Check the endpoint’s URL, that it is running, and that it lets this page call it \(CORS\)\.$/);
     assert.deepEqual([...a.errors, ...b.errors], []);
   } finally {
     await context.close();
@@ -1868,7 +1877,7 @@ test('"Back up all chats" saves all of a user\'s chats in one file, "Restore cha
     await page.setInputFiles('#restore-file', { name: 'damaged.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(lines.join('\n')) });
     await page.waitForSelector('#error:not([hidden])');
     await idle(page);
-    assert.match(await page.textContent('#error-text'), new RegExp(`^Error: 1 chat could not be restored \\(nothing of it was written\\): line ${bad + 1} of the backup is not JSON`));
+    assert.match(await page.textContent('#error-text'), new RegExp(`^1 chat could not be restored \\(nothing of it was written\\): line ${bad + 1} of the backup is not JSON`));
     assert.match(await page.textContent('#status'), /^Restored 1 chat: 1 renamed: .*; 1 not restored\.$/);
     assert.deepEqual((await sessionsOf(page, 'Ann')).map((s) => s.sessionId).sort(), [first, `${first}-2`, second, copy].sort());
     assert.deepEqual(await itemsOf(page, 'Ann', `${first}-2`), items[first]);
