@@ -2,7 +2,7 @@
 // IndexedDbSession in one database; replies streamed by the library's runner from the built-in
 // offline model or from any OpenAI-compatible endpoint. This file wires the page's controls to
 // what they do, then opens the current user's chat.
-import { state, followUsersElsewhere, loadState, saveSettings } from './state.js';
+import { state, followOtherTabs, loadState, saveSettings } from './state.js';
 import { openInitialChat } from './chats.js';
 import { afterEach, busy } from './busy.js';
 import { regenerate, send, stop } from './conversation.js';
@@ -268,7 +268,7 @@ function wire() {
 
 wire();
 followLocksElsewhere();
-followUsersElsewhere(renderUsers);
+followOtherTabs({ renderUsers, renderSettings });
 // The storage meter is measured again after every action (a user switch shows another user's
 // chats) and every re-read; live.js has it measured on every change event besides.
 afterEach(measureSoon);

@@ -89,6 +89,18 @@ function readJson(key, fallback) {
   }
 }
 
+/** The model settings as stored (each field checked). */
+function readSettings() {
+  const s = readJson(KEYS.settings, {});
+  return {
+    baseUrl: typeof s.baseUrl === 'string' ? s.baseUrl : '',
+    api: s.api === 'responses' ? 'responses' : 'chat_completions',
+    model: typeof s.model === 'string' ? s.model : '',
+    historyTurns: historyTurns(s.historyTurns),
+    summaries: s.summaries !== false,
+  };
+}
+
 /** Fills `state` from storage: the users (at least one), the current user, the settings, the key. */
 export function loadState() {
   const users = readJson(KEYS.users, []);
@@ -99,14 +111,7 @@ export function loadState() {
   saveUsers();
   state.lock = readLock(state.user);
 
-  const s = readJson(KEYS.settings, {});
-  state.settings = {
-    baseUrl: typeof s.baseUrl === 'string' ? s.baseUrl : '',
-    api: s.api === 'responses' ? 'responses' : 'chat_completions',
-    model: typeof s.model === 'string' ? s.model : '',
-    historyTurns: historyTurns(s.historyTurns),
-    summaries: s.summaries !== false,
-  };
+  state.settings = readSettings();
   state.apiKey = sessionStorage.getItem(KEYS.apiKey) ?? '';
 }
 
@@ -120,10 +125,17 @@ export function mergeStoredUsers() {
   return added.length > 0;
 }
 
-/** Calls `render` when another tab adds users. */
-export function followUsersElsewhere(render) {
+/** Follows what other tabs store: users they add (`renderUsers` is called), and model settings
+ * they save (taken here too, so that this tab's next message uses them and its next save does not
+ * undo them; `renderSettings` is called). */
+export function followOtherTabs({ renderUsers, renderSettings }) {
   window.addEventListener('storage', (e) => {
-    if (e.storageArea === localStorage && (e.key === null || e.key === KEYS.users) && mergeStoredUsers()) render();
+    if (e.storageArea !== localStorage) return;
+    if ((e.key === null || e.key === KEYS.users) && mergeStoredUsers()) renderUsers();
+    if (e.key === null || e.key === KEYS.settings) {
+      state.settings = readSettings();
+      renderSettings();
+    }
   });
 }
 

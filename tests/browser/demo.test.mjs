@@ -1575,7 +1575,7 @@ async function untilSidebar(page, ids) {
   await synced(page);
 }
 
-test('users added in two tabs are all kept and show in both; a message sent to an endpoint without a model name stays in the box, nothing saved', async () => {
+test('users added and settings saved in one tab show in the other, and all users are kept; a message sent to an endpoint without a model name stays in the box, nothing saved', async () => {
   const { context, page: a } = await openDemo();
   try {
     const b = await openTab(context);
@@ -1611,6 +1611,8 @@ test('users added in two tabs are all kept and show in both; a message sent to a
     await a.fill('#set-base-url', 'http://127.0.0.1:9/v1');
     await a.fill('#set-model', 'some-model');
     await a.click('#save-settings');
+    // The other tab takes the settings saved here.
+    await until(b, () => /^Model: some-model via .* at http:\/\/127\.0\.0\.1:9\/v1/.test(document.getElementById('model-line').textContent));
     await a.press('#input', 'Enter');
     await idle(a);
     assert.match(await a.textContent('#error-text'), /^The model call failed: .*Check the endpoint’s URL, that it is running, and that it lets this page call it \(CORS\)\.$/);
