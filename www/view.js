@@ -541,7 +541,8 @@ export function updateControls() {
   el.backup.disabled = busy || state.listed.chats.size === 0;
   // Restoring encrypts what it brings in: it needs the key.
   el.restore.disabled = busy || out;
-  el.deleteChat.disabled = busy;
+  // A chat not saved yet (no message sent) has nothing to delete.
+  el.deleteChat.disabled = busy || !state.listed.chats.has(state.sessionId);
   el.rename.disabled = busy;
   el.rename.hidden = state.lock !== null;
   // Read-only rather than disabled, so that it keeps the focus while a rename is being saved.

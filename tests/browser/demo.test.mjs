@@ -1575,7 +1575,7 @@ async function untilSidebar(page, ids) {
   await synced(page);
 }
 
-test('users added and settings saved in one tab show in the other, and all users are kept; a message sent to an endpoint without a model name stays in the box, nothing saved', async () => {
+test('users added and settings saved in one tab show in the other, and all users are kept; Delete waits for a saved chat; a message sent to an endpoint without a model name stays in the box, nothing saved', async () => {
   const { context, page: a } = await openDemo();
   try {
     const b = await openTab(context);
@@ -1593,6 +1593,10 @@ test('users added and settings saved in one tab show in the other, and all users
     assert.deepEqual(await users(a), ['Alice', 'Bob', 'Guest']);
     assert.deepEqual(await users(b), ['Alice', 'Bob', 'Guest']);
 
+    assert.equal(await a.isDisabled('#delete-chat'), true, 'a chat not saved yet has nothing to delete');
+    await say(a, 'hello');
+    assert.equal(await a.isDisabled('#delete-chat'), false);
+
     await a.click('#settings summary');
     await a.fill('#set-base-url', model.url);
     await a.fill('#set-model', '');
@@ -1603,7 +1607,7 @@ test('users added and settings saved in one tab show in the other, and all users
     await idle(a);
     assert.equal(await a.inputValue('#input'), 'a question worth keeping', 'the message is still there to send again');
     assert.match(await a.textContent('#error-text'), /Set a model name/);
-    assert.equal(await a.$$eval('#messages .msg', (m) => m.length), 0, 'nothing was saved');
+    assert.equal(await a.$$eval('#messages .msg', (m) => m.length), 2, 'nothing more was saved');
     assert.equal(model.requests.length, 0);
     assert.equal(await a.textContent('#error-text'), 'Set a model name in the model settings (for example gpt-4.1-mini or llama3.2).', 'shown as it is said');
 
