@@ -91,33 +91,32 @@ pub fn content_text(content: Option<&Value>) -> String {
     }
 }
 
-pub(super) fn assistant_text_item(text: &str, id: Option<&str>) -> Value {
+/// The assistant message of a Chat Completions answer: its text and its refusal (the API gives
+/// it apart from the text), each a part when there is one; `None` when it has neither.
+pub(super) fn chat_answer_item(text: &str, refusal: &str) -> Option<Value> {
+    let mut parts = Vec::new();
+    if !text.is_empty() {
+        parts.push(Value::Object(strings(&[
+            ("type", "output_text"),
+            ("text", text),
+        ])));
+    }
+    if !refusal.is_empty() {
+        parts.push(Value::Object(strings(&[
+            ("type", "refusal"),
+            ("refusal", refusal),
+        ])));
+    }
+    if parts.is_empty() {
+        return None;
+    }
     let mut m = strings(&[
         ("type", "message"),
         ("role", "assistant"),
         ("status", "completed"),
     ]);
-    let part = strings(&[("type", "output_text"), ("text", text)]);
-    set(&mut m, "content", Value::Array(vec![Value::Object(part)]));
-    if let Some(id) = id {
-        set(&mut m, "id", string(id));
-    }
-    Value::Object(m)
-}
-
-/// The assistant message of a Chat Completions answer: its text and its refusal (the API gives
-/// it apart from the text), each a part when there is one; `None` when it has neither.
-pub(super) fn chat_answer_item(text: &str, refusal: &str) -> Option<Value> {
-    let mut item = assistant_text_item(text, None);
-    if let (false, Value::Object(m)) = (refusal.is_empty(), &mut item) {
-        let part = Value::Object(strings(&[("type", "refusal"), ("refusal", refusal)]));
-        let parts = match text.is_empty() {
-            true => vec![part],
-            false => vec![m.get("content")?.get(0)?.clone(), part],
-        };
-        set(m, "content", Value::Array(parts));
-    }
-    (!text.is_empty() || !refusal.is_empty()).then_some(item)
+    set(&mut m, "content", Value::Array(parts));
+    Some(Value::Object(m))
 }
 
 pub(super) fn function_call_item(call_id: &str, name: &str, arguments: &str) -> Value {
