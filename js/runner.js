@@ -28,12 +28,12 @@ const pastOf = new WeakMap();
 const optionsOf = new WeakMap();
 
 /** A `RunnerError` with `code`, as the WebAssembly module makes them. */
-/** A run on a Runner after its free(). */
-const freedRunner = () => runnerError('INVALID_RUNNER', 'this Runner was freed (free()); make a new one to run');
-
 function runnerError(code, message) {
   return Object.assign(new Error(message), { name: 'RunnerError', code });
 }
+
+/** A run on a Runner after its free(). */
+const freedRunner = () => runnerError('INVALID_RUNNER', 'this Runner was freed (free()); make a new one to run');
 
 /** Reads `pastSessions`: `true` or `{ count = 5, turnsPerSession = 3 }`. */
 function pastSessionsOf(value) {

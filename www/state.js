@@ -103,8 +103,8 @@ function readSettings() {
 
 /** Fills `state` from storage: the users (at least one), the current user, the settings, the key. */
 export function loadState() {
-  const users = readJson(KEYS.users, []);
-  state.users = Array.isArray(users) ? users.filter((u) => typeof u === 'string' && u.trim()) : [];
+  state.users = [];
+  mergeStoredUsers();
   if (state.users.length === 0) state.users = ['Guest'];
   const current = localStorage.getItem(KEYS.currentUser);
   state.user = state.users.includes(current) ? current : state.users[0];
