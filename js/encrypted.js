@@ -9,6 +9,9 @@ const subtle = () => globalThis.crypto?.subtle;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** How many of the newest stored items a write checks its key against, once per object. */
+const KEY_CHECK_ITEMS = 8;
+
 /** The salt of the per-session key derivation (HKDF-SHA256; its info is the session id). */
 const SESSION_SALT = encoder.encode('agent-sessions/EncryptedSession/v1');
 
@@ -298,11 +301,30 @@ export class EncryptedSession {
     return this.#ttl !== undefined && typeof at === 'number' && this.#now() - at > this.#ttl * 1000;
   }
 
+  /** Whether this object's key was seen to open an item of the session, or the session was
+   * seen to hold no encrypted item: until then, a write first checks it (`#checkKey`). */
+  #keyFits = false;
+
+  /** Refuses a write under a key that opens none of the session's newest encrypted items (a
+   * mistyped passphrase, another user's key): written, the history would hold items under two
+   * keys, part of it unreadable whichever key is used afterwards. Checked once per object, and
+   * not at all after a read that opened an item; items that are not encrypted are not counted. */
+  async #checkKey(key, doing) {
+    if (this.#keyFits) return;
+    const newest = (await this.#inner.getItems(KEY_CHECK_ITEMS)).filter((s) => s?.__enc === 1);
+    const opened = await Promise.all(newest.map((s) => this.#open(key, s)));
+    if (newest.length > 0 && opened.every((o) => o === null)) {
+      throw sessionError('INVALID_KEY', `${doing}: none of the newest ${newest.length} encrypted items of session "${this.#sessionId}" decrypts with this key (a wrong key or passphrase); nothing was written (items this key wrote would leave the history under two keys). A history that no key opens any more can be emptied with clearSession()`);
+    }
+    this.#keyFits = true;
+  }
+
   /** Decrypts stored items: the live ones, in order, and how many did not decrypt. */
   async #read(stored) {
     const key = await this.#sessionKey();
     const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
     const skipped = opened.filter((o) => o === null).length;
+    if (skipped < opened.length) this.#keyFits = true;
     this.lastSkipped = skipped;
     if (skipped && this.#onUndecryptable) {
       try {
@@ -348,7 +370,9 @@ export class EncryptedSession {
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
       if (items.length === 0) return;
       const key = await this.#sessionKey();
-      await this.#inner.addItems(await this.#sealAll(key, items, this.#now()));
+      const sealed = await this.#sealAll(key, items, this.#now());
+      await this.#checkKey(key, 'addItems');
+      await this.#inner.addItems(sealed);
     });
   }
 
@@ -415,6 +439,7 @@ export class EncryptedSession {
       this.#newest = null;
       if (plain.type === 'append_items') {
         const items = await seal(plain.items, 'items');
+        await this.#checkKey(key, 'applyHistoryTransaction');
         await send({ type: 'append_items', items });
         this.#newest = { stored: items, texts: plain.texts.items, ats: items.map(() => now) };
         return;
@@ -432,6 +457,8 @@ export class EncryptedSession {
         let kept = 0;
         while (same && kept < count && kept < replacement.length && replacementTexts[kept] === wanted[kept]) kept++;
         const fresh = await seal(replacement.slice(kept), 'replacement');
+        // An empty suffix compares nothing: the key is checked as an append's is.
+        if (count === 0) await this.#checkKey(key, 'applyHistoryTransaction');
         const written = [...stored.slice(0, kept), ...fresh];
         await send({
           type: 'replace_suffix',

@@ -174,6 +174,8 @@ export class EncryptedSession {
   lastSkipped: number;
   getSessionId(): Promise<string>;
   getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
+  /** Encrypts and appends `items`. Rejects with `INVALID_KEY`, nothing written, when the key
+   * opens none of the session's newest encrypted items (a wrong key or passphrase). */
   addItems(items: readonly Item[]): Promise<void>;
   popItem<T extends Item = Item>(): Promise<T | undefined>;
   clearSession(): Promise<void>;

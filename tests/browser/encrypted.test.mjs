@@ -492,6 +492,54 @@ test('popItem decrypts before it removes: a wrong key removes nothing; the right
   assert.deepEqual(r.emptyAfter, [{ role: 'user', content: 'one' }, undefined]);
 });
 
+test('a write under a key that opens none of the newest items is refused, nothing written; plaintext items and an empty session take any key', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const right = key();
+    const inner = new lib.IndexedDbSession('enc-wrong-write');
+    await new lib.EncryptedSession(inner, { key: right }).addItems([{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }]);
+    const wrong = new lib.EncryptedSession(inner, { key: key() });
+    const refused = {
+      addItems: await code(wrong.addItems([{ role: 'user', content: 'typed with the wrong passphrase' }])),
+      append: await code(wrong.applyHistoryTransaction({ operationId: 'w1', transaction: { type: 'append_items', items: [{ role: 'user', content: 'x' }] } })),
+      emptySuffix: await code(wrong.applyHistoryTransaction({ operationId: 'w2', transaction: { type: 'replace_suffix', expectedSuffix: [], replacement: [{ role: 'user', content: 'x' }] } })),
+    };
+    let message;
+    await wrong.addItems([{ role: 'user', content: 'again' }]).catch((e) => (message = e.message));
+    const storedAfterRefusals = (await inner.getItems()).length;
+    // The right key reads both items back, and writes; a read that opened an item spares the
+    // write its check (one read of the wrapped session for the two calls).
+    let reads = 0;
+    const counted = afterReads(inner, () => reads++);
+    const session = new lib.EncryptedSession(counted, { key: right });
+    const shown = (await session.getItems()).map((i) => i.content);
+    await session.addItems([{ role: 'user', content: 'three' }]);
+    const readsForReadThenWrite = reads;
+    // A session of plaintext items (to be encrypted in place later) and an empty one take a key.
+    const plain = new lib.IndexedDbSession('enc-wrong-write-plain');
+    await plain.addItems([{ role: 'user', content: 'clear' }]);
+    await new lib.EncryptedSession(plain, { key: key() }).addItems([{ role: 'user', content: 'sealed' }]);
+    await new lib.EncryptedSession(new lib.IndexedDbSession('enc-wrong-write-empty'), { key: key() }).addItems([{ role: 'user', content: 'first' }]);
+    // A history no key opens any more is emptied, and then takes the new key.
+    await wrong.clearSession();
+    await wrong.addItems([{ role: 'user', content: 'fresh start' }]);
+    return {
+      refused, message, storedAfterRefusals, shown, readsForReadThenWrite,
+      after: (await new lib.EncryptedSession(inner, { key: right }).getItems()).length,
+      plainCount: (await plain.getItems()).length,
+      fresh: (await wrong.getItems()).map((i) => i.content),
+    };
+  });
+  assert.deepEqual(r.refused, { addItems: 'SessionError INVALID_KEY', append: 'SessionError INVALID_KEY', emptySuffix: 'SessionError INVALID_KEY' });
+  assert.match(r.message, /^addItems: none of the newest 2 encrypted items of session "enc-wrong-write" decrypts with this key/);
+  assert.equal(r.storedAfterRefusals, 2, 'nothing written by the wrong key');
+  assert.deepEqual(r.shown, ['one', 'two']);
+  assert.equal(r.readsForReadThenWrite, 1);
+  assert.equal(r.plainCount, 2);
+  assert.equal(r.after, 0, 'cleared by the holder of the wrong key');
+  assert.deepEqual(r.fresh, ['fresh start']);
+});
+
 test('an item JSON cannot write is refused by name, nothing written; replaceHistory keeps when kept items were added (their TTL)', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
