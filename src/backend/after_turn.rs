@@ -21,7 +21,7 @@ use crate::core::wire::{content_text, item_type};
 
 use super::error::run_error;
 use super::js::{self, js_to_json, object};
-use super::model::{sleep, ModelClient};
+use super::model::{sleep, CallError, ModelClient, ModelFailure};
 use super::runner::{call_session, AgentSpec, RunError};
 
 /// Everything the work after a turn needs.
@@ -217,12 +217,29 @@ impl AfterTurn {
         }
     }
 
-    /// One whole (not streamed) call of the agent's model: the text of its answer.
+    /// One whole (not streamed) call of the agent's model: the text of its answer. A call
+    /// without an answer within [`ASK_TIMEOUT_MS`] fails (a `ModelError`, status 0), so a server
+    /// that never answers does not hold this session's work after a turn (the next turn's
+    /// summary, compaction) for good.
     async fn ask(&self, instructions: &str, input: Vec<Value>) -> Result<String, RunError> {
         let Some(model) = self.agent.model.as_deref() else {
             return Ok(String::new());
         };
-        let output = self.client.ask(model, instructions, &input).await?;
+        let signal = timeout_signal(ASK_TIMEOUT_MS);
+        let output = self
+            .client
+            .ask(model, instructions, &input, signal.as_ref())
+            .await
+            .map_err(|e| match e {
+                CallError::Aborted(_) => CallError::Failed(ModelFailure {
+                    status: 0,
+                    message: format!(
+                        "no answer within {} s to the request for a title or summary",
+                        ASK_TIMEOUT_MS / 1000
+                    ),
+                }),
+                other => other,
+            })?;
         Ok(output
             .items
             .iter()
@@ -231,6 +248,15 @@ impl AfterTurn {
             .map(|m| content_text(m.get("content")))
             .unwrap_or_default())
     }
+}
+
+/// How long a title or summary request may go without an answer.
+const ASK_TIMEOUT_MS: u32 = 120_000;
+
+/// An `AbortSignal` that fires after `ms` (`AbortSignal.timeout`); `None` where there is none.
+fn timeout_signal(ms: u32) -> Option<JsValue> {
+    let signals = js::get(&js_sys::global(), "AbortSignal").ok()?;
+    js::call_method(&signals, "timeout", &[JsValue::from(ms)]).ok()
 }
 
 /// What the work after a turn did.

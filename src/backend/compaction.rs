@@ -134,7 +134,7 @@ impl Compactor {
         let input = summary_input(older);
         let output = self
             .client
-            .ask(&self.model, SUMMARY_INSTRUCTIONS, &input)
+            .ask(&self.model, SUMMARY_INSTRUCTIONS, &input, None)
             .await?;
         let summary = output
             .items

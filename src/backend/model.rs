@@ -232,6 +232,7 @@ impl ModelClient {
         model: &str,
         instructions: &str,
         input: &[Value],
+        signal: Option<&JsValue>,
     ) -> Result<ModelOutput, CallError> {
         let body = request_body(
             self.api,
@@ -247,7 +248,8 @@ impl ModelClient {
                 output_type: None,
             },
         );
-        self.call(&body.to_string(), false, None, &mut |_| {}).await
+        self.call(&body.to_string(), false, signal, &mut |_| {})
+            .await
     }
 
     /// One model call with this JSON `body`. Text deltas of a streamed response go to

@@ -324,3 +324,55 @@ test("the work after a turn that runs after the next turn was saved still titles
   assert.equal(r.title, 'Tea');
   assert.equal(r.summary, 'Ann likes tea and lives in Oslo.');
 });
+
+test('a title request the server never answers fails after its timeout, and the next turn’s work is not held up by it', async () => {
+  model.script(
+    { text: 'A1' },
+    { hang: true },
+    { text: 'A2' },
+    { text: '{"summary":"Ann likes tea and lives in Oslo.","topics":[]}' },
+  );
+  const r = await inPage(
+    async ({ url, id }) => {
+      // The two-minute timeout, made to fire at once (a test cannot wait two minutes): the
+      // runner asks AbortSignal.timeout for the signal of the request, and gets this one.
+      const timeout = AbortSignal.timeout;
+      const asked = [];
+      AbortSignal.timeout = (ms) => {
+        asked.push(ms);
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(new DOMException('signal timed out', 'TimeoutError')), 300);
+        return controller.signal;
+      };
+      try {
+        const session = new lib.IndexedDbSession(id);
+        const runner = new lib.Runner({ baseUrl: url });
+        const agent = new lib.Agent({ name: 'A', model: 'm', autoTitle: true, summaries: { everyTurns: 2 } });
+        const first = await runner.run(agent, 'I like tea.', { session });
+        const second = await runner.run(agent, 'I live in Oslo.', { session });
+        const [one, two] = [await first.background, await second.background];
+        const info = await session.getInfo();
+        return {
+          asked,
+          firstErrors: one.errors.map((e) => ({ name: e.name, status: e.status, message: e.message })),
+          secondErrors: two.errors.length,
+          secondSummary: two.summary,
+          title: info.title,
+          items: (await session.getItems()).length,
+        };
+      } finally {
+        AbortSignal.timeout = timeout;
+      }
+    },
+    { id: fresh('title-timeout') },
+  );
+  assert.deepEqual(r.asked, [120000, 120000], 'the title and the summary request, two minutes each');
+  assert.equal(r.firstErrors.length, 1);
+  assert.equal(r.firstErrors[0].name, 'ModelError');
+  assert.equal(r.firstErrors[0].status, 0);
+  assert.match(r.firstErrors[0].message, /no answer within 120 s to the request for a title or summary/);
+  assert.equal(r.secondErrors, 0);
+  assert.equal(r.secondSummary, 'Ann likes tea and lives in Oslo.');
+  assert.equal(r.title, 'I like tea.', 'the title stays the first message’s text');
+  assert.equal(r.items, 4, 'both turns saved');
+});
