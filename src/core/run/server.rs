@@ -6,7 +6,7 @@ use crate::core::json::Value;
 
 use super::RunState;
 use crate::core::error::{RunnerError, RunnerErrorCode};
-use crate::core::wire::{is_function_call, Api};
+use crate::core::wire::{is_tool_output, Api};
 
 /// A conversation the server keeps (Responses API), from the run options.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -48,10 +48,12 @@ impl ServerConversation {
 
 impl RunState {
     /// The input and the `previous_response_id` of the next model call. Without a server-side
-    /// conversation, everything so far. With one, the server already holds what it was sent:
-    /// the first call sends the model input, later calls only the tool outputs since the last
-    /// response; they chain on the last response id, except in a `conversation`, which chains
-    /// itself (there only the caller's `previousResponseId` is passed on, on every call).
+    /// conversation, everything so far. With one, the server already holds what it was sent and
+    /// what it answered: the first call sends the model input, later calls only the tool outputs
+    /// run since the last response (none after a response of reasoning alone, which the model
+    /// is asked to go on from); they chain on the last response id, except in a `conversation`,
+    /// which chains itself (there only the caller's `previousResponseId` is passed on, on every
+    /// call).
     pub fn next_request(&self, server: &ServerConversation) -> (Vec<Value>, Option<String>) {
         if !server.is_used() {
             return (self.model_input_now(), None);
@@ -59,13 +61,13 @@ impl RunState {
         let input = if self.turns == 0 {
             self.model_input.clone()
         } else {
-            let after_last_call = self
+            // Tool outputs are the only items the run makes itself, after the response.
+            let after_response = self
                 .generated
                 .iter()
-                .rposition(is_function_call)
-                .map(|p| p + 1)
-                .unwrap_or(0);
-            self.generated[after_last_call..].to_vec()
+                .rposition(|i| !is_tool_output(i))
+                .map_or(0, |p| p + 1);
+            self.generated[after_response..].to_vec()
         };
         let previous = if self.turns == 0 || server.conversation_id.is_some() {
             server.previous_response_id.clone()
@@ -79,6 +81,7 @@ impl RunState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::json::json;
     use crate::core::run::fixtures::*;
     use crate::core::wire::{ModelOutput, Usage};
 
@@ -144,5 +147,40 @@ mod tests {
             (vec![out_with("c", "out")], None)
         );
         assert_eq!(first.next_request(&conversation).1, None);
+    }
+
+    #[test]
+    fn a_response_of_reasoning_alone_is_not_sent_back_to_the_server_that_wrote_it() {
+        let chained = server(Some("resp_0"), None);
+        let reasoning = json!({"type": "reasoning", "id": "rs_2", "content": []});
+        // First response: reasoning only. The model is asked again with nothing new.
+        let mut s = state();
+        s.record_model_output(ModelOutput {
+            items: vec![reasoning.clone()],
+            usage: Usage::default(),
+            response_id: Some("resp_1".into()),
+        });
+        assert_eq!(s.next_request(&chained), (vec![], Some("resp_1".into())));
+        // After a tool call answered: neither the output sent before nor the reasoning.
+        let mut s = after_one_tool_call();
+        s.record_model_output(ModelOutput {
+            items: vec![reasoning],
+            usage: Usage::default(),
+            response_id: Some("resp_2".into()),
+        });
+        assert_eq!(s.next_request(&chained), (vec![], Some("resp_2".into())));
+        // Two calls of one response, both answered: both outputs.
+        let mut s = state();
+        s.record_model_output(ModelOutput {
+            items: vec![call("a"), call("b")],
+            usage: Usage::default(),
+            response_id: Some("resp_1".into()),
+        });
+        s.record_tool_output(&call("a"), "A".into());
+        s.record_tool_output(&call("b"), "B".into());
+        assert_eq!(
+            s.next_request(&chained).0,
+            vec![out_with("a", "A"), out_with("b", "B")]
+        );
     }
 }
