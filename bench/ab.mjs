@@ -66,13 +66,15 @@ await benchScript(options.pkg, async (browser) => {
   console.log(`\nshort calls in one page, ${options.rounds} rounds of ${options.calls} calls each, implementations taking turns (in every order in turn)\n`);
   const header = ['operation'.padEnd(34), ...variants.map((v) => LABELS[v].padStart(16))];
   if (options.base) header.push('vs base'.padStart(9));
-  console.log(header.join(''));
+  // Columns are joined by a space: a cell wider than its column (a slow outlier) still stands
+  // apart from the next one.
+  console.log(header.join(' '));
   for (const op of options.ops) {
     const t = times[op];
     const ratio = (a, b) => median(t[a].map((x, i) => x / t[b][i]));
     const cells = variants.map((v) => `${formatMs(median(t[v]) / options.calls)} (${ratio(v, 'raw').toFixed(2)}x)`.padStart(16));
     if (options.base) cells.push(`${ratio('ours', 'base').toFixed(2)}x`.padStart(9));
-    console.log(`${LABEL_OF[op](options.calls).padEnd(34)}${cells.join('')}`);
+    console.log(`${LABEL_OF[op](options.calls).padEnd(34)} ${cells.join(' ')}`);
   }
   console.log('\neach cell: the median time of one call, and the median of the rounds\' ratios to raw IndexedDB');
 }, options.base ? { base: options.base } : {});
