@@ -260,6 +260,9 @@ export interface SyncStatus {
   /** Changes made here that the remote does not have yet (the outbox): items written, and
    * synced items removed (a pop, a clear) that are not deleted there yet. */
   pending: number;
+  /** Items kept on this device only: the remote did not hold them after they were pushed, or
+   * refused them (HTTP 400, 413, 422); never sent again. */
+  localOnly: number;
   /** When a round last finished with both histories the same (ms since the epoch). */
   lastSyncedAt: number | null;
   /** What the last round failed with (`status`: the HTTP status of a remote error), or `null`. */

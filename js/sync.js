@@ -22,6 +22,11 @@
 //   SyncedSession compares the whole histories, and so does any round where either check fails.
 // - Without a state to trust (none was written for the session, or it is damaged), the items both
 //   histories start with, the same in the same order, are taken as synced.
+// - An item the remote does not hold after it was pushed (one the conversion to its items leaves
+//   out, such as a reasoning item without an id) or refuses (HTTP 400, 413 or 422, or no form for
+//   it: `INVALID_ITEM`; sent alone) is
+//   kept here only, in its place: its entry in the state is `local:`, it is never pushed again,
+//   and the other items sync around it.
 import { recordStore } from './records.js';
 import { sessionError } from './errors.js';
 
@@ -197,22 +202,32 @@ async function loadEntries(id, head, from = 0) {
  */
 function adopted(local, remote) {
   const synced = [];
-  while (synced.length < local.length && synced.length < remote.length && fingerprint(local[synced.length]) === remote[synced.length].fp) {
-    const { key, fp } = remote[synced.length];
-    synced.push({ key, fp });
+  let r = 0;
+  for (let i = 0; i < local.length && r < remote.length; i++) {
+    const fp = fingerprint(local[i]);
+    if (fp === remote[r].fp) {
+      synced.push({ key: remote[r].key, fp });
+      r += 1;
+    } else if (i + 1 < local.length && fingerprint(local[i + 1]) === remote[r].fp) {
+      // An item between two the remote holds, which it does not: one kept here only (pushed
+      // again, it would not be held either).
+      synced.push({ key: `${LOCAL}${fp}`, fp });
+    } else {
+      break;
+    }
   }
   return synced;
 }
 
 /** Writes the state: the head, and the entries `list` from `offset` (the start of a record) on;
  * the records past them go. One transaction. */
-function saveState(id, head, { offset, list, inFlight, tombstones, mark, remote }) {
+function saveState(id, head, { offset, list, inFlight, tombstones, mark, remote, localOnly }) {
   const count = offset + list.length;
   const chunks = Math.ceil(count / CHUNK);
   return state.batch('readwrite', (s) => {
     const requests = head.damaged ? [s.delete(IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff')))] : [];
     head.damaged = false;
-    requests.push(s.put({ id, format: FORMAT, count, chunks, mark, inFlight, tombstones, ...(typeof remote === 'string' ? { remote } : {}) }));
+    requests.push(s.put({ id, format: FORMAT, count, chunks, mark, inFlight, tombstones, localOnly, ...(typeof remote === 'string' ? { remote } : {}) }));
     for (let k = offset / CHUNK; k < chunks; k++) {
       requests.push(s.put({ id: chunkId(id, k), entries: list.slice(k * CHUNK - offset, (k + 1) * CHUNK - offset) }));
     }
@@ -257,6 +272,17 @@ function keyed(items) {
   });
 }
 
+/** The key prefix of the entries of items kept here only (see the header of this file). */
+const LOCAL = 'local:';
+const isLocal = (entry) => entry.key.startsWith(LOCAL);
+const localCount = (entries) => entries.reduce((n, e) => n + (isLocal(e) ? 1 : 0), 0);
+
+/** Whether a remote's error refuses what it was sent, rather than failing to take it now (a
+ * server error, no network): sent again, it would be refused again. The remote's API refuses it
+ * (HTTP 400, 413, 422), or the remote does before sending it (an `INVALID_ITEM`: an item of a
+ * kind it has no form for, such as an audio part for the Conversations API). */
+const refuses = (error) => [400, 413, 422].includes(error?.status) || error?.code === 'INVALID_ITEM';
+
 /** A round that stopped because something else is using the session; tried again soon. */
 function busy(message) {
   return Object.assign(new Error(message), { name: 'SyncError', code: 'SESSION_BUSY' });
@@ -289,6 +315,8 @@ export class SyncedSession extends EventTarget {
   #interval = null;
   #attempt = 0;
   #running = null;
+  /** How many items are kept here only, as the last round (or the state at the start) said. */
+  #localOnly = 0;
   /** Whether a round of this object compared the whole histories yet. */
   #compared = false;
   #again = false;
@@ -317,7 +345,7 @@ export class SyncedSession extends EventTarget {
     this.#lockName = `agent-sessions-sync:${JSON.stringify([local.dbName, local.sessionId])}`;
     this.#minDelay = retryDelayMs;
     this.#maxDelay = Math.max(maxRetryDelayMs, retryDelayMs);
-    this.#status = { pending: 0, lastSyncedAt: null, lastError: null, online: online(), syncing: false };
+    this.#status = { pending: 0, localOnly: 0, lastSyncedAt: null, lastError: null, online: online(), syncing: false };
     this.#onOnline = () => {
       this.#setStatus({ online: true });
       this.#attempt = 0;
@@ -330,7 +358,7 @@ export class SyncedSession extends EventTarget {
     if (syncOnOpen) this.#schedule(0);
     // The outbox as this device left it (a reload while offline still shows it).
     this.#pendingCount().then(
-      (pending) => this.#setStatus({ pending }),
+      (pending) => this.#setStatus({ pending, localOnly: this.#localOnly }),
       () => {},
     );
   }
@@ -374,7 +402,7 @@ export class SyncedSession extends EventTarget {
   async #write(call) {
     const result = await call();
     this.#pendingCount().then(
-      (pending) => this.#setStatus({ pending }),
+      (pending) => this.#setStatus({ pending, localOnly: this.#localOnly }),
       () => {},
     );
     this.#schedule(0);
@@ -451,17 +479,17 @@ export class SyncedSession extends EventTarget {
         await withLock(this.#lockName, () => this.#round());
         this.#attempt = 0;
         const pending = await this.#pendingCount().catch(() => 0);
-        this.#setStatus({ syncing: false, pending, lastSyncedAt: Date.now(), lastError: null });
+        this.#setStatus({ syncing: false, pending, localOnly: this.#localOnly, lastSyncedAt: Date.now(), lastError: null });
         return this.syncStatus;
       } catch (error) {
         const pending = await this.#pendingCount().catch(() => this.#status.pending);
         if (error?.code === 'SESSION_BUSY') {
           // A run (or a write) was using the session: not a failure, just later.
-          this.#setStatus({ syncing: false, pending });
+          this.#setStatus({ syncing: false, pending, localOnly: this.#localOnly });
           retryIn = this.#minDelay;
         } else {
           this.#attempt += 1;
-          this.#setStatus({ syncing: false, pending, lastError: errorInfo(error), online: online() });
+          this.#setStatus({ syncing: false, pending, localOnly: this.#localOnly, lastError: errorInfo(error), online: online() });
           if (online()) retryIn = Math.min(this.#maxDelay, this.#minDelay * 2 ** (this.#attempt - 1));
         }
         throw error;
@@ -503,6 +531,7 @@ export class SyncedSession extends EventTarget {
    * local history lost since (deletions the remote has not seen yet). */
   async #pendingCount() {
     const head = await this.#head();
+    this.#localOnly = head.localOnly ?? 0;
     if (head.mark) {
       const now = await this.#mark();
       // Only grown since the last round: the outbox is what came after.
@@ -618,16 +647,20 @@ export class SyncedSession extends EventTarget {
     const entries = await loadEntries(this.#id, head, head.count - PAGE - 1);
     if (!entries) return null;
     const { offset, synced } = entries;
-    const newest = synced.at(-1);
-    const local = await this.#local.getItems(start.itemCount - head.count + 1);
-    if (!sameMark(start, await this.#mark()) || fingerprint(local[0]) !== newest.fp) return null;
-    const readRemote = () => this.#remoteFrom(offset, synced);
+    // The newest synced item the remote holds, and the items kept here only after it; the
+    // remote's list has no place for the ones kept here only (before `offset`: `localBefore`).
+    const at = synced.findLastIndex((e) => !isLocal(e));
+    const localBefore = (head.localOnly ?? 0) - localCount(synced);
+    if (at < 0 || localBefore < 0) return null;
+    const local = await this.#local.getItems(start.itemCount - offset - at);
+    if (!sameMark(start, await this.#mark()) || fingerprint(local[0]) !== synced[at].fp) return null;
+    const readRemote = () => this.#remoteFrom(offset - localBefore, synced.slice(0, at + 1).filter((e) => !isLocal(e)));
     const remote = await readRemote();
     if (!remote) return null;
     return {
       offset,
-      base: synced.slice(0, -1),
-      synced: [newest],
+      base: synced.slice(0, at),
+      synced: synced.slice(at),
       local,
       remote,
       start,
@@ -679,6 +712,8 @@ export class SyncedSession extends EventTarget {
 
     // The local history: what is still as synced, then the outbox.
     const kept = keptCount(synced, local);
+    // The items kept here only before those compared (see `#recent`).
+    const localBefore = offset === 0 ? 0 : (saved.localOnly ?? 0) - localCount(base) - localCount(synced);
     const fresh = local.slice(kept);
     const known = new Set(synced.slice(0, kept).map((s) => s.key));
 
@@ -734,12 +769,30 @@ export class SyncedSession extends EventTarget {
 
     // Push the rest, each write recorded before it is sent.
     const confirmed = [...paired.values()].map(fingerprint);
-    const write = async (inFlight) => saveState(this.#id, saved, { offset, list: [...base, ...synced.slice(0, kept)], inFlight, tombstones: [...tombstones], mark: null, remote: await this.#remoteId() });
-    for (let i = 0; i < unpaired.length; i += PUSH_SIZE) {
-      const part = unpaired.slice(i, i + PUSH_SIZE);
+    const save = async (list, inFlight, mark) =>
+      saveState(this.#id, saved, { offset, list, inFlight, tombstones: [...tombstones], mark, remote: await this.#remoteId(), localOnly: localBefore + localCount(list) });
+    const write = (inFlight) => save([...base, ...synced.slice(0, kept)], inFlight, null);
+    const push = async (part) => {
       await write({ confirmed, chunk: part.map(fingerprint) });
       await remote.addItems(part);
       confirmed.push(...part.map(fingerprint));
+    };
+    for (let i = 0; i < unpaired.length; i += PUSH_SIZE) {
+      const part = unpaired.slice(i, i + PUSH_SIZE);
+      try {
+        await push(part);
+      } catch (error) {
+        if (!refuses(error)) throw error;
+        // One item the remote refuses (a part its API does not take) must not hold up the
+        // others: each is sent alone, and one refused alone is kept here only (below).
+        for (const item of part.length > 1 ? part : []) {
+          try {
+            await push([item]);
+          } catch (e) {
+            if (!refuses(e)) throw e;
+          }
+        }
+      }
     }
     if (unpaired.length > 0) await reread();
 
@@ -763,8 +816,21 @@ export class SyncedSession extends EventTarget {
       wanted.push(mine ?? pulled(e.item));
       entries.push({ key: e.key, fp: e.fp });
     }
-    const unplaced = waiting.filter((w) => !w.used).map((w) => w.item);
-    wanted.push(...unplaced);
+    // The items the remote does not hold stay here only, each where it was: after the item
+    // before it here (or first). Those synced so (`local:` entries), and those pushed this round
+    // that the remote did not keep or refused: sent again, they would not be kept either.
+    const unplaced = new Set(waiting.filter((w) => !w.used).map((w) => w.item));
+    const placed = new Map(wanted.map((item, i) => [item, i]));
+    local.forEach((item, i) => {
+      if (!(i < kept ? isLocal(synced[i]) : unplaced.has(item))) return;
+      let before = i - 1;
+      while (before >= 0 && !placed.has(local[before])) before -= 1;
+      const at = before < 0 ? 0 : placed.get(local[before]) + 1;
+      wanted.splice(at, 0, item);
+      entries.splice(at, 0, { key: `${LOCAL}${fingerprint(item)}`, fp: fingerprint(item) });
+      for (const [other, k] of placed) if (k >= at) placed.set(other, k + 1);
+      placed.set(item, at);
+    });
 
     // Rewrite the local history where it differs: under the lock runs take (a run in progress
     // means "later"), after checking nothing was written since it was read, as one transaction
@@ -795,8 +861,7 @@ export class SyncedSession extends EventTarget {
     };
     const same = from === local.length && from === wanted.length;
     const mark = same ? await ended() : await withLock(sessionLockName(this.#local.dbName, this.#local.sessionId), rewrite, { ifAvailable: true });
-    await saveState(this.#id, saved, { offset, list: [...base, ...entries], inFlight: null, tombstones: [...tombstones], mark, remote: await this.#remoteId() });
-    if (unplaced.length > 0) throw Object.assign(new Error(`${unplaced.length} item(s) written here did not reach the remote yet`), { name: 'SyncError', code: 'SYNC_INCOMPLETE' });
+    await save([...base, ...entries], null, mark);
   }
 }
 

@@ -606,6 +606,124 @@ describe('SyncedSession', () => {
     await context.close();
   });
 
+  test('items the remote cannot hold stay on this device in place, are never sent again, and the others sync around them', async () => {
+    const a = await device();
+    const conversationId = await newConversation(a.page);
+    const think = (text) => ({ type: 'reasoning', content: [{ type: 'input_text', text }] });
+    const written = [
+      say('user', 'Think about it'),
+      think('Thinking'), // no id, no encrypted content: the conversion leaves it out
+      say('assistant', 'Thought.'),
+      { role: 'user', content: [{ type: 'input_text', text: 'See this' }, { type: 'input_image', image: 'photo.png' }] }, // the API refuses the URL
+      say('assistant', 'I cannot open it.'),
+      { role: 'user', content: [{ type: 'audio', audio: 'AAAA' }] }, // no Conversations form
+      say('assistant', 'No audio here.'),
+    ];
+    await a.page.evaluate(async (items) => {
+      await new lib.IndexedDbSession('local-only').addItems(items);
+    }, written);
+    const posts = () => server.requests.filter((q) => q.method === 'POST' && q.path.endsWith('/items')).length;
+    // The first round pushes the batch, then, refused, its items one by one.
+    await openSynced(a.page, { id: 'local-only', conversationId, options: { syncOnOpen: false } });
+    assert.ok(posts() > 1, `${posts()} writes`);
+    const rounds = [];
+    for (let i = 0; i < 3; i++) {
+      const before = posts();
+      const r = await a.page.evaluate(async () => {
+        const error = await window.synced.sync().then(() => null, (e) => `${e.code}: ${e.message}`);
+        const { pending, localOnly } = window.synced.syncStatus;
+        return { error, pending, localOnly, local: await window.synced.getItems() };
+      });
+      rounds.push({ ...r, posts: posts() - before });
+    }
+    const remoteTexts = [['user', 'Think about it'], ['assistant', 'Thought.'], ['assistant', 'I cannot open it.'], ['assistant', 'No audio here.']];
+    for (const [i, r] of rounds.entries()) {
+      assert.equal(r.error, null, `round ${i + 1}`);
+      assert.deepEqual([r.pending, r.localOnly], [0, 3], `round ${i + 1}`);
+      assert.deepEqual(r.local, written, `round ${i + 1}: the local history is as written, in its order`);
+      assert.deepEqual(transcript(serverItems(conversationId)), remoteTexts);
+    }
+    assert.deepEqual(rounds.map((r) => r.posts), [0, 0, 0], 'nothing sent again');
+
+    // Another device gets what the remote holds.
+    const b = await device();
+    await openSynced(b.page, { id: 'local-only', conversationId });
+    await settled(b.page);
+    assert.deepEqual(transcript(await b.page.evaluate(() => window.synced.getItems())), remoteTexts);
+
+    // A new turn on the first device, with its reasoning: the round goes on from the synced end,
+    // reading the remote's newest page only, and the turn's reasoning stays here too.
+    const listed = () => server.requests.filter((q) => q.method === 'GET' && q.path.endsWith('/items'));
+    const before = listed().length;
+    const turn = [say('user', 'Once more'), think('Again'), say('assistant', 'Done.')];
+    const after = await a.page.evaluate(async (turn) => {
+      // Every read of the local history, by its limit.
+      const reads = [];
+      const getItems = lib.IndexedDbSession.prototype.getItems;
+      lib.IndexedDbSession.prototype.getItems = function (limit) {
+        reads.push(limit);
+        return getItems.call(this, limit);
+      };
+      await window.synced.addItems(turn);
+      const error = await window.synced.sync().then(() => null, (e) => `${e.code}: ${e.message}`);
+      lib.IndexedDbSession.prototype.getItems = getItems;
+      return { error, reads, local: await window.synced.getItems(), status: window.synced.syncStatus };
+    }, turn);
+    assert.equal(after.error, null);
+    assert.ok(after.reads.length > 0 && after.reads.every((limit) => limit <= 4), `the local history was read from the synced end only: ${after.reads}`);
+    assert.deepEqual(after.local, [...written, ...turn]);
+    assert.deepEqual([after.status.pending, after.status.localOnly], [0, 4]);
+    assert.deepEqual(transcript(serverItems(conversationId)), [...remoteTexts, ['user', 'Once more'], ['assistant', 'Done.']]);
+    assert.ok(listed().slice(before).every((q) => q.query.order === 'desc' && Number(q.query.limit) <= 100), 'only the newest items were listed');
+
+    // The other device pops the newest item: a deletion wins here too, and the items kept here
+    // only stay where they were.
+    await b.page.evaluate(() => window.synced.sync());
+    await b.page.evaluate(() => window.synced.popItem());
+    await settled(b.page);
+    const popped = await a.page.evaluate(async () => {
+      await window.synced.sync();
+      return { local: await window.synced.getItems(), status: window.synced.syncStatus };
+    });
+    assert.deepEqual(popped.local, [...written, ...turn.slice(0, 2)]);
+    assert.deepEqual([popped.status.pending, popped.status.localOnly], [0, 4]);
+    // A round that leaves the history ending with an item kept here only; the next round still
+    // goes on from the newest item the remote holds.
+    const ending = [say('user', 'Last question'), think('Hmm')];
+    await a.page.evaluate((items) => window.synced.addItems(items).then(() => window.synced.sync()), ending);
+    const last = await a.page.evaluate(async () => {
+      await window.synced.addItems([{ role: 'assistant', content: 'Last answer' }]);
+      const reads = [];
+      const getItems = lib.IndexedDbSession.prototype.getItems;
+      lib.IndexedDbSession.prototype.getItems = function (limit) {
+        reads.push(limit);
+        return getItems.call(this, limit);
+      };
+      await window.synced.sync();
+      lib.IndexedDbSession.prototype.getItems = getItems;
+      return { reads, local: await window.synced.getItems(), status: window.synced.syncStatus };
+    });
+    assert.deepEqual(last.local, [...written, ...turn.slice(0, 2), ...ending, { role: 'assistant', content: 'Last answer' }]);
+    assert.deepEqual([last.status.pending, last.status.localOnly], [0, 5]);
+    assert.ok(last.reads.length > 0 && last.reads.every((limit) => limit <= 4), `read from the synced end only: ${last.reads}`);
+    assert.deepEqual(transcript(serverItems(conversationId)).slice(-3), [['user', 'Once more'], ['user', 'Last question'], ['assistant', 'Last answer']]);
+
+    // That history restored on a third device, with no sync state there: the items kept here
+    // only, each between two the remote holds, are taken for such items, and nothing is sent.
+    const c = await device();
+    await c.page.evaluate((items) => new lib.IndexedDbSession('local-only').addItems(items), last.local);
+    const sent = posts();
+    const remoteBefore = serverItems(conversationId).length;
+    const restored = await openSynced(c.page, { id: 'local-only', conversationId });
+    assert.deepEqual([restored.lastError, restored.pending, restored.localOnly], [null, 0, 5]);
+    assert.equal(posts(), sent, 'nothing pushed');
+    assert.equal(serverItems(conversationId).length, remoteBefore);
+    assert.deepEqual(await c.page.evaluate(() => window.synced.getItems()), last.local);
+    await c.context.close();
+    await a.context.close();
+    await b.context.close();
+  });
+
   test('a round that pushes more than a page of items (120 written offline) settles in one round', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async ({ url }) => {

@@ -344,9 +344,13 @@ export async function startConversationsServer({ host = '127.0.0.1' } = {}) {
             ? it.content
             : null;
       if (!content) throw new ApiError(400, `Invalid type for '${param}.content': expected a string or an array.`, { param: `${param}.content`, code: 'invalid_type' });
-      for (const part of content) {
+      content.forEach((part, j) => {
         if (part?.type === 'output_text' && part.annotations === undefined) part.annotations = [];
-      }
+        if (part?.type === 'input_image' && typeof part.image_url === 'string' && !/^(https?:|data:)/.test(part.image_url)) {
+          const where = `${param}.content[${j}].image_url`;
+          throw new ApiError(400, `Invalid '${where}'. Expected a valid URL, but got a value with an invalid format.`, { param: where, code: 'invalid_value' });
+        }
+      });
       Object.assign(out, it, { id: out.id, type, status: it.status ?? 'completed', role: it.role, content });
       return out;
     }

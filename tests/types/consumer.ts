@@ -301,7 +301,8 @@ async function twoDevices(): Promise<void> {
   const status: SyncStatus = await synced.sync();
   const id: string | undefined = remote.sessionId;
   synced.close();
-  void [remoteAsSession, forTheSdk, transactional, status.lastSyncedAt, id];
+  const keptHere: number = status.localOnly;
+  void [remoteAsSession, forTheSdk, transactional, status.lastSyncedAt, id, keptHere];
 }
 void twoDevices;
 
