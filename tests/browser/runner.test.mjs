@@ -646,11 +646,17 @@ for (const api of ['chat_completions', 'responses']) {
           const session = new lib.IndexedDbSession(id);
           const first = await runner.run(agent, 'Email c', { session });
           first.state.reject(first.interruptions[0], 'The user said no.');
+          // Resumed with another agent: refused before anything is sent or saved.
+          const stored = (await session.getItems()).length;
+          const other = await runner.run(new lib.Agent({ name: 'Other', model: 'm' }), first.state, { session }).then(() => 'resolved', (e) => `${e.name} ${e.code}: ${e.message}`);
+          const storedAfter = (await session.getItems()).length;
           const done = await runner.run(agent, first.state, { session });
-          return { finalOutput: done.finalOutput, sent: window.sent, history: await session.getItems() };
+          return { other, unchanged: stored === storedAfter, finalOutput: done.finalOutput, sent: window.sent, history: await session.getItems() };
         },
         { api, id, setup },
       );
+      assert.match(t3.other, /^RunnerError INVALID_RUN_STATE: this state belongs to agent "[^"]+", not "Other"/);
+      assert.ok(t3.unchanged, 'nothing saved by the refused resume');
       assert.equal(t3.finalOutput, 'Not sent to c.');
       assert.deepEqual(t3.sent, ['b@example.com'], 'c was never sent');
       const calls = t3.history.filter((i) => i.type === 'function_call').map((i) => i.callId);
