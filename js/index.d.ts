@@ -261,7 +261,8 @@ export interface SyncStatus {
    * synced items removed (a pop, a clear) that are not deleted there yet. */
   pending: number;
   /** Items kept on this device only: the remote did not hold them after they were pushed, or
-   * refused them (HTTP 400, 413, 422); never sent again. */
+   * refused them (HTTP 400, 413 or 422 while taking other items, or `INVALID_ITEM`: no form
+   * for them); not sent again. */
   localOnly: number;
   /** When a round last finished with both histories the same (ms since the epoch). */
   lastSyncedAt: number | null;

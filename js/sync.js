@@ -194,9 +194,13 @@ async function loadEntries(id, head, from = 0) {
   return sound ? { offset: first * CHUNK, synced } : null;
 }
 
+/** How many items in a row between two the remote holds are taken for items kept here only. */
+const GAP = 3;
+
 /**
  * What a round without a trustworthy sync state (none was ever written for this session, or it
- * is damaged) takes as synced: the items both histories start with, the same in the same order.
+ * is damaged) takes as synced: the items both histories start with, the same in the same order,
+ * but for up to `GAP` local items in a row between two of them, taken for items kept here only.
  * A local history that is a copy of the remote's (a backup imported on another device, a state
  * deleted) is then not pushed again, and the rest is reconciled as usual.
  */
@@ -208,9 +212,9 @@ function adopted(local, remote) {
     if (fp === remote[r].fp) {
       synced.push({ key: remote[r].key, fp });
       r += 1;
-    } else if (i + 1 < local.length && fingerprint(local[i + 1]) === remote[r].fp) {
-      // An item between two the remote holds, which it does not: one kept here only (pushed
-      // again, it would not be held either).
+    } else if (local.slice(i + 1, i + 1 + GAP).some((item) => fingerprint(item) === remote[r].fp)) {
+      // An item between two the remote holds (with at most two more), which it does not: one
+      // kept here only (pushed again, it would not be held either).
       synced.push({ key: `${LOCAL}${fp}`, fp });
     } else {
       break;
@@ -726,10 +730,18 @@ export class SyncedSession extends EventTarget {
       const e = added.find((a) => free(a) && a.fp === fp);
       if (e) claimed.push(e);
     }
+    // The write in flight: its items in a row, the newest such row; a reasoning item of it may
+    // be missing (the conversion to the remote's items leaves out one without an id).
     const chunk = saved.inFlight?.chunk ?? [];
-    for (let at = added.length - chunk.length; chunk.length > 0 && at >= 0; at -= 1) {
-      const run = added.slice(at, at + chunk.length);
-      if (run.every((e, i) => free(e) && e.fp === chunk[i])) {
+    const optional = new Set(saved.inFlight?.optional ?? []);
+    for (let at = added.length - 1; chunk.length > 0 && at >= 0; at -= 1) {
+      const run = [];
+      const whole = chunk.every((fp, k) => {
+        const e = added[at + run.length];
+        if (e && free(e) && e.fp === fp) return run.push(e);
+        return optional.has(k);
+      });
+      if (whole && run.length > 0) {
         claimed.push(...run);
         break;
       }
@@ -772,11 +784,16 @@ export class SyncedSession extends EventTarget {
     const save = async (list, inFlight, mark) =>
       saveState(this.#id, saved, { offset, list, inFlight, tombstones: [...tombstones], mark, remote: await this.#remoteId(), localOnly: localBefore + localCount(list) });
     const write = (inFlight) => save([...base, ...synced.slice(0, kept)], inFlight, null);
+    let accepted = false;
     const push = async (part) => {
-      await write({ confirmed, chunk: part.map(fingerprint) });
+      const optional = part.flatMap((item, k) => (item?.type === 'reasoning' ? [k] : []));
+      await write({ confirmed, chunk: part.map(fingerprint), ...(optional.length ? { optional } : {}) });
       await remote.addItems(part);
       confirmed.push(...part.map(fingerprint));
+      accepted = true;
     };
+    // What the remote refused of each item sent alone (an HTTP status: see `refuses`).
+    let refusal = null;
     for (let i = 0; i < unpaired.length; i += PUSH_SIZE) {
       const part = unpaired.slice(i, i + PUSH_SIZE);
       try {
@@ -785,15 +802,21 @@ export class SyncedSession extends EventTarget {
         if (!refuses(error)) throw error;
         // One item the remote refuses (a part its API does not take) must not hold up the
         // others: each is sent alone, and one refused alone is kept here only (below).
+        if (part.length === 1 && error.code !== 'INVALID_ITEM') refusal ??= error;
         for (const item of part.length > 1 ? part : []) {
           try {
             await push([item]);
           } catch (e) {
             if (!refuses(e)) throw e;
+            if (e.code !== 'INVALID_ITEM') refusal ??= e;
           }
         }
       }
     }
+    // A refusal by status that no accepted write of this round tells from a refusal of every
+    // request (a proxy's 400, a conversation that takes no more) sets nothing aside: the round
+    // fails, and is tried again. An item the remote has no form for is set aside anyway.
+    if (refusal && !accepted) throw refusal;
     if (unpaired.length > 0) await reread();
 
     // The remote's order, with this device's items as they were written here.
@@ -819,10 +842,17 @@ export class SyncedSession extends EventTarget {
     // The items the remote does not hold stay here only, each where it was: after the item
     // before it here (or first). Those synced so (`local:` entries), and those pushed this round
     // that the remote did not keep or refused: sent again, they would not be kept either.
+    // One synced so goes when the remote lost the items it stood between (a clear, a pop of its
+    // turn on another device): a deletion wins.
     const unplaced = new Set(waiting.filter((w) => !w.used).map((w) => w.item));
     const placed = new Map(wanted.map((item, i) => [item, i]));
+    const shown = new Set(visible().map((e) => e.key));
+    const held = (from, step) => {
+      for (let k = from; k >= 0 && k < kept; k += step) if (!isLocal(synced[k])) return shown.has(synced[k].key);
+      return false;
+    };
     local.forEach((item, i) => {
-      if (!(i < kept ? isLocal(synced[i]) : unplaced.has(item))) return;
+      if (!(i < kept ? isLocal(synced[i]) && (held(i - 1, -1) || held(i + 1, 1)) : unplaced.has(item))) return;
       let before = i - 1;
       while (before >= 0 && !placed.has(local[before])) before -= 1;
       const at = before < 0 ? 0 : placed.get(local[before]) + 1;

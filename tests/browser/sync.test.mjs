@@ -290,6 +290,26 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a push whose response was dropped, of a turn with a reasoning item the remote does not keep, is not sent again', async () => {
+    const a = await device();
+    const conversationId = await newConversation(a.page);
+    await openSynced(a.page, { id: 'dropped-reasoning', conversationId, options: { retryDelayMs: 60_000 } });
+    await server.setFault({ kind: 'drop', times: 1, methods: ['POST'] });
+    const turn = [say('user', 'only once'), { type: 'reasoning', content: [{ type: 'input_text', text: 'Hmm' }] }, say('assistant', 'once')];
+    await a.page.evaluate(async (items) => window.synced.addItems(items), turn);
+    await a.page.waitForFunction(() => window.synced.syncStatus.lastError !== null && !window.synced.syncStatus.syncing);
+    assert.equal(serverItems(conversationId).length, 2, 'the write took effect, without the reasoning');
+
+    await a.page.reload();
+    await a.page.waitForFunction(() => window.ready === true);
+    await openSynced(a.page, { id: 'dropped-reasoning', conversationId });
+    await settled(a.page);
+    assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'only once'], ['assistant', 'once']], 'no duplicate on the server');
+    assert.deepEqual(await a.page.evaluate(() => window.synced.getItems()), turn);
+    assert.equal(await a.page.evaluate(() => window.synced.syncStatus.localOnly), 1);
+    await a.context.close();
+  });
+
   test('a tab closed in the middle of a push: reopened, everything is pushed exactly once', async () => {
     const a = await device();
     const conversationId = await newConversation(a.page);
@@ -720,8 +740,44 @@ describe('SyncedSession', () => {
     assert.equal(serverItems(conversationId).length, remoteBefore);
     assert.deepEqual(await c.page.evaluate(() => window.synced.getItems()), last.local);
     await c.context.close();
+
+    // Cleared on another device: the items kept here only go with the rest.
+    await b.page.evaluate(() => window.synced.sync());
+    await b.page.evaluate(() => window.synced.clearSession());
+    await settled(b.page);
+    assert.deepEqual(serverItems(conversationId), []);
+    const cleared = await a.page.evaluate(async () => {
+      await window.synced.sync();
+      return { local: await window.synced.getItems(), status: window.synced.syncStatus };
+    });
+    assert.deepEqual(cleared.local, []);
+    assert.deepEqual([cleared.status.pending, cleared.status.localOnly], [0, 0]);
     await a.context.close();
     await b.context.close();
+  });
+
+  test('a round whose every write the remote refuses fails and sets nothing aside: the items go once it takes them', async () => {
+    const { context, page } = await device();
+    const conversationId = await newConversation(page);
+    await openSynced(page, { id: 'refused-all', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
+    // A proxy in front of the remote refuses every write for a while, whatever it holds.
+    await server.setFault({ kind: 'status', status: 400, methods: ['POST'], times: 3 });
+    const first = await page.evaluate(async (items) => {
+      await window.synced.addItems(items);
+      const error = await window.synced.sync().then(() => null, (e) => e.status);
+      return { error, status: window.synced.syncStatus };
+    }, [say('user', 'Hello'), say('assistant', 'Hi')]);
+    assert.equal(first.error, 400);
+    assert.deepEqual([first.status.pending, first.status.localOnly], [2, 0]);
+    assert.deepEqual(serverItems(conversationId), []);
+    const second = await page.evaluate(async () => {
+      const error = await window.synced.sync().then(() => null, (e) => e.status);
+      return { error, status: window.synced.syncStatus };
+    });
+    assert.equal(second.error, null);
+    assert.deepEqual([second.status.pending, second.status.localOnly], [0, 0]);
+    assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'Hello'], ['assistant', 'Hi']]);
+    await context.close();
   });
 
   test('a round that pushes more than a page of items (120 written offline) settles in one round', async () => {
