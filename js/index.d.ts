@@ -311,7 +311,8 @@ export class SyncedSession extends EventTarget {
   subscribe: IndexedDbSession['subscribe'];
   /** A round now: resolves once both histories are the same, rejects with what failed. */
   sync(): Promise<SyncStatus>;
-  /** Stops syncing; the two sessions stay usable. */
+  /** Stops syncing (a round in progress stops before its next remote write, rejecting with
+   * `CLOSED`); the two sessions stay usable. */
   close(): void;
   addEventListener(type: 'syncstatus', listener: (event: CustomEvent<SyncStatus>) => void): void;
   addEventListener(type: string, listener: EventListenerOrEventListenerObject | null): void;

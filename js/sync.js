@@ -547,7 +547,13 @@ export class SyncedSession extends EventTarget {
     return local.length - kept + (synced.length - kept);
   }
 
-  /** Stops syncing (timers, listeners); the sessions stay usable on their own. */
+  /** A round of a closed session writes nothing more to the remote. */
+  #stopIfClosed() {
+    if (this.#closed) throw sessionError('CLOSED', 'the session was closed during the sync round; it stopped before its next remote write');
+  }
+
+  /** Stops syncing (timers, listeners; a round in progress stops before its next remote
+   * write); the sessions stay usable on their own. */
   close() {
     this.#closed = true;
     clearTimeout(this.#timer);
@@ -767,6 +773,7 @@ export class SyncedSession extends EventTarget {
     if (doomed.length > 0) {
       for (const key of doomed.reverse()) {
         if (!all.some((e) => e.key === key)) continue;
+        this.#stopIfClosed();
         if (typeof remote.deleteItem === 'function' && key.startsWith('id:')) {
           await remote.deleteItem(key.slice(3));
         } else if (all.at(-1)?.key === key) {
@@ -786,6 +793,7 @@ export class SyncedSession extends EventTarget {
     const write = (inFlight) => save([...base, ...synced.slice(0, kept)], inFlight, null);
     let accepted = false;
     const push = async (part) => {
+      this.#stopIfClosed();
       const optional = part.flatMap((item, k) => (item?.type === 'reasoning' ? [k] : []));
       await write({ confirmed, chunk: part.map(fingerprint), ...(optional.length ? { optional } : {}) });
       await remote.addItems(part);

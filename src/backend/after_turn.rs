@@ -21,7 +21,7 @@ use crate::core::wire::{content_text, item_type};
 
 use super::error::run_error;
 use super::js::{self, js_to_json, object};
-use super::model::{sleep, CallError, ModelClient, ModelFailure};
+use super::model::{sleep, timed_out, timeout_signal, ModelClient};
 use super::runner::{call_session, AgentSpec, RunError};
 
 /// Everything the work after a turn needs.
@@ -230,16 +230,10 @@ impl AfterTurn {
             .client
             .ask(model, instructions, &input, signal.as_ref())
             .await
-            .map_err(|e| match e {
-                CallError::Aborted(_) => CallError::Failed(ModelFailure {
-                    status: 0,
-                    message: format!(
-                        "no answer within {} s to the request for a title or summary",
-                        ASK_TIMEOUT_MS / 1000
-                    ),
-                }),
-                other => other,
-            })?;
+            .map_err(timed_out(
+                ASK_TIMEOUT_MS,
+                "the request for a title or summary",
+            ))?;
         Ok(output
             .items
             .iter()
@@ -252,12 +246,6 @@ impl AfterTurn {
 
 /// How long a title or summary request may go without an answer.
 const ASK_TIMEOUT_MS: u32 = 120_000;
-
-/// An `AbortSignal` that fires after `ms` (`AbortSignal.timeout`); `None` where there is none.
-fn timeout_signal(ms: u32) -> Option<JsValue> {
-    let signals = js::get(&js_sys::global(), "AbortSignal").ok()?;
-    js::call_method(&signals, "timeout", &[JsValue::from(ms)]).ok()
-}
 
 /// What the work after a turn did.
 struct Report {

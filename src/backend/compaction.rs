@@ -20,7 +20,12 @@ use crate::core::wire::items::to_responses_item;
 use crate::core::wire::{content_text, item_type, usage_of, Api, Usage};
 
 use super::js::{self, describe, js_to_json, json_to_js, object, resolve_value};
-use super::model::ModelClient;
+use super::model::{timed_out, timeout_signal, ModelClient};
+
+/// How long a compaction request (a whole history to summarise) may go without an answer: a
+/// server that never answers must not hold the session's compaction, which runs one at a time
+/// with the work after each turn, for good.
+const COMPACTION_TIMEOUT_MS: u32 = 600_000;
 use super::runner::{call_session, RunError};
 
 /// A configured compaction: which server, which model, how.
@@ -134,8 +139,14 @@ impl Compactor {
         let input = summary_input(older);
         let output = self
             .client
-            .ask(&self.model, SUMMARY_INSTRUCTIONS, &input, None)
-            .await?;
+            .ask(
+                &self.model,
+                SUMMARY_INSTRUCTIONS,
+                &input,
+                timeout_signal(COMPACTION_TIMEOUT_MS).as_ref(),
+            )
+            .await
+            .map_err(timed_out(COMPACTION_TIMEOUT_MS, "the compaction request"))?;
         let summary = output
             .items
             .iter()
@@ -158,8 +169,13 @@ impl Compactor {
         let body = json!({"model": self.model, "input": input});
         let response = self
             .client
-            .post_json("/responses/compact", &body.to_string(), None)
-            .await?;
+            .post_json(
+                "/responses/compact",
+                &body.to_string(),
+                timeout_signal(COMPACTION_TIMEOUT_MS).as_ref(),
+            )
+            .await
+            .map_err(timed_out(COMPACTION_TIMEOUT_MS, "the compaction request"))?;
         let Some(output) = response.get("output").and_then(Value::as_array) else {
             return Err(RunError::Model(super::model::ModelFailure {
                 status: 200,

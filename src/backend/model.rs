@@ -68,6 +68,21 @@ pub fn aborted(signal: Option<&JsValue>) -> Option<JsValue> {
     })
 }
 
+/// An `AbortSignal` that fires after `ms` (`AbortSignal.timeout`); `None` where there is none.
+pub fn timeout_signal(ms: u32) -> Option<JsValue> {
+    let signals = js::get(&js_sys::global(), "AbortSignal").ok()?;
+    call_method(&signals, "timeout", &[JsValue::from(ms)]).ok()
+}
+
+/// What a call made with only a [`timeout_signal`] failed with: its abort is the timeout, a
+/// `ModelError` with status 0 saying which request (`what`) had no answer.
+pub fn timed_out(ms: u32, what: &'static str) -> impl Fn(CallError) -> CallError {
+    move |e| match e {
+        CallError::Aborted(_) => failed(0, format!("no answer within {} s to {what}", ms / 1000)),
+        other => other,
+    }
+}
+
 /// Waits `ms` milliseconds, or until `signal` fires.
 pub async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
     if let Some(reason) = aborted(signal) {

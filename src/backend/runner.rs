@@ -1258,17 +1258,9 @@ pub async fn run(
         RunInput::Items(items) => r.start(items).await.map_err(RunFailure::before_start)?,
         RunInput::Resume(state) => {
             let mut state = *state;
-            // As `RunState.fromString` checks: another agent has other tools and instructions, and
-            // would answer the approved calls of this one.
-            if state.agent_name != agent.name {
-                return Err(RunFailure::before_start(RunError::Usage(RunnerError::new(
-                    RunnerErrorCode::InvalidRunState,
-                    format!(
-                        "this state belongs to agent \"{}\", not \"{}\": resume it with the agent its run started with",
-                        state.agent_name, agent.name
-                    ),
-                ))));
-            }
+            state
+                .check_agent(&agent.name)
+                .map_err(|e| RunFailure::before_start(RunError::Usage(e)))?;
             // A resumed run keeps the limit it started with, unless this call gives one.
             if options.max_turns_given {
                 state.max_turns = options.max_turns;

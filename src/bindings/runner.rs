@@ -750,12 +750,9 @@ impl RunState {
             ))
         })?;
         let state = CoreState::from_json(&text).map_err(|e| state_error(e.to_string()))?;
-        if state.agent_name != agent.spec.name {
-            return Err(state_error(format!(
-                "this state belongs to agent \"{}\", not \"{}\"",
-                state.agent_name, agent.spec.name
-            )));
-        }
+        state
+            .check_agent(&agent.spec.name)
+            .map_err(|e| coded_error(&e))?;
         Ok(RunState {
             inner: RefCell::new(state),
         })

@@ -191,6 +191,40 @@ describe('compaction', () => {
     assert.deepEqual(r.archived, []);
   });
 
+  test('a compaction request the server never answers fails after its timeout, leaving the old history', async () => {
+    model.script({ hang: true });
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        // The ten-minute timeout, made to fire at once (a test cannot wait ten minutes): the
+        // compaction asks AbortSignal.timeout for the signal of its request, and gets this one.
+        const timeout = AbortSignal.timeout;
+        const asked = [];
+        AbortSignal.timeout = (ms) => {
+          asked.push(ms);
+          const controller = new AbortController();
+          setTimeout(() => controller.abort(new DOMException('signal timed out', 'TimeoutError')), 300);
+          return controller.signal;
+        };
+        try {
+          const inner = new lib.IndexedDbSession(id);
+          await inner.addItems(history);
+          const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, retries: 0 }), model: 'm' });
+          const res = await attempt(() => session.runCompaction({ force: true }));
+          return { asked, res, history: await inner.getItems(), archived: await inner.getArchivedItems() };
+        } finally {
+          AbortSignal.timeout = timeout;
+        }
+      },
+      { id: fresh('timeout'), history: HISTORY },
+    );
+    assert.deepEqual(r.asked, [600000]);
+    assert.equal(r.res.name, 'ModelError');
+    assert.equal(r.res.status, 0);
+    assert.match(r.res.message, /no answer within 600 s to the compaction request/);
+    assert.deepEqual(r.history, HISTORY);
+    assert.deepEqual(r.archived, []);
+  });
+
   test('a write in the middle of a compaction wins: the compaction is refused, nothing is lost', async () => {
     model.script({ text: 'a summary', waitMs: 400 });
     const r = await inPage(

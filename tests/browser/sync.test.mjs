@@ -780,6 +780,25 @@ describe('SyncedSession', () => {
     await context.close();
   });
 
+  test('close() during a round: it stops before its next remote write', async () => {
+    const { context, page } = await device();
+    const conversationId = await newConversation(page);
+    await openSynced(page, { id: 'closed-midway', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
+    // The first of three writes is slow: the page closes the session while it is on its way.
+    await server.setFault({ kind: 'slow', ms: 600, methods: ['POST'], times: 1 });
+    const r = await page.evaluate(async (items) => {
+      await window.synced.addItems(items);
+      const round = window.synced.sync().then(() => null, (e) => `${e.name} ${e.code}`);
+      await new Promise((ok) => setTimeout(ok, 200));
+      window.synced.close();
+      return round;
+    }, Array.from({ length: 45 }, (_, i) => say('user', `m${i}`)));
+    assert.equal(r, 'SessionError CLOSED');
+    await new Promise((ok) => setTimeout(ok, 300));
+    assert.equal(serverItems(conversationId).length, 20, 'the write under way took effect, no other');
+    await context.close();
+  });
+
   test('a round that pushes more than a page of items (120 written offline) settles in one round', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async ({ url }) => {

@@ -246,6 +246,22 @@ pub enum NextStep {
 }
 
 impl RunState {
+    /// Refuses to resume this state with another agent than the one its run started with:
+    /// another agent has other tools and instructions, and would answer this one's approved
+    /// calls.
+    pub fn check_agent(&self, agent_name: &str) -> Result<(), crate::core::error::RunnerError> {
+        if self.agent_name == agent_name {
+            return Ok(());
+        }
+        Err(crate::core::error::RunnerError::new(
+            crate::core::error::RunnerErrorCode::InvalidRunState,
+            format!(
+                "this state belongs to agent \"{}\", not \"{agent_name}\": resume it with the agent its run started with",
+                self.agent_name
+            ),
+        ))
+    }
+
     pub fn new(
         agent_name: &str,
         input: Vec<Value>,
