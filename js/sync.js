@@ -318,6 +318,8 @@ export class SyncedSession extends EventTarget {
   #timer = null;
   #interval = null;
   #attempt = 0;
+  /** Busy rounds in a row (a run holding the session): they back off as failed ones do. */
+  #busy = 0;
   #running = null;
   /** How many items are kept here only, as the last round (or the state at the start) said. */
   #localOnly = 0;
@@ -482,15 +484,18 @@ export class SyncedSession extends EventTarget {
       try {
         await withLock(this.#lockName, () => this.#round());
         this.#attempt = 0;
+        this.#busy = 0;
         const pending = await this.#pendingCount().catch(() => 0);
         this.#setStatus({ syncing: false, pending, localOnly: this.#localOnly, lastSyncedAt: Date.now(), lastError: null });
         return this.syncStatus;
       } catch (error) {
         const pending = await this.#pendingCount().catch(() => this.#status.pending);
         if (error?.code === 'SESSION_BUSY') {
-          // A run (or a write) was using the session: not a failure, just later.
+          // A run (or a write) was using the session: not a failure, just later; a long run
+          // is not asked every `retryDelayMs` (each round reads the remote).
           this.#setStatus({ syncing: false, pending, localOnly: this.#localOnly });
-          retryIn = this.#minDelay;
+          this.#busy += 1;
+          retryIn = Math.min(this.#maxDelay, this.#minDelay * 2 ** Math.min(this.#busy - 1, 5));
         } else {
           this.#attempt += 1;
           this.#setStatus({ syncing: false, pending, localOnly: this.#localOnly, lastError: errorInfo(error), online: online() });

@@ -839,6 +839,42 @@ describe('SyncedSession', () => {
     await context.close();
   });
 
+  test('rounds kept waiting by a run back off, and the one after the run writes what came', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async ({ url }) => {
+      const remote = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' });
+      const local = new lib.IndexedDbSession('busy-backoff');
+      const synced = new lib.SyncedSession(local, remote, { syncOnOpen: false, retryDelayMs: 50, maxRetryDelayMs: 10000 });
+      await synced.addItems([{ role: 'user', content: 'q1' }]);
+      await synced.sync();
+      // Another device answers: the next round has something to write here.
+      const other = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: await remote.getSessionId() });
+      await other.addItems([{ role: 'assistant', content: 'from elsewhere' }]);
+      // The delays of the rounds the session schedules (the page's other timers are shorter).
+      const delays = [];
+      const setTimer = window.setTimeout;
+      const sleep = (ms) => new Promise((ok) => setTimer(ok, ms));
+      window.setTimeout = (f, ms, ...args) => {
+        if (ms >= 50) delays.push(ms);
+        return setTimer(f, ms, ...args);
+      };
+      // A run holds the session meanwhile.
+      let release;
+      await new Promise((granted) => navigator.locks.request(lib.sessionLockName(local.dbName, local.sessionId), () => (granted(), new Promise((ok) => (release = ok)))));
+      const first = await synced.sync().then(() => 'synced', (e) => e.code);
+      while (delays.length < 4) await sleep(20);
+      release();
+      while ((await local.getItems()).length < 2) await sleep(20);
+      window.setTimeout = setTimer;
+      synced.close();
+      return { first, delays: delays.slice(0, 4), items: (await local.getItems()).map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text)) };
+    }, { url: server.url });
+    assert.equal(r.first, 'SESSION_BUSY');
+    assert.deepEqual(r.delays, [50, 100, 200, 400], 'each busy round waits twice as long as the one before');
+    assert.deepEqual(r.items, ['q1', 'from elsewhere']);
+    await context.close();
+  });
+
   test('a damaged sync state is replaced by the next round: nothing is sent twice, deleted or lost, and later rounds are incremental again', async () => {
     const a = await device();
     const r = await a.page.evaluate(async () => {
