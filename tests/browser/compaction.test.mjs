@@ -195,25 +195,15 @@ describe('compaction', () => {
     model.script({ hang: true });
     const r = await inPage(
       async ({ url, id, history }) => {
-        // The ten-minute timeout, made to fire at once (a test cannot wait ten minutes): the
-        // compaction asks AbortSignal.timeout for the signal of its request, and gets this one.
-        const timeout = AbortSignal.timeout;
-        const asked = [];
-        AbortSignal.timeout = (ms) => {
-          asked.push(ms);
-          const controller = new AbortController();
-          setTimeout(() => controller.abort(new DOMException('signal timed out', 'TimeoutError')), 300);
-          return controller.signal;
-        };
-        try {
+        // The ten-minute timeout, made to fire at once (see tests/pages/timeouts.js).
+        const { asked, value } = await withQuickTimeouts(async () => {
           const inner = new lib.IndexedDbSession(id);
           await inner.addItems(history);
           const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, retries: 0 }), model: 'm' });
           const res = await attempt(() => session.runCompaction({ force: true }));
-          return { asked, res, history: await inner.getItems(), archived: await inner.getArchivedItems() };
-        } finally {
-          AbortSignal.timeout = timeout;
-        }
+          return { res, history: await inner.getItems(), archived: await inner.getArchivedItems() };
+        });
+        return { asked, ...value };
       },
       { id: fresh('timeout'), history: HISTORY },
     );

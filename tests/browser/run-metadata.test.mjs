@@ -334,17 +334,8 @@ test('a title request the server never answers fails after its timeout, and the 
   );
   const r = await inPage(
     async ({ url, id }) => {
-      // The two-minute timeout, made to fire at once (a test cannot wait two minutes): the
-      // runner asks AbortSignal.timeout for the signal of the request, and gets this one.
-      const timeout = AbortSignal.timeout;
-      const asked = [];
-      AbortSignal.timeout = (ms) => {
-        asked.push(ms);
-        const controller = new AbortController();
-        setTimeout(() => controller.abort(new DOMException('signal timed out', 'TimeoutError')), 300);
-        return controller.signal;
-      };
-      try {
+      // The two-minute timeout, made to fire at once (see tests/pages/timeouts.js).
+      const { asked, value } = await withQuickTimeouts(async () => {
         const session = new lib.IndexedDbSession(id);
         const runner = new lib.Runner({ baseUrl: url });
         const agent = new lib.Agent({ name: 'A', model: 'm', autoTitle: true, summaries: { everyTurns: 2 } });
@@ -353,16 +344,14 @@ test('a title request the server never answers fails after its timeout, and the 
         const [one, two] = [await first.background, await second.background];
         const info = await session.getInfo();
         return {
-          asked,
           firstErrors: one.errors.map((e) => ({ name: e.name, status: e.status, message: e.message })),
           secondErrors: two.errors.length,
           secondSummary: two.summary,
           title: info.title,
           items: (await session.getItems()).length,
         };
-      } finally {
-        AbortSignal.timeout = timeout;
-      }
+      });
+      return { asked, ...value };
     },
     { id: fresh('title-timeout') },
   );
