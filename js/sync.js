@@ -101,6 +101,16 @@ function identity(item, legacy = false) {
     case 'function_call_result':
     case 'function_call_output':
       return JSON.stringify(['o', item.callId ?? item.call_id ?? '', outputText(item.output, legacy)]);
+    case 'unknown': {
+      // What the conversion gives back as `unknown` (the API's item in `providerData`, as the
+      // SDK's does) for two kinds the SDK writes in its own shapes: compared as those.
+      const raw = item.providerData;
+      if (!legacy && raw?.type === 'computer_call_output') {
+        return identity({ type: 'computer_call_result', callId: raw.call_id, output: { type: 'computer_screenshot', data: raw.output?.image_url } });
+      }
+      if (!legacy && raw?.type === 'mcp_approval_response') return identity({ type: 'hosted_tool_call', name: 'mcp_approval_response' });
+    }
+    // falls through
     default: {
       const { id: _id, providerData: _p, ...rest } = item ?? {};
       return JSON.stringify(['x', type, legacy ? rest : stable(rest)]);
