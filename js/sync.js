@@ -23,10 +23,10 @@
 // - Without a state to trust (none was written for the session, or it is damaged), the items both
 //   histories start with, the same in the same order, are taken as synced.
 // - An item the remote does not hold after it was pushed (one the conversion to its items leaves
-//   out, such as a reasoning item without an id) or refuses (HTTP 400, 413 or 422, or no form for
-//   it: `INVALID_ITEM`; sent alone) is
-//   kept here only, in its place: its entry in the state is `local:`, it is never pushed again,
-//   and the other items sync around it.
+//   out, such as a reasoning item without an id) or refuses (no form for it, `INVALID_ITEM`; or
+//   HTTP 400, 413 or 422 for it sent alone, while the remote took other items of the round) is
+//   kept here only, in its place: its entry in the state is `local:`, it is not pushed again,
+//   and the other items sync around it. It goes when the remote lost the items it stood between.
 import { recordStore } from './records.js';
 import { sessionError } from './errors.js';
 
