@@ -1039,6 +1039,38 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r.saved, ['user'], 'only the question is kept');
   });
 
+  test('a Chat Completions answer cut at the token limit is an error too, whole and streamed', async () => {
+    const r = await inPage(
+      async ({ id, scripted }) => {
+        eval(scripted);
+        const whole = { id: 'c1', choices: [{ index: 0, finish_reason: 'length', message: { role: 'assistant', content: 'The bridge is in San Fr' } }] };
+        const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c2', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        const streamed = chunk({ content: 'The bridge is in San Fr' }) + chunk({}, 'length') + 'data: [DONE]\n\n';
+        const { runner } = scriptedRunner([whole, streamed], 'chat_completions');
+        const agent = new lib.Agent({ name: 'A', model: 'm' });
+        const errors = [];
+        for (const [n, stream] of [[1, false], [2, true]]) {
+          const session = new lib.IndexedDbSession(`${id}-${n}`);
+          try {
+            const result = await (stream ? runner.runStreamed(agent, 'Where is the bridge?', { session }).result : runner.run(agent, 'Where is the bridge?', { session }));
+            errors.push({ answered: result.finalOutput });
+          } catch (e) {
+            errors.push({ name: e.name, code: e.code, message: e.message, saved: (await session.getItems()).map((i) => i.role) });
+          }
+        }
+        return errors;
+      },
+      { id: fresh('length'), scripted },
+    );
+    for (const e of r) {
+      assert.equal(e.name, 'ModelError', JSON.stringify(e));
+      assert.equal(e.code, 'MODEL_ERROR');
+      assert.match(e.message, /stopped short \(finish_reason "length"\)/);
+      assert.deepEqual(e.saved, ['user'], 'only the question is kept');
+    }
+    assert.equal(r.length, 2);
+  });
+
   test('a Responses answer of reasoning only is not an answer: the model is asked again', async () => {
     const r = await inPage(
       async ({ id, scripted }) => {

@@ -58,9 +58,11 @@ pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> 
             })
         }
         Api::ChatCompletions => {
-            let message = body
-                .get("choices")
-                .and_then(|c| c.get(0))
+            let choice = body.get("choices").and_then(|c| c.get(0));
+            if let Some(choice) = choice {
+                chat_stopped_short(choice)?;
+            }
+            let message = choice
                 .and_then(|c| c.get("message"))
                 .ok_or(WireError::Missing("\"choices[0].message\""))?;
             let mut items = Vec::new();
@@ -83,6 +85,18 @@ pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> 
             })
         }
     }
+}
+
+/// A Chat Completions choice that stopped short (`finish_reason` `"length"`: the token limit, or
+/// `"content_filter"`) is not an answer, as an incomplete Responses answer is not: its text is
+/// cut and its tool calls' arguments may be.
+pub(super) fn chat_stopped_short(choice: &Value) -> Result<(), WireError> {
+    let why = match str_of(choice, "finish_reason") {
+        Some("length") => "the answer stopped short (finish_reason \"length\")",
+        Some("content_filter") => "the answer stopped short (finish_reason \"content_filter\")",
+        _ => return Ok(()),
+    };
+    Err(WireError::ModelFailed(why.to_string()))
 }
 
 /// The message of an error body (`{"error": {"message": ...}}` and its variants), else the
@@ -167,6 +181,18 @@ mod tests {
         assert_eq!(out.items[1]["callId"], "call_9");
         assert_eq!(out.usage.total_tokens, 7);
         assert!(parse_response(Api::ChatCompletions, &json!({"choices": []})).is_err());
+        // Cut at the token limit: not an answer, whatever it holds.
+        let cut = json!({"choices": [{"finish_reason": "length",
+            "message": {"role": "assistant", "content": "The bridge is in San Fr"}}]});
+        assert_eq!(
+            parse_response(Api::ChatCompletions, &cut)
+                .unwrap_err()
+                .to_string(),
+            "the model failed: the answer stopped short (finish_reason \"length\")"
+        );
+        let stopped = json!({"choices": [{"finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Done."}}]});
+        assert!(parse_response(Api::ChatCompletions, &stopped).is_ok());
     }
 
     #[test]

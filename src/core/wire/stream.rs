@@ -175,6 +175,7 @@ impl StreamAccumulator {
             return Ok(events);
         };
         if choice.get("finish_reason").is_some_and(|f| !f.is_null()) {
+            super::response::chat_stopped_short(choice)?;
             self.finished = true;
         }
         let Some(delta) = choice.get("delta") else {
@@ -328,6 +329,21 @@ mod tests {
             stream(Api::Responses, failed).1.unwrap_err().to_string(),
             "the model failed: overloaded"
         );
+        // A Chat Completions answer cut at the token limit (or by the content filter) is not an
+        // answer, as an incomplete Responses one is not: its text is cut and its call's
+        // arguments too.
+        for reason in ["length", "content_filter"] {
+            let stopped = format!(
+                "data: {{\"choices\":[{{\"delta\":{{\"tool_calls\":[{{\"index\":0,\"id\":\"c\",\"function\":{{\"name\":\"f\",\"arguments\":\"{{\\\"a\\\"\"}}}}]}},\"finish_reason\":\"{reason}\"}}]}}\n\ndata: [DONE]\n\n"
+            );
+            assert_eq!(
+                stream(Api::ChatCompletions, &stopped)
+                    .1
+                    .unwrap_err()
+                    .to_string(),
+                format!("the model failed: the answer stopped short (finish_reason \"{reason}\")")
+            );
+        }
         let garbage = "data: {not json\n\n";
         assert!(matches!(
             stream(Api::ChatCompletions, garbage).1.unwrap_err(),
