@@ -51,17 +51,11 @@ pub fn result_object(
         ([], None) => optional(state.final_output.as_deref()),
         _ => JsValue::UNDEFINED,
     };
-    let usage = object(&[
-        ("requests", (state.usage.requests as f64).into()),
-        ("inputTokens", (state.usage.input_tokens as f64).into()),
-        ("outputTokens", (state.usage.output_tokens as f64).into()),
-        ("totalTokens", (state.usage.total_tokens as f64).into()),
-    ]);
     object(&[
         ("finalOutput", final_output),
         ("newItems", items(state.new_items())),
         ("input", items(&state.input)),
-        ("usage", usage.into()),
+        ("usage", super::runner::usage_object(&state.usage)),
         (
             "lastResponseId",
             optional(state.last_response_id.as_deref()),

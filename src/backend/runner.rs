@@ -330,12 +330,16 @@ impl Run<'_> {
                     ("operationId", save.operation_id.as_str().into()),
                     ("transaction", json_to_js(&save.transaction())),
                 ];
+                let unstored = state.unstored_usage().filter(|_| usage);
                 with_usage = usage && takes_usage_in_transactions(session);
-                if with_usage {
-                    fields.push(("usage", usage_object(&state.usage)));
+                if let Some(u) = unstored.as_ref().filter(|_| with_usage) {
+                    fields.push(("usage", usage_object(u)));
                 }
                 self.session_call("applyHistoryTransaction", &[object(&fields).into()])
                     .await?;
+                if with_usage {
+                    state.usage_stored = state.usage;
+                }
             } else {
                 let items: Array = save.items.iter().map(json_to_js).collect();
                 self.session_call("addItems", &[items.into()]).await?;
@@ -1083,18 +1087,24 @@ impl Run<'_> {
         Ok(text)
     }
 
-    /// Records the run's usage against the turn it saved, where the session keeps usage
-    /// (`storeRunUsage`, as `IndexedDbSession` does). The turn is saved by then: a failure here
-    /// leaves it as it is, and only the usage figures miss this run.
-    async fn store_usage(&self, state: &RunState) {
-        let Some(session) = &self.options.session else {
+    /// Records the usage of the run's calls not stored yet against the turn it saved, where the
+    /// session keeps usage (`storeRunUsage`, as `IndexedDbSession` does). The turn is saved by
+    /// then: a failure here leaves it as it is, and only the usage figures miss this run.
+    async fn store_usage(&self, state: &mut RunState) {
+        let (Some(session), Some(unstored)) = (&self.options.session, state.unstored_usage())
+        else {
             return;
         };
         if !js::get(session, "storeRunUsage").is_ok_and(|f| f.is_function()) {
             return;
         }
-        let usage = usage_object(&state.usage);
-        let _ = call_session(session, "storeRunUsage", &[usage]).await;
+        let usage = usage_object(&unstored);
+        if call_session(session, "storeRunUsage", &[usage])
+            .await
+            .is_ok()
+        {
+            state.usage_stored = state.usage;
+        }
     }
 
     fn record(&self, state: &mut RunState, call: &Value, output: String) {
@@ -1182,8 +1192,9 @@ impl Run<'_> {
     }
 }
 
-/// A run's usage as sessions take it (`storeRunUsage`, a history transaction's `usage`).
-fn usage_object(u: &crate::core::wire::Usage) -> JsValue {
+/// A run's usage as sessions take it (`storeRunUsage`, a history transaction's `usage`) and as
+/// a run's result gives it.
+pub(super) fn usage_object(u: &crate::core::wire::Usage) -> JsValue {
     object(&[
         ("requests", (u.requests as f64).into()),
         ("inputTokens", (u.input_tokens as f64).into()),
@@ -1331,9 +1342,18 @@ pub async fn run(
             interruptions,
             metadata,
         }),
-        Err(error) => Err(RunFailure {
-            error,
-            state: Some(state),
-        }),
+        Err(error) => {
+            // The calls the model answered were paid for, whatever stopped the run after them
+            // (a failed or aborted call, a tool or a session that threw): their usage goes to
+            // the turn the run saved, unless the session refused a save (another tab wrote: the
+            // newest turn may be that tab's).
+            if !matches!(error, RunError::Thrown(_)) {
+                r.store_usage(&mut state).await;
+            }
+            Err(RunFailure {
+                error,
+                state: Some(state),
+            })
+        }
     }
 }

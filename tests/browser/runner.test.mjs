@@ -251,15 +251,23 @@ for (const api of ['chat_completions', 'responses']) {
       model.script(
         { calls: [{ name: 'again', arguments: {} }] },
         { calls: [{ name: 'again', arguments: {} }] },
-        { calls: [{ name: 'again', arguments: {} }] },
+        { text: 'done' },
       );
       const r = await inPage(
         async ({ url, api, id }) => {
           let runs = 0;
           const agent = new lib.Agent({ name: 'Loop', model: 'm', tools: [{ name: 'again', execute: () => ++runs }] });
           const session = new lib.IndexedDbSession(id);
-          const res = await attempt(() => new lib.Runner({ baseUrl: url, api }).run(agent, 'go', { session, maxTurns: 2 }));
-          return { res, runs, history: (await session.getItems()).map((i) => i.type ?? i.role), usage: await session.getSessionUsage() };
+          const runner = new lib.Runner({ baseUrl: url, api });
+          let state;
+          const res = await attempt(() => runner.run(agent, 'go', { session, maxTurns: 2 }).catch((e) => {
+            state = e.state;
+            throw e;
+          }));
+          const out = { res, runs, history: (await session.getItems()).map((i) => i.type ?? i.role), usage: await session.getSessionUsage() };
+          out.resumed = (await runner.run(agent, state, { session, maxTurns: 3 })).finalOutput;
+          out.usageAfter = await session.getSessionUsage();
+          return out;
         },
         { api, id },
       );
@@ -267,9 +275,41 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(r.res.name, 'MaxTurnsExceededError');
       assert.equal(r.usage.requests, 2, "the run's usage is kept with what it saved");
       assert.match(r.res.message, /after 2 model calls/);
-      assert.equal(model.requests.length, 2);
       assert.equal(r.runs, 2);
       assert.deepEqual(r.history, ['message', 'function_call', 'function_call_result', 'function_call', 'function_call_result']);
+      assert.equal(r.resumed, 'done');
+      assert.equal(model.requests.length, 3);
+      assert.equal(r.usageAfter.requests, 3, 'resumed, the run adds the usage of its third call, not again that of the first two');
+      assert.equal(r.usageAfter.turns, 1);
+    });
+
+    test('a call that fails after others keeps their usage; resuming adds only its own', async () => {
+      const id = fresh('failed-usage');
+      model.script({ calls: [{ name: 't', arguments: {} }] }, { error: 500 }, { text: 'done' });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const agent = new lib.Agent({ name: 'U', model: 'm', tools: [{ name: 't', execute: () => 'ok' }] });
+          const session = new lib.IndexedDbSession(id);
+          const runner = new lib.Runner({ baseUrl: url, api, retries: 0 });
+          let failed;
+          try {
+            await runner.run(agent, 'go', { session });
+          } catch (e) {
+            failed = e;
+          }
+          const out = { error: failed?.name, usage: await session.getSessionUsage() };
+          out.resumed = (await runner.run(agent, failed.state, { session })).finalOutput;
+          out.usageAfter = await session.getSessionUsage();
+          return out;
+        },
+        { api, id },
+      );
+      assert.equal(r.error, 'ModelError');
+      assert.equal(r.usage.requests, 1, 'the first call was answered and paid for');
+      assert.ok(r.usage.totalTokens > 0);
+      assert.equal(r.resumed, 'done');
+      assert.equal(r.usageAfter.requests, 2, 'the resumed run adds its own call only');
+      assert.equal(r.usageAfter.turns, 1);
     });
 
     test('usage is summed; the key goes only in the Authorization header; the page is cross-origin', async () => {

@@ -70,6 +70,10 @@ pub struct RunState {
     pub turns: u32,
     pub max_turns: u32,
     pub usage: Usage,
+    /// The part of `usage` already given to the session: a run resumed after its usage was
+    /// stored (its turns used up, a failed call) stores only what it adds.
+    #[cfg_attr(test, serde(default))]
+    pub usage_stored: Usage,
     pub last_response_id: Option<String>,
     pub final_output: Option<String>,
     /// Approval decisions by call id.
@@ -281,6 +285,7 @@ impl RunState {
             turns: 0,
             max_turns,
             usage: Usage::default(),
+            usage_stored: Usage::default(),
             last_response_id: None,
             final_output: None,
             decisions: Decisions::default(),
@@ -330,6 +335,18 @@ impl RunState {
                 .cloned()
                 .collect(),
         }
+    }
+
+    /// The usage the session has not been given yet, `None` when there is none.
+    pub fn unstored_usage(&self) -> Option<Usage> {
+        let (u, s) = (&self.usage, &self.usage_stored);
+        let unstored = Usage {
+            requests: u.requests.saturating_sub(s.requests),
+            input_tokens: u.input_tokens.saturating_sub(s.input_tokens),
+            output_tokens: u.output_tokens.saturating_sub(s.output_tokens),
+            total_tokens: u.total_tokens.saturating_sub(s.total_tokens),
+        };
+        (unstored != Usage::default()).then_some(unstored)
     }
 
     pub fn record_model_output(&mut self, output: ModelOutput) {
@@ -637,6 +654,24 @@ mod tests {
             }
         );
         assert_eq!(s.last_response_id.as_deref(), Some("r2"));
+        // Stored after the first call (a failed second one, say): only the second is unstored.
+        s.usage_stored = Usage {
+            requests: 1,
+            input_tokens: 5,
+            output_tokens: 2,
+            total_tokens: 7,
+        };
+        assert_eq!(
+            s.unstored_usage(),
+            Some(Usage {
+                requests: 1,
+                input_tokens: 9,
+                output_tokens: 1,
+                total_tokens: 10
+            })
+        );
+        s.usage_stored = s.usage;
+        assert_eq!(s.unstored_usage(), None);
     }
 
     #[test]

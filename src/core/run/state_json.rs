@@ -87,6 +87,7 @@ pub fn to_json(s: &RunState) -> String {
     o.number("turns", s.turns.into());
     o.number("maxTurns", s.max_turns.into());
     write_usage(o.key("usage"), &s.usage);
+    write_usage(o.key("usageStored"), &s.usage_stored);
     o.string("lastResponseId", s.last_response_id.as_deref());
     o.string("finalOutput", s.final_output.as_deref());
     let decisions = o.key("decisions");
@@ -282,6 +283,9 @@ pub fn from_value(value: Value) -> Result<RunState> {
         turns: f.number("turns", U32)? as u32,
         max_turns: f.number("maxTurns", U32)? as u32,
         usage: usage(f.required("usage")?)?,
+        usage_stored: f
+            .defaulted("usageStored")
+            .map_or(Ok(Usage::default()), usage)?,
         last_response_id: f.optional_string("lastResponseId")?,
         final_output: f.optional_string("finalOutput")?,
         decisions,
@@ -325,6 +329,12 @@ mod tests {
             input_tokens: 10,
             output_tokens: u64::MAX,
             total_tokens: 7,
+        };
+        full.usage_stored = Usage {
+            requests: 1,
+            input_tokens: 4,
+            output_tokens: 2,
+            total_tokens: 6,
         };
         full.last_response_id = Some("resp_1".into());
         full.final_output = Some("done".into());
