@@ -563,7 +563,25 @@ impl Run<'_> {
                 &mut on_delta,
             )
             .await?;
+        // A response's handoffs after its first are dropped from the run (see `run_tools`), so
+        // no event tells of them, unless the server keeps the conversation and they are answered.
+        // (The names are copied: a listener may set the agent's handoffs.)
+        let handoffs: Vec<String> = agent
+            .handoffs
+            .borrow()
+            .iter()
+            .map(|h| h.tool.name.clone())
+            .collect();
+        let dropping = !self.options.server.is_used();
+        let mut handoff_taken = false;
         for item in &output.items {
+            let name = item.get("name").and_then(Value::as_str).unwrap_or("");
+            if dropping && is_function_call(item) && handoffs.iter().any(|h| h == name) {
+                if handoff_taken {
+                    continue;
+                }
+                handoff_taken = true;
+            }
             let js = json_to_js(item);
             self.emit("item_added", &[("item", js.clone())]);
             if is_function_call(item) {

@@ -439,9 +439,19 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
       const a = new lib.Agent({ name: 'A', model: 'a' });
       const b = new lib.Agent({ name: 'B', model: 'b', handoffs: [a] });
       a.handoffs = [b];
-      const result = await new lib.Runner({ baseUrl: url }).run(a, 'go');
-      return { finalOutput: result.finalOutput, lastAgent: result.lastAgent === a, items: result.newItems.map((i) => [i.type, i.callId]) };
+      const run = new lib.Runner({ baseUrl: url }).runStreamed(a, 'go');
+      const told = [];
+      for await (const e of run) {
+        if (e.type === 'item_added' || e.type === 'tool_call') told.push([e.type, e.item.callId ?? e.item.type]);
+      }
+      const result = await run.result;
+      return { told, finalOutput: result.finalOutput, lastAgent: result.lastAgent === a, items: result.newItems.map((i) => [i.type, i.callId]) };
     });
+    assert.deepEqual(
+      r.told,
+      [['item_added', 'h1'], ['tool_call', 'h1'], ['item_added', 'h3'], ['tool_call', 'h3'], ['item_added', 'message']],
+      'no event tells of the dropped handoff',
+    );
     assert.equal(r.finalOutput, 'back at A');
     assert.equal(r.lastAgent, true);
     assert.deepEqual(r.items, [
