@@ -117,11 +117,17 @@ export function undoLastExchange() {
       popped.push(item);
       if (isUserMessage(item)) break;
     }
-    // Undoing every exchange empties the chat, as Clear does: its title and summary go too.
-    if (popped.length && !isEncrypted(session) && (await session.getInfo()).itemCount === 0) await forgetMetadata(session);
+    // Undoing every exchange of a chat without other versions empties it, as Clear does: its
+    // title and summary go too.
+    if (popped.length && state.branchIds.length === 1 && !isEncrypted(session) && (await session.getInfo()).itemCount === 0) await forgetMetadata(session);
     const question = popped.find(isUserMessage);
-    if (question && !el.input.value.trim()) el.input.value = contentText(question.content);
-    setStatus(popped.length ? `Removed ${plural(popped.length, 'item')}; the question is back in the input box.` : 'Nothing to undo.');
+    const restored = question && !el.input.value.trim();
+    if (restored) el.input.value = contentText(question.content);
+    setStatus(
+      !popped.length
+        ? 'Nothing to undo.'
+        : `Removed ${plural(popped.length, 'item')}; ${restored ? 'the question is back in the input box' : question ? 'the question was not put back: the input box holds your text' : 'no question was among them'}.`,
+    );
   });
 }
 
@@ -132,14 +138,22 @@ function forgetMetadata(session) {
   return session.update({ title: null, summary: null, topics: null });
 }
 
-/** Empties the open chat, and forgets its title and summary: its next first message names it. */
+/** Empties the open chat, and forgets its title and summary: its next first message names it.
+ * A chat with other versions (branches) loses only the one shown, once the user confirms; the
+ * others keep the chat's title and stay a choice in the header. */
 export function clearChat() {
+  if (state.busy) return;
+  const versions = state.branchIds.length > 1;
+  if (versions && !confirm('Clear this version of the chat? Its other versions are kept.')) {
+    setStatus('The chat was kept.');
+    return;
+  }
   return busy(async () => {
     await settleOpenChat();
     const session = current();
     await session.clearSession();
-    await forgetMetadata(session);
-    setStatus('Chat cleared.');
+    if (!versions) await forgetMetadata(session);
+    setStatus(versions ? 'This version was cleared; the others are kept (Version, above).' : 'Chat cleared.');
   });
 }
 

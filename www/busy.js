@@ -54,6 +54,8 @@ export function sync(fn) {
       afterRead();
       syncing = null;
       el.app.dataset.sync = 'false';
+      // What the chat holds now decides Undo, Clear, Export and Delete.
+      updateControls();
     }
   })();
   return syncing;

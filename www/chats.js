@@ -194,7 +194,7 @@ export async function refresh() {
   if (lockedOut()) {
     // Nothing of a locked chat is read without the key: the view asks for the passphrase.
     state.branch = 'main';
-    state.branchCount = 1;
+    state.branchIds = ['main'];
   } else if (saved && state.lock) {
     const session = current();
     items = await session.getItems();
@@ -202,7 +202,7 @@ export async function refresh() {
     if (title) lockedTitles.set(state.sessionId, title);
     info = { title, summary: null, topics: null };
     state.branch = 'main';
-    state.branchCount = 1;
+    state.branchIds = ['main'];
     if (session.lastSkipped) showError(new Error(`${session.lastSkipped} item${session.lastSkipped === 1 ? '' : 's'} of this chat could not be decrypted with this passphrase and ${session.lastSkipped === 1 ? 'is' : 'are'} not shown.`));
   } else if (saved) {
     let session = current();
@@ -220,9 +220,9 @@ export async function refresh() {
       [items, info, usage, { switchers, branches }] = await read();
     }
     state.branch = session.currentBranch;
-    state.branchCount = branches.length;
+    state.branchIds = branches.map((b) => b.branchId);
   } else {
-    state.branchCount = 1;
+    state.branchIds = ['main'];
   }
   state.itemCount = items.length;
   state.info = info;
@@ -231,7 +231,7 @@ export async function refresh() {
   showList(list);
   renderHeader(info);
   renderAgent(state.agent);
-  renderUsage(usage, state.branch, state.branchCount);
+  renderUsage(usage, state.branch, state.branchIds);
   // Editing a message makes a branch: not for a locked chat.
   renderMessages(items, switchers, { editable: !state.lock });
   renderLock();
@@ -256,5 +256,5 @@ export async function refreshChatInfo() {
   if (!state.lock) state.info = info ?? list.find((c) => c.sessionId === id) ?? null;
   showList(list);
   renderHeader(state.info);
-  if (usage) renderUsage(usage, state.branch, state.branchCount);
+  if (usage) renderUsage(usage, state.branch, state.branchIds);
 }

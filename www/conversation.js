@@ -8,11 +8,12 @@
 import { state } from './state.js';
 import { current } from './chats.js';
 import { model, nextAgent, runOptions } from './model.js';
-import { activeAgentOf } from './items.js';
+import { activeAgentOf, contentText, isUserMessage } from './items.js';
 import { busy } from './busy.js';
 import { track } from './background.js';
 import { settleOpenChat } from './actions.js';
-import { el, renderAgent, renderMessages, setStatus, startExchange } from './view.js';
+import { sessionLockName } from './lib.js';
+import { el, openEditor, renderAgent, renderMessages, setStatus, startExchange, updateControls } from './view.js';
 
 export async function send(text) {
   if (state.busy || !text.trim()) return;
@@ -34,9 +35,15 @@ export async function send(text) {
  * on keeps its answer: the switcher on the message goes back to it. */
 export async function regenerate(turn, text) {
   if (state.busy || !text.trim()) return;
+  let unusable = false;
   await busy(async () => {
     // Settings the model cannot be used with fail here, before a branch is made for nothing.
-    model();
+    try {
+      model();
+    } catch (e) {
+      unusable = true;
+      throw e;
+    }
     // The summary being written for the branch the chat is on now must not land on the new one.
     await settleOpenChat();
     const session = current();
@@ -51,7 +58,25 @@ export async function regenerate(turn, text) {
     renderMessages(items);
     await exchange(text, `Saved on a new branch, “${branch}”; the earlier version is kept (‹ › on your message switches).`);
   });
-  el.input.focus();
+  // Nothing was sent: the edit stays open, with what was typed, to be sent once the settings are
+  // fixed.
+  const li = unusable && el.messages.querySelector(`.msg[data-turn="${turn}"]`);
+  if (li) {
+    openEditor(li);
+    const box = li.querySelector('.msg-editor textarea');
+    box.value = text;
+    box.focus();
+  } else {
+    el.input.focus();
+  }
+}
+
+/** Whether a run elsewhere (another tab's reply) holds the chat's lock: this run waits for it. */
+async function heldElsewhere(session) {
+  const { dbName, sessionId } = session;
+  if (!dbName || !sessionId || !navigator.locks?.query) return false;
+  const { held } = await navigator.locks.query();
+  return held.some((lock) => lock.name === sessionLockName(dbName, sessionId));
 }
 
 /** Streams the reply to `text` into the page and saves both in the open chat's session. The
@@ -64,11 +89,17 @@ async function exchange(text, saved) {
   const reply = startExchange(text, agent.name);
   const controller = new AbortController();
   state.controller = controller;
-  setStatus('The model is answering…');
+  updateControls();
+  setStatus((await heldElsewhere(session)) ? 'Waiting for the reply being written in another tab…' : 'The model is answering…');
   try {
     const run = runner.runStreamed(agent, text, { ...runOptions(), session, signal: controller.signal });
+    let started = false;
     for await (const event of run) {
-      if (event.type === 'text_delta') {
+      if (event.type === 'agent_start' && !started) {
+        // The run holds the chat now.
+        started = true;
+        setStatus('The model is answering…');
+      } else if (event.type === 'text_delta') {
         reply.append(event.delta);
       } else if (event.type === 'handoff') {
         state.agent = event.to.name;
@@ -82,13 +113,22 @@ async function exchange(text, saved) {
     setStatus(saved);
   } catch (e) {
     if (e?.name === 'AbortError' || controller.signal.aborted) {
-      setStatus('Stopped. The unfinished answer was not saved; your message was.');
+      // A run stopped after it saved the question leaves it as the chat's newest item.
+      const [last] = await session.getItems(1);
+      if (last && isUserMessage(last) && contentText(last.content) === text) {
+        setStatus('Stopped. The unfinished answer was not saved; your message was.');
+      } else {
+        // Stopped while another tab's reply held the chat: nothing was saved.
+        if (!el.input.value) el.input.value = text;
+        setStatus('Stopped before your message was saved; it is back in the input box.');
+      }
     } else {
       setStatus('');
       throw e;
     }
   } finally {
     state.controller = null;
+    updateControls();
     reply.done();
   }
 }

@@ -18,4 +18,5 @@ export {
   loadDeviceKey,
   forgetDeviceKey,
   applyRetention,
+  sessionLockName,
 } from './vendor/agent-sessions/runner.js';

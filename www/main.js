@@ -120,6 +120,8 @@ function wire() {
 
   el.undo.addEventListener('click', actions.undoLastExchange);
   el.clear.addEventListener('click', actions.clearChat);
+  // The header's choice of version reaches every branch, an emptied one too.
+  el.chatBranch.addEventListener('change', () => actions.switchBranch(el.chatBranch.value));
   el.deleteChat.addEventListener('click', actions.deleteChat);
   el.newChat.addEventListener('click', actions.newChat);
   el.exportBtn.addEventListener('click', actions.exportChat);

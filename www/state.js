@@ -39,8 +39,8 @@ export const state = {
   /** The branch of the open chat that its session object shows: 'main', or one made by editing
    * a message. A chat reopens on the branch it was on (the library remembers it). */
   branch: 'main',
-  /** How many branches the open chat has ('main' included), as last read. */
-  branchCount: 1,
+  /** The open chat's branches ('main' included), by id, as last read. */
+  branchIds: ['main'],
   /** How many items the open chat held when the view was last read. */
   itemCount: 0,
   /** The agent answering in the open chat (of its branch), by name: the one its history was

@@ -76,6 +76,7 @@ export const el = {
   chatMeta: $('chat-meta'),
   chatAgent: $('chat-agent'),
   chatBranch: $('chat-branch'),
+  chatBranchLine: $('chat-branch-line'),
   chatUsage: $('chat-usage'),
   modelLine: $('model-line'),
   undo: $('undo'),
@@ -220,13 +221,16 @@ export function renderHeader(info) {
 
 const numbers = new Intl.NumberFormat('en-US');
 
-/** The open chat's branch (when it has several) and its token usage, all branches together:
- * `usage` is `getSessionUsage()`, null for a chat not saved yet; hidden while nothing was used.
- * (The line they are on always shows the agent answering: `renderAgent`.) */
-export function renderUsage(usage, branch, branchCount) {
-  const onBranch = branchCount > 1;
-  el.chatBranch.textContent = onBranch ? (branch === 'main' ? 'Original conversation' : `Branch “${branch}”`) : '';
-  el.chatBranch.hidden = !onBranch;
+/** The open chat's branch, as a choice among all of them (when it has several: `branchIds`, the
+ * ids `listBranches()` gives), and its token usage, all branches together: `usage` is
+ * `getSessionUsage()`, null for a chat not saved yet; hidden while nothing was used. A version
+ * emptied by Undo or Clear has no message to show a switcher on: the choice still reaches it and
+ * the others. (The line they are on always shows the agent answering: `renderAgent`.) */
+export function renderUsage(usage, branch, branchIds) {
+  const onBranch = branchIds.length > 1;
+  const name = (id) => (id === 'main' ? 'Original conversation' : `Branch “${id}”`);
+  el.chatBranch.replaceChildren(...(onBranch ? branchIds : []).map((id) => new Option(name(id), id, false, id === branch)));
+  el.chatBranchLine.hidden = !onBranch;
   const used = usage && usage.requests > 0;
   el.chatUsage.textContent = used
     ? `${numbers.format(usage.totalTokens)} token${usage.totalTokens === 1 ? '' : 's'} · ${numbers.format(usage.requests)} request${usage.requests === 1 ? '' : 's'}`
@@ -513,7 +517,7 @@ function scrollToEnd() {
   el.messages.scrollTop = el.messages.scrollHeight;
 }
 
-/** Enables what can be used now: nothing but Stop while busy, no Undo, Clear or Export on an
+/** Enables what can be used now: nothing but Stop while a reply is written, no Undo, Clear or Export on an
  * empty chat, and no Back up for a user without chats. `data-busy` on the app says whether an
  * action or a reply is in progress. */
 export function updateControls() {
@@ -533,7 +537,8 @@ export function updateControls() {
   el.lockForget.disabled = busy;
   el.retention.disabled = busy;
   el.send.disabled = busy;
-  el.stop.disabled = !busy;
+  // Stop stops a reply, nothing else (a backup, a restore, a lock go on to their end).
+  el.stop.disabled = !state.controller;
   el.undo.disabled = busy || empty;
   el.clear.disabled = busy || empty;
   el.exportBtn.disabled = busy || empty;
@@ -543,6 +548,7 @@ export function updateControls() {
   el.restore.disabled = busy || out;
   // A chat not saved yet (no message sent) has nothing to delete.
   el.deleteChat.disabled = busy || !state.listed.chats.has(state.sessionId);
+  el.chatBranch.disabled = busy;
   el.rename.disabled = busy;
   el.rename.hidden = state.lock !== null;
   // Read-only rather than disabled, so that it keeps the focus while a rename is being saved.

@@ -1403,7 +1403,7 @@ test('edit a message: the edited text is answered on a new branch, the original 
     assert.equal(shown[0].text, 'my hobby is go');
     assert.match(shown[1].text, /^Noted: your hobby is go\..*\(I was given 0 earlier items\.\)$/);
     assert.equal(await switcherAt(page, 1), '2/2');
-    assert.equal(await page.textContent('#chat-branch'), 'Branch “turn-1”');
+    assert.equal(await page.$eval('#chat-branch', (s) => s.selectedOptions[0]?.textContent), 'Branch “turn-1”');
     await say(page, 'what is my hobby?');
     assert.equal(await lastAssistant(page), 'Your hobby is go. (I was given 2 earlier items.)', "the branch's history is its own");
     assert.equal(await switcherAt(page, 2), null, 'the new question has a single version');
@@ -1423,7 +1423,7 @@ test('edit a message: the edited text is answered on a new branch, the original 
     assert.deepEqual(await rendered(page), original);
     assert.equal(await switcherAt(page, 1), '1/2');
     assert.equal(await switcherAt(page, 2), null);
-    assert.equal(await page.textContent('#chat-branch'), 'Original conversation');
+    assert.equal(await page.$eval('#chat-branch', (s) => s.selectedOptions[0]?.textContent), 'Original conversation');
     assert.equal(await page.isDisabled('#messages .msg[data-turn="1"] .branch-prev'), true, 'the first version has no previous one');
     assert.equal(await page.evaluate(() => document.activeElement.classList.contains('branch-next')), true, 'the focus stays on the switcher');
 
@@ -1470,6 +1470,99 @@ test('edit a message: the edited text is answered on a new branch, the original 
     );
     stored = await sessionsOf(page, 'Guest');
     assert.equal(stored[0].currentBranch, 'main');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a version emptied by Undo or Clear stays one choice among the others: the header lists every version, and the chat keeps its title', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    await settled(page);
+    const title = await page.textContent('#chat-title');
+    const original = await rendered(page);
+    await page.click('#messages .msg[data-turn="1"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'my hobby is go');
+    await page.click('#messages .msg-editor .edit-send');
+    await settled(page);
+    const versions = () => page.$$eval('#chat-branch option', (os) => os.map((o) => [o.value, o.textContent, o.selected]));
+    assert.deepEqual(await versions(), [
+      ['main', 'Original conversation', false],
+      ['turn-1', 'Branch “turn-1”', true],
+    ]);
+
+    // Undo the branch's only exchange: it shows nothing, no message to carry a switcher, and the
+    // header still offers the original; the chat keeps its title.
+    await page.click('#undo');
+    await idle(page);
+    assert.deepEqual(await rendered(page), []);
+    assert.equal(await page.inputValue('#input'), 'my hobby is go', 'the question is back in the box');
+    assert.match(await page.textContent('#status'), /the question is back in the input box/);
+    assert.equal(await page.textContent('#chat-title'), title, 'the original version still names the chat');
+    assert.deepEqual((await versions()).map(([id, , selected]) => [id, selected]), [['main', false], ['turn-1', true]]);
+    await page.selectOption('#chat-branch', 'main');
+    await idle(page);
+    assert.deepEqual(await rendered(page), original, 'the original is one choice away');
+
+    // Undo with text in the box: the status says the question was not put back.
+    await page.fill('#input', 'half a thought');
+    await page.click('#undo');
+    await idle(page);
+    assert.equal(await page.inputValue('#input'), 'half a thought');
+    assert.match(await page.textContent('#status'), /the question was not put back/);
+
+    // Clear asks first when there are other versions, and clears only the one shown.
+    await page.fill('#input', '');
+    await say(page, 'my hobby is chess');
+    await settled(page);
+    let dialog = answerDialog(page, false);
+    await page.click('#clear');
+    assert.match((await dialog).message, /Clear this version of the chat\? Its other versions are kept\./);
+    await idle(page);
+    assert.equal((await rendered(page)).length, 2, 'dismissed: nothing cleared');
+    dialog = answerDialog(page, true);
+    await page.click('#clear');
+    await dialog;
+    await idle(page);
+    assert.deepEqual(await rendered(page), []);
+    assert.equal(await page.textContent('#chat-title'), title);
+    assert.equal(await page.isVisible('#chat-branch'), true, 'the other version is still offered');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('Stop while another tab holds the chat: nothing was saved, and the message is back in the input box', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    await settled(page);
+    const id = await currentSessionId(page);
+    // Another tab holds the chat's lock, as its own reply would.
+    const other = await openTab(context);
+    await other.evaluate(async ({ id }) => {
+      const { sessionLockName } = await import('./lib.js');
+      const name = sessionLockName('agent-sessions-demo', id);
+      await new Promise((held) => {
+        navigator.locks.request(name, () => {
+          held();
+          return new Promise(() => {});
+        });
+      });
+    }, { id });
+    await page.fill('#input', 'tell me a story');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(() => /Waiting for the reply being written in another tab/.test(document.getElementById('status').textContent), null, { timeout: 10000 });
+    assert.equal(await page.isEnabled('#stop'), true);
+    await page.click('#stop');
+    await idle(page);
+    assert.equal(await page.inputValue('#input'), 'tell me a story');
+    assert.match(await page.textContent('#status'), /Stopped before your message was saved/);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 2, 'nothing was saved');
+    assert.equal(await page.isDisabled('#stop'), true, 'nothing left to stop');
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
@@ -1610,6 +1703,15 @@ test('users added and settings saved in one tab show in the other, and all users
     assert.equal(await a.$$eval('#messages .msg', (m) => m.length), 2, 'nothing more was saved');
     assert.equal(model.requests.length, 0);
     assert.equal(await a.textContent('#error-text'), 'Set a model name in the model settings (for example gpt-4.1-mini or llama3.2).', 'shown as it is said');
+    // So does an edit of a message: its box stays open with the edited text, and no branch is made.
+    await a.click('#messages .msg[data-turn="1"] .msg-edit');
+    await a.fill('#messages .msg-editor textarea', 'hello, edited');
+    await a.click('#messages .msg-editor .edit-send');
+    await idle(a);
+    assert.equal(await a.inputValue('#messages .msg[data-turn="1"] .msg-editor textarea'), 'hello, edited', 'the edit is still there to send again');
+    assert.match(await a.textContent('#error-text'), /Set a model name/);
+    assert.equal(await a.isVisible('#chat-branch'), false, 'no branch was made');
+    await a.press('#messages .msg-editor textarea', 'Escape');
 
     // An endpoint nothing answers at: the error says what to check.
     await a.fill('#set-base-url', 'http://127.0.0.1:9/v1');
@@ -2122,12 +2224,12 @@ test('search the chats: only the current user’s, words marked as text (accents
     assert.deepEqual(found.map((r) => [r.sessionId, r.meta.split(' · ').slice(0, 2).join(' · ')]), [[zoo, 'You · branch “other-ending”']]);
     await openResult(page, 'rhinoceros');
     assert.equal(await currentSessionId(page), zoo);
-    assert.equal(await page.textContent('#chat-branch'), 'Branch “other-ending”');
+    assert.equal(await page.$eval('#chat-branch', (s) => s.selectedOptions[0]?.textContent), 'Branch “other-ending”');
     message = await foundMessage(page);
     assert.deepEqual([message.text, message.marks, message.inView], ['The rhinoceros yawned instead.', ['rhinoceros'], true]);
     await searchChats(page, 'river');
     await openResult(page, 'river');
-    assert.equal(await page.textContent('#chat-branch'), 'Original conversation');
+    assert.equal(await page.$eval('#chat-branch', (s) => s.selectedOptions[0]?.textContent), 'Original conversation');
     message = await foundMessage(page);
     assert.deepEqual([message.text.startsWith('We saw'), message.marks, message.inView], [true, ['river'], true]);
 
