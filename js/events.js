@@ -8,7 +8,14 @@
 // This is browser plumbing with no logic worth compiling, so it lives in JavaScript beside the
 // WebAssembly module rather than in it.
 
+import { sessionError } from './errors.js';
+
 const PREFIX = 'agent-sessions:';
+
+/** Refuses a listener that is not a function, as every other bad argument is refused. */
+export function needsListener(fn, what) {
+  if (typeof fn !== 'function') throw sessionError('INVALID_OPTIONS', `${what}() takes a listener function, got ${typeof fn}`);
+}
 const hasChannels = typeof BroadcastChannel === 'function';
 
 /** The channel each database's events are posted on, opened on the first write. */
@@ -99,7 +106,7 @@ function listen(dbName, entry) {
 
 /** The events of one session (every branch), from every object, tab and worker of the origin. */
 export function subscribeSession(dbName, sessionId, fn) {
-  if (typeof fn !== 'function') throw new TypeError('subscribe() takes a listener function');
+  needsListener(fn, 'subscribe');
   return listen(dbName, { fn, accepts: (e) => e.sessionId === sessionId });
 }
 
@@ -110,7 +117,7 @@ export function subscribeSession(dbName, sessionId, fn) {
  * `listSessions` read) and those seen since.
  */
 export function watchSessions(listSessions, options, fn) {
-  if (typeof fn !== 'function') throw new TypeError('watchSessions() takes a listener function');
+  needsListener(fn, 'watchSessions');
   const dbName = options?.dbName ?? 'agent-sessions';
   const filtered = options != null && 'userId' in options;
   const userId = options?.userId ?? null;

@@ -1,4 +1,4 @@
-import type { SessionError, Item, IndexedDbSession, SessionHistoryTransactionArgs, SessionHistoryRewriteArgs, ListSessionsOptions, SessionInfo, ArchiveWindow } from './agent_sessions.js';
+import type { SessionError, ImportReport, Item, IndexedDbSession, SessionHistoryTransactionArgs, SessionHistoryRewriteArgs, ListSessionsOptions, SessionInfo, ArchiveWindow } from './agent_sessions.js';
 
 export {
   IndexedDbSession,
@@ -16,6 +16,7 @@ export type {
   SessionUpdate,
   SessionError,
   SessionErrorCode,
+  ImportReport,
   SessionMethods,
   IndexedDbSessionOptions,
   MemorySessionOptions,
@@ -114,19 +115,6 @@ export interface ImportSessionsOptions {
   onConflict?: 'skip' | 'replace' | 'rename';
   /** Called after each session, written or not. */
   onProgress?: (progress: { sessions: number; of: number | null; lines: number }) => void;
-}
-
-/** What `importSessions` did, session by session. */
-export interface ImportReport {
-  imported: string[];
-  replaced: string[];
-  renamed: { from: string; sessionId: string }[];
-  skipped: string[];
-  /** One `IMPORT_INVALID` `SessionError` per session not written, with the `line` at fault and
-   * the `sessionId` where the line that names it could be read. */
-  failed: (SessionError & { line?: number; sessionId?: string })[];
-  /** The lines read. */
-  lines: number;
 }
 
 /** Writes the sessions of a backup (a string, a `Blob`, or a `ReadableStream` of bytes or
@@ -233,7 +221,7 @@ export function forgetDeviceKey(options?: DeviceKeyOptions): Promise<void>;
 /** Deletes whole sessions by `updatedAt`, oldest first: older than `maxAgeDays`, or past the
  * newest `maxSessionsPerUser` of each user; a session written after it was listed is kept.
  * Resolves to what it deleted. */
-export function applyRetention(options: {
+export function applyRetention(options?: {
   dbName?: string;
   userId?: string;
   maxAgeDays?: number;
@@ -256,6 +244,14 @@ export interface SyncedSessionOptions {
 }
 
 /** Where a `SyncedSession` stands. */
+/** What `sync()` rejects with when a run (or a write) held the session, or the session or the
+ * remote changed while the round read them. Not a failure: `syncStatus.lastError` stays as it
+ * was, and the next round comes soon. */
+export interface SyncError extends Error {
+  name: 'SyncError';
+  code: 'SESSION_BUSY';
+}
+
 export interface SyncStatus {
   /** Changes made here that the remote does not have yet (the outbox): items written, and
    * synced items removed (a pop, a clear) that are not deleted there yet. */
@@ -309,7 +305,8 @@ export class SyncedSession extends EventTarget {
   storeRunUsage: IndexedDbSession['storeRunUsage'];
   /** Every change of the local session, a sync round's rewrites included. */
   subscribe: IndexedDbSession['subscribe'];
-  /** A round now: resolves once both histories are the same, rejects with what failed. */
+  /** A round now: resolves once both histories are the same, rejects with what failed (a
+   * `SyncError` when a run or a write held the session: not a failure, tried again soon). */
   sync(): Promise<SyncStatus>;
   /** Stops syncing (a round in progress stops before its next remote write, rejecting with
    * `CLOSED`); the two sessions stay usable. */

@@ -3,7 +3,7 @@
 // `new URL('…', import.meta.url)` (Vite, webpack 5, Rollup, esbuild).
 import { sessionsWasm } from './sessions_wasm.js'; // first: its download starts before the rest is evaluated
 import init, * as wasm from './agent_sessions.js';
-import { publish, subscribeSession, watchSessions as watch } from './events.js';
+import { needsListener, publish, subscribeSession, watchSessions as watch } from './events.js';
 import { exportSessions, importSessions as importBackup } from './backup.js';
 import { sessionError } from './errors.js';
 import { extras, memory } from './load_extras.js';
@@ -280,7 +280,7 @@ export class MemorySession extends withEvents(MemoryBase, (s, event) => {
   }
 }) {
   subscribe(listener) {
-    if (typeof listener !== 'function') throw new TypeError('subscribe() takes a listener function');
+    needsListener(listener, 'subscribe');
     const set = memoryListeners.get(this) ?? new Set();
     memoryListeners.set(this, set);
     const entry = (event) => listener(event);

@@ -120,7 +120,7 @@ export interface FunctionTool<TArgs = { [key: string]: unknown }, TContext = unk
 export interface ToolCallDetails {
   callId: string;
   /** The session's state (`getInfo().state`, kept current by `update_session_state`), where the
-   * run reads it (`addStateToContext` or `agenticState`); else `null`. */
+   * run reads it (`addStateToContext`, `addSummaryToContext` or `agenticState`); else `null`. */
   sessionState: { [key: string]: unknown } | null;
   /** The run's `signal`, when it has one: a tool that takes long can stop when the run is
    * aborted (the run waits for the tools it started, and rejects once they settled). */
@@ -258,8 +258,10 @@ export interface BackgroundReport {
   title: string | null;
   /** The summary the model wrote (`summaries`), else `null`. */
   summary: string | null;
-  /** What `session.runCompaction()` did after the turn (`null`: nothing, or no compaction). */
-  compaction: CompactionResult | null;
+  /** What `session.runCompaction()` did after the turn (`null`: nothing, or no compaction): a
+   * `CompactionResult` from this package's `CompactionSession`; another session's as it
+   * returned it (the SDK's compaction sessions give `{ usage }`). */
+  compaction: CompactionResult | { [key: string]: unknown } | null;
   /** What failed in the background; the turn already saved is untouched. */
   errors: Error[];
 }
@@ -273,7 +275,8 @@ export interface CompactionContext {
 export interface CompactionSessionOptions {
   /** Whose server compacts (its `baseUrl`, `apiKey`, `fetch`...). */
   runner: Runner;
-  /** The model that compacts: `model`, else the agent's. */
+  /** The model that compacts: `model`, else the agent's (one of the two is needed:
+   * `INVALID_COMPACTION`). */
   agent?: Agent<unknown, unknown>;
   model?: string;
   /** `'summary'` (default, any chat model): the model summarises everything but the newest

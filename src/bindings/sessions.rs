@@ -167,6 +167,29 @@ export interface SessionUpdate<TState extends object = { [key: string]: unknown 
 export interface SessionError extends Error {
   name: 'SessionError';
   code: SessionErrorCode;
+  /** `STORAGE_FULL`: the origin's storage use and quota in bytes, where the browser tells. */
+  usage?: number;
+  quota?: number;
+  /** `IMPORT_INVALID`: the backup's line at fault (from 1), and the session it names where that
+   * could be read. */
+  line?: number;
+  sessionId?: string;
+  /** An `importSessions` that stopped part-way (storage full, an unreadable backup after some
+   * sessions): what it wrote before, as it would have resolved with it. */
+  report?: ImportReport;
+}
+
+/** What `importSessions` did, session by session. */
+export interface ImportReport {
+  imported: string[];
+  replaced: string[];
+  renamed: { from: string; sessionId: string }[];
+  skipped: string[];
+  /** One `IMPORT_INVALID` `SessionError` per session not written, with the `line` at fault and
+   * the `sessionId` where the line that names it could be read. */
+  failed: SessionError[];
+  /** The lines read. */
+  lines: number;
 }
 
 export interface IndexedDbSessionOptions {

@@ -230,10 +230,10 @@ test('MemorySession: subscribe hears the changes made through the object', async
     try {
       s.subscribe('not a function');
     } catch (e) {
-      bad = e.name;
+      bad = `${e.name} ${e.code} ${e.message}`;
     }
     return { seen, bad };
   });
   assert.deepEqual(r.seen, [['add', 2], ['pop', null]]);
-  assert.equal(r.bad, 'TypeError');
+  assert.equal(r.bad, 'SessionError INVALID_OPTIONS subscribe() takes a listener function, got string', 'refused as any bad argument is');
 });
