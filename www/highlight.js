@@ -2,19 +2,35 @@
 // text nodes (never HTML: the text is a user's or a model's). The library searches and cuts the
 // snippet, but says nothing about where in it the words are; this finds them again the way the
 // library's tokeniser reads text (src/core/search.rs), so that what is marked is what matched:
-// - words are runs of letters and digits, lower-cased, with the diacritics of Latin letters
-//   folded (café, CAFÉ and cafe are one word); an accent written as a separate combining mark
-//   belongs to its letter;
-// - Chinese, Japanese and Korean are read as pairs of neighbouring characters (東京の → 東京, 京の);
+// - words are runs of letters and digits, lower-cased, with the diacritics of Latin letters and
+//   Greek's tonos and dialytika folded (café, CAFÉ and cafe are one word, Αθήνα and αθηνα too); an
+//   accent written as a separate combining mark belongs to its letter;
+// - Chinese, Japanese and Korean, and Thai, Lao, Khmer and Burmese, are read as pairs of
+//   neighbouring characters (東京の → 東京, 京の);
 // - a query's words must each match a whole word, `word*` the start of one (only that start is
 //   marked), `"several words"` those words in a row.
 // Folding is done one character at a time, so every folded word keeps, for each of its
 // characters, where it is in the original text: a fold can change the length (NFD, ß → ss),
 // and the marks land on the original characters all the same.
 
-/** Chinese, Japanese and Korean scripts: written without spaces, read as character pairs. */
-function isCjk(n) {
+/** The scripts written without spaces, read as character pairs: Chinese, Japanese and Korean;
+ * Thai, Lao, Khmer and Burmese (their vowel signs and tone marks count as characters; the
+ * punctuation and currency signs of their blocks split). */
+function isUnspaced(n) {
   return (
+    (n >= 0x0e01 && n <= 0x0e2e) ||
+    (n >= 0x0e30 && n <= 0x0e3a) ||
+    (n >= 0x0e40 && n <= 0x0e4e) ||
+    (n >= 0x0e50 && n <= 0x0e59) ||
+    (n >= 0x0e81 && n <= 0x0eae) ||
+    (n >= 0x0eb0 && n <= 0x0edf) ||
+    (n >= 0x1780 && n <= 0x17d3) ||
+    n === 0x17d7 ||
+    (n >= 0x17dc && n <= 0x17ff) ||
+    (n >= 0x1000 && n <= 0x1049) ||
+    (n >= 0x1050 && n <= 0x109f) ||
+    (n >= 0xa9e0 && n <= 0xa9ff) ||
+    (n >= 0xaa60 && n <= 0xaa7f) ||
     (n >= 0x3040 && n <= 0x30ff) ||
     (n >= 0x31f0 && n <= 0x31ff) ||
     (n >= 0x3400 && n <= 0x4dbf) ||
@@ -69,13 +85,14 @@ function isWord(c, n) {
 /** The Latin letters whose diacritic is not a separate mark in NFD, and the ligatures. */
 const SPECIAL = { ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ð: 'd', ø: 'o', đ: 'd', ħ: 'h', ı: 'i', ł: 'l', ŀ: 'l', ŧ: 't' };
 
-/** One character as it counts in a term: lower case, and a Latin letter without its diacritics
- * (lower case, NFD, combining marks removed). Other scripts keep their marks, as in the library. */
+/** One character as it counts in a term: lower case, and a Latin or Greek letter without its
+ * diacritics (lower case, NFD, combining marks removed). Other scripts keep their marks, as in
+ * the library. */
 export function foldChar(c) {
   const lower = c.toLowerCase();
   if (SPECIAL[lower]) return SPECIAL[lower];
   const n = c.codePointAt(0);
-  if (n < 0x250 || (n >= 0x1e00 && n <= 0x1eff)) return lower.normalize('NFD').replace(/\p{M}/gu, '');
+  if (n < 0x250 || (n >= 0x1e00 && n <= 0x1eff) || (n >= 0x386 && n <= 0x3ce)) return lower.normalize('NFD').replace(/\p{M}/gu, '');
   return lower;
 }
 
@@ -105,7 +122,7 @@ export function tokenize(text) {
   for (const c of text) {
     const n = c.codePointAt(0);
     const end = at + c.length;
-    if (isCjk(n)) {
+    if (isUnspaced(n)) {
       flushWord();
       cjk.push({ c, at, end });
     } else {
@@ -138,7 +155,7 @@ export function parseQuery(query) {
   const clauses = [];
   const single = (term, prefix) => {
     const chars = [...term];
-    const loneCjk = chars.length === 1 && isCjk(chars[0].codePointAt(0));
+    const loneCjk = chars.length === 1 && isUnspaced(chars[0].codePointAt(0));
     return { kind: prefix || loneCjk ? 'prefix' : 'term', term };
   };
   const add = (terms, prefix) => {

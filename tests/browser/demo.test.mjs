@@ -2081,7 +2081,7 @@ async function openResult(page, text) {
   await until(page, () => document.querySelectorAll('#messages .msg-found').length === 1);
 }
 
-test('search the chats: only the current user’s, words marked as text (accents folded, Japanese too), a result opens its chat at the message; the results follow changes; Escape, × and an empty box bring the list back', async () => {
+test('search the chats: only the current user’s, words marked as text (accents folded, Greek’s too; Japanese and Thai as pairs), a result opens its chat at the message; the results follow changes; Escape, × and an empty box bring the list back', async () => {
   const { context, page } = await openDemo();
   try {
     // Two chats of Guest's and one of Ann's, written through the library; a long chat, so that
@@ -2110,6 +2110,7 @@ test('search the chats: only the current user’s, words marked as text (accents
         await write(tokyo, 'Guest', 'Weather', [
           { role: 'user', content: '東京の天気はどうですか？' },
           { role: 'assistant', content: '東京は晴れです。' },
+          { role: 'user', content: 'Μετά στην Αθήνα, ฉันชอบกินข้าว' },
         ]);
       },
       { zoo, tokyo, ann, filler },
@@ -2157,6 +2158,11 @@ test('search the chats: only the current user’s, words marked as text (accents
     for (const r of found) assert.deepEqual(r.marks, ['東京']);
     found = await searchChats(page, '東京の天気');
     assert.deepEqual(found.map((r) => r.marks), [['東京の天気']]);
+    // Greek without its accents, and Thai as pairs, marked as they were found.
+    found = await searchChats(page, 'αθηνα');
+    assert.deepEqual(found.map((r) => r.marks), [['Αθήνα']]);
+    found = await searchChats(page, 'กินข้าว');
+    assert.deepEqual(found.map((r) => r.marks), [['กินข้าว']]);
     found = await searchChats(page, 'zebra');
     assert.deepEqual(found, []);
     assert.deepEqual(await listShown(page), { list: false, results: true, status: 'No messages match' });
@@ -2356,6 +2362,11 @@ test('lock a user’s chats with a passphrase: encrypted in place (nothing of th
     assert.equal(await page.$$eval('#messages .msg-edit', (b) => b.length), 0);
     assert.equal(await page.isDisabled('#search-input'), true);
     assert.match(await page.textContent('#lock-state'), /encrypted; unlocked in this tab/);
+    // Export writes the messages as they read, and says the file is not locked.
+    const exported = await exportChat(page);
+    assert.match(exported.text, /falconry/);
+    await idle(page);
+    assert.equal(await page.textContent('#status'), 'Exported 2 items, decrypted: the file is not locked, keep it safe.');
 
     // After a reload, nothing is shown before the passphrase.
     await reload(page);
