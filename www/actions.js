@@ -196,7 +196,8 @@ export function exportChat() {
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
-    setStatus(`Exported ${plural(items.length, 'item')}.`);
+    // The file is plain JSON whatever the chat is: a locked chat's user is told so.
+    setStatus(`Exported ${plural(items.length, 'item')}${isEncrypted(session) ? ', decrypted: the file is not locked, keep it safe' : ''}.`);
   });
 }
 
