@@ -142,10 +142,12 @@ export function exportSessions(options = {}) {
       if (out) return out;
     }
   };
-  /** Starts a session's export from its record, `tries` being the how-many-th reading. */
+  /** Starts a session's export from its record, `tries` being the how-many-th reading. The
+   * record's line is held even when it alone is larger than a session is held for (a large
+   * `state`): the next text held sends it, or the end line. */
   const start = (sessionId, record, tries) => {
-    current = { sessionId, kind: 0, after: null, lines: 1, record, tries, held: [], size: 0 };
-    hold(line({ session: record }));
+    const text = line({ session: record });
+    current = { sessionId, kind: 0, after: null, lines: 1, record, tries, held: [text], size: text.length };
   };
   /** Holds a session's text until its end line (see HOLD); what to send now, if anything. */
   const hold = (text) => {
@@ -263,6 +265,8 @@ export async function importSessions(source, options = {}, written = () => {}) {
       } catch (error) {
         if (error?.code !== 'IMPORT_INVALID') throw Object.assign(error, { report });
         error.sessionId = from;
+        // A session refused whole is about its first line.
+        error.line ??= s.numbers[0];
         report.failed.push(error);
       }
     }

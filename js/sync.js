@@ -637,13 +637,17 @@ export class SyncedSession extends EventTarget {
     const stable = sameMark(start, end);
     const readRemote = async () => keyed(await this.#everyRemoteItem());
     const remote = await readRemote();
+    // A state of the session this id named before (deleted here since, by `deleteSession` or
+    // retention, and perhaps written again: its record's creation time differs) says nothing of
+    // this one: compared afresh, as with no state, so that nothing is taken for deleted here.
+    const stale = !!head.mark && !!start && head.mark.createdAt !== start.createdAt;
     return {
       offset: 0,
       base: [],
-      synced: entries?.synced ?? adopted(local, remote),
+      synced: entries && !stale ? entries.synced : adopted(local, remote),
       // A damaged state is replaced whole: what it said was in flight or ignored goes with it
       // (a push that took effect is among the items both histories start with).
-      saved: entries || head.none ? head : damaged(),
+      saved: (entries || head.none) && !stale ? head : damaged(),
       local,
       remote,
       start: stable ? start : null,
@@ -897,7 +901,9 @@ export class SyncedSession extends EventTarget {
     const ended = async () => {
       const end = await this.#mark();
       const exact = view.start && end && end.itemCount === offset + base.length + wanted.length && sameMark(view.start, { ...end, itemCount: view.start.itemCount });
-      return exact ? end : null;
+      // Not exact: a mark of this record that matches no later one (so the next round compares
+      // the whole histories), kept for its creation time (see `#whole`).
+      return exact ? end : end && { ...end, rewrites: -1 };
     };
     const rewrite = async (lock) => {
       if (lock === null) throw busy('a run holds the session; the sync round is tried again soon');

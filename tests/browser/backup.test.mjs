@@ -247,6 +247,64 @@ test('a source stream that fails is IMPORT_INVALID, with the report of what was 
   assert.deepEqual(r.stored, ['a']);
 });
 
+test('a session whose record alone is over a MiB (a large state) is exported whole, and imports', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: 'big-record-from', userId: 'ann' };
+    const s = new lib.IndexedDbSession('big', from);
+    await s.addItems([{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }]);
+    await s.update({ state: { notes: 'x'.repeat(1_300_000) } });
+    await new lib.IndexedDbSession('small', from).addItems([{ role: 'user', content: 'other' }]);
+    const text = await backupText(from);
+    const to = { dbName: 'big-record-to', userId: 'ann' };
+    const report = await lib.importSessions(text, to);
+    const back = await snapshot('big', to);
+    return { imported: report.imported.sort(), failed: report.failed.map((e) => e.message), same: JSON.stringify(back) === JSON.stringify(await snapshot('big', from)), notes: back.info.state.notes.length };
+  });
+  assert.deepEqual(r.failed, []);
+  assert.deepEqual(r.imported, ['big', 'small']);
+  assert.equal(r.notes, 1_300_000);
+  assert.equal(r.same, true, 'items, metadata and state as they were');
+});
+
+test('an encrypted session is imported only under its own id: where that id is taken, it fails with IMPORT_INVALID instead of coming in renamed and unreadable', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const key = crypto.getRandomValues(new Uint8Array(32));
+    const from = { dbName: 'enc-backup-from', userId: 'ann' };
+    await new lib.EncryptedSession(new lib.IndexedDbSession('chat', from), { key }).addItems([{ role: 'user', content: 'sealed' }]);
+    await new lib.IndexedDbSession('plain', from).addItems([{ role: 'user', content: 'open' }]);
+    const text = await backupText(from);
+    const out = {};
+    // Where the id is free, it comes in and opens with its key.
+    const free = { dbName: 'enc-backup-free', userId: 'ann' };
+    out.free = (await lib.importSessions(text, free)).imported.sort();
+    out.readable = (await new lib.EncryptedSession(new lib.IndexedDbSession('chat', free), { key }).getItems()).map((i) => i.content);
+    // Where Bob has a "chat" (an import never touches another user's session: it renames), and
+    // where Ann's own "chat" is asked to be renamed.
+    const bobs = { dbName: 'enc-backup-bob', userId: 'ann' };
+    await new lib.IndexedDbSession('chat', { dbName: bobs.dbName, userId: 'bob' }).addItems([{ role: 'user', content: 'bob' }]);
+    for (const [name, to, onConflict] of [['bob', bobs, 'skip'], ['rename', free, 'rename']]) {
+      const report = await lib.importSessions(text, { ...to, onConflict });
+      out[name] = {
+        failed: report.failed.map((e) => [e.code, typeof e.line, e.sessionId, /encrypted items, which open only under its own id/.test(e.message)]),
+        renamed: report.renamed,
+        ids: (await lib.listSessions({ dbName: to.dbName })).map((s) => s.sessionId).sort(),
+      };
+    }
+    return out;
+  });
+  assert.deepEqual(r.free, ['chat', 'plain']);
+  assert.deepEqual(r.readable, ['sealed']);
+  assert.deepEqual(r.bob.failed, [['IMPORT_INVALID', 'number', 'chat', true]]);
+  assert.deepEqual(r.bob.ids, ['chat', 'plain'], "Bob's chat untouched, no renamed copy");
+  assert.deepEqual(r.rename.failed, [['IMPORT_INVALID', 'number', 'chat', true]]);
+  assert.deepEqual(r.rename.renamed, [{ from: 'plain', sessionId: 'plain-2' }], 'a plain session is renamed as before');
+  assert.deepEqual(r.rename.ids, ['chat', 'plain', 'plain-2']);
+});
+
 test("a backup's session renamed onto an id the backup holds too: each is imported under its own id, none skipped or replaced", async () => {
   const { page } = await openHarness(env);
   await helpers(page);

@@ -547,6 +547,38 @@ describe('SyncedSession', () => {
     await b.context.close();
   });
 
+  test('a session deleted on this device (deleteSession, retention) and synced again is pulled back: the remote and the other devices keep it', async () => {
+    const a = await device();
+    const conversationId = await newConversation(a.page);
+    await openSynced(a.page, { id: 'kept-remote', conversationId });
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'q1'), say('assistant', 'a1')]);
+    await settled(a.page);
+    const before = [['user', 'q1'], ['assistant', 'a1']];
+    assert.deepEqual(transcript(serverItems(conversationId)), before);
+    // Deleted here, to free space; the app wraps it again on its next load.
+    await a.page.evaluate(async () => {
+      window.synced.close();
+      await lib.deleteSession('kept-remote');
+    });
+    await openSynced(a.page, { id: 'kept-remote', conversationId });
+    await settled(a.page);
+    assert.deepEqual(transcript(serverItems(conversationId)), before, 'nothing deleted on the remote');
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), before, 'pulled back here');
+    // Deleted, then written again before its first round: both histories kept, nothing doubled.
+    await a.page.evaluate(async () => {
+      window.synced.close();
+      await lib.deleteSession('kept-remote');
+      await new lib.IndexedDbSession('kept-remote').addItems([{ role: 'user', content: 'q2' }]);
+    });
+    await openSynced(a.page, { id: 'kept-remote', conversationId });
+    await settled(a.page);
+    const server = transcript(serverItems(conversationId));
+    assert.deepEqual(server.slice(0, 2), before, 'the remote lost nothing');
+    assert.deepEqual(server.filter(([, text]) => text === 'q2').length, 1);
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), server, 'both sides the same');
+    await a.context.close();
+  });
+
   test('the same local session synced with another remote (a new conversation, or another remote session) loses nothing: its history goes there too', async () => {
     const a = await device();
     const conversationId = await newConversation(a.page);

@@ -494,6 +494,13 @@ pub async fn restore(
     written: &[String],
 ) -> std::result::Result<Restored, RestoreError> {
     let checked = check(lines, numbers)?;
+    // An EncryptedSession's items are sealed with a key made from the session id, and bound to
+    // it: renamed, the session could never be read again.
+    let sealed = checked.rows.iter().any(|(store, row)| {
+        *store == MESSAGES_STORE
+            && js::get(row, "item")
+                .is_ok_and(|item| js::get(&item, "__enc").is_ok_and(|e| e.is_truthy()))
+    });
     let owner = match user {
         Some(u) => u.map(str::to_string),
         None => checked.owner.clone(),
@@ -548,6 +555,17 @@ pub async fn restore(
                         status = "replaced";
                         let most = rewrites_of(&stored).max(rewrites_of(&checked.record));
                         rewrites = Some(most.saturating_add(1).min(MAX_SAFE_INTEGER));
+                    }
+                    _ if sealed => {
+                        return Err(SessionError::new(
+                            SessionErrorCode::ImportInvalid,
+                            [
+                                "session \"",
+                                &id,
+                                "\" holds encrypted items, which open only under its own id, and that id is taken here",
+                            ]
+                            .concat(),
+                        ))
                     }
                     _ => {
                         let mut n = 2;
