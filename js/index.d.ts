@@ -243,7 +243,6 @@ export interface SyncedSessionOptions {
   syncOnOpen?: boolean;
 }
 
-/** Where a `SyncedSession` stands. */
 /** What `sync()` rejects with when a run (or a write) held the session, or the session or the
  * remote changed while the round read them. Not a failure: `syncStatus.lastError` stays as it
  * was, and the next round comes soon. */
@@ -252,6 +251,7 @@ export interface SyncError extends Error {
   code: 'SESSION_BUSY';
 }
 
+/** Where a `SyncedSession` stands. */
 export interface SyncStatus {
   /** Changes made here that the remote does not have yet (the outbox): items written, and
    * synced items removed (a pop, a clear) that are not deleted there yet. */

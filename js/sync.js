@@ -551,12 +551,12 @@ export class SyncedSession extends EventTarget {
   async #pendingCount() {
     const head = await this.#head();
     this.#localOnly = head.localOnly ?? 0;
-    if (head.mark) {
-      const now = await this.#mark();
-      // Only grown since the last round: the outbox is what came after.
-      if (grown(head.mark, now, head.count)) return now.itemCount - head.count;
-    }
-    const synced = (await loadEntries(this.#id, head))?.synced ?? [];
+    const now = head.mark && (await this.#mark());
+    // Only grown since the last round: the outbox is what came after.
+    if (now && grown(head.mark, now, head.count)) return now.itemCount - head.count;
+    // A state of a session deleted here since says nothing of this one (see `#whole`).
+    const stale = now && head.mark.createdAt !== now.createdAt;
+    const synced = (!stale && (await loadEntries(this.#id, head))?.synced) || [];
     const local = await this.#everyItem();
     const kept = keptCount(synced, local);
     return local.length - kept + (synced.length - kept);
@@ -809,7 +809,8 @@ export class SyncedSession extends EventTarget {
     const confirmed = [...paired.values()].map(fingerprint);
     const save = async (list, inFlight, mark) =>
       saveState(this.#id, saved, { offset, list, inFlight, tombstones: [...tombstones], mark, remote: await this.#remoteId(), localOnly: localBefore + localCount(list) });
-    const write = (inFlight) => save([...base, ...synced.slice(0, kept)], inFlight, null);
+    // The state written during the round keeps the record's creation time (see `#whole`).
+    const write = (inFlight) => save([...base, ...synced.slice(0, kept)], inFlight, inexact(view.start));
     let accepted = false;
     const push = async (part) => {
       this.#stopIfClosed();
@@ -901,9 +902,7 @@ export class SyncedSession extends EventTarget {
     const ended = async () => {
       const end = await this.#mark();
       const exact = view.start && end && end.itemCount === offset + base.length + wanted.length && sameMark(view.start, { ...end, itemCount: view.start.itemCount });
-      // Not exact: a mark of this record that matches no later one (so the next round compares
-      // the whole histories), kept for its creation time (see `#whole`).
-      return exact ? end : end && { ...end, rewrites: -1 };
+      return exact ? end : inexact(end);
     };
     const rewrite = async (lock) => {
       if (lock === null) throw busy('a run holds the session; the sync round is tried again soon');
@@ -922,6 +921,12 @@ export class SyncedSession extends EventTarget {
     const mark = same ? await ended() : await withLock(sessionLockName(this.#local.dbName, this.#local.sessionId), rewrite, { ifAvailable: true });
     await save([...base, ...entries], null, mark);
   }
+}
+
+/** A mark of the record of `mark` that matches no later one, so that the next round compares
+ * the whole histories, kept for its creation time (see `#whole`). */
+function inexact(mark) {
+  return mark && { ...mark, rewrites: -1 };
 }
 
 /** Whether two marks are of the same history, unchanged. */

@@ -90,10 +90,11 @@ async function exchange(text, saved) {
   const controller = new AbortController();
   state.controller = controller;
   updateControls();
-  setStatus((await heldElsewhere(session)) ? 'Waiting for the reply being written in another tab…' : 'The model is answering…');
+  // Whether the run got the chat (its `agent_start`): a run stopped before never saved anything.
+  let started = false;
   try {
+    setStatus((await heldElsewhere(session)) ? 'Waiting for the reply being written in another tab…' : 'The model is answering…');
     const run = runner.runStreamed(agent, text, { ...runOptions(), session, signal: controller.signal });
-    let started = false;
     for await (const event of run) {
       if (event.type === 'agent_start' && !started) {
         // The run holds the chat now.
@@ -113,8 +114,9 @@ async function exchange(text, saved) {
     setStatus(saved);
   } catch (e) {
     if (e?.name === 'AbortError' || controller.signal.aborted) {
-      // A run stopped after it saved the question leaves it as the chat's newest item.
-      const [last] = await session.getItems(1);
+      // A run stopped after it saved the question leaves it as the chat's newest item (it may
+      // have been stopped just after it got the chat, before saving).
+      const [last] = started ? await session.getItems(1) : [];
       if (last && isUserMessage(last) && contentText(last.content) === text) {
         setStatus('Stopped. The unfinished answer was not saved; your message was.');
       } else {

@@ -83,7 +83,7 @@ function isWord(c, n) {
 }
 
 /** The Latin letters whose diacritic is not a separate mark in NFD, and the ligatures. */
-const SPECIAL = { ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ð: 'd', ø: 'o', đ: 'd', ħ: 'h', ı: 'i', ł: 'l', ŀ: 'l', ŧ: 't' };
+const SPECIAL = { ς: 'σ', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ð: 'd', ø: 'o', đ: 'd', ħ: 'h', ı: 'i', ł: 'l', ŀ: 'l', ŧ: 't' };
 
 /** One character as it counts in a term: lower case, and a Latin or Greek letter without its
  * diacritics (lower case, NFD, combining marks removed). Other scripts keep their marks, as in

@@ -245,6 +245,9 @@ struct Run<'a> {
     /// follows `update_session_state`.
     summary: Option<String>,
     session_state: RefCell<Value>,
+    /// Whether the session refused one of the run's saves (another tab wrote, say): its newest
+    /// turn may then be another run's.
+    save_refused: std::cell::Cell<bool>,
 }
 
 /// The output of a handoff call the run does not take, where the server keeps the
@@ -336,13 +339,16 @@ impl Run<'_> {
                     fields.push(("usage", usage_object(u)));
                 }
                 self.session_call("applyHistoryTransaction", &[object(&fields).into()])
-                    .await?;
+                    .await
+                    .inspect_err(|_| self.save_refused.set(true))?;
                 if with_usage {
                     state.usage_stored = state.usage;
                 }
             } else {
                 let items: Array = save.items.iter().map(json_to_js).collect();
-                self.session_call("addItems", &[items.into()]).await?;
+                self.session_call("addItems", &[items.into()])
+                    .await
+                    .inspect_err(|_| self.save_refused.set(true))?;
             }
         }
         state.saved(&save);
@@ -1281,6 +1287,7 @@ pub async fn run(
         metadata,
         summary,
         session_state: RefCell::new(session_state),
+        save_refused: Default::default(),
     };
     let fresh = matches!(input, RunInput::Items(_));
     let mut state = match input {
@@ -1362,10 +1369,10 @@ pub async fn run(
         }),
         Err(error) => {
             // The calls the model answered were paid for, whatever stopped the run after them
-            // (a failed or aborted call, a tool or a session that threw): their usage goes to
-            // the turn the run saved, unless the session refused a save (another tab wrote: the
-            // newest turn may be that tab's).
-            if !matches!(error, RunError::Thrown(_)) {
+            // (a failed or aborted call, a callback that threw): their usage goes to the turn
+            // the run saved, unless the session refused a save (another tab wrote: the newest
+            // turn may be that tab's).
+            if !r.save_refused.get() {
                 r.store_usage(&mut state).await;
             }
             Err(RunFailure {

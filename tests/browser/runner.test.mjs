@@ -285,7 +285,7 @@ for (const api of ['chat_completions', 'responses']) {
 
     test('a call that fails after others keeps their usage; resuming adds only its own', async () => {
       const id = fresh('failed-usage');
-      model.script({ calls: [{ name: 't', arguments: {} }] }, { error: 500 }, { text: 'done' });
+      model.script({ calls: [{ name: 't', arguments: {} }] }, { error: 500 }, { text: 'done' }, { calls: [{ name: 't', arguments: {} }] });
       const r = await inPage(
         async ({ url, api, id }) => {
           const agent = new lib.Agent({ name: 'U', model: 'm', tools: [{ name: 't', execute: () => 'ok' }] });
@@ -300,10 +300,17 @@ for (const api of ['chat_completions', 'responses']) {
           const out = { error: failed?.name, usage: await session.getSessionUsage() };
           out.resumed = (await runner.run(agent, failed.state, { session })).finalOutput;
           out.usageAfter = await session.getSessionUsage();
+          // A callback of the app that throws after a call (here needsApproval) keeps it too.
+          const throwing = new lib.Agent({ name: 'T', model: 'm', tools: [{ name: 't', needsApproval: () => { throw new Error('boom'); }, execute: () => 'ok' }] });
+          const other = new lib.IndexedDbSession(`${id}-thrown`);
+          out.thrown = await runner.run(throwing, 'go', { session: other }).then(() => null, (e) => e.message);
+          out.thrownUsage = (await other.getSessionUsage()).requests;
           return out;
         },
         { api, id },
       );
+      assert.equal(r.thrown, 'boom');
+      assert.equal(r.thrownUsage, 1);
       assert.equal(r.error, 'ModelError');
       assert.equal(r.usage.requests, 1, 'the first call was answered and paid for');
       assert.ok(r.usage.totalTokens > 0);

@@ -572,10 +572,25 @@ describe('SyncedSession', () => {
     });
     await openSynced(a.page, { id: 'kept-remote', conversationId });
     await settled(a.page);
-    const server = transcript(serverItems(conversationId));
-    assert.deepEqual(server.slice(0, 2), before, 'the remote lost nothing');
-    assert.deepEqual(server.filter(([, text]) => text === 'q2').length, 1);
-    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), server, 'both sides the same');
+    const there = transcript(serverItems(conversationId));
+    assert.deepEqual(there.slice(0, 2), before, 'the remote lost nothing');
+    assert.deepEqual(there.filter(([, text]) => text === 'q2').length, 1);
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), there, 'both sides the same');
+    // A round stopped in the middle of its push (the remote refused it for now), then the session
+    // deleted here and synced again: still nothing deleted there.
+    const now = transcript(serverItems(conversationId));
+    await server.setFault({ kind: 'status', status: 500, methods: ['POST'] });
+    await a.page.evaluate(async () => {
+      await window.synced.addItems([{ role: 'user', content: 'q3' }]);
+      await window.synced.sync().catch(() => {});
+      window.synced.close();
+      await lib.deleteSession('kept-remote');
+    });
+    await server.setFault(null);
+    await openSynced(a.page, { id: 'kept-remote', conversationId });
+    await settled(a.page);
+    assert.deepEqual(transcript(serverItems(conversationId)), now, 'the remote lost nothing');
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), now);
     await a.context.close();
   });
 
