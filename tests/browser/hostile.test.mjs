@@ -407,8 +407,11 @@ for (const [name, damage, message] of DAMAGES) {
         await repaired.addItems([{ role: 'assistant', content: 'a2' }]);
         const newest = await repaired.getItems(2);
         const popped = await repaired.popItem();
+        const infoBefore = await repaired.getInfo();
         const again = await lib.repairSession(id, { dbName });
-        return { calls, unchanged: before === after, neighbour, report, items, newest: newest.map((i) => i.content), popped: popped.content, again };
+        const infoAfter = await repaired.getInfo();
+        const untouched = infoBefore.updatedAt === infoAfter.updatedAt && infoBefore.rewrites === infoAfter.rewrites;
+        return { calls, unchanged: before === after, neighbour, report, items, newest: newest.map((i) => i.content), popped: popped.content, again, untouched };
       },
       { id: `dmg-${name.replace(/\W+/g, '-')}`, damage },
     );
@@ -429,5 +432,6 @@ for (const [name, damage, message] of DAMAGES) {
     assert.deepEqual(r.newest, ['u2', 'a2']);
     assert.equal(r.popped, 'a2');
     assert.deepEqual(r.again, { existed: true, userId: owner, itemCount: lost ? 2 : 3, removedRows: 0, renumberedRows: 0 }, 'a sound session is left as it is');
+    assert.equal(r.untouched, true, 'nothing written to it: its updatedAt and rewrites stay');
   });
 }

@@ -14,7 +14,7 @@ use crate::core::session::{safe_count, starts_turn};
 
 use super::open::Connection;
 use super::record::{
-    all_of_session, item_of, rewrites_of, turn_of, Indexer, RowWriter, StoredRecord,
+    all_of_session, item_of, record_from_js, rewrites_of, turn_of, Indexer, RowWriter, StoredRecord,
 };
 use super::tx::{listening, Tx};
 
@@ -157,13 +157,36 @@ pub async fn repair_session(
             })
             .collect();
         let plan = plan_repair(&stored);
-        for &i in &plan.drop {
-            messages.delete(keys[i].clone()).map_err(|e| tx.fail(e))?;
-        }
         let user = record
             .as_ref()
             .and_then(owner_of)
             .unwrap_or_else(|| owner.map(str::to_string));
+        // A sound session (a record that reads, whose counters and owner are those of its rows,
+        // and rows that stay where they are) is left as it is.
+        let sound = plan.drop.is_empty()
+            && plan.moves.is_empty()
+            && record
+                .as_ref()
+                .and_then(|r| record_from_js(r).ok())
+                .is_some_and(|r| {
+                    r.item_count == plan.kept
+                        && r.last_turn == plan.last_turn
+                        && r.user_id == user
+                        && (plan.kept == 0
+                            || (r.first_seq, r.next_seq) == (plan.first_seq, plan.next_seq))
+                });
+        if sound {
+            return Ok(RepairReport {
+                existed: true,
+                user_id: user,
+                item_count: plan.kept,
+                removed_rows: 0,
+                renumbered_rows: 0,
+            });
+        }
+        for &i in &plan.drop {
+            messages.delete(keys[i].clone()).map_err(|e| tx.fail(e))?;
+        }
         let writer = RowWriter::new(session_id, now, Indexer::new(user.as_deref(), false));
         for &(i, place) in &plan.moves {
             let (Some(item), old) = (&items[i], &stored[i]) else {
