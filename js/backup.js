@@ -133,11 +133,8 @@ export function exportSessions(options = {}) {
         current.after = after;
       }
       let text = '';
-      for (const row of rows) {
-        // The search index's terms are made again on import: the backup need not carry them.
-        if (kind === 'item') delete row.terms;
-        text += line({ [kind]: row });
-      }
+      // (Item rows come without their search terms: an import makes them again.)
+      for (const row of rows) text += line({ [kind]: row });
       const out = hold(text);
       if (out) return out;
     }

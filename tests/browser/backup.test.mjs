@@ -305,6 +305,86 @@ test('an encrypted session is imported only under its own id: where that id is t
   assert.deepEqual(r.rename.ids, ['chat', 'plain', 'plain-2']);
 });
 
+test('a session indexed with its tool calls (index.tools) is found by the same words after a round trip; one indexed without is not', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: 'tools-backup-from', userId: 'ann' };
+    const call = (id) => ({ type: 'function_call', callId: id, name: 'weather', arguments: '{"city":"Reykjavik"}' });
+    const output = (id) => ({ type: 'function_call_result', callId: id, name: 'weather', output: { type: 'text', text: 'Sleet in Reykjavik' } });
+    const tools = new lib.IndexedDbSession('tools', { ...from, index: { tools: true } });
+    await tools.addItems([{ role: 'user', content: 'weather please' }, call('c1'), output('c1'), { role: 'assistant', content: 'Sleet.' }]);
+    await new lib.IndexedDbSession('plain', from).addItems([{ role: 'user', content: 'weather too' }, call('c2'), output('c2')]);
+    const text = await backupText(from);
+    const to = { dbName: 'tools-backup-to', userId: 'ann' };
+    const report = await lib.importSessions(text, to);
+    const find = async (options, query) => (await lib.searchSessions({ ...options, query })).map((h) => `${h.sessionId}:${h.seq}`).sort();
+    // The rows as stored: the import leaves no mark of its own on them.
+    const rows = await new Promise((done, fail) => {
+      const open = indexedDB.open(to.dbName);
+      open.onerror = () => fail(open.error);
+      open.onsuccess = () => {
+        const get = open.result.transaction('agent_messages').objectStore('agent_messages').getAll();
+        get.onsuccess = () => {
+          open.result.close();
+          done(get.result);
+        };
+      };
+    });
+    return {
+      imported: report.imported.sort(),
+      lines: text.split('\n').filter((l) => l.startsWith('{"item"')).map((l) => [JSON.parse(l).item.sessionId, JSON.parse(l).item.seq, JSON.parse(l).item.indexTools ?? null, 'terms' in JSON.parse(l).item]),
+      before: { city: await find(from, 'reykjavik'), sleet: await find(from, 'sleet'), weather: await find(from, 'weather') },
+      after: { city: await find(to, 'reykjavik'), sleet: await find(to, 'sleet'), weather: await find(to, 'weather') },
+      marks: rows.filter((row) => 'indexTools' in row).length,
+      items: JSON.stringify((await new lib.IndexedDbSession('tools', to).getItems())) === JSON.stringify(await tools.getItems()),
+    };
+  });
+  assert.deepEqual(r.imported, ['plain', 'tools']);
+  // Only the tool rows indexed with their text say so; no row carries its terms.
+  assert.deepEqual(r.lines.sort(), [['plain', 0, null, false], ['plain', 1, null, false], ['plain', 2, null, false], ['tools', 0, null, false], ['tools', 1, true, false], ['tools', 2, true, false], ['tools', 3, null, false]]);
+  assert.deepEqual(r.before, { city: ['tools:1', 'tools:2'], sleet: ['tools:2', 'tools:3'], weather: ['plain:0', 'tools:0', 'tools:1'] });
+  assert.deepEqual(r.after, r.before, 'the same hits after the round trip');
+  assert.equal(r.marks, 0);
+  assert.equal(r.items, true);
+});
+
+test('two operations of a backup’s branch with one operation id are that session’s IMPORT_INVALID, with the line; the others come in', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: 'ops-backup-from', userId: 'ann' };
+    const s = new lib.IndexedDbSession('ops', from);
+    await s.addItems([{ role: 'user', content: 'q0' }]);
+    let last = { role: 'user', content: 'q0' };
+    for (const n of [1, 2]) {
+      const next = { role: 'assistant', content: `a${n}` };
+      await s.applyHistoryTransaction({ operationId: `save-${n}`, transaction: { type: 'replace_suffix', expectedSuffix: [last], replacement: [last, next] } });
+      last = next;
+    }
+    await new lib.IndexedDbSession('other', from).addItems([{ role: 'user', content: 'kept' }]);
+    const lines = (await backupText(from)).split('\n');
+    const at = lines.findIndex((l) => l.includes('"operationId":"save-2"'));
+    lines[at] = lines[at].replace('"operationId":"save-2"', '"operationId":"save-1"');
+    const to = { dbName: 'ops-backup-to', userId: 'ann' };
+    const report = await lib.importSessions(lines.join('\n'), to);
+    return {
+      line: at + 1,
+      failed: report.failed.map((e) => [e.name, e.code, e.line, e.sessionId, e.message]),
+      imported: report.imported,
+      ids: (await lib.listSessions(to)).map((x) => x.sessionId),
+      whole: (await lib.importSessions((await backupText(from)), { dbName: 'ops-backup-whole', userId: 'ann' })).imported.sort(),
+    };
+  });
+  assert.equal(r.failed.length, 1);
+  const [name, code, line, sessionId, message] = r.failed[0];
+  assert.deepEqual([name, code, line, sessionId], ['SessionError', 'IMPORT_INVALID', r.line, 'ops']);
+  assert.match(message, /operation id of operation 1 comes twice/);
+  assert.deepEqual(r.imported, ['other']);
+  assert.deepEqual(r.ids, ['other'], 'nothing of the session was written');
+  assert.deepEqual(r.whole, ['ops', 'other'], 'the backup as exported imports');
+});
+
 test("a backup's session renamed onto an id the backup holds too: each is imported under its own id, none skipped or replaced", async () => {
   const { page } = await openHarness(env);
   await helpers(page);

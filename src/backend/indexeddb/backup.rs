@@ -4,10 +4,11 @@
 //! metadata and branches.
 
 use idb::{KeyRange, Query, TransactionMode};
-use js_sys::{Array, Reflect};
-use wasm_bindgen::JsValue;
+use js_sys::{Array, Object, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::js::{self, describe};
+use crate::backend::search::item_search_text;
 use crate::core::branch::MAIN;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::schema::{
@@ -131,10 +132,33 @@ pub async fn read_page(
         if let Some(bounds) = &bounds {
             rows.retain(|row| bounds.names(kind, row));
         }
+        if store == MESSAGES_STORE {
+            rows.iter().for_each(without_terms);
+        }
         Ok((rows, next))
     })
     .await
 }
+
+/// Takes the search index's terms out of an item row: an import makes them again. A row indexed
+/// with its tool call's or output's text (written by an object with `index: { tools: true }`)
+/// says so instead (`indexTools: true`: it has terms where its message text alone has none), so
+/// that the import indexes it the same way.
+fn without_terms(row: &JsValue) {
+    let key = JsValue::from_str("terms");
+    let terms = js::get(row, "terms").unwrap_or(JsValue::UNDEFINED);
+    // (Rows read from the store are objects.)
+    let _ = Reflect::delete_property(row.unchecked_ref::<Object>(), &key);
+    let item = js::get(row, "item").unwrap_or(JsValue::UNDEFINED);
+    if terms.dyn_ref::<Array>().is_some_and(|t| t.length() > 0)
+        && item_search_text(&item, false).is_empty()
+    {
+        let _ = Reflect::set(row, &INDEX_TOOLS.into(), &JsValue::TRUE);
+    }
+}
+
+/// The field of a backup's item row that says it was indexed with its tool call's text.
+const INDEX_TOOLS: &str = "indexTools";
 
 /// A row's key, from its store's key path.
 fn key_of(row: &JsValue, key_path: &[&'static str]) -> JsValue {
@@ -299,6 +323,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
         .collect();
     let oldest_op = next_op_seq.saturating_sub(OPERATION_LOG_LIMIT);
     let mut ops = vec![false; (next_op_seq - oldest_op) as usize];
+    let mut op_ids: Vec<(usize, JsValue)> = Vec::new();
     let mut rows = Vec::new();
     let mut ended = false;
     for (i, line) in lines.iter().enumerate().skip(1) {
@@ -396,6 +421,18 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
                         "operation {op} is not among the newest {OPERATION_LOG_LIMIT} below the {next_op_seq} the record counts"
                     )));
                 }
+                // The log keeps an operation id once per branch (a unique index): a second
+                // would fail the session's write with a storage error instead.
+                let id = js::get(&row, "operationId").unwrap_or_default();
+                if op_ids
+                    .iter()
+                    .any(|(other, seen)| *other == b && *seen == id)
+                {
+                    return Err(bad(format!(
+                        "the operation id of operation {op} comes twice in branch \"{branch}\""
+                    )));
+                }
+                op_ids.push((b, id));
                 op
             }
         };
@@ -594,15 +631,19 @@ pub async fn restore(
                 set(record, "rewrites", &(rewrites as f64).into());
             }
             sessions.put(record, None).map_err(|e| tx.fail(e))?;
-            // The search index's terms are made again, for the owner the rows now have.
-            let index = Indexer::new(owner.as_deref(), false);
-            let terms = JsValue::from_str("terms");
+            // The search index's terms are made again, for the owner the rows now have, with
+            // the tool call's text where the row says it was indexed with it.
+            let mut index = Indexer::new(owner.as_deref(), false);
+            let (terms, index_tools) = (JsValue::from_str("terms"), JsValue::from_str(INDEX_TOOLS));
             for (store, row) in &checked.rows {
                 if id != checked.session_id {
                     rename(row, &id);
                 }
                 if *store == MESSAGES_STORE {
                     let item = js::get(row, "item").unwrap_or(JsValue::UNDEFINED);
+                    index.tools = js::get(row, INDEX_TOOLS).is_ok_and(|v| v.as_bool() == Some(true));
+                    // (`check` found it a plain object.)
+                    let _ = Reflect::delete_property(row.unchecked_ref::<Object>(), &index_tools);
                     let _ = Reflect::set(row, &terms, &index.terms(&item));
                 }
                 tx.store(store)?.put(row, None).map_err(|e| tx.fail(e))?;

@@ -165,7 +165,7 @@ impl StoredRecord {
 /// so an index over `terms` finds one user's items that hold a term, and nobody else's.
 pub struct Indexer {
     owner: String,
-    tools: bool,
+    pub tools: bool,
 }
 
 impl Indexer {
