@@ -1,6 +1,6 @@
 // OpenAIConversationsSession: a Session whose history OpenAI's Conversations API keeps (or any
 // server speaking it), with the behaviour of the SDK's class of that name: the conversation is
-// created on first use, items are converted to and from the API's shapes (in the WebAssembly
+// created by the first write (or `getSessionId()`), items are converted to and from the API's shapes (in the WebAssembly
 // module, as the runner converts them), calls are applied one at a time in call order.
 import { toConversationItems, fromConversationItems } from './agent_sessions_runner.js';
 import { sessionError } from './errors.js';
@@ -16,6 +16,15 @@ function requestError(what, status, serverMessage) {
   return Object.assign(new Error(message), { name: 'ModelError', code: 'MODEL_ERROR', status, serverMessage });
 }
 
+/** How long to wait before retry `attempt` (0-based), as the runner waits: what `Retry-After`
+ * asks (seconds or a date; at most a minute), else half a second doubling up to 8 s. */
+function retryDelay(attempt, headers) {
+  const header = headers.get('retry-after')?.trim();
+  let ms = header ? Number(header) * 1000 : NaN;
+  if (header && Number.isNaN(ms)) ms = Math.max(0, Date.parse(header) - Date.now());
+  return ms >= 0 ? Math.min(ms, 60_000) : Math.min(500 * 2 ** attempt, 8_000);
+}
+
 function optionalString(value, name) {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string' || value === '') throw sessionError('INVALID_OPTIONS', `${name} must be a non-empty string, got ${typeof value}`);
@@ -26,7 +35,7 @@ function optionalString(value, name) {
  * A Session kept by the Conversations API. `getItems(limit)` reads the newest `limit` items
  * (`order=desc`), returned oldest first, or every page without a limit; `addItems` writes them
  * (20 per request); `popItem` reads the newest item and deletes it; `clearSession` deletes the
- * conversation (the next write starts a new one); `getSessionId()` is the conversation id. The
+ * conversation (the next write starts a new one; reads before it create none); `getSessionId()` is the conversation id. The
  * API key is only ever sent as the `Authorization` header to `baseUrl`.
  */
 export class OpenAIConversationsSession {
@@ -36,6 +45,7 @@ export class OpenAIConversationsSession {
   #headers;
   #conversationId;
   #timeoutMs;
+  #retries;
   #tail = Promise.resolve();
 
   constructor(options = {}) {
@@ -55,13 +65,17 @@ export class OpenAIConversationsSession {
       this.#headers = new Headers(headers);
       const timeoutMs = given.timeoutMs ?? 60_000;
       if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw sessionError('INVALID_OPTIONS', `options.timeoutMs must be a positive number, got ${String(timeoutMs)}`);
-      this.#timeoutMs = timeoutMs;
+      // (A time limit is a whole number of ms; one longer than 2^31 - 1 would fire at once.)
+      this.#timeoutMs = Math.min(Math.ceil(timeoutMs), 2 ** 31 - 1);
+      const retries = given.retries ?? 2;
+      if (!(Number.isInteger(retries) && retries >= 0)) throw sessionError('INVALID_OPTIONS', `options.retries must be a whole number >= 0, got ${String(retries)}`);
+      this.#retries = retries;
     } catch (e) {
       throw e?.name === 'SessionError' ? e : sessionError('INVALID_OPTIONS', `the options could not be read (${e?.message ?? e})`);
     }
   }
 
-  /** The conversation id, `undefined` until the first call created it. */
+  /** The conversation id, `undefined` until a write or `getSessionId()` created it. */
   get sessionId() {
     return this.#conversationId;
   }
@@ -78,35 +92,45 @@ export class OpenAIConversationsSession {
     const headers = new Headers(this.#headers);
     if (body !== undefined) headers.set('content-type', 'application/json');
     if (this.#apiKey) headers.set('authorization', `Bearer ${this.#apiKey}`);
-    // A request that never answers would hold every later call: each has a time limit, kept
-    // here too, so a `fetch` that does not honour the signal cannot outlast it.
-    const signal = AbortSignal.timeout(this.#timeoutMs);
-    const late = new Promise((_, reject) => signal.addEventListener('abort', () => reject(requestError(what, 0, `no answer within ${this.#timeoutMs} ms`)), { once: true }));
-    late.catch(() => {});
-    let response;
-    try {
-      // A plain object, as wrappers of fetch that read `init.headers` expect.
-      response = await Promise.race([this.#fetch(`${this.#baseUrl}${path}`, { method, headers: Object.fromEntries(headers), signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }), late]);
-    } catch (e) {
-      if (e?.name === 'ModelError') throw e;
-      throw requestError(what, 0, signal.aborted ? `no answer within ${this.#timeoutMs} ms` : (e?.message ?? String(e)));
+    // 429 is retried for every request (nothing was done), 408, 409 and 5xx only where doing it
+    // twice changes nothing: not for a write of items, which the server may have stored.
+    const safe = method !== 'POST' || path === '/conversations';
+    for (let attempt = 0; ; attempt++) {
+      // A request that never answers would hold every later call: each has a time limit, kept
+      // here too, so a `fetch` that does not honour the signal cannot outlast it.
+      const signal = AbortSignal.timeout(this.#timeoutMs);
+      const late = new Promise((_, reject) => signal.addEventListener('abort', () => reject(requestError(what, 0, `no answer within ${this.#timeoutMs} ms`)), { once: true }));
+      late.catch(() => {});
+      let response;
+      let text = '';
+      try {
+        // A plain object, as wrappers of fetch that read `init.headers` expect.
+        response = await Promise.race([this.#fetch(`${this.#baseUrl}${path}`, { method, headers: Object.fromEntries(headers), signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }), late]);
+      } catch (e) {
+        if (e?.name === 'ModelError') throw e;
+        throw requestError(what, 0, signal.aborted ? `no answer within ${this.#timeoutMs} ms` : (e?.message ?? String(e)));
+      }
+      try {
+        text = await Promise.race([response.text(), late]);
+      } catch (e) {
+        if (e?.name === 'ModelError') throw e;
+        throw requestError(what, 0, `the response could not be read (${e?.message ?? e})`);
+      }
+      const { status } = response;
+      if (attempt < this.#retries && (status === 429 || (safe && (status === 408 || status === 409 || status >= 500)))) {
+        await new Promise((done) => setTimeout(done, retryDelay(attempt, response.headers)));
+        continue;
+      }
+      let json = null;
+      try {
+        json = text ? JSON.parse(text) : null;
+      } catch {
+        json = null;
+      }
+      if (!response.ok) throw requestError(what, status, json?.error?.message ?? (text.slice(0, 200) || response.statusText));
+      if (json === null && text) throw requestError(what, status, 'the response is not JSON');
+      return json;
     }
-    let text = '';
-    try {
-      text = await Promise.race([response.text(), late]);
-    } catch (e) {
-      if (e?.name === 'ModelError') throw e;
-      throw requestError(what, 0, `the response could not be read (${e?.message ?? e})`);
-    }
-    let json = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      json = null;
-    }
-    if (!response.ok) throw requestError(what, response.status, json?.error?.message ?? (text.slice(0, 200) || response.statusText));
-    if (json === null && text) throw requestError(what, response.status, 'the response is not JSON');
-    return json;
   }
 
   async #id() {
@@ -141,13 +165,15 @@ export class OpenAIConversationsSession {
     return all ? listed : listed.slice(0, limit).reverse();
   }
 
-  /** Deletes item `itemId` of conversation `id`; one deleted already (by another device) is
-   * not an error. */
+  /** Deletes item `itemId` of conversation `id`: whether it did (`false`: it was gone already,
+   * deleted by another device, which is no error). */
   async #delete(id, itemId) {
     try {
       await this.#request('deleting a conversation item', 'DELETE', `/conversations/${encodeURIComponent(id)}/items/${encodeURIComponent(itemId)}`);
+      return true;
     } catch (e) {
       if (e?.status !== 404) throw e;
+      return false;
     }
   }
 
@@ -187,8 +213,9 @@ export class OpenAIConversationsSession {
       return Promise.reject(sessionError('INVALID_LIMIT', `limit must be a whole number >= 0, got ${String(limit)}`));
     }
     return this.#serial(async () => {
-      if (limit === 0) return [];
-      const id = await this.#id();
+      // No conversation yet: nothing to read, and none is created for a read.
+      const id = this.#conversationId;
+      if (limit === 0 || !id) return [];
       const items = fromConversationItems(await this.#list(id, limit ?? undefined));
       // One listed item can stand for several of the SDK's: the newest `limit` of those.
       return typeof limit === 'number' && items.length > limit ? items.slice(items.length - limit) : items;
@@ -206,18 +233,29 @@ export class OpenAIConversationsSession {
       if (converted.length === 0) return;
       const id = await this.#id();
       for (let i = 0; i < converted.length; i += ITEMS_PER_WRITE) {
-        await this.#request('adding conversation items', 'POST', this.#itemsPath(id), { items: converted.slice(i, i + ITEMS_PER_WRITE) });
+        try {
+          await this.#request('adding conversation items', 'POST', this.#itemsPath(id), { items: converted.slice(i, i + ITEMS_PER_WRITE) });
+        } catch (e) {
+          // The requests before this one stored their items: the message says how many.
+          if (i > 0) e.message += ` (the first ${i} of the ${converted.length} items were stored)`;
+          throw e;
+        }
       }
     });
   }
 
   popItem() {
     return this.#serial(async () => {
-      const id = await this.#id();
-      const [newest] = await this.#list(id, 1);
-      if (!newest) return undefined;
-      if (typeof newest.id === 'string') await this.#delete(id, newest.id);
-      return fromConversationItems([newest])[0];
+      const id = this.#conversationId;
+      // Another device may delete the newest item between the read and the delete (the delete
+      // finds it gone): the item newest then is popped instead, so two pops remove two items.
+      for (let tries = 0; id && tries < 5; tries++) {
+        const [newest] = await this.#list(id, 1);
+        if (!newest) break;
+        // (One listed item can stand for several of the SDK's: the newest of them.)
+        if (typeof newest.id !== 'string' || (await this.#delete(id, newest.id))) return fromConversationItems([newest]).at(-1);
+      }
+      return undefined;
     });
   }
 
@@ -225,7 +263,9 @@ export class OpenAIConversationsSession {
    * already gone is not an error. */
   deleteItem(itemId) {
     if (typeof itemId !== 'string' || itemId === '') return Promise.reject(sessionError('INVALID_OPTIONS', 'deleteItem needs the id of an item'));
-    return this.#serial(async () => this.#delete(await this.#id(), itemId));
+    return this.#serial(async () => {
+      if (this.#conversationId) await this.#delete(this.#conversationId, itemId);
+    });
   }
 
   clearSession() {

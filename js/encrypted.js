@@ -5,7 +5,12 @@
 import { recordStore } from './records.js';
 import { sessionError } from './errors.js';
 
-const subtle = () => globalThis.crypto?.subtle;
+/** WebCrypto's `subtle`, which only a secure context has (https, or localhost). */
+const subtle = () =>
+  globalThis.crypto?.subtle ??
+  (() => {
+    throw sessionError('STORAGE_UNAVAILABLE', 'encryption needs WebCrypto (crypto.subtle), which only a secure context has (a page served over https, or from localhost)');
+  })();
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -201,12 +206,18 @@ export class EncryptedSession {
     this.#now = now;
     this.#onUndecryptable = onUndecryptable;
     this.#key = null;
-    this.#keyGiven = key;
+    // Bytes are copied: a caller that wipes its copy after handing it over keeps this one whole.
+    this.#keyGiven = key instanceof Uint8Array || key instanceof ArrayBuffer ? new Uint8Array(key).slice() : key;
     // A history transaction needs the wrapped session to take encrypted items in one (this
     // package's sessions): elsewhere the method is absent, so a runner saves with addItems.
     const transactions = takesTransactions(inner);
     if (!transactions) this.applyHistoryTransaction = undefined;
-    if (!transactions || typeof inner.replaceHistory !== 'function') this.applyHistoryMutations = undefined;
+    if (typeof inner.replaceHistory !== 'function') {
+      // (So a compaction over it replaces the history as it would over a session without it.)
+      this.replaceHistory = undefined;
+      this.applyHistoryMutations = undefined;
+    }
+    if (!transactions) this.applyHistoryMutations = undefined;
   }
 
   #keyGiven;
@@ -264,7 +275,9 @@ export class EncryptedSession {
    * cannot write (a cycle, a BigInt, a getter that throws) is refused as `INVALID_ITEM`. */
   async #sealAll(key, items, at) {
     const texts = items.map((item, i) => {
-      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw sessionError('INVALID_ITEM', `items[${i}] is not an object`);
+      const proto = item !== null && typeof item === 'object' && Object.getPrototypeOf(item);
+      // A class instance (a Date, a Map) would come back as JSON makes it, not as given.
+      if (proto !== Object.prototype && proto !== null) throw sessionError('INVALID_ITEM', `items[${i}] is not a plain object`);
       try {
         return JSON.stringify({ item, at: Array.isArray(at) ? at[i] : at });
       } catch (error) {
@@ -384,14 +397,15 @@ export class EncryptedSession {
   popItem() {
     return this.#write(async () => {
       const key = await this.#sessionKey();
-      for (;;) {
+      for (let tries = 0; ; tries++) {
         const [stored] = await this.#inner.getItems(1);
         if (stored === undefined) return undefined;
         const opened = await this.#open(key, stored);
         if (opened === null) {
           throw sessionError('INVALID_KEY', `popItem: the newest item of session "${this.#sessionId}" does not decrypt with this key (a wrong key, or an item damaged or copied from another session); nothing was removed`);
         }
-        await this.#removeNewest(stored);
+        // Another tab wrote in between (the item read is no longer the newest): read again.
+        if (!(await this.#removeNewest(stored, tries < 5))) continue;
         if (!this.#expired(opened.at)) return opened.item;
       }
     });
@@ -546,16 +560,22 @@ export class EncryptedSession {
 
   /** Removes the newest stored item, `stored`: only if it still is, where the wrapped session
    * can say so (this package's sessions, which take any item in a history transaction; the
-   * SDK's check that items are its own shapes, which an encrypted item is not). */
-  async #removeNewest(stored) {
-    if (takesTransactions(this.#inner)) {
-      await this.#inner.applyHistoryTransaction({
-        operationId: `encrypted-pop:${crypto.randomUUID()}`,
-        transaction: { type: 'replace_suffix', expectedSuffix: [stored], replacement: [] },
-      });
-    } else {
-      await this.#inner.popItem();
+   * SDK's check that items are its own shapes, which an encrypted item is not). Whether it did
+   * (`false`: it is no longer the newest, where `retry` allows asking again). */
+  async #removeNewest(stored, retry) {
+    if (!takesTransactions(this.#inner)) return (await this.#inner.popItem(), true);
+    try {
+      await this.#replaceSuffix([stored], []);
+      return true;
+    } catch (error) {
+      if (retry && error?.code === 'SUFFIX_MISMATCH') return false;
+      throw error;
     }
+  }
+
+  /** A `replace_suffix` of the wrapped session under an operation id of its own. */
+  #replaceSuffix(expectedSuffix, replacement) {
+    return this.#inner.applyHistoryTransaction({ operationId: `encrypted:${crypto.randomUUID()}`, transaction: { type: 'replace_suffix', expectedSuffix, replacement } });
   }
 
   clearSession() {
@@ -591,23 +611,23 @@ export class EncryptedSession {
           throw sessionError('SUFFIX_MISMATCH', `replaceHistory: session "${this.#sessionId}" no longer holds exactly options.expectedItems (written to since they were read); nothing changed`);
         }
       }
-      // When each item was added: those already in the history keep theirs, in order.
+      // When each item was added: those shown in the history keep theirs. Items repeated (a
+      // "continue" sent twice) are matched from the newest, as a compaction keeps the newest.
       const added = new Map();
       for (const o of opened) {
-        if (o === null || typeof o.at !== 'number') continue;
+        if (o === null || typeof o.at !== 'number' || this.#expired(o.at)) continue;
         const text = canonical(o.item);
         added.set(text, [...(added.get(text) ?? []), o.at]);
       }
       const now = this.#now();
-      const at = items.map((item) => {
-        let text;
+      const at = [];
+      for (let i = items.length - 1; i >= 0; i--) {
         try {
-          text = canonical(item);
+          at[i] = added.get(canonical(items[i]))?.pop() ?? now;
         } catch {
-          return now; // refused below, naming the item
+          at[i] = now; // refused below, naming the item
         }
-        return added.get(text)?.shift() ?? now;
-      });
+      }
       const sealed = await this.#sealAll(key, items, at);
       await this.#inner.replaceHistory(sealed, { archive: options?.archive ?? true, ...(Array.isArray(expected) ? { expectedItems: stored } : {}) });
     });
@@ -624,7 +644,8 @@ export class EncryptedSession {
   }
 
   /** Deletes the expired items (and those that do not decrypt stay); resolves to how many went.
-   * Over a session with `replaceHistory` (this package's) it is one transaction. */
+   * Over this package's sessions it is one transaction, conditioned on the history read
+   * (`SUFFIX_MISMATCH` after a write in between); over others, a clear and an add. */
   purgeExpired() {
     return this.#write(async () => {
       if (this.#ttl === undefined) return 0;
@@ -637,6 +658,9 @@ export class EncryptedSession {
       if (removed === 0) return 0;
       if (typeof this.#inner.replaceHistory === 'function') {
         await this.#inner.replaceHistory(keep, { archive: false, expectedItems: stored });
+      } else if (takesTransactions(this.#inner)) {
+        // (`SyncedSession`: the whole history as the suffix, checked in one transaction.)
+        await this.#replaceSuffix(stored, keep);
       } else {
         await this.#inner.clearSession();
         if (keep.length) await this.#inner.addItems(keep);

@@ -1,4 +1,4 @@
-import type { SessionError, ImportReport, Item, IndexedDbSession, SessionHistoryTransactionArgs, SessionHistoryRewriteArgs, ListSessionsOptions, SessionInfo, ArchiveWindow } from './agent_sessions.js';
+import type { SessionError, ImportReport, Item, IndexedDbSession, SessionHistoryTransactionArgs, SessionHistoryRewriteArgs, ListSessionsOptions, SessionInfo, ArchiveWindow, SessionSettings } from './agent_sessions.js';
 
 export {
   IndexedDbSession,
@@ -170,8 +170,9 @@ export class EncryptedSession {
   /** Replaces the whole history by `items`, encrypted (the wrapped session's `replaceHistory`,
    * one transaction for ours): also how a plaintext session is encrypted in place. With
    * `expectedItems`, only if the history still shows exactly those items (`SUFFIX_MISMATCH`
-   * otherwise). Items already in the history keep when they were added. */
-  replaceHistory(items: readonly Item[], options?: { archive?: boolean; expectedItems?: readonly Item[] }): Promise<void>;
+   * otherwise). Items already in the history keep when they were added. `undefined` over a
+   * session without `replaceHistory` (the SDK's, `SyncedSession`). */
+  replaceHistory?: (items: readonly Item[], options?: { archive?: boolean; expectedItems?: readonly Item[] }) => Promise<void>;
   /** The SDK's history transaction, its items encrypted, applied by the wrapped session in one
    * transaction: `expectedSuffix` compared with the decrypted newest items, a retried
    * `operationId` a no-op with the same transaction and `TRANSACTION_CONFLICT` with another.
@@ -291,6 +292,8 @@ export class SyncedSession extends EventTarget {
   readonly sessionId: string;
   readonly userId: string | null;
   readonly syncStatus: SyncStatus;
+  /** The local session's settings (the window its reads take by default). */
+  readonly settings: Readonly<SessionSettings>;
   getSessionId(): Promise<string>;
   getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
   addItems(items: readonly Item[]): Promise<void>;

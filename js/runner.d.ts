@@ -82,11 +82,15 @@ export interface OpenAIConversationsSessionOptions {
   headers?: HeadersInit;
   /** A request without an answer by then fails (`ModelError`, status 0); default 60,000 ms. */
   timeoutMs?: number;
+  /** Retries of a request answered 429 (any request) or 408, 409 or 5xx (any but a write of
+   * items, which the server may have stored), after what `Retry-After` asks or a backoff from
+   * half a second; default 2. */
+  retries?: number;
 }
 
 /**
- * A Session kept by OpenAI's Conversations API, as the SDK's class of that name: created on first
- * use, `getItems(limit)` the newest `limit` (oldest first), `popItem` deletes the newest item,
+ * A Session kept by OpenAI's Conversations API, as the SDK's class of that name: created by the
+ * first write or `getSessionId()` (a read before it finds nothing), `getItems(limit)` the newest `limit` (oldest first), `popItem` deletes the newest item,
  * `clearSession` deletes the conversation. A failed request rejects with a `ModelError` (HTTP
  * `status`, 0 when none came).
  */

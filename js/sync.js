@@ -441,6 +441,12 @@ export class SyncedSession extends EventTarget {
     return this.#write(() => this.#local.applyHistoryTransaction(args));
   }
 
+  /** The local session's settings: the window its reads take by default (an `EncryptedSession`
+   * over this one takes a window of turns itself). */
+  get settings() {
+    return this.#local.settings;
+  }
+
   // The local session's other reads and its metadata pass through (only the items sync).
   getRecentTurns(...args) {
     return this.#local.getRecentTurns(...args);

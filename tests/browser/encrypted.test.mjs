@@ -430,6 +430,128 @@ test('compaction over an EncryptedSession: a write made while it runs is never r
   assert.deepEqual(r.archived, [...r.afterRace], 'every replaced item, decrypted, in order');
 });
 
+test('compaction over an EncryptedSession of a session without replaceHistory (the SDK’s MemorySession) compacts, by clearing and adding', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const inner = new sdk.MemorySession({ sessionId: 'sdk-compaction' });
+    const session = new lib.EncryptedSession(inner, { key: key() });
+    await session.addItems([{ role: 'user', content: 'question' }, { role: 'assistant', content: 'answer' }]);
+    const fetch = async () => {
+      const output = [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'kept' }] }, { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC' }];
+      return new Response(JSON.stringify({ id: 'cr_1', object: 'response.compaction', output, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }), { headers: { 'content-type': 'application/json' } });
+    };
+    const compaction = new lib.CompactionSession(session, { runner: new lib.Runner({ baseUrl: 'https://api.example/v1', apiKey: 'k', fetch }), model: 'm', strategy: 'responses' });
+    const outcome = await compaction.runCompaction({ force: true }).then(() => 'compacted', (e) => `${e.name} ${e.code}: ${e.message}`);
+    return { outcome, replaceHistory: typeof session.replaceHistory, history: await session.getItems(), stored: (await inner.getItems()).every((i) => i.__enc === 1) };
+  });
+  assert.equal(r.outcome, 'compacted');
+  assert.equal(r.replaceHistory, 'undefined');
+  assert.deepEqual(r.history.at(-1), { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC' });
+  assert.equal(r.stored, true, 'what compaction wrote is encrypted too');
+});
+
+test('EncryptedSession: a kept item repeated in the history keeps its own time; key bytes wiped after use change nothing; a class instance is refused; a pop after another tab’s append pops that', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const out = {};
+    window.clock = 0;
+    const k = key();
+    const inner = new lib.IndexedDbSession('enc-repeats', { dbName: 'enc-fixes' });
+    const session = new lib.EncryptedSession(inner, { key: k, ttl: 100, now: () => window.clock });
+    // "continue" at 0 s (expired by 110 s) and again at 90 s; compaction keeps the newest.
+    await session.addItems([{ role: 'user', content: 'continue' }, { role: 'assistant', content: 'one' }]);
+    window.clock = 90_000;
+    await session.addItems([{ role: 'user', content: 'continue' }, { role: 'assistant', content: 'two' }]);
+    window.clock = 110_000;
+    const shown = await session.getItems();
+    await session.replaceHistory([{ role: 'assistant', content: 'summary' }, ...shown.slice(-2)], { expectedItems: shown });
+    window.clock = 150_000;
+    out.afterCompaction = (await session.getItems()).map((i) => i.content);
+    // Two live repeats: the newest is kept, with the newest time.
+    window.clock = 0;
+    const live = new lib.EncryptedSession(new lib.IndexedDbSession('enc-live', { dbName: 'enc-fixes' }), { key: k, ttl: 100, now: () => window.clock });
+    await live.addItems([{ role: 'user', content: 'ok' }]);
+    window.clock = 50_000;
+    await live.addItems([{ role: 'user', content: 'ok' }]);
+    window.clock = 60_000;
+    await live.replaceHistory([{ role: 'assistant', content: 's' }, { role: 'user', content: 'ok' }]);
+    window.clock = 120_000;
+    out.live = (await live.getItems()).map((i) => i.content);
+    // The caller wipes its key bytes after handing them over: the session still uses them.
+    const bytes = key();
+    const copy = bytes.slice();
+    const wiped = new lib.EncryptedSession(new lib.IndexedDbSession('enc-wiped', { dbName: 'enc-fixes' }), { key: bytes });
+    bytes.fill(0);
+    await wiped.addItems([{ role: 'user', content: 'sealed' }]);
+    out.wiped = (await new lib.EncryptedSession(new lib.IndexedDbSession('enc-wiped', { dbName: 'enc-fixes' }), { key: copy }).getItems()).map((i) => i.content);
+    // An item that is not a plain object comes back as JSON makes it: refused.
+    out.date = await code(session.addItems([new Date(0)]));
+    out.map = await code(session.addItems([new Map([['role', 'user']])]));
+    out.nullProto = await code(session.addItems([Object.assign(Object.create(null), { role: 'user', content: 'bare' })]));
+    // Another tab appends between the pop's read and its removal: the pop removes the new item.
+    const otherTab = new lib.EncryptedSession(new lib.IndexedDbSession('enc-pop-race', { dbName: 'enc-fixes' }), { key: k });
+    let armed = false;
+    const raced = afterReads(new lib.IndexedDbSession('enc-pop-race', { dbName: 'enc-fixes' }), async () => {
+      if (armed) {
+        armed = false;
+        await otherTab.addItems([{ role: 'user', content: 'c' }]);
+      }
+    });
+    const popping = new lib.EncryptedSession(raced, { key: k });
+    await popping.addItems([{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }]);
+    armed = true;
+    out.pop = await popping.popItem().then((item) => item?.content ?? null, (e) => `${e.name} ${e.code}`);
+    out.afterPop = (await otherTab.getItems()).map((i) => i.content);
+    return out;
+  });
+  assert.deepEqual(r.afterCompaction, ['summary', 'continue', 'two'], 'the kept "continue" keeps its 90 s time');
+  assert.deepEqual(r.live, ['s', 'ok'], 'the newest "ok" kept its 50 s time');
+  assert.deepEqual(r.wiped, ['sealed']);
+  assert.equal(r.date, 'SessionError INVALID_ITEM');
+  assert.equal(r.map, 'SessionError INVALID_ITEM');
+  assert.equal(r.nullProto, 'resolved', 'an object without a prototype is plain');
+  assert.equal(r.pop, 'c', 'the item newest when it was removed');
+  assert.deepEqual(r.afterPop, ['a', 'b']);
+});
+
+test('without WebCrypto (an insecure context) encryption rejects with STORAGE_UNAVAILABLE', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    // A page served over plain http from another host has no crypto.subtle; this one (localhost)
+    // has, so the test takes it away.
+    Object.defineProperty(Crypto.prototype, 'subtle', { get: () => undefined, configurable: true });
+    const session = new lib.EncryptedSession(new lib.IndexedDbSession('enc-insecure', { dbName: 'enc-fixes' }), { key: key() });
+    return [await code(session.addItems([{ role: 'user', content: 'x' }])), await code(session.getItems()), await code(lib.deriveKeyFromPassphrase('pass', { salt: 'a salt of sixteen bytes' })), await code(lib.createDeviceKey({ dbName: 'enc-insecure' }))];
+  });
+  assert.deepEqual(r, Array(4).fill('SessionError STORAGE_UNAVAILABLE'));
+});
+
+test('over a SyncedSession: the default window of turns is its local session’s, and purgeExpired is one transaction', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const local = new lib.IndexedDbSession('enc-synced-window', { dbName: 'enc-fixes', settings: { turns: 2 } });
+    const remote = new lib.MemorySession('enc-synced-remote');
+    const synced = new lib.SyncedSession(local, remote, { syncOnOpen: false });
+    const session = new lib.EncryptedSession(synced, { key: key() });
+    for (let i = 0; i < 4; i++) await session.addItems([{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }]);
+    const items = (await session.getItems()).map((i) => i.content);
+    // purgeExpired through it: one transaction of the local session.
+    window.clock = 0;
+    const timed = new lib.EncryptedSession(synced, { key: key(), ttl: 100, now: () => window.clock });
+    await synced.clearSession();
+    await timed.addItems([{ role: 'user', content: 'old' }, { role: 'assistant', content: 'old answer' }]);
+    window.clock = 200_000;
+    await timed.addItems([{ role: 'user', content: 'new' }]);
+    const purged = await timed.purgeExpired();
+    const left = (await local.getItems()).length;
+    await synced.close();
+    return { items, purged, left };
+  });
+  assert.deepEqual(r.items, ['q2', 'a2', 'q3', 'a3']);
+  assert.equal(r.purged, 2);
+  assert.equal(r.left, 1);
+});
+
 test('deviceKey: callers asking at once get one key, and what either encrypts reads back', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {

@@ -148,14 +148,95 @@ describe('OpenAIConversationsSession', () => {
 
     // Errors: the HTTP status, or 0 when no answer came.
     await server.setFault({ kind: 'status', status: 500, times: 1 });
-    const failed = await page.evaluate(async ({ url }) => attempt(() => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getItems()), { url: server.url });
+    const failed = await page.evaluate(async ({ url }) => attempt(() => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', retries: 0 }).getSessionId()), { url: server.url });
     assert.equal(failed.name, 'ModelError');
     assert.equal(failed.status, 500);
     await server.setFault({ kind: 'offline' });
-    const refused = await page.evaluate(async ({ url }) => attempt(() => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getItems()), { url: server.url });
+    const refused = await page.evaluate(async ({ url }) => attempt(() => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' }).getSessionId()), { url: server.url });
     await server.setFault(null);
     assert.equal(refused.name, 'ModelError');
     assert.equal(refused.status, 0);
+    await context.close();
+  });
+
+  test('busy answers are retried as the runner retries them, a write of items only on 429; two pops on two devices remove two items; a read creates no conversation', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async ({ url }) => {
+      // A fetch that answers the next requests of `method` with `statuses` (Retry-After: 0)
+      // instead of passing them on; `sent` counts what reached it per method.
+      const faulty = (plan) => {
+        const sent = {};
+        const fetchFn = async (u, init) => {
+          sent[init.method] = (sent[init.method] ?? 0) + 1;
+          const status = plan[init.method]?.shift();
+          if (status) return new Response(JSON.stringify({ error: { message: `busy ${status}` } }), { status, headers: { 'retry-after': '0' } });
+          return fetch(u, init);
+        };
+        return { fetchFn, sent };
+      };
+      const out = {};
+      // Reads, pops and deletes before any write find nothing and create nothing.
+      const fresh = faulty({});
+      const empty = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', fetch: fresh.fetchFn });
+      out.fresh = { items: await empty.getItems(), popped: (await empty.popItem()) ?? null, deleted: (await empty.deleteItem('msg_1')) ?? null, id: empty.sessionId ?? null, sent: fresh.sent };
+      // 429 and 503 on reads, 429 on a write of items: retried. 503 on a write of items: not.
+      const busy = faulty({ GET: [429, 503], POST: [429, 429] });
+      const s = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', fetch: busy.fetchFn });
+      await s.addItems([{ role: 'user', content: 'x' }, { role: 'user', content: 'y' }]);
+      out.items = (await s.getItems()).map((i) => i.content[0].text);
+      out.busy = { ...busy.sent };
+      const broken = faulty({ POST: [503] });
+      const other = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: s.sessionId, fetch: broken.fetchFn });
+      out.write = { error: await attempt(() => other.addItems([{ role: 'user', content: 'z' }])), sent: { ...broken.sent } };
+      out.noRetries = await attempt(() => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', retries: 0, fetch: faulty({ POST: [429] }).fetchFn }).getSessionId());
+      out.badRetries = await attempt(async () => new lib.OpenAIConversationsSession({ retries: -1 }));
+      // Another device deletes the newest item between this one's read and its delete.
+      let first = true;
+      const raced = new lib.OpenAIConversationsSession({
+        baseUrl: url,
+        apiKey: 'k',
+        conversationId: s.sessionId,
+        fetch: async (u, init) => {
+          if (init.method === 'DELETE' && first) {
+            first = false;
+            await fetch(u, init);
+          }
+          return fetch(u, init);
+        },
+      });
+      out.popped = (await raced.popItem())?.content[0].text;
+      out.left = (await s.getItems()).length;
+      // Timeouts a timer cannot hold as they are still work.
+      out.longTimeout = (await new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: s.sessionId, timeoutMs: 5e9 }).getItems()).length;
+      out.oddTimeout = (await new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: s.sessionId, timeoutMs: 1500.5 }).getItems()).length;
+      return out;
+    }, { url: server.url });
+    assert.deepEqual(r.fresh, { items: [], popped: null, deleted: null, id: null, sent: {} });
+    assert.deepEqual(r.items, ['x', 'y']);
+    assert.deepEqual(r.busy, { POST: 4, GET: 3 }, 'each busy answer retried once more');
+    assert.equal(r.write.error.status, 503);
+    assert.deepEqual(r.write.sent, { POST: 1 }, 'a write of items the server may have stored is not sent again');
+    assert.equal(r.noRetries.status, 429);
+    assert.equal(r.badRetries.code, 'INVALID_OPTIONS');
+    assert.equal(r.popped, 'x', 'the item newest after the other device’s delete');
+    assert.equal(r.left, 0, 'two pops, two items removed');
+    assert.equal(r.longTimeout, 0);
+    assert.equal(r.oddTimeout, 0);
+    await context.close();
+  });
+
+  test('a write of more than 20 items whose second request fails says how many were stored', async () => {
+    const { context, page } = await device();
+    // The conversation's creation and the first 20 items pass; the next write fails.
+    await server.setFault({ kind: 'status', status: 400, methods: ['POST'], skip: 2, times: 1 });
+    const r = await page.evaluate(async ({ url }) => {
+      const s = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' });
+      const error = await attempt(() => s.addItems(Array.from({ length: 45 }, (_, i) => ({ role: 'user', content: `m${i}` }))));
+      return { error, stored: (await s.getItems()).length };
+    }, { url: server.url });
+    assert.equal(r.error.status, 400);
+    assert.match(r.error.message, /the first 20 of the 45 items were stored/);
+    assert.equal(r.stored, 20);
     await context.close();
   });
 
@@ -192,7 +273,7 @@ describe('OpenAIConversationsSession', () => {
       const s = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'sk-mine', fetch: recording, headers: new Headers({ 'OpenAI-Organization': 'org_1', Authorization: 'Bearer gateway' }) });
       await s.addItems([{ role: 'user', content: 'hello' }]);
       // A fetch that never answers and never looks at the signal.
-      const hanging = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', timeoutMs: 200, fetch: () => new Promise(() => {}) });
+      const hanging = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: 'conv_x', timeoutMs: 200, fetch: () => new Promise(() => {}) });
       const timedOut = await attempt(() => hanging.getItems());
       // A server that says there is more, but gives no id to go on from.
       let pages = 0;
