@@ -31,6 +31,7 @@ export type {
   SessionMetadataOptions,
   CompactionContext,
   CompactionSessionOptions,
+  CompactionSessionSettings,
   CompactionResult,
 } from './agent_sessions_runner.js';
 import type { Item, SessionMethods } from './agent_sessions.js';

@@ -272,13 +272,15 @@ export interface CompactionContext {
   sessionItems: Item[];
 }
 
-export interface CompactionSessionOptions {
+/** What `CompactionSession` takes: the model that compacts is `model`, else `agent`'s, so one
+ * of the two is needed (without either: `INVALID_COMPACTION`). */
+export type CompactionSessionOptions = CompactionSessionSettings &
+  ({ agent: Agent<unknown, unknown>; model?: string } | { agent?: Agent<unknown, unknown>; model: string });
+
+/** The options of `CompactionSession` beside its model. */
+export interface CompactionSessionSettings {
   /** Whose server compacts (its `baseUrl`, `apiKey`, `fetch`...). */
   runner: Runner;
-  /** The model that compacts: `model`, else the agent's (one of the two is needed:
-   * `INVALID_COMPACTION`). */
-  agent?: Agent<unknown, unknown>;
-  model?: string;
   /** `'summary'` (default, any chat model): the model summarises everything but the newest
    * `keepTurns` turns into one system item. `'responses'`: `POST /responses/compact` (OpenAI). */
   strategy?: 'summary' | 'responses';

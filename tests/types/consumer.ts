@@ -142,6 +142,10 @@ async function compaction(runner: Runner, agent: Agent<AppContext>): Promise<voi
     keepTurns: 2,
     shouldCompact: ({ candidateItems }) => candidateItems.length > 20,
   });
+  const byModel = new CompactionSession(new SessionFromRunnerEntry('long-chat'), { runner, model: 'gpt-5-mini', strategy: 'responses' });
+  // @ts-expect-error the model that compacts is needed: an agent's, or a model's name
+  const noModel = new CompactionSession(new SessionFromRunnerEntry('long-chat'), { runner, strategy: 'summary' });
+  void [byModel, noModel];
   // It drops into the SDK's run() as a Session.
   const forTheSdk: Session = session;
   const result = await runner.run(agent, 'Where were we?', { session });
