@@ -466,7 +466,8 @@ class Runner extends WasmRunner {
    * A streamed run: an async iterable of its events, ending with `{ type: 'done', result }`
    * (or throwing the run's error after the events that came before it), and `result`, which
    * settles when the run ends. Leaving the loop early stops the events; the run goes on (its
-   * `signal` stops it).
+   * `signal` stops it). As the SDK's stream: `completed` (settles when the run ends, rejecting
+   * with its error), `error`, `finalOutput` once it ended, and `toTextStream()`.
    */
   runStreamed(agent, input, options) {
     const pending = [];
@@ -515,10 +516,37 @@ class Runner extends WasmRunner {
       }
     }
     const stream = events();
+    // A `return()` before the first `next()` never runs the generator's `finally`.
+    const finish = stream.return.bind(stream);
+    stream.return = (value) => {
+      stopped = true;
+      pending.length = 0;
+      return finish(value);
+    };
     // Whoever only iterates still sees the error there; the result promise counts as handled.
     result.catch(() => {});
-    Object.defineProperty(stream, 'result', { value: result, enumerable: true });
-    return stream;
+    const completed = result.then(() => {});
+    completed.catch(() => {});
+    return Object.defineProperties(stream, {
+      result: { value: result, enumerable: true },
+      completed: { value: completed, enumerable: true },
+      error: { get: () => (ended && 'error' in ended ? ended.error : null) },
+      finalOutput: { get: () => ended?.result?.finalOutput },
+      // The text of the answer as it streams, read from the same events (the loop's).
+      toTextStream: {
+        value: () =>
+          new ReadableStream({
+            async pull(controller) {
+              for (;;) {
+                const { value, done } = await stream.next();
+                if (done) return controller.close();
+                if (value.type === 'text_delta') return controller.enqueue(value.delta);
+              }
+            },
+            cancel: () => stream.return(),
+          }),
+      },
+    });
   }
 }
 

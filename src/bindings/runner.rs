@@ -352,6 +352,15 @@ export interface RunnerEvents {
  * loop early (`break`) stops the events; the run itself goes on (its `signal` stops it). */
 export interface StreamedRun<TOutput = string> extends AsyncIterable<RunStreamEvent> {
   readonly result: Promise<RunResult<TOutput>>;
+  /** As the SDK's: settles when the run has ended, rejecting with its error. */
+  readonly completed: Promise<void>;
+  /** The run's error once it failed, else `null`. */
+  readonly error: unknown;
+  /** The final output once the run has ended (`undefined` before, or after a failure). */
+  readonly finalOutput: TOutput | undefined;
+  /** The answer's text deltas as a stream, read from the same events as the loop (use one or
+   * the other); cancelling it stops the events, as leaving the loop does. */
+  toTextStream(): ReadableStream<string>;
 }
 
 /** The errors of a run. `ModelError` carries the HTTP `status` (0 when none arrived). */

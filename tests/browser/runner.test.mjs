@@ -1209,6 +1209,40 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r.kinds, ['message', 'function_call', 'function_call_result', 'message']);
   });
 
+  test('a streamed run has the SDK’s completed, error, finalOutput and toTextStream()', async () => {
+    const r = await inPage(
+      async ({ id, scripted }) => {
+        eval(scripted);
+        const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        const body = `${chunk({ role: 'assistant', content: 'Hello' })}${chunk({ content: ' world' })}${chunk({}, 'stop')}data: [DONE]\n\n`;
+        const agent = new lib.Agent({ name: 'A', model: 'm' });
+        const stream = scriptedRunner([body], 'chat_completions').runner.runStreamed(agent, 'Hi', { session: new lib.IndexedDbSession(id) });
+        const before = stream.finalOutput ?? null;
+        const reader = stream.toTextStream().getReader();
+        const parts = [];
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          parts.push(value);
+        }
+        await stream.completed;
+        // A run that fails: `completed` rejects with its error, which `error` holds.
+        const failing = scriptedRunner([], 'chat_completions').runner.runStreamed(agent, 'Hi');
+        const completed = await failing.completed.then(() => 'resolved', (e) => e.name);
+        return { parts, before, finalOutput: stream.finalOutput, error: stream.error, completed, failed: failing.error?.name, failedOutput: failing.finalOutput ?? null, saved: (await new lib.IndexedDbSession(id).getItems()).length };
+      },
+      { id: fresh('sdk-stream'), scripted },
+    );
+    assert.deepEqual(r.parts, ['Hello', ' world']);
+    assert.equal(r.before, null, 'no final output before the run ended');
+    assert.equal(r.finalOutput, 'Hello world');
+    assert.equal(r.error, null);
+    assert.equal(r.saved, 2, 'completed once the turn was saved');
+    assert.equal(r.completed, 'ModelError');
+    assert.equal(r.failed, 'ModelError');
+    assert.equal(r.failedOutput, null);
+  });
+
   test('a stream that starts with a byte order mark and ends [DONE] without its blank line reads whole', async () => {
     const r = await inPage(
       async ({ id, scripted }) => {
