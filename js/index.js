@@ -204,6 +204,7 @@ class MemoryBase {
   #inner;
   #loading;
   #waiting = 0;
+  #closed = false;
 
   constructor(sessionId, options) {
     this.#args = wasm.memorySessionArgs(sessionId, options);
@@ -230,6 +231,7 @@ class MemoryBase {
   }
 
   free() {
+    this.#closed = true;
     this.#inner?.free();
   }
 
@@ -247,6 +249,13 @@ class MemoryBase {
   static forward(name) {
     return function (...args) {
       if (this.#inner && this.#waiting === 0) return this.#inner[name](...args);
+      // Before the module is loaded, the object answers what needs nothing of it: its id, and
+      // its close (and, once closed, every call, as the loaded object would).
+      if (!this.#loading && (this.#closed || name === 'close' || name === 'getSessionId')) {
+        if (this.#closed) return Promise.reject(sessionError('CLOSED', `${name}: the session was closed; create a new session object to use it again`));
+        if (name === 'close') this.#closed = true;
+        return Promise.resolve(name === 'close' ? undefined : this.#args.sessionId);
+      }
       const copied = copiedArguments(args);
       this.#waiting += 1;
       return this.#load().then(
@@ -271,9 +280,10 @@ if (typeof Symbol.dispose === 'symbol') MemoryBase.prototype[Symbol.dispose] = M
 
 /** A session kept in memory; `subscribe` hears the changes made through this object. */
 export class MemorySession extends withEvents(MemoryBase, (s, event) => {
+  const at = Date.now();
   for (const fn of [...(memoryListeners.get(s) ?? [])]) {
     try {
-      fn({ ...event, userId: null });
+      fn({ ...event, userId: null, at });
     } catch (error) {
       if (typeof reportError === 'function') reportError(error);
     }

@@ -11,7 +11,7 @@ use crate::core::branch::{contains_text, free_name, RowFacts, Usage, MAIN};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
 use crate::core::memory::{MemoryHistory, OperationLog};
-use crate::core::transaction::check_whole_history;
+use crate::core::transaction::{check_whole_history, Outcome};
 
 use super::args::ReplaceOptions;
 use super::branch_js::{
@@ -173,8 +173,9 @@ impl SessionState for MemorySessionState {
     }
 
     async fn pop_item(&self) -> Result<Option<JsValue>> {
-        // The popped value leaves the store, so it needs no copy: nobody else holds it.
-        Ok(self.history().pop(now()))
+        // Copied as reads are: a branch made from this one holds the same value.
+        let popped = self.history().pop(now());
+        popped.as_ref().map(copy_out).transpose()
     }
 
     async fn clear(&self) -> Result<()> {
@@ -209,18 +210,25 @@ impl SessionState for MemorySessionState {
             .iter()
             .map(|e| canonical(&e.item).ok())
             .collect();
-        // A replay is a no-op, usage or not (and a conflict is told as one).
+        // A replay is a no-op, usage or not (and a conflict or a mismatch is told as one): the
+        // usage is checked once the transaction is known to apply, as a stored session checks it.
         let mut log = self.operations.borrow_mut();
+        let item_count = history.record().item_count;
+        let outcome =
+            transaction.decide(log.applied(&transaction.operation_id), item_count, &stored)?;
         if usage.is_some()
-            && log.applied(&transaction.operation_id).is_none()
-            && transaction.leaves_empty(items.len(), history.record().item_count)
+            && matches!(outcome, Outcome::Apply { .. })
+            && transaction.leaves_empty(items.len(), item_count)
         {
             return Err(no_turn_for_usage(&self.core.session_id));
         }
         let title_from = items.clone();
         let applied = history.apply_transaction(&mut log, &transaction, items, &stored, now())?;
         drop(log);
-        give_default_title(&self.metadata, &title_from);
+        // (A replay gives no title: one cleared since stays cleared.)
+        if applied {
+            give_default_title(&self.metadata, &title_from);
+        }
         let turn = history.record().last_turn;
         drop(history);
         if let (true, Some(usage)) = (applied, usage) {

@@ -662,3 +662,46 @@ test('memory: its store is a module of its own, loaded by its first call; the ca
   });
   assert.equal(await memoryWasm(), 1, 'the module is loaded once');
 });
+
+test('memory: a popped item is the caller’s own (a branch holding it is unchanged), a replayed transaction gives no title, events carry their time, and close() needs no module', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    // Closed before its first call: nothing is loaded, its id is known, and later calls are CLOSED.
+    const unused = new lib.MemorySession('never-used');
+    const id = await unused.getSessionId();
+    await unused.close();
+    const afterClose = await unused.addItems([{ role: 'user', content: 'late' }]).then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+    const loaded = performance.getEntriesByType('resource').some((e) => e.name.endsWith('/agent_sessions_memory_bg.wasm'));
+
+    const s = new lib.MemorySession('popped-copy');
+    const times = [];
+    s.subscribe((e) => times.push(typeof e.at));
+    await s.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }, { role: 'user', content: 'q2' }, { role: 'assistant', content: 'a2' }]);
+    await s.createBranchFromTurn(2, 'edit');
+    const popped = await s.popItem(); // a1, which main shows too
+    popped.content = 'edited after the pop';
+    await s.switchBranch('main');
+    const main = (await s.getItems()).map((i) => i.content);
+
+    // A retried transaction applies once; a title cleared in between stays cleared.
+    const t = new lib.MemorySession('replay-title');
+    const save = { operationId: 'op-1', transaction: { type: 'append_items', items: [{ role: 'user', content: 'Hello there' }] } };
+    await t.applyHistoryTransaction(save);
+    await t.update({ title: null });
+    await t.applyHistoryTransaction(save);
+    const title = (await t.getInfo()).title;
+    // A mismatched suffix is SUFFIX_MISMATCH, usage or not.
+    const mismatch = await t
+      .applyHistoryTransaction({ operationId: 'op-2', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'user', content: 'not there' }], replacement: [] }, usage: { requests: 1, inputTokens: 1, outputTokens: 1, totalTokens: 2 } })
+      .then(() => 'resolved', (e) => e.code);
+    return { id, afterClose, loaded, popped: popped.content, main, title, mismatch, times };
+  });
+  assert.equal(r.id, 'never-used');
+  assert.equal(r.afterClose, 'SessionError CLOSED');
+  assert.equal(r.loaded, false, 'getSessionId and close load nothing');
+  assert.equal(r.popped, 'edited after the pop');
+  assert.deepEqual(r.main, ['q1', 'a1', 'q2', 'a2'], 'main keeps its item as it was added');
+  assert.equal(r.title, null);
+  assert.equal(r.mismatch, 'SUFFIX_MISMATCH');
+  assert.ok(r.times.length > 0 && r.times.every((t) => t === 'number'), 'every change event has its time');
+});
