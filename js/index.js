@@ -26,7 +26,7 @@ export async function searchSessions(options) {
 }
 
 export async function buildSearchIndex(options) {
-  return (await extras()).buildSearchIndex(options);
+  return (await extras()).buildSearchIndex(options).catch(quotaError);
 }
 export { exportSessions };
 export { EncryptedSession, deriveKeyFromPassphrase, deviceKey, createDeviceKey, storeDeviceKey, loadDeviceKey, forgetDeviceKey } from './encrypted.js';
@@ -62,6 +62,11 @@ async function withQuota(error) {
   }
   return error;
 }
+
+/** Rejects with `error`, with the figures `withQuota` adds. */
+const quotaError = async (error) => {
+  throw await withQuota(error);
+};
 
 /** Makes each write of `Base` tell `emit` what it changed, after it resolved. The write itself
  * is called at once, so calls keep their order and a closed session still refuses them. */
@@ -302,13 +307,13 @@ export class MemorySession extends withEvents(MemoryBase, (s, event) => {
 Object.defineProperty(MemorySession.prototype, TRANSACTION_USAGE, { value: true });
 
 export async function deleteSession(sessionId, options) {
-  const existed = await (await extras()).deleteSession(sessionId, options);
+  const existed = await (await extras()).deleteSession(sessionId, options).catch(quotaError);
   if (existed) publish(options?.dbName ?? 'agent-sessions', { type: 'delete', sessionId });
   return existed;
 }
 
 export async function repairSession(sessionId, options) {
-  const report = await (await extras()).repairSession(sessionId, options);
+  const report = await (await extras()).repairSession(sessionId, options).catch(quotaError);
   if (report.existed) publish(options?.dbName ?? 'agent-sessions', { type: 'replace', change: 'repair', sessionId, userId: report.userId });
   return report;
 }
@@ -359,7 +364,7 @@ export async function requestPersistentStorage() {
 async function sessionSizes(options) {
   const records = (await wasm.listSessionRecords(options)).filter((r) => typeof r.id === 'string');
   if (records.every((r) => typeof r.bytes === 'number')) return records.map((r) => ({ sessionId: r.id, bytes: r.bytes }));
-  return (await extras()).sessionSizes(options);
+  return (await extras()).sessionSizes(options).catch(quotaError);
 }
 
 /**

@@ -189,7 +189,8 @@ pub fn newer_schema(found: u32) -> SessionError {
         SessionErrorCode::DbVersion,
         format!(
             "the database has schema version {found}, newer than version {SCHEMA_VERSION} that this \
-             version of agent-sessions understands; its data was left untouched: upgrade agent-sessions"
+             version of agent-sessions understands; its data was left untouched: reload this page \
+             (a newer deploy upgraded it), or upgrade agent-sessions"
         ),
     )
 }

@@ -246,6 +246,51 @@ describe('indexeddb: storage failures', () => {
     await context.close();
   });
 
+  test('a database opened first without a version (an empty version 1, as DevTools or a page’s own code makes) is set up, not refused', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      await new Promise((ok, fail) => {
+        const req = indexedDB.open('opened-bare');
+        req.onsuccess = () => {
+          req.result.close();
+          ok();
+        };
+        req.onerror = () => fail(req.error);
+      });
+      const s = new lib.IndexedDbSession('chat', { dbName: 'opened-bare' });
+      const add = await attempt(() => s.addItems([{ role: 'user', content: 'hello' }]));
+      return { add, items: await attempt(() => s.getItems()), found: await attempt(() => lib.searchSessions({ dbName: 'opened-bare', userId: null, query: 'hello' })) };
+    });
+    assert.equal(r.add.ok, true, JSON.stringify(r.add));
+    assert.deepEqual(r.items.value, [{ role: 'user', content: 'hello' }]);
+    assert.equal(r.found.value?.length, 1, JSON.stringify(r.found));
+    await context.close();
+  });
+
+  test('quota exceeded in a history transaction that records usage: STORAGE_FULL with the browser’s reason, nothing written', async () => {
+    const { context, page } = await openHarness(env);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin: env.url, quotaSize: 2 * 1024 * 1024 });
+    const r = await page.evaluate(async () => {
+      const s = new lib.IndexedDbSession('full-usage', { dbName: 'full-usage' });
+      await s.addItems([{ role: 'user', content: 'q1' }]);
+      const big = 'z'.repeat(1024 * 1024);
+      const res = await attempt(() =>
+        s.applyHistoryTransaction({
+          operationId: 'save-1',
+          transaction: { type: 'append_items', items: [{ role: 'assistant', content: big }, { role: 'assistant', content: big + big }, { role: 'assistant', content: big + big + big }] },
+          usage: { requests: 1, inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+        }),
+      );
+      return { res, after: (await s.getItems()).length, usage: (await s.getSessionUsage()).requests };
+    });
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin: env.url });
+    assertError(r.res, 'STORAGE_FULL', /QuotaExceededError/);
+    assert.equal(r.after, 1);
+    assert.equal(r.usage, 0);
+    await context.close();
+  });
+
   test('quota exceeded: STORAGE_FULL, the whole batch rolls back, earlier history intact', async () => {
     const { context, page } = await openHarness(env);
     const cdp = await context.newCDPSession(page);

@@ -14,7 +14,7 @@ use crate::core::schema::{
 };
 
 use super::request::listening;
-use super::tx::{dom_error, storage_error};
+use super::tx::{dom_error, exception_name, storage_error};
 
 /// An open connection. `stale` turns true when the browser closed it (another tab upgrades the
 /// database, or the user cleared site data); the next call then opens a new one.
@@ -33,6 +33,11 @@ impl Connection {
 
     pub fn is_stale(&self) -> bool {
         self.stale.get()
+    }
+
+    /// Marks it unusable (the browser closed it without telling): the next call reopens.
+    pub(super) fn set_stale(&self) {
+        self.stale.set(true);
     }
 
     pub fn close(&self) {
@@ -90,16 +95,29 @@ pub async fn open(name: &str) -> Result<Connection> {
         .into();
     let upgrade_failure: Rc<RefCell<Option<SessionError>>> = Rc::default();
     let failure = upgrade_failure.clone();
+    // The upgrade's transaction, whose error says why an aborted upgrade failed.
+    let upgrade: Rc<RefCell<Option<web_sys::IdbTransaction>>> = Rc::default();
+    let upgrade_tx = upgrade.clone();
     let upgrade_doing = doing.clone();
     let upgrading = request.clone();
     // Kept until the request settles: the upgrade, when there is one, comes before that.
     let on_upgrade = Closure::once(move |event: IdbVersionChangeEvent| {
+        *upgrade_tx.borrow_mut() = upgrading.transaction();
         let tx = upgrading.transaction().map(Transaction::from);
         let run = || -> std::result::Result<(), SessionError> {
-            let old = event.old_version() as u32;
             let db = upgrading
                 .result()
                 .map_err(|e| dom_error(&e, &upgrade_doing))?;
+            // A database of no store is new, whatever its version: one opened without a version
+            // (by a page's own code, or DevTools) is version 1, whose stores it lacks.
+            let old = match db
+                .unchecked_ref::<IdbDatabase>()
+                .object_store_names()
+                .length()
+            {
+                0 => 0,
+                _ => event.old_version() as u32,
+            };
             let db = Database::from(db.unchecked_into::<IdbDatabase>());
             for migration in migrations_from(old)? {
                 for step in migration.steps {
@@ -140,9 +158,28 @@ pub async fn open(name: &str) -> Result<Connection> {
     let raw = match opened {
         Ok(db) => db,
         Err(e) => {
-            let error = storage_error(&e, &doing);
-            if error.code == SessionErrorCode::DbVersion {
-                return Err(newer_version_error(&factory, name).await);
+            // An upgrade the browser aborted (out of space) fails the request with `AbortError`:
+            // the upgrade's own error says why.
+            let cause = upgrade.borrow().as_ref().and_then(|tx| tx.error());
+            let mut error = match cause {
+                Some(cause) => dom_error(&cause.into(), &doing),
+                None => storage_error(&e, &doing),
+            };
+            match error.code {
+                SessionErrorCode::DbVersion => {
+                    return Err(newer_version_error(&factory, name, &doing).await)
+                }
+                // A browser that refuses IndexedDB to the page (a private window of some
+                // versions, site data blocked) fails the open with one of these.
+                SessionErrorCode::StorageError
+                    if matches!(
+                        exception_name(&e).as_deref(),
+                        Some("InvalidStateError" | "UnknownError")
+                    ) =>
+                {
+                    error.code = SessionErrorCode::StorageUnavailable;
+                }
+                _ => {}
             }
             return Err(error);
         }
@@ -173,7 +210,7 @@ async fn opened(request: &IdbOpenDbRequest) -> std::result::Result<IdbDatabase, 
 
 /// Reads the version of a database that is newer than ours, for the error message, without
 /// changing it.
-async fn newer_version_error(factory: &Factory, name: &str) -> SessionError {
+async fn newer_version_error(factory: &Factory, name: &str, doing: &str) -> SessionError {
     let found = match factory.open(name, None) {
         Ok(request) => match opened(&request.into()).await {
             Ok(db) => {
@@ -185,7 +222,9 @@ async fn newer_version_error(factory: &Factory, name: &str) -> SessionError {
         },
         Err(_) => 0,
     };
-    newer_schema(found.max(SCHEMA_VERSION + 1))
+    let mut error = newer_schema(found.max(SCHEMA_VERSION + 1));
+    error.message = format!("{doing}: {}", error.message);
+    error
 }
 
 thread_local! {

@@ -32,15 +32,28 @@ extern "C" {
 
 /// Maps an IndexedDB failure to the library's error codes. `doing` says what was under way.
 pub(super) fn storage_error(error: &idb::Error, doing: &str) -> SessionError {
+    if let idb::Error::IndexedDbNotFound(_) = error {
+        return SessionError::new(
+            SessionErrorCode::StorageUnavailable,
+            format!("{doing}: IndexedDB is not available in this context"),
+        );
+    }
+    match exception_of(error) {
+        Some(e) => dom_error(&e, doing),
+        // The rest say that a result had an unexpected shape, or a request's event went missing;
+        // their text is not needed to act on them (and formatting it costs the module kilobytes).
+        None => SessionError::new(
+            SessionErrorCode::StorageError,
+            format!("{doing}: IndexedDB gave an unexpected result"),
+        ),
+    }
+}
+
+/// The exception an IndexedDB failure carries, if any.
+pub(super) fn exception_of(error: &idb::Error) -> Option<JsValue> {
     use idb::Error as E;
-    let exception: Option<JsValue> = match error {
+    match error {
         E::DomException(e) => Some(e.clone().into()),
-        E::IndexedDbNotFound(_) => {
-            return SessionError::new(
-                SessionErrorCode::StorageUnavailable,
-                format!("{doing}: IndexedDB is not available in this context"),
-            )
-        }
         E::AddFailed(v)
         | E::ClearFailed(v)
         | E::CountFailed(v)
@@ -63,16 +76,14 @@ pub(super) fn storage_error(error: &idb::Error, doing: &str) -> SessionError {
         | E::RequestErrorNotFound(v)
         | E::RequestResultNotFound(v) => Some(v.clone()),
         _ => None,
-    };
-    match exception {
-        Some(e) => dom_error(&e, doing),
-        // The rest say that a result had an unexpected shape, or a request's event went missing;
-        // their text is not needed to act on them (and formatting it costs the module kilobytes).
-        None => SessionError::new(
-            SessionErrorCode::StorageError,
-            format!("{doing}: IndexedDB gave an unexpected result"),
-        ),
     }
+}
+
+/// The `name` of the `DOMException` an IndexedDB failure carries, if it carries one.
+pub(super) fn exception_name(error: &idb::Error) -> Option<String> {
+    exception_of(error)?
+        .dyn_ref::<DomException>()
+        .map(|e| e.name())
 }
 
 /// Maps a `DOMException` (or any thrown value) to an error code by its `name`.
@@ -118,7 +129,16 @@ impl Tx {
         let raw = conn
             .raw()
             .transaction_with_str_sequence_and_mode(&names, mode.into())
-            .map_err(|e| dom_error(&e, &doing))?;
+            .map_err(|e| {
+                // A connection the browser closed without a `close` event (storage cleared, the
+                // storage process gone) refuses every transaction: the next call reopens.
+                if e.dyn_ref::<DomException>()
+                    .is_some_and(|d| d.name() == "InvalidStateError")
+                {
+                    conn.set_stale();
+                }
+                dom_error(&e, &doing)
+            })?;
         Ok(Tx {
             raw,
             doing,
@@ -181,13 +201,24 @@ impl Tx {
     }
 
     /// An `idb` failure of a request of this transaction.
+    #[inline(never)]
     pub fn fail(&self, e: idb::Error) -> SessionError {
-        storage_error(&e, &self.doing)
+        self.cause(storage_error(&e, &self.doing))
     }
 
     /// A JS exception thrown by a request of this transaction.
+    #[inline(never)]
     pub fn thrown(&self, e: &JsValue) -> SessionError {
-        dom_error(e, &self.doing)
+        self.cause(dom_error(e, &self.doing))
+    }
+
+    /// A request of a transaction the browser aborted fails with `AbortError`: the
+    /// transaction's own error says why (`QuotaExceededError`: `STORAGE_FULL`).
+    fn cause(&self, error: SessionError) -> SessionError {
+        match (error.code, self.raw.error()) {
+            (SessionErrorCode::StorageError, Some(cause)) => dom_error(&cause.into(), &self.doing),
+            _ => error,
+        }
     }
 
     /// Waits for the commit. An abort (quota exceeded, a failed request) becomes its error.
