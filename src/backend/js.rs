@@ -309,16 +309,38 @@ impl Unresolved {
 
 /// Awaits a value if it is a promise (or any thenable); returns it as is otherwise.
 pub async fn resolve_value(value: JsValue) -> Result<JsValue, Unresolved> {
+    settling(value)?.value().await
+}
+
+/// A value that may still be settling (a promise, or any thenable), listened to from the moment
+/// it is made: a rejection is handled then, not when it is awaited (values started together and
+/// awaited one after another would otherwise report a later one's rejection to the page as
+/// unhandled while an earlier one is awaited).
+pub enum Settling {
+    Now(JsValue),
+    Later(wasm_bindgen_futures::JsFuture),
+}
+
+/// Starts listening to `value`: see [`Settling`].
+pub fn settling(value: JsValue) -> Result<Settling, Unresolved> {
     if value.is_object() || value.is_function() {
         let then = get(&value, "then").map_err(Unresolved::Unreadable)?;
         if then.is_function() {
             let promise = promise_resolve(&value).map_err(Unresolved::Unreadable)?;
-            return wasm_bindgen_futures::JsFuture::from(promise)
-                .await
-                .map_err(Unresolved::Rejected);
+            return Ok(Settling::Later(promise.into()));
         }
     }
-    Ok(value)
+    Ok(Settling::Now(value))
+}
+
+impl Settling {
+    /// The value, once settled.
+    pub async fn value(self) -> Result<JsValue, Unresolved> {
+        match self {
+            Settling::Now(value) => Ok(value),
+            Settling::Later(future) => future.await.map_err(Unresolved::Rejected),
+        }
+    }
 }
 
 /// The bytes of a `Uint8Array` (or of a stream reader's chunk, or anything array-like), copied.

@@ -28,7 +28,7 @@ use crate::core::wire::{
 
 use super::js::{
     self, call_method, describe, error_text, js_to_json, json_to_js, object, resolve_value,
-    Unresolved,
+    settling, Settling, Unresolved,
 };
 use super::model::{aborted, CallError, ModelClient, ModelFailure};
 use super::run_result::items;
@@ -248,6 +248,9 @@ struct Run<'a> {
     /// Whether the session refused one of the run's saves (another tab wrote, say): its newest
     /// turn may then be another run's.
     save_refused: std::cell::Cell<bool>,
+    /// Call ids whose output an earlier resumption of the same state saved (`saved_output`):
+    /// a session without history transactions is not given it again.
+    found_saved: RefCell<Vec<String>>,
 }
 
 /// The output of a handoff call the run does not take, where the server keeps the
@@ -266,7 +269,7 @@ enum Answer {
 /// its `execute` returned (or threw).
 enum Started {
     Ready(String),
-    Tool(usize, Result<JsValue, JsValue>),
+    Tool(usize, Result<Settling, JsValue>),
 }
 
 impl Run<'_> {
@@ -345,7 +348,13 @@ impl Run<'_> {
                     state.usage_stored = state.usage;
                 }
             } else {
-                let items: Array = save.items.iter().map(json_to_js).collect();
+                let found = |id: &str| self.found_saved.borrow().iter().any(|f| f == id);
+                let items: Array = save
+                    .items
+                    .iter()
+                    .filter(|i| !(is_tool_output(i) && call_id(i).is_some_and(found)))
+                    .map(json_to_js)
+                    .collect();
                 self.session_call("addItems", &[items.into()])
                     .await
                     .inspect_err(|_| self.save_refused.set(true))?;
@@ -522,6 +531,16 @@ impl Run<'_> {
         let mut tools: Vec<ToolSpec> = agent.tools.iter().map(|t| t.spec.clone()).collect();
         tools.extend(agent.handoffs.borrow().iter().map(|h| h.tool.clone()));
         if self.metadata.agentic_state {
+            // Its calls go to the built-in tool: one of the agent's own of that name would never run.
+            if tools.iter().any(|t| t.name == STATE_TOOL) {
+                return Err(RunError::Usage(RunnerError::new(
+                    RunnerErrorCode::InvalidAgent,
+                    format!(
+                        "agent \"{}\" has a tool named \"{STATE_TOOL}\", the name of the tool agenticState adds: rename it",
+                        agent.name
+                    ),
+                )));
+            }
             tools.push(ToolSpec {
                 name: STATE_TOOL.to_string(),
                 description: STATE_TOOL_DESCRIPTION.to_string(),
@@ -621,7 +640,7 @@ impl Run<'_> {
     }
 
     /// Starts `tool` (its `execute` is called now, so the tools of one response run at once).
-    fn start_tool(&self, tool: &Tool, args: &JsValue, call: &Value) -> Result<JsValue, JsValue> {
+    fn start_tool(&self, tool: &Tool, args: &JsValue, call: &Value) -> Result<Settling, JsValue> {
         let id = call_id(call).unwrap_or("");
         self.emit(
             "tool_start",
@@ -642,14 +661,17 @@ impl Run<'_> {
                 self.options.signal.clone().unwrap_or(JsValue::UNDEFINED),
             ),
         ]);
+        // Listened to from now: the run awaits its tools in call order, and a later one's
+        // rejection meanwhile is the run's to handle, not the page's.
         tool.execute
             .call3(&tool.object, args, &self.options.context, &details)
+            .and_then(|v| settling(v).map_err(Unresolved::into_value))
     }
 
     /// What a started tool gives the model, once it settled.
-    async fn tool_output(started: Result<JsValue, JsValue>) -> String {
+    async fn tool_output(started: Result<Settling, JsValue>) -> String {
         let result = match started {
-            Ok(r) => resolve_value(r).await.map_err(Unresolved::into_value),
+            Ok(r) => r.value().await.map_err(Unresolved::into_value),
             Err(e) => Err(e),
         };
         match result {
@@ -726,7 +748,10 @@ impl Run<'_> {
                 match self.saved_output(id).await? {
                     // The same state was resumed before (kept, say, in localStorage, and resumed
                     // again after that run failed): the tool ran then, and is not run twice.
-                    Some(output) => Answer::Ready(output),
+                    Some(output) => {
+                        self.found_saved.borrow_mut().push(id.to_string());
+                        Answer::Ready(output)
+                    }
                     None => Answer::Run(index, args),
                 }
             }
@@ -873,11 +898,16 @@ impl Run<'_> {
             return None;
         }
         let latest = state.generated.get(state.response_at..).unwrap_or(&[]);
+        // In the order of the calls, not of their outputs: an approved call's output comes
+        // after those of the calls that ran at once.
         latest
             .iter()
-            .filter(|i| is_tool_output(i))
-            .find_map(|item| {
-                let id = call_id(item)?;
+            .filter(|i| is_function_call(i))
+            .find_map(|call| {
+                let id = call_id(call)?;
+                let item = latest
+                    .iter()
+                    .find(|i| is_tool_output(i) && call_id(i) == Some(id))?;
                 let name = item.get("name").and_then(Value::as_str)?;
                 let tool_ran = agent.tools.iter().any(|t| t.spec.name == name)
                     && !matches!(state.decisions.get(id), Some(Decision::Rejected { .. }));
@@ -986,16 +1016,20 @@ impl Run<'_> {
         for (key, value) in args {
             let _ = js_sys::Reflect::set(&argument, &(*key).into(), value);
         }
-        let started: Vec<Result<JsValue, JsValue>> = guardrails
+        // Each listened to as it starts (see `Settling`): the first to fail or trip ends the
+        // run, and the others' rejections are not the page's to report.
+        let started: Vec<Result<Result<Settling, Unresolved>, JsValue>> = guardrails
             .iter()
-            .map(|g| g.execute.call1(&g.object, &argument))
+            .map(|g| g.execute.call1(&g.object, &argument).map(settling))
             .collect();
         for (g, started) in guardrails.iter().zip(started) {
-            let r = resolve_value(started.map_err(RunError::Thrown)?)
-                .await
-                .map_err(|e| {
-                    unresolved(e, RunnerErrorCode::InvalidAgent, "a guardrail's execute")
-                })?;
+            let settled = match started.map_err(RunError::Thrown)? {
+                Ok(s) => s.value().await,
+                Err(e) => Err(e),
+            };
+            let r = settled.map_err(|e| {
+                unresolved(e, RunnerErrorCode::InvalidAgent, "a guardrail's execute")
+            })?;
             let read = |key: &'static str| match r.is_object() {
                 true => js::get(&r, key).map_err(|e| {
                     RunError::Usage(RunnerError::new(
@@ -1288,6 +1322,7 @@ pub async fn run(
         summary,
         session_state: RefCell::new(session_state),
         save_refused: Default::default(),
+        found_saved: Default::default(),
     };
     let fresh = matches!(input, RunInput::Items(_));
     let mut state = match input {

@@ -444,8 +444,11 @@ export class RunState {
   static fromString(agent: Agent<unknown, unknown>, text: string): RunState;
   readonly kind: 'agent-sessions.RunState';
   getInterruptions(): ToolApprovalItem[];
-  approve(item: ToolApprovalItem | string): void;
-  reject(item: ToolApprovalItem | string, message?: string): void;
+  /** Approves the call (`options` as the SDK's; a standing approval, `alwaysApprove: true`, is
+   * refused: each call is decided by itself). */
+  approve(item: ToolApprovalItem | string, options?: { alwaysApprove?: false }): void;
+  /** Rejects the call; the model is told `message` (the SDK's `{ message }` too). */
+  reject(item: ToolApprovalItem | string, message?: string | { message?: string; alwaysReject?: false }): void;
   toString(): string;
   free(): void;
 }
@@ -717,6 +720,18 @@ fn state_error(message: String) -> JsValue {
     coded_error(&RunnerError::new(RunnerErrorCode::InvalidRunState, message))
 }
 
+/// Refuses the SDK's standing decision (`key` true in `options`): a decision here is for one
+/// call, and taking it silently for more would run (or refuse) later calls unasked.
+fn one_call_only(options: &JsValue, key: &'static str) -> Result<(), JsValue> {
+    match options.is_object() && crate::backend::js::get(options, key).is_ok_and(|v| v.is_truthy())
+    {
+        true => Err(state_error(format!(
+            "{key} is not supported: each call is approved or rejected by itself"
+        ))),
+        false => Ok(()),
+    }
+}
+
 /// The call id an approval refers to: an interruption item, a raw function call, or the id.
 fn target_call_id(item: &JsValue) -> Option<String> {
     if let Some(id) = item.as_string() {
@@ -787,11 +802,25 @@ impl RunState {
             .collect()
     }
 
-    pub fn approve(&self, item: JsValue) -> Result<(), JsValue> {
+    pub fn approve(&self, item: JsValue, options: JsValue) -> Result<(), JsValue> {
+        one_call_only(&options, "alwaysApprove")?;
         self.decide(&item, Decision::Approved)
     }
 
     pub fn reject(&self, item: JsValue, message: JsValue) -> Result<(), JsValue> {
+        // The SDK's form: `{ message?, alwaysReject? }`.
+        let message = match message.is_object() {
+            true => {
+                one_call_only(&message, "alwaysReject")?;
+                crate::backend::js::get(&message, "message").map_err(|e| {
+                    state_error(format!(
+                        "reject: options.message cannot be read ({})",
+                        crate::backend::js::error_text(&e)
+                    ))
+                })?
+            }
+            false => message,
+        };
         let message = optional_string(&message, "message", SessionErrorCode::InvalidOptions)
             .map_err(|e| state_error(e.message))?;
         self.decide(&item, Decision::Rejected { message })

@@ -639,6 +639,105 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.equal(model.requests.length, 1, 'the model is not called again');
   });
 
+  test('stop_on_first_tool takes the first output in call order, where the first call waited for approval', async () => {
+    model.script({ calls: [{ id: 'x', name: 'send', arguments: {} }, { id: 'l', name: 'lookup', arguments: {} }] }, { text: 'never asked' });
+    const r = await inPage(async ({ url }) => {
+      const agent = new lib.Agent({
+        name: 'A',
+        model: 'm',
+        toolUseBehavior: 'stop_on_first_tool',
+        tools: [
+          { name: 'send', needsApproval: true, execute: () => 'sent' },
+          { name: 'lookup', execute: () => 'looked up' },
+        ],
+      });
+      const runner = new lib.Runner({ baseUrl: url });
+      const first = await runner.run(agent, 'go');
+      first.state.approve(first.interruptions[0]);
+      return (await runner.run(agent, first.state)).finalOutput;
+    });
+    assert.equal(r, 'sent', 'the first call’s output, though it came last');
+  });
+
+  test('tools started together that fail while another is awaited are the run’s to handle, not the page’s (no unhandled rejection)', async () => {
+    model.script({ calls: [{ id: 's', name: 'slow', arguments: {} }, { id: 'b', name: 'bad', arguments: {} }] }, { text: 'handled' });
+    const r = await inPage(async ({ url }) => {
+      const unhandled = [];
+      const listen = (e) => unhandled.push(String(e.reason?.message ?? e.reason));
+      window.addEventListener('unhandledrejection', listen);
+      const agent = new lib.Agent({
+        name: 'A',
+        model: 'm',
+        tools: [
+          { name: 'slow', execute: () => new Promise((ok) => setTimeout(() => ok('slow done'), 300)) },
+          { name: 'bad', execute: async () => { throw new Error('bad tool'); } },
+        ],
+      });
+      const result = await new lib.Runner({ baseUrl: url }).run(agent, 'go');
+      await new Promise((ok) => setTimeout(ok, 50));
+      window.removeEventListener('unhandledrejection', listen);
+      return { unhandled, finalOutput: result.finalOutput, outputs: result.newItems.filter((i) => i.type === 'function_call_result').map((i) => [i.callId, typeof i.output === 'string' ? i.output : i.output?.text]) };
+    });
+    assert.deepEqual(r.unhandled, []);
+    assert.equal(r.finalOutput, 'handled');
+    assert.equal(r.outputs[0][0], 's');
+    assert.match(r.outputs[1][1], /bad tool/, 'the failing tool’s error is its output, as before');
+  });
+
+  test('approve and reject take the SDK’s options: { message } is the rejection’s text, a standing decision is refused; a tool named as agenticState’s is refused', async () => {
+    model.script({ calls: [{ id: 'x', name: 'send', arguments: {} }] }, { text: 'understood' });
+    const r = await inPage(async ({ url }) => {
+      const agent = new lib.Agent({ name: 'A', model: 'm', tools: [{ name: 'send', needsApproval: true, execute: () => 'sent' }] });
+      const runner = new lib.Runner({ baseUrl: url });
+      const first = await runner.run(agent, 'go');
+      const [call] = first.interruptions;
+      let standing;
+      try {
+        first.state.approve(call, { alwaysApprove: true });
+      } catch (e) {
+        standing = `${e.name} ${e.code}`;
+      }
+      first.state.reject(call, { message: 'Not now, thanks.' });
+      const second = await runner.run(agent, first.state);
+      const clash = new lib.Agent({ name: 'C', model: 'm', agenticState: true, tools: [{ name: 'update_session_state', execute: () => 'mine' }] });
+      const refused = await runner.run(clash, 'hi').then(() => 'resolved', (e) => `${e.name} ${e.code} ${/update_session_state/.test(e.message)}`);
+      return { standing, output: second.newItems.find((i) => i.type === 'function_call_result')?.output, finalOutput: second.finalOutput, refused };
+    });
+    assert.equal(r.standing, 'RunnerError INVALID_RUN_STATE');
+    assert.equal(typeof r.output === 'string' ? r.output : r.output?.text, 'Not now, thanks.');
+    assert.equal(r.finalOutput, 'understood');
+    assert.equal(r.refused, 'RunnerError INVALID_AGENT true');
+  });
+
+  test('the same approved state resumed twice over a session without history transactions saves the tool’s output once', async () => {
+    model.script({ calls: [{ id: 'x', name: 'send', arguments: {} }] }, { error: 400, message: 'bad request' }, { text: 'done' });
+    const r = await inPage(async ({ url }) => {
+      let sent = 0;
+      const agent = new lib.Agent({ name: 'A', model: 'm', tools: [{ name: 'send', needsApproval: true, execute: () => (sent++, 'sent') }] });
+      const memory = new lib.MemorySession('plain-resume');
+      // A session of the protocol alone (as an app's own): no history transactions.
+      const session = {
+        getSessionId: () => memory.getSessionId(),
+        getItems: (n) => memory.getItems(n),
+        addItems: (items) => memory.addItems(items),
+        popItem: () => memory.popItem(),
+        clearSession: () => memory.clearSession(),
+      };
+      const runner = new lib.Runner({ baseUrl: url, retries: 0 });
+      const first = await runner.run(agent, 'go', { session });
+      first.state.approve(first.interruptions[0]);
+      const kept = first.state.toString();
+      const failed = await runner.run(agent, lib.RunState.fromString(agent, kept), { session }).then(() => 'resolved', (e) => e.name);
+      const again = await runner.run(agent, lib.RunState.fromString(agent, kept), { session });
+      const items = await memory.getItems();
+      return { failed, sent, finalOutput: again.finalOutput, outputs: items.filter((i) => i.type === 'function_call_result').length };
+    });
+    assert.equal(r.failed, 'ModelError');
+    assert.equal(r.sent, 1, 'the tool ran once');
+    assert.equal(r.finalOutput, 'done');
+    assert.equal(r.outputs, 1, 'its output saved once');
+  });
+
   test('an input filter that throws leaves the handoff to be taken again when the run is resumed', async () => {
     model.script({ calls: [{ id: 'h', name: 'transfer_to_B', arguments: {} }] }, { text: 'B here' });
     const id = fresh('filter-throws');
