@@ -93,8 +93,9 @@ export class OpenAIConversationsSession {
     if (body !== undefined) headers.set('content-type', 'application/json');
     if (this.#apiKey) headers.set('authorization', `Bearer ${this.#apiKey}`);
     // 429 is retried for every request (nothing was done), 408, 409 and 5xx only where doing it
-    // twice changes nothing: not for a write of items, which the server may have stored.
-    const safe = method !== 'POST' || path === '/conversations';
+    // twice changes nothing: not for a write of items, which the server may have stored, nor
+    // for an item's delete (done already, it would then be a 404: taken for another device's).
+    const safe = method === 'GET' || !path.includes('/items');
     for (let attempt = 0; ; attempt++) {
       // A request that never answers would hold every later call: each has a time limit, kept
       // here too, so a `fetch` that does not honour the signal cannot outlast it.

@@ -257,9 +257,13 @@ class MemoryBase {
       // Before the module is loaded, the object answers what needs nothing of it: its id, and
       // its close (and, once closed, every call, as the loaded object would).
       if (!this.#loading && (this.#closed || name === 'close' || name === 'getSessionId')) {
+        // (Closing again resolves, as on a loaded object.)
+        if (name === 'close') {
+          this.#closed = true;
+          return Promise.resolve();
+        }
         if (this.#closed) return Promise.reject(sessionError('CLOSED', `${name}: the session was closed; create a new session object to use it again`));
-        if (name === 'close') this.#closed = true;
-        return Promise.resolve(name === 'close' ? undefined : this.#args.sessionId);
+        return Promise.resolve(this.#args.sessionId);
       }
       const copied = copiedArguments(args);
       this.#waiting += 1;

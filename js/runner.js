@@ -497,7 +497,7 @@ class Runner extends WasmRunner {
     );
     async function* events() {
       try {
-        for (;;) {
+        while (!stopped) {
           if (pending.length > 0) {
             yield pending.shift();
           } else if (ended) {
@@ -518,9 +518,12 @@ class Runner extends WasmRunner {
     const stream = events();
     // A `return()` before the first `next()` never runs the generator's `finally`.
     const finish = stream.return.bind(stream);
+    // One made while a `next()` waits for an event is queued behind it: that `next()` is woken
+    // and ends, instead of waiting for the run to end.
     stream.return = (value) => {
       stopped = true;
       pending.length = 0;
+      wake?.();
       return finish(value);
     };
     // Whoever only iterates still sees the error there; the result promise counts as handled.

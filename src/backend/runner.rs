@@ -355,6 +355,8 @@ impl Run<'_> {
                     .filter(|i| !(is_tool_output(i) && call_id(i).is_some_and(found)))
                     .map(json_to_js)
                     .collect();
+                // Only this save holds those outputs: a later call reusing an id is saved.
+                self.found_saved.borrow_mut().clear();
                 self.session_call("addItems", &[items.into()])
                     .await
                     .inspect_err(|_| self.save_refused.set(true))?;
@@ -531,16 +533,8 @@ impl Run<'_> {
         let mut tools: Vec<ToolSpec> = agent.tools.iter().map(|t| t.spec.clone()).collect();
         tools.extend(agent.handoffs.borrow().iter().map(|h| h.tool.clone()));
         if self.metadata.agentic_state {
-            // Its calls go to the built-in tool: one of the agent's own of that name would never run.
-            if tools.iter().any(|t| t.name == STATE_TOOL) {
-                return Err(RunError::Usage(RunnerError::new(
-                    RunnerErrorCode::InvalidAgent,
-                    format!(
-                        "agent \"{}\" has a tool named \"{STATE_TOOL}\", the name of the tool agenticState adds: rename it",
-                        agent.name
-                    ),
-                )));
-            }
+            // (An agent handed off to is checked here; the first, before anything is saved.)
+            self.state_tool_clash(&agent)?;
             tools.push(ToolSpec {
                 name: STATE_TOOL.to_string(),
                 description: STATE_TOOL_DESCRIPTION.to_string(),
@@ -888,6 +882,21 @@ impl Run<'_> {
             self.record(state, call, MULTIPLE_HANDOFFS.to_string());
         }
         Ok((waiting, ran_approved))
+    }
+
+    /// Refuses an agent with a tool of its own named as the one `agenticState` adds: its calls
+    /// go to the built-in tool, so the agent's would never run.
+    fn state_tool_clash(&self, agent: &AgentSpec) -> Result<(), RunError> {
+        match self.metadata.agentic_state && agent.tools.iter().any(|t| t.spec.name == STATE_TOOL) {
+            true => Err(RunError::Usage(RunnerError::new(
+                RunnerErrorCode::InvalidAgent,
+                format!(
+                    "agent \"{}\" has a tool named \"{STATE_TOOL}\", the name of the tool agenticState adds: rename it",
+                    agent.name
+                ),
+            ))),
+            false => Ok(()),
+        }
     }
 
     /// The output that ends the run under the agent's `toolUseBehavior`, once every call of the
@@ -1355,6 +1364,8 @@ pub async fn run(
         Ok(bytes) => uuid_v4(bytes),
         Err(_) => format!("run-{}", js::number_text(js::now())),
     });
+    r.state_tool_clash(&r.agent())
+        .map_err(RunFailure::before_start)?;
     if fresh {
         r.emit(
             "agent_start",

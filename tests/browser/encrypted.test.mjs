@@ -542,12 +542,19 @@ test('over a SyncedSession: the default window of turns is its local session’s
     await timed.addItems([{ role: 'user', content: 'old' }, { role: 'assistant', content: 'old answer' }]);
     window.clock = 200_000;
     await timed.addItems([{ role: 'user', content: 'new' }]);
+    // What purgeExpired asks of the SyncedSession: one history transaction, no clear.
+    const asked = [];
+    for (const name of ['applyHistoryTransaction', 'clearSession', 'addItems']) {
+      const method = synced[name].bind(synced);
+      synced[name] = (...args) => (asked.push(name), method(...args));
+    }
     const purged = await timed.purgeExpired();
     const left = (await local.getItems()).length;
     await synced.close();
-    return { items, purged, left };
+    return { items, purged, left, asked };
   });
   assert.deepEqual(r.items, ['q2', 'a2', 'q3', 'a3']);
+  assert.deepEqual(r.asked, ['applyHistoryTransaction']);
   assert.equal(r.purged, 2);
   assert.equal(r.left, 1);
 });

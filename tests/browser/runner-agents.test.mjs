@@ -700,13 +700,15 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
       first.state.reject(call, { message: 'Not now, thanks.' });
       const second = await runner.run(agent, first.state);
       const clash = new lib.Agent({ name: 'C', model: 'm', agenticState: true, tools: [{ name: 'update_session_state', execute: () => 'mine' }] });
-      const refused = await runner.run(clash, 'hi').then(() => 'resolved', (e) => `${e.name} ${e.code} ${/update_session_state/.test(e.message)}`);
-      return { standing, output: second.newItems.find((i) => i.type === 'function_call_result')?.output, finalOutput: second.finalOutput, refused };
+      const session = new lib.MemorySession('clash');
+      const refused = await runner.run(clash, 'hi', { session }).then(() => 'resolved', (e) => `${e.name} ${e.code} ${/update_session_state/.test(e.message)}`);
+      return { standing, output: second.newItems.find((i) => i.type === 'function_call_result')?.output, finalOutput: second.finalOutput, refused, saved: (await session.getItems()).length };
     });
     assert.equal(r.standing, 'RunnerError INVALID_RUN_STATE');
     assert.equal(typeof r.output === 'string' ? r.output : r.output?.text, 'Not now, thanks.');
     assert.equal(r.finalOutput, 'understood');
     assert.equal(r.refused, 'RunnerError INVALID_AGENT true');
+    assert.equal(r.saved, 0, 'refused before the question was saved');
   });
 
   test('the same approved state resumed twice over a session without history transactions saves the tool’s output once', async () => {

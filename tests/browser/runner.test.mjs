@@ -1229,7 +1229,23 @@ describe('runner: answers that are not whole', () => {
         // A run that fails: `completed` rejects with its error, which `error` holds.
         const failing = scriptedRunner([], 'chat_completions').runner.runStreamed(agent, 'Hi');
         const completed = await failing.completed.then(() => 'resolved', (e) => e.name);
-        return { parts, before, finalOutput: stream.finalOutput, error: stream.error, completed, failed: failing.error?.name, failedOutput: failing.finalOutput ?? null, saved: (await new lib.IndexedDbSession(id).getItems()).length };
+        // Cancelling the text stream while a read waits for the model ends it then, not when
+        // the run ends.
+        let release;
+        const gate = new Promise((ok) => (release = ok));
+        const slow = new lib.Runner({ baseUrl: 'http://model.invalid/v1', api: 'chat_completions', fetch: async () => (await gate, new Response(body, { headers: { 'content-type': 'text/event-stream' } })) });
+        const waiting = slow.runStreamed(agent, 'Hi');
+        let runEnded = false;
+        waiting.result.finally(() => (runEnded = true)).catch(() => {});
+        const text = waiting.toTextStream().getReader();
+        const read = text.read();
+        await new Promise((ok) => setTimeout(ok, 20));
+        await text.cancel();
+        const cancelledFirst = !runEnded;
+        const pendingRead = (await read).done;
+        release();
+        await waiting.result;
+        return { parts, before, finalOutput: stream.finalOutput, error: stream.error, completed, failed: failing.error?.name, failedOutput: failing.finalOutput ?? null, saved: (await new lib.IndexedDbSession(id).getItems()).length, cancelledFirst, pendingRead };
       },
       { id: fresh('sdk-stream'), scripted },
     );
@@ -1241,6 +1257,8 @@ describe('runner: answers that are not whole', () => {
     assert.equal(r.completed, 'ModelError');
     assert.equal(r.failed, 'ModelError');
     assert.equal(r.failedOutput, null);
+    assert.equal(r.cancelledFirst, true, 'the cancel resolved while the run still waited for the model');
+    assert.equal(r.pendingRead, true, "the waiting read ended");
   });
 
   test('a stream that starts with a byte order mark and ends [DONE] without its blank line reads whole', async () => {

@@ -670,6 +670,7 @@ test('memory: a popped item is the caller’s own (a branch holding it is unchan
     const unused = new lib.MemorySession('never-used');
     const id = await unused.getSessionId();
     await unused.close();
+    const closedAgain = await unused.close().then(() => 'resolved', (e) => e.code);
     const afterClose = await unused.addItems([{ role: 'user', content: 'late' }]).then(() => 'resolved', (e) => `${e.name} ${e.code}`);
     const loaded = performance.getEntriesByType('resource').some((e) => e.name.endsWith('/agent_sessions_memory_bg.wasm'));
 
@@ -694,9 +695,10 @@ test('memory: a popped item is the caller’s own (a branch holding it is unchan
     const mismatch = await t
       .applyHistoryTransaction({ operationId: 'op-2', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'user', content: 'not there' }], replacement: [] }, usage: { requests: 1, inputTokens: 1, outputTokens: 1, totalTokens: 2 } })
       .then(() => 'resolved', (e) => e.code);
-    return { id, afterClose, loaded, popped: popped.content, main, title, mismatch, times };
+    return { id, closedAgain, afterClose, loaded, popped: popped.content, main, title, mismatch, times };
   });
   assert.equal(r.id, 'never-used');
+  assert.equal(r.closedAgain, 'resolved', 'closing again resolves');
   assert.equal(r.afterClose, 'SessionError CLOSED');
   assert.equal(r.loaded, false, 'getSessionId and close load nothing');
   assert.equal(r.popped, 'edited after the pop');

@@ -179,8 +179,9 @@ describe('OpenAIConversationsSession', () => {
       const fresh = faulty({});
       const empty = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', fetch: fresh.fetchFn });
       out.fresh = { items: await empty.getItems(), popped: (await empty.popItem()) ?? null, deleted: (await empty.deleteItem('msg_1')) ?? null, id: empty.sessionId ?? null, sent: fresh.sent };
-      // 429 and 503 on reads, 429 on a write of items: retried. 503 on a write of items: not.
-      const busy = faulty({ GET: [429, 503], POST: [429, 429] });
+      // 429 and 503 on reads, 429 on a write of items (the conversation's creation goes
+      // through first: 0 passes a request on): retried. 503 on a write of items: not.
+      const busy = faulty({ GET: [429, 503], POST: [0, 429, 429] });
       const s = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', fetch: busy.fetchFn });
       await s.addItems([{ role: 'user', content: 'x' }, { role: 'user', content: 'y' }]);
       out.items = (await s.getItems()).map((i) => i.content[0].text);
@@ -205,6 +206,9 @@ describe('OpenAIConversationsSession', () => {
         },
       });
       out.popped = (await raced.popItem())?.content[0].text;
+      // A 502 on an item's delete is not sent again (done already, it would find the item gone).
+      const gateway = faulty({ DELETE: [502] });
+      out.deleteOnce = { error: (await attempt(() => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: s.sessionId, fetch: gateway.fetchFn }).deleteItem('msg_x'))).status, sent: gateway.sent };
       out.left = (await s.getItems()).length;
       // Timeouts a timer cannot hold as they are still work.
       out.longTimeout = (await new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: s.sessionId, timeoutMs: 5e9 }).getItems()).length;
@@ -219,6 +223,7 @@ describe('OpenAIConversationsSession', () => {
     assert.equal(r.noRetries.status, 429);
     assert.equal(r.badRetries.code, 'INVALID_OPTIONS');
     assert.equal(r.popped, 'x', 'the item newest after the other device’s delete');
+    assert.deepEqual(r.deleteOnce, { error: 502, sent: { DELETE: 1 } });
     assert.equal(r.left, 0, 'two pops, two items removed');
     assert.equal(r.longTimeout, 0);
     assert.equal(r.oddTimeout, 0);
