@@ -17,8 +17,8 @@ use crate::core::run::metadata::{
     STATE_TOOL, STATE_TOOL_DESCRIPTION,
 };
 use crate::core::run::{
-    new_turn_items, newest_turns, select_history, Decision, NextStep, Origin, RunState,
-    ServerConversation, REJECTION_MESSAGE,
+    new_turn_items, newest_turns, select_history, unique_call_ids, Decision, NextStep, Origin,
+    RunState, ServerConversation, REJECTION_MESSAGE,
 };
 use crate::core::session::uuid_v4;
 use crate::core::wire::{
@@ -592,6 +592,10 @@ impl Run<'_> {
             .map(|h| h.tool.name.clone())
             .collect();
         let dropping = !self.options.server.is_used();
+        let mut output = output;
+        if dropping {
+            unique_call_ids(&mut output.items, &state.run_id, state.turns);
+        }
         let mut handoff_taken = false;
         for item in &output.items {
             let name = item.get("name").and_then(Value::as_str).unwrap_or("");

@@ -740,6 +740,37 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.equal(r.outputs, 1, 'its output saved once');
   });
 
+  test('two calls of one response with the same id are decided and answered each by itself', async () => {
+    model.script({ calls: [{ id: 'same', name: 'pay', arguments: {} }, { id: 'same', name: 'refund', arguments: {} }] }, { text: 'ok' });
+    const r = await inPage(async ({ url }) => {
+      const ran = [];
+      const agent = new lib.Agent({
+        name: 'A',
+        model: 'm',
+        tools: [
+          { name: 'pay', needsApproval: true, execute: () => (ran.push('pay'), 'paid') },
+          { name: 'refund', needsApproval: true, execute: () => (ran.push('refund'), 'refunded') },
+        ],
+      });
+      const runner = new lib.Runner({ baseUrl: url });
+      const first = await runner.run(agent, 'go');
+      const [pay, refund] = first.interruptions;
+      first.state.reject(refund, 'no refunds');
+      first.state.approve(pay);
+      const second = await runner.run(agent, first.state);
+      const text = (o) => (typeof o === 'string' ? o : o?.text);
+      return {
+        ids: first.interruptions.map((i) => i.callId),
+        ran,
+        outputs: second.newItems.filter((i) => i.type === 'function_call_result').map((i) => [i.name, text(i.output)]),
+      };
+    });
+    assert.notEqual(r.ids[0], r.ids[1], 'each call has an id of its own');
+    assert.equal(r.ids[0], 'same', 'the first keeps the server’s');
+    assert.deepEqual(r.ran, ['pay']);
+    assert.deepEqual(r.outputs, [['pay', 'paid'], ['refund', 'no refunds']]);
+  });
+
   test('an input filter that throws leaves the handoff to be taken again when the run is resumed', async () => {
     model.script({ calls: [{ id: 'h', name: 'transfer_to_B', arguments: {} }] }, { text: 'B here' });
     const id = fresh('filter-throws');

@@ -558,6 +558,35 @@ impl RunState {
     }
 }
 
+/// Gives each function call of one response an id of its own where the server gave none, or
+/// one an earlier call of the same response has (some OpenAI-compatible servers do): approvals
+/// and outputs are paired with calls by id, so two calls sharing one would share a decision,
+/// and one's output would answer the other. `run` (the run's id: its first 8 characters are
+/// used) and `turn` make the new ids unique in the session. Not for a conversation the server
+/// keeps, whose calls must be answered by the ids it gave.
+pub fn unique_call_ids(items: &mut [Value], run: &str, turn: u32) {
+    for k in 0..items.len() {
+        let Some((item, earlier)) = items[..=k].split_last_mut() else {
+            continue;
+        };
+        let id = call_id(item).unwrap_or("");
+        let own = !id.is_empty()
+            && !earlier
+                .iter()
+                .any(|e| is_function_call(e) && call_id(e) == Some(id));
+        if !is_function_call(item) || own {
+            continue;
+        }
+        let key = match item.get("call_id") {
+            Some(_) => "call_id",
+            None => "callId",
+        };
+        if let Some(fields) = item.as_object_mut() {
+            fields.insert(key.into(), format!("call_{run:.8}_{turn}_{k}").into());
+        }
+    }
+}
+
 /// The item that reports a tool's output, in the shape `@openai/agents` stores.
 pub fn tool_output_item(call: &Value, output: String) -> Value {
     json!({
@@ -609,6 +638,40 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::*;
     use super::*;
+
+    #[test]
+    fn calls_of_one_response_get_ids_of_their_own() {
+        let call = |id: Option<&str>| match id {
+            Some(id) => {
+                json!({"type": "function_call", "callId": id, "name": "f", "arguments": "{}"})
+            }
+            None => json!({"type": "function_call", "name": "f", "arguments": "{}"}),
+        };
+        let mut items = vec![
+            call(Some("a")),
+            json!({"type": "message", "role": "assistant", "content": "x"}),
+            call(Some("a")),
+            call(Some("")),
+            call(None),
+            call(Some("b")),
+        ];
+        unique_call_ids(&mut items, "0b1c2d3e-4f50-4a6b", 3);
+        let ids: Vec<&str> = items.iter().filter_map(call_id).collect();
+        assert_eq!(
+            ids,
+            [
+                "a",
+                "call_0b1c2d3e_3_2",
+                "call_0b1c2d3e_3_3",
+                "call_0b1c2d3e_3_4",
+                "b"
+            ]
+        );
+        // Ids already unique are left as they are.
+        let mut unique = vec![call(Some("x")), call(Some("y"))];
+        unique_call_ids(&mut unique, "run", 1);
+        assert_eq!(unique, vec![call(Some("x")), call(Some("y"))]);
+    }
 
     #[test]
     fn a_run_calls_tools_until_the_model_answers() {
