@@ -616,47 +616,40 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.deepEqual(r.ran, [], 'pay did not run, so resuming cannot run it twice');
   });
 
-  test('stop_on_first_tool waits for the approval of another call of the same response, then stops with the first output', async () => {
-    model.script({ calls: [{ id: 's', name: 'answer', arguments: {} }, { id: 'x', name: 'send', arguments: {} }] }, { text: 'never asked' });
-    const r = await inPage(async ({ url }) => {
-      const agent = new lib.Agent({
-        name: 'A',
-        model: 'm',
-        toolUseBehavior: { stopAtToolNames: ['answer'] },
-        tools: [
-          { name: 'answer', execute: () => 'the answer' },
-          { name: 'send', needsApproval: true, execute: () => 'sent' },
-        ],
-      });
-      const runner = new lib.Runner({ baseUrl: url });
-      const first = await runner.run(agent, 'go');
-      first.state.approve(first.interruptions[0]);
-      const second = await runner.run(agent, first.state);
-      return { paused: first.interruptions.map((i) => i.name), finalOutput: second.finalOutput };
-    });
-    assert.deepEqual(r.paused, ['send']);
-    assert.equal(r.finalOutput, 'the answer');
-    assert.equal(model.requests.length, 1, 'the model is not called again');
-  });
-
-  test('stop_on_first_tool takes the first output in call order, where the first call waited for approval', async () => {
-    model.script({ calls: [{ id: 'x', name: 'send', arguments: {} }, { id: 'l', name: 'lookup', arguments: {} }] }, { text: 'never asked' });
-    const r = await inPage(async ({ url }) => {
-      const agent = new lib.Agent({
-        name: 'A',
-        model: 'm',
-        toolUseBehavior: 'stop_on_first_tool',
-        tools: [
-          { name: 'send', needsApproval: true, execute: () => 'sent' },
-          { name: 'lookup', execute: () => 'looked up' },
-        ],
-      });
-      const runner = new lib.Runner({ baseUrl: url });
-      const first = await runner.run(agent, 'go');
-      first.state.approve(first.interruptions[0]);
-      return (await runner.run(agent, first.state)).finalOutput;
-    });
-    assert.equal(r, 'sent', 'the first call’s output, though it came last');
+  test('stop_on_first_tool and stopAtToolNames wait for the approval of another call of the same response, then stop with the first output in call order', async () => {
+    const cases = [
+      // The listed tool's call first: its output, though the other call waited.
+      { calls: ['answer', 'send'], behavior: { stopAtToolNames: ['answer'] }, output: 'the answer' },
+      // The call that waited for approval first: its output, though it came last.
+      { calls: ['send', 'lookup'], behavior: 'stop_on_first_tool', output: 'sent' },
+    ];
+    for (const { calls, behavior, output } of cases) {
+      model.reset();
+      model.script({ calls: calls.map((name) => ({ id: `call_${name}`, name, arguments: {} })) }, { text: 'never asked' });
+      const r = await inPage(
+        async ({ url, behavior }) => {
+          const agent = new lib.Agent({
+            name: 'A',
+            model: 'm',
+            toolUseBehavior: behavior,
+            tools: [
+              { name: 'answer', execute: () => 'the answer' },
+              { name: 'lookup', execute: () => 'looked up' },
+              { name: 'send', needsApproval: true, execute: () => 'sent' },
+            ],
+          });
+          const runner = new lib.Runner({ baseUrl: url });
+          const first = await runner.run(agent, 'go');
+          first.state.approve(first.interruptions[0]);
+          const second = await runner.run(agent, first.state);
+          return { paused: first.interruptions.map((i) => i.name), finalOutput: second.finalOutput };
+        },
+        { behavior },
+      );
+      assert.deepEqual(r.paused, ['send']);
+      assert.equal(r.finalOutput, output, JSON.stringify(behavior));
+      assert.equal(model.requests.length, 1, 'the model is not called again');
+    }
   });
 
   test('tools started together that fail while another is awaited are the run’s to handle, not the page’s (no unhandled rejection)', async () => {

@@ -157,6 +157,38 @@ test('equal scores put the newest first; tool text only with index.tools', async
   assert.equal(r.refused, 'INVALID_OPTIONS');
 });
 
+test('repairSession keeps the tool text of the rows it moves in the index (a session written with index.tools)', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page, 'repair-tools');
+  const r = await page.evaluate(async () => {
+    const s = new lib.IndexedDbSession('tools', { ...db, userId: 'ann', index: { tools: true } });
+    await s.addItems([
+      { role: 'user', content: 'weather please' },
+      { role: 'assistant', content: 'checking' },
+      { type: 'function_call', callId: 'c1', name: 'weather', arguments: '{"city":"Reykjavik"}' },
+      { type: 'function_call_result', callId: 'c1', name: 'weather', output: { type: 'text', text: 'Sleet in Reykjavik' } },
+    ]);
+    // A row removed behind the library's back (DevTools, another tool): a gap the repair closes
+    // by moving the rows after it.
+    await new Promise((ok, fail) => {
+      const open = indexedDB.open(db.dbName);
+      open.onsuccess = () => {
+        const tx = open.result.transaction('agent_messages', 'readwrite');
+        tx.objectStore('agent_messages').delete(['tools', 1]);
+        tx.oncomplete = () => {
+          open.result.close();
+          ok();
+        };
+        tx.onerror = () => fail(tx.error);
+      };
+    });
+    const report = await lib.repairSession('tools', db);
+    return { moved: report.renumberedRows, found: await find('reykjavik') };
+  });
+  assert.equal(r.moved, 2);
+  assert.deepEqual(r.found.sort(), ['tools:1', 'tools:2'], 'the moved call and output are still found by their tool text');
+});
+
 test('the index follows pops, clears, rewrites, branches, deletes and a reload', async () => {
   const { page } = await openHarness(env);
   await helpers(page, 'search-consistency');

@@ -198,7 +198,8 @@ pub struct RowWriter {
     shape: Shape<6>,
     session_id: JsValue,
     created_at: JsValue,
-    index: Indexer,
+    /// (Its `tools` may change from row to row: a repair keeps each row's own.)
+    pub index: Indexer,
 }
 
 impl RowWriter {

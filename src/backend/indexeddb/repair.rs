@@ -4,7 +4,7 @@
 //! match. The owner is kept when the old record names one that can be read.
 
 use idb::TransactionMode;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::js::{self, exact_string, object};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
@@ -187,7 +187,7 @@ pub async fn repair_session(
         for &i in &plan.drop {
             messages.delete(keys[i].clone()).map_err(|e| tx.fail(e))?;
         }
-        let writer = RowWriter::new(session_id, now, Indexer::new(user.as_deref(), false));
+        let mut writer = RowWriter::new(session_id, now, Indexer::new(user.as_deref(), false));
         for &(i, place) in &plan.moves {
             let (Some(item), old) = (&items[i], &stored[i]) else {
                 continue;
@@ -195,6 +195,13 @@ pub async fn repair_session(
             if old.seq != place.seq {
                 messages.delete(keys[i].clone()).map_err(|e| tx.fail(e))?;
             }
+            // A row indexed with its tool call's text (terms where its message text has none)
+            // keeps it.
+            let terms = js::get(&rows[i], "terms").unwrap_or(JsValue::UNDEFINED);
+            writer.index.tools = terms
+                .dyn_ref::<js_sys::Array>()
+                .is_some_and(|t| t.length() > 0)
+                && crate::backend::search::item_search_text(item, false).is_empty();
             let created = js::get(&rows[i], "createdAt")
                 .ok()
                 .filter(|c| c.as_f64().is_some_and(f64::is_finite))
