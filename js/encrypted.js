@@ -211,13 +211,12 @@ export class EncryptedSession {
     // A history transaction needs the wrapped session to take encrypted items in one (this
     // package's sessions): elsewhere the method is absent, so a runner saves with addItems.
     const transactions = takesTransactions(inner);
+    // (Without `replaceHistory`, a compaction over it replaces the history as over a session
+    // without it.)
+    const replaces = typeof inner.replaceHistory === 'function';
     if (!transactions) this.applyHistoryTransaction = undefined;
-    if (typeof inner.replaceHistory !== 'function') {
-      // (So a compaction over it replaces the history as it would over a session without it.)
-      this.replaceHistory = undefined;
-      this.applyHistoryMutations = undefined;
-    }
-    if (!transactions) this.applyHistoryMutations = undefined;
+    if (!replaces) this.replaceHistory = undefined;
+    if (!transactions || !replaces) this.applyHistoryMutations = undefined;
   }
 
   #keyGiven;

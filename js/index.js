@@ -390,13 +390,9 @@ export async function storageEstimate(options = {}) {
  * listeners of its database, as a `'replace'` with `change: 'import'`. */
 export async function importSessions(source, options = {}) {
   const dbName = options?.dbName ?? 'agent-sessions';
-  try {
-    return await importBackup(source, options, (sessionId, userId) =>
-      publish(dbName, { type: 'replace', change: 'import', sessionId, userId }),
-    );
-  } catch (error) {
-    throw await withQuota(error);
-  }
+  return importBackup(source, options, (sessionId, userId) =>
+    publish(dbName, { type: 'replace', change: 'import', sessionId, userId }),
+  ).catch(quotaError);
 }
 
 /**

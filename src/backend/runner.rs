@@ -532,9 +532,9 @@ impl Run<'_> {
         let (input, previous) = state.next_request(&self.options.server);
         let mut tools: Vec<ToolSpec> = agent.tools.iter().map(|t| t.spec.clone()).collect();
         tools.extend(agent.handoffs.borrow().iter().map(|h| h.tool.clone()));
+        // (An agent handed off to is checked here; the first, before anything is saved.)
+        self.state_tool_clash(&agent)?;
         if self.metadata.agentic_state {
-            // (An agent handed off to is checked here; the first, before anything is saved.)
-            self.state_tool_clash(&agent)?;
             tools.push(ToolSpec {
                 name: STATE_TOOL.to_string(),
                 description: STATE_TOOL_DESCRIPTION.to_string(),

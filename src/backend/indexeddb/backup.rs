@@ -8,7 +8,6 @@ use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::js::{self, describe};
-use crate::backend::search::item_search_text;
 use crate::core::branch::MAIN;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::schema::{
@@ -20,7 +19,7 @@ use crate::core::transaction::OPERATION_LOG_LIMIT;
 use super::branches::{self, Loaded};
 use super::open::Connection;
 use super::ops::delete_session_data;
-use super::record::{record_from_js, rewrites_of, Indexer, StoredRecord};
+use super::record::{indexed_with_tools, record_from_js, rewrites_of, Indexer, StoredRecord};
 use super::request::Sent as _;
 use super::tx::{storage_error, Tx};
 
@@ -145,14 +144,10 @@ pub async fn read_page(
 /// says so instead (`indexTools: true`: it has terms where its message text alone has none), so
 /// that the import indexes it the same way.
 fn without_terms(row: &JsValue) {
-    let key = JsValue::from_str("terms");
-    let terms = js::get(row, "terms").unwrap_or(JsValue::UNDEFINED);
+    let tools = indexed_with_tools(row);
     // (Rows read from the store are objects.)
-    let _ = Reflect::delete_property(row.unchecked_ref::<Object>(), &key);
-    let item = js::get(row, "item").unwrap_or(JsValue::UNDEFINED);
-    if terms.dyn_ref::<Array>().is_some_and(|t| t.length() > 0)
-        && item_search_text(&item, false).is_empty()
-    {
+    let _ = Reflect::delete_property(row.unchecked_ref::<Object>(), &"terms".into());
+    if tools {
         let _ = Reflect::set(row, &INDEX_TOOLS.into(), &JsValue::TRUE);
     }
 }

@@ -102,8 +102,9 @@ pub async fn open(name: &str) -> Result<Connection> {
     let upgrading = request.clone();
     // Kept until the request settles: the upgrade, when there is one, comes before that.
     let on_upgrade = Closure::once(move |event: IdbVersionChangeEvent| {
-        *upgrade_tx.borrow_mut() = upgrading.transaction();
-        let tx = upgrading.transaction().map(Transaction::from);
+        let raw_tx = upgrading.transaction();
+        *upgrade_tx.borrow_mut() = raw_tx.clone();
+        let tx = raw_tx.map(Transaction::from);
         let run = || -> std::result::Result<(), SessionError> {
             let db = upgrading
                 .result()

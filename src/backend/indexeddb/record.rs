@@ -4,7 +4,7 @@
 
 use idb::{KeyRange, Query};
 use js_sys::{Array, Object, Reflect};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::js::{self, describe, exact_string, number_text, object, Shape};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
@@ -190,6 +190,16 @@ impl Indexer {
             .split(crate::core::search::KEY_SEPARATOR)
             .into()
     }
+}
+
+/// Whether a stored message row was indexed with its tool call's or output's text (by an object
+/// with `index: { tools: true }`): it has terms where its message text alone has none. What an
+/// export marks and a repair keeps, so that the row is indexed the same way again.
+pub fn indexed_with_tools(row: &JsValue) -> bool {
+    let terms = js::get(row, "terms").unwrap_or(JsValue::UNDEFINED);
+    let item = js::get(row, "item").unwrap_or(JsValue::UNDEFINED);
+    terms.dyn_ref::<Array>().is_some_and(|t| t.length() > 0)
+        && crate::backend::search::item_search_text(&item, false).is_empty()
 }
 
 /// Builds the message rows of one write; the property names are made into JS strings once per

@@ -4,7 +4,7 @@
 //! match. The owner is kept when the old record names one that can be read.
 
 use idb::TransactionMode;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 use crate::backend::js::{self, exact_string, object};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
@@ -14,7 +14,8 @@ use crate::core::session::{safe_count, starts_turn};
 
 use super::open::Connection;
 use super::record::{
-    all_of_session, item_of, record_from_js, rewrites_of, turn_of, Indexer, RowWriter, StoredRecord,
+    all_of_session, indexed_with_tools, item_of, record_from_js, rewrites_of, turn_of, Indexer,
+    RowWriter, StoredRecord,
 };
 use super::tx::{listening, Tx};
 
@@ -195,13 +196,8 @@ pub async fn repair_session(
             if old.seq != place.seq {
                 messages.delete(keys[i].clone()).map_err(|e| tx.fail(e))?;
             }
-            // A row indexed with its tool call's text (terms where its message text has none)
-            // keeps it.
-            let terms = js::get(&rows[i], "terms").unwrap_or(JsValue::UNDEFINED);
-            writer.index.tools = terms
-                .dyn_ref::<js_sys::Array>()
-                .is_some_and(|t| t.length() > 0)
-                && crate::backend::search::item_search_text(item, false).is_empty();
+            // A row indexed with its tool call's text keeps it.
+            writer.index.tools = indexed_with_tools(&rows[i]);
             let created = js::get(&rows[i], "createdAt")
                 .ok()
                 .filter(|c| c.as_f64().is_some_and(f64::is_finite))
