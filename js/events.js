@@ -25,7 +25,7 @@ const senders = new Map();
 const receivers = new Map();
 
 /** Calls a listener; one that throws is reported without stopping the others or the write. */
-function call(fn, event) {
+export function callListener(fn, event) {
   try {
     fn(event);
   } catch (error) {
@@ -38,10 +38,16 @@ function call(fn, event) {
 const outbox = new Map();
 let flushing = false;
 
-/** Posts what waits, one message per database. */
+/** Posts what waits, one message per database. Where the browser has no `BroadcastChannel`,
+ * the listeners of this page (or worker) hear it all the same. */
 function flush() {
   flushing = false;
   for (const [dbName, events] of outbox) {
+    if (!hasChannels) {
+      const receiver = receivers.get(dbName);
+      if (receiver) dispatch(receiver, events);
+      continue;
+    }
     let channel = senders.get(dbName);
     if (!channel) {
       channel = new BroadcastChannel(PREFIX + dbName);
@@ -55,6 +61,23 @@ function flush() {
 // A page being left posts what waits at once.
 globalThis.addEventListener?.('pagehide', flush);
 
+/** The port whose message runs `flush` in a task of its own: a message, unlike a timer, is not
+ * held back in a hidden tab (by a second, or a minute, in Chromium). */
+let wake;
+
+/** Runs `flush` soon. In a page, in a task after the write's caller has gone on; in a worker,
+ * which has no `pagehide` and may close right after its last write, before that caller goes on. */
+function schedule() {
+  if (typeof document === 'undefined') return queueMicrotask(flush);
+  if (typeof MessageChannel !== 'function') return setTimeout(flush, 0);
+  if (!wake) {
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = flush;
+    wake = port2;
+  }
+  wake.postMessage(null);
+}
+
 /**
  * Queues `event` (a plain object with `type` and `sessionId`) for the database `dbName`. Posting
  * crosses into the browser process, which costs more than the write's own bookkeeping: it is done
@@ -62,14 +85,22 @@ globalThis.addEventListener?.('pagehide', flush);
  * wait for IndexedDB), with every event queued by then in one message, in order.
  */
 export function publish(dbName, event) {
-  if (!hasChannels) return;
   const events = outbox.get(dbName);
   const stamped = { ...event, dbName, at: Date.now() };
   if (events) events.push(stamped);
   else outbox.set(dbName, [stamped]);
   if (!flushing) {
     flushing = true;
-    setTimeout(flush, 0);
+    schedule();
+  }
+}
+
+/** Hands `events` to the listeners of `receiver` that accept each. */
+function dispatch(receiver, events) {
+  for (const event of events) {
+    if (!event || typeof event !== 'object') continue;
+    // A listener removed by an earlier one (during this dispatch) is not called.
+    for (const e of [...receiver.entries]) if (receiver.entries.has(e) && e.accepts(event)) callListener(e.fn, event);
   }
 }
 
@@ -79,16 +110,7 @@ function listen(dbName, entry) {
   if (!receiver) {
     const channel = hasChannels ? new BroadcastChannel(PREFIX + dbName) : null;
     receiver = { channel, entries: new Set() };
-    if (channel) {
-      channel.onmessage = (message) => {
-        const events = Array.isArray(message.data) ? message.data : [];
-        for (const event of events) {
-          if (!event || typeof event !== 'object') continue;
-          // A listener removed by an earlier one (during this dispatch) is not called.
-          for (const e of [...receiver.entries]) if (receiver.entries.has(e) && e.accepts(event)) call(e.fn, event);
-        }
-      };
-    }
+    if (channel) channel.onmessage = (message) => dispatch(receiver, Array.isArray(message.data) ? message.data : []);
     receivers.set(dbName, receiver);
   }
   receiver.entries.add(entry);
@@ -114,39 +136,58 @@ export function subscribeSession(dbName, sessionId, fn) {
  * `watchSessions({ dbName, userId }, listener)`: the sessions of a database (one user's, with
  * `userId`; `null` for those without a user) being created, updated and deleted, for sidebars.
  * Whether a write created its session is told from the sessions known when watching began (one
- * `listSessions` read) and those seen since.
+ * `listSessions` read) and those seen since. When that read fails (bad options, a database that
+ * cannot be opened), `ready` rejects with its error and the watch ends: nothing could tell a
+ * created session from an updated one.
  */
 export function watchSessions(listSessions, options, fn) {
   needsListener(fn, 'watchSessions');
-  const dbName = options?.dbName ?? 'agent-sessions';
-  const filtered = options != null && 'userId' in options;
-  const userId = options?.userId ?? null;
-  const known = new Set();
-  const early = [];
-  let ready = false;
+  const given = typeof options === 'object' && options !== null ? options : {};
+  const dbName = given.dbName ?? 'agent-sessions';
+  const filtered = 'userId' in given;
+  const userId = given.userId ?? null;
+  /** The sessions known to exist, with their users. */
+  const known = new Map();
+  let early = [];
+  let stopped = false;
   const deliver = (event) => {
+    const { sessionId } = event;
     if (event.type === 'delete') {
-      if (known.delete(event.sessionId)) call(fn, { type: 'deleted', sessionId: event.sessionId, userId: event.userId });
+      if (known.has(sessionId)) callListener(fn, { type: 'deleted', sessionId, userId: known.get(sessionId), change: 'delete' });
+      known.delete(sessionId);
       return;
     }
-    const type = known.has(event.sessionId) ? 'updated' : 'created';
-    known.add(event.sessionId);
-    call(fn, { type, sessionId: event.sessionId, userId: event.userId, change: event.type });
+    const existed = known.has(sessionId);
+    // A clear of a session never stored (or deleted since) writes nothing.
+    if (!existed && event.type === 'clear') return;
+    known.set(sessionId, event.userId ?? null);
+    callListener(fn, { type: existed ? 'updated' : 'created', sessionId, userId: event.userId ?? null, change: event.type });
   };
-  const stop = listen(dbName, {
-    fn: (event) => (ready ? deliver(event) : early.push(event)),
+  const unlisten = listen(dbName, {
+    fn: (event) => (early ? early.push(event) : deliver(event)),
     accepts: (e) => !filtered || e.userId === userId || e.type === 'delete',
   });
+  const stop = () => {
+    stopped = true;
+    unlisten();
+  };
   // `stop.ready` settles once the sessions known at the start are read: changes made after it
   // are told apart as created or updated exactly.
-  stop.ready = listSessions(filtered && userId !== null ? { dbName, userId } : { dbName })
-    .then((list) => {
-      for (const s of list) if (!filtered || s.userId === userId) known.add(s.sessionId);
-    })
-    .catch(() => {})
-    .finally(() => {
-      ready = true;
-      for (const event of early.splice(0)) deliver(event);
-    });
+  // Options that are not an object are refused by the read, as `listSessions` refuses them.
+  const read = listSessions(given !== options && options != null ? options : filtered && userId !== null ? { dbName, userId } : { dbName });
+  stop.ready = read.then(
+    (list) => {
+      for (const s of list) if (!filtered || s.userId === userId) known.set(s.sessionId, s.userId);
+      const held = early;
+      early = null;
+      for (const event of held) if (!stopped) deliver(event);
+    },
+    (error) => {
+      stop();
+      throw error;
+    },
+  );
+  // A watch whose caller does not await `ready` does not report its failure as unhandled.
+  stop.ready.catch(() => {});
   return stop;
 }

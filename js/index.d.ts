@@ -58,7 +58,9 @@ export function listSessions(options?: ListSessionsOptions): Promise<SessionInfo
 /** Reports sessions of a database (one user's with `userId`; `null`: those without one) being
  * created, updated and deleted, from every tab and worker of the origin. Returns the function
  * that stops it; its `ready` settles once the sessions that existed at the start were read
- * (until then a change is held back, so none is lost). */
+ * (until then a change is held back, so none is lost). When that read fails (options that are
+ * not valid: `INVALID_OPTIONS`, `INVALID_USER_ID`; a database that cannot be opened), `ready`
+ * rejects with its error and the watch ends. */
 export function watchSessions(
   options: { dbName?: string; userId?: string | null } | undefined,
   listener: (change: SessionListChange) => void,

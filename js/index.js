@@ -3,7 +3,7 @@
 // `new URL('…', import.meta.url)` (Vite, webpack 5, Rollup, esbuild).
 import { sessionsWasm } from './sessions_wasm.js'; // first: its download starts before the rest is evaluated
 import init, * as wasm from './agent_sessions.js';
-import { needsListener, publish, subscribeSession, watchSessions as watch } from './events.js';
+import { callListener, needsListener, publish, subscribeSession, watchSessions as watch } from './events.js';
 import { exportSessions, importSessions as importBackup } from './backup.js';
 import { sessionError } from './errors.js';
 import { extras, memory } from './load_extras.js';
@@ -33,20 +33,31 @@ export { EncryptedSession, deriveKeyFromPassphrase, deviceKey, createDeviceKey, 
 export { SyncedSession, sessionLockName } from './sync.js';
 
 /** The writes that change a session, and the event each makes once it has committed (none when
- * it changed nothing). */
+ * it changed nothing), from its result and what `TAKEN` took of its arguments. */
 const WRITES = {
-  addItems: (_, [items]) => (Array.isArray(items) && items.length ? { type: 'add', count: items.length } : null),
+  addItems: (_, count) => (count ? { type: 'add', count } : null),
   popItem: (popped) => (popped === undefined ? null : { type: 'pop' }),
   clearSession: () => ({ type: 'clear' }),
   applyHistoryTransaction: () => ({ type: 'replace', change: 'transaction' }),
   applyHistoryMutations: () => ({ type: 'replace', change: 'mutations' }),
   replaceHistory: () => ({ type: 'replace', change: 'history' }),
   replaceHistoryWithCompaction: () => ({ type: 'replace', change: 'compaction' }),
-  update: (_, [changes]) => ({ type: 'update', fields: Object.keys(changes ?? {}) }),
+  update: (_, fields) => ({ type: 'update', fields }),
   storeRunUsage: () => ({ type: 'update', fields: ['usage'] }),
+  switchBranch: (_, branchId) => ({ type: 'branch', change: 'switch', branchId }),
   createBranchFromTurn: (branchId) => ({ type: 'branch', change: 'create', branchId }),
   createBranchFromContent: (branchId) => ({ type: 'branch', change: 'create', branchId }),
-  deleteBranch: (_, [branchId]) => ({ type: 'branch', change: 'delete', branchId }),
+  deleteBranch: (_, branchId) => ({ type: 'branch', change: 'delete', branchId }),
+};
+
+/** What an event needs of a write's arguments, taken when the write is called (as the write
+ * copies them): an array emptied or an object changed while the write is under way does not
+ * change what its event says. */
+const TAKEN = {
+  addItems: ([items]) => (Array.isArray(items) ? items.length : 0),
+  update: ([changes]) => Object.keys(changes ?? {}),
+  switchBranch: ([branchId]) => branchId,
+  deleteBranch: ([branchId]) => branchId,
 };
 
 /** Adds what the browser says about this origin's storage (`usage`, `quota`, in bytes) to a
@@ -78,13 +89,20 @@ function withEvents(Base, emit) {
       configurable: true,
       writable: true,
       value: async function (...args) {
+        const pending = write.apply(this, args);
+        let taken;
+        try {
+          taken = TAKEN[name]?.(args);
+        } catch {
+          // An argument that cannot be read (a throwing Proxy) fails the write itself.
+        }
         let result;
         try {
-          result = await write.apply(this, args);
+          result = await pending;
         } catch (error) {
           throw await withQuota(error);
         }
-        const event = describe(result, args);
+        const event = describe(result, taken);
         if (event) emit(this, { ...event, sessionId: this.sessionId, branch: this.currentBranch });
         return result;
       },
@@ -121,6 +139,12 @@ for (const name of SECOND_MODULE_METHODS) {
   });
 }
 
+/** Gives `session` its own `subscribe`, bound to it, so that it can be handed on by itself
+ * (`useSyncExternalStore(session.subscribe, …)`), and the same function every time. */
+function bindSubscribe(session) {
+  Object.defineProperty(session, 'subscribe', { configurable: true, writable: true, value: session.subscribe.bind(session) });
+}
+
 /** A session stored in IndexedDB; `subscribe` hears every change to it, from any tab. */
 export class IndexedDbSession extends withEvents(IndexedDbBase, (s, event) =>
   publish(s.dbName, { ...event, userId: s.userId }),
@@ -136,6 +160,7 @@ export class IndexedDbSession extends withEvents(IndexedDbBase, (s, event) =>
     this.#sessionId = super.sessionId;
     this.#dbName = super.dbName;
     this.#userId = super.userId;
+    bindSubscribe(this);
   }
 
   get sessionId() {
@@ -290,14 +315,13 @@ if (typeof Symbol.dispose === 'symbol') MemoryBase.prototype[Symbol.dispose] = M
 /** A session kept in memory; `subscribe` hears the changes made through this object. */
 export class MemorySession extends withEvents(MemoryBase, (s, event) => {
   const at = Date.now();
-  for (const fn of [...(memoryListeners.get(s) ?? [])]) {
-    try {
-      fn({ ...event, userId: null, at });
-    } catch (error) {
-      if (typeof reportError === 'function') reportError(error);
-    }
-  }
+  for (const fn of [...(memoryListeners.get(s) ?? [])]) callListener(fn, { ...event, userId: null, at });
 }) {
+  constructor(sessionId, options) {
+    super(sessionId, options);
+    bindSubscribe(this);
+  }
+
   subscribe(listener) {
     needsListener(listener, 'subscribe');
     const set = memoryListeners.get(this) ?? new Set();

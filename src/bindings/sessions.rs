@@ -107,8 +107,8 @@ export interface ToolUsage {
 
 /** What changed, after it committed: one event per call. `add` (with `count`), `pop`, `clear`,
  * `replace` (a history transaction, mutations, compaction or a repair: `change` says which),
- * `update` (metadata: `fields`), `delete` (the session), `branch` (`change`: `create` or
- * `delete`, with `branchId`). */
+ * `update` (metadata: `fields`), `delete` (the session), `branch` (`change`: `create`, `delete`
+ * or `switch`, with `branchId`). */
 export interface SessionChangeEvent {
   type: 'add' | 'pop' | 'clear' | 'replace' | 'update' | 'delete' | 'branch';
   sessionId: string;
@@ -331,8 +331,9 @@ export interface SessionMethods {
   getToolUsage(options?: BranchOption): Promise<ToolUsage[]>;
   /** Calls `listener` after every change to this session commits: for `IndexedDbSession`, made
    * by any object, tab or worker of the origin (a `BroadcastChannel` per database); for
-   * `MemorySession`, by this object. Returns the function that stops it. Fits React's
-   * `useSyncExternalStore`. */
+   * `MemorySession`, by this object. Returns the function that stops it. Each object's own
+   * `subscribe` is bound to it (the same function every time), so it can be handed on by itself:
+   * `useSyncExternalStore(session.subscribe, …)`. */
   subscribe(listener: (event: SessionChangeEvent) => void): () => void;
 }
 

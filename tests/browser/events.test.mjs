@@ -210,7 +210,7 @@ test('watchSessions: a sidebar hears sessions created, updated and deleted, only
   assert.deepEqual(changes, [
     ['updated', 'old', 'add'],
     ['created', 'new', 'add'],
-    ['deleted', 'old', null],
+    ['deleted', 'old', 'delete'],
     ['updated', 'new', 'update'],
     ['updated', 'new', 'replace'],
   ]);
@@ -236,4 +236,168 @@ test('MemorySession: subscribe hears the changes made through the object', async
   });
   assert.deepEqual(r.seen, [['add', 2], ['pop', null]]);
   assert.equal(r.bad, 'SessionError INVALID_OPTIONS subscribe() takes a listener function, got string', 'refused as any bad argument is');
+});
+
+test('what an event says of a write is what the write was called with, whatever the caller changes while it is under way', async () => {
+  const { page } = await openHarness(env);
+  const id = fresh('taken');
+  await collect(page, 'taken', id);
+  const stored = await page.evaluate(async (id) => {
+    const s = new lib.IndexedDbSession(id);
+    const batch = [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }];
+    const adding = s.addItems(batch);
+    batch.length = 0; // an array reused for the next turn
+    const changes = { title: 'First' };
+    const updating = s.update(changes);
+    changes.summary = 'added later';
+    await Promise.all([adding, updating]);
+    return (await s.getItems()).length;
+  }, id);
+  assert.equal(stored, 2);
+  await waitFor(page, 'taken', 2);
+  const events = await eventsOf(page, 'taken');
+  assert.deepEqual(events.map((e) => [e.type, e.count ?? e.fields]), [['add', 2], ['update', ['title']]]);
+});
+
+test('switchBranch is an event: other tabs learn the branch a session is on', async () => {
+  const { page: writer, context } = await openHarness(env);
+  const { page: reader } = await openHarness(env, context);
+  const id = fresh('switch');
+  await collect(reader, 'switch', id);
+  await writer.evaluate(async (id) => {
+    const s = new lib.IndexedDbSession(id);
+    await s.addItems([{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }]);
+    await s.createBranchFromTurn(1, 'alt');
+    await s.switchBranch('main');
+  }, id);
+  await waitFor(reader, 'switch', 3);
+  const events = await eventsOf(reader, 'switch');
+  assert.deepEqual(events.map((e) => [e.type, e.change ?? null, e.branchId ?? null, e.branch]), [
+    ['add', null, null, 'main'],
+    ['branch', 'create', 'alt', 'alt'],
+    ['branch', 'switch', 'main', 'main'],
+  ]);
+});
+
+test('a worker that closes right after its write has posted its event', async () => {
+  const { page } = await openHarness(env);
+  const id = fresh('closing-worker');
+  await collect(page, 'closing', id);
+  await page.evaluate(
+    (id) =>
+      new Promise((ok, fail) => {
+        const source = `
+          const { IndexedDbSession } = await import(${JSON.stringify(location.origin + '/pkg/index.js')});
+          await new IndexedDbSession(${JSON.stringify(id)}).addItems([{ role: 'user', content: 'last words' }]);
+          postMessage('done');
+          close();`;
+        const worker = new Worker(URL.createObjectURL(new Blob([source], { type: 'text/javascript' })), { type: 'module' });
+        worker.onerror = (e) => fail(new Error(e.message || 'the worker failed'));
+        worker.onmessage = () => ok();
+      }),
+    id,
+  );
+  await waitFor(page, 'closing', 1);
+  const [event] = await eventsOf(page, 'closing');
+  assert.deepEqual([event.type, event.count], ['add', 1]);
+});
+
+test('subscribe is bound to its object: passed on by itself (useSyncExternalStore), it works, and is the same function each time', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async (id) => {
+    const out = {};
+    for (const kind of ['indexeddb', 'memory']) {
+      const s = make(kind, id);
+      const subscribe = s.subscribe;
+      const heard = [];
+      const stop = subscribe(() => heard.push(1));
+      await s.addItems([{ role: 'user', content: 'q' }]);
+      for (let i = 0; i < 100 && heard.length < 1; i++) await new Promise((ok) => setTimeout(ok, 10));
+      stop();
+      out[kind] = { heard: heard.length, same: s.subscribe === subscribe, own: Object.keys(s).includes('subscribe') };
+    }
+    return out;
+  }, fresh('bound'));
+  assert.deepEqual(r, { indexeddb: { heard: 1, same: true, own: false }, memory: { heard: 1, same: true, own: false } });
+});
+
+test('without BroadcastChannel, the listeners of the same page still hear its writes', async () => {
+  const context = await env.browser.newContext();
+  await context.addInitScript(() => {
+    delete globalThis.BroadcastChannel;
+  });
+  const { page } = await openHarness(env, context);
+  const id = fresh('no-channel');
+  await collect(page, 'local', id);
+  const r = await page.evaluate(async (id) => {
+    const changes = [];
+    const stop = lib.watchSessions({}, (c) => changes.push([c.type, c.sessionId]));
+    await stop.ready;
+    await new lib.IndexedDbSession(id).addItems([{ role: 'user', content: 'q' }]);
+    await new Promise((ok) => setTimeout(ok, 50));
+    stop();
+    return { channel: typeof BroadcastChannel, changes };
+  }, id);
+  assert.equal(r.channel, 'undefined');
+  assert.deepEqual(r.changes, [['created', id]]);
+  await waitFor(page, 'local', 1);
+  assert.deepEqual((await eventsOf(page, 'local')).map((e) => e.type), ['add']);
+  await context.close();
+});
+
+test('watchSessions: no call after stop(), even of a change held back while the sessions were read', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async (dbName) => {
+    await new lib.IndexedDbSession('seed', { dbName }).addItems([{ role: 'user', content: 'seed' }]);
+    // The first read of both watches waits behind a transaction held on the sessions store.
+    const release = await holdStores(dbName, ['agent_sessions']);
+    const stopped = [];
+    const kept = [];
+    const stop = lib.watchSessions({ dbName }, (c) => stopped.push(c.type));
+    const keep = lib.watchSessions({ dbName }, (c) => kept.push(c.type));
+    // Another tab's write, as its message arrives while the reads wait: held back by both.
+    new BroadcastChannel(`agent-sessions:${dbName}`).postMessage([{ type: 'add', count: 1, sessionId: 'late', userId: null, dbName }]);
+    await new Promise((ok) => setTimeout(ok, 50));
+    stop();
+    await release();
+    await Promise.all([stop.ready, keep.ready]);
+    await new Promise((ok) => setTimeout(ok, 50));
+    keep();
+    return { stopped, kept };
+  }, fresh('watch-stop'));
+  assert.deepEqual(r, { stopped: [], kept: ['created'] });
+});
+
+test('watchSessions: bad options reject ready and end the watch; a clear of a session never stored is no change; a deletion names its user', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async (dbName) => {
+    const failure = async (options) => {
+      const stop = lib.watchSessions(options, () => {});
+      return stop.ready.then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+    };
+    const bad = {
+      string: await failure('my-db'),
+      emptyDb: await failure({ dbName: '' }),
+      emptyUser: await failure({ dbName, userId: '' }),
+    };
+    const changes = [];
+    const stop = lib.watchSessions({ dbName, userId: 'ann' }, (c) => changes.push([c.type, c.sessionId, c.userId, c.change]));
+    await stop.ready;
+    await new lib.IndexedDbSession('never-written', { dbName, userId: 'ann' }).clearSession();
+    await new lib.IndexedDbSession('chat', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'q' }]);
+    await lib.deleteSession('chat', { dbName });
+    for (let i = 0; i < 100 && changes.length < 2; i++) await new Promise((ok) => setTimeout(ok, 10));
+    await new Promise((ok) => setTimeout(ok, 50));
+    stop();
+    return { bad, changes };
+  }, fresh('watch-options'));
+  assert.deepEqual(r.bad, {
+    string: 'SessionError INVALID_OPTIONS',
+    emptyDb: 'SessionError INVALID_OPTIONS',
+    emptyUser: 'SessionError INVALID_USER_ID',
+  });
+  assert.deepEqual(r.changes, [
+    ['created', 'chat', 'ann', 'add'],
+    ['deleted', 'chat', 'ann', 'delete'],
+  ]);
 });
