@@ -658,7 +658,7 @@ test('memory: its store is a module of its own, loaded by its first call; the ca
     onBranch: [{ role: 'user', content: 'on the branch' }],
     main: [{ role: 'user', content: 'first' }],
     popped: { role: 'user', content: 'first' },
-    events: ['add', 'branch', 'add', 'pop'],
+    events: ['add', 'branch', 'add', 'branch', 'pop'],
   });
   assert.equal(await memoryWasm(), 1, 'the module is loaded once');
 });
