@@ -168,8 +168,15 @@ impl SessionState for MemorySessionState {
     }
 
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {
-        give_default_title(&self.metadata, &items);
-        self.history().add(items, now())
+        let mut history = self.history();
+        let record = history.record();
+        give_default_title(
+            &self.metadata,
+            &items,
+            record.last_turn,
+            record.archived_count,
+        );
+        history.add(items, now())
     }
 
     async fn pop_item(&self) -> Result<Option<JsValue>> {
@@ -223,11 +230,18 @@ impl SessionState for MemorySessionState {
             return Err(no_turn_for_usage(&self.core.session_id));
         }
         let title_from = items.clone();
+        let archived = history.record().archived_count;
+        // The turn of the items the transaction keeps before its replacement.
+        let entries = history.entries();
+        let kept_turn = entries
+            .len()
+            .checked_sub(transaction.expected_suffix.len() + 1)
+            .map_or(0, |last_kept| entries[last_kept].turn);
         let applied = history.apply_transaction(&mut log, &transaction, items, &stored, now())?;
         drop(log);
         // (A replay gives no title: one cleared since stays cleared.)
         if applied {
-            give_default_title(&self.metadata, &title_from);
+            give_default_title(&self.metadata, &title_from, kept_turn, archived);
         }
         let turn = history.record().last_turn;
         drop(history);

@@ -217,10 +217,19 @@ pub fn parts_text(parts: &JsValue) -> Option<String> {
     Some(text.join(" "))
 }
 
-/// Gives a session without a title its default title, from the first user message being added.
-pub fn give_default_title(stored: &JsValue, items: &[(JsValue, bool)]) {
+/// Gives a session without a title its default title, from the first user message being added,
+/// when that is the first of its history: `kept_turn` is the turn of the items the write keeps
+/// before the new ones (0: none of them is a user message), `archived` how many items compaction
+/// archived. A session that had its first user message already (one a version before titles
+/// were kept wrote, or whose title was cleared) is not named after a later one.
+pub fn give_default_title(
+    stored: &JsValue,
+    items: &[(JsValue, bool)],
+    kept_turn: u64,
+    archived: u64,
+) {
     let untitled = js::get(stored, "title").map_or(true, |t| t.is_null() || t.is_undefined());
-    if !untitled {
+    if !untitled || kept_turn > 0 || archived > 0 {
         return;
     }
     if let Some(text) = first_user_text(items) {

@@ -88,6 +88,9 @@ for (const file of fixtures) {
         await s.applyHistoryTransaction({ operationId: 'after-migration', transaction: { type: 'replace_suffix', expectedSuffix: [last], replacement: [last, { role: 'user', content: 'new' }] } });
         await s.addItems([{ role: 'assistant', content: 'newer' }]);
         out.continued = await s.getItems(3);
+        // A session that had its first user message before the upgrade is not named after the
+        // user message written after it.
+        out.titleAfter = (await s.getInfo()).title;
         out.archives = {};
         for (const record of sessions) {
           const a = new lib.IndexedDbSession(record.id, { dbName, userId: record.userId ?? undefined });
@@ -127,6 +130,7 @@ for (const file of fixtures) {
       );
     }
     assert.deepEqual(r.continued.slice(1).map((i) => i.content), ['new', 'newer']);
+    assert.equal(r.titleAfter, sessions[0].title ?? null, 'the title after a new user message');
     assert.equal(r.popped.content, 'newer');
     // The archive, where the fixture's version had one.
     const archive = fixture.stores.find((s) => s.name === 'agent_archive')?.records ?? [];

@@ -136,7 +136,21 @@ for (const kind of ['indexeddb', 'memory']) {
           await s.update({ summary: null });
           const cleared = await s.getInfo();
           const listed = kind === 'indexeddb' ? (await lib.listSessions({ userId: 'ann' })).find((i) => i.sessionId === id) : null;
-          return { empty, titled, before, after, cleared, listed };
+          // A title cleared stays cleared: a later user message does not name the session.
+          await s.update({ title: null });
+          await s.addItems([{ role: 'user', content: 'third question' }]);
+          const untitled = (await s.getInfo()).title;
+          // The first user message names it, whichever write brings it; a history transaction
+          // that adds a later one to an untitled session does not.
+          const late = make(kind, `${id}-late`);
+          await late.addItems([{ role: 'system', content: 'sys' }]);
+          await late.addItems([{ role: 'user', content: 'first words' }, { role: 'assistant', content: 'reply' }]);
+          const lateTitle = (await late.getInfo()).title;
+          await late.update({ title: null });
+          const [last] = await late.getItems(1);
+          await late.applyHistoryTransaction({ operationId: 'later', transaction: { type: 'replace_suffix', expectedSuffix: [last], replacement: [last, { role: 'user', content: 'later words' }] } });
+          const afterTransaction = (await late.getInfo()).title;
+          return { empty, titled, before, after, cleared, listed, untitled, lateTitle, afterTransaction };
         },
         { kind, id },
       );
@@ -156,6 +170,9 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.equal(r.after.updatedAt, r.before.updatedAt, 'metadata is not history: updatedAt stays');
       assert.equal(r.cleared.summary, null);
       assert.equal(r.cleared.title, 'Mountain trip');
+      assert.equal(r.untitled, null, 'a cleared title stays cleared');
+      assert.equal(r.lateTitle, 'first words');
+      assert.equal(r.afterTransaction, null, 'a later user message gives no title');
       if (kind === 'indexeddb') {
         assert.deepEqual(
           { title: r.listed.title, summary: r.listed.summary, turnCount: r.listed.turnCount, itemCount: r.listed.itemCount },

@@ -654,8 +654,9 @@ pub async fn add_items(
         let Some(mut l) = load_branch(tx, t, id).await? else {
             return Ok(());
         };
+        let kept_turn = l.tree.get(t.session_id, id)?.last_turn;
         write_rows(tx, t, &mut l, id, &items, now)?;
-        give_default_title(&l.record.stored, &items);
+        give_default_title(&l.record.stored, &items, kept_turn, l.record.archived_count);
         l.save(tx, Some(now))
     })
     .await
@@ -849,7 +850,7 @@ pub(super) async fn transaction_in(
     let release = l.tree.release(t.session_id, id, next - remove, base_turn)?;
     apply_release(tx, t, id, &release).await?;
     write_rows(tx, t, &mut l, id, &items, now)?;
-    give_default_title(&l.record.stored, &items);
+    give_default_title(&l.record.stored, &items, base_turn, l.record.archived_count);
     super::rewrite::log_operation(tx, &mut l.record, &transaction, now)?;
     if let Some(usage) = &usage {
         let turn = l.tree.get(t.session_id, id)?.last_turn;

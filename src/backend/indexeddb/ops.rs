@@ -453,10 +453,11 @@ pub async fn add_items(
         };
         record.check_owner(t.user_id)?;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
+        let kept_turn = record.last_turn;
         let placements = record.append(&starts, now)?;
         t.saw(&record);
         record.grow(js::items_size(items.iter().map(|(item, _)| item)));
-        give_default_title(&record.stored, &items);
+        give_default_title(&record.stored, &items, kept_turn, record.archived_count);
         let messages = tx.store(MESSAGES_STORE)?;
         let rows = RowWriter::new(t.session_id, now, t.indexer(record.user_id.as_deref()));
         for ((item, _), place) in items.iter().zip(&placements) {

@@ -193,7 +193,7 @@ pub async fn apply_transaction(
             rows_size(rows.iter().rev().take(remove as usize)),
             js::items_size(items.iter().map(|(item, _)| item)),
         );
-        give_default_title(&record.stored, &items);
+        give_default_title(&record.stored, &items, base_turn, record.archived_count);
         // The replacement takes the freed keys: put overwrites those, and only the keys it does
         // not reach are deleted (rewriting a key in place is cheaper for IndexedDB than a delete
         // and an insert).
