@@ -22,7 +22,8 @@ wasm.setIndexBuilder((dbName) => {
 
 // Search, the index build and repair are the second module's, loaded by their first call.
 export async function searchSessions(options) {
-  return (await extras()).searchSessions(options);
+  // A search first indexes what is not indexed yet: a write that can find the quota used up.
+  return (await extras()).searchSessions(options).catch(quotaError);
 }
 
 export async function buildSearchIndex(options) {

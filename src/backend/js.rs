@@ -355,8 +355,42 @@ pub fn js_promise(work: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>)
     future_to_promise(work)
 }
 
+/// Runs `work` to its end in the background, through [`js_promise`]'s machinery (one copy of it
+/// in the module, where `spawn_local` would compile its own for each kind of future).
+pub fn spawn(work: Pin<Box<dyn Future<Output = ()>>>) {
+    let _ = js_promise(Box::pin(async move {
+        work.await;
+        Ok(JsValue::UNDEFINED)
+    }));
+}
+
 pub fn now() -> f64 {
     js_sys::Date::now()
+}
+
+/// Calls `callback` after `ms` milliseconds (`setTimeout`); at once where there is no timer.
+pub fn set_timeout(callback: &Function, ms: f64) {
+    match get(&js_sys::global(), "setTimeout")
+        .ok()
+        .filter(JsValue::is_function)
+    {
+        Some(f) => {
+            let _ = f.unchecked_ref::<Function>().call2(
+                &JsValue::UNDEFINED,
+                callback,
+                &JsValue::from_f64(ms),
+            );
+        }
+        None => {
+            let _ = callback.call0(&JsValue::UNDEFINED);
+        }
+    }
+}
+
+/// Resolves after `ms` milliseconds, in a task of its own.
+pub async fn after(ms: f64) {
+    let timer = Promise::new(&mut |resolve, _| set_timeout(&resolve, ms));
+    let _ = wasm_bindgen_futures::JsFuture::from(timer).await;
 }
 
 /// 16 random bytes from the Web Crypto API (available in windows and workers, on any origin).

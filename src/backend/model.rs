@@ -90,18 +90,7 @@ pub async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
     }
     let signal = signal.cloned();
     let promise = js_sys::Promise::new(&mut |resolve, reject| {
-        let set_timeout = js::get(&js_sys::global(), "setTimeout")
-            .ok()
-            .filter(JsValue::is_function)
-            .map(JsValue::unchecked_into::<js_sys::Function>);
-        match set_timeout {
-            Some(f) => {
-                let _ = f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(ms));
-            }
-            None => {
-                let _ = resolve.call0(&JsValue::UNDEFINED);
-            }
-        }
+        js::set_timeout(&resolve, ms);
         if let Some(signal) = &signal {
             let once = object(&[("once", true.into())]);
             let _ = call_method(

@@ -309,7 +309,9 @@ pub fn search_args(options: &JsValue) -> Result<SearchArgs> {
     let limit =
         match super::args::take_limit(&field(&options, "options", "limit")?, "options.limit")? {
             None => 20,
-            Some(crate::core::history::Limit::Newest(n)) if n > 0 => n as usize,
+            Some(crate::core::history::Limit::Newest(n)) if n > 0 => {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            }
             Some(_) => {
                 return Err(SessionError::new(
                     SessionErrorCode::InvalidLimit,

@@ -412,7 +412,10 @@ export interface SearchHit {
   sessionId: string;
   /** The branch that holds the item, when it is not `'main'`. */
   branch?: string;
-  /** Its position in its session (as `getItems` orders them) and its turn. */
+  /** Its sequence number in its session's storage, which orders the items as `getItems` does
+   * (a larger one is newer) but is not an index into `getItems()`: it counts from where the
+   * history began, which a clear, a rewrite or a compaction moves on. `turn` (its user turn,
+   * from 1) finds it in `getTurns()`. */
   seq: number;
   turn: number;
   /** Its `role` (or `type` for an item without one). */

@@ -67,6 +67,9 @@ error_family! {
         Closed = "CLOSED",
         /// The database was written by a newer version of this library.
         DbVersion = "DB_VERSION",
+        /// The database's upgrade to this version waits for another connection (another tab of
+        /// an older version, or code that opened it) that does not close.
+        DbBlocked = "DB_BLOCKED",
         /// IndexedDB cannot be used here (not present, blocked by the browser, private mode...).
         StorageUnavailable = "STORAGE_UNAVAILABLE",
         /// Any other storage failure (the transaction aborted for a reason IndexedDB gave).
@@ -216,7 +219,7 @@ mod tests {
         check_family::<RunnerErrorCode>();
         assert_eq!(
             SessionErrorCode::TS_UNION,
-            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR'\n  | 'CORRUPT_SESSION'\n  | 'TRANSACTION_CONFLICT'\n  | 'SUFFIX_MISMATCH'\n  | 'INVALID_TRANSACTION'\n  | 'INVALID_TITLE'\n  | 'INVALID_STATE'\n  | 'BRANCH_NOT_FOUND'\n  | 'BRANCH_EXISTS'\n  | 'BRANCH_IN_USE'\n  | 'INVALID_TURN'\n  | 'INVALID_USAGE'\n  | 'IMPORT_INVALID'\n  | 'INVALID_QUERY'\n  | 'INVALID_KEY'\n  | 'INVALID_SESSION'\n  | 'MODULE_UNAVAILABLE';\n"
+            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'DB_BLOCKED'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR'\n  | 'CORRUPT_SESSION'\n  | 'TRANSACTION_CONFLICT'\n  | 'SUFFIX_MISMATCH'\n  | 'INVALID_TRANSACTION'\n  | 'INVALID_TITLE'\n  | 'INVALID_STATE'\n  | 'BRANCH_NOT_FOUND'\n  | 'BRANCH_EXISTS'\n  | 'BRANCH_IN_USE'\n  | 'INVALID_TURN'\n  | 'INVALID_USAGE'\n  | 'IMPORT_INVALID'\n  | 'INVALID_QUERY'\n  | 'INVALID_KEY'\n  | 'INVALID_SESSION'\n  | 'MODULE_UNAVAILABLE';\n"
         );
     }
 

@@ -41,8 +41,9 @@ pub const SESSION_STORES: [&str; 5] = [
     ARCHIVE_STORE,
     USAGE_STORE,
 ];
-/// `agent_messages` by each element of `terms` (`[owner, term]`, multi-entry): one user's items
-/// that hold a term, for full-text search.
+/// `agent_messages` by each element of `terms` (multi-entry; each a string: the owner's prefix,
+/// then a term, see [`super::search::owner_prefix`]): one user's items that hold a term, for
+/// full-text search.
 pub const BY_TERM_INDEX: &str = "by_term";
 /// Facts about the database itself, one record each, key `name`: `{ name: "searchIndex", done,
 /// after, indexed, terms, all }` records how far the search index of rows written before it

@@ -496,13 +496,16 @@ pub fn snippet(text: &str, (start, end): (usize, usize)) -> String {
     if from > 0 {
         out.push('…');
     }
+    // The text starts after the cut's mark: a space is kept between two words of the text, not
+    // after the mark (nor after a `…` of the text itself, which the mark is not).
+    let start = out.len();
     let mut space = false;
     for &c in &chars[from..to] {
         if c.is_whitespace() {
             space = true;
             continue;
         }
-        if space && !out.is_empty() && !out.ends_with('…') {
+        if space && out.len() > start {
             out.push(' ');
         }
         space = false;
@@ -723,6 +726,13 @@ mod tests {
         let end = "x ".repeat(200) + "end";
         let s = snippet(&end, (end.len() - 3, end.len()));
         assert!(s.ends_with("end") && s.starts_with('…'));
+        // A `…` of the text is not the cut's mark: the space after it stays.
+        assert_eq!(snippet("Wait… the hippo", (10, 15)), "Wait… the hippo");
+        let cut = format!("{}Wait… the hippo", "word ".repeat(40));
+        let at = cut.chars().count() - 5;
+        let s = snippet(&cut, (at, at + 5));
+        assert!(s.starts_with('…') && !s.starts_with("… "), "{s}");
+        assert!(s.ends_with("Wait… the hippo"), "{s}");
     }
 
     #[test]

@@ -246,6 +246,54 @@ describe('indexeddb: storage failures', () => {
     await context.close();
   });
 
+  test('an upgrade another connection blocks (one that does not close on versionchange): DB_BLOCKED, nothing changed; once it closes, the upgrade runs', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      const dbName = 'blocked-db';
+      // A database as version 1 of the library left it, held open by code that does not close
+      // it when another connection wants to upgrade it.
+      const old = await new Promise((ok, fail) => {
+        const req = indexedDB.open(dbName, 1);
+        req.onupgradeneeded = () => {
+          const sessions = req.result.createObjectStore('agent_sessions', { keyPath: 'id' });
+          sessions.createIndex('by_updated', 'updatedAt');
+          sessions.createIndex('by_user_updated', ['userId', 'updatedAt']);
+          const messages = req.result.createObjectStore('agent_messages', { keyPath: ['sessionId', 'seq'] });
+          sessions.put({ id: 'kept', userId: null, createdAt: 1, updatedAt: 1, itemCount: 1, firstSeq: 0, nextSeq: 1, lastTurn: 1 });
+          messages.put({ sessionId: 'kept', seq: 0, turn: 1, createdAt: 1, item: { role: 'user', content: 'before' } });
+        };
+        req.onsuccess = () => ok(req.result);
+        req.onerror = () => fail(req.error);
+      });
+      const s = new lib.IndexedDbSession('kept', { dbName });
+      const read = await attempt(() => s.getItems());
+      // While that open still waits, another call does not queue behind it: it fails at once.
+      const list = await attempt(() => lib.listSessions({ dbName }));
+      const versionWhileBlocked = old.version;
+      old.close();
+      let after;
+      for (let i = 0; i < 100 && !after?.ok; i++) {
+        await new Promise((ok) => setTimeout(ok, 20));
+        after = await attempt(() => s.getItems());
+      }
+      const version = await new Promise((ok) => {
+        const req = indexedDB.open(dbName);
+        req.onsuccess = () => {
+          ok(req.result.version);
+          req.result.close();
+        };
+      });
+      return { read, list, versionWhileBlocked, after, version };
+    });
+    assertError(r.read, 'DB_BLOCKED', /"blocked-db": its upgrade waits for another connection to it to close .* close the other tabs of this site, then try again/);
+    assertError(r.list, 'DB_BLOCKED');
+    assert.equal(r.versionWhileBlocked, 1);
+    assert.equal(r.after.ok, true, JSON.stringify(r.after));
+    assert.deepEqual(r.after.value, [{ role: 'user', content: 'before' }], 'the upgrade ran with its migrations');
+    assert.equal(r.version, 5);
+    await context.close();
+  });
+
   test('a database opened first without a version (an empty version 1, as DevTools or a page’s own code makes) is set up, not refused', async () => {
     const { context, page } = await openHarness(env);
     const r = await page.evaluate(async () => {

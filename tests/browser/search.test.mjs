@@ -450,8 +450,19 @@ test('terms made by an older tokeniser are made again: İstanbul, ȘTIRI, ΑΘΗ
     await rewriteRows(dbName, (row) => (row.terms = []), () => ({ name: 'searchIndex', done: true, after: null, indexed: 0 }));
     const progress = [];
     const built = await lib.buildSearchIndex({ dbName, onProgress: (p) => progress.push(p) });
-    return { now, built, after: await find(), again: await lib.buildSearchIndex({ dbName }) };
+    const after = await find();
+    const again = await lib.buildSearchIndex({ dbName });
+    // A newer version of the library, in another tab, has started building its own terms: this
+    // one leaves its build alone (neither starts it over nor writes its own terms in its place).
+    const newer = { name: 'searchIndex', done: false, after: null, indexed: 0, terms: 99, all: true };
+    await rewriteRows(dbName, () => false, () => newer);
+    const beside = await lib.buildSearchIndex({ dbName });
+    let record;
+    await rewriteRows(dbName, () => false, (r) => ((record = r), r));
+    return { now, built, after, again, beside, record };
   });
+  assert.deepEqual(r.beside, { done: 0, total: 0 }, 'a newer build is left to its version');
+  assert.deepEqual(r.record, { name: 'searchIndex', done: false, after: null, indexed: 0, terms: 99, all: true });
   const all = [[0], [1], [2], [3], [4], [5]];
   assert.deepEqual(r.now, all, 'new rows are written with the new terms');
   assert.deepEqual(r.built, { done: 6, total: 6 }, 'every row indexed again');
@@ -557,10 +568,15 @@ test('a word on more items than the index lists still finds the newest ones firs
     for (let batch = 0; batch < 5; batch++) {
       await a.addItems(Array.from({ length: 4001 }, (_, i) => ({ role: 'user', content: `common w${batch}x${i}` })));
     }
-    await new lib.IndexedDbSession('b', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'common newer' }]);
+    const b = new lib.IndexedDbSession('b', { dbName, userId: 'ann' });
+    await b.addItems([{ role: 'user', content: 'common newer' }]);
+    // A tool call of a session written without index.tools: its text is not searched, here
+    // either.
+    await b.addItems([{ type: 'function_call', callId: 'c1', name: 'lookup', arguments: '{"q":"common"}', status: 'completed' }]);
     await a.addItems([{ role: 'user', content: 'common newest' }]);
     const hits = await lib.searchSessions({ dbName, userId: 'ann', query: 'common', limit: 3 });
-    const only = await lib.searchSessions({ dbName, userId: 'ann', query: 'common', sessionIds: ['b'] });
+    // (A limit past 2^32 is as good as no limit.)
+    const only = await lib.searchSessions({ dbName, userId: 'ann', query: 'common', sessionIds: ['b'], limit: 2 ** 32 });
     return { hits: hits.map((h) => [h.sessionId, h.seq]), only: only.map((h) => [h.sessionId, h.seq]) };
   });
   assert.deepEqual(r.hits, [['a', 20005], ['b', 0], ['a', 20004]], 'the newest matches, newest first');

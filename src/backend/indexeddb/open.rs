@@ -13,7 +13,12 @@ use crate::core::schema::{
     migrations_from, newer_schema, MigrationStep, META_STORE, SCHEMA_VERSION,
 };
 
-use super::request::listening;
+use std::future::Future;
+use std::task::Poll;
+
+use crate::backend::js;
+
+use super::request::{listening, Fired};
 use super::tx::{dom_error, exception_name, storage_error};
 
 /// An open connection. `stale` turns true when the browser closed it (another tab upgrades the
@@ -85,14 +90,72 @@ fn apply_step(
     Ok(())
 }
 
-/// Opens (creating or upgrading) the database `name` at this library's schema version.
+/// How long an open whose upgrade is blocked waits for the other connections to close before
+/// it fails with `DB_BLOCKED`, in milliseconds: the library's own connections close at once
+/// when another tab upgrades; one that has not closed by then will not close by itself.
+const BLOCKED_FOR: f64 = 3000.0;
+
+/// Opens (creating or upgrading) the database `name` at this library's schema version. An
+/// upgrade another connection blocks (`blocked`: it did not close on `versionchange`) fails the
+/// call with `DB_BLOCKED` after [`BLOCKED_FOR`], where it would wait for as long as that
+/// connection lives; the open goes on, so that the upgrade runs, with its migrations, once the
+/// connection closes, and the connection it then gives is closed (the next call opens again).
 pub async fn open(name: &str) -> Result<Connection> {
+    // An open given up on is still waiting: a new request would wait behind it, and hear no
+    // `blocked` of its own.
+    if BLOCKED.with(|b| b.borrow().iter().any(|n| n == name)) {
+        return Err(blocked_error(name));
+    }
     let doing = format!("opening IndexedDB database \"{name}\"");
     let factory = Factory::new().map_err(|e| storage_error(&e, &doing))?;
     let request: IdbOpenDbRequest = factory
         .open(name, Some(SCHEMA_VERSION))
         .map_err(|e| storage_error(&e, &doing))?
         .into();
+    let blocked = Fired::new(|f| request.set_onblocked(Some(f)));
+    let mut opening = Box::pin(opened_upgraded(factory, request, name.to_string(), doing));
+    let mut given_up = Box::pin(async move {
+        blocked.await;
+        js::after(BLOCKED_FOR).await;
+    });
+    let first = std::future::poll_fn(|cx| match opening.as_mut().poll(cx) {
+        Poll::Ready(result) => Poll::Ready(Some(result)),
+        Poll::Pending => given_up.as_mut().poll(cx).map(|()| None),
+    })
+    .await;
+    if let Some(result) = first {
+        return result;
+    }
+    BLOCKED.with(|b| b.borrow_mut().push(name.to_string()));
+    let waiting = name.to_string();
+    js::spawn(Box::pin(async move {
+        if let Ok(connection) = opening.await {
+            connection.close();
+        }
+        BLOCKED.with(|b| b.borrow_mut().retain(|n| *n != waiting));
+    }));
+    Err(blocked_error(name))
+}
+
+fn blocked_error(name: &str) -> SessionError {
+    SessionError::new(
+        SessionErrorCode::DbBlocked,
+        format!(
+            "opening IndexedDB database \"{name}\": its upgrade waits for another connection to \
+             it to close (a tab of this site on an older version, or code that opened it); \
+             close the other tabs of this site, then try again"
+        ),
+    )
+}
+
+/// The rest of [`open`]: the upgrade, when the request needs one, and the connection.
+async fn opened_upgraded(
+    factory: Factory,
+    request: IdbOpenDbRequest,
+    name: String,
+    doing: String,
+) -> Result<Connection> {
+    let name = name.as_str();
     let upgrade_failure: Rc<RefCell<Option<SessionError>>> = Rc::default();
     let failure = upgrade_failure.clone();
     // The upgrade's transaction, whose error says why an aborted upgrade failed.
@@ -229,6 +292,9 @@ async fn newer_version_error(factory: &Factory, name: &str, doing: &str) -> Sess
 }
 
 thread_local! {
+    /// The databases whose open was given up on as blocked and still waits (see [`open`]).
+    static BLOCKED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+
     /// One connection per database name, shared by every session object and by `listSessions`
     /// and `deleteSession`: opening IndexedDB costs more than any single read. A page opens a
     /// database or two: a list (a hash map would bring its code into the module for them).
@@ -272,9 +338,9 @@ pub async fn connection(db_name: &str) -> Result<Rc<Connection>> {
     // (the database closed under it) leaves the rest to the next open or search.
     let building = opened.clone();
     let name = db_name.to_string();
-    wasm_bindgen_futures::spawn_local(async move {
+    js::spawn(Box::pin(async move {
         start_index_build(&building, &name).await;
-    });
+    }));
     Ok(opened)
 }
 

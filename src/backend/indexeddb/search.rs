@@ -1,5 +1,6 @@
 //! Full-text search over one user's sessions, through the `by_term` index of the messages store
-//! (each row's `terms` are `[owner, term]`, written with the row), and the build of that index
+//! (each of a row's `terms` is one string, the owner's prefix and a term, written with the row),
+//! and the build of that index
 //! for rows written before it existed: a chunk per transaction, resumable.
 
 use std::collections::{HashMap, HashSet};
@@ -162,7 +163,14 @@ pub async fn search(
             let Some(item) = item_of(&row) else {
                 continue;
             };
-            let text = item_search_text(&item, true);
+            // A tool call's text is searched where its row was indexed with it (its session
+            // was written with `index: { tools: true }`): a row with terms; a message's text
+            // is searched either way.
+            let tools = js::get(&row, "terms")
+                .ok()
+                .and_then(|t| t.dyn_into::<Array>().ok())
+                .is_some_and(|t| t.length() > 0);
+            let text = item_search_text(&item, tools);
             let Some(m) = match_text(&text, clauses) else {
                 continue;
             };
@@ -324,7 +332,10 @@ const BUILD: &str = "searchIndex";
 /// record: a database whose rows were indexed by an older tokeniser (1: before İ, ẞ, Latin
 /// Extended-B capitals, Greek accents and final sigma were folded; 2: before Thai, Lao, Khmer
 /// and Burmese were indexed as pairs of characters) has every row looked at again, by the same
-/// chunked build, from its next open; a row is written again only where its terms change.
+/// chunked build, from its next open; a row is written again only where its terms change. A tab
+/// of an older version, still open, goes on writing its rows with its own terms, which this
+/// build does not look at again once done: the next change of the tokeniser should be a schema
+/// version, whose upgrade closes the older tabs' connections, not only a new number here.
 const TERMS_VERSION: u32 = 3;
 
 /// The meta record of a build with nothing to do, written when a database is created: every row
@@ -402,10 +413,11 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                 if is_done(state.as_ref()) {
                     return Ok(true);
                 }
-                // Terms of an older tokeniser: every row again, from the first.
+                // Terms of an older tokeniser: every row again, from the first. (Those of a newer
+                // one are that version's to build: `is_done` said so above.)
                 if state
                     .as_ref()
-                    .is_some_and(|s| terms_version(s) != TERMS_VERSION)
+                    .is_some_and(|s| terms_version(s) < TERMS_VERSION)
                 {
                     state = Some(build_record(false, JsValue::NULL, 0, true));
                 }
@@ -597,27 +609,19 @@ pub(super) async fn is_built(conn: &Connection) -> Result<bool> {
         .await
 }
 
-/// Whether the build's meta record (if any) says it is done, with terms of this tokeniser.
+/// Whether the build's meta record (if any) says it is done, with terms of this tokeniser, or
+/// that a newer version of the library, in another tab, builds (or built) its terms: going back
+/// to this version's terms would undo its work, and the two tabs would undo each other's, chunk
+/// after chunk, for as long as both are open.
 fn is_done(state: Option<&JsValue>) -> bool {
     state.is_some_and(|s| {
-        js::get(s, "done").is_ok_and(|d| d.is_truthy()) && terms_version(s) == TERMS_VERSION
+        let version = terms_version(s);
+        version > TERMS_VERSION
+            || (version == TERMS_VERSION && js::get(s, "done").is_ok_and(|d| d.is_truthy()))
     })
 }
 
 /// Resolves in a later task, so the page handles its events between two chunks.
 async fn yield_to_page() {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        let set_timeout = Reflect::get(&js_sys::global(), &"setTimeout".into())
-            .ok()
-            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-        match set_timeout {
-            Some(f) => {
-                let _ = f.call2(&JsValue::UNDEFINED, &resolve, &JsValue::from_f64(0.0));
-            }
-            None => {
-                let _ = resolve.call0(&JsValue::UNDEFINED);
-            }
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    js::after(0.0).await;
 }
