@@ -151,6 +151,26 @@ fn is_word(c: char) -> bool {
         | 0x17D8..=0x17DB
         | 0x104A
         | 0x104B => false,
+        // Sentence and clause marks of other scripts, in their letters' blocks: Greek's question
+        // mark and ano teleia, Armenian's, Hebrew's maqaf and sof pasuq, Arabic's comma,
+        // semicolon, question mark and full stop (Urdu's too), the Indic dandas, Ethiopic's
+        // word space and stops.
+        0x037E
+        | 0x0387
+        | 0x055A..=0x055F
+        | 0x0589
+        | 0x058A
+        | 0x05BE
+        | 0x05C3
+        | 0x060C
+        | 0x061B
+        | 0x061F
+        | 0x066A..=0x066D
+        | 0x06D4
+        | 0x0964
+        | 0x0965
+        | 0x0970
+        | 0x1361..=0x1368 => false,
         0x2000..=0x2BFF
         | 0x2E00..=0x2E7F
         | 0x3000..=0x303F
@@ -231,8 +251,9 @@ pub fn tokenize(text: &str) -> Vec<Token> {
             continue;
         }
         flush_pairs(&mut unspaced, &mut tokens);
-        if is_mark(c) {
-            // An accent written apart belongs to its letter: dropped, the word goes on.
+        if is_mark(c) || matches!(c, '\u{AD}' | '\u{200C}' | '\u{200D}') {
+            // An accent written apart belongs to its letter, and a soft hyphen or a zero-width
+            // (non-)joiner (Persian, the Indic scripts) to its word: dropped, the word goes on.
         } else if is_word(c) {
             if word.is_empty() {
                 word_start = i;
@@ -248,20 +269,39 @@ pub fn tokenize(text: &str) -> Vec<Token> {
 }
 
 /// The distinct terms of a text, in the order they first appear, at most
-/// [`MAX_TERMS_PER_ITEM`]: what an item is indexed under.
+/// [`MAX_TERMS_PER_ITEM`]: what an item is indexed under. Besides its tokens, the last character
+/// of each run of two or more characters of a script written without spaces, alone: a query of
+/// one character looks up the terms it starts (see [`single`]), and a character that only ends a
+/// run starts none of its pairs (`猫` in `一只猫`).
 pub fn index_terms(text: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     // The terms so far, sorted (a hash set would bring its code into the main module for this
     // one use).
     let mut seen: Vec<String> = Vec::new();
-    for token in tokenize(text) {
+    let mut add = |term: String| {
         if terms.len() == MAX_TERMS_PER_ITEM {
-            break;
+            return;
         }
-        if let Err(at) = seen.binary_search(&token.term) {
-            seen.insert(at, token.term.clone());
-            terms.push(token.term);
+        if let Err(at) = seen.binary_search(&term) {
+            seen.insert(at, term.clone());
+            terms.push(term);
         }
+    };
+    for token in tokenize(text) {
+        add(token.term);
+    }
+    let mut run = 0;
+    let mut last = ' ';
+    for c in text.chars().chain([' ']) {
+        if is_unspaced(c) {
+            run += 1;
+            last = c;
+            continue;
+        }
+        if run >= 2 {
+            add(last.to_string());
+        }
+        run = 0;
     }
     terms
 }
@@ -393,10 +433,15 @@ pub fn match_text(text: &str, clauses: &[Clause]) -> Option<Match> {
     let mut first: Option<(usize, usize)> = None;
     for clause in clauses {
         let mut count = 0;
+        // One character of a script written without spaces is in a pair that starts with it or
+        // in one that ends with it (where it ends its run).
+        let lone = matches!(clause, Clause::Prefix(p) if p.chars().count() == 1 && p.chars().all(is_unspaced));
         for (i, token) in tokens.iter().enumerate() {
             let hit = match clause {
                 Clause::Term(t) => (token.term == *t).then_some(token.end),
-                Clause::Prefix(p) => token.term.starts_with(p.as_str()).then_some(token.end),
+                Clause::Prefix(p) => (token.term.starts_with(p.as_str())
+                    || (lone && token.term.ends_with(p.as_str())))
+                .then_some(token.end),
                 Clause::Phrase(ts) => {
                     let run = tokens.get(i..i + ts.len());
                     run.filter(|run| run.iter().zip(ts).all(|(a, b)| a.term == *b))
@@ -617,6 +662,55 @@ mod tests {
         assert!(match_text("อากาศพรุ่งนี้", &clauses).is_none());
         // One character is the prefix of the pairs it starts.
         assert_eq!(parse_query("ร").unwrap(), [Clause::Prefix("ร".into())]);
+    }
+
+    #[test]
+    fn one_character_is_found_where_it_ends_a_run() {
+        // Indexed under the pairs, and the run's last character alone.
+        assert_eq!(
+            index_terms("我有一只猫。우리집"),
+            ["我有", "有一", "一只", "只猫", "우리", "리집", "猫", "집"]
+        );
+        assert_eq!(index_terms("東"), ["東"]);
+        for (text, query) in [
+            ("我有一只猫。", "猫"),
+            ("우리집", "집"),
+            ("东京", "东"),
+            ("黒い猫", "い"),
+        ] {
+            let clauses = parse_query(query).unwrap();
+            let m = match_text(text, &clauses);
+            assert!(m.is_some(), "{query} in {text}");
+            let terms = index_terms(text);
+            assert!(
+                terms.iter().any(|t| t.starts_with(query)),
+                "{query} is looked up in {terms:?}"
+            );
+        }
+        assert!(match_text("我有一只狗", &parse_query("猫").unwrap()).is_none());
+        // Phrases are pairs that follow each other: the lone characters take no place among them.
+        assert!(match_text("東京の天気", &parse_query("東京の").unwrap()).is_some());
+    }
+
+    #[test]
+    fn the_punctuation_of_other_scripts_ends_a_word_and_joiners_do_not() {
+        assert_eq!(
+            terms("मैं घर जा रहा हूँ। ठीक॥"),
+            ["मैं", "घर", "जा", "रहा", "हूँ", "ठीक"]
+        );
+        assert_eq!(
+            terms("مرحبا، كيف؟ نعم؛ تمام۔"),
+            ["مرحبا", "كيف", "نعم", "تمام"]
+        );
+        assert_eq!(terms("Ναι; καλά·"), ["ναι", "καλα"]);
+        assert_eq!(terms("Բարեւ։ ինչպես՞"), ["բարեւ", "ինչպես"]);
+        assert_eq!(terms("ሰላም። እንዴት፣"), ["ሰላም", "እንዴት"]);
+        assert_eq!(terms("בית־ספר"), ["בית", "ספר"]);
+        // A soft hyphen, a zero-width non-joiner and a joiner stay inside their word.
+        assert_eq!(
+            terms("Silben\u{AD}trennung می\u{200C}خواهم क्\u{200D}ष"),
+            ["silbentrennung", "میخواهم", "क्ष"]
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ after(async () => {
 const fixtures = readdirSync(join(root, 'tests/fixtures/db')).filter((f) => /^v\d+\.json$/.test(f));
 
 /** The schema version this build writes (src/core/schema.rs). */
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 6;
 
 /** Writes a fixture into a new database named `dbName`, as its release left it. */
 async function load(page, dbName, fixture) {
@@ -80,6 +80,16 @@ for (const file of fixtures) {
           const word = text.match(/[a-z]{3,}/i)[0];
           const hits = await lib.searchSessions({ dbName, userId: record.userId ?? null, query: word, limit: 1000 });
           out.searched[record.id] = { word, found: hits.some((h) => h.sessionId === record.id), others: hits.filter((h) => h.sessionId !== record.id && !sessions.some((s) => s.id === h.sessionId && (s.userId ?? null) === (record.userId ?? null))).length };
+        }
+        // Rows a tokeniser before the fourth indexed are indexed again: a character that ends a
+        // run, a word before a danda.
+        const scripts = sessions.find((s) => s.id === 'scripts');
+        if (scripts) {
+          out.scripts = {};
+          for (const query of ['猫', '집', 'हूँ']) {
+            const hits = await lib.searchSessions({ dbName, userId: scripts.userId, query });
+            out.scripts[query] = hits.map((h) => [h.sessionId, h.seq]);
+          }
         }
         // The migrated sessions take the new capabilities and go on numbering where they were.
         const first = sessions[0];
@@ -155,6 +165,10 @@ for (const file of fixtures) {
       assert.equal(others, 0, `a search for ${id}'s owner finds no other owner's session`);
     }
     assert.ok(Object.keys(r.searched).length >= 3);
+    if (fixture.version === 5) {
+      const seqs = rows.filter((row) => row.sessionId === 'scripts').map((row) => row.seq);
+      assert.deepEqual(r.scripts, { 猫: [['scripts', seqs[0]]], 집: [['scripts', seqs[0]]], हूँ: [['scripts', seqs[1]]] }, 'found with the terms of the fourth tokeniser');
+    }
     // The new index was filled from the rows already stored: the newest turns of every session
     // read through it are the newest turns of its history.
     for (const record of sessions) {

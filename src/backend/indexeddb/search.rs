@@ -331,12 +331,14 @@ const BUILD: &str = "searchIndex";
 /// The version of the terms [`crate::core::search::tokenize`] makes, kept in the build's meta
 /// record: a database whose rows were indexed by an older tokeniser (1: before İ, ẞ, Latin
 /// Extended-B capitals, Greek accents and final sigma were folded; 2: before Thai, Lao, Khmer
-/// and Burmese were indexed as pairs of characters) has every row looked at again, by the same
-/// chunked build, from its next open; a row is written again only where its terms change. A tab
-/// of an older version, still open, goes on writing its rows with its own terms, which this
-/// build does not look at again once done: the next change of the tokeniser should be a schema
-/// version, whose upgrade closes the older tabs' connections, not only a new number here.
-const TERMS_VERSION: u32 = 3;
+/// and Burmese were indexed as pairs of characters; 3: before the last character of a run of
+/// those scripts or of Chinese, Japanese and Korean was a term of its own, and the punctuation
+/// of other scripts ended a word) has every row looked at again, by the same chunked build, from
+/// its next open; a row is written again only where its terms change. A change of the tokeniser
+/// comes with a schema version (version 6 for terms 4), whose upgrade closes the connections of
+/// tabs still running the version before: they would go on writing rows with their own terms,
+/// which this build does not look at again once done.
+const TERMS_VERSION: u32 = 4;
 
 /// The meta record of a build with nothing to do, written when a database is created: every row
 /// of a database created with the terms index in its schema is written with its terms, so the
