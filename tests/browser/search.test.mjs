@@ -533,18 +533,20 @@ test('rows a branch write copies while the index is being built get their terms,
     await s.createBranchFromTurn(126, 'a'); // a shows b's first 250 items
     await s.addItems([{ role: 'user', content: 'on a' }]);
     await s.switchBranch('b');
-    // As a build of rows older than the index leaves a database between two chunks: b's first
-    // 100 rows done, the rest without terms. Branch a's keys sort before b's.
+    // As a build of every row (for a newer tokeniser) leaves a database between two chunks:
+    // b's first 100 rows done, the next 100 without terms (written before the index), the rest
+    // with an older tokeniser's (none, here). Branch a's keys sort before b's.
     const request = (q) => new Promise((ok, fail) => ((q.onsuccess = () => ok(q.result)), (q.onerror = () => fail(q.error))));
     const db = await request(indexedDB.open(dbName));
     const range = IDBKeyRange.bound([['S', 'b'], -Infinity], [['S', 'b'], Infinity]);
     const rows = await request(db.transaction('agent_messages').objectStore('agent_messages').getAll(range));
     const tx = db.transaction(['agent_messages', 'agent_meta'], 'readwrite');
-    for (const row of rows.slice(100)) {
-      delete row.terms;
+    rows.slice(100).forEach((row, i) => {
+      if (i < 100) delete row.terms;
+      else row.terms = [];
       tx.objectStore('agent_messages').put(row);
-    }
-    tx.objectStore('agent_meta').put({ name: 'searchIndex', done: false, after: [rows[99].sessionId, rows[99].seq], indexed: 100, terms: 3, all: false });
+    });
+    tx.objectStore('agent_meta').put({ name: 'searchIndex', done: false, after: [rows[99].sessionId, rows[99].seq], indexed: 100, terms: 4, all: true });
     await new Promise((ok) => (tx.oncomplete = ok));
     db.close();
     // Clearing b gives a its own copies of the 250 rows it shows, under a's keys.
@@ -555,7 +557,7 @@ test('rows a branch write copies while the index is being built get their terms,
   });
   assert.deepEqual(r.zq50, ['a 50']);
   assert.deepEqual(r.zq150, ['a 150'], 'a copy made of a row the build had not reached');
-  assert.deepEqual(r.zq249, ['a 249']);
+  assert.deepEqual(r.zq249, ['a 249'], 'a copy made of a row an older tokeniser indexed');
   assert.deepEqual(r.zq260, [], 'cleared with b');
 });
 

@@ -356,13 +356,14 @@ async fn rows_of_segments<F: std::future::IntoFuture<Output = Rows>>(
 }
 
 /// Copies rows down to the branches that keep them, then deletes the released rows of `owner`.
-/// A copied row that has no search terms yet (the index's build for rows older than the index
-/// has not reached it) gets them: the build goes on in key order, and the copy's key may be
-/// behind where it is.
+/// A copied row gets its search terms made again (with its tool text where it was indexed with
+/// it): one with none yet, or with an older tokeniser's, would keep them where the index's
+/// build has passed the copy's key already (it goes on in key order).
 async fn apply_release(tx: &Tx, t: &Target<'_>, owner: &str, release: &Release) -> Result<()> {
     let session_id = t.session_id;
     let messages = tx.store(MESSAGES_STORE)?;
     let terms = js::name("terms");
+    let mut indexer = t.indexer(t.user_id);
     for copy in &release.copies {
         let segment = Segment {
             owner: copy.from.clone(),
@@ -376,10 +377,14 @@ async fn apply_release(tx: &Tx, t: &Target<'_>, owner: &str, release: &Release) 
             // Rows from getAll are this transaction's own copies: changing the key field of one
             // and putting it stores a copy under the other branch, the item verbatim.
             let _ = Reflect::set(&row, &"sessionId".into(), &to);
-            if Reflect::get(&row, &terms).is_ok_and(|v| v.is_undefined()) {
-                let item = item_of(&row).unwrap_or(JsValue::UNDEFINED);
-                let _ = Reflect::set(&row, &terms, &t.indexer(t.user_id).terms(&item));
-            }
+            let item = item_of(&row).unwrap_or(JsValue::UNDEFINED);
+            // A tool call's row has terms only where its text was indexed; one written before
+            // the index is indexed as this object indexes.
+            indexer.tools = match Reflect::get(&row, &terms) {
+                Ok(v) if !v.is_undefined() => v.dyn_ref::<Array>().is_some_and(|a| a.length() > 0),
+                _ => t.index_tools,
+            };
+            let _ = Reflect::set(&row, &terms, &indexer.terms(&item));
             messages.put(&row, None).map_err(|e| tx.fail(e))?;
         }
     }
