@@ -6,7 +6,10 @@
 //   Greek's tonos and dialytika folded (café, CAFÉ and cafe are one word, Αθήνα and αθηνα too); an
 //   accent written as a separate combining mark belongs to its letter;
 // - Chinese, Japanese and Korean, and Thai, Lao, Khmer and Burmese, are read as pairs of
-//   neighbouring characters (東京の → 東京, 京の);
+//   neighbouring characters (東京の → 東京, 京の), and one character of them is found in the pairs
+//   it starts or ends (猫 in 一只猫);
+// - the punctuation of other scripts ends a word (हूँ। → हूँ); a soft hyphen or a zero-width
+//   (non-)joiner does not;
 // - a query's words must each match a whole word, `word*` the start of one (only that start is
 //   marked), `"several words"` those words in a row.
 // Folding is done one character at a time, so every folded word keeps, for each of its
@@ -44,9 +47,13 @@ function isUnspaced(n) {
   );
 }
 
-/** Combining marks (an accent written apart from its letter): part of the word, never of its term. */
+/** Combining marks (an accent written apart from its letter), and the soft hyphen and zero-width
+ * (non-)joiner: part of the word, never of its term. */
 function isMark(n) {
   return (
+    n === 0xad ||
+    n === 0x200c ||
+    n === 0x200d ||
     (n >= 0x0300 && n <= 0x036f) ||
     (n >= 0x1ab0 && n <= 0x1aff) ||
     (n >= 0x1dc0 && n <= 0x1dff) ||
@@ -57,6 +64,31 @@ function isMark(n) {
 
 const LATIN_1_WORD = new Set([0xaa, 0xb2, 0xb3, 0xb5, 0xb9, 0xba, 0xbc, 0xbd, 0xbe]);
 const NOT_WORD_BLOCKS = [
+  // The sentence and clause marks of Greek, Armenian, Hebrew, Arabic, the Indic scripts and
+  // Ethiopic, inside their letters' blocks.
+  [0x037e, 0x037e],
+  [0x0387, 0x0387],
+  [0x055a, 0x055f],
+  [0x0589, 0x058a],
+  [0x05be, 0x05be],
+  [0x05c3, 0x05c3],
+  [0x060c, 0x060c],
+  [0x061b, 0x061b],
+  [0x061f, 0x061f],
+  [0x066a, 0x066d],
+  [0x06d4, 0x06d4],
+  [0x0964, 0x0965],
+  [0x0970, 0x0970],
+  [0x1361, 0x1368],
+  // Punctuation and currency signs inside the blocks of Thai, Lao, Khmer and Burmese.
+  [0x0e2f, 0x0e2f],
+  [0x0e3f, 0x0e3f],
+  [0x0e4f, 0x0e4f],
+  [0x0e5a, 0x0e5b],
+  [0x0eaf, 0x0eaf],
+  [0x17d4, 0x17d6],
+  [0x17d8, 0x17db],
+  [0x104a, 0x104b],
   [0x2000, 0x2bff],
   [0x2e00, 0x2e7f],
   [0x3000, 0x303f],
@@ -183,6 +215,12 @@ export function matchRanges(text, clauses) {
       if (clause.kind === 'term') {
         if (token.term === clause.term) ranges.push([token.start, token.end]);
       } else if (clause.kind === 'prefix') {
+        // One character of a script written without spaces, where it ends a pair: that character.
+        const chars = [...clause.term];
+        if (chars.length === 1 && isUnspaced(chars[0].codePointAt(0)) && token.term.length > clause.term.length && token.term.endsWith(clause.term)) {
+          ranges.push([token.ends[0], token.end]);
+          return;
+        }
         if (!clause.term || !token.term.startsWith(clause.term)) return;
         // The start of the word that the prefix covers, with any accent written apart after it.
         let end = token.ends[clause.term.length - 1];

@@ -697,3 +697,32 @@ test('the past-session tools, against the test model server: the user’s sessio
   assert.match(missing, /no past session/);
   assert.ok(!outputs.join(' ').includes('lair'), 'nothing of bob’s');
 });
+
+test('the demo marks in a hit’s snippet what the search matched: one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const { matchRanges, parseQuery } = await import('/www/highlight.js');
+    const dbName = `search-marks-${Math.random()}`;
+    const cases = [
+      ['我有一只猫。', '猫', '猫'],
+      ['우리집에 가요', '집', '집'],
+      ['मैं घर जा रहा हूँ।', 'हूँ', 'हूँ'],
+      ['كيف؟ تمام', 'كيف', 'كيف'],
+      ['Silben\u00ADtrennung hilft', 'silbentrennung', 'Silben\u00ADtrennung'],
+      ['می\u200Cخواهم بروم', 'میخواهم', 'می\u200Cخواهم'],
+    ];
+    const out = [];
+    for (const [i, [text, query, marked]] of cases.entries()) {
+      const s = new lib.IndexedDbSession(`c${i}`, { dbName, userId: 'u' });
+      await s.addItems([{ role: 'user', content: text }]);
+      const hits = await lib.searchSessions({ dbName, userId: 'u', query, sessionIds: [`c${i}`] });
+      const snippet = hits[0]?.snippet ?? '';
+      out.push([query, hits.length, matchRanges(snippet, parseQuery(query)).map(([a, b]) => snippet.slice(a, b)), marked]);
+    }
+    return out;
+  });
+  for (const [query, found, marks, marked] of r) {
+    assert.equal(found, 1, `${query} is found`);
+    assert.deepEqual(marks, [marked], `${query} is marked`);
+  }
+});
