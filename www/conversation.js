@@ -6,7 +6,7 @@
 // usage in the session. The work the reply leaves for afterwards (summary, title) goes on in the
 // background.
 import { state } from './state.js';
-import { current } from './chats.js';
+import { current, openInitialChat } from './chats.js';
 import { model, nextAgent, runOptions } from './model.js';
 import { activeAgentOf, contentText, isUserMessage } from './items.js';
 import { busy } from './busy.js';
@@ -17,11 +17,14 @@ import { el, openEditor, renderAgent, renderMessages, setStatus, startExchange, 
 
 export async function send(text) {
   if (state.busy || !text.trim()) return;
-  await busy(() => {
+  await busy(async () => {
     try {
       model();
+      // No chat open yet (the database could not be opened when the page loaded): opened now.
+      if (!state.sessionId) await openInitialChat();
     } catch (e) {
-      // Settings the model cannot be used with: nothing was sent or saved, the message is kept.
+      // Settings the model cannot be used with, or storage that cannot be opened: nothing was
+      // sent or saved, the message is kept.
       if (!el.input.value) el.input.value = text;
       throw e;
     }
@@ -85,14 +88,25 @@ async function heldElsewhere(session) {
 async function exchange(text, saved) {
   const { runner } = model();
   const agent = nextAgent();
-  const session = current();
+  let session;
   const reply = startExchange(text, agent.name);
   const controller = new AbortController();
   state.controller = controller;
   updateControls();
   // Whether the run got the chat (its `agent_start`): a run stopped before never saved anything.
   let started = false;
+  /** Whether the question is the chat's newest item: the run saved it (once it had the chat). */
+  const questionSaved = async () => {
+    if (!started || !session) return false;
+    try {
+      const [last] = await session.getItems(1);
+      return Boolean(last && isUserMessage(last) && contentText(last.content) === text);
+    } catch {
+      return false;
+    }
+  };
   try {
+    session = current();
     setStatus((await heldElsewhere(session)) ? 'Waiting for the reply being written in another tab…' : 'The model is answering…');
     const run = runner.runStreamed(agent, text, { ...runOptions(), session, signal: controller.signal });
     for await (const event of run) {
@@ -116,16 +130,21 @@ async function exchange(text, saved) {
     if (e?.name === 'AbortError' || controller.signal.aborted) {
       // A run stopped after it saved the question leaves it as the chat's newest item (it may
       // have been stopped just after it got the chat, before saving).
-      const [last] = started ? await session.getItems(1) : [];
-      if (last && isUserMessage(last) && contentText(last.content) === text) {
+      if (await questionSaved()) {
         setStatus('Stopped. The unfinished answer was not saved; your message was.');
       } else {
         // Stopped while another tab's reply held the chat: nothing was saved.
         if (!el.input.value) el.input.value = text;
         setStatus('Stopped before your message was saved; it is back in the input box.');
       }
-    } else {
+    } else if (await questionSaved()) {
+      // The question is kept (a model that failed after it was saved): sending again answers it.
       setStatus('');
+      throw e;
+    } else {
+      // Nothing was saved (storage full, the database out of reach): the message is not lost.
+      if (!el.input.value) el.input.value = text;
+      setStatus('Your message was not saved; it is back in the input box.');
       throw e;
     }
   } finally {

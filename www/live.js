@@ -31,9 +31,16 @@ let followed = { id: null, user: null, stop: null };
 export function follow() {
   if (watched.user !== state.user) {
     watched.stop?.();
-    watched = { user: state.user, stop: watchSessions({ dbName: DB_NAME, userId: state.user }, heard) };
+    const stop = watchSessions({ dbName: DB_NAME, userId: state.user }, heard);
+    watched = { user: state.user, stop };
+    // A watch whose first read failed (the database out of reach) has ended: the next action's
+    // end starts it again.
+    stop.ready.catch(() => {
+      if (watched.stop === stop) watched = { user: null, stop: null };
+    });
   }
-  if (followed.id !== state.sessionId || followed.user !== state.user) {
+  // No chat is open while the database could not be opened: there is none to follow.
+  if (state.sessionId && (followed.id !== state.sessionId || followed.user !== state.user)) {
     followed.stop?.();
     followed = { id: state.sessionId, user: state.user, stop: null };
     followed.stop = subscribeChat(state.sessionId, (event) => heard(event, true));

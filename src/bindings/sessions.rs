@@ -318,8 +318,9 @@ export interface SessionMethods {
   getTurns(options?: BranchOption): Promise<TurnInfo[]>;
   /** The turns whose user message contains `text`, ignoring case. */
   findTurns(text: string, options?: BranchOption): Promise<TurnInfo[]>;
-  /** Adds a run's usage to the newest turn of the current branch (our runner calls it after
-   * each run; call it yourself after the SDK's `run()`, with `result.state.usage`). */
+  /** Adds a run's usage to the newest turn of the current branch (call it after the SDK's
+   * `run()`, with `result.state.usage`; our runner stores it with the run's last save instead,
+   * in its history transaction, and calls this only for a run that ends without an answer). */
   storeRunUsage(usage: Partial<UsageCounts>): Promise<void>;
   /** The usage of every branch together, or of one with `{ branch }`. */
   getSessionUsage(options?: BranchOption): Promise<SessionUsage>;

@@ -1569,6 +1569,78 @@ test('Stop while another tab holds the chat: nothing was saved, and the message 
   }
 });
 
+test('a message that could not be saved (storage full) is back in the input box, with the reason shown', async () => {
+  // The browser refuses the write as it does when the site's quota is used up. (Chromium's quota
+  // override for an origin does not reach this page's storage, whose estimate keeps the default
+  // quota: the refusal is made in the page, by IndexedDB's own put, for this message's rows.)
+  const { context, page } = await openDemo({}, {
+    init: () => {
+      const put = IDBObjectStore.prototype.put;
+      IDBObjectStore.prototype.put = function (value, ...rest) {
+        if (value?.item?.content === 'a message too big for what is left') throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+        return put.call(this, value, ...rest);
+      };
+    },
+  });
+  try {
+    await say(page, 'my hobby is chess');
+    await settled(page);
+    const id = await currentSessionId(page);
+    await page.fill('#input', 'a message too big for what is left');
+    await page.press('#input', 'Enter');
+    await idle(page);
+    assert.equal(await page.inputValue('#input'), 'a message too big for what is left', 'the message is not lost');
+    assert.match(await page.textContent('#status'), /Your message was not saved; it is back in the input box/);
+    assert.match(await page.textContent('#error-text'), /STORAGE_FULL/);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 2, 'nothing was saved');
+  } finally {
+    await context.close();
+  }
+});
+
+test('a database another connection keeps from upgrading: the page says why, and works once that connection closes', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  try {
+    // Another page of the site holds the demo's database open at an older version and does not
+    // close it when asked to.
+    const holder = await context.newPage();
+    await holder.goto(`${url}/lib.js`);
+    await holder.evaluate(
+      () =>
+        new Promise((ok, fail) => {
+          const request = indexedDB.open('agent-sessions-demo', 1);
+          request.onsuccess = () => {
+            window.held = request.result;
+            ok();
+          };
+          request.onerror = () => fail(request.error);
+        }),
+    );
+    const page = await openTab(context);
+    assert.match(await page.textContent('#error-text'), /DB_BLOCKED.*close the other tabs of this site, then try again/);
+    // Once it closes, the upgrade the page asked for runs (an open after it waits for it).
+    const version = await holder.evaluate(() => {
+      window.held.close();
+      return new Promise((ok) => {
+        const request = indexedDB.open('agent-sessions-demo');
+        request.onsuccess = () => {
+          ok(request.result.version);
+          request.result.close();
+        };
+      });
+    });
+    assert.equal(version, 6);
+    // Sending opens the chat now, and saves the message.
+    await say(page, 'my hobby is chess');
+    assert.deepEqual((await rendered(page)).map((m) => m.role), ['user', 'assistant']);
+    const id = await currentSessionId(page);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 2);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('keyboard, labels and layout at desktop and phone widths (screenshots in tests/artifacts/)', async () => {
   await mkdir(artifacts, { recursive: true });
   for (const [name, viewport] of [
