@@ -125,7 +125,7 @@ pub fn field(options: &Option<Object>, what: &str, key: &'static str) -> Result<
 
 /// A string exactly as given; `code` names the error for any other value, and for a string that
 /// is not well-formed UTF-16 (a lone surrogate cannot be kept exactly, so it is refused).
-fn exact(value: &JsValue, what: &str, code: SessionErrorCode, kind: &str) -> Result<String> {
+pub fn exact(value: &JsValue, what: &str, code: SessionErrorCode, kind: &str) -> Result<String> {
     match exact_string(value) {
         Some(Ok(s)) => Ok(s),
         Some(Err(())) => Err(SessionError::new(

@@ -170,7 +170,7 @@ pub fn usage_of(row: &JsValue) -> Usage {
 pub mod args {
     use wasm_bindgen::JsValue;
 
-    use crate::backend::args::{field, optional_string, take_options};
+    use crate::backend::args::{exact, field, optional_string, take_options};
     use crate::backend::js::describe;
     use crate::core::branch::validate_name;
     use crate::core::error::{Result, SessionError, SessionErrorCode};
@@ -201,17 +201,15 @@ pub mod args {
         }
     }
 
-    /// A branch name or id: a non-blank string of at most 200 characters.
+    /// A branch name or id: a non-blank string of at most 200 characters, kept exactly (one
+    /// holding a lone surrogate is refused: two such names would become one).
     pub fn name(value: &JsValue, what: &str) -> Result<String> {
-        let name = value.as_string().ok_or_else(|| {
-            SessionError::new(
-                SessionErrorCode::InvalidOptions,
-                format!(
-                    "{what} takes a branch name (a string), got {}",
-                    describe(value)
-                ),
-            )
-        })?;
+        let name = exact(
+            value,
+            what,
+            SessionErrorCode::InvalidOptions,
+            "a branch name (a string)",
+        )?;
         validate_name(&name)?;
         Ok(name)
     }
@@ -224,17 +222,16 @@ pub mod args {
         }
     }
 
-    /// The text `findTurns` and `createBranchFromContent` look for: a non-empty string.
+    /// The text `findTurns` and `createBranchFromContent` look for: a non-empty string, kept
+    /// exactly.
     pub fn text(value: &JsValue, what: &str) -> Result<String> {
-        match value.as_string() {
-            Some(t) if !t.is_empty() => Ok(t),
-            _ => Err(SessionError::new(
+        let kind = "the text to look for (a non-empty string)";
+        match exact(value, what, SessionErrorCode::InvalidOptions, kind)? {
+            t if t.is_empty() => Err(SessionError::new(
                 SessionErrorCode::InvalidOptions,
-                format!(
-                    "{what} takes the text to look for (a non-empty string), got {}",
-                    describe(value)
-                ),
+                format!("{what} must be {kind}, got an empty string"),
             )),
+            t => Ok(t),
         }
     }
 

@@ -881,6 +881,10 @@ test('bad input: unknown branches and turns, taken names, deleting main or the c
       taken: await outcome(() => s.createBranchFromTurn(1, 'x')),
       takenMain: await outcome(() => s.createBranchFromTurn(1, 'main')),
       blankName: await outcome(() => s.createBranchFromTurn(1, '  ')),
+      // Names and texts are kept exactly: one with a lone surrogate is refused, not changed.
+      loneName: await outcome(() => s.createBranchFromTurn(1, 'y\uD800')),
+      loneSwitch: await outcome(() => s.switchBranch('x\uDC00')),
+      loneText: await outcome(() => s.findTurns('q\uD800')),
       deleteMain: await outcome(() => s.deleteBranch('main')),
       badUsage: await outcome(() => s.storeRunUsage({ inputTokens: -1 })),
       badUsageType: await outcome(() => s.storeRunUsage('lots')),
@@ -908,6 +912,7 @@ test('bad input: unknown branches and turns, taken names, deleting main or the c
   assert.equal(r.taken, 'SessionError BRANCH_EXISTS');
   assert.equal(r.takenMain, 'SessionError BRANCH_EXISTS');
   assert.equal(r.blankName, 'SessionError INVALID_OPTIONS');
+  for (const k of ['loneName', 'loneSwitch', 'loneText']) assert.equal(r[k], 'SessionError INVALID_OPTIONS', k);
   assert.equal(r.deleteMain, 'SessionError BRANCH_IN_USE');
   assert.equal(r.deleteCurrent, 'SessionError BRANCH_IN_USE');
   assert.equal(r.badUsage, 'SessionError INVALID_USAGE');
