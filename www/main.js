@@ -121,7 +121,11 @@ function wire() {
   el.undo.addEventListener('click', actions.undoLastExchange);
   el.clear.addEventListener('click', actions.clearChat);
   // The header's choice of version reaches every branch, an emptied one too.
-  el.chatBranch.addEventListener('change', () => actions.switchBranch(el.chatBranch.value));
+  // (A control disabled while an action runs loses the focus: it is given back after.)
+  el.chatBranch.addEventListener('change', async () => {
+    await actions.switchBranch(el.chatBranch.value);
+    el.chatBranch.focus();
+  });
   el.deleteChat.addEventListener('click', actions.deleteChat);
   el.newChat.addEventListener('click', actions.newChat);
   el.exportBtn.addEventListener('click', actions.exportChat);
@@ -131,11 +135,16 @@ function wire() {
     el.importFile.value = '';
     if (file) actions.importChat(file);
   });
-  el.sessionList.addEventListener('click', (e) => {
+  el.sessionList.addEventListener('click', async (e) => {
     const b = e.target.closest('button.session');
     if (!b || state.busy) return;
+    const id = b.dataset.sessionId;
     toggleSidebar(false);
-    actions.selectChat(b.dataset.sessionId);
+    await actions.selectChat(id);
+    // The list was drawn again (and its buttons disabled meanwhile): focus goes back to the chat
+    // picked where the list is shown, else to the chat's input box.
+    const again = [...el.sessionList.querySelectorAll('button.session')].find((s) => s.dataset.sessionId === id);
+    (again?.checkVisibility?.() ? again : el.input).focus();
   });
 
   // Searching the chats: typing searches after a pause, Enter at once; Escape (or ×) clears the
@@ -189,7 +198,10 @@ function wire() {
     revealHit(found);
   });
 
-  el.userSelect.addEventListener('change', () => actions.switchUser(el.userSelect.value));
+  el.userSelect.addEventListener('change', async () => {
+    await actions.switchUser(el.userSelect.value);
+    el.userSelect.focus();
+  });
   el.newUserForm.addEventListener('submit', (e) => {
     e.preventDefault();
     const name = el.newUserName.value.trim();

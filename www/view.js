@@ -194,7 +194,10 @@ export function renderSidebar(chats) {
     rows.push(sessionRow({ sessionId: state.sessionId, title: null, itemCount: 0, updatedAt: null }));
   }
   for (const chat of chats) rows.push(sessionRow(chat));
+  // A list drawn again (another tab's change) keeps the keyboard on the chat it was on.
+  const focused = el.sessionList.contains(document.activeElement) ? document.activeElement.dataset.sessionId : undefined;
   el.sessionList.replaceChildren(...rows);
+  if (focused !== undefined) rows.map((li) => li.firstChild).find((b) => b.dataset.sessionId === focused && !b.disabled)?.focus();
   el.toggleSidebar.textContent = `Chats (${chats.length})`;
   // Another tab may have made the user's first chat, or deleted the last one.
   el.backup.disabled = state.busy || chats.length === 0;

@@ -1641,6 +1641,36 @@ test('a database another connection keeps from upgrading: the page says why, and
   }
 });
 
+test('the keyboard stays where it was: on the chat picked in the list, and on the version chosen', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    const first = await currentSessionId(page);
+    await page.click('#new-chat');
+    await idle(page);
+    await say(page, 'my hobby is go');
+    // Back to the first chat, from the keyboard.
+    await page.focus(`#session-list button[data-session-id="${first}"]`);
+    await page.keyboard.press('Enter');
+    await idle(page);
+    await page.waitForFunction((id) => document.activeElement?.dataset?.sessionId === id, first, { timeout: 5000 });
+    assert.equal(await currentSessionId(page), first);
+    // An edit makes a second version; choosing one keeps the keyboard on the choice.
+    await page.click('#messages .msg[data-turn="1"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'my hobby is chess boxing');
+    await page.click('#messages .msg-editor .edit-send');
+    await settled(page);
+    await page.focus('#chat-branch');
+    await page.selectOption('#chat-branch', 'main');
+    await idle(page);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'chat-branch');
+    assert.equal(await page.inputValue('#chat-branch'), 'main');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('keyboard, labels and layout at desktop and phone widths (screenshots in tests/artifacts/)', async () => {
   await mkdir(artifacts, { recursive: true });
   for (const [name, viewport] of [
