@@ -114,6 +114,8 @@ async function catchUp() {
 async function refreshKeepingEdit() {
   const box = el.messages.querySelector('.msg-editor textarea');
   const edit = box && { turn: box.closest('.msg').dataset.turn, text: box.value, focused: document.activeElement === box };
+  // Where the keyboard was (the input box, a control), to give it back: the editor takes it.
+  const active = document.activeElement;
   await refresh();
   if (!edit) return;
   const li = el.messages.querySelector(`.msg[data-turn="${edit.turn}"]`);
@@ -121,7 +123,10 @@ async function refreshKeepingEdit() {
   openEditor(li);
   const again = el.messages.querySelector('.msg-editor textarea');
   again.value = edit.text;
-  if (!edit.focused) again.blur();
+  if (!edit.focused) {
+    again.blur();
+    if (active?.isConnected && active !== document.body) active.focus();
+  }
 }
 
 /** The open chat was deleted in another tab (the sidebar showed it, the database has it no

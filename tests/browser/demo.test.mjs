@@ -1830,6 +1830,30 @@ test('users added and settings saved in one tab show in the other, and all users
   }
 });
 
+test('another tab’s message, heard while a message is being edited, leaves the keyboard in the input box', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    const b = await openTab(context);
+    await say(a, 'my hobby is chess');
+    await until(b, () => document.querySelectorAll('#messages .msg').length === 2);
+    await synced(b);
+    // B has an edit open on the first message, and types in the input box.
+    await b.click('#messages .msg[data-turn="1"] .msg-edit');
+    await b.fill('#messages .msg-editor textarea', 'my hobby is go');
+    await b.focus('#input');
+    await b.keyboard.type('half a');
+    await say(a, 'what is my hobby?');
+    await until(b, () => document.querySelectorAll('#messages .msg').length === 4);
+    await synced(b);
+    await b.keyboard.type(' thought');
+    assert.equal(await b.inputValue('#input'), 'half a thought', 'every key reached the input box');
+    assert.equal(await b.inputValue('#messages .msg-editor textarea'), 'my hobby is go', 'the edit stays open');
+    assert.deepEqual(b.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('two tabs of one user follow each other live: a message sent in one shows in the other, a new chat shows in its sidebar', async () => {
   const { context, page: a } = await openDemo();
   try {
