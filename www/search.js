@@ -75,7 +75,14 @@ async function search() {
   searchedList = state.listed.signature;
   let hits;
   try {
-    hits = await searchSessions({ dbName: DB_NAME, userId: user, query, limit: LIMIT });
+    // A search first indexes what is not indexed yet (after an upgrade of the library, the whole
+    // history again): that is said while it lasts.
+    const onProgress = ({ done, total }) => {
+      if (n === searches && user === state.user && total > 0) {
+        el.searchStatus.textContent = `Updating the search index: ${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} messages…`;
+      }
+    };
+    hits = await searchSessions({ dbName: DB_NAME, userId: user, query, limit: LIMIT, onProgress });
   } catch (e) {
     if (n !== searches || user !== state.user) return;
     // A query the library refuses (INVALID_QUERY: too long): said where every error is.
