@@ -97,6 +97,16 @@ export const el = {
   status: $('status'),
 };
 
+const megabytes = (bytes) => `${(bytes / 1048576).toFixed(1)} MB`;
+
+/** What to do about the storage errors a user can act on. */
+const STORAGE_ADVICE = {
+  STORAGE_FULL: (e) =>
+    `The browser’s storage for this site is full${typeof e.usage === 'number' && typeof e.quota === 'number' ? ` (${megabytes(e.usage)} of ${megabytes(e.quota)} used)` : ''}: nothing of this was saved. Back up and delete old chats to make room.`,
+  DB_VERSION: () => 'Another tab runs a newer version of this page, which upgraded the chats’ storage: reload this page to go on.',
+  DB_BLOCKED: () => 'Another tab of this site runs an older version of this page and keeps the chats’ storage from being upgraded: close it, then try again.',
+};
+
 export function showError(error) {
   let text;
   if (error?.name === 'ModelError') {
@@ -105,6 +115,9 @@ export function showError(error) {
     if (!error.status) text += ' Check the endpoint’s URL, that it is running, and that it lets this page call it (CORS).';
   } else if (error?.name === 'Error') {
     text = error.message;
+  } else if (error?.name === 'SessionError' && STORAGE_ADVICE[error.code]) {
+    // What the user can do about it first; the library's own words after.
+    text = `${STORAGE_ADVICE[error.code](error)} (${error.name} ${error.code}: ${error.message})`;
   } else if (error?.name) {
     text = `${error.name}${error.code ? ` ${error.code}` : ''}: ${error.message}`;
   } else {
