@@ -4,6 +4,7 @@
 // browser's (crypto.subtle): this file only arranges it.
 import { recordStore } from './records.js';
 import { sessionError } from './errors.js';
+import { copiedArguments } from './copy.js';
 
 /** WebCrypto's `subtle`, which only a secure context has (https, or localhost). */
 const subtle = () =>
@@ -377,7 +378,10 @@ export class EncryptedSession {
     }
   }
 
-  addItems(items) {
+  addItems(given) {
+    // Copied now, as the wrapped session copies them when called: this call waits for the ones
+    // before it, and the caller may reuse its array meanwhile.
+    const [items] = copiedArguments([given]);
     return this.#write(async () => {
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
       if (items.length === 0) return;
@@ -591,7 +595,9 @@ export class EncryptedSession {
    * start again). Also how a plaintext session is encrypted in place: read its items, replace
    * them through an EncryptedSession over it.
    */
-  replaceHistory(items, options = {}) {
+  replaceHistory(givenItems, givenOptions = {}) {
+    // Copied now (see addItems).
+    const [items, options] = copiedArguments([givenItems, givenOptions]);
     return this.#write(async () => {
       if (typeof this.#inner.replaceHistory !== 'function') {
         throw sessionError('INVALID_SESSION', 'replaceHistory needs a wrapped session that has it (this package\'s sessions do)');

@@ -6,6 +6,7 @@ import init, * as wasm from './agent_sessions.js';
 import { callListener, needsListener, publish, subscribeSession, watchSessions as watch } from './events.js';
 import { exportSessions, importSessions as importBackup } from './backup.js';
 import { sessionError } from './errors.js';
+import { copiedArguments } from './copy.js';
 import { extras, memory } from './load_extras.js';
 
 await init({ module_or_path: sessionsWasm });
@@ -188,34 +189,6 @@ Object.defineProperty(IndexedDbSession.prototype, TRANSACTION_USAGE, { value: tr
 
 /** The listeners of each memory session object (its changes are its own). */
 const memoryListeners = new WeakMap();
-
-/** Whether `value` is an object of no class (its prototype `Object.prototype` or `null`). */
-const isPlain = (value) => {
-  const proto = Object.getPrototypeOf(value);
-  return proto === null || Object.getPrototypeOf(proto) === null;
-};
-
-/** A call's arguments, copied now for a call that waits for the memory module, as the call
- * copies them when it runs at once: what the caller changes afterwards is not what is stored.
- * Arguments the copy would change the meaning of (an object of a class, among them or among
- * the items of an array; a function) are passed as they are, so that the method refuses them
- * as it would have. */
-function copiedArguments(args) {
-  const classed = (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && !isPlain(v);
-  if (args.some((a) => classed(a) || (Array.isArray(a) && a.some(classed)))) return args;
-  try {
-    const copies = structuredClone(args);
-    // A copy has no symbol-keyed fields (such as the digest an EncryptedSession gives with a
-    // history transaction): an argument's own go with its copy.
-    args.forEach((arg, i) => {
-      if (arg === null || typeof arg !== 'object' || Array.isArray(arg)) return;
-      for (const key of Object.getOwnPropertySymbols(arg)) copies[i][key] = arg[key];
-    });
-    return copies;
-  } catch {
-    return args;
-  }
-}
 
 /** Every method of a session object: what a MemorySession forwards (the main module's class
  * has those the second module serves only as IndexedDbSession defines them, above). */

@@ -984,3 +984,26 @@ test('EncryptedSession transactions compare with what the object saved last, and
   assert.equal(r.retry, 'resolved');
   assert.equal(r.itemsAfterRetry, 4);
 });
+
+test('items are copied when addItems or replaceHistory is called, as the wrapped session copies them: a caller reusing its array changes nothing stored', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-copies-${Math.random()}`;
+    const s = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName }), { key: key() });
+    const batch = [{ role: 'user', content: 'first question' }];
+    // The second call waits for the first: its array is changed before its turn comes.
+    const first = s.addItems(batch);
+    batch[0] = { role: 'user', content: 'second question' };
+    const second = s.addItems(batch);
+    batch.length = 0;
+    await Promise.all([first, second]);
+    const added = (await s.getItems()).map((i) => i.content);
+    const replacement = [{ role: 'user', content: 'the summary' }];
+    const replacing = s.replaceHistory(replacement);
+    replacement[0].content = 'changed after the call';
+    await replacing;
+    return { added, replaced: (await s.getItems()).map((i) => i.content) };
+  });
+  assert.deepEqual(r.added, ['first question', 'second question']);
+  assert.deepEqual(r.replaced, ['the summary']);
+});
