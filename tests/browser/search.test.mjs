@@ -189,6 +189,40 @@ test('repairSession keeps the tool text of the rows it moves in the index (a ses
   assert.deepEqual(r.found.sort(), ['tools:1', 'tools:2'], 'the moved call and output are still found by their tool text');
 });
 
+test('repairSession of a session whose record was lost indexes its rows under the owner it is given', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page, `repair-owner-${Math.random()}`);
+  const r = await page.evaluate(async () => {
+    await new lib.IndexedDbSession('lost', { ...db, userId: 'ann' }).addItems([
+      { role: 'user', content: 'where is the lighthouse' },
+      { role: 'assistant', content: 'on the cliff' },
+    ]);
+    // The record gone, and the rows indexed again while it was (as a database from before the
+    // index is): with no record to say whose they are, they are indexed under no owner.
+    await asBeforeTheIndex(db.dbName);
+    await new Promise((ok, fail) => {
+      const open = indexedDB.open(db.dbName);
+      open.onsuccess = () => {
+        const tx = open.result.transaction('agent_sessions', 'readwrite');
+        tx.objectStore('agent_sessions').delete('lost');
+        tx.oncomplete = () => {
+          open.result.close();
+          ok();
+        };
+        tx.onerror = () => fail(tx.error);
+      };
+    });
+    await lib.buildSearchIndex(db);
+    const before = await find('lighthouse');
+    const report = await lib.repairSession('lost', { ...db, userId: 'ann' });
+    return { before, moved: report.renumberedRows, after: await find('lighthouse'), cliff: await find('cliff') };
+  });
+  assert.deepEqual(r.before, [], 'not ann’s while no record says so');
+  assert.equal(r.moved, 0, 'the rows stay where they are');
+  assert.deepEqual(r.after, ['lost:0']);
+  assert.deepEqual(r.cliff, ['lost:1']);
+});
+
 test('the index follows pops, clears, rewrites, branches, deletes and a reload', async () => {
   const { page } = await openHarness(env);
   await helpers(page, 'search-consistency');

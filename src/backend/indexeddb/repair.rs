@@ -158,10 +158,11 @@ pub async fn repair_session(
             })
             .collect();
         let plan = plan_repair(&stored);
-        let user = record
-            .as_ref()
-            .and_then(owner_of)
-            .unwrap_or_else(|| owner.map(str::to_string));
+        let recorded = record.as_ref().and_then(owner_of);
+        // The owner the record names; else the one given (then the rows were indexed under
+        // whatever owner the index's build found for them, and are indexed again below).
+        let reindex = recorded.is_none();
+        let user = recorded.unwrap_or_else(|| owner.map(str::to_string));
         // A sound session (a record that reads, whose counters and owner are those of its rows,
         // and rows that stay where they are) is left as it is.
         let sound = plan.drop.is_empty()
@@ -189,6 +190,25 @@ pub async fn repair_session(
             messages.delete(keys[i].clone()).map_err(|e| tx.fail(e))?;
         }
         let mut writer = RowWriter::new(session_id, now, Indexer::new(user.as_deref(), false));
+        if reindex {
+            // The rows that stay where they are, under the owner's name (those that move are
+            // written below, with it).
+            let mut moved = vec![false; rows.len()];
+            for &i in plan.drop.iter().chain(plan.moves.iter().map(|(i, _)| i)) {
+                if let Some(m) = moved.get_mut(i) {
+                    *m = true;
+                }
+            }
+            let terms = js::name("terms");
+            for (i, row) in rows.iter().enumerate() {
+                let Some(item) = items[i].as_ref().filter(|_| !moved[i]) else {
+                    continue;
+                };
+                writer.index.tools = indexed_with_tools(row);
+                let _ = js_sys::Reflect::set(row, &terms, &writer.index.terms(item));
+                messages.put(row, None).map_err(|e| tx.fail(e))?;
+            }
+        }
         for &(i, place) in &plan.moves {
             let (Some(item), old) = (&items[i], &stored[i]) else {
                 continue;
