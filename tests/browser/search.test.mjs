@@ -609,14 +609,18 @@ test('a word on more items than the index lists still finds the newest ones firs
     // A tool call of a session written without index.tools: its text is not searched, here
     // either.
     await b.addItems([{ type: 'function_call', callId: 'c1', name: 'lookup', arguments: '{"q":"common"}', status: 'completed' }]);
+    // A branch's own item is read too.
+    await b.createBranchFromTurn(1, 'alt');
+    await b.addItems([{ role: 'user', content: 'common branchy' }]);
     await a.addItems([{ role: 'user', content: 'common newest' }]);
     const hits = await lib.searchSessions({ dbName, userId: 'ann', query: 'common', limit: 3 });
     // (A limit past 2^32 is as good as no limit.)
     const only = await lib.searchSessions({ dbName, userId: 'ann', query: 'common', sessionIds: ['b'], limit: 2 ** 32 });
-    return { hits: hits.map((h) => [h.sessionId, h.seq]), only: only.map((h) => [h.sessionId, h.seq]) };
+    const hit = (h) => [h.sessionId, h.branch ?? 'main', h.seq];
+    return { hits: hits.map(hit), only: only.map(hit) };
   });
-  assert.deepEqual(r.hits, [['a', 20005], ['b', 0], ['a', 20004]], 'the newest matches, newest first');
-  assert.deepEqual(r.only, [['b', 0]], 'a session past the cut is searched too');
+  assert.deepEqual(r.hits, [['a', 'main', 20005], ['b', 'alt', 0], ['b', 'main', 0]], 'the newest matches, newest first, a branch’s among them');
+  assert.deepEqual(r.only, [['b', 'alt', 0], ['b', 'main', 0]], 'a session past the cut is searched too');
 });
 
 test('a new database has nothing to index: its rows are written with their terms, and no build reads them again', async () => {

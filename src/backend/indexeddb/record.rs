@@ -260,9 +260,15 @@ pub fn message_key(session_id: &str, seq: u64) -> JsValue {
 
 /// A session's messages with `lo <= seq <= hi`.
 pub fn messages_between(session_id: &str, lo: f64, hi: f64) -> Result<Query> {
-    let id = JsValue::from_str(session_id);
-    let lower = Array::of2(&id, &JsValue::from_f64(lo));
-    let upper = Array::of2(&id, &JsValue::from_f64(hi));
+    stored_between(&JsValue::from_str(session_id), lo, hi)
+}
+
+/// The rows stored under `storage` (a session's id, or `[sessionId, branchId]` for a branch's
+/// own rows) with `lo <= seq <= hi`.
+pub fn stored_between(storage: &JsValue, lo: f64, hi: f64) -> Result<Query> {
+    let id = storage;
+    let lower = Array::of2(id, &JsValue::from_f64(lo));
+    let upper = Array::of2(id, &JsValue::from_f64(hi));
     KeyRange::bound(&lower, &upper, Some(false), Some(false))
         .map(Query::from)
         .map_err(|e| storage_error(&e, "selecting a session's messages"))

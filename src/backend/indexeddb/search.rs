@@ -18,7 +18,7 @@ use crate::core::sort;
 
 use super::open::Connection;
 use super::ops::user_records;
-use super::record::{item_of, messages_between, seq_of, turn_of, Indexer};
+use super::record::{item_of, seq_of, stored_between, turn_of, Indexer};
 use super::request::Sent as _;
 use super::tx::{listening, storage_error, Tx};
 
@@ -116,7 +116,7 @@ pub async fn search(
         // The user's sessions (only those asked for), with when each last changed, and where
         // their own items start and end.
         let mut sessions: HashMap<String, f64> = HashMap::new();
-        let mut spans: Vec<(f64, String, f64, f64)> = Vec::new();
+        let mut spans: Vec<Span> = Vec::new();
         for record in &records {
             let Some(id) = js::get(record, "id").ok().and_then(|v| v.as_string()) else {
                 continue;
@@ -130,7 +130,19 @@ pub async fn search(
             let updated = number("updatedAt").unwrap_or(0.0);
             let (first, next) = (number("firstSeq"), number("nextSeq"));
             if let (Some(first), Some(next)) = (first, next) {
-                spans.push((updated, id.clone(), first, next));
+                spans.push((updated, id.clone(), None, first, next));
+            }
+            // Each other branch's own rows (those it inherits are its base's).
+            let branches = js::get(record, "branches").unwrap_or(JsValue::UNDEFINED);
+            for entry in js::elements(&branches).unwrap_or_default() {
+                let field = |key: &'static str| js::get(&entry, key).ok();
+                let branch = field("id").and_then(|v| v.as_string());
+                let span = (field("first"), field("next"));
+                if let (Some(branch), (Some(first), Some(next))) = (branch, span) {
+                    if let (Some(first), Some(next)) = (first.as_f64(), next.as_f64()) {
+                        spans.push((updated, id.clone(), Some(branch), first, next));
+                    }
+                }
             }
             sessions.insert(id, updated);
         }
@@ -267,12 +279,18 @@ async fn indexed_rows(
     Ok(rows)
 }
 
+/// Where a session's or a branch's own rows are: `(updatedAt, id, branch (None: main), first,
+/// next)`.
+type Span = (f64, String, Option<String>, f64, f64);
+
 /// The newest [`READ_AT_MOST`] items (by when they were written) of the sessions `spans` names
-/// (`(updatedAt, id, firstSeq, nextSeq)`, their own items on `main`): read a session at a time,
-/// the most recently written first, until no session left can hold a newer item.
-async fn newest_rows_of(tx: &Tx, spans: &mut [(f64, String, f64, f64)]) -> Result<Vec<Found>> {
+/// (each branch's own rows, `main`'s and the others'): read a span at a time, those of the most
+/// recently written sessions first, until no session left can hold a newer item.
+async fn newest_rows_of(tx: &Tx, spans: &mut [Span]) -> Result<Vec<Found>> {
     sort::sort_by(spans, |a, b| {
-        b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1))
+        b.0.total_cmp(&a.0)
+            .then_with(|| a.1.cmp(&b.1))
+            .then_with(|| a.2.cmp(&b.2))
     });
     let messages = tx.store(MESSAGES_STORE)?;
     let created = |row: &JsValue| {
@@ -283,13 +301,15 @@ async fn newest_rows_of(tx: &Tx, spans: &mut [(f64, String, f64, f64)]) -> Resul
     };
     // Newest first; items written by one call share a time, so the position decides (and the
     // session, so the order is total).
-    let newest_first = |a: &(f64, u64, String, JsValue), b: &(f64, u64, String, JsValue)| {
+    type Newest = (f64, u64, String, Option<String>, JsValue);
+    let newest_first = |a: &Newest, b: &Newest| {
         b.0.total_cmp(&a.0)
             .then(b.1.cmp(&a.1))
             .then_with(|| a.2.cmp(&b.2))
+            .then_with(|| a.3.cmp(&b.3))
     };
-    let mut rows: Vec<(f64, u64, String, JsValue)> = Vec::new();
-    for (updated, id, first, next) in spans.iter() {
+    let mut rows: Vec<Newest> = Vec::new();
+    for (updated, id, branch, first, next) in spans.iter() {
         if rows.len() >= READ_AT_MOST {
             sort::sort_by(&mut rows, newest_first);
             rows.truncate(READ_AT_MOST);
@@ -302,7 +322,11 @@ async fn newest_rows_of(tx: &Tx, spans: &mut [(f64, String, f64, f64)]) -> Resul
         if n < 1.0 {
             continue;
         }
-        let range = messages_between(id, next - n, next - 1.0)?;
+        let storage = match branch {
+            None => JsValue::from_str(id),
+            Some(b) => Array::of2(&id.into(), &b.into()).into(),
+        };
+        let range = stored_between(&storage, next - n, next - 1.0)?;
         let got = messages
             .get_all(Some(range), None)
             .map_err(|e| tx.fail(e))?
@@ -310,14 +334,15 @@ async fn newest_rows_of(tx: &Tx, spans: &mut [(f64, String, f64, f64)]) -> Resul
             .await
             .map_err(|e| tx.fail(e))?;
         for row in got {
-            rows.push((created(&row), seq_of(&row).unwrap_or(0), id.clone(), row));
+            let seq = seq_of(&row).unwrap_or(0);
+            rows.push((created(&row), seq, id.clone(), branch.clone(), row));
         }
     }
     sort::sort_by(&mut rows, newest_first);
     rows.truncate(READ_AT_MOST);
     Ok(rows
         .into_iter()
-        .map(|(_, _, id, row)| (id, None, row))
+        .map(|(_, _, id, branch, row)| (id, branch, row))
         .collect())
 }
 
