@@ -277,6 +277,11 @@ function wire() {
   });
   el.lockForget.addEventListener('click', forgetOnDevice);
   el.errorClose.addEventListener('click', hideError);
+  el.errorAction.addEventListener('click', () => {
+    if (el.errorAction.dataset.action === 'reload') location.reload();
+    // The chat is opened again (the one that could not be, or the one open, read again).
+    else if (el.errorAction.dataset.action === 'retry') busy(state.sessionId ? async () => {} : openInitialChat);
+  });
   el.toggleSidebar.addEventListener('click', () => toggleSidebar());
 }
 

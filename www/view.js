@@ -88,6 +88,7 @@ export const el = {
   error: $('error'),
   errorText: $('error-text'),
   errorClose: $('error-close'),
+  errorAction: $('error-action'),
   messages: $('messages'),
   empty: $('empty'),
   composer: $('composer'),
@@ -124,13 +125,26 @@ export function showError(error) {
     text = String(error);
   }
   el.errorText.textContent = text;
+  // What the user can do about it, one click away: reload (a newer tab upgraded the storage),
+  // try again (once the older tab is closed).
+  const action = error?.name === 'SessionError' && ERROR_ACTIONS[error.code];
+  el.errorAction.hidden = !action;
+  if (action) el.errorAction.textContent = action.label;
+  el.errorAction.dataset.action = action ? action.name : '';
   el.error.hidden = false;
   console.error(error);
 }
 
+/** The button an error offers (main.js does what it names). */
+const ERROR_ACTIONS = {
+  DB_VERSION: { name: 'reload', label: 'Reload' },
+  DB_BLOCKED: { name: 'retry', label: 'Try again' },
+};
+
 export function hideError() {
   el.error.hidden = true;
   el.errorText.textContent = '';
+  el.errorAction.hidden = true;
 }
 
 export function setStatus(text) {

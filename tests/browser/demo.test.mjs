@@ -1631,7 +1631,12 @@ test('a database another connection keeps from upgrading: the page says why, and
       });
     });
     assert.equal(version, 6);
-    // Sending opens the chat now, and saves the message.
+    // Try again opens the chat now; a message is saved.
+    assert.equal(await page.textContent('#error-action'), 'Try again');
+    await page.click('#error-action');
+    await idle(page);
+    assert.equal(await page.isVisible('#error-action'), false);
+    assert.ok(await currentSessionId(page), 'a chat is open');
     await say(page, 'my hobby is chess');
     assert.deepEqual((await rendered(page)).map((m) => m.role), ['user', 'assistant']);
     const id = await currentSessionId(page);
@@ -1667,6 +1672,35 @@ test('the keyboard stays where it was: on the chat picked in the list, and on th
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'chat-branch');
     assert.equal(await page.inputValue('#chat-branch'), 'main');
     assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a database a newer version of the page upgraded: the page says to reload, and offers it', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  try {
+    const newer = await context.newPage();
+    await newer.goto(`${url}/lib.js`);
+    await newer.evaluate(
+      () =>
+        new Promise((ok, fail) => {
+          const request = indexedDB.open('agent-sessions-demo', 99);
+          request.onsuccess = () => {
+            request.result.close();
+            ok();
+          };
+          request.onerror = () => fail(request.error);
+        }),
+    );
+    const page = await openTab(context);
+    assert.match(await page.textContent('#error-text'), /^Another tab runs a newer version of this page, which upgraded the chats’ storage: reload this page to go on\. \(SessionError DB_VERSION: /);
+    assert.equal(await page.textContent('#error-action'), 'Reload');
+    const reloaded = page.waitForEvent('load');
+    await page.click('#error-action');
+    await reloaded;
+    await ready(page);
+    assert.match(await page.textContent('#error-text'), /DB_VERSION/, 'the page was loaded again (and the database is still newer)');
   } finally {
     await context.close();
   }
