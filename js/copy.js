@@ -18,8 +18,7 @@ const LONGEST = 1_048_576;
 export function copiedArguments(args) {
   try {
     const classed = (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && !isPlain(v);
-    if (args.some((a) => Array.isArray(a) && (a.length > LONGEST || a.some(classed)))) return args;
-    if (args.some(classed)) return args;
+    if (args.some((a) => classed(a) || (Array.isArray(a) && (a.length > LONGEST || a.some(classed))))) return args;
     const copies = structuredClone(args);
     // A copy has no symbol-keyed fields (such as the digest an EncryptedSession gives with a
     // history transaction): an argument's own go with its copy.

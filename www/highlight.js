@@ -180,15 +180,17 @@ export function tokenize(text) {
   return tokens;
 }
 
-/** A query as the library reads it: `[{ kind: 'term' | 'prefix', term }` or `{ kind: 'phrase',
- * terms }]`. Words are all required; `"…"` is a phrase; `word*` a prefix; a word that is several
- * tokens (`e-mail`, `東京の`) a phrase of them; one CJK character the prefix of its pairs. */
+/** A query as the library reads it: `[{ kind: 'term' | 'prefix', term, lone }` or `{ kind:
+ * 'phrase', terms }]`. Words are all required; `"…"` is a phrase; `word*` a prefix; a word that
+ * is several tokens (`e-mail`, `東京の`) a phrase of them; one CJK character (`lone`) the prefix
+ * of its pairs, and found in those it ends. */
 export function parseQuery(query) {
   const clauses = [];
   const single = (term, prefix) => {
     const chars = [...term];
     const loneCjk = chars.length === 1 && isUnspaced(chars[0].codePointAt(0));
-    return { kind: prefix || loneCjk ? 'prefix' : 'term', term };
+    // (`lone`: also found where it ends a pair.)
+    return { kind: prefix || loneCjk ? 'prefix' : 'term', term, lone: loneCjk };
   };
   const add = (terms, prefix) => {
     if (terms.length === 0) return;
@@ -216,8 +218,7 @@ export function matchRanges(text, clauses) {
         if (token.term === clause.term) ranges.push([token.start, token.end]);
       } else if (clause.kind === 'prefix') {
         // One character of a script written without spaces, where it ends a pair: that character.
-        const chars = [...clause.term];
-        if (chars.length === 1 && isUnspaced(chars[0].codePointAt(0)) && token.term.length > clause.term.length && token.term.endsWith(clause.term)) {
+        if (clause.lone && token.term.length > clause.term.length && token.term.endsWith(clause.term)) {
           ranges.push([token.ends[0], token.end]);
           return;
         }

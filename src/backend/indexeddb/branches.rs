@@ -35,7 +35,7 @@ use crate::core::transaction::{check_whole_history, Outcome};
 use super::open::Connection;
 use super::ops::{finish, head_rows, read_record, summary_head, write_record, SeenView, Target};
 use super::record::{
-    all_of_session, damaged_items, item_of, items_of, seq_of, turn_of, StoredRecord,
+    all_of_session, damaged_items, has_terms, item_of, items_of, seq_of, turn_of, StoredRecord,
 };
 use super::request::Sent as _;
 use super::tx::{listening, storage_error, Tx};
@@ -378,10 +378,9 @@ async fn apply_release(tx: &Tx, t: &Target<'_>, owner: &str, release: &Release) 
             // and putting it stores a copy under the other branch, the item verbatim.
             let _ = Reflect::set(&row, &"sessionId".into(), &to);
             let item = item_of(&row).unwrap_or(JsValue::UNDEFINED);
-            // A tool call's row has terms only where its text was indexed; one written before
-            // the index is indexed as this object indexes.
+            // A row written before the index is indexed as this object indexes.
             indexer.tools = match Reflect::get(&row, &terms) {
-                Ok(v) if !v.is_undefined() => v.dyn_ref::<Array>().is_some_and(|a| a.length() > 0),
+                Ok(v) if !v.is_undefined() => has_terms(&row),
                 _ => t.index_tools,
             };
             let _ = Reflect::set(&row, &terms, &indexer.terms(&item));

@@ -196,10 +196,17 @@ impl Indexer {
 /// with `index: { tools: true }`): it has terms where its message text alone has none. What an
 /// export marks and a repair keeps, so that the row is indexed the same way again.
 pub fn indexed_with_tools(row: &JsValue) -> bool {
-    let terms = js::get(row, "terms").unwrap_or(JsValue::UNDEFINED);
     let item = js::get(row, "item").unwrap_or(JsValue::UNDEFINED);
-    terms.dyn_ref::<Array>().is_some_and(|t| t.length() > 0)
-        && crate::backend::search::item_search_text(&item, false).is_empty()
+    has_terms(row) && crate::backend::search::item_search_text(&item, false).is_empty()
+}
+
+/// Whether a stored message row has search terms. A tool call's row has them only where its
+/// text was indexed (its session was written with `index: { tools: true }`).
+pub fn has_terms(row: &JsValue) -> bool {
+    js::get(row, "terms")
+        .ok()
+        .and_then(|t| t.dyn_into::<Array>().ok())
+        .is_some_and(|t| t.length() > 0)
 }
 
 /// Builds the message rows of one write; the property names are made into JS strings once per
@@ -266,9 +273,8 @@ pub fn messages_between(session_id: &str, lo: f64, hi: f64) -> Result<Query> {
 /// The rows stored under `storage` (a session's id, or `[sessionId, branchId]` for a branch's
 /// own rows) with `lo <= seq <= hi`.
 pub fn stored_between(storage: &JsValue, lo: f64, hi: f64) -> Result<Query> {
-    let id = storage;
-    let lower = Array::of2(id, &JsValue::from_f64(lo));
-    let upper = Array::of2(id, &JsValue::from_f64(hi));
+    let lower = Array::of2(storage, &JsValue::from_f64(lo));
+    let upper = Array::of2(storage, &JsValue::from_f64(hi));
     KeyRange::bound(&lower, &upper, Some(false), Some(false))
         .map(Query::from)
         .map_err(|e| storage_error(&e, "selecting a session's messages"))

@@ -11,6 +11,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::js::{self, object};
 use crate::backend::search::item_search_text;
+use crate::core::branch::MAIN;
 use crate::core::error::Result;
 use crate::core::schema::{BY_TERM_INDEX, MESSAGES_STORE, META_STORE, SESSIONS_STORE};
 use crate::core::search::{match_text, owner_prefix, score, snippet, Clause};
@@ -18,7 +19,7 @@ use crate::core::sort;
 
 use super::open::Connection;
 use super::ops::user_records;
-use super::record::{item_of, seq_of, stored_between, turn_of, Indexer};
+use super::record::{has_terms, item_of, seq_of, stored_between, turn_of, Indexer};
 use super::request::Sent as _;
 use super::tx::{listening, storage_error, Tx};
 
@@ -175,14 +176,9 @@ pub async fn search(
             let Some(item) = item_of(&row) else {
                 continue;
             };
-            // A tool call's text is searched where its row was indexed with it (its session
-            // was written with `index: { tools: true }`): a row with terms; a message's text
-            // is searched either way.
-            let tools = js::get(&row, "terms")
-                .ok()
-                .and_then(|t| t.dyn_into::<Array>().ok())
-                .is_some_and(|t| t.length() > 0);
-            let text = item_search_text(&item, tools);
+            // A tool call's text is searched where its row was indexed with it; a message's
+            // text is searched either way.
+            let text = item_search_text(&item, has_terms(&row));
             let Some(m) = match_text(&text, clauses) else {
                 continue;
             };
@@ -322,10 +318,7 @@ async fn newest_rows_of(tx: &Tx, spans: &mut [Span]) -> Result<Vec<Found>> {
         if n < 1.0 {
             continue;
         }
-        let storage = match branch {
-            None => JsValue::from_str(id),
-            Some(b) => Array::of2(&id.into(), &b.into()).into(),
-        };
+        let storage = super::branches::storage(id, branch.as_deref().unwrap_or(MAIN));
         let range = stored_between(&storage, next - n, next - 1.0)?;
         let got = messages
             .get_all(Some(range), None)
