@@ -294,6 +294,53 @@ describe('indexeddb: storage failures', () => {
     await context.close();
   });
 
+  test('a connection the browser closed without a close event (the storage process gone): the call that finds it closed opens the database again and goes on, nothing lost', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      const dbName = 'lost-connection';
+      // Every connection the library opens, so that the test can close them: a connection closed
+      // by `close()` gets no `close` event, as one the browser lost without telling. Its
+      // transactions are then refused with an InvalidStateError.
+      const opened = [];
+      const open = IDBFactory.prototype.open;
+      IDBFactory.prototype.open = function (...args) {
+        const request = open.apply(this, args);
+        request.addEventListener('success', () => opened.push(request.result));
+        return request;
+      };
+      const s = new lib.IndexedDbSession('lost', { dbName, userId: 'u' });
+      await s.addItems([{ role: 'user', content: 'first question' }]);
+      const calls = {
+        getItems: () => s.getItems(),
+        addItems: () => s.addItems([{ role: 'assistant', content: 'first answer' }]),
+        getRecentTurns: () => s.getRecentTurns(1),
+        popItem: () => s.popItem(),
+        addAgain: () => s.addItems([{ role: 'assistant', content: 'second answer' }]),
+        listSessions: () => lib.listSessions({ dbName, userId: 'u' }),
+        searchSessions: () => lib.searchSessions({ dbName, userId: 'u', query: 'question' }),
+        history: () => new lib.IndexedDbSession('lost', { dbName, userId: 'u' }).getItems(),
+        createBranchFromTurn: () => s.createBranchFromTurn(1),
+      };
+      const results = {};
+      for (const [name, call] of Object.entries(calls)) {
+        for (const db of opened.splice(0)) db.close();
+        results[name] = await attempt(call);
+      }
+      return { results, branches: (await s.listBranches()).length };
+    });
+    for (const [name, res] of Object.entries(r.results)) assert.equal(res.ok, true, `${name}: ${JSON.stringify(res)}`);
+    assert.deepEqual(r.results.getItems.value, [{ role: 'user', content: 'first question' }]);
+    assert.deepEqual(r.results.popItem.value, { role: 'assistant', content: 'first answer' });
+    assert.equal(r.results.listSessions.value[0].itemCount, 2);
+    assert.equal(r.results.searchSessions.value.length, 1);
+    assert.deepEqual(r.results.history.value, [
+      { role: 'user', content: 'first question' },
+      { role: 'assistant', content: 'second answer' },
+    ]);
+    assert.equal(r.branches, 2);
+    await context.close();
+  });
+
   test('a database opened first without a version (an empty version 1, as DevTools or a page’s own code makes) is set up, not refused', async () => {
     const { context, page } = await openHarness(env);
     const r = await page.evaluate(async () => {

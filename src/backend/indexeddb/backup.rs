@@ -92,7 +92,7 @@ pub async fn read_page(
 ) -> Result<(Vec<JsValue>, Option<JsValue>)> {
     let doing = format!("exporting session \"{session_id}\"");
     if kind == "session" {
-        let tx = Tx::begin(conn, &[SESSIONS_STORE], TransactionMode::ReadOnly, doing)?;
+        let tx = Tx::begin(conn, &[SESSIONS_STORE], TransactionMode::ReadOnly, doing).await?;
         return tx
             .run(async |tx| {
                 let record = tx.get(SESSIONS_STORE, session_id).await?;
@@ -107,7 +107,7 @@ pub async fn read_page(
         false => None,
     };
     let limit = limit.max(1);
-    let tx = Tx::begin(conn, &[store], TransactionMode::ReadOnly, doing)?;
+    let tx = Tx::begin(conn, &[store], TransactionMode::ReadOnly, doing).await?;
     tx.run(async |tx| {
         let mut rows = Vec::new();
         for range in ranges_after(session_id, after)? {
@@ -542,7 +542,8 @@ pub async fn restore(
         &SESSION_STORES,
         TransactionMode::ReadWrite,
         format!("importing session \"{}\"", checked.session_id),
-    )?;
+    )
+    .await?;
     let restored = tx
         .run(async |tx| {
             let sessions = tx.store(SESSIONS_STORE)?;

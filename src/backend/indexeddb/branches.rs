@@ -38,7 +38,7 @@ use super::record::{
     all_of_session, damaged_items, has_terms, item_of, items_of, seq_of, turn_of, StoredRecord,
 };
 use super::request::Sent as _;
-use super::tx::{listening, storage_error, Tx};
+use super::tx::{listening, storage_error, Begin, Tx};
 
 /// The key the rows of `owner` (a branch of session `session_id`) are stored under.
 pub fn storage(session_id: &str, owner: &str) -> JsValue {
@@ -397,11 +397,11 @@ async fn apply_release(tx: &Tx, t: &Target<'_>, owner: &str, release: &Release) 
     Ok(())
 }
 
-fn read_tx(conn: &Connection, t: &Target<'_>, what: &str) -> Result<Tx> {
+fn read_tx<'a>(conn: &'a Connection, t: &Target<'_>, what: &str) -> Begin<'a> {
     t.begin(conn, what, TransactionMode::ReadOnly)
 }
 
-fn write_tx(conn: &Connection, t: &Target<'_>, what: &str) -> Result<Tx> {
+fn write_tx<'a>(conn: &'a Connection, t: &Target<'_>, what: &str) -> Begin<'a> {
     t.begin_over(conn, what, TransactionMode::ReadWrite, &SESSION_STORES)
 }
 
@@ -412,7 +412,7 @@ pub async fn get_items(
     id: &str,
     limit: Limit,
 ) -> Result<Vec<JsValue>> {
-    let tx = read_tx(conn, t, "getItems")?;
+    let tx = read_tx(conn, t, "getItems").await?;
     tx.run(async |tx| {
         // As on `main` (`ops::get_items`): the segments this object read for the same branch and
         // limit last time are asked with the record, in one round trip, and their rows used
@@ -468,7 +468,7 @@ pub async fn recent_turns(
     id: &str,
     turns: Limit,
 ) -> Result<Vec<JsValue>> {
-    let tx = read_tx(conn, t, "getRecentTurns")?;
+    let tx = read_tx(conn, t, "getRecentTurns").await?;
     tx.run(async |tx| {
         let index = tx.index(MESSAGES_STORE, BY_TURN_INDEX)?;
         // As `get_items`: the turns this object read last time, from the same segments, are
@@ -653,7 +653,7 @@ pub async fn add_items(
     if items.is_empty() {
         return Ok(());
     }
-    let tx = write_tx(conn, t, "addItems")?;
+    let tx = write_tx(conn, t, "addItems").await?;
     tx.run(async |tx| {
         let Some(mut l) = load_branch(tx, t, id).await? else {
             return Ok(());
@@ -673,7 +673,7 @@ pub async fn pop_item(
     id: &str,
     now: f64,
 ) -> Result<Option<JsValue>> {
-    let tx = write_tx(conn, t, "popItem")?;
+    let tx = write_tx(conn, t, "popItem").await?;
     tx.run(async |tx| match load_branch(tx, t, id).await? {
         Some(l) => pop_in(tx, t, l, id, now).await,
         None => Ok(None),
@@ -722,7 +722,7 @@ pub(super) async fn pop_in(
 /// `clearSession` on branch `id`: the branches that show its items keep their own copies; the
 /// branch's usage goes with its items.
 pub async fn clear(conn: &Connection, t: &Target<'_>, id: &str, now: f64) -> Result<()> {
-    let tx = write_tx(conn, t, "clearSession")?;
+    let tx = write_tx(conn, t, "clearSession").await?;
     tx.run(async |tx| match load_branch(tx, t, id).await? {
         Some(l) => clear_in(tx, t, l, id, now).await,
         None => Ok(()),
@@ -780,7 +780,7 @@ pub async fn apply_transaction(
     taken: TakenTransaction,
     now: f64,
 ) -> Result<()> {
-    let tx = write_tx(conn, t, "applyHistoryTransaction")?;
+    let tx = write_tx(conn, t, "applyHistoryTransaction").await?;
     tx.run(async |tx| {
         let key = Array::of2(
             &t.session_id.into(),
@@ -1021,7 +1021,7 @@ pub async fn replace_history(
     options: ReplaceOptions,
     now: f64,
 ) -> Result<()> {
-    let tx = write_tx(conn, t, "replaceHistory")?;
+    let tx = write_tx(conn, t, "replaceHistory").await?;
     tx.run(async |tx| match load_branch(tx, t, id).await? {
         Some(l) => replace_in(tx, t, l, id, items, options, now).await,
         None => Ok(()),
@@ -1036,7 +1036,7 @@ pub async fn apply_mutations(
     mutations: Vec<FunctionCallReplacement>,
     now: f64,
 ) -> Result<()> {
-    let tx = write_tx(conn, t, "applyHistoryMutations")?;
+    let tx = write_tx(conn, t, "applyHistoryMutations").await?;
     tx.run(async |tx| match load_branch(tx, t, id).await? {
         Some(l) => mutations_in(tx, t, l, id, mutations, now).await,
         None => Ok(()),
@@ -1053,12 +1053,14 @@ pub async fn archived_items(
     limit: Option<u64>,
     skip: u64,
 ) -> Result<Vec<JsValue>> {
-    let tx = t.begin_over(
-        conn,
-        "getArchivedItems",
-        TransactionMode::ReadOnly,
-        &[SESSIONS_STORE, ARCHIVE_STORE],
-    )?;
+    let tx = t
+        .begin_over(
+            conn,
+            "getArchivedItems",
+            TransactionMode::ReadOnly,
+            &[SESSIONS_STORE, ARCHIVE_STORE],
+        )
+        .await?;
     tx.run(async |tx| {
         let Some(l) = load_branch(tx, t, id).await? else {
             return Ok(Vec::new());
@@ -1093,7 +1095,7 @@ pub async fn create(
     name: Option<String>,
     now: f64,
 ) -> Result<String> {
-    let tx = write_tx(conn, t, "createBranch")?;
+    let tx = write_tx(conn, t, "createBranch").await?;
     tx.run(async |tx| {
         let Some(mut l) = load_branch(tx, t, from).await? else {
             return Err(match &pick {
@@ -1188,7 +1190,7 @@ async fn turn_start(
 /// `switchBranch(id)`: checks that it exists, and remembers it in the record. Returns when the
 /// branch was created (`None` for a session not stored yet).
 pub async fn switch(conn: &Connection, t: &Target<'_>, id: &str) -> Result<Option<f64>> {
-    let tx = write_tx(conn, t, "switchBranch")?;
+    let tx = write_tx(conn, t, "switchBranch").await?;
     tx.run(async |tx| {
         let Some(l) = load_branch(tx, t, id).await? else {
             return Ok(None);
@@ -1204,7 +1206,7 @@ pub async fn switch(conn: &Connection, t: &Target<'_>, id: &str) -> Result<Optio
 
 /// `listBranches()`: every branch, `main` first, with what it shows.
 pub async fn list(conn: &Connection, t: &Target<'_>, current: &str) -> Result<JsValue> {
-    let tx = read_tx(conn, t, "listBranches")?;
+    let tx = read_tx(conn, t, "listBranches").await?;
     tx.run(async |tx| {
         let loaded = load(tx, t).await?;
         let entry = |b: &Branch, count: u64, created: JsValue| -> JsValue {
@@ -1278,7 +1280,7 @@ pub async fn delete(
             ),
         ));
     }
-    let tx = write_tx(conn, t, "deleteBranch")?;
+    let tx = write_tx(conn, t, "deleteBranch").await?;
     tx.run(async |tx| {
         let Some(mut l) = load_branch(tx, t, id).await? else {
             return Ok(());
@@ -1318,7 +1320,7 @@ async fn view_facts(
     id: &str,
     what: &str,
 ) -> Result<Vec<(u64, RowFacts)>> {
-    let tx = read_tx(conn, t, what)?;
+    let tx = read_tx(conn, t, what).await?;
     tx.run(async |tx| {
         let Some(l) = load_branch(tx, t, id).await? else {
             return Ok(Vec::new());
@@ -1375,7 +1377,7 @@ pub async fn store_usage(
     usage: Usage,
     now: f64,
 ) -> Result<()> {
-    let tx = write_tx(conn, t, "storeRunUsage")?;
+    let tx = write_tx(conn, t, "storeRunUsage").await?;
     tx.run(async |tx| {
         let Some(l) = load_branch(tx, t, id).await? else {
             return Err(invalid_turn(format!(
@@ -1483,12 +1485,14 @@ async fn usage_rows(
     t: &Target<'_>,
     branch: Option<&str>,
 ) -> Result<Vec<JsValue>> {
-    let tx = t.begin_over(
-        conn,
-        "getSessionUsage",
-        TransactionMode::ReadOnly,
-        &[SESSIONS_STORE, USAGE_STORE],
-    )?;
+    let tx = t
+        .begin_over(
+            conn,
+            "getSessionUsage",
+            TransactionMode::ReadOnly,
+            &[SESSIONS_STORE, USAGE_STORE],
+        )
+        .await?;
     tx.run(async |tx| {
         let record = read_record(tx, t.session_id).await?;
         if let Some(record) = &record {
@@ -1549,12 +1553,14 @@ pub async fn turn_usage(
 /// `getInfo()` for branch `id`, from the session record alone: the counters are the branch's
 /// (`main`'s are the record's own), the metadata the session's.
 pub async fn info(conn: &Connection, t: &Target<'_>, id: &str) -> Result<JsValue> {
-    let tx = t.begin_over(
-        conn,
-        "getInfo",
-        TransactionMode::ReadOnly,
-        &[SESSIONS_STORE],
-    )?;
+    let tx = t
+        .begin_over(
+            conn,
+            "getInfo",
+            TransactionMode::ReadOnly,
+            &[SESSIONS_STORE],
+        )
+        .await?;
     tx.run(async |tx| {
         let Some(l) = load_branch(tx, t, id).await? else {
             return Ok(metadata::info(

@@ -14,6 +14,7 @@ use crate::core::schema::{
 };
 
 use std::future::Future;
+use std::pin::Pin;
 use std::task::Poll;
 
 use crate::backend::js;
@@ -28,6 +29,8 @@ pub struct Connection {
     _listeners: Database,
     raw: IdbDatabase,
     stale: Rc<Cell<bool>>,
+    /// The database's name, to open it again.
+    name: String,
 }
 
 impl Connection {
@@ -36,13 +39,16 @@ impl Connection {
         &self.raw
     }
 
-    pub fn is_stale(&self) -> bool {
-        self.stale.get()
+    /// The shared connection that replaces this one, which the browser closed under a call (see
+    /// [`super::tx::Tx::begin`]). Boxed: the open is far larger than the calls that need it
+    /// now and then.
+    pub(super) fn reopened(&self) -> Pin<Box<dyn Future<Output = Result<Rc<Connection>>> + '_>> {
+        self.stale.set(true);
+        Box::pin(connection(&self.name))
     }
 
-    /// Marks it unusable (the browser closed it without telling): the next call reopens.
-    pub(super) fn set_stale(&self) {
-        self.stale.set(true);
+    pub fn is_stale(&self) -> bool {
+        self.stale.get()
     }
 
     pub fn close(&self) {
@@ -262,6 +268,7 @@ async fn opened_upgraded(
         _listeners: db,
         raw,
         stale,
+        name: name.to_string(),
     })
 }
 

@@ -27,7 +27,7 @@ use super::record::{
     record_from_js, seq_of, turn_of, Indexer, RowWriter, StoredRecord,
 };
 use super::request::Sent as _;
-use super::tx::{listening, Tx};
+use super::tx::{listening, Begin, Tx};
 
 /// Which session, as whom.
 pub struct Target<'a> {
@@ -70,18 +70,23 @@ impl Target<'_> {
     }
 
     /// A transaction over the sessions and messages stores, for `what`.
-    pub(super) fn begin(&self, conn: &Connection, what: &str, mode: TransactionMode) -> Result<Tx> {
+    pub(super) fn begin<'a>(
+        &self,
+        conn: &'a Connection,
+        what: &str,
+        mode: TransactionMode,
+    ) -> Begin<'a> {
         self.begin_over(conn, what, mode, &[SESSIONS_STORE, MESSAGES_STORE])
     }
 
     /// A transaction over `stores`, for `what`.
-    pub(super) fn begin_over(
+    pub(super) fn begin_over<'a>(
         &self,
-        conn: &Connection,
+        conn: &'a Connection,
         what: &str,
         mode: TransactionMode,
         stores: &[&'static str],
-    ) -> Result<Tx> {
+    ) -> Begin<'a> {
         Tx::begin(
             conn,
             stores,
@@ -208,7 +213,7 @@ pub(super) async fn finish<F: Future>(sent: Option<F>) -> Option<F::Output> {
 /// whose rows do not match its record (a gap in the sequence numbers, a row without its item,
 /// left by something other than this library) is reported as damaged, never read around.
 pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Result<Vec<JsValue>> {
-    let tx = t.begin(conn, "getItems", TransactionMode::ReadOnly)?;
+    let tx = t.begin(conn, "getItems", TransactionMode::ReadOnly).await?;
     tx.run(async |tx| {
         // The rows are asked with the record, in one round trip: the range the record named
         // when this object last saw it (the same snapshot answers both, so rows read where the
@@ -252,7 +257,9 @@ pub async fn get_items(conn: &Connection, t: &Target<'_>, limit: Limit) -> Resul
 /// `by_turn` index from the oldest of those turns, checked against the record (the rows must be
 /// the newest of the history, without a gap).
 pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Result<Vec<JsValue>> {
-    let tx = t.begin(conn, "getRecentTurns", TransactionMode::ReadOnly)?;
+    let tx = t
+        .begin(conn, "getRecentTurns", TransactionMode::ReadOnly)
+        .await?;
     tx.run(async |tx| {
         let index = tx.index(MESSAGES_STORE, BY_TURN_INDEX)?;
         let sid = JsValue::from_str(t.session_id);
@@ -360,12 +367,14 @@ pub(super) fn summary_head(head: &[JsValue], first: Option<u64>) -> impl Iterato
 /// `update()`: the metadata changes, in one transaction (a session nothing was written to yet
 /// gets its record).
 pub async fn update(conn: &Connection, t: &Target<'_>, changes: &Changes, now: f64) -> Result<()> {
-    let tx = t.begin_over(
-        conn,
-        "update",
-        TransactionMode::ReadWrite,
-        &[SESSIONS_STORE],
-    )?;
+    let tx = t
+        .begin_over(
+            conn,
+            "update",
+            TransactionMode::ReadWrite,
+            &[SESSIONS_STORE],
+        )
+        .await?;
     tx.run(async |tx| {
         let record = match read_record(tx, t.session_id).await? {
             Some(r) => r,
@@ -445,7 +454,9 @@ pub async fn add_items(
     if items.is_empty() {
         return Ok(());
     }
-    let tx = t.begin(conn, "addItems", TransactionMode::ReadWrite)?;
+    let tx = t
+        .begin(conn, "addItems", TransactionMode::ReadWrite)
+        .await?;
     tx.run(async |tx| {
         let mut record = match read_record(tx, t.session_id).await? {
             Some(r) => r,
@@ -471,7 +482,7 @@ pub async fn add_items(
 
 /// Removes and returns the newest item.
 pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Option<JsValue>> {
-    let tx = t.begin(conn, "popItem", TransactionMode::ReadWrite)?;
+    let tx = t.begin(conn, "popItem", TransactionMode::ReadWrite).await?;
     tx.run(async |tx| {
         let messages = tx.store(MESSAGES_STORE)?;
         // The newest row and the one before it (for the turn the history then ends in), both
@@ -551,12 +562,14 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
 /// Removes every item of the session, with its archive and operation log; the session record
 /// stays, with no items.
 pub async fn clear_session(conn: &Connection, t: &Target<'_>, now: f64) -> Result<()> {
-    let tx = t.begin_over(
-        conn,
-        "clearSession",
-        TransactionMode::ReadWrite,
-        &SESSION_STORES,
-    )?;
+    let tx = t
+        .begin_over(
+            conn,
+            "clearSession",
+            TransactionMode::ReadWrite,
+            &SESSION_STORES,
+        )
+        .await?;
     tx.run(async |tx| {
         let Some(mut record) = read_record(tx, t.session_id).await? else {
             return Ok(());
@@ -583,7 +596,8 @@ pub async fn list_sessions(conn: &Connection, user_id: Option<&str>) -> Result<V
         &[SESSIONS_STORE],
         TransactionMode::ReadOnly,
         "listSessions".to_string(),
-    )?;
+    )
+    .await?;
     tx.run(async |tx| {
         let mut records = user_records(tx, user_id)?
             .reply()
@@ -648,7 +662,8 @@ async fn measure(conn: &Connection, session_id: &str) -> Result<f64> {
         &[SESSIONS_STORE, MESSAGES_STORE, ARCHIVE_STORE],
         TransactionMode::ReadWrite,
         format!("measuring session \"{session_id}\""),
-    )?;
+    )
+    .await?;
     tx.run(async |tx| {
         let Some(stored) = tx.get(SESSIONS_STORE, session_id).await? else {
             return Ok(0.0);
@@ -696,7 +711,8 @@ pub async fn delete_session(
         &SESSION_STORES,
         TransactionMode::ReadWrite,
         format!("deleteSession of session \"{session_id}\""),
-    )?;
+    )
+    .await?;
     tx.run(async |tx| {
         // Only whether it existed matters: a damaged record is deleted like any other.
         let record = tx.get(SESSIONS_STORE, session_id).await?;

@@ -72,7 +72,8 @@ pub async fn repair_session(
         ],
         TransactionMode::ReadWrite,
         format!("repairSession of session \"{session_id}\""),
-    )?;
+    )
+    .await?;
     tx.run(async |tx| {
         let sessions = tx.store(SESSIONS_STORE)?;
         let messages = tx.store(MESSAGES_STORE)?;

@@ -30,10 +30,10 @@ use super::record::{
     all_of_session, item_of, items_of, message_key, messages_between, rows_size, turn_of, Indexer,
     RowWriter, StoredRecord,
 };
-use super::tx::{listening, Tx};
+use super::tx::{listening, Begin, Tx};
 
 /// The read-write transaction of a rewrite: the session's record, items, log and archive.
-fn begin(conn: &Connection, t: &Target<'_>, what: &str) -> Result<Tx> {
+fn begin<'a>(conn: &'a Connection, t: &Target<'_>, what: &str) -> Begin<'a> {
     t.begin_over(
         conn,
         what,
@@ -113,7 +113,7 @@ pub async fn apply_transaction(
         usage,
     } = taken;
     let suffix = transaction.expected_suffix.len() as u64;
-    let tx = begin(conn, t, "applyHistoryTransaction")?;
+    let tx = begin(conn, t, "applyHistoryTransaction").await?;
     tx.run(async |tx| {
         // Sent together: the operation's log entry, the newest rows (the suffix) where
         // getAllRecords exists, and the record.
@@ -261,7 +261,7 @@ pub async fn replace_history(
     options: ReplaceOptions,
     now: f64,
 ) -> Result<()> {
-    let tx = begin(conn, t, "replaceHistory")?;
+    let tx = begin(conn, t, "replaceHistory").await?;
     tx.run(async |tx| {
         let mut record = record_for(tx, t, now).await?;
         if super::branches::has_branches(&record.stored) {
@@ -360,7 +360,7 @@ pub async fn apply_mutations(
     if mutations.is_empty() {
         return Ok(());
     }
-    let tx = begin(conn, t, "applyHistoryMutations")?;
+    let tx = begin(conn, t, "applyHistoryMutations").await?;
     tx.run(async |tx| {
         let Some(mut record) = read_record(tx, t.session_id).await? else {
             return Ok(());

@@ -12,7 +12,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::backend::js::{self, object};
 use crate::backend::search::item_search_text;
 use crate::core::branch::MAIN;
-use crate::core::error::Result;
+use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::schema::{BY_TERM_INDEX, MESSAGES_STORE, META_STORE, SESSIONS_STORE};
 use crate::core::search::{match_text, owner_prefix, score, snippet, Clause};
 use crate::core::sort;
@@ -95,7 +95,8 @@ pub async fn search(
         &[SESSIONS_STORE, MESSAGES_STORE],
         TransactionMode::ReadOnly,
         "searchSessions".to_string(),
-    )?;
+    )
+    .await?;
     tx.run(async |tx| {
         let owner = owner_prefix(user);
         let index = tx.index(MESSAGES_STORE, BY_TERM_INDEX)?;
@@ -420,13 +421,23 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
     // The `done` a listener heard last.
     let mut heard = None;
     loop {
+        // A connection closed for another tab's upgrade or deletion of the database is not
+        // opened again for the build (that would make a deleted database again): the next open
+        // goes on with it.
+        if conn.is_stale() {
+            return Err(SessionError::new(
+                SessionErrorCode::StorageError,
+                "building the search index: the database was closed for another tab",
+            ));
+        }
         let mut indexed_now = 0;
         let tx = Tx::begin(
             conn,
             &[SESSIONS_STORE, MESSAGES_STORE, META_STORE],
             TransactionMode::ReadWrite,
             "building the search index".to_string(),
-        )?;
+        )
+        .await?;
         let finished = tx
             .run(async |tx| {
                 let mut state = tx.get(META_STORE, BUILD).await?;
@@ -624,7 +635,8 @@ pub(super) async fn is_built(conn: &Connection) -> Result<bool> {
         &[META_STORE],
         TransactionMode::ReadOnly,
         "reading the search index's state".to_string(),
-    )?;
+    )
+    .await?;
     tx.run(async |tx| Ok(is_done(tx.get(META_STORE, BUILD).await?.as_ref())))
         .await
 }

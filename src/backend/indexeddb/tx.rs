@@ -2,6 +2,10 @@
 //! transaction on any error the body returns (so a failed call writes nothing) and, for a write,
 //! waits for the commit. IndexedDB failures become the library's error codes here, and only here.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use idb::TransactionMode;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
@@ -111,6 +115,28 @@ pub(super) fn dom_error(exception: &JsValue, doing: &str) -> SessionError {
 
 pub(super) use super::request::listening;
 
+/// A transaction being begun (see [`Tx::begin`]): ready at once, or once the database is open
+/// again. One small future for every call site, instead of an async body inlined into each.
+pub(super) enum Begin<'a> {
+    Ready(Option<Result<Tx>>),
+    Reopening(Pin<Box<dyn Future<Output = Result<Tx>> + 'a>>),
+}
+
+impl Future for Begin<'_> {
+    type Output = Result<Tx>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Tx>> {
+        match self.get_mut() {
+            Begin::Ready(begun) => match begun.take() {
+                Some(begun) => Poll::Ready(begun),
+                // Polled again after it was ready: never done.
+                None => Poll::Pending,
+            },
+            Begin::Reopening(opening) => opening.as_mut().poll(cx),
+        }
+    }
+}
+
 /// One transaction and what it is doing (for error messages).
 pub(super) struct Tx {
     pub raw: IdbTransaction,
@@ -119,31 +145,44 @@ pub(super) struct Tx {
 }
 
 impl Tx {
-    pub fn begin(
-        conn: &Connection,
+    /// Begins a transaction over `stores`. A connection the browser closed without a `close`
+    /// event (the storage process gone, site data cleared), or one closed for another tab's
+    /// upgrade after this call took it, refuses every transaction: the database is then opened
+    /// again, once, and the transaction begun on the new connection. Nothing was asked of the
+    /// old one, so the call goes on as if it had been open. Awaits only that open, before the
+    /// transaction exists; otherwise the transaction is there at the first poll.
+    #[inline(never)]
+    pub fn begin<'a>(
+        conn: &'a Connection,
         stores: &[&'static str],
         mode: TransactionMode,
         doing: String,
-    ) -> Result<Tx> {
+    ) -> Begin<'a> {
         let names: Array = stores.iter().map(|s| js::name(s)).collect();
-        let raw = conn
+        let writes = mode == TransactionMode::ReadWrite;
+        let begun = match conn
             .raw()
             .transaction_with_str_sequence_and_mode(&names, mode.into())
-            .map_err(|e| {
-                // A connection the browser closed without a `close` event (storage cleared, the
-                // storage process gone) refuses every transaction: the next call reopens.
+        {
+            Ok(raw) => Ok(Tx { raw, doing, writes }),
+            Err(e)
                 if e.dyn_ref::<DomException>()
-                    .is_some_and(|d| d.name() == "InvalidStateError")
-                {
-                    conn.set_stale();
-                }
-                dom_error(&e, &doing)
-            })?;
-        Ok(Tx {
-            raw,
-            doing,
-            writes: mode == TransactionMode::ReadWrite,
-        })
+                    .is_some_and(|d| d.name() == "InvalidStateError") =>
+            {
+                return Begin::Reopening(Box::pin(async move {
+                    let fresh = conn.reopened().await?;
+                    match fresh
+                        .raw()
+                        .transaction_with_str_sequence_and_mode(&names, mode.into())
+                    {
+                        Ok(raw) => Ok(Tx { raw, doing, writes }),
+                        Err(e) => Err(dom_error(&e, &doing)),
+                    }
+                }))
+            }
+            Err(e) => Err(dom_error(&e, &doing)),
+        };
+        Begin::Ready(Some(begun))
     }
 
     /// Runs `body` in this transaction. An error it returns aborts the transaction, so nothing
