@@ -111,7 +111,13 @@ class Agent extends WasmAgent {
     try {
       optionsOf.set(this, { ...options });
       const past = pastSessionsOf(options?.pastSessions);
-      if (past) pastOf.set(this, { past });
+      if (past) {
+        // Refused here, where the clash is made, not at every run.
+        for (const { name } of pastSessionTools(undefined, past)) {
+          if ((options.tools ?? []).some((t) => t?.name === name)) throw runnerError('INVALID_AGENT', `agent.tools has a tool named "${name}", the name of a tool pastSessions gives the agent`);
+        }
+        pastOf.set(this, { past });
+      }
     } catch (e) {
       throw e?.name === 'RunnerError' ? e : runnerError('INVALID_AGENT', `the agent's options could not be read (${e?.message ?? e})`);
     }
@@ -124,13 +130,15 @@ class Agent extends WasmAgent {
     this.handoffs = given;
   }
 
-  /** The agents this one hands off to, as given. Set it again to change them (two agents can
-   * hand off to each other: give the second its handoffs once both exist). */
+  /** The agents this one hands off to, as given: a frozen list (a `push` on it would change
+   * nothing). Set it again to change them (two agents can hand off to each other: give the
+   * second its handoffs once both exist). */
   get handoffs() {
-    return (handoffsOf.get(this) ?? []).map((h) => h.options ?? h.agent);
+    return Object.freeze((handoffsOf.get(this) ?? []).map((h) => h.options ?? h.agent));
   }
 
   set handoffs(value) {
+    if (!agents.has(this)) throw runnerError('INVALID_AGENT', 'agent.handoffs: this agent was freed with free()');
     const list = handoffList(value);
     applyHandoffs(this, list, handoffsOf.get(this));
     handoffsOf.set(this, list);
@@ -350,18 +358,11 @@ function locked(options, begin) {
   if (!locks || !named || mode === false || (mode !== true && mode !== 'wait' && mode !== 'fail')) return start();
   const name = sessionLockName(session.dbName, session.sessionId);
   const how = mode === 'fail' ? { ifAvailable: true } : signal && typeof signal === 'object' && 'aborted' in signal ? { signal } : {};
-  // The run's outcome reaches the caller as soon as the run settles, as without a lock (the
-  // lock is released just after): the work a run leaves for after its answer waits for the
-  // caller to have it first.
-  return new Promise((resolve, reject) => {
-    locks
-      .request(name, how, (lock) => {
-        if (!lock) throw sessionBusy(session.sessionId);
-        const run = start();
-        run.then(resolve, reject);
-        return run.catch(() => {});
-      })
-      .catch(reject);
+  // The run's outcome reaches the caller once the lock is released, so that a run the caller
+  // starts as soon as it hears of it (with `lock: 'fail'`) finds the session free.
+  return locks.request(name, how, (lock) => {
+    if (!lock) throw sessionBusy(session.sessionId);
+    return start();
   });
 }
 

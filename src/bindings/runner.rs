@@ -423,8 +423,10 @@ export class Agent<TContext = unknown, TOutput = string> {
   constructor(options: AgentOptions<TContext>);
   readonly name: string;
   readonly model: string | undefined;
-  /** The handoffs as given; set a new list to change them (all or none are taken). */
-  handoffs: (Agent<unknown, unknown> | Handoff)[];
+  /** The handoffs as given, a frozen list; set a new list to change them (all or none are
+   * taken). */
+  get handoffs(): readonly (Agent<unknown, unknown> | Handoff)[];
+  set handoffs(value: readonly (Agent<unknown, unknown> | Handoff)[]);
   free(): void;
 }
 

@@ -133,3 +133,26 @@ test('a CompactionSession over an IndexedDbSession takes its lock; lock names of
   assert.notEqual(r.names[0], r.names[1]);
   assert.equal(r.other, 'ran');
 });
+
+test("lock: 'fail' right after a run ended in the same tab runs: the ended run’s lock is released before its caller hears of it", async () => {
+  const { page } = await openHarness(env);
+  model.script({ text: 'one' }, { text: 'two' }, { text: 'three' }, { text: 'four' });
+  const r = await page.evaluate(async ({ url, id }) => {
+    const runner = new lib.Runner({ baseUrl: url });
+    const agent = new lib.Agent({ name: 'a', model: 'm' });
+    const session = new lib.IndexedDbSession(id);
+    // Each next run starts as soon as the await of the one before resumes.
+    const outputs = [];
+    try {
+      outputs.push((await runner.run(agent, 'q1', { session })).finalOutput);
+      outputs.push((await runner.run(agent, 'q2', { session, lock: 'fail' })).finalOutput);
+      // After a streamed run, as soon as its result is there.
+      outputs.push((await runner.runStreamed(agent, 'q3', { session, lock: 'fail' }).result).finalOutput);
+      outputs.push((await runner.run(agent, 'q4', { session, lock: 'fail' })).finalOutput);
+    } catch (e) {
+      outputs.push(`${e.name} ${e.code}`);
+    }
+    return outputs;
+  }, { url: model.url, id: fresh('back-to-back') });
+  assert.deepEqual(r, ['one', 'two', 'three', 'four']);
+});

@@ -521,6 +521,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
           guardrail: make({ inputGuardrails: [{ name: 'g' }] }),
           toolUse: make({ toolUseBehavior: 'sometimes' }),
           toolChoice: make({ modelSettings: { toolChoice: 'nope' } }),
+          pastTool: make({ pastSessions: true, tools: [{ name: 'read_past_session', execute() {} }] }),
         };
         const ok = new lib.Agent({ name: 'Ok', model: 'm', handoffs: [b] });
         let setError = null;
@@ -530,6 +531,12 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
           setError = e.code;
         }
         const kept = ok.handoffs.map((a) => a.name);
+        const pushed = await attempt(async () => ok.handoffs.push(b));
+        const freed = new lib.Agent({ name: 'F', model: 'm' });
+        freed.free();
+        const setFreed = await attempt(async () => {
+          freed.handoffs = [];
+        });
         const throwing = new lib.Agent({
           name: 'T',
           model: 'm',
@@ -542,7 +549,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
         } catch (e) {
           thrown = { name: e.name, message: e.message, resumable: 'state' in e };
         }
-        return { errors, setError, kept, thrown, stored: await session.getItems() };
+        return { errors, setError, kept, pushed, setFreed, thrown, stored: await session.getItems() };
       },
       { id },
     );
@@ -557,6 +564,11 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.match(r.errors.badSchema.message, /unknown type/);
     assert.equal(r.setError, 'INVALID_AGENT');
     assert.deepEqual(r.kept, ['B'], 'a refused list leaves the handoffs as they were');
+    assert.match(r.errors.pastTool.message, /a tool named "read_past_session", the name of a tool pastSessions gives/);
+    assert.equal(r.pushed.ok, false, 'a push on the frozen list throws instead of changing nothing');
+    assert.equal(r.pushed.name, 'TypeError');
+    assert.equal(r.setFreed.code, 'INVALID_AGENT', JSON.stringify(r.setFreed));
+    assert.match(r.setFreed.message, /freed/);
     assert.deepEqual(r.thrown, { name: 'TypeError', message: 'guardrail broke', resumable: false }, 'a resumed run would skip the check: not resumable');
     assert.deepEqual(transcript(r.stored), [['user', 'question']]);
     assert.equal(model.requests.length, 0);

@@ -222,6 +222,9 @@ async function agents(runner: Runner): Promise<void> {
     handoffs: [billing, { agent: billing, toolName: 'to_billing', inputFilter: (data) => ({ ...data, preHandoffItems: [] }) }],
   });
   billing.handoffs = [triage];
+  billing.handoffs = [...billing.handoffs, { agent: triage, toolName: 'back_to_triage' }];
+  // @ts-expect-error the list is frozen: a push would change nothing
+  billing.handoffs.push(triage);
   runner
     .on('handoff', (_context, from, to) => console.log(from.name, to.name))
     .on('agent_tool_end', (_context, agent, tool, result) => console.log(agent.name, tool.name, result.length));
