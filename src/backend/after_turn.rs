@@ -20,7 +20,7 @@ use crate::core::run::metadata::{
 use crate::core::wire::{content_text, item_type};
 
 use super::error::run_error;
-use super::js::{self, js_to_json, object};
+use super::js::{self, js_to_json, object, Settling};
 use super::model::{sleep, timed_out, timeout_signal, ModelClient};
 use super::runner::{call_session, AgentSpec, RunError};
 
@@ -84,7 +84,11 @@ impl AfterTurn {
         // and must still title and summarise the turns up to its own.
         let own = match &self.session {
             Some(session) if self.finished && self.wants_metadata() && has(session, "getInfo") => {
-                js::call_method(session, "getInfo", &[]).ok()
+                // Listened to now: a rejection is not the page's unhandled one while the work
+                // waits for its turn.
+                js::call_method(session, "getInfo", &[])
+                    .ok()
+                    .and_then(|asked| js::settling(asked).ok())
             }
             _ => None,
         };
@@ -108,7 +112,7 @@ impl AfterTurn {
         }))
     }
 
-    async fn run(&self, session: &JsValue, report: &Report, own: Option<JsValue>) {
+    async fn run(&self, session: &JsValue, report: &Report, own: Option<Settling>) {
         let writes = has(session, "update") && has(session, "getInfo");
         if writes && self.wants_metadata() {
             if let Err(e) = self.metadata_work(session, report, own).await {
@@ -134,7 +138,7 @@ impl AfterTurn {
         &self,
         session: &JsValue,
         report: &Report,
-        own: Option<JsValue>,
+        own: Option<Settling>,
     ) -> Result<(), RunError> {
         let turns_of = |info: &JsValue| {
             js::get(info, "turnCount")
@@ -147,7 +151,7 @@ impl AfterTurn {
         // This turn's number, and how many turns were written after it (a history rewritten
         // since, with fewer turns: taken as it is now).
         let own = match own {
-            Some(asked) => js::resolve_value(asked).await.ok().map(|i| turns_of(&i)),
+            Some(asked) => asked.value().await.ok().map(|i| turns_of(&i)),
             None => None,
         };
         let turn_count = own.filter(|&n| n <= now).unwrap_or(now);

@@ -365,3 +365,36 @@ test('a title request the server never answers fails after its timeout, and the 
   assert.equal(r.title, 'I like tea.', 'the title stays the first message’s text');
   assert.equal(r.items, 4, 'both turns saved');
 });
+
+test('a session whose getInfo fails: the work after the turn reports it, and the page sees no unhandled rejection', async () => {
+  model.script({ text: 'answer' });
+  const r = await inPage(
+    async ({ url, id }) => {
+      const unhandled = [];
+      const listen = (e) => unhandled.push(String(e.reason?.message ?? e.reason));
+      window.addEventListener('unhandledrejection', listen);
+      // A session of the app's own, whose metadata read fails (its store is gone, say).
+      const inner = new lib.MemorySession(id);
+      const session = {
+        sessionId: id,
+        getItems: (n) => inner.getItems(n),
+        addItems: (items) => inner.addItems(items),
+        popItem: () => inner.popItem(),
+        clearSession: () => inner.clearSession(),
+        getInfo: () => Promise.reject(new Error('metadata store gone')),
+        update: (changes) => inner.update(changes),
+      };
+      const agent = new lib.Agent({ name: 'A', model: 'm', autoTitle: true });
+      const result = await new lib.Runner({ baseUrl: url }).run(agent, 'q', { session });
+      const report = await result.background;
+      await new Promise((ok) => setTimeout(ok, 50));
+      window.removeEventListener('unhandledrejection', listen);
+      return { unhandled, errors: report.errors.map((e) => e.message), output: result.finalOutput };
+    },
+    { id: fresh('info-fails') },
+  );
+  assert.equal(r.output, 'answer');
+  assert.deepEqual(r.unhandled, []);
+  assert.equal(r.errors.length, 1);
+  assert.match(r.errors[0], /metadata store gone/);
+});
