@@ -27,8 +27,9 @@ const HOLD = 1024 * 1024;
 /** Readings of a session rewritten while it is read, before it is written out as it is. */
 const TRIES = 3;
 
-/** What is wrong with one session only: the export writes a `failed` line for it and goes on. */
-const SESSION_FAULTS = ['CORRUPT_SESSION', 'INVALID_ITEM'];
+/** What is wrong with one session only: the export writes a `failed` line for it and goes on
+ * (`INVALID_SESSION_ID`: a record other code stored under an id no call can name). */
+const SESSION_FAULTS = ['CORRUPT_SESSION', 'INVALID_ITEM', 'INVALID_SESSION_ID'];
 
 function invalid(message, line) {
   const error = new Error(message);

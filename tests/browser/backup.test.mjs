@@ -119,6 +119,9 @@ test('a corrupt line rejects only its session, with its line number; the others 
       twice: (ls) => ls.with(itemOfB, ls[itemOfB + 1]),
       record: (ls) => ls.with(firstOfB, ls[firstOfB].replace(/"itemCount":\d+/, '"itemCount":-1')),
       array: (ls) => ls.with(itemOfB, ls[itemOfB].replace(/"item":\{"role":[^}]*\}/, '"item":["not","an","item"]')),
+      // Ids no call could name: the session would be one nothing opens, deletes or exports.
+      blankId: (ls) => ls.map((l, i) => (i < firstOfB ? l : l.replaceAll('"sessionId":"b"', '"sessionId":" "').replace('"id":"b"', '"id":" "'))),
+      blankUser: (ls) => ls.with(firstOfB, ls[firstOfB].replace('"userId":null', '"userId":""')),
     };
     for (const [name, corrupt] of Object.entries(cases)) {
       const dbName = `corrupt-to-${name}`;
@@ -151,6 +154,10 @@ test('a corrupt line rejects only its session, with its line number; the others 
   assert.equal(r.outcomes.record.failed[0].line, r.recordLine);
   assert.equal(r.outcomes.array.failed[0].line, r.itemLine);
   assert.match(r.outcomes.array.failed[0].message, /no item object/);
+  assert.equal(r.outcomes.blankId.failed[0].line, r.recordLine);
+  assert.match(r.outcomes.blankId.failed[0].message, /sessionId must be a non-empty string/);
+  assert.equal(r.outcomes.blankUser.failed[0].line, r.recordLine);
+  assert.match(r.outcomes.blankUser.failed[0].message, /userId must be a non-empty string/);
   assert.equal(r.outcomes.json.failed[0].sessionId, 'b');
 });
 
@@ -747,6 +754,8 @@ test('a session that cannot be written out (an item JSON cannot hold, a damaged 
     const tx = db.transaction('agent_sessions', 'readwrite');
     const record = await request(tx.objectStore('agent_sessions').get('damaged'));
     tx.objectStore('agent_sessions').put({ ...record, itemCount: 7 });
+    // And a record under an id no call can name (written by other code).
+    tx.objectStore('agent_sessions').put({ ...record, id: '  ' });
     await new Promise((ok) => (tx.oncomplete = ok));
     db.close();
     const text = await new Response(lib.exportSessions(from)).text();
@@ -761,10 +770,10 @@ test('a session that cannot be written out (an item JSON cannot hold, a damaged 
       last: (await new lib.IndexedDbSession('last', { dbName: `${dbName}-to` }).getItems()).map((i) => i.content),
     };
   });
-  assert.equal(r.header, 5);
-  assert.deepEqual(r.failedLines.sort(), [['bigint', 'INVALID_ITEM'], ['cycle', 'INVALID_ITEM'], ['damaged', 'CORRUPT_SESSION']]);
+  assert.equal(r.header, 6);
+  assert.deepEqual(r.failedLines.sort(), [['  ', 'INVALID_SESSION_ID'], ['bigint', 'INVALID_ITEM'], ['cycle', 'INVALID_ITEM'], ['damaged', 'CORRUPT_SESSION']]);
   assert.deepEqual(r.imported, ['first', 'last'], 'the sessions after a failed one are exported too');
-  assert.deepEqual(r.failed.sort(), [['bigint', 'IMPORT_INVALID', true], ['cycle', 'IMPORT_INVALID', true], ['damaged', 'IMPORT_INVALID', true]]);
+  assert.deepEqual(r.failed.sort(), [['  ', 'IMPORT_INVALID', true], ['bigint', 'IMPORT_INVALID', true], ['cycle', 'IMPORT_INVALID', true], ['damaged', 'IMPORT_INVALID', true]]);
   assert.match(r.message, /BigInt/);
   assert.deepEqual(r.last, ['the last chat']);
 });

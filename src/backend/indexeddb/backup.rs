@@ -13,7 +13,7 @@ use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::schema::{
     ARCHIVE_STORE, MESSAGES_STORE, OPERATIONS_STORE, SESSIONS_STORE, SESSION_STORES, USAGE_STORE,
 };
-use crate::core::session::{safe_count, MAX_SAFE_INTEGER};
+use crate::core::session::{safe_count, validate_session_id, validate_user_id, MAX_SAFE_INTEGER};
 use crate::core::transaction::OPERATION_LOG_LIMIT;
 
 use super::branches::{self, Loaded};
@@ -281,6 +281,21 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
     let bounds = Bounds::of(&record_value).map_err(|e| invalid(line_of(0), e.message))?;
     let session_id = bounds.session_id.clone();
     let owner = bounds.owner.clone();
+    // An id or owner no call could name (blank, or not exactly the string stored: a lone
+    // surrogate) would be a session nothing opens or deletes, and that fails every export.
+    let exact_id = js::get(&record_value, "id")
+        .ok()
+        .and_then(|id| js::exact_string(&id))
+        .and_then(|id| id.ok());
+    if exact_id.as_deref() != Some(session_id.as_str()) {
+        return Err(invalid(
+            line_of(0),
+            "the session's id is not a string of whole characters".into(),
+        ));
+    }
+    validate_session_id(&session_id)
+        .and_then(|()| owner.as_deref().map_or(Ok(()), validate_user_id))
+        .map_err(|e| invalid(line_of(0), e.message))?;
     let next_op_seq = bounds.next_op_seq;
     // What each branch must hold: its own rows `first..next` and `archived` archived items.
     let branches: Vec<(&str, u64, u64, u64)> = bounds
