@@ -877,16 +877,18 @@ export class SyncedSession extends EventTarget {
     // before it here (or first). Those synced so (`local:` entries), and those pushed this round
     // that the remote did not keep or refused: sent again, they would not be kept either.
     // One synced so goes when the remote lost the items it stood between (a clear, a pop of its
-    // turn on another device): a deletion wins.
+    // turn on another device): a deletion wins. One that stood beside no item the remote held
+    // (the first items of a session, set aside before anything synced) lost nothing: it stays.
     const unplaced = new Set(waiting.filter((w) => !w.used).map((w) => w.item));
     const placed = new Map(wanted.map((item, i) => [item, i]));
     const shown = new Set(visible().map((e) => e.key));
+    const anchored = synced.slice(0, kept).some((e) => !isLocal(e));
     const held = (from, step) => {
       for (let k = from; k >= 0 && k < kept; k += step) if (!isLocal(synced[k])) return shown.has(synced[k].key);
       return false;
     };
     local.forEach((item, i) => {
-      if (!(i < kept ? isLocal(synced[i]) && (held(i - 1, -1) || held(i + 1, 1)) : unplaced.has(item))) return;
+      if (!(i < kept ? isLocal(synced[i]) && (!anchored || held(i - 1, -1) || held(i + 1, 1)) : unplaced.has(item))) return;
       let before = i - 1;
       while (before >= 0 && !placed.has(local[before])) before -= 1;
       const at = before < 0 ? 0 : placed.get(local[before]) + 1;

@@ -892,6 +892,37 @@ describe('SyncedSession', () => {
     await b.context.close();
   });
 
+  test('a first item the remote cannot hold, set aside before anything synced, stays when the next items sync; a clear on another device then takes it', async () => {
+    const a = await device();
+    const conversationId = await newConversation(a.page);
+    const audio = { role: 'user', content: [{ type: 'audio', audio: 'AAAA' }] }; // no Conversations form
+    await a.page.evaluate((item) => new lib.IndexedDbSession('first-kept').addItems([item]), audio);
+    const first = await openSynced(a.page, { id: 'first-kept', conversationId });
+    assert.deepEqual([first.lastError, first.pending, first.localOnly], [null, 0, 1]);
+    const answer = say('assistant', 'I cannot hear it.');
+    const r = await a.page.evaluate(async (answer) => {
+      await window.synced.addItems([answer]);
+      await window.synced.sync();
+      await window.synced.sync();
+      return { local: await window.synced.getItems(), status: window.synced.syncStatus };
+    }, answer);
+    assert.deepEqual(r.local, [audio, answer], 'the first item is still here, in its place');
+    assert.deepEqual([r.status.lastError, r.status.pending, r.status.localOnly], [null, 0, 1]);
+    assert.deepEqual(transcript(serverItems(conversationId)), [['assistant', 'I cannot hear it.']]);
+    // Cleared on another device: it goes with the item beside it.
+    const b = await device();
+    await openSynced(b.page, { id: 'first-kept', conversationId });
+    await b.page.evaluate(() => window.synced.clearSession());
+    await settled(b.page);
+    const cleared = await a.page.evaluate(async () => {
+      await window.synced.sync();
+      return window.synced.getItems();
+    });
+    assert.deepEqual(cleared, []);
+    await a.context.close();
+    await b.context.close();
+  });
+
   test('a round whose every write the remote refuses fails and sets nothing aside: the items go once it takes them', async () => {
     const { context, page } = await device();
     const conversationId = await newConversation(page);
