@@ -826,6 +826,8 @@ export class SyncedSession extends EventTarget {
       confirmed.push(...part.map(fingerprint));
       accepted = true;
     };
+    // What the remote held before this round's pushes: none of it is one of them.
+    const before = new Set(all.map((e) => e.key));
     // What the remote refused of each item sent alone (an HTTP status: see `refuses`).
     let refusal = null;
     for (let i = 0; i < unpaired.length; i += PUSH_SIZE) {
@@ -856,19 +858,24 @@ export class SyncedSession extends EventTarget {
     // The remote's order, with this device's items as they were written here.
     const byKey = new Map(synced.slice(0, kept).map((s, i) => [s.key, local[i]]));
     const byEntry = new Map([...paired].map(([e, item]) => [e.key, item]));
+    // This round's pushes among the remote's new items, matched from the newest: they were
+    // appended after what it held, and another device's items with the same fingerprint (its
+    // reasoning, its searches, whose content the fingerprint leaves out) came before them.
     const waiting = unpaired.map((item) => ({ item, fp: fingerprint(item), used: false }));
+    const pushedHere = new Map();
+    for (const e of visible().reverse()) {
+      if (byKey.has(e.key) || byEntry.has(e.key) || known.has(e.key) || before.has(e.key)) continue;
+      const match = waiting.findLast((w) => !w.used && w.fp === e.fp);
+      if (match) {
+        match.used = true;
+        pushedHere.set(e.key, match.item);
+      }
+    }
     const wanted = [];
     const entries = [];
     const pulls = [];
     for (const e of visible()) {
-      let mine = byKey.get(e.key) ?? byEntry.get(e.key);
-      if (mine === undefined && !known.has(e.key)) {
-        const match = waiting.find((w) => !w.used && w.fp === e.fp);
-        if (match) {
-          match.used = true;
-          mine = match.item;
-        }
-      }
+      const mine = byKey.get(e.key) ?? byEntry.get(e.key) ?? pushedHere.get(e.key);
       if (mine === undefined) pulls.push(e.key);
       wanted.push(mine ?? pulled(e.item));
       entries.push({ key: e.key, fp: e.fp });

@@ -357,6 +357,38 @@ describe('SyncedSession', () => {
     await b.context.close();
   });
 
+  test('two devices whose offline turns hold reasoning items: each device’s reasoning stays in its own turn, none doubled', async () => {
+    const a = await device();
+    const b = await device();
+    const conversationId = await newConversation(a.page);
+    await openSynced(a.page, { id: 'thinking', conversationId });
+    await openSynced(b.page, { id: 'thinking', conversationId });
+    // A reasoning model's turn: its reasoning has an id and encrypted content, and an empty summary.
+    const turn = (who, text) => [
+      say('user', `${who}: ${text}`),
+      { id: `rs_${who}`, type: 'reasoning', content: [], providerData: { type: 'reasoning', id: `rs_${who}`, encryptedContent: `enc-${who}` } },
+      say('assistant', `${who}: done`),
+    ];
+    await a.context.setOffline(true);
+    await b.context.setOffline(true);
+    await a.page.evaluate((items) => window.synced.addItems(items), turn('a', 'Lisbon'));
+    await b.page.evaluate((items) => window.synced.addItems(items), turn('b', 'Porto'));
+    await a.context.setOffline(false);
+    await settled(a.page);
+    await b.context.setOffline(false);
+    await settled(b.page);
+    await a.page.evaluate(() => window.synced.sync());
+    const expected = [...turn('a', 'Lisbon'), ...turn('b', 'Porto')];
+    const reasoning = (items) => items.map((i) => (i.type === 'reasoning' ? i.id : transcript([i])[0].join(' ')));
+    for (const device of [a, b]) {
+      const items = await device.page.evaluate(() => window.synced.getItems());
+      assert.deepEqual(reasoning(items), reasoning(expected));
+    }
+    assert.deepEqual(await b.page.evaluate(() => window.synced.getItems().then((items) => items[4])), turn('b', 'Porto')[1], 'B’s own reasoning item, as written there');
+    await a.context.close();
+    await b.context.close();
+  });
+
   test('a push whose response was dropped is not sent again after a reload', async () => {
     const a = await device();
     const conversationId = await newConversation(a.page);
