@@ -235,8 +235,16 @@ export async function importSessions(source, options = {}, written = () => {}) {
     });
   }
   // The ids this import wrote: a later session of the same backup never skips, replaces or is
-  // renamed onto one of them.
-  const writtenHere = new Set();
+  // renamed onto one of them. Kept by the id they would be a rename of (`chat` for `chat-3`),
+  // so that each session hands the module only the few that concern it, not every id so far.
+  const writtenHere = new Map();
+  const concerning = (id) => writtenHere.get(id) ?? [];
+  const wrote = (id) => {
+    for (const key of new Set([id, /^(.*)-\d+$/.exec(id)?.[1] ?? id])) {
+      if (!writtenHere.has(key)) writtenHere.set(key, []);
+      writtenHere.get(key).push(id);
+    }
+  };
   const target = { onConflict, ...(dbName === undefined ? {} : { dbName }), ...(userId === undefined ? {} : { userId }) };
   const report = { imported: [], replaced: [], renamed: [], skipped: [], failed: [], lines: 0 };
   let header = null;
@@ -253,9 +261,9 @@ export async function importSessions(source, options = {}, written = () => {}) {
       const from = s.lines[0].session?.id;
       const owner = userId === undefined ? (s.lines[0].session?.userId ?? null) : userId;
       try {
-        const { sessionId, status } = await restoreSession(s.lines, s.numbers, { ...target, written: [...writtenHere] });
+        const { sessionId, status } = await restoreSession(s.lines, s.numbers, { ...target, written: concerning(from) });
         if (status !== 'skipped') {
-          writtenHere.add(sessionId);
+          wrote(sessionId);
           written(sessionId, owner);
         }
         if (status === 'renamed') report.renamed.push({ from, sessionId });
