@@ -911,7 +911,7 @@ export class SyncedSession extends EventTarget {
     // is written and no lock is taken, so a run holding the session does not hold up the round.
     // The mark read after it lets the next round start from here, when the history is then
     // exactly what this round left.
-    if (this.#closed) return;
+    if (this.#closed) throw sessionError('CLOSED', 'the session was closed during the sync round; it stopped before writing the remote\'s items here (a new SyncedSession goes on from there)');
     let from = 0;
     while (from < local.length && from < wanted.length && identity(local[from]) === identity(wanted[from])) from += 1;
     const ended = async () => {

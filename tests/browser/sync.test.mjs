@@ -998,6 +998,29 @@ describe('SyncedSession', () => {
     await context.close();
   });
 
+  test('close() during a round’s last remote write: sync() rejects with CLOSED, and a new SyncedSession finishes the round', async () => {
+    const { context, page } = await device();
+    const conversationId = await newConversation(page);
+    await openSynced(page, { id: 'closed-last', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
+    await server.setFault({ kind: 'slow', ms: 600, methods: ['POST'], times: 1 });
+    const r = await page.evaluate(async (items) => {
+      await window.synced.addItems(items);
+      const before = window.synced.syncStatus.lastSyncedAt;
+      const round = window.synced.sync().then(() => null, (e) => `${e.name} ${e.code}`);
+      await new Promise((ok) => setTimeout(ok, 200));
+      window.synced.close();
+      return { round: await round, before, after: window.synced.syncStatus.lastSyncedAt };
+    }, [say('user', 'one'), say('assistant', 'two')]);
+    assert.equal(r.round, 'SessionError CLOSED');
+    assert.equal(r.after, r.before, 'the round is not reported as done');
+    assert.equal(serverItems(conversationId).length, 2);
+    const again = await openSynced(page, { id: 'closed-last', conversationId });
+    assert.deepEqual([again.lastError, again.pending], [null, 0]);
+    assert.equal(serverItems(conversationId).length, 2, 'nothing pushed twice');
+    assert.equal((await page.evaluate(() => window.synced.getItems())).length, 2);
+    await context.close();
+  });
+
   test('a round that pushes more than a page of items (120 written offline) settles in one round', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async ({ url }) => {
