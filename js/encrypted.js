@@ -107,11 +107,13 @@ function takesTransactions(session) {
 function transactionParts(args) {
   const t = args?.transaction;
   const fields = t !== null && typeof t === 'object' ? Object.keys(t).sort().join() : '';
+  // The lists copied now (the call waits for the calls before it): a caller that changes its
+  // items afterwards does not change what is written.
   const parts =
     fields === 'items,type' && t.type === 'append_items'
-      ? { type: t.type, items: t.items }
+      ? { type: t.type, items: copiedArguments([t.items])[0] }
       : fields === 'expectedSuffix,replacement,type' && t.type === 'replace_suffix'
-        ? { type: t.type, expectedSuffix: t.expectedSuffix, replacement: t.replacement }
+        ? { type: t.type, ...Object.fromEntries(copiedArguments([t.expectedSuffix, t.replacement]).map((list, i) => [i ? 'replacement' : 'expectedSuffix', list])) }
         : null;
   const isItem = (item) => item !== null && typeof item === 'object' && !Array.isArray(item);
   if (!parts || !Object.values(parts).slice(1).every((list) => Array.isArray(list) && list.every(isItem))) {
@@ -634,7 +636,11 @@ export class EncryptedSession {
         }
       }
       const sealed = await this.#sealAll(key, items, at);
-      await this.#inner.replaceHistory(sealed, { archive: options?.archive ?? true, ...(Array.isArray(expected) ? { expectedItems: stored } : {}) });
+      // Archived by default only when every item replaced is under this key: a history in clear
+      // (encrypted in place) or under another key (a new key given) would stay in the archive
+      // as it was.
+      const archive = options?.archive ?? opened.every((o) => o !== null);
+      await this.#inner.replaceHistory(sealed, { archive, ...(Array.isArray(expected) ? { expectedItems: stored } : {}) });
     });
   }
 

@@ -1002,8 +1002,48 @@ test('items are copied when addItems or replaceHistory is called, as the wrapped
     const replacing = s.replaceHistory(replacement);
     replacement[0].content = 'changed after the call';
     await replacing;
-    return { added, replaced: (await s.getItems()).map((i) => i.content) };
+    const replaced = (await s.getItems()).map((i) => i.content);
+    // A history transaction's items too, and its expected suffix.
+    const items = [{ role: 'user', content: 'third question' }];
+    const pending = s.addItems([{ role: 'assistant', content: 'before it' }]);
+    const appended = s.applyHistoryTransaction({ operationId: 'op-1', transaction: { type: 'append_items', items } });
+    items[0].content = 'changed after the call';
+    await Promise.all([pending, appended]);
+    const suffix = [{ role: 'user', content: 'third question' }];
+    const answer = [{ role: 'user', content: 'third question' }, { role: 'assistant', content: 'third answer' }];
+    const replacing2 = s.applyHistoryTransaction({ operationId: 'op-2', transaction: { type: 'replace_suffix', expectedSuffix: suffix, replacement: answer } });
+    suffix[0].content = 'changed';
+    answer[1].content = 'changed after the call';
+    await replacing2;
+    return { added, replaced, transacted: (await s.getItems()).map((i) => i.content) };
   });
   assert.deepEqual(r.added, ['first question', 'second question']);
   assert.deepEqual(r.replaced, ['the summary']);
+  assert.deepEqual(r.transacted, ['the summary', 'before it', 'third question', 'third answer']);
+});
+
+test('a history encrypted in place, or given a new key, through replaceHistory leaves no copy in the archive in clear or under the old key; one under the same key is archived', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-in-place-${Math.random()}`;
+    const plain = new lib.IndexedDbSession('chat', { dbName });
+    await plain.addItems([{ role: 'user', content: 'a secret plan' }, { role: 'assistant', content: 'noted' }]);
+    const oldKey = key();
+    const sealed = new lib.EncryptedSession(plain, { key: oldKey });
+    await sealed.replaceHistory(await plain.getItems());
+    const archivedInClear = (await plain.getArchivedItems()).length;
+    const afterSealing = clearText(JSON.stringify(JSON.parse(await rawText(dbName)).agent_archive)).includes('secret plan');
+    // A new key: read with the old one, replaced through the new one.
+    const renewed = new lib.EncryptedSession(plain, { key: key() });
+    await renewed.replaceHistory(await sealed.getItems());
+    const underOldKey = (await sealed.getArchivedItems()).length;
+    // The same key: a replacement (a compaction's, say) archives what it replaced.
+    await renewed.replaceHistory([{ role: 'user', content: 'summary' }]);
+    return { archivedInClear, afterSealing, underOldKey, archived: (await renewed.getArchivedItems()).map((i) => i.content), items: (await renewed.getItems()).map((i) => i.content) };
+  });
+  assert.equal(r.archivedInClear, 0, 'the plaintext items were not archived');
+  assert.equal(r.afterSealing, false, 'no plaintext in the archive store');
+  assert.equal(r.underOldKey, 0, 'nothing left under the old key');
+  assert.deepEqual(r.archived, ['a secret plan', 'noted']);
+  assert.deepEqual(r.items, ['summary']);
 });
