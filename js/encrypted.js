@@ -34,8 +34,10 @@ function fromBase64(text) {
   return bytes;
 }
 
-/** A master key as given (`CryptoKey` for HKDF, 32 bytes, or their base64) as an HKDF base key. */
-async function baseKey(key) {
+/** A master key as given (`CryptoKey` for HKDF, 32 bytes, or their base64), checked when the
+ * session is made: the `CryptoKey`, or a copy of its 32 bytes (a caller that wipes its copy after
+ * handing it over keeps this one whole). Throws `INVALID_KEY`. */
+function keyMaterial(key) {
   if (typeof CryptoKey !== 'undefined' && key instanceof CryptoKey) {
     if (key.algorithm?.name !== 'HKDF' || !key.usages.includes('deriveKey')) {
       throw sessionError('INVALID_KEY', `options.key must be an HKDF CryptoKey usable with deriveKey, got a ${key.algorithm?.name} key for ${key.usages.join(', ')}`);
@@ -49,15 +51,18 @@ async function baseKey(key) {
     } catch {
       throw sessionError('INVALID_KEY', 'options.key is a string that is not base64');
     }
-  } else if (key instanceof Uint8Array) {
-    bytes = key;
-  } else if (key instanceof ArrayBuffer) {
-    bytes = new Uint8Array(key);
+  } else if (key instanceof Uint8Array || key instanceof ArrayBuffer) {
+    bytes = new Uint8Array(key).slice();
   } else {
     throw sessionError('INVALID_KEY', `options.key must be a CryptoKey, 32 bytes or their base64, got ${key === null ? 'null' : typeof key}`);
   }
   if (bytes.length !== 32) throw sessionError('INVALID_KEY', `options.key must be 32 bytes (256 bits), got ${bytes.length}`);
-  return subtle().importKey('raw', bytes, 'HKDF', false, ['deriveKey']);
+  return bytes;
+}
+
+/** A checked master key (`keyMaterial`) as an HKDF base key. */
+async function baseKey(material) {
+  return material instanceof Uint8Array ? subtle().importKey('raw', material, 'HKDF', false, ['deriveKey']) : material;
 }
 
 /** The AES-256-GCM key of one session, derived from the base key with HKDF-SHA256. */
@@ -198,19 +203,13 @@ export class EncryptedSession {
     if (onUndecryptable !== undefined && typeof onUndecryptable !== 'function') throw sessionError('INVALID_OPTIONS', 'options.onUndecryptable must be a function');
     if (key === undefined) throw sessionError('INVALID_KEY', 'options.key is required: a CryptoKey, 32 bytes or their base64');
     // Refused at once when it cannot be a key; derived (asynchronously) on first use.
-    if (!(typeof key === 'string' || key instanceof Uint8Array || key instanceof ArrayBuffer || (typeof CryptoKey !== 'undefined' && key instanceof CryptoKey))) {
-      throw sessionError('INVALID_KEY', `options.key must be a CryptoKey, 32 bytes or their base64, got ${key === null ? 'null' : typeof key}`);
-    }
-    if (key instanceof Uint8Array || key instanceof ArrayBuffer) {
-      if (key.byteLength !== 32) throw sessionError('INVALID_KEY', `options.key must be 32 bytes (256 bits), got ${key.byteLength}`);
-    }
+    const material = keyMaterial(key);
     this.#inner = inner;
     this.#ttl = ttl;
     this.#now = now;
     this.#onUndecryptable = onUndecryptable;
     this.#key = null;
-    // Bytes are copied: a caller that wipes its copy after handing it over keeps this one whole.
-    this.#keyGiven = key instanceof Uint8Array || key instanceof ArrayBuffer ? new Uint8Array(key).slice() : key;
+    this.#keyGiven = material;
     // A history transaction needs the wrapped session to take encrypted items in one (this
     // package's sessions): elsewhere the method is absent, so a runner saves with addItems.
     const transactions = takesTransactions(inner);
@@ -720,7 +719,8 @@ function newestTurns(items, turns) {
  * passphrase and `salt` (at least 16 bytes, kept with the app's data: it is not secret), as an
  * HKDF base key for `EncryptedSession`. The same passphrase and salt give the same key.
  */
-export async function deriveKeyFromPassphrase(passphrase, { salt, iterations = 600_000 } = {}) {
+export async function deriveKeyFromPassphrase(passphrase, options) {
+  const { salt, iterations = 600_000 } = options ?? {};
   if (typeof passphrase !== 'string' || passphrase.length === 0) throw sessionError('INVALID_KEY', 'the passphrase must be a non-empty string');
   const saltBytes = typeof salt === 'string' ? encoder.encode(salt) : salt instanceof Uint8Array ? salt : null;
   if (!saltBytes || saltBytes.length < 16) throw sessionError('INVALID_KEY', 'options.salt must be at least 16 bytes (a Uint8Array, or a string)');
@@ -773,7 +773,7 @@ export async function deviceKey(options) {
  * the device key of a database's user, replacing one there was: the passphrase's key can then be
  * remembered on this device without the passphrase, and still opens the same sessions. */
 export async function storeDeviceKey(key, options) {
-  if (!(key instanceof CryptoKey) || key.algorithm?.name !== 'HKDF' || key.extractable) {
+  if (!(typeof CryptoKey !== 'undefined' && key instanceof CryptoKey) || key.algorithm?.name !== 'HKDF' || key.extractable) {
     throw sessionError('INVALID_KEY', 'storeDeviceKey needs a non-extractable HKDF CryptoKey (from deriveKeyFromPassphrase or createDeviceKey)');
   }
   await keys.put({ id: keyId(options), key, createdAt: Date.now() });

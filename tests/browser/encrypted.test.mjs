@@ -367,15 +367,17 @@ test('bad input: keys of the wrong size or type, a bad ttl, a non-session; a fai
       short: await outcome(() => new lib.EncryptedSession(inner, { key: new Uint8Array(16) })),
       none: await outcome(() => new lib.EncryptedSession(inner, {})),
       number: await outcome(() => new lib.EncryptedSession(inner, { key: 42 })),
-      wrongKind: await outcome(() => new lib.EncryptedSession(inner, { key: aesKey }).getItems()),
-      notBase64: await outcome(() => new lib.EncryptedSession(inner, { key: '!!!' }).getItems()),
-      shortBase64: await outcome(() => new lib.EncryptedSession(inner, { key: btoa('short') }).getItems()),
+      // Refused by the constructor, not by every call after it.
+      wrongKind: await outcome(() => new lib.EncryptedSession(inner, { key: aesKey })),
+      notBase64: await outcome(() => new lib.EncryptedSession(inner, { key: '!!!' })),
+      shortBase64: await outcome(() => new lib.EncryptedSession(inner, { key: btoa('short') })),
       base64: await outcome(() => new lib.EncryptedSession(inner, { key: btoa(String.fromCharCode(...new Uint8Array(32))) }).getItems()),
       ttlZero: await outcome(() => new lib.EncryptedSession(inner, { key: key(), ttl: 0 })),
       ttlText: await outcome(() => new lib.EncryptedSession(inner, { key: key(), ttl: '60' })),
       notSession: await outcome(() => new lib.EncryptedSession({ getItems() {} }, { key: key() })),
       shortSalt: await outcome(() => lib.deriveKeyFromPassphrase('pw', { salt: 'short' })),
       emptyPassphrase: await outcome(() => lib.deriveKeyFromPassphrase('', { salt: 'a salt of 16 bytes or more' })),
+      noSalt: await outcome(() => lib.deriveKeyFromPassphrase('pw', null)),
     };
     // A bad item among good ones: nothing written.
     const s = new lib.EncryptedSession(inner, { key: key() });
@@ -383,7 +385,7 @@ test('bad input: keys of the wrong size or type, a bad ttl, a non-session; a fai
     out.written = (await inner.getItems()).length;
     return out;
   });
-  for (const k of ['short', 'none', 'number', 'wrongKind', 'notBase64', 'shortBase64', 'shortSalt', 'emptyPassphrase']) assert.equal(r[k], 'SessionError INVALID_KEY', k);
+  for (const k of ['short', 'none', 'number', 'wrongKind', 'notBase64', 'shortBase64', 'shortSalt', 'emptyPassphrase', 'noSalt']) assert.equal(r[k], 'SessionError INVALID_KEY', k);
   assert.equal(r.base64, 'resolved');
   assert.equal(r.ttlZero, 'SessionError INVALID_OPTIONS');
   assert.equal(r.ttlText, 'SessionError INVALID_OPTIONS');
