@@ -85,6 +85,13 @@ pub fn take_changes(value: &JsValue) -> Result<Changes> {
     for key in js::keys(&changes).map_err(|e| threw(OPTIONS, "changes", &e))? {
         let value = js::get_named(&changes, &key)
             .map_err(|e| threw(OPTIONS, &format!("changes.{key}"), &e))?;
+        // A field given as `undefined` is left as it is, as an option is (`{ title: form.title }`
+        // with no title in the form).
+        let known =
+            ["title", "summary", "topics", "state", "expectedTitle"].contains(&key.as_str());
+        if known && value.is_undefined() {
+            continue;
+        }
         let field = match key.as_str() {
             "title" => (
                 "title",

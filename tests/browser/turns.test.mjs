@@ -134,6 +134,8 @@ for (const kind of ['indexeddb', 'memory']) {
           state.budget = 0; // the stored state is a copy
           const after = await s.getInfo();
           await s.update({ summary: null });
+          // A field given as undefined is left as it is (a form with no title in it).
+          await s.update({ title: undefined, summary: undefined, topics: undefined, state: undefined, expectedTitle: undefined });
           const cleared = await s.getInfo();
           const listed = kind === 'indexeddb' ? (await lib.listSessions({ userId: 'ann' })).find((i) => i.sessionId === id) : null;
           // A title cleared stays cleared: a later user message does not name the session.
