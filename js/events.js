@@ -144,7 +144,8 @@ export function watchSessions(listSessions, options, fn) {
   needsListener(fn, 'watchSessions');
   const given = typeof options === 'object' && options !== null ? options : {};
   const dbName = given.dbName ?? 'agent-sessions';
-  const filtered = 'userId' in given;
+  // `userId: undefined` is no filter, as in listSessions (`{ userId: user?.id }` logged out).
+  const filtered = given.userId !== undefined;
   const userId = given.userId ?? null;
   /** The sessions known to exist, with their users. */
   const known = new Map();

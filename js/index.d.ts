@@ -316,8 +316,8 @@ export class SyncedSession extends EventTarget {
   /** Stops syncing (a round in progress stops before its next remote write, rejecting with
    * `CLOSED`); the two sessions stay usable. */
   close(): void;
-  addEventListener(type: 'syncstatus', listener: (event: CustomEvent<SyncStatus>) => void): void;
-  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null): void;
-  removeEventListener(type: 'syncstatus', listener: (event: CustomEvent<SyncStatus>) => void): void;
-  removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null): void;
+  addEventListener(type: 'syncstatus', listener: (event: CustomEvent<SyncStatus>) => void, options?: boolean | AddEventListenerOptions): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
+  removeEventListener(type: 'syncstatus', listener: (event: CustomEvent<SyncStatus>) => void, options?: boolean | EventListenerOptions): void;
+  removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | EventListenerOptions): void;
 }

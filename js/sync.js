@@ -357,6 +357,8 @@ export class SyncedSession extends EventTarget {
     }
     this.#local = local;
     this.#remote = remote;
+    // Bound, as a session's: `useSyncExternalStore(synced.subscribe, …)`.
+    Object.defineProperty(this, 'subscribe', { configurable: true, writable: true, value: this.subscribe.bind(this) });
     this.#id = JSON.stringify([local.dbName, local.sessionId]);
     this.#lockName = `agent-sessions-sync:${JSON.stringify([local.dbName, local.sessionId])}`;
     this.#minDelay = retryDelayMs;

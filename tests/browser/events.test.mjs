@@ -195,6 +195,10 @@ test('watchSessions: a sidebar hears sessions created, updated and deleted, only
     window.changes = [];
     window.stopWatching = lib.watchSessions({ dbName, userId: 'ann' }, (c) => window.changes.push(c));
     await window.stopWatching.ready; // the sessions that exist now are known
+    // `userId: undefined` is no filter, as in listSessions: every user's sessions.
+    window.everyone = [];
+    window.stopEveryone = lib.watchSessions({ dbName, userId: undefined }, (c) => window.everyone.push(c));
+    await window.stopEveryone.ready;
   }, dbName);
   await writer.evaluate(async (dbName) => {
     await new lib.IndexedDbSession('old', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'again' }]);
@@ -214,6 +218,8 @@ test('watchSessions: a sidebar hears sessions created, updated and deleted, only
     ['updated', 'new', 'update'],
     ['updated', 'new', 'replace'],
   ]);
+  const everyone = await sidebar.evaluate(() => window.everyone.filter((c) => c.sessionId === 'bobs').map((c) => c.type));
+  assert.deepEqual(everyone, ['created', 'deleted']);
 });
 
 test('MemorySession: subscribe hears the changes made through the object', async () => {
@@ -316,9 +322,19 @@ test('subscribe is bound to its object: passed on by itself (useSyncExternalStor
       stop();
       out[kind] = { heard: heard.length, same: s.subscribe === subscribe, own: Object.keys(s).includes('subscribe') };
     }
+    // A SyncedSession's too.
+    const synced = new lib.SyncedSession(new lib.IndexedDbSession(`${id}-synced`), new lib.MemorySession(`${id}-remote`), { syncOnOpen: false });
+    const subscribe = synced.subscribe;
+    const heard = [];
+    const stop = subscribe(() => heard.push(1));
+    await synced.addItems([{ role: 'user', content: 'q' }]);
+    for (let i = 0; i < 100 && heard.length < 1; i++) await new Promise((ok) => setTimeout(ok, 10));
+    stop();
+    synced.close();
+    out.synced = { heard: heard.length, same: synced.subscribe === subscribe, own: Object.keys(synced).includes('subscribe') };
     return out;
   }, fresh('bound'));
-  assert.deepEqual(r, { indexeddb: { heard: 1, same: true, own: false }, memory: { heard: 1, same: true, own: false } });
+  assert.deepEqual(r, { indexeddb: { heard: 1, same: true, own: false }, memory: { heard: 1, same: true, own: false }, synced: { heard: 1, same: true, own: false } });
 });
 
 test('without BroadcastChannel, the listeners of the same page still hear its writes', async () => {

@@ -305,6 +305,7 @@ async function twoDevices(): Promise<void> {
   const forTheSdk: Session = synced;
   const transactional: SessionHistoryTransactionAwareSession = synced;
   synced.addEventListener('syncstatus', (event) => console.log(event.detail.pending, event.detail.lastError?.status));
+  synced.addEventListener('syncstatus', (event) => console.log(event.detail.online), { once: true });
   const status: SyncStatus = await synced.sync();
   const id: string | undefined = remote.sessionId;
   synced.close();
