@@ -416,6 +416,8 @@ export async function applyRetention(options) {
   const doomed = [];
   const kept = new Map();
   for (const s of sessions) {
+    // A damaged record (no time) is neither counted nor deleted: repairSession rebuilds it.
+    if (typeof s.updatedAt !== 'number') continue;
     const tooOld = maxAgeDays !== undefined && now - s.updatedAt > maxAgeDays * 86_400_000;
     const count = kept.get(s.userId) ?? 0;
     const tooMany = maxSessionsPerUser !== undefined && count >= maxSessionsPerUser;

@@ -325,6 +325,28 @@ test('applyRetention deletes whole sessions, oldest first, by age and by count p
   assert.equal(r.refused, 'INVALID_OPTIONS');
 });
 
+test('applyRetention leaves a damaged record (a time that is no number) to repairSession: the others are kept and deleted as without it', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `retention-damaged-${Math.random()}`;
+    for (const id of ['a1', 'a2', 'a3']) {
+      await new lib.IndexedDbSession(id, { dbName, userId: 'ann' }).addItems([{ role: 'user', content: id }]);
+      await new Promise((ok) => setTimeout(ok, 5));
+    }
+    // A record another program damaged: its time is text.
+    const db = await request(indexedDB.open(dbName));
+    const tx = db.transaction('agent_sessions', 'readwrite');
+    const record = await request(tx.objectStore('agent_sessions').get('a1'));
+    tx.objectStore('agent_sessions').put({ ...record, id: 'broken', updatedAt: 'yesterday' });
+    await new Promise((ok) => (tx.oncomplete = ok));
+    db.close();
+    const deleted = await lib.applyRetention({ dbName, maxSessionsPerUser: 2 });
+    return { deleted: deleted.map((d) => d.sessionId), left: (await lib.listSessions({ dbName })).map((s) => s.sessionId).sort() };
+  });
+  assert.deepEqual(r.deleted, ['a1']);
+  assert.deepEqual(r.left, ['a2', 'a3', 'broken']);
+});
+
 test('applyRetention keeps a session written after it was listed; deleteSession with expectedUpdatedAt', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
