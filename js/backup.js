@@ -228,6 +228,14 @@ async function* linesOf(source) {
  */
 export async function importSessions(source, options = {}, written = () => {}) {
   const { dbName, userId, onConflict = 'skip', onProgress } = options ?? {};
+  // Checked before the first line is read: a backup of no session (or one whose first session
+  // fails) would otherwise never tell of them.
+  if (userId !== undefined && userId !== null && !(typeof userId === 'string' && userId.trim() !== '')) {
+    throw sessionError('INVALID_USER_ID', `importSessions: options.userId must be a non-empty string or null, got ${typeof userId === 'string' ? JSON.stringify(userId) : typeof userId}`);
+  }
+  if (dbName !== undefined && !(typeof dbName === 'string' && dbName !== '')) {
+    throw sessionError('INVALID_OPTIONS', `importSessions: options.dbName must be a non-empty string, got ${typeof dbName === 'string' ? '""' : typeof dbName}`);
+  }
   if (!['skip', 'replace', 'rename'].includes(onConflict)) {
     throw Object.assign(new Error(`importSessions: options.onConflict must be 'skip', 'replace' or 'rename', got ${JSON.stringify(onConflict)}`), {
       name: 'SessionError',

@@ -121,8 +121,11 @@ export interface ImportSessionsOptions {
 
 /** Writes the sessions of a backup (a string, a `Blob`, or a `ReadableStream` of bytes or
  * strings) into a database. Each session is checked whole and written in one transaction: a bad
- * line costs only its session, and the others are written. Rejects with `IMPORT_INVALID` only
- * when the backup as a whole is unreadable (no header, or a newer format). */
+ * line costs only its session (in `failed`), and the others are written. Rejects with
+ * `IMPORT_INVALID` when the backup as a whole is unreadable (no header, a newer format, a source
+ * of another type, a stream that fails: with the `report` of what was imported before); with
+ * `INVALID_OPTIONS` / `INVALID_USER_ID` for bad options, before anything is read; and with a
+ * storage error (`STORAGE_FULL`...), `report` attached, when a write fails. */
 export function importSessions(
   source: string | Blob | ReadableStream<Uint8Array | string>,
   options?: ImportSessionsOptions,

@@ -222,6 +222,26 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
   assert.equal(r.wrongRetention, 'SessionError INVALID_OPTIONS');
 });
 
+test('bad importSessions options are refused before a line is read, even with a backup of no session', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const none = await backupText({ dbName: `empty-${Math.random()}` });
+    return {
+      header: none.trim().split('\n').length,
+      blankUser: await outcome(() => lib.importSessions(none, { userId: ' ' })),
+      numberUser: await outcome(() => lib.importSessions(none, { userId: 7 })),
+      emptyDb: await outcome(() => lib.importSessions(none, { dbName: '' })),
+      noUser: await outcome(() => lib.importSessions(none, { userId: null })),
+    };
+  });
+  assert.equal(r.header, 1, 'a backup of no session is its header alone');
+  assert.equal(r.blankUser, 'SessionError INVALID_USER_ID');
+  assert.equal(r.numberUser, 'SessionError INVALID_USER_ID');
+  assert.equal(r.emptyDb, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.noUser, 'resolved');
+});
+
 test('a source stream that fails is IMPORT_INVALID, with the report of what was imported before it', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
