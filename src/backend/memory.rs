@@ -95,6 +95,13 @@ impl MemorySessionState {
             .ok_or_else(|| self.not_found(id))
     }
 
+    /// Deletes the usage of branch `branch`: of its turn `turn`, or all of it.
+    fn forget_usage(&self, branch: &str, turn: Option<u64>) {
+        self.usage
+            .borrow_mut()
+            .retain(|(b, t, _)| b != branch || turn.is_some_and(|n| *t != n));
+    }
+
     /// Adds `usage` to what turn `turn` of this object's branch has used.
     fn add_usage(&self, turn: u64, usage: Usage) {
         let branch = self.current.borrow().clone();
@@ -180,15 +187,26 @@ impl SessionState for MemorySessionState {
     }
 
     async fn pop_item(&self) -> Result<Option<JsValue>> {
+        let (popped, gone) = {
+            let mut history = self.history();
+            let turn = history.record().last_turn;
+            let popped = history.pop(now());
+            (popped, (history.record().last_turn < turn).then_some(turn))
+        };
+        // A turn popped away takes its usage with it: the turn that takes its number next has
+        // only its own.
+        if gone.is_some() {
+            let current = self.current.borrow().clone();
+            self.forget_usage(&current, gone);
+        }
         // Copied as reads are: a branch made from this one holds the same value.
-        let popped = self.history().pop(now());
         popped.as_ref().map(copy_out).transpose()
     }
 
     async fn clear(&self) -> Result<()> {
         self.history().clear(now());
         let current = self.current.borrow().clone();
-        self.usage.borrow_mut().retain(|(b, _, _)| *b != current);
+        self.forget_usage(&current, None);
         // The log goes with the last branch's history, as a stored session's does.
         if current == MAIN && self.branches.borrow().len() == 1 {
             self.operations.borrow_mut().clear();
@@ -429,7 +447,7 @@ impl SessionState for MemorySessionState {
         }
         let i = self.index_of(&id)?;
         self.branches.borrow_mut().remove(i);
-        self.usage.borrow_mut().retain(|(b, _, _)| *b != id);
+        self.forget_usage(&id, None);
         Ok(())
     }
 

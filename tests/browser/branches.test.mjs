@@ -940,6 +940,9 @@ test('MemorySession: the same branches, turn listings and usage, in memory', asy
     out.popped = (await s.popItem()).content;
     out.poppedAgain = (await s.popItem()).content;
     out.afterPops = await s.getItems();
+    // The turn popped away took its usage with it; the branch's turn 1 gets some of its own.
+    out.usageAfterPops = (await s.getSessionUsage()).requests;
+    await s.storeRunUsage({ requests: 1, inputTokens: 3, outputTokens: 2 });
     out.turns = (await s.getTurns({ branch: 'main' })).map((t) => [t.turn, t.content, t.itemCount]);
     out.branches = (await s.listBranches()).map((b) => [b.branchId, b.parent, b.fromTurn, b.itemCount, b.current]);
     out.usage = await s.getSessionUsage();
@@ -968,8 +971,9 @@ test('MemorySession: the same branches, turn listings and usage, in memory', asy
   assert.deepEqual(texts(r.afterPops), ['q1']);
   assert.deepEqual(r.turns, [[1, 'q1', 2], [2, 'q2', 2], [3, 'q3', 2]]);
   assert.deepEqual(r.branches, [['main', null, null, 6, false], ['turn-2', 'main', 2, 1, true]]);
+  assert.equal(r.usageAfterPops, 0);
   assert.deepEqual(r.usage, { requests: 1, inputTokens: 3, outputTokens: 2, totalTokens: 5, turns: 1 });
-  assert.deepEqual(r.turnUsage, [{ turn: 2, requests: 1, inputTokens: 3, outputTokens: 2, totalTokens: 5 }]);
+  assert.deepEqual(r.turnUsage, [{ turn: 1, requests: 1, inputTokens: 3, outputTokens: 2, totalTokens: 5 }]);
   assert.deepEqual(r.errors, {
     taken: 'SessionError BRANCH_EXISTS',
     noTurn: 'SessionError INVALID_TURN',

@@ -316,6 +316,42 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.equal(r.info.summary, null, 'a refused update writes none of its fields');
       assert.equal(r.info.state, null);
     });
+
+    test('a turn popped away takes its usage with it: the turn that takes its number has its own only, on main and on a branch', async () => {
+      const id = fresh('popped-usage');
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const s = make(kind, id);
+          const used = (inputTokens) => ({ requests: 1, inputTokens, outputTokens: 1, totalTokens: inputTokens + 1 });
+          const turn = async (n, text, tokens) => {
+            await s.addItems([{ role: 'user', content: `q${n} ${text}` }, { role: 'assistant', content: `a${n} ${text}` }]);
+            await s.storeRunUsage(used(tokens));
+          };
+          await turn(1, 'first', 5);
+          await turn(2, 'first', 10);
+          // Undo the last exchange, and ask again.
+          await s.popItem();
+          const afterAnswer = (await s.getTurnUsage()).map((u) => [u.turn, u.inputTokens]);
+          await s.popItem();
+          const afterQuestion = (await s.getTurnUsage()).map((u) => [u.turn, u.inputTokens]);
+          await turn(2, 'again', 7);
+          const main = { turn2: (await s.getTurnUsage(2)).inputTokens, session: (await s.getSessionUsage()).inputTokens };
+          // The same on a branch.
+          await s.createBranchFromTurn(2, 'other');
+          await turn(2, 'on the branch', 3);
+          await s.popItem();
+          await s.popItem();
+          await turn(2, 'on the branch again', 4);
+          const branch = { turn2: (await s.getTurnUsage(2)).inputTokens, main: (await s.getSessionUsage({ branch: 'main' })).inputTokens };
+          return { afterAnswer, afterQuestion, main, branch };
+        },
+        { kind, id },
+      );
+      assert.deepEqual(r.afterAnswer, [[1, 5], [2, 10]], 'the turn is still there while its question is');
+      assert.deepEqual(r.afterQuestion, [[1, 5]]);
+      assert.deepEqual(r.main, { turn2: 7, session: 12 });
+      assert.deepEqual(r.branch, { turn2: 4, main: 12 });
+    });
   });
 }
 

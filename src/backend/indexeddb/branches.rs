@@ -711,12 +711,26 @@ pub(super) async fn pop_in(
         })?,
         _ => 0,
     };
+    let turn = b.last_turn;
     let release = l.tree.release(t.session_id, id, seq, turn_before)?;
     replan(t, &l.tree, id);
     apply_release(tx, t, id, &release).await?;
+    if turn_before < turn {
+        forget_usage(tx, t.session_id, id, turn)?;
+    }
     l.record.rewrote();
     l.save(tx, Some(now))?;
     Ok(Some(item))
+}
+
+/// Deletes the usage of turn `turn` of branch `id`, which a pop took away: the turn that takes
+/// its number next has only its own.
+pub(super) fn forget_usage(tx: &Tx, session_id: &str, id: &str, turn: u64) -> Result<()> {
+    let key = Array::of3(&session_id.into(), &id.into(), &(turn as f64).into());
+    tx.store(USAGE_STORE)?
+        .delete(Query::Key(key.into()))
+        .map_err(|e| tx.fail(e))?;
+    Ok(())
 }
 
 /// `clearSession` on branch `id`: the branches that show its items keep their own copies; the

@@ -16,7 +16,7 @@ use crate::core::error::{Result, SessionError};
 use crate::core::history::Limit;
 use crate::core::schema::{
     ARCHIVE_STORE, BY_TURN_INDEX, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE,
-    OPERATIONS_STORE, SESSIONS_STORE, SESSION_STORES,
+    OPERATIONS_STORE, SESSIONS_STORE, SESSION_STORES, USAGE_STORE,
 };
 use crate::core::session::{newest_range, oldest_turn, SessionRecord};
 
@@ -482,7 +482,14 @@ pub async fn add_items(
 
 /// Removes and returns the newest item.
 pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Option<JsValue>> {
-    let tx = t.begin(conn, "popItem", TransactionMode::ReadWrite).await?;
+    let tx = t
+        .begin_over(
+            conn,
+            "popItem",
+            TransactionMode::ReadWrite,
+            &[SESSIONS_STORE, MESSAGES_STORE, USAGE_STORE],
+        )
+        .await?;
     tx.run(async |tx| {
         let messages = tx.store(MESSAGES_STORE)?;
         // The newest row and the one before it (for the turn the history then ends in), both
@@ -547,7 +554,11 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
                 format!("its newest item {seq} is not stored"),
             ));
         };
+        let turn = record.last_turn;
         record.pop(previous_turn, now);
+        if record.last_turn < turn {
+            branches::forget_usage(tx, t.session_id, MAIN, turn)?;
+        }
         t.saw(&record);
         record.shrink(js::json_size(&item));
         messages
