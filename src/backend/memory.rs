@@ -193,10 +193,16 @@ impl SessionState for MemorySessionState {
             let popped = history.pop(now());
             (popped, (history.record().last_turn < turn).then_some(turn))
         };
-        // A turn popped away takes its usage with it: the turn that takes its number next has
-        // only its own.
-        if gone.is_some() {
-            let current = self.current.borrow().clone();
+        // A turn popped away takes its usage with it (the turn that takes its number next has
+        // only its own), unless a branch made from this one still shows it.
+        let current = self.current.borrow().clone();
+        let shown = |turn: u64| {
+            self.branches
+                .borrow()
+                .iter()
+                .any(|b| b.parent.as_deref() == Some(current.as_str()) && b.from_turn > turn)
+        };
+        if gone.is_some_and(|turn| !shown(turn)) {
             self.forget_usage(&current, gone);
         }
         // Copied as reads are: a branch made from this one holds the same value.

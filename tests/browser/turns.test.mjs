@@ -135,7 +135,7 @@ for (const kind of ['indexeddb', 'memory']) {
           const after = await s.getInfo();
           await s.update({ summary: null });
           // A field given as undefined is left as it is (a form with no title in it).
-          await s.update({ title: undefined, summary: undefined, topics: undefined, state: undefined, expectedTitle: undefined });
+          await s.update({ title: undefined, summary: undefined, topics: undefined, state: undefined });
           const cleared = await s.getInfo();
           const listed = kind === 'indexeddb' ? (await lib.listSessions({ userId: 'ann' })).find((i) => i.sessionId === id) : null;
           // A title cleared stays cleared: a later user message does not name the session.
@@ -343,7 +343,14 @@ for (const kind of ['indexeddb', 'memory']) {
           await s.popItem();
           await turn(2, 'on the branch again', 4);
           const branch = { turn2: (await s.getTurnUsage(2)).inputTokens, main: (await s.getSessionUsage({ branch: 'main' })).inputTokens };
-          return { afterAnswer, afterQuestion, main, branch };
+          // A turn a branch made from this one still shows keeps its usage when popped here.
+          await s.switchBranch('main');
+          await turn(3, 'third', 20);
+          await s.createBranchFromTurn(3, 'keep');
+          await s.switchBranch('main');
+          for (let i = 0; i < 4; i++) await s.popItem();
+          const shown = (await s.getTurnUsage()).map((u) => [u.turn, u.inputTokens]);
+          return { afterAnswer, afterQuestion, main, branch, shown };
         },
         { kind, id },
       );
@@ -351,6 +358,7 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.deepEqual(r.afterQuestion, [[1, 5]]);
       assert.deepEqual(r.main, { turn2: 7, session: 12 });
       assert.deepEqual(r.branch, { turn2: 4, main: 12 });
+      assert.deepEqual(r.shown, [[1, 5], [2, 7]], 'turn 3 went; turn 2, which the branch shows, kept its usage');
     });
   });
 }

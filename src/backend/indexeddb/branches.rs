@@ -715,7 +715,14 @@ pub(super) async fn pop_in(
     let release = l.tree.release(t.session_id, id, seq, turn_before)?;
     replan(t, &l.tree, id);
     apply_release(tx, t, id, &release).await?;
-    if turn_before < turn {
+    // A turn popped away takes its usage with it, unless a branch made from this one still
+    // shows it.
+    let shown = l
+        .tree
+        .branches
+        .iter()
+        .any(|c| c.parent.as_deref() == Some(id) && c.from_turn > turn);
+    if turn_before < turn && !shown {
         forget_usage(tx, t.session_id, id, turn)?;
     }
     l.record.rewrote();
