@@ -57,7 +57,8 @@ const WRITES = {
  * change what its event says. */
 const TAKEN = {
   addItems: ([items]) => (Array.isArray(items) ? items.length : 0),
-  update: ([changes]) => Object.keys(changes ?? {}),
+  // The fields it sets (one given as `undefined` is left as it is).
+  update: ([changes]) => Object.keys(changes ?? {}).filter((k) => changes[k] !== undefined && k !== 'expectedTitle'),
   switchBranch: ([branchId]) => branchId,
   deleteBranch: ([branchId]) => branchId,
 };

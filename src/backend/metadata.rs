@@ -86,9 +86,8 @@ pub fn take_changes(value: &JsValue) -> Result<Changes> {
         let value = js::get_named(&changes, &key)
             .map_err(|e| threw(OPTIONS, &format!("changes.{key}"), &e))?;
         // A field given as `undefined` is left as it is, as an option is (`{ title: form.title }`
-        // with no title in the form).
-        let known =
-            ["title", "summary", "topics", "state", "expectedTitle"].contains(&key.as_str());
+        // with no title in the form). Not `expectedTitle`: a condition is not dropped unsaid.
+        let known = ["title", "summary", "topics", "state"].contains(&key.as_str());
         if known && value.is_undefined() {
             continue;
         }

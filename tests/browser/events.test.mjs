@@ -257,12 +257,14 @@ test('what an event says of a write is what the write was called with, whatever 
     const updating = s.update(changes);
     changes.summary = 'added later';
     await Promise.all([adding, updating]);
+    // A field given as undefined is not set, and not named.
+    await s.update({ summary: 'Set', title: undefined });
     return (await s.getItems()).length;
   }, id);
   assert.equal(stored, 2);
-  await waitFor(page, 'taken', 2);
+  await waitFor(page, 'taken', 3);
   const events = await eventsOf(page, 'taken');
-  assert.deepEqual(events.map((e) => [e.type, e.count ?? e.fields]), [['add', 2], ['update', ['title']]]);
+  assert.deepEqual(events.map((e) => [e.type, e.count ?? e.fields]), [['add', 2], ['update', ['title']], ['update', ['summary']]]);
 });
 
 test('switchBranch is an event: other tabs learn the branch a session is on', async () => {
