@@ -913,9 +913,10 @@ export class SyncedSession extends EventTarget {
     // is written and no lock is taken, so a run holding the session does not hold up the round.
     // The mark read after it lets the next round start from here, when the history is then
     // exactly what this round left.
-    if (this.#closed) throw sessionError('CLOSED', 'the session was closed during the sync round; it stopped before writing the remote\'s items here (a new SyncedSession goes on from there)');
     let from = 0;
     while (from < local.length && from < wanted.length && identity(local[from]) === identity(wanted[from])) from += 1;
+    const same = from === local.length && from === wanted.length;
+    if (this.#closed && !same) throw sessionError('CLOSED', 'the session was closed during the sync round; it stopped before writing the remote\'s items here (a new SyncedSession goes on from there)');
     const ended = async () => {
       const end = await this.#mark();
       const exact = view.start && end && end.itemCount === offset + base.length + wanted.length && sameMark(view.start, { ...end, itemCount: view.start.itemCount });
@@ -934,7 +935,6 @@ export class SyncedSession extends EventTarget {
       await this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction });
       return ended();
     };
-    const same = from === local.length && from === wanted.length;
     const mark = same ? await ended() : await withLock(sessionLockName(this.#local.dbName, this.#local.sessionId), rewrite, { ifAvailable: true });
     await save([...base, ...entries], null, mark);
   }

@@ -998,10 +998,31 @@ describe('SyncedSession', () => {
     await context.close();
   });
 
-  test('close() during a round’s last remote write: sync() rejects with CLOSED, and a new SyncedSession finishes the round', async () => {
+  test('close() during a round’s last remote write, with nothing left to write here: the round completes and resolves', async () => {
+    const { context, page } = await device();
+    const conversationId = await newConversation(page);
+    await openSynced(page, { id: 'closed-done', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
+    await server.setFault({ kind: 'slow', ms: 600, methods: ['POST'], times: 1 });
+    const r = await page.evaluate(async (items) => {
+      await window.synced.addItems(items);
+      const round = window.synced.sync().then(() => null, (e) => `${e.name} ${e.code}`);
+      await new Promise((ok) => setTimeout(ok, 200));
+      window.synced.close();
+      return round;
+    }, [say('user', 'one'), say('assistant', 'two')]);
+    assert.equal(r, null);
+    const again = await openSynced(page, { id: 'closed-done', conversationId, options: { syncOnOpen: false } });
+    assert.deepEqual([again.lastError, again.pending], [null, 0]);
+    assert.equal(serverItems(conversationId).length, 2, 'nothing pushed twice');
+    await context.close();
+  });
+
+  test('close() during a round’s last remote write, with the remote’s items still to write here: sync() rejects with CLOSED, and a new SyncedSession finishes the round', async () => {
     const { context, page } = await device();
     const conversationId = await newConversation(page);
     await openSynced(page, { id: 'closed-last', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
+    // Another device's item, on the remote only.
+    await page.evaluate((item) => window.remote.addItems([item]), say('assistant', 'from elsewhere'));
     await server.setFault({ kind: 'slow', ms: 600, methods: ['POST'], times: 1 });
     const r = await page.evaluate(async (items) => {
       await window.synced.addItems(items);
@@ -1013,11 +1034,11 @@ describe('SyncedSession', () => {
     }, [say('user', 'one'), say('assistant', 'two')]);
     assert.equal(r.round, 'SessionError CLOSED');
     assert.equal(r.after, r.before, 'the round is not reported as done');
-    assert.equal(serverItems(conversationId).length, 2);
+    assert.equal(serverItems(conversationId).length, 3);
     const again = await openSynced(page, { id: 'closed-last', conversationId });
     assert.deepEqual([again.lastError, again.pending], [null, 0]);
-    assert.equal(serverItems(conversationId).length, 2, 'nothing pushed twice');
-    assert.equal((await page.evaluate(() => window.synced.getItems())).length, 2);
+    assert.equal(serverItems(conversationId).length, 3, 'nothing pushed twice');
+    assert.deepEqual(transcript(await page.evaluate(() => window.synced.getItems())), [['assistant', 'from elsewhere'], ['user', 'one'], ['assistant', 'two']]);
     await context.close();
   });
 
