@@ -233,7 +233,7 @@ export async function importSessions(source, options = {}, written = () => {}) {
   if (userId !== undefined && userId !== null && !(typeof userId === 'string' && userId.trim() !== '')) {
     throw sessionError('INVALID_USER_ID', `importSessions: options.userId must be a non-empty string or null, got ${typeof userId === 'string' ? JSON.stringify(userId) : typeof userId}`);
   }
-  if (dbName !== undefined && !(typeof dbName === 'string' && dbName !== '')) {
+  if (dbName != null && !(typeof dbName === 'string' && dbName !== '')) {
     throw sessionError('INVALID_OPTIONS', `importSessions: options.dbName must be a non-empty string, got ${typeof dbName === 'string' ? '""' : typeof dbName}`);
   }
   if (!['skip', 'replace', 'rename'].includes(onConflict)) {
