@@ -313,27 +313,23 @@ test('a worker that closes right after its write has posted its event', async ()
 test('subscribe is bound to its object: passed on by itself (useSyncExternalStore), it works, and is the same function each time', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async (id) => {
-    const out = {};
-    for (const kind of ['indexeddb', 'memory']) {
-      const s = make(kind, id);
+    /** `s.subscribe` called by itself: whether it heard a write, is the same function each
+     * time, and is not an own enumerable field. */
+    const check = async (s) => {
       const subscribe = s.subscribe;
       const heard = [];
       const stop = subscribe(() => heard.push(1));
       await s.addItems([{ role: 'user', content: 'q' }]);
       for (let i = 0; i < 100 && heard.length < 1; i++) await new Promise((ok) => setTimeout(ok, 10));
       stop();
-      out[kind] = { heard: heard.length, same: s.subscribe === subscribe, own: Object.keys(s).includes('subscribe') };
-    }
+      return { heard: heard.length, same: s.subscribe === subscribe, own: Object.keys(s).includes('subscribe') };
+    };
+    const out = {};
+    for (const kind of ['indexeddb', 'memory']) out[kind] = await check(make(kind, id));
     // A SyncedSession's too.
     const synced = new lib.SyncedSession(new lib.IndexedDbSession(`${id}-synced`), new lib.MemorySession(`${id}-remote`), { syncOnOpen: false });
-    const subscribe = synced.subscribe;
-    const heard = [];
-    const stop = subscribe(() => heard.push(1));
-    await synced.addItems([{ role: 'user', content: 'q' }]);
-    for (let i = 0; i < 100 && heard.length < 1; i++) await new Promise((ok) => setTimeout(ok, 10));
-    stop();
+    out.synced = await check(synced);
     synced.close();
-    out.synced = { heard: heard.length, same: synced.subscribe === subscribe, own: Object.keys(synced).includes('subscribe') };
     return out;
   }, fresh('bound'));
   assert.deepEqual(r, { indexeddb: { heard: 1, same: true, own: false }, memory: { heard: 1, same: true, own: false }, synced: { heard: 1, same: true, own: false } });

@@ -979,50 +979,14 @@ describe('SyncedSession', () => {
     await context.close();
   });
 
-  test('close() during a round: it stops before its next remote write', async () => {
+  /** A session of `id` on a new device whose next write to the remote is slow, closed 200 ms
+   * into a round that pushes `items` (after `before(page)`): the round's outcome, and when the
+   * session was last synced before and after it. */
+  async function closedDuringPush(id, items, before = async () => {}) {
     const { context, page } = await device();
     const conversationId = await newConversation(page);
-    await openSynced(page, { id: 'closed-midway', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
-    // The first of three writes is slow: the page closes the session while it is on its way.
-    await server.setFault({ kind: 'slow', ms: 600, methods: ['POST'], times: 1 });
-    const r = await page.evaluate(async (items) => {
-      await window.synced.addItems(items);
-      const round = window.synced.sync().then(() => null, (e) => `${e.name} ${e.code}`);
-      await new Promise((ok) => setTimeout(ok, 200));
-      window.synced.close();
-      return round;
-    }, Array.from({ length: 45 }, (_, i) => say('user', `m${i}`)));
-    assert.equal(r, 'SessionError CLOSED');
-    await new Promise((ok) => setTimeout(ok, 300));
-    assert.equal(serverItems(conversationId).length, 20, 'the write under way took effect, no other');
-    await context.close();
-  });
-
-  test('close() during a round’s last remote write, with nothing left to write here: the round completes and resolves', async () => {
-    const { context, page } = await device();
-    const conversationId = await newConversation(page);
-    await openSynced(page, { id: 'closed-done', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
-    await server.setFault({ kind: 'slow', ms: 600, methods: ['POST'], times: 1 });
-    const r = await page.evaluate(async (items) => {
-      await window.synced.addItems(items);
-      const round = window.synced.sync().then(() => null, (e) => `${e.name} ${e.code}`);
-      await new Promise((ok) => setTimeout(ok, 200));
-      window.synced.close();
-      return round;
-    }, [say('user', 'one'), say('assistant', 'two')]);
-    assert.equal(r, null);
-    const again = await openSynced(page, { id: 'closed-done', conversationId, options: { syncOnOpen: false } });
-    assert.deepEqual([again.lastError, again.pending], [null, 0]);
-    assert.equal(serverItems(conversationId).length, 2, 'nothing pushed twice');
-    await context.close();
-  });
-
-  test('close() during a round’s last remote write, with the remote’s items still to write here: sync() rejects with CLOSED, and a new SyncedSession finishes the round', async () => {
-    const { context, page } = await device();
-    const conversationId = await newConversation(page);
-    await openSynced(page, { id: 'closed-last', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
-    // Another device's item, on the remote only.
-    await page.evaluate((item) => window.remote.addItems([item]), say('assistant', 'from elsewhere'));
+    await openSynced(page, { id, conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
+    await before(page);
     await server.setFault({ kind: 'slow', ms: 600, methods: ['POST'], times: 1 });
     const r = await page.evaluate(async (items) => {
       await window.synced.addItems(items);
@@ -1031,15 +995,41 @@ describe('SyncedSession', () => {
       await new Promise((ok) => setTimeout(ok, 200));
       window.synced.close();
       return { round: await round, before, after: window.synced.syncStatus.lastSyncedAt };
-    }, [say('user', 'one'), say('assistant', 'two')]);
+    }, items);
+    return { ...r, context, page, conversationId };
+  }
+
+  test('close() during a round: it stops before its next remote write', async () => {
+    // The first of three writes is slow: the page closes the session while it is on its way.
+    const r = await closedDuringPush('closed-midway', Array.from({ length: 45 }, (_, i) => say('user', `m${i}`)));
+    assert.equal(r.round, 'SessionError CLOSED');
+    await new Promise((ok) => setTimeout(ok, 300));
+    assert.equal(serverItems(r.conversationId).length, 20, 'the write under way took effect, no other');
+    await r.context.close();
+  });
+
+  test('close() during a round’s last remote write, with nothing left to write here: the round completes and resolves', async () => {
+    const r = await closedDuringPush('closed-done', [say('user', 'one'), say('assistant', 'two')]);
+    assert.equal(r.round, null);
+    const again = await openSynced(r.page, { id: 'closed-done', conversationId: r.conversationId, options: { syncOnOpen: false } });
+    assert.deepEqual([again.lastError, again.pending], [null, 0]);
+    assert.equal(serverItems(r.conversationId).length, 2, 'nothing pushed twice');
+    await r.context.close();
+  });
+
+  test('close() during a round’s last remote write, with the remote’s items still to write here: sync() rejects with CLOSED, and a new SyncedSession finishes the round', async () => {
+    // Another device's item, on the remote only.
+    const r = await closedDuringPush('closed-last', [say('user', 'one'), say('assistant', 'two')], (page) =>
+      page.evaluate((item) => window.remote.addItems([item]), say('assistant', 'from elsewhere')),
+    );
     assert.equal(r.round, 'SessionError CLOSED');
     assert.equal(r.after, r.before, 'the round is not reported as done');
-    assert.equal(serverItems(conversationId).length, 3);
-    const again = await openSynced(page, { id: 'closed-last', conversationId });
+    assert.equal(serverItems(r.conversationId).length, 3);
+    const again = await openSynced(r.page, { id: 'closed-last', conversationId: r.conversationId });
     assert.deepEqual([again.lastError, again.pending], [null, 0]);
-    assert.equal(serverItems(conversationId).length, 3, 'nothing pushed twice');
-    assert.deepEqual(transcript(await page.evaluate(() => window.synced.getItems())), [['assistant', 'from elsewhere'], ['user', 'one'], ['assistant', 'two']]);
-    await context.close();
+    assert.equal(serverItems(r.conversationId).length, 3, 'nothing pushed twice');
+    assert.deepEqual(transcript(await r.page.evaluate(() => window.synced.getItems())), [['assistant', 'from elsewhere'], ['user', 'one'], ['assistant', 'two']]);
+    await r.context.close();
   });
 
   test('a round that pushes more than a page of items (120 written offline) settles in one round', async () => {
