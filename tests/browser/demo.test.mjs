@@ -1599,24 +1599,34 @@ test('a message that could not be saved (storage full) is back in the input box,
   }
 });
 
+/** A page of the site (not the demo) that opens the demo's database itself at `version`, as
+ * other code of the site would: with `hold`, it keeps the connection open as `window.held`
+ * (and does not close it when asked to), else it closes it at once. */
+async function openDemoDb(context, version, { hold = false } = {}) {
+  const page = await context.newPage();
+  await page.goto(`${url}/lib.js`);
+  await page.evaluate(
+    ({ version, hold }) =>
+      new Promise((ok, fail) => {
+        const request = indexedDB.open('agent-sessions-demo', version);
+        request.onsuccess = () => {
+          if (hold) window.held = request.result;
+          else request.result.close();
+          ok();
+        };
+        request.onerror = () => fail(request.error);
+      }),
+    { version, hold },
+  );
+  return page;
+}
+
 test('a database another connection keeps from upgrading: the page says why, and works once that connection closes', async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   try {
     // Another page of the site holds the demo's database open at an older version and does not
     // close it when asked to.
-    const holder = await context.newPage();
-    await holder.goto(`${url}/lib.js`);
-    await holder.evaluate(
-      () =>
-        new Promise((ok, fail) => {
-          const request = indexedDB.open('agent-sessions-demo', 1);
-          request.onsuccess = () => {
-            window.held = request.result;
-            ok();
-          };
-          request.onerror = () => fail(request.error);
-        }),
-    );
+    const holder = await openDemoDb(context, 1, { hold: true });
     const page = await openTab(context);
     assert.match(await page.textContent('#error-text'), /^Another tab of this site runs an older version of this page .* close it, then try again\. \(SessionError DB_BLOCKED: .*close the other tabs of this site, then try again\)$/);
     // Once it closes, the upgrade the page asked for runs (an open after it waits for it).
@@ -1680,19 +1690,7 @@ test('the keyboard stays where it was: on the chat picked in the list, and on th
 test('a database a newer version of the page upgraded: the page says to reload, and offers it', async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   try {
-    const newer = await context.newPage();
-    await newer.goto(`${url}/lib.js`);
-    await newer.evaluate(
-      () =>
-        new Promise((ok, fail) => {
-          const request = indexedDB.open('agent-sessions-demo', 99);
-          request.onsuccess = () => {
-            request.result.close();
-            ok();
-          };
-          request.onerror = () => fail(request.error);
-        }),
-    );
+    await openDemoDb(context, 99);
     const page = await openTab(context);
     assert.match(await page.textContent('#error-text'), /^Another tab runs a newer version of this page, which upgraded the chats’ storage: reload this page to go on\. \(SessionError DB_VERSION: /);
     assert.equal(await page.textContent('#error-action'), 'Reload');
