@@ -126,6 +126,12 @@ function listen(dbName, entry) {
   };
 }
 
+/** Gives `session` its own `subscribe`, bound to it, so that it can be handed on by itself
+ * (`useSyncExternalStore(session.subscribe, …)`), and the same function every time. */
+export function bindSubscribe(session) {
+  Object.defineProperty(session, 'subscribe', { configurable: true, writable: true, value: session.subscribe.bind(session) });
+}
+
 /** The events of one session (every branch), from every object, tab and worker of the origin. */
 export function subscribeSession(dbName, sessionId, fn) {
   needsListener(fn, 'subscribe');

@@ -3,7 +3,7 @@
 // `new URL('…', import.meta.url)` (Vite, webpack 5, Rollup, esbuild).
 import { sessionsWasm } from './sessions_wasm.js'; // first: its download starts before the rest is evaluated
 import init, * as wasm from './agent_sessions.js';
-import { callListener, needsListener, publish, subscribeSession, watchSessions as watch } from './events.js';
+import { bindSubscribe, callListener, needsListener, publish, subscribeSession, watchSessions as watch } from './events.js';
 import { exportSessions, importSessions as importBackup } from './backup.js';
 import { sessionError } from './errors.js';
 import { copiedArguments } from './copy.js';
@@ -140,12 +140,6 @@ for (const name of SECOND_MODULE_METHODS) {
       return inOrder.call(this, name, args, async (context, taken) => (await module).sessionCall(name, context, taken));
     },
   });
-}
-
-/** Gives `session` its own `subscribe`, bound to it, so that it can be handed on by itself
- * (`useSyncExternalStore(session.subscribe, …)`), and the same function every time. */
-function bindSubscribe(session) {
-  Object.defineProperty(session, 'subscribe', { configurable: true, writable: true, value: session.subscribe.bind(session) });
 }
 
 /** A session stored in IndexedDB; `subscribe` hears every change to it, from any tab. */

@@ -29,6 +29,7 @@
 //   and the other items sync around it. It goes when the remote lost the items it stood between.
 import { recordStore } from './records.js';
 import { sessionError } from './errors.js';
+import { bindSubscribe } from './events.js';
 
 /** The Web Lock a run holds on a session from reading its history to saving its turn (and a
  * sync round while it rewrites the local history): one name per database and session, whatever
@@ -357,8 +358,7 @@ export class SyncedSession extends EventTarget {
     }
     this.#local = local;
     this.#remote = remote;
-    // Bound, as a session's: `useSyncExternalStore(synced.subscribe, …)`.
-    Object.defineProperty(this, 'subscribe', { configurable: true, writable: true, value: this.subscribe.bind(this) });
+    bindSubscribe(this);
     this.#id = JSON.stringify([local.dbName, local.sessionId]);
     this.#lockName = `agent-sessions-sync:${JSON.stringify([local.dbName, local.sessionId])}`;
     this.#minDelay = retryDelayMs;
