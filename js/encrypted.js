@@ -114,12 +114,14 @@ function transactionParts(args) {
   const fields = t !== null && typeof t === 'object' ? Object.keys(t).sort().join() : '';
   // The lists copied now (the call waits for the calls before it): a caller that changes its
   // items afterwards does not change what is written.
-  const parts =
-    fields === 'items,type' && t.type === 'append_items'
-      ? { type: t.type, items: copiedArguments([t.items])[0] }
-      : fields === 'expectedSuffix,replacement,type' && t.type === 'replace_suffix'
-        ? { type: t.type, ...Object.fromEntries(copiedArguments([t.expectedSuffix, t.replacement]).map((list, i) => [i ? 'replacement' : 'expectedSuffix', list])) }
-        : null;
+  let parts = null;
+  if (fields === 'items,type' && t.type === 'append_items') {
+    const [items] = copiedArguments([t.items]);
+    parts = { type: t.type, items };
+  } else if (fields === 'expectedSuffix,replacement,type' && t.type === 'replace_suffix') {
+    const [expectedSuffix, replacement] = copiedArguments([t.expectedSuffix, t.replacement]);
+    parts = { type: t.type, expectedSuffix, replacement };
+  }
   const isItem = (item) => item !== null && typeof item === 'object' && !Array.isArray(item);
   if (!parts || !Object.values(parts).slice(1).every((list) => Array.isArray(list) && list.every(isItem))) {
     throw sessionError(
