@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use idb::TransactionMode;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
-use web_sys::{DomException, IdbIndex, IdbObjectStore, IdbTransaction};
+use web_sys::{DomException, IdbDatabase, IdbIndex, IdbObjectStore, IdbTransaction};
 
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 
@@ -159,30 +159,23 @@ impl Tx {
         doing: String,
     ) -> Begin<'a> {
         let names: Array = stores.iter().map(|s| js::name(s)).collect();
+        let start =
+            move |db: &IdbDatabase| db.transaction_with_str_sequence_and_mode(&names, mode.into());
         let writes = mode == TransactionMode::ReadWrite;
-        let begun = match conn
-            .raw()
-            .transaction_with_str_sequence_and_mode(&names, mode.into())
-        {
-            Ok(raw) => Ok(Tx { raw, doing, writes }),
+        match start(conn.raw()) {
+            Ok(raw) => Begin::Ready(Some(Ok(Tx { raw, doing, writes }))),
             Err(e)
                 if e.dyn_ref::<DomException>()
                     .is_some_and(|d| d.name() == "InvalidStateError") =>
             {
-                return Begin::Reopening(Box::pin(async move {
+                Begin::Reopening(Box::pin(async move {
                     let fresh = conn.reopened().await?;
-                    match fresh
-                        .raw()
-                        .transaction_with_str_sequence_and_mode(&names, mode.into())
-                    {
-                        Ok(raw) => Ok(Tx { raw, doing, writes }),
-                        Err(e) => Err(dom_error(&e, &doing)),
-                    }
+                    let raw = start(fresh.raw()).map_err(|e| dom_error(&e, &doing))?;
+                    Ok(Tx { raw, doing, writes })
                 }))
             }
-            Err(e) => Err(dom_error(&e, &doing)),
-        };
-        Begin::Ready(Some(begun))
+            Err(e) => Begin::Ready(Some(Err(dom_error(&e, &doing)))),
+        }
     }
 
     /// Runs `body` in this transaction. An error it returns aborts the transaction, so nothing
