@@ -7,7 +7,7 @@ use std::cell::{RefCell, RefMut};
 use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
 
-use crate::core::branch::{contains_text, free_name, RowFacts, Usage, MAIN};
+use crate::core::branch::{contains_text, free_name, popped_usage_stays, RowFacts, Usage, MAIN};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
 use crate::core::memory::{MemoryHistory, OperationLog};
@@ -196,13 +196,12 @@ impl SessionState for MemorySessionState {
         // A turn popped away takes its usage with it (the turn that takes its number next has
         // only its own), unless a branch made from this one still shows it.
         let current = self.current.borrow().clone();
-        let shown = |turn: u64| {
-            self.branches
-                .borrow()
-                .iter()
-                .any(|b| b.parent.as_deref() == Some(current.as_str()) && b.from_turn > turn)
+        let stays = |turn| {
+            let branches = self.branches.borrow();
+            let made_from = branches.iter().map(|b| (b.parent.as_deref(), b.from_turn));
+            popped_usage_stays(made_from, &current, turn)
         };
-        if gone.is_some_and(|turn| !shown(turn)) {
+        if gone.is_some_and(|turn| !stays(turn)) {
             self.forget_usage(&current, gone);
         }
         // Copied as reads are: a branch made from this one holds the same value.

@@ -595,6 +595,19 @@ pub fn replaced_turns(last_turn: u64, starts: impl IntoIterator<Item = bool>) ->
     last_turn.saturating_sub(starts.into_iter().filter(|&s| s).count() as u64)
 }
 
+/// Whether the usage of turn `turn` of branch `id`, popped away there, stays: it does while a
+/// branch made from `id` still shows that turn (one made from a later turn), since the turn
+/// still exists. `made_from` lists each branch's parent and the turn it was made from.
+pub fn popped_usage_stays<'a>(
+    made_from: impl IntoIterator<Item = (Option<&'a str>, u64)>,
+    id: &str,
+    turn: u64,
+) -> bool {
+    made_from
+        .into_iter()
+        .any(|(parent, from_turn)| parent == Some(id) && from_turn > turn)
+}
+
 /// The usage of a branch after a rewrite that numbers its turns again from 1 (compaction): the
 /// turns kept are the newest, so turn `t` becomes `t - base`, and the usage of the turns replaced
 /// (`t <= base`) goes to turn 0, where the summary standing for them is. Oldest turn first.
@@ -616,6 +629,17 @@ mod tests {
     use super::*;
 
     const S: &str = "s";
+
+    #[test]
+    fn popped_usage_stays_only_where_a_branch_made_from_a_later_turn_shows_it() {
+        let made_from = [(None, 0), (Some("main"), 3), (Some("b"), 5)];
+        // "b", made from turn 3 of main, shows main's turns 1 and 2.
+        assert!(popped_usage_stays(made_from, "main", 2));
+        assert!(!popped_usage_stays(made_from, "main", 3));
+        assert!(popped_usage_stays(made_from, "b", 4));
+        assert!(!popped_usage_stays(made_from, "c", 1));
+        assert!(!popped_usage_stays([], "main", 1));
+    }
 
     #[test]
     fn usage_follows_turns_numbered_again_after_a_compaction() {

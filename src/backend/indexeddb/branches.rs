@@ -106,6 +106,16 @@ fn branch_usage(session_id: &str, id: &str) -> Result<Query> {
     )
 }
 
+/// The key of the usage of turn `turn` of branch `id` in the usage store.
+fn usage_key(session_id: &str, id: &str, turn: u64) -> JsValue {
+    Array::of3(
+        &session_id.into(),
+        &id.into(),
+        &JsValue::from_f64(turn as f64),
+    )
+    .into()
+}
+
 /// Whether a stored record has branches other than `main`: the operations on `main` take their
 /// shorter paths when it has none.
 pub fn has_branches(stored: &JsValue) -> bool {
@@ -717,12 +727,12 @@ pub(super) async fn pop_in(
     apply_release(tx, t, id, &release).await?;
     // A turn popped away takes its usage with it, unless a branch made from this one still
     // shows it.
-    let shown = l
+    let made_from = l
         .tree
         .branches
         .iter()
-        .any(|c| c.parent.as_deref() == Some(id) && c.from_turn > turn);
-    if turn_before < turn && !shown {
+        .map(|c| (c.parent.as_deref(), c.from_turn));
+    if turn_before < turn && !branch::popped_usage_stays(made_from, id, turn) {
         forget_usage(tx, t.session_id, id, turn)?;
     }
     l.record.rewrote();
@@ -733,9 +743,8 @@ pub(super) async fn pop_in(
 /// Deletes the usage of turn `turn` of branch `id`, which a pop took away: the turn that takes
 /// its number next has only its own.
 pub(super) fn forget_usage(tx: &Tx, session_id: &str, id: &str, turn: u64) -> Result<()> {
-    let key = Array::of3(&session_id.into(), &id.into(), &(turn as f64).into());
     tx.store(USAGE_STORE)?
-        .delete(Query::Key(key.into()))
+        .delete(Query::Key(usage_key(session_id, id, turn)))
         .map_err(|e| tx.fail(e))?;
     Ok(())
 }
@@ -1429,15 +1438,9 @@ pub(super) async fn add_usage_in(
     usage: &Usage,
     now: f64,
 ) -> Result<()> {
-    let key: JsValue = Array::of3(
-        &session_id.into(),
-        &id.into(),
-        &JsValue::from_f64(turn as f64),
-    )
-    .into();
     let store = tx.store(USAGE_STORE)?;
     let existing = store
-        .get(key)
+        .get(usage_key(session_id, id, turn))
         .map_err(|e| tx.fail(e))?
         .reply()
         .await
