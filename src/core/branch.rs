@@ -56,11 +56,20 @@ pub struct Branch {
     pub fork_turn: u64,
     /// How many items compaction moved from it to its archive.
     pub archived: u64,
+    /// Whether its oldest own rows are copies of a compacted branch's (a release or a flatten
+    /// gave it them), whose head may be a compaction summary: `archived` says so of its own
+    /// compaction only.
+    pub summary_head: bool,
 }
 
 impl Branch {
     fn own_len(&self) -> u64 {
         self.next - self.first
+    }
+
+    /// Whether the head of its own rows (turn 0) may hold a compaction summary.
+    pub fn compacted_head(&self) -> bool {
+        self.archived > 0 || self.summary_head
     }
 }
 
@@ -143,6 +152,7 @@ impl Tree {
             last_turn: record.last_turn,
             fork_turn: 0,
             archived: record.archived_count,
+            summary_head: false,
         };
         let mut branches = vec![main];
         branches.extend(others);
@@ -255,11 +265,16 @@ impl Tree {
 
     /// The sequence number `id`'s view starts at.
     pub fn start(&self, session_id: &str, id: &str) -> Result<u64> {
+        Ok(self.root(session_id, id)?.first)
+    }
+
+    /// The branch that owns the oldest rows of `id`'s view.
+    fn root(&self, session_id: &str, id: &str) -> Result<&Branch> {
         let mut at = self.get(session_id, id)?;
         while let Some(base) = &at.base {
             at = self.get(session_id, base)?;
         }
-        Ok(at.first)
+        Ok(at)
     }
 
     /// How many items `id` shows.
@@ -326,6 +341,7 @@ impl Tree {
             last_turn: if inherited { turn.saturating_sub(1) } else { 0 },
             fork_turn: if inherited { turn.saturating_sub(1) } else { 0 },
             archived: 0,
+            summary_head: false,
         };
         let mut copies = Vec::new();
         let depth = segments.iter().filter(|s| s.lo < at).count();
@@ -343,6 +359,7 @@ impl Tree {
             }
             branch.base = None;
             branch.first = start;
+            branch.summary_head = self.root(session_id, from)?.compacted_head();
         }
         self.branches.push(branch);
         Ok(copies)
@@ -393,6 +410,10 @@ impl Tree {
                 child.first = old.first;
                 child.base = old.base.clone();
                 child.fork_turn = old.fork_turn;
+                // Its oldest rows are now its own copies of `id`'s: so is their head.
+                if old.base.is_none() {
+                    child.summary_head = old.compacted_head();
+                }
             }
         }
         if old.first < old.next && at < old.next {
@@ -435,6 +456,7 @@ impl Tree {
         b.last_turn = 0;
         b.fork_turn = 0;
         b.archived = 0;
+        b.summary_head = false;
         Ok(release)
     }
 
@@ -894,6 +916,50 @@ mod tests {
     }
 
     #[test]
+    fn a_copy_of_a_compacted_head_is_known_as_one() {
+        let compacted = |archived| {
+            let mut t = tree_with(6, 3);
+            t.branches[0].archived = archived;
+            t
+        };
+        for archived in [0, 4] {
+            // main gives up every row (compacted again, or cleared): "b" gets its own copies.
+            let mut t = compacted(archived);
+            t.fork(S, MAIN, "b", 4, 3, 1.0).unwrap();
+            t.clear(S, MAIN).unwrap();
+            let b = t.get(S, "b").unwrap();
+            assert_eq!((b.base.as_deref(), b.first), (None, 0));
+            assert_eq!(b.compacted_head(), archived > 0);
+            // "c" continues "b"; "b" deleted: "c" owns the copies then, and knows their head.
+            t.fork(S, "b", "c", 2, 2, 1.0).unwrap();
+            t.append(S, "c", &[true, false]).unwrap();
+            t.remove(S, "b").unwrap();
+            let c = t.get(S, "c").unwrap();
+            assert_eq!(c.base, None);
+            assert_eq!(c.compacted_head(), archived > 0);
+            t.clear(S, "c").unwrap();
+            assert!(!t.get(S, "c").unwrap().compacted_head(), "cleared: no head");
+        }
+        // Rows given up after the fork point leave the branch on its base: nothing is copied.
+        let mut t = compacted(4);
+        t.fork(S, MAIN, "b", 4, 3, 1.0).unwrap();
+        t.release(S, MAIN, 5, 3).unwrap();
+        assert!(!t.get(S, "b").unwrap().summary_head);
+        // A branch created too deep copies its view, from the compacted main up.
+        let mut from = MAIN.to_string();
+        for k in 0..MAX_DEPTH as u64 {
+            let id = format!("d{k}");
+            let at = t.get(S, &from).unwrap().next;
+            t.fork(S, &from, &id, at, k + 4, 1.0).unwrap();
+            t.append(S, &id, &[true, false]).unwrap();
+            from = id;
+        }
+        let deepest = t.get(S, &from).unwrap();
+        assert_eq!(deepest.base, None, "flattened");
+        assert!(deepest.summary_head);
+    }
+
+    #[test]
     fn a_damaged_tree_is_refused() {
         let record = SessionRecord::new(S, None, 0.0);
         let b = Branch {
@@ -907,6 +973,7 @@ mod tests {
             last_turn: 0,
             fork_turn: 0,
             archived: 0,
+            summary_head: false,
         };
         let e = Tree::new(&record, vec![b.clone()]).unwrap_err();
         assert_eq!(e.code, SessionErrorCode::CorruptSession);

@@ -118,6 +118,58 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.equal(r.all, 5, 'once, when every turn is read');
     });
 
+    test('a branch that was given its own copy of a compacted head keeps its summary in a window of turns', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const summary = { role: 'system', content: 'the summary so far', 'agent-sessions.summary': true };
+          const turn = (n, tag = '') => [{ role: 'user', content: `q${n}${tag}` }, { role: 'assistant', content: `a${n}${tag}` }];
+          const window = async (s) => [await s.getRecentTurns(1), (await s.getRecentTurns(99)).filter((i) => i.content === summary.content).length];
+          // An edit of a compacted main, then main gives up its rows: compacted again, or cleared.
+          const edited = async (name, after) => {
+            const s = make(kind, `${id}-${name}`);
+            await s.addItems([...turn(1), ...turn(2), ...turn(3)]);
+            await s.replaceHistory([summary, ...turn(2), ...turn(3)]);
+            await s.createBranchFromTurn(2, 'edit');
+            await s.addItems(turn(3, ' edited'));
+            await s.switchBranch('main');
+            await after(s);
+            await s.switchBranch('edit');
+            return window(s);
+          };
+          const again = await edited('again', (s) => s.replaceHistory([{ ...summary, content: 'a second summary' }, ...turn(3)]));
+          const cleared = await edited('cleared', (s) => s.clearSession());
+          // A branch made from a compacted branch that is then deleted.
+          const m = make(kind, `${id}-middle`);
+          await m.addItems([...turn(1), ...turn(2)]);
+          await m.createBranchFromTurn(2, 'mid');
+          await m.addItems([...turn(2, ' m'), ...turn(3, ' m')]);
+          await m.replaceHistory([summary, ...turn(3, ' m')]);
+          await m.addItems(turn(4, ' m'));
+          await m.createBranchFromTurn(2, 'leaf');
+          await m.addItems(turn(4, ' leaf'));
+          await m.switchBranch('main');
+          await m.deleteBranch('mid');
+          await m.switchBranch('leaf');
+          const middle = await window(m);
+          // Branches of branches, deeper than a view may span: the deepest starts with its own copy.
+          const d = make(kind, `${id}-deep`);
+          await d.addItems(turn(1));
+          await d.replaceHistory([summary, ...turn(1)]);
+          for (let i = 1; i <= 18; i++) {
+            await d.createBranchFromTurn(i, `b${i}`);
+            await d.addItems([...turn(i, ` b${i}`), ...turn(i + 1, ` b${i}`)]);
+          }
+          return { again, cleared, middle, deep: await window(d) };
+        },
+        { kind, id: fresh('copied-summary-head') },
+      );
+      assert.deepEqual(texts(r.again[0]), ['the summary so far', 'q3 edited', 'a3 edited'], 'main compacted again');
+      assert.deepEqual(texts(r.cleared[0]), ['the summary so far', 'q3 edited', 'a3 edited'], 'main cleared');
+      assert.deepEqual(texts(r.middle[0]), ['the summary so far', 'q4 leaf', 'a4 leaf'], 'the branch it continued deleted');
+      assert.deepEqual(texts(r.deep[0]), ['the summary so far', 'q19 b18', 'a19 b18'], '18 branches deep');
+      for (const c of ['again', 'cleared', 'middle', 'deep']) assert.equal(r[c][1], 1, `${c}: once, when every turn is read`);
+    });
+
     test('metadata: a default title from the first user message, update() of title, summary, topics and state, listed without reading a message', async () => {
       const id = fresh('meta');
       const r = await page.evaluate(

@@ -169,6 +169,7 @@ fn branches_from_js(session_id: &str, stored: &JsValue) -> Result<Vec<(Branch, J
                     Ok(v) if v.is_undefined() => 0,
                     _ => count("archivedCount")?,
                 },
+                summary_head: js::get(e, "summaryHead").is_ok_and(|v| v.is_truthy()),
             };
             Ok((branch, e.clone()))
         })
@@ -198,6 +199,7 @@ fn branches_to_js(tree: &Tree, read: &[(Branch, JsValue)]) -> JsValue {
                 ("lastTurn", (b.last_turn as f64).into()),
                 ("forkTurn", (b.fork_turn as f64).into()),
                 ("archivedCount", (b.archived as f64).into()),
+                ("summaryHead", b.summary_head.into()),
             ]))
         })
         .collect::<Array>()
@@ -507,7 +509,7 @@ pub async fn recent_turns(
         // summary there, as on `main`: asked at once, only when the view's oldest rows belong
         // to a branch that was compacted.
         let head = match segments.last() {
-            Some(s) if oldest > 0 && l.tree.get(t.session_id, &s.owner)?.archived > 0 => {
+            Some(s) if oldest > 0 && l.tree.get(t.session_id, &s.owner)?.compacted_head() => {
                 Some((s, head_rows(tx, &index, &storage(t.session_id, &s.owner))?))
             }
             _ => None,
