@@ -172,7 +172,8 @@ export function deleteChat() {
     await closeChat();
     await deleteSession(id, { dbName: DB_NAME });
     const list = await listChats();
-    await openChat(list.length ? list[0].sessionId : newId());
+    // The next chat opens on the branch it was last on, as after a reload.
+    await openChat(list.length ? list[0].sessionId : newId(), null, list[0]?.currentBranch);
     setStatus('Chat deleted.');
   });
 }
@@ -220,7 +221,8 @@ export function importChat(file) {
     }
     const changes = {};
     for (const key of ['title', 'summary', 'topics']) {
-      if (metadata?.[key] !== undefined) changes[key] = metadata[key];
+      // A `null` (an export of a locked chat has no title) leaves the title the items gave.
+      if (metadata?.[key] != null) changes[key] = metadata[key];
     }
     const id = newId();
     const session = sessionFor(id);

@@ -121,6 +121,11 @@ export function onList(fn) {
  * in clear). */
 const lockedTitles = new Map();
 
+/** Forgets the titles the page gave locked chats (their chats were locked again). */
+export function forgetLockedTitles() {
+  lockedTitles.clear();
+}
+
 /** The longest title the page gives a locked chat. */
 const TITLE_LENGTH = 60;
 

@@ -7,7 +7,7 @@
 // A wrong passphrase is found out by the lock's check before anything else happens: no chat is
 // read or written with a key that does not fit.
 import { lockedOut, readLock, saveLock, state } from './state.js';
-import { closeChat } from './chats.js';
+import { closeChat, forgetLockedTitles } from './chats.js';
 import { busy, whenIdle } from './busy.js';
 import { clearSearch } from './search.js';
 import { forgetKey, keyFits, keyFrom, newLock, rememberKey } from './keys.js';
@@ -111,6 +111,8 @@ export function lockNow() {
     if (state.background.size) await Promise.all(state.background.values());
     await closeChat();
     state.keys.delete(user);
+    // The sidebar named the chats opened in this tab after their first message: not any more.
+    forgetLockedTitles();
     await forgetKey(user);
     setStatus(`${user}'s chats are locked. The passphrase opens them again.`);
   });
@@ -143,6 +145,7 @@ export function followLocksElsewhere() {
       state.lock = readLock(state.user);
       state.keys.delete(state.user);
       state.remembered.delete(state.user);
+      forgetLockedTitles();
       clearSearch();
       setStatus(`${state.user}'s chats were locked in another tab.`);
     });

@@ -127,14 +127,22 @@ export function mergeStoredUsers() {
 
 /** Follows what other tabs store: users they add (`renderUsers` is called), and model settings
  * they save (taken here too, so that this tab's next message uses them and its next save does not
- * undo them; `renderSettings` is called). */
+ * undo them; `renderSettings({ keyDropped })` is called, `keyDropped` when this tab's API key was
+ * forgotten because the endpoint changed). */
 export function followOtherTabs({ renderUsers, renderSettings }) {
   window.addEventListener('storage', (e) => {
     if (e.storageArea !== localStorage) return;
     if ((e.key === null || e.key === KEYS.users) && mergeStoredUsers()) renderUsers();
     if (e.key === null || e.key === KEYS.settings) {
+      const endpoint = state.settings.baseUrl;
       state.settings = readSettings();
-      renderSettings();
+      // This tab's key was typed for the endpoint it had: it is not sent to another one.
+      const dropped = state.apiKey !== '' && state.settings.baseUrl !== endpoint;
+      if (dropped) {
+        state.apiKey = '';
+        sessionStorage.removeItem(KEYS.apiKey);
+      }
+      renderSettings({ keyDropped: dropped });
     }
   });
 }

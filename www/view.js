@@ -163,8 +163,9 @@ export function renderUsers() {
   );
 }
 
-export function renderSettings() {
+export function renderSettings({ keyDropped = false } = {}) {
   const { baseUrl, api, model, historyTurns: turns, summaries } = state.settings;
+  if (keyDropped) setStatus('Another tab chose another endpoint: this tab forgot its API key, which was for the one before. Enter the key for the new one in Settings.');
   el.baseUrl.value = baseUrl;
   el.api.value = api;
   el.model.value = model;

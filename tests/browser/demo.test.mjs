@@ -397,11 +397,20 @@ test('undo, clear, delete, export and import', async () => {
     assert.equal(await page.isHidden('#error'), true);
     assert.equal((await sessionsOf(page, 'Guest')).length, 3);
 
+    // An export without a title (a locked chat's has none) keeps the one its items give.
+    const untitled = { sessionId: second, userId: 'Guest', metadata: { title: null, summary: null, topics: null }, items };
+    await page.setInputFiles('#import-file', { name: 'untitled.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(untitled)) });
+    await page.waitForFunction((old) => !old.includes(document.querySelector('.session[aria-current="true"]')?.dataset.sessionId), [imported, second, bare]);
+    await idle(page);
+    assert.equal(await page.textContent('#chat-title'), 'my city is Oslo');
+    assert.equal((await infoOf(page, 'Guest', await currentSessionId(page))).title, 'my city is Oslo');
+    assert.equal((await sessionsOf(page, 'Guest')).length, 4);
+
     // A file that is not an export is refused in the page, and nothing is created.
     await page.setInputFiles('#import-file', { name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"items": [1, 2]}') });
     await page.waitForSelector('#error:not([hidden])');
     assert.match(await page.textContent('#error-text'), /INVALID_ITEM/);
-    assert.equal((await sessionsOf(page, 'Guest')).length, 3);
+    assert.equal((await sessionsOf(page, 'Guest')).length, 4);
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
@@ -1219,6 +1228,12 @@ for (const api of ['chat_completions', 'responses']) {
       const items = await itemsOf(page, 'Guest', await currentSessionId(page));
       assert.equal(items.length, 5);
       assert.equal(itemText(items[4]), 'third question');
+      // Undo takes it back, to send it again once the settings are fixed.
+      assert.match(await page.textContent('#status'), /Undo puts it back in the input box/);
+      await page.click('#undo');
+      await idle(page);
+      assert.equal(await page.inputValue('#input'), 'third question');
+      assert.equal((await itemsOf(page, 'Guest', await currentSessionId(page))).length, 4);
       assert.deepEqual(page.errors, []);
     } finally {
       await context.close();
@@ -1848,12 +1863,20 @@ test('users added and settings saved in one tab show in the other, and all users
     assert.equal(await a.isVisible('#chat-branch'), false, 'no branch was made');
     await a.press('#messages .msg-editor textarea', 'Escape');
 
+    // B has a key for this endpoint.
+    await saveSettings(b, () => b.fill('#set-api-key', 'sk-for-the-first-endpoint'));
+    assert.equal(await b.evaluate(() => sessionStorage.getItem('agent-sessions-demo.apiKey')), 'sk-for-the-first-endpoint');
+
     // An endpoint nothing answers at: the error says what to check.
     await a.fill('#set-base-url', 'http://127.0.0.1:9/v1');
     await a.fill('#set-model', 'some-model');
     await a.click('#save-settings');
-    // The other tab takes the settings saved here.
+    // The other tab takes the settings saved here; the key it had for the endpoint before is
+    // not sent to this one.
     await until(b, () => /^Model: some-model via .* at http:\/\/127\.0\.0\.1:9\/v1/.test(document.getElementById('model-line').textContent));
+    assert.equal(await b.inputValue('#set-api-key'), '');
+    assert.equal(await b.evaluate(() => sessionStorage.getItem('agent-sessions-demo.apiKey')), null);
+    assert.match(await b.textContent('#status'), /forgot its API key/);
     await a.press('#input', 'Enter');
     await idle(a);
     assert.match(await a.textContent('#error-text'), /^The model call failed: .*Check the endpoint’s URL, that it is running, and that it lets this page call it \(CORS\)\.$/);
@@ -1938,6 +1961,35 @@ test('two tabs of one user follow each other live: a message sent in one shows i
     assert.deepEqual(await rendered(a), await rendered(b));
     assert.deepEqual(a.errors, []);
     assert.deepEqual(b.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('deleting a chat opens the next one on the version it was last on, as a reload does', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my name is Ann');
+    const first = await currentSessionId(page);
+    await page.click('#messages .msg[data-turn="1"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'my name is Bo');
+    await page.click('#messages .msg-editor .edit-send');
+    await idle(page);
+    const edited = await rendered(page);
+    assert.equal(edited[0].text, 'my name is Bo');
+    await page.click('#new-chat');
+    await idle(page);
+    await say(page, 'my city is Oslo');
+    const asked = answerDialog(page, true);
+    await page.click('#delete-chat');
+    await asked;
+    await idle(page);
+    assert.equal(await currentSessionId(page), first);
+    assert.deepEqual(await rendered(page), edited, 'the edited version, where its next message goes');
+    assert.equal(await page.inputValue('#chat-branch'), 'turn-1');
+    await reload(page);
+    assert.deepEqual(await rendered(page), edited);
+    assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
   }
@@ -2603,6 +2655,7 @@ test('lock a user’s chats with a passphrase: encrypted in place (nothing of th
     await page.click('#lock-now');
     await idle(page);
     assert.equal(await asksPassphrase(page), true);
+    assert.deepEqual(await sidebarTitles(page), ['Locked chat', 'Locked chat'], 'no first message left in the sidebar');
     await reload(page);
     assert.equal(await asksPassphrase(page), true);
 
