@@ -483,7 +483,7 @@ export class SyncedSession extends EventTarget {
   /**
    * Runs a sync round now (after the one running, if any): resolves to the status once the
    * local and remote histories are the same, rejects with what failed (also in
-   * `syncStatus.lastError`; a retry is scheduled with backoff).
+   * `syncStatus.lastError`; a retry is scheduled with backoff, except after a refusal: a 4xx).
    */
   sync() {
     if (this.#closed) return Promise.reject(sessionError('CLOSED', 'sync(): the session was closed'));
@@ -517,7 +517,10 @@ export class SyncedSession extends EventTarget {
         } else {
           this.#attempt += 1;
           this.#setStatus({ syncing: false, pending, localOnly: this.#localOnly, lastError: errorInfo(error), online: online() });
-          if (online()) retryIn = Math.min(this.#maxDelay, this.#minDelay * 2 ** (this.#attempt - 1));
+          // A refusal (4xx: a conversation deleted or never there, a key refused) would be
+          // refused again: the next write, sync(), interval or `online` tries again, no timer.
+          const refused = error?.status >= 400 && error.status < 500 && ![408, 409, 429].includes(error.status);
+          if (online() && !refused) retryIn = Math.min(this.#maxDelay, this.#minDelay * 2 ** (this.#attempt - 1));
         }
         throw error;
       }

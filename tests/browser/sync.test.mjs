@@ -469,6 +469,31 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a remote that refuses the round (its conversation deleted elsewhere: 404) is not asked again on a timer; nothing is deleted here', async () => {
+    const a = await device();
+    const conversationId = await newConversation(a.page);
+    await openSynced(a.page, { id: 'gone', conversationId });
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'hello')]);
+    await settled(a.page);
+    // Another device deletes the conversation itself.
+    await a.page.evaluate(async ({ url, conversationId }) => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId }).clearSession(), { url: server.url, conversationId });
+    const asked = () => server.requests.filter((q) => q.path.includes(conversationId)).length;
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'still there?')]);
+    await a.page.waitForFunction(() => window.synced.syncStatus.lastError?.status === 404 && !window.synced.syncStatus.syncing);
+    const after = asked();
+    // Backoff would have asked three times by now (100, 200 and 400 ms).
+    await new Promise((ok) => setTimeout(ok, 1500));
+    assert.equal(asked(), after, 'no round on a timer');
+    const status = await a.page.evaluate(() => window.synced.syncStatus);
+    assert.deepEqual([status.lastError.status, status.pending], [404, 1]);
+    // Asked again, it tries again; the local history is kept whole.
+    const again = await a.page.evaluate(() => window.synced.sync().then(() => 'synced', (e) => e.status));
+    assert.equal(again, 404);
+    assert.ok(asked() > after);
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), [['user', 'hello'], ['user', 'still there?']]);
+    await a.context.close();
+  });
+
   test('popItem and clearSession reach the remote; a pop of an item not pushed yet never does', async () => {
     const a = await device();
     const b = await device();
