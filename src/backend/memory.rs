@@ -7,7 +7,9 @@ use std::cell::{RefCell, RefMut};
 use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
 
-use crate::core::branch::{contains_text, free_name, popped_usage_stays, RowFacts, Usage, MAIN};
+use crate::core::branch::{
+    self, contains_text, free_name, popped_usage_stays, RowFacts, Usage, MAIN,
+};
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
 use crate::core::memory::{MemoryHistory, OperationLog};
@@ -281,10 +283,9 @@ impl SessionState for MemorySessionState {
                 .then(|| text("callId"))
                 .flatten()
         };
-        let mut history = self.history();
-        for m in mutations {
-            history.replace_function_call(&m.call_id, m.replacement, call_id_of, now());
-        }
+        let mutations = mutations.into_iter().map(|m| (m.call_id, m.replacement));
+        self.history()
+            .replace_function_calls(mutations, call_id_of, now());
         Ok(())
     }
 
@@ -366,12 +367,8 @@ impl SessionState for MemorySessionState {
             }
         };
         let fork = history.fork_before_turn(turn, now()).ok_or_else(|| {
-            invalid_turn(format!(
-                "branch \"{}\" of session \"{}\" has no turn {turn} (its turns are 1 to {})",
-                self.current.borrow(),
-                self.core.session_id,
-                history.record().last_turn
-            ))
+            let last = history.record().last_turn;
+            branch::no_turn(&self.core.session_id, &self.current.borrow(), turn, last)
         })?;
         drop(history);
         let taken = |n: &str| self.branches.borrow().iter().any(|b| b.id == n);

@@ -116,6 +116,18 @@ pub fn not_found(session_id: &str, id: &str) -> SessionError {
     )
 }
 
+/// A branch asked for a turn it does not have (`last_turn` its newest).
+pub fn no_turn(session_id: &str, id: &str, turn: u64, last_turn: u64) -> SessionError {
+    let has = match last_turn {
+        0 => "it holds no user message".to_string(),
+        n => format!("its turns are 1 to {n}"),
+    };
+    SessionError::new(
+        SessionErrorCode::InvalidTurn,
+        format!("branch \"{id}\" of session \"{session_id}\" has no turn {turn} ({has})"),
+    )
+}
+
 fn damaged(session_id: &str, what: String) -> SessionError {
     SessionError::new(
         SessionErrorCode::CorruptSession,
@@ -913,6 +925,24 @@ mod tests {
             from = id;
         }
         assert_eq!(flattened, [MAX_DEPTH as u64 - 1]);
+    }
+
+    #[test]
+    fn a_missing_turn_names_the_turns_there_are() {
+        let e = no_turn(S, MAIN, 4, 3);
+        assert_eq!(e.code, SessionErrorCode::InvalidTurn);
+        assert!(
+            e.message.ends_with("has no turn 4 (its turns are 1 to 3)"),
+            "{}",
+            e.message
+        );
+        let e = no_turn(S, "b", 1, 0);
+        assert!(
+            e.message
+                .ends_with("has no turn 1 (it holds no user message)"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

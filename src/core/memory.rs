@@ -156,13 +156,30 @@ impl<T> MemoryHistory<T> {
         &self.archive[start..end]
     }
 
-    /// `replace_function_call`: the first `function_call` with `call_id` (as `call_id_of`
-    /// reads an item) becomes `replacement`, later ones with that id go. Whether it matched.
-    pub fn replace_function_call(
+    /// `applyHistoryMutations`: each `(call_id, replacement)` makes the first `function_call`
+    /// with `call_id` (as `call_id_of` reads an item) `replacement`, and removes later ones with
+    /// that id. One rewrite, as one write, when any matched; whether any did.
+    pub fn replace_function_calls(
+        &mut self,
+        mutations: impl IntoIterator<Item = (String, T)>,
+        call_id_of: impl Fn(&T) -> Option<String>,
+        now: f64,
+    ) -> bool {
+        let mut any = false;
+        for (call_id, replacement) in mutations {
+            any |= self.replace_function_call(&call_id, replacement, &call_id_of, now);
+        }
+        if any {
+            self.record.rewrote();
+        }
+        any
+    }
+
+    fn replace_function_call(
         &mut self,
         call_id: &str,
         replacement: T,
-        call_id_of: impl Fn(&T) -> Option<String>,
+        call_id_of: &impl Fn(&T) -> Option<String>,
         now: f64,
     ) -> bool {
         let ids: Vec<Option<String>> = self.entries.iter().map(|e| call_id_of(&e.item)).collect();
@@ -186,7 +203,6 @@ impl<T> MemoryHistory<T> {
         self.record.next_seq = first_seq + self.record.item_count;
         self.record.last_turn = self.entries.last().map_or(0, |e| e.turn);
         self.record.updated_at = now;
-        self.record.rewrote();
         true
     }
 
@@ -461,12 +477,23 @@ mod tests {
         )
         .unwrap();
         let id = |item: &&str| item.strip_prefix("call ").map(str::to_string);
-        assert!(h.replace_function_call("c1", "call c1'", id, 2.0));
+        let one = |call: &str, by: &'static str| [(call.to_string(), by)];
+        assert!(h.replace_function_calls(one("c1", "call c1'"), id, 2.0));
         assert_eq!(items(&h, Limit::All), ["q", "call c1'", "out", "a"]);
         let seqs: Vec<u64> = h.items(Limit::All).map(|e| e.seq).collect();
         assert_eq!(seqs, [0, 1, 2, 3]);
         assert_eq!(h.record().next_seq, 4);
-        assert!(!h.replace_function_call("zz", "x", id, 3.0));
+        assert!(!h.replace_function_calls(one("zz", "x"), id, 3.0));
+        assert_eq!(h.record().rewrites, 1);
+        // Several in one call: one rewrite, as IndexedDB counts it.
+        h.add(vec![("call c2", false), ("call c3", false)], 4.0)
+            .unwrap();
+        let both = [
+            ("c2".to_string(), "call c2'"),
+            ("c3".to_string(), "call c3'"),
+        ];
+        assert!(h.replace_function_calls(both, id, 5.0));
+        assert_eq!(h.record().rewrites, 2);
     }
 
     #[test]

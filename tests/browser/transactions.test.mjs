@@ -140,15 +140,21 @@ for (const kind of ['indexeddb', 'memory']) {
     test('applyHistoryMutations replace_function_call rewrites exactly one item and drops its duplicates', async () => {
       const seed = [u('q'), call('c1'), { type: 'function_call_result', callId: 'c1', output: 'r' }, call('c2'), call('c1', '{"dup":1}'), a('done')];
       const r = await inSession(`async (s) => {
+        const rewrites = [(await s.getInfo()).rewrites];
         await s.applyHistoryMutations({ mutations: [
           { type: 'replace_function_call', callId: 'c1', replacement: { type: 'function_call', callId: 'c1', name: 'lookup', arguments: '{"fixed":1}' } },
           { type: 'some_future_mutation', anything: true },
           { type: 'replace_function_call', callId: 'nobody', replacement: { type: 'function_call', callId: 'nobody', name: 'x', arguments: '{}' } },
         ] });
+        rewrites.push((await s.getInfo()).rewrites);
         const items = await s.getItems();
+        // Two that match, in one call: one rewrite, as one write.
+        await s.applyHistoryMutations({ mutations: ['c1', 'c2'].map((callId) => ({ type: 'replace_function_call', callId, replacement: { type: 'function_call', callId, name: 'again', arguments: '{}' } })) });
+        rewrites.push((await s.getInfo()).rewrites);
         await s.addItems([{ role: 'user', content: 'next' }]);
-        return { items, newest: await s.getItems(2) };
+        return { items, newest: await s.getItems(2), rewrites };
       }`, seed);
+      assert.deepEqual(r.rewrites, [0, 1, 2]);
       assert.deepEqual(r.items, [
         u('q'),
         { type: 'function_call', callId: 'c1', name: 'lookup', arguments: '{"fixed":1}' },

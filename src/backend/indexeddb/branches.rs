@@ -1131,21 +1131,28 @@ pub async fn create(
     tx.run(async |tx| {
         let Some(mut l) = load_branch(tx, t, from).await? else {
             return Err(match &pick {
-                From::Turn(n) => invalid_turn(format!("session \"{}\" has no turn {n}: it holds no items", t.session_id)),
-                From::Text(q) => invalid_turn(format!("no user turn of session \"{}\" contains \"{q}\": it holds no items", t.session_id)),
+                From::Turn(n) => invalid_turn(format!(
+                    "session \"{}\" has no turn {n}: it holds no items",
+                    t.session_id
+                )),
+                From::Text(q) => invalid_turn(format!(
+                    "no user turn of session \"{}\" contains \"{q}\": it holds no items",
+                    t.session_id
+                )),
             });
         };
         let start = l.tree.start(t.session_id, from)?;
         let (at, turn) = match &pick {
             From::Turn(n) => {
                 let turn = *n;
-                let found = if turn == 0 { None } else { turn_start(tx, &l, t.session_id, from, turn).await? };
+                let found = if turn == 0 {
+                    None
+                } else {
+                    turn_start(tx, &l, t.session_id, from, turn).await?
+                };
                 let at = found.ok_or_else(|| {
-                    invalid_turn(format!(
-                        "branch \"{from}\" of session \"{}\" has no turn {turn} (its turns are 1 to {})",
-                        t.session_id,
-                        l.tree.get(t.session_id, from).map_or(0, |b| b.last_turn)
-                    ))
+                    let last = l.tree.get(t.session_id, from).map_or(0, |b| b.last_turn);
+                    branch::no_turn(t.session_id, from, turn, last)
                 })?;
                 (at, turn)
             }
@@ -1161,9 +1168,9 @@ pub async fn create(
                     Some((Some(seq), turn)) => (seq, turn),
                     _ => {
                         return Err(invalid_turn(format!(
-                            "no user turn of branch \"{from}\" of session \"{}\" contains \"{query}\"",
-                            t.session_id
-                        )))
+                        "no user turn of branch \"{from}\" of session \"{}\" contains \"{query}\"",
+                        t.session_id
+                    )))
                     }
                 }
             }
@@ -1173,8 +1180,21 @@ pub async fn create(
             None => l.tree.free_name(turn),
         };
         let copies = l.tree.fork(t.session_id, from, &id, at, turn, now)?;
-        apply_release(tx, t, &id, &Release { copies, delete: None }).await?;
-        let _ = Reflect::set(&l.record.stored, &"currentBranch".into(), &id.as_str().into());
+        apply_release(
+            tx,
+            t,
+            &id,
+            &Release {
+                copies,
+                delete: None,
+            },
+        )
+        .await?;
+        let _ = Reflect::set(
+            &l.record.stored,
+            &"currentBranch".into(),
+            &id.as_str().into(),
+        );
         l.save(tx, Some(now))?;
         Ok(id)
     })
