@@ -142,7 +142,7 @@ export function subscribeSession(dbName, sessionId, fn) {
  * `watchSessions({ dbName, userId }, listener)`: the sessions of a database (one user's, with
  * `userId`; `null` for those without a user) being created, updated and deleted, for sidebars.
  * Whether a write created its session is told from the sessions known when watching began (one
- * `listSessions` read) and those seen since. When that read fails (bad options, a database that
+ * `listSessions` read, which `ready` resolves to) and those seen since. When that read fails (bad options, a database that
  * cannot be opened), `ready` rejects with its error and the watch ends: nothing could tell a
  * created session from an updated one.
  */
@@ -184,10 +184,13 @@ export function watchSessions(listSessions, options, fn) {
   const read = listSessions(given !== options && options != null ? options : filtered && userId !== null ? { dbName, userId } : { dbName });
   stop.ready = read.then(
     (list) => {
-      for (const s of list) if (!filtered || s.userId === userId) known.set(s.sessionId, s.userId);
+      // The list the changes follow from: a sidebar drawn from it misses none and has none twice.
+      const start = list.filter((s) => !filtered || s.userId === userId);
+      for (const s of start) known.set(s.sessionId, s.userId);
       const held = early;
       early = null;
       for (const event of held) if (!stopped) deliver(event);
+      return start;
     },
     (error) => {
       stop();

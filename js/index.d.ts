@@ -57,14 +57,16 @@ export function listSessions(options?: ListSessionsOptions): Promise<SessionInfo
 
 /** Reports sessions of a database (one user's with `userId`; `null`: those without one) being
  * created, updated and deleted, from every tab and worker of the origin. Returns the function
- * that stops it; its `ready` settles once the sessions that existed at the start were read
- * (until then a change is held back, so none is lost). When that read fails (options that are
- * not valid: `INVALID_OPTIONS`, `INVALID_USER_ID`; a database that cannot be opened), `ready`
- * rejects with its error and the watch ends. */
+ * that stops it; its `ready` resolves to the sessions that existed at the start, as
+ * `listSessions` lists them, once they were read (until then a change is held back, so none is
+ * lost): the list the changes follow from, which a sidebar starts from so that it misses no
+ * change and sees none twice. When that read fails (options that are not valid:
+ * `INVALID_OPTIONS`, `INVALID_USER_ID`; a database that cannot be opened), `ready` rejects with
+ * its error and the watch ends. */
 export function watchSessions(
   options: { dbName?: string; userId?: string | null } | undefined,
   listener: (change: SessionListChange) => void,
-): (() => void) & { ready: Promise<void> };
+): (() => void) & { ready: Promise<SessionInfo[]> };
 
 /** The name of the Web Lock (`navigator.locks`) a run holds on a session from reading its
  * history to saving its turn, and a `SyncedSession` round while it rewrites the local history:

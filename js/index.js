@@ -142,9 +142,53 @@ for (const name of SECOND_MODULE_METHODS) {
   });
 }
 
+/** Gives each object of `Base` its own bound `subscribe` over `listenTo(session, listener)`
+ * (which returns the listener's removal). `close()` and `free()` remove the object's listeners,
+ * which would read a closed session, and a closed object takes none. */
+function withSubscriptions(Base, listenTo) {
+  const Session = class extends Base {
+    #stops = new Set();
+    #ended = false;
+
+    constructor(...args) {
+      super(...args);
+      bindSubscribe(this);
+    }
+
+    subscribe(listener) {
+      if (this.#ended) throw sessionError('CLOSED', 'subscribe: the session was closed; create a new session object to use it again');
+      const stop = listenTo(this, listener);
+      this.#stops.add(stop);
+      return () => {
+        this.#stops.delete(stop);
+        stop();
+      };
+    }
+
+    #end() {
+      this.#ended = true;
+      for (const stop of this.#stops) stop();
+      this.#stops.clear();
+    }
+
+    close() {
+      this.#end();
+      return super.close();
+    }
+
+    free() {
+      this.#end();
+      super.free();
+    }
+  };
+  if (typeof Symbol.dispose === 'symbol') Session.prototype[Symbol.dispose] = Session.prototype.free;
+  return Session;
+}
+
 /** A session stored in IndexedDB; `subscribe` hears every change to it, from any tab. */
-export class IndexedDbSession extends withEvents(IndexedDbBase, (s, event) =>
-  publish(s.dbName, { ...event, userId: s.userId }),
+export class IndexedDbSession extends withSubscriptions(
+  withEvents(IndexedDbBase, (s, event) => publish(s.dbName, { ...event, userId: s.userId })),
+  (s, listener) => subscribeSession(s.dbName, s.sessionId, listener),
 ) {
   // What never changes for the object, read from the module once: every write's change event
   // names all three, and each read through the module is a crossing and a string decoded.
@@ -157,7 +201,6 @@ export class IndexedDbSession extends withEvents(IndexedDbBase, (s, event) =>
     this.#sessionId = super.sessionId;
     this.#dbName = super.dbName;
     this.#userId = super.userId;
-    bindSubscribe(this);
   }
 
   get sessionId() {
@@ -170,10 +213,6 @@ export class IndexedDbSession extends withEvents(IndexedDbBase, (s, event) =>
 
   get userId() {
     return this.#userId;
-  }
-
-  subscribe(listener) {
-    return subscribeSession(this.dbName, this.sessionId, listener);
   }
 }
 
@@ -282,24 +321,22 @@ for (const name of SESSION_METHODS) {
 if (typeof Symbol.dispose === 'symbol') MemoryBase.prototype[Symbol.dispose] = MemoryBase.prototype.free;
 
 /** A session kept in memory; `subscribe` hears the changes made through this object. */
-export class MemorySession extends withEvents(MemoryBase, (s, event) => {
-  const at = Date.now();
-  for (const fn of [...(memoryListeners.get(s) ?? [])]) callListener(fn, { ...event, userId: null, at });
-}) {
-  constructor(sessionId, options) {
-    super(sessionId, options);
-    bindSubscribe(this);
-  }
-
-  subscribe(listener) {
+export class MemorySession extends withSubscriptions(
+  withEvents(MemoryBase, (s, event) => {
+    const at = Date.now();
+    const set = memoryListeners.get(s) ?? new Set();
+    // A listener removed by an earlier one is not called.
+    for (const fn of [...set]) if (set.has(fn)) callListener(fn, { ...event, userId: null, at });
+  }),
+  (s, listener) => {
     needsListener(listener, 'subscribe');
-    const set = memoryListeners.get(this) ?? new Set();
-    memoryListeners.set(this, set);
+    const set = memoryListeners.get(s) ?? new Set();
+    memoryListeners.set(s, set);
     const entry = (event) => listener(event);
     set.add(entry);
     return () => set.delete(entry);
-  }
-}
+  },
+) {}
 
 Object.defineProperty(MemorySession.prototype, TRANSACTION_USAGE, { value: true });
 

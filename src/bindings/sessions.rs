@@ -271,7 +271,8 @@ export interface SessionMethods {
   popItem<T extends Item = Item>(): Promise<T | undefined>;
   /** Removes every item of this session. */
   clearSession(): Promise<void>;
-  /** Releases the session; any later call rejects with `CLOSED`. */
+  /** Releases the session; any later call rejects with `CLOSED`, and its `subscribe` listeners
+   * are called no more. */
   close(): Promise<void>;
   /**
    * Applies a history transaction atomically and idempotently, as the SDK's
@@ -334,7 +335,8 @@ export interface SessionMethods {
    * by any object, tab or worker of the origin (a `BroadcastChannel` per database); for
    * `MemorySession`, by this object. Returns the function that stops it. Each object's own
    * `subscribe` is bound to it (the same function every time), so it can be handed on by itself:
-   * `useSyncExternalStore(session.subscribe, …)`. */
+   * `useSyncExternalStore(session.subscribe, …)`. `close()` and `free()` stop the object's
+   * listeners; on a closed object, `subscribe` throws `CLOSED`. */
   subscribe(listener: (event: SessionChangeEvent) => void): () => void;
 }
 

@@ -134,10 +134,11 @@ test('the writing object and another object of the same page hear it too; unsubs
   assert.equal(r.items, 2);
 });
 
-test('a listener another one removes while an event is delivered does not get that event, as with DOM events', async () => {
+for (const kind of ['IndexedDbSession', 'MemorySession'])
+test(`${kind}: a listener another one removes while an event is delivered does not get that event, as with DOM events`, async () => {
   const { page } = await openHarness(env);
-  const r = await page.evaluate(async (id) => {
-    const s = new lib.IndexedDbSession(id);
+  const r = await page.evaluate(async ({ id, kind }) => {
+    const s = new lib[kind](id);
     const heard = [];
     let stopSecond;
     // The first listener closes the panel the second one feeds.
@@ -151,8 +152,42 @@ test('a listener another one removes while an event is delivered does not get th
     await new Promise((ok) => setTimeout(ok, 100));
     stopFirst();
     return heard;
-  }, fresh('removed-during-dispatch'));
+  }, { id: fresh('removed-during-dispatch'), kind });
   assert.deepEqual(r, ['first add']);
+});
+
+test('close() and free() stop an object’s listeners, and a closed object takes none', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async (id) => {
+    const heard = { closed: [], freed: [], open: [] };
+    const closed = new lib.IndexedDbSession(id);
+    const freed = new lib.IndexedDbSession(id);
+    const open = new lib.IndexedDbSession(id);
+    for (const [key, s] of [['closed', closed], ['freed', freed], ['open', open]]) s.subscribe((e) => heard[key].push(e.type));
+    const writer = new lib.IndexedDbSession(id);
+    await writer.addItems([{ role: 'user', content: 'one' }]);
+    for (let i = 0; i < 200 && heard.open.length < 1; i++) await new Promise((ok) => setTimeout(ok, 10));
+    await closed.close();
+    freed.free();
+    // Another object's write: only the open one hears it (a closed one would read nothing).
+    await writer.addItems([{ role: 'user', content: 'two' }]);
+    for (let i = 0; i < 200 && heard.open.length < 2; i++) await new Promise((ok) => setTimeout(ok, 10));
+    await new Promise((ok) => setTimeout(ok, 100));
+    const refused = {};
+    const memory = new lib.MemorySession();
+    await memory.close();
+    for (const [key, s] of [['closed', closed], ['memory', memory]]) {
+      try {
+        s.subscribe(() => {});
+        refused[key] = 'subscribed';
+      } catch (e) {
+        refused[key] = `${e.name} ${e.code}`;
+      }
+    }
+    return { heard, refused };
+  }, fresh('closed-listeners'));
+  assert.deepEqual(r.heard, { closed: ['add'], freed: ['add'], open: ['add', 'add'] });
+  assert.deepEqual(r.refused, { closed: 'SessionError CLOSED', memory: 'SessionError CLOSED' });
 });
 
 test("a worker's write is seen by a page", async () => {
@@ -194,12 +229,14 @@ test('watchSessions: a sidebar hears sessions created, updated and deleted, only
   await sidebar.evaluate(async (dbName) => {
     window.changes = [];
     window.stopWatching = lib.watchSessions({ dbName, userId: 'ann' }, (c) => window.changes.push(c));
-    await window.stopWatching.ready; // the sessions that exist now are known
+    // The sessions that exist now are known: the list the changes follow from.
+    window.start = (await window.stopWatching.ready).map((s) => [s.sessionId, s.userId, s.itemCount]);
     // `userId: undefined` is no filter, as in listSessions: every user's sessions.
     window.everyone = [];
     window.stopEveryone = lib.watchSessions({ dbName, userId: undefined }, (c) => window.everyone.push(c));
     await window.stopEveryone.ready;
   }, dbName);
+  assert.deepEqual(await sidebar.evaluate(() => window.start), [['old', 'ann', 1]]);
   await writer.evaluate(async (dbName) => {
     await new lib.IndexedDbSession('old', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'again' }]);
     await new lib.IndexedDbSession('new', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'hi' }]);

@@ -285,7 +285,8 @@ async function useBranches(): Promise<void> {
   });
   stop();
   const unwatch = watchSessions({ userId: 'ann' }, (change: SessionListChange) => void change.sessionId);
-  await unwatch.ready;
+  const startedFrom: SessionInfo[] = await unwatch.ready;
+  void startedFrom[0]?.sessionId;
   unwatch();
   await session.deleteBranch(id);
   // @ts-expect-error a turn is a number
