@@ -55,7 +55,7 @@ pub fn take_items_as(
         if !js::is_plain_object(item).map_err(|e| threw(code_of, &what(), &e))? {
             return Err(SessionError::new(
                 code_of,
-                format!("{} is not an object: got {}", what(), describe(item)),
+                format!("{} is not a plain object: got {}", what(), describe(item)),
             ));
         }
         let copy = js::clone_value(item).map_err(|e| {

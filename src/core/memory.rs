@@ -148,7 +148,10 @@ impl<T> MemoryHistory<T> {
     /// The archived items, oldest first: the newest `limit` (all without one) after skipping
     /// the `skip` newest.
     pub fn archived(&self, limit: Option<u64>, skip: u64) -> &[T] {
-        let end = self.archive.len().saturating_sub(skip as usize);
+        let end = self
+            .archive
+            .len()
+            .saturating_sub(skip.min(usize::MAX as u64) as usize);
         let start = match limit {
             Some(n) => end.saturating_sub(n.min(usize::MAX as u64) as usize),
             None => 0,

@@ -51,12 +51,12 @@ for (const kind of ['indexeddb', 'memory']) {
       ['items is a string', `(s) => s.addItems('hello')`, /items must be an array, got a string/],
       ['items is an object', `(s) => s.addItems({ role: 'user', content: 'x' })`, /items must be an array, got an object/],
       ['items is missing', `(s) => s.addItems()`, /items must be an array, got undefined/],
-      ['an item is a string', `(s) => s.addItems([{ role: 'user', content: 'ok' }, 'text'])`, /items\[1\] is not an object: got a string/],
-      ['an item is a number', `(s) => s.addItems([{ role: 'user', content: 'ok' }, {}, 42])`, /items\[2\] is not an object: got the number 42/],
-      ['an item is null', `(s) => s.addItems([null])`, /items\[0\] is not an object: got null/],
-      ['an item is an array', `(s) => s.addItems([{ a: 1 }, [{ role: 'user' }]])`, /items\[1\] is not an object: got an array/],
-      ['an item is a function', `(s) => s.addItems([() => 1])`, /items\[0\] is not an object: got a function/],
-      ['an item is a Date', `(s) => s.addItems([new Date()])`, /items\[0\] is not an object: got an instance of Date/],
+      ['an item is a string', `(s) => s.addItems([{ role: 'user', content: 'ok' }, 'text'])`, /items\[1\] is not a plain object: got a string/],
+      ['an item is a number', `(s) => s.addItems([{ role: 'user', content: 'ok' }, {}, 42])`, /items\[2\] is not a plain object: got the number 42/],
+      ['an item is null', `(s) => s.addItems([null])`, /items\[0\] is not a plain object: got null/],
+      ['an item is an array', `(s) => s.addItems([{ a: 1 }, [{ role: 'user' }]])`, /items\[1\] is not a plain object: got an array/],
+      ['an item is a function', `(s) => s.addItems([() => 1])`, /items\[0\] is not a plain object: got a function/],
+      ['an item is a Date', `(s) => s.addItems([new Date()])`, /items\[0\] is not a plain object: got an instance of Date/],
       ['an item holds a function', `(s) => s.addItems([{ role: 'user', content: 'ok' }, { role: 'user', content: 'x', run() {} }])`, /items\[1\] holds a value that cannot be stored \(DataCloneError/],
       ['an item holds a DOM node', `(s) => s.addItems([{ role: 'user', content: document.body }])`, /items\[0\] holds a value that cannot be stored \(DataCloneError/],
       ['limit 1.5', `(s) => s.getItems(1.5)`, /limit must be an integer, got 1.5/],
@@ -167,6 +167,8 @@ describe('indexeddb: storage failures', () => {
       try {
         const s = new lib.IndexedDbSession('nowhere');
         return {
+          // Nothing to write: nothing to open either.
+          none: await s.addItems([]),
           add: await attempt(() => s.addItems([{ role: 'user', content: 'x' }])),
           get: await attempt(() => s.getItems()),
           list: await attempt(() => lib.listSessions()),
@@ -176,6 +178,7 @@ describe('indexeddb: storage failures', () => {
         if (!('indexedDB' in globalThis)) Object.defineProperty(globalThis, 'indexedDB', real);
       }
     });
+    assert.equal(r.none, undefined);
     assertError(r.add, 'STORAGE_UNAVAILABLE', /IndexedDB is not available/);
     assertError(r.get, 'STORAGE_UNAVAILABLE');
     assertError(r.list, 'STORAGE_UNAVAILABLE');

@@ -177,11 +177,14 @@ for (const kind of ['indexeddb', 'memory']) {
         const newest = await s.getArchivedItems({ limit: 2 });
         const page2 = await s.getArchivedItems({ limit: 2, before: 2 });
         const past = await s.getArchivedItems({ limit: 2, before: 99 });
+        // Past 2^32: every item skipped (not a count cut to 32 bits).
+        const farPast = [2 ** 32, 2 ** 32 + 1, 2 ** 53 - 1].map((before) => s.getArchivedItems({ before }));
         const bad = await attempt(() => s.getArchivedItems({ limit: 1.5 }));
         const badArchive = await attempt(() => s.replaceHistory([], { archive: 'yes' }));
         await s.clearSession();
-        return { history, all, newest, page2, past, bad, badArchive, afterClear: await s.getArchivedItems(), now: await s.getItems() };
+        return { history, all, newest, page2, past, farPast: await Promise.all(farPast), bad, badArchive, afterClear: await s.getArchivedItems(), now: await s.getItems() };
       }`);
+      assert.deepEqual(r.farPast, [[], [], []]);
       assert.deepEqual(r.history, [{ type: 'compaction', encrypted_content: 'ENC' }, u('q2')]);
       assert.deepEqual(contents(r.all), ['q1', 'a1', 'q2', 'a2', 'compaction undefined undefined', 'q2', 'a2 again']);
       assert.deepEqual(contents(r.newest), ['q2', 'a2 again']);

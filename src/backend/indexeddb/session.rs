@@ -185,6 +185,10 @@ impl SessionState for IdbSessionState {
     }
 
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {
+        // Nothing to write: not even the database is opened (it may be out of reach).
+        if items.is_empty() {
+            return Ok(());
+        }
         let conn = self.connection().await?;
         match self.on_main() {
             true => ops::add_items(&conn, &self.target(), items, now()).await,
