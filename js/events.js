@@ -165,8 +165,9 @@ export function watchSessions(listSessions, options, fn) {
       return;
     }
     const existed = known.has(sessionId);
-    // A clear of a session never stored (or deleted since) writes nothing.
-    if (!existed && event.type === 'clear') return;
+    // A clear of a session never stored (or deleted since) writes nothing, nor a switch to its
+    // main branch: neither made a session.
+    if (!existed && (event.type === 'clear' || event.type === 'branch')) return;
     known.set(sessionId, event.userId ?? null);
     callListener(fn, { type: existed ? 'updated' : 'created', sessionId, userId: event.userId ?? null, change: event.type });
   };

@@ -419,7 +419,7 @@ test('watchSessions: no call after stop(), even of a change held back while the 
   assert.deepEqual(r, { stopped: [], kept: ['created'] });
 });
 
-test('watchSessions: bad options reject ready and end the watch; a clear of a session never stored is no change; a deletion names its user', async () => {
+test('watchSessions: bad options reject ready and end the watch; a clear of a session never stored, or a switch to its main branch, is no change; a deletion names its user', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async (dbName) => {
     const failure = async (options) => {
@@ -435,6 +435,7 @@ test('watchSessions: bad options reject ready and end the watch; a clear of a se
     const stop = lib.watchSessions({ dbName, userId: 'ann' }, (c) => changes.push([c.type, c.sessionId, c.userId, c.change]));
     await stop.ready;
     await new lib.IndexedDbSession('never-written', { dbName, userId: 'ann' }).clearSession();
+    await new lib.IndexedDbSession('never-written', { dbName, userId: 'ann' }).switchBranch('main');
     await new lib.IndexedDbSession('chat', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'q' }]);
     await lib.deleteSession('chat', { dbName });
     for (let i = 0; i < 100 && changes.length < 2; i++) await new Promise((ok) => setTimeout(ok, 10));
