@@ -397,9 +397,18 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
         for word in part.split_whitespace() {
             let prefix = word.ends_with('*');
             let terms: Vec<String> = tokenize(word).into_iter().map(|t| t.term).collect();
+            let lone = |t: &String| t.chars().count() == 1 && t.chars().all(is_unspaced);
             match terms.len() {
                 0 => {}
                 1 => push(single(terms.into_iter().next().unwrap_or_default(), prefix)),
+                // A phrase cannot hold a prefix (`gpt-4*`) or one character of a script written
+                // without spaces (`3월`, `5月`: indexed only inside its pairs): each token is a
+                // clause of its own then, the last a prefix with `*`.
+                n if prefix || terms.iter().any(lone) => {
+                    for (i, term) in terms.into_iter().enumerate() {
+                        push(single(term, prefix && i == n - 1));
+                    }
+                }
                 _ => push(Clause::Phrase(terms)),
             }
         }
@@ -754,6 +763,14 @@ mod tests {
             [Phrase(vec!["e".into(), "mail".into()])]
         );
         assert_eq!(parse_query("cat cat").unwrap(), [Term("cat".into())]);
+        assert_eq!(
+            parse_query("gpt-4*").unwrap(),
+            [Term("gpt".into()), Prefix("4".into())]
+        );
+        assert_eq!(
+            parse_query("3월").unwrap(),
+            [Term("3".into()), Prefix("월".into())]
+        );
         let long = "a".repeat(MAX_QUERY + 1);
         assert_eq!(
             parse_query(&long).unwrap_err().code,
@@ -781,6 +798,14 @@ mod tests {
         assert!(match_text("東京", &q("東")).is_some());
         assert!(match_text("Un café crème", &q("cafe")).is_some());
         assert!(match_text("a cafe", &q("café")).is_some());
+        // A word of several tokens with a prefix, or with one character of a script written
+        // without spaces: each token matched by itself.
+        assert!(match_text("GPT-4o is here", &q("gpt-4*")).is_some());
+        assert!(match_text("v1.25 released", &q("v1.2*")).is_some());
+        assert!(match_text("3월에 만나요", &q("3월")).is_some());
+        assert!(match_text("5月の予定", &q("5月")).is_some());
+        assert!(match_text("2024年的计划", &q("2024年")).is_some());
+        assert!(match_text("6月の予定", &q("5月")).is_none());
         let m = match_text("one two hippo three hippo", &q("hippo")).unwrap();
         assert_eq!(
             (m.length, m.frequencies.clone(), m.first),

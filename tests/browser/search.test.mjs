@@ -85,6 +85,8 @@ test('ranking, phrases, prefixes, diacritics and CJK', async () => {
       { role: 'user', content: 'big grey elephant' }, // 6
       { role: 'user', content: 'grey big elephant' }, // 7
       { type: 'function_call', callId: 'c1', name: 'lookup', arguments: '{"animal":"hippo"}' }, // 8: not indexed by default
+      { role: 'user', content: '3월에 만나요, 5月の予定' }, // 9
+      { role: 'assistant', content: 'GPT-4o answers' }, // 10
     ]);
     const snippets = await lib.searchSessions({ ...db, userId: 'ann', query: 'cafe' });
     return {
@@ -102,8 +104,13 @@ test('ranking, phrases, prefixes, diacritics and CJK', async () => {
       limited: await find('hippo*', { limit: 1 }),
       snippet: snippets[0],
       empty: await find('   '),
+      // A number joined to one character of a script without spaces; a prefix inside a word.
+      month: [await find('3월'), await find('5月'), await find('4月')],
+      typing: [await find('gpt-4*'), await find('gpt-4')],
     };
   });
+  assert.deepEqual(r.month, [['s:9'], ['s:9'], []]);
+  assert.deepEqual(r.typing, [['s:10'], []]);
   // Whole words; the item saying it three times first, then the shorter one.
   assert.deepEqual(r.hippo, ['s:2', 's:0', 's:1']);
   assert.deepEqual(r.prefix.sort(), ['s:0', 's:1', 's:2']);
