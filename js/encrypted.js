@@ -219,6 +219,8 @@ export class EncryptedSession {
     // without it.)
     const replaces = typeof inner.replaceHistory === 'function';
     if (!transactions) this.applyHistoryTransaction = undefined;
+    // Our runner then saves a run's usage with its turn, as through the wrapped session.
+    else Object.defineProperty(this, Symbol.for('agent-sessions.transactionUsage'), { value: true });
     if (!replaces) this.replaceHistory = undefined;
     if (!transactions || !replaces) this.applyHistoryMutations = undefined;
   }
@@ -364,7 +366,7 @@ export class EncryptedSession {
    * role, so the wrapped session cannot tell where a turn starts. */
   getItems(limit) {
     return this.#serial(async () => {
-      const turns = limit === undefined ? this.#turnWindow() : undefined;
+      const turns = limit == null ? this.#turnWindow() : undefined;
       if (turns === undefined) return this.#read(await this.#inner.getItems(limit));
       const items = await this.#read(await this.#inner.getItems(Number.MAX_SAFE_INTEGER));
       return newestTurns(items, turns);

@@ -12,8 +12,8 @@ use js_sys::{Array, Function};
 use wasm_bindgen::JsValue;
 
 use crate::core::compaction::{
-    candidates, compacted_items, should_compact, split_turns, summary_input, summary_item,
-    Strategy, SUMMARY_INSTRUCTIONS,
+    candidates, compacted_items, is_compaction, replaced, should_compact, split_turns,
+    summary_input, summary_item, Strategy, SUMMARY_INSTRUCTIONS,
 };
 use crate::core::error::{RunnerError, RunnerErrorCode};
 use crate::core::wire::items::to_responses_item;
@@ -92,13 +92,15 @@ impl Compactor {
             Value::Array(items) => items,
             _ => Vec::new(),
         };
-        if !force && !self.triggered(&items, &stored).await? {
+        let replaced = replaced(&items, self.strategy, self.keep_turns);
+        if !force && !self.triggered(replaced, &stored).await? {
             return Ok(None);
         }
         let (compacted, usage) = match self.strategy {
             Strategy::Summary => {
                 let (older, kept) = split_turns(&items, self.keep_turns);
-                if older.is_empty() {
+                // Nothing older than the kept turns but an earlier summary: nothing to summarise.
+                if older.iter().all(is_compaction) {
                     return Ok(None);
                 }
                 let (summary, usage) = self.summarise(older).await?;
@@ -116,13 +118,20 @@ impl Compactor {
         }))
     }
 
-    async fn triggered(&self, items: &[Value], stored: &JsValue) -> Result<bool, RunError> {
+    /// Whether to compact, from what a compaction would replace.
+    async fn triggered(&self, replaced: &[Value], stored: &JsValue) -> Result<bool, RunError> {
         let Some(should) = &self.should_compact else {
-            return Ok(should_compact(items));
+            return Ok(should_compact(replaced));
         };
-        let candidate_items: Array = candidates(items).iter().map(json_to_js).collect();
+        let candidate_items: JsValue = candidates(replaced)
+            .iter()
+            .map(json_to_js)
+            .collect::<Array>()
+            .into();
+        // The SDK's name for the candidates too, for a hook written for its class.
         let context = object(&[
-            ("candidateItems", candidate_items.into()),
+            ("candidateItems", candidate_items.clone()),
+            ("compactionCandidateItems", candidate_items),
             ("sessionItems", stored.clone()),
         ]);
         let verdict = should
@@ -206,7 +215,12 @@ impl Compactor {
             call_session(session, "replaceHistoryWithCompaction", &[items]).await?;
         } else {
             call_session(session, "clearSession", &[]).await?;
-            call_session(session, "addItems", &[items]).await?;
+            if let Err(e) = call_session(session, "addItems", &[items]).await {
+                // The history is put back, as the SDK's compaction puts it back: a failed
+                // write never leaves it empty.
+                let _ = call_session(session, "addItems", std::slice::from_ref(stored)).await;
+                return Err(e);
+            }
         }
         Ok(())
     }

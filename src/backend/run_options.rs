@@ -755,6 +755,10 @@ pub fn parse_compaction(
         strategy,
         keep_turns: opt_count(&o, "keepTurns", "options", C)?.unwrap_or(2) as usize,
         archive,
-        should_compact: opt_function(&o, "shouldCompact", "options", C)?,
+        // Or the SDK's name for it, for options written for its class.
+        should_compact: match opt_function(&o, "shouldCompact", "options", C)? {
+            Some(f) => Some(f),
+            None => opt_function(&o, "shouldTriggerCompaction", "options", C)?,
+        },
     })
 }

@@ -267,8 +267,11 @@ export interface BackgroundReport {
 }
 
 export interface CompactionContext {
-  /** The items a compaction would replace: all but user messages and earlier compactions. */
+  /** The candidates among the items a compaction would replace (for a summary, those before
+   * the `keepTurns` turns it keeps): all but user messages and earlier compactions. */
   candidateItems: Item[];
+  /** The same list, under the name the SDK's compaction gives it. */
+  compactionCandidateItems: Item[];
   sessionItems: Item[];
 }
 
@@ -290,6 +293,8 @@ export interface CompactionSessionSettings {
   archive?: boolean;
   /** When to compact; default: at least 10 candidates (the SDK's rule). */
   shouldCompact?: (context: CompactionContext) => boolean | Promise<boolean>;
+  /** The SDK's name for `shouldCompact`, taken when that is not given. */
+  shouldTriggerCompaction?: (context: CompactionContext) => boolean | Promise<boolean>;
 }
 
 /** What a compaction did. */

@@ -64,9 +64,20 @@ pub fn candidates(items: &[Value]) -> Vec<Value> {
         .collect()
 }
 
-/// The default trigger: enough candidates.
-pub fn should_compact(items: &[Value]) -> bool {
-    candidates(items).len() >= DEFAULT_THRESHOLD
+/// The default trigger: enough candidates among `replaced` (see [`replaced`]).
+pub fn should_compact(replaced: &[Value]) -> bool {
+    candidates(replaced).len() >= DEFAULT_THRESHOLD
+}
+
+/// What a compaction of `items` would replace: all but the newest `keep_turns` turns for a
+/// summary, everything for the server's compaction. The trigger counts candidates there only:
+/// the turns a summary keeps would count again after every compaction (a turn of tool calls or
+/// two would set it off again at once).
+pub fn replaced(items: &[Value], strategy: Strategy, keep_turns: usize) -> &[Value] {
+    match strategy {
+        Strategy::Summary => split_turns(items, keep_turns).0,
+        Strategy::Responses => items,
+    }
 }
 
 /// Splits a history into what a summary replaces and the newest `keep_turns` turns it keeps
@@ -210,6 +221,26 @@ mod tests {
         assert!(!should_compact(&items));
         items.push(call("c"));
         assert!(should_compact(&items));
+    }
+
+    #[test]
+    fn a_summary_is_triggered_by_what_it_would_replace_not_by_the_turns_it_keeps() {
+        // A summary, then two turns of tool calls: 22 candidates, all in the kept turns.
+        let mut items = vec![summary_item("s")];
+        for t in 0..2 {
+            items.push(user("q"));
+            for c in 0..5 {
+                let id = format!("c{t}{c}");
+                items.push(call(&id));
+                items.push(result(&id));
+            }
+            items.push(answer("a"));
+        }
+        assert!(should_compact(replaced(&items, Strategy::Responses, 2)));
+        assert!(!should_compact(replaced(&items, Strategy::Summary, 2)));
+        // A third such turn: the oldest of the three is what a summary replaces.
+        items.extend(items[1..13].to_vec());
+        assert!(should_compact(replaced(&items, Strategy::Summary, 2)));
     }
 
     #[test]

@@ -123,35 +123,70 @@ describe('compaction', () => {
     assert.deepEqual(r.archived, HISTORY);
   });
 
-  test('the trigger: the SDK rule by default (10 candidates), shouldCompact when given, force always', async () => {
-    model.script({ text: 'sum 1' }, { text: 'sum 2' });
+  test('the trigger: the SDK rule by default (10 candidates among what a summary replaces, not the turns it keeps), shouldCompact (or the SDK’s shouldTriggerCompaction) when given, force whenever there is something to summarise', async () => {
+    model.script({ text: 'sum 1' }, { text: 'sum 2' }, { text: 'sum 3' });
     const r = await inPage(
       async ({ url, id, history }) => {
         const inner = new lib.MemorySession(id);
-        await inner.addItems(history.slice(0, 12)); // 9 candidates
+        // Four turns of tool calls: 12 candidates, 6 of them in the two turns a summary keeps.
+        await inner.addItems(history.slice(0, 16));
         const runner = new lib.Runner({ baseUrl: url });
         const session = new lib.CompactionSession(inner, { runner, model: 'm' });
+        const kept = await session.runCompaction();
+        await session.addItems(history.slice(16)); // 9 before the newest two turns
         const below = await session.runCompaction();
-        await session.addItems([{ role: 'assistant', content: 'one more' }]); // 10
+        await session.addItems([{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }]); // 12
         const at = await session.runCompaction();
+        // Right after it, the turns it kept do not set it off again, forced or not.
+        const after = [await session.runCompaction(), await session.runCompaction({ force: true })];
         const seen = [];
         const custom = new lib.CompactionSession(new lib.MemorySession(), {
           runner,
           model: 'm',
-          shouldCompact: async (context) => (seen.push(context.candidateItems.length, context.sessionItems.length), false),
+          shouldCompact: async (context) => (seen.push(context.candidateItems.length, context.compactionCandidateItems.length, context.sessionItems.length), false),
         });
         await custom.addItems(history);
         const declined = await custom.runCompaction();
         const forced = await custom.runCompaction({ force: true });
-        return { below, at: at?.itemsAfter, seen, declined, forced: forced?.itemsAfter };
+        const sdkNamed = new lib.CompactionSession(new lib.MemorySession(), { runner, model: 'm', shouldTriggerCompaction: () => true });
+        await sdkNamed.addItems(history.slice(0, 12));
+        const asked = await sdkNamed.runCompaction();
+        return { kept, below, at: at?.itemsAfter, after, seen, declined, forced: forced?.itemsAfter, asked: asked?.itemsAfter };
       },
       { id: fresh('trigger'), history: HISTORY },
     );
+    assert.equal(r.kept, null, '12 candidates in all, but only 6 a summary would replace');
     assert.equal(r.below, null);
-    assert.equal(r.at, 10, 'the summary and the newest two turns (4 + 5 items)');
-    assert.deepEqual(r.seen, [15, 20]);
+    assert.equal(r.at, 7, 'the summary and the newest two turns (4 + 2 items)');
+    assert.deepEqual(r.after, [null, null]);
+    assert.deepEqual(r.seen, [9, 9, 20], 'the candidates before the two kept turns, under both names');
     assert.equal(r.declined, null);
     assert.equal(r.forced, 9);
+    assert.equal(r.asked, 9, 'the SDK’s option name');
+  });
+
+  test('over a session without replaceHistory, a write that fails after the clear puts the old history back', async () => {
+    model.script({ text: 'a summary' });
+    const r = await inPage(
+      async ({ url, history }) => {
+        const store = new lib.MemorySession();
+        await store.addItems(history);
+        // A session of the SDK's shape whose write of the compacted history fails.
+        const inner = {
+          getSessionId: () => store.getSessionId(),
+          getItems: (n) => store.getItems(n),
+          addItems: (items) => (items.some((i) => i['agent-sessions.summary']) ? Promise.reject(new Error('quota')) : store.addItems(items)),
+          popItem: () => store.popItem(),
+          clearSession: () => store.clearSession(),
+        };
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+        const res = await attempt(() => session.runCompaction({ force: true }));
+        return { res, history: await store.getItems() };
+      },
+      { history: HISTORY },
+    );
+    assert.equal(r.res.message, 'quota');
+    assert.deepEqual(r.history, HISTORY);
   });
 
   test('a session that reads a window by default (settings.limit) is compacted whole', async () => {

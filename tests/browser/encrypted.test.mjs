@@ -221,7 +221,13 @@ test('the SDK’s run() and our runner over EncryptedSession(IndexedDbSession): 
     const { Agent, run, ScriptedModel, assistantMessage } = sdk;
     await run(new Agent({ name: 'SDK', model: new ScriptedModel([[assistantMessage('One from the SDK.')]]) }), 'first', { session: session() });
     const { fetch } = scriptedFetch([{ text: 'Two from ours.' }]);
-    const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1', fetch });
+    // The answer with its usage, which our runner saves with the turn.
+    const withUsage = async (url, init) => {
+      const body = await (await fetch(url, init)).json();
+      body.usage = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
+      return new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
+    };
+    const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1', fetch: withUsage });
     await runner.run(new lib.Agent({ name: 'Ours', model: 'm' }), 'second', { session: session() });
     await run(new Agent({ name: 'SDK', model: new ScriptedModel([[assistantMessage('Three from the SDK.')]]) }), 'third', { session: session() });
   }, passphraseSalt);
@@ -239,8 +245,10 @@ test('the SDK’s run() and our runner over EncryptedSession(IndexedDbSession): 
       wrong: (await wrong.getItems()).length,
       skipped: wrong.lastSkipped,
       raw: clearText(await rawText('enc-run')).includes('SDK'),
+      usage: await new lib.IndexedDbSession('run', { dbName: 'enc-run', userId: 'ann' }).getSessionUsage(),
     };
   }, passphraseSalt);
+  assert.deepEqual(r.usage, { requests: 1, inputTokens: 7, outputTokens: 3, totalTokens: 10, turns: 1 }, 'our run’s usage, saved with its turn');
   assert.deepEqual(r.texts, [
     ['user', 'first'],
     ['assistant', 'One from the SDK.'],
