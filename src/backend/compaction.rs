@@ -12,8 +12,8 @@ use js_sys::{Array, Function};
 use wasm_bindgen::JsValue;
 
 use crate::core::compaction::{
-    candidates, compacted_items, is_compaction, replaced, should_compact, split_turns,
-    summary_input, summary_item, Strategy, SUMMARY_INSTRUCTIONS,
+    awaits_answer, candidates, compacted_items, is_compaction, replaced, should_compact,
+    split_turns, summary_input, summary_item, Strategy, SUMMARY_INSTRUCTIONS,
 };
 use crate::core::error::{RunnerError, RunnerErrorCode};
 use crate::core::wire::items::to_responses_item;
@@ -92,6 +92,11 @@ impl Compactor {
             Value::Array(items) => items,
             _ => Vec::new(),
         };
+        // A run under way (its question saved, its answer not yet) is left to finish: the next
+        // turn compacts.
+        if awaits_answer(&items) {
+            return Ok(None);
+        }
         let replaced = replaced(&items, self.strategy, self.keep_turns);
         if !force && !self.triggered(replaced, &stored).await? {
             return Ok(None);

@@ -55,6 +55,13 @@ fn is_user_message(item: &Value) -> bool {
     starts_turn(str_of(item, "role"), str_of(item, "type"))
 }
 
+/// Whether the history ends with a user message: a run under way has saved its input and not
+/// yet its answer, which it saves in place of that input (a compaction that replaced it would
+/// make the run's save fail, and its answer be lost).
+pub fn awaits_answer(items: &[Value]) -> bool {
+    items.last().is_some_and(is_user_message)
+}
+
 /// The items a compaction would replace: every item but user messages and earlier compactions.
 pub fn candidates(items: &[Value]) -> Vec<Value> {
     items
@@ -221,6 +228,14 @@ mod tests {
         assert!(!should_compact(&items));
         items.push(call("c"));
         assert!(should_compact(&items));
+    }
+
+    #[test]
+    fn a_history_ending_with_a_question_awaits_its_answer() {
+        assert!(awaits_answer(&[answer("a"), user("q")]));
+        assert!(!awaits_answer(&[user("q"), answer("a")]));
+        assert!(!awaits_answer(&[user("q"), call("c")]));
+        assert!(!awaits_answer(&[]));
     }
 
     #[test]

@@ -165,6 +165,23 @@ describe('compaction', () => {
     assert.equal(r.asked, 9, 'the SDK’s option name');
   });
 
+  test('a history whose newest item is a question (a run under way, its answer not saved yet) is not compacted, even forced', async () => {
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems([...history, { role: 'user', content: 'a question being answered' }]);
+        const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+        const session = new lib.CompactionSession(inner, { runner, model: 'gpt-x', strategy: 'responses' });
+        const done = [await session.runCompaction(), await session.runCompaction({ force: true })];
+        return { done, count: (await inner.getItems()).length };
+      },
+      { id: fresh('awaiting'), history: HISTORY },
+    );
+    assert.deepEqual(r.done, [null, null]);
+    assert.equal(r.count, HISTORY.length + 1);
+    assert.equal(model.requests.length, 0, 'no compaction request');
+  });
+
   test('over a session without replaceHistory, a write that fails after the clear puts the old history back', async () => {
     model.script({ text: 'a summary' });
     const r = await inPage(
