@@ -20,9 +20,19 @@ pub fn invalid_turn(message: String) -> SessionError {
     SessionError::new(SessionErrorCode::InvalidTurn, message)
 }
 
-/// Text folded for a case-insensitive match, by the browser's `toLowerCase`.
+/// Text folded for a case-insensitive match, by the browser's `toLowerCase`; `İ`, which that
+/// makes `i` and a combining dot, is `i` (as `searchSessions` folds it).
 pub fn folded(text: &str) -> String {
-    String::from(js_sys::JsString::from(text).to_lower_case())
+    let lower = String::from(js_sys::JsString::from(text).to_lower_case());
+    let mut out = String::with_capacity(lower.len());
+    let mut after_i = false;
+    for c in lower.chars() {
+        if !(after_i && c == '\u{307}') {
+            out.push(c);
+        }
+        after_i = c == 'i';
+    }
+    out
 }
 
 /// What turn listings read of an item: its turn, whether it opens it, its text, the tool it

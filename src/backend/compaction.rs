@@ -216,7 +216,11 @@ impl Compactor {
                 ("expectedItems", stored.clone()),
             ]);
             call_session(session, "replaceHistory", &[items, options.into()]).await?;
-        } else if has_method(session, "replaceHistoryWithCompaction") {
+        } else if has_method(session, "replaceHistoryWithCompaction")
+            // As the SDK calls it: for a history that starts with a compaction item (where it
+            // may append, as the SDK's Conversations session does, the rest would stay).
+            && compacted.first().is_some_and(|i| item_type(i) == "compaction")
+        {
             call_session(session, "replaceHistoryWithCompaction", &[items]).await?;
         } else {
             call_session(session, "clearSession", &[]).await?;

@@ -605,12 +605,15 @@ test('getTurns and findTurns: user turns with their text, case-insensitive, CJK 
       { type: 'function_call', callId: 'c2', name: 'weather', arguments: '{"city":"Osaka"}' },
       { type: 'function_call', callId: 'c3', name: 'map', arguments: '{}' },
       { role: 'assistant', content: 'rain' },
+      { role: 'user', content: 'İstanbul next week' },
     ]);
     return {
       turns: await s.getTurns(),
       tokyo: await s.findTurns('東京'),
       osaka: await s.findTurns('osaka'),
       none: await s.findTurns('kyoto'),
+      // The dotted capital, as search folds it: either way round.
+      istanbul: [await s.findTurns('istanbul'), await s.findTurns('İSTANBUL')],
       tools: await s.getToolUsage(),
     };
   }, fresh('turns'));
@@ -619,8 +622,10 @@ test('getTurns and findTurns: user turns with their text, case-insensitive, CJK 
     [
       [1, '東京の天気は？', 4],
       [2, 'And in OSAKA?', 4],
+      [3, 'İstanbul next week', 1],
     ],
   );
+  assert.deepEqual(r.istanbul.map((found) => found.map((t) => t.turn)), [[3], [3]]);
   assert.equal(typeof r.turns[0].createdAt, 'number');
   assert.deepEqual(r.tokyo.map((t) => t.turn), [1]);
   assert.deepEqual(r.osaka.map((t) => t.turn), [2]);

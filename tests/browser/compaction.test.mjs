@@ -182,6 +182,31 @@ describe('compaction', () => {
     assert.equal(model.requests.length, 0, 'no compaction request');
   });
 
+  test('a session whose replaceHistoryWithCompaction appends (the SDK’s Conversations session) is given a summary by a clear and an add, as the SDK does', async () => {
+    model.script({ text: 'a summary' });
+    const r = await inPage(
+      async ({ url, history }) => {
+        const store = new lib.MemorySession();
+        await store.addItems(history);
+        const inner = {
+          getSessionId: () => store.getSessionId(),
+          getItems: (n) => store.getItems(n),
+          addItems: (items) => store.addItems(items),
+          popItem: () => store.popItem(),
+          clearSession: () => store.clearSession(),
+          replaceHistoryWithCompaction: (items) => store.addItems(items),
+        };
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+        const done = await session.runCompaction({ force: true });
+        return { done, history: await store.getItems() };
+      },
+      { history: HISTORY },
+    );
+    assert.equal(r.done.itemsAfter, 9);
+    assert.equal(r.history.length, 9, 'the summary and the two kept turns, not appended to the old history');
+    assert.equal(r.history[0].role, 'system');
+  });
+
   test('over a session without replaceHistory, a write that fails after the clear puts the old history back', async () => {
     model.script({ text: 'a summary' });
     const r = await inPage(
