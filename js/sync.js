@@ -515,11 +515,12 @@ export class SyncedSession extends EventTarget {
           this.#busy += 1;
           retryIn = Math.min(this.#maxDelay, this.#minDelay * 2 ** Math.min(this.#busy - 1, 5));
         } else {
-          this.#attempt += 1;
           this.#setStatus({ syncing: false, pending, localOnly: this.#localOnly, lastError: errorInfo(error), online: online() });
           // A refusal (4xx: a conversation deleted or never there, a key refused) would be
-          // refused again: the next write, sync(), interval or `online` tries again, no timer.
+          // refused again: the next write, sync(), interval or `online` tries again, no timer
+          // (nor a longer wait for the next failure that is retried).
           const refused = error?.status >= 400 && error.status < 500 && ![408, 409, 429].includes(error.status);
+          if (!refused) this.#attempt += 1;
           if (online() && !refused) retryIn = Math.min(this.#maxDelay, this.#minDelay * 2 ** (this.#attempt - 1));
         }
         throw error;

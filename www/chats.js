@@ -32,12 +32,18 @@ export function sessionFor(id, branch = 'main') {
  * change event tells nothing of the content: a locked chat is heard too.) */
 export function subscribeChat(id, listener) {
   const session = new IndexedDbSession(id, { userId: state.user, dbName: DB_NAME });
+  let stop;
   try {
-    return session.subscribe(listener);
-  } finally {
-    // The subscription is the database's and the id's, not the object's.
+    stop = session.subscribe(listener);
+  } catch (e) {
     session.free();
+    throw e;
   }
+  // The object lives as long as its subscription: freeing it stops its listeners.
+  return () => {
+    stop();
+    session.free();
+  };
 }
 
 /** The open chat's session: made on first use (on the chat's branch), then the same object until
@@ -121,9 +127,16 @@ export function onList(fn) {
  * in clear). */
 const lockedTitles = new Map();
 
-/** Forgets the titles the page gave locked chats (their chats were locked again). */
-export function forgetLockedTitles() {
-  lockedTitles.clear();
+/** Whose chat each title names (only the user who locks again forgets theirs). */
+const titleOwners = new Map();
+
+/** Forgets the titles the page gave `user`'s locked chats (their chats were locked again). */
+export function forgetLockedTitles(user) {
+  for (const [id, owner] of titleOwners) {
+    if (owner !== user) continue;
+    lockedTitles.delete(id);
+    titleOwners.delete(id);
+  }
 }
 
 /** The longest title the page gives a locked chat. */
@@ -204,7 +217,10 @@ export async function refresh() {
     const session = current();
     items = await session.getItems();
     const title = titleFrom(items);
-    if (title) lockedTitles.set(state.sessionId, title);
+    if (title) {
+      lockedTitles.set(state.sessionId, title);
+      titleOwners.set(state.sessionId, state.user);
+    }
     info = { title, summary: null, topics: null };
     state.branch = 'main';
     state.branchIds = ['main'];

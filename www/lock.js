@@ -112,7 +112,7 @@ export function lockNow() {
     await closeChat();
     state.keys.delete(user);
     // The sidebar named the chats opened in this tab after their first message: not any more.
-    forgetLockedTitles();
+    forgetLockedTitles(user);
     await forgetKey(user);
     setStatus(`${user}'s chats are locked. The passphrase opens them again.`);
   });
@@ -145,7 +145,7 @@ export function followLocksElsewhere() {
       state.lock = readLock(state.user);
       state.keys.delete(state.user);
       state.remembered.delete(state.user);
-      forgetLockedTitles();
+      forgetLockedTitles(state.user);
       clearSearch();
       setStatus(`${state.user}'s chats were locked in another tab.`);
     });

@@ -226,7 +226,9 @@ impl Compactor {
             call_session(session, "clearSession", &[]).await?;
             if let Err(e) = call_session(session, "addItems", &[items]).await {
                 // The history is put back, as the SDK's compaction puts it back: a failed
-                // write never leaves it empty.
+                // write never leaves it empty (cleared again first: a write of several requests
+                // may have stored part of the new one).
+                let _ = call_session(session, "clearSession", &[]).await;
                 let _ = call_session(session, "addItems", std::slice::from_ref(stored)).await;
                 return Err(e);
             }

@@ -390,6 +390,14 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
             match terms.len() {
                 0 => {}
                 1 => push(single(terms.into_iter().next().unwrap_or_default(), false)),
+                // One character of a script written without spaces is indexed only inside its
+                // pairs: a phrase holding one could match nothing (`"3월"`), so each token is a
+                // clause of its own.
+                _ if terms.iter().any(|t| lone(t)) => {
+                    for term in terms {
+                        push(single(term, false));
+                    }
+                }
                 _ => push(Clause::Phrase(terms)),
             }
             continue;
@@ -397,14 +405,13 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
         for word in part.split_whitespace() {
             let prefix = word.ends_with('*');
             let terms: Vec<String> = tokenize(word).into_iter().map(|t| t.term).collect();
-            let lone = |t: &String| t.chars().count() == 1 && t.chars().all(is_unspaced);
             match terms.len() {
                 0 => {}
                 1 => push(single(terms.into_iter().next().unwrap_or_default(), prefix)),
                 // A phrase cannot hold a prefix (`gpt-4*`) or one character of a script written
                 // without spaces (`3월`, `5月`: indexed only inside its pairs): each token is a
                 // clause of its own then, the last a prefix with `*`.
-                n if prefix || terms.iter().any(lone) => {
+                n if prefix || terms.iter().any(|t| lone(t)) => {
                     for (i, term) in terms.into_iter().enumerate() {
                         push(single(term, prefix && i == n - 1));
                     }
@@ -416,11 +423,16 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
     Ok(clauses)
 }
 
+/// Whether a token is one character of a script written without spaces (indexed only inside
+/// its pairs, or alone where it is a run of one).
+fn lone(term: &str) -> bool {
+    term.chars().count() == 1 && term.chars().all(is_unspaced)
+}
+
 /// The clause of a one-token query word: a term, a prefix, or, for one character of a script
 /// written without spaces (indexed only inside its pairs), the prefix of those.
 fn single(term: String, prefix: bool) -> Clause {
-    let lone = term.chars().count() == 1 && term.chars().all(is_unspaced);
-    match prefix || lone {
+    match prefix || lone(&term) {
         true => Clause::Prefix(term),
         false => Clause::Term(term),
     }
@@ -806,6 +818,7 @@ mod tests {
         assert!(match_text("5月の予定", &q("5月")).is_some());
         assert!(match_text("2024年的计划", &q("2024年")).is_some());
         assert!(match_text("6月の予定", &q("5月")).is_none());
+        assert!(match_text("3월에 만나요", &q("\"3월\"")).is_some());
         let m = match_text("one two hippo three hippo", &q("hippo")).unwrap();
         assert_eq!(
             (m.length, m.frequencies.clone(), m.first),

@@ -1229,7 +1229,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(items.length, 5);
       assert.equal(itemText(items[4]), 'third question');
       // Undo takes it back, to send it again once the settings are fixed.
-      assert.match(await page.textContent('#status'), /Undo puts it back in the input box/);
+      assert.match(await page.textContent('#status'), /Undo takes it out of the chat \(and back into the input box/);
       await page.click('#undo');
       await idle(page);
       assert.equal(await page.inputValue('#input'), 'third question');
@@ -1961,6 +1961,22 @@ test('two tabs of one user follow each other live: a message sent in one shows i
     assert.deepEqual(await rendered(a), await rendered(b));
     assert.deepEqual(a.errors, []);
     assert.deepEqual(b.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a change to the open chat that the chat list does not show (its topics, set in another tab) is read again', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    await say(a, 'my hobby is chess');
+    await settled(a);
+    await synced(a);
+    const id = await currentSessionId(a);
+    const b = await openTab(context);
+    await lib(b, async ({ lib, dbName, id }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).update({ topics: ['board games', 'openings'] }), { id });
+    await until(a, () => [...document.querySelectorAll('#chat-topics li')].map((e) => e.textContent).join('|') === 'board games|openings');
+    assert.deepEqual([...a.errors, ...b.errors], []);
   } finally {
     await context.close();
   }

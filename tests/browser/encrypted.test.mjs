@@ -445,7 +445,8 @@ test('compaction over an EncryptedSession: a write made while it runs is never r
     const compaction = new lib.CompactionSession(session, { runner: new lib.Runner({ baseUrl: 'https://api.example/v1', apiKey: 'k', fetch }), model: 'm', strategy: 'responses' });
     const first = compaction.runCompaction({ force: true }).then(() => 'compacted', (e) => `${e.name} ${e.code}`);
     await asked;
-    await session.addItems([{ role: 'user', content: 'written meanwhile' }]);
+    // A whole turn (a question alone would be a run under way, which no compaction replaces).
+    await session.addItems([{ role: 'user', content: 'written meanwhile' }, { role: 'assistant', content: 'and its answer' }]);
     release();
     const raced = await first;
     const afterRace = (await session.getItems()).map((i) => i.content);
@@ -455,10 +456,10 @@ test('compaction over an EncryptedSession: a write made while it runs is never r
     return { raced, afterRace, second: await second, history: await session.getItems(), archived: (await compaction.getArchivedItems()).map((i) => i.content) };
   });
   assert.equal(r.raced, 'SessionError SUFFIX_MISMATCH', 'the compaction read before the write is refused');
-  assert.equal(r.afterRace.length, 13);
-  assert.equal(r.afterRace.at(-1), 'written meanwhile');
+  assert.equal(r.afterRace.length, 14);
+  assert.equal(r.afterRace.at(-2), 'written meanwhile');
   assert.equal(r.second, 'compacted');
-  assert.deepEqual(r.history.at(-1), { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC(13)' });
+  assert.deepEqual(r.history.at(-1), { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC(14)' });
   assert.deepEqual(r.archived, [...r.afterRace], 'every replaced item, decrypted, in order');
 });
 
