@@ -164,7 +164,7 @@ impl Tree {
             last_turn: record.last_turn,
             fork_turn: 0,
             archived: record.archived_count,
-            summary_head: false,
+            summary_head: record.summary_head,
         };
         let mut branches = vec![main];
         branches.extend(others);
@@ -523,6 +523,7 @@ impl Tree {
         record.item_count = main.own_len();
         record.last_turn = main.last_turn;
         record.archived_count = main.archived;
+        record.summary_head = main.summary_head;
     }
 }
 

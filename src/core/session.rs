@@ -35,6 +35,10 @@ pub struct SessionRecord {
     /// over the session. Appends leave it, so while it (and `created_at`) stays the same, the
     /// history has only grown: what a reader saw of it is still there, in the same places.
     pub rewrites: u64,
+    /// Whether the head of the history (turn 0) may hold a compaction summary where nothing was
+    /// archived: its history was replaced whole without archiving (`replaceHistory` with
+    /// `archive: false`). `archived_count` says so of the others.
+    pub summary_head: bool,
 }
 
 /// The largest integer a JS number holds exactly (2^53 - 1): sequence numbers and counts beyond
@@ -89,6 +93,7 @@ impl SessionRecord {
             last_turn: 0,
             next_op_seq: 0,
             archived_count: 0,
+            summary_head: false,
             rewrites: 0,
             bytes: Some(0),
         }
@@ -207,6 +212,7 @@ impl SessionRecord {
         self.first_seq = self.next_seq;
         self.item_count = 0;
         self.archived_count += archived;
+        self.summary_head = true;
         let placements = self.replace_suffix(0, starts_turn, 0, now)?;
         self.updated_at = now;
         self.rewrote();
@@ -277,6 +283,7 @@ impl SessionRecord {
         self.last_turn = 0;
         self.next_op_seq = 0;
         self.archived_count = 0;
+        self.summary_head = false;
         self.bytes = Some(0);
         self.updated_at = now;
         self.rewrote();

@@ -80,7 +80,24 @@ for (const kind of ['indexeddb', 'memory']) {
           const older = make(kind, `${id}-older`);
           await older.addItems(chat);
           await older.replaceHistory([{ role: 'system', content: 'earlier', providerData: { 'agent-sessions.summary': true } }, ...chat.slice(1)]);
-          return { one: await s.getRecentTurns(1), read: await s.getItems(), all: await s.getRecentTurns(9), older: await older.getRecentTurns(1) };
+          // Compacted without archiving (CompactionSession's archive: false), on main and on a
+          // branch of a session that has branches.
+          const unarchived = make(kind, `${id}-unarchived`);
+          await unarchived.addItems(chat);
+          await unarchived.replaceHistory([summary, ...chat.slice(1)], { archive: false });
+          const branched = make(kind, `${id}-branched`);
+          await branched.addItems(chat);
+          await branched.createBranchFromTurn(3, 'alt');
+          await branched.addItems(chat.slice(7));
+          await branched.replaceHistory([summary, ...chat.slice(1)], { archive: false });
+          return {
+            one: await s.getRecentTurns(1),
+            read: await s.getItems(),
+            all: await s.getRecentTurns(9),
+            older: await older.getRecentTurns(1),
+            unarchived: await unarchived.getRecentTurns(1),
+            branched: await branched.getRecentTurns(1),
+          };
         },
         { kind, id: fresh('summary-head'), chat: CHAT },
       );
@@ -88,6 +105,8 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.deepEqual(texts(r.read), ['the summary so far', 'third', 'third answer'], 'the default window too');
       assert.equal(r.all.length, CHAT.length, 'once, when every turn is read');
       assert.deepEqual(texts(r.older), ['earlier', 'third', 'third answer'], 'the mark of earlier versions too');
+      assert.deepEqual(texts(r.unarchived), ['the summary so far', 'third', 'third answer'], 'compacted without archiving');
+      assert.deepEqual(texts(r.branched), ['the summary so far', 'third', 'third answer'], 'on a branch, without archiving');
     });
 
     test('on a branch too: a compaction summary at the head of its view stays with a window of turns', async () => {

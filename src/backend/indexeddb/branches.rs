@@ -956,6 +956,8 @@ pub(super) async fn replace_in(
     apply_release(tx, t, id, &release).await?;
     let x = l.tree.index_of(t.session_id, id)?;
     l.tree.branches[x].archived = archived + moved;
+    // Replaced whole, without archiving too: its head may hold a summary.
+    l.tree.branches[x].summary_head = true;
     write_rows(tx, t, &mut l, id, &items, now)?;
     l.record.rewrote();
     l.save(tx, Some(now))

@@ -299,11 +299,11 @@ pub async fn recent_turns(conn: &Connection, t: &Target<'_>, turns: Limit) -> Re
         };
         // A window that leaves out the head of the history (turn 0, before the first user
         // message) still shows a compaction summary there: its rows are asked at once. Only a
-        // history that was compacted has one (a compaction archives what it replaced), so no
-        // other read pays for the request.
+        // history that was compacted has one (a compaction archives what it replaced, or
+        // replaced the history whole without archiving), so no other read pays for the request.
         let head = match oldest {
             0 => None,
-            _ if record.archived_count == 0 => None,
+            _ if record.archived_count == 0 && !record.summary_head => None,
             _ => Some(head_rows(tx, &index, &sid)?),
         };
         let rows = match (guess, asked) {

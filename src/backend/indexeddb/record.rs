@@ -80,6 +80,8 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
         bytes: get("bytes").as_f64().and_then(safe_count),
         // Absent from records written before it was kept: none counted yet.
         rewrites: optional_count("rewrites")?,
+        // Absent from records written before it was kept, and where it is false.
+        summary_head: get("summaryHead").is_truthy(),
     };
     record.check_consistent()?;
     Ok(record)
@@ -144,6 +146,13 @@ impl StoredRecord {
             ("nextOpSeq", (r.next_op_seq as f64).into()),
             ("archivedCount", (r.archived_count as f64).into()),
             ("rewrites", (r.rewrites as f64).into()),
+            (
+                "summaryHead",
+                match r.summary_head {
+                    true => JsValue::TRUE,
+                    false => JsValue::UNDEFINED,
+                },
+            ),
             (
                 "bytes",
                 r.bytes.map_or(JsValue::UNDEFINED, |b| (b as f64).into()),
