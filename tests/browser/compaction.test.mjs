@@ -16,6 +16,17 @@ before(async () => {
   env = await start();
   model = await startModelServer();
   ({ context, page } = await openHarness(env));
+  // A session of the SDK's shape (the four calls) over `store`, with `overrides` in place of some.
+  await page.evaluate(() => {
+    window.sdkShaped = (store, overrides) => ({
+      getSessionId: () => store.getSessionId(),
+      getItems: (n) => store.getItems(n),
+      addItems: (items) => store.addItems(items),
+      popItem: () => store.popItem(),
+      clearSession: () => store.clearSession(),
+      ...overrides,
+    });
+  });
 });
 after(async () => {
   await model?.close();
@@ -188,14 +199,7 @@ describe('compaction', () => {
       async ({ url, history }) => {
         const store = new lib.MemorySession();
         await store.addItems(history);
-        const inner = {
-          getSessionId: () => store.getSessionId(),
-          getItems: (n) => store.getItems(n),
-          addItems: (items) => store.addItems(items),
-          popItem: () => store.popItem(),
-          clearSession: () => store.clearSession(),
-          replaceHistoryWithCompaction: (items) => store.addItems(items),
-        };
+        const inner = sdkShaped(store, { replaceHistoryWithCompaction: (items) => store.addItems(items) });
         const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
         const done = await session.runCompaction({ force: true });
         return { done, history: await store.getItems() };
@@ -213,14 +217,10 @@ describe('compaction', () => {
       async ({ url, history }) => {
         const store = new lib.MemorySession();
         await store.addItems(history);
-        // A session of the SDK's shape whose write of the compacted history fails.
-        const inner = {
-          getSessionId: () => store.getSessionId(),
-          getItems: (n) => store.getItems(n),
+        // Its write of the compacted history fails.
+        const inner = sdkShaped(store, {
           addItems: (items) => (items.some((i) => i['agent-sessions.summary']) ? Promise.reject(new Error('quota')) : store.addItems(items)),
-          popItem: () => store.popItem(),
-          clearSession: () => store.clearSession(),
-        };
+        });
         const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
         const res = await attempt(() => session.runCompaction({ force: true }));
         return { res, history: await store.getItems() };
