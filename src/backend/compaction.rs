@@ -134,10 +134,12 @@ impl Compactor {
             .collect::<Array>()
             .into();
         // The SDK's name for the candidates too, for a hook written for its class.
+        // The hook gets its own copy of the history: the one read is what the write expects.
+        let session_items = js::clone_value(stored).map_err(RunError::Thrown)?;
         let context = object(&[
             ("candidateItems", candidate_items.clone()),
             ("compactionCandidateItems", candidate_items),
-            ("sessionItems", stored.clone()),
+            ("sessionItems", session_items),
         ]);
         let verdict = should
             .call1(&JsValue::UNDEFINED, &context)

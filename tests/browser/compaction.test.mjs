@@ -159,7 +159,12 @@ describe('compaction', () => {
         await custom.addItems(history);
         const declined = await custom.runCompaction();
         const forced = await custom.runCompaction({ force: true });
-        const sdkNamed = new lib.CompactionSession(new lib.MemorySession(), { runner, model: 'm', shouldTriggerCompaction: () => true });
+        // The SDK's name for the hook; one that empties the history it is given changes nothing.
+        const sdkNamed = new lib.CompactionSession(new lib.IndexedDbSession(`${id}-sdk-named`), {
+          runner,
+          model: 'm',
+          shouldTriggerCompaction: ({ sessionItems }) => ((sessionItems.length = 0), true),
+        });
         await sdkNamed.addItems(history.slice(0, 12));
         const asked = await sdkNamed.runCompaction();
         return { kept, below, at: at?.itemsAfter, after, seen, declined, forced: forced?.itemsAfter, asked: asked?.itemsAfter };
