@@ -5,6 +5,7 @@
 import { listSessionRecords } from './agent_sessions.js';
 import { extras } from './load_extras.js';
 import { sessionError } from './errors.js';
+import { callListener } from './events.js';
 
 // The reading and the writing of rows are the second module's, loaded by the first call.
 const readBackup = async (options) => (await extras()).readBackup(options);
@@ -286,7 +287,8 @@ export async function importSessions(source, options = {}, written = () => {}) {
     }
     if (typeof onProgress === 'function') {
       const done = report.imported.length + report.replaced.length + report.renamed.length + report.skipped.length + report.failed.length;
-      onProgress({ sessions: done, of: header.sessions ?? null, lines: report.lines });
+      // One that throws is reported, and the import goes on (as change listeners are).
+      callListener(onProgress, { sessions: done, of: header.sessions ?? null, lines: report.lines });
     }
   };
 

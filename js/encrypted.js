@@ -576,8 +576,10 @@ export class EncryptedSession {
       await this.#replaceSuffix([stored], []);
       return true;
     } catch (error) {
-      if (retry && error?.code === 'SUFFIX_MISMATCH') return false;
-      throw error;
+      if (error?.code !== 'SUFFIX_MISMATCH') throw error;
+      if (retry) return false;
+      // Named as the call it was (the operation is this object's own, unknown to the caller).
+      throw sessionError('SUFFIX_MISMATCH', `popItem: session "${this.#sessionId}" was written to each time its newest item was about to be removed (other tabs writing); nothing was removed`);
     }
   }
 

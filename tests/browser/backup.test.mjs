@@ -96,6 +96,28 @@ test('a 10,000-item round trip gives back the same items, order, metadata, branc
   ]);
 });
 
+test('an onProgress that throws is reported, and the import goes on to the last session', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: 'progress-from' };
+    for (const id of ['a', 'b', 'c']) await new lib.IndexedDbSession(id, from).addItems([{ role: 'user', content: id }]);
+    const text = await backupText(from);
+    const reported = [];
+    const onError = (e) => (e.preventDefault(), reported.push(e.message));
+    window.addEventListener('error', onError);
+    try {
+      const report = await lib.importSessions(text, { dbName: 'progress-to', onProgress: () => { throw new Error('the progress bar is gone'); } });
+      return { imported: report.imported.sort(), reported };
+    } finally {
+      window.removeEventListener('error', onError);
+    }
+  });
+  assert.deepEqual(r.imported, ['a', 'b', 'c']);
+  assert.equal(r.reported.length, 3);
+  assert.match(r.reported[0], /the progress bar is gone/);
+});
+
 test('a corrupt line rejects only its session, with its line number; the others are imported', async () => {
   const { page } = await openHarness(env);
   await helpers(page);

@@ -654,6 +654,32 @@ test('popItem decrypts before it removes: a wrong key removes nothing; the right
   assert.deepEqual(r.emptyAfter, [{ role: 'user', content: 'one' }, undefined]);
 });
 
+test('a pop that finds the session written to every time it removes says so in its own name', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const store = new lib.MemorySession('enc-busy');
+    // A wrapped session on which every conditioned removal loses a race.
+    const inner = {
+      [Symbol.for('agent-sessions.transactionUsage')]: true,
+      getSessionId: () => store.getSessionId(),
+      getItems: (n) => store.getItems(n),
+      addItems: (items) => store.addItems(items),
+      popItem: () => store.popItem(),
+      clearSession: () => store.clearSession(),
+      applyHistoryTransaction: (args) =>
+        args.transaction.type === 'replace_suffix' ? Promise.reject(Object.assign(new Error('suffix moved'), { name: 'SessionError', code: 'SUFFIX_MISMATCH' })) : store.applyHistoryTransaction(args),
+    };
+    const session = new lib.EncryptedSession(inner, { key: key() });
+    await session.addItems([{ role: 'user', content: 'one' }]);
+    const error = await session.popItem().then(() => null, (e) => ({ name: e.name, code: e.code, message: e.message }));
+    return { error, left: (await store.getItems()).length };
+  });
+  assert.deepEqual([r.error.name, r.error.code], ['SessionError', 'SUFFIX_MISMATCH']);
+  assert.match(r.error.message, /^popItem: session "enc-busy" was written to each time/);
+  assert.doesNotMatch(r.error.message, /encrypted:/, 'no operation id the caller never gave');
+  assert.equal(r.left, 1);
+});
+
 test('a write under a key that opens none of the newest items is refused, nothing written; plaintext items and an empty session take any key', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
