@@ -232,6 +232,9 @@ const SESSION_METHODS = Object.getOwnPropertyNames(wasm.Session.prototype).filte
     !['constructor', 'free', '__destroy_into_raw'].includes(name),
 ).concat(SECOND_MODULE_METHODS);
 
+/** What a call on a freed `MemorySession` rejects with. */
+const freedError = (name) => sessionError('CLOSED', `${name}: the session was freed (free()); create a new session object to use it again`);
+
 // A MemorySession's items live in the memory module's memory (js/memory.js), so that the module
 // every page loads holds the IndexedDB backend alone. Its arguments are checked when it is
 // made, as an IndexedDbSession's are; its first call loads the module (as a search loads the
@@ -243,6 +246,7 @@ class MemoryBase {
   #loading;
   #waiting = 0;
   #closed = false;
+  #freed = false;
 
   constructor(sessionId, options) {
     this.#args = wasm.memorySessionArgs(sessionId, options);
@@ -270,12 +274,18 @@ class MemoryBase {
 
   free() {
     this.#closed = true;
+    this.#freed = true;
     this.#inner?.free();
   }
 
   #load() {
     this.#loading ??= memory().then(
-      (module) => (this.#inner = new module.Session(this.#args.sessionId, { settings: this.#args.settings }, true)),
+      (module) => {
+        const inner = new module.Session(this.#args.sessionId, { settings: this.#args.settings }, true);
+        // Freed while its module loaded: so is what it would have acted through.
+        if (this.#freed) inner.free();
+        return (this.#inner = inner);
+      },
       (error) => {
         this.#loading = undefined;
         throw error;
@@ -286,6 +296,8 @@ class MemoryBase {
 
   static forward(name) {
     return function (...args) {
+      // Freed: every call rejects, as on a closed object (closing again resolves).
+      if (this.#freed) return name === 'close' ? Promise.resolve() : Promise.reject(freedError(name));
       if (this.#inner && this.#waiting === 0) return this.#inner[name](...args);
       // Before the module is loaded, the object answers what needs nothing of it: its id, and
       // its close (and, once closed, every call, as the loaded object would).
@@ -303,6 +315,7 @@ class MemoryBase {
       return this.#load().then(
         (inner) => {
           this.#waiting -= 1;
+          if (this.#freed) throw freedError(name);
           return inner[name](...copied);
         },
         (error) => {

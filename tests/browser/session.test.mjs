@@ -674,6 +674,22 @@ test('memory: a popped item is the caller’s own (a branch holding it is unchan
     const afterClose = await unused.addItems([{ role: 'user', content: 'late' }]).then(() => 'resolved', (e) => `${e.name} ${e.code}`);
     const loaded = performance.getEntriesByType('resource').some((e) => e.name.endsWith('/agent_sessions_memory_bg.wasm'));
 
+    // Freed while its module loads: the call waiting for it, and every later one, is CLOSED.
+    const early = new lib.MemorySession('freed-early');
+    const waiting = early.addItems([{ role: 'user', content: 'lost' }]).then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+    early.free();
+    const freedEarly = [await waiting, await early.getItems().then(() => 'resolved', (e) => `${e.name} ${e.code}`)];
+    // Freed once loaded: a later call rejects (it threw), closing resolves.
+    const late = new lib.MemorySession('freed-late');
+    await late.addItems([{ role: 'user', content: 'kept' }]);
+    late.free();
+    let freedLate;
+    try {
+      freedLate = [await late.getItems().then(() => 'resolved', (e) => `${e.name} ${e.code}`), await late.close().then(() => 'resolved')];
+    } catch (e) {
+      freedLate = `threw ${e.message}`;
+    }
+
     const s = new lib.MemorySession('popped-copy');
     const times = [];
     s.subscribe((e) => times.push(typeof e.at));
@@ -695,8 +711,10 @@ test('memory: a popped item is the caller’s own (a branch holding it is unchan
     const mismatch = await t
       .applyHistoryTransaction({ operationId: 'op-2', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'user', content: 'not there' }], replacement: [] }, usage: { requests: 1, inputTokens: 1, outputTokens: 1, totalTokens: 2 } })
       .then(() => 'resolved', (e) => e.code);
-    return { id, closedAgain, afterClose, loaded, popped: popped.content, main, title, mismatch, times };
+    return { id, closedAgain, afterClose, loaded, freedEarly, freedLate, popped: popped.content, main, title, mismatch, times };
   });
+  assert.deepEqual(r.freedEarly, ['SessionError CLOSED', 'SessionError CLOSED']);
+  assert.deepEqual(r.freedLate, ['SessionError CLOSED', 'resolved']);
   assert.equal(r.id, 'never-used');
   assert.equal(r.closedAgain, 'resolved', 'closing again resolves');
   assert.equal(r.afterClose, 'SessionError CLOSED');
