@@ -220,6 +220,10 @@ export async function refresh() {
     if (title) {
       lockedTitles.set(state.sessionId, title);
       titleOwners.set(state.sessionId, state.user);
+    } else {
+      // Emptied (Clear, Undo of its only exchange): its first message names it no more.
+      lockedTitles.delete(state.sessionId);
+      titleOwners.delete(state.sessionId);
     }
     info = { title, summary: null, topics: null };
     state.branch = 'main';

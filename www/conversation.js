@@ -38,19 +38,22 @@ export async function send(text) {
  * on keeps its answer: the switcher on the message goes back to it. */
 export async function regenerate(turn, text) {
   if (state.busy || !text.trim()) return;
-  let unusable = false;
+  let unsent = false;
   await busy(async () => {
-    // Settings the model cannot be used with fail here, before a branch is made for nothing.
+    let session;
+    let branch;
     try {
+      // Settings the model cannot be used with fail here, before a branch is made for nothing.
       model();
+      // The summary being written for the branch the chat is on now must not land on the new one.
+      await settleOpenChat();
+      session = current();
+      // It fails too (storage full, the message undone in another tab): nothing was sent.
+      branch = await session.createBranchFromTurn(turn);
     } catch (e) {
-      unusable = true;
+      unsent = true;
       throw e;
     }
-    // The summary being written for the branch the chat is on now must not land on the new one.
-    await settleOpenChat();
-    const session = current();
-    const branch = await session.createBranchFromTurn(turn);
     state.branch = branch;
     // What the new branch shows: everything before the edited message.
     const items = await session.getItems();
@@ -61,9 +64,9 @@ export async function regenerate(turn, text) {
     renderMessages(items);
     await exchange(text, `Saved on a new branch, “${branch}”; the earlier version is kept (‹ › on your message switches).`);
   });
-  // Nothing was sent: the edit stays open, with what was typed, to be sent once the settings are
-  // fixed.
-  const li = unusable && el.messages.querySelector(`.msg[data-turn="${turn}"]`);
+  // Nothing was sent: the edit stays open, with what was typed, to be sent once what failed (the
+  // settings, storage) is fixed.
+  const li = unsent && el.messages.querySelector(`.msg[data-turn="${turn}"]`);
   if (li) {
     openEditor(li);
     const box = li.querySelector('.msg-editor textarea');

@@ -104,15 +104,20 @@ async function catchUp() {
     return;
   }
   sync(async () => {
+    const chat = openVersion();
     await reopenIfDeleted();
-    await refreshKeepingEdit();
+    await refreshKeepingEdit(chat);
   });
 }
 
+/** The chat and version the view shows. */
+const openVersion = () => JSON.stringify([state.sessionId, state.branch]);
+
 /** Reads the view again; a message being edited stays in its box, with what was typed, if the
- * message is still there. */
-async function refreshKeepingEdit() {
-  const box = el.messages.querySelector('.msg-editor textarea');
+ * message is still there, in the chat and version `chat` the box was opened in (another chat
+ * opened in its place, its text is never carried over to a message there). */
+async function refreshKeepingEdit(chat) {
+  const box = chat === openVersion() && el.messages.querySelector('.msg-editor textarea');
   const edit = box && { turn: box.closest('.msg').dataset.turn, text: box.value, focused: document.activeElement === box };
   // Where the keyboard was (the input box, a control), to give it back: the editor takes it.
   const active = document.activeElement;

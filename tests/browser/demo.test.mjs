@@ -1910,6 +1910,58 @@ test('another tab’s message, heard while a message is being edited, leaves the
   }
 });
 
+test('an edit open in a chat another tab deletes is not carried to the chat opened in its place', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    await say(a, 'my city is Oslo');
+    const other = await currentSessionId(a);
+    await a.click('#new-chat');
+    await idle(a);
+    await say(a, 'my hobby is chess');
+    await settled(a);
+    const doomed = await currentSessionId(a);
+    await a.click('#messages .msg[data-turn="1"] .msg-edit');
+    await a.fill('#messages .msg-editor textarea', 'my hobby is go');
+    const b = await openTab(context);
+    await lib(b, async ({ lib, dbName, id }) => lib.deleteSession(id, { dbName }), { id: doomed });
+    await until(a, (id) => document.querySelector('#session-list .session[aria-current="true"]')?.dataset.sessionId === id, other);
+    await synced(a);
+    assert.match(await a.textContent('#status'), /deleted in another tab/);
+    assert.equal(await a.$$eval('#messages .msg-editor', (e) => e.length), 0, 'no edit box on the other chat’s message');
+    assert.equal((await rendered(a))[0].text, 'my city is Oslo');
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('an edit whose version cannot be made (storage full) stays open with what was typed', async () => {
+  const { context, page } = await openDemo({}, {
+    init: () => {
+      const put = IDBObjectStore.prototype.put;
+      // The session record of a chat given its first version: refused as a full quota refuses.
+      IDBObjectStore.prototype.put = function (value, ...rest) {
+        if (Array.isArray(value?.branches) && value.branches.length > 0) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+        return put.call(this, value, ...rest);
+      };
+    },
+  });
+  try {
+    await say(page, 'my hobby is chess');
+    await settled(page);
+    await page.click('#messages .msg[data-turn="1"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'my hobby is go');
+    await page.click('#messages .msg-editor .edit-send');
+    await idle(page);
+    await page.waitForSelector('#error:not([hidden])');
+    assert.match(await page.textContent('#error-text'), /STORAGE_FULL/);
+    assert.equal(await page.inputValue('#messages .msg[data-turn="1"] .msg-editor textarea'), 'my hobby is go', 'the edit is still there to send again');
+    assert.equal(await page.isVisible('#chat-branch'), false, 'no version was made');
+  } finally {
+    await context.close();
+  }
+});
+
 test('two tabs of one user follow each other live: a message sent in one shows in the other, a new chat shows in its sidebar', async () => {
   const { context, page: a } = await openDemo();
   try {
@@ -2519,6 +2571,24 @@ test('search the chats: only the current user’s, words marked as text (accents
 
 /** Locks the current user's chats with `passphrase` (typed twice) through the sidebar's form;
  * `remember` checks "Remember on this device". */
+test('a locked chat emptied by Clear is named by its first message no more', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is falconry');
+    await lockChats(page, 'correct horse battery staple');
+    await reload(page);
+    await unlockChats(page, 'correct horse battery staple');
+    assert.deepEqual(await sidebarTitles(page), ['my hobby is falconry']);
+    await page.click('#clear');
+    await idle(page);
+    assert.deepEqual(await rendered(page), []);
+    assert.deepEqual(await sidebarTitles(page), ['New chat']);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 async function lockChats(page, passphrase, { again = passphrase, remember = false } = {}) {
   if (await page.isVisible('#lock-open')) await page.click('#lock-open');
   await page.fill('#lock-passphrase', passphrase);
