@@ -181,6 +181,7 @@ function withSubscriptions(Base, listenTo) {
       super.free();
     }
   };
+  // `using session = new …Session()` frees it (and its listeners) at the end of the block.
   if (typeof Symbol.dispose === 'symbol') Session.prototype[Symbol.dispose] = Session.prototype.free;
   return Session;
 }
@@ -329,9 +330,6 @@ class MemoryBase {
 for (const name of SESSION_METHODS) {
   Object.defineProperty(MemoryBase.prototype, name, { configurable: true, writable: true, value: MemoryBase.forward(name) });
 }
-// `using session = new MemorySession()` frees it at the end of the block, as the generated
-// classes do.
-if (typeof Symbol.dispose === 'symbol') MemoryBase.prototype[Symbol.dispose] = MemoryBase.prototype.free;
 
 /** A session kept in memory; `subscribe` hears the changes made through this object. */
 export class MemorySession extends withSubscriptions(
