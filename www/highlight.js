@@ -4,7 +4,9 @@
 // library's tokeniser reads text (src/core/search.rs), so that what is marked is what matched:
 // - words are runs of letters and digits, lower-cased, with the diacritics of Latin letters and
 //   Greek's tonos and dialytika folded (café, CAFÉ and cafe are one word, Αθήνα and αθηνα too); an
-//   accent written as a separate combining mark belongs to its letter;
+//   accent written as a separate combining mark belongs to its letter, and so do the vowel marks
+//   of Arabic and Hebrew (شكراً is شكرا); full-width letters and digits are ASCII (ＯｐｅｎＡＩ is
+//   openai), Arabic-Indic digits too, and Arabic letter variants are one letter (أحمد is احمد);
 // - Chinese, Japanese and Korean, and Thai, Lao, Khmer and Burmese, are read as pairs of
 //   neighbouring characters (東京の → 東京, 京の), and one character of them is found in the pairs
 //   it starts or ends (猫 in 一只猫);
@@ -47,13 +49,22 @@ function isUnspaced(n) {
   );
 }
 
-/** Combining marks (an accent written apart from its letter), and the soft hyphen and zero-width
- * (non-)joiner: part of the word, never of its term. */
+/** Combining marks (an accent written apart from its letter), the vowel points of Hebrew and the
+ * vowel and Quranic marks of Arabic, and the soft hyphen, zero-width (non-)joiner and Arabic
+ * tatweel: part of the word, never of its term. */
 function isMark(n) {
   return (
     n === 0xad ||
     n === 0x200c ||
     n === 0x200d ||
+    n === 0x640 ||
+    (n >= 0x0591 && n <= 0x05bd) ||
+    [0x5bf, 0x5c1, 0x5c2, 0x5c4, 0x5c5, 0x5c7, 0x670, 0x6e7, 0x6e8].includes(n) ||
+    (n >= 0x0610 && n <= 0x061a) ||
+    (n >= 0x064b && n <= 0x065f) ||
+    (n >= 0x06d6 && n <= 0x06dc) ||
+    (n >= 0x06df && n <= 0x06e4) ||
+    (n >= 0x06ea && n <= 0x06ed) ||
     (n >= 0x0300 && n <= 0x036f) ||
     (n >= 0x1ab0 && n <= 0x1aff) ||
     (n >= 0x1dc0 && n <= 0x1dff) ||
@@ -114,16 +125,22 @@ function isWord(c, n) {
   return !SPACE.test(c);
 }
 
-/** The Latin letters whose diacritic is not a separate mark in NFD, and the ligatures. */
-const SPECIAL = { ς: 'σ', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ð: 'd', ø: 'o', đ: 'd', ħ: 'h', ı: 'i', ł: 'l', ŀ: 'l', ŧ: 't' };
+/** The Latin letters whose diacritic is not a separate mark in NFD, the ligatures, and the
+ * Arabic letter variants (alef with hamza or madda, alef maksura and Persian yeh, teh marbuta,
+ * Persian keheh). */
+const SPECIAL = { ς: 'σ', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ð: 'd', ø: 'o', đ: 'd', ħ: 'h', ı: 'i', ł: 'l', ŀ: 'l', ŧ: 't', أ: 'ا', إ: 'ا', آ: 'ا', ٱ: 'ا', ى: 'ي', ی: 'ي', ة: 'ه', ک: 'ك' };
 
-/** One character as it counts in a term: lower case, and a Latin or Greek letter without its
- * diacritics (lower case, NFD, combining marks removed). Other scripts keep their marks, as in
- * the library. */
+/** One character as it counts in a term: lower case, a Latin or Greek letter without its
+ * diacritics (lower case, NFD, combining marks removed), full-width forms and Arabic letter
+ * variants as above. Letters of other scripts keep their marks, as in the library. */
 export function foldChar(c) {
   const lower = c.toLowerCase();
   if (SPECIAL[lower]) return SPECIAL[lower];
   const n = c.codePointAt(0);
+  // Full-width Latin letters and digits, and Arabic-Indic digits: ASCII.
+  if ((n >= 0xff10 && n <= 0xff19) || (n >= 0xff21 && n <= 0xff3a) || (n >= 0xff41 && n <= 0xff5a)) return String.fromCharCode(n - 0xfee0).toLowerCase();
+  if (n >= 0x660 && n <= 0x669) return String(n - 0x660);
+  if (n >= 0x6f0 && n <= 0x6f9) return String(n - 0x6f0);
   if (n < 0x250 || (n >= 0x1e00 && n <= 0x1eff) || (n >= 0x386 && n <= 0x3ce)) return lower.normalize('NFD').replace(/\p{M}/gu, '');
   return lower;
 }

@@ -45,9 +45,17 @@ fn is_unspaced(c: char) -> bool {
     )
 }
 
-/// Combining marks (accents written as a separate character): dropped.
+/// Combining marks (accents written as a separate character), and the vowel points and
+/// cantillation of Hebrew and the vowel marks (harakat) and Quranic marks of Arabic, which are
+/// written over or under their letter and mostly left out: dropped (`שָׁלוֹם` is `שלום`, `شكراً`
+/// is `شكرا`).
 fn is_mark(c: char) -> bool {
-    matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+    matches!(c as u32,
+        0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F
+        | 0x0591..=0x05BD | 0x05BF | 0x05C1 | 0x05C2 | 0x05C4 | 0x05C5 | 0x05C7
+        | 0x0610..=0x061A | 0x064B..=0x065F | 0x0670 | 0x06D6..=0x06DC | 0x06DF..=0x06E4
+        | 0x06E7 | 0x06E8 | 0x06EA..=0x06ED
+    )
 }
 
 /// A lower-case letter without its diacritics, for the Latin letters that carry them (café and
@@ -90,12 +98,21 @@ fn fold(c: char) -> &'static str {
         'œ' => "oe",
         'þ' => "th",
         'ð' => "d",
+        // Arabic: alef with hamza or madda is alef, alef maksura and the Persian yeh are yeh, teh
+        // marbuta is heh, the Persian keheh is kaf (how the letters are typed varies: `احمد` and
+        // `أحمد` are one name).
+        'أ' | 'إ' | 'آ' | 'ٱ' => "ا",
+        'ى' | 'ی' => "ي",
+        'ة' => "ه",
+        'ک' => "ك",
         _ => "",
     }
 }
 
 /// `c` in lower case, for the scripts whose case is a fixed offset or an alternation (Latin,
-/// Greek, Cyrillic, Armenian): computed, so the module carries no Unicode case tables.
+/// Greek, Cyrillic, Armenian): computed, so the module carries no Unicode case tables. The
+/// full-width Latin letters and digits a Chinese or Japanese input method types (`ＯｐｅｎＡＩ`,
+/// `２０２４`) are their ASCII letters and digits, and so are the Arabic-Indic digits (`٢٠٢٤`).
 fn lower(c: char) -> char {
     let n = c as u32;
     let to = match n {
@@ -124,7 +141,10 @@ fn lower(c: char) -> char {
         0x460..=0x481 | 0x48A..=0x4BF | 0x4D0..=0x52F if n.is_multiple_of(2) => n + 1,
         0x531..=0x556 => n + 0x30,
         0x1E00..=0x1E95 | 0x1EA0..=0x1EFF if n.is_multiple_of(2) => n + 1,
-        0xFF21..=0xFF3A => n + 0x20,
+        0xFF21..=0xFF3A => n - 0xFEC0,
+        0xFF10..=0xFF19 | 0xFF41..=0xFF5A => n - 0xFEE0,
+        0x0660..=0x0669 => n - 0x0630,
+        0x06F0..=0x06F9 => n - 0x06C0,
         _ => n,
     };
     char::from_u32(to).unwrap_or(c)
@@ -251,9 +271,10 @@ pub fn tokenize(text: &str) -> Vec<Token> {
             continue;
         }
         flush_pairs(&mut unspaced, &mut tokens);
-        if is_mark(c) || matches!(c, '\u{AD}' | '\u{200C}' | '\u{200D}') {
-            // An accent written apart belongs to its letter, and a soft hyphen or a zero-width
-            // (non-)joiner (Persian, the Indic scripts) to its word: dropped, the word goes on.
+        if is_mark(c) || matches!(c, '\u{AD}' | '\u{200C}' | '\u{200D}' | '\u{640}') {
+            // An accent written apart belongs to its letter, and a soft hyphen, a zero-width
+            // (non-)joiner (Persian, the Indic scripts) or an Arabic tatweel (the stroke that
+            // stretches a word, `كـتـاب`) to its word: dropped, the word goes on.
         } else if is_word(c) {
             if word.is_empty() {
                 word_start = i;
@@ -730,8 +751,45 @@ mod tests {
         // A soft hyphen, a zero-width non-joiner and a joiner stay inside their word.
         assert_eq!(
             terms("Silben\u{AD}trennung می\u{200C}خواهم क्\u{200D}ष"),
-            ["silbentrennung", "میخواهم", "क्ष"]
+            ["silbentrennung", "ميخواهم", "क्ष"]
         );
+    }
+
+    #[test]
+    fn full_width_forms_arabic_and_hebrew_marks_and_letter_variants_fold() {
+        // What a Chinese or Japanese input method types is the ASCII word.
+        assert_eq!(terms("ＯｐｅｎＡＩ ２０２４年"), ["openai", "2024", "年"]);
+        assert_eq!(terms("GPT－４ｏ"), ["gpt", "4o"]);
+        // Arabic without its vowel marks, tatweel or hamza; Persian yeh and keheh; Arabic-Indic
+        // digits.
+        assert_eq!(
+            terms("شكراً جزيلاً أحمد إلى مدرسة كـتـاب کتاب فارسی ٢٠٢٤ ۱۴۰۳"),
+            [
+                "شكرا",
+                "جزيلا",
+                "احمد",
+                "الي",
+                "مدرسه",
+                "كتاب",
+                "كتاب",
+                "فارسي",
+                "2024",
+                "1403"
+            ]
+        );
+        // Hebrew without its points.
+        assert_eq!(terms("שָׁלוֹם עוֹלָם"), ["שלום", "עולם"]);
+        for (text, query) in [
+            ("Ｃｌａｕｄｅ ３ is out", "claude 3"),
+            ("claude 3 is out", "Ｃｌａｕｄｅ"),
+            ("قال أحمد شكراً", "احمد شكرا"),
+            ("שָׁלוֹם לכולם", "שלום"),
+        ] {
+            let clauses = parse_query(query).unwrap();
+            assert!(match_text(text, &clauses).is_some(), "{query} in {text}");
+        }
+        // A mark starts no word and joins no two.
+        assert_eq!(terms("\u{64E} a\u{5B8}b"), ["ab"]);
     }
 
     #[test]

@@ -19,7 +19,7 @@ after(async () => {
 const fixtures = readdirSync(join(root, 'tests/fixtures/db')).filter((f) => /^v\d+\.json$/.test(f));
 
 /** The schema version this build writes (src/core/schema.rs). */
-const SCHEMA_VERSION = 6;
+const SCHEMA_VERSION = 7;
 
 /** Writes a fixture into a new database named `dbName`, as its release left it. */
 async function load(page, dbName, fixture) {
@@ -81,12 +81,13 @@ for (const file of fixtures) {
           const hits = await lib.searchSessions({ dbName, userId: record.userId ?? null, query: word, limit: 1000 });
           out.searched[record.id] = { word, found: hits.some((h) => h.sessionId === record.id), others: hits.filter((h) => h.sessionId !== record.id && !sessions.some((s) => s.id === h.sessionId && (s.userId ?? null) === (record.userId ?? null))).length };
         }
-        // Rows a tokeniser before the fourth indexed are indexed again: a character that ends a
-        // run, a word before a danda.
+        // Rows an older tokeniser indexed are indexed again: a character that ends a run, a word
+        // before a danda (the fourth); full-width letters and digits, Arabic and Hebrew without
+        // their marks, Arabic letter variants (the fifth).
         const scripts = sessions.find((s) => s.id === 'scripts');
         if (scripts) {
           out.scripts = {};
-          for (const query of ['猫', '집', 'हूँ']) {
+          for (const query of ['猫', '집', 'हूँ', 'openai', '2024', 'شكرا', 'احمد', 'שלום']) {
             const hits = await lib.searchSessions({ dbName, userId: scripts.userId, query });
             out.scripts[query] = hits.map((h) => [h.sessionId, h.seq]);
           }
@@ -165,9 +166,14 @@ for (const file of fixtures) {
       assert.equal(others, 0, `a search for ${id}'s owner finds no other owner's session`);
     }
     assert.ok(Object.keys(r.searched).length >= 3);
-    if (fixture.version === 5) {
+    if (fixture.version >= 5) {
       const seqs = rows.filter((row) => row.sessionId === 'scripts').map((row) => row.seq);
-      assert.deepEqual(r.scripts, { 猫: [['scripts', seqs[0]]], 집: [['scripts', seqs[0]]], हूँ: [['scripts', seqs[1]]] }, 'found with the terms of the fourth tokeniser');
+      const fifth = fixture.version >= 6 ? [['scripts', seqs[2]]] : [];
+      assert.deepEqual(
+        r.scripts,
+        { 猫: [['scripts', seqs[0]]], 집: [['scripts', seqs[0]]], हूँ: [['scripts', seqs[1]]], openai: fifth, 2024: fifth, شكرا: fifth, احمد: fifth, שלום: fifth },
+        'found with the terms of the fifth tokeniser',
+      );
     }
     // The new index was filled from the rows already stored: the newest turns of every session
     // read through it are the newest turns of its history.

@@ -743,7 +743,7 @@ test('the past-session tools, against the test model server: the user’s sessio
   assert.ok(!outputs.join(' ').includes('lair'), 'nothing of bob’s');
 });
 
-test('the demo marks in a hit’s snippet what the search matched: one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner', async () => {
+test('the demo marks in a hit’s snippet what the search matched: one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     const { matchRanges, parseQuery } = await import('/www/highlight.js');
@@ -755,6 +755,11 @@ test('the demo marks in a hit’s snippet what the search matched: one character
       ['كيف؟ تمام', 'كيف', 'كيف'],
       ['Silben\u00ADtrennung hilft', 'silbentrennung', 'Silben\u00ADtrennung'],
       ['می\u200Cخواهم بروم', 'میخواهم', 'می\u200Cخواهم'],
+      ['ＯｐｅｎＡＩ ２０２４年のモデル', '"openai 2024"', 'ＯｐｅｎＡＩ ２０２４'],
+      ['Released by OpenAI in 2024', 'ＯＰＥＮＡＩ', 'OpenAI'],
+      ['قال أحمد: شكراً جزيلاً', 'احمد', 'أحمد'],
+      ['قال أحمد: شكراً جزيلاً', 'شكرا', 'شكراً'],
+      ['שָׁלוֹם לכולם', 'שלום', 'שָׁלוֹם'],
     ];
     const out = [];
     for (const [i, [text, query, marked]] of cases.entries()) {
