@@ -14,6 +14,7 @@ let syncing = null;
 /** Runs `fn` unless something else is running. Resolves once the view shows what is stored. */
 export async function busy(fn) {
   if (state.busy) return;
+  const focused = document.activeElement;
   hideError();
   state.busy = true;
   updateControls();
@@ -35,8 +36,25 @@ export async function busy(fn) {
     state.lastActive = Date.now();
     state.busy = false;
     updateControls();
+    refocus(focused);
     for (const ok of idleWaiters.splice(0)) ok();
   }
+}
+
+/** Gives the keyboard back to `focused`, what had it when an action started, if the action left
+ * it nowhere: a button disabled while its action runs drops the focus, and a list drawn again
+ * replaces its buttons (then the one that took its place, in the chat list or the search
+ * results, gets it). An action that moved the focus on purpose keeps its choice. */
+function refocus(focused) {
+  const now = document.activeElement;
+  if (!focused || focused === document.body || (now && now !== document.body)) return;
+  const { key, sessionId } = focused.dataset ?? {};
+  const target = focused.isConnected
+    ? focused
+    : key
+      ? el.searchResults.querySelector(`button[data-key="${CSS.escape(key)}"]`)
+      : sessionId && el.sessionList.querySelector(`button[data-session-id="${CSS.escape(sessionId)}"]`);
+  if (target && !target.disabled && target.getClientRects().length) target.focus({ preventScroll: true });
 }
 
 /** Runs `fn`, which reads the view again for a change made in another tab (it writes nothing),

@@ -62,11 +62,15 @@ export function activeAgentOf(items) {
 /** The label of the first agent's answers (and of answers from an agent not known). */
 export const ASSISTANT_LABEL = 'Assistant';
 
+/** Whether `item` is a message (no `type`, or `type: 'message'`), as the library tells them: an
+ * item of another type is not one, whatever its `role`. */
+const isMessage = (item) => item?.type === undefined || item?.type === 'message';
+
 /** How an item is shown: `{ kind, label, text }`. A handoff's result is one line, "Handed off to
  * <agent>" (`calls`: see `handoffTarget`); an answer is labelled with the agent that gave it
  * (`agent`, else "Assistant"). */
 export function describe(item, { agent = null, calls } = {}) {
-  if (item?.role === 'user' || item?.role === 'assistant' || item?.role === 'system' || item?.role === 'developer') {
+  if (isMessage(item) && (item?.role === 'user' || item?.role === 'assistant' || item?.role === 'system' || item?.role === 'developer')) {
     const label = item.role === 'user' ? 'You' : item.role === 'assistant' ? (agent ?? ASSISTANT_LABEL) : 'System';
     return { kind: item.role, label, text: contentText(item.content) };
   }
@@ -82,4 +86,6 @@ export function describe(item, { agent = null, calls } = {}) {
   return { kind: 'other', label: item?.type ?? 'Item', text: JSON.stringify(item) };
 }
 
-export const isUserMessage = (item) => item?.role === 'user';
+/** Whether `item` is a user message: what starts a turn in the library (and so an Edit button's
+ * number, the turn a new version starts from). */
+export const isUserMessage = (item) => item?.role === 'user' && isMessage(item);

@@ -151,6 +151,8 @@ function resultRow(hit, index, clauses) {
   b.dataset.index = String(index);
   b.dataset.key = keyOf(hit);
   b.dataset.sessionId = hit.sessionId;
+  // Drawn during an action (the results follow the chats): usable once it ends (view.js).
+  b.disabled = state.busy;
   if (hit.sessionId === state.sessionId) b.classList.add('search-hit-open');
   const title = document.createElement('span');
   title.className = 'search-hit-title';

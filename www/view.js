@@ -5,7 +5,7 @@
 // sidebar's part and the unlock prompt in the chat's place), the controls, errors and the status
 // line. It only writes the DOM; it never reads storage.
 import { MAX_HISTORY_TURNS, historyTurns, lockedOut, state } from './state.js';
-import { ASSISTANT_LABEL, callIdOf, describe, handoffCalls, handoffTarget, isHandoffCall } from './items.js';
+import { ASSISTANT_LABEL, callIdOf, describe, handoffCalls, handoffTarget, isHandoffCall, isUserMessage } from './items.js';
 import { renderMarkdown } from './markdown.js';
 
 const $ = (id) => document.getElementById(id);
@@ -407,7 +407,7 @@ export function renderMessages(items, switchers = new Map(), { editable = true }
       const { kind, label, text } = describe(item, { agent, calls });
       if (kind === 'handoff') agent = handoffTarget(item, calls);
       const li = kind === 'handoff' ? handoffElement(text) : messageElement(kind, label, text);
-      if (item?.role === 'user' && (item.type === undefined || item.type === 'message')) inTurn++;
+      if (isUserMessage(item)) inTurn++;
       li.dataset.inTurn = String(inTurn);
       sources.set(li, text);
       if (kind === 'user') {
@@ -590,6 +590,8 @@ export function updateControls() {
   el.userSelect.disabled = busy;
   el.newUserForm.querySelector('button').disabled = busy;
   for (const b of el.sessionList.querySelectorAll('button')) b.disabled = busy || out;
+  // A search result opens its chat: not while something else runs.
+  for (const b of el.searchResults.querySelectorAll('button')) b.disabled = busy || out;
   // A switcher's arrow at either end stays disabled.
   for (const b of el.messages.querySelectorAll('.msg-tools button')) b.disabled = busy || (b.classList.contains('branch-step') && !b.dataset.branch);
   for (const b of el.messages.querySelectorAll('.msg-editor button')) b.disabled = busy;

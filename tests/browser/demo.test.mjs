@@ -2792,3 +2792,76 @@ test('lock a user’s chats with a passphrase: encrypted in place (nothing of th
     await context.close();
   }
 });
+
+test('an item with role “user” but another type is not a message: Edit buttons are numbered by the turns the library counts, and editing message 2 rewrites turn 2', async () => {
+  const { context, page } = await openDemo();
+  try {
+    const chat = 'chat-with-note';
+    await lib(
+      page,
+      async ({ lib, dbName, chat }) => {
+        const s = new lib.IndexedDbSession(chat, { userId: 'Guest', dbName });
+        await s.addItems([
+          { role: 'user', content: 'first question' },
+          { role: 'assistant', content: 'first answer' },
+          { type: 'attachment_note', role: 'user', content: 'a note the app keeps' },
+          { role: 'user', content: 'second question' },
+          { role: 'assistant', content: 'second answer' },
+        ]);
+      },
+      { chat },
+    );
+    await reload(page);
+    await page.click(`#session-list .session[data-session-id="${chat}"]`);
+    await idle(page);
+    assert.deepEqual(await page.$$eval('#messages .msg-edit', (bs) => bs.map((b) => b.getAttribute('aria-label'))), ['Edit message 1', 'Edit message 2']);
+    assert.deepEqual(
+      await page.$$eval('#messages .msg', (ms) => ms.map((m) => [m.dataset.role, m.dataset.inTurn, m.dataset.turn ?? null])),
+      [['user', '1', '1'], ['assistant', '1', null], ['other', '1', null], ['user', '2', '2'], ['assistant', '2', null]],
+    );
+    await page.click('#messages .msg[data-turn="2"] .msg-edit');
+    assert.equal(await page.inputValue('#messages .msg-editor textarea'), 'second question');
+    await page.fill('#messages .msg-editor textarea', 'second question, edited');
+    await page.click('#messages .msg-editor .edit-send');
+    await settled(page);
+    const shown = await rendered(page);
+    assert.deepEqual(shown.slice(0, 4).map((m) => m.role), ['user', 'assistant', 'other', 'user']);
+    assert.deepEqual([shown[0].text, shown[1].text, shown[3].text], ['first question', 'first answer', 'second question, edited'], 'turn 1 kept whole, with the note');
+    assert.equal(await switcherAt(page, 2), '2/2', 'message 2 has two versions');
+    assert.equal(await switcherAt(page, 1), null);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('while a reply runs, search results cannot be chosen (they open their chat once it ends); a toolbar button used from the keyboard keeps the focus through its action', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    assert.ok((await searchChats(page, 'chess')).length >= 1);
+    assert.ok((await page.$$eval('#search-results .search-hit', (bs) => bs.map((b) => b.disabled))).every((d) => !d));
+    model.state.deltaDelayMs = 40;
+    model.script({ text: 'Chess is a game of two players on a board of sixty-four squares, and it is old.' });
+    await saveSettings(page, async () => {
+      await page.fill('#set-base-url', model.url);
+      await page.fill('#set-model', 'test-model');
+    });
+    await page.fill('#input', 'tell me about chess');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(() => document.querySelector('#messages .msg.streaming') !== null, null, { polling: 10 });
+    assert.ok((await page.$$eval('#search-results .search-hit', (bs) => bs.map((b) => b.disabled))).every((d) => d), 'not while the reply runs');
+    await settled(page);
+    assert.ok((await page.$$eval('#search-results .search-hit', (bs) => bs.map((b) => b.disabled))).every((d) => !d), 'usable again');
+
+    // Export from the keyboard: the focus is on Export again once the file is made.
+    await page.focus('#export');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
+    assert.ok(download);
+    await idle(page);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'export');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
