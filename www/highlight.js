@@ -50,14 +50,17 @@ function isUnspaced(n) {
 }
 
 /** Combining marks (an accent written apart from its letter), the vowel points of Hebrew and the
- * vowel and Quranic marks of Arabic, and the soft hyphen, zero-width (non-)joiner and Arabic
- * tatweel: part of the word, never of its term. */
+ * vowel and Quranic marks of Arabic, and the soft hyphen, zero-width (non-)joiner, Arabic tatweel
+ * and Arabic letter mark: part of the word, never of its term. */
 function isMark(n) {
   return (
     n === 0xad ||
     n === 0x200c ||
     n === 0x200d ||
     n === 0x640 ||
+    n === 0x61c ||
+    (n >= 0x08d3 && n <= 0x08e1) ||
+    (n >= 0x08e3 && n <= 0x08ff) ||
     (n >= 0x0591 && n <= 0x05bd) ||
     [0x5bf, 0x5c1, 0x5c2, 0x5c4, 0x5c5, 0x5c7, 0x670, 0x6e7, 0x6e8].includes(n) ||
     (n >= 0x0610 && n <= 0x061a) ||
@@ -126,9 +129,9 @@ function isWord(c, n) {
 }
 
 /** The Latin letters whose diacritic is not a separate mark in NFD, the ligatures, and the
- * Arabic letter variants (alef with hamza or madda, alef maksura and Persian yeh, teh marbuta,
- * Persian keheh). */
-const SPECIAL = { ς: 'σ', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ð: 'd', ø: 'o', đ: 'd', ħ: 'h', ı: 'i', ł: 'l', ŀ: 'l', ŧ: 't', أ: 'ا', إ: 'ا', آ: 'ا', ٱ: 'ا', ى: 'ي', ی: 'ي', ة: 'ه', ک: 'ك' };
+ * Arabic letter variants (a letter with hamza or madda, alef maksura and Persian yeh, teh
+ * marbuta, Persian keheh). */
+const SPECIAL = { ς: 'σ', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ð: 'd', ø: 'o', đ: 'd', ħ: 'h', ı: 'i', ł: 'l', ŀ: 'l', ŧ: 't', أ: 'ا', إ: 'ا', آ: 'ا', ٱ: 'ا', ى: 'ي', ی: 'ي', ئ: 'ي', ة: 'ه', ۀ: 'ه', ک: 'ك', ؤ: 'و', ۂ: 'ہ', ۓ: 'ے' };
 
 /** One character as it counts in a term: lower case, a Latin or Greek letter without its
  * diacritics (lower case, NFD, combining marks removed), full-width forms and Arabic letter
@@ -198,9 +201,11 @@ export function tokenize(text) {
 }
 
 /** A query as the library reads it: `[{ kind: 'term' | 'prefix', term, lone }` or `{ kind:
- * 'phrase', terms }]`. Words are all required; `"…"` is a phrase; `word*` a prefix; a word that
- * is several tokens (`e-mail`, `東京の`) a phrase of them; one CJK character (`lone`) the prefix
- * of its pairs, and found in those it ends. */
+ * 'phrase', terms }]`. Words are all required; `"…"` is a phrase (`＂…＂` and `“…”` too);
+ * `word*` a prefix (`word＊` too); a word that is several tokens (`e-mail`, `東京の`) a phrase of
+ * them, unless it ends in `*` or holds one character of a script written without spaces
+ * (`gpt-4*`, `3月`): then each token is a clause of its own, the last a prefix with `*`; one
+ * such character (`lone`) is the prefix of its pairs, and found in those it ends. */
 export function parseQuery(query) {
   const clauses = [];
   const single = (term, prefix) => {
@@ -211,10 +216,14 @@ export function parseQuery(query) {
   };
   const add = (terms, prefix) => {
     if (terms.length === 0) return;
-    clauses.push(terms.length === 1 ? single(terms[0], prefix) : { kind: 'phrase', terms });
+    if (terms.length === 1) clauses.push(single(terms[0], prefix));
+    else if (prefix || terms.some((t) => single(t, false).lone)) terms.forEach((t, i) => clauses.push(single(t, prefix && i === terms.length - 1)));
+    else clauses.push({ kind: 'phrase', terms });
   };
   const terms = (text) => tokenize(text).map((t) => t.term);
   String(query)
+    .replace(/[＂“”]/g, '"')
+    .replace(/＊/g, '*')
     .split('"')
     .forEach((part, i) => {
       // Odd parts are inside quotes (an unclosed quote runs to the end).

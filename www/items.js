@@ -62,9 +62,9 @@ export function activeAgentOf(items) {
 /** The label of the first agent's answers (and of answers from an agent not known). */
 export const ASSISTANT_LABEL = 'Assistant';
 
-/** Whether `item` is a message (no `type`, or `type: 'message'`), as the library tells them: an
- * item of another type is not one, whatever its `role`. */
-const isMessage = (item) => item?.type === undefined || item?.type === 'message';
+/** Whether `item` is a message (no string `type`, or `type: 'message'`), as the library tells
+ * them: an item of another type is not one, whatever its `role`. */
+const isMessage = (item) => typeof item?.type !== 'string' || item.type === 'message';
 
 /** How an item is shown: `{ kind, label, text }`. A handoff's result is one line, "Handed off to
  * <agent>" (`calls`: see `handoffTarget`); an answer is labelled with the agent that gave it

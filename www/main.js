@@ -162,7 +162,7 @@ function wire() {
       clearSearch();
     } else if (e.key === 'ArrowDown' && searching()) {
       const first = el.searchResults.querySelector('button');
-      if (first) {
+      if (first && !first.disabled) {
         e.preventDefault();
         first.focus();
       }

@@ -54,7 +54,7 @@ fn is_mark(c: char) -> bool {
         0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F
         | 0x0591..=0x05BD | 0x05BF | 0x05C1 | 0x05C2 | 0x05C4 | 0x05C5 | 0x05C7
         | 0x0610..=0x061A | 0x064B..=0x065F | 0x0670 | 0x06D6..=0x06DC | 0x06DF..=0x06E4
-        | 0x06E7 | 0x06E8 | 0x06EA..=0x06ED
+        | 0x06E7 | 0x06E8 | 0x06EA..=0x06ED | 0x08D3..=0x08E1 | 0x08E3..=0x08FF
     )
 }
 
@@ -102,9 +102,14 @@ fn fold(c: char) -> &'static str {
         // marbuta is heh, the Persian keheh is kaf (how the letters are typed varies: `احمد` and
         // `أحمد` are one name).
         'أ' | 'إ' | 'آ' | 'ٱ' => "ا",
-        'ى' | 'ی' => "ي",
-        'ة' => "ه",
+        'ى' | 'ی' | 'ئ' => "ي",
+        'ة' | 'ۀ' => "ه",
         'ک' => "ك",
+        // The other letters with hamza are their letter, as when the hamza is written apart (a
+        // mark, dropped).
+        'ؤ' => "و",
+        'ۂ' => "ہ",
+        'ۓ' => "ے",
         _ => "",
     }
 }
@@ -271,10 +276,16 @@ pub fn tokenize(text: &str) -> Vec<Token> {
             continue;
         }
         flush_pairs(&mut unspaced, &mut tokens);
-        if is_mark(c) || matches!(c, '\u{AD}' | '\u{200C}' | '\u{200D}' | '\u{640}') {
+        if is_mark(c)
+            || matches!(
+                c,
+                '\u{AD}' | '\u{200C}' | '\u{200D}' | '\u{640}' | '\u{61C}'
+            )
+        {
             // An accent written apart belongs to its letter, and a soft hyphen, a zero-width
-            // (non-)joiner (Persian, the Indic scripts) or an Arabic tatweel (the stroke that
-            // stretches a word, `كـتـاب`) to its word: dropped, the word goes on.
+            // (non-)joiner (Persian, the Indic scripts), an Arabic tatweel (the stroke that
+            // stretches a word, `كـتـاب`) or Arabic letter mark (a direction mark) to its word:
+            // dropped, the word goes on.
         } else if is_word(c) {
             if word.is_empty() {
                 word_start = i;
@@ -386,7 +397,8 @@ impl Clause {
     }
 }
 
-/// Parses a query: words are AND-ed, `"…"` is a phrase, `word*` a prefix. Words are tokenised as
+/// Parses a query: words are AND-ed, `"…"` is a phrase (full-width `＂…＂` and curly `“…”` too),
+/// `word*` a prefix (`word＊` too). Words are tokenised as
 /// the items are, so a query word that is several tokens (`e-mail`, `東京の`) is a phrase of them,
 /// and a single character of a script written without spaces is a prefix of the pairs it starts. An empty or blank query is
 /// no clause; one longer than [`MAX_QUERY`] characters is `INVALID_QUERY`.
@@ -398,6 +410,16 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
             format!("a query is at most {MAX_QUERY} characters, this one has {length}"),
         ));
     }
+    // The quotes and star a Chinese or Japanese input method types (full-width), and the curly
+    // quotes a phone's keyboard puts in, are the query's own.
+    let query: String = query
+        .chars()
+        .map(|c| match c {
+            '＂' | '“' | '”' => '"',
+            '＊' => '*',
+            c => c,
+        })
+        .collect();
     let mut clauses: Vec<Clause> = Vec::new();
     let mut push = |clause: Clause| {
         if !clauses.contains(&clause) {
@@ -790,6 +812,24 @@ mod tests {
         }
         // A mark starts no word and joins no two.
         assert_eq!(terms("\u{64E} a\u{5B8}b"), ["ab"]);
+        // A letter with hamza is its letter, the hamza written apart or not; the Arabic letter
+        // mark and the marks of Arabic Extended-A stay out of the word.
+        assert_eq!(
+            terms("مسؤول مسو\u{654}ول رئيس خانۀ خانه\u{654} \u{61C}٢٠٢٤ ٱلْحَمْدُ\u{8F0}"),
+            ["مسوول", "مسوول", "رييس", "خانه", "خانه", "2024", "الحمد"]
+        );
+        // The quotes and star of input methods and phone keyboards are the query's own.
+        for (query, plain) in [
+            ("＂open ai＂", "\"open ai\""),
+            ("“open ai”", "\"open ai\""),
+            ("open＊", "open*"),
+        ] {
+            assert_eq!(
+                parse_query(query).unwrap(),
+                parse_query(plain).unwrap(),
+                "{query}"
+            );
+        }
     }
 
     #[test]
