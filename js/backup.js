@@ -4,7 +4,7 @@
 // `restoreSession`); this file only frames lines.
 import { listSessionRecords } from './agent_sessions.js';
 import { extras } from './load_extras.js';
-import { sessionError } from './errors.js';
+import { optionsOf, sessionError } from './errors.js';
 import { callListener } from './events.js';
 
 // The reading and the writing of rows are the second module's, loaded by the first call.
@@ -40,6 +40,14 @@ function invalid(message, line) {
   return error;
 }
 
+/** The session records `options` names. A `userId` of `null` is the sessions without a user (as
+ * in `searchSessions` and `watchSessions`): IndexedDB's index of owners cannot list them (`null`
+ * is no key), so every record is read and those are kept. */
+export async function sessionRecords(options) {
+  const records = await listSessionRecords(options);
+  return options?.userId === null ? records.filter((r) => r.userId == null) : records;
+}
+
 /**
  * The sessions of a database (one user's with `userId`, only `sessionIds` when given) as a
  * `ReadableStream` of UTF-8 NDJSON: a header line, then each session's record, rows and end line.
@@ -47,8 +55,8 @@ function invalid(message, line) {
  * session goes out whole once read (read again if it was rewritten meanwhile), or, past 1 MiB of
  * text, page by page.
  */
-export function exportSessions(options = {}) {
-  const { dbName, userId, sessionIds } = options ?? {};
+export function exportSessions(options) {
+  const { dbName, userId, sessionIds } = optionsOf(options, 'exportSessions');
   if (sessionIds != null && !(Array.isArray(sessionIds) && sessionIds.every((id) => typeof id === 'string'))) {
     throw sessionError('INVALID_OPTIONS', `exportSessions: options.sessionIds must be an array of session ids (strings), got ${Array.isArray(sessionIds) ? 'an array holding something else' : typeof sessionIds}`);
   }
@@ -84,7 +92,7 @@ export function exportSessions(options = {}) {
   /** The next chunk of text, or `null` at the end. */
   const chunk = async () => {
     if (queue === null) {
-      const list = await listSessionRecords(userId === undefined ? base : { ...base, userId });
+      const list = await sessionRecords(userId === undefined ? base : { ...base, userId });
       // Oldest first, so an import lists them in the order they were made.
       queue = list
         .map((s) => s.id)
@@ -227,8 +235,8 @@ async function* linesOf(source) {
  * one transaction, so a bad line costs only its own session (reported in `failed`, as an
  * `IMPORT_INVALID` error with its `line`), and sessions imported before a failure stay imported.
  */
-export async function importSessions(source, options = {}, written = () => {}) {
-  const { dbName, userId, onConflict = 'skip', onProgress } = options ?? {};
+export async function importSessions(source, options, written = () => {}) {
+  const { dbName, userId, onConflict = 'skip', onProgress } = optionsOf(options, 'importSessions');
   // Checked before the first line is read: a backup of no session (or one whose first session
   // fails) would otherwise never tell of them.
   if (userId !== undefined && userId !== null && !(typeof userId === 'string' && userId.trim() !== '')) {

@@ -5,3 +5,13 @@
 export function sessionError(code, message) {
   return Object.assign(new Error(message), { name: 'SessionError', code });
 }
+
+/** The options a function of the package was given, to read: `{}` for `undefined` and `null`;
+ * anything but an object is `INVALID_OPTIONS`, as the WebAssembly side refuses it. */
+export function optionsOf(options, what) {
+  if (options == null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw sessionError('INVALID_OPTIONS', `${what}: options must be an object, got ${Array.isArray(options) ? 'an array' : typeof options}`);
+  }
+  return options;
+}

@@ -188,9 +188,13 @@ export function watchSessions(listSessions, options, fn) {
       // The list the changes follow from: a sidebar drawn from it misses none and has none twice.
       const start = list.filter((s) => !filtered || s.userId === userId);
       for (const s of start) known.set(s.sessionId, s.userId);
-      const held = early;
-      early = null;
-      for (const event of held) if (!stopped) deliver(event);
+      // The changes held back reach the listener after `ready` gave the list (in a later task),
+      // in order, with any that come meanwhile: a sidebar drawn from the list hears them after.
+      setTimeout(() => {
+        const held = early;
+        early = null;
+        for (const event of held) if (!stopped) deliver(event);
+      });
       return start;
     },
     (error) => {

@@ -93,14 +93,14 @@ export interface StorageEstimate {
 }
 
 /** This origin's storage use and quota, and the size of each session of a database (one user's
- * with `userId`). */
-export function storageEstimate(options?: { dbName?: string; userId?: string }): Promise<StorageEstimate>;
+ * with `userId`; `null`: those without a user). */
+export function storageEstimate(options?: { dbName?: string; userId?: string | null }): Promise<StorageEstimate>;
 
-/** Which sessions `exportSessions` writes: a database's (one user's with `userId`), only
- * `sessionIds` when given. */
+/** Which sessions `exportSessions` writes: a database's (one user's with `userId`; `null`: those
+ * without a user), only `sessionIds` when given. */
 export interface ExportSessionsOptions {
   dbName?: string;
-  userId?: string;
+  userId?: string | null;
   sessionIds?: string[];
 }
 
@@ -228,10 +228,11 @@ export function forgetDeviceKey(options?: DeviceKeyOptions): Promise<void>;
 
 /** Deletes whole sessions by `updatedAt`, oldest first: older than `maxAgeDays`, or past the
  * newest `maxSessionsPerUser` of each user; a session written after it was listed is kept.
- * Resolves to what it deleted. */
+ * Only `userId`'s sessions when given (`null`: only those without a user). Resolves to what it
+ * deleted. */
 export function applyRetention(options?: {
   dbName?: string;
-  userId?: string;
+  userId?: string | null;
   maxAgeDays?: number;
   maxSessionsPerUser?: number;
   /** The clock, milliseconds since the epoch (default now). */

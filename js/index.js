@@ -4,8 +4,8 @@
 import { sessionsWasm } from './sessions_wasm.js'; // first: its download starts before the rest is evaluated
 import init, * as wasm from './agent_sessions.js';
 import { bindSubscribe, callListener, needsListener, publish, subscribeSession, watchSessions as watch } from './events.js';
-import { exportSessions, importSessions as importBackup } from './backup.js';
-import { sessionError } from './errors.js';
+import { exportSessions, importSessions as importBackup, sessionRecords } from './backup.js';
+import { optionsOf, sessionError } from './errors.js';
 import { copiedArguments } from './copy.js';
 import { extras, memory } from './load_extras.js';
 
@@ -379,7 +379,7 @@ const sessionInfo = (r) => ({
 });
 
 export async function listSessions(options) {
-  return (await wasm.listSessionRecords(options)).map(sessionInfo);
+  return (await sessionRecords(options)).map(sessionInfo);
 }
 
 export function watchSessions(options, listener) {
@@ -407,9 +407,10 @@ export async function requestPersistentStorage() {
  * keep; only a session whose record has none yet (written before sizes were kept) needs the
  * second module, which measures it once and keeps the figure. */
 async function sessionSizes(options) {
-  const records = (await wasm.listSessionRecords(options)).filter((r) => typeof r.id === 'string');
+  const records = (await sessionRecords(options)).filter((r) => typeof r.id === 'string');
   if (records.every((r) => typeof r.bytes === 'number')) return records.map((r) => ({ sessionId: r.id, bytes: r.bytes }));
-  return (await extras()).sessionSizes(options).catch(quotaError);
+  const ids = new Set(records.map((r) => r.id));
+  return (await extras()).sessionSizes(options).then((sizes) => sizes.filter((s) => ids.has(s.sessionId)), quotaError);
 }
 
 /**
@@ -429,8 +430,8 @@ export async function storageEstimate(options = {}) {
 
 /** `importSessions(source, options)` (see backup.js); every session written is announced to the
  * listeners of its database, as a `'replace'` with `change: 'import'`. */
-export async function importSessions(source, options = {}) {
-  const dbName = options?.dbName ?? 'agent-sessions';
+export async function importSessions(source, options) {
+  const dbName = optionsOf(options, 'importSessions').dbName ?? 'agent-sessions';
   return importBackup(source, options, (sessionId, userId) =>
     publish(dbName, { type: 'replace', change: 'import', sessionId, userId }),
   ).catch(quotaError);
@@ -444,10 +445,7 @@ export async function importSessions(source, options = {}) {
  * kept. Works on encrypted sessions as on any other (it reads only session records).
  */
 export async function applyRetention(options) {
-  if (options !== undefined && (options === null || typeof options !== 'object')) {
-    throw sessionError('INVALID_OPTIONS', `applyRetention takes an options object, got ${options === null ? 'null' : typeof options}`);
-  }
-  const { dbName, userId, maxAgeDays, maxSessionsPerUser, now = Date.now() } = options ?? {};
+  const { dbName, userId, maxAgeDays, maxSessionsPerUser, now = Date.now() } = optionsOf(options, 'applyRetention');
   for (const [name, value] of [['maxAgeDays', maxAgeDays], ['maxSessionsPerUser', maxSessionsPerUser]]) {
     if (value !== undefined && !(typeof value === 'number' && value >= 0 && (name === 'maxAgeDays' ? Number.isFinite(value) : Number.isInteger(value)))) {
       throw sessionError('INVALID_OPTIONS', `options.${name} must be a non-negative ${name === 'maxAgeDays' ? 'number' : 'integer'}, got ${String(value)}`);
@@ -459,8 +457,9 @@ export async function applyRetention(options) {
   const doomed = [];
   const kept = new Map();
   for (const s of sessions) {
-    // A damaged record (no time) is neither counted nor deleted: repairSession rebuilds it.
-    if (typeof s.updatedAt !== 'number') continue;
+    // A damaged record (no time) is neither counted nor deleted: repairSession rebuilds it. Nor is
+    // one under an id no call can name (blank, stored by other code): deleting it would fail.
+    if (typeof s.updatedAt !== 'number' || !s.sessionId?.trim?.()) continue;
     const tooOld = maxAgeDays !== undefined && now - s.updatedAt > maxAgeDays * 86_400_000;
     const count = kept.get(s.userId) ?? 0;
     const tooMany = maxSessionsPerUser !== undefined && count >= maxSessionsPerUser;

@@ -214,8 +214,9 @@ export interface MemorySessionOptions {
 export interface ListSessionsOptions {
   /** IndexedDB database name; default `"agent-sessions"`. */
   dbName?: string;
-  /** Only this user's sessions. */
-  userId?: string;
+  /** Only this user's sessions (`null`: only the sessions without a user; absent: every
+   * session). */
+  userId?: string | null;
 }
 
 export interface DeleteSessionOptions {

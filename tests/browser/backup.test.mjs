@@ -214,7 +214,7 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
       headerOnly: { imported: headerOnly.imported, failed: headerOnly.failed.map((e) => e.code) },
       wrongSource: await Promise.all([42, null, { a: 1 }].map((source) => outcome(() => lib.importSessions(source, { dbName: 'refused' })))),
       wrongIds: await Promise.all([5, 'two', [1]].map((sessionIds) => outcome(() => lib.exportSessions({ ...from, sessionIds })))),
-      wrongRetention: await outcome(() => lib.applyRetention(null)),
+      wrongRetention: await outcome(() => lib.applyRetention(30)),
       notJson: await refused('hello\n'),
       other: await refused('{"format":"something-else","version":1}\n'),
       newer: await refused('{"format":"agent-sessions-backup","version":99}\n'),
@@ -842,4 +842,96 @@ test("a run's saves (the newest item replaced by it and the new turn, again and 
   });
   assert.equal(r.saves.estimate, r.saves.actual);
   assert.equal(r.mutated.estimate, r.mutated.actual);
+});
+
+test('options that are not an object are INVALID_OPTIONS for exportSessions, importSessions and applyRetention (a database name passed alone reached the default database)', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const dbName = `not-options-${Math.random()}`;
+    await new lib.IndexedDbSession('kept', { dbName }).addItems([{ role: 'user', content: 'q' }]);
+    const backup = await backupText({ dbName });
+    let exported;
+    try {
+      lib.exportSessions(dbName);
+      exported = 'returned';
+    } catch (e) {
+      exported = `${e.name} ${e.code}`;
+    }
+    const before = (await lib.listSessions()).length;
+    return {
+      exported,
+      imported: await outcome(() => lib.importSessions(backup, 'agent-sessions')),
+      retention: await outcome(() => lib.applyRetention(dbName)),
+      array: await outcome(() => lib.applyRetention([])),
+      defaultUntouched: (await lib.listSessions()).length === before,
+      stillThere: (await lib.listSessions({ dbName })).length,
+    };
+  });
+  assert.deepEqual(r, {
+    exported: 'SessionError INVALID_OPTIONS',
+    imported: 'SessionError INVALID_OPTIONS',
+    retention: 'SessionError INVALID_OPTIONS',
+    array: 'SessionError INVALID_OPTIONS',
+    defaultUntouched: true,
+    stillThere: 1,
+  });
+});
+
+test('userId: null is the sessions without a user in listSessions, storageEstimate, exportSessions and applyRetention, as in searchSessions and watchSessions (it was every user’s)', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const dbName = `null-user-${Math.random()}`;
+    for (const [id, userId] of [['anon-1', undefined], ['ann-1', 'ann'], ['anon-2', undefined], ['bob-1', 'bob']]) {
+      await new lib.IndexedDbSession(id, { dbName, userId }).addItems([{ role: 'user', content: `from ${id}` }]);
+    }
+    const ids = (list) => list.map((s) => s.sessionId).sort();
+    const listed = ids(await lib.listSessions({ dbName, userId: null }));
+    const everyone = ids(await lib.listSessions({ dbName }));
+    const sized = ids((await lib.storageEstimate({ dbName, userId: null })).sessions);
+    const exported = (await backupText({ dbName, userId: null }))
+      .split('\n')
+      .filter((l) => l.startsWith('{"session"'))
+      .map((l) => JSON.parse(l).session.id)
+      .sort();
+    // Every session is old by this clock: only those without a user go.
+    const deleted = ids(await lib.applyRetention({ dbName, userId: null, maxAgeDays: 0, now: Date.now() + 86_400_000 }));
+    const left = ids(await lib.listSessions({ dbName }));
+    return { listed, everyone, sized, exported, deleted, left };
+  });
+  assert.deepEqual(r, {
+    listed: ['anon-1', 'anon-2'],
+    everyone: ['ann-1', 'anon-1', 'anon-2', 'bob-1'],
+    sized: ['anon-1', 'anon-2'],
+    exported: ['anon-1', 'anon-2'],
+    deleted: ['anon-1', 'anon-2'],
+    left: ['ann-1', 'bob-1'],
+  });
+});
+
+test('applyRetention leaves a record under a blank id (stored by other code) and deletes the others it chose', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = `blank-id-${Math.random()}`;
+    await new lib.IndexedDbSession('old', { dbName }).addItems([{ role: 'user', content: 'q' }]);
+    const db = await new Promise((ok, fail) => {
+      const req = indexedDB.open(dbName);
+      req.onsuccess = () => ok(req.result);
+      req.onerror = () => fail(req.error);
+    });
+    const [record] = await new Promise((ok) => {
+      const req = db.transaction('agent_sessions').objectStore('agent_sessions').getAll();
+      req.onsuccess = () => ok(req.result);
+    });
+    await new Promise((ok) => {
+      const tx = db.transaction('agent_sessions', 'readwrite');
+      tx.objectStore('agent_sessions').put({ ...record, id: ' ', itemCount: 0, firstSeq: record.nextSeq });
+      tx.oncomplete = ok;
+    });
+    db.close();
+    const deleted = await lib.applyRetention({ dbName, maxAgeDays: 0, now: Date.now() + 86_400_000 });
+    return { deleted: deleted.map((s) => s.sessionId), left: (await lib.listSessions({ dbName })).map((s) => s.sessionId) };
+  });
+  assert.deepEqual(r, { deleted: ['old'], left: [' '] });
 });

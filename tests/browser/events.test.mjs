@@ -453,3 +453,23 @@ test('watchSessions: bad options reject ready and end the watch; a clear of a se
     ['deleted', 'chat', 'ann', 'delete'],
   ]);
 });
+
+test('watchSessions: a change held back while the sessions were read reaches the listener after ready gave the list, so a sidebar drawn from it hears the change after', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async (dbName) => {
+    await new lib.IndexedDbSession('seed', { dbName }).addItems([{ role: 'user', content: 'seed' }]);
+    const release = await holdStores(dbName, ['agent_sessions']);
+    let sidebar = null;
+    const heard = [];
+    const stop = lib.watchSessions({ dbName }, (c) => heard.push([c.type, c.sessionId, sidebar !== null]));
+    // Another tab's write, as its message arrives while the read waits.
+    new BroadcastChannel(`agent-sessions:${dbName}`).postMessage([{ type: 'add', count: 1, sessionId: 'late', userId: null, dbName }]);
+    await new Promise((ok) => setTimeout(ok, 50));
+    await release();
+    sidebar = (await stop.ready).map((s) => s.sessionId);
+    await new Promise((ok) => setTimeout(ok, 50));
+    stop();
+    return { sidebar, heard };
+  }, fresh('watch-after-ready'));
+  assert.deepEqual(r, { sidebar: ['seed'], heard: [['created', 'late', true]] });
+});
