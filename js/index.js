@@ -127,7 +127,13 @@ const SECOND_MODULE_METHODS = [
   'createBranchFromTurn', 'createBranchFromContent', 'deleteBranch', 'getArchivedItems',
   'replaceHistory', 'replaceHistoryWithCompaction', 'applyHistoryMutations',
 ];
-const IndexedDbBase = class extends wasm.Session {};
+const IndexedDbBase = class extends wasm.Session {
+  free() {
+    super.free();
+    // Its calls now reject with CLOSED, as a freed MemorySession's (the module's would throw).
+    Object.setPrototypeOf(this, freedIndexedDb);
+  }
+};
 for (const name of SECOND_MODULE_METHODS) {
   Object.defineProperty(IndexedDbBase.prototype, name, {
     configurable: true,
@@ -233,8 +239,20 @@ const SESSION_METHODS = Object.getOwnPropertyNames(wasm.Session.prototype).filte
     !['constructor', 'free', '__destroy_into_raw'].includes(name),
 ).concat(SECOND_MODULE_METHODS);
 
-/** What a call on a freed `MemorySession` rejects with. */
+/** What a call on a freed session object rejects with. */
 const freedError = (name) => sessionError('CLOSED', `${name}: the session was freed (free()); create a new session object to use it again`);
+
+/** What a freed `IndexedDbSession` is made of: its class, with every call rejecting (closing
+ * again resolves, freeing or disposing again does nothing). */
+const freedIndexedDb = Object.create(
+  IndexedDbSession.prototype,
+  Object.fromEntries(
+    [...SESSION_METHODS, 'free', Symbol.dispose ?? 'free'].map((name) => [
+      name,
+      { value: () => (typeof name !== 'string' || name === 'free' ? undefined : name === 'close' ? Promise.resolve() : Promise.reject(freedError(name))) },
+    ]),
+  ),
+);
 
 // A MemorySession's items live in the memory module's memory (js/memory.js), so that the module
 // every page loads holds the IndexedDB backend alone. Its arguments are checked when it is

@@ -725,3 +725,53 @@ test('memory: a popped item is the caller’s own (a branch holding it is unchan
   assert.equal(r.mismatch, 'SUFFIX_MISMATCH');
   assert.ok(r.times.length > 0 && r.times.every((t) => t === 'number'), 'every change event has its time');
 });
+
+test('a freed IndexedDbSession rejects its calls with CLOSED (they threw wasm-bindgen’s error), closing again resolves, freeing or disposing again does nothing, and it still says what it was', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = `freed-${Math.random()}`;
+    const s = new lib.IndexedDbSession('freed', { dbName, userId: 'ann' });
+    await s.addItems([{ role: 'user', content: 'kept' }]);
+    s.free();
+    const outcome = (fn) => {
+      try {
+        return fn().then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+      } catch (e) {
+        return `threw ${e.message}`;
+      }
+    };
+    const calls = {
+      getItems: await outcome(() => s.getItems()),
+      addItems: await outcome(() => s.addItems([{ role: 'user', content: 'lost' }])),
+      popItem: await outcome(() => s.popItem()),
+      getInfo: await outcome(() => s.getInfo()),
+      createBranchFromTurn: await outcome(() => s.createBranchFromTurn(1)),
+      close: await outcome(() => s.close()),
+    };
+    let again = 'nothing';
+    try {
+      s.free();
+      if (typeof Symbol.dispose === 'symbol') s[Symbol.dispose]();
+    } catch (e) {
+      again = `threw ${e.message}`;
+    }
+    const stored = await new lib.IndexedDbSession('freed', { dbName, userId: 'ann' }).getItems();
+    return { calls, again, id: s.sessionId, user: s.userId, db: s.dbName === dbName, kind: s instanceof lib.IndexedDbSession, stored };
+  });
+  assert.deepEqual(r, {
+    calls: {
+      getItems: 'SessionError CLOSED',
+      addItems: 'SessionError CLOSED',
+      popItem: 'SessionError CLOSED',
+      getInfo: 'SessionError CLOSED',
+      createBranchFromTurn: 'SessionError CLOSED',
+      close: 'resolved',
+    },
+    again: 'nothing',
+    id: 'freed',
+    user: 'ann',
+    db: true,
+    kind: true,
+    stored: [{ role: 'user', content: 'kept' }],
+  });
+});
