@@ -159,8 +159,10 @@ export class OpenAIConversationsSession {
       const data = Array.isArray(page?.data) ? page.data : [];
       listed.push(...data);
       const next = page?.last_id ?? data.at(-1)?.id;
-      // A page that says there is more but gives nothing to go on from ends the listing.
-      if (!page?.has_more || data.length === 0 || (!all && listed.length >= limit) || typeof next !== 'string' || next === after) break;
+      if (!page?.has_more || (!all && listed.length >= limit)) break;
+      // A page that says there is more but gives nothing to go on from: a list cut short here
+      // would have the items past it taken for deleted.
+      if (data.length === 0 || typeof next !== 'string' || next === after) throw requestError('listing the conversation items', 0, 'a page says there are more but gives no cursor to them');
       after = next;
     }
     return all ? listed : listed.slice(0, limit).reverse();

@@ -346,7 +346,7 @@ export class SyncedSession extends EventTarget {
   constructor(local, remote, options = {}) {
     super();
     const named = local && typeof local === 'object' && typeof local.dbName === 'string' && typeof local.sessionId === 'string';
-    if (!named || typeof local.applyHistoryTransaction !== 'function') {
+    if (!named || ['applyHistoryTransaction', 'getInfo', 'subscribe'].some((m) => typeof local[m] !== 'function')) {
       throw sessionError('INVALID_SESSION', 'SyncedSession needs an IndexedDbSession as its local session (its first argument)');
     }
     for (const method of ['getItems', 'addItems', 'popItem', 'clearSession']) {
@@ -936,7 +936,10 @@ export class SyncedSession extends EventTarget {
       // Should this round stop between the local write and the state's, the next one must not
       // take the pulled items for this device's outbox (and push them back).
       if (pulls.length > 0) await write({ confirmed, chunk: [], pulled: pulls });
-      await this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction });
+      await this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction }).catch((error) => {
+        // A write of another object or tab came in between: tried again soon, as above.
+        throw error?.code === 'SUFFIX_MISMATCH' ? busy('the session changed during the sync round; it is tried again') : error;
+      });
       return ended();
     };
     const mark = same ? await ended() : await withLock(sessionLockName(this.#local.dbName, this.#local.sessionId), rewrite, { ifAvailable: true });

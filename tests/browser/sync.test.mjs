@@ -267,7 +267,7 @@ describe('OpenAIConversationsSession', () => {
     await context.close();
   });
 
-  test('headers as a Headers object reach the server, the key replaces an Authorization there, a fetch that ignores the signal still times out, and a page with nothing to go on ends a listing', async () => {
+  test('headers as a Headers object reach the server, the key replaces an Authorization there, a fetch that ignores the signal still times out, and a page that says there is more with nothing to go on from fails the listing (a list cut short there would have a sync take the items past it for deleted)', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async ({ url }) => {
       const seen = [];
@@ -304,7 +304,8 @@ describe('OpenAIConversationsSession', () => {
     assert.equal(r.timedOut.code, 'MODEL_ERROR');
     assert.equal(r.timedOut.status, 0);
     assert.match(r.timedOut.message, /no answer within 200 ms/);
-    assert.equal(r.listed, 1);
+    assert.equal(r.listed.name, 'ModelError');
+    assert.match(r.listed.message, /says there are more but gives no cursor/);
     assert.equal(r.pages, 1);
     await context.close();
   });
@@ -1428,6 +1429,62 @@ describe('SyncedSession', () => {
       return out;
     });
     assert.deepEqual(r, { local: ['q1', 'a1', 'q2', 'a2', 'q3'], remote: ['q1', 'a1', 'q2', 'a2', 'q3'], pending: 0 });
+    await a.context.close();
+  });
+
+  test('a write of another object between a round’s check and its local write makes the round wait (SESSION_BUSY, no error shown), and the next round keeps both', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const remote = new lib.MemorySession('busy-remote');
+      const local = new lib.IndexedDbSession('busy-local');
+      const other = new lib.IndexedDbSession('busy-local');
+      const write = local.applyHistoryTransaction;
+      const synced = new lib.SyncedSession(local, remote, { syncOnOpen: false });
+      await synced.addItems([{ role: 'user', content: 'synced first' }]);
+      await synced.sync();
+      // Another device's item, which this round pulls in after the synced one.
+      await remote.addItems([{ role: 'user', content: 'from the other device' }]);
+      let raced = false;
+      local.applyHistoryTransaction = async function (args) {
+        // Another tab's plain write, just before the round's own.
+        if (!raced && String(args?.operationId).startsWith('sync:')) {
+          raced = true;
+          await other.addItems([{ role: 'user', content: 'typed here meanwhile' }]);
+        }
+        return write.call(this, args);
+      };
+      const first = await synced.sync().then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+      const status = { lastError: synced.syncStatus.lastError };
+      await synced.sync();
+      const out = {
+        first,
+        status,
+        local: (await synced.getItems()).map((i) => i.content).sort(),
+        remote: (await remote.getItems()).map((i) => i.content).sort(),
+      };
+      synced.close();
+      return out;
+    });
+    assert.equal(r.first, 'SyncError SESSION_BUSY');
+    assert.deepEqual(r.status, { lastError: null });
+    assert.deepEqual(r.local, ['from the other device', 'synced first', 'typed here meanwhile']);
+    assert.deepEqual(r.remote, ['from the other device', 'synced first', 'typed here meanwhile']);
+    await a.context.close();
+  });
+
+  test('a local session that is not an IndexedDbSession (an EncryptedSession over one) is INVALID_SESSION', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const key = crypto.getRandomValues(new Uint8Array(32));
+      const wrapped = new lib.EncryptedSession(new lib.IndexedDbSession('wrapped-local'), { key });
+      try {
+        new lib.SyncedSession(wrapped, new lib.MemorySession('r'), { syncOnOpen: false });
+        return 'made';
+      } catch (e) {
+        return `${e.name} ${e.code}`;
+      }
+    });
+    assert.equal(r, 'SessionError INVALID_SESSION');
     await a.context.close();
   });
 
