@@ -20,10 +20,10 @@ export const BUDGETS = {
   'index.js': { budget: 21 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 121 * KIB },
   'extras.js': { budget: 3.6 * KIB },
-  'agent_sessions_memory_bg.wasm': { budget: 53 * KIB },
+  'agent_sessions_memory_bg.wasm': { budget: 53.5 * KIB },
   'memory.js': { budget: 3.2 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 128.5 * KIB, target: 64 * KIB },
-  'runner.js': { budget: 9.5 * KIB },
+  'runner.js': { budget: 9.6 * KIB },
 };
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;

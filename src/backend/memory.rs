@@ -213,6 +213,12 @@ impl SessionState for MemorySessionState {
     async fn clear(&self) -> Result<()> {
         self.history().clear(now());
         let current = self.current.borrow().clone();
+        // Its branches show none of its turns now (see `Tree::clear`).
+        for b in self.branches.borrow_mut().iter_mut() {
+            if b.parent.as_deref() == Some(current.as_str()) {
+                b.from_turn = 0;
+            }
+        }
         self.forget_usage(&current, None);
         // The log goes with the last branch's history, as a stored session's does.
         if current == MAIN && self.branches.borrow().len() == 1 {

@@ -455,11 +455,18 @@ impl Tree {
 
     /// Gives up every row of `id`'s view (a clear): as [`Tree::release`] from its start; the
     /// branch then continues nothing and owns nothing, and its next row takes the sequence number
-    /// after every one it had.
+    /// after every one it had. The branches made from it no longer show any turn of it (their
+    /// `from_turn` is 0, as after a compaction that replaced every turn): its new turns, numbered
+    /// from 1 again, are not theirs.
     pub fn clear(&mut self, session_id: &str, id: &str) -> Result<Release> {
         let next = self.get(session_id, id)?.next;
         let start = self.start(session_id, id)?;
         let release = self.release(session_id, id, start, 0)?;
+        for b in self.branches.iter_mut() {
+            if b.parent.as_deref() == Some(id) {
+                b.from_turn = 0;
+            }
+        }
         let x = self.index_of(session_id, id)?;
         let b = &mut self.branches[x];
         b.base = None;

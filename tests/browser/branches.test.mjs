@@ -713,6 +713,45 @@ for (const kind of ['indexeddb', 'memory']) {
   });
 }
 
+for (const kind of ['indexeddb', 'memory']) {
+  test(`${kind}: after a clear, a turn popped away takes its usage with it though a branch was made from a later turn before the clear`, async () => {
+    const { page } = await openHarness(env);
+    const r = await page.evaluate(
+      async ({ kind, id }) => {
+        const u = (t) => ({ role: 'user', content: t });
+        const a = (t) => ({ role: 'assistant', content: t });
+        const s = make(kind, id);
+        await s.addItems([u('q1'), a('a1'), u('q2'), a('a2'), u('q3'), a('a3')]);
+        await s.createBranchFromTurn(3, 'edit3');
+        await s.switchBranch('main');
+        await s.clearSession();
+        await s.addItems([u('n1'), a('r1'), u('n2'), a('r2')]);
+        await s.storeRunUsage({ requests: 1, inputTokens: 100, outputTokens: 0 });
+        // Undo turn 2, and answer it again.
+        await s.popItem();
+        await s.popItem();
+        await s.addItems([u('n2b'), a('r2b')]);
+        await s.storeRunUsage({ requests: 1, inputTokens: 5, outputTokens: 0 });
+        const turn = await s.getTurnUsage(2);
+        const noMatch = await s.createBranchFromContent('NOT Here').then(() => 'made', (e) => `${e.code} ${e.message}`);
+        return {
+          noMatch,
+          turn: [turn.requests, turn.inputTokens],
+          session: (await s.getSessionUsage()).inputTokens,
+          edit: (await s.listBranches()).find((b) => b.branchId === 'edit3').fromTurn,
+          editItems: (await s.switchBranch('edit3'), (await s.getItems()).map((i) => i.content)),
+        };
+      },
+      { kind, id: fresh(`cleared-usage-${kind}`) },
+    );
+    assert.match(r.noMatch, /^INVALID_TURN .*contains "NOT Here"/, 'the text as given');
+    assert.deepEqual(r.turn, [1, 5], 'the new turn 2 has its own usage only');
+    assert.equal(r.session, 5, 'the undone run is not counted');
+    assert.equal(r.edit, 0, 'the branch shows no turn of the cleared main');
+    assert.deepEqual(r.editItems, ['q1', 'a1', 'q2', 'a2'], 'the branch keeps what it showed');
+  });
+}
+
 test('a deep chain of branches reads right at every depth, and is flattened past the bound', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async (id) => {

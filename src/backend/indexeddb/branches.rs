@@ -1159,11 +1159,11 @@ pub async fn create(
                 (at, turn)
             }
             From::Text(query) => {
-                let query = &folded(query);
+                let wanted = &folded(query);
                 let rows = view_from(tx, &l, t.session_id, from, start).await?;
                 let hit = rows.iter().find_map(|row| {
                     let f = facts(row);
-                    (f.starts_turn && f.turn > 0 && branch::contains_text(&folded(&f.text), query))
+                    (f.starts_turn && f.turn > 0 && branch::contains_text(&folded(&f.text), wanted))
                         .then(|| (seq_of(row), f.turn))
                 });
                 match hit {
