@@ -52,6 +52,10 @@ pub fn item_facts(item: &JsValue, turn: u64, created_at: f64) -> RowFacts {
         created_at,
         tool: match kind.as_deref() {
             Some("function_call" | "hosted_tool_call") => text("name"),
+            // The calls of the SDK's computer, shell and apply-patch tools, named for the tool.
+            Some(k @ ("computer_call" | "shell_call" | "apply_patch_call")) => {
+                k.strip_suffix("_call").map(String::from)
+            }
             _ => None,
         },
     }

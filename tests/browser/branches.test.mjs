@@ -677,6 +677,31 @@ test('usage: stored per turn and branch, summed per session and per branch', asy
 });
 
 for (const kind of ['indexeddb', 'memory']) {
+  test(`${kind}: getToolUsage counts the calls of the computer, shell and apply-patch tools as those tools, beside function and hosted tool calls`, async () => {
+    const { page } = await openHarness(env);
+    const r = await page.evaluate(
+      async ({ kind, id }) => {
+        const s = make(kind, id);
+        await s.addItems([
+          { role: 'user', content: 'fix the build' },
+          { type: 'function_call', callId: 'f1', name: 'read_file', arguments: '{}', status: 'completed' },
+          { type: 'function_call_result', callId: 'f1', name: 'read_file', status: 'completed', output: 'ok' },
+          { type: 'shell_call', callId: 's1', status: 'completed', action: { commands: ['make'] } },
+          { type: 'shell_call', callId: 's2', status: 'completed', action: { commands: ['make test'] } },
+          { type: 'apply_patch_call', callId: 'p1', status: 'completed', operation: { type: 'update_file', path: 'a.c', diff: '' } },
+          { type: 'computer_call', callId: 'c1', status: 'completed', action: { type: 'screenshot' } },
+          { type: 'hosted_tool_call', name: 'web_search_call', status: 'completed' },
+          { role: 'assistant', content: 'fixed' },
+        ]);
+        return (await s.getToolUsage()).map((u) => `${u.turn} ${u.name} ${u.count}`).sort();
+      },
+      { kind, id: fresh(`tool-kinds-${kind}`) },
+    );
+    assert.deepEqual(r, ['1 apply_patch 1', '1 computer 1', '1 read_file 1', '1 shell 2', '1 web_search_call 1']);
+  });
+}
+
+for (const kind of ['indexeddb', 'memory']) {
   test(`${kind}: after a compaction numbers the kept turns from 1, their usage and their branches follow them`, async () => {
     const { page } = await openHarness(env);
     const r = await page.evaluate(
