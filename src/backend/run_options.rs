@@ -395,6 +395,7 @@ pub fn parse_handoff(
             name,
             description,
             parameters: crate::core::json::json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false}),
+            strict: false,
         },
         input_filter: opt_function(&o, "inputFilter", &what, C)?,
     })
@@ -479,6 +480,7 @@ fn parse_tool(value: &JsValue, what: &str) -> Result<Tool> {
             name,
             description: opt_string(&o, "description", what, C)?.unwrap_or_default(),
             parameters,
+            strict: opt_bool(&o, "strict", what, C)?.unwrap_or(false),
         },
         execute,
         needs_approval,

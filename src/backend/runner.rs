@@ -539,6 +539,7 @@ impl Run<'_> {
                 name: STATE_TOOL.to_string(),
                 description: STATE_TOOL_DESCRIPTION.to_string(),
                 parameters: state_tool_parameters(),
+                strict: false,
             });
         }
         let own = self.instructions(&agent).await?;
@@ -737,9 +738,15 @@ impl Run<'_> {
             return Ok(None);
         }
         Ok(Some(match decision {
-            Some(Decision::Rejected { message }) => {
-                Answer::Ready(message.unwrap_or_else(|| REJECTION_MESSAGE.to_string()))
-            }
+            // Saved by an earlier resumption of the same state (see below), a rejection's
+            // output is not saved twice either.
+            Some(Decision::Rejected { message }) => match self.saved_output(id).await? {
+                Some(output) => {
+                    self.found_saved.borrow_mut().push(id.to_string());
+                    Answer::Ready(output)
+                }
+                None => Answer::Ready(message.unwrap_or_else(|| REJECTION_MESSAGE.to_string())),
+            },
             Some(Decision::Approved) => {
                 // Saved at once either way: the same save as the resumption before, if any.
                 *ran_approved = true;
@@ -1219,7 +1226,8 @@ impl Run<'_> {
                 NextStep::RunTools(calls) => {
                     let (waiting, ran_approved) = self.run_tools(state, calls).await?;
                     if !waiting.is_empty() {
-                        self.save(state, false).await?;
+                        // With what its model calls cost so far: the run may never be resumed.
+                        self.save_last(state).await?;
                         return Ok(waiting);
                     }
                     // An approved call ran: its output is saved now, so that a failure of the

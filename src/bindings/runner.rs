@@ -106,6 +106,10 @@ export interface FunctionTool<TArgs = { [key: string]: unknown }, TContext = unk
   description?: string;
   /** JSON Schema of the arguments; default: an object with no declared properties. */
   parameters?: JsonSchema;
+  /** Whether the model must follow `parameters` exactly (the API's strict mode, which needs
+   * every property in `required` and `additionalProperties: false`); default `false`, sent as
+   * such to the Responses API, which would otherwise make the tool strict. */
+  strict?: boolean;
   /** Runs the tool. A string result is sent to the model as is, anything else as JSON. A throw
    * is reported to the model as the tool's output and the run goes on. */
   execute(args: TArgs, context: TContext, details: ToolCallDetails): unknown;
@@ -437,7 +441,9 @@ export class Agent<TContext = unknown, TOutput = string> {
 
 export class Runner {
   constructor(options: RunnerOptions);
-  run<TContext = unknown, TOutput = string>(agent: Agent<TContext, TOutput>, input: string | Item[] | RunState, options?: RunOptions<TContext>): Promise<RunResult<TOutput>>;
+  /** With `stream: true`, as the SDK's `run`: resolves to the run's stream (`runStreamed`). */
+  run<TContext = unknown, TOutput = string>(agent: Agent<TContext, TOutput>, input: string | Item[] | RunState, options: RunOptions<TContext> & { stream: true }): Promise<StreamedRun<TOutput>>;
+  run<TContext = unknown, TOutput = string>(agent: Agent<TContext, TOutput>, input: string | Item[] | RunState, options?: RunOptions<TContext> & { stream?: false }): Promise<RunResult<TOutput>>;
   runStreamed<TContext = unknown, TOutput = string>(agent: Agent<TContext, TOutput>, input: string | Item[] | RunState, options?: RunOptions<TContext>): StreamedRun<TOutput>;
   /** Calls `listener` on each such event of this runner's runs (a listener that throws is
    * reported to the page; the run goes on). */

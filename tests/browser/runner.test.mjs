@@ -1209,6 +1209,103 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r.kinds, ['message', 'function_call', 'function_call_result', 'message']);
   });
 
+  test('a paused state resumed twice over a session with only addItems: the rejected call’s output is saved once too', async () => {
+    const r = await inPage(async () => {
+      let runs = 0;
+      const tool = (name) => ({ name, parameters: { type: 'object', properties: {} }, needsApproval: true, execute: async () => `${name} ran ${++runs}` });
+      const agent = new lib.Agent({ name: 'Ops', model: 'm', tools: [tool('deploy'), tool('wipe')] });
+      const reply = (output) => new Response(JSON.stringify({ id: 'r', status: 'completed', output }), { headers: { 'content-type': 'application/json' } });
+      const calls = ['deploy', 'wipe'].map((name) => ({ type: 'function_call', id: `fc_${name}`, call_id: `call_${name}`, name, arguments: '{}', status: 'completed' }));
+      const done = [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Deployed, not wiped.' }] }];
+      const runnerWith = (answers) => new lib.Runner({ baseUrl: 'http://model.invalid/v1', api: 'responses', retries: 0, fetch: async () => answers.shift()() });
+      // A session of the protocol alone (no history transactions), as a custom one would be.
+      const stored = [];
+      const session = {
+        getSessionId: async () => 'plain',
+        getItems: async (n) => structuredClone(n === undefined ? stored : stored.slice(-n)),
+        addItems: async (items) => void stored.push(...structuredClone(items)),
+        popItem: async () => stored.pop(),
+        clearSession: async () => void stored.splice(0),
+      };
+      const paused = await runnerWith([() => reply(calls)]).run(agent, 'Deploy, do not wipe', { session });
+      const kept = paused.state.toString();
+      const decided = () => {
+        const state = lib.RunState.fromString(agent, kept);
+        for (const item of state.getInterruptions()) {
+          if (item.rawItem.name === 'deploy') state.approve(item);
+          else state.reject(item);
+        }
+        return state;
+      };
+      let failed;
+      try {
+        await runnerWith([() => new Response('{"error":{"message":"overloaded"}}', { status: 400 })]).run(agent, decided(), { session });
+      } catch (e) {
+        failed = e.name;
+      }
+      const result = await runnerWith([() => reply(done)]).run(agent, decided(), { session });
+      return { failed, runs, finalOutput: result.finalOutput, outputs: stored.filter((i) => i.type === 'function_call_result').map((i) => i.callId) };
+    });
+    assert.equal(r.failed, 'ModelError');
+    assert.equal(r.runs, 1, 'the approved tool ran once');
+    assert.equal(r.finalOutput, 'Deployed, not wiped.');
+    assert.deepEqual(r.outputs, ['call_deploy', 'call_wipe'], 'each output once');
+  });
+
+  test('a run paused for approval stores what its model calls used at once (it may never be resumed); resuming adds only its own', async () => {
+    const r = await inPage(
+      async ({ id }) => {
+        const email = { name: 'send_email', parameters: { type: 'object', properties: {} }, needsApproval: true, execute: async () => 'sent' };
+        const agent = new lib.Agent({ name: 'Mailer', model: 'm', tools: [email] });
+        const reply = (output, tokens) =>
+          new Response(JSON.stringify({ id: 'r', status: 'completed', output, usage: { input_tokens: tokens, output_tokens: 1, total_tokens: tokens + 1 } }), { headers: { 'content-type': 'application/json' } });
+        const call = [{ type: 'function_call', id: 'fc_1', call_id: 'call_mail', name: 'send_email', arguments: '{}', status: 'completed' }];
+        const done = [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Sent.' }] }];
+        const runnerWith = (answers) => new lib.Runner({ baseUrl: 'http://model.invalid/v1', api: 'responses', fetch: async () => answers.shift()() });
+        const out = {};
+        for (const kind of ['indexeddb', 'memory']) {
+          const session = kind === 'indexeddb' ? new lib.IndexedDbSession(`${id}-${kind}`) : new lib.MemorySession(`${id}-${kind}`);
+          const paused = await runnerWith([() => reply(call, 40)]).run(agent, 'Email Ada', { session });
+          const atPause = (await session.getSessionUsage()).inputTokens;
+          for (const item of paused.state.getInterruptions()) paused.state.approve(item);
+          await runnerWith([() => reply(done, 60)]).run(agent, paused.state, { session });
+          out[kind] = { atPause, after: (await session.getSessionUsage()).inputTokens, requests: (await session.getSessionUsage()).requests };
+        }
+        return out;
+      },
+      { id: fresh('paused-usage') },
+    );
+    assert.deepEqual(r, { indexeddb: { atPause: 40, after: 100, requests: 2 }, memory: { atPause: 40, after: 100, requests: 2 } });
+  });
+
+  test('run() with stream: true resolves to the stream, as the SDK’s; two streamed Chat Completions calls sharing index 0 (as Ollama sends them) are two calls', async () => {
+    const r = await inPage(
+      async ({ id, scripted }) => {
+        eval(scripted);
+        const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        const call = (callId, city) => ({ tool_calls: [{ index: 0, id: callId, type: 'function', function: { name: 'weather', arguments: JSON.stringify({ city }) } }] });
+        const calls = `${chunk(call('a', 'Oslo'))}${chunk(call('b', 'Rome'), 'tool_calls')}data: [DONE]\n\n`;
+        const answer = `${chunk({ role: 'assistant', content: 'Cold and warm.' })}${chunk({}, 'stop')}data: [DONE]\n\n`;
+        const asked = [];
+        const weather = { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, execute: async ({ city }) => (asked.push(city), `${city}: fine`) };
+        const agent = new lib.Agent({ name: 'A', model: 'm', tools: [weather] });
+        const session = new lib.IndexedDbSession(id);
+        const stream = await scriptedRunner([calls, answer], 'chat_completions').runner.run(agent, 'Weather in Oslo and Rome?', { session, stream: true });
+        const types = [];
+        for await (const event of stream) types.push(event.type);
+        await stream.completed;
+        const saved = (await session.getItems()).filter((i) => i.type === 'function_call').map((i) => [i.callId, i.arguments]);
+        return { iterable: typeof stream[Symbol.asyncIterator], last: types.at(-1), finalOutput: stream.finalOutput, asked, saved };
+      },
+      { id: fresh('stream-option'), scripted },
+    );
+    assert.equal(r.iterable, 'function');
+    assert.equal(r.last, 'done');
+    assert.equal(r.finalOutput, 'Cold and warm.');
+    assert.deepEqual(r.asked, ['Oslo', 'Rome']);
+    assert.deepEqual(r.saved, [['a', '{"city":"Oslo"}'], ['b', '{"city":"Rome"}']]);
+  });
+
   test('a streamed run has the SDK’s completed, error, finalOutput and toTextStream()', async () => {
     const r = await inPage(
       async ({ id, scripted }) => {

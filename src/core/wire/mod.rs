@@ -76,6 +76,9 @@ pub struct ToolSpec {
     pub name: String,
     pub description: String,
     pub parameters: Value,
+    /// Whether the model must follow `parameters` exactly (the API's strict mode). Sent to the
+    /// Responses API either way, which takes a tool without it as strict.
+    pub strict: bool,
 }
 
 /// Token counts as the API reports them, summed over the model calls of a run.

@@ -75,7 +75,7 @@ pub fn request_body(api: Api, r: &ModelRequest<'_>) -> Value {
             );
             if !r.tools.is_empty() {
                 let tools = r.tools.iter().map(|t| {
-                    json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters})
+                    json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters, "strict": t.strict})
                 });
                 body.insert("tools".into(), Value::Array(tools.collect()));
             }
@@ -99,8 +99,13 @@ pub fn request_body(api: Api, r: &ModelRequest<'_>) -> Value {
                 Value::Array(to_chat_messages(r.instructions, r.input)),
             );
             if !r.tools.is_empty() {
+                // (Strict mode named only where asked: it is off by default here.)
                 let tools = r.tools.iter().map(|t| {
-                    json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}})
+                    let function = match t.strict {
+                        true => json!({"name": t.name, "description": t.description, "parameters": t.parameters, "strict": true}),
+                        false => json!({"name": t.name, "description": t.description, "parameters": t.parameters}),
+                    };
+                    json!({"type": "function", "function": function})
                 });
                 body.insert("tools".into(), Value::Array(tools.collect()));
             }
@@ -236,6 +241,7 @@ mod tests {
             name: "weather".into(),
             description: "d".into(),
             parameters: json!({"type": "object"}),
+            strict: false,
         }];
         let input = sdk_history();
         let body = request_body(
@@ -259,7 +265,8 @@ mod tests {
         assert_eq!(body["stream"], true);
         assert_eq!(
             body["tools"][0],
-            json!({"type": "function", "name": "weather", "description": "d", "parameters": {"type": "object"}})
+            json!({"type": "function", "name": "weather", "description": "d", "parameters": {"type": "object"}, "strict": false}),
+            "the Responses API takes a tool without `strict` as strict"
         );
         let input = body["input"].as_array().unwrap();
         assert_eq!(input[2]["call_id"], "call_1");
@@ -290,6 +297,7 @@ mod tests {
             name: "weather".into(),
             description: "d".into(),
             parameters: json!({"type": "object"}),
+            strict: false,
         }];
         let output = OutputType {
             name: "city".into(),
@@ -334,6 +342,40 @@ mod tests {
         // Without tools, neither tool setting is sent (the APIs refuse them).
         let bare = body(Api::ChatCompletions, &[]);
         assert!(bare.get("tool_choice").is_none() && bare.get("parallel_tool_calls").is_none());
+    }
+
+    #[test]
+    fn a_tool_is_strict_only_where_asked_in_each_api() {
+        let settings = ModelSettings::default();
+        let tool = |name: &str, strict| ToolSpec {
+            name: name.into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+            strict,
+        };
+        let tools = [tool("loose", false), tool("exact", true)];
+        let body = |api| {
+            request_body(
+                api,
+                &ModelRequest {
+                    model: "m",
+                    instructions: None,
+                    settings: &settings,
+                    tools: &tools,
+                    input: &[],
+                    stream: false,
+                    previous_response_id: None,
+                    conversation_id: None,
+                    output_type: None,
+                },
+            )
+        };
+        let responses = body(Api::Responses);
+        assert_eq!(responses["tools"][0]["strict"], false);
+        assert_eq!(responses["tools"][1]["strict"], true);
+        let chat = body(Api::ChatCompletions);
+        assert!(chat["tools"][0]["function"].get("strict").is_none());
+        assert_eq!(chat["tools"][1]["function"]["strict"], true);
     }
 
     #[test]

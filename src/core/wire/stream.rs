@@ -191,7 +191,18 @@ impl StreamAccumulator {
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for c in calls {
                 let index = c.get("index").and_then(Value::as_u64).unwrap_or(0);
-                let pos = match self.calls.iter().position(|(i, _)| *i == index) {
+                let id = str_of(c, "id");
+                // A delta goes on the newest call of its index, unless it brings another call's
+                // id: servers that give every call index 0 (Ollama) or none start each call so.
+                let pos = self
+                    .calls
+                    .iter()
+                    .rposition(|(i, _)| *i == index)
+                    .filter(|&p| {
+                        let known = &self.calls[p].1.id;
+                        id.is_none_or(|id| known.is_empty() || known == id)
+                    });
+                let pos = match pos {
                     Some(p) => p,
                     None => {
                         self.calls.push((index, ChatToolCall::default()));
@@ -199,7 +210,7 @@ impl StreamAccumulator {
                     }
                 };
                 let call = &mut self.calls[pos].1;
-                if let Some(id) = str_of(c, "id") {
+                if let Some(id) = id {
                     call.id = id.to_string();
                 }
                 if let Some(f) = c.get("function") {
@@ -227,10 +238,15 @@ impl StreamAccumulator {
                 let mut items: Vec<Value> = chat_answer_item(&self.text, &self.refusal)
                     .into_iter()
                     .collect();
-                // Each index has one entry (deltas of a call are merged into it), so the
-                // library's unstable sort gives the same order as a stable one.
-                crate::core::sort::sort_by_key(&mut self.calls, |(i, _)| *i);
-                for (_, c) in &self.calls {
+                // By index, and calls of one index in the order they came.
+                let mut order: Vec<(u64, usize)> = self
+                    .calls
+                    .iter()
+                    .enumerate()
+                    .map(|(p, (i, _))| (*i, p))
+                    .collect();
+                crate::core::sort::sort_by_key(&mut order, |k| *k);
+                for c in order.iter().map(|&(_, p)| &self.calls[p].1) {
                     let args = if c.arguments.is_empty() {
                         "{}"
                     } else {
@@ -407,5 +423,27 @@ mod tests {
         let out = stream(Api::ChatCompletions, chat).1.unwrap();
         assert_eq!(out.items[0], function_call_item("call_a", "f", "{}"));
         assert_eq!(out.items[1], function_call_item("call_b", "g", "{}"));
+    }
+
+    #[test]
+    fn calls_sharing_an_index_or_without_one_stay_apart_by_their_ids() {
+        // Every call at index 0 (Ollama), the id repeated in a later delta of the same call,
+        // and arguments in pieces.
+        let chat = concat!(
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"w\",\"arguments\":\"{\\\"p\\\"\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"arguments\":\":1}\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"b\",\"function\":{\"name\":\"w\",\"arguments\":\"{\\\"p\\\":2}\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"c\",\"function\":{\"name\":\"v\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let out = stream(Api::ChatCompletions, chat).1.unwrap();
+        assert_eq!(
+            out.items,
+            [
+                function_call_item("a", "w", "{\"p\":1}"),
+                function_call_item("b", "w", "{\"p\":2}"),
+                function_call_item("c", "v", "{}"),
+            ]
+        );
     }
 }
