@@ -55,6 +55,17 @@ pub fn result_object(
         ("finalOutput", final_output),
         ("newItems", items(state.new_items())),
         ("input", items(&state.input)),
+        // The SDK's name for the two together.
+        (
+            "history",
+            state
+                .input
+                .iter()
+                .chain(state.new_items())
+                .map(json_to_js)
+                .collect::<Array>()
+                .into(),
+        ),
         ("usage", super::runner::usage_object(&state.usage)),
         (
             "lastResponseId",

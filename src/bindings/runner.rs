@@ -247,6 +247,8 @@ export interface RunResult<TOutput = string> {
   newItems: Item[];
   /** The run's new input, as items. */
   input: Item[];
+  /** `input` and then `newItems`, as the SDK's `history`. */
+  history: Item[];
   usage: Usage;
   lastResponseId: string | undefined;
   interruptions: ToolApprovalItem[];

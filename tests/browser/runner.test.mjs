@@ -118,6 +118,7 @@ for (const api of ['chat_completions', 'responses']) {
             finalOutput: result.finalOutput,
             newItems: result.newItems,
             input: result.input,
+            resultHistory: result.history,
             history: await session.getItems(),
           };
         },
@@ -136,6 +137,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(out1.output, { type: 'text', text: '{"city":"Paris","sky":"sunny"}' });
       assert.match(out2.output.text, /An error occurred while running the tool.*kaboom/);
       assert.deepEqual(r.newItems, r.history.slice(1));
+      assert.deepEqual(r.resultHistory, [...r.input, ...r.newItems], 'the SDK’s history: input, then what the run made');
       // The second request carries the calls and their outputs in the API's own shape.
       const [first, second] = model.requests;
       if (api === 'chat_completions') {
@@ -1304,6 +1306,30 @@ describe('runner: answers that are not whole', () => {
     assert.equal(r.finalOutput, 'Cold and warm.');
     assert.deepEqual(r.asked, ['Oslo', 'Rome']);
     assert.deepEqual(r.saved, [['a', '{"city":"Oslo"}'], ['b', '{"city":"Rome"}']]);
+  });
+
+  test('a stream given up on (a chunk that is no JSON) is cancelled at once, not left open until the server ends it', async () => {
+    const r = await inPage(async () => {
+      let cancelled = false;
+      const fetch = async () =>
+        new Response(
+          new ReadableStream({
+            start(controller) {
+              controller.enqueue(new TextEncoder().encode('data: {not json\n\n'));
+              // The server keeps the connection open.
+            },
+            cancel() {
+              cancelled = true;
+            },
+          }),
+          { headers: { 'content-type': 'text/event-stream' } },
+        );
+      const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1', api: 'chat_completions', retries: 0, fetch });
+      const stream = runner.runStreamed(new lib.Agent({ name: 'A', model: 'm' }), 'Hi');
+      const error = await stream.completed.then(() => 'resolved', (e) => e.name);
+      return { error, cancelled };
+    });
+    assert.deepEqual(r, { error: 'ModelError', cancelled: true });
   });
 
   test('a streamed run has the SDK’s completed, error, finalOutput and toTextStream()', async () => {
