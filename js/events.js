@@ -188,13 +188,23 @@ export function watchSessions(listSessions, options, fn) {
       // The list the changes follow from: a sidebar drawn from it misses none and has none twice.
       const start = list.filter((s) => !filtered || s.userId === userId);
       for (const s of start) known.set(s.sessionId, s.userId);
-      // The changes held back reach the listener after `ready` gave the list (in a later task),
-      // in order, with any that come meanwhile: a sidebar drawn from the list hears them after.
-      setTimeout(() => {
+      // The changes held back reach the listener after `ready` gave the list (in a later task,
+      // by a message: a timer is held back in a hidden tab), in order, with any that come
+      // meanwhile: a sidebar drawn from the list hears them after.
+      const release = () => {
         const held = early;
         early = null;
         for (const event of held) if (!stopped) deliver(event);
-      });
+      };
+      if (typeof MessageChannel !== 'function') setTimeout(release);
+      else {
+        const { port1, port2 } = new MessageChannel();
+        port1.onmessage = () => {
+          port1.close();
+          release();
+        };
+        port2.postMessage(null);
+      }
       return start;
     },
     (error) => {

@@ -130,8 +130,9 @@ const SECOND_MODULE_METHODS = [
 const IndexedDbBase = class extends wasm.Session {
   free() {
     super.free();
-    // Its calls now reject with CLOSED, as a freed MemorySession's (the module's would throw).
-    Object.setPrototypeOf(this, freedIndexedDb);
+    // Its calls now reject with CLOSED, as a freed MemorySession's (the module's would throw);
+    // it stays an object of its class.
+    Object.setPrototypeOf(this, freedFrom(Object.getPrototypeOf(this)));
   }
 };
 for (const name of SECOND_MODULE_METHODS) {
@@ -242,17 +243,21 @@ const SESSION_METHODS = Object.getOwnPropertyNames(wasm.Session.prototype).filte
 /** What a call on a freed session object rejects with. */
 const freedError = (name) => sessionError('CLOSED', `${name}: the session was freed (free()); create a new session object to use it again`);
 
-/** What a freed `IndexedDbSession` is made of: its class, with every call rejecting (closing
- * again resolves, freeing or disposing again does nothing). */
-const freedIndexedDb = Object.create(
-  IndexedDbSession.prototype,
-  Object.fromEntries(
-    [...SESSION_METHODS, 'free', Symbol.dispose ?? 'free'].map((name) => [
+/** What a freed `IndexedDbSession` of class prototype `proto` is made of, made once per class:
+ * its class, with every call rejecting (closing again resolves, freeing or disposing again does
+ * nothing). */
+const freedPrototypes = new WeakMap();
+function freedFrom(proto) {
+  let freed = freedPrototypes.get(proto);
+  if (!freed) {
+    const calls = [...SESSION_METHODS, 'free', Symbol.dispose ?? 'free'].map((name) => [
       name,
       { value: () => (typeof name !== 'string' || name === 'free' ? undefined : name === 'close' ? Promise.resolve() : Promise.reject(freedError(name))) },
-    ]),
-  ),
-);
+    ]);
+    freedPrototypes.set(proto, (freed = Object.create(proto, Object.fromEntries(calls))));
+  }
+  return freed;
+}
 
 // A MemorySession's items live in the memory module's memory (js/memory.js), so that the module
 // every page loads holds the IndexedDB backend alone. Its arguments are checked when it is

@@ -458,8 +458,12 @@ class Runner extends WasmRunner {
   }
 
   run(agent, input, options) {
-    // The SDK's way to stream.
-    if (options?.stream === true) return Promise.resolve(this.runStreamed(agent, input, options));
+    // The SDK's way to stream (options that cannot be read are the run's to refuse).
+    let stream;
+    try {
+      stream = options?.stream === true;
+    } catch {}
+    if (stream) return Promise.resolve(this.runStreamed(agent, input, options));
     if (!runners.has(this)) return Promise.reject(freedRunner());
     if (!agents.has(agent)) return Promise.reject(notAnAgent(agent));
     return locked(options, () => withAgents(agent, options, (used) => super.run(used, input, options, this.#dispatcher(options), agent)));

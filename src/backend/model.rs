@@ -329,27 +329,10 @@ async fn read_stream(
     };
     let reader = call_method(&body, "getReader", &[])
         .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
-    let read = read_chunks(api, &reader, status, signal, on_delta).await;
-    // A stream given up on (a chunk that is no JSON, an error event) is cancelled: its
-    // connection closes now, not when the server ends it.
-    if read.is_err() {
-        let _ = call_method(&reader, "cancel", &[]);
-    }
-    read
-}
-
-/// The chunks of `reader`, parsed and accumulated (see [`read_stream`]).
-async fn read_chunks(
-    api: Api,
-    reader: &JsValue,
-    status: u16,
-    signal: Option<&JsValue>,
-    on_delta: &mut dyn FnMut(&str),
-) -> Result<ModelOutput, CallError> {
     let mut parser = SseParser::new();
     let mut acc = StreamAccumulator::new(api);
     loop {
-        let chunk = call_method(reader, "read", &[])
+        let chunk = call_method(&reader, "read", &[])
             .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
         let chunk = resolve_value(chunk)
             .await
@@ -377,17 +360,20 @@ async fn read_chunks(
                 )
             })?;
         for event in parser.feed(&bytes) {
-            for e in acc
-                .on_event(&event)
-                .map_err(|e| failed(status, e.to_string()))?
-            {
+            for e in acc.on_event(&event).map_err(|e| {
+                // A stream given up on (a chunk that is no JSON, an error event) is cancelled:
+                // its connection closes now, not when the server ends it. (It is still readable
+                // here, so the cancel does not reject.)
+                let _ = call_method(&reader, "cancel", &[]);
+                failed(status, e.to_string())
+            })? {
                 match e {
                     StreamEvent::TextDelta(t) => on_delta(&t),
                 }
             }
         }
         if acc.is_done() {
-            let _ = call_method(reader, "cancel", &[]);
+            let _ = call_method(&reader, "cancel", &[]);
             break;
         }
     }

@@ -58,8 +58,9 @@ fn is_mark(c: char) -> bool {
     )
 }
 
-/// A lower-case letter without its diacritics, for the Latin letters that carry them (café and
-/// cafe are one term); other characters as they are.
+/// A lower-case letter without its diacritics, for the Latin and Greek letters that carry them
+/// (café and cafe are one term), and the one letter the Arabic letter variants stand for; other
+/// characters as they are.
 fn fold(c: char) -> &'static str {
     match c {
         'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' | 'ā' | 'ă' | 'ą' | 'ǎ' | 'ạ' | 'ả' | 'ấ' | 'ầ' | 'ẩ'

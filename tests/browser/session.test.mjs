@@ -756,7 +756,16 @@ test('a freed IndexedDbSession rejects its calls with CLOSED (they threw wasm-bi
       again = `threw ${e.message}`;
     }
     const stored = await new lib.IndexedDbSession('freed', { dbName, userId: 'ann' }).getItems();
-    return { calls, again, id: s.sessionId, user: s.userId, db: s.dbName === dbName, kind: s instanceof lib.IndexedDbSession, stored };
+    // An object of a class of the app's keeps its class and its own methods.
+    class Chat extends lib.IndexedDbSession {
+      label() {
+        return `chat ${this.sessionId}`;
+      }
+    }
+    const chat = new Chat('freed-chat', { dbName });
+    chat.free();
+    const subclass = [chat instanceof Chat, chat.label(), await chat.getItems().then(() => 'resolved', (e) => e.code)];
+    return { calls, again, id: s.sessionId, user: s.userId, db: s.dbName === dbName, kind: s instanceof lib.IndexedDbSession, stored, subclass };
   });
   assert.deepEqual(r, {
     calls: {
@@ -773,5 +782,6 @@ test('a freed IndexedDbSession rejects its calls with CLOSED (they threw wasm-bi
     db: true,
     kind: true,
     stored: [{ role: 'user', content: 'kept' }],
+    subclass: [true, 'chat freed-chat', 'CLOSED'],
   });
 });

@@ -191,16 +191,21 @@ impl StreamAccumulator {
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for c in calls {
                 let index = c.get("index").and_then(Value::as_u64).unwrap_or(0);
-                let id = str_of(c, "id");
-                // A delta goes on the newest call of its index, unless it brings another call's
-                // id: servers that give every call index 0 (Ollama) or none start each call so.
+                let id = str_of(c, "id").filter(|id| !id.is_empty());
+                let named = c
+                    .get("function")
+                    .and_then(|f| str_of(f, "name"))
+                    .is_some_and(|n| !n.is_empty());
+                // A delta goes on the newest call of its index, unless it starts another call (a
+                // name and another id than that call's): servers that give every call index 0
+                // (Ollama) or none send each call so. (A continuation brings no name.)
                 let pos = self
                     .calls
                     .iter()
                     .rposition(|(i, _)| *i == index)
                     .filter(|&p| {
-                        let known = &self.calls[p].1.id;
-                        id.is_none_or(|id| known.is_empty() || known == id)
+                        let known = &self.calls[p].1;
+                        !(named && !known.name.is_empty() && id.is_some_and(|id| known.id != id))
                     });
                 let pos = match pos {
                     Some(p) => p,
@@ -210,7 +215,8 @@ impl StreamAccumulator {
                     }
                 };
                 let call = &mut self.calls[pos].1;
-                if let Some(id) = id {
+                // (A call keeps the first id it was given.)
+                if let Some(id) = id.filter(|_| call.id.is_empty()) {
                     call.id = id.to_string();
                 }
                 if let Some(f) = c.get("function") {
@@ -445,5 +451,18 @@ mod tests {
                 function_call_item("c", "v", "{}"),
             ]
         );
+        // A continuation with an empty id, or with an id of its own but no name, is the same
+        // call's.
+        let chat = concat!(
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"w\",\"arguments\":\"{\\\"p\\\"\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"\",\"function\":{\"arguments\":\":\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"x\",\"function\":{\"arguments\":\"1}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let out = stream(Api::ChatCompletions, chat).1.unwrap();
+        assert_eq!(out.items.len(), 1);
+        assert_eq!(out.items[0]["arguments"], "{\"p\":1}");
+        assert_eq!(out.items[0]["name"], "w");
+        assert_eq!(out.items[0]["callId"], "a");
     }
 }
