@@ -757,12 +757,20 @@ for (const kind of ['indexeddb', 'memory']) {
         await s.popItem();
         await s.addItems([u('n2b'), a('r2b')]);
         await s.storeRunUsage({ requests: 1, inputTokens: 5, outputTokens: 0 });
-        const turn = await s.getTurnUsage(2);
         const noMatch = await s.createBranchFromContent('NOT Here').then(() => 'made', (e) => `${e.code} ${e.message}`);
+        const usage = {
+          turn: await s.getTurnUsage(2),
+          session: (await s.getSessionUsage()).inputTokens,
+        };
+        // A branch that shows no items has no turn for usage: named as the branch, in both stores.
+        await s.createBranchFromTurn(1, 'from-start');
+        const noTurn = await s.storeRunUsage({ requests: 1, inputTokens: 1, outputTokens: 0 }).then(() => 'stored', (e) => `${e.code} ${e.message}`);
+        await s.switchBranch('main');
         return {
           noMatch,
-          turn: [turn.requests, turn.inputTokens],
-          session: (await s.getSessionUsage()).inputTokens,
+          noTurn,
+          turn: [usage.turn.requests, usage.turn.inputTokens],
+          session: usage.session,
           edit: (await s.listBranches()).find((b) => b.branchId === 'edit3').fromTurn,
           editItems: (await s.switchBranch('edit3'), (await s.getItems()).map((i) => i.content)),
         };
@@ -770,6 +778,7 @@ for (const kind of ['indexeddb', 'memory']) {
       { kind, id: fresh(`cleared-usage-${kind}`) },
     );
     assert.match(r.noMatch, /^INVALID_TURN .*contains "NOT Here"/, 'the text as given');
+    assert.match(r.noTurn, /^INVALID_TURN branch "from-start" of session "[^"]+" has no turn to store usage against: it shows no items$/);
     assert.deepEqual(r.turn, [1, 5], 'the new turn 2 has its own usage only');
     assert.equal(r.session, 5, 'the undone run is not counted');
     assert.equal(r.edit, 0, 'the branch shows no turn of the cleared main');
