@@ -97,6 +97,16 @@ impl MemorySessionState {
             .ok_or_else(|| self.not_found(id))
     }
 
+    /// The branches made from branch `id` name a turn of it no more (`from_turn` 0): it was
+    /// cleared or deleted, and its turns from now on are not theirs (see `Tree::clear`).
+    fn unfork(&self, id: &str) {
+        for b in self.branches.borrow_mut().iter_mut() {
+            if b.parent.as_deref() == Some(id) {
+                b.from_turn = 0;
+            }
+        }
+    }
+
     /// Deletes the usage of branch `branch`: of its turn `turn`, or all of it.
     fn forget_usage(&self, branch: &str, turn: Option<u64>) {
         self.usage
@@ -213,12 +223,7 @@ impl SessionState for MemorySessionState {
     async fn clear(&self) -> Result<()> {
         self.history().clear(now());
         let current = self.current.borrow().clone();
-        // Its branches show none of its turns now (see `Tree::clear`).
-        for b in self.branches.borrow_mut().iter_mut() {
-            if b.parent.as_deref() == Some(current.as_str()) {
-                b.from_turn = 0;
-            }
-        }
+        self.unfork(&current);
         self.forget_usage(&current, None);
         // The log goes with the last branch's history, as a stored session's does.
         if current == MAIN && self.branches.borrow().len() == 1 {
@@ -455,6 +460,7 @@ impl SessionState for MemorySessionState {
         }
         let i = self.index_of(&id)?;
         self.branches.borrow_mut().remove(i);
+        self.unfork(&id);
         self.forget_usage(&id, None);
         Ok(())
     }

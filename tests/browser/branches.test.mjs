@@ -765,20 +765,32 @@ for (const kind of ['indexeddb', 'memory']) {
         // A branch that shows no items has no turn for usage: named as the branch, in both stores.
         await s.createBranchFromTurn(1, 'from-start');
         const noTurn = await s.storeRunUsage({ requests: 1, inputTokens: 1, outputTokens: 0 }).then(() => 'stored', (e) => `${e.code} ${e.message}`);
+        const edit = (await s.listBranches()).find((b) => b.branchId === 'edit3').fromTurn;
+        const editItems = (await s.switchBranch('edit3'), (await s.getItems()).map((i) => i.content));
+        // A branch of a branch that is deleted: it keeps what it shows, and names no turn of it.
+        await s.switchBranch('edit3');
+        await s.addItems([u('q3 again'), a('a3 again')]);
+        await s.createBranchFromTurn(3, 'edit3b');
+        await s.switchBranch('main');
+        await s.deleteBranch('edit3');
+        const orphan = (await s.listBranches()).find((b) => b.branchId === 'edit3b');
+        const orphaned = { parent: orphan.parent, fromTurn: orphan.fromTurn, items: (await s.switchBranch('edit3b'), (await s.getItems()).map((i) => i.content)) };
         await s.switchBranch('main');
         return {
           noMatch,
           noTurn,
+          orphaned,
           turn: [usage.turn.requests, usage.turn.inputTokens],
           session: usage.session,
-          edit: (await s.listBranches()).find((b) => b.branchId === 'edit3').fromTurn,
-          editItems: (await s.switchBranch('edit3'), (await s.getItems()).map((i) => i.content)),
+          edit,
+          editItems,
         };
       },
       { kind, id: fresh(`cleared-usage-${kind}`) },
     );
     assert.match(r.noMatch, /^INVALID_TURN .*contains "NOT Here"/, 'the text as given');
     assert.match(r.noTurn, /^INVALID_TURN branch "from-start" of session "[^"]+" has no turn to store usage against: it shows no items$/);
+    assert.deepEqual(r.orphaned, { parent: 'edit3', fromTurn: 0, items: ['q1', 'a1', 'q2', 'a2'] }, 'the same in both stores');
     assert.deepEqual(r.turn, [1, 5], 'the new turn 2 has its own usage only');
     assert.equal(r.session, 5, 'the undone run is not counted');
     assert.equal(r.edit, 0, 'the branch shows no turn of the cleared main');
