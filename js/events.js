@@ -61,21 +61,28 @@ function flush() {
 // A page being left posts what waits at once.
 globalThis.addEventListener?.('pagehide', flush);
 
-/** The port whose message runs `flush` in a task of its own: a message, unlike a timer, is not
- * held back in a hidden tab (by a second, or a minute, in Chromium). */
+/** The port whose messages run the functions of `tasks`, each in a task of its own: a message,
+ * unlike a timer, is not held back in a hidden tab (by a second, or a minute, in Chromium). */
 let wake;
+const tasks = [];
+
+/** Runs `fn` in a later task (a timer where there are no message channels). */
+function inTask(fn) {
+  if (typeof MessageChannel !== 'function') return setTimeout(fn, 0);
+  if (!wake) {
+    const { port1, port2 } = new MessageChannel();
+    port1.onmessage = () => tasks.shift()?.();
+    wake = port2;
+  }
+  tasks.push(fn);
+  wake.postMessage(null);
+}
 
 /** Runs `flush` soon. In a page, in a task after the write's caller has gone on; in a worker,
  * which has no `pagehide` and may close right after its last write, before that caller goes on. */
 function schedule() {
   if (typeof document === 'undefined') return queueMicrotask(flush);
-  if (typeof MessageChannel !== 'function') return setTimeout(flush, 0);
-  if (!wake) {
-    const { port1, port2 } = new MessageChannel();
-    port1.onmessage = flush;
-    wake = port2;
-  }
-  wake.postMessage(null);
+  inTask(flush);
 }
 
 /**
@@ -188,23 +195,13 @@ export function watchSessions(listSessions, options, fn) {
       // The list the changes follow from: a sidebar drawn from it misses none and has none twice.
       const start = list.filter((s) => !filtered || s.userId === userId);
       for (const s of start) known.set(s.sessionId, s.userId);
-      // The changes held back reach the listener after `ready` gave the list (in a later task,
-      // by a message: a timer is held back in a hidden tab), in order, with any that come
-      // meanwhile: a sidebar drawn from the list hears them after.
-      const release = () => {
+      // The changes held back reach the listener after `ready` gave the list (in a later task),
+      // in order, with any that come meanwhile: a sidebar drawn from the list hears them after.
+      inTask(() => {
         const held = early;
         early = null;
         for (const event of held) if (!stopped) deliver(event);
-      };
-      if (typeof MessageChannel !== 'function') setTimeout(release);
-      else {
-        const { port1, port2 } = new MessageChannel();
-        port1.onmessage = () => {
-          port1.close();
-          release();
-        };
-        port2.postMessage(null);
-      }
+      });
       return start;
     },
     (error) => {

@@ -243,6 +243,9 @@ const SESSION_METHODS = Object.getOwnPropertyNames(wasm.Session.prototype).filte
 /** What a call on a freed session object rejects with. */
 const freedError = (name) => sessionError('CLOSED', `${name}: the session was freed (free()); create a new session object to use it again`);
 
+/** What a call on a freed session object gives: closing again resolves, any other call rejects. */
+const freedCall = (name) => (name === 'close' ? Promise.resolve() : Promise.reject(freedError(name)));
+
 /** What a freed `IndexedDbSession` of class prototype `proto` is made of, made once per class:
  * its class, with every call rejecting (closing again resolves, freeing or disposing again does
  * nothing). */
@@ -252,7 +255,7 @@ function freedFrom(proto) {
   if (!freed) {
     const calls = [...SESSION_METHODS, 'free', Symbol.dispose ?? 'free'].map((name) => [
       name,
-      { value: () => (typeof name !== 'string' || name === 'free' ? undefined : name === 'close' ? Promise.resolve() : Promise.reject(freedError(name))) },
+      { value: () => (typeof name !== 'string' || name === 'free' ? undefined : freedCall(name)) },
     ]);
     freedPrototypes.set(proto, (freed = Object.create(proto, Object.fromEntries(calls))));
   }
@@ -321,7 +324,7 @@ class MemoryBase {
   static forward(name) {
     return function (...args) {
       // Freed: every call rejects, as on a closed object (closing again resolves).
-      if (this.#freed) return name === 'close' ? Promise.resolve() : Promise.reject(freedError(name));
+      if (this.#freed) return freedCall(name);
       if (this.#inner && this.#waiting === 0) return this.#inner[name](...args);
       // Before the module is loaded, the object answers what needs nothing of it: its id, and
       // its close (and, once closed, every call, as the loaded object would).
