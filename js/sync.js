@@ -808,7 +808,14 @@ export class SyncedSession extends EventTarget {
         if (typeof remote.deleteItem === 'function' && key.startsWith('id:')) {
           await remote.deleteItem(key.slice(3));
         } else if (all.at(-1)?.key === key) {
-          await remote.popItem();
+          // Another device may have pushed an item since the remote was read: the pop took that
+          // one then, which goes back where it was, and the round is tried again.
+          const popped = await remote.popItem();
+          const got = popped === undefined ? null : keyed([popped])[0];
+          if (got?.key.startsWith('id:') ? got.key !== key : got?.fp !== all.at(-1).fp) {
+            if (got) await remote.addItems([popped]);
+            throw busy('another device wrote to the remote during the sync round; it is tried again');
+          }
           all = all.slice(0, -1);
         } else {
           tombstones.add(key); // no way to delete it there: ignored from now on

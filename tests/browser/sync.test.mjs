@@ -1488,6 +1488,40 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a remote without deleteItem, written by another device between the round’s read and its pop: that item stays (the pop no longer takes it), and the one popped here, no longer the newest there, is ignored from then on', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const items = [];
+      let race = null;
+      const remote = {
+        getSessionId: async () => 'no-delete',
+        getItems: async (n) => structuredClone(n === undefined ? items : items.slice(-n)),
+        addItems: async (added) => void items.push(...structuredClone(added)),
+        popItem: async () => {
+          // Another device's push lands just before this pop reaches the remote.
+          if (race) items.push(race), (race = null);
+          return items.pop();
+        },
+        clearSession: async () => void items.splice(0),
+      };
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('no-delete'), remote, { syncOnOpen: false });
+      await synced.addItems([{ id: 'm1', role: 'user', content: 'q1' }, { id: 'm2', role: 'user', content: 'q2' }]);
+      await synced.sync();
+      await synced.popItem();
+      race = { id: 'm3', role: 'user', content: 'from the other device' };
+      const first = await synced.sync().then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+      await synced.sync();
+      const out = { first, remote: items.map((i) => i.content), local: (await synced.getItems()).map((i) => i.content), lastError: synced.syncStatus.lastError };
+      synced.close();
+      return out;
+    });
+    assert.equal(r.first, 'SyncError SESSION_BUSY');
+    assert.deepEqual(r.remote, ['q1', 'q2', 'from the other device'], 'the other device’s item is kept where it was');
+    assert.deepEqual(r.local, ['q1', 'from the other device']);
+    assert.equal(r.lastError, null);
+    await a.context.close();
+  });
+
   test('a remote without ids: identical items stay two items, and a pop removes one', async () => {
     const a = await device();
     const r = await a.page.evaluate(async () => {
