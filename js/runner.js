@@ -334,6 +334,21 @@ Object.defineProperty(RunState, 'fromString', {
  * Only sessions stored in IndexedDB (with a `dbName` and a `sessionId`) are locked, and only
  * where the browser has Web Locks. Anything unexpected is left to the run's own option checks.
  */
+/**
+ * `options` with `signal` aborting when either the caller's or `own` does. Options whose signal
+ * is not an `AbortSignal` (or cannot be read) are left for the run's own checks.
+ */
+function ownSignal(options, own) {
+  try {
+    const given = options?.signal;
+    const signal = given == null ? own : given instanceof AbortSignal && AbortSignal.any?.([given, own]);
+    if (!signal || (options != null && typeof options !== 'object')) return options;
+    return options == null ? { signal } : Object.create(options, { signal: { value: signal } });
+  } catch {
+    return options;
+  }
+}
+
 function locked(options, begin) {
   // What `begin` throws (a failure to prepare the run) is the run's rejection, as always.
   const start = () => {
@@ -472,19 +487,29 @@ class Runner extends WasmRunner {
   /**
    * A streamed run: an async iterable of its events, ending with `{ type: 'done', result }`
    * (or throwing the run's error after the events that came before it), and `result`, which
-   * settles when the run ends. Leaving the loop early stops the events; the run goes on (its
-   * `signal` stops it). As the SDK's stream: `completed` (settles when the run ends, rejecting
-   * with its error), `error`, `finalOutput` once it ended, and `toTextStream()`.
+   * settles when the run ends. Leaving the loop before the run ended cancels it. As the SDK's
+   * stream: `completed` (settles when the run ends, rejecting with its error unless the stream
+   * cancelled it), `cancelled`, `error`, `finalOutput` once it ended, and `toTextStream()`.
    */
   runStreamed(agent, input, options) {
     const pending = [];
     let wake = null;
     let stopped = false;
     let ended = null; // { error } or { result } once the run settled
+    let cancelled = false;
     const push = (event) => {
       if (stopped) return;
       pending.push(event);
       wake?.();
+    };
+    // Leaving the loop (or cancelling the text stream) before the run ended aborts it, as the
+    // SDK's stream does: the run's signal is the caller's joined with the stream's own.
+    const own = new AbortController();
+    options = ownSignal(options, own.signal);
+    const cancel = () => {
+      if (ended || cancelled) return;
+      cancelled = true;
+      own.abort(new DOMException('the stream was left before the run ended', 'AbortError'));
     };
     const result = !runners.has(this)
       ? Promise.reject(freedRunner())
@@ -520,6 +545,7 @@ class Runner extends WasmRunner {
       } finally {
         stopped = true;
         pending.length = 0;
+        cancel();
       }
     }
     const stream = events();
@@ -530,17 +556,25 @@ class Runner extends WasmRunner {
     stream.return = (value) => {
       stopped = true;
       pending.length = 0;
+      cancel();
       wake?.();
       return finish(value);
     };
     // Whoever only iterates still sees the error there; the result promise counts as handled.
     result.catch(() => {});
-    const completed = result.then(() => {});
+    // As the SDK's: a run the stream's exit cancelled completes, with no error.
+    const completed = result.then(
+      () => {},
+      (error) => {
+        if (!cancelled) throw error;
+      },
+    );
     completed.catch(() => {});
     return Object.defineProperties(stream, {
       result: { value: result, enumerable: true },
       completed: { value: completed, enumerable: true },
-      error: { get: () => (ended && 'error' in ended ? ended.error : null) },
+      cancelled: { get: () => cancelled },
+      error: { get: () => (ended && 'error' in ended && !cancelled ? ended.error : null) },
       finalOutput: { get: () => ended?.result?.finalOutput },
       // The text of the answer as it streams, read from the same events (the loop's).
       toTextStream: {

@@ -204,6 +204,10 @@ impl ModelClient {
                 return Err(CallError::Aborted(reason));
             }
             let response = self.fetch_once(path, body, signal).await?;
+            // A `fetch` of the caller's may not heed the signal: an abort meanwhile still wins.
+            if let Some(reason) = aborted(signal) {
+                return Err(CallError::Aborted(reason));
+            }
             let status = response.status();
             if (200..300).contains(&status) {
                 return Ok(response);
@@ -314,6 +318,9 @@ async fn read_text(response: Response, signal: Option<&JsValue>) -> Result<Strin
             Some(reason) => CallError::Aborted(reason),
             None => reading(&e),
         })?;
+    if let Some(reason) = aborted(signal) {
+        return Err(CallError::Aborted(reason));
+    }
     Ok(text.as_string().unwrap_or_default())
 }
 
@@ -341,6 +348,11 @@ async fn read_stream(
                 Some(reason) => CallError::Aborted(reason),
                 None => failed(status, format!("the stream broke: {}", error_text(&e))),
             })?;
+        // A body of the caller's `fetch` may not heed the signal.
+        if let Some(reason) = aborted(signal) {
+            let _ = call_method(&reader, "cancel", &[]);
+            return Err(CallError::Aborted(reason));
+        }
         let done = Reflect::get(&chunk, &"done".into())
             .ok()
             .and_then(|d| d.as_bool())

@@ -360,17 +360,21 @@ export interface RunnerEvents {
 }
 
 /** A streamed run: iterate it for events; `result` settles when the run ends. Leaving the
- * loop early (`break`) stops the events; the run itself goes on (its `signal` stops it). */
+ * loop before the run ended (`break`) cancels the run, as the SDK's stream does: `result`
+ * rejects with an `AbortError`, `completed` resolves. */
 export interface StreamedRun<TOutput = string> extends AsyncIterable<RunStreamEvent> {
   readonly result: Promise<RunResult<TOutput>>;
-  /** As the SDK's: settles when the run has ended, rejecting with its error. */
+  /** As the SDK's: settles when the run has ended, rejecting with its error (resolving when
+   * the stream's exit cancelled the run). */
   readonly completed: Promise<void>;
-  /** The run's error once it failed, else `null`. */
+  /** Whether leaving the loop (or cancelling `toTextStream()`) cancelled the run. */
+  readonly cancelled: boolean;
+  /** The run's error once it failed, else `null` (also when the stream cancelled it). */
   readonly error: unknown;
   /** The final output once the run has ended (`undefined` before, or after a failure). */
   readonly finalOutput: TOutput | undefined;
   /** The answer's text deltas as a stream, read from the same events as the loop (use one or
-   * the other); cancelling it stops the events, as leaving the loop does. */
+   * the other); cancelling it cancels the run, as leaving the loop does. */
   toTextStream(): ReadableStream<string>;
 }
 

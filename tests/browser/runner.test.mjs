@@ -560,35 +560,47 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(model.requests.length, 3, 'the aborted run asked the model nothing after its tool');
     });
 
-    test('leaving a streamed run early stops its events; the run still finishes and saves its turn', async () => {
+    test('leaving a streamed run early cancels the run, as the SDK’s stream does: no half answer is saved, `completed` resolves, and the caller’s own signal still works', async () => {
       model.state.deltaDelayMs = 30;
       const text = 'An answer long enough to arrive in many small pieces over the stream.';
-      model.script({ text });
+      model.script({ text }, { text }, { text });
       const id = fresh('break');
       const r = await inPage(
         async ({ url, api, id }) => {
           const session = new lib.IndexedDbSession(id);
-          const run = new lib.Runner({ baseUrl: url, api }).runStreamed(new lib.Agent({ name: 'A', model: 'm' }), 'go', { session });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const agent = new lib.Agent({ name: 'A', model: 'm' });
+          const controller = new AbortController();
+          const run = runner.runStreamed(agent, 'go', { session, signal: controller.signal });
           const seen = [];
           for await (const e of run) {
             seen.push(e.type);
             if (e.type === 'text_delta') break;
           }
-          const result = await run.result;
+          const result = await run.result.then(() => 'resolved', (e) => e.name);
+          const completed = await run.completed.then(() => 'resolved', (e) => e.name);
           // The loop's exit ended the iterator: nothing the run emitted later was kept for it.
           const after = [];
           for await (const e of run) after.push(e.type);
           const next = (await run[Symbol.asyncIterator]().next()).done;
-          return { seen, after, next, finalOutput: result.finalOutput, history: await session.getItems() };
+          const left = { result, completed, cancelled: run.cancelled, error: run.error, aborted: controller.signal.aborted };
+          // Cancelling the text stream cancels the run too.
+          const texts = runner.runStreamed(agent, 'again', { session }).toTextStream().getReader();
+          await texts.read();
+          await texts.cancel();
+          // A stream read to its end is not cancelled by the loop's end.
+          const whole = runner.runStreamed(agent, 'once more', { session });
+          for await (const e of whole) void e;
+          return { seen, after, next, left, whole: [(await whole.result).finalOutput, whole.cancelled], history: (await session.getItems()).map((i) => i.content?.[0]?.text ?? i.content) };
         },
         { api, id },
       );
       assert.deepEqual(r.seen, ['agent_start', 'text_delta']);
       assert.deepEqual(r.after, []);
       assert.equal(r.next, true);
-      assert.equal(r.finalOutput, text);
-      assert.equal(r.history.length, 2);
-      assert.equal(r.history[1].content[0].text, text);
+      assert.deepEqual(r.left, { result: 'AbortError', completed: 'resolved', cancelled: true, error: null, aborted: false });
+      assert.deepEqual(r.whole, [text, false]);
+      assert.deepEqual(r.history, ['go', 'again', 'once more', text], 'the questions, and only the answer read to its end');
     });
 
     test('an abort while an error body is being read is an AbortError, not a ModelError', async () => {
@@ -1367,8 +1379,9 @@ describe('runner: answers that are not whole', () => {
         const cancelledFirst = !runEnded;
         const pendingRead = (await read).done;
         release();
-        await waiting.result;
-        return { parts, before, finalOutput: stream.finalOutput, error: stream.error, completed, failed: failing.error?.name, failedOutput: failing.finalOutput ?? null, saved: (await new lib.IndexedDbSession(id).getItems()).length, cancelledFirst, pendingRead };
+        // The cancel cancelled the run (its fetch ignores the signal: the answer is dropped).
+        const cancelledRun = [await waiting.result.then(() => 'resolved', (e) => e.name), waiting.cancelled];
+        return { parts, before, finalOutput: stream.finalOutput, error: stream.error, completed, failed: failing.error?.name, failedOutput: failing.finalOutput ?? null, saved: (await new lib.IndexedDbSession(id).getItems()).length, cancelledFirst, pendingRead, cancelledRun };
       },
       { id: fresh('sdk-stream'), scripted },
     );
@@ -1382,6 +1395,7 @@ describe('runner: answers that are not whole', () => {
     assert.equal(r.failedOutput, null);
     assert.equal(r.cancelledFirst, true, 'the cancel resolved while the run still waited for the model');
     assert.equal(r.pendingRead, true, "the waiting read ended");
+    assert.deepEqual(r.cancelledRun, ['AbortError', true]);
   });
 
   test('a stream that starts with a byte order mark and ends [DONE] without its blank line reads whole', async () => {
