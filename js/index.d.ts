@@ -150,9 +150,11 @@ export interface EncryptedSessionOptions {
 
 /** The session protocol the wrapped session must speak (ours, the SDK's, or your own). */
 export interface WrappableSession {
-  getSessionId(): Promise<string>;
+  /** The session id the key is derived for: `getSessionId()`, else the `sessionId` property. */
+  getSessionId?(): Promise<string>;
+  readonly sessionId?: string;
   getItems(limit?: number): Promise<unknown[]>;
-  addItems(items: Item[]): Promise<void>;
+  addItems(items: object[]): Promise<void>;
   popItem(): Promise<unknown | undefined>;
   clearSession(): Promise<void>;
 }
@@ -168,18 +170,18 @@ export class EncryptedSession {
   /** How many items the last read skipped because they did not decrypt. */
   lastSkipped: number;
   getSessionId(): Promise<string>;
-  getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
+  getItems<T extends object = Item>(limit?: number | null): Promise<T[]>;
   /** Encrypts and appends `items`. Rejects with `INVALID_KEY`, nothing written, when the key
    * opens none of the session's newest encrypted items (a wrong key or passphrase). */
-  addItems(items: readonly Item[]): Promise<void>;
-  popItem<T extends Item = Item>(): Promise<T | undefined>;
+  addItems(items: readonly object[]): Promise<void>;
+  popItem<T extends object = Item>(): Promise<T | undefined>;
   clearSession(): Promise<void>;
   /** Replaces the whole history by `items`, encrypted (the wrapped session's `replaceHistory`,
    * one transaction for ours): also how a plaintext session is encrypted in place. With
    * `expectedItems`, only if the history still shows exactly those items (`SUFFIX_MISMATCH`
    * otherwise). Items already in the history keep when they were added. `undefined` over a
    * session without `replaceHistory` (the SDK's, `SyncedSession`). */
-  replaceHistory?: (items: readonly Item[], options?: { archive?: boolean; expectedItems?: readonly Item[] }) => Promise<void>;
+  replaceHistory?: (items: readonly object[], options?: { archive?: boolean; expectedItems?: readonly object[] }) => Promise<void>;
   /** The SDK's history transaction, its items encrypted, applied by the wrapped session in one
    * transaction: `expectedSuffix` compared with the decrypted newest items, a retried
    * `operationId` a no-op with the same transaction and `TRANSACTION_CONFLICT` with another.
@@ -193,7 +195,7 @@ export class EncryptedSession {
   applyHistoryMutations?: (args: SessionHistoryRewriteArgs) => Promise<void>;
   /** The items compaction (or `replaceHistory`) archived, decrypted, oldest first; `[]` where
    * the wrapped session keeps no archive. */
-  getArchivedItems<T extends Item = Item>(options?: ArchiveWindow): Promise<T[]>;
+  getArchivedItems<T extends object = Item>(options?: ArchiveWindow): Promise<T[]>;
   /** Deletes the expired items; resolves to how many (0 without a `ttl`). */
   purgeExpired(): Promise<number>;
   close(): Promise<void>;
@@ -283,7 +285,7 @@ export interface SyncStatus {
  * the remote can delete one item by the id its `getItems()` items carry). */
 export interface RemoteSession {
   getItems(limit?: number): Promise<unknown[]>;
-  addItems(items: Item[]): Promise<void>;
+  addItems(items: object[]): Promise<void>;
   popItem(): Promise<unknown | undefined>;
   clearSession(): Promise<void>;
   deleteItem?(itemId: string): Promise<void>;
@@ -303,13 +305,13 @@ export class SyncedSession extends EventTarget {
   /** The local session's settings (the window its reads take by default). */
   readonly settings: Readonly<SessionSettings>;
   getSessionId(): Promise<string>;
-  getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
-  addItems(items: readonly Item[]): Promise<void>;
-  popItem<T extends Item = Item>(): Promise<T | undefined>;
+  getItems<T extends object = Item>(limit?: number | null): Promise<T[]>;
+  addItems(items: readonly object[]): Promise<void>;
+  popItem<T extends object = Item>(): Promise<T | undefined>;
   clearSession(): Promise<void>;
   applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void>;
   /** The local session's, passed through (turns, metadata and usage are not synced). */
-  getRecentTurns<T extends Item = Item>(turns: number): Promise<T[]>;
+  getRecentTurns<T extends object = Item>(turns: number): Promise<T[]>;
   getTurns: IndexedDbSession['getTurns'];
   getInfo: IndexedDbSession['getInfo'];
   update: IndexedDbSession['update'];

@@ -6,6 +6,7 @@ export type {
   AgentOptions,
   RunnerOptions,
   SessionLike,
+  SessionProtocol,
   RunOptions,
   Usage,
   ToolApprovalItem,
@@ -100,16 +101,16 @@ export class OpenAIConversationsSession {
   /** The conversation id, `undefined` until it exists. */
   readonly sessionId: string | undefined;
   getSessionId(): Promise<string>;
-  getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
-  addItems(items: readonly Item[]): Promise<void>;
-  popItem<T extends Item = Item>(): Promise<T | undefined>;
+  getItems<T extends object = Item>(limit?: number | null): Promise<T[]>;
+  addItems(items: readonly object[]): Promise<void>;
+  popItem<T extends object = Item>(): Promise<T | undefined>;
   /** Deletes one item by the `id` its `getItems()` item carries (gone already: no error). */
   deleteItem(itemId: string): Promise<void>;
   clearSession(): Promise<void>;
   /** The SDK's run() hooks, answered as its own class answers: an assistant message replayed
    * without the conversation's id and `providerData`; items in the shape stored, to compare;
    * reasoning ids kept. */
-  prepareHistoryItemForModelInput<T extends Item = Item>(item: T): T;
-  prepareHistoryItemsForPersistenceComparison<T extends Item = Item>(items: readonly T[]): T[];
+  prepareHistoryItemForModelInput<T extends object = Item>(item: T): T;
+  prepareHistoryItemsForPersistenceComparison<T extends object = Item>(items: readonly T[]): T[];
   preserveReasoningItemIdsForPersistence(): boolean;
 }

@@ -695,7 +695,13 @@ pub fn parse_compaction(
     client: std::rc::Rc<ModelClient>,
 ) -> Result<Compactor> {
     const C: RunnerErrorCode = RunnerErrorCode::InvalidCompaction;
-    for method in ["getItems", "addItems"] {
+    for method in [
+        "getSessionId",
+        "getItems",
+        "addItems",
+        "popItem",
+        "clearSession",
+    ] {
         let f = if inner.is_object() {
             js::get(inner, method).map_err(|e| threw(C, &format!("inner.{method}"), &e))?
         } else {

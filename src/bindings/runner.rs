@@ -191,8 +191,15 @@ export interface RunnerOptions {
 
 /** Anything with the session methods: our sessions, the SDK's, or your own. */
 export interface SessionLike {
-  getItems(limit?: number): Promise<Item[]>;
-  addItems(items: Item[]): Promise<void>;
+  getItems(limit?: number): Promise<object[]>;
+  addItems(items: object[]): Promise<void>;
+}
+
+/** A whole session, as the SDK's `Session`: what a `CompactionSession` wraps. */
+export interface SessionProtocol extends SessionLike {
+  getSessionId(): Promise<string>;
+  popItem(): Promise<unknown>;
+  clearSession(): Promise<void>;
 }
 
 export interface RunOptions<TContext = unknown> extends SessionMetadataOptions {
@@ -318,20 +325,20 @@ export interface CompactionResult {
  * history changed meanwhile, and the replaced items move to the archive.
  */
 export class CompactionSession {
-  constructor(inner: SessionLike, options: CompactionSessionOptions);
+  constructor(inner: SessionProtocol, options: CompactionSessionOptions);
   /** The wrapped session's id, database and owner, where it has them: a run on this session
    * holds the wrapped session's cross-tab lock (`sessionLockName`). */
   readonly sessionId: string | undefined;
   readonly dbName: string | undefined;
   readonly userId: string | null | undefined;
   getSessionId(): Promise<string>;
-  getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
-  addItems(items: readonly Item[]): Promise<void>;
-  popItem<T extends Item = Item>(): Promise<T | undefined>;
+  getItems<T extends object = Item>(limit?: number | null): Promise<T[]>;
+  addItems(items: readonly object[]): Promise<void>;
+  popItem<T extends object = Item>(): Promise<T | undefined>;
   clearSession(): Promise<void>;
   runCompaction(args?: { force?: boolean }): Promise<CompactionResult | null>;
   /** The archive of the wrapped session (`[]` where it keeps none). */
-  getArchivedItems<T extends Item = Item>(options?: ArchiveWindow): Promise<T[]>;
+  getArchivedItems<T extends object = Item>(options?: ArchiveWindow): Promise<T[]>;
 }
 
 export type RunStreamEvent =
@@ -448,9 +455,9 @@ export class Agent<TContext = unknown, TOutput = string> {
 export class Runner {
   constructor(options: RunnerOptions);
   /** With `stream: true`, as the SDK's `run`: resolves to the run's stream (`runStreamed`). */
-  run<TContext = unknown, TOutput = string>(agent: Agent<TContext, TOutput>, input: string | Item[] | RunState, options: RunOptions<TContext> & { stream: true }): Promise<StreamedRun<TOutput>>;
-  run<TContext = unknown, TOutput = string>(agent: Agent<TContext, TOutput>, input: string | Item[] | RunState, options?: RunOptions<TContext> & { stream?: false }): Promise<RunResult<TOutput>>;
-  runStreamed<TContext = unknown, TOutput = string>(agent: Agent<TContext, TOutput>, input: string | Item[] | RunState, options?: RunOptions<TContext>): StreamedRun<TOutput>;
+  run<TContext = unknown, TOutput = string>(agent: Agent<TContext, TOutput>, input: string | readonly object[] | RunState, options: RunOptions<TContext> & { stream: true }): Promise<StreamedRun<TOutput>>;
+  run<TContext = unknown, TOutput = string>(agent: Agent<TContext, TOutput>, input: string | readonly object[] | RunState, options?: RunOptions<TContext> & { stream?: false }): Promise<RunResult<TOutput>>;
+  runStreamed<TContext = unknown, TOutput = string>(agent: Agent<TContext, TOutput>, input: string | readonly object[] | RunState, options?: RunOptions<TContext>): StreamedRun<TOutput>;
   /** Calls `listener` on each such event of this runner's runs (a listener that throws is
    * reported to the page; the run goes on). */
   on<K extends keyof RunnerEvents>(name: K, listener: (...args: RunnerEvents[K]) => void): this;

@@ -160,7 +160,9 @@ export interface SessionUpdate<TState extends object = { [key: string]: unknown 
   state?: TState | null;
   /** `title` is set only if the session's title is still this (`null`: none), checked in the
    * same transaction; the other fields are set either way. For a title computed from what was
-   * read (the runner's `autoTitle`): a rename in between wins. */
+   * read (the runner's `autoTitle`): a rename in between wins. Given as `undefined` it is
+   * `INVALID_OPTIONS` (a condition is not dropped unsaid, as `title: undefined` is): leave the
+   * key out for none. */
   expectedTitle?: string | null;
 }
 
@@ -195,8 +197,9 @@ export interface ImportReport {
 }
 
 export interface IndexedDbSessionOptions {
-  /** The user the session belongs to. A session can only be opened by the user that created it. */
-  userId?: string;
+  /** The user the session belongs to. A session can only be opened by the user that created it
+   * (`null` or absent: no user, as `SessionInfo.userId` says of a session without one). */
+  userId?: string | null;
   /** IndexedDB database name; default `"agent-sessions"`. */
   dbName?: string;
   settings?: SessionSettings;
@@ -231,8 +234,8 @@ export interface RepairSessionOptions {
   /** IndexedDB database name; default `"agent-sessions"`. */
   dbName?: string;
   /** The owner to give the session when its damaged record no longer names one that can be
-   * read (or has no record at all); otherwise the owner is kept. */
-  userId?: string;
+   * read (or has no record at all); otherwise the owner is kept (`null`: no user). */
+  userId?: string | null;
 }
 
 /** What `repairSession` did. */
@@ -258,18 +261,18 @@ export interface SessionMethods {
    * The newest `limit` items, oldest first; all of them without a limit (or `settings.limit`
    * when set). `limit <= 0` gives `[]`. The type parameter only names the item shape you stored.
    */
-  getItems<T extends Item = Item>(limit?: number): Promise<T[]>;
+  getItems<T extends object = Item>(limit?: number | null): Promise<T[]>;
   /** The items of the newest `turns` whole turns (a turn starts at a user message; items
    * before the first one are turn 0), flat and oldest first. Reads only those items. */
-  getRecentTurns<T extends Item = Item>(turns: number): Promise<T[]>;
+  getRecentTurns<T extends object = Item>(turns: number): Promise<T[]>;
   /** The session's counters and metadata (title, summary, topics, state), from its record. */
   getInfo<TState extends object = { [key: string]: unknown }>(): Promise<SessionDetails<TState>>;
   /** Changes the metadata, atomically; the history and `updatedAt` stay as they are. */
   update<TState extends object = { [key: string]: unknown }>(changes: SessionUpdate<TState>): Promise<void>;
   /** Appends the items in order, atomically. Each must be a plain object. */
-  addItems(items: readonly Item[]): Promise<void>;
+  addItems(items: readonly object[]): Promise<void>;
   /** Removes and returns the newest item; `undefined` when the session is empty. */
-  popItem<T extends Item = Item>(): Promise<T | undefined>;
+  popItem<T extends object = Item>(): Promise<T | undefined>;
   /** Removes every item of this session. */
   clearSession(): Promise<void>;
   /** Releases the session; any later call rejects with `CLOSED`, and its `subscribe` listeners
@@ -290,12 +293,12 @@ export interface SessionMethods {
    * Replaces the whole history by `items` in one transaction (the SDK's compaction hook). The
    * replaced items move to the session's archive (`getArchivedItems`), nothing is deleted.
    */
-  replaceHistoryWithCompaction(items: readonly Item[]): Promise<void>;
+  replaceHistoryWithCompaction(items: readonly object[]): Promise<void>;
   /** `replaceHistoryWithCompaction`, choosing whether the replaced items are archived. */
-  replaceHistory(items: readonly Item[], options?: ReplaceHistoryOptions): Promise<void>;
+  replaceHistory(items: readonly object[], options?: ReplaceHistoryOptions): Promise<void>;
   /** Items compaction replaced, oldest first: the newest `limit` of them (all without one),
    * skipping the `before` newest (for paging back: `before` = how many were read so far). */
-  getArchivedItems<T extends Item = Item>(options?: ArchiveWindow): Promise<T[]>;
+  getArchivedItems<T extends object = Item>(options?: ArchiveWindow): Promise<T[]>;
   /** The branch every protocol method of this object acts on (`'main'` by default). When
    * another tab deletes it and creates a branch of the same name, this object's calls reject
    * with `BRANCH_NOT_FOUND` until `switchBranch` moves it onto the new one. */
@@ -343,8 +346,8 @@ export interface SessionMethods {
 
 /** A history transaction (the SDK's `SessionHistoryTransaction`). */
 export type SessionHistoryTransaction =
-  | { type: 'append_items'; items: Item[] }
-  | { type: 'replace_suffix'; expectedSuffix: Item[]; replacement: Item[] };
+  | { type: 'append_items'; items: readonly object[] }
+  | { type: 'replace_suffix'; expectedSuffix: readonly object[]; replacement: readonly object[] };
 
 export interface SessionHistoryTransactionArgs {
   /** Non-empty, and the same when the transaction is retried. */
@@ -373,7 +376,7 @@ export interface ReplaceHistoryOptions {
   /** Replace only if the history still holds exactly these items (as `replace_suffix`
    * compares them), else `SUFFIX_MISMATCH` and nothing changes: for a replacement computed
    * from a history that another tab may have changed meanwhile. */
-  expectedItems?: readonly Item[];
+  expectedItems?: readonly object[];
 }
 
 

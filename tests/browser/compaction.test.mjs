@@ -364,6 +364,9 @@ describe('compaction', () => {
         strategy: tryNew(() => new lib.CompactionSession(inner, { runner, model: 'm', strategy: 'magic' })),
         keepTurns: tryNew(() => new lib.CompactionSession(inner, { runner, model: 'm', keepTurns: -1 })),
         notASession: tryNew(() => new lib.CompactionSession({}, { runner, model: 'm' })),
+        // Its calls pass through, and a compaction clears it where it cannot replace its
+        // history: a session without them is refused at once, not at the first call.
+        halfASession: tryNew(() => new lib.CompactionSession({ getItems: async () => [], addItems: async () => {} }, { runner, model: 'm' })),
         agentModel: tryNew(() => new lib.CompactionSession(inner, { runner, agent: new lib.Agent({ name: 'x', model: 'm' }) })),
       };
     }, {});
@@ -372,6 +375,8 @@ describe('compaction', () => {
       assert.equal(r[key].code, 'INVALID_COMPACTION', `${key}: ${r[key].message}`);
     }
     assert.equal(r.notASession.code, 'INVALID_SESSION');
+    assert.equal(r.halfASession.code, 'INVALID_SESSION');
+    assert.match(r.halfASession.message, /getSessionId\(\)/);
     assert.deepEqual(r.agentModel, { ok: true });
   });
 });

@@ -129,8 +129,11 @@ test(`a seeded fuzz of ${CALLS} hostile calls: methods only reject, with coded e
       const toolAgent = () =>
         new lib.Agent({ name: 'T', model: 'm', tools: [{ name: 'h', execute: () => hostile(), needsApproval: false }] });
       const hostileSession = () => ({
+        getSessionId: () => hostile(),
         getItems: () => hostile(),
         addItems: () => hostile(),
+        popItem: () => hostile(),
+        clearSession: () => hostile(),
       });
 
       const sessionCodes = new Set(['INVALID_ITEM', 'INVALID_LIMIT', 'INVALID_SESSION_ID', 'INVALID_USER_ID', 'INVALID_OPTIONS', 'USER_MISMATCH', 'STORAGE_FULL', 'CLOSED', 'DB_VERSION', 'STORAGE_UNAVAILABLE', 'STORAGE_ERROR', 'CORRUPT_SESSION', 'TRANSACTION_CONFLICT', 'SUFFIX_MISMATCH', 'INVALID_TRANSACTION']);

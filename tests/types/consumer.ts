@@ -342,3 +342,36 @@ async function encryptedRewrite(key: Uint8Array): Promise<void> {
   });
 }
 void encryptedRewrite;
+
+// An app's item and tool argument types written as interfaces (which, unlike type aliases, have
+// no implicit index signature) are taken wherever items go in or come out.
+interface ChatMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+async function interfaceTypedItems(runner: Runner, agent: Agent): Promise<ChatMessage[]> {
+  const session = new IndexedDbSession('chat-11');
+  const question: ChatMessage = { role: 'user', content: 'hi' };
+  await session.addItems([question]);
+  await session.replaceHistory([question], { expectedItems: [question] });
+  await session.applyHistoryTransaction({ operationId: 'op', transaction: { type: 'append_items', items: [question] } });
+  await runner.run(agent, [question], { session });
+  const popped: ChatMessage | undefined = await session.popItem<ChatMessage>();
+  void popped;
+  // What the library gives back goes back in: a session without a user is `userId: null`.
+  const info = await session.getInfo();
+  new IndexedDbSession(info.sessionId, { userId: info.userId });
+  // No limit, as Python's `None`.
+  const all = await session.getItems(null);
+  void all;
+  // A session of the app's own with a `sessionId` property instead of `getSessionId()`.
+  const own = new EncryptedSession(
+    { sessionId: 'own-1', getItems: async () => [], addItems: async (items: ChatMessage[]) => void items, popItem: async () => undefined, clearSession: async () => {} },
+    { key: new Uint8Array(32) },
+  );
+  void own;
+  // A compaction wraps a whole session.
+  new CompactionSession(new MemorySession('chat-12'), { runner, model: 'm' });
+  return session.getItems<ChatMessage>(20);
+}
+void interfaceTypedItems;
