@@ -109,6 +109,35 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.deepEqual(texts(r.branched), ['the summary so far', 'third', 'third answer'], 'on a branch, without archiving');
     });
 
+    test('a summary written as an item (a history synced from a compacted one, or copied) stays with every window of turns too', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id, chat }) => {
+          const summary = { role: 'system', content: 'the summary so far', 'agent-sessions.summary': true };
+          const compaction = { type: 'compaction', encrypted_content: 'opaque' };
+          const added = make(kind, id);
+          await added.addItems([summary, ...chat.slice(1)]);
+          // As SyncedSession writes what it pulls: history transactions.
+          const pulled = make(kind, `${id}-pulled`);
+          await pulled.applyHistoryTransaction({ operationId: 'pull-1', transaction: { type: 'append_items', items: [compaction, ...chat.slice(1, 3)] } });
+          await pulled.applyHistoryTransaction({ operationId: 'pull-2', transaction: { type: 'append_items', items: chat.slice(3) } });
+          // On a branch that starts empty (its head is its own).
+          const branched = make(kind, `${id}-branched`);
+          await branched.addItems(chat.slice(1, 3));
+          await branched.createBranchFromTurn(1, 'fresh');
+          await branched.addItems([summary, ...chat.slice(3)]);
+          return {
+            added: await added.getRecentTurns(1),
+            pulled: await pulled.getRecentTurns(1),
+            branched: await branched.getRecentTurns(1),
+          };
+        },
+        { kind, id: fresh('summary-added'), chat: CHAT },
+      );
+      assert.deepEqual(texts(r.added), ['the summary so far', 'third', 'third answer']);
+      assert.deepEqual(texts(r.pulled), ['compaction', 'third', 'third answer']);
+      assert.deepEqual(texts(r.branched), ['the summary so far', 'third', 'third answer']);
+    });
+
     test('on a branch too: a compaction summary at the head of its view stays with a window of turns', async () => {
       const r = await page.evaluate(
         async ({ kind, id }) => {

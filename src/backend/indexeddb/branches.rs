@@ -1033,6 +1033,10 @@ fn write_rows(
 ) -> Result<()> {
     let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
     let placements = l.tree.append(t.session_id, id, &starts)?;
+    if super::ops::summary_at_head(items, &placements) {
+        let x = l.tree.index_of(t.session_id, id)?;
+        l.tree.branches[x].summary_head = true;
+    }
     replan(t, &l.tree, id);
     l.wrote(items.iter().map(|(item, _)| item));
     let index = t.indexer(l.record.user_id.as_deref());

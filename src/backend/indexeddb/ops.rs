@@ -18,7 +18,7 @@ use crate::core::schema::{
     ARCHIVE_STORE, BY_TURN_INDEX, BY_UPDATED_INDEX, BY_USER_INDEX, MESSAGES_STORE,
     OPERATIONS_STORE, SESSIONS_STORE, SESSION_STORES, USAGE_STORE,
 };
-use crate::core::session::{newest_range, oldest_turn, SessionRecord};
+use crate::core::session::{newest_range, oldest_turn, Placement, SessionRecord};
 
 use super::branches::{self, has_branches, Loaded};
 use super::open::Connection;
@@ -364,6 +364,16 @@ pub(super) fn summary_head(head: &[JsValue], first: Option<u64>) -> impl Iterato
         .take_while(move |row| seq_of(row) < first && item_of(row).is_some_and(|i| is_summary(&i)))
 }
 
+/// Whether any of `items`, placed as `placements` say, is a compaction summary at the head of
+/// the history (turn 0), as a session synced from a compacted one is given: a read of recent
+/// turns then asks for the head rows (see [`head_rows`]).
+pub(super) fn summary_at_head(items: &[(JsValue, bool)], placements: &[Placement]) -> bool {
+    items
+        .iter()
+        .zip(placements)
+        .any(|((item, _), p)| p.turn == 0 && is_summary(item))
+}
+
 /// `update()`: the metadata changes, in one transaction (a session nothing was written to yet
 /// gets its record).
 pub async fn update(conn: &Connection, t: &Target<'_>, changes: &Changes, now: f64) -> Result<()> {
@@ -466,6 +476,7 @@ pub async fn add_items(
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let kept_turn = record.last_turn;
         let placements = record.append(&starts, now)?;
+        record.summary_head |= summary_at_head(&items, &placements);
         t.saw(&record);
         record.grow(js::items_size(items.iter().map(|(item, _)| item)));
         give_default_title(&record.stored, &items, kept_turn, record.archived_count);

@@ -184,6 +184,7 @@ pub async fn apply_transaction(
         let old_next = record.next_seq;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let placements = record.replace_suffix(remove, &starts, base_turn, now)?;
+        record.summary_head |= super::ops::summary_at_head(&items, &placements);
         if remove > 0 && transaction.rewrites {
             record.rewrote();
         }
