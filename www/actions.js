@@ -66,6 +66,8 @@ export function openHit(hit) {
       await settleOpenChat();
       await current().switchBranch(branch);
       state.branch = branch;
+      // (The wait above said what it waited for; this is what came of it.)
+      showingBranch(branch);
     }
   });
 }
@@ -77,9 +79,11 @@ export function switchBranch(id) {
     await settleOpenChat();
     await current().switchBranch(id);
     state.branch = id;
-    setStatus(id === 'main' ? 'Showing the original conversation.' : `Showing branch “${id}”.`);
+    showingBranch(id);
   });
 }
+
+const showingBranch = (id) => setStatus(id === 'main' ? 'Showing the original conversation.' : `Showing branch “${id}”.`);
 
 /** Renames the open chat (saving it, if it was not yet). The library refuses a title longer than
  * 1,000 characters; the error is shown and the title stays in the box to be shortened. */

@@ -6,7 +6,7 @@
 // chat and the user shown now).
 import { state } from './state.js';
 import { refresh } from './chats.js';
-import { el, hideError, showError, updateControls } from './view.js';
+import { el, hideError, openEditor, showError, updateControls } from './view.js';
 
 /** The re-read for another tab's change in progress, if any. */
 let syncing = null;
@@ -15,6 +15,7 @@ let syncing = null;
 export async function busy(fn) {
   if (state.busy) return;
   const focused = document.activeElement;
+  const chat = openVersion();
   hideError();
   state.busy = true;
   updateControls();
@@ -26,8 +27,9 @@ export async function busy(fn) {
     showError(e);
   }
   try {
-    // What was saved, exactly as the sessions hold it now.
-    await refresh();
+    // What was saved, exactly as the sessions hold it now; a message being edited in the same
+    // version stays in its box (an export, a rename, a message sent from the main box).
+    await refreshKeepingEdit(chat);
   } catch (e) {
     showError(e);
   } finally {
@@ -55,6 +57,9 @@ function refocus(focused) {
       ? el.searchResults.querySelector(`button[data-key="${CSS.escape(key)}"]`)
       : sessionId && el.sessionList.querySelector(`button[data-session-id="${CSS.escape(sessionId)}"]`);
   if (target && !target.disabled && target.getClientRects().length) target.focus({ preventScroll: true });
+  // The action disabled or hid its own button (Clear, the last Undo, locking): the message box
+  // takes the keyboard rather than the page's start.
+  else if (!el.input.disabled && el.input.getClientRects().length) el.input.focus({ preventScroll: true });
 }
 
 /** Runs `fn`, which reads the view again for a change made in another tab (it writes nothing),
@@ -110,4 +115,28 @@ function afterRead() {
 /** Resolves once no action or reply is in progress (at once when none is). */
 export function whenIdle() {
   return state.busy ? new Promise((ok) => idleWaiters.push(ok)) : Promise.resolve();
+}
+
+/** The chat and version the view shows. */
+export const openVersion = () => JSON.stringify([state.sessionId, state.branch]);
+
+/** Reads the view again; a message being edited stays in its box, with what was typed, if the
+ * message is still there, in the chat and version `chat` the box was opened in (another chat
+ * opened in its place, its text is never carried over to a message there). */
+export async function refreshKeepingEdit(chat) {
+  const box = chat === openVersion() && el.messages.querySelector('.msg-editor textarea');
+  const edit = box && { turn: box.closest('.msg').dataset.turn, text: box.value, focused: document.activeElement === box };
+  // Where the keyboard was (the input box, a control), to give it back: the editor takes it.
+  const active = document.activeElement;
+  await refresh();
+  if (!edit) return;
+  const li = el.messages.querySelector(`.msg[data-turn="${edit.turn}"]`);
+  if (!li) return;
+  openEditor(li);
+  const again = el.messages.querySelector('.msg-editor textarea');
+  again.value = edit.text;
+  if (!edit.focused) {
+    again.blur();
+    if (active?.isConnected && active !== document.body) active.focus();
+  }
 }

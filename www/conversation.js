@@ -13,7 +13,7 @@ import { busy } from './busy.js';
 import { track } from './background.js';
 import { settleOpenChat } from './actions.js';
 import { sessionLockName } from './lib.js';
-import { el, openEditor, renderAgent, renderMessages, setStatus, startExchange, updateControls } from './view.js';
+import { el, focusInput, openEditor, renderAgent, renderMessages, setStatus, startExchange, updateControls } from './view.js';
 
 export async function send(text) {
   if (state.busy || !text.trim()) return;
@@ -25,12 +25,18 @@ export async function send(text) {
     } catch (e) {
       // Settings the model cannot be used with, or storage that cannot be opened: nothing was
       // sent or saved, the message is kept.
-      if (!el.input.value) el.input.value = text;
+      putBack(text);
       throw e;
     }
     return exchange(text, 'Saved to IndexedDB.');
   });
-  el.input.focus();
+  focusInput();
+}
+
+/** Puts an unsent message back into the input box, before what was typed there meanwhile (a
+ * reply waited for another tab's, and the box stayed usable): nothing typed is lost. */
+function putBack(text) {
+  el.input.value = el.input.value.trim() ? `${text}\n\n${el.input.value}` : text;
 }
 
 /** Sends `text` in place of user message `turn` (1-based): a new branch of the chat shows what
@@ -73,7 +79,7 @@ export async function regenerate(turn, text) {
     box.value = text;
     box.focus();
   } else {
-    el.input.focus();
+    focusInput();
   }
 }
 
@@ -137,7 +143,7 @@ async function exchange(text, saved) {
         setStatus('Stopped. The unfinished answer was not saved; your message was.');
       } else {
         // Stopped while another tab's reply held the chat: nothing was saved.
-        if (!el.input.value) el.input.value = text;
+        putBack(text);
         setStatus('Stopped before your message was saved; it is back in the input box.');
       }
     } else if (await questionSaved()) {
@@ -147,7 +153,7 @@ async function exchange(text, saved) {
       throw e;
     } else {
       // Nothing was saved (storage full, the database out of reach): the message is not lost.
-      if (!el.input.value) el.input.value = text;
+      putBack(text);
       setStatus('Your message was not saved; it is back in the input box.');
       throw e;
     }

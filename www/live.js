@@ -14,10 +14,10 @@
 // tab runs only a reply's background work (which writes the summary and title, nothing else).
 import { watchSessions } from './lib.js';
 import { DB_NAME, newId, state } from './state.js';
-import { chatSignature, listChats, listSignature, openChat, refresh, showList, subscribeChat } from './chats.js';
-import { afterEach, isSyncing, sync, whenIdle, whenSynced } from './busy.js';
+import { chatSignature, listChats, listSignature, openChat, showList, subscribeChat } from './chats.js';
+import { afterEach, isSyncing, openVersion, refreshKeepingEdit, sync, whenIdle, whenSynced } from './busy.js';
 import { backgroundQuiet, whenBackgroundQuiet } from './background.js';
-import { el, openEditor, setStatus } from './view.js';
+import { setStatus } from './view.js';
 import { measureSoon } from './storage.js';
 
 /** The user whose chats are watched, and how to stop. */
@@ -108,30 +108,6 @@ async function catchUp() {
     await reopenIfDeleted();
     await refreshKeepingEdit(chat);
   });
-}
-
-/** The chat and version the view shows. */
-const openVersion = () => JSON.stringify([state.sessionId, state.branch]);
-
-/** Reads the view again; a message being edited stays in its box, with what was typed, if the
- * message is still there, in the chat and version `chat` the box was opened in (another chat
- * opened in its place, its text is never carried over to a message there). */
-async function refreshKeepingEdit(chat) {
-  const box = chat === openVersion() && el.messages.querySelector('.msg-editor textarea');
-  const edit = box && { turn: box.closest('.msg').dataset.turn, text: box.value, focused: document.activeElement === box };
-  // Where the keyboard was (the input box, a control), to give it back: the editor takes it.
-  const active = document.activeElement;
-  await refresh();
-  if (!edit) return;
-  const li = el.messages.querySelector(`.msg[data-turn="${edit.turn}"]`);
-  if (!li) return;
-  openEditor(li);
-  const again = el.messages.querySelector('.msg-editor textarea');
-  again.value = edit.text;
-  if (!edit.focused) {
-    again.blur();
-    if (active?.isConnected && active !== document.body) active.focus();
-  }
 }
 
 /** The open chat was deleted in another tab (the sidebar showed it, the database has it no

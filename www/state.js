@@ -142,7 +142,7 @@ export function followOtherTabs({ renderUsers, renderSettings }) {
         state.apiKey = '';
         sessionStorage.removeItem(KEYS.apiKey);
       }
-      renderSettings({ keyDropped: dropped });
+      renderSettings({ keyDropped: dropped, elsewhere: true });
     }
   });
 }

@@ -98,6 +98,14 @@ export const el = {
   status: $('status'),
 };
 
+/** Gives the message box the keyboard after a reply, unless the person went on elsewhere while
+ * it ran (typing a search, an API key): their typing stays where it is, and Enter there does
+ * not send it to the model. */
+export function focusInput() {
+  const at = document.activeElement;
+  if (!at || at === document.body || el.composer.contains(at) || el.messages.contains(at)) el.input.focus();
+}
+
 const megabytes = (bytes) => `${(bytes / 1048576).toFixed(1)} MB`;
 
 /** What to do about the storage errors a user can act on. */
@@ -163,16 +171,26 @@ export function renderUsers() {
   );
 }
 
-export function renderSettings({ keyDropped = false } = {}) {
+/** What each settings field was last filled with (see `renderSettings`). */
+const filled = new Map();
+
+/** Fills the settings form from `state`. With `elsewhere` (settings saved in another tab), a
+ * field changed here since it was filled (being typed in) keeps what was typed; the model line
+ * says what is in use. A key forgotten for another endpoint goes all the same. */
+export function renderSettings({ keyDropped = false, elsewhere = false } = {}) {
   const { baseUrl, api, model, historyTurns: turns, summaries } = state.settings;
   if (keyDropped) setStatus('Another tab chose another endpoint: this tab forgot its API key, which was for the one before. Enter the key for the new one in Settings.');
-  el.baseUrl.value = baseUrl;
-  el.api.value = api;
-  el.model.value = model;
-  el.apiKey.value = state.apiKey;
-  el.history.value = turns > 0 ? 'turns' : 'all';
-  if (turns > 0) el.historyTurns.value = String(turns);
-  el.summaries.checked = summaries;
+  const fill = (field, value, prop = 'value') => {
+    if (!elsewhere || field[prop] === filled.get(field) || (field === el.apiKey && keyDropped)) field[prop] = value;
+    filled.set(field, value);
+  };
+  fill(el.baseUrl, baseUrl);
+  fill(el.api, api);
+  fill(el.model, model);
+  fill(el.apiKey, state.apiKey);
+  fill(el.history, turns > 0 ? 'turns' : 'all');
+  if (turns > 0) fill(el.historyTurns, String(turns));
+  fill(el.summaries, summaries, 'checked');
   syncHistoryTurns();
   const source = baseUrl
     ? `Model: ${model || '(no model name)'} via ${api === 'responses' ? 'Responses' : 'Chat Completions'} at ${baseUrl}`
@@ -402,6 +420,15 @@ export function renderMessages(items, switchers = new Map(), { editable = true }
   // The handoff calls whose result is here: that line says it all.
   const answered = new Set(items.filter((item) => handoffTarget(item, calls)).map(callIdOf));
   const shown = items.filter((item) => !(isHandoffCall(item) && answered.has(callIdOf(item))));
+  // The same version read again with nothing new (a rename, an export, another tab's tags)
+  // keeps the reader where they were; new messages, another chat or version, or a reader at the
+  // end already, go to the end.
+  const box = el.messages;
+  const view = `${state.sessionId}\u0000${state.branch}`;
+  const stay = box.dataset.view === view && Number(box.dataset.count) >= items.length && box.scrollHeight - box.scrollTop - box.clientHeight > 8;
+  const top = box.scrollTop;
+  box.dataset.view = view;
+  box.dataset.count = String(items.length);
   el.messages.replaceChildren(
     ...shown.map((item) => {
       const { kind, label, text } = describe(item, { agent, calls });
@@ -424,7 +451,8 @@ export function renderMessages(items, switchers = new Map(), { editable = true }
     }),
   );
   el.empty.hidden = items.length > 0;
-  scrollToEnd();
+  if (stay) box.scrollTop = top;
+  else scrollToEnd();
 }
 
 /** The line that says the conversation was handed to another agent: `text`, "Handed off to …". */
@@ -582,6 +610,8 @@ export function updateControls() {
   el.chatBranch.disabled = busy;
   el.rename.disabled = busy;
   el.rename.hidden = state.lock !== null;
+  // A chat locked meanwhile (here or in another tab) cannot be renamed: an open rename box goes.
+  if (state.lock !== null && !el.renameForm.hidden) closeRename();
   // Read-only rather than disabled, so that it keeps the focus while a rename is being saved.
   el.renameInput.readOnly = busy;
   el.renameSave.disabled = busy;

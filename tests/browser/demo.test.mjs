@@ -1550,7 +1550,7 @@ test('a version emptied by Undo or Clear stays one choice among the others: the 
   }
 });
 
-test('Stop while another tab holds the chat: nothing was saved, and the message is back in the input box', async () => {
+test('Stop while another tab holds the chat: nothing was saved, and the message is back in the input box, before what was typed there meanwhile', async () => {
   const { context, page } = await openDemo();
   try {
     await say(page, 'my hobby is chess');
@@ -1572,9 +1572,11 @@ test('Stop while another tab holds the chat: nothing was saved, and the message 
     await page.press('#input', 'Enter');
     await page.waitForFunction(() => /Waiting for the reply being written in another tab/.test(document.getElementById('status').textContent), null, { timeout: 10000 });
     assert.equal(await page.isEnabled('#stop'), true);
+    // The box stays usable while the reply waits: a draft typed there is kept too.
+    await page.fill('#input', 'a draft typed meanwhile');
     await page.click('#stop');
     await idle(page);
-    assert.equal(await page.inputValue('#input'), 'tell me a story');
+    assert.equal(await page.inputValue('#input'), 'tell me a story\n\na draft typed meanwhile');
     assert.match(await page.textContent('#status'), /Stopped before your message was saved/);
     assert.equal((await itemsOf(page, 'Guest', id)).length, 2, 'nothing was saved');
     assert.equal(await page.isDisabled('#stop'), true, 'nothing left to stop');
@@ -1818,7 +1820,7 @@ async function untilSidebar(page, ids) {
   await synced(page);
 }
 
-test('users added and settings saved in one tab show in the other, and all users are kept; Delete waits for a saved chat; a message sent to an endpoint without a model name stays in the box, nothing saved', async () => {
+test('users added and settings saved in one tab show in the other (a field being typed in there keeps what was typed), and all users are kept; Delete waits for a saved chat; a message sent to an endpoint without a model name stays in the box, nothing saved', async () => {
   const { context, page: a } = await openDemo();
   try {
     const b = await openTab(context);
@@ -1866,6 +1868,8 @@ test('users added and settings saved in one tab show in the other, and all users
     // B has a key for this endpoint.
     await saveSettings(b, () => b.fill('#set-api-key', 'sk-for-the-first-endpoint'));
     assert.equal(await b.evaluate(() => sessionStorage.getItem('agent-sessions-demo.apiKey')), 'sk-for-the-first-endpoint');
+    // B starts changing its model name, and has not saved it when A's settings arrive.
+    await b.fill('#set-model', 'typed in b');
 
     // An endpoint nothing answers at: the error says what to check.
     await a.fill('#set-base-url', 'http://127.0.0.1:9/v1');
@@ -1875,6 +1879,8 @@ test('users added and settings saved in one tab show in the other, and all users
     // not sent to this one.
     await until(b, () => /^Model: some-model via .* at http:\/\/127\.0\.0\.1:9\/v1/.test(document.getElementById('model-line').textContent));
     assert.equal(await b.inputValue('#set-api-key'), '');
+    assert.equal(await b.inputValue('#set-model'), 'typed in b', 'a field being typed in keeps what was typed');
+    assert.equal(await b.inputValue('#set-base-url'), 'http://127.0.0.1:9/v1', 'the others follow');
     assert.equal(await b.evaluate(() => sessionStorage.getItem('agent-sessions-demo.apiKey')), null);
     assert.match(await b.textContent('#status'), /forgot its API key/);
     await a.press('#input', 'Enter');
@@ -2860,6 +2866,73 @@ test('while a reply runs, search results cannot be chosen (they open their chat 
     assert.ok(download);
     await idle(page);
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'export');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('the keyboard stays where the person went while a reply ran (an API key being typed is not sent when the reply ends), and an action that disables its own button leaves it in the message box', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'hello');
+    model.state.deltaDelayMs = 40;
+    model.script({ text: 'A reply long enough to take a while, arriving in many small pieces over the stream.' });
+    await saveSettings(page, async () => {
+      await page.fill('#set-base-url', model.url);
+      await page.fill('#set-model', 'test-model');
+    });
+    await page.fill('#input', 'tell me more');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(() => document.querySelector('#messages .msg.streaming') !== null, null, { polling: 10 });
+    await page.focus('#set-api-key');
+    await page.keyboard.type('sk-typed-while-it-ran');
+    await settled(page);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'set-api-key', 'the focus stayed in the settings');
+    await page.keyboard.type('-more');
+    assert.equal(await page.inputValue('#set-api-key'), 'sk-typed-while-it-ran-more');
+    assert.equal(await page.inputValue('#input'), '');
+
+    // Undo from the keyboard, of the chat's every exchange: Undo is disabled then, and the
+    // message box (holding the question put back) has the keyboard, not the page's start.
+    model.state.deltaDelayMs = 0;
+    const id = await currentSessionId(page);
+    for (let left = (await itemsOf(page, 'Guest', id)).length; left > 0; left = (await itemsOf(page, 'Guest', id)).length) {
+      await page.fill('#input', '');
+      await page.focus('#undo');
+      await page.keyboard.press('Enter');
+      await idle(page);
+    }
+    assert.equal(await page.isDisabled('#undo'), true);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'input');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('reading back in a long chat: an action that reads the chat again (Export) leaves the reader where they were, and an edit being typed open; a new message goes to the end', async () => {
+  const { context, page } = await openDemo({ viewport: { width: 1280, height: 480 } });
+  try {
+    for (let i = 0; i < 5; i++) await say(page, `message ${i}: ${'a longer line of text '.repeat(20)}`);
+    assert.ok(await page.$eval('#messages', (m) => m.scrollHeight > m.clientHeight + 200), 'the chat scrolls');
+    assert.ok(await page.$eval('#messages', (m) => m.scrollHeight - m.scrollTop - m.clientHeight < 8), 'at the end after a reply');
+    await page.$eval('#messages', (m) => {
+      m.scrollTop = 40;
+    });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
+    assert.ok(download);
+    await idle(page);
+    assert.equal(await page.$eval('#messages', (m) => m.scrollTop), 40, 'the place is kept');
+    await say(page, 'one more');
+    assert.ok(await page.$eval('#messages', (m) => m.scrollHeight - m.scrollTop - m.clientHeight < 8), 'a new message goes to the end');
+    // An edit being typed is kept through an action that reads the chat again.
+    await page.click('.msg[data-turn="1"] .msg-edit');
+    await page.fill('.msg-editor textarea', 'an edit being typed');
+    const [again] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
+    assert.ok(again);
+    await idle(page);
+    assert.equal(await page.inputValue('.msg[data-turn="1"] .msg-editor textarea'), 'an edit being typed');
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
