@@ -11,7 +11,7 @@ import init, {
   sessionBusy,
 } from './agent_sessions_runner.js';
 
-import { IndexedDbSession, listSessions, searchSessions, sessionLockName } from './index.js';
+import { EncryptedSession, IndexedDbSession, listSessions, searchSessions, sessionLockName } from './index.js';
 
 await init({ module_or_path: runnerWasm });
 
@@ -182,14 +182,16 @@ function turnsOf(items) {
 function pastSessionTools(session, { count, turnsPerSession }) {
   const scope = () => {
     const named = session && typeof session === 'object' && typeof session.dbName === 'string' && typeof session.sessionId === 'string';
-    if (!named) return null;
+    // An encrypted session's items are sealed: nothing of them, or of the user's other sessions,
+    // is offered to the model.
+    if (!named || session instanceof EncryptedSession) return null;
     return { dbName: session.dbName, userId: session.userId ?? null, current: session.sessionId };
   };
   /** The user's sessions other than the current one, newest first. */
   const others = async ({ dbName, userId, current }) =>
     (await listSessions(userId === null ? { dbName } : { dbName, userId })).filter((s) => s.userId === userId && s.sessionId !== current);
   const open = ({ dbName, userId }, id) => new IndexedDbSession(id, userId === null ? { dbName } : { dbName, userId });
-  const noSessions = 'Past sessions are only kept for runs with a session stored in IndexedDB.';
+  const noSessions = 'Past sessions are only found for runs with a session stored in IndexedDB, not encrypted.';
   return [
     {
       name: 'search_past_sessions',
@@ -211,7 +213,9 @@ function pastSessionTools(session, { count, turnsPerSession }) {
           return { sessions };
         }
         const known = new Map(list.map((s) => [s.sessionId, s]));
-        const hits = await searchSessions({ dbName: where.dbName, userId: where.userId, query, limit: 200 });
+        if (!list.length) return { query, sessions };
+        // Only the other sessions are searched: this one's hits would take the places of theirs.
+        const hits = await searchSessions({ dbName: where.dbName, userId: where.userId, query, limit: 200, sessionIds: [...known.keys()] });
         const matched = new Map();
         for (const hit of hits) {
           if (!known.has(hit.sessionId) || hit.branch) continue;

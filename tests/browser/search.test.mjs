@@ -705,6 +705,9 @@ test('the past-session tools, against the test model server: the user’s sessio
       ]);
       await write('ann-other', 'ann', [{ role: 'user', content: 'A recipe for bread' }, { role: 'assistant', content: 'Flour, water, salt.' }]);
       await write('bob-secret', 'bob', [{ role: 'user', content: 'My secret volcano lair' }, { role: 'assistant', content: 'Noted.' }]);
+      // The current chat says the word more often than a search returns hits: the past sessions
+      // are still found.
+      await write('ann-now', 'ann', Array.from({ length: 210 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `volcano ${i}` })));
       const runner = new lib.Runner({ baseUrl: url });
       const agent = new lib.Agent({ name: 'a', model: 'm', pastSessions: { count: 20, turnsPerSession: 3 } });
       const session = new lib.IndexedDbSession('ann-now', { dbName, userId: 'ann' });
@@ -743,6 +746,35 @@ test('the past-session tools, against the test model server: the user’s sessio
   assert.equal(bobs, missing, 'another user’s session reads as one that does not exist');
   assert.match(missing, /no past session/);
   assert.ok(!outputs.join(' ').includes('lair'), 'nothing of bob’s');
+});
+
+test('over an encrypted session, the past-session tools find nothing: not its own sealed chats, nor the user’s others', async () => {
+  const { page } = await openHarness(env);
+  model.reset();
+  model.script(
+    { calls: [{ name: 'search_past_sessions', arguments: {} }] },
+    { calls: [{ name: 'search_past_sessions', arguments: { query: 'volcano' } }] },
+    { calls: [{ name: 'read_past_session', arguments: { session_id: 'sealed-old' } }] },
+    { text: 'done' },
+  );
+  const r = await page.evaluate(
+    async ({ url }) => {
+      const dbName = 'past-tools-sealed';
+      const key = crypto.getRandomValues(new Uint8Array(32));
+      const sealed = (id) => new lib.EncryptedSession(new lib.IndexedDbSession(id, { dbName, userId: 'ann' }), { key });
+      await sealed('sealed-old').addItems([{ role: 'user', content: 'Tell me about the volcano' }, { role: 'assistant', content: 'It erupted.' }]);
+      await new lib.IndexedDbSession('plain-old', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'volcano facts' }]);
+      const agent = new lib.Agent({ name: 'a', model: 'm', pastSessions: true });
+      const result = await new lib.Runner({ baseUrl: url }).run(agent, 'what did we talk about?', { session: sealed('sealed-now') });
+      return result.finalOutput;
+    },
+    { url: model.url },
+  );
+  assert.equal(r, 'done');
+  const outputs = model.requests.at(-1).body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+  assert.equal(outputs.length, 3);
+  for (const output of outputs) assert.match(output, /not encrypted/);
+  assert.ok(!outputs.join(' ').includes('sealed-old') && !outputs.join(' ').includes('plain-old'));
 });
 
 test('the demo marks in a hit’s snippet what the search matched: one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks', async () => {
