@@ -591,6 +591,37 @@ test('an object on a branch another tab deleted and created again under its name
   assert.deepEqual(r.listedAfter, [['main', false], ['turn-2', true]]);
 });
 
+test('a branch deleted and created again under its name within the same millisecond is still another branch to an object that was on it', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async ({ id, chat }) => {
+    const kept = new lib.IndexedDbSession(id);
+    const other = new lib.IndexedDbSession(id);
+    await kept.addItems(chat);
+    // Every call below sees the same time, as calls made in one go on a fast machine do.
+    const realNow = Date.now;
+    const at = realNow();
+    Date.now = () => at;
+    try {
+      await kept.createBranchFromTurn(2, 'x');
+      await other.deleteBranch('x');
+      await other.createBranchFromTurn(2, 'x');
+    } finally {
+      Date.now = realNow;
+    }
+    let add;
+    try {
+      await kept.addItems([{ role: 'user', content: 'lost' }]);
+      add = 'resolved';
+    } catch (e) {
+      add = `${e.name} ${e.code}`;
+    }
+    return { add, items: (await other.getItems()).map((i) => i.content), times: (await other.listBranches()).map((b) => b.createdAt - at) };
+  }, { id: fresh('same-ms'), chat: turns(3) });
+  assert.equal(r.add, 'SessionError BRANCH_NOT_FOUND');
+  assert.deepEqual(r.items, ['q1', 'a1'], 'nothing written on the new branch');
+  assert.deepEqual(r.times.slice(1), [1], 'the second branch made in that millisecond is dated the one after');
+});
+
 test('getTurns and findTurns: user turns with their text, case-insensitive, CJK included', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async (id) => {

@@ -1124,7 +1124,8 @@ pub async fn archived_items(
 }
 
 /// `createBranchFromTurn` / `createBranchFromContent` from branch `from`: the new branch shows
-/// everything before the turn, becomes the remembered branch, and its id is returned.
+/// everything before the turn, becomes the remembered branch, and its id and creation time are
+/// returned.
 pub async fn create(
     conn: &Connection,
     t: &Target<'_>,
@@ -1132,7 +1133,7 @@ pub async fn create(
     pick: From,
     name: Option<String>,
     now: f64,
-) -> Result<String> {
+) -> Result<(String, f64)> {
     let tx = write_tx(conn, t, "createBranch").await?;
     tx.run(async |tx| {
         let Some(mut l) = load_branch(tx, t, from).await? else {
@@ -1185,7 +1186,16 @@ pub async fn create(
             Some(n) => n,
             None => l.tree.free_name(turn),
         };
-        let copies = l.tree.fork(t.session_id, from, &id, at, turn, now)?;
+        // A branch is told from a newer one of the same name by when it was created: one made in
+        // the same millisecond as the last (deleted since, and its name taken again) is given
+        // the millisecond after, so no two of a session are alike.
+        let last = js::get(&l.record.stored, "branchClock")
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0);
+        let created = if now > last { now } else { last + 1.0 };
+        let _ = Reflect::set(&l.record.stored, &"branchClock".into(), &created.into());
+        let copies = l.tree.fork(t.session_id, from, &id, at, turn, created)?;
         apply_release(
             tx,
             t,
@@ -1202,7 +1212,7 @@ pub async fn create(
             &id.as_str().into(),
         );
         l.save(tx, Some(now))?;
-        Ok(id)
+        Ok((id, created))
     })
     .await
 }

@@ -270,8 +270,8 @@ impl SessionState for IdbSessionState {
     /// `createBranchFromTurn` / `createBranchFromContent`: the object moves to the new branch.
     async fn create_branch(&self, pick: From, name: Option<String>) -> Result<String> {
         let conn = self.connection().await?;
-        let at = now();
-        let id = branches::create(&conn, &self.target(), &self.branch(), pick, name, at).await?;
+        let (id, at) =
+            branches::create(&conn, &self.target(), &self.branch(), pick, name, now()).await?;
         self.move_to(id.clone(), Some(at));
         Ok(id)
     }
