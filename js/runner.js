@@ -182,9 +182,11 @@ function turnsOf(items) {
 function pastSessionTools(session, { count, turnsPerSession }) {
   const scope = () => {
     const named = session && typeof session === 'object' && typeof session.dbName === 'string' && typeof session.sessionId === 'string';
-    // An encrypted session's items are sealed: nothing of them, or of the user's other sessions,
-    // is offered to the model.
-    if (!named || session instanceof EncryptedSession) return null;
+    // An encrypted session's items are sealed (compacted or not): nothing of them, or of the
+    // user's other sessions, is offered to the model.
+    let inner = session;
+    while (wrapping.has(inner)) inner = wrapping.get(inner);
+    if (!named || inner instanceof EncryptedSession) return null;
     return { dbName: session.dbName, userId: session.userId ?? null, current: session.sessionId };
   };
   /** The user's sessions other than the current one, newest first. */
@@ -332,27 +334,36 @@ Object.defineProperty(RunState, 'fromString', {
 });
 
 /**
- * Runs `start()` holding the Web Lock of the run's session, so that one run at a time (in any
- * tab or worker of the origin) works on a session: `lock: 'wait'` (the default) waits its turn,
- * `'fail'` rejects at once with `SESSION_BUSY` when another run holds it, `false` takes no lock.
- * Only sessions stored in IndexedDB (with a `dbName` and a `sessionId`) are locked, and only
- * where the browser has Web Locks. Anything unexpected is left to the run's own option checks.
- */
-/**
- * `options` with `signal` aborting when either the caller's or `own` does. Options whose signal
- * is not an `AbortSignal` (or cannot be read) are left for the run's own checks.
+ * `options` with `signal` aborting when either the caller's or `own` does (joined by hand, so
+ * that a signal of another realm, or a browser without `AbortSignal.any`, is joined too).
+ * Options whose signal is not one (or cannot be read) are left for the run's own checks.
  */
 function ownSignal(options, own) {
   try {
     const given = options?.signal;
-    const signal = given == null ? own : given instanceof AbortSignal && AbortSignal.any?.([given, own]);
-    if (!signal || (options != null && typeof options !== 'object')) return options;
+    if (options != null && (typeof options !== 'object' || (given != null && typeof given.addEventListener !== 'function'))) return options;
+    let signal = own;
+    if (given != null) {
+      const joined = new AbortController();
+      for (const s of [given, own]) {
+        if (s.aborted) joined.abort(s.reason);
+        else s.addEventListener('abort', () => joined.abort(s.reason), { once: true });
+      }
+      signal = joined.signal;
+    }
     return options == null ? { signal } : Object.create(options, { signal: { value: signal } });
   } catch {
     return options;
   }
 }
 
+/**
+ * Runs `start()` holding the Web Lock of the run's session, so that one run at a time (in any
+ * tab or worker of the origin) works on a session: `lock: 'wait'` (the default) waits its turn,
+ * `'fail'` rejects at once with `SESSION_BUSY` when another run holds it, `false` takes no lock.
+ * Only sessions stored in IndexedDB (with a `dbName` and a `sessionId`) are locked, and only
+ * where the browser has Web Locks. Anything unexpected is left to the run's own option checks.
+ */
 function locked(options, begin) {
   // What `begin` throws (a failure to prepare the run) is the run's rejection, as always.
   const start = () => {
@@ -510,10 +521,13 @@ class Runner extends WasmRunner {
     // SDK's stream does: the run's signal is the caller's joined with the stream's own.
     const own = new AbortController();
     options = ownSignal(options, own.signal);
+    // What the run rejects with when the stream's exit cancelled it (a failure of its own, even
+    // in the same moment, stays the run's error).
+    const left = new DOMException('the stream was left before the run ended', 'AbortError');
     const cancel = () => {
       if (ended || cancelled) return;
       cancelled = true;
-      own.abort(new DOMException('the stream was left before the run ended', 'AbortError'));
+      own.abort(left);
     };
     const result = !runners.has(this)
       ? Promise.reject(freedRunner())
@@ -570,7 +584,7 @@ class Runner extends WasmRunner {
     const completed = result.then(
       () => {},
       (error) => {
-        if (!cancelled) throw error;
+        if (error !== left) throw error;
       },
     );
     completed.catch(() => {});
@@ -578,7 +592,7 @@ class Runner extends WasmRunner {
       result: { value: result, enumerable: true },
       completed: { value: completed, enumerable: true },
       cancelled: { get: () => cancelled },
-      error: { get: () => (ended && 'error' in ended && !cancelled ? ended.error : null) },
+      error: { get: () => (ended && 'error' in ended && ended.error !== left ? ended.error : null) },
       finalOutput: { get: () => ended?.result?.finalOutput },
       // The text of the answer as it streams, read from the same events (the loop's).
       toTextStream: {
@@ -597,6 +611,9 @@ class Runner extends WasmRunner {
     });
   }
 }
+
+/** The session each `CompactionSession` wraps (the past-session tools look through it). */
+const wrapping = new WeakMap();
 
 /** The methods a `CompactionSession` has where the session it wraps has them, called in order
  * with its other calls. */
@@ -638,6 +655,7 @@ class CompactionSession {
     if (!runners.has(runner)) throw notARunner(runner);
     this.#engine = runner.compactionEngine(inner, options);
     this.#inner = inner;
+    wrapping.set(this, inner);
     this.#guarded = false;
     // The wrapped session's optional capabilities pass through, where it has them: history
     // transactions, the turns, metadata and usage the runner reads and writes (without them a

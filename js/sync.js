@@ -812,8 +812,9 @@ export class SyncedSession extends EventTarget {
           // one then, which goes back where it was, and the round is tried again.
           const popped = await remote.popItem();
           const got = popped === undefined ? null : keyed([popped])[0];
-          if (got?.key.startsWith('id:') ? got.key !== key : got?.fp !== all.at(-1).fp) {
-            if (got) await remote.addItems([popped]);
+          // (A remote whose pop gives nothing back, or found it empty, took nothing else.)
+          if (got && (got.key.startsWith('id:') ? got.key !== key : got.fp !== all.at(-1).fp)) {
+            await remote.addItems([popped]);
             throw busy('another device wrote to the remote during the sync round; it is tried again');
           }
           all = all.slice(0, -1);

@@ -4,7 +4,7 @@
 // tab (live.js) between actions, holding no control up: an action started meanwhile waits for it.
 // `afterEach` adds what is to be done each time the view has been read (live.js: following the
 // chat and the user shown now).
-import { state } from './state.js';
+import { openVersion, state } from './state.js';
 import { refresh } from './chats.js';
 import { el, hideError, openEditor, showError, updateControls } from './view.js';
 
@@ -116,9 +116,6 @@ function afterRead() {
 export function whenIdle() {
   return state.busy ? new Promise((ok) => idleWaiters.push(ok)) : Promise.resolve();
 }
-
-/** The chat and version the view shows. */
-export const openVersion = () => JSON.stringify([state.sessionId, state.branch]);
 
 /** Reads the view again; a message being edited stays in its box, with what was typed, if the
  * message is still there, in the chat and version `chat` the box was opened in (another chat

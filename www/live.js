@@ -13,9 +13,9 @@
 // idle (its event's `at` is after the tab last wrote), or one that is not an 'update' while this
 // tab runs only a reply's background work (which writes the summary and title, nothing else).
 import { watchSessions } from './lib.js';
-import { DB_NAME, newId, state } from './state.js';
+import { DB_NAME, newId, openVersion, state } from './state.js';
 import { chatSignature, listChats, listSignature, openChat, showList, subscribeChat } from './chats.js';
-import { afterEach, isSyncing, openVersion, refreshKeepingEdit, sync, whenIdle, whenSynced } from './busy.js';
+import { afterEach, isSyncing, refreshKeepingEdit, sync, whenIdle, whenSynced } from './busy.js';
 import { backgroundQuiet, whenBackgroundQuiet } from './background.js';
 import { setStatus } from './view.js';
 import { measureSoon } from './storage.js';

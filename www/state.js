@@ -72,6 +72,9 @@ export const state = {
   background: new Map(),
 };
 
+/** The chat and version the view shows. */
+export const openVersion = () => JSON.stringify([state.sessionId, state.branch]);
+
 /** The most turns of history a run can be limited to. */
 export const MAX_HISTORY_TURNS = 1000;
 

@@ -4,7 +4,7 @@
 // from one agent to another), the settings, the passphrase lock (the
 // sidebar's part and the unlock prompt in the chat's place), the controls, errors and the status
 // line. It only writes the DOM; it never reads storage.
-import { MAX_HISTORY_TURNS, historyTurns, lockedOut, state } from './state.js';
+import { MAX_HISTORY_TURNS, historyTurns, lockedOut, openVersion, state } from './state.js';
 import { ASSISTANT_LABEL, callIdOf, describe, handoffCalls, handoffTarget, isHandoffCall, isUserMessage } from './items.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -424,7 +424,7 @@ export function renderMessages(items, switchers = new Map(), { editable = true }
   // keeps the reader where they were; new messages, another chat or version, or a reader at the
   // end already, go to the end.
   const box = el.messages;
-  const view = `${state.sessionId}\u0000${state.branch}`;
+  const view = openVersion();
   const stay = box.dataset.view === view && Number(box.dataset.count) >= items.length && box.scrollHeight - box.scrollTop - box.clientHeight > 8;
   const top = box.scrollTop;
   box.dataset.view = view;

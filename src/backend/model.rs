@@ -204,8 +204,12 @@ impl ModelClient {
                 return Err(CallError::Aborted(reason));
             }
             let response = self.fetch_once(path, body, signal).await?;
-            // A `fetch` of the caller's may not heed the signal: an abort meanwhile still wins.
+            // A `fetch` of the caller's may not heed the signal: an abort meanwhile still wins
+            // (and the answer's body is let go).
             if let Some(reason) = aborted(signal) {
+                if let Some(body) = response.body() {
+                    cancel_quietly(&body);
+                }
                 return Err(CallError::Aborted(reason));
             }
             let status = response.status();
@@ -324,6 +328,18 @@ async fn read_text(response: Response, signal: Option<&JsValue>) -> Result<Strin
     Ok(text.as_string().unwrap_or_default())
 }
 
+/// Cancels `stream` (a reader or a body) and lets the cancel end as it will: one made after an
+/// abort errored the stream rejects, which must not reach the page as an unhandled rejection.
+fn cancel_quietly(stream: &JsValue) {
+    if let Ok(done) = call_method(stream, "cancel", &[]) {
+        if let Ok(done) = done.dyn_into::<js_sys::Promise>() {
+            js::spawn(Box::pin(async move {
+                let _ = JsFuture::from(done).await;
+            }));
+        }
+    }
+}
+
 async fn read_stream(
     api: Api,
     response: &Response,
@@ -350,7 +366,7 @@ async fn read_stream(
             })?;
         // A body of the caller's `fetch` may not heed the signal.
         if let Some(reason) = aborted(signal) {
-            let _ = call_method(&reader, "cancel", &[]);
+            cancel_quietly(&reader);
             return Err(CallError::Aborted(reason));
         }
         let done = Reflect::get(&chunk, &"done".into())

@@ -748,15 +748,16 @@ test('the past-session tools, against the test model server: the user’s sessio
   assert.ok(!outputs.join(' ').includes('lair'), 'nothing of bob’s');
 });
 
-test('over an encrypted session, the past-session tools find nothing: not its own sealed chats, nor the user’s others', async () => {
+test('over an encrypted session, compacted or not, the past-session tools find nothing: not its own sealed chats, nor the user’s others', async () => {
   const { page } = await openHarness(env);
   model.reset();
-  model.script(
+  const asks = [
     { calls: [{ name: 'search_past_sessions', arguments: {} }] },
     { calls: [{ name: 'search_past_sessions', arguments: { query: 'volcano' } }] },
     { calls: [{ name: 'read_past_session', arguments: { session_id: 'sealed-old' } }] },
     { text: 'done' },
-  );
+  ];
+  model.script(...asks, ...asks);
   const r = await page.evaluate(
     async ({ url }) => {
       const dbName = 'past-tools-sealed';
@@ -765,16 +766,23 @@ test('over an encrypted session, the past-session tools find nothing: not its ow
       await sealed('sealed-old').addItems([{ role: 'user', content: 'Tell me about the volcano' }, { role: 'assistant', content: 'It erupted.' }]);
       await new lib.IndexedDbSession('plain-old', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'volcano facts' }]);
       const agent = new lib.Agent({ name: 'a', model: 'm', pastSessions: true });
-      const result = await new lib.Runner({ baseUrl: url }).run(agent, 'what did we talk about?', { session: sealed('sealed-now') });
-      return result.finalOutput;
+      const runner = new lib.Runner({ baseUrl: url });
+      const plain = await runner.run(agent, 'what did we talk about?', { session: sealed('sealed-now') });
+      const compacted = new lib.CompactionSession(sealed('sealed-compacted'), { runner, model: 'm', shouldCompact: () => false });
+      const wrapped = await runner.run(agent, 'what did we talk about?', { session: compacted });
+      await wrapped.background;
+      return [plain.finalOutput, wrapped.finalOutput];
     },
     { url: model.url },
   );
-  assert.equal(r, 'done');
-  const outputs = model.requests.at(-1).body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
-  assert.equal(outputs.length, 3);
-  for (const output of outputs) assert.match(output, /not encrypted/);
-  assert.ok(!outputs.join(' ').includes('sealed-old') && !outputs.join(' ').includes('plain-old'));
+  assert.deepEqual(r, ['done', 'done']);
+  const lastOfEachRun = model.requests.filter((q) => q.body.messages.at(-1).role === 'tool' && q.body.messages.filter((m) => m.role === 'tool').length === 3);
+  assert.equal(lastOfEachRun.length, 2);
+  for (const request of lastOfEachRun) {
+    const outputs = request.body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    for (const output of outputs) assert.match(output, /not encrypted/);
+    assert.ok(!outputs.join(' ').includes('sealed-old') && !outputs.join(' ').includes('plain-old'));
+  }
 });
 
 test('the demo marks in a hit’s snippet what the search matched: one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks', async () => {

@@ -114,6 +114,10 @@ pub async fn search(
             }
         }
         let records = records.await.map_err(|e| tx.fail(e))?;
+        // Looked up once per session record: a table, not a scan of the list for each (of the
+        // type of `sessions` below, so that its code is not compiled twice).
+        let only: Option<HashMap<String, f64>> =
+            only.map(|ids| ids.iter().map(|id| (id.clone(), 0.0)).collect());
         let mut documents = 0u64;
         // The user's sessions (only those asked for), with when each last changed, and where
         // their own items start and end.
@@ -124,7 +128,7 @@ pub async fn search(
                 continue;
             };
             let owned = js::get(record, "userId").ok().and_then(|u| u.as_string());
-            if owned.as_deref() != user || only.is_some_and(|ids| !ids.contains(&id)) {
+            if owned.as_deref() != user || only.as_ref().is_some_and(|ids| !ids.contains_key(&id)) {
                 continue;
             }
             let number = |key: &'static str| js::get(record, key).ok().and_then(|v| v.as_f64());
