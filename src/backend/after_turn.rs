@@ -170,7 +170,9 @@ impl AfterTurn {
                     .as_deref()
                     .map_or(JsValue::NULL, JsValue::from_str);
                 let changes = object(&[("title", title.as_str().into()), ("expectedTitle", seen)]);
-                call_session(session, "update", &[changes.into()]).await?;
+                if !update_if_there(session, changes.into()).await? {
+                    return Ok(());
+                }
                 let now = call_session(session, "getInfo", &[]).await?;
                 if js::get(&now, "title").ok().and_then(|t| t.as_string()) == Some(title.clone()) {
                     *report.title.borrow_mut() = JsValue::from_str(&title);
@@ -194,8 +196,9 @@ impl AfterTurn {
                         ("summary", summary.as_str().into()),
                         ("topics", topics.into()),
                     ]);
-                    call_session(session, "update", &[changes.into()]).await?;
-                    *report.summary.borrow_mut() = JsValue::from_str(&summary);
+                    if update_if_there(session, changes.into()).await? {
+                        *report.summary.borrow_mut() = JsValue::from_str(&summary);
+                    }
                 }
             }
         }
@@ -280,4 +283,19 @@ impl Report {
         ])
         .into()
     }
+}
+
+/// Writes `changes` (a title or a summary made for `session`) if the session still holds items:
+/// one deleted or cleared while the model wrote it gets neither (the write would make a deleted
+/// session's record again, an empty chat in every list of the user's sessions). Whether it wrote.
+async fn update_if_there(session: &JsValue, changes: JsValue) -> Result<bool, RunError> {
+    let info = call_session(session, "getInfo", &[]).await?;
+    let there = js::get(&info, "itemCount")
+        .ok()
+        .and_then(|n| n.as_f64())
+        .is_some_and(|n| n > 0.0);
+    if there {
+        call_session(session, "update", &[changes]).await?;
+    }
+    Ok(there)
 }

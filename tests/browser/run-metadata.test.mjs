@@ -222,6 +222,37 @@ test("autoTitle never replaces a title the user chose: renamed while it was made
   assert.deepEqual(r.memory, ['kept', 'set anyway']);
 });
 
+test('a chat deleted (or cleared) while its title and summary are written gets neither: it does not come back as an empty chat in the list', async () => {
+  const id = fresh('gone');
+  const run = (then) =>
+    inPage(
+      async ({ url, id, then }) => {
+        const runner = new lib.Runner({ baseUrl: url });
+        const agent = new lib.Agent({ name: 'A', model: 'm', autoTitle: true, summaries: { everyTurns: 1 } });
+        const session = new lib.IndexedDbSession(id);
+        const result = await runner.run(agent, 'hello there', { session });
+        // Deleted (as from another tab) or cleared while the title is being made.
+        await new Promise((ok) => setTimeout(ok, 150));
+        if (then === 'delete') await lib.deleteSession(id);
+        else await session.clearSession();
+        const background = await result.background;
+        const info = await new lib.IndexedDbSession(id).getInfo();
+        const listed = (await lib.listSessions()).some((s) => s.sessionId === id);
+        return { report: [background.title, background.summary, background.errors.length], info: [info.title, info.summary], listed };
+      },
+      { id: `${id}-${then}`, then },
+    );
+  model.script({ text: 'A1' }, { text: 'Model Title', waitMs: 400 }, { text: 'A summary. Topics: x' });
+  const deleted = await run('delete');
+  assert.deepEqual(deleted, { report: [null, null, 0], info: [null, null], listed: false });
+  // (The summary of a deleted chat was not asked for: nothing of it was left to summarise.)
+  model.reset();
+  model.script({ text: 'A1' }, { text: 'Model Title', waitMs: 400 }, { text: 'A summary. Topics: x' });
+  const cleared = await run('clear');
+  assert.deepEqual(cleared.report, [null, null, 0]);
+  assert.deepEqual(cleared.info, ['hello there', null], 'its first message’s default title stays; no model title or summary of what it held');
+});
+
 test("update_session_state merges into the state as stored then: a tool's write stays, a Date stays a Date", async () => {
   model.script(
     { calls: [{ name: 'add_to_cart', arguments: {} }] },
