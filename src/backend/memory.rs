@@ -2,7 +2,7 @@
 //! structured clone on the way in and on the way out, as IndexedDB would, so both backends
 //! behave the same to a caller.
 
-use std::cell::{RefCell, RefMut};
+use std::cell::{Cell, RefCell, RefMut};
 
 use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
@@ -49,6 +49,8 @@ pub struct MemorySessionState {
     operations: RefCell<OperationLog>,
     /// The metadata (title, summary, topics, state), on an object as a stored record holds it.
     metadata: JsValue,
+    /// Whether `update()` was called: the session exists then, as a stored one gets its record.
+    updated: Cell<bool>,
 }
 
 fn copy_out(item: &JsValue) -> Result<JsValue> {
@@ -76,6 +78,7 @@ impl MemorySessionState {
             operations: RefCell::new(OperationLog::default()),
             core: SessionCore::new(session_id, settings),
             metadata: Object::new().into(),
+            updated: Cell::new(false),
         }
     }
 
@@ -172,7 +175,7 @@ impl SessionState for MemorySessionState {
         let record = history.record();
         // Each read gets its own copy, as from IndexedDB.
         let metadata = copy_out(&self.metadata)?;
-        let written = record.item_count > 0 || record.next_seq > 0;
+        let written = record.item_count > 0 || record.next_seq > 0 || self.updated.get();
         Ok(info(
             &self.core.session_id,
             None,
@@ -183,6 +186,7 @@ impl SessionState for MemorySessionState {
 
     async fn update(&self, changes: Changes) -> Result<()> {
         changes.apply(&self.metadata);
+        self.updated.set(true);
         Ok(())
     }
 

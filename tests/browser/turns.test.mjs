@@ -252,12 +252,17 @@ for (const kind of ['indexeddb', 'memory']) {
           const [last] = await late.getItems(1);
           await late.applyHistoryTransaction({ operationId: 'later', transaction: { type: 'replace_suffix', expectedSuffix: [last], replacement: [last, { role: 'user', content: 'later words' }] } });
           const afterTransaction = (await late.getInfo()).title;
-          return { empty, titled, before, after, cleared, listed, untitled, lateTitle, afterTransaction };
+          // Named before its first message: the session exists from then on.
+          const named = make(kind, `${id}-named`);
+          await named.update({ title: 'Named first' });
+          const namedFirst = await named.getInfo();
+          return { empty, titled, before, after, cleared, listed, untitled, lateTitle, afterTransaction, namedFirst };
         },
         { kind, id },
       );
       assert.equal(r.empty.title, null);
       assert.equal(r.empty.createdAt, null);
+      assert.deepEqual([r.namedFirst.title, r.namedFirst.itemCount, typeof r.namedFirst.createdAt, typeof r.namedFirst.updatedAt], ['Named first', 0, 'number', 'number']);
       assert.equal(r.empty.itemCount, 0);
       assert.equal(r.titled.title, 'Could you please help me plan a trip to the mountains next summer with my two…');
       assert.ok(r.titled.title.length <= 80);
