@@ -334,8 +334,8 @@ Object.defineProperty(RunState, 'fromString', {
 });
 
 /**
- * `options` with `signal` aborting when either the caller's or `own` does (joined by hand, so
- * that a signal of another realm, or a browser without `AbortSignal.any`, is joined too).
+ * `options` with `signal` aborting when either the caller's or `own` does (joined by hand where
+ * `AbortSignal.any` cannot: a browser without it, a signal of another realm).
  * Options whose signal is not one (or cannot be read) are left for the run's own checks.
  */
 function ownSignal(options, own) {
@@ -343,7 +343,9 @@ function ownSignal(options, own) {
     const given = options?.signal;
     if (options != null && (typeof options !== 'object' || (given != null && typeof given.addEventListener !== 'function'))) return options;
     let signal = own;
-    if (given != null) {
+    // (`AbortSignal.any` lets go of the caller's long-lived signal once the run is over.)
+    if (given instanceof AbortSignal && AbortSignal.any) signal = AbortSignal.any([given, own]);
+    else if (given != null) {
       const joined = new AbortController();
       for (const s of [given, own]) {
         if (s.aborted) joined.abort(s.reason);
