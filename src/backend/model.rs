@@ -83,11 +83,14 @@ pub fn timed_out(ms: u32, what: &'static str) -> impl Fn(CallError) -> CallError
     }
 }
 
+/// `Aborted` with the signal's reason once `signal` has fired.
+fn unless_aborted(signal: Option<&JsValue>) -> Result<(), CallError> {
+    aborted(signal).map_or(Ok(()), |reason| Err(CallError::Aborted(reason)))
+}
+
 /// Waits `ms` milliseconds, or until `signal` fires.
 pub async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
-    if let Some(reason) = aborted(signal) {
-        return Err(CallError::Aborted(reason));
-    }
+    unless_aborted(signal)?;
     let signal = signal.cloned();
     let promise = js_sys::Promise::new(&mut |resolve, reject| {
         js::set_timeout(&resolve, ms);
@@ -200,18 +203,15 @@ impl ModelClient {
     ) -> Result<Response, CallError> {
         let mut attempt = 0;
         loop {
-            if let Some(reason) = aborted(signal) {
-                return Err(CallError::Aborted(reason));
-            }
+            unless_aborted(signal)?;
             let response = self.fetch_once(path, body, signal).await?;
             // A `fetch` of the caller's may not heed the signal: an abort meanwhile still wins
             // (and the answer's body is let go).
-            if let Some(reason) = aborted(signal) {
+            unless_aborted(signal).inspect_err(|_| {
                 if let Some(body) = response.body() {
                     cancel_quietly(&body);
                 }
-                return Err(CallError::Aborted(reason));
-            }
+            })?;
             let status = response.status();
             if (200..300).contains(&status) {
                 return Ok(response);
@@ -322,9 +322,7 @@ async fn read_text(response: Response, signal: Option<&JsValue>) -> Result<Strin
             Some(reason) => CallError::Aborted(reason),
             None => reading(&e),
         })?;
-    if let Some(reason) = aborted(signal) {
-        return Err(CallError::Aborted(reason));
-    }
+    unless_aborted(signal)?;
     Ok(text.as_string().unwrap_or_default())
 }
 
@@ -365,10 +363,7 @@ async fn read_stream(
                 None => failed(status, format!("the stream broke: {}", error_text(&e))),
             })?;
         // A body of the caller's `fetch` may not heed the signal.
-        if let Some(reason) = aborted(signal) {
-            cancel_quietly(&reader);
-            return Err(CallError::Aborted(reason));
-        }
+        unless_aborted(signal).inspect_err(|_| cancel_quietly(&reader))?;
         let done = Reflect::get(&chunk, &"done".into())
             .ok()
             .and_then(|d| d.as_bool())
