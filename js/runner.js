@@ -12,6 +12,7 @@ import init, {
 } from './agent_sessions_runner.js';
 
 import { EncryptedSession, IndexedDbSession, listSessions, searchSessions, sessionLockName } from './index.js';
+import { copiedArguments } from './copy.js';
 
 await init({ module_or_path: runnerWasm });
 
@@ -670,7 +671,12 @@ class CompactionSession {
         continue;
       }
       if (typeof method === 'function') {
-        Object.defineProperty(this, name, { value: (...args) => this.#serial(() => method.apply(inner, args)) });
+        Object.defineProperty(this, name, {
+          value: (...args) => {
+            const copied = copiedArguments(args);
+            return this.#serial(() => method.apply(inner, copied));
+          },
+        });
         if (name === 'replaceHistory') this.#guarded = true;
       }
     }
@@ -708,6 +714,9 @@ class CompactionSession {
     return this.#inner.userId;
   }
 
+  // A call waits for the calls before it: the items and options of a write are copied at the
+  // call (`addItems`, the methods passed through), so that what the caller changes afterwards is
+  // not what is stored.
   #serial(call) {
     const run = this.#tail.then(call);
     this.#tail = run.catch(() => {});
@@ -723,7 +732,8 @@ class CompactionSession {
   }
 
   addItems(items) {
-    return this.#serial(() => this.#inner.addItems(items));
+    const [copied] = copiedArguments([items]);
+    return this.#serial(() => this.#inner.addItems(copied));
   }
 
   popItem() {

@@ -417,3 +417,28 @@ test("a run over a CompactionSession keeps the wrapped session's titles, state a
   const texts = sent.filter((m) => m.role === 'user').map((m) => m.content);
   assert.deepEqual(texts, ['q0', 'weather?', 'q2'], 'whole turns, the first one included');
 });
+
+test('a CompactionSession stores what was added at the call: a caller changing its items afterwards changes nothing stored', async () => {
+  const r = await inPage(
+    async ({ url, id }) => {
+      const runner = new lib.Runner({ baseUrl: url });
+      const inner = new lib.IndexedDbSession(id);
+      const session = new lib.CompactionSession(inner, { runner, model: 'm', shouldCompact: () => false });
+      const items = [{ role: 'user', content: 'first' }];
+      const added = session.addItems(items);
+      // Changed after the call, before the call before it let this one through.
+      items[0].content = 'changed';
+      items.push({ role: 'user', content: 'pushed' });
+      await added;
+      const afterAdd = await inner.getItems();
+      const replacement = [{ role: 'user', content: 'replaced' }];
+      const replaced = session.replaceHistory(replacement);
+      replacement[0].content = 'changed';
+      await replaced;
+      return { afterAdd, afterReplace: await inner.getItems() };
+    },
+    { id: fresh('copied-at-call') },
+  );
+  assert.deepEqual(r.afterAdd, [{ role: 'user', content: 'first' }]);
+  assert.deepEqual(r.afterReplace, [{ role: 'user', content: 'replaced' }]);
+});
