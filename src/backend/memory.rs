@@ -8,7 +8,7 @@ use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
 
 use crate::core::branch::{
-    self, contains_text, free_name, popped_usage_stays, RowFacts, Usage, MAIN,
+    self, adopt, contains_text, free_name, popped_usage_stays, RowFacts, Usage, MAIN,
 };
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
@@ -100,14 +100,18 @@ impl MemorySessionState {
             .ok_or_else(|| self.not_found(id))
     }
 
-    /// The branches made from branch `id` name a turn of it no more (`from_turn` 0): it was
-    /// cleared or deleted, and its turns from now on are not theirs (see `Tree::clear`).
-    fn unfork(&self, id: &str) {
-        for b in self.branches.borrow_mut().iter_mut() {
-            if b.parent.as_deref() == Some(id) {
-                b.from_turn = 0;
-            }
-        }
+    /// The branches made from branch `id`, made from `parent` at turn `from_turn` at most from
+    /// now on (see `branch::adopt`).
+    fn adopt(&self, id: &str, parent: Option<String>, from_turn: u64) {
+        let mut branches = self.branches.borrow_mut();
+        adopt(
+            branches
+                .iter_mut()
+                .map(|b| (&mut b.parent, &mut b.from_turn)),
+            id,
+            parent,
+            from_turn,
+        );
     }
 
     /// Deletes the usage of branch `branch`: of its turn `turn`, or all of it.
@@ -227,7 +231,8 @@ impl SessionState for MemorySessionState {
     async fn clear(&self) -> Result<()> {
         self.history().clear(now());
         let current = self.current.borrow().clone();
-        self.unfork(&current);
+        // Its turns from now on are not theirs: they name a turn of it no more (see `Tree::clear`).
+        self.adopt(&current, Some(current.clone()), 0);
         self.forget_usage(&current, None);
         // The log goes with the last branch's history, as a stored session's does.
         if current == MAIN && self.branches.borrow().len() == 1 {
@@ -463,8 +468,8 @@ impl SessionState for MemorySessionState {
             ));
         }
         let i = self.index_of(&id)?;
-        self.branches.borrow_mut().remove(i);
-        self.unfork(&id);
+        let removed = self.branches.borrow_mut().remove(i);
+        self.adopt(&id, removed.parent, removed.from_turn);
         self.forget_usage(&id, None);
         Ok(())
     }

@@ -39,7 +39,8 @@ pub const MAX_NAME: usize = 200;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Branch {
     pub id: String,
-    /// The branch it was created from (`None` for `main`); kept as created, for listings.
+    /// The branch it was created from (`None` for `main`), for listings; once that one is
+    /// deleted, that one's parent (see [`adopt`]).
     pub parent: Option<String>,
     /// The turn it was created to replace (0 for `main`).
     pub from_turn: u64,
@@ -508,8 +509,19 @@ impl Tree {
     }
 
     /// Removes branch `id` (never `main`): the branches that inherit its rows get their own
-    /// copies first. Returns the copies, and the range of its storage to delete.
+    /// copies first, and are made from its parent from then on (see [`adopt`]). Returns the
+    /// copies, and the range of its storage to delete.
     pub fn remove(&mut self, session_id: &str, id: &str) -> Result<Release> {
+        let removed = self.get(session_id, id)?;
+        let (parent, from_turn) = (removed.parent.clone(), removed.from_turn);
+        adopt(
+            self.branches
+                .iter_mut()
+                .map(|b| (&mut b.parent, &mut b.from_turn)),
+            id,
+            parent,
+            from_turn,
+        );
         let mut release = self.clear(session_id, id)?;
         let x = self.index_of(session_id, id)?;
         let b = self.branches.remove(x);
@@ -531,6 +543,24 @@ impl Tree {
         record.last_turn = main.last_turn;
         record.archived_count = main.archived;
         record.summary_head = main.summary_head;
+    }
+}
+
+/// The branches made from branch `removed` (each given as its `parent` and `from_turn`), which
+/// was made from `parent` at turn `from_turn`, once it is deleted: they are made from `parent`,
+/// at the last turn they still share with it (the turns of `removed` they showed before
+/// `from_turn` were `parent`'s), so that a listing names no branch that is gone.
+pub fn adopt<'a>(
+    branches: impl IntoIterator<Item = (&'a mut Option<String>, &'a mut u64)>,
+    removed: &str,
+    parent: Option<String>,
+    from_turn: u64,
+) {
+    for (p, turn) in branches {
+        if p.as_deref() == Some(removed) {
+            p.clone_from(&parent);
+            *turn = (*turn).min(from_turn);
+        }
     }
 }
 
@@ -901,11 +931,23 @@ mod tests {
         assert_eq!(r.delete, Some((0, 4)));
         assert!(t.find("b").is_none());
         assert_eq!(view(&t, "c"), [seg(MAIN, 0, 2), seg("c", 2, 4)]);
+        let c = t.get(S, "c").unwrap();
         assert_eq!(
-            t.get(S, "c").unwrap().parent.as_deref(),
-            Some("b"),
-            "as created"
+            (c.parent.as_deref(), c.from_turn),
+            (Some(MAIN), 2),
+            "made from main, at the last turn it shares with it"
         );
+    }
+
+    #[test]
+    fn a_branch_made_before_its_parent_left_its_own_parent_keeps_its_turn() {
+        let mut t = tree_with(6, 3);
+        t.fork(S, MAIN, "b", 4, 3, 1.0).unwrap(); // shows main's turns 1 and 2
+        t.fork(S, "b", "c", 2, 2, 1.0).unwrap(); // shows turn 1 only
+        t.remove(S, "b").unwrap();
+        let c = t.get(S, "c").unwrap();
+        assert_eq!((c.parent.as_deref(), c.from_turn), (Some(MAIN), 2));
+        assert_eq!(view(&t, "c"), [seg(MAIN, 0, 2)]);
     }
 
     #[test]

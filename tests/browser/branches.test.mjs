@@ -398,7 +398,7 @@ test('delete a branch; the branch used last survives a reload; branches of branc
       out.mainNow = s.currentBranch;
       await s.deleteBranch('a');
       out.bAfterDelete = await new lib.IndexedDbSession(id, { branch: 'b' }).getItems();
-      out.branches = (await s.listBranches()).map((x) => [x.branchId, x.parent, x.itemCount]);
+      out.branches = (await s.listBranches()).map((x) => [x.branchId, x.parent, x.fromTurn, x.itemCount]);
       await s.switchBranch('b');
       return out;
     },
@@ -407,7 +407,8 @@ test('delete a branch; the branch used last survives a reload; branches of branc
   assert.deepEqual(texts(r.b), ['q1', 'a1', 'q2', 'a2', 'q3 on b']);
   assert.equal(r.mainNow, 'main');
   assert.deepEqual(texts(r.bAfterDelete), ['q1', 'a1', 'q2', 'a2', 'q3 on b'], "b keeps what it showed of a's");
-  assert.deepEqual(r.branches, [['main', null, 8], ['b', 'a', 5]]);
+  // b was made from a to replace a's turn 3; a from main to replace main's: b is main's from then on.
+  assert.deepEqual(r.branches, [['main', null, null, 8], ['b', 'main', 3, 5]]);
   await reload(page);
   const after = await page.evaluate(async (id) => {
     const [info] = (await lib.listSessions()).filter((x) => x.sessionId === id);
@@ -798,7 +799,8 @@ for (const kind of ['indexeddb', 'memory']) {
         const noTurn = await s.storeRunUsage({ requests: 1, inputTokens: 1, outputTokens: 0 }).then(() => 'stored', (e) => `${e.code} ${e.message}`);
         const edit = (await s.listBranches()).find((b) => b.branchId === 'edit3').fromTurn;
         const editItems = (await s.switchBranch('edit3'), (await s.getItems()).map((i) => i.content));
-        // A branch of a branch that is deleted: it keeps what it shows, and names no turn of it.
+        // A branch of a branch that is deleted: it keeps what it shows, and is made from the
+        // deleted one's parent from then on (here at no turn: the deleted one showed none of it).
         await s.switchBranch('edit3');
         await s.addItems([u('q3 again'), a('a3 again')]);
         await s.createBranchFromTurn(3, 'edit3b');
@@ -821,11 +823,47 @@ for (const kind of ['indexeddb', 'memory']) {
     );
     assert.match(r.noMatch, /^INVALID_TURN .*contains "NOT Here"/, 'the text as given');
     assert.match(r.noTurn, /^INVALID_TURN branch "from-start" of session "[^"]+" has no turn to store usage against: it shows no items$/);
-    assert.deepEqual(r.orphaned, { parent: 'edit3', fromTurn: 0, items: ['q1', 'a1', 'q2', 'a2'] }, 'the same in both stores');
+    assert.deepEqual(r.orphaned, { parent: 'main', fromTurn: 0, items: ['q1', 'a1', 'q2', 'a2'] }, 'the same in both stores');
     assert.deepEqual(r.turn, [1, 5], 'the new turn 2 has its own usage only');
     assert.equal(r.session, 5, 'the undone run is not counted');
     assert.equal(r.edit, 0, 'the branch shows no turn of the cleared main');
     assert.deepEqual(r.editItems, ['q1', 'a1', 'q2', 'a2'], 'the branch keeps what it showed');
+  });
+}
+
+for (const kind of ['indexeddb', 'memory']) {
+  test(`${kind}: a branch whose parent is deleted is made from its parent’s parent, at the last turn they share; a turn it still shows keeps its usage when popped there`, async () => {
+    const { page } = await openHarness(env);
+    const r = await page.evaluate(
+      async ({ kind, id }) => {
+        const u = (t) => ({ role: 'user', content: t });
+        const a = (t) => ({ role: 'assistant', content: t });
+        const s = make(kind, id);
+        const usage = (inputTokens) => s.storeRunUsage({ requests: 1, inputTokens, outputTokens: 0 });
+        await s.addItems([u('q1'), a('a1')]);
+        await usage(1);
+        await s.addItems([u('q2'), a('a2')]);
+        await usage(10);
+        await s.addItems([u('q3'), a('a3')]);
+        await usage(100);
+        // edit: main's turns 1 and 2, then its own turns 3 and 4; again: edit's first three.
+        await s.createBranchFromTurn(3, 'edit');
+        await s.addItems([u('q3 edited'), a('a3 edited'), u('q4'), a('a4')]);
+        await s.createBranchFromTurn(4, 'again');
+        await s.switchBranch('main');
+        await s.deleteBranch('edit');
+        const listed = (await s.listBranches()).map((b) => [b.branchId, b.parent, b.fromTurn]);
+        // Undo main's turns 3 and 2: again still shows turn 2, so what it used stays.
+        for (let i = 0; i < 4; i++) await s.popItem();
+        const mainUsage = (await s.getSessionUsage({ branch: 'main' })).inputTokens;
+        await s.switchBranch('again');
+        return { listed, mainUsage, again: (await s.getItems()).map((i) => i.content) };
+      },
+      { kind, id: fresh(`adopted-${kind}`) },
+    );
+    assert.deepEqual(r.listed, [['main', null, null], ['again', 'main', 3]]);
+    assert.deepEqual(r.again, ['q1', 'a1', 'q2', 'a2', 'q3 edited', 'a3 edited']);
+    assert.equal(r.mainUsage, 11, 'turn 3’s usage goes with it, turn 2’s stays (again shows turn 2)');
   });
 }
 
