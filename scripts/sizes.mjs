@@ -16,9 +16,9 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 108 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 109.5 * KIB, target: 55 * KIB },
   'index.js': { budget: 21 * KIB },
-  'agent_sessions_extras_bg.wasm': { budget: 121.5 * KIB },
+  'agent_sessions_extras_bg.wasm': { budget: 123 * KIB },
   'extras.js': { budget: 3.6 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 53.5 * KIB },
   'memory.js': { budget: 3.2 * KIB },

@@ -7,9 +7,11 @@
 //   accent written as a separate combining mark belongs to its letter, and so do the vowel marks
 //   of Arabic and Hebrew (شكراً is شكرا); full-width letters and digits are ASCII (ＯｐｅｎＡＩ is
 //   openai), Arabic-Indic digits too, and Arabic letter variants are one letter (أحمد is احمد);
+//   every Latin letter Unicode decomposes is its letter (Kṛṣṇa is krsna);
 // - Chinese, Japanese and Korean, and Thai, Lao, Khmer and Burmese, are read as pairs of
 //   neighbouring characters (東京の → 東京, 京の), and one character of them is found in the pairs
-//   it starts or ends (猫 in 一只猫);
+//   it starts or ends (猫 in 一只猫); half-width katakana is full-width (ｶﾀｶﾅ is カタカナ, ﾃﾞｰﾀ
+//   is データ);
 // - the punctuation of other scripts ends a word (हूँ। → हूँ); a soft hyphen or a zero-width
 //   (non-)joiner does not;
 // - a query's words must each match a whole word, `word*` the start of one (only that start is
@@ -148,6 +150,9 @@ export function foldChar(c) {
   return lower;
 }
 
+/** The full-width katakana each half-width one (U+FF66 to U+FF9D) stands for, in order. */
+const HALF_WIDTH_KATAKANA = 'ヲァィゥェォャュョッーアイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワン';
+
 /** The tokens of `text`, in order: `{ term, start, end, ends }`, `start` and `end` offsets in
  * `text` (UTF-16, end excluded) and `ends[i]` the offset in `text` where the first `i + 1`
  * characters of `term` are all covered (used to mark only the start of a word). */
@@ -174,9 +179,16 @@ export function tokenize(text) {
   for (const c of text) {
     const n = c.codePointAt(0);
     const end = at + c.length;
-    if (isUnspaced(n)) {
+    const last = cjk[cjk.length - 1];
+    // A half-width sound mark right after a half-width kana is one character with it (ｶﾞ is ガ).
+    const voiced = last?.half && last.end === at && (n === 0xff9e || n === 0xff9f) ? (last.c + c).normalize('NFKC') : '';
+    if (voiced.length === 1) {
+      Object.assign(last, { c: voiced, end, half: false });
+    } else if (isUnspaced(n)) {
       flushWord();
-      cjk.push({ c, at, end });
+      // Half-width katakana is its full-width form.
+      const half = n >= 0xff66 && n <= 0xff9d;
+      cjk.push({ c: half ? HALF_WIDTH_KATAKANA[n - 0xff66] : c, at, end, half });
     } else {
       flushCjk();
       if (isMark(n)) {

@@ -19,7 +19,7 @@ after(async () => {
 const fixtures = readdirSync(join(root, 'tests/fixtures/db')).filter((f) => /^v\d+\.json$/.test(f));
 
 /** The schema version this build writes (src/core/schema.rs). */
-const SCHEMA_VERSION = 7;
+const SCHEMA_VERSION = 8;
 
 /** Writes a fixture into a new database named `dbName`, as its release left it. */
 async function load(page, dbName, fixture) {
@@ -75,19 +75,23 @@ for (const file of fixtures) {
         // built after the upgrade): a word of each session's first message.
         out.searched = {};
         for (const record of sessions) {
-          const text = out.histories[record.id].map((i) => (typeof i.content === 'string' ? i.content : '')).find((t) => /[a-z]{3}/i.test(t));
+          // (A whole word of ASCII letters: `ammad` in `Muḥammad` is not one.)
+          const words = (t) => t.split(/[^\p{L}\p{M}\p{N}]+/u).filter((w) => /^[a-z]{3,}$/i.test(w));
+          const text = out.histories[record.id].map((i) => (typeof i.content === 'string' ? i.content : '')).find((t) => words(t).length > 0);
           if (!text) continue;
-          const word = text.match(/[a-z]{3,}/i)[0];
+          const [word] = words(text);
           const hits = await lib.searchSessions({ dbName, userId: record.userId ?? null, query: word, limit: 1000 });
           out.searched[record.id] = { word, found: hits.some((h) => h.sessionId === record.id), others: hits.filter((h) => h.sessionId !== record.id && !sessions.some((s) => s.id === h.sessionId && (s.userId ?? null) === (record.userId ?? null))).length };
         }
         // Rows an older tokeniser indexed are indexed again: a character that ends a run, a word
         // before a danda (the fourth); full-width letters and digits, Arabic and Hebrew without
-        // their marks, Arabic letter variants (the fifth).
+        // their marks, Arabic letter variants (the fifth); the Latin letters of transliterations,
+        // half-width katakana, a hosted tool call's output in a session that indexes tools (the
+        // sixth).
         const scripts = sessions.find((s) => s.id === 'scripts');
         if (scripts) {
           out.scripts = {};
-          for (const query of ['猫', '집', 'हूँ', 'openai', '2024', 'شكرا', 'احمد', 'שלום']) {
+          for (const query of ['猫', '집', 'हूँ', 'openai', '2024', 'شكرا', 'احمد', 'שלום', 'muhammad krsna', 'wyth gorde', 'カタカナ', 'データ', 'zanzibar']) {
             const hits = await lib.searchSessions({ dbName, userId: scripts.userId, query });
             out.scripts[query] = hits.map((h) => [h.sessionId, h.seq]);
           }
@@ -169,10 +173,26 @@ for (const file of fixtures) {
     if (fixture.version >= 5) {
       const seqs = rows.filter((row) => row.sessionId === 'scripts').map((row) => row.seq);
       const fifth = fixture.version >= 6 ? [['scripts', seqs[2]]] : [];
+      const sixth = fixture.version >= 7 ? [['scripts', seqs[3]]] : [];
+      const tool = fixture.version >= 7 ? [['tools', rows.find((row) => row.sessionId === 'tools' && row.item.type === 'hosted_tool_call').seq]] : [];
       assert.deepEqual(
         r.scripts,
-        { 猫: [['scripts', seqs[0]]], 집: [['scripts', seqs[0]]], हूँ: [['scripts', seqs[1]]], openai: fifth, 2024: fifth, شكرا: fifth, احمد: fifth, שלום: fifth },
-        'found with the terms of the fifth tokeniser',
+        {
+          猫: [['scripts', seqs[0]]],
+          집: [['scripts', seqs[0]]],
+          हूँ: [['scripts', seqs[1]]],
+          openai: fifth,
+          2024: fifth,
+          شكرا: fifth,
+          احمد: fifth,
+          שלום: fifth,
+          'muhammad krsna': sixth,
+          'wyth gorde': sixth,
+          カタカナ: sixth,
+          データ: sixth,
+          zanzibar: tool,
+        },
+        'found with the terms of the sixth tokeniser',
       );
     }
     // The new index was filled from the rows already stored: the newest turns of every session

@@ -164,6 +164,43 @@ test('equal scores put the newest first; tool text only with index.tools', async
   assert.equal(r.refused, 'INVALID_OPTIONS');
 });
 
+test('with index.tools, the text of hosted, shell, apply-patch and computer calls and their outputs is found; without it, none', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page, 'search-tool-kinds');
+  const r = await page.evaluate(async () => {
+    const items = [
+      { type: 'hosted_tool_call', id: 'h1', name: 'mcp_lookup', arguments: '{"q":"tides"}', status: 'completed', output: 'Spring tides in Zanzibar' },
+      { type: 'shell_call', callId: 's1', status: 'completed', action: { commands: ['ls ledger', 'grep quokka notes.txt'] } },
+      { type: 'shell_call_output', callId: 's1', output: [{ stdout: 'walrus.txt', stderr: 'permission denied: narwhal', outcome: { type: 'exit', exitCode: 1 } }] },
+      { type: 'apply_patch_call', callId: 'p1', status: 'completed', operation: { type: 'update_file', path: 'src/pelican.rs', diff: '-old\n+flamingo' } },
+      { type: 'apply_patch_call_output', callId: 'p1', status: 'completed', output: 'applied to marmoset' },
+      { type: 'computer_call', callId: 'k1', status: 'completed', action: { type: 'type', text: 'capybara' } },
+      { type: 'computer_call', callId: 'k2', status: 'completed', actions: [{ type: 'type', text: 'axolotl' }, { type: 'click', x: 1, y: 2 }] },
+    ];
+    await new lib.IndexedDbSession('tools', { ...db, userId: 'ann', index: { tools: true } }).addItems(items);
+    await new lib.IndexedDbSession('plain', { ...db, userId: 'ann' }).addItems(items);
+    const out = {};
+    for (const word of ['zanzibar', 'tides', 'quokka', 'walrus', 'narwhal', 'pelican', 'flamingo', 'marmoset', 'capybara', 'axolotl']) out[word] = await find(word);
+    // What is stored is what was added.
+    out.stored = await new lib.IndexedDbSession('tools', { ...db, userId: 'ann' }).getItems();
+    return { out, items };
+  });
+  assert.deepEqual(r.out.stored, r.items);
+  delete r.out.stored;
+  assert.deepEqual(r.out, {
+    zanzibar: ['tools:0'],
+    tides: ['tools:0'],
+    quokka: ['tools:1'],
+    walrus: ['tools:2'],
+    narwhal: ['tools:2'],
+    pelican: ['tools:3'],
+    flamingo: ['tools:3'],
+    marmoset: ['tools:4'],
+    capybara: ['tools:5'],
+    axolotl: ['tools:6'],
+  });
+});
+
 test('repairSession keeps the tool text of the rows it moves in the index (a session written with index.tools)', async () => {
   const { page } = await openHarness(env);
   await helpers(page, 'repair-tools');
@@ -785,7 +822,7 @@ test('over an encrypted session, compacted or not, the past-session tools find n
   }
 });
 
-test('the demo marks in a hit’s snippet what the search matched: one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks', async () => {
+test('the demo marks in a hit’s snippet what the search matched: one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks, letters of transliterations, half-width katakana', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     const { matchRanges, parseQuery } = await import('/www/highlight.js');
@@ -803,6 +840,11 @@ test('the demo marks in a hit’s snippet what the search matched: one character
       ['قال أحمد: شكراً جزيلاً', 'شكرا', 'شكراً'],
       ['שָׁלוֹם לכולם', 'שלום', 'שָׁלוֹם'],
       ['هو مسؤول هنا', 'مسوول', 'مسؤول'],
+      // Latin letters of transliterations, Welsh; half-width katakana, its sound marks with it.
+      ['Kṛṣṇa and Muḥammad', 'krsna', 'Kṛṣṇa'],
+      ['Ẃyth o’r gloch', 'wyth', 'Ẃyth'],
+      ['ｶﾀｶﾅのﾃﾞｰﾀです', 'データ', 'ﾃﾞｰﾀ'],
+      ['カタカナ', 'ｶﾀｶﾅ', 'カタカナ'],
       // A query word of several tokens with one character of a script written without spaces,
       // or a prefix: a clause per token.
       ['ＯｐｅｎＡＩ ２０２４年のモデル', '2024年', '２０２４年'],

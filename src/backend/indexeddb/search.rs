@@ -357,13 +357,15 @@ const BUILD: &str = "searchIndex";
 /// and Burmese were indexed as pairs of characters; 3: before the last character of a run of
 /// those scripts or of Chinese, Japanese and Korean was a term of its own, and the punctuation
 /// of other scripts ended a word; 4: before full-width Latin letters and digits were folded to
-/// ASCII, and Arabic and Hebrew lost their vowel marks and Arabic its letter variants) has every
+/// ASCII, and Arabic and Hebrew lost their vowel marks and Arabic its letter variants; 5: before
+/// every Latin letter Unicode decomposes was folded, half-width katakana was full-width, and a
+/// hosted tool call's output was a tool term) has every
 /// row looked at again, by the same chunked build, from its next open; a row is written again
 /// only where its terms change. A change of the tokeniser comes with a schema version (version 6
-/// for terms 4, 7 for terms 5), whose upgrade closes the connections of
+/// for terms 4, 7 for terms 5, 8 for terms 6), whose upgrade closes the connections of
 /// tabs still running the version before: they would go on writing rows with their own terms,
 /// which this build does not look at again once done.
-const TERMS_VERSION: u32 = 5;
+const TERMS_VERSION: u32 = 6;
 
 /// The meta record of a build with nothing to do, written when a database is created: every row
 /// of a database created with the terms index in its schema is written with its terms, so the
