@@ -130,24 +130,24 @@ function isWord(c, n) {
   return !SPACE.test(c);
 }
 
-/** The Latin letters whose diacritic is not a separate mark in NFD, the ligatures, and the
- * Arabic letter variants (a letter with hamza or madda, alef maksura and Persian yeh, teh
- * marbuta, Persian keheh). */
-const SPECIAL = { ς: 'σ', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ð: 'd', ø: 'o', đ: 'd', ħ: 'h', ı: 'i', ł: 'l', ŀ: 'l', ŧ: 't', أ: 'ا', إ: 'ا', آ: 'ا', ٱ: 'ا', ى: 'ي', ی: 'ي', ئ: 'ي', ة: 'ه', ۀ: 'ه', ک: 'ك', ؤ: 'و', ۂ: 'ہ', ۓ: 'ے' };
+/** The Latin letters whose diacritic is not a separate mark in NFD, the ligatures and the
+ * letters written as two, long s, and the Arabic letter variants (a letter with hamza or madda,
+ * alef maksura and Persian yeh, teh marbuta, Persian keheh). */
+const SPECIAL = { ς: 'σ', ß: 'ss', æ: 'ae', œ: 'oe', þ: 'th', ð: 'd', ø: 'o', đ: 'd', ħ: 'h', ı: 'i', ł: 'l', ŀ: 'l', ŧ: 't', ſ: 's', أ: 'ا', إ: 'ا', آ: 'ا', ٱ: 'ا', ى: 'ي', ی: 'ي', ئ: 'ي', ة: 'ه', ۀ: 'ه', ک: 'ك', ؤ: 'و', ۂ: 'ہ', ۓ: 'ے' };
 
 /** One character as it counts in a term: lower case, a Latin or Greek letter without its
- * diacritics (lower case, NFD, combining marks removed), full-width forms and Arabic letter
- * variants as above. Letters of other scripts keep their marks, as in the library. */
+ * diacritics (lower case, NFD, combining marks removed), full-width forms and the letters above
+ * as they are given there (after NFD: ǽ is æ, so ae). Letters of other scripts keep their marks,
+ * as in the library. */
 export function foldChar(c) {
-  const lower = c.toLowerCase();
-  if (SPECIAL[lower]) return SPECIAL[lower];
   const n = c.codePointAt(0);
   // Full-width Latin letters and digits, and Arabic-Indic digits: ASCII.
   if ((n >= 0xff10 && n <= 0xff19) || (n >= 0xff21 && n <= 0xff3a) || (n >= 0xff41 && n <= 0xff5a)) return String.fromCharCode(n - 0xfee0).toLowerCase();
   if (n >= 0x660 && n <= 0x669) return String(n - 0x660);
   if (n >= 0x6f0 && n <= 0x6f9) return String(n - 0x6f0);
-  if (n < 0x250 || (n >= 0x1e00 && n <= 0x1eff) || (n >= 0x386 && n <= 0x3ce)) return lower.normalize('NFD').replace(/\p{M}/gu, '');
-  return lower;
+  let lower = c.toLowerCase();
+  if (n < 0x250 || (n >= 0x1e00 && n <= 0x1eff) || (n >= 0x386 && n <= 0x3ce)) lower = lower.normalize('NFD').replace(/\p{M}/gu, '');
+  return [...lower].map((ch) => SPECIAL[ch] ?? ch).join('');
 }
 
 /** The full-width katakana each half-width one (U+FF66 to U+FF9D) stands for, in order. */

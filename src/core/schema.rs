@@ -194,7 +194,8 @@ pub const MIGRATIONS: &[Migration] = &[
         to_version: 8,
         description: "search terms of the sixth tokeniser",
         // As version 7: no store or index changes, the terms of the sixth tokeniser (every Latin
-        // letter Unicode decomposes is its letter, half-width katakana is full-width; with
+        // letter Unicode decomposes is its letter, the other capitals of Latin Extended-B are
+        // lower-cased, half-width katakana is full-width; with
         // `index.tools`, the text of hosted, shell, apply-patch and computer calls). Rows are
         // indexed again after the upgrade.
         steps: &[],

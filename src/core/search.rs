@@ -91,6 +91,10 @@ fn latin_letter(c: char) -> Option<char> {
     letter.filter(|b| **b != b'.').map(|b| char::from(*b))
 }
 
+/// The capitals of Latin Extended-B that [`lower`] does not compute, each followed by its lower
+/// case.
+const LATIN_B_CASES: &str = "ƁɓƂƃƄƅƆɔƇƈƉɖƊɗƋƌƎǝƏəƐɛƑƒƓɠƔɣƖɩƗɨƘƙƜɯƝɲƟɵƢƣƤƥƦʀƧƨƩʃƬƭƮʈƱʊƲʋƳƴƵƶƷʒƸƹƼƽǄǆǅǆǇǉǈǉǊǌǋǌǱǳǲǳǴǵǶƕǷƿȠƞȺⱥȻȼȽƚȾⱦɁɂɃƀɄʉɅʌɆɇɈɉɊɋɌɍɎɏ";
+
 /// The full-width katakana each half-width one (U+FF66 to U+FF9D) stands for, in order.
 const HALF_WIDTH_KATAKANA: &str =
     "ヲァィゥェォャュョッーアイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワン";
@@ -143,6 +147,11 @@ fn fold(c: char) -> &'static str {
         'æ' => "ae",
         'œ' => "oe",
         'þ' => "th",
+        // Letters whose decomposition is a letter without one.
+        'ǣ' | 'ǽ' => "ae",
+        'ǿ' => "o",
+        'ǯ' => "ʒ",
+        'ſ' | 'ẛ' => "s",
         // Arabic: alef with hamza or madda is alef, alef maksura and the Persian yeh are yeh, teh
         // marbuta is heh, the Persian keheh is kaf (how the letters are typed varies: `احمد` and
         // `أحمد` are one name).
@@ -179,6 +188,18 @@ fn lower(c: char) -> char {
         0x1A0 | 0x1AF => n + 1,
         0x1CD..=0x1DC if n % 2 == 1 => n + 1,
         0x1DE..=0x1EF | 0x1F8..=0x21F | 0x222..=0x233 if n.is_multiple_of(2) => n + 1,
+        // The other capitals of Latin Extended-B (Azerbaijani Ə, the hooked letters of West
+        // African alphabets, the digraphs).
+        0x181..=0x24E => {
+            let mut pairs = LATIN_B_CASES.chars();
+            loop {
+                match (pairs.next(), pairs.next()) {
+                    (Some(upper), Some(lower)) if upper == c => break lower as u32,
+                    (Some(_), Some(_)) => {}
+                    _ => break n,
+                }
+            }
+        }
         0x391..=0x3A1 | 0x3A3..=0x3AB => n + 0x20,
         0x386 => 0x3AC,
         0x388..=0x38A => n + 0x25,
@@ -272,6 +293,13 @@ fn push_folded(term: &mut String, c: char) {
 /// spaces ([`is_unspaced`]: Chinese, Japanese, Korean, Thai, Lao, Khmer, Burmese), every pair of
 /// neighbouring characters (one character alone is a token).
 pub fn tokenize(text: &str) -> Vec<Token> {
+    tokenize_runs(text).0
+}
+
+/// [`tokenize`], and the last character of each run of two or more characters of the scripts
+/// written without spaces, as it counts in the run's pairs (a half-width kana full-width).
+fn tokenize_runs(text: &str) -> (Vec<Token>, Vec<char>) {
+    let mut ends = Vec::new();
     let mut tokens = Vec::new();
     let mut word = String::new();
     let mut word_start = 0;
@@ -290,33 +318,35 @@ pub fn tokenize(text: &str) -> Vec<Token> {
     };
     // A run of characters of the scripts written without spaces: where each starts, what it
     // counts as, and where it ends (after the sound mark a half-width kana takes with it).
-    let flush_pairs = |run: &mut Vec<(usize, char, usize)>, tokens: &mut Vec<Token>| {
-        match run.len() {
-            0 => {}
-            1 => {
-                let (start, c, end) = run[0];
-                let position = tokens.len() as u32;
-                tokens.push(Token {
-                    term: c.to_string(),
-                    position,
-                    start,
-                    end,
-                });
-            }
-            _ => {
-                for pair in run.windows(2) {
+    let flush_pairs =
+        |run: &mut Vec<(usize, char, usize)>, tokens: &mut Vec<Token>, ends: &mut Vec<char>| {
+            match run.len() {
+                0 => {}
+                1 => {
+                    let (start, c, end) = run[0];
                     let position = tokens.len() as u32;
                     tokens.push(Token {
-                        term: [pair[0].1, pair[1].1].iter().collect(),
+                        term: c.to_string(),
                         position,
-                        start: pair[0].0,
-                        end: pair[1].2,
+                        start,
+                        end,
                     });
                 }
+                _ => {
+                    ends.extend(run.last().map(|last| last.1));
+                    for pair in run.windows(2) {
+                        let position = tokens.len() as u32;
+                        tokens.push(Token {
+                            term: [pair[0].1, pair[1].1].iter().collect(),
+                            position,
+                            start: pair[0].0,
+                            end: pair[1].2,
+                        });
+                    }
+                }
             }
-        }
-        run.clear();
-    };
+            run.clear();
+        };
     for (i, &c) in chars.iter().enumerate() {
         if is_unspaced(c) {
             flush_word(&mut word, word_start, i, &mut tokens);
@@ -332,7 +362,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 continue;
             }
         }
-        flush_pairs(&mut unspaced, &mut tokens);
+        flush_pairs(&mut unspaced, &mut tokens, &mut ends);
         if is_mark(c)
             || matches!(
                 c,
@@ -353,8 +383,8 @@ pub fn tokenize(text: &str) -> Vec<Token> {
         }
     }
     flush_word(&mut word, word_start, chars.len(), &mut tokens);
-    flush_pairs(&mut unspaced, &mut tokens);
-    tokens
+    flush_pairs(&mut unspaced, &mut tokens, &mut ends);
+    (tokens, ends)
 }
 
 /// The distinct terms of a text, in the order they first appear, at most
@@ -376,21 +406,12 @@ pub fn index_terms(text: &str) -> Vec<String> {
             terms.push(term);
         }
     };
-    for token in tokenize(text) {
+    let (tokens, ends) = tokenize_runs(text);
+    for token in tokens {
         add(token.term);
     }
-    let mut run = 0;
-    let mut last = ' ';
-    for c in text.chars().chain([' ']) {
-        if is_unspaced(c) {
-            run += 1;
-            last = c;
-            continue;
-        }
-        if run >= 2 {
-            add(last.to_string());
-        }
-        run = 0;
+    for last in ends {
+        add(last.to_string());
     }
     terms
 }
@@ -622,7 +643,11 @@ fn inside_grapheme(chars: &[char], i: usize) -> bool {
         is_mark(c)
             || matches!(c as u32, 0x200D | 0xFE00..=0xFE0F | 0x1F3FB..=0x1F3FF | 0xE0100..=0xE01EF)
     };
-    i > 0 && i < chars.len() && (joins(chars[i]) || chars[i - 1] == '\u{200D}')
+    // (A half-width sound mark belongs to the half-width kana before it.)
+    let sound_mark = |i: usize| {
+        matches!(chars[i] as u32, 0xFF9E | 0xFF9F) && matches!(chars[i - 1] as u32, 0xFF66..=0xFF9D)
+    };
+    i > 0 && i < chars.len() && (joins(chars[i]) || chars[i - 1] == '\u{200D}' || sound_mark(i))
 }
 
 /// The text around a match, at most about [`SNIPPET`] characters, cut at word boundaries where
@@ -850,9 +875,19 @@ mod tests {
             terms("Straße Æsir Œuvre þorn ðá Øre ıi"),
             ["strasse", "aesir", "oeuvre", "thorn", "da", "ore", "ii"]
         );
+        // Capitals of Latin Extended-B: Azerbaijani, West African alphabets, digraphs.
+        assert_eq!(
+            terms("ƏLİ Ɓaƙi ƊAN Ǆ ǅ Ⱥ Ǽ ǯ ſ"),
+            ["əli", "ɓaƙi", "ɗan", "ǆ", "ǆ", "ⱥ", "ae", "ʒ", "s"]
+        );
         // Half-width katakana is the full-width; a sound mark typed after its kana is one
         // character with it; the pairs end where the text does, sound mark included.
         assert_eq!(terms("ｶﾀｶﾅ"), ["カタ", "タカ", "カナ"]);
+        // The last character of a run is a term of its own, as it counts in the run.
+        assert_eq!(
+            index_terms("ｶﾀｶﾅ ﾊﾞｽ"),
+            ["カタ", "タカ", "カナ", "バス", "ナ", "ス"]
+        );
         assert_eq!(terms("ﾃﾞｰﾀ ﾊﾟﾝ ｳﾞｧ"), ["デー", "ータ", "パン", "ヴァ"]);
         // A full-width kana keeps the marks typed after it as they were.
         assert_eq!(terms("ガﾞ"), ["ガ", "ﾞ"]);

@@ -19,7 +19,9 @@ use crate::core::sort;
 
 use super::open::Connection;
 use super::ops::user_records;
-use super::record::{has_terms, item_of, seq_of, stored_between, turn_of, Indexer};
+use super::record::{
+    has_terms, indexed_with_tools, item_of, seq_of, stored_between, turn_of, Indexer,
+};
 use super::request::Sent as _;
 use super::tx::{listening, storage_error, Tx};
 
@@ -358,8 +360,9 @@ const BUILD: &str = "searchIndex";
 /// those scripts or of Chinese, Japanese and Korean was a term of its own, and the punctuation
 /// of other scripts ended a word; 4: before full-width Latin letters and digits were folded to
 /// ASCII, and Arabic and Hebrew lost their vowel marks and Arabic its letter variants; 5: before
-/// every Latin letter Unicode decomposes was folded, half-width katakana was full-width, and a
-/// hosted tool call's output was a tool term) has every
+/// every Latin letter Unicode decomposes was folded, the other capitals of Latin Extended-B
+/// lower-cased, half-width katakana full-width, and a hosted tool call's output a tool term) has
+/// every
 /// row looked at again, by the same chunked build, from its next open; a row is written again
 /// only where its terms change. A change of the tokeniser comes with a schema version (version 6
 /// for terms 4, 7 for terms 5, 8 for terms 6), whose upgrade closes the connections of
@@ -549,14 +552,17 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                                 continue;
                             } else {
                                 // A row written by an object that indexes tool calls holds the
-                                // terms of their arguments and outputs too: it keeps them.
-                                let tools = Indexer::new(owner.as_deref(), true).terms(&item);
-                                if same_terms(&stored, &tools) {
-                                    continue;
-                                }
-                                match shares_a_tool_term(&stored, &plain, &tools) {
-                                    true => tools,
-                                    false => plain,
+                                // terms of their arguments and outputs too (it has terms where
+                                // its message text has none, whichever tokeniser made them): it
+                                // keeps them.
+                                if !indexed_with_tools(row) {
+                                    plain
+                                } else {
+                                    let tools = Indexer::new(owner.as_deref(), true).terms(&item);
+                                    if same_terms(&stored, &tools) {
+                                        continue;
+                                    }
+                                    tools
                                 }
                             }
                         }
@@ -619,21 +625,6 @@ fn same_terms(stored: &JsValue, terms: &JsValue) -> bool {
         return false;
     };
     stored.length() == terms.length() && (0..terms.length()).all(|i| stored.get(i) == terms.get(i))
-}
-
-/// Whether the `stored` terms of a row hold one of the `tools` terms that are not among its
-/// `plain` ones: the row was indexed with its tool call's arguments or output.
-fn shares_a_tool_term(stored: &JsValue, plain: &JsValue, tools: &JsValue) -> bool {
-    let (Some(stored), Some(plain), Some(tools)) = (
-        stored.dyn_ref::<Array>(),
-        plain.dyn_ref::<Array>(),
-        tools.dyn_ref::<Array>(),
-    ) else {
-        return false;
-    };
-    tools
-        .iter()
-        .any(|term| !plain.includes(&term, 0) && stored.includes(&term, 0))
 }
 
 /// Whether the meta store records the build as done.
