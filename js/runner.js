@@ -193,7 +193,22 @@ function pastSessionTools(session, { count, turnsPerSession }) {
   /** The user's sessions other than the current one, newest first. */
   const others = async ({ dbName, userId, current }) =>
     (await listSessions(userId === null ? { dbName } : { dbName, userId })).filter((s) => s.userId === userId && s.sessionId !== current);
-  const open = ({ dbName, userId }, id) => new IndexedDbSession(id, userId === null ? { dbName } : { dbName, userId });
+  // A chat is read on the branch it was last on (an edited chat as it reads now).
+  const open = ({ dbName, userId }, { sessionId, currentBranch: branch }) =>
+    new IndexedDbSession(sessionId, userId === null ? { dbName, branch } : { dbName, userId, branch });
+  /** Whether a search hit's item is one that the chat's branch shows: its own, or one of the
+   * branches it was made from before the turn it was made from. */
+  const shown = async (where, s) => {
+    const limits = new Map();
+    const branches = s.currentBranch === 'main' ? [] : await open(where, s).listBranches();
+    for (let b = s.currentBranch, limit = Infinity; b != null && !limits.has(b); ) {
+      limits.set(b, limit);
+      const entry = branches.find((e) => e.branchId === b);
+      limit = Math.min(limit, entry?.fromTurn ?? 0);
+      b = entry?.parent;
+    }
+    return (hit) => hit.turn < (limits.get(hit.branch ?? 'main') ?? 0);
+  };
   const noSessions = 'Past sessions are only found for runs with a session stored in IndexedDB, not encrypted.';
   return [
     {
@@ -210,7 +225,7 @@ function pastSessionTools(session, { count, turnsPerSession }) {
         const sessions = [];
         if (!query) {
           for (const s of list.slice(0, count)) {
-            const turns = turnsOf(await open(where, s.sessionId).getRecentTurns(turnsPerSession));
+            const turns = turnsOf(await open(where, s).getRecentTurns(turnsPerSession));
             sessions.push({ session_id: s.sessionId, title: s.title, updated_at: new Date(s.updatedAt).toISOString(), turns: turns.map((t) => ({ user: cut(t.user), assistant: cut(t.assistant) })) });
           }
           return { sessions };
@@ -220,8 +235,12 @@ function pastSessionTools(session, { count, turnsPerSession }) {
         // Only the other sessions are searched: this one's hits would take the places of theirs.
         const hits = await searchSessions({ dbName: where.dbName, userId: where.userId, query, limit: 200, sessionIds: [...known.keys()] });
         const matched = new Map();
+        const views = new Map();
         for (const hit of hits) {
-          if (!known.has(hit.sessionId) || hit.branch) continue;
+          const s = known.get(hit.sessionId);
+          if (!s) continue;
+          if (!views.has(s)) views.set(s, await shown(where, s));
+          if (!views.get(s)(hit)) continue;
           if (!matched.has(hit.sessionId)) {
             if (matched.size === count) continue;
             matched.set(hit.sessionId, new Map());
@@ -231,7 +250,7 @@ function pastSessionTools(session, { count, turnsPerSession }) {
         }
         for (const [id, turns] of matched) {
           const s = known.get(id);
-          const listed = await open(where, id).getTurns();
+          const listed = await open(where, s).getTurns();
           sessions.push({
             session_id: id,
             title: s.title,
@@ -256,10 +275,10 @@ function pastSessionTools(session, { count, turnsPerSession }) {
         const where = scope();
         if (!where) return noSessions;
         const id = args?.session_id;
-        const found = typeof id === 'string' && (await others(where)).some((s) => s.sessionId === id);
+        const found = typeof id === 'string' && (await others(where)).find((s) => s.sessionId === id);
         if (!found) return 'Error: there is no past session with that id. Use search_past_sessions to find one.';
         const n = args?.num_turns;
-        const past = open(where, id);
+        const past = open(where, found);
         const items = Number.isInteger(n) && n > 0 ? await past.getRecentTurns(n) : await past.getItems();
         const lines = items.filter(roleOf).map((item) => `${roleOf(item)}: ${textOf(item)}`);
         return lines.length ? lines.join('\n') : '(the session holds no messages)';

@@ -600,6 +600,25 @@ test('Thai, Lao, Khmer and Burmese are found by a word inside a longer run; an i
   assert.equal(r.again.done, 0, 'and only once');
 });
 
+test('a row indexed with its tool text keeps it through a new tokeniser’s build, even where every one of its words changes', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = `search-tool-rebuild-${Math.random()}`;
+    const tools = new lib.IndexedDbSession('tool', { dbName, userId: 'ann', index: { tools: true } });
+    await tools.addItems([{ type: 'function_call_result', callId: 'c1', name: 'lookup', output: 'Kṛṣṇa' }]);
+    // As the tokeniser before left it: the word with its dots, the build record of terms 5.
+    await rewriteRows(
+      dbName,
+      (row) => (row.terms = ['ann\u0000kṛṣṇa']),
+      () => ({ name: 'searchIndex', done: true, after: null, indexed: 0, terms: 5, all: false }),
+    );
+    const built = await lib.buildSearchIndex({ dbName });
+    return { built, found: (await lib.searchSessions({ dbName, userId: 'ann', query: 'krsna' })).map((h) => h.seq) };
+  });
+  assert.deepEqual(r.built, { done: 1, total: 1 });
+  assert.deepEqual(r.found, [0], 'found by the new term');
+});
+
 test('rows a branch write copies while the index is being built get their terms, wherever the build is', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
@@ -785,6 +804,47 @@ test('the past-session tools, against the test model server: the user’s sessio
   assert.ok(!outputs.join(' ').includes('lair'), 'nothing of bob’s');
 });
 
+test('the past-session tools read an edited chat as it reads now: on the branch it was last on, with what that branch shows of the ones it was made from', async () => {
+  const { page } = await openHarness(env);
+  model.reset();
+  model.script(
+    { calls: [{ name: 'search_past_sessions', arguments: {} }] },
+    { calls: [{ name: 'search_past_sessions', arguments: { query: 'paris' } }] },
+    { calls: [{ name: 'search_past_sessions', arguments: { query: 'rome' } }] },
+    { calls: [{ name: 'search_past_sessions', arguments: { query: 'lisbon' } }] },
+    { calls: [{ name: 'read_past_session', arguments: { session_id: 'trip' } }] },
+    { text: 'done' },
+  );
+  const r = await page.evaluate(
+    async ({ url }) => {
+      const dbName = 'past-tools-branches';
+      const trip = new lib.IndexedDbSession('trip', { dbName, userId: 'ann' });
+      await trip.addItems([
+        { role: 'user', content: 'Plan a day in Paris' },
+        { role: 'assistant', content: 'Louvre, then the Seine.' },
+        { role: 'user', content: 'Now a day in Rome' },
+        { role: 'assistant', content: 'Colosseum and pasta.' },
+      ]);
+      // The second question edited: the chat reads Paris, then Lisbon, from now on.
+      await trip.createBranchFromTurn(2, 'edit');
+      await trip.addItems([{ role: 'user', content: 'Now a day in Lisbon' }, { role: 'assistant', content: 'Trams and pastéis.' }]);
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'a', model: 'm', pastSessions: true });
+      const result = await runner.run(agent, 'where did we plan to go?', { session: new lib.IndexedDbSession('now', { dbName, userId: 'ann' }) });
+      return result.finalOutput;
+    },
+    { url: model.url },
+  );
+  assert.equal(r, 'done');
+  const outputs = model.requests.at(-1).body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+  const [recent, paris, rome, lisbon, transcript] = outputs;
+  assert.deepEqual(JSON.parse(recent).sessions[0].turns.map((t) => t.user), ['Plan a day in Paris', 'Now a day in Lisbon']);
+  assert.deepEqual(JSON.parse(paris).sessions.map((s) => s.turns), [[{ turn: 1, user: 'Plan a day in Paris', match: 'Plan a day in Paris' }]], 'a turn the branch shares with main');
+  assert.deepEqual(JSON.parse(rome).sessions, [], 'the question edited away is not the chat’s any more');
+  assert.deepEqual(JSON.parse(lisbon).sessions.map((s) => s.turns), [[{ turn: 2, user: 'Now a day in Lisbon', match: 'Now a day in Lisbon' }]], 'the branch’s own turn');
+  assert.equal(transcript, 'user: Plan a day in Paris\nassistant: Louvre, then the Seine.\nuser: Now a day in Lisbon\nassistant: Trams and pastéis.');
+});
+
 test('over an encrypted session, compacted or not, the past-session tools find nothing: not its own sealed chats, nor the user’s others', async () => {
   const { page } = await openHarness(env);
   model.reset();
@@ -845,6 +905,9 @@ test('the demo marks in a hit’s snippet what the search matched: one character
       ['Ẃyth o’r gloch', 'wyth', 'Ẃyth'],
       ['ｶﾀｶﾅのﾃﾞｰﾀです', 'データ', 'ﾃﾞｰﾀ'],
       ['カタカナ', 'ｶﾀｶﾅ', 'カタカナ'],
+      ['ｶﾀｶﾅ', 'ナ', 'ﾅ'],
+      ['ﾊﾞｽ', 'ス', 'ｽ'],
+      ['Əli and ƊAN', 'əli ɗan', ['Əli', 'ƊAN']],
       // A query word of several tokens with one character of a script written without spaces,
       // or a prefix: a clause per token.
       ['ＯｐｅｎＡＩ ２０２４年のモデル', '2024年', '２０２４年'],
