@@ -234,6 +234,7 @@ async function* linesOf(source) {
  * Writes the sessions of a backup into a database. Each session is checked whole and written in
  * one transaction, so a bad line costs only its own session (reported in `failed`, as an
  * `IMPORT_INVALID` error with its `line`), and sessions imported before a failure stay imported.
+ * `written(sessionId, userId)` is called (and awaited) after each session written.
  */
 export async function importSessions(source, options, written = () => {}) {
   const { dbName, userId, onConflict = 'skip', onProgress } = optionsOf(options, 'importSessions');
@@ -281,7 +282,7 @@ export async function importSessions(source, options, written = () => {}) {
         const { sessionId, status } = await restoreSession(s.lines, s.numbers, { ...target, written: concerning(from) });
         if (status !== 'skipped') {
           wrote(sessionId);
-          written(sessionId, owner);
+          await written(sessionId, owner);
         }
         if (status === 'renamed') report.renamed.push({ from, sessionId });
         else report[status].push(sessionId);

@@ -7,6 +7,7 @@ import { bindSubscribe, callListener, needsListener, publish, subscribeSession, 
 import { exportSessions, importSessions as importBackup, sessionRecords } from './backup.js';
 import { optionsOf, sessionError } from './errors.js';
 import { copiedArguments } from './copy.js';
+import { forgetSyncState } from './sync.js';
 import { extras, memory } from './load_extras.js';
 
 await init({ module_or_path: sessionsWasm });
@@ -455,12 +456,15 @@ export async function storageEstimate(options = {}) {
 }
 
 /** `importSessions(source, options)` (see backup.js); every session written is announced to the
- * listeners of its database, as a `'replace'` with `change: 'import'`. */
+ * listeners of its database, as a `'replace'` with `change: 'import'`, and its sync state is
+ * forgotten (see `forgetSyncState`). */
 export async function importSessions(source, options) {
   const dbName = optionsOf(options, 'importSessions').dbName ?? 'agent-sessions';
-  return importBackup(source, options, (sessionId, userId) =>
-    publish(dbName, { type: 'replace', change: 'import', sessionId, userId }),
-  ).catch(quotaError);
+  return importBackup(source, options, async (sessionId, userId) => {
+    publish(dbName, { type: 'replace', change: 'import', sessionId, userId });
+    // (Where the sync state's own database fails, a round over the session fails as well.)
+    await forgetSyncState(dbName, sessionId).catch(() => {});
+  }).catch(quotaError);
 }
 
 /**

@@ -184,6 +184,20 @@ async function loadHead(id) {
   return { count: legacy.synced.length, chunks: 0, mark: null, inFlight: legacy.inFlight ?? null, tombstones: legacy.tombstones, legacy: legacy.synced };
 }
 
+/**
+ * Forgets the sync state of a session an import wrote: what it records as synced is another
+ * history's (a backup keeps its session's creation time, which otherwise tells a session made
+ * again from the one a state was kept for), and the items it lacks would be taken for deleted
+ * here, and deleted on the remote. The next round compares both histories afresh. Where the
+ * browser lists its databases, one that never synced is not opened.
+ */
+export async function forgetSyncState(dbName, sessionId) {
+  const listed = await indexedDB.databases?.().catch(() => null);
+  if (listed && !listed.some((d) => d.name === 'agent-sessions-sync')) return;
+  const id = JSON.stringify([dbName, sessionId]);
+  await state.batch('readwrite', (s) => [s.delete(id), s.delete(IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff')))]);
+}
+
 /** The head a damaged state is replaced with: nothing synced, and every record of it deleted
  * by the next write. */
 const damaged = () => ({ count: 0, chunks: 0, mark: null, inFlight: null, tombstones: [], damaged: true });

@@ -738,6 +738,29 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a synced session deleted here and restored from an older backup (its creation time as it was) deletes nothing on the remote: the items after the backup are pulled back', async () => {
+    const a = await device();
+    const conversationId = await newConversation(a.page);
+    await openSynced(a.page, { id: 'restored-old', conversationId });
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'q1'), say('assistant', 'a1')]);
+    await settled(a.page);
+    const backup = await a.page.evaluate(() => new Response(lib.exportSessions({ sessionIds: ['restored-old'] })).text());
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'q2'), say('assistant', 'a2')]);
+    await settled(a.page);
+    const all = [['user', 'q1'], ['assistant', 'a1'], ['user', 'q2'], ['assistant', 'a2']];
+    assert.deepEqual(transcript(serverItems(conversationId)), all);
+    await a.page.evaluate(async (text) => {
+      window.synced.close();
+      await lib.deleteSession('restored-old');
+      await lib.importSessions(text);
+    }, backup);
+    await openSynced(a.page, { id: 'restored-old', conversationId });
+    await settled(a.page);
+    assert.deepEqual(transcript(serverItems(conversationId)), all, 'nothing deleted on the remote');
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), all, 'the newer items pulled back here');
+    await a.context.close();
+  });
+
   test('the same local session synced with another remote (a new conversation, or another remote session) loses nothing: its history goes there too', async () => {
     const a = await device();
     const conversationId = await newConversation(a.page);
