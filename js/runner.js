@@ -193,15 +193,27 @@ function pastSessionTools(session, { count, turnsPerSession }) {
   /** The user's sessions other than the current one, newest first. */
   const others = async ({ dbName, userId, current }) =>
     (await listSessions(userId === null ? { dbName } : { dbName, userId })).filter((s) => s.userId === userId && s.sessionId !== current);
-  // A chat is read on the branch it was last on (an edited chat as it reads now).
-  const open = ({ dbName, userId }, { sessionId, currentBranch: branch }) =>
-    new IndexedDbSession(sessionId, userId === null ? { dbName, branch } : { dbName, userId, branch });
+  /** What `read(session)` gives of the chat `s`, read on the branch it was last on (an edited
+   * chat as it reads now), or on `main` where that branch was deleted since `s` was listed. */
+  const reading = async ({ dbName, userId }, s, read) => {
+    for (const branch of new Set([s.currentBranch, 'main'])) {
+      const session = new IndexedDbSession(s.sessionId, userId === null ? { dbName, branch } : { dbName, userId, branch });
+      try {
+        return await read(session);
+      } catch (e) {
+        if (e?.code !== 'BRANCH_NOT_FOUND' || branch === 'main') throw e;
+      } finally {
+        session.free();
+      }
+    }
+  };
   /** Whether a search hit's item is one that the chat's branch shows: its own, or one of the
    * branches it was made from before the turn it was made from. */
   const shown = async (where, s) => {
     const limits = new Map();
-    const branches = s.currentBranch === 'main' ? [] : await open(where, s).listBranches();
-    for (let b = s.currentBranch, limit = Infinity; b != null && !limits.has(b); ) {
+    const branches = s.currentBranch === 'main' ? [] : await reading(where, s, (session) => session.listBranches());
+    const start = branches.some((e) => e.branchId === s.currentBranch) ? s.currentBranch : 'main';
+    for (let b = start, limit = Infinity; b != null && !limits.has(b); ) {
       limits.set(b, limit);
       const entry = branches.find((e) => e.branchId === b);
       limit = Math.min(limit, entry?.fromTurn ?? 0);
@@ -225,7 +237,7 @@ function pastSessionTools(session, { count, turnsPerSession }) {
         const sessions = [];
         if (!query) {
           for (const s of list.slice(0, count)) {
-            const turns = turnsOf(await open(where, s).getRecentTurns(turnsPerSession));
+            const turns = turnsOf(await reading(where, s, (session) => session.getRecentTurns(turnsPerSession)));
             sessions.push({ session_id: s.sessionId, title: s.title, updated_at: new Date(s.updatedAt).toISOString(), turns: turns.map((t) => ({ user: cut(t.user), assistant: cut(t.assistant) })) });
           }
           return { sessions };
@@ -238,19 +250,16 @@ function pastSessionTools(session, { count, turnsPerSession }) {
         const views = new Map();
         for (const hit of hits) {
           const s = known.get(hit.sessionId);
-          if (!s) continue;
+          if (!s || (!matched.has(hit.sessionId) && matched.size === count)) continue;
           if (!views.has(s)) views.set(s, await shown(where, s));
           if (!views.get(s)(hit)) continue;
-          if (!matched.has(hit.sessionId)) {
-            if (matched.size === count) continue;
-            matched.set(hit.sessionId, new Map());
-          }
+          if (!matched.has(hit.sessionId)) matched.set(hit.sessionId, new Map());
           const turns = matched.get(hit.sessionId);
           if (!turns.has(hit.turn) && turns.size < turnsPerSession) turns.set(hit.turn, hit.snippet);
         }
         for (const [id, turns] of matched) {
           const s = known.get(id);
-          const listed = await open(where, s).getTurns();
+          const listed = await reading(where, s, (session) => session.getTurns());
           sessions.push({
             session_id: id,
             title: s.title,
@@ -278,8 +287,7 @@ function pastSessionTools(session, { count, turnsPerSession }) {
         const found = typeof id === 'string' && (await others(where)).find((s) => s.sessionId === id);
         if (!found) return 'Error: there is no past session with that id. Use search_past_sessions to find one.';
         const n = args?.num_turns;
-        const past = open(where, found);
-        const items = Number.isInteger(n) && n > 0 ? await past.getRecentTurns(n) : await past.getItems();
+        const items = await reading(where, found, (past) => (Number.isInteger(n) && n > 0 ? past.getRecentTurns(n) : past.getItems()));
         const lines = items.filter(roleOf).map((item) => `${roleOf(item)}: ${textOf(item)}`);
         return lines.length ? lines.join('\n') : '(the session holds no messages)';
       },

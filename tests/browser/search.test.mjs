@@ -818,6 +818,23 @@ test('the past-session tools read an edited chat as it reads now: on the branch 
   const r = await page.evaluate(
     async ({ url }) => {
       const dbName = 'past-tools-branches';
+      // A chat whose record names a branch deleted since (as another tab can between the
+      // tool's listing and its read): read on main.
+      await new lib.IndexedDbSession('older', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'Plan a day in Oslo' }]);
+      await new Promise((done, fail) => {
+        const open = indexedDB.open(dbName);
+        open.onsuccess = () => {
+          const store = open.result.transaction('agent_sessions', 'readwrite').objectStore('agent_sessions');
+          const get = store.get('older');
+          get.onsuccess = () => {
+            store.put({ ...get.result, currentBranch: 'gone' }).onsuccess = () => {
+              open.result.close();
+              done();
+            };
+          };
+          get.onerror = () => fail(get.error);
+        };
+      });
       const trip = new lib.IndexedDbSession('trip', { dbName, userId: 'ann' });
       await trip.addItems([
         { role: 'user', content: 'Plan a day in Paris' },
@@ -838,7 +855,13 @@ test('the past-session tools read an edited chat as it reads now: on the branch 
   assert.equal(r, 'done');
   const outputs = model.requests.at(-1).body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
   const [recent, paris, rome, lisbon, transcript] = outputs;
-  assert.deepEqual(JSON.parse(recent).sessions[0].turns.map((t) => t.user), ['Plan a day in Paris', 'Now a day in Lisbon']);
+  assert.deepEqual(
+    JSON.parse(recent).sessions.map((s) => [s.session_id, s.turns.map((t) => t.user)]),
+    [
+      ['trip', ['Plan a day in Paris', 'Now a day in Lisbon']],
+      ['older', ['Plan a day in Oslo']],
+    ],
+  );
   assert.deepEqual(JSON.parse(paris).sessions.map((s) => s.turns), [[{ turn: 1, user: 'Plan a day in Paris', match: 'Plan a day in Paris' }]], 'a turn the branch shares with main');
   assert.deepEqual(JSON.parse(rome).sessions, [], 'the question edited away is not the chat’s any more');
   assert.deepEqual(JSON.parse(lisbon).sessions.map((s) => s.turns), [[{ turn: 2, user: 'Now a day in Lisbon', match: 'Now a day in Lisbon' }]], 'the branch’s own turn');
