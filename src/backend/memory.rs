@@ -231,8 +231,17 @@ impl SessionState for MemorySessionState {
     async fn clear(&self) -> Result<()> {
         self.history().clear(now());
         let current = self.current.borrow().clone();
-        // Its turns from now on are not theirs: they name a turn of it no more (see `Tree::clear`).
+        // Its turns from now on are not theirs: they name a turn of it no more, and it names none
+        // of its parent's (see `Tree::clear`).
         self.adopt(&current, Some(current.clone()), 0);
+        if let Some(b) = self
+            .branches
+            .borrow_mut()
+            .iter_mut()
+            .find(|b| b.id == current)
+        {
+            b.from_turn = 0;
+        }
         self.forget_usage(&current, None);
         // The log goes with the last branch's history, as a stored session's does.
         if current == MAIN && self.branches.borrow().len() == 1 {

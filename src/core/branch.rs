@@ -458,7 +458,8 @@ impl Tree {
     /// branch then continues nothing and owns nothing, and its next row takes the sequence number
     /// after every one it had. The branches made from it no longer show any turn of it (their
     /// `from_turn` is 0, as after a compaction that replaced every turn): its new turns, numbered
-    /// from 1 again, are not theirs.
+    /// from 1 again, are not theirs. Nor does it show any turn of its parent (its `from_turn` is
+    /// 0 too).
     pub fn clear(&mut self, session_id: &str, id: &str) -> Result<Release> {
         let next = self.get(session_id, id)?.next;
         let start = self.start(session_id, id)?;
@@ -475,6 +476,7 @@ impl Tree {
         b.next = b.first;
         b.last_turn = 0;
         b.fork_turn = 0;
+        b.from_turn = 0;
         b.archived = 0;
         b.summary_head = false;
         Ok(release)

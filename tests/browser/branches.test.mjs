@@ -832,7 +832,7 @@ for (const kind of ['indexeddb', 'memory']) {
 }
 
 for (const kind of ['indexeddb', 'memory']) {
-  test(`${kind}: a branch whose parent is deleted is made from its parent’s parent, at the last turn they share; a turn it still shows keeps its usage when popped there`, async () => {
+  test(`${kind}: a branch whose parent is deleted is made from its parent’s parent, at the last turn they share; a turn it still shows keeps its usage when popped there; cleared, it shows no turn of it`, async () => {
     const { page } = await openHarness(env);
     const r = await page.evaluate(
       async ({ kind, id }) => {
@@ -857,13 +857,18 @@ for (const kind of ['indexeddb', 'memory']) {
         for (let i = 0; i < 4; i++) await s.popItem();
         const mainUsage = (await s.getSessionUsage({ branch: 'main' })).inputTokens;
         await s.switchBranch('again');
-        return { listed, mainUsage, again: (await s.getItems()).map((i) => i.content) };
+        const again = (await s.getItems()).map((i) => i.content);
+        // Cleared, it shows no turn of main any more.
+        await s.clearSession();
+        const cleared = (await s.listBranches()).find((b) => b.branchId === 'again');
+        return { listed, mainUsage, again, cleared: [cleared.parent, cleared.fromTurn] };
       },
       { kind, id: fresh(`adopted-${kind}`) },
     );
     assert.deepEqual(r.listed, [['main', null, null], ['again', 'main', 3]]);
     assert.deepEqual(r.again, ['q1', 'a1', 'q2', 'a2', 'q3 edited', 'a3 edited']);
     assert.equal(r.mainUsage, 11, 'turn 3’s usage goes with it, turn 2’s stays (again shows turn 2)');
+    assert.deepEqual(r.cleared, ['main', 0]);
   });
 }
 
