@@ -267,6 +267,9 @@ export async function importSessions(source, options, written = () => {}) {
   const report = { imported: [], replaced: [], renamed: [], skipped: [], failed: [], lines: 0 };
   let header = null;
   let session = null; // { lines, numbers, error }
+  // The sessions the backup begins (a session line, or the line of one the export could not
+  // write out): what its header's count is compared with, not the stray lines that fail.
+  let begun = 0;
 
   const finish = async () => {
     const s = session;
@@ -330,6 +333,7 @@ export async function importSessions(source, options, written = () => {}) {
         // A session the export could not write out: it fails here, with the export's reason.
         const { sessionId, code, message } = value.failed ?? {};
         const error = invalid(`line ${number}: session ${JSON.stringify(sessionId)} was not exported (${code}: ${message})`, number);
+        begun += 1;
         if (session !== null && session.lines[0]?.session?.id !== sessionId) await finish();
         if (session === null) session = { lines: [{ session: { id: sessionId } }], numbers: [number], error };
         else session.error = error;
@@ -342,12 +346,17 @@ export async function importSessions(source, options, written = () => {}) {
           await finish();
         }
         session = { lines: [value], numbers: [number], error: null };
+        begun += 1;
         continue;
       }
       session ??= { lines: [], numbers: [], error: invalid(`line ${number} of the backup belongs to no session`, number) };
       session.lines.push(value);
       session.numbers.push(number);
-      if (value !== null && typeof value === 'object' && 'end' in value) await finish();
+      if (value !== null && typeof value === 'object' && 'end' in value) {
+        // (A session whose own line was damaged is one the backup began, once it ends.)
+        if (!session.lines[0]?.session) begun += 1;
+        await finish();
+      }
     }
   } catch (error) {
     // What was imported before the failure stays imported: the error says which.
@@ -356,9 +365,8 @@ export async function importSessions(source, options, written = () => {}) {
   if (header === null) throw invalid('the backup is empty: it has no header line', 1);
   if (session !== null) await finish();
   // A file cut just after a session's end line reads as whole but for the sessions it lost.
-  const seen = report.imported.length + report.replaced.length + report.renamed.length + report.skipped.length + report.failed.length;
-  if (Number.isInteger(header.sessions) && seen < header.sessions) {
-    report.failed.push(invalid(`the backup ends after ${seen} of the ${header.sessions} sessions its header counts: it was cut short (or a session was deleted while it was exported)`, report.lines + 1));
+  if (Number.isInteger(header.sessions) && begun < header.sessions) {
+    report.failed.push(invalid(`the backup ends after ${begun} of the ${header.sessions} sessions its header counts: it was cut short (or a session was deleted while it was exported)`, report.lines + 1));
   }
   return report;
 }

@@ -209,9 +209,13 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
     const firstEnd = text.indexOf('\n', text.indexOf('{"end"')) + 1;
     const atBoundary = await lib.importSessions(text.slice(0, firstEnd), { dbName: 'cut-boundary' });
     const headerOnly = await lib.importSessions(text.slice(0, text.indexOf('\n') + 1), { dbName: 'cut-header' });
+    // A line that belongs to no session (a stray line after the first session's end) fails on
+    // its own, and does not stand for the session the cut lost.
+    const junk = await lib.importSessions(`${text.slice(0, firstEnd)}{"note":"stray"}\n`, { dbName: 'cut-junk' });
     return {
       boundary: { imported: atBoundary.imported, failed: atBoundary.failed.map((e) => [e.code, e.message]) },
       headerOnly: { imported: headerOnly.imported, failed: headerOnly.failed.map((e) => e.code) },
+      junk: { imported: junk.imported, failed: junk.failed.map((e) => e.message) },
       wrongSource: await Promise.all([42, null, { a: 1 }].map((source) => outcome(() => lib.importSessions(source, { dbName: 'refused' })))),
       wrongIds: await Promise.all([5, 'two', [1]].map((sessionIds) => outcome(() => lib.exportSessions({ ...from, sessionIds })))),
       wrongRetention: await outcome(() => lib.applyRetention(30)),
@@ -239,6 +243,10 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
   assert.equal(r.boundary.failed[0][0], 'IMPORT_INVALID');
   assert.match(r.boundary.failed[0][1], /ends after 1 of the 2 sessions.*cut short/);
   assert.deepEqual(r.headerOnly, { imported: [], failed: ['IMPORT_INVALID'] });
+  assert.deepEqual(r.junk.imported, ['x']);
+  assert.equal(r.junk.failed.length, 2, r.junk.failed.join('; '));
+  assert.match(r.junk.failed[0], /belongs to no session/);
+  assert.match(r.junk.failed[1], /ends after 1 of the 2 sessions.*cut short/);
   assert.deepEqual(r.wrongSource, Array(3).fill('SessionError IMPORT_INVALID'));
   assert.deepEqual(r.wrongIds, Array(3).fill('SessionError INVALID_OPTIONS'));
   assert.equal(r.wrongRetention, 'SessionError INVALID_OPTIONS');
