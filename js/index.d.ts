@@ -231,7 +231,8 @@ export function forgetDeviceKey(options?: DeviceKeyOptions): Promise<void>;
 /** Deletes whole sessions by `updatedAt`, oldest first: older than `maxAgeDays`, or past the
  * newest `maxSessionsPerUser` of each user; a session written after it was listed is kept.
  * Only `userId`'s sessions when given (`null`: only those without a user). Resolves to what it
- * deleted. */
+ * deleted; a failure part way rejects with an error whose `deleted` lists the sessions deleted
+ * before it. */
 export function applyRetention(options?: {
   dbName?: string;
   userId?: string | null;

@@ -498,9 +498,14 @@ export async function applyRetention(options) {
   }
   doomed.reverse(); // oldest first
   const deleted = [];
-  for (const s of doomed) {
-    // Only if unchanged since listed: a chat reopened meanwhile (in this tab or another) stays.
-    if (await deleteSession(s.sessionId, { ...base, expectedUpdatedAt: s.updatedAt })) deleted.push({ sessionId: s.sessionId, userId: s.userId, updatedAt: s.updatedAt });
+  try {
+    for (const s of doomed) {
+      // Only if unchanged since listed: a chat reopened meanwhile (in this tab or another) stays.
+      if (await deleteSession(s.sessionId, { ...base, expectedUpdatedAt: s.updatedAt })) deleted.push({ sessionId: s.sessionId, userId: s.userId, updatedAt: s.updatedAt });
+    }
+  } catch (error) {
+    // The sessions deleted before the failure are gone: the error says which.
+    throw Object.assign(error, { deleted });
   }
   return deleted;
 }

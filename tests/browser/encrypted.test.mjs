@@ -355,6 +355,39 @@ test('applyRetention leaves a damaged record (a time that is no number) to repai
   assert.deepEqual(r.left, ['a2', 'a3', 'broken']);
 });
 
+test('applyRetention that fails part way says which sessions it deleted before', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `retention-fails-${Math.random()}`;
+    for (const id of ['old1', 'old2', 'old3']) {
+      await new lib.IndexedDbSession(id, { dbName, userId: 'ann' }).addItems([{ role: 'user', content: id }]);
+      await new Promise((ok) => setTimeout(ok, 5));
+    }
+    // The second deletion fails in the browser (a disk error, say).
+    const remove = IDBObjectStore.prototype.delete;
+    IDBObjectStore.prototype.delete = function (key, ...rest) {
+      if (this.name === 'agent_sessions' && key === 'old2') throw new DOMException('disk failure', 'UnknownError');
+      return remove.call(this, key, ...rest);
+    };
+    let error;
+    try {
+      await lib.applyRetention({ dbName, maxAgeDays: 1, now: Date.now() + 2 * 86_400_000 });
+    } catch (e) {
+      error = e;
+    } finally {
+      IDBObjectStore.prototype.delete = remove;
+    }
+    return {
+      code: error?.code,
+      deleted: error?.deleted?.map((d) => d.sessionId),
+      left: (await lib.listSessions({ dbName })).map((s) => s.sessionId).sort(),
+    };
+  });
+  assert.ok(r.code, 'a coded error');
+  assert.deepEqual(r.deleted, ['old1']);
+  assert.deepEqual(r.left, ['old2', 'old3']);
+});
+
 test('applyRetention keeps a session written after it was listed; deleteSession with expectedUpdatedAt', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
