@@ -3,7 +3,7 @@
 // device (non-extractable); and retention for whole sessions. All the cryptography is the
 // browser's (crypto.subtle): this file only arranges it.
 import { recordStore } from './records.js';
-import { sessionError } from './errors.js';
+import { optionsOf, sessionError } from './errors.js';
 import { copiedArguments } from './copy.js';
 
 /** WebCrypto's `subtle`, which only a secure context has (https, or localhost). */
@@ -337,12 +337,14 @@ export class EncryptedSession {
     this.#keyFits = true;
   }
 
-  /** Decrypts stored items: the live ones, in order, and how many did not decrypt. */
-  async #read(stored) {
+  /** Decrypts stored items: the live ones, in order, and how many did not decrypt. Items of the
+   * history that decrypt show the key fits it; the archive's do not (a history given a new key
+   * keeps its archive under the old one, which is then no key to write with). */
+  async #read(stored, history = true) {
     const key = await this.#sessionKey();
     const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
     const skipped = opened.filter((o) => o === null).length;
-    if (skipped < opened.length) this.#keyFits = true;
+    if (history && skipped < opened.length) this.#keyFits = true;
     this.lastSkipped = skipped;
     if (skipped && this.#onUndecryptable) {
       try {
@@ -525,7 +527,9 @@ export class EncryptedSession {
   applyHistoryMutations(args) {
     let mutations;
     try {
-      mutations = mutationParts(args);
+      // Copied now, as the other writes' arguments are: what the caller changes afterwards is
+      // not what is stored.
+      mutations = mutationParts(copiedArguments([args])[0]);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -655,7 +659,7 @@ export class EncryptedSession {
   getArchivedItems(options) {
     return this.#serial(async () => {
       if (typeof this.#inner.getArchivedItems !== 'function') return [];
-      return this.#read(await this.#inner.getArchivedItems(options));
+      return this.#read(await this.#inner.getArchivedItems(options), false);
     });
   }
 
@@ -740,15 +744,24 @@ export async function deriveKeyFromPassphrase(passphrase, options) {
 // itself; no script can read its bytes), one per database and user, in a database of its own.
 const keys = recordStore('agent-sessions-keys', 'keys');
 
-const keyId = ({ dbName = 'agent-sessions', userId = null } = {}) => JSON.stringify([dbName, userId]);
+/** The record id of a database's user's device key, from the options of `what`: a database
+ * name (a non-empty string) and a user (a string, or `null`), each checked, so that no mistaken
+ * argument (a user id given alone, a number) is taken for another user's key. */
+const keyId = (options, what) => {
+  const { dbName = 'agent-sessions', userId = null } = optionsOf(options, what);
+  if (typeof dbName !== 'string' || dbName === '') throw sessionError('INVALID_OPTIONS', `${what}: options.dbName must be a non-empty string, got ${typeof dbName}`);
+  if (userId !== null && (typeof userId !== 'string' || userId.trim() === '')) throw sessionError('INVALID_USER_ID', `${what}: options.userId must be a non-blank string or null, got ${typeof userId}`);
+  return JSON.stringify([dbName, userId]);
+};
 
 /** Makes a new device key for a database's user, stores it, and returns it (replacing one there
  * was: what it encrypted no longer decrypts). */
 export async function createDeviceKey(options) {
+  const id = keyId(options, 'createDeviceKey');
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   const key = await subtle().importKey('raw', bytes, 'HKDF', false, ['deriveKey']);
   bytes.fill(0);
-  await keys.put({ id: keyId(options), key, createdAt: Date.now() });
+  await keys.put({ id, key, createdAt: Date.now() });
   return key;
 }
 
@@ -757,7 +770,7 @@ export async function createDeviceKey(options) {
  * then creating could each make one, the second replacing the first and leaving what the first
  * encrypted unreadable. */
 export async function deviceKey(options) {
-  const id = keyId(options);
+  const id = keyId(options, 'deviceKey');
   const found = await keys.get(id);
   if (found?.key) return found.key;
   const bytes = crypto.getRandomValues(new Uint8Array(32));
@@ -782,16 +795,16 @@ export async function storeDeviceKey(key, options) {
   if (!(typeof CryptoKey !== 'undefined' && key instanceof CryptoKey) || key.algorithm?.name !== 'HKDF' || key.extractable) {
     throw sessionError('INVALID_KEY', 'storeDeviceKey needs a non-extractable HKDF CryptoKey (from deriveKeyFromPassphrase or createDeviceKey)');
   }
-  await keys.put({ id: keyId(options), key, createdAt: Date.now() });
+  await keys.put({ id: keyId(options, 'storeDeviceKey'), key, createdAt: Date.now() });
 }
 
 /** The device key of a database's user, or `null` when this device has none. */
 export async function loadDeviceKey(options) {
-  const entry = await keys.get(keyId(options));
+  const entry = await keys.get(keyId(options, 'loadDeviceKey'));
   return entry?.key ?? null;
 }
 
 /** Forgets the device key of a database's user: what it encrypted can no longer be read here. */
 export async function forgetDeviceKey(options) {
-  await keys.delete(keyId(options));
+  await keys.delete(keyId(options, 'forgetDeviceKey'));
 }

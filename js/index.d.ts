@@ -209,6 +209,9 @@ export function deriveKeyFromPassphrase(
 ): Promise<CryptoKey>;
 
 /** Which device key: one per database and user. */
+/** Whose device key: a database (a non-empty name, default `'agent-sessions'`) and a user
+ * (`null`, the default: the sessions without one). Anything else is refused (`INVALID_OPTIONS`,
+ * `INVALID_USER_ID`), never taken for another user's key. */
 export interface DeviceKeyOptions {
   dbName?: string;
   userId?: string | null;
@@ -225,7 +228,9 @@ export function createDeviceKey(options?: DeviceKeyOptions): Promise<CryptoKey>;
 export function storeDeviceKey(key: CryptoKey, options?: DeviceKeyOptions): Promise<void>;
 /** This device's key for the database's user, or `null`. */
 export function loadDeviceKey(options?: DeviceKeyOptions): Promise<CryptoKey | null>;
-/** Forgets it: what it encrypted can no longer be read on this device. */
+/** Forgets it: what it encrypted can no longer be read on this device by sessions made after
+ * (an `EncryptedSession` already holding the key keeps it until it is closed or the page
+ * reloads). */
 export function forgetDeviceKey(options?: DeviceKeyOptions): Promise<void>;
 
 /** Deletes whole sessions by `updatedAt`, oldest first: older than `maxAgeDays`, or past the

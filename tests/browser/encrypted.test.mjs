@@ -1139,3 +1139,65 @@ test('a history encrypted in place, or given a new key, through replaceHistory l
   assert.deepEqual(r.archived, ['a secret plan', 'noted']);
   assert.deepEqual(r.items, ['summary']);
 });
+
+test('a key that opens only the archive (the history since given a new key) writes nothing: the history stays readable with its key', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-archive-key-${Math.random()}`;
+    const inner = new lib.IndexedDbSession('chat', { dbName });
+    const oldKey = key();
+    const old = new lib.EncryptedSession(inner, { key: oldKey });
+    await old.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]);
+    // A compaction under the old key archives what it replaced, under that key.
+    await old.replaceHistory([{ role: 'user', content: 'summary' }]);
+    // The history given a new key; its archive stays as it was written.
+    const newKey = key();
+    await new lib.EncryptedSession(inner, { key: newKey }).replaceHistory(await old.getItems());
+    // An object with the old key (an old passphrase) reads the archive, then writes.
+    const stale = new lib.EncryptedSession(inner, { key: oldKey });
+    const archived = (await stale.getArchivedItems()).map((i) => i.content);
+    const write = await stale.addItems([{ role: 'user', content: 'under the old key' }]).then(() => 'written', (e) => e.code);
+    return { archived, write, items: (await new lib.EncryptedSession(inner, { key: newKey }).getItems()).map((i) => i.content) };
+  });
+  assert.deepEqual(r.archived, ['q1', 'a1']);
+  assert.equal(r.write, 'INVALID_KEY');
+  assert.deepEqual(r.items, ['summary']);
+});
+
+test('device-key options are checked: a user id given alone, a user id of another type or an empty database name is refused, never taken for another user’s key', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-key-options-${Math.random()}`;
+    const outcome = (call) => call().then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+    return {
+      alone: await outcome(() => lib.deviceKey('ann')),
+      number: await outcome(() => lib.deviceKey({ dbName, userId: 42 })),
+      blank: await outcome(() => lib.loadDeviceKey({ dbName, userId: ' ' })),
+      emptyDb: await outcome(() => lib.createDeviceKey({ dbName: '' })),
+      forget: await outcome(() => lib.forgetDeviceKey(['ann'])),
+      fine: await outcome(() => lib.deviceKey({ dbName, userId: 'ann' })),
+    };
+  });
+  assert.equal(r.alone, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.number, 'SessionError INVALID_USER_ID');
+  assert.equal(r.blank, 'SessionError INVALID_USER_ID');
+  assert.equal(r.emptyDb, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.forget, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.fine, 'resolved');
+});
+
+test('applyHistoryMutations over an EncryptedSession copies its mutations at the call', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-mutation-copy-${Math.random()}`;
+    const s = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName }), { key: key() });
+    const call = (args) => ({ type: 'function_call', callId: 'c1', name: 'weather', arguments: args, status: 'completed' });
+    await s.addItems([{ role: 'user', content: 'weather?' }, call('{"city":"Lisbn"}')]);
+    const mutation = { type: 'replace_function_call', callId: 'c1', replacement: call('{"city":"Lisbon"}') };
+    const pending = s.applyHistoryMutations({ mutations: [mutation] });
+    mutation.replacement.arguments = '{"city":"changed after the call"}';
+    await pending;
+    return (await s.getItems())[1].arguments;
+  });
+  assert.equal(r, '{"city":"Lisbon"}');
+});
