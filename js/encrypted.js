@@ -623,7 +623,13 @@ export class EncryptedSession {
       const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
       if (Array.isArray(expected)) {
         const shown = opened.filter((o) => o !== null && !this.#expired(o.at)).map((o) => canonical(o.item));
-        if (shown.length !== expected.length || shown.some((text, i) => text !== canonical(expected[i]))) {
+        let texts;
+        try {
+          texts = expected.map(canonical);
+        } catch (e) {
+          throw sessionError('INVALID_OPTIONS', `options.expectedItems must be items JSON can write (${e?.message ?? e}); nothing changed`);
+        }
+        if (shown.length !== texts.length || shown.some((text, i) => text !== texts[i])) {
           throw sessionError('SUFFIX_MISMATCH', `replaceHistory: session "${this.#sessionId}" no longer holds exactly options.expectedItems (written to since they were read); nothing changed`);
         }
       }

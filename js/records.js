@@ -8,13 +8,16 @@ import { sessionError } from './errors.js';
  * `dbName`; `batch` runs the requests `issue(store)` returns (an array) in one transaction and
  * resolves to their results once it committed. */
 /** What IndexedDB failed with, as the package's errors are: `STORAGE_FULL`,
- * `STORAGE_UNAVAILABLE` (no IndexedDB, or refused), or `STORAGE_ERROR`; a failed request's own
- * error (a `ConstraintError`) is left for the caller to tell apart. */
-function coded(error, dbName) {
+ * `STORAGE_UNAVAILABLE` (no IndexedDB, or refused: an open the browser refuses, as some privacy
+ * modes do, with `InvalidAccessError`, `InvalidStateError` or `UnknownError`, as the sessions'
+ * databases say), or `STORAGE_ERROR`; a failed request's own error (a `ConstraintError`) is left
+ * for the caller to tell apart. */
+function coded(error, dbName, opening = false) {
   if (error?.name === 'ConstraintError' || error?.name === 'SessionError') return error;
   const text = `${error?.name ?? 'Error'}: ${error?.message ?? error}`;
   if (error?.name === 'QuotaExceededError') return sessionError('STORAGE_FULL', `the browser's storage is full: database "${dbName}" could not be written (${text})`);
-  if (typeof indexedDB === 'undefined' || error?.name === 'SecurityError' || error instanceof ReferenceError) {
+  const refused = opening && ['InvalidAccessError', 'InvalidStateError', 'UnknownError'].includes(error?.name);
+  if (typeof indexedDB === 'undefined' || refused || error?.name === 'SecurityError' || error instanceof ReferenceError) {
     return sessionError('STORAGE_UNAVAILABLE', `IndexedDB is not available here: database "${dbName}" could not be opened (${text})`);
   }
   return Object.assign(sessionError('STORAGE_ERROR', `database "${dbName}": ${text}`), { cause: error });
@@ -37,7 +40,7 @@ export function recordStore(dbName, store) {
       };
       request.onerror = () => {
         connection = null;
-        reject(request.error);
+        reject(coded(request.error, dbName, true));
       };
     }));
   const attempt = async (mode, run) => {

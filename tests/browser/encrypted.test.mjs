@@ -796,6 +796,31 @@ test('where IndexedDB is missing, the device-key functions reject with STORAGE_U
   assert.deepEqual(r, ['SessionError STORAGE_UNAVAILABLE', 'SessionError STORAGE_UNAVAILABLE']);
 });
 
+test('where the browser refuses to open the device keys’ database (as some privacy modes do), the key functions reject with STORAGE_UNAVAILABLE, as sessions do', async () => {
+  const page = await context.newPage();
+  await page.goto(`${env.url}/tests/pages/interop.html`);
+  await page.waitForFunction(() => window.ready === true, null, { timeout: 20000 });
+  const r = await page.evaluate(async () => {
+    const open = indexedDB.open.bind(indexedDB);
+    const out = [];
+    for (const name of ['UnknownError', 'InvalidStateError']) {
+      indexedDB.open = (dbName, ...rest) => {
+        if (dbName !== 'agent-sessions-keys') return open(dbName, ...rest);
+        const request = {};
+        setTimeout(() => {
+          request.error = new DOMException('refused', name);
+          request.onerror?.();
+        });
+        return request;
+      };
+      out.push(await outcome(() => lib.deviceKey({ dbName: 'refused' })));
+    }
+    indexedDB.open = open;
+    return out;
+  });
+  assert.deepEqual(r, ['SessionError STORAGE_UNAVAILABLE', 'SessionError STORAGE_UNAVAILABLE']);
+});
+
 test('applyHistoryTransaction over an EncryptedSession: encrypted, checked against the decrypted items, a retry applied once', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
@@ -1184,6 +1209,20 @@ test('device-key options are checked: a user id given alone, a user id of anothe
   assert.equal(r.emptyDb, 'SessionError INVALID_OPTIONS');
   assert.equal(r.forget, 'SessionError INVALID_OPTIONS');
   assert.equal(r.fine, 'resolved');
+});
+
+test('replaceHistory over an EncryptedSession refuses expectedItems JSON cannot write with INVALID_OPTIONS, nothing changed', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const s = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName: `enc-expected-${Math.random()}` }), { key: key() });
+    await s.addItems([{ role: 'user', content: 'q' }]);
+    const cyclic = { role: 'user', content: 'q' };
+    cyclic.self = cyclic;
+    const refused = await s.replaceHistory([{ role: 'user', content: 'new' }], { expectedItems: [cyclic] }).then(() => 'replaced', (e) => `${e.name} ${e.code}`);
+    return { refused, items: (await s.getItems()).map((i) => i.content) };
+  });
+  assert.equal(r.refused, 'SessionError INVALID_OPTIONS');
+  assert.deepEqual(r.items, ['q']);
 });
 
 test('applyHistoryMutations over an EncryptedSession copies its mutations at the call', async () => {
