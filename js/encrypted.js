@@ -407,15 +407,20 @@ export class EncryptedSession {
   popItem() {
     return this.#write(async () => {
       const key = await this.#sessionKey();
-      for (let tries = 0; ; tries++) {
+      // (Only the times another tab wrote in between count against trying again: the expired
+      // items removed on the way do not.)
+      for (let mismatches = 0; ; ) {
         const [stored] = await this.#inner.getItems(1);
         if (stored === undefined) return undefined;
         const opened = await this.#open(key, stored);
         if (opened === null) {
-          throw sessionError('INVALID_KEY', `popItem: the newest item of session "${this.#sessionId}" does not decrypt with this key (a wrong key, or an item damaged or copied from another session); nothing was removed`);
+          throw sessionError('INVALID_KEY', `popItem: the newest item of session "${this.#sessionId}" does not decrypt with this key (a wrong key, or an item damaged or copied from another session); nothing reads show was removed`);
         }
         // Another tab wrote in between (the item read is no longer the newest): read again.
-        if (!(await this.#removeNewest(stored, tries < 5))) continue;
+        if (!(await this.#removeNewest(stored, mismatches < 5))) {
+          mismatches += 1;
+          continue;
+        }
         if (!this.#expired(opened.at)) return opened.item;
       }
     });
@@ -583,7 +588,7 @@ export class EncryptedSession {
       if (error?.code !== 'SUFFIX_MISMATCH') throw error;
       if (retry) return false;
       // Named as the call it was (the operation is this object's own, unknown to the caller).
-      throw sessionError('SUFFIX_MISMATCH', `popItem: session "${this.#sessionId}" was written to each time its newest item was about to be removed (other tabs writing); nothing was removed`);
+      throw sessionError('SUFFIX_MISMATCH', `popItem: session "${this.#sessionId}" was written to each time its newest item was about to be removed (other tabs writing); nothing reads show was removed`);
     }
   }
 

@@ -713,6 +713,38 @@ test('a pop that finds the session written to every time it removes says so in i
   assert.equal(r.left, 1);
 });
 
+test('a pop that removes expired items on its way tries again when another tab writes in between, however many it removed', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const store = new lib.MemorySession('enc-expired-race');
+    let removals = 0;
+    // A wrapped session on which the sixth conditioned removal loses a race (once).
+    const inner = {
+      [Symbol.for('agent-sessions.transactionUsage')]: true,
+      getSessionId: () => store.getSessionId(),
+      getItems: (n) => store.getItems(n),
+      addItems: (items) => store.addItems(items),
+      popItem: () => store.popItem(),
+      clearSession: () => store.clearSession(),
+      applyHistoryTransaction: (args) =>
+        args.transaction.type === 'replace_suffix' && ++removals === 6
+          ? Promise.reject(Object.assign(new Error('suffix moved'), { name: 'SessionError', code: 'SUFFIX_MISMATCH' }))
+          : store.applyHistoryTransaction(args),
+    };
+    let clock = 10_000_000;
+    const session = new lib.EncryptedSession(inner, { key: key(), ttl: 60, now: () => clock });
+    await session.addItems([{ role: 'user', content: 'shown' }]);
+    // Six items added with a clock an hour behind: expired from the start, never shown.
+    clock -= 3_600_000;
+    await session.addItems(Array.from({ length: 6 }, (_, i) => ({ role: 'assistant', content: `expired ${i}` })));
+    clock += 3_600_000;
+    const popped = await session.popItem().then((item) => item.content, (e) => `${e.code}: ${e.message}`);
+    return { popped, left: (await store.getItems()).length };
+  });
+  assert.equal(r.popped, 'shown');
+  assert.equal(r.left, 0);
+});
+
 test('a write under a key that opens none of the newest items is refused, nothing written; plaintext items and an empty session take any key', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
