@@ -283,12 +283,12 @@ export async function importSessions(source, options, written = () => {}) {
       const owner = userId === undefined ? (s.lines[0].session?.userId ?? null) : userId;
       try {
         const { sessionId, status } = await restoreSession(s.lines, s.numbers, { ...target, written: concerning(from) });
+        if (status === 'renamed') report.renamed.push({ from, sessionId });
+        else report[status].push(sessionId);
         if (status !== 'skipped') {
           wrote(sessionId);
           await written(sessionId, owner);
         }
-        if (status === 'renamed') report.renamed.push({ from, sessionId });
-        else report[status].push(sessionId);
       } catch (error) {
         if (error?.code !== 'IMPORT_INVALID') throw Object.assign(error, { report });
         error.sessionId = from;
@@ -333,7 +333,8 @@ export async function importSessions(source, options, written = () => {}) {
         // A session the export could not write out: it fails here, with the export's reason.
         const { sessionId, code, message } = value.failed ?? {};
         const error = invalid(`line ${number}: session ${JSON.stringify(sessionId)} was not exported (${code}: ${message})`, number);
-        begun += 1;
+        // (One whose session line came before, streamed, is begun already.)
+        if (session?.lines[0]?.session?.id !== sessionId) begun += 1;
         if (session !== null && session.lines[0]?.session?.id !== sessionId) await finish();
         if (session === null) session = { lines: [{ session: { id: sessionId } }], numbers: [number], error };
         else session.error = error;

@@ -7,7 +7,7 @@ import { bindSubscribe, callListener, needsListener, publish, subscribeSession, 
 import { exportSessions, importSessions as importBackup, sessionRecords } from './backup.js';
 import { optionsOf, sessionError } from './errors.js';
 import { copiedArguments } from './copy.js';
-import { forgetSyncState } from './sync.js';
+import { forgetSyncState, mayKeepSyncState } from './sync.js';
 import { extras, memory } from './load_extras.js';
 
 await init({ module_or_path: sessionsWasm });
@@ -460,10 +460,11 @@ export async function storageEstimate(options = {}) {
  * forgotten (see `forgetSyncState`). */
 export async function importSessions(source, options) {
   const dbName = optionsOf(options, 'importSessions').dbName ?? 'agent-sessions';
+  let synced; // whether there is sync state to forget, asked once
   return importBackup(source, options, async (sessionId, userId) => {
     publish(dbName, { type: 'replace', change: 'import', sessionId, userId });
     // (Where the sync state's own database fails, a round over the session fails as well.)
-    await forgetSyncState(dbName, sessionId).catch(() => {});
+    if (await (synced ??= mayKeepSyncState())) await forgetSyncState(dbName, sessionId).catch(() => {});
   }).catch(quotaError);
 }
 

@@ -184,16 +184,20 @@ async function loadHead(id) {
   return { count: legacy.synced.length, chunks: 0, mark: null, inFlight: legacy.inFlight ?? null, tombstones: legacy.tombstones, legacy: legacy.synced };
 }
 
+/** Whether this origin may keep sync state: `false` where the browser lists its databases and
+ * the sync state's is not among them (an app that never synced), so that it is not made. */
+export async function mayKeepSyncState() {
+  const listed = await indexedDB.databases?.().catch(() => null);
+  return !listed || listed.some((d) => d.name === 'agent-sessions-sync');
+}
+
 /**
  * Forgets the sync state of a session an import wrote: what it records as synced is another
  * history's (a backup keeps its session's creation time, which otherwise tells a session made
  * again from the one a state was kept for), and the items it lacks would be taken for deleted
- * here, and deleted on the remote. The next round compares both histories afresh. Where the
- * browser lists its databases, one that never synced is not opened.
+ * here, and deleted on the remote. The next round compares both histories afresh.
  */
 export async function forgetSyncState(dbName, sessionId) {
-  const listed = await indexedDB.databases?.().catch(() => null);
-  if (listed && !listed.some((d) => d.name === 'agent-sessions-sync')) return;
   const id = JSON.stringify([dbName, sessionId]);
   await state.batch('readwrite', (s) => [s.delete(id), s.delete(IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff')))]);
 }

@@ -212,10 +212,16 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
     // A line that belongs to no session (a stray line after the first session's end) fails on
     // its own, and does not stand for the session the cut lost.
     const junk = await lib.importSessions(`${text.slice(0, firstEnd)}{"note":"stray"}\n`, { dbName: 'cut-junk' });
+    // A session the export streamed and then could not finish (its session line, then its
+    // failed line), and the file cut after it: still one session begun of two.
+    const lines = text.split('\n');
+    const failedLine = JSON.stringify({ failed: { sessionId: JSON.parse(lines[1]).session.id, code: 'STORAGE_ERROR', message: 'the disk failed' } });
+    const streamed = await lib.importSessions(`${lines[0]}\n${lines[1]}\n${failedLine}\n`, { dbName: 'cut-streamed' });
     return {
       boundary: { imported: atBoundary.imported, failed: atBoundary.failed.map((e) => [e.code, e.message]) },
       headerOnly: { imported: headerOnly.imported, failed: headerOnly.failed.map((e) => e.code) },
       junk: { imported: junk.imported, failed: junk.failed.map((e) => e.message) },
+      streamed: { imported: streamed.imported, failed: streamed.failed.map((e) => e.message) },
       wrongSource: await Promise.all([42, null, { a: 1 }].map((source) => outcome(() => lib.importSessions(source, { dbName: 'refused' })))),
       wrongIds: await Promise.all([5, 'two', [1]].map((sessionIds) => outcome(() => lib.exportSessions({ ...from, sessionIds })))),
       wrongRetention: await outcome(() => lib.applyRetention(30)),
@@ -247,6 +253,10 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
   assert.equal(r.junk.failed.length, 2, r.junk.failed.join('; '));
   assert.match(r.junk.failed[0], /belongs to no session/);
   assert.match(r.junk.failed[1], /ends after 1 of the 2 sessions.*cut short/);
+  assert.deepEqual(r.streamed.imported, []);
+  assert.equal(r.streamed.failed.length, 2, r.streamed.failed.join('; '));
+  assert.match(r.streamed.failed[0], /session "[xy]" was not exported/);
+  assert.match(r.streamed.failed[1], /ends after 1 of the 2 sessions.*cut short/);
   assert.deepEqual(r.wrongSource, Array(3).fill('SessionError IMPORT_INVALID'));
   assert.deepEqual(r.wrongIds, Array(3).fill('SessionError INVALID_OPTIONS'));
   assert.equal(r.wrongRetention, 'SessionError INVALID_OPTIONS');
