@@ -755,13 +755,11 @@ export async function deriveKeyFromPassphrase(passphrase, options) {
 // itself; no script can read its bytes), one per database and user, in a database of its own.
 const keys = recordStore('agent-sessions-keys', 'keys');
 
-/** The record id of a database's user's device key, from the options of `what`: a database
- * name (a non-empty string) and a user (a string, or `null`), each checked, so that no mistaken
- * argument (a user id given alone, a number) is taken for another user's key. */
+/** The record id of a database's user's device key, from the options of `what` (an object: a
+ * user id given alone, `deviceKey('ann')`, was taken for no options, the key of the sessions
+ * without a user). */
 const keyId = (options, what) => {
   const { dbName = 'agent-sessions', userId = null } = optionsOf(options, what);
-  if (typeof dbName !== 'string' || dbName === '') throw sessionError('INVALID_OPTIONS', `${what}: options.dbName must be a non-empty string, got ${typeof dbName}`);
-  if (userId !== null && (typeof userId !== 'string' || userId.trim() === '')) throw sessionError('INVALID_USER_ID', `${what}: options.userId must be a non-blank string or null, got ${typeof userId}`);
   return JSON.stringify([dbName, userId]);
 };
 

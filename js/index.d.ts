@@ -209,10 +209,9 @@ export function deriveKeyFromPassphrase(
   options: { salt: Uint8Array | string; iterations?: number },
 ): Promise<CryptoKey>;
 
-/** Which device key: one per database and user. */
-/** Whose device key: a database (a non-empty name, default `'agent-sessions'`) and a user
- * (`null`, the default: the sessions without one). Anything else is refused (`INVALID_OPTIONS`,
- * `INVALID_USER_ID`), never taken for another user's key. */
+/** Which device key: one per database (default `'agent-sessions'`) and user (`null`, the
+ * default: the sessions without one). Options that are not an object (a user id given alone)
+ * are `INVALID_OPTIONS`, never taken for the key of the sessions without a user. */
 export interface DeviceKeyOptions {
   dbName?: string;
   userId?: string | null;

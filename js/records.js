@@ -27,7 +27,15 @@ export function recordStore(dbName, store) {
   let connection = null;
   const open = () =>
     (connection ??= new Promise((resolve, reject) => {
-      const request = indexedDB.open(dbName, 1);
+      let request;
+      try {
+        request = indexedDB.open(dbName, 1);
+      } catch (error) {
+        // (Once this promise is the connection: the next call tries again.)
+        queueMicrotask(() => (connection = null));
+        reject(coded(error, dbName, true));
+        return;
+      }
       request.onupgradeneeded = () => request.result.createObjectStore(store, { keyPath: 'id' });
       request.onsuccess = () => {
         const db = request.result;

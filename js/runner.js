@@ -211,7 +211,8 @@ function pastSessionTools(session, { count, turnsPerSession }) {
    * branches it was made from before the turn it was made from. */
   const shown = async (where, s) => {
     const limits = new Map();
-    const branches = s.currentBranch === 'main' ? [] : await reading(where, s, (session) => session.listBranches());
+    // (Branches that cannot be listed leave `main`'s hits.)
+    const branches = s.currentBranch === 'main' ? [] : await reading(where, s, (session) => session.listBranches()).catch(() => []);
     const start = branches.some((e) => e.branchId === s.currentBranch) ? s.currentBranch : 'main';
     for (let b = start, limit = Infinity; b != null && !limits.has(b); ) {
       limits.set(b, limit);
