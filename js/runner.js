@@ -388,6 +388,21 @@ function ownSignal(options, own) {
   }
 }
 
+/** `options` with a `signal` the browser's own `fetch` and Web Locks refuse (not an
+ * `AbortSignal` of the platform: a polyfill's, a look-alike with `aborted` and listeners) joined
+ * into one of its own; other options as they are. */
+function platformSignal(options) {
+  try {
+    const given = options?.signal;
+    if (given == null || typeof given !== 'object') return options;
+    // (Throws for anything but the platform's AbortSignal, of any realm.)
+    Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted').get.call(given);
+    return options;
+  } catch {
+    return ownSignal(options, new AbortController().signal);
+  }
+}
+
 /**
  * Runs `start()` holding the Web Lock of the run's session, so that one run at a time (in any
  * tab or worker of the origin) works on a session: `lock: 'wait'` (the default) waits its turn,
@@ -527,6 +542,7 @@ class Runner extends WasmRunner {
     if (stream) return Promise.resolve(this.runStreamed(agent, input, options));
     if (!runners.has(this)) return Promise.reject(freedRunner());
     if (!agents.has(agent)) return Promise.reject(notAnAgent(agent));
+    options = platformSignal(options);
     return locked(options, () => withAgents(agent, options, (used) => super.run(used, input, options, this.#dispatcher(options), agent)));
   }
 

@@ -105,6 +105,34 @@ test("lock options: false takes no lock; anything else than 'wait', 'fail' or a 
   assert.equal(r.bad, 'RunnerError INVALID_RUN_OPTIONS');
 });
 
+test('a signal that is not the browser’s own AbortSignal (a polyfill’s) is heeded: a run goes on while it is not aborted, and stops when it is', async () => {
+  const { page } = await openHarness(env);
+  model.script({ text: 'fine' }, { text: 'fine in memory' });
+  const r = await page.evaluate(async ({ url, id }) => {
+    const runner = new lib.Runner({ baseUrl: url });
+    const agent = new lib.Agent({ name: 'a', model: 'm' });
+    // What an AbortSignal polyfill gives: an object of its own class, with aborted and listeners.
+    class PolyfilledSignal extends EventTarget {
+      aborted = false;
+      reason = undefined;
+    }
+    const outcome = (session, signal = new PolyfilledSignal()) =>
+      runner.run(agent, 'hello', { session, signal }).then((r) => r.finalOutput, (e) => `${e.name} ${e.code ?? ''} ${e.message}`);
+    const aborted = new PolyfilledSignal();
+    aborted.aborted = true;
+    aborted.reason = new DOMException('stopped by the user', 'AbortError');
+    return {
+      stored: await outcome(new lib.IndexedDbSession(id)),
+      memory: await outcome(new lib.MemorySession(id)),
+      aborted: await outcome(new lib.IndexedDbSession(`${id}-aborted`), aborted),
+    };
+  }, { url: model.url, id: fresh('polyfilled-signal') });
+  assert.equal(r.stored, 'fine');
+  assert.equal(r.memory, 'fine in memory');
+  assert.match(r.aborted, /^AbortError/);
+  assert.equal(model.requests.length, 2, 'the aborted run asked the model nothing');
+});
+
 test('a CompactionSession over an IndexedDbSession takes its lock; lock names of two databases never meet', async () => {
   const { page } = await openHarness(env);
   model.script({ text: 'ran' });
