@@ -247,10 +247,7 @@ export async function importSessions(source, options, written = () => {}) {
     throw sessionError('INVALID_OPTIONS', `importSessions: options.dbName must be a non-empty string, got ${typeof dbName === 'string' ? '""' : typeof dbName}`);
   }
   if (!['skip', 'replace', 'rename'].includes(onConflict)) {
-    throw Object.assign(new Error(`importSessions: options.onConflict must be 'skip', 'replace' or 'rename', got ${JSON.stringify(onConflict)}`), {
-      name: 'SessionError',
-      code: 'INVALID_OPTIONS',
-    });
+    throw sessionError('INVALID_OPTIONS', `importSessions: options.onConflict must be 'skip', 'replace' or 'rename', got ${typeof onConflict === 'string' ? JSON.stringify(onConflict) : typeof onConflict}`);
   }
   // The ids this import wrote: a later session of the same backup never skips, replaces or is
   // renamed onto one of them. Kept by the id they would be a rename of (`chat` for `chat-3`),

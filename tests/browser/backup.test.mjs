@@ -230,6 +230,7 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
       newer: await refused('{"format":"agent-sessions-backup","version":99}\n'),
       empty: await refused(''),
       options: await refused('', { onConflict: 'merge' }),
+      bigint: await refused('', { onConflict: 10n }),
       cut: { imported: report.imported, failed: report.failed.map((e) => e.message) },
       stored: (await lib.listSessions({ dbName: 'cut-to' })).map((s) => s.sessionId),
     };
@@ -240,6 +241,7 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
   }
   assert.match(r.newer.message, /newer/);
   assert.equal(r.options.code, 'INVALID_OPTIONS');
+  assert.deepEqual([r.bigint?.name, r.bigint?.code], ['SessionError', 'INVALID_OPTIONS'], 'an onConflict JSON cannot write is named by its type');
   assert.deepEqual(r.cut.imported, ['x']);
   assert.equal(r.cut.failed.length, 1);
   assert.match(r.cut.failed[0], /cut short/);
