@@ -38,7 +38,14 @@ export function sessionLockName(dbName, sessionId) {
   return `agent-sessions:${JSON.stringify([dbName, sessionId])}`;
 }
 
-const state = recordStore('agent-sessions-sync', 'sessions');
+const STATE_DB = 'agent-sessions-sync';
+const state = recordStore(STATE_DB, 'sessions');
+
+/** The id of a session's sync state (its head; its chunks are `chunkId(id, k)`). */
+const stateId = (dbName, sessionId) => JSON.stringify([dbName, sessionId]);
+
+/** The request deleting every chunk of the sync state `id`. */
+const deleteChunks = (s, id) => s.delete(IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff')));
 
 /** Items per remote write (the Conversations API's limit). */
 const PUSH_SIZE = 20;
@@ -188,7 +195,7 @@ async function loadHead(id) {
  * the sync state's is not among them (an app that never synced), so that it is not made. */
 export async function mayKeepSyncState() {
   const listed = await indexedDB.databases?.().catch(() => null);
-  return !listed || listed.some((d) => d.name === 'agent-sessions-sync');
+  return !listed || listed.some((d) => d.name === STATE_DB);
 }
 
 /**
@@ -198,8 +205,8 @@ export async function mayKeepSyncState() {
  * here, and deleted on the remote. The next round compares both histories afresh.
  */
 export async function forgetSyncState(dbName, sessionId) {
-  const id = JSON.stringify([dbName, sessionId]);
-  await state.batch('readwrite', (s) => [s.delete(id), s.delete(IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff')))]);
+  const id = stateId(dbName, sessionId);
+  await state.batch('readwrite', (s) => [s.delete(id), deleteChunks(s, id)]);
 }
 
 /** The head a damaged state is replaced with: nothing synced, and every record of it deleted
@@ -258,7 +265,7 @@ function saveState(id, head, { offset, list, inFlight, tombstones, mark, remote,
   const count = offset + list.length;
   const chunks = Math.ceil(count / CHUNK);
   return state.batch('readwrite', (s) => {
-    const requests = head.damaged ? [s.delete(IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff')))] : [];
+    const requests = head.damaged ? [deleteChunks(s, id)] : [];
     head.damaged = false;
     requests.push(s.put({ id, format: FORMAT, count, chunks, mark, inFlight, tombstones, localOnly, ...(typeof remote === 'string' ? { remote } : {}) }));
     for (let k = offset / CHUNK; k < chunks; k++) {
@@ -377,8 +384,8 @@ export class SyncedSession extends EventTarget {
     this.#local = local;
     this.#remote = remote;
     bindSubscribe(this);
-    this.#id = JSON.stringify([local.dbName, local.sessionId]);
-    this.#lockName = `agent-sessions-sync:${JSON.stringify([local.dbName, local.sessionId])}`;
+    this.#id = stateId(local.dbName, local.sessionId);
+    this.#lockName = `${STATE_DB}:${this.#id}`;
     this.#minDelay = retryDelayMs;
     this.#maxDelay = Math.max(maxRetryDelayMs, retryDelayMs);
     this.#status = { pending: 0, localOnly: 0, lastSyncedAt: null, lastError: null, online: online(), syncing: false };

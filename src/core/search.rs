@@ -99,6 +99,11 @@ const LATIN_B_CASES: &str = "ƁɓƂƃƄƅƆɔƇƈƉɖƊɗƋƌƎǝƏəƐɛƑƒƓ�
 const HALF_WIDTH_KATAKANA: &str =
     "ヲァィゥェォャュョッーアイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワン";
 
+/// Whether `c` is a half-width katakana (U+FF66 to U+FF9D).
+fn is_half_width_kana(c: char) -> bool {
+    matches!(c as u32, 0xFF66..=0xFF9D)
+}
+
 /// A half-width katakana as its full-width form (`ｶ` is `カ`); other characters as they are.
 fn full_width_kana(c: char) -> char {
     match c as u32 {
@@ -354,7 +359,7 @@ fn tokenize_runs(text: &str) -> (Vec<Token>, Vec<char>) {
             continue;
         }
         // A half-width sound mark right after a half-width kana is part of it (`ｶﾞ` is `ガ`).
-        let after_half_width = i > 0 && matches!(chars[i - 1] as u32, 0xFF66..=0xFF9D);
+        let after_half_width = i > 0 && is_half_width_kana(chars[i - 1]);
         if let Some(last) = unspaced.last_mut().filter(|_| after_half_width) {
             if let Some(v) = voiced(last.1, c) {
                 last.1 = v;
@@ -644,9 +649,8 @@ fn inside_grapheme(chars: &[char], i: usize) -> bool {
             || matches!(c as u32, 0x200D | 0xFE00..=0xFE0F | 0x1F3FB..=0x1F3FF | 0xE0100..=0xE01EF)
     };
     // (A half-width sound mark belongs to the half-width kana before it.)
-    let sound_mark = |i: usize| {
-        matches!(chars[i] as u32, 0xFF9E | 0xFF9F) && matches!(chars[i - 1] as u32, 0xFF66..=0xFF9D)
-    };
+    let sound_mark =
+        |i: usize| matches!(chars[i] as u32, 0xFF9E | 0xFF9F) && is_half_width_kana(chars[i - 1]);
     i > 0 && i < chars.len() && (joins(chars[i]) || chars[i - 1] == '\u{200D}' || sound_mark(i))
 }
 
