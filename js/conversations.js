@@ -93,9 +93,11 @@ export class OpenAIConversationsSession {
     if (body !== undefined) headers.set('content-type', 'application/json');
     if (this.#apiKey) headers.set('authorization', `Bearer ${this.#apiKey}`);
     // 429 is retried for every request (nothing was done), 408, 409 and 5xx only where doing it
-    // twice changes nothing: not for a write of items, which the server may have stored, nor
-    // for an item's delete (done already, it would then be a 404: taken for another device's).
-    const safe = method === 'GET' || !path.includes('/items');
+    // twice changes nothing (a read, the conversation's delete): not for a write of items, which
+    // the server may have stored, nor for the creation of a conversation (a second one, left
+    // empty), nor for an item's delete (done already, it would then be a 404: taken for another
+    // device's).
+    const safe = method === 'GET' || (method === 'DELETE' && !path.includes('/items'));
     for (let attempt = 0; ; attempt++) {
       // A request that never answers would hold every later call: each has a time limit, kept
       // here too, so a `fetch` that does not honour the signal cannot outlast it.
@@ -156,7 +158,12 @@ export class OpenAIConversationsSession {
       const want = all ? PAGE : Math.min(PAGE, limit - listed.length);
       const query = { order: all ? 'asc' : 'desc', limit: String(want), ...(after ? { after } : {}) };
       const page = await this.#request('listing the conversation items', 'GET', this.#itemsPath(id, query));
-      const data = Array.isArray(page?.data) ? page.data : [];
+      // A page without its list (an empty answer, a gateway's or a proxy's own) is no list: taken
+      // for an empty one, the items synced here would be taken for deleted on another device.
+      if (!Array.isArray(page?.data) || (page.has_more !== undefined && typeof page.has_more !== 'boolean')) {
+        throw requestError('listing the conversation items', 200, 'no list of items');
+      }
+      const { data } = page;
       listed.push(...data);
       const next = page?.last_id ?? data.at(-1)?.id;
       if (!page?.has_more || (!all && listed.length >= limit)) break;
@@ -256,7 +263,9 @@ export class OpenAIConversationsSession {
         const [newest] = await this.#list(id, 1);
         if (!newest) break;
         // (One listed item can stand for several of the SDK's: the newest of them.)
-        if (typeof newest.id !== 'string' || (await this.#delete(id, newest.id))) return fromConversationItems([newest]).at(-1);
+        // An item without an id cannot be deleted: returned, it would come back at the next read.
+        if (typeof newest.id !== 'string') throw requestError('popping the newest item', 200, 'the newest item has no id');
+        if (await this.#delete(id, newest.id)) return fromConversationItems([newest]).at(-1);
       }
       return undefined;
     });

@@ -28,7 +28,7 @@
 //   kept here only, in its place: its entry in the state is `local:`, it is not pushed again,
 //   and the other items sync around it. It goes when the remote lost the items it stood between.
 import { recordStore } from './records.js';
-import { sessionError } from './errors.js';
+import { optionsOf, sessionError } from './errors.js';
 import { bindSubscribe } from './events.js';
 
 /** The Web Lock a run holds on a session from reading its history to saving its turn (and a
@@ -377,7 +377,8 @@ export class SyncedSession extends EventTarget {
     for (const method of ['getItems', 'addItems', 'popItem', 'clearSession']) {
       if (typeof remote?.[method] !== 'function') throw sessionError('INVALID_SESSION', `the remote session (second argument) must have a ${method}() method`);
     }
-    const { intervalMs, retryDelayMs = 1000, maxRetryDelayMs = 60_000, syncOnOpen = true } = options ?? {};
+    const { intervalMs, retryDelayMs = 1000, maxRetryDelayMs = 60_000, syncOnOpen = true } = optionsOf(options, 'SyncedSession');
+    if (typeof syncOnOpen !== 'boolean') throw sessionError('INVALID_OPTIONS', `SyncedSession: options.syncOnOpen must be true or false, got ${typeof syncOnOpen}`);
     for (const [name, value] of [['intervalMs', intervalMs], ['retryDelayMs', retryDelayMs], ['maxRetryDelayMs', maxRetryDelayMs]]) {
       if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw sessionError('INVALID_OPTIONS', `options.${name} must be a positive number of milliseconds, got ${String(value)}`);
     }

@@ -309,6 +309,70 @@ describe('OpenAIConversationsSession', () => {
     assert.equal(r.pages, 1);
     await context.close();
   });
+  test('an answer that is no list of items (an empty body, a proxy’s own JSON) fails the read, a conversation’s creation is not sent twice, and a newest item without an id is not popped: a synced history keeps its items', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async ({ url }) => {
+      const out = {};
+      // Reads answered, with a 200, by something that is not the API (a service worker's fallback).
+      let odd = null;
+      const proxied = (u, init) => (init.method === 'GET' && odd !== null ? Promise.resolve(new Response(odd, { headers: { 'content-type': 'application/json' } })) : fetch(u, init));
+      const remote = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', fetch: proxied });
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('not-a-list'), remote, { syncOnOpen: false, retryDelayMs: 60_000 });
+      await synced.addItems([{ role: 'user', content: 'kept' }, { role: 'user', content: 'here' }]);
+      await synced.sync();
+      out.remote = (await remote.getItems()).length;
+      out.reads = [];
+      for (const body of ['', '{}', '{"data":null}', '{"object":"list","data":[],"has_more":"no"}']) {
+        odd = body;
+        out.reads.push(await attempt(() => remote.getItems()));
+        await synced.sync().catch(() => {});
+        out.status = synced.syncStatus.lastError;
+      }
+      odd = null;
+      out.local = (await synced.getItems()).map((i) => i.content);
+      out.remoteAfter = (await remote.getItems()).length;
+      await synced.close();
+      // A 503 to the creation of a conversation: the server may have made one; not sent again.
+      let posts = 0;
+      const creating = new lib.OpenAIConversationsSession({
+        baseUrl: url,
+        apiKey: 'k',
+        fetch: (u, init) => {
+          posts += init.method === 'POST' ? 1 : 0;
+          return init.method === 'POST' ? Promise.resolve(new Response('{"error":{"message":"busy"}}', { status: 503 })) : fetch(u, init);
+        },
+      });
+      out.create = { error: await attempt(() => creating.getSessionId()), posts };
+      // A server whose items carry no id: the newest cannot be deleted, so it is not popped.
+      let deletes = 0;
+      const idless = new lib.OpenAIConversationsSession({
+        baseUrl: url,
+        apiKey: 'k',
+        conversationId: 'conv_idless',
+        fetch: async (u, init) => {
+          deletes += init.method === 'DELETE' ? 1 : 0;
+          return new Response(JSON.stringify({ object: 'list', data: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'no id' }] }], has_more: false }), { headers: { 'content-type': 'application/json' } });
+        },
+      });
+      out.pop = { error: await attempt(() => idless.popItem()), deletes };
+      return out;
+    }, { url: server.url });
+    assert.equal(r.remote, 2);
+    for (const read of r.reads) {
+      assert.equal(read.name, 'ModelError');
+      assert.equal(read.code, 'MODEL_ERROR');
+      assert.match(read.message, /no list of items/);
+    }
+    assert.equal(r.status.code, 'MODEL_ERROR', 'the round fails');
+    assert.deepEqual(r.local, ['kept', 'here'], 'nothing here taken for deleted');
+    assert.equal(r.remoteAfter, 2);
+    assert.equal(r.create.error.status, 503);
+    assert.equal(r.create.posts, 1, 'a conversation’s creation is not sent again');
+    assert.equal(r.pop.error.name, 'ModelError');
+    assert.match(r.pop.error.message, /the newest item has no id/);
+    assert.equal(r.pop.deletes, 0);
+    await context.close();
+  });
 });
 
 describe('SyncedSession', () => {
@@ -1495,19 +1559,29 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
-  test('a local session that is not an IndexedDbSession (an EncryptedSession over one) is INVALID_SESSION', async () => {
+  test('a local session that is not an IndexedDbSession (an EncryptedSession over one) is INVALID_SESSION; options that are not an object, or a syncOnOpen that is not a boolean, are INVALID_OPTIONS and start nothing', async () => {
     const a = await device();
     const r = await a.page.evaluate(async () => {
       const key = crypto.getRandomValues(new Uint8Array(32));
       const wrapped = new lib.EncryptedSession(new lib.IndexedDbSession('wrapped-local'), { key });
-      try {
-        new lib.SyncedSession(wrapped, new lib.MemorySession('r'), { syncOnOpen: false });
-        return 'made';
-      } catch (e) {
-        return `${e.name} ${e.code}`;
-      }
+      const made = (local, options) => {
+        try {
+          new lib.SyncedSession(local, remote, options);
+          return 'made';
+        } catch (e) {
+          return `${e.name} ${e.code}`;
+        }
+      };
+      let reads = 0;
+      const remote = new lib.MemorySession('r');
+      const counted = remote.getItems.bind(remote);
+      remote.getItems = (...args) => ((reads += 1), counted(...args));
+      const out = [made(wrapped, { syncOnOpen: false }), made(new lib.IndexedDbSession('opts'), 60_000), made(new lib.IndexedDbSession('opts'), { syncOnOpen: 'no' })];
+      await new Promise((ok) => setTimeout(ok, 300));
+      return { out, reads };
     });
-    assert.equal(r, 'SessionError INVALID_SESSION');
+    assert.deepEqual(r.out, ['SessionError INVALID_SESSION', 'SessionError INVALID_OPTIONS', 'SessionError INVALID_OPTIONS']);
+    assert.equal(r.reads, 0, 'no round started');
     await a.context.close();
   });
 
