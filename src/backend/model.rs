@@ -1,5 +1,5 @@
 //! Calls an OpenAI-compatible model server with `fetch`: one POST per model call, retried on
-//! 429 and 5xx with backoff (honouring `Retry-After`), read whole or as server-sent events.
+//! 408, 409, 429 and 5xx with backoff (honouring `Retry-After`), read whole or as server-sent events.
 //! The API key goes only into the `Authorization` header of requests to the configured base URL.
 
 use crate::core::json::Value;
@@ -193,7 +193,7 @@ impl ModelClient {
             })
     }
 
-    /// POSTs the JSON `body` to `path` (under the base URL), retrying 429 and 5xx answers as
+    /// POSTs the JSON `body` to `path` (under the base URL), retrying 408, 409, 429 and 5xx answers as
     /// configured: the successful response.
     async fn post(
         &self,

@@ -757,11 +757,44 @@ impl Run<'_> {
                         self.found_saved.borrow_mut().push(id.to_string());
                         Answer::Ready(output)
                     }
-                    None => Answer::Run(index, args),
+                    None => {
+                        self.check_not_moved_on(state, id).await?;
+                        Answer::Run(index, args)
+                    }
                 }
             }
             None => Answer::Run(index, args),
         }))
+    }
+
+    /// Refuses to run approved call `id` where the session was written to since the run paused
+    /// (the user went on chatting, or cleared the chat): its newest item is no longer the one
+    /// this run saved last, so the call's output could not be saved after it (the save's history
+    /// transaction would be refused) and the tool would have run for nothing. Only sessions
+    /// that take history transactions are checked: another kind may give items back converted.
+    async fn check_not_moved_on(&self, state: &RunState, id: &str) -> Result<(), RunError> {
+        let (Some(session), Some(last)) = (&self.options.session, &state.last_saved) else {
+            return Ok(());
+        };
+        if !js::get(session, "applyHistoryTransaction").is_ok_and(|f| f.is_function()) {
+            return Ok(());
+        }
+        let newest = call_session(session, "getItems", &[1.into()]).await?;
+        let newest = super::js::js_to_json(&newest, "session.getItems()").ok();
+        let same = match &newest {
+            Some(Value::Array(items)) => items.last() == Some(last),
+            _ => true, // not read as a list: left to the save's own check
+        };
+        if same {
+            return Ok(());
+        }
+        Err(RunError::Usage(RunnerError::new(
+            RunnerErrorCode::InvalidRunState,
+            format!(
+                "the session was written to since this run paused for approval: the approved \
+                 call \"{id}\" was not run and nothing was saved"
+            ),
+        )))
     }
 
     /// The output of call `id` where the session's newest items hold it after the call itself

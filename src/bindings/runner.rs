@@ -185,7 +185,7 @@ export interface RunnerOptions {
   headers?: { [name: string]: string };
   /** A `fetch` to use instead of the global one: called as `fetch(url, init)`, it must resolve to a `Response`. */
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
-  /** Retries of a 429 or 5xx answer, with backoff that honours `Retry-After`. Default 2. */
+  /** Retries of a 408, 409, 429 or 5xx answer, with backoff that honours `Retry-After`. Default 2. */
   retries?: number;
 }
 

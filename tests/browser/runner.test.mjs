@@ -1223,6 +1223,69 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r.kinds, ['message', 'function_call', 'function_call_result', 'message']);
   });
 
+  test('a paused state approved after the chat went on (another question answered, or the chat cleared) runs no tool and saves nothing: INVALID_RUN_STATE', async () => {
+    const r = await inPage(
+      async ({ id }) => {
+        let runs = 0;
+        const email = { name: 'send_email', parameters: { type: 'object', properties: { to: { type: 'string' } } }, needsApproval: true, execute: async () => `sent ${++runs}` };
+        const agent = new lib.Agent({ name: 'Mailer', model: 'm', tools: [email] });
+        const reply = (output) => new Response(JSON.stringify({ id: 'r', status: 'completed', output }), { headers: { 'content-type': 'application/json' } });
+        const call = [{ type: 'function_call', id: 'fc_1', call_id: 'call_mail', name: 'send_email', arguments: '{"to":"ada"}', status: 'completed' }];
+        const answer = (text) => [{ type: 'message', id: `msg_${text}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] }];
+        const runnerWith = (answers) => new lib.Runner({ baseUrl: 'http://model.invalid/v1', api: 'responses', fetch: async () => answers.shift()() });
+        const out = {};
+        for (const kind of ['indexeddb', 'memory']) {
+          const session = kind === 'memory' ? new lib.MemorySession(`${id}-m`) : new lib.IndexedDbSession(id);
+          const paused = await runnerWith([() => reply(call)]).run(agent, 'Email Ada', { session });
+          const kept = paused.state.toString();
+          const approved = () => {
+            const state = lib.RunState.fromString(agent, kept);
+            for (const item of state.getInterruptions()) state.approve(item);
+            return state;
+          };
+          // The user asks something else instead of answering the approval.
+          await runnerWith([() => reply(answer('Noon.'))]).run(agent, 'What time is it?', { session });
+          const before = await session.getItems();
+          let error;
+          try {
+            await runnerWith([() => reply(answer('Sent.'))]).run(agent, approved(), { session });
+          } catch (e) {
+            error = { name: e.name, code: e.code, message: e.message };
+          }
+          const after = await session.getItems();
+          // Cleared: nothing for the approved call to follow either.
+          await session.clearSession();
+          let cleared;
+          try {
+            await runnerWith([() => reply(answer('Sent.'))]).run(agent, approved(), { session });
+          } catch (e) {
+            cleared = e.code;
+          }
+          out[kind] = { error, same: JSON.stringify(before) === JSON.stringify(after), cleared, left: (await session.getItems()).length };
+        }
+        // Resumed while the chat is as the pause left it, the tool runs.
+        const session = new lib.IndexedDbSession(`${id}-2`);
+        const paused = await runnerWith([() => reply(call)]).run(agent, 'Email Ada', { session });
+        const state = paused.state;
+        for (const item of state.getInterruptions()) state.approve(item);
+        out.ontime = (await runnerWith([() => reply(answer('Sent.'))]).run(agent, state, { session })).finalOutput;
+        out.runs = runs;
+        return out;
+      },
+      { id: fresh('moved-on') },
+    );
+    for (const kind of ['indexeddb', 'memory']) {
+      assert.equal(r[kind].error.name, 'RunnerError', kind);
+      assert.equal(r[kind].error.code, 'INVALID_RUN_STATE', kind);
+      assert.match(r[kind].error.message, /written to since this run paused for approval/);
+      assert.equal(r[kind].same, true, `${kind}: nothing saved`);
+      assert.equal(r[kind].cleared, 'INVALID_RUN_STATE', kind);
+      assert.equal(r[kind].left, 0, kind);
+    }
+    assert.equal(r.ontime, 'Sent.');
+    assert.equal(r.runs, 1, 'only the approval given in time ran the tool');
+  });
+
   test('a paused state resumed twice over a session with only addItems: the rejected call’s output is saved once too', async () => {
     const r = await inPage(async () => {
       let runs = 0;
