@@ -7,12 +7,18 @@
 // open one stays as it is. (Export and Import in the toolbar copy one chat's shown items in the
 // page's own JSON instead; see actions.js.)
 //
-// A locked user's backup holds their chats as stored: encrypted. Restoring into a locked user
-// skips a chat whose id is here already instead (a copy under a new id could not be decrypted:
-// each chat's key is derived from its id), and encrypts what came in in clear (seal.js).
-import { exportSessions, importSessions } from './lib.js';
-import { DB_NAME, state } from './state.js';
+// A locked user's backup holds their chats as stored: encrypted, each carrying the lock (its salt
+// and check, in the chat's `state`: keys.js), so that the passphrase alone opens them wherever
+// the backup is restored. Restoring locked chats into a user without a lock locks that user
+// with it: the passphrase is asked, then the user's other chats are encrypted too. Restoring into
+// a locked user skips a chat whose id is here already instead (a copy under a new id could not be
+// decrypted: each chat's key is derived from its id), and encrypts what came in in clear (seal.js).
+import { IndexedDbSession, exportSessions, importSessions, listSessions } from './lib.js';
+import { DB_NAME, lockedOut, saveLock, state } from './state.js';
 import { busy } from './busy.js';
+import { closeChat, forgetLockedTitles } from './chats.js';
+import { lockOfState, lockState } from './keys.js';
+import { clearSearch } from './search.js';
 import { notSealed, sealChats } from './seal.js';
 import { setStatus, showError } from './view.js';
 
@@ -28,6 +34,7 @@ export function backUpChats() {
     }
     const user = state.user;
     setStatus('Backing up…');
+    if (state.lock) await carryLock(user, state.lock);
     const blob = await new Response(exportSessions({ dbName: DB_NAME, userId: user })).blob();
     const name = backupName(user);
     download(new Blob([blob], { type: 'application/x-ndjson' }), name);
@@ -47,20 +54,61 @@ export function restoreChats(file) {
     } catch (e) {
       // Chats written before the browser refused one (storage full, say) stay written.
       setStatus(e?.report ? summary(e.report) : '');
-      if (e?.report) await sealRestored(e.report).catch(showError);
+      if (e?.report) await adoptLock(e.report).then(() => sealRestored(e.report)).catch(showError);
       if (e?.code === 'IMPORT_INVALID') e.message = `${file.name} is not a backup of chats: ${e.message}`;
       throw e;
     }
-    setStatus(summary(report));
+    const locked = await adoptLock(report);
+    setStatus(summary(report) + (locked ? ' They are locked: enter the passphrase they were locked with.' : ''));
     await sealRestored(report);
     if (report.failed.length) throw notRestored(report.failed);
   });
 }
 
+/** Has every chat of locked `user` carry lock `record` in its state (a chat made since the lock
+ * does not yet); `update` leaves its history and `updatedAt` as they are. */
+async function carryLock(user, record) {
+  const carried = lockState(user, record);
+  for (const { sessionId } of await listSessions({ dbName: DB_NAME, userId: user })) {
+    const session = new IndexedDbSession(sessionId, { userId: user, dbName: DB_NAME });
+    try {
+      await session.update({ state: carried });
+    } finally {
+      session.free();
+    }
+  }
+}
+
+/** For a user without a lock: the lock the restored chats of `report` carry, if any, becomes the
+ * user's (their chats are closed until the passphrase is given). Resolves to whether it did. */
+async function adoptLock(report) {
+  if (state.lock) return false;
+  const user = state.user;
+  for (const id of [...report.imported, ...report.replaced, ...report.renamed.map((r) => r.sessionId)]) {
+    const session = new IndexedDbSession(id, { userId: user, dbName: DB_NAME });
+    let lock;
+    try {
+      lock = lockOfState((await session.getInfo()).state);
+    } finally {
+      session.free();
+    }
+    if (!lock) continue;
+    await closeChat();
+    state.branch = 'main';
+    saveLock(user, lock);
+    state.keys.delete(user);
+    forgetLockedTitles(user);
+    clearSearch();
+    return true;
+  }
+  return false;
+}
+
 /** For a locked user: encrypts the chats a restore wrote (`report`, `importSessions`'), those of
  * a backup made before the lock being in clear. */
 async function sealRestored(report) {
-  if (!state.lock) return;
+  // (A lock the restore brought is sealed once the passphrase is given: its record is `pending`.)
+  if (!state.lock || lockedOut()) return;
   const { failed } = await sealChats(state.user, state.keys.get(state.user), [...report.imported, ...report.replaced, ...report.renamed.map((r) => r.sessionId)]);
   if (failed.length) throw notSealed(failed);
 }

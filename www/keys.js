@@ -71,13 +71,30 @@ export function keyFrom(passphrase, record) {
 /** Whether `key` is the key of `user`'s lock `record`: whether it decrypts the check. A wrong key
  * does not decrypt it (the read skips it: `lastSkipped` is 1). */
 export async function keyFits(user, key, record) {
-  const check = new EncryptedSession(new ArraySession(checkId(user), [...record.check]), { key });
+  // (A lock that came with a backup of another user's chats has its check under that user's id.)
+  const check = new EncryptedSession(new ArraySession(checkId(record.checkUser ?? user), [...record.check]), { key });
   const [item] = await check.getItems();
   return check.lastSkipped === 0 && item?.text === CHECK.text;
 }
 
 /** Whether a stored item is an EncryptedSession envelope (`{ __enc: 1, iv, ct }`). */
 export const isEnvelope = (item) => item?.__enc === 1 && typeof item.iv === 'string' && typeof item.ct === 'string';
+
+/** Where a locked chat's `state` (the library keeps it with the chat, in backups too) carries the
+ * lock: its salt and check, neither of them secret, so that a backup restored on another device,
+ * or after this site's data was cleared, opens with the passphrase alone. */
+const LOCK_STATE = 'agent-sessions-demo.lock';
+
+/** The `state` a locked chat of `user` carries for lock `record`. */
+export const lockState = (user, record) => ({ [LOCK_STATE]: { salt: record.salt, check: record.check, user: record.checkUser ?? user } });
+
+/** The lock a chat's `state` carries, as a lock record (`pending`: its chats still to be checked
+ * and sealed), or null. */
+export function lockOfState(state) {
+  const lock = state?.[LOCK_STATE];
+  if (!(typeof lock?.salt === 'string' && Array.isArray(lock.check) && lock.check.every(isEnvelope) && typeof lock.user === 'string')) return null;
+  return { salt: lock.salt, check: lock.check, checkUser: lock.user, pending: true };
+}
 
 /** The items `stored` in chat `id` as they were added: envelopes decrypted with `key`, any
  * plaintext item as it is. Throws when an envelope does not decrypt (another key's). */

@@ -12,7 +12,7 @@
 // cannot be read is ever replaced.
 import { EncryptedSession, IndexedDbSession, listSessions } from './lib.js';
 import { DB_NAME, readLock, saveLock, state } from './state.js';
-import { isEnvelope, openItems } from './keys.js';
+import { isEnvelope, lockOfState, openItems } from './keys.js';
 
 /** Encrypts chat `chat` (a `listSessions` entry) of `user` with `key`; resolves to whether
  * anything had to change. */
@@ -26,7 +26,8 @@ async function sealChat(user, key, chat) {
   try {
     const stored = await shown.getItems();
     const [branches, info] = await Promise.all([main.listBranches(), main.getInfo()]);
-    const metadata = [info.title, info.summary, info.topics, info.state].some((v) => v != null);
+    // (The lock a backup carries in the chat's state is no metadata in clear: see keys.js.)
+    const metadata = [info.title, info.summary, info.topics].some((v) => v != null) || (info.state != null && !lockOfState(info.state));
     if (stored.every(isEnvelope) && branches.length === 1 && !metadata) return false;
     const items = await openItems(id, key, stored);
     await new EncryptedSession(main, { key }).replaceHistory(items, { archive: false });
