@@ -186,6 +186,8 @@ export function deleteChat() {
  * topics }, items }`. */
 export function exportChat() {
   return busy(async () => {
+    // The title and summary the last reply is still writing belong in the file.
+    await settleOpenChat();
     const session = current();
     // A locked chat's items are exported decrypted (the user asked for them); it has no metadata.
     const [items, info] = await Promise.all([session.getItems(), isEncrypted(session) ? {} : session.getInfo()]);

@@ -83,6 +83,12 @@ export function describe(item, { agent = null, calls } = {}) {
     const out = item.output;
     return { kind: 'tool', label: 'Tool result', text: typeof out === 'string' ? out : contentText([out]) || JSON.stringify(out) };
   }
+  if (item?.type === 'reasoning') {
+    // A reasoning model's summary of its thinking (the Responses API gives one when asked), else
+    // a line saying it reasoned: its encrypted content is for the model, not the reader.
+    const summary = contentText(item.content) || contentText(item.rawContent) || contentText(item.summary);
+    return { kind: 'other', label: 'Reasoning', text: summary || 'The model reasoned before answering (no summary of it was given).' };
+  }
   return { kind: 'other', label: item?.type ?? 'Item', text: JSON.stringify(item) };
 }
 

@@ -30,6 +30,11 @@ import {
   toggleSidebar,
 } from './view.js';
 
+/** Whether key event `e` belongs to an input method's composition: Safari ends the composition
+ * before the keydown of the Enter that confirms it (then `isComposing` is false, `keyCode` 229),
+ * and that Enter must not send a half-typed message. */
+const composing = (e) => e.isComposing || e.keyCode === 229;
+
 function wire() {
   el.composer.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -39,7 +44,7 @@ function wire() {
     send(text);
   });
   el.input.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    if (e.key === 'Enter' && !e.shiftKey && !composing(e)) {
       e.preventDefault();
       el.composer.requestSubmit();
     }
@@ -108,7 +113,7 @@ function wire() {
   el.messages.addEventListener('keydown', (e) => {
     const form = e.target.closest('.msg-editor');
     if (!form || e.target.tagName !== 'TEXTAREA') return;
-    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    if (e.key === 'Enter' && !e.shiftKey && !composing(e)) {
       e.preventDefault();
       form.requestSubmit();
     } else if (e.key === 'Escape' && !state.busy) {
@@ -212,14 +217,18 @@ function wire() {
 
   const useSettingsFromForm = () => {
     const { settings, apiKey } = settingsFromForm();
-    saveSettings(settings, apiKey);
+    // A key typed for one endpoint is not sent to another chosen later (unless typed with it).
+    const before = state.settings.baseUrl;
+    const dropped = apiKey !== '' && apiKey === state.apiKey && settings.baseUrl !== before;
+    saveSettings(settings, dropped ? '' : apiKey);
     renderSettings();
     setStatus(
-      !settings.baseUrl
+      (!settings.baseUrl
         ? 'Using the offline model.'
         : settings.model
           ? `Using ${settings.model} at ${settings.baseUrl}.`
-          : `Set a model name to use ${settings.baseUrl} (for example gpt-4.1-mini or llama3.2).`,
+          : `Set a model name to use ${settings.baseUrl} (for example gpt-4.1-mini or llama3.2).`) +
+        (dropped ? ` The API key was for ${before || 'the offline model'}: it is not sent to this endpoint; enter its own key.` : ''),
     );
   };
   el.settingsForm.addEventListener('submit', (e) => {

@@ -253,6 +253,7 @@ export function renderSidebar(chats) {
  * is the chat's `getInfo()` (or its `listSessions` entry), null for a chat not saved yet. */
 export function renderHeader(info) {
   el.chatTitle.textContent = titleOf(info);
+  el.chatTitle.dataset.untitled = info?.title == null ? 'yes' : '';
   const summary = typeof info?.summary === 'string' ? info.summary.trim() : '';
   el.chatSummary.textContent = summary;
   el.chatSummary.title = summary;
@@ -300,7 +301,9 @@ export function renderAgent(name) {
 export function openRename() {
   // A locked chat's title would be stored in clear: it has none to rename.
   if (state.busy || state.lock) return;
-  el.renameInput.value = el.chatTitle.textContent;
+  // (A chat without a title shows "New chat", which is no title to keep.)
+  el.renameInput.value = el.chatTitle.dataset.untitled ? '' : el.chatTitle.textContent;
+  el.renameInput.placeholder = titleOf(null);
   el.chatTitleRow.hidden = true;
   el.renameForm.hidden = false;
   el.renameInput.focus();
@@ -531,8 +534,11 @@ export function startExchange(text, agent = null) {
   let frame = 0;
   const draw = () => {
     frame = 0;
+    // The reply is followed only by a reader who is at the end: one who scrolled up to read
+    // something stays there.
+    const following = atEnd();
     setText(body, 'assistant', reply);
-    scrollToEnd();
+    if (following) scrollToEnd();
   };
   const start = (label) => {
     answer = messageElement('assistant', label, '');
@@ -574,6 +580,12 @@ export function startExchange(text, agent = null) {
 
 function scrollToEnd() {
   el.messages.scrollTop = el.messages.scrollHeight;
+}
+
+/** Whether the conversation is scrolled to its end (within a line). */
+function atEnd() {
+  const m = el.messages;
+  return m.scrollHeight - m.scrollTop - m.clientHeight < 24;
 }
 
 /** Enables what can be used now: nothing but Stop while a reply is written, no Undo, Clear or Export on an

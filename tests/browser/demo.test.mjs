@@ -630,6 +630,36 @@ test('one session object per open chat, reused while it is open and closed when 
   }
 });
 
+test('an Enter that confirms an input method’s composition (Japanese, Chinese) sends nothing, in the message box or a message being edited, also where the browser ends the composition first (Safari: keyCode 229)', async () => {
+  const { context, page } = await openDemo();
+  try {
+    const composingEnter = (selector) =>
+      page.$eval(selector, (box) => {
+        for (const init of [{ isComposing: true }, { keyCode: 229 }]) {
+          box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true, ...init }));
+        }
+      });
+    await page.fill('#input', 'にほんご');
+    await composingEnter('#input');
+    await new Promise((ok) => setTimeout(ok, 300));
+    assert.equal(await page.inputValue('#input'), 'にほんご', 'still in the box');
+    assert.deepEqual(await rendered(page), []);
+    assert.equal(model.requests.length, 0);
+    await page.press('#input', 'Enter');
+    await settled(page);
+    assert.equal((await rendered(page))[0].text, 'にほんご');
+    await page.click('#messages .msg[data-turn="1"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'にほんごで');
+    await composingEnter('#messages .msg-editor textarea');
+    await new Promise((ok) => setTimeout(ok, 300));
+    assert.equal(await page.isVisible('#messages .msg-editor textarea'), true, 'the editor is still open');
+    assert.equal((await rendered(page))[0].text, 'にほんご');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('rename a chat: Rename (or a double-click on the title), Enter saves, Escape cancels; the name shows in the sidebar and header and survives a reload', async () => {
   const { context, page } = await openDemo();
   try {
@@ -714,7 +744,14 @@ test('rename a chat: Rename (or a double-click on the title), Enter saves, Escap
     const b = await currentSessionId(page);
     assert.equal(await page.textContent('#chat-title'), 'New chat');
     await page.click('#rename');
-    assert.equal(await page.inputValue('#rename-input'), 'New chat');
+    // The box is empty: the header’s “New chat” is no title to keep (Enter would have saved it,
+    // and the model would never title the chat).
+    assert.equal(await page.inputValue('#rename-input'), '');
+    assert.equal(await page.getAttribute('#rename-input', 'placeholder'), 'New chat');
+    await page.press('#rename-input', 'Enter');
+    await idle(page);
+    assert.match(await page.textContent('#error-text'), /cannot be empty/);
+    assert.equal(await page.isVisible('#rename-form'), true);
     await page.fill('#rename-input', 'Trip plans');
     await page.press('#rename-input', 'Enter');
     await idle(page);
@@ -867,6 +904,38 @@ test('"History sent to the model: the last N turns" limits what the model receiv
     assert.deepEqual(sent(third).map(([role, text]) => (role === 'user' ? text : role)), ['second question', 'assistant', 'third question']);
     assert.doesNotMatch(third.raw, /first question/, 'the earlier turn is absent');
     assert.equal(sent(third)[1][1], itemText((await itemsOf(page, 'Guest', await currentSessionId(page)))[3]), 'the answer to the second question');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a reader who scrolls up while a reply streams stays where they are; one at the end follows the reply', async () => {
+  const { context, page } = await openDemo({ viewport: { width: 900, height: 500 } });
+  try {
+    for (let i = 0; i < 3; i++) await say(page, 'tell me a story');
+    const streaming = async () => {
+      await page.fill('#input', 'tell me a story');
+      await page.press('#input', 'Enter');
+      await page.waitForFunction(() => document.querySelector('#messages .msg.streaming .msg-text')?.textContent.length > 0, null, { polling: 10 });
+    };
+    const place = () => page.$eval('#messages', (m) => ({ top: m.scrollTop, end: m.scrollHeight - m.clientHeight }));
+    // At the end: the reply is followed as it grows.
+    await streaming();
+    await page.waitForTimeout(300);
+    const followed = await place();
+    assert.ok(followed.end > 0, 'the conversation is longer than its box');
+    assert.ok(followed.end - followed.top < 24, JSON.stringify(followed));
+    await idle(page);
+    // Scrolled up: the page leaves the reader there while the reply goes on.
+    await streaming();
+    await page.$eval('#messages', (m) => {
+      m.scrollTop = 0;
+    });
+    await page.waitForTimeout(300);
+    assert.equal(await page.$eval('#messages .msg.streaming', () => true).catch(() => false), true, 'still streaming');
+    assert.equal((await place()).top, 0);
+    await idle(page);
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
@@ -1883,6 +1952,19 @@ test('users added and settings saved in one tab show in the other (a field being
     assert.equal(await b.inputValue('#set-base-url'), 'http://127.0.0.1:9/v1', 'the others follow');
     assert.equal(await b.evaluate(() => sessionStorage.getItem('agent-sessions-demo.apiKey')), null);
     assert.match(await b.textContent('#status'), /forgot its API key/);
+    // The same in the tab itself: a key typed for one endpoint is not kept for another chosen
+    // there, unless a key is typed with it.
+    await saveSettings(b, () => b.fill('#set-api-key', 'sk-for-port-9'));
+    await saveSettings(b, () => b.fill('#set-base-url', 'http://127.0.0.1:8/v1'));
+    assert.equal(await b.inputValue('#set-api-key'), '');
+    assert.equal(await b.evaluate(() => sessionStorage.getItem('agent-sessions-demo.apiKey')), null);
+    assert.match(await b.textContent('#status'), /API key .*was for http:\/\/127\.0\.0\.1:9\/v1/);
+    await saveSettings(b, async () => {
+      await b.fill('#set-base-url', 'http://127.0.0.1:9/v1');
+      await b.fill('#set-api-key', 'sk-typed-with-it');
+    });
+    assert.equal(await b.evaluate(() => sessionStorage.getItem('agent-sessions-demo.apiKey')), 'sk-typed-with-it');
+    await until(a, () => /at http:\/\/127\.0\.0\.1:9\/v1/.test(document.getElementById('model-line').textContent));
     await a.press('#input', 'Enter');
     await idle(a);
     assert.match(await a.textContent('#error-text'), /^The model call failed: .*Check the endpoint’s URL, that it is running, and that it lets this page call it \(CORS\)\.$/);
@@ -2793,6 +2875,97 @@ test('lock a user’s chats with a passphrase: encrypted in place (nothing of th
     assert.deepEqual(sent, ['my pet is a heron', 'tell me about herons']);
     assert.doesNotMatch(await dumpIndexedDb(page), /heron/i);
     assert.deepEqual((await sessionsOf(page, 'Lena')).map((s) => [s.title, s.summary, s.itemCount]), [[null, null, 4]]);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a locked user’s backup restored on another device (or after the site’s data was cleared) opens with the passphrase alone, and locks the user there: their chats in clear are encrypted too', async () => {
+  const PASSPHRASE = 'correct horse battery staple';
+  const first = await openDemo();
+  let backup;
+  let chats;
+  try {
+    await addUser(first.page, 'Lena');
+    await say(first.page, 'my hobby is falconry');
+    await lockChats(first.page, PASSPHRASE);
+    // A chat made after the lock: the backup carries the lock for it too.
+    await first.page.click('#new-chat');
+    await idle(first.page);
+    await say(first.page, 'my tea is oolong');
+    chats = await sidebarIds(first.page);
+    assert.equal(chats.length, 2);
+    backup = await backUp(first.page);
+    assert.doesNotMatch(backup.text, /falconry|oolong|correct horse/i, 'nothing in clear');
+    assert.deepEqual(await first.page.evaluate(() => document.getElementById('status').textContent), `Backed up 2 chats into ${backup.name}.`);
+  } finally {
+    await first.context.close();
+  }
+
+  // Another browser: Lena has a chat in clear there, and no lock.
+  const { context, page } = await openDemo();
+  try {
+    await addUser(page, 'Lena');
+    await say(page, 'my city is Rome');
+    const here = await currentSessionId(page);
+    // (The first browser, closed, took its download with it: the file as it was saved.)
+    await page.setInputFiles('#restore-file', { name: backup.name, mimeType: 'application/x-ndjson', buffer: Buffer.from(backup.text) });
+    await until(page, () => /^Restored /.test(document.getElementById('status').textContent));
+    await idle(page);
+    assert.equal(await page.textContent('#status'), 'Restored 2 chats: 2 as they were. They are locked: enter the passphrase they were locked with.');
+    assert.equal(await asksPassphrase(page), true);
+    assert.deepEqual(await rendered(page), []);
+    // A wrong passphrase opens nothing.
+    await unlockChats(page, 'incorrect horse battery staple');
+    assert.match(await page.textContent('#unlock-error'), /not the passphrase/);
+    await unlockChats(page, PASSPHRASE);
+    assert.equal(await asksPassphrase(page), false);
+    assert.deepEqual(new Set(await sidebarIds(page)), new Set([...chats, here]));
+    for (const [id, text] of [[chats[1], 'my hobby is falconry'], [chats[0], 'my tea is oolong'], [here, 'my city is Rome']]) {
+      await page.click(`.session[data-session-id="${id}"]`);
+      await idle(page);
+      assert.equal((await rendered(page))[0].text, text);
+    }
+    // Lena is locked here now: the chat she had in clear is encrypted as well.
+    assert.doesNotMatch(await dumpIndexedDb(page), /falconry|oolong|Rome/);
+    await reload(page);
+    assert.equal(await asksPassphrase(page), true);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+
+test('a reasoning model’s reasoning items show as its summary, or as one line where it gave none: not as their JSON (encrypted content included)', async () => {
+  const { context, page } = await openDemo();
+  try {
+    const chat = 'chat-with-reasoning';
+    await lib(
+      page,
+      async ({ lib, dbName, chat }) => {
+        const s = new lib.IndexedDbSession(chat, { userId: 'Guest', dbName });
+        await s.addItems([
+          { role: 'user', content: 'plan my week' },
+          { type: 'reasoning', id: 'rs_1', content: [{ type: 'input_text', text: 'Weighing the meetings first.' }], providerData: { encrypted_content: 'gAAAA-secret' } },
+          { role: 'assistant', content: 'Meetings on Monday.' },
+          { role: 'user', content: 'and Friday?' },
+          { type: 'reasoning', id: 'rs_2', content: [], providerData: { encrypted_content: 'gAAAA-other' } },
+          { role: 'assistant', content: 'Friday is free.' },
+        ]);
+      },
+      { chat },
+    );
+    await reload(page);
+    await page.click(`#session-list .session[data-session-id="${chat}"]`);
+    await idle(page);
+    const shown = await rendered(page);
+    assert.deepEqual(shown.map((m) => m.role), ['user', 'other', 'assistant', 'user', 'other', 'assistant']);
+    assert.equal(shown[1].text, 'Weighing the meetings first.');
+    assert.equal(shown[4].text, 'The model reasoned before answering (no summary of it was given).');
+    assert.deepEqual(await page.$$eval('#messages .msg-other .msg-who', (ls) => ls.map((l) => l.textContent)), ['Reasoning', 'Reasoning']);
+    assert.doesNotMatch(await page.textContent('#messages'), /gAAAA|encrypted_content|rs_1/);
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
