@@ -156,7 +156,8 @@ impl StreamAccumulator {
     }
 
     fn on_chat_chunk(&mut self, v: &Value) -> Result<Vec<StreamEvent>, WireError> {
-        if let Some(e) = v.get("error") {
+        // (Some servers send `"error": null` in every chunk: no error.)
+        if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
             return Err(WireError::ModelFailed(
                 str_of(e, "message")
                     .or_else(|| e.as_str())
@@ -305,6 +306,26 @@ mod tests {
         assert_eq!(out.items[1], function_call_item("call_1", "f", "{\"a\":1}"));
         assert_eq!(out.usage.total_tokens, 5);
         assert_eq!(out.response_id.as_deref(), Some("c1"));
+    }
+
+    #[test]
+    fn a_chat_chunk_with_a_null_error_is_no_error() {
+        let body = concat!(
+            "data: {\"id\":\"c2\",\"error\":null,\"choices\":[{\"delta\":{\"content\":\"Fine\"}}]}\n\n",
+            "data: {\"error\":null,\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let (deltas, out) = stream(Api::ChatCompletions, body);
+        assert_eq!(deltas, ["Fine"]);
+        assert_eq!(out.unwrap().items[0]["content"][0]["text"], "Fine");
+        let failed = "data: {\"error\":{\"message\":\"overloaded\"}}\n\n";
+        assert_eq!(
+            stream(Api::ChatCompletions, failed)
+                .1
+                .unwrap_err()
+                .to_string(),
+            "the model failed: overloaded"
+        );
     }
 
     #[test]
