@@ -6,7 +6,7 @@
 use crate::core::json::{json, Value};
 
 use super::session::starts_turn;
-use super::wire::{call_id, content_text, item_type};
+use super::wire::{call_id, content_text, is_function_call, is_tool_output, item_type};
 
 /// Compaction runs once a history holds this many candidates (the SDK's default).
 pub const DEFAULT_THRESHOLD: usize = 10;
@@ -55,11 +55,20 @@ fn is_user_message(item: &Value) -> bool {
     starts_turn(str_of(item, "role"), str_of(item, "type"))
 }
 
-/// Whether the history ends with a user message: a run under way has saved its input and not
-/// yet its answer, which it saves in place of that input (a compaction that replaced it would
-/// make the run's save fail, and its answer be lost).
+/// Whether a run is under way, or paused, in the newest turn: the history ends with a user
+/// message (a run saved its input, not yet its answer, which it saves after that input), or the
+/// newest turn holds a function call without its output (a run paused for its approval). A
+/// compaction that replaced either would make the run's save fail (its answer lost, or the
+/// approved tool refused).
 pub fn awaits_answer(items: &[Value]) -> bool {
-    items.last().is_some_and(is_user_message)
+    if items.last().is_some_and(is_user_message) {
+        return true;
+    }
+    let turn = &items[items.iter().rposition(is_user_message).unwrap_or(0)..];
+    turn.iter().filter(|i| is_function_call(i)).any(|c| {
+        let id = call_id(c);
+        !turn.iter().any(|o| is_tool_output(o) && call_id(o) == id)
+    })
 }
 
 /// The items a compaction would replace: every item but user messages and earlier compactions.
@@ -231,11 +240,31 @@ mod tests {
     }
 
     #[test]
-    fn a_history_ending_with_a_question_awaits_its_answer() {
+    fn a_history_ending_with_a_question_or_a_call_awaiting_approval_awaits_its_answer() {
         assert!(awaits_answer(&[answer("a"), user("q")]));
         assert!(!awaits_answer(&[user("q"), answer("a")]));
-        assert!(!awaits_answer(&[user("q"), call("c")]));
         assert!(!awaits_answer(&[]));
+        // A call waiting for its approval in the newest turn: a run paused there.
+        assert!(awaits_answer(&[user("q"), call("c")]));
+        assert!(awaits_answer(&[
+            user("q"),
+            call("c"),
+            result("c"),
+            call("d")
+        ]));
+        assert!(!awaits_answer(&[
+            user("q"),
+            call("c"),
+            result("c"),
+            answer("a")
+        ]));
+        // One left unanswered in an earlier turn (the user went on) holds nothing up.
+        assert!(!awaits_answer(&[
+            user("q"),
+            call("c"),
+            user("r"),
+            answer("a")
+        ]));
     }
 
     #[test]

@@ -198,6 +198,47 @@ describe('compaction', () => {
     assert.equal(model.requests.length, 0, 'no compaction request');
   });
 
+  test('a run paused for approval in the newest turn is not compacted away (its approval then runs the tool); a call whose approval was never given, in an earlier turn, is not sent to /responses/compact', async () => {
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        let runs = 0;
+        const email = { name: 'send_email', parameters: { type: 'object', properties: {} }, needsApproval: true, execute: async () => `sent ${++runs}` };
+        const agent = new lib.Agent({ name: 'Mailer', model: 'm', tools: [email] });
+        const reply = (output) => new Response(JSON.stringify({ id: 'r', status: 'completed', output }), { headers: { 'content-type': 'application/json' } });
+        const call = [{ type: 'function_call', id: 'fc_1', call_id: 'call_mail', name: 'send_email', arguments: '{}', status: 'completed' }];
+        const answer = [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Sent.' }] }];
+        const scripted = (answers) => new lib.Runner({ baseUrl: 'http://model.invalid/v1', api: 'responses', fetch: async () => answers.shift()() });
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems(history);
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, api: 'responses' }), model: 'gpt-x', strategy: 'responses' });
+        const paused = await scripted([() => reply(call)]).run(agent, 'Email Ada', { session });
+        const whilePaused = [await session.runCompaction(), await session.runCompaction({ force: true })];
+        const state = paused.state;
+        for (const item of state.getInterruptions()) state.approve(item);
+        const resumed = await scripted([() => reply(answer)]).run(agent, state, { session });
+        // Paused again, then left: the user asks something else, answered.
+        const again = await scripted([() => reply([{ ...call[0], id: 'fc_2', call_id: 'call_bob' }])]).run(agent, 'Email Bob', { session });
+        await inner.addItems([{ role: 'user', content: 'never mind' }, { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'OK.' }] }]);
+        const compacted = await session.runCompaction();
+        return { whilePaused, finalOutput: resumed.finalOutput, runs, interrupted: again.interruptions.length, compacted: compacted !== null, history: await inner.getItems() };
+      },
+      { id: fresh('paused'), history: HISTORY },
+    );
+    assert.deepEqual(r.whilePaused, [null, null], 'nothing compacted while the approval waits');
+    assert.equal(r.finalOutput, 'Sent.');
+    assert.equal(r.runs, 1);
+    assert.equal(r.interrupted, 1);
+    assert.equal(r.compacted, true);
+    const request = model.requests.at(-1);
+    assert.match(request.path, /\/responses\/compact$/);
+    const calls = request.body.input.filter((i) => i.type === 'function_call').map((i) => i.call_id);
+    const outputs = request.body.input.filter((i) => i.type === 'function_call_output').map((i) => i.call_id);
+    assert.deepEqual(calls, outputs, 'every call sent with its output');
+    assert.ok(calls.includes('call_mail'), 'the approved call');
+    assert.ok(!request.raw.includes('call_bob'), 'not the one left unanswered');
+    assert.equal(r.history.at(-1).type, 'compaction');
+  });
+
   test('a session whose replaceHistoryWithCompaction appends (the SDK’s Conversations session) is given a summary by a clear and an add, as the SDK does', async () => {
     model.script({ text: 'a summary' });
     const r = await inPage(
