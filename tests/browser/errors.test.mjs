@@ -249,7 +249,7 @@ describe('indexeddb: storage failures', () => {
     await context.close();
   });
 
-  test('an upgrade another connection blocks (one that does not close on versionchange): DB_BLOCKED, nothing changed; once it closes, the upgrade runs', async () => {
+  test('an upgrade another connection blocks (one that does not close on versionchange): DB_BLOCKED for every call, those made together and those of the second module (search, delete) too, nothing changed; once it closes, the upgrade runs', async () => {
     const { context, page } = await openHarness(env);
     const r = await page.evaluate(async () => {
       const dbName = 'blocked-db';
@@ -269,9 +269,13 @@ describe('indexeddb: storage failures', () => {
         req.onerror = () => fail(req.error);
       });
       const s = new lib.IndexedDbSession('kept', { dbName });
-      const read = await attempt(() => s.getItems());
-      // While that open still waits, another call does not queue behind it: it fails at once.
+      // Two calls at once: the second open waits behind the first and hears no `blocked`.
+      const [read, together] = await Promise.all([attempt(() => s.getItems()), attempt(() => lib.listSessions({ dbName }))]);
+      // While that open still waits, another call does not queue behind it: it fails at once,
+      // in the second module too (which has its own connections).
       const list = await attempt(() => lib.listSessions({ dbName }));
+      const search = await attempt(() => lib.searchSessions({ dbName, userId: null, query: 'before' }));
+      const deleted = await attempt(() => lib.deleteSession('kept', { dbName }));
       const versionWhileBlocked = old.version;
       old.close();
       let after;
@@ -286,10 +290,13 @@ describe('indexeddb: storage failures', () => {
           req.result.close();
         };
       });
-      return { read, list, versionWhileBlocked, after, version };
+      return { read, together, list, search, deleted, versionWhileBlocked, after, version };
     });
     assertError(r.read, 'DB_BLOCKED', /"blocked-db": its upgrade waits for another connection to it to close .* close the other tabs of this site, then try again/);
+    assertError(r.together, 'DB_BLOCKED');
     assertError(r.list, 'DB_BLOCKED');
+    assertError(r.search, 'DB_BLOCKED');
+    assertError(r.deleted, 'DB_BLOCKED');
     assert.equal(r.versionWhileBlocked, 1);
     assert.equal(r.after.ok, true, JSON.stringify(r.after));
     assert.deepEqual(r.after.value, [{ role: 'user', content: 'before' }], 'the upgrade ran with its migrations');

@@ -109,7 +109,7 @@ const BLOCKED_FOR: f64 = 3000.0;
 pub async fn open(name: &str) -> Result<Connection> {
     // An open given up on is still waiting: a new request would wait behind it, and hear no
     // `blocked` of its own.
-    if BLOCKED.with(|b| b.borrow().iter().any(|n| n == name)) {
+    if given_up_on(name) {
         return Err(blocked_error(name));
     }
     let doing = format!("opening IndexedDB database \"{name}\"");
@@ -119,10 +119,36 @@ pub async fn open(name: &str) -> Result<Connection> {
         .map_err(|e| storage_error(&e, &doing))?
         .into();
     let blocked = Fired::new(|f| request.set_onblocked(Some(f)));
-    let mut opening = Box::pin(opened_upgraded(factory, request, name.to_string(), doing));
+    let upgrading = Rc::new(Cell::new(false));
+    let mut opening = Box::pin(opened_upgraded(
+        factory,
+        request,
+        name.to_string(),
+        doing,
+        upgrading.clone(),
+    ));
+    let watched = name.to_string();
     let mut given_up = Box::pin(async move {
-        blocked.await;
-        js::after(BLOCKED_FOR).await;
+        // Given up on once `blocked` fired BLOCKED_FOR ago, or once an open of the same database
+        // made before this one (another call's, or another module's) was given up on: this one
+        // waits behind it and hears no `blocked` of its own. Not once the upgrade runs (a large
+        // one takes longer).
+        let mut waited = 0.0;
+        loop {
+            js::after(LOOK_EVERY).await;
+            if upgrading.get() {
+                std::future::pending::<()>().await;
+            }
+            if given_up_on(&watched) {
+                return;
+            }
+            if blocked.has_fired() {
+                waited += LOOK_EVERY;
+                if waited >= BLOCKED_FOR {
+                    return;
+                }
+            }
+        }
     });
     let first = std::future::poll_fn(|cx| match opening.as_mut().poll(cx) {
         Poll::Ready(result) => Poll::Ready(Some(result)),
@@ -132,15 +158,47 @@ pub async fn open(name: &str) -> Result<Connection> {
     if let Some(result) = first {
         return result;
     }
-    BLOCKED.with(|b| b.borrow_mut().push(name.to_string()));
+    mark_given_up(name, true);
     let waiting = name.to_string();
     js::spawn(Box::pin(async move {
         if let Ok(connection) = opening.await {
             connection.close();
         }
-        BLOCKED.with(|b| b.borrow_mut().retain(|n| *n != waiting));
+        mark_given_up(&waiting, false);
     }));
     Err(blocked_error(name))
+}
+
+/// How often an open that has not settled looks whether it is to be given up on, in ms.
+const LOOK_EVERY: f64 = 100.0;
+
+/// The names of the databases whose open was given up on as blocked and still waits: a `Set` on
+/// the global object, so that both modules of this library see it (each has its own memory).
+fn given_up_set() -> Option<js_sys::Set> {
+    let key = js_sys::Symbol::for_("agent-sessions.blocked");
+    let global = js_sys::global();
+    if let Ok(set) = js_sys::Reflect::get(&global, &key) {
+        if set.is_instance_of::<js_sys::Set>() {
+            return Some(set.unchecked_into());
+        }
+    }
+    let set = js_sys::Set::new(&JsValue::UNDEFINED);
+    js_sys::Reflect::set(&global, &key, &set).ok()?;
+    Some(set)
+}
+
+fn given_up_on(name: &str) -> bool {
+    given_up_set().is_some_and(|set| set.has(&name.into()))
+}
+
+fn mark_given_up(name: &str, on: bool) {
+    if let Some(set) = given_up_set() {
+        if on {
+            set.add(&name.into());
+        } else {
+            set.delete(&name.into());
+        }
+    }
 }
 
 fn blocked_error(name: &str) -> SessionError {
@@ -160,6 +218,7 @@ async fn opened_upgraded(
     request: IdbOpenDbRequest,
     name: String,
     doing: String,
+    upgrade_started: Rc<Cell<bool>>,
 ) -> Result<Connection> {
     let name = name.as_str();
     let upgrade_failure: Rc<RefCell<Option<SessionError>>> = Rc::default();
@@ -171,6 +230,7 @@ async fn opened_upgraded(
     let upgrading = request.clone();
     // Kept until the request settles: the upgrade, when there is one, comes before that.
     let on_upgrade = Closure::once(move |event: IdbVersionChangeEvent| {
+        upgrade_started.set(true);
         let raw_tx = upgrading.transaction();
         *upgrade_tx.borrow_mut() = raw_tx.clone();
         let tx = raw_tx.map(Transaction::from);
@@ -299,9 +359,6 @@ async fn newer_version_error(factory: &Factory, name: &str, doing: &str) -> Sess
 }
 
 thread_local! {
-    /// The databases whose open was given up on as blocked and still waits (see [`open`]).
-    static BLOCKED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
-
     /// One connection per database name, shared by every session object and by `listSessions`
     /// and `deleteSession`: opening IndexedDB costs more than any single read. A page opens a
     /// database or two: a list (a hash map would bring its code into the module for them).

@@ -59,6 +59,13 @@ impl Fired {
     }
 }
 
+impl Fired {
+    /// Whether the event came (without taking it).
+    pub(super) fn has_fired(&self) -> bool {
+        self.state.borrow().event.is_some()
+    }
+}
+
 impl Future for Fired {
     type Output = Event;
 
