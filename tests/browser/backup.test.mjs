@@ -616,6 +616,34 @@ test('storageEstimate sums each session from its record, and follows adds, pops 
     const measured = await lib.storageEstimate(db);
     const listedAfter = (await lib.listSessions(db)).find((s) => s.sessionId === 'c').bytes;
     const bytes = (e, id) => e.sessions.find((s) => s.sessionId === id)?.bytes;
+    // The storage full: the figure cannot be kept in the record, and is still given (the screen
+    // where a user chooses what to delete must not fail then).
+    await new Promise((done, fail) => {
+      const open = indexedDB.open('estimate');
+      open.onsuccess = () => {
+        const tx = open.result.transaction('agent_sessions', 'readwrite');
+        const store = tx.objectStore('agent_sessions');
+        const get = store.get('c');
+        get.onsuccess = () => {
+          delete get.result.bytes;
+          store.put(get.result);
+        };
+        tx.oncomplete = () => (open.result.close(), done());
+        tx.onerror = () => fail(tx.error);
+      };
+    });
+    const put = IDBObjectStore.prototype.put;
+    IDBObjectStore.prototype.put = function (value, key) {
+      if (value?.id === 'c' && typeof value.bytes === 'number') throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+      return put.call(this, value, key);
+    };
+    let full;
+    try {
+      full = await lib.storageEstimate(db).then((e) => bytes(e, 'c'), (e) => `${e.name} ${e.code}`);
+    } finally {
+      IDBObjectStore.prototype.put = put;
+    }
+    const listedFull = (await lib.listSessions(db)).find((s) => s.sessionId === 'c').bytes;
     return {
       expected: { a: size(aItems), b: size(bItems), aPopped: size(aItems.slice(0, 1)), c: size(cItems) },
       first: { a: bytes(first, 'a'), b: bytes(first, 'b'), usage: first.usage, quota: first.quota, persisted: first.persisted },
@@ -625,6 +653,8 @@ test('storageEstimate sums each session from its record, and follows adds, pops 
       listedBefore,
       measured: bytes(measured, 'c'),
       listedAfter,
+      full,
+      listedFull,
       loadedBefore,
       loadedAfter: loaded(),
     };
@@ -639,6 +669,8 @@ test('storageEstimate sums each session from its record, and follows adds, pops 
   assert.equal(r.listedBefore, null, 'not known before it is measured');
   assert.equal(r.measured, r.expected.c);
   assert.equal(r.listedAfter, r.expected.c, 'the measured size is kept in the record');
+  assert.equal(r.full, r.expected.c, 'measured with the storage full');
+  assert.equal(r.listedFull, null, 'not kept then');
   assert.equal(r.loadedBefore, false, 'sizes read from the records load no second module');
   assert.equal(r.loadedAfter, true, 'the old session was measured by the second module');
 });

@@ -669,20 +669,31 @@ pub async fn session_sizes(conn: &Connection, user_id: Option<&str>) -> Result<V
         };
         let bytes = match js::get(record, "bytes").ok().and_then(|v| v.as_f64()) {
             Some(b) => b,
-            None => measure(conn, &id).await?,
+            // The storage full, the figure cannot be kept: it is measured all the same (what
+            // is stored is what a user deletes from then).
+            None => match measure(conn, &id, true).await {
+                Err(e) if e.code == crate::core::error::SessionErrorCode::StorageFull => {
+                    measure(conn, &id, false).await?
+                }
+                measured => measured?,
+            },
         };
         sizes.push((id, bytes));
     }
     Ok(sizes)
 }
 
-/// Measures a session's stored items and keeps the figure in its record, in one transaction
-/// (so no write can come between the reading and the keeping).
-async fn measure(conn: &Connection, session_id: &str) -> Result<f64> {
+/// Measures a session's stored items and, with `keep`, keeps the figure in its record, in one
+/// transaction (so no write can come between the reading and the keeping).
+async fn measure(conn: &Connection, session_id: &str, keep: bool) -> Result<f64> {
     let tx = Tx::begin(
         conn,
         &[SESSIONS_STORE, MESSAGES_STORE, ARCHIVE_STORE],
-        TransactionMode::ReadWrite,
+        if keep {
+            TransactionMode::ReadWrite
+        } else {
+            TransactionMode::ReadOnly
+        },
         format!("measuring session \"{session_id}\""),
     )
     .await?;
@@ -712,10 +723,12 @@ async fn measure(conn: &Connection, session_id: &str) -> Result<f64> {
             bytes += js::items_size(rows.iter().filter_map(item_of).collect::<Vec<_>>().iter());
         }
         let bytes = bytes as f64;
-        let _ = Reflect::set(&stored, &"bytes".into(), &bytes.into());
-        tx.store(SESSIONS_STORE)?
-            .put(&stored, None)
-            .map_err(|e| tx.fail(e))?;
+        if keep {
+            let _ = Reflect::set(&stored, &"bytes".into(), &bytes.into());
+            tx.store(SESSIONS_STORE)?
+                .put(&stored, None)
+                .map_err(|e| tx.fail(e))?;
+        }
         Ok(bytes)
     })
     .await
