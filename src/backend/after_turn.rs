@@ -170,7 +170,7 @@ impl AfterTurn {
                     .as_deref()
                     .map_or(JsValue::NULL, JsValue::from_str);
                 let changes = object(&[("title", title.as_str().into()), ("expectedTitle", seen)]);
-                if !update_if_there(session, changes.into()).await? {
+                if !update_if_there(session, changes.into(), &info).await? {
                     return Ok(());
                 }
                 let now = call_session(session, "getInfo", &[]).await?;
@@ -196,7 +196,7 @@ impl AfterTurn {
                         ("summary", summary.as_str().into()),
                         ("topics", topics.into()),
                     ]);
-                    if update_if_there(session, changes.into()).await? {
+                    if update_if_there(session, changes.into(), &info).await? {
                         *report.summary.borrow_mut() = JsValue::from_str(&summary);
                     }
                 }
@@ -285,15 +285,23 @@ impl Report {
     }
 }
 
-/// Writes `changes` (a title or a summary made for `session`) if the session still holds items:
-/// one deleted or cleared while the model wrote it gets neither (the write would make a deleted
-/// session's record again, an empty chat in every list of the user's sessions). Whether it wrote.
-async fn update_if_there(session: &JsValue, changes: JsValue) -> Result<bool, RunError> {
+/// Writes `changes` (a title or a summary made for `session` from what it held when `read` was
+/// its `getInfo()`) if the session still holds items, and only added to them since: one deleted
+/// or cleared while the model wrote it gets neither (the write would make a deleted session's
+/// record again, an empty chat in every list of the user's sessions, or give a chat begun again
+/// after a clear the summary of the one before). Whether it wrote.
+async fn update_if_there(
+    session: &JsValue,
+    changes: JsValue,
+    read: &JsValue,
+) -> Result<bool, RunError> {
     let info = call_session(session, "getInfo", &[]).await?;
-    let there = js::get(&info, "itemCount")
-        .ok()
-        .and_then(|n| n.as_f64())
-        .is_some_and(|n| n > 0.0);
+    let number =
+        |info: &JsValue, key: &'static str| js::get(info, key).ok().and_then(|n| n.as_f64());
+    let there = number(&info, "itemCount").is_some_and(|n| n > 0.0)
+        && ["createdAt", "rewrites"]
+            .iter()
+            .all(|key| number(&info, key) == number(read, key));
     if there {
         call_session(session, "update", &[changes]).await?;
     }

@@ -253,6 +253,31 @@ test('a chat deleted (or cleared) while its title and summary are written gets n
   assert.deepEqual(cleared.info, ['hello there', null], 'its first message’s default title stays; no model title or summary of what it held');
 });
 
+test('a chat cleared and begun again while its summary is written does not get the summary of what it held before', async () => {
+  model.script({ text: 'A1' }, { text: 'Summary of the old chat. Topics: old', waitMs: 400 }, { text: 'A2' });
+  const r = await inPage(
+    async ({ url, id }) => {
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 1 } });
+      const session = new lib.IndexedDbSession(id);
+      const result = await runner.run(agent, 'my secret plan', { session });
+      // Cleared (Clear in a chat page) and a new message sent while the summary is made.
+      await new Promise((ok) => setTimeout(ok, 150));
+      await session.clearSession();
+      await session.update({ summary: null, topics: null });
+      await session.addItems([{ role: 'user', content: 'a new start' }]);
+      const background = await result.background;
+      const info = await session.getInfo();
+      return { reported: background.summary, summary: info.summary, topics: info.topics, items: info.itemCount };
+    },
+    { id: fresh('restarted') },
+  );
+  assert.equal(r.items, 1);
+  assert.equal(r.summary, null, 'not the old chat’s summary');
+  assert.equal(r.topics, null);
+  assert.equal(r.reported, null);
+});
+
 test("update_session_state merges into the state as stored then: a tool's write stays, a Date stays a Date", async () => {
   model.script(
     { calls: [{ name: 'add_to_cart', arguments: {} }] },
