@@ -9,8 +9,9 @@
 //
 // A locked user's backup holds their chats as stored: encrypted, each carrying the lock (its salt
 // and check, in the chat's `state`: keys.js), so that the passphrase alone opens them wherever
-// the backup is restored. Restoring locked chats into a user without a lock locks that user
-// with it: the passphrase is asked, then the user's other chats are encrypted too. Restoring into
+// the backup is restored. Restoring locked chats into a user without a lock or chats locks that
+// user with it (the passphrase is asked); a user with chats in clear is asked to restore them
+// into a new user instead (they might not know the passphrase). Restoring into
 // a locked user skips a chat whose id is here already instead (a copy under a new id could not be
 // decrypted: each chat's key is derived from its id), and encrypts what came in in clear (seal.js).
 import { IndexedDbSession, exportSessions, importSessions, listSessions } from './lib.js';
@@ -46,19 +47,29 @@ export function backUpChats() {
  * then says what came in, and shows an error naming the line of each chat that could not. */
 export function restoreChats(file) {
   return busy(async () => {
+    // A backup of locked chats, restored into a user without a lock: that user takes the lock
+    // (their chats in clear would be encrypted once the passphrase is given, which they may not
+    // know: only a user with no chat yet), and no chat comes in under a new id (its key is
+    // derived from its id: a copy could not be decrypted).
+    const carried = state.lock ? null : await lockOfBackup(file);
+    if (carried && (await listSessions({ dbName: DB_NAME, userId: state.user })).length > 0) {
+      throw new Error(`The chats of ${file.name} are locked with a passphrase, and ${state.user} has chats of their own: restore it into a new user (Add user), then enter the passphrase.`);
+    }
     setStatus(`Restoring chats from ${file.name}…`);
     let report;
     try {
-      const onConflict = state.lock ? 'skip' : 'rename';
+      const onConflict = state.lock || carried ? 'skip' : 'rename';
       report = await importSessions(file, { dbName: DB_NAME, userId: state.user, onConflict, onProgress: showProgress });
     } catch (e) {
       // Chats written before the browser refused one (storage full, say) stay written.
       setStatus(e?.report ? summary(e.report) : '');
-      if (e?.report) await adoptLock(e.report).then(() => sealRestored(e.report)).catch(showError);
+      if (e?.report && carried && restored(e.report)) await adoptLock(carried);
+      if (e?.report) await sealRestored(e.report).catch(showError);
       if (e?.code === 'IMPORT_INVALID') e.message = `${file.name} is not a backup of chats: ${e.message}`;
       throw e;
     }
-    const locked = await adoptLock(report);
+    const locked = carried && restored(report);
+    if (locked) await adoptLock(carried);
     setStatus(summary(report) + (locked ? ' They are locked: enter the passphrase they were locked with.' : ''));
     await sealRestored(report);
     if (report.failed.length) throw notRestored(report.failed);
@@ -66,43 +77,65 @@ export function restoreChats(file) {
 }
 
 /** Has every chat of locked `user` carry lock `record` in its state (a chat made since the lock
- * does not yet); `update` leaves its history and `updatedAt` as they are. */
+ * does not yet); `update` leaves its history and `updatedAt` as they are. A chat that cannot be
+ * given it (the storage full) is backed up without it: the others carry it. */
 async function carryLock(user, record) {
   const carried = lockState(user, record);
   for (const { sessionId } of await listSessions({ dbName: DB_NAME, userId: user })) {
     const session = new IndexedDbSession(sessionId, { userId: user, dbName: DB_NAME });
     try {
-      await session.update({ state: carried });
+      if (lockOfState((await session.getInfo()).state)?.salt !== record.salt) await session.update({ state: carried });
+    } catch {
+      // Backed up as it is.
     } finally {
       session.free();
     }
   }
 }
 
-/** For a user without a lock: the lock the restored chats of `report` carry, if any, becomes the
- * user's (their chats are closed until the passphrase is given). Resolves to whether it did. */
-async function adoptLock(report) {
-  if (state.lock) return false;
-  const user = state.user;
-  for (const id of [...report.imported, ...report.replaced, ...report.renamed.map((r) => r.sessionId)]) {
-    const session = new IndexedDbSession(id, { userId: user, dbName: DB_NAME });
-    let lock;
-    try {
-      lock = lockOfState((await session.getInfo()).state);
-    } finally {
-      session.free();
+/** The lock backup `file` carries: its first chat's (every chat of a locked user's backup
+ * carries it), read up to that chat's record only; null for a backup of chats in clear. */
+async function lockOfBackup(file) {
+  const reader = file.stream().pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return null;
+      text += value;
+      for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n')) {
+        const line = text.slice(0, end);
+        text = text.slice(end + 1);
+        if (line.startsWith('{"session":')) {
+          try {
+            return lockOfState(JSON.parse(line).session?.state);
+          } catch {
+            return null;
+          }
+        }
+      }
     }
-    if (!lock) continue;
-    await closeChat();
-    state.branch = 'main';
-    saveLock(user, lock);
-    state.keys.delete(user);
-    forgetLockedTitles(user);
-    clearSearch();
-    return true;
+  } catch {
+    return null; // Not read here: the restore says what is wrong with it.
+  } finally {
+    reader.cancel().catch(() => {});
   }
-  return false;
 }
+
+/** Locks the current user (who had no lock and no chats) with the lock `carried` that the
+ * restored chats came with: their chats are closed until the passphrase is given. */
+async function adoptLock(carried) {
+  const user = state.user;
+  await closeChat();
+  state.branch = 'main';
+  saveLock(user, carried);
+  state.keys.delete(user);
+  forgetLockedTitles(user);
+  clearSearch();
+}
+
+/** Whether a restore (its `report`) wrote any chat. */
+const restored = ({ imported, replaced, renamed }) => imported.length + replaced.length + renamed.length > 0;
 
 /** For a locked user: encrypts the chats a restore wrote (`report`, `importSessions`'), those of
  * a backup made before the lock being in clear. */

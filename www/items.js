@@ -86,7 +86,9 @@ export function describe(item, { agent = null, calls } = {}) {
   if (item?.type === 'reasoning') {
     // A reasoning model's summary of its thinking (the Responses API gives one when asked), else
     // a line saying it reasoned: its encrypted content is for the model, not the reader.
-    const summary = contentText(item.content) || contentText(item.rawContent) || contentText(item.summary);
+    // (Each part of a summary is a paragraph.)
+    const paragraphs = (parts) => (Array.isArray(parts) ? parts.map((p) => contentText([p])).filter(Boolean).join('\n\n') : '');
+    const summary = paragraphs(item.content) || paragraphs(item.rawContent) || paragraphs(item.summary);
     return { kind: 'other', label: 'Reasoning', text: summary || 'The model reasoned before answering (no summary of it was given).' };
   }
   return { kind: 'other', label: item?.type ?? 'Item', text: JSON.stringify(item) };

@@ -2881,7 +2881,7 @@ test('lock a user’s chats with a passphrase: encrypted in place (nothing of th
   }
 });
 
-test('a locked user’s backup restored on another device (or after the site’s data was cleared) opens with the passphrase alone, and locks the user there: their chats in clear are encrypted too', async () => {
+test('a locked user’s backup restored on another device (or after the site’s data was cleared) opens with the passphrase alone, and locks the user there; a user with chats of their own is not locked by it', async () => {
   const PASSPHRASE = 'correct horse battery staple';
   const first = await openDemo();
   let backup;
@@ -2903,16 +2903,32 @@ test('a locked user’s backup restored on another device (or after the site’s
     await first.context.close();
   }
 
-  // Another browser: Lena has a chat in clear there, and no lock.
-  const { context, page } = await openDemo();
-  try {
-    await addUser(page, 'Lena');
-    await say(page, 'my city is Rome');
-    const here = await currentSessionId(page);
-    // (The first browser, closed, took its download with it: the file as it was saved.)
-    await page.setInputFiles('#restore-file', { name: backup.name, mimeType: 'application/x-ndjson', buffer: Buffer.from(backup.text) });
+  // Another browser. (The first, closed, took its download with it: the file as it was saved.)
+  const file = { name: backup.name, mimeType: 'application/x-ndjson', buffer: Buffer.from(backup.text) };
+  const restore = async (page) => {
+    await page.setInputFiles('#restore-file', file);
     await until(page, () => /^Restored /.test(document.getElementById('status').textContent));
     await idle(page);
+  };
+  const { context, page } = await openDemo();
+  try {
+    // Ann has a chat of her own in clear: the restore does not lock her (she may not know the
+    // passphrase): nothing is restored, and the error says where to restore it.
+    await addUser(page, 'Ann');
+    await say(page, 'my city is Rome');
+    const annChat = await currentSessionId(page);
+    await page.setInputFiles('#restore-file', file);
+    await page.waitForSelector('#error:not([hidden])');
+    await idle(page);
+    assert.match(await page.textContent('#error-text'), /are locked with a passphrase, and Ann has chats of their own: restore it into a new user \(Add user\)/);
+    assert.deepEqual(await sidebarIds(page), [annChat]);
+    assert.equal(await asksPassphrase(page), false);
+    assert.equal((await rendered(page))[0].text, 'my city is Rome');
+    assert.equal(await page.evaluate(() => localStorage.getItem('agent-sessions-demo.lock.Ann')), null);
+
+    // Lena, without chats here: locked by the backup’s lock, opened by its passphrase alone.
+    await addUser(page, 'Lena');
+    await restore(page);
     assert.equal(await page.textContent('#status'), 'Restored 2 chats: 2 as they were. They are locked: enter the passphrase they were locked with.');
     assert.equal(await asksPassphrase(page), true);
     assert.deepEqual(await rendered(page), []);
@@ -2921,14 +2937,18 @@ test('a locked user’s backup restored on another device (or after the site’s
     assert.match(await page.textContent('#unlock-error'), /not the passphrase/);
     await unlockChats(page, PASSPHRASE);
     assert.equal(await asksPassphrase(page), false);
-    assert.deepEqual(new Set(await sidebarIds(page)), new Set([...chats, here]));
-    for (const [id, text] of [[chats[1], 'my hobby is falconry'], [chats[0], 'my tea is oolong'], [here, 'my city is Rome']]) {
+    const shown = await sidebarIds(page);
+    assert.ok(chats.every((id) => shown.includes(id)), JSON.stringify(shown));
+    const texts = [];
+    for (const id of chats) {
       await page.click(`.session[data-session-id="${id}"]`);
       await idle(page);
-      assert.equal((await rendered(page))[0].text, text);
+      texts.push((await rendered(page))[0]?.text);
     }
-    // Lena is locked here now: the chat she had in clear is encrypted as well.
-    assert.doesNotMatch(await dumpIndexedDb(page), /falconry|oolong|Rome/);
+    assert.deepEqual(texts.sort(), ['my hobby is falconry', 'my tea is oolong']);
+    // Lena is locked here now: what she writes is stored encrypted.
+    await say(page, 'my dog is Rex');
+    assert.doesNotMatch(await dumpIndexedDb(page), /falconry|oolong|Rex/);
     await reload(page);
     assert.equal(await asksPassphrase(page), true);
     assert.deepEqual(page.errors, []);
@@ -2936,7 +2956,6 @@ test('a locked user’s backup restored on another device (or after the site’s
     await context.close();
   }
 });
-
 
 test('a reasoning model’s reasoning items show as its summary, or as one line where it gave none: not as their JSON (encrypted content included)', async () => {
   const { context, page } = await openDemo();
