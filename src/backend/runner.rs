@@ -781,8 +781,10 @@ impl Run<'_> {
         }
         let newest = call_session(session, "getItems", &[1.into()]).await?;
         let newest = super::js::js_to_json(&newest, "session.getItems()").ok();
-        let same = match &newest {
-            Some(Value::Array(items)) => items.last() == Some(last),
+        // As the session gives it back: through JS, a number written `1.0` by the model is `1`.
+        let last = super::js::js_to_json(&json_to_js(last), "the item saved last").ok();
+        let same = match (&newest, &last) {
+            (Some(Value::Array(items)), Some(last)) => items.last() == Some(last),
             _ => true, // not read as a list: left to the save's own check
         };
         if same {

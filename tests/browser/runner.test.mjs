@@ -1263,9 +1263,11 @@ describe('runner: answers that are not whole', () => {
           }
           out[kind] = { error, same: JSON.stringify(before) === JSON.stringify(after), cleared, left: (await session.getItems()).length };
         }
-        // Resumed while the chat is as the pause left it, the tool runs.
+        // Resumed while the chat is as the pause left it, the tool runs (a number the model
+        // wrote as `1.0` comes back from the session as `1`: the same item).
         const session = new lib.IndexedDbSession(`${id}-2`);
-        const paused = await runnerWith([() => reply(call)]).run(agent, 'Email Ada', { session });
+        const raw = '{"id":"r","status":"completed","output":[{"type":"function_call","id":"fc_1","call_id":"call_mail","name":"send_email","arguments":"{}","status":"completed","weight":1.0}]}';
+        const paused = await runnerWith([() => new Response(raw, { headers: { 'content-type': 'application/json' } })]).run(agent, 'Email Ada', { session });
         const state = paused.state;
         for (const item of state.getInterruptions()) state.approve(item);
         out.ontime = (await runnerWith([() => reply(answer('Sent.'))]).run(agent, state, { session })).finalOutput;

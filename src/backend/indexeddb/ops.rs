@@ -663,6 +663,8 @@ pub(super) fn user_records(
 pub async fn session_sizes(conn: &Connection, user_id: Option<&str>) -> Result<Vec<(String, f64)>> {
     let records = list_sessions(conn, user_id).await?;
     let mut sizes = Vec::with_capacity(records.len());
+    // Whether a measured figure can be kept (not with the storage full).
+    let mut keep = true;
     for record in &records {
         let Some(id) = js::get(record, "id").ok().and_then(|v| v.as_string()) else {
             continue;
@@ -671,8 +673,9 @@ pub async fn session_sizes(conn: &Connection, user_id: Option<&str>) -> Result<V
             Some(b) => b,
             // The storage full, the figure cannot be kept: it is measured all the same (what
             // is stored is what a user deletes from then).
-            None => match measure(conn, &id, true).await {
-                Err(e) if e.code == crate::core::error::SessionErrorCode::StorageFull => {
+            None => match measure(conn, &id, keep).await {
+                Err(e) if keep && e.code == crate::core::error::SessionErrorCode::StorageFull => {
+                    keep = false;
                     measure(conn, &id, false).await?
                 }
                 measured => measured?,
