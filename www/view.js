@@ -90,6 +90,7 @@ export const el = {
   errorClose: $('error-close'),
   errorAction: $('error-action'),
   messages: $('messages'),
+  announce: $('announce'),
   empty: $('empty'),
   composer: $('composer'),
   input: $('input'),
@@ -554,6 +555,8 @@ export function startExchange(text, agent = null) {
     draw();
     answer.classList.remove('streaming');
     answer.removeAttribute('aria-busy');
+    // A screen reader hears the reply once it is whole, not token by token.
+    if (reply) el.announce.textContent = `${answer.querySelector('.msg-who').textContent}: ${body.textContent}`;
   };
   start(agent ?? ASSISTANT_LABEL);
   return {

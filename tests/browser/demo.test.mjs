@@ -959,6 +959,9 @@ test('replies stream into the page; Stop leaves a consistent history', async () 
     assert.ok(final.startsWith(partial), 'the partial text is the start of the reply');
     assert.ok(partial.length < final.length, `partial "${partial}" is shorter than the final reply`);
     assert.match(final, /The end\. \(I was given 0 earlier items\.\)$/);
+    // A screen reader hears the whole reply once, from a polite live region.
+    assert.equal(await page.textContent('#announce'), `Assistant: ${final}`);
+    assert.equal(await page.getAttribute('#announce', 'aria-live'), 'polite');
     const id = await currentSessionId(page);
     const done = await itemsOf(page, 'Guest', id);
     assert.equal(done.length, 2);
