@@ -306,4 +306,6 @@ renderSettings();
 setBackground(false);
 showKept();
 await busy(openInitialChat);
+// A page that opens locked asks for the passphrase first: the keyboard is there.
+if (!el.unlock.hidden) el.unlockPassphrase.focus();
 document.documentElement.dataset.ready = 'true';

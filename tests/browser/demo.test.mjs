@@ -2756,10 +2756,11 @@ test('lock a user’s chats with a passphrase: encrypted in place (nothing of th
     await idle(page);
     assert.equal(await page.textContent('#status'), 'Exported 2 items, decrypted: the file is not locked, keep it safe.');
 
-    // After a reload, nothing is shown before the passphrase.
+    // After a reload, nothing is shown before the passphrase, whose field has the keyboard.
     await reload(page);
     assert.equal(await page.inputValue('#user-select'), 'Lena');
     assert.equal(await asksPassphrase(page), true);
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'unlock-passphrase');
     assert.equal(await page.textContent('#unlock-heading'), 'Lena\'s chats are locked');
     assert.deepEqual(await rendered(page), []);
     assert.equal(await page.isDisabled('#new-chat'), true);
