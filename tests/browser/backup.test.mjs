@@ -595,20 +595,23 @@ test('storageEstimate sums each session from its record, and follows adds, pops 
     const cItems = [{ role: 'user', content: 'old' }, { role: 'assistant', content: 'session' }];
     await c.addItems(cItems);
     await c.close();
-    await new Promise((done, fail) => {
-      const open = indexedDB.open('estimate');
-      open.onsuccess = () => {
-        const tx = open.result.transaction('agent_sessions', 'readwrite');
-        const store = tx.objectStore('agent_sessions');
-        const get = store.get('c');
-        get.onsuccess = () => {
-          delete get.result.bytes;
-          store.put(get.result);
+    // The record of 'c' as a version that kept no sizes left it.
+    const forgetSize = () =>
+      new Promise((done, fail) => {
+        const open = indexedDB.open('estimate');
+        open.onsuccess = () => {
+          const tx = open.result.transaction('agent_sessions', 'readwrite');
+          const store = tx.objectStore('agent_sessions');
+          const get = store.get('c');
+          get.onsuccess = () => {
+            delete get.result.bytes;
+            store.put(get.result);
+          };
+          tx.oncomplete = () => (open.result.close(), done());
+          tx.onerror = () => fail(tx.error);
         };
-        tx.oncomplete = () => (open.result.close(), done());
-        tx.onerror = () => fail(tx.error);
-      };
-    });
+      });
+    await forgetSize();
     // Sizes kept in the records need no second module; only the measuring of an old one does.
     const loaded = () => performance.getEntriesByType('resource').some((e) => e.name.endsWith('/agent_sessions_extras_bg.wasm'));
     const loadedBefore = loaded();
@@ -618,20 +621,7 @@ test('storageEstimate sums each session from its record, and follows adds, pops 
     const bytes = (e, id) => e.sessions.find((s) => s.sessionId === id)?.bytes;
     // The storage full: the figure cannot be kept in the record, and is still given (the screen
     // where a user chooses what to delete must not fail then).
-    await new Promise((done, fail) => {
-      const open = indexedDB.open('estimate');
-      open.onsuccess = () => {
-        const tx = open.result.transaction('agent_sessions', 'readwrite');
-        const store = tx.objectStore('agent_sessions');
-        const get = store.get('c');
-        get.onsuccess = () => {
-          delete get.result.bytes;
-          store.put(get.result);
-        };
-        tx.oncomplete = () => (open.result.close(), done());
-        tx.onerror = () => fail(tx.error);
-      };
-    });
+    await forgetSize();
     const put = IDBObjectStore.prototype.put;
     IDBObjectStore.prototype.put = function (value, key) {
       if (value?.id === 'c' && typeof value.bytes === 'number') throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
