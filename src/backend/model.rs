@@ -274,12 +274,29 @@ impl ModelClient {
         on_delta: &mut dyn FnMut(&str),
     ) -> Result<ModelOutput, CallError> {
         let response = self.post(self.api.path(), body, signal).await?;
-        if stream {
+        // A streamed call answered with JSON (a server that does not stream, a proxy's error
+        // body) is read whole: as a stream it was nothing but a cut one.
+        let json_answer = response
+            .headers()
+            .get("content-type")
+            .is_some_and(|t| t.as_bytes().windows(4).any(|w| w == b"json"));
+        if stream && !json_answer {
             return read_stream(self.api, &response, signal, on_delta).await;
         }
         let status = response.status();
         let json = read_json(response, signal).await?;
-        parse_response(self.api, &json).map_err(|e| failed(status, e.to_string()))
+        let output = parse_response(self.api, &json).map_err(|e| failed(status, e.to_string()))?;
+        if stream {
+            for item in &output.items {
+                if item.get("role").and_then(Value::as_str) == Some("assistant") {
+                    let text = crate::core::wire::content_text(item.get("content"));
+                    if !text.is_empty() {
+                        on_delta(&text);
+                    }
+                }
+            }
+        }
+        Ok(output)
     }
 
     /// A POST of `body` to another endpoint of the API (such as `/responses/compact`): its JSON.

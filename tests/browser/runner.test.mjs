@@ -1223,6 +1223,35 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r.kinds, ['message', 'function_call', 'function_call_result', 'message']);
   });
 
+  test('a streamed call answered with JSON (a server that does not stream) is the answer, its text given as a delta; an error body answered with 200 fails with its message', async () => {
+    const r = await inPage(async () => {
+      const json = (body) => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
+      const agent = new lib.Agent({ name: 'A', model: 'm' });
+      const out = {};
+      for (const api of ['responses', 'chat_completions']) {
+        const answer =
+          api === 'responses'
+            ? { id: 'r', status: 'completed', output: [{ type: 'message', id: 'm1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Whole, not streamed.' }] }] }
+            : { id: 'c', choices: [{ index: 0, message: { role: 'assistant', content: 'Whole, not streamed.' }, finish_reason: 'stop' }] };
+        const run = new lib.Runner({ baseUrl: 'http://model.invalid/v1', api, fetch: async () => json(answer) }).runStreamed(agent, 'hi');
+        const deltas = [];
+        for await (const e of run) if (e.type === 'text_delta') deltas.push(e.delta);
+        const failing = new lib.Runner({ baseUrl: 'http://model.invalid/v1', api, retries: 0, fetch: async () => json({ error: { message: 'quota exhausted at the gateway' } }) });
+        const error = await failing.runStreamed(agent, 'hi').result.then(() => null, (e) => ({ name: e.name, status: e.status, message: e.message }));
+        const whole = await failing.run(agent, 'hi').then(() => null, (e) => e.message);
+        out[api] = { final: (await run.result).finalOutput, deltas, error, whole };
+      }
+      return out;
+    });
+    for (const api of ['responses', 'chat_completions']) {
+      assert.equal(r[api].final, 'Whole, not streamed.', api);
+      assert.deepEqual(r[api].deltas, ['Whole, not streamed.'], api);
+      assert.equal(r[api].error.name, 'ModelError', api);
+      assert.match(r[api].error.message, /quota exhausted at the gateway/, api);
+      assert.match(r[api].whole, /quota exhausted at the gateway/, api);
+    }
+  });
+
   test('a paused state approved after the chat went on (another question answered, or the chat cleared) runs no tool and saves nothing: INVALID_RUN_STATE', async () => {
     const r = await inPage(
       async ({ id }) => {

@@ -32,6 +32,14 @@ pub fn usage_of(api: Api, usage: Option<&Value>) -> Usage {
 
 /// A whole (not streamed) response body as items, usage and id.
 pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> {
+    // An error body answered with a success status (a proxy's, a gateway's): its message.
+    if let Some(message) = body
+        .get("error")
+        .and_then(|e| str_of(e, "message").or_else(|| e.as_str()))
+        .filter(|_| body.get("output").is_none() && body.get("choices").is_none())
+    {
+        return Err(WireError::ModelFailed(message.to_string()));
+    }
     match api {
         Api::Responses => {
             // A response that stopped short (`max_output_tokens`, a content filter) or failed is
@@ -219,6 +227,17 @@ mod tests {
             json!([{"type": "output_text", "text": "Partly:"}, {"type": "refusal", "refusal": "no more"}])
         );
         assert!(answer(json!({"role": "assistant", "content": null, "refusal": null})).is_empty());
+    }
+
+    #[test]
+    fn an_error_body_answered_with_a_success_status_fails_with_its_message() {
+        for api in [Api::Responses, Api::ChatCompletions] {
+            let body = json!({"error": {"message": "quota exhausted at the gateway"}});
+            assert_eq!(
+                parse_response(api, &body).unwrap_err().to_string(),
+                "the model failed: quota exhausted at the gateway"
+            );
+        }
     }
 
     #[test]
