@@ -740,17 +740,20 @@ impl Run<'_> {
         Ok(Some(match decision {
             // Saved by an earlier resumption of the same state (see below), a rejection's
             // output is not saved twice either.
-            Some(Decision::Rejected { message }) => match self.saved_output(id).await? {
-                Some(output) => {
-                    self.found_saved.borrow_mut().push(id.to_string());
-                    Answer::Ready(output)
+            Some(Decision::Rejected { message }) => {
+                match saved_output(&self.newest_items().await?, id) {
+                    Some(output) => {
+                        self.found_saved.borrow_mut().push(id.to_string());
+                        Answer::Ready(output)
+                    }
+                    None => Answer::Ready(message.unwrap_or_else(|| REJECTION_MESSAGE.to_string())),
                 }
-                None => Answer::Ready(message.unwrap_or_else(|| REJECTION_MESSAGE.to_string())),
-            },
+            }
             Some(Decision::Approved) => {
                 // Saved at once either way: the same save as the resumption before, if any.
                 *ran_approved = true;
-                match self.saved_output(id).await? {
+                let newest = self.newest_items().await?;
+                match saved_output(&newest, id) {
                     // The same state was resumed before (kept, say, in localStorage, and resumed
                     // again after that run failed): the tool ran then, and is not run twice.
                     Some(output) => {
@@ -758,7 +761,7 @@ impl Run<'_> {
                         Answer::Ready(output)
                     }
                     None => {
-                        self.check_not_moved_on(state, id).await?;
+                        self.check_not_moved_on(state, &newest, id)?;
                         Answer::Run(index, args)
                     }
                 }
@@ -772,19 +775,23 @@ impl Run<'_> {
     /// this run saved last, so the call's output could not be saved after it (the save's history
     /// transaction would be refused) and the tool would have run for nothing. Only sessions
     /// that take history transactions are checked: another kind may give items back converted.
-    async fn check_not_moved_on(&self, state: &RunState, id: &str) -> Result<(), RunError> {
+    /// `newest`: the session's newest items ([`Self::newest_items`]).
+    fn check_not_moved_on(
+        &self,
+        state: &RunState,
+        newest: &Option<Vec<Value>>,
+        id: &str,
+    ) -> Result<(), RunError> {
         let (Some(session), Some(last)) = (&self.options.session, &state.last_saved) else {
             return Ok(());
         };
         if !js::get(session, "applyHistoryTransaction").is_ok_and(|f| f.is_function()) {
             return Ok(());
         }
-        let newest = call_session(session, "getItems", &[1.into()]).await?;
-        let newest = super::js::js_to_json(&newest, "session.getItems()").ok();
         // As the session gives it back: through JS, a number written `1.0` by the model is `1`.
         let last = super::js::js_to_json(&json_to_js(last), "the item saved last").ok();
-        let same = match (&newest, &last) {
-            (Some(Value::Array(items)), Some(last)) => items.last() == Some(last),
+        let same = match (newest, &last) {
+            (Some(items), Some(last)) => items.last() == Some(last),
             _ => true, // not read as a list: left to the save's own check
         };
         if same {
@@ -799,29 +806,17 @@ impl Run<'_> {
         )))
     }
 
-    /// The output of call `id` where the session's newest items hold it after the call itself
-    /// (the newest call of that id: a server that reuses ids does not pair a new call with an
-    /// old output): what an earlier resumption of the same state saved after running the
-    /// approved tool.
-    async fn saved_output(&self, id: &str) -> Result<Option<String>, RunError> {
+    /// The session's newest 100 items, where it has a session that reads as a list.
+    async fn newest_items(&self) -> Result<Option<Vec<Value>>, RunError> {
         const NEWEST: u32 = 100;
         let Some(session) = &self.options.session else {
             return Ok(None);
         };
         let items = call_session(session, "getItems", &[NEWEST.into()]).await?;
-        let Ok(Value::Array(items)) = super::js::js_to_json(&items, "session.getItems()") else {
-            return Ok(None);
-        };
-        let Some(at) = items
-            .iter()
-            .rposition(|i| is_function_call(i) && call_id(i) == Some(id))
-        else {
-            return Ok(None);
-        };
-        Ok(items[at..]
-            .iter()
-            .find(|i| is_tool_output(i) && call_id(i) == Some(id))
-            .map(|i| output_text(i.get("output"))))
+        Ok(match super::js::js_to_json(&items, "session.getItems()") {
+            Ok(Value::Array(items)) => Some(items),
+            _ => None,
+        })
     }
 
     /// Runs the pending calls that may run, all at once, and records their outputs in call
@@ -1474,4 +1469,19 @@ pub async fn run(
             })
         }
     }
+}
+
+/// The output of call `id` where the session's newest items (`newest`) hold it after the call
+/// itself (the newest call of that id: a server that reuses ids does not pair a new call with an
+/// old output): what an earlier resumption of the same state saved after running the approved
+/// tool.
+fn saved_output(newest: &Option<Vec<Value>>, id: &str) -> Option<String> {
+    let items = newest.as_deref()?;
+    let at = items
+        .iter()
+        .rposition(|i| is_function_call(i) && call_id(i) == Some(id))?;
+    items[at..]
+        .iter()
+        .find(|i| is_tool_output(i) && call_id(i) == Some(id))
+        .map(|i| output_text(i.get("output")))
 }
