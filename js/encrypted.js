@@ -414,7 +414,7 @@ export class EncryptedSession {
         if (stored === undefined) return undefined;
         const opened = await this.#open(key, stored);
         if (opened === null) {
-          throw sessionError('INVALID_KEY', `popItem: the newest item of session "${this.#sessionId}" does not decrypt with this key (a wrong key, or an item damaged or copied from another session); nothing reads show was removed`);
+          throw sessionError('INVALID_KEY', `popItem: the newest item of session "${this.#sessionId}" does not decrypt with this key (a wrong key, or an item damaged or copied from another session); nothing a read shows was removed`);
         }
         // Another tab wrote in between (the item read is no longer the newest): read again.
         if (!(await this.#removeNewest(stored, mismatches < 5))) {
@@ -588,7 +588,7 @@ export class EncryptedSession {
       if (error?.code !== 'SUFFIX_MISMATCH') throw error;
       if (retry) return false;
       // Named as the call it was (the operation is this object's own, unknown to the caller).
-      throw sessionError('SUFFIX_MISMATCH', `popItem: session "${this.#sessionId}" was written to each time its newest item was about to be removed (other tabs writing); nothing reads show was removed`);
+      throw sessionError('SUFFIX_MISMATCH', `popItem: session "${this.#sessionId}" was written to each time its newest item was about to be removed (other tabs writing); nothing a read shows was removed`);
     }
   }
 

@@ -17,9 +17,8 @@
 import { IndexedDbSession, exportSessions, importSessions, listSessions } from './lib.js';
 import { DB_NAME, lockedOut, saveLock, state } from './state.js';
 import { busy } from './busy.js';
-import { closeChat, forgetLockedTitles } from './chats.js';
 import { lockOfState, lockState } from './keys.js';
-import { clearSearch } from './search.js';
+import { closeForLock } from './lock.js';
 import { notSealed, sealChats } from './seal.js';
 import { setStatus, showError } from './view.js';
 
@@ -125,13 +124,9 @@ async function lockOfBackup(file) {
 /** Locks the current user (who had no lock and no chats) with the lock `carried` that the
  * restored chats came with: their chats are closed until the passphrase is given. */
 async function adoptLock(carried) {
-  const user = state.user;
-  await closeChat();
+  saveLock(state.user, carried);
   state.branch = 'main';
-  saveLock(user, carried);
-  state.keys.delete(user);
-  forgetLockedTitles(user);
-  clearSearch();
+  await closeForLock(state.user);
 }
 
 /** Whether a restore (its `report`) wrote any chat. */

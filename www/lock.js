@@ -141,13 +141,21 @@ export function followLocksElsewhere() {
       return;
     }
     await busy(async () => {
-      await closeChat();
       state.lock = readLock(state.user);
-      state.keys.delete(state.user);
-      state.remembered.delete(state.user);
-      forgetLockedTitles(state.user);
-      clearSearch();
+      await closeForLock(state.user);
       setStatus(`${state.user}'s chats were locked in another tab.`);
     });
   });
+}
+
+/** What follows a lock of `user`'s chats (the current user's) that did not come from this tab's
+ * Lock button (another tab's, a restored backup's): the chat open in clear is closed, with what
+ * this tab knew of the key and of the chats' first messages, and the search; the passphrase is
+ * asked next. */
+export async function closeForLock(user) {
+  await closeChat();
+  state.keys.delete(user);
+  state.remembered.delete(user);
+  forgetLockedTitles(user);
+  clearSearch();
 }
