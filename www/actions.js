@@ -142,13 +142,17 @@ function forgetMetadata(session) {
   return session.update({ title: null, summary: null, topics: null });
 }
 
-/** Empties the open chat, and forgets its title and summary: its next first message names it.
- * A chat with other versions (branches) loses only the one shown, once the user confirms; the
- * others keep the chat's title and stay a choice in the header. */
+/** Empties the open chat, once the user confirms (nothing brings it back), and forgets its
+ * title and summary: its next first message names it. A chat with other versions (branches)
+ * loses only the one shown; the others keep the chat's title and stay a choice in the header. */
 export function clearChat() {
   if (state.busy) return;
   const versions = state.branchIds.length > 1;
-  if (versions && !confirm('Clear this version of the chat? Its other versions are kept.')) {
+  const question = versions
+    ? 'Clear this version of the chat? Its other versions are kept.'
+    : `Clear the chat “${el.chatTitle.textContent}”? Its messages are removed from this browser; the chat stays in the list, empty.`;
+  // An empty chat has nothing to lose.
+  if (state.itemCount > 0 && !confirm(question)) {
     setStatus('The chat was kept.');
     return;
   }

@@ -314,11 +314,21 @@ test('undo, clear, delete, export and import', async () => {
     assert.deepEqual(titles, ['my city is Oslo', 'my name is Ann']);
     assert.match(await page.textContent(`.session[data-session-id="${second}"] .session-meta`), /^2 items · /);
 
-    // Clear the first chat only.
+    // Clear the first chat only, once the user confirms: a misclick loses nothing.
     await page.click(`.session[data-session-id="${first}"]`);
     await idle(page);
     assert.equal(await currentSessionId(page), first);
+    let dialog = answerDialog(page, false);
     await page.click('#clear');
+    assert.equal((await dialog).type, 'confirm');
+    assert.match((await dialog).message, /^Clear the chat “my name is Ann”\? Its messages are removed/);
+    await idle(page);
+    assert.equal((await itemsOf(page, 'Guest', first)).length, 2, 'dismissed: nothing cleared');
+    assert.equal((await rendered(page)).length, 2);
+    assert.match(await page.textContent('#status'), /The chat was kept/);
+    dialog = answerDialog(page, true);
+    await page.click('#clear');
+    await dialog;
     await idle(page);
     assert.deepEqual(await rendered(page), []);
     assert.deepEqual(await itemsOf(page, 'Guest', first), []);
@@ -331,7 +341,7 @@ test('undo, clear, delete, export and import', async () => {
     assert.equal(await page.isHidden('#chat-summary'), true);
 
     // Delete asks first; dismissing the question keeps the chat.
-    let dialog = answerDialog(page, false);
+    dialog = answerDialog(page, false);
     await page.click('#delete-chat');
     assert.equal((await dialog).type, 'confirm');
     assert.match((await dialog).message, /^Delete the chat/);
@@ -569,7 +579,9 @@ test('one session object per open chat, reused while it is open and closed when 
     await page.click('#undo');
     await idle(page);
     await page.fill('#input', '');
+    const cleared = answerDialog(page, true);
     await page.click('#clear');
+    await cleared;
     await idle(page);
     await say(page, 'my name is Ann');
     const a = await currentSessionId(page);
@@ -2670,7 +2682,9 @@ test('a locked chat emptied by Clear is named by its first message no more', asy
     await reload(page);
     await unlockChats(page, 'correct horse battery staple');
     assert.deepEqual(await sidebarTitles(page), ['my hobby is falconry']);
+    const dialog = answerDialog(page, true);
     await page.click('#clear');
+    await dialog;
     await idle(page);
     assert.deepEqual(await rendered(page), []);
     assert.deepEqual(await sidebarTitles(page), ['New chat']);
