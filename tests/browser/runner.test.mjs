@@ -862,6 +862,8 @@ describe('runner: arguments and custom sessions', () => {
         nullState: tryNew(() => lib.RunState.fromString(agent, null)),
         notArraySession: await attempt(() => runner.run(agent, 'x', { session: { getItems: async () => ({ items: [] }), addItems: async () => {} } })),
         chatWithPrevious: await attempt(() => runner.run(agent, 'x', { previousResponseId: 'resp_1' })),
+        // The Responses API refuses a conversation chained on a response as well.
+        bothServerSides: await attempt(() => new lib.Runner({ baseUrl: url, api: 'responses' }).run(agent, 'x', { previousResponseId: 'resp_1', conversationId: 'conv_1' })),
         freedAgent: await attempt(() => {
           const freed = new lib.Agent({ name: 'Freed', model: 'm' });
           freed.free();
@@ -893,7 +895,10 @@ describe('runner: arguments and custom sessions', () => {
     assert.match(r.notArraySession.message, /getItems\(\) must resolve to an array/);
     assert.equal(r.chatWithPrevious.code, 'INVALID_RUN_OPTIONS');
     assert.match(r.chatWithPrevious.message, /need a runner with api: "responses"/);
-    for (const e of [r.noName, r.badTool, r.badApi, r.noUrl, r.badInput, r.badSession, r.noModel, r.badState, r.nullState, r.notArraySession, r.chatWithPrevious]) {
+    assert.equal(r.bothServerSides.code, 'INVALID_RUN_OPTIONS');
+    assert.match(r.bothServerSides.message, /conversationId and previousResponseId cannot be used together/);
+    assert.equal(model.requests.length, 1, 'only the first run reached the model');
+    for (const e of [r.noName, r.badTool, r.badApi, r.noUrl, r.badInput, r.badSession, r.noModel, r.badState, r.nullState, r.notArraySession, r.chatWithPrevious, r.bothServerSides]) {
       assert.equal(e.name, 'RunnerError');
     }
   });

@@ -22,11 +22,19 @@ impl ServerConversation {
     }
 
     /// Refuses, before anything is sent, options that cannot work together: a session with a
-    /// server-side conversation (two histories), or a server-side conversation over Chat
-    /// Completions (which keeps none).
+    /// server-side conversation (two histories), a server-side conversation over Chat
+    /// Completions (which keeps none), or a conversation chained on a response as well (the
+    /// Responses API refuses the pair).
     pub fn check(&self, has_session: bool, api: Api) -> Result<(), RunnerError> {
         if !self.is_used() {
             return Ok(());
+        }
+        if self.previous_response_id.is_some() && self.conversation_id.is_some() {
+            return Err(RunnerError::new(
+                RunnerErrorCode::InvalidRunOptions,
+                "conversationId and previousResponseId cannot be used together: a conversation \
+                 chains its responses itself; give one or the other",
+            ));
         }
         if has_session {
             return Err(RunnerError::new(
@@ -52,8 +60,7 @@ impl RunState {
     /// what it answered: the first call sends the model input, later calls only the tool outputs
     /// run since the last response (none after a response of reasoning alone, which the model
     /// is asked to go on from); they chain on the last response id, except in a `conversation`,
-    /// which chains itself (there only the caller's `previousResponseId` is passed on, on every
-    /// call).
+    /// which chains itself (`check` refuses a `previousResponseId` beside it).
     pub fn next_request(&self, server: &ServerConversation) -> (Vec<Value>, Option<String>) {
         if !server.is_used() {
             return (self.model_input_now(), None);
@@ -69,7 +76,9 @@ impl RunState {
                 .map_or(0, |p| p + 1);
             self.generated[after_response..].to_vec()
         };
-        let previous = if self.turns == 0 || server.conversation_id.is_some() {
+        let previous = if server.conversation_id.is_some() {
+            None
+        } else if self.turns == 0 {
             server.previous_response_id.clone()
         } else {
             self.last_response_id.clone()
@@ -104,6 +113,15 @@ mod tests {
             assert!(e.message.contains("api: \"responses\""), "{}", e.message);
             assert!(s.check(false, Api::Responses).is_ok());
         }
+        let both = server(Some("r"), Some("c"))
+            .check(false, Api::Responses)
+            .unwrap_err();
+        assert_eq!(both.code, RunnerErrorCode::InvalidRunOptions);
+        assert!(
+            both.message.contains("cannot be used together"),
+            "{}",
+            both.message
+        );
     }
 
     fn after_one_tool_call() -> RunState {
