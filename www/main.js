@@ -123,6 +123,20 @@ function wire() {
     }
   });
 
+  // The chat actions are a toolbar: besides Tab, the arrow keys move between its buttons (and
+  // round from either end), Home and End to the first and the last; a disabled one is skipped.
+  el.undo.parentElement.addEventListener('keydown', (e) => {
+    const moves = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1, Home: -Infinity, End: Infinity };
+    const move = moves[e.key];
+    if (move === undefined || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    const buttons = [...e.currentTarget.querySelectorAll('button')].filter((b) => !b.disabled && b.getClientRects().length);
+    const at = buttons.indexOf(document.activeElement);
+    if (!buttons.length || at < 0) return;
+    e.preventDefault();
+    const n = buttons.length;
+    const next = Math.abs(move) === Infinity ? (move < 0 ? 0 : n - 1) : (at + move + n) % n;
+    buttons[next].focus();
+  });
   el.undo.addEventListener('click', actions.undoLastExchange);
   el.clear.addEventListener('click', actions.clearChat);
   // The header's choice of version reaches every branch, an emptied one too.

@@ -672,6 +672,37 @@ test('an Enter that confirms an input method’s composition (Japanese, Chinese)
   }
 });
 
+test('the chat actions toolbar answers the arrow keys, Home and End, skipping what is disabled', async () => {
+  const { context, page } = await openDemo();
+  try {
+    const focused = () => page.evaluate(() => document.activeElement?.id);
+    // An empty chat: Undo, Clear and Export are disabled; Import and Delete are what is left.
+    await page.focus('#import');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await focused(), 'import', 'Delete is disabled for a chat not saved yet: nothing to move to');
+    await say(page, 'my name is Ann');
+    await settled(page);
+    await page.focus('#undo');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await focused(), 'clear');
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await focused(), 'export');
+    await page.keyboard.press('End');
+    assert.equal(await focused(), 'delete-chat');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await focused(), 'undo', 'round from the last to the first');
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await focused(), 'delete-chat', 'and from the first to the last');
+    await page.keyboard.press('Home');
+    assert.equal(await focused(), 'undo');
+    // The keys move the focus only: nothing was pressed.
+    assert.equal((await rendered(page)).length, 2);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('rename a chat: Rename (or a double-click on the title), Enter saves, Escape cancels; the name shows in the sidebar and header and survives a reload', async () => {
   const { context, page } = await openDemo();
   try {
