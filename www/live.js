@@ -17,7 +17,7 @@ import { DB_NAME, newId, openVersion, state } from './state.js';
 import { chatSignature, listChats, listSignature, openChat, showList, subscribeChat } from './chats.js';
 import { afterEach, isSyncing, refreshKeepingEdit, sync, whenIdle, whenSynced } from './busy.js';
 import { backgroundQuiet, whenBackgroundQuiet } from './background.js';
-import { setStatus } from './view.js';
+import { setStatus, showError } from './view.js';
 import { measureSoon } from './storage.js';
 
 /** The user whose chats are watched, and how to stop. */
@@ -80,7 +80,13 @@ function schedule() {
     }
     scheduled = false;
     await catchUp();
-  })().catch((e) => console.error(e));
+  })().catch((e) => {
+    // The chats could not be read (a newer version of the page upgraded the storage in another
+    // tab, say): the page says so, with what to do, as an action's error does; the next change
+    // heard tries again.
+    scheduled = false;
+    showError(e);
+  });
 }
 
 /** Reads the chat list; if it differs from what the sidebar shows, shows it, and reads the open

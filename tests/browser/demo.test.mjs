@@ -1789,6 +1789,27 @@ test('a database another connection keeps from upgrading: the page says why, and
   }
 });
 
+test('a change heard from another tab that cannot be read (a newer page upgraded the storage) is shown as an error with Reload, not left in the console', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    await settled(page);
+    // A newer version of the site, in another tab, upgrades the database and writes to it.
+    const newer = await openDemoDb(context, 99);
+    await newer.evaluate(() => {
+      const channel = new BroadcastChannel('agent-sessions:agent-sessions-demo');
+      channel.postMessage([{ type: 'add', sessionId: 'from-the-newer-page', userId: 'Guest', branch: 'main', dbName: 'agent-sessions-demo', at: Date.now(), count: 1 }]);
+      channel.close();
+    });
+    await page.waitForSelector('#error:not([hidden])');
+    assert.match(await page.textContent('#error-text'), /DB_VERSION/);
+    assert.equal(await page.textContent('#error-action'), 'Reload');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('the keyboard stays where it was: on the chat picked in the list, and on the version chosen', async () => {
   const { context, page } = await openDemo();
   try {
