@@ -16,11 +16,11 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 110 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 111 * KIB, target: 55 * KIB },
   'index.js': { budget: 21.5 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 123 * KIB },
   'extras.js': { budget: 3.6 * KIB },
-  'agent_sessions_memory_bg.wasm': { budget: 53.5 * KIB },
+  'agent_sessions_memory_bg.wasm': { budget: 54 * KIB },
   'memory.js': { budget: 3.2 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 131 * KIB, target: 64 * KIB },
   'runner.js': { budget: 10.4 * KIB },

@@ -8,7 +8,8 @@ use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
 
 use crate::core::branch::{
-    self, adopt, contains_text, free_name, popped_usage_stays, RowFacts, Usage, MAIN,
+    self, adopt, contains_text, free_name, from_turn_after_pop, popped_usage_heir, RowFacts, Usage,
+    MAIN,
 };
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
@@ -124,10 +125,30 @@ impl MemorySessionState {
     /// Adds `usage` to what turn `turn` of this object's branch has used.
     fn add_usage(&self, turn: u64, usage: Usage) {
         let branch = self.current.borrow().clone();
+        self.add_usage_to(&branch, turn, usage);
+    }
+
+    /// Adds `usage` to what turn `turn` of branch `branch` has used.
+    fn add_usage_to(&self, branch: &str, turn: u64, usage: Usage) {
         let mut all = self.usage.borrow_mut();
-        match all.iter_mut().find(|(b, t, _)| *b == branch && *t == turn) {
+        match all.iter_mut().find(|(b, t, _)| b == branch && *t == turn) {
             Some((_, _, sum)) => sum.add(&usage),
-            None => all.push((branch, turn, usage)),
+            None => all.push((branch.to_string(), turn, usage)),
+        }
+    }
+
+    /// The usage of turn `turn` of branch `branch`, popped away there: given to `heir` (a branch
+    /// that still shows the turn), or forgotten.
+    fn hand_usage(&self, branch: &str, turn: u64, heir: Option<&str>) {
+        let kept = self
+            .usage
+            .borrow()
+            .iter()
+            .find(|(b, t, _)| b == branch && *t == turn)
+            .map(|(_, _, u)| *u);
+        self.forget_usage(branch, Some(turn));
+        if let (Some(heir), Some(usage)) = (heir, kept) {
+            self.add_usage_to(heir, turn, usage);
         }
     }
 
@@ -207,22 +228,31 @@ impl SessionState for MemorySessionState {
     }
 
     async fn pop_item(&self) -> Result<Option<JsValue>> {
+        let current = self.current.borrow().clone();
         let (popped, gone) = {
-            let mut history = self.history();
-            let turn = history.record().last_turn;
-            let popped = history.pop(now());
-            (popped, (history.record().last_turn < turn).then_some(turn))
+            let mut branches = self.branches.borrow_mut();
+            // As `history` finds it (`main` is always there).
+            let i = branches.iter().position(|b| b.id == current).unwrap_or(0);
+            let b = &mut branches[i];
+            let turn = b.history.record().last_turn;
+            let popped = b.history.pop(now());
+            let record = b.history.record();
+            let (last_turn, empty) = (record.last_turn, record.item_count == 0);
+            // Popped into the turns it shares with its parent, it shares fewer.
+            b.from_turn = from_turn_after_pop(b.from_turn, last_turn, empty);
+            (popped, (last_turn < turn).then_some(turn))
         };
         // A turn popped away takes its usage with it (the turn that takes its number next has
-        // only its own), unless a branch made from this one still shows it.
-        let current = self.current.borrow().clone();
-        let stays = |turn| {
-            let branches = self.branches.borrow();
-            let made_from = branches.iter().map(|b| (b.parent.as_deref(), b.from_turn));
-            popped_usage_stays(made_from, &current, turn)
-        };
-        if gone.is_some_and(|turn| !stays(turn)) {
-            self.forget_usage(&current, gone);
+        // only its own), unless a branch made from this one still shows it: it goes there.
+        if let Some(turn) = gone {
+            let heir = {
+                let branches = self.branches.borrow();
+                let made_from = branches
+                    .iter()
+                    .map(|b| (b.id.as_str(), b.parent.as_deref(), b.from_turn));
+                popped_usage_heir(made_from, &current, turn).map(str::to_string)
+            };
+            self.hand_usage(&current, turn, heir.as_deref());
         }
         // Copied as reads are: a branch made from this one holds the same value.
         popped.as_ref().map(copy_out).transpose()

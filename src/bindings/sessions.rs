@@ -60,7 +60,8 @@ export interface BranchInfo {
   branchId: string;
   /** The branch it was created from; `null` for `'main'`. */
   parent: string | null;
-  /** The turn it was created to replace; `null` for `'main'`. */
+  /** The turn it was created to replace, or the turn after the last of its parent's it still
+   * shows once popped below it (0: none, after a clear); `null` for `'main'`. */
   fromTurn: number | null;
   /** Every item it shows, those it shares with its parent included. */
   itemCount: number;

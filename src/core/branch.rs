@@ -669,17 +669,31 @@ pub fn replaced_turns(last_turn: u64, starts: impl IntoIterator<Item = bool>) ->
     last_turn.saturating_sub(starts.into_iter().filter(|&s| s).count() as u64)
 }
 
-/// Whether the usage of turn `turn` of branch `id`, popped away there, stays: it does while a
-/// branch made from `id` still shows that turn (one made from a later turn), since the turn
-/// still exists. `made_from` lists each branch's parent and the turn it was made from.
-pub fn popped_usage_stays<'a>(
-    made_from: impl IntoIterator<Item = (Option<&'a str>, u64)>,
+/// Where the usage of turn `turn` of branch `id`, popped away there, goes: to the first branch
+/// made from `id` at a later turn, which still shows that turn (the turn still exists; kept on
+/// `id`, it would be added to the next turn given its number there). `None`: no branch shows
+/// it, and its usage goes with it. `made_from` lists each branch's id, parent and the turn it
+/// was made from.
+pub fn popped_usage_heir<'a>(
+    made_from: impl IntoIterator<Item = (&'a str, Option<&'a str>, u64)>,
     id: &str,
     turn: u64,
-) -> bool {
+) -> Option<&'a str> {
     made_from
         .into_iter()
-        .any(|(parent, from_turn)| parent == Some(id) && from_turn > turn)
+        .find(|(_, parent, from_turn)| *parent == Some(id) && *from_turn > turn)
+        .map(|(child, _, _)| child)
+}
+
+/// A branch's `from_turn` once a pop left it showing items up to turn `last_turn` (none when
+/// `empty`): the turns it shares with its parent are those below it that it still shows, so a
+/// pop into them lowers it (to 0 once it shows nothing, as a clear does). Its parent's turns
+/// it no longer shows keep their usage no more (see [`popped_usage_heir`]).
+pub fn from_turn_after_pop(from_turn: u64, last_turn: u64, empty: bool) -> u64 {
+    match empty {
+        true => 0,
+        false => from_turn.min(last_turn + 1),
+    }
 }
 
 /// The usage of a branch after a rewrite that numbers its turns again from 1 (compaction): the
@@ -705,14 +719,43 @@ mod tests {
     const S: &str = "s";
 
     #[test]
-    fn popped_usage_stays_only_where_a_branch_made_from_a_later_turn_shows_it() {
-        let made_from = [(None, 0), (Some("main"), 3), (Some("b"), 5)];
-        // "b", made from turn 3 of main, shows main's turns 1 and 2.
-        assert!(popped_usage_stays(made_from, "main", 2));
-        assert!(!popped_usage_stays(made_from, "main", 3));
-        assert!(popped_usage_stays(made_from, "b", 4));
-        assert!(!popped_usage_stays(made_from, "c", 1));
-        assert!(!popped_usage_stays([], "main", 1));
+    fn popped_usage_goes_to_the_first_branch_made_from_a_later_turn() {
+        let made_from = [
+            ("main", None, 0),
+            ("b", Some("main"), 3),
+            ("c", Some("b"), 5),
+            ("d", Some("main"), 4),
+        ];
+        // "b", made from turn 3 of main, shows main's turns 1 and 2; "d" its turns 1 to 3.
+        assert_eq!(popped_usage_heir(made_from, "main", 2), Some("b"));
+        assert_eq!(popped_usage_heir(made_from, "main", 3), Some("d"));
+        assert_eq!(popped_usage_heir(made_from, "main", 4), None);
+        assert_eq!(popped_usage_heir(made_from, "b", 4), Some("c"));
+        assert_eq!(popped_usage_heir(made_from, "c", 1), None);
+        assert_eq!(popped_usage_heir([], "main", 1), None);
+    }
+
+    #[test]
+    fn a_pop_into_the_turns_shared_with_the_parent_lowers_from_turn() {
+        // Made from turn 4: it shows its parent's turns 1 to 3.
+        assert_eq!(from_turn_after_pop(4, 5, false), 4, "its own turns");
+        assert_eq!(
+            from_turn_after_pop(4, 3, false),
+            4,
+            "the shared turns whole"
+        );
+        assert_eq!(from_turn_after_pop(4, 1, false), 2, "turn 1 only");
+        assert_eq!(
+            from_turn_after_pop(4, 0, false),
+            1,
+            "what comes before the first turn"
+        );
+        assert_eq!(from_turn_after_pop(4, 0, true), 0, "nothing");
+        assert_eq!(
+            from_turn_after_pop(0, 2, false),
+            0,
+            "main, or a cleared branch"
+        );
     }
 
     #[test]

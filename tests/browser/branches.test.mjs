@@ -832,7 +832,7 @@ for (const kind of ['indexeddb', 'memory']) {
 }
 
 for (const kind of ['indexeddb', 'memory']) {
-  test(`${kind}: a branch whose parent is deleted is made from its parent’s parent, at the last turn they share; a turn it still shows keeps its usage when popped there; cleared, it shows no turn of it`, async () => {
+  test(`${kind}: a branch whose parent is deleted is made from its parent’s parent, at the last turn they share; the usage of a turn it still shows goes to it when popped there; cleared, it shows no turn of it`, async () => {
     const { page } = await openHarness(env);
     const r = await page.evaluate(
       async ({ kind, id }) => {
@@ -853,22 +853,65 @@ for (const kind of ['indexeddb', 'memory']) {
         await s.switchBranch('main');
         await s.deleteBranch('edit');
         const listed = (await s.listBranches()).map((b) => [b.branchId, b.parent, b.fromTurn]);
-        // Undo main's turns 3 and 2: again still shows turn 2, so what it used stays.
+        // Undo main's turns 3 and 2: again still shows turn 2, so what it used goes there.
         for (let i = 0; i < 4; i++) await s.popItem();
         const mainUsage = (await s.getSessionUsage({ branch: 'main' })).inputTokens;
+        const againUsage = (await s.getSessionUsage({ branch: 'again' })).inputTokens;
+        // Main's new turn 2 has its own usage only.
+        await s.addItems([u('q2 again'), a('a2 again')]);
+        await usage(1000);
+        const newTurn = (await s.getTurnUsage(2)).inputTokens;
         await s.switchBranch('again');
         const again = (await s.getItems()).map((i) => i.content);
-        // Cleared, it shows no turn of main any more.
+        // Cleared, it shows no turn of main any more, and what its turns used goes with them.
         await s.clearSession();
         const cleared = (await s.listBranches()).find((b) => b.branchId === 'again');
-        return { listed, mainUsage, again, cleared: [cleared.parent, cleared.fromTurn] };
+        const sessionUsage = (await s.getSessionUsage()).inputTokens;
+        return { listed, mainUsage, againUsage, newTurn, sessionUsage, again, cleared: [cleared.parent, cleared.fromTurn] };
       },
       { kind, id: fresh(`adopted-${kind}`) },
     );
     assert.deepEqual(r.listed, [['main', null, null], ['again', 'main', 3]]);
     assert.deepEqual(r.again, ['q1', 'a1', 'q2', 'a2', 'q3 edited', 'a3 edited']);
-    assert.equal(r.mainUsage, 11, 'turn 3’s usage goes with it, turn 2’s stays (again shows turn 2)');
+    assert.equal(r.mainUsage, 1, 'turn 3’s usage goes with it, turn 2’s to the branch that shows it');
+    assert.equal(r.againUsage, 10);
+    assert.equal(r.newTurn, 1000, 'main’s new turn 2 has its own usage, not the old one’s added');
+    assert.equal(r.sessionUsage, 1001, 'nothing counted twice, nothing left of the cleared turns');
     assert.deepEqual(r.cleared, ['main', 0]);
+  });
+}
+
+for (const kind of ['indexeddb', 'memory']) {
+  test(`${kind}: a branch undone below the turns it shares with its parent shares fewer: the parent’s turns it no longer shows take their usage with them when popped`, async () => {
+    const { page } = await openHarness(env);
+    const r = await page.evaluate(
+      async ({ kind, id }) => {
+        const s = make(kind, id);
+        for (const t of [1, 2, 3, 4]) {
+          await s.addItems([{ role: 'user', content: `q${t}` }, { role: 'assistant', content: `a${t}` }]);
+          await s.storeRunUsage({ requests: 1, inputTokens: 10 ** t, outputTokens: 0 });
+        }
+        // b shows main's turns 1 to 3; undone there down to turn 1.
+        await s.createBranchFromTurn(4, 'b');
+        for (let i = 0; i < 4; i++) await s.popItem();
+        const fromTurn = (await s.listBranches()).find((x) => x.branchId === 'b').fromTurn;
+        // Main's turns 4 and 3 undone: b shows neither.
+        await s.switchBranch('main');
+        for (let i = 0; i < 4; i++) await s.popItem();
+        const session = (await s.getSessionUsage()).inputTokens;
+        await s.addItems([{ role: 'user', content: 'q3 again' }, { role: 'assistant', content: 'a3 again' }]);
+        await s.storeRunUsage({ requests: 1, inputTokens: 7, outputTokens: 0 });
+        const turn3 = await s.getTurnUsage(3);
+        await s.switchBranch('b');
+        const b = (await s.getItems()).map((i) => i.content);
+        return { fromTurn, session, turn3: [turn3.requests, turn3.inputTokens], b };
+      },
+      { kind, id: fresh(`undone-below-${kind}`) },
+    );
+    assert.equal(r.fromTurn, 2, 'b now shares turn 1 only');
+    assert.deepEqual(r.b, ['q1', 'a1']);
+    assert.equal(r.session, 110, 'the undone turns 3 and 4 are not counted');
+    assert.deepEqual(r.turn3, [1, 7], 'the new turn 3 has its own usage only');
   });
 }
 

@@ -727,19 +727,52 @@ pub(super) async fn pop_in(
     let release = l.tree.release(t.session_id, id, seq, turn_before)?;
     replan(t, &l.tree, id);
     apply_release(tx, t, id, &release).await?;
-    // A turn popped away takes its usage with it, unless a branch made from this one still
-    // shows it.
-    let made_from = l
-        .tree
-        .branches
-        .iter()
-        .map(|c| (c.parent.as_deref(), c.from_turn));
-    if turn_before < turn && !branch::popped_usage_stays(made_from, id, turn) {
-        forget_usage(tx, t.session_id, id, turn)?;
+    // Popped into the turns it shares with its parent, it shares fewer.
+    let empty = seq == start;
+    let x = l.tree.index_of(t.session_id, id)?;
+    let b = &mut l.tree.branches[x];
+    b.from_turn = branch::from_turn_after_pop(b.from_turn, b.last_turn, empty);
+    // A turn popped away takes its usage with it (the turn that takes its number next has only
+    // its own), unless a branch made from this one still shows it: it goes there.
+    if turn_before < turn {
+        let made_from = l
+            .tree
+            .branches
+            .iter()
+            .map(|c| (c.id.as_str(), c.parent.as_deref(), c.from_turn));
+        let heir = branch::popped_usage_heir(made_from, id, turn);
+        hand_usage(tx, t.session_id, id, turn, heir, now).await?;
     }
     l.record.rewrote();
     l.save(tx, Some(now))?;
     Ok(Some(item))
+}
+
+/// The usage of turn `turn` of branch `id`, which a pop took away: given to `heir` (a branch
+/// that still shows the turn), or forgotten.
+async fn hand_usage(
+    tx: &Tx,
+    session_id: &str,
+    id: &str,
+    turn: u64,
+    heir: Option<&str>,
+    now: f64,
+) -> Result<()> {
+    let Some(heir) = heir else {
+        return forget_usage(tx, session_id, id, turn);
+    };
+    let kept = tx
+        .store(USAGE_STORE)?
+        .get(usage_key(session_id, id, turn))
+        .map_err(|e| tx.fail(e))?
+        .reply()
+        .await
+        .map_err(|e| tx.fail(e))?;
+    forget_usage(tx, session_id, id, turn)?;
+    match kept {
+        Some(row) => add_usage_in(tx, session_id, heir, turn, &usage_of(&row), now).await,
+        None => Ok(()),
+    }
 }
 
 /// Deletes the usage of turn `turn` of branch `id`, which a pop took away: the turn that takes
