@@ -48,6 +48,17 @@ export async function sessionRecords(options) {
   return options?.userId === null ? records.filter((r) => r.userId == null) : records;
 }
 
+/** Refuses a `userId` that is not a non-empty string or null, and a `dbName` that is not a
+ * non-empty string, for `call`. */
+function checkTarget(userId, dbName, call) {
+  if (userId !== undefined && userId !== null && !(typeof userId === 'string' && userId.trim() !== '')) {
+    throw sessionError('INVALID_USER_ID', `${call}: options.userId must be a non-empty string or null, got ${typeof userId === 'string' ? JSON.stringify(userId) : typeof userId}`);
+  }
+  if (dbName != null && !(typeof dbName === 'string' && dbName !== '')) {
+    throw sessionError('INVALID_OPTIONS', `${call}: options.dbName must be a non-empty string, got ${typeof dbName === 'string' ? '""' : typeof dbName}`);
+  }
+}
+
 /**
  * The sessions of a database (one user's with `userId`, only `sessionIds` when given) as a
  * `ReadableStream` of UTF-8 NDJSON: a header line, then each session's record, rows and end line.
@@ -57,6 +68,9 @@ export async function sessionRecords(options) {
  */
 export function exportSessions(options) {
   const { dbName, userId, sessionIds } = optionsOf(options, 'exportSessions');
+  // Checked at the call, as importSessions checks them: an error of the stream is easily lost
+  // (`new Response(stream).blob()` rejects with the browser's own TypeError).
+  checkTarget(userId, dbName, 'exportSessions');
   if (sessionIds != null && !(Array.isArray(sessionIds) && sessionIds.every((id) => typeof id === 'string'))) {
     throw sessionError('INVALID_OPTIONS', `exportSessions: options.sessionIds must be an array of session ids (strings), got ${Array.isArray(sessionIds) ? 'an array holding something else' : typeof sessionIds}`);
   }
@@ -199,33 +213,48 @@ async function* linesOf(source) {
   if (!stream || typeof stream.getReader !== 'function') {
     throw invalid(`importSessions() takes a string, a Blob or a ReadableStream, got ${source === null ? 'null' : typeof source}`);
   }
-  const reader = stream.getReader();
+  let reader;
+  try {
+    reader = stream.getReader();
+  } catch (error) {
+    // A body read already, or locked by another reader.
+    throw Object.assign(invalid(`the backup could not be read (${error?.message ?? error})`, 1), { cause: error });
+  }
   const decoder = new TextDecoder();
-  let rest = '';
+  // The line being read, in the pieces its chunks gave: only each new chunk is searched for a
+  // line end, so a line of many megabytes (an image as a data URL) costs its length, not its
+  // length times its chunks.
+  let parts = [];
   try {
     for (;;) {
       let chunk;
+      let text;
       try {
         chunk = await reader.read();
+        text = chunk.done || typeof chunk.value === 'string' ? chunk.value : decoder.decode(chunk.value, { stream: true });
       } catch (error) {
-        // A stream that fails (a network error, an aborted upload) is a backup cut short.
+        // A stream that fails (a network error, an aborted upload), or gives what is neither
+        // bytes nor text, is a backup cut short.
         throw Object.assign(invalid(`the backup could not be read past line ${number} (${error?.message ?? error})`, number + 1), { cause: error });
       }
-      const { done, value } = chunk;
-      if (done) break;
-      rest += typeof value === 'string' ? value : decoder.decode(value, { stream: true });
+      if (chunk.done) break;
+      let at = 0;
       let end;
-      while ((end = rest.indexOf('\n')) >= 0) {
-        const text = rest.slice(0, end);
-        rest = rest.slice(end + 1);
+      while ((end = text.indexOf('\n', at)) >= 0) {
+        parts.push(text.slice(at, end));
+        at = end + 1;
+        const line = parts.join('');
+        parts = [];
         number += 1;
-        if (text.trim()) yield [text, number];
+        if (line.trim()) yield [line, number];
       }
+      if (at < text.length) parts.push(text.slice(at));
     }
   } finally {
     reader.releaseLock();
   }
-  rest += decoder.decode();
+  parts.push(decoder.decode());
+  const rest = parts.join('');
   number += 1;
   if (rest.trim()) yield [rest, number];
 }
@@ -240,12 +269,7 @@ export async function importSessions(source, options, written = () => {}) {
   const { dbName, userId, onConflict = 'skip', onProgress } = optionsOf(options, 'importSessions');
   // Checked before the first line is read: a backup of no session (or one whose first session
   // fails) would otherwise never tell of them.
-  if (userId !== undefined && userId !== null && !(typeof userId === 'string' && userId.trim() !== '')) {
-    throw sessionError('INVALID_USER_ID', `importSessions: options.userId must be a non-empty string or null, got ${typeof userId === 'string' ? JSON.stringify(userId) : typeof userId}`);
-  }
-  if (dbName != null && !(typeof dbName === 'string' && dbName !== '')) {
-    throw sessionError('INVALID_OPTIONS', `importSessions: options.dbName must be a non-empty string, got ${typeof dbName === 'string' ? '""' : typeof dbName}`);
-  }
+  checkTarget(userId, dbName, 'importSessions');
   if (!['skip', 'replace', 'rename'].includes(onConflict)) {
     throw sessionError('INVALID_OPTIONS', `importSessions: options.onConflict must be 'skip', 'replace' or 'rename', got ${typeof onConflict === 'string' ? JSON.stringify(onConflict) : typeof onConflict}`);
   }

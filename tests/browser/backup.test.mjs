@@ -264,7 +264,7 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
   assert.equal(r.wrongRetention, 'SessionError INVALID_OPTIONS');
 });
 
-test('bad importSessions options are refused before a line is read, even with a backup of no session', async () => {
+test('bad importSessions options are refused before a line is read, even with a backup of no session, and bad exportSessions options at the call', async () => {
   const { page } = await openHarness(env);
   await helpers(page);
   const r = await page.evaluate(async () => {
@@ -275,6 +275,10 @@ test('bad importSessions options are refused before a line is read, even with a 
       numberUser: await outcome(() => lib.importSessions(none, { userId: 7 })),
       emptyDb: await outcome(() => lib.importSessions(none, { dbName: '' })),
       noUser: await outcome(() => lib.importSessions(none, { userId: null })),
+      // exportSessions refuses them at the call, not as an error of its stream (which
+      // `new Response(stream).blob()` gives as the browser's own TypeError).
+      exportBlankUser: await outcome(() => lib.exportSessions({ userId: ' ' })),
+      exportEmptyDb: await outcome(() => lib.exportSessions({ dbName: '' })),
     };
   });
   assert.equal(r.header, 1, 'a backup of no session is its header alone');
@@ -282,6 +286,57 @@ test('bad importSessions options are refused before a line is read, even with a 
   assert.equal(r.numberUser, 'SessionError INVALID_USER_ID');
   assert.equal(r.emptyDb, 'SessionError INVALID_OPTIONS');
   assert.equal(r.noUser, 'resolved');
+  assert.equal(r.exportBlankUser, 'SessionError INVALID_USER_ID');
+  assert.equal(r.exportEmptyDb, 'SessionError INVALID_OPTIONS');
+});
+
+test('a backup read in small chunks, its lines split anywhere (inside a character too), comes in whole; a locked stream or chunks that are not bytes are IMPORT_INVALID', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: `chunks-from-${Math.random()}` };
+    // A line of about 400 KB (an image as a data URL), with text of several bytes per character.
+    const big = [{ role: 'user', content: [{ type: 'input_text', text: 'Ünïcödé 東京 😀 '.repeat(2000) }, { type: 'input_image', image_url: `data:image/png;base64,${'A'.repeat(300000)}` }] }];
+    const small = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello 👋' }];
+    await new lib.IndexedDbSession('big', from).addItems(big);
+    await new lib.IndexedDbSession('small', from).addItems(small);
+    const bytes = new TextEncoder().encode(await new Response(lib.exportSessions(from)).text());
+    // Chunks of 1 to 4096 bytes, in a fixed pattern.
+    const source = new ReadableStream({
+      start(controller) {
+        let at = 0;
+        for (let i = 0; at < bytes.length; i++) {
+          const size = [1, 3, 4096, 7, 1000][i % 5];
+          controller.enqueue(bytes.slice(at, at + size));
+          at += size;
+        }
+        controller.close();
+      },
+    });
+    const to = { dbName: `chunks-to-${Math.random()}` };
+    const report = await lib.importSessions(source, to);
+    const locked = new Response('x').body;
+    locked.getReader();
+    const numbers = new ReadableStream({
+      start(controller) {
+        controller.enqueue(42);
+        controller.close();
+      },
+    });
+    const code = (p) => p.then(() => 'imported', (e) => `${e.name} ${e.code}`);
+    return {
+      imported: report.imported.sort(),
+      lines: report.lines,
+      bigBack: JSON.stringify(await new lib.IndexedDbSession('big', to).getItems()) === JSON.stringify(big),
+      smallBack: await new lib.IndexedDbSession('small', to).getItems(),
+      locked: await code(lib.importSessions(locked, { dbName: `locked-${Math.random()}` })),
+      numbers: await code(lib.importSessions(numbers, { dbName: `numbers-${Math.random()}` })),
+    };
+  });
+  assert.deepEqual(r.imported, ['big', 'small']);
+  assert.equal(r.bigBack, true, 'the long line, split inside its characters, is read back whole');
+  assert.deepEqual(r.smallBack, [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello 👋' }]);
+  assert.equal(r.locked, 'SessionError IMPORT_INVALID');
+  assert.equal(r.numbers, 'SessionError IMPORT_INVALID');
 });
 
 test('a source stream that fails is IMPORT_INVALID, with the report of what was imported before it', async () => {
