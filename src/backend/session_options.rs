@@ -323,7 +323,12 @@ pub fn search_args(options: &JsValue) -> Result<SearchArgs> {
     let session_ids = match ids.is_undefined() || ids.is_null() {
         true => None,
         false => {
-            let elements = super::js::elements(&ids).map_err(|_| {
+            // A Set or an object of ids is refused, not read as no ids (nothing found).
+            let elements = match super::js::is_array(&ids) {
+                Ok(true) => super::js::elements(&ids).ok(),
+                _ => None,
+            }
+            .ok_or_else(|| {
                 SessionError::new(
                     SessionErrorCode::InvalidOptions,
                     "options.sessionIds must be an array of session ids",

@@ -723,6 +723,9 @@ test('bad input: long queries, a missing userId, bad limits, non-string queries'
       number: await code({ ...base, query: 42 }),
       noOptions: await code(undefined),
       ids: await code({ ...base, query: 'x', sessionIds: 'chat' }),
+      // A Set of ids is no array: refused, not read as no ids (which found nothing).
+      idSet: await code({ ...base, query: 'x', sessionIds: new Set(['chat']) }),
+      idObject: await code({ ...base, query: 'x', sessionIds: { 0: 'chat', length: 1 } }),
     };
   });
   assert.equal(r.long, 'SessionError INVALID_QUERY');
@@ -736,6 +739,8 @@ test('bad input: long queries, a missing userId, bad limits, non-string queries'
   assert.equal(r.number, 'SessionError INVALID_QUERY');
   assert.equal(r.noOptions, 'SessionError INVALID_OPTIONS');
   assert.equal(r.ids, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.idSet, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.idObject, 'SessionError INVALID_OPTIONS');
 });
 
 test('the past-session tools, against the test model server: the user’s sessions only, and nothing about others', async () => {
