@@ -196,11 +196,17 @@ impl SessionState for MemorySessionState {
     }
 
     async fn info(&self) -> Result<JsValue> {
+        // Written to, on any branch (a pop or a clear of everything written is a write too), as a
+        // stored session has its record from its first write on.
+        let written = self.updated.get()
+            || self.branches.borrow().iter().any(|b| {
+                let r = b.history.record();
+                r.item_count > 0 || r.next_seq > 0 || r.rewrites > 0
+            });
         let history = self.history();
         let record = history.record();
         // Each read gets its own copy, as from IndexedDB.
         let metadata = copy_out(&self.metadata)?;
-        let written = record.item_count > 0 || record.next_seq > 0 || self.updated.get();
         Ok(info(
             &self.core.session_id,
             None,

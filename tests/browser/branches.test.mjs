@@ -915,6 +915,28 @@ for (const kind of ['indexeddb', 'memory']) {
   });
 }
 
+for (const kind of ['indexeddb', 'memory']) {
+  test(`${kind}: a session whose only item was popped is still one written to: getInfo gives its times and counts the pop as a rewrite`, async () => {
+    const { page } = await openHarness(env);
+    const r = await page.evaluate(
+      async ({ kind, id }) => {
+        const s = make(kind, id);
+        const before = await s.getInfo();
+        await s.addItems([{ role: 'user', content: 'hi' }]);
+        await s.popItem();
+        const after = await s.getInfo();
+        return {
+          before: [before.createdAt, before.rewrites],
+          after: [typeof after.createdAt, typeof after.updatedAt, after.rewrites, after.itemCount],
+        };
+      },
+      { kind, id: fresh(`popped-info-${kind}`) },
+    );
+    assert.deepEqual(r.before, [null, 0], 'nothing written yet');
+    assert.deepEqual(r.after, ['number', 'number', 1, 0]);
+  });
+}
+
 test('a deep chain of branches reads right at every depth, and is flattened past the bound', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async (id) => {
