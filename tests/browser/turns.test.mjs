@@ -448,14 +448,20 @@ for (const kind of ['indexeddb', 'memory']) {
           await s.popItem();
           await turn(2, 'on the branch again', 4);
           const branch = { turn2: (await s.getTurnUsage(2)).inputTokens, main: (await s.getSessionUsage({ branch: 'main' })).inputTokens };
-          // A turn a branch made from this one still shows keeps its usage when popped here.
+          // A turn a branch made from this one still shows keeps its usage when popped here: it
+          // goes to that branch, and main's next turn 2 has its own only.
           await s.switchBranch('main');
           await turn(3, 'third', 20);
           await s.createBranchFromTurn(3, 'keep');
           await s.switchBranch('main');
           for (let i = 0; i < 4; i++) await s.popItem();
           const shown = (await s.getTurnUsage()).map((u) => [u.turn, u.inputTokens]);
-          return { afterAnswer, afterQuestion, main, branch, shown };
+          const session = (await s.getSessionUsage()).inputTokens;
+          await turn(2, 'once more', 1);
+          const mainTurn2 = (await s.getTurnUsage(2)).inputTokens;
+          await s.switchBranch('keep');
+          const kept = (await s.getTurnUsage()).map((u) => [u.turn, u.inputTokens]);
+          return { afterAnswer, afterQuestion, main, branch, shown, session, mainTurn2, kept };
         },
         { kind, id },
       );
@@ -463,7 +469,10 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.deepEqual(r.afterQuestion, [[1, 5]]);
       assert.deepEqual(r.main, { turn2: 7, session: 12 });
       assert.deepEqual(r.branch, { turn2: 4, main: 12 });
-      assert.deepEqual(r.shown, [[1, 5], [2, 7]], 'turn 3 went; turn 2, which the branch shows, kept its usage');
+      assert.deepEqual(r.shown, [[1, 5]], 'turn 3 went; turn 2, which the branch shows, went to it');
+      assert.equal(r.session, 5 + 7 + 4, 'the session counts turn 2 once, turn 3 no more');
+      assert.equal(r.mainTurn2, 1, 'main’s next turn 2 has its own usage only');
+      assert.deepEqual(r.kept, [[2, 7]]);
     });
   });
 }
