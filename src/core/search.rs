@@ -467,15 +467,22 @@ pub enum Clause {
     /// Terms that follow each other, in this order (`"quoted words"`, or text of a script written
     /// without spaces longer than two characters, whose pairs must follow each other).
     Phrase(Vec<String>),
+    /// Terms and prefixes that follow each other, in this order: a query word or phrase that a
+    /// phrase of whole terms cannot be, since it ends in a prefix (`gpt-4*`) or holds one
+    /// character of a script written without spaces (`5月`, `"5月3日"`), which is found inside
+    /// the pairs of the text's run (see [`match_text`]).
+    Run(Vec<Clause>),
 }
 
 impl Clause {
-    /// The terms to look up in the index for this clause: each one's items hold the clause's
-    /// terms (a prefix is looked up as a range).
-    pub fn terms(&self) -> Vec<&str> {
+    /// The terms to look up in the index for this clause, each with whether it is a prefix
+    /// (looked up as a range): each one's items hold the clause's terms.
+    pub fn terms(&self) -> Vec<(&str, bool)> {
         match self {
-            Clause::Term(t) | Clause::Prefix(t) => vec![t.as_str()],
-            Clause::Phrase(ts) => ts.iter().map(String::as_str).collect(),
+            Clause::Term(t) => vec![(t.as_str(), false)],
+            Clause::Prefix(t) => vec![(t.as_str(), true)],
+            Clause::Phrase(ts) => ts.iter().map(|t| (t.as_str(), false)).collect(),
+            Clause::Run(parts) => parts.iter().flat_map(Clause::terms).collect(),
         }
     }
 }
@@ -517,12 +524,11 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
                 0 => {}
                 1 => push(single(terms.into_iter().next().unwrap_or_default(), false)),
                 // One character of a script written without spaces is indexed only inside its
-                // pairs: a phrase holding one could match nothing (`"3월"`), so each token is a
-                // clause of its own.
+                // pairs: a phrase of whole terms holding one could match nothing (`"3월"`).
                 _ if terms.iter().any(|t| lone(t)) => {
-                    for term in terms {
-                        push(single(term, false));
-                    }
+                    push(Clause::Run(
+                        terms.into_iter().map(|t| single(t, false)).collect(),
+                    ));
                 }
                 _ => push(Clause::Phrase(terms)),
             }
@@ -534,13 +540,17 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
             match terms.len() {
                 0 => {}
                 1 => push(single(terms.into_iter().next().unwrap_or_default(), prefix)),
-                // A phrase cannot hold a prefix (`gpt-4*`) or one character of a script written
-                // without spaces (`3월`, `5月`: indexed only inside its pairs): each token is a
-                // clause of its own then, the last a prefix with `*`.
+                // A phrase of whole terms cannot hold a prefix (`gpt-4*`) or one character of a
+                // script written without spaces (`3월`, `5月`: indexed only inside its pairs):
+                // a run of terms and prefixes then, the last a prefix with `*`.
                 n if prefix || terms.iter().any(|t| lone(t)) => {
-                    for (i, term) in terms.into_iter().enumerate() {
-                        push(single(term, prefix && i == n - 1));
-                    }
+                    push(Clause::Run(
+                        terms
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, t)| single(t, prefix && i == n - 1))
+                            .collect(),
+                    ));
                 }
                 _ => push(Clause::Phrase(terms)),
             }
@@ -595,6 +605,18 @@ pub fn match_text(text: &str, clauses: &[Clause]) -> Option<Match> {
                         .and_then(|run| run.last())
                         .map(|last| last.end)
                 }
+                Clause::Run(parts) => {
+                    let n = parts.len();
+                    let run = tokens.get(i..i + n);
+                    run.filter(|run| {
+                        run.iter()
+                            .zip(parts)
+                            .enumerate()
+                            .all(|(k, (token, part))| in_run(&token.term, part, k, n))
+                    })
+                    .and_then(|run| run.last())
+                    .map(|last| last.end)
+                }
             };
             if let Some(end) = hit {
                 count += 1;
@@ -613,6 +635,21 @@ pub fn match_text(text: &str, clauses: &[Clause]) -> Option<Match> {
         frequencies,
         first: first.unwrap_or((0, 0)),
     })
+}
+
+/// Whether a token of the text is part `k` of a run of `n` query parts. A term is that token;
+/// a prefix (the last part) starts it; one character of a script written without spaces ends
+/// the text's run where a part follows it (the token is the run's last pair, or the run of one)
+/// and starts it where one comes before (its first pair).
+fn in_run(token: &str, part: &Clause, k: usize, n: usize) -> bool {
+    match part {
+        Clause::Term(t) => token == t,
+        Clause::Prefix(p) if lone(p) => {
+            (k == 0 || token.starts_with(p.as_str())) && (k + 1 == n || token.ends_with(p.as_str()))
+        }
+        Clause::Prefix(p) => token.starts_with(p.as_str()),
+        _ => false,
+    }
 }
 
 /// BM25's parameters (the usual ones).
@@ -979,6 +1016,25 @@ mod tests {
     }
 
     #[test]
+    fn a_word_with_a_prefix_or_one_character_of_a_script_without_spaces_matches_in_order() {
+        let found = |query: &str, text: &str| match_text(text, &parse_query(query).unwrap());
+        for (query, yes, no) in [
+            ("5月", "2024年5月の予定", "6月5日の予定"),
+            ("\"5月3日\"", "5月3日に会議", "3月5日に会議"),
+            ("3월", "3월 5일", "5월 3일"),
+            ("gpt-4*", "gpt-4o is fast", "GPT costs 4 dollars"),
+            ("v1.2*", "v1.2.3 is out", "v1 released, 2.0 next"),
+            ("の5", "予定の5日", "5の予定"),
+        ] {
+            assert!(found(query, yes).is_some(), "{query} in {yes}");
+            assert!(found(query, no).is_none(), "{query} not in {no}");
+        }
+        // The first match is the run's, from its first token to its last.
+        let m = found("5月", "2024年5月の予定").unwrap();
+        assert_eq!(m.first, (5, 8));
+    }
+
+    #[test]
     fn queries_are_words_phrases_and_prefixes() {
         use Clause::*;
         assert_eq!(parse_query("  ").unwrap(), []);
@@ -1008,11 +1064,11 @@ mod tests {
         assert_eq!(parse_query("cat cat").unwrap(), [Term("cat".into())]);
         assert_eq!(
             parse_query("gpt-4*").unwrap(),
-            [Term("gpt".into()), Prefix("4".into())]
+            [Run(vec![Term("gpt".into()), Prefix("4".into())])]
         );
         assert_eq!(
             parse_query("3월").unwrap(),
-            [Term("3".into()), Prefix("월".into())]
+            [Run(vec![Term("3".into()), Prefix("월".into())])]
         );
         let long = "a".repeat(MAX_QUERY + 1);
         assert_eq!(

@@ -87,6 +87,8 @@ test('ranking, phrases, prefixes, diacritics and CJK', async () => {
       { type: 'function_call', callId: 'c1', name: 'lookup', arguments: '{"animal":"hippo"}' }, // 8: not indexed by default
       { role: 'user', content: '3월에 만나요, 5月の予定' }, // 9
       { role: 'assistant', content: 'GPT-4o answers' }, // 10
+      { role: 'user', content: '6月5日の会議, 5월 3일' }, // 11: the same characters, in another order
+      { role: 'assistant', content: 'GPT costs 4 dollars' }, // 12
     ]);
     const snippets = await lib.searchSessions({ ...db, userId: 'ann', query: 'cafe' });
     return {
@@ -109,8 +111,8 @@ test('ranking, phrases, prefixes, diacritics and CJK', async () => {
       typing: [await find('gpt-4*'), await find('gpt-4')],
     };
   });
-  assert.deepEqual(r.month, [['s:9'], ['s:9'], []]);
-  assert.deepEqual(r.typing, [['s:10'], []]);
+  assert.deepEqual(r.month, [['s:9'], ['s:9'], []], 'in the order typed: not 5월 3일, nor 6月5日');
+  assert.deepEqual(r.typing, [['s:10'], []], 'nor GPT costs 4 dollars');
   // Whole words; the item saying it three times first, then the shorter one.
   assert.deepEqual(r.hippo, ['s:2', 's:0', 's:1']);
   assert.deepEqual(r.prefix.sort(), ['s:0', 's:1', 's:2']);

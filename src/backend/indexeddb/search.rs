@@ -107,8 +107,7 @@ pub async fn search(
         let records = listening(user_records(tx, user)?);
         let mut lists = Vec::new();
         for (c, clause) in clauses.iter().enumerate() {
-            let prefix = matches!(clause, Clause::Prefix(_));
-            for term in clause.terms() {
+            for (term, prefix) in clause.terms() {
                 let request = index
                     .get_all_keys(Some(lookup(&owner, term, prefix)?), Some(LIST_AT_MOST))
                     .map_err(|e| tx.fail(e))?;
