@@ -152,6 +152,16 @@ impl MemorySessionState {
         }
     }
 
+    /// Whether the session was written to, on any branch (a pop or a clear of everything
+    /// written is a write too), as a stored session has its record from its first write on.
+    fn written(&self) -> bool {
+        self.updated.get()
+            || self.branches.borrow().iter().any(|b| {
+                let r = b.history.record();
+                r.item_count > 0 || r.next_seq > 0 || r.rewrites > 0
+            })
+    }
+
     /// The history of the branch this object is on.
     fn history(&self) -> RefMut<'_, MemoryHistory<JsValue>> {
         let current = self.current.borrow();
@@ -196,13 +206,7 @@ impl SessionState for MemorySessionState {
     }
 
     async fn info(&self) -> Result<JsValue> {
-        // Written to, on any branch (a pop or a clear of everything written is a write too), as a
-        // stored session has its record from its first write on.
-        let written = self.updated.get()
-            || self.branches.borrow().iter().any(|b| {
-                let r = b.history.record();
-                r.item_count > 0 || r.next_seq > 0 || r.rewrites > 0
-            });
+        let written = self.written();
         let history = self.history();
         let record = history.record();
         // Each read gets its own copy, as from IndexedDB.
@@ -469,6 +473,8 @@ impl SessionState for MemorySessionState {
     }
 
     async fn list_branches(&self) -> Result<JsValue> {
+        // `main` of a session never written to has no time yet, as in a stored one.
+        let written = self.written();
         let current = self.current.borrow();
         Ok(self
             .branches
@@ -489,7 +495,13 @@ impl SessionState for MemorySessionState {
                         },
                     ),
                     ("itemCount", (b.history.record().item_count as f64).into()),
-                    ("createdAt", b.created_at.into()),
+                    (
+                        "createdAt",
+                        match written {
+                            true => b.created_at.into(),
+                            false => JsValue::NULL,
+                        },
+                    ),
                     ("current", (b.id == *current).into()),
                 ]))
             })

@@ -916,24 +916,26 @@ for (const kind of ['indexeddb', 'memory']) {
 }
 
 for (const kind of ['indexeddb', 'memory']) {
-  test(`${kind}: a session whose only item was popped is still one written to: getInfo gives its times and counts the pop as a rewrite`, async () => {
+  test(`${kind}: a session whose only item was popped is still one written to: getInfo gives its times and counts the pop as a rewrite; before any write, main has no time either`, async () => {
     const { page } = await openHarness(env);
     const r = await page.evaluate(
       async ({ kind, id }) => {
         const s = make(kind, id);
         const before = await s.getInfo();
+        const [mainBefore] = await s.listBranches();
         await s.addItems([{ role: 'user', content: 'hi' }]);
         await s.popItem();
         const after = await s.getInfo();
+        const [mainAfter] = await s.listBranches();
         return {
-          before: [before.createdAt, before.rewrites],
-          after: [typeof after.createdAt, typeof after.updatedAt, after.rewrites, after.itemCount],
+          before: [before.createdAt, before.rewrites, mainBefore.createdAt],
+          after: [typeof after.createdAt, typeof after.updatedAt, after.rewrites, after.itemCount, typeof mainAfter.createdAt],
         };
       },
       { kind, id: fresh(`popped-info-${kind}`) },
     );
-    assert.deepEqual(r.before, [null, 0], 'nothing written yet');
-    assert.deepEqual(r.after, ['number', 'number', 1, 0]);
+    assert.deepEqual(r.before, [null, 0, null], 'nothing written yet: no times, main’s neither');
+    assert.deepEqual(r.after, ['number', 'number', 1, 0, 'number']);
   });
 }
 
