@@ -637,6 +637,41 @@ pub fn match_text(text: &str, clauses: &[Clause]) -> Option<Match> {
     })
 }
 
+/// The most terms a search looks up in the index. A longer query (a pasted paragraph) looks up
+/// only its longest words' clauses, the likeliest to be rare, and checks the others in the text
+/// of the items those give: listing every common word's items would hold the read, and the
+/// chat's writes behind it, for seconds.
+pub const LOOKUPS_AT_MOST: usize = 12;
+
+/// Which clauses a search looks up in the index (indices into `clauses`, in order): all of them
+/// while their terms are at most `at_most`, else those with the longest terms that fit (at
+/// least one).
+pub fn looked_up(clauses: &[Clause], at_most: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..clauses.len()).collect();
+    let longest = |c: usize| {
+        clauses[c]
+            .terms()
+            .iter()
+            .map(|(t, _)| t.chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    // The longest first; ties in the query's order (the sort is not stable).
+    crate::core::sort::sort_by_key(&mut order, |&c| (std::cmp::Reverse(longest(c)), c));
+    let mut taken = Vec::new();
+    let mut terms = 0;
+    for c in order {
+        let n = clauses[c].terms().len();
+        if !taken.is_empty() && terms + n > at_most {
+            continue;
+        }
+        terms += n;
+        taken.push(c);
+    }
+    crate::core::sort::sort_by_key(&mut taken, |&c| c);
+    taken
+}
+
 /// Whether a token of the text is part `k` of a run of `n` query parts. A term is that token;
 /// a prefix (the last part) starts it; one character of a script written without spaces ends
 /// the text's run where a part follows it (the token is the run's last pair, or the run of one)
@@ -1032,6 +1067,24 @@ mod tests {
         // The first match is the run's, from its first token to its last.
         let m = found("5月", "2024年5月の予定").unwrap();
         assert_eq!(m.first, (5, 8));
+    }
+
+    #[test]
+    fn a_long_query_looks_up_its_longest_words_only() {
+        let clauses = parse_query("the cat sat on the mat \"big grey\" elephant").unwrap();
+        assert_eq!(
+            looked_up(&clauses, 12),
+            [0, 1, 2, 3, 4, 5, 6],
+            "few terms: every clause"
+        );
+        // The longest words first, a phrase counting its terms: elephant, then "big grey".
+        let two = looked_up(&clauses, 3);
+        assert_eq!(
+            two.iter().map(|&c| &clauses[c]).collect::<Vec<_>>(),
+            [&clauses[5], &clauses[6]]
+        );
+        assert_eq!(looked_up(&clauses, 0), [6], "at least one");
+        assert!(looked_up(&[], 12).is_empty());
     }
 
     #[test]

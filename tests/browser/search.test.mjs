@@ -136,6 +136,23 @@ test('ranking, phrases, prefixes, diacritics and CJK', async () => {
   assert.ok(r.snippet.createdAt > 0);
 });
 
+test('a long query (a pasted paragraph) finds the items holding every word of it, and only those, though it looks up only its longest words', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page, 'search-long');
+  const r = await page.evaluate(async () => {
+    const paragraph = 'the quick brown fox jumps over the lazy dog while a cat and an owl watch it go by in the old barn at noon on a hot day in june';
+    const s = new lib.IndexedDbSession('s', { ...db, userId: 'ann' });
+    await s.addItems([
+      { role: 'user', content: paragraph }, // 0
+      { role: 'user', content: paragraph.replace(' at ', ' near ') }, // 1: one short word missing
+      { role: 'user', content: `${paragraph} and more` }, // 2
+    ]);
+    return { all: (await find(paragraph)).sort(), shortWord: await find(`${paragraph} xq`) };
+  });
+  assert.deepEqual(r.all, ['s:0', 's:2'], 'not the item without "at"');
+  assert.deepEqual(r.shortWord, [], 'a short word no item holds still rules them out');
+});
+
 test('equal scores put the newest first; tool text only with index.tools', async () => {
   const { page } = await openHarness(env);
   await helpers(page, 'search-ties');

@@ -14,7 +14,9 @@ use crate::backend::search::item_search_text;
 use crate::core::branch::MAIN;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::schema::{BY_TERM_INDEX, MESSAGES_STORE, META_STORE, SESSIONS_STORE};
-use crate::core::search::{match_text, owner_prefix, score, snippet, Clause};
+use crate::core::search::{
+    looked_up, match_text, owner_prefix, score, snippet, Clause, LOOKUPS_AT_MOST,
+};
 use crate::core::sort;
 
 use super::open::Connection;
@@ -106,8 +108,10 @@ pub async fn search(
         // the user's sessions. A list's length is its term's count of items.
         let records = listening(user_records(tx, user)?);
         let mut lists = Vec::new();
-        for (c, clause) in clauses.iter().enumerate() {
-            for (term, prefix) in clause.terms() {
+        // (A long query looks up some of its clauses; the text of the items those give is
+        // checked against all of them.)
+        for c in looked_up(clauses, LOOKUPS_AT_MOST) {
+            for (term, prefix) in clauses[c].terms() {
                 let request = index
                     .get_all_keys(Some(lookup(&owner, term, prefix)?), Some(LIST_AT_MOST))
                     .map_err(|e| tx.fail(e))?;
