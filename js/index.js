@@ -380,7 +380,13 @@ Object.defineProperty(MemorySession.prototype, TRANSACTION_USAGE, { value: true 
 
 export async function deleteSession(sessionId, options) {
   const existed = await (await extras()).deleteSession(sessionId, options).catch(quotaError);
-  if (existed) publish(options?.dbName ?? 'agent-sessions', { type: 'delete', sessionId });
+  if (existed) {
+    const dbName = options?.dbName ?? 'agent-sessions';
+    publish(dbName, { type: 'delete', sessionId });
+    // Its sync state goes with it (see `forgetSyncState`): kept, it would take room for good,
+    // and a round over a session made again under its id would rely on telling the two apart.
+    if (await mayKeepSyncState()) await forgetSyncState(dbName, sessionId).catch(() => {});
+  }
   return existed;
 }
 

@@ -199,7 +199,8 @@ export async function mayKeepSyncState() {
 }
 
 /**
- * Forgets the sync state of a session an import wrote: what it records as synced is another
+ * Forgets the sync state of a session that was deleted (nothing of it is left to sync), or that
+ * an import wrote: what it records as synced is another
  * history's (a backup keeps its session's creation time, which otherwise tells a session made
  * again from the one a state was kept for), and the items it lacks would be taken for deleted
  * here, and deleted on the remote. The next round compares both histories afresh.

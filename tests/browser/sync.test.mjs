@@ -763,11 +763,30 @@ describe('SyncedSession', () => {
     await settled(a.page);
     const before = [['user', 'q1'], ['assistant', 'a1']];
     assert.deepEqual(transcript(serverItems(conversationId)), before);
-    // Deleted here, to free space; the app wraps it again on its next load.
+    // Deleted here, to free space; the app wraps it again on its next load. Its sync state goes
+    // with it.
+    const stateKeys = () =>
+      a.page.evaluate(
+        () =>
+          new Promise((ok, no) => {
+            const q = indexedDB.open('agent-sessions-sync');
+            q.onerror = () => no(q.error);
+            q.onsuccess = () => {
+              const d = q.result;
+              const keys = d.transaction('sessions').objectStore('sessions').getAllKeys();
+              keys.onsuccess = () => {
+                d.close();
+                ok(keys.result.filter((k) => k.startsWith(JSON.stringify(['agent-sessions', 'kept-remote']))).length);
+              };
+            };
+          }),
+      );
+    assert.ok((await stateKeys()) > 0, 'a synced session has its state');
     await a.page.evaluate(async () => {
       window.synced.close();
       await lib.deleteSession('kept-remote');
     });
+    assert.equal(await stateKeys(), 0, 'forgotten with the session');
     await openSynced(a.page, { id: 'kept-remote', conversationId });
     await settled(a.page);
     assert.deepEqual(transcript(serverItems(conversationId)), before, 'nothing deleted on the remote');
