@@ -182,6 +182,12 @@ export interface SessionError extends Error {
   /** An `importSessions` that stopped part-way (storage full, an unreadable backup after some
    * sessions): what it wrote before, as it would have resolved with it. */
   report?: ImportReport;
+  /** An `applyRetention` that failed part-way: the sessions it deleted before, as it would
+   * have resolved with them. */
+  deleted?: { sessionId: string; userId: string | null; updatedAt: number }[];
+  /** Thrown by a session during a run (our `Runner`): the run state to resume from, where the
+   * run can be resumed (a `RunState` of `agent-sessions/runner`). */
+  state?: unknown;
 }
 
 /** What `importSessions` did, session by session. */

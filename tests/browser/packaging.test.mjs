@@ -174,7 +174,7 @@ describe('the npm package, installed from its tarball', () => {
     assert.equal(new URL(r.wasm[0]).pathname, '/node_modules/agent-sessions/pkg/agent_sessions_bg.wasm');
   });
 
-  test('TypeScript: tsc --strict against the installed declarations (nodenext, bundler, with the SDK)', async () => {
+  test('TypeScript: tsc --strict against the installed declarations (nodenext, bundler, node10, with the SDK)', async () => {
     const dir = installs['ts-consumer'];
     // The SDK's types for sdk.ts, from the repository's own install (read-only).
     await mkdir(join(dir, 'node_modules/@openai'), { recursive: true });
@@ -182,7 +182,7 @@ describe('the npm package, installed from its tarball', () => {
       await symlink(join(root, 'node_modules/@openai', name), join(dir, 'node_modules/@openai', name), 'dir');
     }
     const installedDecls = join(dir, 'node_modules/agent-sessions/pkg/index.d.ts');
-    for (const config of ['tsconfig.json', 'tsconfig.bundler.json', 'tsconfig.sdk.json']) {
+    for (const config of ['tsconfig.json', 'tsconfig.bundler.json', 'tsconfig.node10.json', 'tsconfig.sdk.json']) {
       let out;
       try {
         out = await exec(bin('tsc'), ['-p', config, '--listFiles'], { cwd: dir, timeout: 120_000 });
