@@ -98,6 +98,42 @@ fn opt_json_number(
     Ok(opt_number(o, key, what, code)?.and_then(|n| Number::from_text(&js::number_text(n))))
 }
 
+/// The model settings an agent takes (the SDK's names).
+const MODEL_SETTINGS: [&str; 12] = [
+    "temperature",
+    "topP",
+    "maxTokens",
+    "parallelToolCalls",
+    "toolChoice",
+    "frequencyPenalty",
+    "presencePenalty",
+    "store",
+    "reasoning",
+    "text",
+    "truncation",
+    "providerData",
+];
+
+/// `agent.modelSettings[key]`, an object, as JSON.
+fn opt_json_object(
+    o: &Option<Object>,
+    key: &'static str,
+    code: RunnerErrorCode,
+) -> Result<Option<crate::core::json::Map>> {
+    let what = format!("agent.modelSettings.{key}");
+    let v = get(o, key, "agent.modelSettings", code)?;
+    if v.is_undefined() || v.is_null() {
+        return Ok(None);
+    }
+    match js_to_json(&v, &what).map_err(|m| invalid(code, m))? {
+        Value::Object(map) => Ok(Some(map)),
+        _ => Err(invalid(
+            code,
+            format!("{what} must be an object, got {}", describe(&v)),
+        )),
+    }
+}
+
 fn opt_count(
     o: &Option<Object>,
     key: &'static str,
@@ -151,12 +187,37 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
         .ok_or_else(|| invalid(C, "agent.name must be a non-empty string".into()))?;
     let settings_value = get(&o, "modelSettings", "agent", C)?;
     let s = options(&settings_value, "agent.modelSettings", C)?;
+    const M: &str = "agent.modelSettings";
+    // A setting this runner does not send is refused, not dropped without a word (a typo, or
+    // one of the SDK's it has no field for: `providerData` sends anything the API takes).
+    if let Some(given) = &s {
+        for key in js::keys(given).map_err(|e| threw(C, M, &e))? {
+            if !MODEL_SETTINGS.contains(&key.as_str()) {
+                return Err(invalid(
+                    C,
+                    format!(
+                        "{M}.{key} is not a setting this runner sends (see the README); \
+                         give what else the API takes in {M}.providerData"
+                    ),
+                ));
+            }
+        }
+    }
+    let text = get(&s, "text", M, C)?;
+    let text = options(&text, "agent.modelSettings.text", C)?;
     let settings = ModelSettings {
-        temperature: opt_json_number(&s, "temperature", "agent.modelSettings", C)?,
-        top_p: opt_json_number(&s, "topP", "agent.modelSettings", C)?,
-        max_tokens: opt_count(&s, "maxTokens", "agent.modelSettings", C)?.map(u64::from),
-        parallel_tool_calls: opt_bool(&s, "parallelToolCalls", "agent.modelSettings", C)?,
-        tool_choice: opt_string(&s, "toolChoice", "agent.modelSettings", C)?,
+        temperature: opt_json_number(&s, "temperature", M, C)?,
+        top_p: opt_json_number(&s, "topP", M, C)?,
+        max_tokens: opt_count(&s, "maxTokens", M, C)?.map(u64::from),
+        parallel_tool_calls: opt_bool(&s, "parallelToolCalls", M, C)?,
+        tool_choice: opt_string(&s, "toolChoice", M, C)?,
+        frequency_penalty: opt_json_number(&s, "frequencyPenalty", M, C)?,
+        presence_penalty: opt_json_number(&s, "presencePenalty", M, C)?,
+        store: opt_bool(&s, "store", M, C)?,
+        reasoning: opt_json_object(&s, "reasoning", C)?,
+        verbosity: opt_string(&text, "verbosity", "agent.modelSettings.text", C)?,
+        truncation: opt_string(&s, "truncation", M, C)?,
+        provider_data: opt_json_object(&s, "providerData", C)?,
     };
     let tools_value = get(&o, "tools", "agent", C)?;
     let mut tools = Vec::new();
@@ -501,6 +562,28 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
                     .into(),
             )
         })?;
+    // What the SDK's Runner takes for every run, and this one takes from each agent or run: set
+    // here, it would be dropped without a word (a guardrail that never runs).
+    for key in [
+        "model",
+        "modelSettings",
+        "inputGuardrails",
+        "outputGuardrails",
+        "handoffInputFilter",
+        "callModelInputFilter",
+        "sessionInputCallback",
+    ] {
+        if !get(&o, key, "runner", C)?.is_undefined() {
+            return Err(invalid(
+                C,
+                format!(
+                    "runner.{key} is not taken by this Runner: give the model, its settings and \
+                     guardrails to each Agent, a handoff's inputFilter to the handoff, and \
+                     sessionInputCallback to run()"
+                ),
+            ));
+        }
+    }
     let api = match opt_string(&o, "api", "runner", C)? {
         None => Api::ChatCompletions,
         Some(name) => Api::parse(&name).ok_or_else(|| {

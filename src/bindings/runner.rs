@@ -40,6 +40,19 @@ export interface ModelSettings {
    * of the agent's tool names. Once the agent used a tool in a run, it is not forced again
    * (the SDK's `resetToolChoice`), so a forced tool cannot loop. */
   toolChoice?: 'auto' | 'required' | 'none' | (string & {});
+  /** Chat Completions only (`frequency_penalty`, `presence_penalty`), as in the SDK. */
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  store?: boolean;
+  /** `reasoning` (Responses); its `effort` as `reasoning_effort` (Chat Completions). */
+  reasoning?: { effort?: 'minimal' | 'low' | 'medium' | 'high' | (string & {}) | null; summary?: 'auto' | 'concise' | 'detailed' | (string & {}) | null };
+  /** `text.verbosity` (Responses) or `verbosity` (Chat Completions). */
+  text?: { verbosity?: 'low' | 'medium' | 'high' | (string & {}) };
+  /** Responses only. */
+  truncation?: 'auto' | 'disabled';
+  /** Sent in the request body as they are, over the fields made from the settings above. Any
+   * other key of `modelSettings` is refused (`INVALID_AGENT`). */
+  providerData?: Record<string, unknown>;
 }
 
 /** A schema the final answer must follow: sent as `response_format` (Chat Completions) or

@@ -96,7 +96,7 @@ for (const api of ['chat_completions', 'responses']) {
           const agent = new lib.Agent({
             name: 'Weather',
             model: 'test-model',
-            modelSettings: { temperature: 0.25, topP: 0.5, maxTokens: 77 },
+            modelSettings: { temperature: 0.25, topP: 0.5, maxTokens: 77, reasoning: { effort: 'low' }, store: false, text: { verbosity: 'low' }, providerData: { seed: 7 } },
             tools: [
               {
                 name: 'get_weather',
@@ -140,6 +140,16 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r.resultHistory, [...r.input, ...r.newItems], 'the SDK’s history: input, then what the run made');
       // The second request carries the calls and their outputs in the API's own shape.
       const [first, second] = model.requests;
+      // The SDK's other settings, as the SDK sends them.
+      assert.equal(first.body.store, false);
+      assert.equal(first.body.seed, 7);
+      if (api === 'chat_completions') {
+        assert.equal(first.body.reasoning_effort, 'low');
+        assert.equal(first.body.verbosity, 'low');
+      } else {
+        assert.deepEqual(first.body.reasoning, { effort: 'low' });
+        assert.deepEqual(first.body.text, { verbosity: 'low' });
+      }
       if (api === 'chat_completions') {
         assert.equal(first.body.temperature, 0.25);
         assert.equal(first.body.top_p, 0.5);
@@ -862,6 +872,9 @@ describe('runner: arguments and custom sessions', () => {
         nullState: tryNew(() => lib.RunState.fromString(agent, null)),
         notArraySession: await attempt(() => runner.run(agent, 'x', { session: { getItems: async () => ({ items: [] }), addItems: async () => {} } })),
         chatWithPrevious: await attempt(() => runner.run(agent, 'x', { previousResponseId: 'resp_1' })),
+        // A setting that would be dropped without a word is refused.
+        unknownSetting: tryNew(() => new lib.Agent({ name: 'x', modelSettings: { maxToken: 5 } })),
+        runnerGuardrails: tryNew(() => new lib.Runner({ baseUrl: url, inputGuardrails: [] })),
         // The Responses API refuses a conversation chained on a response as well.
         bothServerSides: await attempt(() => new lib.Runner({ baseUrl: url, api: 'responses' }).run(agent, 'x', { previousResponseId: 'resp_1', conversationId: 'conv_1' })),
         freedAgent: await attempt(() => {
@@ -895,6 +908,10 @@ describe('runner: arguments and custom sessions', () => {
     assert.match(r.notArraySession.message, /getItems\(\) must resolve to an array/);
     assert.equal(r.chatWithPrevious.code, 'INVALID_RUN_OPTIONS');
     assert.match(r.chatWithPrevious.message, /need a runner with api: "responses"/);
+    assert.equal(r.unknownSetting.code, 'INVALID_AGENT');
+    assert.match(r.unknownSetting.message, /agent\.modelSettings\.maxToken is not a setting this runner sends .*providerData/);
+    assert.equal(r.runnerGuardrails.code, 'INVALID_RUNNER');
+    assert.match(r.runnerGuardrails.message, /runner\.inputGuardrails is not taken by this Runner/);
     assert.equal(r.bothServerSides.code, 'INVALID_RUN_OPTIONS');
     assert.match(r.bothServerSides.message, /conversationId and previousResponseId cannot be used together/);
     assert.equal(model.requests.length, 1, 'only the first run reached the model');

@@ -60,6 +60,19 @@ pub struct ModelSettings {
     /// `auto`, `required`, `none` or a tool's name; sent as `tool_choice` when the call offers
     /// tools.
     pub tool_choice: Option<String>,
+    /// Chat Completions only (the Responses API has none), as the SDK sends them.
+    pub frequency_penalty: Option<Number>,
+    pub presence_penalty: Option<Number>,
+    pub store: Option<bool>,
+    /// `{ effort?, summary? }`: `reasoning` (Responses), its `effort` as `reasoning_effort`
+    /// (Chat Completions).
+    pub reasoning: Option<crate::core::json::Map>,
+    /// `text.verbosity` (Responses) or `verbosity` (Chat Completions).
+    pub verbosity: Option<String>,
+    /// Responses only: `auto` or `disabled`.
+    pub truncation: Option<String>,
+    /// Fields sent as they are, over those made here (the SDK's `providerData`).
+    pub provider_data: Option<crate::core::json::Map>,
 }
 
 /// A JSON schema the final answer must follow (`outputType`), sent as `response_format` (Chat

@@ -23,6 +23,38 @@ fn settings_into(body: &mut Map, api: Api, s: &ModelSettings, tools: bool, max_t
     if let Some(t) = &s.temperature {
         body.insert("temperature".into(), json!(t));
     }
+    if let Some(store) = s.store {
+        body.insert("store".into(), json!(store));
+    }
+    match api {
+        Api::ChatCompletions => {
+            for (key, n) in [
+                ("frequency_penalty", &s.frequency_penalty),
+                ("presence_penalty", &s.presence_penalty),
+            ] {
+                if let Some(n) = n {
+                    body.insert(key.into(), json!(n));
+                }
+            }
+            if let Some(effort) = s.reasoning.as_ref().and_then(|r| r.get("effort")) {
+                body.insert("reasoning_effort".into(), effort.clone());
+            }
+            if let Some(v) = &s.verbosity {
+                body.insert("verbosity".into(), json!(v));
+            }
+        }
+        Api::Responses => {
+            if let Some(r) = &s.reasoning {
+                body.insert("reasoning".into(), Value::Object(r.clone()));
+            }
+            if let Some(v) = &s.verbosity {
+                body.insert("text".into(), json!({"verbosity": v}));
+            }
+            if let Some(t) = &s.truncation {
+                body.insert("truncation".into(), json!(t));
+            }
+        }
+    }
     if let Some(p) = &s.top_p {
         body.insert("top_p".into(), json!(p));
     }
@@ -123,9 +155,25 @@ pub fn request_body(api: Api, r: &ModelRequest<'_>) -> Value {
     }
     if let Some(o) = r.output_type {
         let (key, format) = output_format(api, o);
-        body.insert(key.into(), format);
+        match body.get_mut(key) {
+            // Beside `text.verbosity`.
+            Some(Value::Object(text)) => {
+                if let Value::Object(format) = format {
+                    text.extend(format);
+                }
+            }
+            _ => {
+                body.insert(key.into(), format);
+            }
+        }
     }
     body.insert("stream".into(), json!(r.stream));
+    // Last, over what is made here, as the SDK spreads them.
+    if let Some(extra) = &r.settings.provider_data {
+        for (key, value) in extra.iter() {
+            body.insert(key.clone(), value.clone());
+        }
+    }
     Value::Object(body)
 }
 
@@ -227,6 +275,71 @@ mod tests {
                    "providerData": {"encryptedContent": "enc"}}),
             json!({"role": "user", "content": [{"type": "input_text", "text": "thanks"}]}),
         ]
+    }
+
+    #[test]
+    fn the_sdk_model_settings_go_out_as_each_api_spells_them() {
+        let map = |v: Value| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        };
+        let settings = ModelSettings {
+            frequency_penalty: crate::core::json::Number::from_text("0.5"),
+            presence_penalty: crate::core::json::Number::from_text("-1"),
+            store: Some(false),
+            reasoning: map(json!({"effort": "high", "summary": "auto"})),
+            verbosity: Some("low".into()),
+            truncation: Some("auto".into()),
+            provider_data: map(json!({"seed": 7, "temperature": 1})),
+            temperature: crate::core::json::Number::from_text("0.2"),
+            ..ModelSettings::default()
+        };
+        let output = OutputType {
+            name: "answer".into(),
+            schema: json!({"type": "object"}),
+            strict: true,
+        };
+        let body = |api, output_type| {
+            request_body(
+                api,
+                &ModelRequest {
+                    model: "m",
+                    instructions: None,
+                    settings: &settings,
+                    tools: &[],
+                    input: &[],
+                    stream: false,
+                    previous_response_id: None,
+                    conversation_id: None,
+                    output_type,
+                },
+            )
+        };
+        let chat = body(Api::ChatCompletions, None);
+        assert_eq!(chat["frequency_penalty"], 0.5);
+        assert_eq!(chat["presence_penalty"], -1);
+        assert_eq!(chat["store"], false);
+        assert_eq!(chat["reasoning_effort"], "high");
+        assert_eq!(chat["verbosity"], "low");
+        assert!(chat.get("truncation").is_none() && chat.get("reasoning").is_none());
+        assert_eq!(chat["seed"], 7);
+        assert_eq!(
+            chat["temperature"], 1,
+            "providerData over the settings, as in the SDK"
+        );
+        let responses = body(Api::Responses, Some(&output));
+        assert_eq!(
+            responses["reasoning"],
+            json!({"effort": "high", "summary": "auto"})
+        );
+        assert_eq!(responses["truncation"], "auto");
+        assert_eq!(responses["store"], false);
+        assert!(responses.get("frequency_penalty").is_none());
+        assert_eq!(responses["text"]["verbosity"], "low");
+        assert_eq!(
+            responses["text"]["format"]["name"], "answer",
+            "the format beside it"
+        );
     }
 
     #[test]
