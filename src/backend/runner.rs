@@ -1285,6 +1285,11 @@ impl Run<'_> {
                             return Err(error);
                         }
                     }
+                    // Stopped while the answer was checked (a slow guardrail, the last tool):
+                    // not saved, as an answer stopped while it streamed is not.
+                    if let Some(reason) = aborted(self.options.signal.as_ref()) {
+                        return Err(RunError::Aborted(reason));
+                    }
                     self.save_last(state).await?;
                     self.emit(
                         "agent_end",

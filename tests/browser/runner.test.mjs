@@ -570,6 +570,25 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(model.requests.length, 3, 'the aborted run asked the model nothing after its tool');
     });
 
+    test('a run stopped while its answer is checked (a slow output guardrail) rejects with AbortError and saves no answer', async () => {
+      model.script({ text: 'the answer' });
+      const id = fresh('abort-guardrail');
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const controller = new AbortController();
+          const slow = { name: 'slow', execute: async () => (controller.abort(), { tripwireTriggered: false }) };
+          const agent = new lib.Agent({ name: 'A', model: 'm', outputGuardrails: [slow] });
+          const session = new lib.IndexedDbSession(id);
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const outcome = await runner.run(agent, 'q', { session, signal: controller.signal }).then(() => 'resolved', (e) => e.name);
+          return { outcome, items: (await session.getItems()).map((i) => i.role) };
+        },
+        { api, id },
+      );
+      assert.equal(r.outcome, 'AbortError');
+      assert.deepEqual(r.items, ['user'], 'the question, no answer');
+    });
+
     test('leaving a streamed run early cancels the run, as the SDK’s stream does: no half answer is saved, `completed` resolves, and the caller’s own signal still works', async () => {
       model.state.deltaDelayMs = 30;
       const text = 'An answer long enough to arrive in many small pieces over the stream.';
