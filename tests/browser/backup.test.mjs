@@ -941,6 +941,41 @@ test("a run's saves (the newest item replaced by it and the new turn, again and 
   assert.equal(r.mutated.estimate, r.mutated.actual);
 });
 
+test('on a session with branches too, a run’s saves and pops keep the size exact, and so do the copies a pop gives a branch', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const size = (items) => items.reduce((n, i) => n + JSON.stringify(i).length, 0);
+    const db = { dbName: `estimate-branches-${Math.random()}` };
+    const s = new lib.IndexedDbSession('s', db);
+    await s.addItems([{ role: 'user', content: 'q0' }, { role: 'assistant', content: 'x'.repeat(50_000) }]);
+    // A branch made before the first turn shows none of main's items.
+    await s.createBranchFromTurn(1, 'b');
+    await s.switchBranch('main');
+    for (let n = 1; n <= 15; n++) {
+      const [last] = await s.getItems(1);
+      await s.applyHistoryTransaction({ operationId: `save-${n}`, transaction: { type: 'replace_suffix', expectedSuffix: [last], replacement: [last, { role: 'user', content: `q${n}` }, { role: 'assistant', content: `a${n}` }] } });
+    }
+    for (let n = 0; n < 6; n++) await s.popItem();
+    const bytes = async (id) => (await lib.storageEstimate(db)).sessions.find((x) => x.sessionId === id).bytes;
+    const saves = { estimate: await bytes('s'), actual: size(await s.getItems()) };
+    // A branch made from turn 3 shows turns 1 and 2; popping them on main copies them to it.
+    const p = new lib.IndexedDbSession('p', db);
+    await p.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'y'.repeat(30_000) }, { role: 'user', content: 'q2' }, { role: 'assistant', content: 'a2' }, { role: 'user', content: 'q3' }, { role: 'assistant', content: 'a3' }]);
+    await p.createBranchFromTurn(3, 'c');
+    await p.switchBranch('main');
+    for (let n = 0; n < 5; n++) await p.popItem();
+    const mainItems = await p.getItems();
+    await p.switchBranch('c');
+    const cItems = await p.getItems();
+    // c holds its own copies of the three rows main gave up; main its first item.
+    const copies = { estimate: await bytes('p'), actual: size(mainItems) + size(cItems.slice(1)), mainItems: mainItems.length, cItems: cItems.length };
+    return { saves, copies };
+  });
+  assert.equal(r.saves.estimate, r.saves.actual);
+  assert.deepEqual([r.copies.mainItems, r.copies.cItems], [1, 4]);
+  assert.equal(r.copies.estimate, r.copies.actual);
+});
+
 test('options that are not an object are INVALID_OPTIONS for exportSessions, importSessions and applyRetention (a database name passed alone reached the default database)', async () => {
   const { page } = await openHarness(env);
   await helpers(page);

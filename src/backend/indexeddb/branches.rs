@@ -216,6 +216,10 @@ pub(super) struct Loaded {
     rows_before: u64,
     /// The new items written since (rows, bytes): the session's size is kept from these.
     added: (u64, u64),
+    /// The rows and bytes the write measured otherwise, where it measured all it moved (the
+    /// rows it deleted, read before, and the copies it made for other branches): then the size
+    /// is kept exactly, else at the session's average row size.
+    measured: Option<(i64, i64)>,
 }
 
 impl Loaded {
@@ -232,6 +236,7 @@ impl Loaded {
             read,
             rows_before,
             added: (0, 0),
+            measured: None,
         })
     }
 
@@ -243,12 +248,38 @@ impl Loaded {
         }
     }
 
+    /// Counts what a release moved: the copies it made (`copied`: rows, bytes) and the rows it
+    /// deleted, which are the last of `read` (the newest rows of the view, read before).
+    fn released(&mut self, release: &Release, copied: (u64, u64), read: &[JsValue]) {
+        let deleted = release.delete.map_or(0, |(lo, hi)| hi.saturating_sub(lo)) as usize;
+        let Some(rows) = read.len().checked_sub(deleted).map(|from| &read[from..]) else {
+            return;
+        };
+        let bytes: u64 = rows
+            .iter()
+            .map(|row| super::record::item_of(row).map_or(0, |item| js::json_size(&item)))
+            .sum();
+        self.measured = Some((
+            copied.0 as i64 - deleted as i64,
+            copied.1 as i64 - bytes as i64,
+        ));
+    }
+
     /// Writes the record back, with `main`'s counters and the branches as they are now; `now`
     /// when the history changed (its `updatedAt`).
     pub fn save(mut self, tx: &Tx, now: Option<f64>) -> Result<()> {
         self.tree.store_main(&mut self.record.record);
-        let kept = self.tree.stored_rows().saturating_sub(self.added.0);
-        self.record.bytes = resized(self.record.bytes, self.rows_before, kept, self.added.1);
+        let rows = self.tree.stored_rows();
+        let kept = rows.saturating_sub(self.added.0);
+        self.record.bytes = match (self.measured, self.record.bytes) {
+            // Every row counted: the size is kept exactly.
+            (Some((moved, bytes)), Some(before))
+                if rows as i64 == self.rows_before as i64 + self.added.0 as i64 + moved =>
+            {
+                Some((before as i64 + self.added.1 as i64 + bytes).max(0) as u64)
+            }
+            _ => resized(self.record.bytes, self.rows_before, kept, self.added.1),
+        };
         if let Some(now) = now {
             self.record.updated_at = now;
         }
@@ -371,8 +402,15 @@ async fn rows_of_segments<F: std::future::IntoFuture<Output = Rows>>(
 /// A copied row gets its search terms made again (with its tool text where it was indexed with
 /// it): one with none yet, or with an older tokeniser's, would keep them where the index's
 /// build has passed the copy's key already (it goes on in key order).
-async fn apply_release(tx: &Tx, t: &Target<'_>, owner: &str, release: &Release) -> Result<()> {
+/// Makes the copies and the deletion of `release`; gives the rows and bytes it copied.
+async fn apply_release(
+    tx: &Tx,
+    t: &Target<'_>,
+    owner: &str,
+    release: &Release,
+) -> Result<(u64, u64)> {
     let session_id = t.session_id;
+    let mut copied = (0, 0);
     let messages = tx.store(MESSAGES_STORE)?;
     let terms = js::name("terms");
     let mut indexer = t.indexer(t.user_id);
@@ -397,6 +435,7 @@ async fn apply_release(tx: &Tx, t: &Target<'_>, owner: &str, release: &Release) 
             };
             let _ = Reflect::set(&row, &terms, &indexer.terms(&item));
             messages.put(&row, None).map_err(|e| tx.fail(e))?;
+            copied = (copied.0 + 1, copied.1 + js::json_size(&item));
         }
     }
     if let Some((lo, hi)) = release.delete {
@@ -406,7 +445,7 @@ async fn apply_release(tx: &Tx, t: &Target<'_>, owner: &str, release: &Release) 
                 .map_err(|e| tx.fail(e))?;
         }
     }
-    Ok(())
+    Ok(copied)
 }
 
 fn read_tx<'a>(conn: &'a Connection, t: &Target<'_>, what: &str) -> Begin<'a> {
@@ -726,7 +765,8 @@ pub(super) async fn pop_in(
     let turn = b.last_turn;
     let release = l.tree.release(t.session_id, id, seq, turn_before)?;
     replan(t, &l.tree, id);
-    apply_release(tx, t, id, &release).await?;
+    let copied = apply_release(tx, t, id, &release).await?;
+    l.released(&release, copied, &rows);
     // Popped into the turns it shares with its parent, it shares fewer.
     let empty = seq == start;
     let x = l.tree.index_of(t.session_id, id)?;
@@ -917,7 +957,8 @@ pub(super) async fn transaction_in(
         l.record.rewrote();
     }
     let release = l.tree.release(t.session_id, id, next - remove, base_turn)?;
-    apply_release(tx, t, id, &release).await?;
+    let copied = apply_release(tx, t, id, &release).await?;
+    l.released(&release, copied, &rows);
     write_rows(tx, t, &mut l, id, &items, now)?;
     give_default_title(&l.record.stored, &items, base_turn, l.record.archived_count);
     super::rewrite::log_operation(tx, &mut l.record, &transaction, now)?;
