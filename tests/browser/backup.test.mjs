@@ -976,6 +976,25 @@ test('on a session with branches too, a run’s saves and pops keep the size exa
   assert.equal(r.copies.estimate, r.copies.actual);
 });
 
+test('replaceHistory with expectedItems on a compacted session (as EncryptedSession rewrites) keeps the size exact, however often', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const size = (items) => items.reduce((n, i) => n + JSON.stringify(i).length, 0);
+    const db = { dbName: `estimate-replace-${Math.random()}` };
+    const s = new lib.IndexedDbSession('s', db);
+    const big = Array.from({ length: 10 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: String(i).repeat(50_000) }));
+    await s.addItems(big);
+    await s.replaceHistory([{ role: 'user', content: 'summary' }, { role: 'assistant', content: 'ok' }]);
+    for (let n = 0; n < 10; n++) {
+      const current = await s.getItems();
+      await s.replaceHistory([...current, { role: 'user', content: `q${n}` }], { archive: false, expectedItems: current });
+    }
+    const estimate = (await lib.storageEstimate(db)).sessions[0].bytes;
+    return { estimate, actual: size(await s.getItems()) + size(await s.getArchivedItems()) };
+  });
+  assert.equal(r.estimate, r.actual);
+});
+
 test('options that are not an object are INVALID_OPTIONS for exportSessions, importSessions and applyRetention (a database name passed alone reached the default database)', async () => {
   const { page } = await openHarness(env);
   await helpers(page);

@@ -302,15 +302,17 @@ pub async fn replace_history(
         // The new items' turns count from 1.
         let base = crate::core::branch::replaced_turns(record.last_turn, starts.iter().copied());
         super::branches::renumber_usage_in(tx, t.session_id, MAIN, base, now).await?;
-        // The archived items keep their bytes; the ones dropped take theirs away.
+        // The archived items keep their bytes; the ones dropped take theirs away: exactly where
+        // they were read, else at the session's average row size.
         let (before, kept) = (record.stored_rows(), record.archived_count + archived);
+        let read = old.len() as u64 == record.item_count;
+        let added = js::items_size(items.iter().map(|(item, _)| item));
         let placements = record.replace_all(&starts, archived, now)?;
-        record.bytes = resized(
-            record.bytes,
-            before,
-            kept,
-            js::items_size(items.iter().map(|(item, _)| item)),
-        );
+        match (read, options.archive) {
+            (true, true) => record.exchange_bytes(0, added),
+            (true, false) => record.exchange_bytes(js::items_size(old.iter()), added),
+            _ => record.bytes = resized(record.bytes, before, kept, added),
+        }
         put_main_rows(tx, t, &record, &items, &placements, now)?;
         write_record(tx, &record)
     })
