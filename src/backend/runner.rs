@@ -1267,7 +1267,16 @@ impl Run<'_> {
                     }
                 }
                 NextStep::Done(text) => {
-                    let output = self.final_value(state, &text)?;
+                    let output = match self.final_value(state, &text) {
+                        Ok(output) => output,
+                        Err(error) => {
+                            // An answer that does not fit the output type is not saved; the
+                            // tool calls the run made before it are, as for a blocked answer
+                            // (a retry would run them again, the model knowing nothing of it).
+                            self.save_blocked(state).await?;
+                            return Err(error);
+                        }
+                    };
                     let agent = self.agent();
                     if !agent.output_guardrails.is_empty() {
                         let checked = self
