@@ -873,8 +873,9 @@ impl Run<'_> {
             state.drop_calls(&ids);
             ignored.clear();
         }
-        // The agent used its tools: a forced toolChoice is not sent to it again.
-        let called = !answers.is_empty() || !waiting.is_empty();
+        // The agent used its tools (a handoff is one, as in the SDK): a forced toolChoice is not
+        // sent to it again, so that two agents forced to call one cannot hand off for good.
+        let called = !answers.is_empty() || !waiting.is_empty() || handoff.is_some();
         if called && !state.tools_used.contains(&agent.name) {
             state.tools_used.push(agent.name.clone());
         }

@@ -220,6 +220,30 @@ for (const api of ['chat_completions', 'responses']) {
         );
       });
 
+      test('a handoff is a use of the tools: an agent forced to call one is not forced again when the run comes back to it', async () => {
+        model.script(
+          { calls: [{ id: 'call_h1', name: 'transfer_to_Billing', arguments: {} }] },
+          { calls: [{ id: 'call_h2', name: 'transfer_to_Triage', arguments: {} }] },
+          { text: 'done' },
+        );
+        const r = await inPage(
+          async ({ url, api, streamed }) => {
+            const triage = new lib.Agent({ name: 'Triage', model: 'm', modelSettings: { toolChoice: 'required' } });
+            const billing = new lib.Agent({ name: 'Billing', model: 'm', modelSettings: { toolChoice: 'required' } });
+            triage.handoffs = [billing];
+            billing.handoffs = [triage];
+            const runner = new lib.Runner({ baseUrl: url, api });
+            if (!streamed) return (await runner.run(triage, 'Help')).finalOutput;
+            const run = runner.runStreamed(triage, 'Help');
+            for await (const _ of run);
+            return (await run.result).finalOutput;
+          },
+          { api, streamed },
+        );
+        assert.equal(r, 'done');
+        assert.deepEqual(model.requests.map((q) => q.body.tool_choice), ['required', 'required', undefined], 'Triage, Billing, then Triage again, free to answer');
+      });
+
       test('an answer that does not fit the output type after tools ran: the answer is not saved, the tool calls and outputs are (a retry would run them again)', async () => {
         model.script({ calls: [{ id: 'call_t', name: 'create_ticket', arguments: {} }] }, { text: 'Created T-1' });
         const id = fresh('structured-after-tools');
