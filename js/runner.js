@@ -640,7 +640,9 @@ class Runner extends WasmRunner {
       completed: { value: completed, enumerable: true },
       cancelled: { get: () => cancelled },
       error: { get: () => (ended && 'error' in ended && ended.error !== left ? ended.error : null) },
-      finalOutput: { get: () => ended?.result?.finalOutput },
+      // And the rest of the result once the run has ended, under the SDK's names, so that its
+      // approval loop (`while (stream.interruptions.length)`) works on a stream too.
+      ...Object.fromEntries(['finalOutput', 'interruptions', 'state', 'lastAgent', 'newItems', 'history', 'lastResponseId'].map((key) => [key, { get: () => ended?.result?.[key] }])),
       // The text of the answer as it streams, read from the same events (the loop's).
       toTextStream: {
         value: () =>

@@ -393,6 +393,14 @@ export interface StreamedRun<TOutput = string> extends AsyncIterable<RunStreamEv
   readonly error: unknown;
   /** The final output once the run has ended (`undefined` before, or after a failure). */
   readonly finalOutput: TOutput | undefined;
+  /** As `result`'s, once the run has ended (`undefined` before, or after a failure), under the
+   * SDK's names: its approval loop reads `interruptions` and `state` from the stream. */
+  readonly interruptions: ToolApprovalItem[] | undefined;
+  readonly state: RunState | undefined;
+  readonly lastAgent: Agent<unknown, unknown> | undefined;
+  readonly newItems: Item[] | undefined;
+  readonly history: Item[] | undefined;
+  readonly lastResponseId: string | undefined;
   /** The answer's text deltas as a stream, read from the same events as the loop (use one or
    * the other); cancelling it cancels the run, as leaving the loop does. */
   toTextStream(): ReadableStream<string>;

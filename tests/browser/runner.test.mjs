@@ -665,6 +665,40 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r.history, [{ type: 'message', role: 'user', content: 'q' }]);
     });
 
+    test('the SDK’s approval loop over a stream: the stream gives interruptions and state once the run ended', async () => {
+      model.script({ calls: [{ name: 'send_email', arguments: { to: 'a@example.com' }, id: 'call_s' }] }, { text: 'Sent.' });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const sent = [];
+          const agent = new lib.Agent({ name: 'Mailer', model: 'm', tools: [{ name: 'send_email', needsApproval: async () => true, execute: async ({ to }) => (sent.push(to), 'sent') }] });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const session = new lib.IndexedDbSession(id);
+          let stream = await runner.run(agent, 'Email a', { session, stream: true });
+          const before = stream.interruptions;
+          for await (const _ of stream);
+          await stream.completed;
+          const asked = [];
+          while (stream.interruptions?.length) {
+            for (const item of stream.interruptions) {
+              asked.push(item.name);
+              stream.state.approve(item);
+            }
+            stream = await runner.run(agent, stream.state, { session, stream: true });
+            for await (const _ of stream);
+            await stream.completed;
+          }
+          return { before, asked, sent, finalOutput: stream.finalOutput, lastAgent: stream.lastAgent?.name, newItems: stream.newItems?.length };
+        },
+        { api, id: fresh('stream-approvals') },
+      );
+      assert.equal(r.before, undefined, 'nothing before the run ended');
+      assert.deepEqual(r.asked, ['send_email']);
+      assert.deepEqual(r.sent, ['a@example.com']);
+      assert.equal(r.finalOutput, 'Sent.');
+      assert.equal(r.lastAgent, 'Mailer');
+      assert.ok(r.newItems > 0);
+    });
+
     test('approvals: approve, approve after a reload with a new session object, reject; each call and output once', async () => {
       const id = fresh('approvals');
       model.script(
