@@ -8,8 +8,7 @@ use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
 
 use crate::core::branch::{
-    self, adopt, contains_text, free_name, from_turn_after_pop, popped_usage_heir, RowFacts, Usage,
-    MAIN,
+    self, adopt, contains_text, free_name, from_turn_after_pop, RowFacts, Usage, MAIN,
 };
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
@@ -239,7 +238,7 @@ impl SessionState for MemorySessionState {
 
     async fn pop_item(&self) -> Result<Option<JsValue>> {
         let current = self.current.borrow().clone();
-        let (popped, gone) = {
+        let (popped, gone, at) = {
             let mut branches = self.branches.borrow_mut();
             // As `history` finds it (`main` is always there).
             let i = branches.iter().position(|b| b.id == current).unwrap_or(0);
@@ -250,18 +249,22 @@ impl SessionState for MemorySessionState {
             let (last_turn, empty) = (record.last_turn, record.item_count == 0);
             // Popped into the turns it shares with its parent, it shares fewer.
             b.from_turn = from_turn_after_pop(b.from_turn, last_turn, empty);
-            (popped, (last_turn < turn).then_some(turn))
+            let at = record.item_count as usize;
+            (popped, (last_turn < turn).then_some(turn), at)
         };
         // A turn popped away takes its usage with it (the turn that takes its number next has
-        // only its own), unless a branch made from this one still shows it: it goes there.
-        if let Some(turn) = gone {
-            let heir = {
-                let branches = self.branches.borrow();
-                let made_from = branches
-                    .iter()
-                    .map(|b| (b.id.as_str(), b.parent.as_deref(), b.from_turn));
-                popped_usage_heir(made_from, &current, turn).map(str::to_string)
-            };
+        // only its own), unless another branch still shows it (it holds the very item popped,
+        // in the same place: a branch made from this one before the turn was popped): it goes
+        // there.
+        if let (Some(turn), Some(item)) = (gone, &popped) {
+            let heir = self
+                .branches
+                .borrow()
+                .iter()
+                .find(|b| {
+                    b.id != current && b.history.entries().get(at).is_some_and(|e| e.item == *item)
+                })
+                .map(|b| b.id.clone());
             self.hand_usage(&current, turn, heir.as_deref());
         }
         // Copied as reads are: a branch made from this one holds the same value.

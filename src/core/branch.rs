@@ -669,26 +669,20 @@ pub fn replaced_turns(last_turn: u64, starts: impl IntoIterator<Item = bool>) ->
     last_turn.saturating_sub(starts.into_iter().filter(|&s| s).count() as u64)
 }
 
-/// Where the usage of turn `turn` of branch `id`, popped away there, goes: to the first branch
-/// made from `id` at a later turn, which still shows that turn (the turn still exists; kept on
-/// `id`, it would be added to the next turn given its number there). `None`: no branch shows
-/// it, and its usage goes with it. `made_from` lists each branch's id, parent and the turn it
-/// was made from.
-pub fn popped_usage_heir<'a>(
-    made_from: impl IntoIterator<Item = (&'a str, Option<&'a str>, u64)>,
-    id: &str,
-    turn: u64,
-) -> Option<&'a str> {
-    made_from
-        .into_iter()
-        .find(|(_, parent, from_turn)| *parent == Some(id) && *from_turn > turn)
-        .map(|(child, _, _)| child)
+/// Where the usage of a turn goes that a pop took away from a branch, `seq` being the row of its
+/// first item: to the first branch the pop gave a copy of that row (`copies`), which still shows
+/// the turn (the turn still exists; kept on the branch, it would be added to the next turn given
+/// its number there). `None`: no branch shows it, and its usage goes with it.
+pub fn popped_usage_heir(copies: &[Copy], seq: u64) -> Option<&str> {
+    copies
+        .iter()
+        .find(|c| c.lo <= seq && seq < c.hi)
+        .map(|c| c.to.as_str())
 }
 
 /// A branch's `from_turn` once a pop left it showing items up to turn `last_turn` (none when
 /// `empty`): the turns it shares with its parent are those below it that it still shows, so a
-/// pop into them lowers it (to 0 once it shows nothing, as a clear does). Its parent's turns
-/// it no longer shows keep their usage no more (see [`popped_usage_heir`]).
+/// pop into them lowers it (to 0 once it shows nothing, as a clear does).
 pub fn from_turn_after_pop(from_turn: u64, last_turn: u64, empty: bool) -> u64 {
     match empty {
         true => 0,
@@ -719,20 +713,19 @@ mod tests {
     const S: &str = "s";
 
     #[test]
-    fn popped_usage_goes_to_the_first_branch_made_from_a_later_turn() {
-        let made_from = [
-            ("main", None, 0),
-            ("b", Some("main"), 3),
-            ("c", Some("b"), 5),
-            ("d", Some("main"), 4),
-        ];
-        // "b", made from turn 3 of main, shows main's turns 1 and 2; "d" its turns 1 to 3.
-        assert_eq!(popped_usage_heir(made_from, "main", 2), Some("b"));
-        assert_eq!(popped_usage_heir(made_from, "main", 3), Some("d"));
-        assert_eq!(popped_usage_heir(made_from, "main", 4), None);
-        assert_eq!(popped_usage_heir(made_from, "b", 4), Some("c"));
-        assert_eq!(popped_usage_heir(made_from, "c", 1), None);
-        assert_eq!(popped_usage_heir([], "main", 1), None);
+    fn popped_usage_goes_to_the_first_branch_given_a_copy_of_the_turn() {
+        let copy = |to: &str, lo, hi| Copy {
+            from: "main".into(),
+            to: to.into(),
+            lo,
+            hi,
+        };
+        let copies = [copy("b", 4, 6), copy("c", 4, 9)];
+        assert_eq!(popped_usage_heir(&copies, 4), Some("b"));
+        assert_eq!(popped_usage_heir(&copies, 7), Some("c"));
+        assert_eq!(popped_usage_heir(&copies, 9), None);
+        assert_eq!(popped_usage_heir(&copies, 3), None);
+        assert_eq!(popped_usage_heir(&[], 1), None);
     }
 
     #[test]

@@ -916,6 +916,36 @@ for (const kind of ['indexeddb', 'memory']) {
 }
 
 for (const kind of ['indexeddb', 'memory']) {
+  test(`${kind}: a turn given again after its first one went to a branch is its own: popped, its usage goes with it, not to the branch that shows the first`, async () => {
+    const { page } = await openHarness(env);
+    const r = await page.evaluate(
+      async ({ kind, id }) => {
+        const s = make(kind, id);
+        for (const t of [1, 2, 3]) {
+          await s.addItems([{ role: 'user', content: `q${t}` }, { role: 'assistant', content: `a${t}` }]);
+          await s.storeRunUsage({ requests: 1, inputTokens: 10 ** t, outputTokens: 0 });
+        }
+        await s.createBranchFromTurn(3, 'b');
+        await s.switchBranch('main');
+        // Turn 2's usage goes to b, which shows it.
+        for (let i = 0; i < 4; i++) await s.popItem();
+        // Main's turn 2 given again, then undone: b never showed this one.
+        for (let n = 0; n < 3; n++) {
+          await s.addItems([{ role: 'user', content: 'q2 again' }, { role: 'assistant', content: 'a2 again' }]);
+          await s.storeRunUsage({ requests: 1, inputTokens: 7, outputTokens: 0 });
+          await s.popItem();
+          await s.popItem();
+        }
+        return { b: (await s.getSessionUsage({ branch: 'b' })).inputTokens, session: (await s.getSessionUsage()).inputTokens };
+      },
+      { kind, id: fresh(`again-${kind}`) },
+    );
+    assert.equal(r.b, 100, 'b keeps the first turn 2’s usage, nothing more');
+    assert.equal(r.session, 110);
+  });
+}
+
+for (const kind of ['indexeddb', 'memory']) {
   test(`${kind}: a session whose only item was popped is still one written to: getInfo gives its times and counts the pop as a rewrite; before any write, main has no time either`, async () => {
     const { page } = await openHarness(env);
     const r = await page.evaluate(

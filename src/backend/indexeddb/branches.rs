@@ -773,14 +773,10 @@ pub(super) async fn pop_in(
     let b = &mut l.tree.branches[x];
     b.from_turn = branch::from_turn_after_pop(b.from_turn, b.last_turn, empty);
     // A turn popped away takes its usage with it (the turn that takes its number next has only
-    // its own), unless a branch made from this one still shows it: it goes there.
+    // its own), unless another branch still shows it (the pop gave it a copy of the turn's
+    // first row): it goes there.
     if turn_before < turn {
-        let made_from = l
-            .tree
-            .branches
-            .iter()
-            .map(|c| (c.id.as_str(), c.parent.as_deref(), c.from_turn));
-        let heir = branch::popped_usage_heir(made_from, id, turn);
+        let heir = branch::popped_usage_heir(&release.copies, seq);
         hand_usage(tx, t.session_id, id, turn, heir, now).await?;
     }
     l.record.rewrote();
