@@ -244,7 +244,7 @@ export function applyRetention(options?: {
   maxAgeDays?: number;
   maxSessionsPerUser?: number;
   /** The clock, milliseconds since the epoch (default now). */
-  now?: number;
+  now?: number | Date;
 }): Promise<{ sessionId: string; userId: string | null; updatedAt: number }[]>;
 
 /** What `SyncedSession` takes. */

@@ -1015,6 +1015,10 @@ test('options that are not an object are INVALID_OPTIONS for exportSessions, imp
       imported: await outcome(() => lib.importSessions(backup, 'agent-sessions')),
       retention: await outcome(() => lib.applyRetention(dbName)),
       array: await outcome(() => lib.applyRetention([])),
+      // A clock that is no number deleted nothing by age, without a word.
+      dateString: await outcome(() => lib.applyRetention({ dbName, maxAgeDays: 0, now: '2030-01-01' })),
+      // A Date is its milliseconds (nothing here is a day old).
+      date: await outcome(() => lib.applyRetention({ dbName, maxAgeDays: 1, now: new Date() })),
       defaultUntouched: (await lib.listSessions()).length === before,
       stillThere: (await lib.listSessions({ dbName })).length,
     };
@@ -1024,6 +1028,8 @@ test('options that are not an object are INVALID_OPTIONS for exportSessions, imp
     imported: 'SessionError INVALID_OPTIONS',
     retention: 'SessionError INVALID_OPTIONS',
     array: 'SessionError INVALID_OPTIONS',
+    dateString: 'SessionError INVALID_OPTIONS',
+    date: 'resolved',
     defaultUntouched: true,
     stillThere: 1,
   });
