@@ -147,9 +147,10 @@ test('a long query (a pasted paragraph) finds the items holding every word of it
       { role: 'user', content: paragraph.replace(' at ', ' near ') }, // 1: one short word missing
       { role: 'user', content: `${paragraph} and more` }, // 2
     ]);
-    return { all: (await find(paragraph)).sort(), shortWord: await find(`${paragraph} xq`) };
+    return { all: (await find(paragraph)).sort(), quoted: (await find(`"${paragraph}"`)).sort(), shortWord: await find(`${paragraph} xq`) };
   });
   assert.deepEqual(r.all, ['s:0', 's:2'], 'not the item without "at"');
+  assert.deepEqual(r.quoted, ['s:0', 's:2'], 'one long phrase too');
   assert.deepEqual(r.shortWord, [], 'a short word no item holds still rules them out');
 });
 

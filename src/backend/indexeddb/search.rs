@@ -110,8 +110,14 @@ pub async fn search(
         let mut lists = Vec::new();
         // (A long query looks up some of its clauses; the text of the items those give is
         // checked against all of them.)
+        let mut left = LOOKUPS_AT_MOST;
         for c in looked_up(clauses, LOOKUPS_AT_MOST) {
-            for (term, prefix) in clauses[c].terms() {
+            // (A clause of more terms than that, a pasted paragraph of Chinese or a long quote,
+            // looks up its first ones: its text is checked whole.)
+            let terms = clauses[c].terms();
+            let take = terms.len().min(left.max(1));
+            left = left.saturating_sub(take);
+            for (term, prefix) in terms.into_iter().take(take) {
                 let request = index
                     .get_all_keys(Some(lookup(&owner, term, prefix)?), Some(LIST_AT_MOST))
                     .map_err(|e| tx.fail(e))?;
