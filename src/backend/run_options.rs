@@ -99,7 +99,7 @@ fn opt_json_number(
 }
 
 /// The model settings an agent takes (the SDK's names).
-const MODEL_SETTINGS: [&str; 12] = [
+const MODEL_SETTINGS: [&str; 13] = [
     "temperature",
     "topP",
     "maxTokens",
@@ -111,6 +111,7 @@ const MODEL_SETTINGS: [&str; 12] = [
     "reasoning",
     "text",
     "truncation",
+    "promptCacheRetention",
     "providerData",
 ];
 
@@ -192,12 +193,14 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
     // one of the SDK's it has no field for: `providerData` sends anything the API takes).
     if let Some(given) = &s {
         for key in js::keys(given).map_err(|e| threw(C, M, &e))? {
-            if !MODEL_SETTINGS.contains(&key.as_str()) {
+            // (A key given as `undefined`, by a spread of defaults say, is no setting.)
+            let unset = js::get_named(given, &key).is_ok_and(|v| v.is_undefined());
+            if !unset && !MODEL_SETTINGS.contains(&key.as_str()) {
                 return Err(invalid(
                     C,
                     format!(
-                        "{M}.{key} is not a setting this runner sends (see the README); \
-                         give what else the API takes in {M}.providerData"
+                        "{M}.{key} is not a setting this runner takes (see the README); \
+                         a field of the API's request goes in {M}.providerData"
                     ),
                 ));
             }
@@ -217,6 +220,7 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
         reasoning: opt_json_object(&s, "reasoning", C)?,
         verbosity: opt_string(&text, "verbosity", "agent.modelSettings.text", C)?,
         truncation: opt_string(&s, "truncation", M, C)?,
+        prompt_cache_retention: opt_string(&s, "promptCacheRetention", M, C)?,
         provider_data: opt_json_object(&s, "providerData", C)?,
     };
     let tools_value = get(&o, "tools", "agent", C)?;

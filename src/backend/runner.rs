@@ -1294,11 +1294,12 @@ impl Run<'_> {
                             }
                             return Err(error);
                         }
-                    }
-                    // Stopped while the answer was checked (a slow guardrail, the last tool):
-                    // not saved, as an answer stopped while it streamed is not.
-                    if let Some(reason) = aborted(self.options.signal.as_ref()) {
-                        return Err(RunError::Aborted(reason));
+                        // Stopped while the guardrails checked the answer: not saved, as an
+                        // answer stopped while it streamed is not. (A tool's output that is the
+                        // answer is saved, as the outputs of tools that ran always are.)
+                        if let Some(reason) = aborted(self.options.signal.as_ref()) {
+                            return Err(RunError::Aborted(reason));
+                        }
                     }
                     self.save_last(state).await?;
                     self.emit(

@@ -50,6 +50,8 @@ export interface ModelSettings {
   text?: { verbosity?: 'low' | 'medium' | 'high' | (string & {}) };
   /** Responses only. */
   truncation?: 'auto' | 'disabled';
+  /** Sent as `prompt_cache_retention`. */
+  promptCacheRetention?: 'in_memory' | '24h' | (string & {}) | null;
   /** Sent in the request body as they are, over the fields made from the settings above. Any
    * other key of `modelSettings` is refused (`INVALID_AGENT`). */
   providerData?: Record<string, unknown>;

@@ -666,7 +666,7 @@ for (const api of ['chat_completions', 'responses']) {
     });
 
     test('the SDK’s approval loop over a stream: the stream gives interruptions and state once the run ended', async () => {
-      model.script({ calls: [{ name: 'send_email', arguments: { to: 'a@example.com' }, id: 'call_s' }] }, { text: 'Sent.' });
+      model.script({ calls: [{ name: 'send_email', arguments: { to: 'a@example.com' }, id: 'call_s' }] }, { text: 'Sent.' }, { text: 'A long answer left early.' });
       const r = await inPage(
         async ({ url, api, id }) => {
           const sent = [];
@@ -687,7 +687,11 @@ for (const api of ['chat_completions', 'responses']) {
             for await (const _ of stream);
             await stream.completed;
           }
-          return { before, asked, sent, finalOutput: stream.finalOutput, lastAgent: stream.lastAgent?.name, newItems: stream.newItems?.length };
+          // A stream left early has no interruptions either: the loop ends there too.
+          const left = await runner.run(agent, 'Another', { stream: true });
+          for await (const _ of left) break;
+          await left.completed;
+          return { before, asked, sent, finalOutput: stream.finalOutput, lastAgent: stream.lastAgent?.name, newItems: stream.newItems?.length, leftInterruptions: left.interruptions };
         },
         { api, id: fresh('stream-approvals') },
       );
@@ -697,6 +701,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(r.finalOutput, 'Sent.');
       assert.equal(r.lastAgent, 'Mailer');
       assert.ok(r.newItems > 0);
+      assert.deepEqual(r.leftInterruptions, []);
     });
 
     test('approvals: approve, approve after a reload with a new session object, reject; each call and output once', async () => {
@@ -927,6 +932,8 @@ describe('runner: arguments and custom sessions', () => {
         chatWithPrevious: await attempt(() => runner.run(agent, 'x', { previousResponseId: 'resp_1' })),
         // A setting that would be dropped without a word is refused.
         unknownSetting: tryNew(() => new lib.Agent({ name: 'x', modelSettings: { maxToken: 5 } })),
+        // A key given as undefined (a spread of defaults) is no setting.
+        undefinedSetting: tryNew(() => new lib.Agent({ name: 'x', modelSettings: { temperature: 0.5, timeoutMs: undefined } })),
         runnerGuardrails: tryNew(() => new lib.Runner({ baseUrl: url, inputGuardrails: [] })),
         // The Responses API refuses a conversation chained on a response as well.
         bothServerSides: await attempt(() => new lib.Runner({ baseUrl: url, api: 'responses' }).run(agent, 'x', { previousResponseId: 'resp_1', conversationId: 'conv_1' })),
@@ -962,7 +969,8 @@ describe('runner: arguments and custom sessions', () => {
     assert.equal(r.chatWithPrevious.code, 'INVALID_RUN_OPTIONS');
     assert.match(r.chatWithPrevious.message, /need a runner with api: "responses"/);
     assert.equal(r.unknownSetting.code, 'INVALID_AGENT');
-    assert.match(r.unknownSetting.message, /agent\.modelSettings\.maxToken is not a setting this runner sends .*providerData/);
+    assert.match(r.unknownSetting.message, /agent\.modelSettings\.maxToken is not a setting this runner takes .*providerData/);
+    assert.equal(r.undefinedSetting, null);
     assert.equal(r.runnerGuardrails.code, 'INVALID_RUNNER');
     assert.match(r.runnerGuardrails.message, /runner\.inputGuardrails is not taken by this Runner/);
     assert.equal(r.bothServerSides.code, 'INVALID_RUN_OPTIONS');

@@ -71,6 +71,8 @@ pub struct ModelSettings {
     pub verbosity: Option<String>,
     /// Responses only: `auto` or `disabled`.
     pub truncation: Option<String>,
+    /// `prompt_cache_retention` (`in_memory`, `24h`).
+    pub prompt_cache_retention: Option<String>,
     /// Fields sent as they are, over those made here (the SDK's `providerData`).
     pub provider_data: Option<crate::core::json::Map>,
 }

@@ -26,6 +26,9 @@ fn settings_into(body: &mut Map, api: Api, s: &ModelSettings, tools: bool, max_t
     if let Some(store) = s.store {
         body.insert("store".into(), json!(store));
     }
+    if let Some(r) = &s.prompt_cache_retention {
+        body.insert("prompt_cache_retention".into(), json!(r));
+    }
     match api {
         Api::ChatCompletions => {
             for (key, n) in [
@@ -290,6 +293,7 @@ mod tests {
             reasoning: map(json!({"effort": "high", "summary": "auto"})),
             verbosity: Some("low".into()),
             truncation: Some("auto".into()),
+            prompt_cache_retention: Some("24h".into()),
             provider_data: map(json!({"seed": 7, "temperature": 1})),
             temperature: crate::core::json::Number::from_text("0.2"),
             ..ModelSettings::default()
@@ -323,6 +327,7 @@ mod tests {
         assert_eq!(chat["verbosity"], "low");
         assert!(chat.get("truncation").is_none() && chat.get("reasoning").is_none());
         assert_eq!(chat["seed"], 7);
+        assert_eq!(chat["prompt_cache_retention"], "24h");
         assert_eq!(
             chat["temperature"], 1,
             "providerData over the settings, as in the SDK"
