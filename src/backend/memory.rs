@@ -545,12 +545,13 @@ impl SessionState for MemorySessionState {
     async fn store_usage(&self, usage: Usage) -> Result<()> {
         let record = self.history().record().clone();
         if record.item_count == 0 {
-            // Named as IndexedDB names it: the session where it has no branch, else the branch.
+            // Named as IndexedDB names it: the session where it was never written (it has no
+            // record there), else the branch.
             let id = self.core.session_id.as_str();
             let branch = self.current.borrow().clone();
-            return Err(invalid_turn(match self.branches.borrow().len() {
-                1 => format!("session \"{id}\" has no turn to store usage against: it holds no items"),
-                _ => format!("branch \"{branch}\" of session \"{id}\" has no turn to store usage against: it shows no items"),
+            return Err(invalid_turn(match self.written() {
+                false => format!("session \"{id}\" has no turn to store usage against: it holds no items"),
+                true => format!("branch \"{branch}\" of session \"{id}\" has no turn to store usage against: it shows no items"),
             }));
         }
         self.add_usage(record.last_turn, usage);

@@ -957,7 +957,9 @@ for (const kind of ['indexeddb', 'memory']) {
         await s.popItem();
         const after = await s.getInfo();
         const [mainAfter] = await s.listBranches();
+        const noTurn = await s.storeRunUsage({ requests: 1, inputTokens: 1, outputTokens: 0 }).then(() => 'stored', (e) => `${e.code} ${e.message}`);
         return {
+          noTurn,
           before: [before.createdAt, before.rewrites, mainBefore.createdAt],
           after: [typeof after.createdAt, typeof after.updatedAt, after.rewrites, after.itemCount, typeof mainAfter.createdAt],
         };
@@ -966,6 +968,7 @@ for (const kind of ['indexeddb', 'memory']) {
     );
     assert.deepEqual(r.before, [null, 0, null], 'nothing written yet: no times, main’s neither');
     assert.deepEqual(r.after, ['number', 'number', 1, 0, 'number']);
+    assert.match(r.noTurn, /^INVALID_TURN branch "main" of session "[^"]+" has no turn to store usage against: it shows no items$/, 'named alike in both stores');
   });
 }
 
