@@ -687,9 +687,11 @@ for (const api of ['chat_completions', 'responses']) {
             for await (const _ of stream);
             await stream.completed;
           }
-          // A stream left early has no interruptions either: the loop ends there too.
+          // A stream left early has no interruptions either: the loop ends there too. (Left once
+          // the answer streams: its request has reached the model server, so that it takes no
+          // answer scripted for the next test.)
           const left = await runner.run(agent, 'Another', { stream: true });
-          for await (const _ of left) break;
+          for await (const event of left) if (event.type === 'text_delta') break;
           await left.completed;
           return { before, asked, sent, finalOutput: stream.finalOutput, lastAgent: stream.lastAgent?.name, newItems: stream.newItems?.length, leftInterruptions: left.interruptions };
         },
