@@ -156,25 +156,36 @@ pub fn request_body(api: Api, r: &ModelRequest<'_>) -> Value {
             }
         }
     }
-    if let Some(o) = r.output_type {
-        let (key, format) = output_format(api, o);
-        match body.get_mut(key) {
-            // Beside `text.verbosity`.
-            Some(Value::Object(text)) => {
-                if let Value::Object(format) = format {
-                    text.extend(format);
+    body.insert("stream".into(), json!(r.stream));
+    // Over what is made here, as the SDK spreads them; but, as in the SDK, the settings'
+    // reasoning effort and verbosity win on Chat Completions, and on Responses `reasoning` and
+    // `text` are merged field by field (theirs over the settings').
+    if let Some(extra) = &r.settings.provider_data {
+        for (key, value) in extra.iter() {
+            let settled = match api {
+                Api::ChatCompletions => matches!(key.as_str(), "reasoning_effort" | "verbosity"),
+                Api::Responses => matches!(key.as_str(), "reasoning" | "text"),
+            } && body.contains_key(key);
+            match (body.get_mut(key), value) {
+                (Some(Value::Object(ours)), Value::Object(theirs)) if settled => {
+                    ours.extend(theirs.clone());
                 }
-            }
-            _ => {
-                body.insert(key.into(), format);
+                _ if settled => {}
+                _ => {
+                    body.insert(key.clone(), value.clone());
+                }
             }
         }
     }
-    body.insert("stream".into(), json!(r.stream));
-    // Last, over what is made here, as the SDK spreads them.
-    if let Some(extra) = &r.settings.provider_data {
-        for (key, value) in extra.iter() {
-            body.insert(key.clone(), value.clone());
+    // The output type's format last: it is what the answer is checked against.
+    if let Some(o) = r.output_type {
+        let (key, format) = output_format(api, o);
+        match (body.get_mut(key), format) {
+            // Beside `text.verbosity`.
+            (Some(Value::Object(text)), Value::Object(format)) => text.extend(format),
+            (_, format) => {
+                body.insert(key.into(), format);
+            }
         }
     }
     Value::Object(body)
@@ -294,7 +305,11 @@ mod tests {
             verbosity: Some("low".into()),
             truncation: Some("auto".into()),
             prompt_cache_retention: Some("24h".into()),
-            provider_data: map(json!({"seed": 7, "temperature": 1})),
+            provider_data: map(
+                json!({"seed": 7, "temperature": 1, "reasoning_effort": "low",
+                "reasoning": {"summary": "detailed"}, "text": {"format": {"type": "text"}},
+                "response_format": {"type": "json_object"}}),
+            ),
             temperature: crate::core::json::Number::from_text("0.2"),
             ..ModelSettings::default()
         };
@@ -323,19 +338,33 @@ mod tests {
         assert_eq!(chat["frequency_penalty"], 0.5);
         assert_eq!(chat["presence_penalty"], -1);
         assert_eq!(chat["store"], false);
-        assert_eq!(chat["reasoning_effort"], "high");
+        assert_eq!(
+            chat["reasoning_effort"], "high",
+            "the settings' effort wins, as in the SDK"
+        );
         assert_eq!(chat["verbosity"], "low");
-        assert!(chat.get("truncation").is_none() && chat.get("reasoning").is_none());
+        assert!(chat.get("truncation").is_none());
+        assert_eq!(
+            chat["reasoning"],
+            json!({"summary": "detailed"}),
+            "providerData's own fields as given"
+        );
         assert_eq!(chat["seed"], 7);
         assert_eq!(chat["prompt_cache_retention"], "24h");
         assert_eq!(
             chat["temperature"], 1,
             "providerData over the settings, as in the SDK"
         );
+        let chat_with_output = body(Api::ChatCompletions, Some(&output));
+        assert_eq!(
+            chat_with_output["response_format"]["type"], "json_schema",
+            "the output type's format wins"
+        );
         let responses = body(Api::Responses, Some(&output));
         assert_eq!(
             responses["reasoning"],
-            json!({"effort": "high", "summary": "auto"})
+            json!({"effort": "high", "summary": "detailed"}),
+            "merged field by field, providerData's over the settings'"
         );
         assert_eq!(responses["truncation"], "auto");
         assert_eq!(responses["store"], false);
