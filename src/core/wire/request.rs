@@ -277,6 +277,29 @@ pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Valu
 mod tests {
     use super::*;
 
+    /// The body of a call to model `m` with no input or instructions, not streamed.
+    fn bare_request(
+        api: Api,
+        settings: &ModelSettings,
+        tools: &[ToolSpec],
+        output_type: Option<&OutputType>,
+    ) -> Value {
+        request_body(
+            api,
+            &ModelRequest {
+                model: "m",
+                instructions: None,
+                settings,
+                tools,
+                input: &[],
+                stream: false,
+                previous_response_id: None,
+                conversation_id: None,
+                output_type,
+            },
+        )
+    }
+
     fn sdk_history() -> Vec<Value> {
         vec![
             json!({"type": "message", "role": "user", "content": "Weather in Paris?"}),
@@ -318,22 +341,7 @@ mod tests {
             schema: json!({"type": "object"}),
             strict: true,
         };
-        let body = |api, output_type| {
-            request_body(
-                api,
-                &ModelRequest {
-                    model: "m",
-                    instructions: None,
-                    settings: &settings,
-                    tools: &[],
-                    input: &[],
-                    stream: false,
-                    previous_response_id: None,
-                    conversation_id: None,
-                    output_type,
-                },
-            )
-        };
+        let body = |api, output_type| bare_request(api, &settings, &[], output_type);
         let chat = body(Api::ChatCompletions, None);
         assert_eq!(chat["frequency_penalty"], 0.5);
         assert_eq!(chat["presence_penalty"], -1);
@@ -451,22 +459,7 @@ mod tests {
             schema: json!({"type": "object"}),
             strict: true,
         };
-        let body = |api, tools: &[ToolSpec]| {
-            request_body(
-                api,
-                &ModelRequest {
-                    model: "m",
-                    instructions: None,
-                    settings: &settings,
-                    tools,
-                    input: &[],
-                    stream: false,
-                    previous_response_id: None,
-                    conversation_id: None,
-                    output_type: Some(&output),
-                },
-            )
-        };
+        let body = |api, tools: &[ToolSpec]| bare_request(api, &settings, tools, Some(&output));
         let chat = body(Api::ChatCompletions, &tools);
         assert_eq!(chat["parallel_tool_calls"], false);
         assert_eq!(
@@ -501,22 +494,7 @@ mod tests {
             strict,
         };
         let tools = [tool("loose", false), tool("exact", true)];
-        let body = |api| {
-            request_body(
-                api,
-                &ModelRequest {
-                    model: "m",
-                    instructions: None,
-                    settings: &settings,
-                    tools: &tools,
-                    input: &[],
-                    stream: false,
-                    previous_response_id: None,
-                    conversation_id: None,
-                    output_type: None,
-                },
-            )
-        };
+        let body = |api| bare_request(api, &settings, &tools, None);
         let responses = body(Api::Responses);
         assert_eq!(responses["tools"][0]["strict"], false);
         assert_eq!(responses["tools"][1]["strict"], true);
