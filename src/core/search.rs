@@ -592,12 +592,12 @@ pub fn match_text(text: &str, clauses: &[Clause]) -> Option<Match> {
         let mut count = 0;
         // One character of a script written without spaces is in a pair that starts with it or
         // in one that ends with it (where it ends its run).
-        let lone = matches!(clause, Clause::Prefix(p) if p.chars().count() == 1 && p.chars().all(is_unspaced));
+        let alone = matches!(clause, Clause::Prefix(p) if lone(p));
         for (i, token) in tokens.iter().enumerate() {
             let hit = match clause {
                 Clause::Term(t) => (token.term == *t).then_some(token.end),
                 Clause::Prefix(p) => (token.term.starts_with(p.as_str())
-                    || (lone && token.term.ends_with(p.as_str())))
+                    || (alone && token.term.ends_with(p.as_str())))
                 .then_some(token.end),
                 Clause::Phrase(ts) => {
                     let run = tokens.get(i..i + ts.len());
