@@ -241,6 +241,12 @@ export class EncryptedSession {
     return this.#inner.userId;
   }
 
+  /** The wrapped session's settings (the window its reads take by default), which
+   * `getItems()` applies after decrypting. */
+  get settings() {
+    return this.#inner.settings;
+  }
+
   async #sessionKey() {
     if (!this.#key) {
       this.#sessionId ??= await this.#inner.getSessionId?.() ?? this.#inner.sessionId;
@@ -259,8 +265,9 @@ export class EncryptedSession {
    * key, from the same base key). */
   #digestKey;
 
-  /** Calls take effect in call order. */
+  /** Calls take effect in call order; after `close()`, none is taken (`CLOSED`). */
   #serial(call) {
+    if (this.#closed) return Promise.reject(sessionError('CLOSED', 'the EncryptedSession was closed (its key forgotten); create a new one to use the session again'));
     const run = this.#tail.then(call);
     this.#tail = run.catch(() => {});
     return run;
@@ -358,8 +365,11 @@ export class EncryptedSession {
 
   getSessionId() {
     return this.#serial(async () => {
-      await this.#sessionKey().catch(() => {});
-      return this.#sessionId ?? this.#inner.getSessionId();
+      // (A key WebCrypto refuses still leaves the id to give.)
+      await this.#sessionKey().catch((error) => {
+        if (typeof this.#sessionId !== 'string') throw error;
+      });
+      return this.#sessionId;
     });
   }
 
@@ -627,14 +637,28 @@ export class EncryptedSession {
       const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
       const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
       if (Array.isArray(expected)) {
-        const shown = opened.filter((o) => o !== null && !this.#expired(o.at)).map((o) => canonical(o.item));
         let texts;
         try {
           texts = expected.map(canonical);
         } catch (e) {
           throw sessionError('INVALID_OPTIONS', `options.expectedItems must be items JSON can write (${e?.message ?? e}); nothing changed`);
         }
-        if (shown.length !== texts.length || shown.some((text, i) => text !== texts[i])) {
+        // The history as this object reads it, or with the items it cannot open (in clear, under
+        // another key) as they are stored: what a history encrypted in place, or given a new
+        // key, was read as.
+        const shown = (all) =>
+          opened.flatMap((o, i) => {
+            if (o !== null) return this.#expired(o.at) ? [] : [o.item];
+            return all ? [stored[i]] : [];
+          });
+        const same = (items) => {
+          try {
+            return items.length === texts.length && items.every((item, i) => canonical(item) === texts[i]);
+          } catch {
+            return false; // (stored in clear as JSON cannot write it: not what was read)
+          }
+        };
+        if (!same(shown(false)) && !same(shown(true))) {
           throw sessionError('SUFFIX_MISMATCH', `replaceHistory: session "${this.#sessionId}" no longer holds exactly options.expectedItems (written to since they were read); nothing changed`);
         }
       }
@@ -694,14 +718,33 @@ export class EncryptedSession {
         await this.#replaceSuffix(stored, keep);
       } else {
         await this.#inner.clearSession();
-        if (keep.length) await this.#inner.addItems(keep);
+        try {
+          if (keep.length) await this.#inner.addItems(keep);
+        } catch (error) {
+          // The history is put back (cleared again first: a write of several requests may have
+          // stored part of it), as a compaction puts it back: a failed add never leaves it empty.
+          await this.#inner.clearSession().then(() => this.#inner.addItems(stored)).catch(() => {});
+          throw error;
+        }
       }
       return removed;
     });
   }
 
+  #closed = false;
+
+  /** Resolves when every earlier call has taken effect, then forgets the key (its bytes wiped
+   * where bytes were given) and closes the wrapped session; any later call rejects with
+   * `CLOSED`. */
   close() {
-    return this.#serial(() => this.#inner.close?.());
+    if (this.#closed) return Promise.resolve();
+    const run = this.#serial(() => {
+      if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);
+      this.#keyGiven = this.#key = this.#digestKey = null;
+      return this.#inner.close?.();
+    });
+    this.#closed = true;
+    return run;
   }
 }
 
@@ -792,7 +835,8 @@ export async function deviceKey(options) {
     if (error?.name !== 'ConstraintError') throw error;
     // Another caller stored one first: that one is the key.
     const stored = await keys.get(id);
-    if (!stored?.key) throw error;
+    // (Deleted again before it could be read: there is none, so one is made, as at first.)
+    if (!stored?.key) return deviceKey(options);
     return stored.key;
   }
 }
@@ -801,8 +845,8 @@ export async function deviceKey(options) {
  * the device key of a database's user, replacing one there was: the passphrase's key can then be
  * remembered on this device without the passphrase, and still opens the same sessions. */
 export async function storeDeviceKey(key, options) {
-  if (!(typeof CryptoKey !== 'undefined' && key instanceof CryptoKey) || key.algorithm?.name !== 'HKDF' || key.extractable) {
-    throw sessionError('INVALID_KEY', 'storeDeviceKey needs a non-extractable HKDF CryptoKey (from deriveKeyFromPassphrase or createDeviceKey)');
+  if (!(typeof CryptoKey !== 'undefined' && key instanceof CryptoKey) || key.algorithm?.name !== 'HKDF' || key.extractable || !key.usages.includes('deriveKey')) {
+    throw sessionError('INVALID_KEY', 'storeDeviceKey needs a non-extractable HKDF CryptoKey usable with deriveKey (from deriveKeyFromPassphrase or createDeviceKey); the stored key was kept');
   }
   await keys.put({ id: keyId(options, 'storeDeviceKey'), key, createdAt: Date.now() });
 }

@@ -167,6 +167,9 @@ export class EncryptedSession {
   readonly sessionId: string | undefined;
   readonly dbName: string | undefined;
   readonly userId: string | null | undefined;
+  /** The wrapped session's settings, where it has them: the window `getItems()` takes by
+   * default, after decrypting. */
+  readonly settings: Readonly<SessionSettings> | undefined;
   /** How many items the last read skipped because they did not decrypt. */
   lastSkipped: number;
   getSessionId(): Promise<string>;
@@ -179,7 +182,8 @@ export class EncryptedSession {
   /** Replaces the whole history by `items`, encrypted (the wrapped session's `replaceHistory`,
    * one transaction for ours): also how a plaintext session is encrypted in place. With
    * `expectedItems`, only if the history still shows exactly those items (`SUFFIX_MISMATCH`
-   * otherwise). Items already in the history keep when they were added. `undefined` over a
+   * otherwise): as this object reads it, or with the items it cannot open (in clear, under
+   * another key) as stored. Items already in the history keep when they were added. `undefined` over a
    * session without `replaceHistory` (the SDK's, `SyncedSession`). */
   replaceHistory?: (items: readonly object[], options?: { archive?: boolean; expectedItems?: readonly object[] }) => Promise<void>;
   /** The SDK's history transaction, its items encrypted, applied by the wrapped session in one
@@ -198,6 +202,8 @@ export class EncryptedSession {
   getArchivedItems<T extends object = Item>(options?: ArchiveWindow): Promise<T[]>;
   /** Deletes the expired items; resolves to how many (0 without a `ttl`). */
   purgeExpired(): Promise<number>;
+  /** Resolves when every earlier call is done, then forgets the key and closes the wrapped
+   * session; any later call rejects with `CLOSED`. */
   close(): Promise<void>;
 }
 

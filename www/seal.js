@@ -30,7 +30,11 @@ async function sealChat(user, key, chat) {
     const metadata = [info.title, info.summary, info.topics].some((v) => v != null) || (info.state != null && !lockOfState(info.state));
     if (stored.every(isEnvelope) && branches.length === 1 && !metadata) return false;
     const items = await openItems(id, key, stored);
-    await new EncryptedSession(main, { key }).replaceHistory(items, { archive: false });
+    // Only if the history is still what was read (on the main branch, which is replaced): a
+    // write from a tab that does not know of the lock yet is never replaced, it fails the chat,
+    // which the next unlock seals.
+    const expected = branch === 'main' ? { expectedItems: items } : {};
+    await new EncryptedSession(main, { key }).replaceHistory(items, { archive: false, ...expected });
     if (branch !== 'main') await main.switchBranch('main');
     for (const b of branches) if (b.branchId !== 'main') await main.deleteBranch(b.branchId);
     await main.update({ title: null, summary: null, topics: null, state: null });

@@ -1272,3 +1272,126 @@ test('applyHistoryMutations over an EncryptedSession copies its mutations at the
   });
   assert.equal(r, '{"city":"Lisbon"}');
 });
+
+test('a history encrypted in place, or given a new key, with expectedItems: replaced when nobody wrote since the read, refused with nothing changed after another tab’s write', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-in-place-expected-${Math.random()}`;
+    const plain = new lib.IndexedDbSession('chat', { dbName });
+    const tab = new lib.IndexedDbSession('chat', { dbName });
+    await plain.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]);
+    const k = key();
+    const sealing = new lib.EncryptedSession(plain, { key: k });
+    // Read in clear; another tab, not knowing of the lock yet, writes in clear before the seal.
+    let read = await plain.getItems();
+    await tab.addItems([{ role: 'user', content: 'written meanwhile' }]);
+    const raced = await code(sealing.replaceHistory(read, { archive: false, expectedItems: read }));
+    const afterRace = (await plain.getItems()).map((i) => i.content ?? 'sealed');
+    // Read again: sealed.
+    read = await plain.getItems();
+    const sealed = await code(sealing.replaceHistory(read, { archive: false, expectedItems: read }));
+    const stored = await plain.getItems();
+    // A new key: the history read with the old one, checked as stored (what the new key cannot open).
+    const renewing = new lib.EncryptedSession(plain, { key: key() });
+    const items = await sealing.getItems();
+    await sealing.addItems([{ role: 'assistant', content: 'added meanwhile' }]);
+    const rekeyRaced = await code(renewing.replaceHistory(items, { archive: false, expectedItems: stored }));
+    const now = await plain.getItems();
+    const rekeyed = await code(renewing.replaceHistory(await sealing.getItems(), { archive: false, expectedItems: now }));
+    return {
+      raced,
+      afterRace,
+      sealed,
+      allSealed: stored.every((i) => i.__enc === 1),
+      rekeyRaced,
+      rekeyed,
+      renewed: (await renewing.getItems()).map((i) => i.content),
+      oldKeyReads: (await sealing.getItems()).length,
+    };
+  });
+  assert.equal(r.raced, 'SessionError SUFFIX_MISMATCH', 'the write in between is never replaced');
+  assert.deepEqual(r.afterRace, ['q1', 'a1', 'written meanwhile'], 'nothing changed');
+  assert.equal(r.sealed, 'resolved');
+  assert.equal(r.allSealed, true);
+  assert.equal(r.rekeyRaced, 'SessionError SUFFIX_MISMATCH');
+  assert.equal(r.rekeyed, 'resolved');
+  assert.deepEqual(r.renewed, ['q1', 'a1', 'written meanwhile', 'added meanwhile']);
+  assert.equal(r.oldKeyReads, 0);
+});
+
+test('storeDeviceKey refuses an HKDF key that cannot derive keys and keeps the stored one', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const options = { dbName: `enc-store-usage-${Math.random()}`, userId: 'ann' };
+    const kept = await lib.deviceKey(options);
+    const inner = new lib.IndexedDbSession('chat', options);
+    await new lib.EncryptedSession(inner, { key: kept }).addItems([{ role: 'user', content: 'mine' }]);
+    const bitsOnly = await crypto.subtle.importKey('raw', key(), 'HKDF', false, ['deriveBits']);
+    const refused = await code(lib.storeDeviceKey(bitsOnly, options));
+    const loaded = await lib.loadDeviceKey(options);
+    return { refused, items: (await new lib.EncryptedSession(inner, { key: loaded }).getItems()).map((i) => i.content) };
+  });
+  assert.equal(r.refused, 'SessionError INVALID_KEY');
+  assert.deepEqual(r.items, ['mine'], 'the device key that was there still opens the session');
+});
+
+test('close() lets earlier calls finish, then forgets the key: later calls reject with CLOSED, over any session', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const inner = new sdk.MemorySession({ sessionId: 's' });
+    const s = new lib.EncryptedSession(inner, { key: key() });
+    const added = s.addItems([{ role: 'user', content: 'before close' }]);
+    const closed = s.close();
+    const after = await code(s.getItems());
+    const write = await code(s.addItems([{ role: 'user', content: 'after close' }]));
+    return {
+      added: await code(added),
+      closed: await code(closed),
+      again: await code(s.close()),
+      after,
+      write,
+      stored: (await inner.getItems()).length,
+    };
+  });
+  assert.deepEqual(r, { added: 'resolved', closed: 'resolved', again: 'resolved', after: 'SessionError CLOSED', write: 'SessionError CLOSED', stored: 1 });
+});
+
+test('EncryptedSession: the wrapped session’s settings show through; a wrapped session without an id is INVALID_SESSION; a failed add of purgeExpired puts the history back', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const windowed = new lib.EncryptedSession(new lib.MemorySession('w', { settings: { turns: 3 } }), { key: key() });
+    let now = 0;
+    const inner = new sdk.MemorySession({ sessionId: 'p' });
+    let failAdd = false;
+    const failing = new Proxy(inner, {
+      get(target, name) {
+        if (name === 'addItems') {
+          return async (items) => {
+            if (failAdd) {
+              failAdd = false;
+              await target.addItems(items.slice(0, 1)); // part of it stored, then the failure
+              throw new Error('offline');
+            }
+            return target.addItems(items);
+          };
+        }
+        const value = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const s = new lib.EncryptedSession(failing, { key: key(), ttl: 10, now: () => now });
+    await s.addItems([{ role: 'user', content: 'old' }]);
+    now = 20_000;
+    await s.addItems([{ role: 'user', content: 'new 1' }, { role: 'assistant', content: 'new 2' }]);
+    now = 25_000;
+    failAdd = true;
+    const purge = await s.purgeExpired().then(String, (e) => e.message);
+    const kept = (await inner.getItems()).length;
+    const noId = { getItems: async () => [], addItems: async () => {}, popItem: async () => undefined, clearSession: async () => {} };
+    return { settings: windowed.settings, purge, kept, noId: await code(new lib.EncryptedSession(noId, { key: key() }).getSessionId()) };
+  });
+  assert.deepEqual(r.settings, { turns: 3 });
+  assert.equal(r.purge, 'offline');
+  assert.equal(r.kept, 3, 'every item is back, the expired one too, as before the purge');
+  assert.equal(r.noId, 'SessionError INVALID_SESSION');
+});
