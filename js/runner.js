@@ -696,9 +696,10 @@ class CompactionSession {
   #engine;
   #guarded;
   // Calls take effect in call order. A compaction reads the history, waits for the model, then
-  // replaces what it read: over a session with `replaceHistory` (this package's), the
-  // replacement is refused if anything was written meanwhile, so a compaction never holds up
-  // the conversation; over any other session, calls wait for it.
+  // replaces what it read: over a session with `replaceHistory` or history transactions (this
+  // package's, the SDK's `MemorySession`), the replacement is refused if anything was written
+  // meanwhile, so a compaction never holds up the conversation; over any other session, calls
+  // wait for it.
   #tail = Promise.resolve();
 
   constructor(inner, options) {
@@ -725,7 +726,7 @@ class CompactionSession {
             return this.#serial(() => method.apply(inner, copied));
           },
         });
-        if (name === 'replaceHistory') this.#guarded = true;
+        if (name === 'replaceHistory' || name === 'applyHistoryTransaction') this.#guarded = true;
       }
     }
     // Listening to the wrapped session's changes is not a call in the order of the others.

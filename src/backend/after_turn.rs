@@ -157,11 +157,24 @@ impl AfterTurn {
         let turn_count = own.filter(|&n| n <= now).unwrap_or(now);
         let later = now - turn_count;
         let seen_title = js::get(&info, "title").ok().and_then(|t| t.as_string());
-        if title_due(self.metadata.auto_title, turn_count)
-            && title_untouched(seen_title.as_deref(), &self.turn)
-        {
+        // The conversation so far, where a title is due: this first turn, or, where the first
+        // runs ended without an answer, the first turns up to this one (a session that reads
+        // turns, titled by the session's default from its first message).
+        let titled = match title_due(self.metadata.auto_title, turn_count) {
+            true if turn_count == 1 => Some(self.turn.clone()),
+            true if seen_title.is_some() && has(session, "getRecentTurns") => {
+                let count = JsValue::from_f64(now as f64);
+                let items = call_session(session, "getRecentTurns", &[count]).await?;
+                match js_to_json(&items, "the session's turns") {
+                    Ok(Value::Array(items)) => Some(without_newest_turns(items, later)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some(conversation) = titled.filter(|c| title_untouched(seen_title.as_deref(), c)) {
             let answer = self
-                .ask(TITLE_INSTRUCTIONS, title_input(&self.turn))
+                .ask(TITLE_INSTRUCTIONS, title_input(&conversation))
                 .await?;
             let title = clean_title(&answer);
             if !title.is_empty() {

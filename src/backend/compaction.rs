@@ -2,7 +2,9 @@
 //! history, asks the trigger, computes the compacted items (a summary of all but the newest
 //! turns, or `POST /responses/compact`) and writes them in one step where the session can:
 //! `replaceHistory` with `expectedItems` (ours: atomic, archived, and refused if the history
-//! changed meanwhile), else `replaceHistoryWithCompaction`, else `clearSession` and `addItems`.
+//! changed meanwhile), else a `replace_suffix` history transaction of the whole history (atomic
+//! and conditioned, not archived), else `replaceHistoryWithCompaction`, else `clearSession` and
+//! `addItems`.
 //! A failure before the write changes nothing.
 
 use std::rc::Rc;
@@ -115,7 +117,23 @@ impl Compactor {
             }
             Strategy::Responses => self.compact_on_server(&items).await?,
         };
-        self.write(session, &compacted, &stored).await?;
+        if let Err(e) = self.write(session, &compacted, &stored).await {
+            // Written to since it was read (another tab's turn): nothing changed, and the next
+            // turn compacts again. Not a failure of the run that asked (the SDK's `run()`
+            // rejects on one, its answer saved).
+            return match &e {
+                RunError::Thrown(reason)
+                    if js::get(reason, "code")
+                        .ok()
+                        .and_then(|c| c.as_string())
+                        .as_deref()
+                        == Some("SUFFIX_MISMATCH") =>
+                {
+                    Ok(None)
+                }
+                _ => Err(e),
+            };
+        }
         Ok(Some(Compacted {
             items_before: items.len(),
             items_after: compacted.len(),
@@ -221,6 +239,23 @@ impl Compactor {
                 ("expectedItems", stored.clone()),
             ]);
             call_session(session, "replaceHistory", &[items, options.into()]).await?;
+        } else if has_method(session, "applyHistoryTransaction") {
+            // (`SyncedSession`: one transaction, refused if the history changed since it was
+            // read, where a clear would let a sync round delete a turn pulled in meanwhile.)
+            let id = match js::random_bytes() {
+                Ok(bytes) => crate::core::session::uuid_v4(bytes),
+                Err(_) => js::number_text(js::now()),
+            };
+            let transaction = object(&[
+                ("type", "replace_suffix".into()),
+                ("expectedSuffix", stored.clone()),
+                ("replacement", items),
+            ]);
+            let args = object(&[
+                ("operationId", format!("compaction:{id}").into()),
+                ("transaction", transaction.into()),
+            ]);
+            call_session(session, "applyHistoryTransaction", &[args.into()]).await?;
         } else if has_method(session, "replaceHistoryWithCompaction")
             // As the SDK calls it: for a history that starts with a compaction item (where it
             // may append, as the SDK's Conversations session does, the rest would stay).

@@ -319,7 +319,9 @@ export interface CompactionSessionSettings {
   keepTurns?: number;
   /** Move the replaced items to the session's archive; default `true`. */
   archive?: boolean;
-  /** When to compact; default: at least 10 candidates (the SDK's rule). */
+  /** When to compact; default: at least 10 candidates (the SDK's rule). Over a session with
+   * neither `replaceHistory` nor history transactions, the compaction holds the session's
+   * calls: read the items it is given, not the session (a call would wait for good). */
   shouldCompact?: (context: CompactionContext) => boolean | Promise<boolean>;
   /** The SDK's name for `shouldCompact`, taken when that is not given. */
   shouldTriggerCompaction?: (context: CompactionContext) => boolean | Promise<boolean>;
@@ -337,7 +339,8 @@ export interface CompactionResult {
  * through). `runCompaction()` compacts when the trigger says so (always with `force`); this
  * package's runner calls it after each finished turn, in the background, and so does the SDK's
  * `run()`. Over this package's sessions the replacement is one transaction, refused if the
- * history changed meanwhile, and the replaced items move to the archive.
+ * history changed meanwhile, and the replaced items move to the archive (over a
+ * `SyncedSession`, one history transaction, not archived).
  */
 export class CompactionSession {
   constructor(inner: SessionProtocol, options: CompactionSessionOptions);
@@ -351,6 +354,8 @@ export class CompactionSession {
   addItems(items: readonly object[]): Promise<void>;
   popItem<T extends object = Item>(): Promise<T | undefined>;
   clearSession(): Promise<void>;
+  /** `null` when nothing was done: not due, or refused because the history was written to
+   * since it was read (nothing changed; the next turn compacts again). */
   runCompaction(args?: { force?: boolean }): Promise<CompactionResult | null>;
   /** The archive of the wrapped session (`[]` where it keeps none). */
   getArchivedItems<T extends object = Item>(options?: ArchiveWindow): Promise<T[]>;

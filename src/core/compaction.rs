@@ -138,19 +138,40 @@ pub fn transcript(items: &[Value]) -> String {
                 str_of(item, "name").unwrap_or(""),
                 str_of(item, "arguments").unwrap_or("")
             ),
-            ("function_call_result" | "function_call_output", _) => {
-                let output = match item.get("output") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(o) => str_of(o, "text").map_or_else(|| o.to_string(), str::to_string),
-                    None => String::new(),
-                };
-                format!("Tool result ({}): {output}", call_id(item).unwrap_or(""))
-            }
+            ("function_call_result" | "function_call_output", _) => format!(
+                "Tool result ({}): {}",
+                call_id(item).unwrap_or(""),
+                transcript_output(item.get("output"))
+            ),
             _ => continue,
         };
         lines.push(line);
     }
     lines.join("\n")
+}
+
+/// A tool's output as text for a transcript: its text parts, and each image or file as its
+/// kind in brackets (`[image]`, `[file report.pdf]`), never its data (a data URL of an image
+/// would fill the summarising model's context with base64).
+fn transcript_output(output: Option<&Value>) -> String {
+    match output {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .map(|p| transcript_output(Some(p)))
+            .collect::<Vec<_>>()
+            .join(" "),
+        Some(part @ Value::Object(_)) => match (str_of(part, "text"), str_of(part, "type")) {
+            (Some(text), _) => text.to_string(),
+            (None, Some(kind)) => match str_of(part, "filename") {
+                Some(name) => format!("[{kind} {name}]"),
+                None => format!("[{kind}]"),
+            },
+            _ => part.to_string(),
+        },
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
 }
 
 /// The input of the summarising call.
@@ -173,7 +194,8 @@ pub fn summary_item(summary: &str) -> Value {
 }
 
 /// The items `POST /responses/compact` returned, as they are stored: user messages in the
-/// SDK's shape (`input_text` parts), every other item (the `compaction` item) as it came.
+/// SDK's shape (`input_text` parts, images and files with their source as `image` or `file`:
+/// a URL or data, or `{ id }`), every other item (the `compaction` item) as it came.
 pub fn compacted_items(output: &[Value]) -> Vec<Value> {
     output
         .iter()
@@ -189,6 +211,7 @@ pub fn compacted_items(output: &[Value]) -> Vec<Value> {
                         Some("input_text" | "output_text" | "text") => {
                             json!({"type": "input_text", "text": str_of(p, "text").unwrap_or("")})
                         }
+                        Some(kind @ ("input_image" | "input_file")) => sdk_media_part(kind, p),
                         _ => p.clone(),
                     })
                     .collect(),
@@ -206,9 +229,34 @@ pub fn compacted_items(output: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// An `input_image` or `input_file` part of the API as the SDK stores it (what its compaction
+/// session does): the source (`image_url`, `file_data`, `file_url` or `file_id`) as `image` or
+/// `file`, an id as `{ id }`; `detail` and `filename` kept.
+fn sdk_media_part(kind: &str, part: &Value) -> Value {
+    let mut m = part.as_object().cloned().unwrap_or_default();
+    let field = if kind == "input_image" {
+        "image"
+    } else {
+        "file"
+    };
+    for key in ["image_url", "file_data", "file_url", "file_id"] {
+        if let Some(Value::String(v)) = m.remove(key) {
+            if !v.is_empty() && !m.contains_key(field) {
+                let source = match key {
+                    "file_id" => super::wire::items::one("id", &v),
+                    _ => Value::String(v),
+                };
+                m.insert(field.into(), source);
+            }
+        }
+    }
+    Value::Object(m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::wire::items::to_responses_item;
 
     fn user(t: &str) -> Value {
         json!({"role": "user", "content": t})
@@ -349,5 +397,73 @@ mod tests {
                 json!({"type": "compaction", "id": "cmp", "encrypted_content": "ENC"}),
             ]
         );
+    }
+
+    #[test]
+    fn compacted_images_and_files_are_stored_as_the_sdk_stores_them_and_sent_again_whole() {
+        let parts = json!([
+            {"type": "input_text", "text": "what is this?"},
+            {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "high"},
+            {"type": "input_image", "file_id": "file-img"},
+            {"type": "input_file", "file_data": "data:application/pdf;base64,JVBE", "filename": "a.pdf"},
+            {"type": "input_file", "file_url": "https://example.com/b.pdf"},
+            {"type": "input_file", "file_id": "file-c"},
+        ]);
+        let output = [json!({"type": "message", "role": "user", "content": parts.clone()})];
+        let stored = compacted_items(&output);
+        assert_eq!(
+            stored[0].get("content"),
+            Some(&json!([
+                {"type": "input_text", "text": "what is this?"},
+                {"type": "input_image", "image": "data:image/png;base64,AAAA", "detail": "high"},
+                {"type": "input_image", "image": {"id": "file-img"}},
+                {"type": "input_file", "file": "data:application/pdf;base64,JVBE", "filename": "a.pdf"},
+                {"type": "input_file", "file": "https://example.com/b.pdf"},
+                {"type": "input_file", "file": {"id": "file-c"}},
+            ]))
+        );
+        // The next request sends each part with its source, as the API gave it.
+        let sent = to_responses_item(&stored[0]);
+        let sent_parts = sent.as_ref().and_then(|m| m.get("content"));
+        let sources: Vec<Option<&str>> = sent_parts
+            .and_then(Value::as_array)
+            .map(|ps| {
+                ps.iter()
+                    .map(|p| {
+                        ["text", "image_url", "file_data", "file_url", "file_id"]
+                            .into_iter()
+                            .find_map(|k| str_of(p, k))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(
+            sources,
+            vec![
+                Some("what is this?"),
+                Some("data:image/png;base64,AAAA"),
+                Some("file-img"),
+                Some("data:application/pdf;base64,JVBE"),
+                Some("https://example.com/b.pdf"),
+                Some("file-c"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_transcript_names_a_tool_output_image_or_file_without_its_data() {
+        let image = json!({"type": "function_call_result", "callId": "c", "output": {"type": "image", "image": "data:image/png;base64,QUFBQUFB"}});
+        let parts = json!({"type": "function_call_result", "callId": "d", "output": [
+            {"type": "input_text", "text": "the chart"},
+            {"type": "input_file", "file": "data:application/pdf;base64,JVBE", "filename": "chart.pdf"},
+        ]});
+        let plain =
+            json!({"type": "function_call_result", "callId": "e", "output": {"temperature": 20}});
+        let text = transcript(&[image, parts, plain]);
+        assert_eq!(
+            text,
+            "Tool result (c): [image]\nTool result (d): the chart [input_file chart.pdf]\nTool result (e): {\"temperature\":20}"
+        );
+        assert!(!text.contains("base64"));
     }
 }

@@ -29,7 +29,7 @@ pub const BY_OPERATION_INDEX: &str = "by_operation";
 /// Key: `[sessionId, position]`; positions count from 0 in the order items were archived.
 pub const ARCHIVE_STORE: &str = "agent_archive";
 /// One record per turn that has model usage, per branch:
-/// `{ sessionId, branch, turn, requests, inputTokens, outputTokens, totalTokens }`.
+/// `{ sessionId, branch, turn, requests, inputTokens, outputTokens, totalTokens, updatedAt }`.
 /// Key: `[sessionId, branch, turn]`.
 pub const USAGE_STORE: &str = "agent_usage";
 /// Every store that holds a part of a session: what a transaction that clears, deletes, rewrites

@@ -338,7 +338,7 @@ describe('compaction', () => {
     assert.deepEqual(r.archived, []);
   });
 
-  test('a write in the middle of a compaction wins: the compaction is refused, nothing is lost', async () => {
+  test('a write in the middle of a compaction wins: the compaction is refused (null), nothing is lost', async () => {
     model.script({ text: 'a summary', waitMs: 400 });
     const r = await inPage(
       async ({ url, id, history }) => {
@@ -353,9 +353,68 @@ describe('compaction', () => {
       },
       { id: fresh('race'), history: HISTORY },
     );
-    assert.equal(r.res.code, 'SUFFIX_MISMATCH', r.res.message);
+    assert.deepEqual(r.res, { ok: true, value: null }, 'nothing done, no error: the SDK’s run() awaits it after saving its answer');
     assert.deepEqual(r.history, [...HISTORY, { role: 'user', content: 'meanwhile' }]);
     assert.deepEqual(r.archived, []);
+  });
+
+  test('over a SyncedSession: one history transaction, refused (null) after a write in between; the archive of earlier compactions stays', async () => {
+    model.script({ text: 'a summary', waitMs: 400 }, { text: 'the summary' });
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const local = new lib.IndexedDbSession(id);
+        const synced = new lib.SyncedSession(local, new lib.MemorySession(`${id}-remote`), { syncOnOpen: false });
+        // An earlier compaction of the local session archived what it replaced.
+        await local.addItems([{ role: 'user', content: 'long ago' }]);
+        await local.replaceHistory([{ role: 'system', content: 'earlier summary' }]);
+        await synced.addItems(history);
+        const session = new lib.CompactionSession(synced, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+        const compaction = session.runCompaction({ force: true });
+        await new Promise((ok) => setTimeout(ok, 100));
+        // Another tab writes (or a sync round pulls another device's turn) while the model summarises.
+        await new lib.IndexedDbSession(id).addItems([{ role: 'user', content: 'meanwhile' }, { role: 'assistant', content: 'its answer' }]);
+        const raced = await compaction;
+        const afterRace = (await local.getItems()).length;
+        const done = await session.runCompaction({ force: true });
+        const items = await local.getItems();
+        const archived = (await local.getArchivedItems()).map((i) => i.content);
+        await synced.close();
+        return { raced, afterRace, done: done && done.itemsAfter, items: items.map((i) => (typeof i.content === 'string' ? i.content : i.type)), archived };
+      },
+      { id: fresh('synced'), history: HISTORY },
+    );
+    assert.equal(r.raced, null);
+    assert.equal(r.afterRace, 1 + HISTORY.length + 2, 'the turn written meanwhile is kept');
+    assert.equal(r.done, 7, 'the summary and the two newest turns');
+    assert.match(r.items[0], /^Summary of the earlier conversation:\nthe summary/);
+    assert.deepEqual(r.items.slice(-2), ['meanwhile', 'its answer']);
+    assert.deepEqual(r.archived, ['long ago'], 'what an earlier compaction archived is still there');
+  });
+
+  test('the Responses API strategy keeps a user message’s image and file whole: the next request sends each with its source', async () => {
+    model.script({}, { text: 'seen' });
+    const image = 'data:image/png;base64,iVBORw0KGgo=';
+    await inPage(
+      async ({ url, id, history, image }) => {
+        const inner = new lib.IndexedDbSession(id);
+        const asked = [
+          { role: 'user', content: [{ type: 'input_text', text: 'look' }, { type: 'input_image', image }, { type: 'input_file', file: { id: 'file-1' }, filename: 'a.pdf' }] },
+          { role: 'assistant', content: 'a cat' },
+        ];
+        await inner.addItems([...asked, ...history]);
+        const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+        const session = new lib.CompactionSession(inner, { runner, model: 'gpt-x', strategy: 'responses' });
+        await session.runCompaction({ force: true });
+        await runner.run(new lib.Agent({ name: 'a', model: 'gpt-x' }), 'and this?', { session });
+      },
+      { id: fresh('media'), history: HISTORY, image },
+    );
+    const sent = model.requests.at(-1).body.input[0];
+    assert.equal(sent.role, 'user');
+    assert.deepEqual(sent.content.slice(1), [
+      { type: 'input_image', detail: 'auto', image_url: image },
+      { type: 'input_file', file_id: 'file-1', filename: 'a.pdf' },
+    ]);
   });
 
   test('closing the page in the middle of a compaction leaves the old history', async () => {
@@ -423,7 +482,7 @@ describe('compaction', () => {
 });
 
 test("a run over a CompactionSession keeps the wrapped session's titles, state and turn window", async () => {
-  model.script({ text: 'A1' }, { text: 'A2' }, { text: 'Model Title' });
+  model.script({ text: 'A1' }, { text: 'Weather Chat' }, { text: 'A2' }, { text: 'Model Title' });
   const r = await inPage(
     async ({ url, id }) => {
       // The wrapped session reads 3 items by default: fewer than the turns the run asks for.
@@ -446,13 +505,20 @@ test("a run over a CompactionSession keeps the wrapped session's titles, state a
       const fresh = new lib.IndexedDbSession(`${id}-new`);
       const first = new lib.CompactionSession(fresh, { runner, agent, shouldCompact: () => false });
       const titled = await (await runner.run(agent, 'hello there', { session: first })).background;
-      return { errors: [...background.errors, ...titled.errors], title: (await fresh.getInfo()).title, passed: typeof session.getRecentTurns };
+      return {
+        errors: [...background.errors, ...titled.errors],
+        // Its third turn, its title still the default: titled from the turns so far.
+        titleOfThird: (await inner.getInfo()).title,
+        title: (await fresh.getInfo()).title,
+        passed: typeof session.getRecentTurns,
+      };
     },
     { id: fresh('wrapped-metadata') },
   );
   const sent = model.requests[0].body.messages;
   assert.deepEqual(r.errors, []);
   assert.equal(r.passed, 'function');
+  assert.equal(r.titleOfThird, 'Weather Chat');
   assert.equal(r.title, 'Model Title', "the new chat's title was written to the wrapped session");
   assert.ok(JSON.stringify(sent[0]).includes('Lisbon'), 'the stored state is in the prompt');
   const texts = sent.filter((m) => m.role === 'user').map((m) => m.content);

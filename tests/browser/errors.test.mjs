@@ -351,6 +351,59 @@ describe('indexeddb: storage failures', () => {
     await context.close();
   });
 
+  test('an index build whose connection the browser closes between two chunks goes on with the database opened again: the search waiting for it finds', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      const dbName = 'lost-during-build';
+      const opened = [];
+      const open = IDBFactory.prototype.open;
+      IDBFactory.prototype.open = function (...args) {
+        const request = open.apply(this, args);
+        request.addEventListener('success', () => opened.push(request.result));
+        return request;
+      };
+      const s = new lib.IndexedDbSession('chat', { dbName, userId: 'u' });
+      await s.addItems(Array.from({ length: 250 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `note${i}` })));
+      // Rows without terms, as a version from before the index left them, and the build to do.
+      const db = await new Promise((ok, fail) => {
+        const req = open.call(indexedDB, dbName);
+        req.onsuccess = () => ok(req.result);
+        req.onerror = () => fail(req.error);
+      });
+      await new Promise((ok, fail) => {
+        const tx = db.transaction(['agent_messages', 'agent_meta'], 'readwrite');
+        tx.objectStore('agent_messages').openCursor().onsuccess = (e) => {
+          const cursor = e.target.result;
+          if (!cursor) return;
+          const { terms, ...row } = cursor.value;
+          cursor.update(row);
+          cursor.continue();
+        };
+        tx.objectStore('agent_meta').put({ name: 'searchIndex', done: false, indexed: 0, terms: 6 });
+        tx.oncomplete = ok;
+        tx.onerror = () => fail(tx.error);
+      });
+      db.close();
+      let chunks = 0;
+      const built = await attempt(() =>
+        lib.buildSearchIndex({
+          dbName,
+          onProgress: () => {
+            // After the first chunk, the storage process goes: every connection closed, with no event.
+            if (++chunks === 1) for (const c of opened.splice(0)) c.close();
+          },
+        }),
+      );
+      const found = await attempt(() => lib.searchSessions({ dbName, userId: 'u', query: 'note249' }));
+      return { built, chunks, found: found.ok ? found.value.map((h) => h.snippet) : found };
+    });
+    assert.equal(r.built.ok, true, JSON.stringify(r.built));
+    assert.equal(r.built.value.done, 250);
+    assert.ok(r.chunks >= 2, `${r.chunks} chunks reported`);
+    assert.deepEqual(r.found, ['note249']);
+    await context.close();
+  });
+
   test('a database opened first without a version (an empty version 1, as DevTools or a page’s own code makes) is set up, not refused', async () => {
     const { context, page } = await openHarness(env);
     const r = await page.evaluate(async () => {

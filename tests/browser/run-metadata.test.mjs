@@ -222,6 +222,31 @@ test("autoTitle never replaces a title the user chose: renamed while it was made
   assert.deepEqual(r.memory, ['kept', 'set anyway']);
 });
 
+test('a chat whose first run ended without an answer (a server error) is titled after the first turn that gets one, once', async () => {
+  model.script({ error: 400, message: 'bad request' }, { text: 'A2' }, { text: 'Plans For The Week' }, { text: 'A3' });
+  const r = await inPage(
+    async ({ url, id }) => {
+      const s = new lib.IndexedDbSession(id);
+      const runner = new lib.Runner({ baseUrl: url, retries: 0 });
+      const agent = new lib.Agent({ name: 'A', model: 'm', autoTitle: true });
+      const failed = await runner.run(agent, 'Plan my week', { session: s }).then(() => 'answered', (e) => e.name);
+      const before = (await s.getInfo()).title;
+      const second = await (await runner.run(agent, 'Plan my week, please', { session: s })).background;
+      const third = await (await runner.run(agent, 'Thanks', { session: s })).background;
+      return { failed, before, second: second.title, third: third.title, final: (await s.getInfo()).title };
+    },
+    { id: fresh('first-failed') },
+  );
+  assert.equal(r.failed, 'ModelError');
+  assert.equal(r.before, 'Plan my week', 'the default title, from the first message');
+  assert.equal(r.second, 'Plans For The Week');
+  assert.equal(r.third, null, 'titled once');
+  assert.equal(r.final, 'Plans For The Week');
+  const titling = model.requests.filter((q) => /Write a title/.test(JSON.stringify(q.body)));
+  assert.equal(titling.length, 1);
+  assert.match(JSON.stringify(titling[0].body), /Plan my week[^,].*Plan my week, please/s, 'both turns are titled');
+});
+
 test('a chat deleted (or cleared) while its title and summary are written gets neither: it does not come back as an empty chat in the list', async () => {
   const id = fresh('gone');
   const run = (then) =>
@@ -386,6 +411,7 @@ test('a title request the server never answers fails after its timeout, and the 
     { text: 'A1' },
     { hang: true },
     { text: 'A2' },
+    { text: 'Tea In Oslo' },
     { text: '{"summary":"Ann likes tea and lives in Oslo.","topics":[]}' },
   );
   const r = await inPage(
@@ -411,14 +437,14 @@ test('a title request the server never answers fails after its timeout, and the 
     },
     { id: fresh('title-timeout') },
   );
-  assert.deepEqual(r.asked, [120000, 120000], 'the title and the summary request, two minutes each');
+  assert.deepEqual(r.asked, [120000, 120000, 120000], 'the title, the title again after the next turn, and the summary request, two minutes each');
   assert.equal(r.firstErrors.length, 1);
   assert.equal(r.firstErrors[0].name, 'ModelError');
   assert.equal(r.firstErrors[0].status, 0);
   assert.match(r.firstErrors[0].message, /no answer within 120 s to the request for a title or summary/);
   assert.equal(r.secondErrors, 0);
   assert.equal(r.secondSummary, 'Ann likes tea and lives in Oslo.');
-  assert.equal(r.title, 'I like tea.', 'the title stays the first message’s text');
+  assert.equal(r.title, 'Tea In Oslo', 'the title the first turn could not get is asked for after the next one');
   assert.equal(r.items, 4, 'both turns saved');
 });
 

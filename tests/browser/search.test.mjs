@@ -977,3 +977,32 @@ test('the demo marks in a hit’s snippet what the search matched: one character
     assert.deepEqual(marks, [marked].flat(), `${query} is marked`);
   }
 });
+
+test('applyHistoryMutations from an object that does not index tool calls keeps the tool rows it moves findable, as they were indexed (main and a session with branches)', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const out = {};
+    for (const branched of [false, true]) {
+      const dbName = `mutations-tools-${branched}-${Math.random()}`;
+      const id = 'chat';
+      const tools = new lib.IndexedDbSession(id, { dbName, userId: 'ann', index: { tools: true } });
+      const call = (q) => ({ type: 'function_call', callId: 'c1', name: 'lookup', arguments: JSON.stringify({ q }) });
+      await tools.addItems([
+        { role: 'user', content: 'look it up' },
+        call('zanzibar'),
+        call('zanzibar'),
+        { type: 'function_call_result', callId: 'c1', name: 'lookup', output: 'kilimanjaro facts' },
+        { role: 'assistant', content: 'done' },
+      ]);
+      if (branched) await new lib.IndexedDbSession(id, { dbName, userId: 'ann' }).createBranchFromTurn(1);
+      const find = async (query) => (await lib.searchSessions({ dbName, userId: 'ann', query })).filter((h) => h.branch === undefined).length;
+      const before = await find('kilimanjaro');
+      // The duplicate call removed: the rows after it move.
+      await new lib.IndexedDbSession(id, { dbName, userId: 'ann' }).applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: call('zanzibar island') }] });
+      const items = await tools.getItems();
+      out[branched ? 'branched' : 'main'] = { before, after: await find('kilimanjaro'), items: items.length };
+    }
+    return out;
+  });
+  for (const [name, o] of Object.entries(r)) assert.deepEqual(o, { before: 1, after: 1, items: 4 }, name);
+});

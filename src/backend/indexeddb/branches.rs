@@ -35,7 +35,8 @@ use crate::core::transaction::{check_whole_history, Outcome};
 use super::open::Connection;
 use super::ops::{finish, head_rows, read_record, summary_head, write_record, SeenView, Target};
 use super::record::{
-    all_of_session, damaged_items, has_terms, item_of, items_of, seq_of, turn_of, StoredRecord,
+    all_of_session, damaged_items, has_terms, indexed_with_tools, item_of, items_of, seq_of,
+    turn_of, StoredRecord,
 };
 use super::request::Sent as _;
 use super::tx::{listening, storage_error, Begin, Tx};
@@ -1061,33 +1062,39 @@ pub(super) async fn mutations_in(
         .tree
         .release(t.session_id, id, start + first as u64, turn_before)?;
     apply_release(tx, t, id, &release).await?;
-    // The items kept from `first` on, each with its row's creation time.
-    let (rest, created): (Vec<(JsValue, bool)>, Vec<JsValue>) = items
-        .into_iter()
-        .zip(&rows)
-        .skip(first)
-        .filter_map(|(item, row)| {
-            let item = item?;
-            let starts = item_facts(&item, 0, 0.0).starts_turn;
-            let created = js::get(row, "createdAt").unwrap_or_else(|_| now.into());
-            Some(((item, starts), created))
-        })
-        .unzip();
-    let starts: Vec<bool> = rest.iter().map(|(_, s)| *s).collect();
-    let placements = l.tree.append(t.session_id, id, &starts)?;
-    let messages = tx.store(MESSAGES_STORE)?;
-    let writer = super::record::RowWriter::at(
+    let mut writer = super::record::RowWriter::at(
         storage(t.session_id, id),
         now,
         t.indexer(l.record.user_id.as_deref()),
     );
-    for (((item, _), place), created) in rest.iter().zip(&placements).zip(&created) {
+    let tools = writer.index.tools;
+    // The items kept from `first` on: (item, whether it starts a turn, its row's creation time,
+    // whether it is indexed with its tool call's text: a replacement as this object indexes, a
+    // kept row as it was, as a repair keeps it).
+    let rest: Vec<(JsValue, bool, JsValue, bool)> = items
+        .into_iter()
+        .zip(&rows)
+        .zip(&replaced)
+        .skip(first)
+        .filter_map(|((item, row), &new)| {
+            let item = item?;
+            let starts = item_facts(&item, 0, 0.0).starts_turn;
+            let created = js::get(row, "createdAt").unwrap_or_else(|_| now.into());
+            let indexed = if new { tools } else { indexed_with_tools(row) };
+            Some((item, starts, created, indexed))
+        })
+        .collect();
+    let starts: Vec<bool> = rest.iter().map(|r| r.1).collect();
+    let placements = l.tree.append(t.session_id, id, &starts)?;
+    let messages = tx.store(MESSAGES_STORE)?;
+    for ((item, _, created, indexed), place) in rest.iter().zip(&placements) {
+        writer.index.tools = *indexed;
         let row = writer
             .row_created(place, item, created)
             .map_err(|e| tx.thrown(&e))?;
         messages.put(&row, None).map_err(|e| tx.fail(e))?;
     }
-    l.wrote(rest.iter().map(|(item, _)| item));
+    l.wrote(rest.iter().map(|r| &r.0));
     l.record.rewrote();
     l.save(tx, Some(now))
 }

@@ -51,6 +51,13 @@ impl Connection {
         self.stale.get()
     }
 
+    /// The pooled connection that replaced this one, where a call opened the database again
+    /// after the browser closed it under that call; none where nothing did (as after another
+    /// tab's upgrade or deletion of the database, until a call opens it again).
+    pub fn replacement(&self) -> Option<Rc<Connection>> {
+        pooled(&self.name).filter(|c| !c.is_stale())
+    }
+
     pub fn close(&self) {
         self.stale.set(true);
         self.raw.close();

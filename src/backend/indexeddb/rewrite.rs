@@ -27,8 +27,8 @@ use super::branches::add_usage_in;
 use super::open::Connection;
 use super::ops::{finish, newest_rows, read_record, rows_in, write_record, Target};
 use super::record::{
-    all_of_session, item_of, items_of, message_key, messages_between, rows_size, turn_of, Indexer,
-    RowWriter, StoredRecord,
+    all_of_session, indexed_with_tools, item_of, items_of, message_key, messages_between,
+    rows_size, turn_of, Indexer, RowWriter, StoredRecord,
 };
 use super::tx::{listening, Begin, Tx};
 
@@ -404,7 +404,8 @@ pub async fn apply_mutations(
                 .delete(message_key(t.session_id, stored[i].seq))
                 .map_err(|e| tx.fail(e))?;
         }
-        let writer = RowWriter::new(t.session_id, now, t.indexer(record.user_id.as_deref()));
+        let mut writer = RowWriter::new(t.session_id, now, t.indexer(record.user_id.as_deref()));
+        let tools = writer.index.tools;
         let mut placed: Vec<Option<crate::core::session::Placement>> = vec![None; items.len()];
         for &(i, place) in &plan.moves {
             placed[i] = Some(place);
@@ -425,6 +426,12 @@ pub async fn apply_mutations(
                     .map_err(|e| tx.fail(e))?;
             }
             let created = js::get(&rows[i], "createdAt").unwrap_or_else(|_| now.into());
+            // A replacement is indexed as this object indexes; a row that only moves keeps how
+            // it was indexed (with its tool call's text or not), as a repair keeps it.
+            writer.index.tools = match replaced[i] {
+                true => tools,
+                false => indexed_with_tools(&rows[i]),
+            };
             let row = writer
                 .row_created(&place, item, &created)
                 .map_err(|e| tx.thrown(&e))?;

@@ -4,6 +4,7 @@
 //! for rows written before it existed: a chunk per transaction, resumable.
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use idb::{KeyRange, Query, TransactionMode};
 use js_sys::{Array, Reflect};
@@ -431,8 +432,9 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
     if is_built(conn).await? {
         return Ok(progress);
     }
-    // Session id to owner, sorted by id: a list, since a hash map would bring its code into the
-    // main module (which starts this build when it opens an older database) for this one use.
+    // Session id to owner, sorted by id (of the chunk under way): a list, since a hash map would
+    // bring its code into the main module (which starts this build when it opens an older
+    // database) for this one use.
     let mut owners: Vec<(String, JsValue)> = Vec::new();
     let owner_at = |owners: &[(String, JsValue)], id: &str| {
         owners.binary_search_by(|(known, _)| known.as_str().cmp(id))
@@ -440,16 +442,23 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
     let mut first = true;
     // The `done` a listener heard last.
     let mut heard = None;
+    // The connection that replaced `conn` where a chunk found it closed by the browser (a lost
+    // storage process) and opened the database again.
+    let mut replaced: Option<Rc<Connection>> = None;
     loop {
         // A connection closed for another tab's upgrade or deletion of the database is not
         // opened again for the build (that would make a deleted database again): the next open
-        // goes on with it.
-        if conn.is_stale() {
-            return Err(SessionError::new(
-                SessionErrorCode::StorageError,
-                "building the search index: the database was closed for another tab",
-            ));
+        // goes on with it. One a call opened again goes on with that connection.
+        let current = replaced.as_deref().unwrap_or(conn);
+        if current.is_stale() {
+            replaced = Some(current.replacement().ok_or_else(|| {
+                SessionError::new(
+                    SessionErrorCode::StorageError,
+                    "building the search index: the database was closed for another tab",
+                )
+            })?);
         }
+        let conn = replaced.as_deref().unwrap_or(conn);
         let mut indexed_now = 0;
         let tx = Tx::begin(
             conn,
@@ -509,7 +518,10 @@ pub async fn build(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<
                     .reply()
                     .await
                     .map_err(|e| tx.fail(e))?;
-                // The owners of the sessions this chunk holds, read once per build.
+                // The owners of the sessions this chunk holds, read in its transaction: a
+                // session deleted and made again under another owner between two chunks has its
+                // rows indexed under the owner it has then.
+                owners.clear();
                 let mut unknown = Vec::new();
                 for row in &rows {
                     let key = js::get(row, "sessionId").unwrap_or(JsValue::UNDEFINED);

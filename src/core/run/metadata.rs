@@ -54,9 +54,15 @@ pub fn summary_due(every: Option<u64>, turn_count: u64) -> bool {
     matches!(every, Some(n) if n > 0 && turn_count > 0 && turn_count.is_multiple_of(n))
 }
 
-/// Whether a title is due: after the first turn, when asked.
+/// The turns after which a title is still made where the session has none but its default: a
+/// first run that ended without an answer (stopped, failed) did no work after it.
+pub const TITLE_TURNS: u64 = 3;
+
+/// Whether a title may be due, when asked: after the first turn, or one of the first
+/// [`TITLE_TURNS`] while the title is still the default one (which the caller checks against
+/// the session's first turn, [`title_untouched`]).
 pub fn title_due(auto_title: bool, turn_count: u64) -> bool {
-    auto_title && turn_count == 1
+    auto_title && (1..=TITLE_TURNS).contains(&turn_count)
 }
 
 /// Whether a title read before asking the model for one is a title no one chose: none, or the
@@ -220,7 +226,8 @@ mod tests {
         assert!(summary_due(Some(1), 1) && summary_due(Some(1), 7));
         assert!(!summary_due(Some(3), 2) && summary_due(Some(3), 3) && summary_due(Some(3), 6));
         assert!(!summary_due(None, 3) && !summary_due(Some(0), 3) && !summary_due(Some(2), 0));
-        assert!(title_due(true, 1) && !title_due(true, 2) && !title_due(false, 1));
+        assert!(title_due(true, 1) && title_due(true, 3) && !title_due(true, 4));
+        assert!(!title_due(false, 1) && !title_due(true, 0));
     }
 
     #[test]

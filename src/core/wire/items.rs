@@ -196,7 +196,7 @@ pub(super) fn strings(fields: &[(&str, &str)]) -> Obj {
 }
 
 /// An object of one string field.
-fn one(key: &str, v: &str) -> Value {
+pub(crate) fn one(key: &str, v: &str) -> Value {
     Value::Object(strings(&[(key, v)]))
 }
 
