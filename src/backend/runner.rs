@@ -865,6 +865,10 @@ impl Run<'_> {
                 None => waiting.push(call),
             }
         }
+        // Stopped while the last call was decided (an async `needsApproval`): no tool starts.
+        if let Some(reason) = aborted(self.options.signal.as_ref()) {
+            return Err(RunError::Aborted(reason));
+        }
         if !self.options.server.is_used() {
             let ids: Vec<String> = ignored
                 .iter()
@@ -1475,9 +1479,16 @@ pub async fn run(
             // The calls the model answered were paid for, whatever stopped the run after them
             // (a failed or aborted call, a callback that threw): their usage goes to the turn
             // the run saved, unless the session refused a save (another tab wrote: the newest
-            // turn may be that tab's).
+            // turn may be that tab's). A run stopped after its tools ran saves their calls and
+            // outputs too, as the SDK does: the next turn's model knows what they did (a booking
+            // made, a mail sent) instead of doing it again.
             if !r.save_refused.get() {
-                r.store_usage(&mut state).await;
+                if let RunError::Aborted(_) = error {
+                    state.drop_final_answer();
+                    let _ = r.save_last(&mut state).await;
+                } else {
+                    r.store_usage(&mut state).await;
+                }
             }
             Err(RunFailure {
                 error,

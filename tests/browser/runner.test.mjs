@@ -632,6 +632,57 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r.history, ['go', 'again', 'once more', text], 'the questions, and only the answer read to its end');
     });
 
+    test('a run stopped while its tool runs saves the call and its output (the next turn knows the tool ran), not an answer; resumed from error.state, nothing is saved twice', async () => {
+      model.script({ calls: [{ name: 'book', arguments: { table: 4 }, id: 'call_b' }] }, { text: 'Booked.' });
+      const id = fresh('stopped-tool');
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const controller = new AbortController();
+          const booked = [];
+          const book = async ({ table }) => {
+            controller.abort(); // the user presses Stop while the booking is made
+            await new Promise((ok) => setTimeout(ok, 50));
+            booked.push(table);
+            return 'booked';
+          };
+          const agent = new lib.Agent({ name: 'A', model: 'm', tools: [{ name: 'book', execute: book }] });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const session = new lib.IndexedDbSession(id);
+          const error = await runner.run(agent, 'Book a table', { session, signal: controller.signal }).then(() => null, (e) => e);
+          const kinds = async () => (await session.getItems()).map((i) => `${i.type ?? 'message'}:${i.role ?? ''}`);
+          const stored = await kinds();
+          const resumed = await runner.run(agent, error.state, { session });
+          return { name: error.name, booked, stored, after: await kinds(), final: resumed.finalOutput };
+        },
+        { api, id },
+      );
+      assert.equal(r.name, 'AbortError');
+      assert.deepEqual(r.booked, [4]);
+      assert.deepEqual(r.stored, ['message:user', 'function_call:', 'function_call_result:']);
+      assert.deepEqual(r.after, ['message:user', 'function_call:', 'function_call_result:', 'message:assistant']);
+      assert.equal(r.final, 'Booked.');
+    });
+
+    test('a run stopped while its last tool call is decided (an async needsApproval) starts no tool', async () => {
+      model.script({ calls: [{ name: 'book', arguments: {}, id: 'call_c' }] });
+      const r = await inPage(
+        async ({ url, api }) => {
+          const controller = new AbortController();
+          let ran = false;
+          const tool = {
+            name: 'book',
+            needsApproval: async () => (controller.abort(), await new Promise((ok) => setTimeout(ok, 20)), false),
+            execute: () => ((ran = true), 'booked'),
+          };
+          const agent = new lib.Agent({ name: 'A', model: 'm', tools: [tool] });
+          const error = await new lib.Runner({ baseUrl: url, api }).run(agent, 'Book', { signal: controller.signal }).then(() => null, (e) => e);
+          return { name: error?.name, ran };
+        },
+        { api },
+      );
+      assert.deepEqual(r, { name: 'AbortError', ran: false });
+    });
+
     test('an abort while an error body is being read is an AbortError, not a ModelError', async () => {
       model.script({ error: 500, bodyHangs: true });
       const r = await inPage(
