@@ -172,14 +172,23 @@ export function deleteChat() {
     setStatus('The chat was kept.');
     return;
   }
+  // The chat as it was shown when the user said yes: one another tab wrote to since is kept.
+  const shown = state.info?.updatedAt;
   return busy(async () => {
     const id = state.sessionId;
+    const branch = state.branch;
     // Closed only once nothing writes to it any more: a summary written after the delete would
     // bring the chat back.
     await settleOpenChat();
     await closeChat();
-    await deleteSession(id, { dbName: DB_NAME });
+    const guard = typeof shown === 'number' ? { expectedUpdatedAt: shown } : {};
+    const removed = await deleteSession(id, { dbName: DB_NAME, ...guard });
     const list = await listChats();
+    if (!removed && list.some((c) => c.sessionId === id)) {
+      await openChat(id, null, branch);
+      setStatus('The chat was kept: another tab wrote to it after you asked to delete it. Read it, then delete it again to remove it.');
+      return;
+    }
     // The next chat opens on the branch it was last on, as after a reload.
     await openChat(list.length ? list[0].sessionId : newId(), null, list[0]?.currentBranch);
     setStatus('Chat deleted.');

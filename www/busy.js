@@ -4,7 +4,7 @@
 // tab (live.js) between actions, holding no control up: an action started meanwhile waits for it.
 // `afterEach` adds what is to be done each time the view has been read (live.js: following the
 // chat and the user shown now).
-import { openVersion, state } from './state.js';
+import { lockedOut, openVersion, state } from './state.js';
 import { refresh } from './chats.js';
 import { el, hideError, openEditor, showError, updateControls } from './view.js';
 
@@ -58,8 +58,10 @@ function refocus(focused) {
       : sessionId && el.sessionList.querySelector(`button[data-session-id="${CSS.escape(sessionId)}"]`);
   if (target && !target.disabled && target.getClientRects().length) target.focus({ preventScroll: true });
   // The action disabled or hid its own button (Clear, the last Undo, locking): the message box
-  // takes the keyboard rather than the page's start.
+  // takes the keyboard rather than the page's start, or the passphrase box where the user is
+  // locked now (a locked backup restored, a lock made in another tab).
   else if (!el.input.disabled && el.input.getClientRects().length) el.input.focus({ preventScroll: true });
+  else if (lockedOut() && el.unlockPassphrase.getClientRects().length) el.unlockPassphrase.focus({ preventScroll: true });
 }
 
 /** Runs `fn`, which reads the view again for a change made in another tab (it writes nothing),

@@ -60,6 +60,7 @@ export async function regenerate(turn, text) {
       unsent = true;
       throw e;
     }
+    const previous = state.branch;
     state.branch = branch;
     // What the new branch shows: everything before the edited message.
     const items = await session.getItems();
@@ -68,7 +69,18 @@ export async function regenerate(turn, text) {
     state.agent = activeAgentOf(items);
     renderAgent(state.agent);
     renderMessages(items);
-    await exchange(text, `Saved on a new branch, “${branch}”; the earlier version is kept (‹ › on your message switches).`);
+    try {
+      await exchange(text, `Saved on a new branch, “${branch}”; the earlier version is kept (‹ › on your message switches).`, () => (unsent = true));
+    } finally {
+      // Nothing was saved (stopped while another tab's reply held the chat, storage full): the
+      // chat goes back to the version it was on, without the branch made for the edit, which
+      // stays open with its text.
+      if (unsent) {
+        await session.switchBranch(previous);
+        state.branch = previous;
+        await session.deleteBranch(branch);
+      }
+    }
   });
   // Nothing was sent: the edit stays open, with what was typed, to be sent once what failed (the
   // settings, storage) is fixed.
@@ -94,7 +106,7 @@ async function heldElsewhere(session) {
 /** Streams the reply to `text` into the page and saves both in the open chat's session. The
  * agent that answered last in the chat answers; when it hands off to the other one, the header
  * and the reply show it at once. */
-async function exchange(text, saved) {
+async function exchange(text, saved, unsaved = putBack) {
   const { runner } = model();
   const agent = nextAgent();
   let session;
@@ -104,12 +116,15 @@ async function exchange(text, saved) {
   updateControls();
   // Whether the run got the chat (its `agent_start`): a run stopped before never saved anything.
   let started = false;
-  /** Whether the question is the chat's newest item: the run saved it (once it had the chat). */
+  /** Whether the question is the chat's newest message, with nothing after it but the calls and
+   * outputs of tools (and handoffs) that a run stopped after they ran saves: the run saved it
+   * (once it had the chat). */
   const questionSaved = async () => {
     if (!started || !session) return false;
     try {
-      const [last] = await session.getItems(1);
-      return Boolean(last && isUserMessage(last) && contentText(last.content) === text);
+      const newest = await session.getItems(50);
+      const at = newest.findLastIndex(isUserMessage);
+      return at >= 0 && contentText(newest[at].content) === text && newest.slice(at + 1).every((i) => i.role === undefined);
     } catch {
       return false;
     }
@@ -143,7 +158,7 @@ async function exchange(text, saved) {
         setStatus('Stopped. The unfinished answer was not saved; your message was.');
       } else {
         // Stopped while another tab's reply held the chat: nothing was saved.
-        putBack(text);
+        unsaved(text);
         setStatus('Stopped before your message was saved; it is back in the input box.');
       }
     } else if (await questionSaved()) {
@@ -153,7 +168,7 @@ async function exchange(text, saved) {
       throw e;
     } else {
       // Nothing was saved (storage full, the database out of reach): the message is not lost.
-      putBack(text);
+      unsaved(text);
       setStatus('Your message was not saved; it is back in the input box.');
       throw e;
     }

@@ -70,12 +70,14 @@ function wire() {
     el.rename.focus();
   };
   el.renameCancel.addEventListener('click', cancelRename);
+  // Escape in a box closes the box (which writes nothing), also while a reply is written: it
+  // never reaches the page's Escape, which stops the reply.
+  const closable = () => !state.busy || state.controller;
   el.renameInput.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape' && !state.busy) {
-      e.preventDefault();
-      e.stopPropagation();
-      cancelRename();
-    }
+    if (e.key !== 'Escape') return;
+    e.preventDefault();
+    e.stopPropagation();
+    if (closable()) cancelRename();
   });
 
   // Your messages: Edit opens a box in the message's place (Enter or "Send edit" sends the edited
@@ -116,10 +118,10 @@ function wire() {
     if (e.key === 'Enter' && !e.shiftKey && !composing(e)) {
       e.preventDefault();
       form.requestSubmit();
-    } else if (e.key === 'Escape' && !state.busy) {
+    } else if (e.key === 'Escape') {
       e.preventDefault();
       e.stopPropagation();
-      cancelEdit();
+      if (closable()) cancelEdit();
     }
   });
 
@@ -282,8 +284,10 @@ function wire() {
     await lockChats(el.lockPassphrase.value, el.lockConfirm.value, el.lockRemember.checked);
   });
   el.lockForm.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape' && !state.busy) {
-      e.preventDefault();
+    if (e.key !== 'Escape') return;
+    e.preventDefault();
+    e.stopPropagation();
+    if (closable()) {
       closeLockForm();
       el.lockOpen.focus();
     }

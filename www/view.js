@@ -100,10 +100,11 @@ export const el = {
 };
 
 /** Gives the message box the keyboard after a reply, unless the person went on elsewhere while
- * it ran (typing a search, an API key): their typing stays where it is, and Enter there does
- * not send it to the model. */
+ * it ran (typing a search, an API key, an edit of a message): their typing stays where it is,
+ * and Enter there does not send it to the model. */
 export function focusInput() {
   const at = document.activeElement;
+  if (at?.closest?.('.msg-editor')) return;
   if (!at || at === document.body || el.composer.contains(at) || el.messages.contains(at)) el.input.focus();
 }
 
@@ -191,6 +192,9 @@ export function renderSettings({ keyDropped = false, elsewhere = false } = {}) {
   fill(el.apiKey, state.apiKey);
   fill(el.history, turns > 0 ? 'turns' : 'all');
   if (turns > 0) fill(el.historyTurns, String(turns));
+  // (Not filled yet: what it shows counts as filled, so that a number chosen in another tab
+  // fills it, rather than being taken for one typed here.)
+  else if (!filled.has(el.historyTurns)) filled.set(el.historyTurns, el.historyTurns.value);
   fill(el.summaries, summaries, 'checked');
   syncHistoryTurns();
   const source = baseUrl

@@ -237,6 +237,8 @@ struct Run<'a> {
     /// The agent answering now, and its JS `Agent`.
     current: RefCell<(Rc<AgentSpec>, JsValue)>,
     options: &'a RunOptions,
+    /// The conversation the server keeps: the options', else (resumed) the state's.
+    server: ServerConversation,
     /// Receives each event: a streamed run's, and the lifecycle events `runner.on` listens to.
     on_event: Option<&'a Function>,
     /// The agent's metadata options with the run's over them.
@@ -529,7 +531,7 @@ impl Run<'_> {
                 ),
             ))
         })?;
-        let (input, previous) = state.next_request(&self.options.server);
+        let (input, previous) = state.next_request(&self.server);
         let mut tools: Vec<ToolSpec> = agent.tools.iter().map(|t| t.spec.clone()).collect();
         tools.extend(agent.handoffs.borrow().iter().map(|h| h.tool.clone()));
         // (An agent handed off to is checked here; the first, before anything is saved.)
@@ -568,7 +570,7 @@ impl Run<'_> {
                 input: &input,
                 stream: self.options.stream,
                 previous_response_id: previous.as_deref(),
-                conversation_id: self.options.server.conversation_id.as_deref(),
+                conversation_id: self.server.conversation_id.as_deref(),
                 output_type: agent.output_type.as_ref(),
             },
         );
@@ -592,7 +594,7 @@ impl Run<'_> {
             .iter()
             .map(|h| h.tool.name.clone())
             .collect();
-        let dropping = !self.options.server.is_used();
+        let dropping = !self.server.is_used();
         let mut output = output;
         if dropping {
             unique_call_ids(&mut output.items, &state.run_id, state.turns);
@@ -869,7 +871,7 @@ impl Run<'_> {
         if let Some(reason) = aborted(self.options.signal.as_ref()) {
             return Err(RunError::Aborted(reason));
         }
-        if !self.options.server.is_used() {
+        if !self.server.is_used() {
             let ids: Vec<String> = ignored
                 .iter()
                 .filter_map(|c| call_id(c).map(str::to_string))
@@ -920,6 +922,11 @@ impl Run<'_> {
             return Ok((waiting, ran_approved));
         }
         if let Some((call, h)) = handoff {
+            // The outputs of approved calls are saved before the handoff's filter runs (it may
+            // fail): a retry must never run them again.
+            if ran_approved {
+                self.save(state, false).await?;
+            }
             self.hand_off(state, &call, &h).await?;
         } else if let Some(output) = self.stopping_output(state, &agent) {
             state.finish_with(output);
@@ -1372,8 +1379,17 @@ pub async fn run(
     options: &RunOptions,
     on_event: Option<&Function>,
 ) -> Result<RunOutcome, RunFailure> {
-    options
-        .server
+    // A run resumed from a state that began in a conversation the server keeps goes on in it,
+    // unless this call names one: the SDK's approval loop (`run(agent, result.state)`) does not
+    // name it again, and a call sent outside it would leave its tool call unanswered there.
+    let server = match &input {
+        RunInput::Resume(s) if !options.server.is_used() => ServerConversation {
+            conversation_id: s.conversation_id.clone(),
+            previous_response_id: s.previous_response_id.clone(),
+        },
+        _ => options.server.clone(),
+    };
+    server
         .check(options.session.is_some(), client.api)
         .map_err(|e| RunFailure::before_start(RunError::Usage(e)))?;
     let metadata = agent.metadata.over(options.metadata);
@@ -1392,6 +1408,7 @@ pub async fn run(
         metadata,
         summary,
         session_state: RefCell::new(session_state),
+        server,
         save_refused: Default::default(),
         found_saved: Default::default(),
     };
@@ -1422,6 +1439,8 @@ pub async fn run(
             state
         }
     };
+    state.conversation_id = r.server.conversation_id.clone();
+    state.previous_response_id = r.server.previous_response_id.clone();
     state.ensure_run_id(|| match js::random_bytes() {
         Ok(bytes) => uuid_v4(bytes),
         Err(_) => format!("run-{}", js::number_text(js::now())),

@@ -62,7 +62,7 @@ async function openTab(context) {
   page.on('request', (r) => page.requests.push(r.url()));
   // Dialogs are answered as `answerDialog` said; any other dialog is an error (and dismissed).
   page.dialogAnswers = [];
-  page.on('dialog', (d) => {
+  page.on('dialog', async (d) => {
     const answer = page.dialogAnswers.shift();
     if (!answer) {
       page.errors.push(`unexpected dialog: ${d.message()}`);
@@ -70,6 +70,8 @@ async function openTab(context) {
       return;
     }
     answer.seen({ type: d.type(), message: d.message() });
+    // What happens elsewhere (another tab) while the dialog is open.
+    await answer.meanwhile?.();
     if (answer.accept) d.accept();
     else d.dismiss();
   });
@@ -78,10 +80,10 @@ async function openTab(context) {
   return page;
 }
 
-/** Answers the page's next dialog (accepts it, or dismisses it); resolves to `{ type, message }`
- * once it has been shown. */
-function answerDialog(page, accept) {
-  return new Promise((seen) => page.dialogAnswers.push({ accept, seen }));
+/** Answers the page's next dialog (accepts it, or dismisses it, after `meanwhile()` when given);
+ * resolves to `{ type, message }` once it has been shown. */
+function answerDialog(page, accept, meanwhile) {
+  return new Promise((seen) => page.dialogAnswers.push({ accept, seen, meanwhile }));
 }
 
 async function ready(page) {
@@ -1696,6 +1698,105 @@ test('Stop while another tab holds the chat: nothing was saved, and the message 
     assert.equal((await itemsOf(page, 'Guest', id)).length, 2, 'nothing was saved');
     assert.equal(await page.isDisabled('#stop'), true, 'nothing left to stop');
     assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('Stop on an edit sent while another tab holds the chat: the chat stays on its version, no branch is left behind, and the edit is open again with its text', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    const id = await currentSessionId(page);
+    const original = await rendered(page);
+    const other = await openTab(context);
+    await other.evaluate(async ({ id }) => {
+      const { sessionLockName } = await import('./lib.js');
+      await new Promise((held) => {
+        navigator.locks.request(sessionLockName('agent-sessions-demo', id), () => {
+          held();
+          return new Promise(() => {});
+        });
+      });
+    }, { id });
+    await page.click('#messages .msg[data-turn="1"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'my hobby is go');
+    await page.press('#messages .msg-editor textarea', 'Enter');
+    await page.waitForFunction(() => /Waiting for the reply being written in another tab/.test(document.getElementById('status').textContent), null, { timeout: 10000 });
+    await page.click('#stop');
+    await idle(page);
+    assert.deepEqual(await rendered(page), original, 'the version the chat was on');
+    assert.equal(await page.inputValue('#messages .msg-editor textarea'), 'my hobby is go', 'the edit is open again');
+    assert.equal(await page.inputValue('#input'), '', 'not moved to the message box');
+    const branches = await lib(page, async ({ lib, dbName, id }) => (await new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).listBranches()).map((b) => b.branchId), { id });
+    assert.deepEqual(branches, ['main']);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('an edit box open while a reply streams: Escape there closes the box and leaves the reply running, and typing there keeps the keyboard when the reply ends', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    await page.click('#messages .msg[data-turn="1"] .msg-edit');
+    await page.fill('#input', 'tell me a story');
+    await page.press('#input', 'Enter');
+    await page.waitForSelector('#messages .msg.streaming');
+    await page.focus('#messages .msg-editor textarea');
+    await page.keyboard.type(' and go');
+    await idle(page);
+    assert.equal(await page.evaluate(() => document.activeElement.closest('.msg-editor') !== null), true, 'the edit box kept the keyboard');
+    assert.match(await lastAssistant(page), /The end\./);
+    await page.fill('#input', 'tell me a story');
+    await page.press('#input', 'Enter');
+    await page.waitForSelector('#messages .msg.streaming');
+    await page.focus('#messages .msg-editor textarea');
+    await page.keyboard.press('Escape');
+    assert.equal(await page.locator('#messages .msg-editor').count(), 0, 'the box closed');
+    await idle(page);
+    assert.match(await lastAssistant(page), /The end\./, 'the reply was not stopped');
+    assert.doesNotMatch(await page.textContent('#status'), /Stopped/);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('Delete chat keeps a chat another tab wrote to while the confirmation was open, and says so; the settings’ number of turns chosen in another tab shows here', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'the door code is 4411');
+    const id = await currentSessionId(page);
+    const other = await openTab(context);
+    const deleting = answerDialog(page, true, () =>
+      lib(other, async ({ lib, dbName, id }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).addItems([{ role: 'user', content: 'and the alarm code is 9902' }]), { id }),
+    );
+    await page.click('#delete-chat');
+    await deleting;
+    await idle(page);
+    assert.match(await page.textContent('#status'), /The chat was kept: another tab wrote to it/);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 3, 'nothing was deleted');
+    assert.equal(await currentSessionId(page), id, 'the chat is still open');
+    assert.match((await rendered(page)).at(-1).text, /alarm code is 9902/, 'showing what the other tab wrote');
+    // Asked again, now that it shows everything: deleted.
+    const again = answerDialog(page, true);
+    await page.click('#delete-chat');
+    await again;
+    await idle(page);
+    assert.match(await page.textContent('#status'), /Chat deleted/);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 0);
+
+    // History "All" here; the other tab chooses the newest 5 turns.
+    assert.equal(await page.inputValue('#set-history'), 'all');
+    await other.click('#settings summary');
+    await other.selectOption('#set-history', 'turns');
+    await other.fill('#set-history-turns', '5');
+    await other.click('#save-settings');
+    await until(page, () => document.getElementById('set-history').value === 'turns');
+    assert.equal(await page.inputValue('#set-history-turns'), '5');
+    assert.deepEqual([...page.errors, ...other.errors], []);
   } finally {
     await context.close();
   }

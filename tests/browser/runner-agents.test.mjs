@@ -869,6 +869,40 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.deepEqual(r.types, ['message', 'function_call', 'function_call_result', 'message'], 'the handoff output saved once');
   });
 
+  test('an approved call answered beside a handoff whose filter fails is saved before the filter runs: the pending state resumed again does not run it twice', async () => {
+    model.script({ calls: [{ id: 'm', name: 'send_email', arguments: { to: 'ada' } }, { id: 'h', name: 'transfer_to_B', arguments: {} }] }, { text: 'B here' });
+    const id = fresh('approved-then-filter');
+    const r = await inPage(
+      async ({ url, id }) => {
+        let calls = 0;
+        const sent = [];
+        const b = new lib.Agent({ name: 'B', model: 'b' });
+        const a = new lib.Agent({
+          name: 'A',
+          model: 'a',
+          tools: [{ name: 'send_email', needsApproval: () => true, execute: ({ to }) => (sent.push(to), 'sent') }],
+          handoffs: [{ agent: b, inputFilter: (data) => { if (++calls === 1) throw new Error('filter failed'); return data; } }],
+        });
+        const runner = new lib.Runner({ baseUrl: url });
+        const session = new lib.IndexedDbSession(id);
+        const paused = await runner.run(a, 'mail Ada, then pass me to B', { session });
+        const kept = paused.state.toString();
+        paused.state.approve(paused.interruptions[0]);
+        const failed = await runner.run(a, paused.state, { session }).then(() => 'resolved', (e) => e.message);
+        // The pending state, kept before, approved and resumed again (a reload, a retry).
+        const again = lib.RunState.fromString(a, kept);
+        again.approve(again.getInterruptions()[0]);
+        const resumed = await runner.run(a, again, { session });
+        return { failed, sent, finalOutput: resumed.finalOutput, outputs: (await session.getItems()).filter((i) => i.type === 'function_call_result').map((i) => i.callId) };
+      },
+      { id },
+    );
+    assert.equal(r.failed, 'filter failed');
+    assert.deepEqual(r.sent, ['ada'], 'the email was sent once');
+    assert.equal(r.finalOutput, 'B here');
+    assert.deepEqual(r.outputs, ['m', 'h'], 'each output saved once');
+  });
+
   test('pastSessions holds for an agent reached by a handoff, and the run still names the agents the app made', async () => {
     model.script({ calls: [{ id: 'h', name: 'transfer_to_Memory', arguments: {} }] }, { text: 'I remember' });
     const id = fresh('past-handoff');

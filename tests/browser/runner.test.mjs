@@ -946,6 +946,38 @@ describe('runner: server-side conversation state (Responses API)', () => {
   });
 });
 
+describe('runner: approvals in a conversation the server keeps', () => {
+  test('a run paused for approval in a conversation (or a chain of responses) goes on in it when resumed without naming it again, also from its string after a reload', async () => {
+    model.script(
+      { calls: [{ name: 'send_email', arguments: { to: 'ada' }, id: 'call_m' }] },
+      { text: 'Sent.' },
+      { calls: [{ name: 'send_email', arguments: { to: 'bob' }, id: 'call_n' }] },
+      { text: 'Sent too.' },
+    );
+    const r = await inPage(async ({ url }) => {
+      const sent = [];
+      const agent = new lib.Agent({ name: 'Mailer', model: 'm', tools: [{ name: 'send_email', needsApproval: () => true, execute: ({ to }) => (sent.push(to), 'sent') }] });
+      const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+      // The SDK's approval loop: approve, then run the state again.
+      const first = await runner.run(agent, 'Email Ada', { conversationId: 'conv_9' });
+      first.state.approve(first.interruptions[0]);
+      const done = await runner.run(agent, first.state);
+      // A chain of responses, resumed from the state's string (a reload in between).
+      const second = await runner.run(agent, 'Email Bob', { previousResponseId: 'resp_before' });
+      const restored = await lib.RunState.fromString(agent, second.state.toString());
+      restored.approve(restored.getInterruptions()[0]);
+      const again = await runner.run(agent, restored);
+      return { sent, done: done.finalOutput, again: again.finalOutput };
+    });
+    const [, resumed, , chained] = model.requests.map((q) => q.body);
+    assert.deepEqual(r, { sent: ['ada', 'bob'], done: 'Sent.', again: 'Sent too.' });
+    assert.equal(resumed.conversation, 'conv_9', 'the tool output goes to the conversation');
+    assert.deepEqual(resumed.input, [{ type: 'function_call_output', call_id: 'call_m', output: 'sent', status: 'completed' }]);
+    assert.equal(chained.previous_response_id, 'resp_3', 'chained on the response that asked');
+    assert.deepEqual(chained.input, [{ type: 'function_call_output', call_id: 'call_n', output: 'sent', status: 'completed' }]);
+  });
+});
+
 describe('runner: arguments and custom sessions', () => {
   test('a session written in plain JS works, and bad arguments are RunnerErrors', async () => {
     model.script({ text: 'hello from the model' });

@@ -75,6 +75,12 @@ pub struct RunState {
     #[cfg_attr(test, serde(default))]
     pub usage_stored: Usage,
     pub last_response_id: Option<String>,
+    /// The conversation the server keeps, where the run began in one (`conversationId`,
+    /// `previousResponseId`): a resumed run goes on in it without being told again.
+    #[cfg_attr(test, serde(default))]
+    pub conversation_id: Option<String>,
+    #[cfg_attr(test, serde(default))]
+    pub previous_response_id: Option<String>,
     pub final_output: Option<String>,
     /// Approval decisions by call id.
     pub decisions: Decisions,
@@ -287,6 +293,8 @@ impl RunState {
             usage: Usage::default(),
             usage_stored: Usage::default(),
             last_response_id: None,
+            conversation_id: None,
+            previous_response_id: None,
             final_output: None,
             decisions: Decisions::default(),
             run_id: String::new(),

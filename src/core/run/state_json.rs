@@ -89,6 +89,8 @@ pub fn to_json(s: &RunState) -> String {
     write_usage(o.key("usage"), &s.usage);
     write_usage(o.key("usageStored"), &s.usage_stored);
     o.string("lastResponseId", s.last_response_id.as_deref());
+    o.string("conversationId", s.conversation_id.as_deref());
+    o.string("previousResponseId", s.previous_response_id.as_deref());
     o.string("finalOutput", s.final_output.as_deref());
     let decisions = o.key("decisions");
     let mut d = Object::new(decisions);
@@ -287,6 +289,8 @@ pub fn from_value(value: Value) -> Result<RunState> {
             .defaulted("usageStored")
             .map_or(Ok(Usage::default()), usage)?,
         last_response_id: f.optional_string("lastResponseId")?,
+        conversation_id: f.optional_string("conversationId")?,
+        previous_response_id: f.optional_string("previousResponseId")?,
         final_output: f.optional_string("finalOutput")?,
         decisions,
         run_id: f
@@ -337,6 +341,8 @@ mod tests {
             total_tokens: 6,
         };
         full.last_response_id = Some("resp_1".into());
+        full.conversation_id = Some("conv_1".into());
+        full.previous_response_id = Some("resp_0".into());
         full.final_output = Some("done".into());
         // Out of id order, and one replaced: written in id order, the last decision kept.
         full.decisions.insert("e".into(), Decision::Approved);
