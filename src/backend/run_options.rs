@@ -549,6 +549,7 @@ fn parse_tool(value: &JsValue, what: &str) -> Result<Tool> {
         },
         execute,
         needs_approval,
+        error_function: opt_function(&o, "errorFunction", what, C)?,
         object: value.clone(),
     })
 }

@@ -40,6 +40,8 @@ pub struct Tool {
     pub execute: js_sys::Function,
     /// `needsApproval`: absent/false, true, or `(context, args, callId) => boolean | Promise`.
     pub needs_approval: JsValue,
+    /// `errorFunction(context, error)`: what the model is told when `execute` throws.
+    pub error_function: Option<js_sys::Function>,
     pub object: JsValue,
 }
 
@@ -258,6 +260,9 @@ struct Run<'a> {
 /// The output of a handoff call the run does not take, where the server keeps the
 /// conversation (the SDK's words).
 const MULTIPLE_HANDOFFS: &str = "Multiple handoffs detected, ignoring this one.";
+
+/// What the model is told of a tool that threw, without an `errorFunction` (the SDK's words).
+const TOOL_FAILED: &str = "An error occurred while running the tool. Please try again.";
 
 /// A tool call of one model response on its way to an output.
 enum Answer {
@@ -670,7 +675,7 @@ impl Run<'_> {
     }
 
     /// What a started tool gives the model, once it settled.
-    async fn tool_output(started: Result<Settling, JsValue>) -> String {
+    async fn tool_output(&self, tool: &Tool, started: Result<Settling, JsValue>) -> String {
         let result = match started {
             Ok(r) => r.value().await.map_err(Unresolved::into_value),
             Err(e) => Err(e),
@@ -686,10 +691,19 @@ impl Run<'_> {
                 .unwrap_or_else(|| {
                     format!("The tool returned {}, which is not JSON.", describe(&v))
                 }),
-            Err(e) => format!(
-                "An error occurred while running the tool. Please try again. Error: {}",
-                error_text(&e)
-            ),
+            // As the SDK 0.20 does: a fixed message, the error itself (a URL with a token, a
+            // user's data) is neither sent to the model nor saved, unless the tool's
+            // `errorFunction` says what to tell the model.
+            Err(e) => {
+                let told = match &tool.error_function {
+                    Some(f) => match f.call2(&tool.object, &self.options.context, &e) {
+                        Ok(v) => resolve_value(v).await.ok().and_then(|v| v.as_string()),
+                        Err(_) => None,
+                    },
+                    None => None,
+                };
+                told.unwrap_or_else(|| TOOL_FAILED.to_string())
+            }
         }
     }
 
@@ -903,7 +917,7 @@ impl Run<'_> {
             let output = match started {
                 Started::Ready(text) => text,
                 Started::Tool(index, started) => {
-                    let output = Self::tool_output(started).await;
+                    let output = self.tool_output(&agent.tools[index], started).await;
                     self.emit(
                         "tool_end",
                         &[

@@ -126,8 +126,14 @@ export interface FunctionTool<TArgs = { [key: string]: unknown }, TContext = unk
    * such to the Responses API, which would otherwise make the tool strict. */
   strict?: boolean;
   /** Runs the tool. A string result is sent to the model as is, anything else as JSON. A throw
-   * is reported to the model as the tool's output and the run goes on. */
+   * is reported to the model as the tool's output and the run goes on: the SDK's fixed message
+   * ("An error occurred while running the tool. Please try again."), or what `errorFunction`
+   * returns. */
   execute(args: TArgs, context: TContext, details: ToolCallDetails): unknown;
+  /** What the model is told (and the session keeps) when `execute` throws, as in the SDK; the
+   * error itself is never sent unless this returns it. One that throws gives the fixed message.
+   * (Written as a method type, as `needsApproval` is.) */
+  errorFunction?: { tell(context: TContext, error: unknown): string | Promise<string> }['tell'];
   /** Pause the run for a human decision before the tool runs: always, or when this says so.
    * (Written as a method type so tools with specific argument types fit `AgentOptions.tools`.) */
   needsApproval?:

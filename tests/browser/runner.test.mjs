@@ -135,7 +135,8 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(out1.callId, call1.callId);
       assert.equal(out2.callId, call2.callId);
       assert.deepEqual(out1.output, { type: 'text', text: '{"city":"Paris","sky":"sunny"}' });
-      assert.match(out2.output.text, /An error occurred while running the tool.*kaboom/);
+      // As the SDK 0.20 says it: the error itself is neither sent nor saved.
+      assert.equal(out2.output.text, 'An error occurred while running the tool. Please try again.');
       assert.deepEqual(r.newItems, r.history.slice(1));
       assert.deepEqual(r.resultHistory, [...r.input, ...r.newItems], 'the SDK’s history: input, then what the run made');
       // The second request carries the calls and their outputs in the API's own shape.
@@ -630,6 +631,33 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r.left, { result: 'AbortError', completed: 'resolved', cancelled: true, error: null, aborted: false });
       assert.deepEqual(r.whole, [text, false]);
       assert.deepEqual(r.history, ['go', 'again', 'once more', text], 'the questions, and only the answer read to its end');
+    });
+
+    test('a tool that throws tells the model what its errorFunction says (sync or async), or the SDK’s fixed message; never the error itself', async () => {
+      model.script({ calls: [{ name: 'pay', arguments: {}, id: 'call_1' }, { name: 'refund', arguments: {}, id: 'call_2' }, { name: 'broken', arguments: {}, id: 'call_3' }] }, { text: 'ok' });
+      const r = await inPage(
+        async ({ url, api }) => {
+          const fail = () => {
+            throw new Error('GET https://bank.example/api?key=SECRET failed');
+          };
+          const seen = [];
+          const agent = new lib.Agent({
+            name: 'A',
+            model: 'm',
+            tools: [
+              { name: 'pay', execute: fail, errorFunction: (context, error) => (seen.push([context, error.message]), 'The payment service is down.') },
+              { name: 'refund', execute: async () => fail(), errorFunction: async () => 'Refunds are closed today.' },
+              { name: 'broken', execute: fail, errorFunction: () => { throw new Error('also broken'); } },
+            ],
+          });
+          const result = await new lib.Runner({ baseUrl: url, api }).run(agent, 'go', { context: { user: 'u1' } });
+          return { seen, outputs: result.newItems.filter((i) => i.type === 'function_call_result').map((i) => i.output.text) };
+        },
+        { api },
+      );
+      assert.deepEqual(r.seen, [[{ user: 'u1' }, 'GET https://bank.example/api?key=SECRET failed']]);
+      assert.deepEqual(r.outputs, ['The payment service is down.', 'Refunds are closed today.', 'An error occurred while running the tool. Please try again.']);
+      assert.doesNotMatch(JSON.stringify(model.requests.at(-1).body), /SECRET/);
     });
 
     test('a run stopped while its tool runs saves the call and its output (the next turn knows the tool ran), not an answer; resumed from error.state, nothing is saved twice', async () => {
