@@ -757,12 +757,16 @@ impl Run<'_> {
             // Saved by an earlier resumption of the same state (see below), a rejection's
             // output is not saved twice either.
             Some(Decision::Rejected { message }) => {
-                match saved_output(&self.newest_items().await?, id) {
+                let newest = self.newest_items().await?;
+                match saved_output(&newest, id) {
                     Some(output) => {
                         self.found_saved.borrow_mut().push(id.to_string());
                         Answer::Ready(output)
                     }
-                    None => Answer::Ready(message.unwrap_or_else(|| REJECTION_MESSAGE.to_string())),
+                    None => {
+                        self.check_not_moved_on(state, &newest, id)?;
+                        Answer::Ready(message.unwrap_or_else(|| REJECTION_MESSAGE.to_string()))
+                    }
                 }
             }
             Some(Decision::Approved) => {
@@ -789,8 +793,10 @@ impl Run<'_> {
     /// Refuses to run approved call `id` where the session was written to since the run paused
     /// (the user went on chatting, or cleared the chat): its newest item is no longer the one
     /// this run saved last, so the call's output could not be saved after it (the save's history
-    /// transaction would be refused) and the tool would have run for nothing. Only sessions
-    /// that take history transactions are checked: another kind may give items back converted.
+    /// transaction would be refused) and the tool would have run for nothing. A session without
+    /// history transactions may give items back converted (a server's): there, a user message
+    /// after the call says the chat went on (its output, appended after that turn, would be
+    /// sent apart from its call, which Chat Completions refuses for good).
     /// `newest`: the session's newest items ([`Self::newest_items`]).
     fn check_not_moved_on(
         &self,
@@ -798,17 +804,29 @@ impl Run<'_> {
         newest: &Option<Vec<Value>>,
         id: &str,
     ) -> Result<(), RunError> {
-        let (Some(session), Some(last)) = (&self.options.session, &state.last_saved) else {
-            return Ok(());
+        let (Some(session), Some(last), Some(items)) =
+            (&self.options.session, &state.last_saved, newest)
+        else {
+            return Ok(()); // not read as a list: left to the save's own check
         };
-        if !js::get(session, "applyHistoryTransaction").is_ok_and(|f| f.is_function()) {
-            return Ok(());
-        }
-        // As the session gives it back: through JS, a number written `1.0` by the model is `1`.
-        let last = super::js::js_to_json(&json_to_js(last), "the item saved last").ok();
-        let same = match (newest, &last) {
-            (Some(items), Some(last)) => items.last() == Some(last),
-            _ => true, // not read as a list: left to the save's own check
+        let same = if js::get(session, "applyHistoryTransaction").is_ok_and(|f| f.is_function()) {
+            // As the session gives it back: through JS, a number written `1.0` by the model is
+            // `1`.
+            let last = super::js::js_to_json(&json_to_js(last), "the item saved last").ok();
+            last.is_none() || items.last() == last.as_ref()
+        } else {
+            // (A call no longer among them: the chat was cleared, or went on far.)
+            items
+                .iter()
+                .rposition(|i| is_function_call(i) && call_id(i) == Some(id))
+                .is_some_and(|at| {
+                    !items[at + 1..].iter().any(|i| {
+                        crate::core::session::starts_turn(
+                            i.get("role").and_then(Value::as_str),
+                            i.get("type").and_then(Value::as_str),
+                        )
+                    })
+                })
         };
         if same {
             return Ok(());
@@ -816,8 +834,8 @@ impl Run<'_> {
         Err(RunError::Usage(RunnerError::new(
             RunnerErrorCode::InvalidRunState,
             format!(
-                "the session was written to since this run paused for approval: the approved \
-                 call \"{id}\" was not run and nothing was saved"
+                "the session was written to since this run paused for approval: the call \
+                 \"{id}\" was not answered (no tool ran) and nothing was saved"
             ),
         )))
     }

@@ -1448,7 +1448,7 @@ describe('runner: answers that are not whole', () => {
     }
   });
 
-  test('a paused state approved after the chat went on (another question answered, or the chat cleared) runs no tool and saves nothing: INVALID_RUN_STATE', async () => {
+  test('a paused state approved (or rejected) after the chat went on (another question answered, or the chat cleared) runs no tool and saves nothing: INVALID_RUN_STATE, over any session', async () => {
     const r = await inPage(
       async ({ id }) => {
         let runs = 0;
@@ -1459,8 +1459,18 @@ describe('runner: answers that are not whole', () => {
         const answer = (text) => [{ type: 'message', id: `msg_${text}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] }];
         const runnerWith = (answers) => new lib.Runner({ baseUrl: 'http://model.invalid/v1', api: 'responses', fetch: async () => answers.shift()() });
         const out = {};
-        for (const kind of ['indexeddb', 'memory']) {
-          const session = kind === 'memory' ? new lib.MemorySession(`${id}-m`) : new lib.IndexedDbSession(id);
+        // A session of the SDK's shape, written in plain JS: no history transactions.
+        const plain = () => {
+          const store = [];
+          return {
+            getItems: async (n) => structuredClone(n === undefined ? store : store.slice(-n)),
+            addItems: async (items) => void store.push(...structuredClone(items)),
+            popItem: async () => store.pop(),
+            clearSession: async () => void store.splice(0),
+          };
+        };
+        for (const kind of ['indexeddb', 'memory', 'plain']) {
+          const session = kind === 'memory' ? new lib.MemorySession(`${id}-m`) : kind === 'plain' ? plain() : new lib.IndexedDbSession(id);
           const paused = await runnerWith([() => reply(call)]).run(agent, 'Email Ada', { session });
           const kept = paused.state.toString();
           const approved = () => {
@@ -1478,6 +1488,11 @@ describe('runner: answers that are not whole', () => {
             error = { name: e.name, code: e.code, message: e.message };
           }
           const after = await session.getItems();
+          // Rejected instead: its output could not follow the call either.
+          const declined = lib.RunState.fromString(agent, kept);
+          for (const item of declined.getInterruptions()) declined.reject(item);
+          const rejected = await runnerWith([() => reply(answer('Not sent.'))]).run(agent, declined, { session }).then(() => 'resolved', (e) => e.code);
+          const afterRejected = await session.getItems();
           // Cleared: nothing for the approved call to follow either.
           await session.clearSession();
           let cleared;
@@ -1486,7 +1501,7 @@ describe('runner: answers that are not whole', () => {
           } catch (e) {
             cleared = e.code;
           }
-          out[kind] = { error, same: JSON.stringify(before) === JSON.stringify(after), cleared, left: (await session.getItems()).length };
+          out[kind] = { error, rejected, same: JSON.stringify(before) === JSON.stringify(after) && JSON.stringify(before) === JSON.stringify(afterRejected), cleared, left: (await session.getItems()).length };
         }
         // Resumed while the chat is as the pause left it, the tool runs (a number the model
         // wrote as `1.0` comes back from the session as `1`: the same item).
@@ -1501,8 +1516,9 @@ describe('runner: answers that are not whole', () => {
       },
       { id: fresh('moved-on') },
     );
-    for (const kind of ['indexeddb', 'memory']) {
+    for (const kind of ['indexeddb', 'memory', 'plain']) {
       assert.equal(r[kind].error.name, 'RunnerError', kind);
+      assert.equal(r[kind].rejected, 'INVALID_RUN_STATE', kind);
       assert.equal(r[kind].error.code, 'INVALID_RUN_STATE', kind);
       assert.match(r[kind].error.message, /written to since this run paused for approval/);
       assert.equal(r[kind].same, true, `${kind}: nothing saved`);
