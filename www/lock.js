@@ -60,23 +60,42 @@ export function lockChats(passphrase, again, remember) {
       setStatus('Waiting for the chats’ summaries and titles to be written…');
       await Promise.all(state.background.values());
     }
-    setStatus('Encrypting the chats…');
-    const { key, record } = await newLock(user, passphrase);
-    // Nothing writes through the open chat's plain session any more; it reopens encrypted.
-    await closeChat();
-    state.branch = 'main';
-    clearSearch();
-    // The lock is recorded before the first chat is sealed, marked pending until the last one
-    // is: a reload in between asks for the passphrase, then finishes the job (seal.js).
-    saveLock(user, record);
-    state.keys.set(user, key);
-    const { sealed, failed } = await sealChats(user, key);
-    if (failed.length === 0) saveLock(user, { ...record, pending: false });
-    if (remember) await rememberKey(user, key);
-    closeLockForm();
-    setStatus(`Locked: ${plural(sealed.length, 'chat')} of ${user}'s encrypted.${remember ? ' This device remembers the key.' : ''}`);
+    // One lock at a time per user, across tabs: two tabs locking at once with two passphrases
+    // would each seal some chats, under two keys, one of which no record keeps.
+    const failed = await oneAtATime(user, async () => {
+      if (readLock(user)) {
+        // Another tab locked them first: its passphrase is the one.
+        state.lock = readLock(user);
+        await closeForLock(user);
+        closeLockForm();
+        setStatus(`${user}'s chats were locked in another tab first: unlock them with that passphrase.`);
+        return [];
+      }
+      setStatus('Encrypting the chats…');
+      const { key, record } = await newLock(user, passphrase);
+      // Nothing writes through the open chat's plain session any more; it reopens encrypted.
+      await closeChat();
+      state.branch = 'main';
+      clearSearch();
+      // The lock is recorded before the first chat is sealed, marked pending until the last one
+      // is: a reload in between asks for the passphrase, then finishes the job (seal.js).
+      saveLock(user, record);
+      state.keys.set(user, key);
+      const { sealed, failed } = await sealChats(user, key);
+      if (failed.length === 0) saveLock(user, { ...record, pending: false });
+      if (remember) await rememberKey(user, key);
+      closeLockForm();
+      setStatus(`Locked: ${plural(sealed.length, 'chat')} of ${user}'s encrypted.${remember ? ' This device remembers the key.' : ''}`);
+      return failed;
+    });
     if (failed.length) throw notSealed(failed);
   });
+}
+
+/** Runs `fn` while no other tab of the site locks `user`'s chats (a Web Lock, where the browser
+ * has them). */
+function oneAtATime(user, fn) {
+  return navigator.locks?.request ? navigator.locks.request(`agent-sessions-demo.locking.${user}`, fn) : fn();
 }
 
 /** Unlocks the current user's chats with `passphrase`, if it is theirs; with `remember`, this

@@ -28,8 +28,10 @@ async function sealChat(user, key, chat) {
     const [branches, info] = await Promise.all([main.listBranches(), main.getInfo()]);
     // (The lock a backup carries in the chat's state is no metadata in clear: see keys.js.)
     const metadata = [info.title, info.summary, info.topics].some((v) => v != null) || (info.state != null && !lockOfState(info.state));
-    if (stored.every(isEnvelope) && branches.length === 1 && !metadata) return false;
+    // Opened first: a chat sealed under another key (by another tab's lock) is refused, never
+    // taken for done.
     const items = await openItems(id, key, stored);
+    if (stored.every(isEnvelope) && branches.length === 1 && !metadata) return false;
     // Only if the history is still what was read (on the main branch, which is replaced): a
     // write from a tab that does not know of the lock yet is never replaced, it fails the chat,
     // which the next unlock seals.

@@ -758,7 +758,7 @@ impl Run<'_> {
             // output is not saved twice either.
             Some(Decision::Rejected { message }) => {
                 let newest = self.newest_items().await?;
-                match saved_output(&newest, id) {
+                match saved_output(&newest, id)? {
                     Some(output) => {
                         self.found_saved.borrow_mut().push(id.to_string());
                         Answer::Ready(output)
@@ -773,7 +773,7 @@ impl Run<'_> {
                 // Saved at once either way: the same save as the resumption before, if any.
                 *ran_approved = true;
                 let newest = self.newest_items().await?;
-                match saved_output(&newest, id) {
+                match saved_output(&newest, id)? {
                     // The same state was resumed before (kept, say, in localStorage, and resumed
                     // again after that run failed): the tool ran then, and is not run twice.
                     Some(output) => {
@@ -1553,13 +1553,34 @@ pub async fn run(
 /// itself (the newest call of that id: a server that reuses ids does not pair a new call with an
 /// old output): what an earlier resumption of the same state saved after running the approved
 /// tool.
-fn saved_output(newest: &Option<Vec<Value>>, id: &str) -> Option<String> {
-    let items = newest.as_deref()?;
-    let at = items
+///
+/// An earlier resumption that went on past it (an answer saved after the outputs) is refused:
+/// this one would answer again, the model paid twice.
+fn saved_output(newest: &Option<Vec<Value>>, id: &str) -> Result<Option<String>, RunError> {
+    let Some(items) = newest.as_deref() else {
+        return Ok(None);
+    };
+    let Some(at) = items
         .iter()
-        .rposition(|i| is_function_call(i) && call_id(i) == Some(id))?;
-    items[at..]
+        .rposition(|i| is_function_call(i) && call_id(i) == Some(id))
+    else {
+        return Ok(None);
+    };
+    let Some(out) = items[at..]
         .iter()
-        .find(|i| is_tool_output(i) && call_id(i) == Some(id))
-        .map(|i| output_text(i.get("output")))
+        .position(|i| is_tool_output(i) && call_id(i) == Some(id))
+    else {
+        return Ok(None);
+    };
+    let output = &items[at + out];
+    if items[at + out..].iter().any(|i| !is_tool_output(i)) {
+        return Err(RunError::Usage(RunnerError::new(
+            RunnerErrorCode::InvalidRunState,
+            format!(
+                "this state was resumed before, and that run went on past the call \"{id}\" \
+                 (its answer is saved): nothing was run or saved"
+            ),
+        )));
+    }
+    Ok(Some(output_text(output.get("output"))))
 }

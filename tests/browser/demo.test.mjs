@@ -3052,6 +3052,38 @@ test('lock a user’s chats with a passphrase: encrypted in place (nothing of th
   }
 });
 
+test('two tabs locking one user at once, with two passphrases: one lock wins, the other tab says so, and every chat opens with the winning passphrase', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    await addUser(a, 'Lena');
+    await say(a, 'my hobby is falconry');
+    const b = await openTab(context);
+    await selectUser(b, 'Lena');
+    const passphrases = ['passphrase number one', 'passphrase number two'];
+    for (const [page, passphrase] of [[a, passphrases[0]], [b, passphrases[1]]]) {
+      if (await page.isVisible('#lock-open')) await page.click('#lock-open');
+      await page.fill('#lock-passphrase', passphrase);
+      await page.fill('#lock-confirm', passphrase);
+    }
+    // Both at once (a click each waits for its button to be ready, by which time the other
+    // tab's lock may have closed this form).
+    await Promise.all([a, b].map((page) => page.evaluate(() => document.getElementById('lock-submit').click())));
+    await Promise.all([idle(a), idle(b)]);
+    const statuses = [await a.textContent('#status'), await b.textContent('#status')];
+    const lost = statuses.findIndex((t) => /locked in another tab first/.test(t));
+    assert.notEqual(lost, -1, statuses.join(' | '));
+    assert.match(statuses[1 - lost], /^Locked: 1 chat of Lena's encrypted/);
+    const loser = [a, b][lost];
+    assert.equal(await asksPassphrase(loser), true, 'the tab that lost asks for the passphrase');
+    await unlockChats(loser, passphrases[1 - lost]);
+    assert.deepEqual((await rendered(loser)).map((m) => m.role), ['user', 'assistant']);
+    assert.match((await rendered(loser))[0].text, /falconry/);
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a locked user’s backup restored on another device (or after the site’s data was cleared) opens with the passphrase alone, and locks the user there; a user with chats of their own is not locked by it', async () => {
   const PASSPHRASE = 'correct horse battery staple';
   const first = await openDemo();

@@ -1380,7 +1380,7 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r.given, { calls: 3, error: 'MaxTurnsExceededError' }, "the resuming call's own limit");
   });
 
-  test('a paused state resumed twice (the first resumption failed later): the approved tool runs once', async () => {
+  test('a paused state resumed twice (the first resumption failed later): the approved tool runs once; resumed after a resumption answered, it is refused', async () => {
     const r = await inPage(
       async ({ id }) => {
         let runs = 0;
@@ -1407,11 +1407,16 @@ describe('runner: answers that are not whole', () => {
         }
         // The app resumes again from the state it kept.
         const result = await runnerWith([() => reply(done)]).run(agent, approved(), { session });
+        // And once more, after that run answered: nothing to do, no model call, nothing saved.
+        let asked = 0;
+        const third = await runnerWith([() => (++asked, reply(done))]).run(agent, approved(), { session }).then(() => 'resolved', (e) => e.code);
         const items = await session.getItems();
-        return { failed, runs, finalOutput: result.finalOutput, outputs: items.filter((i) => i.type === 'function_call_result').map((i) => i.output.text ?? i.output), kinds: items.map((i) => i.type ?? i.role) };
+        return { failed, third, asked, runs, finalOutput: result.finalOutput, outputs: items.filter((i) => i.type === 'function_call_result').map((i) => i.output.text ?? i.output), kinds: items.map((i) => i.type ?? i.role) };
       },
       { id: fresh('resume-twice') },
     );
+    assert.equal(r.third, 'INVALID_RUN_STATE', 'a state whose resumption already answered');
+    assert.equal(r.asked, 0);
     assert.equal(r.failed, 'ModelError');
     assert.equal(r.runs, 1, 'the approved tool ran once');
     assert.equal(r.finalOutput, 'Sent.');
