@@ -304,20 +304,25 @@ describe('indexeddb: storage failures', () => {
     await context.close();
   });
 
+  /** In the page: every connection opened from now on is kept in `opened`, so that a test can
+   * close them: a connection closed by `close()` gets no `close` event, as one the browser lost
+   * without telling, and its transactions are then refused with an InvalidStateError.
+   * `unpatchedOpen` opens one that is not kept. */
+  const keepConnections = () => {
+    window.opened = [];
+    const open = (window.unpatchedOpen = IDBFactory.prototype.open);
+    IDBFactory.prototype.open = function (...args) {
+      const request = open.apply(this, args);
+      request.addEventListener('success', () => window.opened.push(request.result));
+      return request;
+    };
+  };
+
   test('a connection the browser closed without a close event (the storage process gone): the call that finds it closed opens the database again and goes on, nothing lost', async () => {
     const { context, page } = await openHarness(env);
+    await page.evaluate(keepConnections);
     const r = await page.evaluate(async () => {
       const dbName = 'lost-connection';
-      // Every connection the library opens, so that the test can close them: a connection closed
-      // by `close()` gets no `close` event, as one the browser lost without telling. Its
-      // transactions are then refused with an InvalidStateError.
-      const opened = [];
-      const open = IDBFactory.prototype.open;
-      IDBFactory.prototype.open = function (...args) {
-        const request = open.apply(this, args);
-        request.addEventListener('success', () => opened.push(request.result));
-        return request;
-      };
       const s = new lib.IndexedDbSession('lost', { dbName, userId: 'u' });
       await s.addItems([{ role: 'user', content: 'first question' }]);
       const calls = {
@@ -353,20 +358,14 @@ describe('indexeddb: storage failures', () => {
 
   test('an index build whose connection the browser closes between two chunks goes on with the database opened again: the search waiting for it finds', async () => {
     const { context, page } = await openHarness(env);
+    await page.evaluate(keepConnections);
     const r = await page.evaluate(async () => {
       const dbName = 'lost-during-build';
-      const opened = [];
-      const open = IDBFactory.prototype.open;
-      IDBFactory.prototype.open = function (...args) {
-        const request = open.apply(this, args);
-        request.addEventListener('success', () => opened.push(request.result));
-        return request;
-      };
       const s = new lib.IndexedDbSession('chat', { dbName, userId: 'u' });
       await s.addItems(Array.from({ length: 250 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `note${i}` })));
       // Rows without terms, as a version from before the index left them, and the build to do.
       const db = await new Promise((ok, fail) => {
-        const req = open.call(indexedDB, dbName);
+        const req = unpatchedOpen.call(indexedDB, dbName);
         req.onsuccess = () => ok(req.result);
         req.onerror = () => fail(req.error);
       });
