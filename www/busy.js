@@ -49,7 +49,9 @@ export async function busy(fn) {
  * results, gets it). An action that moved the focus on purpose keeps its choice. */
 function refocus(focused) {
   const now = document.activeElement;
-  if (!focused || focused === document.body || (now && now !== document.body)) return;
+  // (One the action hid, as locking hides the message box, has the keyboard no more: the
+  // browser moves it to the page at its next rendering.)
+  if (!focused || focused === document.body || (now && now !== document.body && now.getClientRects().length)) return;
   const { key, sessionId } = focused.dataset ?? {};
   const target = focused.isConnected
     ? focused

@@ -3084,6 +3084,24 @@ test('two tabs locking one user at once, with two passphrases: one lock wins, th
   }
 });
 
+test('a user locked in another tab while this tab types: the passphrase box takes the keyboard, not the page', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    await addUser(a, 'Lena');
+    await say(a, 'my hobby is falconry');
+    const b = await openTab(context);
+    await selectUser(b, 'Lena');
+    await a.focus('#input');
+    await a.keyboard.type('half a thought');
+    await lockChats(b, 'a passphrase of Lena');
+    await until(a, () => !document.getElementById('unlock').hidden && document.getElementById('app').dataset.busy === 'false');
+    assert.equal(await a.evaluate(() => document.activeElement.id || `${document.activeElement.tagName}.${document.activeElement.className}`), 'unlock-passphrase');
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a locked user’s backup restored on another device (or after the site’s data was cleared) opens with the passphrase alone, and locks the user there; a user with chats of their own is not locked by it', async () => {
   const PASSPHRASE = 'correct horse battery staple';
   const first = await openDemo();
