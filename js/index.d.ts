@@ -184,7 +184,7 @@ export class EncryptedSession {
    * `expectedItems`, only if the history still shows exactly those items (`SUFFIX_MISMATCH`
    * otherwise): as this object reads it, or with the items it cannot open (in clear, under
    * another key) as stored. Items already in the history keep when they were added. `undefined` over a
-   * session without `replaceHistory` (the SDK's, `SyncedSession`). */
+   * session without `replaceHistory` (the SDK's). */
   replaceHistory?: (items: readonly object[], options?: { archive?: boolean; expectedItems?: readonly object[] }) => Promise<void>;
   /** The SDK's history transaction, its items encrypted, applied by the wrapped session in one
    * transaction: `expectedSuffix` compared with the decrypted newest items, a retried
@@ -194,8 +194,8 @@ export class EncryptedSession {
   applyHistoryTransaction?: (args: SessionHistoryTransactionArgs) => Promise<void>;
   /** The SDK's history rewrite (`replace_function_call`), the replacement encrypted, as one
    * `replaceHistory` of the wrapped session conditioned on what it read (`SUFFIX_MISMATCH` after
-   * a write in between). Only over `IndexedDbSession` and `MemorySession`; `undefined` over any
-   * other. */
+   * a write in between). Only over `IndexedDbSession`, `MemorySession` and `SyncedSession`;
+   * `undefined` over any other. */
   applyHistoryMutations?: (args: SessionHistoryRewriteArgs) => Promise<void>;
   /** The items compaction (or `replaceHistory`) archived, decrypted, oldest first; `[]` where
    * the wrapped session keeps no archive. */
@@ -322,6 +322,9 @@ export class SyncedSession extends EventTarget {
   popItem<T extends object = Item>(): Promise<T | undefined>;
   clearSession(): Promise<void>;
   applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void>;
+  /** The local session's `replaceHistory` (what a compaction does), in call order with the
+   * other writes; the next round takes the change to the remote. */
+  replaceHistory(items: readonly object[], options?: { archive?: boolean; expectedItems?: readonly object[] }): Promise<void>;
   /** The local session's, passed through (turns, metadata and usage are not synced). */
   getRecentTurns<T extends object = Item>(turns: number): Promise<T[]>;
   getTurns: IndexedDbSession['getTurns'];

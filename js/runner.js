@@ -696,10 +696,10 @@ class CompactionSession {
   #engine;
   #guarded;
   // Calls take effect in call order. A compaction reads the history, waits for the model, then
-  // replaces what it read: over a session with `replaceHistory` or history transactions (this
-  // package's, the SDK's `MemorySession`), the replacement is refused if anything was written
-  // meanwhile, so a compaction never holds up the conversation; over any other session, calls
-  // wait for it.
+  // replaces what it read: over this package's sessions (`replaceHistory`, or history
+  // transactions marked as ours), the replacement is refused if anything was
+  // written meanwhile, so a compaction never holds up the conversation; over any other session
+  // (the SDK's `MemorySession`, whose refusal carries no code to tell it by), calls wait for it.
   #tail = Promise.resolve();
 
   constructor(inner, options) {
@@ -726,7 +726,7 @@ class CompactionSession {
             return this.#serial(() => method.apply(inner, copied));
           },
         });
-        if (name === 'replaceHistory' || name === 'applyHistoryTransaction') this.#guarded = true;
+        if (name === 'replaceHistory') this.#guarded = true;
       }
     }
     // Listening to the wrapped session's changes is not a call in the order of the others.
@@ -745,7 +745,10 @@ class CompactionSession {
     } catch {
       // A session that throws on being asked does not have it.
     }
-    if (marked && typeof this.applyHistoryTransaction === 'function') Object.defineProperty(this, usageMark, { value: true });
+    if (marked && typeof this.applyHistoryTransaction === 'function') {
+      Object.defineProperty(this, usageMark, { value: true });
+      this.#guarded = true;
+    }
   }
 
   /** The wrapped session's id, database and owner, where it has them: a run on this session

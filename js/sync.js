@@ -470,6 +470,13 @@ export class SyncedSession extends EventTarget {
     return this.#write(() => this.#local.applyHistoryTransaction(args));
   }
 
+  /** The local session's `replaceHistory` (one transaction, refused after a write in between
+   * with `expectedItems`, the replaced items archived on this device): how a compaction
+   * replaces this history. The next round takes the change to the remote, as any local one. */
+  replaceHistory(items, options) {
+    return this.#write(() => this.#local.replaceHistory(items, options));
+  }
+
   /** The local session's settings: the window its reads take by default (an `EncryptedSession`
    * over this one takes a window of turns itself). */
   get settings() {

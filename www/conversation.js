@@ -69,18 +69,26 @@ export async function regenerate(turn, text) {
     state.agent = activeAgentOf(items);
     renderAgent(state.agent);
     renderMessages(items);
+    let failure = null;
     try {
       await exchange(text, `Saved on a new branch, “${branch}”; the earlier version is kept (‹ › on your message switches).`, () => (unsent = true));
-    } finally {
-      // Nothing was saved (stopped while another tab's reply held the chat, storage full): the
-      // chat goes back to the version it was on, without the branch made for the edit, which
-      // stays open with its text.
-      if (unsent) {
+    } catch (e) {
+      failure = e;
+    }
+    // Nothing was saved (stopped while another tab's reply held the chat, storage full): the
+    // chat goes back to the version it was on, without the branch made for the edit, which
+    // stays open with its text. (What failed first is the error shown.)
+    if (unsent) {
+      try {
         await session.switchBranch(previous);
         state.branch = previous;
         await session.deleteBranch(branch);
+      } catch (e) {
+        failure ??= e;
       }
+      setStatus('Your edit was not saved: it is open again, on the version the chat was on.');
     }
+    if (failure) throw failure;
   });
   // Nothing was sent: the edit stays open, with what was typed, to be sent once what failed (the
   // settings, storage) is fixed.

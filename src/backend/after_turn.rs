@@ -1,5 +1,6 @@
 //! What a finished run leaves for after its answer, in the background: a title after the first
-//! turn (`autoTitle`), a summary every few turns (`summaries`), compaction where the session
+//! turn, or a later one of the first three where the first got none (`autoTitle`), a summary
+//! every few turns (`summaries`), compaction where the session
 //! compacts. It starts once the current task is over, so the caller has the result (and a stream
 //! its `done` event) before any of it, and it never fails: its report says what went wrong, and
 //! nothing there touches the turn already saved. Agno runs its summary before the answer; users

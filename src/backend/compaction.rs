@@ -240,8 +240,8 @@ impl Compactor {
             ]);
             call_session(session, "replaceHistory", &[items, options.into()]).await?;
         } else if has_method(session, "applyHistoryTransaction") {
-            // (`SyncedSession`: one transaction, refused if the history changed since it was
-            // read, where a clear would let a sync round delete a turn pulled in meanwhile.)
+            // (The SDK's `MemorySession`: one transaction, refused if the history changed since
+            // it was read, where a clear and an add could lose a write in between.)
             let id = match js::random_bytes() {
                 Ok(bytes) => crate::core::session::uuid_v4(bytes),
                 Err(_) => js::number_text(js::now()),

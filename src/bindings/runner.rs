@@ -160,7 +160,9 @@ export interface SessionMetadataOptions {
   summaries?: boolean | { everyTurns?: number };
   /** Put the session's summary into the instructions, in a `<session_summary>` block. */
   addSummaryToContext?: boolean;
-  /** After the first turn, in the background, the model titles the session (at most 6 words). */
+  /** After the first turn, in the background, the model titles the session (at most 6 words);
+   * a chat whose first turn got no title (stopped, failed) after a later one of its first 3
+   * turns, while its title is still the default one. */
   autoTitle?: boolean;
   /** Put the session's state into the instructions, in a `<session_state>` block. */
   addStateToContext?: boolean;
@@ -288,7 +290,8 @@ export interface RunResult<TOutput = string> {
 }
 
 export interface BackgroundReport {
-  /** The title the model gave the session (`autoTitle`, after the first turn), else `null`. */
+  /** The title the model gave the session (`autoTitle`, after the first turn, or a later one of
+   * the first 3 where the first got none), else `null`. */
   title: string | null;
   /** The summary the model wrote (`summaries`), else `null`. */
   summary: string | null;
@@ -325,9 +328,9 @@ export interface CompactionSessionSettings {
   keepTurns?: number;
   /** Move the replaced items to the session's archive; default `true`. */
   archive?: boolean;
-  /** When to compact; default: at least 10 candidates (the SDK's rule). Over a session with
-   * neither `replaceHistory` nor history transactions, the compaction holds the session's
-   * calls: read the items it is given, not the session (a call would wait for good). */
+  /** When to compact; default: at least 10 candidates (the SDK's rule). Over a session not of
+   * this package, the compaction holds the session's calls: read the items it is given, not
+   * the session (a call would wait for good). */
   shouldCompact?: (context: CompactionContext) => boolean | Promise<boolean>;
   /** The SDK's name for `shouldCompact`, taken when that is not given. */
   shouldTriggerCompaction?: (context: CompactionContext) => boolean | Promise<boolean>;
@@ -346,7 +349,7 @@ export interface CompactionResult {
  * package's runner calls it after each finished turn, in the background, and so does the SDK's
  * `run()`. Over this package's sessions the replacement is one transaction, refused if the
  * history changed meanwhile, and the replaced items move to the archive (over a
- * `SyncedSession`, one history transaction, not archived).
+ * `SyncedSession`, on the device, the remote following on the next round).
  */
 export class CompactionSession {
   constructor(inner: SessionProtocol, options: CompactionSessionOptions);

@@ -163,10 +163,12 @@ fn transcript_output(output: Option<&Value>) -> String {
             .join(" "),
         Some(part @ Value::Object(_)) => match (str_of(part, "text"), str_of(part, "type")) {
             (Some(text), _) => text.to_string(),
-            (None, Some(kind)) => match str_of(part, "filename") {
-                Some(name) => format!("[{kind} {name}]"),
-                None => format!("[{kind}]"),
-            },
+            (None, Some(kind @ ("image" | "input_image" | "file" | "input_file"))) => {
+                match str_of(part, "filename") {
+                    Some(name) => format!("[{kind} {name}]"),
+                    None => format!("[{kind}]"),
+                }
+            }
             _ => part.to_string(),
         },
         Some(other) => other.to_string(),
@@ -457,12 +459,11 @@ mod tests {
             {"type": "input_text", "text": "the chart"},
             {"type": "input_file", "file": "data:application/pdf;base64,JVBE", "filename": "chart.pdf"},
         ]});
-        let plain =
-            json!({"type": "function_call_result", "callId": "e", "output": {"temperature": 20}});
+        let plain = json!({"type": "function_call_result", "callId": "e", "output": {"type": "weather", "temp": 20}});
         let text = transcript(&[image, parts, plain]);
         assert_eq!(
             text,
-            "Tool result (c): [image]\nTool result (d): the chart [input_file chart.pdf]\nTool result (e): {\"temperature\":20}"
+            "Tool result (c): [image]\nTool result (d): the chart [input_file chart.pdf]\nTool result (e): {\"temp\":20,\"type\":\"weather\"}"
         );
         assert!(!text.contains("base64"));
     }

@@ -358,7 +358,7 @@ describe('compaction', () => {
     assert.deepEqual(r.archived, []);
   });
 
-  test('over a SyncedSession: one history transaction, refused (null) after a write in between; the archive of earlier compactions stays', async () => {
+  test('over a SyncedSession: its replaceHistory on the device, refused (null) after a write in between; archived with what earlier compactions archived, the usage following the turns', async () => {
     model.script({ text: 'a summary', waitMs: 400 }, { text: 'the summary' });
     const r = await inPage(
       async ({ url, id, history }) => {
@@ -367,7 +367,11 @@ describe('compaction', () => {
         // An earlier compaction of the local session archived what it replaced.
         await local.addItems([{ role: 'user', content: 'long ago' }]);
         await local.replaceHistory([{ role: 'system', content: 'earlier summary' }]);
-        await synced.addItems(history);
+        // Five turns, each with what its run cost.
+        for (let i = 0; i < 5; i++) {
+          await synced.addItems(history.slice(i * 4, i * 4 + 4));
+          await local.storeRunUsage({ requests: 1, inputTokens: i + 1, outputTokens: 0, totalTokens: i + 1 });
+        }
         const session = new lib.CompactionSession(synced, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
         const compaction = session.runCompaction({ force: true });
         await new Promise((ok) => setTimeout(ok, 100));
@@ -378,8 +382,9 @@ describe('compaction', () => {
         const done = await session.runCompaction({ force: true });
         const items = await local.getItems();
         const archived = (await local.getArchivedItems()).map((i) => i.content);
+        const usage = { first: (await local.getTurnUsage(1))?.inputTokens, total: (await local.getSessionUsage()).inputTokens };
         await synced.close();
-        return { raced, afterRace, done: done && done.itemsAfter, items: items.map((i) => (typeof i.content === 'string' ? i.content : i.type)), archived };
+        return { raced, afterRace, done: done && done.itemsAfter, items: items.map((i) => (typeof i.content === 'string' ? i.content : i.type)), archived, usage };
       },
       { id: fresh('synced'), history: HISTORY },
     );
@@ -388,7 +393,9 @@ describe('compaction', () => {
     assert.equal(r.done, 7, 'the summary and the two newest turns');
     assert.match(r.items[0], /^Summary of the earlier conversation:\nthe summary/);
     assert.deepEqual(r.items.slice(-2), ['meanwhile', 'its answer']);
-    assert.deepEqual(r.archived, ['long ago'], 'what an earlier compaction archived is still there');
+    assert.equal(r.archived[0], 'long ago', 'what an earlier compaction archived is still there');
+    assert.deepEqual(r.archived.slice(1, 3), ['earlier summary', 'question 0'], 'then what this one replaced');
+    assert.deepEqual(r.usage, { first: 5, total: 15 }, 'the usage follows the turns, numbered again from 1; none lost');
   });
 
   test('the Responses API strategy keeps a user message’s image and file whole: the next request sends each with its source', async () => {

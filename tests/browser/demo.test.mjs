@@ -1728,6 +1728,7 @@ test('Stop on an edit sent while another tab holds the chat: the chat stays on i
     assert.deepEqual(await rendered(page), original, 'the version the chat was on');
     assert.equal(await page.inputValue('#messages .msg-editor textarea'), 'my hobby is go', 'the edit is open again');
     assert.equal(await page.inputValue('#input'), '', 'not moved to the message box');
+    assert.equal(await page.textContent('#status'), 'Your edit was not saved: it is open again, on the version the chat was on.');
     const branches = await lib(page, async ({ lib, dbName, id }) => (await new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).listBranches()).map((b) => b.branchId), { id });
     assert.deepEqual(branches, ['main']);
     assert.deepEqual(page.errors, []);

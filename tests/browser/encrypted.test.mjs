@@ -608,9 +608,10 @@ test('over a SyncedSession: the default window of turns is its local session’s
     await timed.addItems([{ role: 'user', content: 'old' }, { role: 'assistant', content: 'old answer' }]);
     window.clock = 200_000;
     await timed.addItems([{ role: 'user', content: 'new' }]);
-    // What purgeExpired asks of the SyncedSession: one history transaction, no clear.
+    // What purgeExpired asks of the SyncedSession: one replacement of the history (one
+    // transaction of the local session, conditioned on what it read), no clear.
     const asked = [];
-    for (const name of ['applyHistoryTransaction', 'clearSession', 'addItems']) {
+    for (const name of ['replaceHistory', 'applyHistoryTransaction', 'clearSession', 'addItems']) {
       const method = synced[name].bind(synced);
       synced[name] = (...args) => (asked.push(name), method(...args));
     }
@@ -620,7 +621,7 @@ test('over a SyncedSession: the default window of turns is its local session’s
     return { items, purged, left, asked };
   });
   assert.deepEqual(r.items, ['q2', 'a2', 'q3', 'a3']);
-  assert.deepEqual(r.asked, ['applyHistoryTransaction']);
+  assert.deepEqual(r.asked, ['replaceHistory']);
   assert.equal(r.purged, 2);
   assert.equal(r.left, 1);
 });
@@ -1056,8 +1057,8 @@ test('EncryptedSession transactions: a save that keeps what it saved writes it b
     out.badSuffix = await code(s.applyHistoryTransaction({ operationId: 'bad', transaction: { type: 'replace_suffix', expectedSuffix: [5], replacement: [] } }));
     out.badReplacement = await code(s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: { type: 'function_call', callId: 'c1', n: 1n } }] }));
 
-    // Over a SyncedSession: transactions go to its local session; it has no replaceHistory, so
-    // no rewrites.
+    // Over a SyncedSession: transactions go to its local session, and rewrites to its
+    // replaceHistory.
     const synced = new lib.SyncedSession(new lib.IndexedDbSession('synced', { dbName: 'enc-save' }), new lib.MemorySession('remote'), { syncOnOpen: false });
     const overSynced = new lib.EncryptedSession(synced, { key: k });
     out.synced = { transaction: typeof overSynced.applyHistoryTransaction, mutations: typeof overSynced.applyHistoryMutations };
@@ -1085,7 +1086,7 @@ test('EncryptedSession transactions: a save that keeps what it saved writes it b
   });
   assert.equal(r.badSuffix, 'SessionError INVALID_TRANSACTION');
   assert.equal(r.badReplacement, 'SessionError INVALID_TRANSACTION');
-  assert.deepEqual(r.synced, { transaction: 'function', mutations: 'undefined', items: [{ role: 'user', content: 'a question' }] });
+  assert.deepEqual(r.synced, { transaction: 'function', mutations: 'function', items: [{ role: 'user', content: 'a question' }] });
   assert.deepEqual(r.fresh, { first: 'resolved', again: 'resolved', withoutDigest: 'SessionError TRANSACTION_CONFLICT', count: 1 });
 });
 
