@@ -3053,13 +3053,19 @@ test('lock a user’s chats with a passphrase: encrypted in place (nothing of th
   }
 });
 
+/** Makes user Lena in tab `a`, with one chat, and opens a second tab on her: resolves to it. */
+async function lenaInTwoTabs(context, a) {
+  await addUser(a, 'Lena');
+  await say(a, 'my hobby is falconry');
+  const b = await openTab(context);
+  await selectUser(b, 'Lena');
+  return b;
+}
+
 test('two tabs locking one user at once, with two passphrases: one lock wins, the other tab says so, and every chat opens with the winning passphrase', async () => {
   const { context, page: a } = await openDemo();
   try {
-    await addUser(a, 'Lena');
-    await say(a, 'my hobby is falconry');
-    const b = await openTab(context);
-    await selectUser(b, 'Lena');
+    const b = await lenaInTwoTabs(context, a);
     const passphrases = ['passphrase number one', 'passphrase number two'];
     for (const [page, passphrase] of [[a, passphrases[0]], [b, passphrases[1]]]) {
       if (await page.isVisible('#lock-open')) await page.click('#lock-open');
@@ -3088,10 +3094,7 @@ test('two tabs locking one user at once, with two passphrases: one lock wins, th
 test('a user locked in another tab while this tab types: the passphrase box takes the keyboard, not the page', async () => {
   const { context, page: a } = await openDemo();
   try {
-    await addUser(a, 'Lena');
-    await say(a, 'my hobby is falconry');
-    const b = await openTab(context);
-    await selectUser(b, 'Lena');
+    const b = await lenaInTwoTabs(context, a);
     await a.focus('#input');
     await a.keyboard.type('half a thought');
     await lockChats(b, 'a passphrase of Lena');
