@@ -9,7 +9,7 @@ import { contentText, isUserMessage } from './items.js';
 import { busy } from './busy.js';
 import { clearSearch } from './search.js';
 import { isEncrypted } from './keys.js';
-import { closeRename, el, renderUsers, resetLockForms, setStatus } from './view.js';
+import { closeRename, el, renderUsers, resetLockForms, setStatus, updateControls } from './view.js';
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -101,12 +101,25 @@ export function renameChat(text) {
 }
 
 /** Waits for the background work of the open chat's last reply (its summary and title): what
- * is about to change the chat (or its branch) must not have that work land on top of it. */
+ * is about to change the chat (or its branch) must not have that work land on top of it. A slow
+ * model can take minutes: Stop (or Escape) gives up the action instead (an `AbortError`, which
+ * `busy` reports as a status), and the work goes on. */
 export async function settleOpenChat() {
   const pending = state.background.get(state.sessionId);
   if (!pending) return;
-  setStatus('Waiting for the chat’s summary and title to be written…');
-  await backgroundDone(state.sessionId);
+  setStatus('Waiting for the chat’s summary and title to be written… (Stop gives up)');
+  const controller = new AbortController();
+  state.controller = controller;
+  updateControls();
+  try {
+    await new Promise((done, fail) => {
+      backgroundDone(state.sessionId).then(done, fail);
+      controller.signal.addEventListener('abort', () => fail(new DOMException('Not done: stopped while the chat’s summary and title were being written. Try again once they are.', 'AbortError')));
+    });
+  } finally {
+    state.controller = null;
+    updateControls();
+  }
 }
 
 /** Pops items until a user message has been popped: the last answer and its question. */

@@ -6,7 +6,7 @@
 // chat and the user shown now).
 import { lockedOut, openVersion, state } from './state.js';
 import { refresh } from './chats.js';
-import { el, hideError, openEditor, showError, updateControls } from './view.js';
+import { el, hideError, openEditor, setStatus, showError, updateControls } from './view.js';
 
 /** The re-read for another tab's change in progress, if any. */
 let syncing = null;
@@ -24,7 +24,9 @@ export async function busy(fn) {
   try {
     await fn();
   } catch (e) {
-    showError(e);
+    // An action given up with Stop says so, as a status.
+    if (e?.name === 'AbortError') setStatus(e.message);
+    else showError(e);
   }
   try {
     // What was saved, exactly as the sessions hold it now; a message being edited in the same

@@ -827,6 +827,35 @@ test('rename a chat: Rename (or a double-click on the title), Enter saves, Escap
   }
 });
 
+test('an action waiting for a slow summary and title can be given up with Stop: nothing changes, the page is usable, and the work goes on', async () => {
+  const { context, page } = await openDemo();
+  try {
+    // The work after the reply waits, as behind a slow model: its lock is held here.
+    const id = await currentSessionId(page);
+    await page.evaluate(async (name) => {
+      await new Promise((held) => navigator.locks.request(name, () => (held(), new Promise((release) => (window.releaseAfterTurn = release)))));
+    }, `agent-sessions-after-turn:${JSON.stringify([DB_NAME, id])}`);
+    await page.fill('#input', 'my hobby is falconry');
+    await page.press('#input', 'Enter');
+    await idle(page);
+    assert.equal(await page.getAttribute('#app', 'data-background'), 'true');
+    await page.click('#undo');
+    await page.waitForFunction(() => /Waiting for the chat’s summary and title/.test(document.getElementById('status').textContent));
+    assert.equal(await page.isEnabled('#stop'), true, 'Stop gives the wait up');
+    await page.click('#stop');
+    await idle(page);
+    assert.match(await page.textContent('#status'), /^Not done: stopped while the chat’s summary and title were being written/);
+    assert.equal(await page.isVisible('#error'), false, 'not an error');
+    assert.deepEqual((await rendered(page)).map((m) => m.role), ['user', 'assistant'], 'nothing undone');
+    assert.equal(await page.isEnabled('#send'), true);
+    await page.evaluate(() => window.releaseAfterTurn());
+    await settled(page);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('the summary shows under the title after a reply, written in the background without holding up the page; the model titles the chat after its first reply', async () => {
   const { context, page } = await openDemo();
   const tokenDelay = (ms) => page.evaluate(async (ms) => (await import('/offline-model.js')).setTokenDelay(ms), ms);
