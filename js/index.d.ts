@@ -331,6 +331,8 @@ export class SyncedSession extends EventTarget {
   getInfo: IndexedDbSession['getInfo'];
   update: IndexedDbSession['update'];
   storeRunUsage: IndexedDbSession['storeRunUsage'];
+  /** What a compaction (`replaceHistory`) archived, on this device. */
+  getArchivedItems: IndexedDbSession['getArchivedItems'];
   /** Every change of the local session, a sync round's rewrites included. */
   subscribe: IndexedDbSession['subscribe'];
   /** A round now: resolves once both histories are the same, rejects with what failed (a

@@ -696,10 +696,10 @@ class CompactionSession {
   #engine;
   #guarded;
   // Calls take effect in call order. A compaction reads the history, waits for the model, then
-  // replaces what it read: over this package's sessions (`replaceHistory`, or history
-  // transactions marked as ours), the replacement is refused if anything was
-  // written meanwhile, so a compaction never holds up the conversation; over any other session
-  // (the SDK's `MemorySession`, whose refusal carries no code to tell it by), calls wait for it.
+  // replaces what it read: over a session with `replaceHistory` (ours) or history transactions
+  // marked as ours, the replacement is refused if anything was written meanwhile, so a
+  // compaction never holds up the conversation; over any other session (the SDK's
+  // `MemorySession`, whose refusal carries no code to tell it by), calls wait for it.
   #tail = Promise.resolve();
 
   constructor(inner, options) {

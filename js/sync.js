@@ -496,6 +496,11 @@ export class SyncedSession extends EventTarget {
     return this.#local.getInfo(...args);
   }
 
+  /** What a compaction (`replaceHistory`) archived, on this device. */
+  getArchivedItems(...args) {
+    return this.#local.getArchivedItems(...args);
+  }
+
   update(...args) {
     return this.#local.update(...args);
   }

@@ -110,6 +110,7 @@ export async function settleOpenChat() {
   setStatus('Waiting for the chat’s summary and title to be written… (Stop gives up)');
   const controller = new AbortController();
   state.controller = controller;
+  state.settling = true;
   updateControls();
   try {
     await new Promise((done, fail) => {
@@ -118,6 +119,7 @@ export async function settleOpenChat() {
     });
   } finally {
     state.controller = null;
+    state.settling = false;
     updateControls();
   }
 }

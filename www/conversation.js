@@ -83,10 +83,17 @@ export async function regenerate(turn, text) {
         await session.switchBranch(previous);
         state.branch = previous;
         await session.deleteBranch(branch);
+        setStatus('Your edit was not saved: it is open again, on the version the chat was on.');
       } catch (e) {
         failure ??= e;
+        if (state.branch === branch) {
+          // Still on the version made for the edit, which has no message to edit there: the
+          // text goes to the message box instead.
+          unsent = false;
+          putBack(text);
+          setStatus('Your edit was not saved, and the chat stayed on the version made for it; the edited text is in the message box.');
+        }
       }
-      setStatus('Your edit was not saved: it is open again, on the version the chat was on.');
     }
     if (failure) throw failure;
   });

@@ -71,8 +71,12 @@ function wire() {
   };
   el.renameCancel.addEventListener('click', cancelRename);
   // Escape in a box closes the box (which writes nothing), also while a reply is written: it
-  // never reaches the page's Escape, which stops the reply.
-  const closable = () => !state.busy || state.controller;
+  // never reaches the page's Escape, which stops the reply. While the box's own action waits
+  // for the last reply's summary and title (a rename or an edit sent), it gives that action up.
+  const closable = () => {
+    if (state.settling) stop();
+    else return !state.busy || state.controller;
+  };
   el.renameInput.addEventListener('keydown', (e) => {
     if (e.key !== 'Escape') return;
     e.preventDefault();

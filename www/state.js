@@ -51,8 +51,11 @@ export const state = {
   info: null,
   /** True while an action or a reply is in progress; then every other action waits. */
   busy: false,
-  /** Aborts the reply being streamed; null when there is none. */
+  /** Aborts the reply being streamed, or gives up an action's wait for the last reply's summary
+   * and title; null when there is neither. */
   controller: null,
+  /** True while an action waits for the last reply's summary and title (`settleOpenChat`). */
+  settling: false,
   /** Where replies come from: `{ baseUrl, api, model }`; an empty baseUrl is the offline model.
    * `historyTurns`: how many of the newest turns each run sends as history (0: all of them).
    * `summaries`: whether the model summarises and titles each chat after its replies. */

@@ -328,9 +328,9 @@ export interface CompactionSessionSettings {
   keepTurns?: number;
   /** Move the replaced items to the session's archive; default `true`. */
   archive?: boolean;
-  /** When to compact; default: at least 10 candidates (the SDK's rule). Over a session not of
-   * this package, the compaction holds the session's calls: read the items it is given, not
-   * the session (a call would wait for good). */
+  /** When to compact; default: at least 10 candidates (the SDK's rule). Over a session without
+   * `replaceHistory` (but ours), the compaction holds the session's calls: read the items it is
+   * given, not the session (a call would wait for good). */
   shouldCompact?: (context: CompactionContext) => boolean | Promise<boolean>;
   /** The SDK's name for `shouldCompact`, taken when that is not given. */
   shouldTriggerCompaction?: (context: CompactionContext) => boolean | Promise<boolean>;

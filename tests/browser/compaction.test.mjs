@@ -363,7 +363,8 @@ describe('compaction', () => {
     const r = await inPage(
       async ({ url, id, history }) => {
         const local = new lib.IndexedDbSession(id);
-        const synced = new lib.SyncedSession(local, new lib.MemorySession(`${id}-remote`), { syncOnOpen: false });
+        const remoteSession = new lib.MemorySession(`${id}-remote`);
+        const synced = new lib.SyncedSession(local, remoteSession, { syncOnOpen: false });
         // An earlier compaction of the local session archived what it replaced.
         await local.addItems([{ role: 'user', content: 'long ago' }]);
         await local.replaceHistory([{ role: 'system', content: 'earlier summary' }]);
@@ -383,8 +384,13 @@ describe('compaction', () => {
         const items = await local.getItems();
         const archived = (await local.getArchivedItems()).map((i) => i.content);
         const usage = { first: (await local.getTurnUsage(1))?.inputTokens, total: (await local.getSessionUsage()).inputTokens };
+        // Read through the SyncedSession and the CompactionSession too; the next round takes the
+        // new history to the remote.
+        const through = [(await synced.getArchivedItems()).length, (await session.getArchivedItems()).length];
+        await synced.sync();
+        const remote = (await remoteSession.getItems()).length;
         await synced.close();
-        return { raced, afterRace, done: done && done.itemsAfter, items: items.map((i) => (typeof i.content === 'string' ? i.content : i.type)), archived, usage };
+        return { raced, afterRace, done: done && done.itemsAfter, items: items.map((i) => (typeof i.content === 'string' ? i.content : i.type)), archived, usage, through, remote };
       },
       { id: fresh('synced'), history: HISTORY },
     );
@@ -396,6 +402,8 @@ describe('compaction', () => {
     assert.equal(r.archived[0], 'long ago', 'what an earlier compaction archived is still there');
     assert.deepEqual(r.archived.slice(1, 3), ['earlier summary', 'question 0'], 'then what this one replaced');
     assert.deepEqual(r.usage, { first: 5, total: 15 }, 'the usage follows the turns, numbered again from 1; none lost');
+    assert.deepEqual(r.through, [r.archived.length, r.archived.length]);
+    assert.equal(r.remote, r.items.length, 'the remote holds the compacted history after the next round');
   });
 
   test('the Responses API strategy keeps a user message’s image and file whole: the next request sends each with its source', async () => {

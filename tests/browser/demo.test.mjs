@@ -848,8 +848,18 @@ test('an action waiting for a slow summary and title can be given up with Stop: 
     assert.equal(await page.isVisible('#error'), false, 'not an error');
     assert.deepEqual((await rendered(page)).map((m) => m.role), ['user', 'assistant'], 'nothing undone');
     assert.equal(await page.isEnabled('#send'), true);
+    // A rename sent while the wait lasts, given up with Escape in its box: not renamed.
+    await page.click('#rename');
+    await page.fill('#rename-input', 'Falconry notes');
+    await page.press('#rename-input', 'Enter');
+    await page.waitForFunction(() => /Waiting for the chat’s summary and title/.test(document.getElementById('status').textContent));
+    await page.press('#rename-input', 'Escape');
+    await idle(page);
+    assert.match(await page.textContent('#status'), /^Not done: stopped/);
+    assert.notEqual(await page.textContent('#chat-title'), 'Falconry notes');
     await page.evaluate(() => window.releaseAfterTurn());
     await settled(page);
+    assert.notEqual(await page.textContent('#chat-title'), 'Falconry notes', 'the rename given up was not made after all');
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
