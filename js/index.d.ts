@@ -333,6 +333,10 @@ export class SyncedSession extends EventTarget {
   storeRunUsage: IndexedDbSession['storeRunUsage'];
   /** What a compaction (`replaceHistory`) archived, on this device. */
   getArchivedItems: IndexedDbSession['getArchivedItems'];
+  /** What the runs on this device cost, by turn and by tool (usage is not synced). */
+  getSessionUsage: IndexedDbSession['getSessionUsage'];
+  getTurnUsage: IndexedDbSession['getTurnUsage'];
+  getToolUsage: IndexedDbSession['getToolUsage'];
   /** Every change of the local session, a sync round's rewrites included. */
   subscribe: IndexedDbSession['subscribe'];
   /** A round now: resolves once both histories are the same, rejects with what failed (a

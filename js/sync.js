@@ -501,6 +501,19 @@ export class SyncedSession extends EventTarget {
     return this.#local.getArchivedItems(...args);
   }
 
+  // What the runs on this device cost (usage is not synced).
+  getSessionUsage(...args) {
+    return this.#local.getSessionUsage(...args);
+  }
+
+  getTurnUsage(...args) {
+    return this.#local.getTurnUsage(...args);
+  }
+
+  getToolUsage(...args) {
+    return this.#local.getToolUsage(...args);
+  }
+
   update(...args) {
     return this.#local.update(...args);
   }

@@ -383,7 +383,8 @@ describe('compaction', () => {
         const done = await session.runCompaction({ force: true });
         const items = await local.getItems();
         const archived = (await local.getArchivedItems()).map((i) => i.content);
-        const usage = { first: (await local.getTurnUsage(1))?.inputTokens, total: (await local.getSessionUsage()).inputTokens };
+        // (Read through the SyncedSession: the local session's.)
+        const usage = { first: (await synced.getTurnUsage(1))?.inputTokens, total: (await synced.getSessionUsage()).inputTokens };
         // Read through the SyncedSession and the CompactionSession too; the next round takes the
         // new history to the remote.
         const through = [(await synced.getArchivedItems()).length, (await session.getArchivedItems()).length];
