@@ -63,9 +63,10 @@ export function lockChats(passphrase, again, remember) {
     // One lock at a time per user, across tabs: two tabs locking at once with two passphrases
     // would each seal some chats, under two keys, one of which no record keeps.
     const failed = await oneAtATime(user, async () => {
-      if (readLock(user)) {
+      const first = readLock(user);
+      if (first) {
         // Another tab locked them first: its passphrase is the one.
-        state.lock = readLock(user);
+        state.lock = first;
         await closeForLock(user);
         closeLockForm();
         setStatus(`${user}'s chats were locked in another tab first: unlock them with that passphrase.`);

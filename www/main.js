@@ -70,18 +70,18 @@ function wire() {
     el.rename.focus();
   };
   el.renameCancel.addEventListener('click', cancelRename);
-  // Escape in a box closes the box (which writes nothing), also while a reply is written: it
-  // never reaches the page's Escape, which stops the reply. While the box's own action waits
-  // for the last reply's summary and title (a rename or an edit sent), it gives that action up.
-  const closable = () => {
-    if (state.settling) stop();
-    else return !state.busy || state.controller;
-  };
-  el.renameInput.addEventListener('keydown', (e) => {
-    if (e.key !== 'Escape') return;
+  // Escape in a box (`e`) closes it with `close` (which writes nothing), also while a reply is
+  // written: it never reaches the page's Escape, which stops the reply. While the box's own
+  // action waits for the last reply's summary and title (a rename or an edit sent), it gives
+  // that action up.
+  const escapeInBox = (e, close) => {
     e.preventDefault();
     e.stopPropagation();
-    if (closable()) cancelRename();
+    if (state.settling) stop();
+    else if (!state.busy || state.controller) close();
+  };
+  el.renameInput.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') escapeInBox(e, cancelRename);
   });
 
   // Your messages: Edit opens a box in the message's place (Enter or "Send edit" sends the edited
@@ -123,9 +123,7 @@ function wire() {
       e.preventDefault();
       form.requestSubmit();
     } else if (e.key === 'Escape') {
-      e.preventDefault();
-      e.stopPropagation();
-      if (closable()) cancelEdit();
+      escapeInBox(e, cancelEdit);
     }
   });
 
@@ -289,12 +287,10 @@ function wire() {
   });
   el.lockForm.addEventListener('keydown', (e) => {
     if (e.key !== 'Escape') return;
-    e.preventDefault();
-    e.stopPropagation();
-    if (closable()) {
+    escapeInBox(e, () => {
       closeLockForm();
       el.lockOpen.focus();
-    }
+    });
   });
   el.unlockForm.addEventListener('submit', async (e) => {
     e.preventDefault();

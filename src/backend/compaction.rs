@@ -17,7 +17,7 @@ use crate::core::compaction::{
     awaits_answer, candidates, compacted_items, is_compaction, replaced, should_compact,
     split_turns, summary_input, summary_item, Strategy, SUMMARY_INSTRUCTIONS,
 };
-use crate::core::error::{RunnerError, RunnerErrorCode};
+use crate::core::error::{ErrorFamily, RunnerError, RunnerErrorCode, SessionErrorCode};
 use crate::core::wire::items::to_responses_item;
 use crate::core::wire::{content_text, item_type, usage_of, Api, Usage};
 
@@ -127,7 +127,7 @@ impl Compactor {
                         .ok()
                         .and_then(|c| c.as_string())
                         .as_deref()
-                        == Some("SUFFIX_MISMATCH") =>
+                        == Some(SessionErrorCode::SuffixMismatch.as_str()) =>
                 {
                     Ok(None)
                 }
@@ -242,17 +242,16 @@ impl Compactor {
         } else if has_method(session, "applyHistoryTransaction") {
             // (The SDK's `MemorySession`: one transaction, refused if the history changed since
             // it was read, where a clear and an add could lose a write in between.)
-            let id = match js::random_bytes() {
-                Ok(bytes) => crate::core::session::uuid_v4(bytes),
-                Err(_) => js::number_text(js::now()),
-            };
             let transaction = object(&[
                 ("type", "replace_suffix".into()),
                 ("expectedSuffix", stored.clone()),
                 ("replacement", items),
             ]);
             let args = object(&[
-                ("operationId", format!("compaction:{id}").into()),
+                (
+                    "operationId",
+                    format!("compaction:{}", js::fresh_id("")).into(),
+                ),
                 ("transaction", transaction.into()),
             ]);
             call_session(session, "applyHistoryTransaction", &[args.into()]).await?;

@@ -393,6 +393,16 @@ pub async fn after(ms: f64) {
     let _ = wasm_bindgen_futures::JsFuture::from(timer).await;
 }
 
+#[cfg(feature = "runner")]
+/// A fresh id: a UUID v4 from Web Crypto's random bytes, else `fallback` followed by the clock
+/// in milliseconds (a page without Web Crypto).
+pub fn fresh_id(fallback: &str) -> String {
+    match random_bytes() {
+        Ok(bytes) => crate::core::session::uuid_v4(bytes),
+        Err(_) => format!("{fallback}{}", number_text(now())),
+    }
+}
+
 /// 16 random bytes from the Web Crypto API (available in windows and workers, on any origin).
 pub fn random_bytes() -> Result<[u8; 16], Thrown> {
     let crypto = get(&js_sys::global(), "crypto")?;

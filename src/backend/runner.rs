@@ -20,7 +20,6 @@ use crate::core::run::{
     new_turn_items, newest_turns, select_history, unique_call_ids, Decision, NextStep, Origin,
     RunState, ServerConversation, REJECTION_MESSAGE,
 };
-use crate::core::session::uuid_v4;
 use crate::core::wire::{
     call_id, is_function_call, is_tool_output, output_text, request_body, ModelRequest,
     ModelSettings, OutputType, ToolSpec,
@@ -1473,10 +1472,7 @@ pub async fn run(
     };
     state.conversation_id = r.server.conversation_id.clone();
     state.previous_response_id = r.server.previous_response_id.clone();
-    state.ensure_run_id(|| match js::random_bytes() {
-        Ok(bytes) => uuid_v4(bytes),
-        Err(_) => format!("run-{}", js::number_text(js::now())),
-    });
+    state.ensure_run_id(|| js::fresh_id("run-"));
     r.state_tool_clash(&r.agent())
         .map_err(RunFailure::before_start)?;
     if fresh {
