@@ -58,7 +58,9 @@ export class OpenAIConversationsSession {
       this.#conversationId = optionalString(given.conversationId, 'options.conversationId');
       const fetchFn = given.fetch;
       if (fetchFn !== undefined && fetchFn !== null && typeof fetchFn !== 'function') throw sessionError('INVALID_OPTIONS', 'options.fetch must be a function');
-      this.#fetch = fetchFn ?? ((...args) => globalThis.fetch(...args));
+      // Called without a receiver (as the runner calls its `fetch`): `window.fetch` given as is
+      // refuses to run with this session as its `this`.
+      this.#fetch = (...args) => (fetchFn ?? globalThis.fetch)(...args);
       const headers = given.headers ?? {};
       if (typeof headers !== 'object') throw sessionError('INVALID_OPTIONS', 'options.headers must be a Headers object, an object of strings or a list of pairs');
       // Read as fetch reads them (a Headers object, pairs, or a plain object), so none is lost.

@@ -29,6 +29,10 @@ export type {
   RunnerErrorCode,
   BackgroundReport,
   ToolCallDetails,
+  ToolOutput,
+  ToolOutputText,
+  ToolOutputImage,
+  ToolOutputFile,
   SessionMetadataOptions,
   CompactionContext,
   CompactionSessionOptions,
@@ -84,9 +88,10 @@ export interface OpenAIConversationsSessionOptions {
   headers?: HeadersInit;
   /** A request without an answer by then fails (`ModelError`, status 0); default 60,000 ms. */
   timeoutMs?: number;
-  /** Retries of a request answered 429 (any request) or 408, 409 or 5xx (any but a write or
-   * delete of items, which the server may have done), after what `Retry-After` asks or a
-   * backoff from half a second; default 2. */
+  /** Retries of a request answered 429 (any request) or 408, 409 or 5xx (reads and the
+   * conversation's delete only: a write or delete of items, or the conversation's creation, the
+   * server may have done), after what `Retry-After` asks or a backoff from half a second;
+   * default 2. */
   retries?: number;
 }
 

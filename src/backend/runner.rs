@@ -17,12 +17,12 @@ use crate::core::run::metadata::{
     STATE_TOOL, STATE_TOOL_DESCRIPTION,
 };
 use crate::core::run::{
-    new_turn_items, newest_turns, select_history, unique_call_ids, Decision, NextStep, Origin,
-    RunState, ServerConversation, REJECTION_MESSAGE,
+    new_turn_items, newest_turns, select_history, text_output, unique_call_ids, Decision, NextStep,
+    Origin, RunState, ServerConversation, REJECTION_MESSAGE,
 };
 use crate::core::wire::{
-    call_id, is_function_call, is_tool_output, output_text, request_body, ModelRequest,
-    ModelSettings, OutputType, ToolSpec,
+    call_id, is_function_call, is_tool_output, items::structured_tool_output, output_text,
+    request_body, ModelRequest, ModelSettings, OutputType, ToolSpec,
 };
 
 use super::js::{
@@ -266,7 +266,7 @@ const TOOL_FAILED: &str = "An error occurred while running the tool. Please try 
 /// A tool call of one model response on its way to an output.
 enum Answer {
     /// The output is known (a rejection, an unknown tool, arguments that are not JSON...).
-    Ready(String),
+    Ready(Value),
     /// The agent's tool at this index runs with these arguments.
     Run(usize, JsValue),
 }
@@ -274,7 +274,7 @@ enum Answer {
 /// A decided call once the tools started: its output, or the started tool at this index and what
 /// its `execute` returned (or threw).
 enum Started {
-    Ready(String),
+    Ready(Value),
     Tool(usize, Result<Settling, JsValue>),
 }
 
@@ -673,23 +673,33 @@ impl Run<'_> {
             .and_then(|v| settling(v).map_err(Unresolved::into_value))
     }
 
-    /// What a started tool gives the model, once it settled.
-    async fn tool_output(&self, tool: &Tool, started: Result<Settling, JsValue>) -> String {
+    /// What a started tool gives the model, once it settled: its text (as the `tool_end` event
+    /// reports it) and the output item's `output` (that text, or the `input_*` parts of a
+    /// structured output: images, files, text).
+    async fn tool_output(
+        &self,
+        tool: &Tool,
+        started: Result<Settling, JsValue>,
+    ) -> (String, Value) {
         let result = match started {
             Ok(r) => r.value().await.map_err(Unresolved::into_value),
             Err(e) => Err(e),
         };
-        match result {
+        let text = match result {
             Ok(v) if v.is_string() => v.as_string().unwrap_or_default(),
             Ok(v) if v.is_undefined() => String::new(),
             // JSON for objects and numbers; values JSON cannot hold (a bigint, a function, a
             // circular object) are described instead of failing the run.
-            Ok(v) => js_sys::JSON::stringify(&v)
-                .ok()
-                .and_then(|s| s.as_string())
-                .unwrap_or_else(|| {
-                    format!("The tool returned {}, which is not JSON.", describe(&v))
-                }),
+            Ok(v) => match js_sys::JSON::stringify(&v).ok().and_then(|s| s.as_string()) {
+                Some(json) => {
+                    let parsed = crate::core::json::from_str(&json).ok();
+                    if let Some(parts) = parsed.as_ref().and_then(structured_tool_output) {
+                        return (json, parts);
+                    }
+                    json
+                }
+                None => format!("The tool returned {}, which is not JSON.", describe(&v)),
+            },
             // As the SDK 0.20 does: a fixed message, the error itself (a URL with a token, a
             // user's data) is neither sent to the model nor saved, unless the tool's
             // `errorFunction` says what to tell the model.
@@ -703,7 +713,8 @@ impl Run<'_> {
                 };
                 told.unwrap_or_else(|| TOOL_FAILED.to_string())
             }
-        }
+        };
+        (text.clone(), text_output(text))
     }
 
     /// How one call is answered: by running a tool, at once, or `None` when it waits for
@@ -719,16 +730,18 @@ impl Run<'_> {
         let name = call.get("name").and_then(Value::as_str).unwrap_or("");
         let id = call_id(call).unwrap_or("");
         if name == STATE_TOOL && self.metadata.agentic_state {
-            return Ok(Some(Answer::Ready(self.update_state(call).await?)));
+            return Ok(Some(Answer::Ready(text_output(
+                self.update_state(call).await?,
+            ))));
         }
         let Some(index) = agent.tools.iter().position(|t| t.spec.name == name) else {
             let mut names: Vec<&str> = agent.tools.iter().map(|t| t.spec.name.as_str()).collect();
             let handoffs = agent.handoffs.borrow();
             names.extend(handoffs.iter().map(|h| h.tool.name.as_str()));
-            return Ok(Some(Answer::Ready(format!(
+            return Ok(Some(Answer::Ready(text_output(format!(
                 "Tool \"{name}\" is not defined; the available tools are: {}.",
                 names.join(", ")
-            ))));
+            )))));
         };
         let tool = &agent.tools[index];
         let arguments = call
@@ -742,10 +755,10 @@ impl Run<'_> {
         }) {
             Ok(a) => a,
             Err(e) => {
-                return Ok(Some(Answer::Ready(format!(
+                return Ok(Some(Answer::Ready(text_output(format!(
                 "The arguments are not valid JSON ({}); call the tool again with a JSON object.",
                 error_text(&e)
-            ))))
+            )))))
             }
         };
         let decision = state.decisions.get(id).cloned();
@@ -764,7 +777,9 @@ impl Run<'_> {
                     }
                     None => {
                         self.check_not_moved_on(state, &newest, id)?;
-                        Answer::Ready(message.unwrap_or_else(|| REJECTION_MESSAGE.to_string()))
+                        Answer::Ready(text_output(
+                            message.unwrap_or_else(|| REJECTION_MESSAGE.to_string()),
+                        ))
                     }
                 }
             }
@@ -934,14 +949,14 @@ impl Run<'_> {
             let output = match started {
                 Started::Ready(text) => text,
                 Started::Tool(index, started) => {
-                    let output = self.tool_output(&agent.tools[index], started).await;
+                    let (text, output) = self.tool_output(&agent.tools[index], started).await;
                     self.emit(
                         "tool_end",
                         &[
                             ("agent", self.agent_object()),
                             ("tool", agent.tools[index].object.clone()),
                             ("item", json_to_js(&call)),
-                            ("output", output.as_str().into()),
+                            ("output", text.into()),
                         ],
                     );
                     output
@@ -963,7 +978,7 @@ impl Run<'_> {
             state.finish_with(output);
         }
         for call in &ignored {
-            self.record(state, call, MULTIPLE_HANDOFFS.to_string());
+            self.record(state, call, text_output(MULTIPLE_HANDOFFS.to_string()));
         }
         Ok((waiting, ran_approved))
     }
@@ -1258,8 +1273,8 @@ impl Run<'_> {
         }
     }
 
-    fn record(&self, state: &mut RunState, call: &Value, output: String) {
-        state.record_tool_output(call, output);
+    fn record(&self, state: &mut RunState, call: &Value, output: Value) {
+        state.record_output(call, output);
         if let Some(item) = state.generated.last() {
             self.emit("tool_output", &[("item", json_to_js(item))]);
         }
@@ -1552,7 +1567,7 @@ pub async fn run(
 ///
 /// An earlier resumption that went on past it (an answer saved after the outputs) is refused:
 /// this one would answer again, the model paid twice.
-fn saved_output(newest: &Option<Vec<Value>>, id: &str) -> Result<Option<String>, RunError> {
+fn saved_output(newest: &Option<Vec<Value>>, id: &str) -> Result<Option<Value>, RunError> {
     let Some(items) = newest.as_deref() else {
         return Ok(None);
     };
@@ -1578,5 +1593,5 @@ fn saved_output(newest: &Option<Vec<Value>>, id: &str) -> Result<Option<String>,
             ),
         )));
     }
-    Ok(Some(output_text(output.get("output"))))
+    Ok(Some(output.get("output").cloned().unwrap_or_default()))
 }

@@ -125,7 +125,8 @@ export interface FunctionTool<TArgs = { [key: string]: unknown }, TContext = unk
    * every property in `required` and `additionalProperties: false`); default `false`, sent as
    * such to the Responses API, which would otherwise make the tool strict. */
   strict?: boolean;
-  /** Runs the tool. A string result is sent to the model as is, anything else as JSON. A throw
+  /** Runs the tool. A string result is sent to the model as is, a {@link ToolOutput} (or an
+   * array of them) as the image, file or text it stands for, anything else as JSON. A throw
    * is reported to the model as the tool's output and the run goes on: the SDK's fixed message
    * ("An error occurred while running the tool. Please try again."), or what `errorFunction`
    * returns. */
@@ -140,6 +141,35 @@ export interface FunctionTool<TArgs = { [key: string]: unknown }, TContext = unk
     | boolean
     | { check(context: TContext, args: TArgs, callId: string): boolean | Promise<boolean> }['check'];
 }
+
+/** A tool's text, as a structured output. */
+export interface ToolOutputText {
+  type: 'text';
+  text: string;
+}
+
+/** A tool's image, given to the model as an image: a URL or data URL, `{ url }`, `{ data,
+ * mediaType }` (`data` in base64) or an uploaded file's `{ fileId }`. */
+export interface ToolOutputImage {
+  type: 'image';
+  image: string | { url: string } | { data: string; mediaType?: string } | { fileId: string };
+  detail?: 'low' | 'high' | 'auto' | (string & {});
+}
+
+/** A tool's file, given to the model as a file: a URL or data URL, `{ url, filename? }`, `{ data,
+ * mediaType, filename }` (`data` in base64) or an uploaded file's `{ id }`. */
+export interface ToolOutputFile {
+  type: 'file';
+  file:
+    | string
+    | { url: string; filename?: string }
+    | { data: string; mediaType: string; filename: string }
+    | { id: string; filename?: string };
+}
+
+/** What a tool may return to give the model an image, a file or text parts (the SDK 0.20's
+ * structured tool outputs). */
+export type ToolOutput = ToolOutputText | ToolOutputImage | ToolOutputFile;
 
 /** The third argument of a tool's `execute`. */
 export interface ToolCallDetails {

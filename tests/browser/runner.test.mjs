@@ -660,6 +660,60 @@ for (const api of ['chat_completions', 'responses']) {
       assert.doesNotMatch(JSON.stringify(model.requests.at(-1).body), /SECRET/);
     });
 
+    test('a tool returning images, files or text parts gives them to the model as such (the SDK 0.20’s structured outputs), stored as the SDK stores them', async () => {
+      model.script(
+        { calls: [{ name: 'chart', arguments: {}, id: 'call_i' }, { name: 'report', arguments: {}, id: 'call_r' }, { name: 'doc', arguments: {}, id: 'call_d' }, { name: 'blank', arguments: {}, id: 'call_n' }] },
+        { text: 'Here they are.' },
+      );
+      const id = fresh('structured');
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const ends = [];
+          const agent = new lib.Agent({
+            name: 'A',
+            model: 'm',
+            tools: [
+              { name: 'chart', execute: () => ({ type: 'image', image: { data: 'iVBORw0KGgo=', mediaType: 'image/png' }, detail: 'low' }) },
+              { name: 'report', execute: async () => [{ type: 'text', text: 'Sales rose 4%. ' }, { type: 'image', image: 'https://example.com/q3.png' }, { type: 'text', text: 'See the chart.' }] },
+              { name: 'doc', execute: () => ({ type: 'file', file: { url: 'https://example.com/q3.pdf', filename: 'q3.pdf' } }) },
+              // Names no image: sent as its JSON text, as the SDK does.
+              { name: 'blank', execute: () => ({ type: 'image' }) },
+            ],
+          });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          runner.on('agent_tool_end', (_c, _a, _t, output) => ends.push(output));
+          const session = new lib.IndexedDbSession(id);
+          await runner.run(agent, 'Show me Q3', { session });
+          const stored = (await session.getItems()).filter((i) => i.type === 'function_call_result').map((i) => i.output);
+          return { stored, ends };
+        },
+        { api, id },
+      );
+      assert.deepEqual(r.stored, [
+        [{ type: 'input_image', image: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' }],
+        [{ type: 'input_text', text: 'Sales rose 4%. ' }, { type: 'input_image', image: 'https://example.com/q3.png' }, { type: 'input_text', text: 'See the chart.' }],
+        [{ type: 'input_file', file: { url: 'https://example.com/q3.pdf' }, filename: 'q3.pdf' }],
+        { type: 'text', text: '{"type":"image"}' },
+      ]);
+      assert.equal(r.ends.length, 4);
+      assert.equal(r.ends[3], '{"type":"image"}');
+      const sent = model.requests.at(-1).body;
+      if (api === 'responses') {
+        const outputs = sent.input.filter((i) => i.type === 'function_call_output').map((i) => i.output);
+        assert.deepEqual(outputs, [
+          [{ type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' }],
+          [{ type: 'input_text', text: 'Sales rose 4%. ' }, { type: 'input_image', image_url: 'https://example.com/q3.png' }, { type: 'input_text', text: 'See the chart.' }],
+          [{ type: 'input_file', file_url: 'https://example.com/q3.pdf', filename: 'q3.pdf' }],
+          '{"type":"image"}',
+        ]);
+      } else {
+        // Chat Completions takes text only from a tool: its text parts, else the SDK's placeholder
+        // (never the image's data as text).
+        const outputs = sent.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+        assert.deepEqual(outputs, ['[tool output omitted]', 'Sales rose 4%. See the chart.', '[tool output omitted]', '{"type":"image"}']);
+      }
+    });
+
     test('a run stopped while its tool runs saves the call and its output (the next turn knows the tool ran), not an answer; resumed from error.state, nothing is saved twice', async () => {
       model.script({ calls: [{ name: 'book', arguments: { table: 4 }, id: 'call_b' }] }, { text: 'Booked.' });
       const id = fresh('stopped-tool');

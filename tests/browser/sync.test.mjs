@@ -267,7 +267,7 @@ describe('OpenAIConversationsSession', () => {
     await context.close();
   });
 
-  test('headers as a Headers object reach the server, the key replaces an Authorization there, a fetch that ignores the signal still times out, and a page that says there is more with nothing to go on from fails the listing (a list cut short there would have a sync take the items past it for deleted)', async () => {
+  test('headers as a Headers object reach the server, the browser’s fetch given as is works, the key replaces an Authorization there, a fetch that ignores the signal still times out, and a page that says there is more with nothing to go on from fails the listing (a list cut short there would have a sync take the items past it for deleted)', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async ({ url }) => {
       const seen = [];
@@ -292,7 +292,9 @@ describe('OpenAIConversationsSession', () => {
         },
       });
       const listed = await attempt(() => endless.getItems());
-      return { headers: seen[0], timedOut, listed: listed.ok ? listed.value.length : listed, pages };
+      // The browser's own fetch, given as is (it refuses to run with another `this`).
+      const native = await attempt(() => new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', fetch: window.fetch }).getSessionId());
+      return { headers: seen[0], timedOut, listed: listed.ok ? listed.value.length : listed, pages, native };
     }, { url: server.url });
     assert.equal(r.headers['openai-organization'], 'org_1');
     assert.equal(r.headers.authorization, 'Bearer sk-mine');
@@ -307,6 +309,8 @@ describe('OpenAIConversationsSession', () => {
     assert.equal(r.listed.name, 'ModelError');
     assert.match(r.listed.message, /says there are more but gives no cursor/);
     assert.equal(r.pages, 1);
+    assert.equal(r.native.ok, true, r.native.message);
+    assert.match(r.native.value, /^conv_/);
     await context.close();
   });
   test('an answer that is no list of items (an empty body, a proxy’s own JSON) fails the read, a conversation’s creation is not sent twice, and a newest item without an id is not popped: a synced history keeps its items', async () => {

@@ -120,6 +120,7 @@ import {
   type RunResult,
   type RunStreamEvent,
   type ToolApprovalItem,
+  type ToolOutput,
 } from '../../pkg/runner.js';
 
 interface AppContext {
@@ -133,6 +134,18 @@ const weather: FunctionTool<{ city: string }, AppContext> = {
   execute: async ({ city }, context) => `${context.userName}: sunny in ${city}`,
   needsApproval: async (_context, args) => args.city === 'Paris',
 };
+
+// A tool giving the model an image and text (structured outputs).
+const chart: FunctionTool<{ quarter: string }> = {
+  name: 'chart',
+  execute: async ({ quarter }): Promise<ToolOutput[]> => [
+    { type: 'text', text: `Sales in ${quarter}` },
+    { type: 'image', image: { data: 'iVBORw0KGgo=', mediaType: 'image/png' }, detail: 'low' },
+  ],
+};
+// @ts-expect-error an image needs its source
+const noSource: ToolOutput = { type: 'image' };
+void [chart, noSource];
 
 async function compaction(runner: Runner, agent: Agent<AppContext>): Promise<void> {
   const session = new CompactionSession(new SessionFromRunnerEntry('long-chat'), {

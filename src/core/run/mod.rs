@@ -483,7 +483,7 @@ impl RunState {
     /// from the next model call on.
     pub fn hand_off(&mut self, call: &Value, agent: &str) {
         let message = crate::core::json::json!({ "assistant": agent }).to_string();
-        self.generated.push(tool_output_item(call, message));
+        self.record_tool_output(call, message);
         self.current_agent = Some(agent.to_string());
     }
 
@@ -508,8 +508,14 @@ impl RunState {
         NextStep::CallModel
     }
 
-    /// Records a tool's output for a call.
+    /// Records a tool's text output for a call.
     pub fn record_tool_output(&mut self, call: &Value, output: String) {
+        self.record_output(call, text_output(output));
+    }
+
+    /// Records a tool's output for a call: `{ type: 'text', text }` or an array of `input_*`
+    /// parts (see [`super::wire::structured_tool_output`]).
+    pub fn record_output(&mut self, call: &Value, output: Value) {
         self.generated.push(tool_output_item(call, output));
     }
 
@@ -595,14 +601,19 @@ pub fn unique_call_ids(items: &mut [Value], run: &str, turn: u32) {
     }
 }
 
+/// A tool's text output, as `@openai/agents` stores it.
+pub fn text_output(text: String) -> Value {
+    json!({"type": "text", "text": text})
+}
+
 /// The item that reports a tool's output, in the shape `@openai/agents` stores.
-pub fn tool_output_item(call: &Value, output: String) -> Value {
+pub fn tool_output_item(call: &Value, output: Value) -> Value {
     json!({
         "type": "function_call_result",
         "name": call.get("name").and_then(Value::as_str).unwrap_or(""),
         "callId": call_id(call).unwrap_or(""),
         "status": "completed",
-        "output": {"type": "text", "text": output},
+        "output": output,
     })
 }
 
@@ -616,7 +627,7 @@ pub(crate) mod fixtures {
     }
 
     pub fn out(id: &str) -> Value {
-        tool_output_item(&call(id), "ok".into())
+        tool_output_item(&call(id), text_output("ok".into()))
     }
 
     pub fn user(t: &str) -> Value {
@@ -638,7 +649,7 @@ pub(crate) mod fixtures {
     }
 
     pub fn out_with(id: &str, text: &str) -> Value {
-        tool_output_item(&call(id), text.into())
+        tool_output_item(&call(id), text_output(text.into()))
     }
 }
 

@@ -784,6 +784,37 @@ fn tool_output_to_api(output: Option<&Value>) -> Result<Value, Unsupported> {
     })
 }
 
+/// What a tool returned (as JSON) as `@openai/agents` 0.20 stores it when it is structured: a
+/// `{ type: 'text' | 'image' | 'file' }` object, or a non-empty array of them, becomes the array
+/// of `input_text`, `input_image` and `input_file` parts that stands for it (an image by its URL,
+/// data with its `mediaType` as a data URL, or `fileId`; a file by its data, URL or id). `None`
+/// for any other value (the model gets its JSON text), and for an image or file naming none.
+pub fn structured_tool_output(value: &Value) -> Option<Value> {
+    let parts = match value {
+        Value::Array(parts) if !parts.is_empty() => parts.as_slice(),
+        Value::Array(_) => return None,
+        one => std::slice::from_ref(one),
+    };
+    let mut out = Vec::with_capacity(parts.len());
+    for part in parts {
+        let kind = str_of(part, "type")?;
+        let converted = match kind {
+            "text" => {
+                let mut m = strings(&[("type", "input_text")]);
+                set(&mut m, "text", string(str_of(part, "text")?));
+                Value::Object(m)
+            }
+            "image" | "file" => legacy_output_to_structured(part),
+            _ => return None,
+        };
+        if kind != "text" && !truthy(converted.get(kind)) {
+            return None;
+        }
+        out.push(converted);
+    }
+    Some(Value::Array(out))
+}
+
 /// A non-empty media type of a legacy output or its image, in either spelling.
 fn media_type(v: &Value) -> Option<&str> {
     nonempty_str(v, "mediaType").or_else(|| nonempty_str(v, "mimeType"))

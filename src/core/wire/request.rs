@@ -213,6 +213,27 @@ fn chat_content(content: Option<&Value>) -> Value {
     }
 }
 
+/// A tool's output as a Chat Completions `tool` message holds it: text only, as the SDK's
+/// converter gives it (the text parts of an array; an image or a file, which this API cannot
+/// take, as the SDK's placeholder rather than its data as text).
+fn chat_tool_content(output: Option<&Value>) -> String {
+    const OMITTED: &str = "[tool output omitted]";
+    match output {
+        Some(Value::Array(parts)) => {
+            let mut text: Option<String> = None;
+            for part in parts {
+                if str_of(part, "type") == Some("input_text") {
+                    let t = str_of(part, "text").unwrap_or("");
+                    text.get_or_insert_with(String::new).push_str(t);
+                }
+            }
+            text.unwrap_or_else(|| OMITTED.into())
+        }
+        Some(o) if matches!(str_of(o, "type"), Some("image" | "file")) => OMITTED.into(),
+        other => output_text(other),
+    }
+}
+
 /// Session items as Chat Completions messages: system instructions first, function calls
 /// folded into the assistant message before them, tool outputs as `tool` messages. Reasoning
 /// items have no place in this API and are left out.
@@ -264,7 +285,7 @@ pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Valu
                 messages.push(json!({
                     "role": "tool",
                     "tool_call_id": id,
-                    "content": output_text(item.get("output")),
+                    "content": chat_tool_content(item.get("output")),
                 }));
             }
             _ => {}
