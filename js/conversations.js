@@ -256,6 +256,14 @@ export class OpenAIConversationsSession {
     });
   }
 
+  /** What the SDK's run() calls with a history that begins with a compaction item (the server
+   * compacted it): appended, as the SDK's class does, since the conversation keeps its own
+   * compaction. (Without it, the run would clear the conversation, deleting it for every device
+   * that names it, and go on in a new one.) */
+  replaceHistoryWithCompaction(items) {
+    return this.addItems(items);
+  }
+
   popItem() {
     return this.#serial(async () => {
       const id = this.#conversationId;

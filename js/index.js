@@ -130,10 +130,14 @@ const SECOND_MODULE_METHODS = [
 ];
 const IndexedDbBase = class extends wasm.Session {
   free() {
+    // A write under way still commits: it resolves, and its event names this branch (read from
+    // the freed object, the module would throw).
+    const branch = this.currentBranch;
     super.free();
     // Its calls now reject with CLOSED, as a freed MemorySession's (the module's would throw);
     // it stays an object of its class.
     Object.setPrototypeOf(this, freedFrom(Object.getPrototypeOf(this)));
+    Object.defineProperty(this, 'currentBranch', { value: branch });
   }
 };
 for (const name of SECOND_MODULE_METHODS) {
@@ -275,6 +279,7 @@ class MemoryBase {
   #waiting = 0;
   #closed = false;
   #freed = false;
+  #lastBranch;
 
   constructor(sessionId, options) {
     this.#args = wasm.memorySessionArgs(sessionId, options);
@@ -289,7 +294,7 @@ class MemoryBase {
   }
 
   get currentBranch() {
-    return this.#inner?.currentBranch ?? 'main';
+    return this.#freed ? this.#lastBranch : (this.#inner?.currentBranch ?? 'main');
   }
 
   get userId() {
@@ -301,6 +306,8 @@ class MemoryBase {
   }
 
   free() {
+    // (A write under way resolves, its event naming this branch: see IndexedDbBase.)
+    this.#lastBranch ??= this.currentBranch;
     this.#closed = true;
     this.#freed = true;
     this.#inner?.free();

@@ -112,6 +112,9 @@ export class OpenAIConversationsSession {
   /** Deletes one item by the `id` its `getItems()` item carries (gone already: no error). */
   deleteItem(itemId: string): Promise<void>;
   clearSession(): Promise<void>;
+  /** Appends `items` (a history the server compacted, beginning with its compaction item), as
+   * the SDK's class does: the conversation is never cleared for a compaction. */
+  replaceHistoryWithCompaction(items: readonly object[]): Promise<void>;
   /** The SDK's run() hooks, answered as its own class answers: an assistant message replayed
    * without the conversation's id and `providerData`; items in the shape stored, to compare;
    * reasoning ids kept. */

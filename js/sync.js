@@ -313,6 +313,21 @@ function keyed(items) {
   });
 }
 
+/**
+ * Which of `entries` (remote items) each of `items` (this device's) may be: an item whose own id
+ * the remote shows among them (a remote keeping ids, as the Conversations API keeps reasoning
+ * ids) is that entry and no other, and that entry is no other item. Two devices' reasoning items
+ * with empty summaries look alike but for their ids: paired by content, one device's could take
+ * the other's place in both turns.
+ */
+function pairing(entries, items) {
+  const own = (item) => (typeof item?.id === 'string' ? `id:${item.id}` : null);
+  const keys = new Set(entries.map((e) => e.key));
+  const pinned = new Set(items.map(own).filter((k) => k !== null && keys.has(k)));
+  const fps = new Map(items.map((item) => [item, fingerprint(item)]));
+  return (e, item) => e.fp === (fps.get(item) ?? fingerprint(item)) && (pinned.has(own(item)) ? e.key === own(item) : !pinned.has(e.key));
+}
+
 /** The key prefix of the entries of items kept here only (see the header of this file). */
 const LOCAL = 'local:';
 const isLocal = (entry) => entry.key.startsWith(LOCAL);
@@ -815,10 +830,12 @@ export class SyncedSession extends EventTarget {
     const added = visible().filter((e) => !known.has(e.key) && !synced.some((s) => s.key === e.key));
     const claimed = [];
     const free = (e) => !claimed.includes(e);
-    for (const fp of saved.inFlight?.confirmed ?? []) {
-      const e = added.find((a) => free(a) && a.fp === fp);
+    // Each by its id where the remote keeps it (see `pairing`), else the oldest with its content.
+    const confirmedIds = saved.inFlight?.ids ?? [];
+    (saved.inFlight?.confirmed ?? []).forEach((fp, k) => {
+      const e = added.find((a) => free(a) && a.fp === fp && a.key === `id:${confirmedIds[k]}`) ?? added.find((a) => free(a) && a.fp === fp);
       if (e) claimed.push(e);
-    }
+    });
     // The write in flight: its items in a row, the newest such row; a reasoning item of it may
     // be missing (the conversion to the remote's items leaves out one without an id).
     const chunk = saved.inFlight?.chunk ?? [];
@@ -838,8 +855,9 @@ export class SyncedSession extends EventTarget {
     // Pair them with the outbox; a claimed item the outbox no longer has was removed here.
     const paired = new Map(); // remote entry -> local item
     const unpaired = [...fresh];
+    const mayBe = pairing(visible(), fresh);
     for (const e of claimed) {
-      const i = unpaired.findIndex((item) => fingerprint(item) === e.fp);
+      const i = unpaired.findIndex((item) => mayBe(e, item));
       if (i >= 0) paired.set(e, unpaired.splice(i, 1)[0]);
     }
     const orphans = claimed.filter((e) => !paired.has(e));
@@ -847,7 +865,7 @@ export class SyncedSession extends EventTarget {
     // are this device's now (not pushed again); the others are pulled as any new item.
     for (const key of saved.inFlight?.pulled ?? []) {
       const e = added.find((a) => a.key === key && !paired.has(a) && !claimed.includes(a));
-      const i = e ? unpaired.findIndex((item) => fingerprint(item) === e.fp) : -1;
+      const i = e ? unpaired.findIndex((item) => mayBe(e, item)) : -1;
       if (i >= 0) paired.set(e, unpaired.splice(i, 1)[0]);
     }
 
@@ -879,6 +897,7 @@ export class SyncedSession extends EventTarget {
 
     // Push the rest, each write recorded before it is sent.
     const confirmed = [...paired.values()].map(fingerprint);
+    const ids = [...paired.values()].map((item) => (typeof item?.id === 'string' ? item.id : null));
     const save = async (list, inFlight, mark) =>
       saveState(this.#id, saved, { offset, list, inFlight, tombstones: [...tombstones], mark, remote: await this.#remoteId(), localOnly: localBefore + localCount(list) });
     // The state written during the round keeps the record's creation time (see `#whole`).
@@ -887,9 +906,10 @@ export class SyncedSession extends EventTarget {
     const push = async (part) => {
       this.#stopIfClosed();
       const optional = part.flatMap((item, k) => (item?.type === 'reasoning' ? [k] : []));
-      await write({ confirmed, chunk: part.map(fingerprint), ...(optional.length ? { optional } : {}) });
+      await write({ confirmed, ids, chunk: part.map(fingerprint), ...(optional.length ? { optional } : {}) });
       await remote.addItems(part);
       confirmed.push(...part.map(fingerprint));
+      ids.push(...part.map((item) => (typeof item?.id === 'string' ? item.id : null)));
       accepted = true;
     };
     // What the remote held before this round's pushes: none of it is one of them.
@@ -927,11 +947,12 @@ export class SyncedSession extends EventTarget {
     // This round's pushes among the remote's new items, matched from the newest: they were
     // appended after what it held, and another device's items with the same fingerprint (its
     // reasoning, its searches, whose content the fingerprint leaves out) came before them.
-    const waiting = unpaired.map((item) => ({ item, fp: fingerprint(item), used: false }));
+    const waiting = unpaired.map((item) => ({ item, used: false }));
     const pushedHere = new Map();
+    const pushed = pairing(visible(), unpaired);
     for (const e of visible().reverse()) {
       if (byKey.has(e.key) || byEntry.has(e.key) || known.has(e.key) || before.has(e.key)) continue;
-      const match = waiting.findLast((w) => !w.used && w.fp === e.fp);
+      const match = waiting.findLast((w) => !w.used && pushed(e, w.item));
       if (match) {
         match.used = true;
         pushedHere.set(e.key, match.item);
@@ -940,8 +961,16 @@ export class SyncedSession extends EventTarget {
     const wanted = [];
     const entries = [];
     const pulls = [];
+    // Reasoning items here under another id than the remote's item they were paired with (by a
+    // version that paired them by content, see `pairing`): the remote's, written again.
+    const repairs = new Set();
     for (const e of visible()) {
-      const mine = byKey.get(e.key) ?? byEntry.get(e.key) ?? pushedHere.get(e.key);
+      let mine = byKey.get(e.key) ?? byEntry.get(e.key) ?? pushedHere.get(e.key);
+      const misplaced = mine?.type === 'reasoning' && typeof mine.id === 'string' && typeof e.item?.id === 'string' && mine.id !== e.item.id;
+      if (misplaced) {
+        mine = pulled(e.item);
+        repairs.add(mine);
+      }
       if (mine === undefined) pulls.push(e.key);
       wanted.push(mine ?? pulled(e.item));
       entries.push({ key: e.key, fp: e.fp });
@@ -978,7 +1007,7 @@ export class SyncedSession extends EventTarget {
     // The mark read after it lets the next round start from here, when the history is then
     // exactly what this round left.
     let from = 0;
-    while (from < local.length && from < wanted.length && identity(local[from]) === identity(wanted[from])) from += 1;
+    while (from < local.length && from < wanted.length && identity(local[from]) === identity(wanted[from]) && !repairs.has(wanted[from])) from += 1;
     const same = from === local.length && from === wanted.length;
     if (this.#closed && !same) throw sessionError('CLOSED', 'the session was closed during the sync round; it stopped before writing the remote\'s items here (a new SyncedSession goes on from there)');
     const ended = async () => {
@@ -995,7 +1024,7 @@ export class SyncedSession extends EventTarget {
       const transaction = expectedSuffix.length > 0 ? { type: 'replace_suffix', expectedSuffix, replacement } : { type: 'append_items', items: replacement };
       // Should this round stop between the local write and the state's, the next one must not
       // take the pulled items for this device's outbox (and push them back).
-      if (pulls.length > 0) await write({ confirmed, chunk: [], pulled: pulls });
+      if (pulls.length > 0) await write({ confirmed, ids, chunk: [], pulled: pulls });
       await this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction }).catch((error) => {
         // A write of another object or tab came in between: tried again soon, as above.
         throw error?.code === 'SUFFIX_MISMATCH' ? busy('the session changed during the sync round; it is tried again') : error;

@@ -872,6 +872,30 @@ test('a session deleted and made again under its id while it is being exported: 
   assert.deepEqual(r.now, ['new one', 'new two', 'new three']);
 });
 
+test('a session deleted while the backup is written is a line saying so: the backup imports whole, no failure', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: 'export-while-deleting' };
+    await new lib.IndexedDbSession('kept', from).addItems([{ role: 'user', content: 'stays' }]);
+    await new lib.IndexedDbSession('gone', from).addItems([{ role: 'user', content: 'goes' }]);
+    const reader = lib.exportSessions(from).getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value); // the header, counting both
+    await lib.deleteSession('gone', from); // (retention in another tab, say)
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value);
+    }
+    const report = await lib.importSessions(text, { dbName: 'export-while-deleting-to' });
+    return { header: JSON.parse(text.split('\n')[0]).sessions, lines: text.trim().split('\n').map((l) => Object.keys(JSON.parse(l))[0]), imported: report.imported, failed: report.failed.map((e) => e.message) };
+  });
+  assert.equal(r.header, 2);
+  assert.deepEqual(r.lines.filter((k) => k === 'deleted'), ['deleted']);
+  assert.deepEqual(r.imported, ['kept']);
+  assert.deepEqual(r.failed, [], 'a backup missing nothing is not reported as cut short');
+});
+
 test('a session that cannot be written out (an item JSON cannot hold, a damaged record) is a failed line: the others are exported, and the import says why', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {

@@ -190,6 +190,39 @@ test('close() and free() stop an object’s listeners, and a closed object takes
   assert.deepEqual(r.refused, { closed: 'SessionError CLOSED', memory: 'SessionError CLOSED' });
 });
 
+test('a session freed while its write is under way (a component unmounted mid-save): the write resolves, is stored, and the others hear it', async () => {
+  const { page } = await openHarness(env);
+  const id = fresh('freed-mid-write');
+  const r = await page.evaluate(async (id) => {
+    const heard = [];
+    const stop = new lib.IndexedDbSession(id).subscribe((e) => heard.push([e.type, e.branch]));
+    const s = new lib.IndexedDbSession(id);
+    const saving = s.addItems([{ role: 'user', content: 'saved' }]);
+    s.free();
+    const outcome = await saving.then(() => 'resolved', (e) => e.message);
+    for (let i = 0; i < 200 && heard.length < 1; i++) await new Promise((ok) => setTimeout(ok, 10));
+    stop();
+    const memory = new lib.MemorySession();
+    await memory.addItems([{ role: 'user', content: 'first' }]);
+    const memorySaving = memory.addItems([{ role: 'user', content: 'second' }]);
+    memory.free();
+    return {
+      outcome,
+      heard,
+      items: (await new lib.IndexedDbSession(id).getItems()).map((i) => i.content),
+      branch: s.currentBranch,
+      memory: await memorySaving.then(() => 'resolved', (e) => e.message),
+      memoryBranch: memory.currentBranch,
+    };
+  }, id);
+  assert.equal(r.outcome, 'resolved', 'the write committed: it does not reject');
+  assert.deepEqual(r.heard, [['add', 'main']]);
+  assert.deepEqual(r.items, ['saved']);
+  assert.equal(r.branch, 'main');
+  assert.equal(r.memory, 'resolved');
+  assert.equal(r.memoryBranch, 'main');
+});
+
 test("a worker's write is seen by a page", async () => {
   const { page } = await openHarness(env);
   const id = fresh('worker');

@@ -267,6 +267,21 @@ describe('OpenAIConversationsSession', () => {
     await context.close();
   });
 
+  test('a history the server compacted, given as the SDK’s run() gives it (replaceHistoryWithCompaction), is appended to the same conversation, as the SDK’s class does: the conversation is not deleted', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async ({ url }) => {
+      const session = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' });
+      await session.addItems([{ role: 'user', content: 'Plan a trip' }]);
+      const id = session.sessionId;
+      await session.replaceHistoryWithCompaction([{ type: 'compaction', encrypted_content: 'turns so far' }, { role: 'user', content: 'And now?' }]);
+      return { id, after: session.sessionId, items: await session.getItems() };
+    }, { url: server.url });
+    assert.equal(r.after, r.id, 'the same conversation');
+    assert.ok(server.conversations.has(r.id), 'never deleted');
+    assert.deepEqual(r.items.map((i) => i.type === 'compaction' ? 'compaction' : transcript([i])[0][1]), ['Plan a trip', 'compaction', 'And now?']);
+    await context.close();
+  });
+
   test('headers as a Headers object reach the server, the browser’s fetch given as is works, the key replaces an Authorization there, a fetch that ignores the signal still times out, and a page that says there is more with nothing to go on from fails the listing (a list cut short there would have a sync take the items past it for deleted)', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async ({ url }) => {
@@ -454,6 +469,70 @@ describe('SyncedSession', () => {
       assert.deepEqual(reasoning(items), reasoning(expected));
     }
     assert.deepEqual(await b.page.evaluate(() => window.synced.getItems().then((items) => items[4])), turn('b', 'Porto')[1], 'B’s own reasoning item, as written there');
+    await a.context.close();
+    await b.context.close();
+  });
+
+  test('a device whose push round overlaps another device’s push keeps each reasoning item in its own turn (paired by the id the remote keeps, not by content both share)', async () => {
+    const a = await device();
+    const b = await device();
+    const conversationId = await newConversation(a.page);
+    // A's remote holds its round after each push, until the test lets it go on: B pushes then.
+    await a.page.evaluate(async ({ url, conversationId }) => {
+      class Held extends lib.OpenAIConversationsSession {
+        async addItems(items) {
+          await super.addItems(items);
+          await window.gate;
+        }
+      }
+      window.gate = Promise.resolve();
+      window.synced = new lib.SyncedSession(new lib.IndexedDbSession('overlap'), new Held({ baseUrl: url, apiKey: 'k', conversationId }), { retryDelayMs: 100, maxRetryDelayMs: 400 });
+      await window.synced.sync();
+    }, { url: server.url, conversationId });
+    await openSynced(b.page, { id: 'overlap', conversationId });
+    const turn = (who, text) => [
+      say('user', `${who}: ${text}`),
+      { id: `rs_${who}`, type: 'reasoning', content: [], providerData: { type: 'reasoning', id: `rs_${who}`, encryptedContent: `enc-${who}` } },
+      say('assistant', `${who}: done`),
+    ];
+    await b.context.setOffline(true);
+    await b.page.evaluate((items) => window.synced.addItems(items), turn('b', 'Porto'));
+    await a.page.evaluate((items) => {
+      window.gate = new Promise((go) => (window.go = go));
+      return window.synced.addItems(items);
+    }, turn('a', 'Lisbon'));
+    // A's items are on the server; its round waits before reading the remote again.
+    for (let i = 0; serverItems(conversationId).length < 3 && i < 200; i++) await new Promise((ok) => setTimeout(ok, 25));
+    assert.equal(serverItems(conversationId).length, 3);
+    await b.context.setOffline(false);
+    await b.page.evaluate(() => window.synced.sync());
+    assert.equal(serverItems(conversationId).length, 6, 'B pushed while A’s round waited');
+    await a.page.evaluate(() => {
+      window.go();
+      return window.synced.sync();
+    });
+    await b.page.evaluate(() => window.synced.sync());
+    const expected = [...turn('a', 'Lisbon'), ...turn('b', 'Porto')];
+    const reasoning = (items) => items.map((i) => (i.type === 'reasoning' ? i.id : transcript([i])[0].join(' ')));
+    for (const device of [a, b]) {
+      assert.deepEqual(reasoning(await device.page.evaluate(() => window.synced.getItems())), reasoning(expected));
+    }
+    // And so it stays: a later round changes nothing.
+    await a.page.evaluate(() => window.synced.sync());
+    assert.deepEqual(reasoning(await a.page.evaluate(() => window.synced.getItems())), reasoning(expected));
+    // A history an earlier version left with A's reasoning item in B's turn too is mended by the
+    // next round: the remote's item under that id is written back.
+    await a.page.evaluate(async () => {
+      const local = new lib.IndexedDbSession('overlap');
+      const [, reasoningOfA, , , reasoningOfB, last] = await local.getItems();
+      await local.applyHistoryTransaction({ operationId: 'as-left-before', transaction: { type: 'replace_suffix', expectedSuffix: [reasoningOfB, last], replacement: [reasoningOfA, last] } });
+    });
+    assert.deepEqual(reasoning(await a.page.evaluate(() => new lib.IndexedDbSession('overlap').getItems())).slice(3, 5), ['user b: Porto', 'rs_a']);
+    await a.page.evaluate(() => window.synced.sync());
+    const mended = await a.page.evaluate(() => window.synced.getItems());
+    assert.deepEqual(reasoning(mended), reasoning(expected));
+    assert.match(JSON.stringify(mended[4]), /enc-b/, 'B’s reasoning, encrypted content and all');
+    assert.doesNotMatch(JSON.stringify(mended[4]), /enc-a/);
     await a.context.close();
     await b.context.close();
   });
