@@ -24,7 +24,7 @@ import { formatMs, median, benchArgs } from './report.mjs';
 import { root } from '../tests/browser/harness.mjs';
 
 /** The schema version this build writes (src/core/schema.rs), and the index it adds. */
-const SCHEMA_VERSION = 8;
+const SCHEMA_VERSION = 9;
 
 
 const fmt = (n) => n.toLocaleString('en-US');
@@ -131,9 +131,9 @@ function openAndRead(page, dbName, { userId }) {
 }
 
 /**
- * In the page, the upgrade by hand: open at this build's version, creating what versions 2 to 8
+ * In the page, the upgrade by hand: open at this build's version, creating what versions 2 to 9
  * add (the stores of the v2 fixture that version 1 lacks, the by_turn index, the usage store, the
- * by_term index and the meta store; versions 6 to 8 add none), then the read
+ * by_term index and the meta store; versions 6 to 9 add none), then the read
  * getItems(1) does (the session record, then its newest row). Timed as openAndRead is.
  */
 function rawUpgradeAndRead(page, dbName, added) {

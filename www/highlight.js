@@ -20,7 +20,8 @@
 // characters, where it is in the original text: a fold can change the length (NFD, ß → ss),
 // and the marks land on the original characters all the same.
 
-/** The scripts written without spaces, read as character pairs: Chinese, Japanese and Korean;
+/** The scripts written without spaces, read as character pairs: Chinese, Japanese (with the
+ * iteration marks 々 〻, 〆 and 〇) and Korean;
  * Thai, Lao, Khmer and Burmese (their vowel signs and tone marks count as characters; the
  * punctuation and currency signs of their blocks split). */
 function isUnspaced(n) {
@@ -39,6 +40,8 @@ function isUnspaced(n) {
     (n >= 0xa9e0 && n <= 0xa9ff) ||
     (n >= 0xaa60 && n <= 0xaa7f) ||
     (n >= 0x3040 && n <= 0x30ff) ||
+    (n >= 0x3005 && n <= 0x3007) ||
+    n === 0x303b ||
     (n >= 0x31f0 && n <= 0x31ff) ||
     (n >= 0x3400 && n <= 0x4dbf) ||
     (n >= 0x4e00 && n <= 0x9fff) ||

@@ -7,8 +7,13 @@ use super::error::{Result, SessionError, SessionErrorCode};
 
 /// The longest query, in characters.
 pub const MAX_QUERY: usize = 1000;
-/// The most distinct terms one item is indexed under (a huge paste indexes its first ones).
+/// The most distinct terms one item is indexed under (a huge paste indexes its first ones, and
+/// [`PARTIAL`]).
 pub const MAX_TERMS_PER_ITEM: usize = 2000;
+/// The term of an item indexed under its first [`MAX_TERMS_PER_ITEM`] terms only: a search checks
+/// the text of its user's such items whatever the query (never a term of a text: a control
+/// character is no word character).
+pub const PARTIAL: &str = "\u{1}";
 /// About how long a snippet is, in characters.
 pub const SNIPPET: usize = 160;
 
@@ -29,6 +34,7 @@ pub struct Token {
 fn is_unspaced(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF     // Hiragana, Katakana
+        | 0x3005..=0x3007 | 0x303B // the iteration marks 々 〻, 〆, the numeral 〇
         | 0x31F0..=0x31FF   // Katakana extensions
         | 0x3400..=0x4DBF   // CJK extension A
         | 0x4E00..=0x9FFF   // CJK unified ideographs
@@ -402,8 +408,10 @@ pub fn index_terms(text: &str) -> Vec<String> {
     // The terms so far, sorted (a hash set would bring its code into the main module for this
     // one use).
     let mut seen: Vec<String> = Vec::new();
+    let mut cut = false;
     let mut add = |term: String| {
         if terms.len() == MAX_TERMS_PER_ITEM {
+            cut = true;
             return;
         }
         if let Err(at) = seen.binary_search(&term) {
@@ -417,6 +425,9 @@ pub fn index_terms(text: &str) -> Vec<String> {
     }
     for last in ends {
         add(last.to_string());
+    }
+    if cut {
+        terms.push(PARTIAL.to_string());
     }
     terms
 }
@@ -718,7 +729,15 @@ pub fn score(m: &Match, document_frequencies: &[u64], documents: u64, average_le
 fn inside_grapheme(chars: &[char], i: usize) -> bool {
     let joins = |c: char| {
         is_mark(c)
-            || matches!(c as u32, 0x200D | 0xFE00..=0xFE0F | 0x1F3FB..=0x1F3FF | 0xE0100..=0xE01EF)
+            || matches!(c as u32, 0x200D | 0xFE00..=0xFE0F | 0x1F3FB..=0x1F3FF | 0xE0100..=0xE01EF
+                // The vowel signs and tone marks of Thai, Lao, Khmer, Burmese and Devanagari,
+                // written over, under or beside their letter.
+                | 0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E
+                | 0x0EB1 | 0x0EB4..=0x0EBC | 0x0EC8..=0x0ECD
+                | 0x17B4..=0x17D3 | 0x17DD
+                | 0x102B..=0x103E | 0x1056..=0x1059 | 0x105E..=0x1060 | 0x1062..=0x1064
+                | 0x1067..=0x106D | 0x1071..=0x1074 | 0x1082..=0x108D | 0x108F | 0x109A..=0x109D
+                | 0x0900..=0x0903 | 0x093A..=0x094F | 0x0951..=0x0957 | 0x0962..=0x0963)
     };
     // (A half-width sound mark belongs to the half-width kana before it.)
     let sound_mark =
@@ -1239,5 +1258,16 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn an_item_cut_at_its_terms_is_marked_and_iteration_marks_belong_to_their_run() {
+        let long: String = (0..2100).map(|i| format!("w{i} ")).collect();
+        let terms = index_terms(&long);
+        assert_eq!(terms.len(), MAX_TERMS_PER_ITEM + 1);
+        assert_eq!(terms.last().map(String::as_str), Some(PARTIAL));
+        assert!(!index_terms("a short one").iter().any(|t| t == PARTIAL));
+        let pairs: Vec<String> = tokenize("様々な").into_iter().map(|t| t.term).collect();
+        assert_eq!(pairs, ["様々", "々な"]);
     }
 }

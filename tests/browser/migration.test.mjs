@@ -19,7 +19,7 @@ after(async () => {
 const fixtures = readdirSync(join(root, 'tests/fixtures/db')).filter((f) => /^v\d+\.json$/.test(f));
 
 /** The schema version this build writes (src/core/schema.rs). */
-const SCHEMA_VERSION = 8;
+const SCHEMA_VERSION = 9;
 
 /** Writes a fixture into a new database named `dbName`, as its release left it. */
 async function load(page, dbName, fixture) {
@@ -87,11 +87,11 @@ for (const file of fixtures) {
         // before a danda (the fourth); full-width letters and digits, Arabic and Hebrew without
         // their marks, Arabic letter variants (the fifth); the Latin letters of transliterations,
         // half-width katakana, a hosted tool call's output in a session that indexes tools (the
-        // sixth).
+        // sixth); a word past an item's first 2,000 terms, Japanese iteration marks (the seventh).
         const scripts = sessions.find((s) => s.id === 'scripts');
         if (scripts) {
           out.scripts = {};
-          for (const query of ['猫', '집', 'हूँ', 'openai', '2024', 'شكرا', 'احمد', 'שלום', 'muhammad krsna', 'wyth gorde', 'カタカナ', 'データ', 'zanzibar']) {
+          for (const query of ['猫', '집', 'हूँ', 'openai', '2024', 'شكرا', 'احمد', 'שלום', 'muhammad krsna', 'wyth gorde', 'カタカナ', 'データ', 'zanzibar', 'hippopotamus', '様々']) {
             const hits = await lib.searchSessions({ dbName, userId: scripts.userId, query });
             out.scripts[query] = hits.map((h) => [h.sessionId, h.seq]);
           }
@@ -175,6 +175,7 @@ for (const file of fixtures) {
       const fifth = fixture.version >= 6 ? [['scripts', seqs[2]]] : [];
       const sixth = fixture.version >= 7 ? [['scripts', seqs[3]]] : [];
       const tool = fixture.version >= 7 ? [['tools', rows.find((row) => row.sessionId === 'tools' && row.item.type === 'hosted_tool_call').seq]] : [];
+      const seventh = (k) => (fixture.version >= 8 ? [['scripts', seqs[k]]] : []);
       assert.deepEqual(
         r.scripts,
         {
@@ -191,8 +192,11 @@ for (const file of fixtures) {
           カタカナ: sixth,
           データ: sixth,
           zanzibar: tool,
+          // (Before, 様々 was 様 alone, found in 皆様 too.)
+          hippopotamus: seventh(4),
+          様々: seventh(5),
         },
-        'found with the terms of the sixth tokeniser',
+        'found with the terms of the seventh tokeniser',
       );
     }
     // The new index was filled from the rows already stored: the newest turns of every session

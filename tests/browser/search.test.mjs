@@ -1006,3 +1006,45 @@ test('applyHistoryMutations from an object that does not index tool calls keeps 
   });
   for (const [name, o] of Object.entries(r)) assert.deepEqual(o, { before: 1, after: 1, items: 4 }, name);
 });
+
+test('a long item (more distinct terms than one is indexed under) is found by a word or character past them, alone or with others; 様々 is a word of its own; a Thai snippet keeps each letter with its marks', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page, 'search-long-items');
+  const r = await page.evaluate(async () => {
+    const s = new lib.IndexedDbSession('long', { ...db, userId: 'ann' });
+    const words = Array.from({ length: 2100 }, (_, i) => `w${i}`).join(' ');
+    // About 2,400 distinct pairs of Chinese characters, then a cat.
+    const hanzi = Array.from({ length: 2400 }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7) % 20000))).join('');
+    await s.addItems([
+      { role: 'user', content: `${words} hippopotamus` },
+      { role: 'assistant', content: `${hanzi}我有一只猫` },
+      { role: 'user', content: 'hippo alone' },
+      { role: 'assistant', content: '様々な問題' },
+      { role: 'user', content: '皆様こんにちは' },
+      { role: 'assistant', content: `${'ก้'.repeat(60)}กแมว${'ก้'.repeat(60)}` },
+    ]);
+    const snippet = (await lib.searchSessions({ ...db, userId: 'ann', query: 'แมว' }))[0]?.snippet ?? '';
+    return {
+      late: await find('hippopotamus'),
+      withEarly: await find('w3 hippopotamus'),
+      prefix: await find('hippopotam*'),
+      phrase: await find('"w2099 hippopotamus"'),
+      none: await find('w3 rhinoceros'),
+      cat: await find('猫'),
+      catPair: await find('只猫'),
+      iteration: await find('様々'),
+      snippetStart: snippet.codePointAt(snippet.startsWith('…') ? 1 : 0).toString(16),
+      snippetEnd: snippet.codePointAt(snippet.length - (snippet.endsWith('…') ? 2 : 1)).toString(16),
+    };
+  });
+  assert.deepEqual(r.late, ['long:0']);
+  assert.deepEqual(r.withEarly, ['long:0']);
+  assert.deepEqual(r.prefix, ['long:0']);
+  assert.deepEqual(r.phrase, ['long:0']);
+  assert.deepEqual(r.none, []);
+  assert.deepEqual(r.cat, ['long:1']);
+  assert.deepEqual(r.catPair, ['long:1']);
+  assert.deepEqual(r.iteration, ['long:3'], '様々 is not 様 alone (皆様 does not hold it)');
+  assert.equal(r.snippetStart, 'e01', 'the snippet starts with a letter, not with a tone mark cut from it');
+  assert.equal(r.snippetEnd, 'e49', 'and ends with the letter’s tone mark, not cut before it');
+});

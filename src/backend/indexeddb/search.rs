@@ -16,7 +16,7 @@ use crate::core::branch::MAIN;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::schema::{BY_TERM_INDEX, MESSAGES_STORE, META_STORE, SESSIONS_STORE};
 use crate::core::search::{
-    looked_up, match_text, owner_prefix, score, snippet, Clause, LOOKUPS_AT_MOST,
+    looked_up, match_text, owner_prefix, score, snippet, Clause, LOOKUPS_AT_MOST, PARTIAL,
 };
 use crate::core::sort;
 
@@ -125,6 +125,13 @@ pub async fn search(
                 lists.push((c, listening(request)));
             }
         }
+        // The user's items indexed under their first terms only (a long paste): checked by
+        // their text whatever the query, as a word past those terms is in no list.
+        let partial = listening(
+            index
+                .get_all_keys(Some(lookup(&owner, PARTIAL, false)?), Some(LIST_AT_MOST))
+                .map_err(|e| tx.fail(e))?,
+        );
         let records = records.await.map_err(|e| tx.fail(e))?;
         // Looked up once per session record: a table, not a scan of the list for each (of the
         // type of `sessions` below, so that its code is not compiled twice).
@@ -171,7 +178,8 @@ pub async fn search(
             frequencies[c] = frequencies[c].min(keys.len() as u64);
             keyed.push(keys);
         }
-        if sessions.is_empty() || keyed.iter().any(Vec::is_empty) {
+        let partial = partial.await.map_err(|e| tx.fail(e))?;
+        if sessions.is_empty() || (keyed.iter().any(Vec::is_empty) && partial.is_empty()) {
             return Ok(Vec::new());
         }
         // The items holding every term, from the rarest term's list, narrowed by each other list
@@ -185,7 +193,7 @@ pub async fn search(
             .is_some_and(|l| l.len() as u32 >= LIST_AT_MOST);
         let rows = match rarest_cut {
             true => newest_rows_of(tx, &mut spans).await?,
-            false => indexed_rows(tx, keyed, &sessions).await?,
+            false => indexed_rows(tx, keyed, partial, &sessions).await?,
         };
         let mut matched = Vec::new();
         let mut total_length = 0usize;
@@ -241,25 +249,30 @@ pub async fn search(
 type Found = (String, Option<String>, JsValue);
 
 /// The rows of the candidates the index lists give (`keyed`, rarest term first): the rarest
-/// term's items in the user's `sessions`, narrowed by each other list that is whole, at most
-/// [`READ_AT_MOST`] of them, the newest first (by their session's last change, then position).
+/// term's items in the user's `sessions`, narrowed by each other list that is whole, and the
+/// user's items indexed in `partial` only, at most [`READ_AT_MOST`] of them, the newest first (by
+/// their session's last change, then position).
 async fn indexed_rows(
     tx: &Tx,
     keyed: Vec<Vec<JsValue>>,
+    partial: Vec<JsValue>,
     sessions: &HashMap<String, f64>,
 ) -> Result<Vec<Found>> {
     let mut lists = keyed.into_iter();
     let mut candidates: Vec<(RowId, JsValue)> = Vec::new();
-    let mut seen: HashSet<RowId> = HashSet::new();
-    for key in lists.next().unwrap_or_default() {
-        let Some(id) = row_id(&key).filter(|id| sessions.contains_key(&id.0)) else {
-            continue;
-        };
-        // A prefix lists an item once per term of it that it starts: once here.
-        if seen.insert(id.clone()) {
-            candidates.push((id, key));
+    // Each of the rarest term's items once (a prefix lists an item once per term of it that it
+    // starts), then each partial one not among those the other lists left.
+    let take = |keys: Vec<JsValue>, candidates: &mut Vec<(RowId, JsValue)>| {
+        let mut seen: HashSet<RowId> = candidates.iter().map(|(id, _)| id.clone()).collect();
+        for key in keys {
+            if let Some(id) = row_id(&key).filter(|id| sessions.contains_key(&id.0)) {
+                if seen.insert(id.clone()) {
+                    candidates.push((id, key));
+                }
+            }
         }
-    }
+    };
+    take(lists.next().unwrap_or_default(), &mut candidates);
     for list in lists {
         if list.len() as u32 >= LIST_AT_MOST || candidates.is_empty() {
             break;
@@ -267,6 +280,7 @@ async fn indexed_rows(
         let holding: HashSet<RowId> = list.iter().filter_map(row_id).collect();
         candidates.retain(|(id, _)| holding.contains(id));
     }
+    take(partial, &mut candidates);
     // Rows are unique, so the order is total and needs no stable sort.
     sort::sort_by(&mut candidates, |(a, _), (b, _)| {
         let when = |id: &RowId| sessions.get(&id.0).copied().unwrap_or(0.0);
@@ -371,14 +385,15 @@ const BUILD: &str = "searchIndex";
 /// of other scripts ended a word; 4: before full-width Latin letters and digits were folded to
 /// ASCII, and Arabic and Hebrew lost their vowel marks and Arabic its letter variants; 5: before
 /// every Latin letter Unicode decomposes was folded, the other capitals of Latin Extended-B
-/// lower-cased, half-width katakana full-width, and a hosted tool call's output a tool term) has
-/// every
+/// lower-cased, half-width katakana full-width, and a hosted tool call's output a tool term; 6:
+/// before an item cut at its first 2,000 terms was marked so ([`PARTIAL`]), and Japanese 々 〻
+/// 〆 〇 were characters of their runs) has every
 /// row looked at again, by the same chunked build, from its next open; a row is written again
 /// only where its terms change. A change of the tokeniser comes with a schema version (version 6
-/// for terms 4, 7 for terms 5, 8 for terms 6), whose upgrade closes the connections of
-/// tabs still running the version before: they would go on writing rows with their own terms,
-/// which this build does not look at again once done.
-const TERMS_VERSION: u32 = 6;
+/// for terms 4, 7 for terms 5, 8 for terms 6, 9 for terms 7), whose upgrade closes the
+/// connections of tabs still running the version before: they would go on writing rows with
+/// their own terms, which this build does not look at again once done.
+const TERMS_VERSION: u32 = 7;
 
 /// The meta record of a build with nothing to do, written when a database is created: every row
 /// of a database created with the terms index in its schema is written with its terms, so the
