@@ -492,7 +492,8 @@ export async function applyRetention(options) {
   const { dbName, userId, maxAgeDays, maxSessionsPerUser, now = Date.now() } = optionsOf(options, 'applyRetention');
   // (A clock that is no number, a date string say, deleted nothing by age, without a word; a
   // Date is its milliseconds.)
-  if (!Number.isFinite(Number(now)) || typeof now === 'string') throw sessionError('INVALID_OPTIONS', `options.now must be milliseconds since the epoch (or a Date), got ${typeof now === 'string' ? JSON.stringify(now) : String(now)}`);
+  // (`null`, `true` or `[]` read as a number were a clock too; a bigint threw a TypeError.)
+  if (!(typeof now === 'number' || now instanceof Date) || !Number.isFinite(Number(now))) throw sessionError('INVALID_OPTIONS', `options.now must be milliseconds since the epoch (or a Date), got ${typeof now === 'string' ? JSON.stringify(now) : typeof now === 'bigint' ? `${now}n` : String(now)}`);
   for (const [name, value] of [['maxAgeDays', maxAgeDays], ['maxSessionsPerUser', maxSessionsPerUser]]) {
     if (value !== undefined && !(typeof value === 'number' && value >= 0 && (name === 'maxAgeDays' ? Number.isFinite(value) : Number.isInteger(value)))) {
       throw sessionError('INVALID_OPTIONS', `options.${name} must be a non-negative ${name === 'maxAgeDays' ? 'number' : 'integer'}, got ${String(value)}`);

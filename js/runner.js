@@ -352,6 +352,16 @@ function withAgents(agent, options, start) {
   return run;
 }
 
+// As the SDK's: `JSON.stringify` of a state (kept in an object with the page's other data) is
+// the string `toString()` gives, which `fromString` takes back.
+Object.defineProperty(RunState.prototype, 'toJSON', {
+  value() {
+    return JSON.parse(this.toString());
+  },
+  writable: true,
+  configurable: true,
+});
+
 const fromString = RunState.fromString;
 Object.defineProperty(RunState, 'fromString', {
   value: function (agent, text) {

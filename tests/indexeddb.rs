@@ -262,13 +262,13 @@ async fn reopening_keeps_data_and_delete_session_removes_it() {
     conn.close();
     let conn = indexeddb::open("t-reopen").await.unwrap();
     // Written at 2.0: a caller that saw it at 1.0 deletes nothing; one that saw 2.0 deletes it.
-    assert!(!indexeddb::delete_session(&conn, "drop", Some(1.0))
+    assert!(!indexeddb::delete_session(&conn, "drop", None, Some(1.0))
         .await
         .unwrap());
-    assert!(indexeddb::delete_session(&conn, "drop", Some(2.0))
+    assert!(indexeddb::delete_session(&conn, "drop", None, Some(2.0))
         .await
         .unwrap());
-    assert!(!indexeddb::delete_session(&conn, "drop", None)
+    assert!(!indexeddb::delete_session(&conn, "drop", None, None)
         .await
         .unwrap());
     let listed: Vec<String> = indexeddb::list_sessions(&conn, None)

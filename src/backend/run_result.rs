@@ -54,12 +54,14 @@ pub fn result_object(
     object(&[
         ("finalOutput", final_output),
         ("newItems", items(state.new_items())),
-        ("input", items(&state.input)),
-        // The SDK's name for the two together.
+        // As the SDK's: what the first model call was sent (the session's history the run read
+        // and the new input, or what `sessionInputCallback` made of them), and with `newItems`,
+        // the whole conversation.
+        ("input", items(&state.model_input)),
         (
             "history",
             state
-                .input
+                .model_input
                 .iter()
                 .chain(state.new_items())
                 .map(json_to_js)

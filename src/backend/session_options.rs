@@ -144,13 +144,10 @@ pub fn list_args(options: &JsValue) -> Result<(String, Option<String>)> {
     Ok((db_name_of(&options)?, user_id_of(&options)?))
 }
 
-/// `deleteSession(sessionId, { dbName? })`: the session and the database.
-/// `deleteSession(sessionId, { dbName?, expectedUpdatedAt? })`: the session, the database, and
-/// the `updatedAt` it must still show to be deleted.
-pub fn delete_args(
-    session_id: &JsValue,
-    options: &JsValue,
-) -> Result<(String, String, Option<f64>)> {
+/// `deleteSession(sessionId, { dbName?, userId?, expectedUpdatedAt? })`: the session, the
+/// database, the owner it must have (given: `null` for none), and the `updatedAt` it must still
+/// show to be deleted.
+pub fn delete_args(session_id: &JsValue, options: &JsValue) -> Result<DeleteArgs> {
     let session_id = session_id_of(session_id)?;
     let options = take_options(options, "options")?;
     let expected = field(&options, "options", "expectedUpdatedAt")?;
@@ -166,8 +163,15 @@ pub fn delete_args(
             )
         })?),
     };
-    Ok((session_id, db_name_of(&options)?, expected))
+    let owner = match field(&options, "options", "userId")?.is_undefined() {
+        true => None,
+        false => Some(user_id_of(&options)?),
+    };
+    Ok((session_id, db_name_of(&options)?, owner, expected))
 }
+
+/// What [`delete_args`] gives.
+pub type DeleteArgs = (String, String, Option<Option<String>>, Option<f64>);
 
 /// `repairSession(sessionId, { dbName?, userId? })`: the session, the database, and the owner to
 /// give it when its record no longer names one that can be read.

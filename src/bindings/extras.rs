@@ -208,11 +208,13 @@ pub fn build_search_index(options: JsValue) -> Promise {
 pub fn delete_session(session_id: JsValue, options: JsValue) -> Promise {
     session::promise_of(
         delete_args(&session_id, &options),
-        |(session_id, db_name, expected)| async move {
+        |(session_id, db_name, owner, expected)| async move {
             let conn = indexeddb::connection(&db_name).await?;
-            Ok(indexeddb::delete_session(&conn, &session_id, expected)
-                .await?
-                .into())
+            Ok(
+                indexeddb::delete_session(&conn, &session_id, owner, expected)
+                    .await?
+                    .into(),
+            )
         },
     )
 }

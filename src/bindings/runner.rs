@@ -305,9 +305,12 @@ export interface RunResult<TOutput = string> {
   lastAgent: Agent<unknown, unknown>;
   /** Everything the run produced (model output, tool calls and outputs), in order. */
   newItems: Item[];
-  /** The run's new input, as items. */
+  /** What the run's first model call was sent, as the SDK's `input`: the session's history it
+   * read and the new input (or what `sessionInputCallback` made of them; the new input alone in
+   * a conversation the server keeps). */
   input: Item[];
-  /** `input` and then `newItems`, as the SDK's `history`. */
+  /** `input` and then `newItems`, as the SDK's `history`: the conversation, to show or to run
+   * again without a session. */
   history: Item[];
   usage: Usage;
   lastResponseId: string | undefined;
@@ -543,6 +546,9 @@ export class RunState {
   /** Rejects the call; the model is told `message` (the SDK's `{ message }` too). */
   reject(item: ToolApprovalItem | string, message?: string | { message?: string; alwaysReject?: false }): void;
   toString(): string;
+  /** The state as JSON data, as the SDK's: `JSON.stringify(state)` (or of an object holding it)
+   * writes the string `toString()` gives. */
+  toJSON(): { [key: string]: unknown };
   free(): void;
 }
 "#;

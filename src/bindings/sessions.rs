@@ -232,6 +232,10 @@ export interface ListSessionsOptions {
 export interface DeleteSessionOptions {
   /** IndexedDB database name; default `"agent-sessions"`. */
   dbName?: string;
+  /** Deletes the session only if it is this user's (`null`: one without a user), else rejects
+   * with `USER_MISMATCH`, nothing deleted: what a page of several users passes, as it passes
+   * `userId` to the sessions it opens. Absent: whoever's it is. */
+  userId?: string | null;
   /** Deletes the session only if its `updatedAt` is still this (as `listSessions` showed it):
    * a session written since, in this tab or another, is kept and the call resolves to `false`. */
   expectedUpdatedAt?: number;

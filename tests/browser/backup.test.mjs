@@ -1041,6 +1041,9 @@ test('options that are not an object are INVALID_OPTIONS for exportSessions, imp
       array: await outcome(() => lib.applyRetention([])),
       // A clock that is no number deleted nothing by age, without a word.
       dateString: await outcome(() => lib.applyRetention({ dbName, maxAgeDays: 0, now: '2030-01-01' })),
+      // Nor are null, true and [] (read as numbers, null made every session younger than 0 days),
+      // nor a bigint (a TypeError without a code).
+      notClocks: await Promise.all([null, true, [], 5n].map((now) => outcome(() => lib.applyRetention({ dbName, maxAgeDays: 0, now })))),
       // A Date is its milliseconds (nothing here is a day old).
       date: await outcome(() => lib.applyRetention({ dbName, maxAgeDays: 1, now: new Date() })),
       defaultUntouched: (await lib.listSessions()).length === before,
@@ -1053,6 +1056,7 @@ test('options that are not an object are INVALID_OPTIONS for exportSessions, imp
     retention: 'SessionError INVALID_OPTIONS',
     array: 'SessionError INVALID_OPTIONS',
     dateString: 'SessionError INVALID_OPTIONS',
+    notClocks: Array(4).fill('SessionError INVALID_OPTIONS'),
     date: 'resolved',
     defaultUntouched: true,
     stillThere: 1,

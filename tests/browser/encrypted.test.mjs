@@ -421,6 +421,33 @@ test('applyRetention keeps a session written after it was listed; deleteSession 
   assert.equal(r.after, 0);
 });
 
+test('deleteSession with userId deletes only that user’s session: another user’s (or one without a user) is USER_MISMATCH, nothing deleted', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = 'delete-by-user';
+    await new lib.IndexedDbSession('alice-chat', { dbName, userId: 'alice' }).addItems([{ role: 'user', content: 'mine' }]);
+    await new lib.IndexedDbSession('nobodys', { dbName }).addItems([{ role: 'user', content: 'no user' }]);
+    const byBob = await outcome(() => lib.deleteSession('alice-chat', { dbName, userId: 'bob' }));
+    const asNobody = await outcome(() => lib.deleteSession('alice-chat', { dbName, userId: null }));
+    const nobodysByAlice = await outcome(() => lib.deleteSession('nobodys', { dbName, userId: 'alice' }));
+    const left = (await lib.listSessions({ dbName })).map((s) => s.sessionId).sort();
+    const byAlice = await lib.deleteSession('alice-chat', { dbName, userId: 'alice' });
+    const nobodys = await lib.deleteSession('nobodys', { dbName, userId: null });
+    const missing = await lib.deleteSession('never', { dbName, userId: 'alice' });
+    const badUser = await outcome(() => lib.deleteSession('x', { dbName, userId: 5 }));
+    return { byBob, asNobody, nobodysByAlice, left, byAlice, nobodys, missing, badUser, after: (await lib.listSessions({ dbName })).length };
+  });
+  assert.equal(r.byBob, 'SessionError USER_MISMATCH');
+  assert.equal(r.asNobody, 'SessionError USER_MISMATCH');
+  assert.equal(r.nobodysByAlice, 'SessionError USER_MISMATCH');
+  assert.deepEqual(r.left, ['alice-chat', 'nobodys'], 'nothing deleted');
+  assert.equal(r.byAlice, true);
+  assert.equal(r.nobodys, true);
+  assert.equal(r.missing, false);
+  assert.equal(r.badUser, 'SessionError INVALID_USER_ID');
+  assert.equal(r.after, 0);
+});
+
 test('bad input: keys of the wrong size or type, a bad ttl, a non-session; a failing call writes nothing', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {

@@ -1060,6 +1060,42 @@ describe('runner: approvals in a conversation the server keeps', () => {
   });
 });
 
+describe('runner: a paused state kept as JSON', () => {
+  test('JSON.stringify of a paused state (kept in an object with the page’s other data) is its string: restored from it, the run goes on', async () => {
+    model.script({ calls: [{ name: 'send_email', arguments: { to: 'ada' }, id: 'call_j' }] }, { text: 'Sent.' });
+    const r = await inPage(async ({ url }) => {
+      const sent = [];
+      const agent = new lib.Agent({ name: 'Mailer', model: 'm', tools: [{ name: 'send_email', needsApproval: true, execute: ({ to }) => (sent.push(to), 'sent') }] });
+      const runner = new lib.Runner({ baseUrl: url });
+      const session = new lib.MemorySession();
+      const paused = await runner.run(agent, 'Email Ada', { session });
+      const saved = JSON.stringify({ user: 'ann', pending: paused.state });
+      const kept = JSON.parse(saved);
+      const restored = lib.RunState.fromString(agent, JSON.stringify(kept.pending));
+      restored.approve(restored.getInterruptions()[0]);
+      const done = await runner.run(agent, restored, { session });
+      return { same: JSON.stringify(paused.state) === paused.state.toString(), sent, final: done.finalOutput };
+    });
+    assert.deepEqual(r, { same: true, sent: ['ada'], final: 'Sent.' });
+  });
+
+  test('result.input and result.history are the SDK’s: the history the run read and its new input, then what it produced', async () => {
+    model.script({ text: 'Paris.' }, { text: 'About 2 million.' });
+    const r = await inPage(async ({ url }) => {
+      const agent = new lib.Agent({ name: 'A', model: 'm' });
+      const runner = new lib.Runner({ baseUrl: url });
+      const session = new lib.MemorySession();
+      await runner.run(agent, 'Capital of France?', { session });
+      const second = await runner.run(agent, 'Its population?', { session });
+      const text = (i) => (typeof i.content === 'string' ? i.content : i.content.map((p) => p.text).join(''));
+      return { input: second.input.map(text), history: second.history.map(text), stored: (await session.getItems()).map(text) };
+    });
+    assert.deepEqual(r.input, ['Capital of France?', 'Paris.', 'Its population?']);
+    assert.deepEqual(r.history, ['Capital of France?', 'Paris.', 'Its population?', 'About 2 million.']);
+    assert.deepEqual(r.history, r.stored, 'the conversation, as the session holds it');
+  });
+});
+
 describe('runner: arguments and custom sessions', () => {
   test('a session written in plain JS works, and bad arguments are RunnerErrors', async () => {
     model.script({ text: 'hello from the model' });

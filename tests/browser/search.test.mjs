@@ -1048,3 +1048,17 @@ test('a long item (more distinct terms than one is indexed under) is found by a 
   assert.equal(r.snippetStart, 'e01', 'the snippet starts with a letter, not with a tone mark cut from it');
   assert.equal(r.snippetEnd, 'e49', 'and ends with the letter’s tone mark, not cut before it');
 });
+
+test('a word the index did not narrow by (past the 12 a long query looks up) is checked on the candidates the newest first until enough hold it: an older item holding every word is found behind 1,500 newer ones that lack it', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page, 'search-past-the-first-thousand');
+  const r = await page.evaluate(async () => {
+    const s = new lib.IndexedDbSession('pasted', { ...db, userId: 'ann' });
+    const long = 'alphabetical bicycles carnivorous dandelions elephantine fantastical gargantuan hippopotamus iridescent jellyfishes kaleidoscope labyrinthine';
+    await s.addItems([{ role: 'user', content: `${long} ox` }]);
+    await s.addItems(Array.from({ length: 1500 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${long} ${i}` })));
+    return { all: await find(`${long} ox`), some: (await find(long, { limit: 3 })).length };
+  });
+  assert.deepEqual(r.all, ['pasted:0']);
+  assert.equal(r.some, 3);
+});

@@ -738,10 +738,12 @@ async fn measure(conn: &Connection, session_id: &str, keep: bool) -> Result<f64>
 }
 
 /// Deletes a session (its items, branches, archive and operation log) in one transaction; with `expected_updated_at`, only if its record
-/// still shows that `updatedAt` (a session written since is kept). Whether it deleted one.
+/// still shows that `updatedAt` (a session written since is kept); with `owner`, only if it is
+/// that user's (else `USER_MISMATCH`, nothing deleted). Whether it deleted one.
 pub async fn delete_session(
     conn: &Connection,
     session_id: &str,
+    owner: Option<Option<String>>,
     expected_updated_at: Option<f64>,
 ) -> Result<bool> {
     let tx = Tx::begin(
@@ -755,6 +757,16 @@ pub async fn delete_session(
         // Only whether it existed matters: a damaged record is deleted like any other.
         let record = tx.get(SESSIONS_STORE, session_id).await?;
         let existed = record.is_some();
+        if let (Some(owner), Some(record)) = (&owner, &record) {
+            let stored = js::get(record, "userId").ok().and_then(|u| u.as_string());
+            if stored != *owner {
+                return Err(SessionError::user_mismatch(
+                    session_id,
+                    stored.as_deref(),
+                    owner.as_deref(),
+                ));
+            }
+        }
         if let (Some(expected), Some(record)) = (expected_updated_at, &record) {
             if js::get(record, "updatedAt").ok().and_then(|t| t.as_f64()) != Some(expected) {
                 return Ok(false);

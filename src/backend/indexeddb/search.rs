@@ -191,25 +191,43 @@ pub async fn search(
         let rarest_cut = keyed
             .first()
             .is_some_and(|l| l.len() as u32 >= LIST_AT_MOST);
-        let rows = match rarest_cut {
-            true => newest_rows_of(tx, &mut spans).await?,
-            false => indexed_rows(tx, keyed, partial, &sessions).await?,
+        let candidates = match rarest_cut {
+            true => None,
+            false => Some(indexed_candidates(keyed, partial, &sessions)),
         };
+        // The candidates are checked against every clause the newest first, READ_AT_MOST at a
+        // time, until that many meet them all: a clause that narrowed no list (its term on more
+        // items than a list holds, or not looked up) leaves candidates that do not.
         let mut matched = Vec::new();
-        let mut total_length = 0usize;
-        for (session_id, branch, row) in rows {
-            let Some(item) = item_of(&row) else {
-                continue;
+        let mut at = 0;
+        loop {
+            let rows = match &candidates {
+                None => newest_rows_of(tx, &mut spans).await?,
+                Some(all) => {
+                    let batch = &all[at..all.len().min(at + READ_AT_MOST)];
+                    at += batch.len();
+                    read_rows(tx, batch).await?
+                }
             };
-            // A tool call's text is searched where its row was indexed with it; a message's
-            // text is searched either way.
-            let text = item_search_text(&item, has_terms(&row));
-            let Some(m) = match_text(&text, clauses) else {
-                continue;
-            };
-            total_length += m.length;
-            matched.push((session_id, branch, row, item, text, m));
+            for (session_id, branch, row) in rows {
+                let Some(item) = item_of(&row) else {
+                    continue;
+                };
+                // A tool call's text is searched where its row was indexed with it; a
+                // message's text is searched either way.
+                let text = item_search_text(&item, has_terms(&row));
+                let Some(m) = match_text(&text, clauses) else {
+                    continue;
+                };
+                matched.push((session_id, branch, row, item, text, m));
+            }
+            let more = candidates.as_ref().is_some_and(|all| at < all.len());
+            if !more || matched.len() >= READ_AT_MOST {
+                break;
+            }
         }
+        matched.truncate(READ_AT_MOST);
+        let total_length: usize = matched.iter().map(|m| m.5.length).sum();
         let average = total_length as f64 / matched.len().max(1) as f64;
         let mut hits: Vec<Hit> = matched
             .into_iter()
@@ -250,14 +268,13 @@ type Found = (String, Option<String>, JsValue);
 
 /// The rows of the candidates the index lists give (`keyed`, rarest term first): the rarest
 /// term's items in the user's `sessions`, narrowed by each other list that is whole, and the
-/// user's items indexed in `partial` only, at most [`READ_AT_MOST`] of them, the newest first (by
-/// their session's last change, then position).
-async fn indexed_rows(
-    tx: &Tx,
+/// user's items indexed in `partial` only, the newest first (by their session's last change,
+/// then position).
+fn indexed_candidates(
     keyed: Vec<Vec<JsValue>>,
     partial: Vec<JsValue>,
     sessions: &HashMap<String, f64>,
-) -> Result<Vec<Found>> {
+) -> Vec<(RowId, JsValue)> {
     let mut lists = keyed.into_iter();
     let mut candidates: Vec<(RowId, JsValue)> = Vec::new();
     // Each of the rarest term's items once (a prefix lists an item once per term of it that it
@@ -290,12 +307,16 @@ async fn indexed_rows(
             .then_with(|| a.0.cmp(&b.0))
             .then_with(|| a.1.cmp(&b.1))
     });
-    candidates.truncate(READ_AT_MOST);
+    candidates
+}
+
+/// The rows of `candidates`, asked all at once.
+async fn read_rows(tx: &Tx, candidates: &[(RowId, JsValue)]) -> Result<Vec<Found>> {
     let messages = tx.store(MESSAGES_STORE)?;
     let mut pending = Vec::with_capacity(candidates.len());
     for ((session_id, branch, _), key) in candidates {
-        let request = messages.get(key).map_err(|e| tx.fail(e))?;
-        pending.push((session_id, branch, listening(request)));
+        let request = messages.get(key.clone()).map_err(|e| tx.fail(e))?;
+        pending.push((session_id.clone(), branch.clone(), listening(request)));
     }
     let mut rows = Vec::with_capacity(pending.len());
     for (session_id, branch, row) in pending {
