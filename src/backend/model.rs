@@ -8,11 +8,13 @@ use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
+use std::cell::Cell;
+
 use crate::core::run::retry::{is_retryable, retry_after_seconds, retry_delay_ms};
 use crate::core::sse::SseParser;
 use crate::core::wire::{
-    error_message, parse_response, request_body, Api, ModelOutput, ModelRequest, ModelSettings,
-    StreamAccumulator, StreamEvent,
+    error_message, parse_response, request_body, usage_of, Api, ModelOutput, ModelRequest,
+    ModelSettings, StreamAccumulator, StreamEvent, Usage,
 };
 
 use super::error::abort_error;
@@ -40,6 +42,17 @@ fn failed(status: u16, message: impl Into<String>) -> CallError {
     })
 }
 
+/// [`failed`], keeping what the call cost in `spent`.
+fn failed_spending(
+    status: u16,
+    message: impl Into<String>,
+    spent: &Cell<Usage>,
+    usage: Usage,
+) -> CallError {
+    spent.set(usage);
+    failed(status, message)
+}
+
 pub struct ModelClient {
     pub base_url: String,
     pub api: Api,
@@ -48,6 +61,10 @@ pub struct ModelClient {
     /// A caller-supplied `fetch`, else the global one.
     pub fetch: Option<js_sys::Function>,
     pub retries: u32,
+    /// What the last call that failed cost, where its response said so (one that stopped short
+    /// at `max_output_tokens` spent them): kept here rather than in the error, which every
+    /// result of the runner carries. The run takes it.
+    pub spent: Cell<Usage>,
 }
 
 /// The abort reason if `signal` has fired.
@@ -273,6 +290,8 @@ impl ModelClient {
         signal: Option<&JsValue>,
         on_delta: &mut dyn FnMut(&str),
     ) -> Result<ModelOutput, CallError> {
+        // (Nothing an earlier call left, a compaction's say, is taken for this one's.)
+        self.spent.take();
         let response = self.post(self.api.path(), body, signal).await?;
         // A streamed call answered with JSON (a server that does not stream, a proxy's error
         // body) is read whole: as a stream it was nothing but a cut one.
@@ -281,11 +300,15 @@ impl ModelClient {
             .get("content-type")
             .is_some_and(|t| t.as_bytes().windows(4).any(|w| w == b"json"));
         if stream && !json_answer {
-            return read_stream(self.api, &response, signal, on_delta).await;
+            return read_stream(self.api, &response, signal, on_delta, &self.spent).await;
         }
         let status = response.status();
         let json = read_json(response, signal).await?;
-        let output = parse_response(self.api, &json).map_err(|e| failed(status, e.to_string()))?;
+        let output = parse_response(self.api, &json).map_err(|e| {
+            let mut usage = usage_of(self.api, json.get("usage"));
+            usage.requests = 1;
+            failed_spending(status, e.to_string(), &self.spent, usage)
+        })?;
         if stream {
             for item in &output.items {
                 if item.get("role").and_then(Value::as_str) == Some("assistant") {
@@ -360,6 +383,7 @@ async fn read_stream(
     response: &Response,
     signal: Option<&JsValue>,
     on_delta: &mut dyn FnMut(&str),
+    spent: &Cell<Usage>,
 ) -> Result<ModelOutput, CallError> {
     let status = response.status();
     let Some(body) = response.body() else {
@@ -405,7 +429,7 @@ async fn read_stream(
                 // its connection closes now, not when the server ends it. (It is still readable
                 // here, so the cancel does not reject.)
                 let _ = call_method(&reader, "cancel", &[]);
-                failed(status, e.to_string())
+                failed_spending(status, e.to_string(), spent, acc.spent())
             })? {
                 match e {
                     StreamEvent::TextDelta(t) => on_delta(&t),

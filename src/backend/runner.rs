@@ -588,7 +588,11 @@ impl Run<'_> {
                 self.options.signal.as_ref(),
                 &mut on_delta,
             )
-            .await?;
+            .await
+            .inspect_err(|_| {
+                // A response that stopped short spent its tokens: the run's usage counts them.
+                state.usage.add(&self.client.spent.take());
+            })?;
         // A response's handoffs after its first are dropped from the run (see `run_tools`), so
         // no event tells of them, unless the server keeps the conversation and they are answered.
         // (The names are copied: a listener may set the agent's handoffs.)

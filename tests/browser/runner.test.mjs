@@ -1367,23 +1367,35 @@ describe('runner: answers that are not whole', () => {
     const r = await inPage(
       async ({ id, scripted }) => {
         eval(scripted);
-        const cut = { id: 'resp_1', status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'incomplete', content: [{ type: 'output_text', text: 'The bridge is in San Fr' }] }] };
-        const { runner } = scriptedRunner([cut]);
-        const session = new lib.IndexedDbSession(id);
-        let error;
-        try {
-          await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'Where is the bridge?', { session });
-        } catch (e) {
-          error = { name: e.name, code: e.code, message: e.message };
+        const usage = { input_tokens: 30, output_tokens: 200, total_tokens: 230 };
+        const cut = { id: 'resp_1', status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'incomplete', content: [{ type: 'output_text', text: 'The bridge is in San Fr' }] }], usage };
+        const streamed = `event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', delta: 'The bridge is in San Fr' })}\n\nevent: response.incomplete\ndata: ${JSON.stringify({ type: 'response.incomplete', response: cut })}\n\n`;
+        const { runner } = scriptedRunner([cut, streamed]);
+        const out = [];
+        for (const [n, stream] of [[1, false], [2, true]]) {
+          const session = new lib.IndexedDbSession(`${id}-${n}`);
+          let error;
+          try {
+            const agent = new lib.Agent({ name: 'A', model: 'm' });
+            await (stream ? runner.runStreamed(agent, 'Where is the bridge?', { session }).result : runner.run(agent, 'Where is the bridge?', { session }));
+          } catch (e) {
+            error = { name: e.name, code: e.code, message: e.message };
+          }
+          out.push({ error, saved: (await session.getItems()).map((i) => i.role), usage: await session.getSessionUsage() });
         }
-        return { error, saved: (await session.getItems()).map((i) => i.role) };
+        return out;
       },
       { id: fresh('incomplete'), scripted },
     );
-    assert.equal(r.error?.name, 'ModelError');
-    assert.equal(r.error.code, 'MODEL_ERROR');
-    assert.match(r.error.message, /max_output_tokens/);
-    assert.deepEqual(r.saved, ['user'], 'only the question is kept');
+    assert.equal(r.length, 2);
+    for (const { error, saved, usage } of r) {
+      assert.equal(error?.name, 'ModelError');
+      assert.equal(error.code, 'MODEL_ERROR');
+      assert.match(error.message, /max_output_tokens/);
+      assert.deepEqual(saved, ['user'], 'only the question is kept');
+      // The tokens it spent before it stopped are the turn's usage.
+      assert.deepEqual([usage.requests, usage.inputTokens, usage.outputTokens, usage.totalTokens], [1, 30, 200, 230]);
+    }
   });
 
   test('a Chat Completions answer cut at the token limit is an error too, whole and streamed', async () => {

@@ -59,6 +59,12 @@ impl StreamAccumulator {
     }
 
     /// True once the stream said it is complete.
+    /// What a response that stopped short (`response.incomplete`, `response.failed`) reported
+    /// it cost: its tokens were spent, and a run counts them with its usage.
+    pub fn spent(&self) -> Usage {
+        self.usage
+    }
+
     pub fn is_done(&self) -> bool {
         self.done
     }
@@ -134,6 +140,9 @@ impl StreamAccumulator {
             }
             "response.failed" | "response.incomplete" => {
                 let response = v.get("response");
+                // What the response cost, though it stopped short: see `spent`.
+                self.usage = usage_of(Api::Responses, response.and_then(|r| r.get("usage")));
+                self.usage.requests = 1;
                 let message = response
                     .and_then(|r| r.get("error"))
                     .and_then(|e| str_of(e, "message"))
