@@ -7,7 +7,7 @@ import { bindSubscribe, callListener, needsListener, publish, subscribeSession, 
 import { exportSessions, importSessions as importBackup, sessionRecords } from './backup.js';
 import { optionsOf, sessionError } from './errors.js';
 import { copiedArguments } from './copy.js';
-import { forgetSyncState, mayKeepSyncState } from './sync.js';
+import { forgetSyncState, mayKeepSyncState, sessionLockName } from './sync.js';
 import { extras, memory } from './load_extras.js';
 
 await init({ module_or_path: sessionsWasm });
@@ -386,7 +386,19 @@ export class MemorySession extends withSubscriptions(
 Object.defineProperty(MemorySession.prototype, TRANSACTION_USAGE, { value: true });
 
 export async function deleteSession(sessionId, options) {
-  const existed = await (await extras()).deleteSession(sessionId, options).catch(quotaError);
+  // Not while a run of this package answers in it, in any tab: the run's save would make the
+  // chat again, with that turn.
+  const remove = async (lock) => {
+    if (lock === null) throw sessionError('SESSION_BUSY', `deleteSession: session ${JSON.stringify(sessionId)} is in use (a run answering in it, or a sync round or another deletion, in this tab or another): nothing was deleted; stop the run, or try again once it ended`);
+    return (await extras()).deleteSession(sessionId, options).catch(quotaError);
+  };
+  let lock = null;
+  try {
+    lock = globalThis.navigator?.locks && sessionLockName(options?.dbName ?? 'agent-sessions', sessionId);
+  } catch {
+    // Arguments that cannot be read: the call refuses them, with their code.
+  }
+  const existed = await (lock ? navigator.locks.request(lock, { ifAvailable: true }, remove) : remove({}));
   if (existed) {
     const dbName = options?.dbName ?? 'agent-sessions';
     publish(dbName, { type: 'delete', sessionId });
@@ -493,7 +505,7 @@ export async function applyRetention(options) {
   // (A clock that is no number, a date string say, deleted nothing by age, without a word; a
   // Date is its milliseconds.)
   // (`null`, `true` or `[]` read as a number were a clock too; a bigint threw a TypeError.)
-  if (!(typeof now === 'number' || now instanceof Date) || !Number.isFinite(Number(now))) throw sessionError('INVALID_OPTIONS', `options.now must be milliseconds since the epoch (or a Date), got ${typeof now === 'string' ? JSON.stringify(now) : typeof now === 'bigint' ? `${now}n` : String(now)}`);
+  if (!(typeof now === 'number' || Object.prototype.toString.call(now) === '[object Date]') || !Number.isFinite(Number(now))) throw sessionError('INVALID_OPTIONS', `options.now must be milliseconds since the epoch (or a Date), got ${typeof now === 'string' ? JSON.stringify(now) : typeof now === 'bigint' ? `${now}n` : String(now)}`);
   for (const [name, value] of [['maxAgeDays', maxAgeDays], ['maxSessionsPerUser', maxSessionsPerUser]]) {
     if (value !== undefined && !(typeof value === 'number' && value >= 0 && (name === 'maxAgeDays' ? Number.isFinite(value) : Number.isInteger(value)))) {
       throw sessionError('INVALID_OPTIONS', `options.${name} must be a non-negative ${name === 'maxAgeDays' ? 'number' : 'integer'}, got ${String(value)}`);
@@ -519,7 +531,11 @@ export async function applyRetention(options) {
   try {
     for (const s of doomed) {
       // Only if unchanged since listed: a chat reopened meanwhile (in this tab or another) stays.
-      if (await deleteSession(s.sessionId, { ...base, expectedUpdatedAt: s.updatedAt })) deleted.push({ sessionId: s.sessionId, userId: s.userId, updatedAt: s.updatedAt });
+      // (Nor one a run is answering in: in use, it is kept.)
+      const gone = await deleteSession(s.sessionId, { ...base, expectedUpdatedAt: s.updatedAt }).catch((e) => {
+        if (e?.code !== 'SESSION_BUSY') throw e;
+      });
+      if (gone) deleted.push({ sessionId: s.sessionId, userId: s.userId, updatedAt: s.updatedAt });
     }
   } catch (error) {
     // The sessions deleted before the failure are gone: the error says which.

@@ -961,12 +961,15 @@ export class SyncedSession extends EventTarget {
     const wanted = [];
     const entries = [];
     const pulls = [];
-    // Reasoning items here under another id than the remote's item they were paired with (by a
-    // version that paired them by content, see `pairing`): the remote's, written again.
+    // Reasoning items here in the place of the remote's item of another id, while the remote
+    // holds one of theirs too (a version that paired them by content took one device's for the
+    // other's, see `pairing`): the remote's, written again. (A remote that gives items ids of its
+    // own holds none of this device's: nothing to mend.)
     const repairs = new Set();
+    const keys = new Set(all.map((e) => e.key));
     for (const e of visible()) {
       let mine = byKey.get(e.key) ?? byEntry.get(e.key) ?? pushedHere.get(e.key);
-      const misplaced = mine?.type === 'reasoning' && typeof mine.id === 'string' && typeof e.item?.id === 'string' && mine.id !== e.item.id;
+      const misplaced = mine?.type === 'reasoning' && typeof e.item?.id === 'string' && mine.id !== e.item.id && keys.has(`id:${mine.id}`);
       if (misplaced) {
         mine = pulled(e.item);
         repairs.add(mine);

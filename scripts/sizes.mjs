@@ -17,7 +17,7 @@ const KIB = 1024;
  */
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 111 * KIB, target: 55 * KIB },
-  'index.js': { budget: 22 * KIB },
+  'index.js': { budget: 22.5 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 126 * KIB },
   'extras.js': { budget: 3.6 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 54 * KIB },

@@ -197,7 +197,17 @@ export function deleteChat() {
     await settleOpenChat();
     await closeChat();
     const guard = typeof shown === 'number' ? { expectedUpdatedAt: shown } : {};
-    const removed = await deleteSession(id, { dbName: DB_NAME, ...guard });
+    let removed;
+    try {
+      removed = await deleteSession(id, { dbName: DB_NAME, ...guard });
+    } catch (e) {
+      if (e?.code !== 'SESSION_BUSY') throw e;
+      // Another tab's run is writing its reply in it (or a sync round, or a deletion): kept,
+      // and shown again.
+      await openChat(id, null, branch);
+      setStatus('The chat was kept: another tab is writing in it (a reply, most likely). Delete it once that is done.');
+      return;
+    }
     const list = await listChats();
     if (!removed && list.some((c) => c.sessionId === id)) {
       await openChat(id, null, branch);

@@ -61,10 +61,6 @@ pub struct ModelClient {
     /// A caller-supplied `fetch`, else the global one.
     pub fetch: Option<js_sys::Function>,
     pub retries: u32,
-    /// What the last call that failed cost, where its response said so (one that stopped short
-    /// at `max_output_tokens` spent them): kept here rather than in the error, which every
-    /// result of the runner carries. The run takes it.
-    pub spent: Cell<Usage>,
 }
 
 /// The abort reason if `signal` has fired.
@@ -277,21 +273,28 @@ impl ModelClient {
                 output_type: None,
             },
         );
-        self.call(&body.to_string(), false, signal, &mut |_| {})
-            .await
+        self.call(
+            &body.to_string(),
+            false,
+            signal,
+            &mut |_| {},
+            &Cell::default(),
+        )
+        .await
     }
 
     /// One model call with this JSON `body`. Text deltas of a streamed response go to
-    /// `on_delta` as they arrive.
+    /// `on_delta` as they arrive. A call that fails though its response said what it cost (one
+    /// that stopped short at `max_output_tokens` spent its tokens) leaves that in `spent`: kept
+    /// beside the error rather than in it, which every result of the runner carries.
     pub async fn call(
         &self,
         body: &str,
         stream: bool,
         signal: Option<&JsValue>,
         on_delta: &mut dyn FnMut(&str),
+        spent: &Cell<Usage>,
     ) -> Result<ModelOutput, CallError> {
-        // (Nothing an earlier call left, a compaction's say, is taken for this one's.)
-        self.spent.take();
         let response = self.post(self.api.path(), body, signal).await?;
         // A streamed call answered with JSON (a server that does not stream, a proxy's error
         // body) is read whole: as a stream it was nothing but a cut one.
@@ -300,14 +303,14 @@ impl ModelClient {
             .get("content-type")
             .is_some_and(|t| t.as_bytes().windows(4).any(|w| w == b"json"));
         if stream && !json_answer {
-            return read_stream(self.api, &response, signal, on_delta, &self.spent).await;
+            return read_stream(self.api, &response, signal, on_delta, spent).await;
         }
         let status = response.status();
         let json = read_json(response, signal).await?;
         let output = parse_response(self.api, &json).map_err(|e| {
             let mut usage = usage_of(self.api, json.get("usage"));
             usage.requests = 1;
-            failed_spending(status, e.to_string(), &self.spent, usage)
+            failed_spending(status, e.to_string(), spent, usage)
         })?;
         if stream {
             for item in &output.items {

@@ -627,7 +627,6 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
         headers,
         fetch: opt_function(&o, "fetch", "runner", C)?,
         retries: opt_count(&o, "retries", "runner", C)?.unwrap_or(2),
-        spent: Default::default(),
     })
 }
 

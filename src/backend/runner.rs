@@ -580,6 +580,7 @@ impl Run<'_> {
         );
         let body = crate::core::json::to_string(&body);
         let mut on_delta = |text: &str| self.emit("text_delta", &[("delta", text.into())]);
+        let spent = std::cell::Cell::default();
         let output = self
             .client
             .call(
@@ -587,12 +588,11 @@ impl Run<'_> {
                 self.options.stream,
                 self.options.signal.as_ref(),
                 &mut on_delta,
+                &spent,
             )
             .await
-            .inspect_err(|_| {
-                // A response that stopped short spent its tokens: the run's usage counts them.
-                state.usage.add(&self.client.spent.take());
-            })?;
+            // A response that stopped short spent its tokens: the run's usage counts them.
+            .inspect_err(|_| state.usage.add(&spent.get()))?;
         // A response's handoffs after its first are dropped from the run (see `run_tools`), so
         // no event tells of them, unless the server keeps the conversation and they are answered.
         // (The names are copied: a listener may set the agent's handoffs.)

@@ -112,6 +112,9 @@ error_family! {
         /// archive) could not be loaded (offline before it was ever downloaded); nothing was
         /// written, and a later call loads it again.
         ModuleUnavailable = "MODULE_UNAVAILABLE",
+        /// `deleteSession` of a session a run of this package is answering in (any tab):
+        /// nothing deleted.
+        SessionBusy = "SESSION_BUSY",
     }
 }
 
@@ -219,7 +222,7 @@ mod tests {
         check_family::<RunnerErrorCode>();
         assert_eq!(
             SessionErrorCode::TS_UNION,
-            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'DB_BLOCKED'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR'\n  | 'CORRUPT_SESSION'\n  | 'TRANSACTION_CONFLICT'\n  | 'SUFFIX_MISMATCH'\n  | 'INVALID_TRANSACTION'\n  | 'INVALID_TITLE'\n  | 'INVALID_STATE'\n  | 'BRANCH_NOT_FOUND'\n  | 'BRANCH_EXISTS'\n  | 'BRANCH_IN_USE'\n  | 'INVALID_TURN'\n  | 'INVALID_USAGE'\n  | 'IMPORT_INVALID'\n  | 'INVALID_QUERY'\n  | 'INVALID_KEY'\n  | 'INVALID_SESSION'\n  | 'MODULE_UNAVAILABLE';\n"
+            "/** The stable `code` of a `SessionError`. */\nexport type SessionErrorCode =\n  | 'INVALID_ITEM'\n  | 'INVALID_LIMIT'\n  | 'INVALID_SESSION_ID'\n  | 'INVALID_USER_ID'\n  | 'INVALID_OPTIONS'\n  | 'USER_MISMATCH'\n  | 'STORAGE_FULL'\n  | 'CLOSED'\n  | 'DB_VERSION'\n  | 'DB_BLOCKED'\n  | 'STORAGE_UNAVAILABLE'\n  | 'STORAGE_ERROR'\n  | 'CORRUPT_SESSION'\n  | 'TRANSACTION_CONFLICT'\n  | 'SUFFIX_MISMATCH'\n  | 'INVALID_TRANSACTION'\n  | 'INVALID_TITLE'\n  | 'INVALID_STATE'\n  | 'BRANCH_NOT_FOUND'\n  | 'BRANCH_EXISTS'\n  | 'BRANCH_IN_USE'\n  | 'INVALID_TURN'\n  | 'INVALID_USAGE'\n  | 'IMPORT_INVALID'\n  | 'INVALID_QUERY'\n  | 'INVALID_KEY'\n  | 'INVALID_SESSION'\n  | 'MODULE_UNAVAILABLE'\n  | 'SESSION_BUSY';\n"
         );
     }
 

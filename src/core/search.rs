@@ -410,11 +410,12 @@ pub fn index_terms(text: &str) -> Vec<String> {
     let mut seen: Vec<String> = Vec::new();
     let mut cut = false;
     let mut add = |term: String| {
-        if terms.len() == MAX_TERMS_PER_ITEM {
-            cut = true;
-            return;
-        }
         if let Err(at) = seen.binary_search(&term) {
+            // (A term seen already is no term lost.)
+            if terms.len() == MAX_TERMS_PER_ITEM {
+                cut = true;
+                return;
+            }
             seen.insert(at, term.clone());
             terms.push(term);
         }
@@ -832,7 +833,8 @@ mod tests {
     #[test]
     fn a_term_is_never_empty_and_holds_no_nul_or_u0001() {
         // An index key is the owner's prefix (escaped so it holds no NUL, then one NUL) and a
-        // term: a term holding a NUL or U+0001 could be read as another owner's key.
+        // term: a term holding a NUL or U+0001 could be read as another owner's key. (The one
+        // term that is U+0001 alone, PARTIAL, is no text's: see the test after the next.)
         for term in index_terms("a\0b \u{1}c\u{1} d\0\u{1}e \0\0 \u{1} caf\u{e9} 東京都") {
             assert!(!term.is_empty());
             assert!(!term.contains('\0') && !term.contains('\u{1}'), "{term:?}");
@@ -1267,6 +1269,11 @@ mod tests {
         assert_eq!(terms.len(), MAX_TERMS_PER_ITEM + 1);
         assert_eq!(terms.last().map(String::as_str), Some(PARTIAL));
         assert!(!index_terms("a short one").iter().any(|t| t == PARTIAL));
+        // Exactly as many terms, then terms seen already: nothing lost, no mark.
+        let full: String = (0..MAX_TERMS_PER_ITEM)
+            .map(|i| format!("w{i} w0 "))
+            .collect();
+        assert!(!index_terms(&full).iter().any(|t| t == PARTIAL));
         let pairs: Vec<String> = tokenize("様々な").into_iter().map(|t| t.term).collect();
         assert_eq!(pairs, ["様々", "々な"]);
     }

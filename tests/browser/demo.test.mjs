@@ -1842,6 +1842,41 @@ test('Delete chat keeps a chat another tab wrote to while the confirmation was o
   }
 });
 
+test('Delete chat keeps a chat another tab’s run is answering in (its save would make the chat again), and says so', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'remember the blue door');
+    const id = await currentSessionId(page);
+    const other = await openTab(context);
+    // The other tab's run holds the chat, as the runner does while it answers.
+    const name = `agent-sessions:${JSON.stringify([DB_NAME, id])}`;
+    await other.evaluate(({ name }) => {
+      navigator.locks.request(name, () => new Promise((done) => (window.runEnds = done)));
+    }, { name });
+    const deleting = answerDialog(page, true);
+    await page.click('#delete-chat');
+    await deleting;
+    await idle(page);
+    assert.match(await page.textContent('#status'), /The chat was kept: another tab is writing in it/);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 2, 'nothing was deleted');
+    assert.equal(await currentSessionId(page), id, 'the chat is open again');
+    // Once the run ended: deleted.
+    await other.evaluate(async ({ name }) => {
+      window.runEnds();
+      await navigator.locks.request(name, () => {});
+    }, { name });
+    const again = answerDialog(page, true);
+    await page.click('#delete-chat');
+    await again;
+    await idle(page);
+    assert.match(await page.textContent('#status'), /Chat deleted/);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 0);
+    assert.deepEqual([...page.errors, ...other.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a message that could not be saved (storage full) is back in the input box, with the reason shown', async () => {
   // The browser refuses the write as it does when the site's quota is used up. (Chromium's quota
   // override for an origin does not reach this page's storage, whose estimate keeps the default

@@ -448,6 +448,33 @@ test('deleteSession with userId deletes only that user’s session: another user
   assert.equal(r.after, 0);
 });
 
+test('deleteSession of a session a run is answering in (its lock held, in any tab) is SESSION_BUSY, nothing deleted; applyRetention keeps it', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = 'delete-while-running';
+    for (const id of ['answering', 'idle']) {
+      await new lib.IndexedDbSession(id, { dbName, userId: 'ann' }).addItems([{ role: 'user', content: id }]);
+    }
+    let release;
+    const held = new Promise((ok) => {
+      navigator.locks.request(lib.sessionLockName(dbName, 'answering'), () => (ok(), new Promise((done) => (release = done))));
+    });
+    await held;
+    const busy = await outcome(() => lib.deleteSession('answering', { dbName }));
+    const retained = (await lib.applyRetention({ dbName, maxAgeDays: 0, now: Date.now() + 86_400_000 })).map((d) => d.sessionId);
+    const left = (await lib.listSessions({ dbName })).map((s) => s.sessionId);
+    release();
+    // (The lock goes once its holder's promise settled: waited for.)
+    await navigator.locks.request(lib.sessionLockName(dbName, 'answering'), () => {});
+    const after = await lib.deleteSession('answering', { dbName });
+    return { busy, retained, left, after };
+  });
+  assert.equal(r.busy, 'SessionError SESSION_BUSY');
+  assert.deepEqual(r.retained, ['idle'], 'the session in use is kept');
+  assert.deepEqual(r.left, ['answering']);
+  assert.equal(r.after, true, 'deleted once the run ended');
+});
+
 test('bad input: keys of the wrong size or type, a bad ttl, a non-session; a failing call writes nothing', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {

@@ -75,6 +75,17 @@ function settled(page) {
 const say = (role, text) =>
   role === 'user' ? { role: 'user', content: text } : { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] };
 
+/** A reasoning model's turn: its reasoning has an id and encrypted content, and an empty summary
+ * (two devices' reasoning items then differ only by their ids). */
+const turn = (who, text) => [
+  say('user', `${who}: ${text}`),
+  { id: `rs_${who}`, type: 'reasoning', content: [], providerData: { type: 'reasoning', id: `rs_${who}`, encryptedContent: `enc-${who}` } },
+  say('assistant', `${who}: done`),
+];
+
+/** Each item as its reasoning id, or its role and text. */
+const reasoning = (items) => items.map((i) => (i.type === 'reasoning' ? i.id : transcript([i])[0].join(' ')));
+
 describe('OpenAIConversationsSession', () => {
   test('the session protocol against the Conversations API: lazy creation, limit, pop, clear, errors', async () => {
     const { context, page } = await device();
@@ -447,12 +458,6 @@ describe('SyncedSession', () => {
     const conversationId = await newConversation(a.page);
     await openSynced(a.page, { id: 'thinking', conversationId });
     await openSynced(b.page, { id: 'thinking', conversationId });
-    // A reasoning model's turn: its reasoning has an id and encrypted content, and an empty summary.
-    const turn = (who, text) => [
-      say('user', `${who}: ${text}`),
-      { id: `rs_${who}`, type: 'reasoning', content: [], providerData: { type: 'reasoning', id: `rs_${who}`, encryptedContent: `enc-${who}` } },
-      say('assistant', `${who}: done`),
-    ];
     await a.context.setOffline(true);
     await b.context.setOffline(true);
     await a.page.evaluate((items) => window.synced.addItems(items), turn('a', 'Lisbon'));
@@ -463,7 +468,6 @@ describe('SyncedSession', () => {
     await settled(b.page);
     await a.page.evaluate(() => window.synced.sync());
     const expected = [...turn('a', 'Lisbon'), ...turn('b', 'Porto')];
-    const reasoning = (items) => items.map((i) => (i.type === 'reasoning' ? i.id : transcript([i])[0].join(' ')));
     for (const device of [a, b]) {
       const items = await device.page.evaluate(() => window.synced.getItems());
       assert.deepEqual(reasoning(items), reasoning(expected));
@@ -490,11 +494,6 @@ describe('SyncedSession', () => {
       await window.synced.sync();
     }, { url: server.url, conversationId });
     await openSynced(b.page, { id: 'overlap', conversationId });
-    const turn = (who, text) => [
-      say('user', `${who}: ${text}`),
-      { id: `rs_${who}`, type: 'reasoning', content: [], providerData: { type: 'reasoning', id: `rs_${who}`, encryptedContent: `enc-${who}` } },
-      say('assistant', `${who}: done`),
-    ];
     await b.context.setOffline(true);
     await b.page.evaluate((items) => window.synced.addItems(items), turn('b', 'Porto'));
     await a.page.evaluate((items) => {
@@ -513,7 +512,6 @@ describe('SyncedSession', () => {
     });
     await b.page.evaluate(() => window.synced.sync());
     const expected = [...turn('a', 'Lisbon'), ...turn('b', 'Porto')];
-    const reasoning = (items) => items.map((i) => (i.type === 'reasoning' ? i.id : transcript([i])[0].join(' ')));
     for (const device of [a, b]) {
       assert.deepEqual(reasoning(await device.page.evaluate(() => window.synced.getItems())), reasoning(expected));
     }
@@ -535,6 +533,32 @@ describe('SyncedSession', () => {
     assert.doesNotMatch(JSON.stringify(mended[4]), /enc-a/);
     await a.context.close();
     await b.context.close();
+  });
+
+  test('a remote that gives reasoning items ids of its own: this device’s item stays as written, no round rewrites it', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async (items) => {
+      const store = new lib.MemorySession();
+      const renaming = {
+        getSessionId: () => store.getSessionId(),
+        getItems: (limit) => store.getItems(limit),
+        addItems: (given) => store.addItems(given.map((i) => (i.type === 'reasoning' ? { ...i, id: `srv_${i.id}` } : i))),
+        popItem: () => store.popItem(),
+        clearSession: () => store.clearSession(),
+      };
+      const local = new lib.IndexedDbSession('renaming-remote');
+      const synced = new lib.SyncedSession(local, renaming);
+      await synced.addItems(items);
+      await synced.sync();
+      const rewrites = (await local.getInfo()).rewrites;
+      await synced.sync();
+      return { ids: (await synced.getItems()).map((i) => i.id ?? null), remote: (await store.getItems()).map((i) => i.id ?? null), rewrites, after: (await local.getInfo()).rewrites };
+    }, turn('a', 'Lisbon'));
+    assert.deepEqual(r.ids, [null, 'rs_a', null], 'as written here');
+    assert.deepEqual(r.remote, [null, 'srv_rs_a', null]);
+    assert.equal(r.rewrites, 0, 'the history was not rewritten');
+    assert.equal(r.after, 0);
+    await context.close();
   });
 
   test('a push whose response was dropped is not sent again after a reload', async () => {

@@ -81,6 +81,10 @@ const LIST_AT_MOST: u32 = 20_000;
 /// then their position): a query only of very common words ranks its newest matches.
 const READ_AT_MOST: usize = 1_000;
 
+/// The most candidate items checked against the query, READ_AT_MOST at a time, where a clause
+/// narrowed no list (see `search`): a bound on what one search reads.
+const CHECK_AT_MOST: usize = 5 * READ_AT_MOST;
+
 /// The items of `user`'s sessions (`None`: the sessions without a user; `only`: just these)
 /// that meet every clause, best first, at most `limit`. One read transaction; the history is
 /// never scanned: the index gives the items that hold the query's rarest term, and only those
@@ -196,8 +200,9 @@ pub async fn search(
             false => Some(indexed_candidates(keyed, partial, &sessions)),
         };
         // The candidates are checked against every clause the newest first, READ_AT_MOST at a
-        // time, until that many meet them all: a clause that narrowed no list (its term on more
-        // items than a list holds, or not looked up) leaves candidates that do not.
+        // time, until that many meet them all (or CHECK_AT_MOST were read): a clause that
+        // narrowed no list (its term on more items than a list holds, or not looked up) leaves
+        // candidates that do not.
         let mut matched = Vec::new();
         let mut at = 0;
         loop {
@@ -221,7 +226,9 @@ pub async fn search(
                 };
                 matched.push((session_id, branch, row, item, text, m));
             }
-            let more = candidates.as_ref().is_some_and(|all| at < all.len());
+            let more = candidates
+                .as_ref()
+                .is_some_and(|all| at < all.len().min(CHECK_AT_MOST));
             if !more || matched.len() >= READ_AT_MOST {
                 break;
             }
@@ -266,7 +273,7 @@ pub async fn search(
 /// A row to check against the query: its session, its branch (`None`: `main`), the row.
 type Found = (String, Option<String>, JsValue);
 
-/// The rows of the candidates the index lists give (`keyed`, rarest term first): the rarest
+/// The candidates the index lists give (`keyed`, rarest term first), by key: the rarest
 /// term's items in the user's `sessions`, narrowed by each other list that is whole, and the
 /// user's items indexed in `partial` only, the newest first (by their session's last change,
 /// then position).

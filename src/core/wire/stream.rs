@@ -58,13 +58,13 @@ impl StreamAccumulator {
         }
     }
 
-    /// True once the stream said it is complete.
     /// What a response that stopped short (`response.incomplete`, `response.failed`) reported
     /// it cost: its tokens were spent, and a run counts them with its usage.
     pub fn spent(&self) -> Usage {
         self.usage
     }
 
+    /// True once the stream said it is complete.
     pub fn is_done(&self) -> bool {
         self.done
     }
