@@ -308,9 +308,12 @@ impl ModelClient {
         let status = response.status();
         let json = read_json(response, signal).await?;
         let output = parse_response(self.api, &json).map_err(|e| {
-            let mut usage = usage_of(self.api, json.get("usage"));
-            usage.requests = 1;
-            failed_spending(status, e.to_string(), spent, usage)
+            failed_spending(
+                status,
+                e.to_string(),
+                spent,
+                usage_of(self.api, json.get("usage")),
+            )
         })?;
         if stream {
             for item in &output.items {
@@ -450,6 +453,9 @@ async fn read_stream(
                 .map_err(|e| failed(status, e.to_string()))?;
         }
     }
-    // Whether what came is a whole response (a stream cut before its end is not).
-    acc.finish().map_err(|e| failed(status, e.to_string()))
+    // Whether what came is a whole response (a stream cut before its end is not, nor an answer
+    // cut at its token limit, whose cost is kept).
+    let used = acc.spent();
+    acc.finish()
+        .map_err(|e| failed_spending(status, e.to_string(), spent, used))
 }

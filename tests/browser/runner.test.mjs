@@ -1402,9 +1402,11 @@ describe('runner: answers that are not whole', () => {
     const r = await inPage(
       async ({ id, scripted }) => {
         eval(scripted);
-        const whole = { id: 'c1', choices: [{ index: 0, finish_reason: 'length', message: { role: 'assistant', content: 'The bridge is in San Fr' } }] };
+        const usage = { prompt_tokens: 12, completion_tokens: 50, total_tokens: 62 };
+        const whole = { id: 'c1', choices: [{ index: 0, finish_reason: 'length', message: { role: 'assistant', content: 'The bridge is in San Fr' } }], usage };
         const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c2', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-        const streamed = chunk({ content: 'The bridge is in San Fr' }) + chunk({}, 'length') + 'data: [DONE]\n\n';
+        // (The usage comes in a chunk of its own after the one that says the answer was cut.)
+        const streamed = chunk({ content: 'The bridge is in San Fr' }) + chunk({}, 'length') + `data: ${JSON.stringify({ id: 'c2', choices: [], usage })}\n\n` + 'data: [DONE]\n\n';
         const { runner } = scriptedRunner([whole, streamed], 'chat_completions');
         const agent = new lib.Agent({ name: 'A', model: 'm' });
         const errors = [];
@@ -1414,7 +1416,8 @@ describe('runner: answers that are not whole', () => {
             const result = await (stream ? runner.runStreamed(agent, 'Where is the bridge?', { session }).result : runner.run(agent, 'Where is the bridge?', { session }));
             errors.push({ answered: result.finalOutput });
           } catch (e) {
-            errors.push({ name: e.name, code: e.code, message: e.message, saved: (await session.getItems()).map((i) => i.role) });
+            const spent = await session.getSessionUsage();
+            errors.push({ name: e.name, code: e.code, message: e.message, saved: (await session.getItems()).map((i) => i.role), spent: [spent.requests, spent.inputTokens, spent.outputTokens, spent.totalTokens] });
           }
         }
         return errors;
@@ -1426,6 +1429,7 @@ describe('runner: answers that are not whole', () => {
       assert.equal(e.code, 'MODEL_ERROR');
       assert.match(e.message, /stopped short \(finish_reason "length"\)/);
       assert.deepEqual(e.saved, ['user'], 'only the question is kept');
+      assert.deepEqual(e.spent, [1, 12, 50, 62], 'the tokens it spent are the turn’s usage');
     }
     assert.equal(r.length, 2);
   });

@@ -37,6 +37,9 @@ pub struct StreamAccumulator {
     usage: Usage,
     id: Option<String>,
     finished: bool,
+    /// Why a Chat Completions answer is no answer (cut at its token limit), told at its end:
+    /// the chunk with its usage comes after the one that says so.
+    stopped: Option<WireError>,
 }
 
 impl StreamAccumulator {
@@ -55,11 +58,13 @@ impl StreamAccumulator {
             },
             id: None,
             finished: false,
+            stopped: None,
         }
     }
 
-    /// What a response that stopped short (`response.incomplete`, `response.failed`) reported
-    /// it cost: its tokens were spent, and a run counts them with its usage.
+    /// What a response that stopped short (`response.incomplete`, `response.failed`; a Chat
+    /// Completions answer cut at its limit, once its usage chunk came) reported it cost: its
+    /// tokens were spent, and a run counts them with its usage.
     pub fn spent(&self) -> Usage {
         self.usage
     }
@@ -142,7 +147,6 @@ impl StreamAccumulator {
                 let response = v.get("response");
                 // What the response cost, though it stopped short: see `spent`.
                 self.usage = usage_of(Api::Responses, response.and_then(|r| r.get("usage")));
-                self.usage.requests = 1;
                 let message = response
                     .and_then(|r| r.get("error"))
                     .and_then(|e| str_of(e, "message"))
@@ -185,7 +189,9 @@ impl StreamAccumulator {
             return Ok(events);
         };
         if choice.get("finish_reason").is_some_and(|f| !f.is_null()) {
-            super::response::chat_stopped_short(choice)?;
+            if let Err(e) = super::response::chat_stopped_short(choice) {
+                self.stopped = Some(e);
+            }
             self.finished = true;
         }
         let Some(delta) = choice.get("delta") else {
@@ -250,6 +256,9 @@ impl StreamAccumulator {
             Api::ChatCompletions => {
                 if !self.done && !self.finished {
                     return Err(WireError::Cut);
+                }
+                if let Some(e) = self.stopped.take() {
+                    return Err(e);
                 }
                 let mut items: Vec<Value> = chat_answer_item(&self.text, &self.refusal)
                     .into_iter()
