@@ -318,8 +318,13 @@ export async function importSessions(source, options, written = () => {}) {
         report.failed.push(error);
       }
     }
+    progress();
+  };
+  // (Sessions deleted while the backup was written count as done: see the `deleted` line.)
+  let gone = 0;
+  const progress = () => {
     if (typeof onProgress === 'function') {
-      const done = report.imported.length + report.replaced.length + report.renamed.length + report.skipped.length + report.failed.length;
+      const done = gone + report.imported.length + report.replaced.length + report.renamed.length + report.skipped.length + report.failed.length;
       // One that throws is reported, and the import goes on (as change listeners are).
       callListener(onProgress, { sessions: done, of: header.sessions ?? null, lines: report.lines });
     }
@@ -365,6 +370,8 @@ export async function importSessions(source, options, written = () => {}) {
       if (value !== null && typeof value === 'object' && 'deleted' in value && session === null) {
         // A session deleted while the backup was written: one the header counts, not in it.
         begun += 1;
+        gone += 1;
+        progress();
         continue;
       }
       if (value !== null && typeof value === 'object' && 'session' in value) {

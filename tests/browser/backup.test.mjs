@@ -887,9 +887,11 @@ test('a session deleted while the backup is written is a line saying so: the bac
       if (done) break;
       text += decoder.decode(value);
     }
-    const report = await lib.importSessions(text, { dbName: 'export-while-deleting-to' });
-    return { header: JSON.parse(text.split('\n')[0]).sessions, lines: text.trim().split('\n').map((l) => Object.keys(JSON.parse(l))[0]), imported: report.imported, failed: report.failed.map((e) => e.message) };
+    const progress = [];
+    const report = await lib.importSessions(text, { dbName: 'export-while-deleting-to', onProgress: (p) => progress.push(`${p.sessions}/${p.of}`) });
+    return { header: JSON.parse(text.split('\n')[0]).sessions, lines: text.trim().split('\n').map((l) => Object.keys(JSON.parse(l))[0]), imported: report.imported, failed: report.failed.map((e) => e.message), progress };
   });
+  assert.deepEqual(r.progress, ['1/2', '2/2'], 'the deleted session counts as done');
   assert.equal(r.header, 2);
   assert.deepEqual(r.lines.filter((k) => k === 'deleted'), ['deleted']);
   assert.deepEqual(r.imported, ['kept']);
