@@ -321,12 +321,15 @@ function keyed(items) {
  * the other's place in both turns.
  */
 function pairing(entries, items) {
-  const own = (item) => (typeof item?.id === 'string' ? `id:${item.id}` : null);
+  const own = (item) => (idOf(item) === null ? null : `id:${item.id}`);
   const keys = new Set(entries.map((e) => e.key));
   const pinned = new Set(items.map(own).filter((k) => k !== null && keys.has(k)));
   const fps = new Map(items.map((item) => [item, fingerprint(item)]));
-  return (e, item) => e.fp === (fps.get(item) ?? fingerprint(item)) && (pinned.has(own(item)) ? e.key === own(item) : !pinned.has(e.key));
+  return (e, item) => e.fp === fps.get(item) && (pinned.has(own(item)) ? e.key === own(item) : !pinned.has(e.key));
 }
+
+/** An item's `id`, where it has one (a string). */
+const idOf = (item) => (typeof item?.id === 'string' ? item.id : null);
 
 /** The key prefix of the entries of items kept here only (see the header of this file). */
 const LOCAL = 'local:';
@@ -498,43 +501,18 @@ export class SyncedSession extends EventTarget {
     return this.#local.settings;
   }
 
-  // The local session's other reads and its metadata pass through (only the items sync).
-  getRecentTurns(...args) {
-    return this.#local.getRecentTurns(...args);
-  }
-
-  getTurns(...args) {
-    return this.#local.getTurns(...args);
-  }
-
-  getInfo(...args) {
-    return this.#local.getInfo(...args);
-  }
-
-  /** What a compaction (`replaceHistory`) archived, on this device. */
-  getArchivedItems(...args) {
-    return this.#local.getArchivedItems(...args);
-  }
-
-  // What the runs on this device cost (usage is not synced).
-  getSessionUsage(...args) {
-    return this.#local.getSessionUsage(...args);
-  }
-
-  getTurnUsage(...args) {
-    return this.#local.getTurnUsage(...args);
-  }
-
-  getToolUsage(...args) {
-    return this.#local.getToolUsage(...args);
-  }
-
-  update(...args) {
-    return this.#local.update(...args);
-  }
-
-  storeRunUsage(...args) {
-    return this.#local.storeRunUsage(...args);
+  // The local session's other reads, its metadata, what a compaction (`replaceHistory`)
+  // archived and what the runs on this device cost pass through: only the items sync. One
+  // method each, of its own name, as a class's are.
+  static {
+    for (const name of ['getRecentTurns', 'getTurns', 'getInfo', 'getArchivedItems', 'getSessionUsage', 'getTurnUsage', 'getToolUsage', 'update', 'storeRunUsage']) {
+      const { [name]: method } = {
+        [name](...args) {
+          return this.#local[name](...args);
+        },
+      };
+      Object.defineProperty(this.prototype, name, { value: method, writable: true, configurable: true });
+    }
   }
 
   // Usage given with a history transaction goes to the local session with it.
@@ -897,7 +875,7 @@ export class SyncedSession extends EventTarget {
 
     // Push the rest, each write recorded before it is sent.
     const confirmed = [...paired.values()].map(fingerprint);
-    const ids = [...paired.values()].map((item) => (typeof item?.id === 'string' ? item.id : null));
+    const ids = [...paired.values()].map(idOf);
     const save = async (list, inFlight, mark) =>
       saveState(this.#id, saved, { offset, list, inFlight, tombstones: [...tombstones], mark, remote: await this.#remoteId(), localOnly: localBefore + localCount(list) });
     // The state written during the round keeps the record's creation time (see `#whole`).
@@ -909,7 +887,7 @@ export class SyncedSession extends EventTarget {
       await write({ confirmed, ids, chunk: part.map(fingerprint), ...(optional.length ? { optional } : {}) });
       await remote.addItems(part);
       confirmed.push(...part.map(fingerprint));
-      ids.push(...part.map((item) => (typeof item?.id === 'string' ? item.id : null)));
+      ids.push(...part.map(idOf));
       accepted = true;
     };
     // What the remote held before this round's pushes: none of it is one of them.
