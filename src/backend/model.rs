@@ -101,25 +101,61 @@ fn unless_aborted(signal: Option<&JsValue>) -> Result<(), CallError> {
     aborted(signal).map_or(Ok(()), |reason| Err(CallError::Aborted(reason)))
 }
 
+/// A promise that rejects when a signal fires, raced against each step of a call that waits on
+/// the network: a `fetch` of the caller's, or its body, may not heed the signal, and a Stop must
+/// end the call all the same. Its listener is taken off the signal when it is dropped (a page
+/// may keep one signal for many runs).
+struct AbortRace {
+    promise: js_sys::Promise,
+    signal: JsValue,
+    reject: JsValue,
+}
+
+impl AbortRace {
+    fn new(signal: Option<&JsValue>) -> Option<AbortRace> {
+        let signal = signal?.clone();
+        let mut reject = JsValue::UNDEFINED;
+        let promise = js_sys::Promise::new(&mut |_, r| reject = r.into());
+        let _ = call_method(
+            &signal,
+            "addEventListener",
+            &["abort".into(), reject.clone()],
+        );
+        Some(AbortRace {
+            promise,
+            signal,
+            reject,
+        })
+    }
+}
+
+impl Drop for AbortRace {
+    fn drop(&mut self) {
+        let _ = call_method(
+            &self.signal,
+            "removeEventListener",
+            &["abort".into(), self.reject.clone()],
+        );
+    }
+}
+
+/// `value` (a promise or a plain value), or the abort of `race` if that comes first.
+fn racing(value: JsValue, race: &Option<AbortRace>) -> JsValue {
+    match race {
+        Some(race) => js_sys::Promise::race(&js_sys::Array::of2(&value, &race.promise)).into(),
+        None => value,
+    }
+}
+
 /// Waits `ms` milliseconds, or until `signal` fires.
 pub async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
     unless_aborted(signal)?;
-    let signal = signal.cloned();
-    let promise = js_sys::Promise::new(&mut |resolve, reject| {
-        js::set_timeout(&resolve, ms);
-        if let Some(signal) = &signal {
-            let once = object(&[("once", true.into())]);
-            let _ = call_method(
-                signal,
-                "addEventListener",
-                &["abort".into(), reject.into(), once.into()],
-            );
-        }
-    });
-    match JsFuture::from(promise).await {
+    let timer = js_sys::Promise::new(&mut |resolve, _| js::set_timeout(&resolve, ms));
+    let race = AbortRace::new(signal);
+    match JsFuture::from(js_sys::Promise::from(racing(timer.into(), &race))).await {
         Ok(_) => Ok(()),
         Err(_) => Err(CallError::Aborted(
-            aborted(signal.as_ref()).unwrap_or(JsValue::UNDEFINED),
+            aborted(signal).unwrap_or(JsValue::UNDEFINED),
         )),
     }
 }
@@ -188,11 +224,23 @@ impl ModelClient {
             }
         }
         .map_err(|e| network(&e))?;
-        let response = resolve_value(call)
+        let race = AbortRace::new(signal);
+        let response = resolve_value(racing(call.clone(), &race))
             .await
             .map_err(Unresolved::into_value)
             .map_err(|e| match aborted(signal) {
-                Some(reason) => CallError::Aborted(reason),
+                Some(reason) => {
+                    // The answer of a `fetch` that did not heed the signal is let go when it
+                    // comes: its body is cancelled, so that the connection closes.
+                    js::spawn(Box::pin(async move {
+                        if let Ok(response) = resolve_value(call).await {
+                            if let Ok(body) = js::get(&response, "body") {
+                                cancel_quietly(&body);
+                            }
+                        }
+                    }));
+                    CallError::Aborted(reason)
+                }
                 None => network(&e),
             })?;
         response
@@ -362,8 +410,10 @@ async fn read_text(response: Response, signal: Option<&JsValue>) -> Result<Strin
     let reading = |e: &JsValue| failed(status, format!("reading the response: {}", error_text(e)));
     let raw: web_sys::Response = response.into();
     let text = raw.text().map_err(|e| reading(&e))?;
-    let text = JsFuture::from(text)
+    let race = AbortRace::new(signal);
+    let text = resolve_value(racing(text.into(), &race))
         .await
+        .map_err(Unresolved::into_value)
         .map_err(|e| match aborted(signal) {
             Some(reason) => CallError::Aborted(reason),
             None => reading(&e),
@@ -399,14 +449,18 @@ async fn read_stream(
         .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
     let mut parser = SseParser::new();
     let mut acc = StreamAccumulator::new(api);
+    let race = AbortRace::new(signal);
     loop {
         let chunk = call_method(&reader, "read", &[])
             .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
-        let chunk = resolve_value(chunk)
+        let chunk = resolve_value(racing(chunk, &race))
             .await
             .map_err(Unresolved::into_value)
             .map_err(|e| match aborted(signal) {
-                Some(reason) => CallError::Aborted(reason),
+                Some(reason) => {
+                    cancel_quietly(&reader);
+                    CallError::Aborted(reason)
+                }
                 None => failed(status, format!("the stream broke: {}", error_text(&e))),
             })?;
         // A body of the caller's `fetch` may not heed the signal.
