@@ -6,6 +6,7 @@ import { listSessionRecords } from './agent_sessions.js';
 import { extras } from './load_extras.js';
 import { optionsOf, sessionError } from './errors.js';
 import { callListener } from './events.js';
+import { LONGEST } from './copy.js';
 
 // The reading and the writing of rows are the second module's, loaded by the first call.
 const readBackup = async (options) => (await extras()).readBackup(options);
@@ -71,8 +72,9 @@ export function exportSessions(options) {
   // Checked at the call, as importSessions checks them: an error of the stream is easily lost
   // (`new Response(stream).blob()` rejects with the browser's own TypeError).
   checkTarget(userId, dbName, 'exportSessions');
-  if (sessionIds != null && !(Array.isArray(sessionIds) && sessionIds.every((id) => typeof id === 'string'))) {
-    throw sessionError('INVALID_OPTIONS', `exportSessions: options.sessionIds must be an array of session ids (strings), got ${Array.isArray(sessionIds) ? 'an array holding something else' : typeof sessionIds}`);
+  if (sessionIds != null && !(Array.isArray(sessionIds) && sessionIds.length <= LONGEST && sessionIds.every((id) => typeof id === 'string'))) {
+    const got = !Array.isArray(sessionIds) ? typeof sessionIds : sessionIds.length > LONGEST ? `${sessionIds.length} of them, more than the 1,048,576 one call takes` : 'an array holding something else';
+    throw sessionError('INVALID_OPTIONS', `exportSessions: options.sessionIds must be an array of session ids (strings), got ${got}`);
   }
   const encoder = new TextEncoder();
   const base = dbName === undefined ? {} : { dbName };

@@ -9,7 +9,7 @@ const isPlain = (value) => {
 };
 
 /** Arrays longer than this are refused by the library at once, unread. */
-const LONGEST = 1_048_576;
+export const LONGEST = 1_048_576;
 
 /** A call's arguments, copied now. Arguments the copy would change the meaning of (an object of
  * a class, among them or among the items of an array; a function), arrays the library refuses

@@ -4,7 +4,7 @@
 // browser's (crypto.subtle): this file only arranges it.
 import { recordStore } from './records.js';
 import { optionsOf, sessionError } from './errors.js';
-import { copiedArguments } from './copy.js';
+import { copiedArguments, LONGEST } from './copy.js';
 
 /** WebCrypto's `subtle`, which only a secure context has (https, or localhost). */
 const subtle = () =>
@@ -14,6 +14,13 @@ const subtle = () =>
   })();
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/** A `JSON.stringify` replacer refusing bytes (a `Uint8Array`, an `ArrayBuffer`: the SDK's image
+ * and file tool outputs may hold them), which JSON would write as an object of numbers. */
+const binaryRefused = (_, value) => {
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) throw new TypeError(`it holds ${value.constructor.name} data, which JSON does not keep (give it as base64)`);
+  return value;
+};
 
 /** How many of the newest stored items a write checks its key against, once per object. */
 const KEY_CHECK_ITEMS = 8;
@@ -291,7 +298,7 @@ export class EncryptedSession {
       // A class instance (a Date, a Map) would come back as JSON makes it, not as given.
       if (proto !== Object.prototype && proto !== null) throw sessionError('INVALID_ITEM', `items[${i}] is not a plain object`);
       try {
-        return JSON.stringify({ item, at: Array.isArray(at) ? at[i] : at });
+        return JSON.stringify({ item, at: Array.isArray(at) ? at[i] : at }, binaryRefused);
       } catch (error) {
         throw sessionError('INVALID_ITEM', `items[${i}] cannot be written as JSON to be encrypted (${error?.message ?? error})`);
       }
@@ -401,6 +408,7 @@ export class EncryptedSession {
     const [items] = copiedArguments([given]);
     return this.#write(async () => {
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
+      if (items.length > LONGEST) throw sessionError('INVALID_ITEM', `items has ${items.length} elements, more than the 1,048,576 one call takes`);
       if (items.length === 0) return;
       const key = await this.#sessionKey();
       const sealed = await this.#sealAll(key, items, this.#now());
@@ -788,7 +796,8 @@ export async function deriveKeyFromPassphrase(passphrase, options) {
   if (typeof passphrase !== 'string' || passphrase.length === 0) throw sessionError('INVALID_KEY', 'the passphrase must be a non-empty string');
   const saltBytes = typeof salt === 'string' ? encoder.encode(salt) : salt instanceof Uint8Array ? salt : null;
   if (!saltBytes || saltBytes.length < 16) throw sessionError('INVALID_KEY', 'options.salt must be at least 16 bytes (a Uint8Array, or a string)');
-  if (!Number.isInteger(iterations) || iterations < 100_000) throw sessionError('INVALID_OPTIONS', `options.iterations must be an integer of at least 100,000, got ${String(iterations)}`);
+  // More than 10,000,000 holds the tab for minutes (WebCrypto's limit is 2 ** 32 - 1).
+  if (!Number.isInteger(iterations) || iterations < 100_000 || iterations > 10_000_000) throw sessionError('INVALID_OPTIONS', `options.iterations must be an integer from 100,000 to 10,000,000, got ${String(iterations)}`);
   const material = await subtle().importKey('raw', encoder.encode(passphrase), 'PBKDF2', false, ['deriveBits']);
   const bits = await subtle().deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt: saltBytes, iterations }, material, 256);
   return subtle().importKey('raw', bits, 'HKDF', false, ['deriveKey']);

@@ -563,6 +563,7 @@ test('an object on a branch another tab deleted and created again under its name
       info: await failed(() => kept.getInfo()),
       fork: await failed(() => kept.createBranchFromTurn(1)),
       rewrite: await failed(() => kept.replaceHistory([{ role: 'user', content: 'lost' }])),
+      update: await failed(() => kept.update({ title: 'lost' })),
       lateGet: await failed(() => late.getItems()),
       current: kept.currentBranch,
       listed: (await kept.listBranches()).map((b) => [b.branchId, b.current]),
@@ -578,7 +579,7 @@ test('an object on a branch another tab deleted and created again under its name
     return out;
   }, id);
   const refused = `SessionError BRANCH_NOT_FOUND: the branch "turn-2" this object was on was deleted from session "${id}", and the branch of that name there now is another one; switchBranch("turn-2") moves onto it`;
-  for (const k of ['add', 'get', 'pop', 'clear', 'turns', 'usage', 'turnUsage', 'toolUsage', 'info', 'fork', 'rewrite', 'lateGet']) {
+  for (const k of ['add', 'get', 'pop', 'clear', 'turns', 'usage', 'turnUsage', 'toolUsage', 'info', 'fork', 'rewrite', 'update', 'lateGet']) {
     assert.equal(r[k], refused, k);
   }
   assert.equal(r.current, 'turn-2');
@@ -1135,6 +1136,8 @@ test('bad input: unknown branches and turns, taken names, deleting main or the c
       switchUnknown: await outcome(() => s.switchBranch('nope')),
       unknownOption: await outcome(() => new lib.IndexedDbSession(id, { branch: 'nope' }).getItems()),
       unknownAdd: await outcome(() => new lib.IndexedDbSession(id, { branch: 'nope' }).addItems([{ role: 'user', content: 'lost' }])),
+      unknownUpdate: await outcome(() => new lib.IndexedDbSession(id, { branch: 'nope' }).update({ title: 'lost', state: { lost: true } })),
+      unknownUpdateNew: await outcome(() => new lib.IndexedDbSession(id + '-never', { branch: 'nope' }).update({ title: 'lost' })),
       deleteUnknown: await outcome(() => s.deleteBranch('nope')),
       turnZero: await outcome(() => s.createBranchFromTurn(0)),
       turnPast: await outcome(() => s.createBranchFromTurn(9)),
@@ -1163,11 +1166,17 @@ test('bad input: unknown branches and turns, taken names, deleting main or the c
     out.usage = await s.getSessionUsage();
     out.current = s.currentBranch;
     out.emptyListed = (await lib.listSessions()).some((i) => i.sessionId === id + '-empty');
+    out.info = await s.getInfo();
+    out.neverListed = (await lib.listSessions()).some((i) => i.sessionId === id + '-never');
     return out;
   }, { id: fresh('bad'), chat: turns(2) });
   assert.equal(r.switchUnknown, 'SessionError BRANCH_NOT_FOUND');
   assert.equal(r.unknownOption, 'SessionError BRANCH_NOT_FOUND');
   assert.equal(r.unknownAdd, 'SessionError BRANCH_NOT_FOUND');
+  assert.equal(r.unknownUpdate, 'SessionError BRANCH_NOT_FOUND');
+  assert.equal(r.unknownUpdateNew, 'SessionError BRANCH_NOT_FOUND');
+  assert.equal(r.info.title === 'lost' || r.info.state?.lost === true, false, 'the refused update wrote nothing');
+  assert.equal(r.neverListed, false, 'nor made a session');
   assert.equal(r.deleteUnknown, 'SessionError BRANCH_NOT_FOUND');
   for (const k of ['turnZero', 'turnPast', 'turnText', 'turnFraction', 'noContent', 'emptySession']) {
     assert.equal(r[k], 'SessionError INVALID_TURN', k);

@@ -608,6 +608,15 @@ test('EncryptedSession: a kept item repeated in the history keeps its own time; 
     out.date = await code(session.addItems([new Date(0)]));
     out.map = await code(session.addItems([new Map([['role', 'user']])]));
     out.nullProto = await code(session.addItems([Object.assign(Object.create(null), { role: 'user', content: 'bare' })]));
+    // Bytes, as an SDK image output may hold them, would come back as an object of numbers.
+    const image = { type: 'image', image: { data: new Uint8Array([137, 80, 78, 71]), mediaType: 'image/png' } };
+    out.bytes = await code(session.addItems([{ type: 'function_call_result', callId: 'c', name: 'chart', status: 'completed', output: [image] }]));
+    out.buffer = await code(session.addItems([{ role: 'user', content: 'ok' }, { role: 'user', content: [{ type: 'input_file', data: new ArrayBuffer(4) }] }]));
+    out.afterBytes = (await session.getItems()).filter((i) => i.type === 'function_call_result' || i.content === 'ok').length;
+    // A count of iterations that would hold the tab for minutes, or that WebCrypto refuses.
+    out.iterations = await Promise.all(
+      [99_999, 10_000_001, 2 ** 32, 1.5].map((iterations) => code(lib.deriveKeyFromPassphrase('pw', { salt: 'sixteen bytes of salt', iterations }))),
+    );
     // Another tab appends between the pop's read and its removal: the pop removes the new item.
     const otherTab = new lib.EncryptedSession(new lib.IndexedDbSession('enc-pop-race', { dbName: 'enc-fixes' }), { key: k });
     let armed = false;
@@ -630,6 +639,10 @@ test('EncryptedSession: a kept item repeated in the history keeps its own time; 
   assert.equal(r.date, 'SessionError INVALID_ITEM');
   assert.equal(r.map, 'SessionError INVALID_ITEM');
   assert.equal(r.nullProto, 'resolved', 'an object without a prototype is plain');
+  assert.equal(r.bytes, 'SessionError INVALID_ITEM');
+  assert.equal(r.buffer, 'SessionError INVALID_ITEM');
+  assert.equal(r.afterBytes, 0, 'nothing of the refused calls was written');
+  assert.deepEqual(r.iterations, Array(4).fill('SessionError INVALID_OPTIONS'));
   assert.equal(r.pop, 'c', 'the item newest when it was removed');
   assert.deepEqual(r.afterPop, ['a', 'b']);
 });

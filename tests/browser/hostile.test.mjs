@@ -256,6 +256,14 @@ test('a length that claims billions is refused at once or never walked: the inst
     const out = {};
     out.holes = await s.addItems(new Array(2 ** 32 - 1)).then(() => 'written', (e) => [e.code, e.message]);
     out.sessionIds = await lib.searchSessions({ dbName, userId: 'ann', query: 'x', sessionIds: new Array(2 ** 32 - 1) }).then(() => 'ran', (e) => e.code);
+    try {
+      lib.exportSessions({ dbName, sessionIds: new Array(2 ** 32 - 1) });
+      out.exportIds = 'ran';
+    } catch (e) {
+      out.exportIds = [e.code, e.message];
+    }
+    const sealed = new lib.EncryptedSession(new lib.IndexedDbSession('e', { dbName, userId: 'ann' }), { key: crypto.getRandomValues(new Uint8Array(32)) });
+    out.sealedHoles = await sealed.addItems(new Array(2 ** 32 - 1)).then(() => 'written', (e) => [e.code, e.message]);
     // An item whose content is an object with a `length` is plain data: stored as it is, and no
     // text is looked for in it.
     const odd = { role: 'user', content: { length: 2 ** 32 - 1, note: 'not an array' } };
@@ -274,6 +282,8 @@ test('a length that claims billions is refused at once or never walked: the inst
   });
   assert.deepEqual(r.holes, ['INVALID_ITEM', 'items has 4294967295 elements, more than the 1,048,576 one call takes']);
   assert.equal(r.sessionIds, 'INVALID_OPTIONS');
+  assert.deepEqual(r.exportIds, ['INVALID_OPTIONS', 'exportSessions: options.sessionIds must be an array of session ids (strings), got 4294967295 of them, more than the 1,048,576 one call takes']);
+  assert.deepEqual(r.sealedHoles, r.holes, 'refused before anything is encrypted, as the session refuses it');
   assert.equal(r.odd, 'written');
   assert.deepEqual(r.items, [
     { role: 'user', content: { length: 2 ** 32 - 1, note: 'not an array' } },

@@ -320,6 +320,12 @@ async fn load_branch(tx: &Tx, t: &Target<'_>, id: &str) -> Result<Option<Loaded>
     Ok(loaded)
 }
 
+/// That the session has branch `id` (see [`load_branch`]), for a write that changes only the
+/// record's metadata.
+pub(super) async fn check_own(tx: &Tx, t: &Target<'_>, id: &str) -> Result<()> {
+    load_branch(tx, t, id).await.map(drop)
+}
+
 /// That `tree` has branch `id` and, for the object's own branch (see [`Target::branch_at`]), that
 /// it is the one the object was on.
 #[inline(always)]

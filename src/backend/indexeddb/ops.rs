@@ -375,8 +375,15 @@ pub(super) fn summary_at_head(items: &[(JsValue, bool)], placements: &[Placement
 }
 
 /// `update()`: the metadata changes, in one transaction (a session nothing was written to yet
-/// gets its record).
-pub async fn update(conn: &Connection, t: &Target<'_>, changes: &Changes, now: f64) -> Result<()> {
+/// gets its record). An object on a branch other than main (`branch`) writes only while the
+/// session has that branch, as its other calls do.
+pub async fn update(
+    conn: &Connection,
+    t: &Target<'_>,
+    branch: Option<&str>,
+    changes: &Changes,
+    now: f64,
+) -> Result<()> {
     let tx = t
         .begin_over(
             conn,
@@ -386,6 +393,9 @@ pub async fn update(conn: &Connection, t: &Target<'_>, changes: &Changes, now: f
         )
         .await?;
     tx.run(async |tx| {
+        if let Some(branch) = branch {
+            super::branches::check_own(tx, t, branch).await?;
+        }
         let record = match read_record(tx, t.session_id).await? {
             Some(r) => r,
             None => StoredRecord::new(t.session_id, t.user_id, now),

@@ -181,7 +181,9 @@ impl SessionState for IdbSessionState {
     }
 
     async fn update(&self, changes: Changes) -> Result<()> {
-        ops::update(&*self.connection().await?, &self.target(), &changes, now()).await
+        let branch = (!self.on_main()).then(|| self.branch());
+        let conn = self.connection().await?;
+        ops::update(&conn, &self.target(), branch.as_deref(), &changes, now()).await
     }
 
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {
