@@ -173,8 +173,9 @@ export function watchSessions(listSessions, options, fn) {
     }
     const existed = known.has(sessionId);
     // A clear of a session never stored (or deleted since) writes nothing, nor a switch to its
-    // main branch: neither made a session.
-    if (!existed && (event.type === 'clear' || event.type === 'branch')) return;
+    // main branch, nor history mutations (they only rewrite calls the session holds): none made
+    // a session.
+    if (!existed && (event.type === 'clear' || event.type === 'branch' || event.change === 'mutations')) return;
     known.set(sessionId, event.userId ?? null);
     callListener(fn, { type: existed ? 'updated' : 'created', sessionId, userId: event.userId ?? null, change: event.type });
   };

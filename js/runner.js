@@ -366,7 +366,7 @@ const fromString = RunState.fromString;
 Object.defineProperty(RunState, 'fromString', {
   value: function (agent, text) {
     if (!agents.has(agent)) throw notAnAgent(agent);
-    return fromString.call(this, agent, text);
+    return fromString.call(this, agent, text, agent);
   },
   writable: true,
   configurable: true,

@@ -272,6 +272,11 @@ impl SessionState for MemorySessionState {
     }
 
     async fn clear(&self) -> Result<()> {
+        // A session never written to has nothing to clear, and stays unwritten (no times, no
+        // rewrite), as a stored session without a record does.
+        if !self.written() {
+            return Ok(());
+        }
         self.history().clear(now());
         let current = self.current.borrow().clone();
         // Its turns from now on are not theirs: they name a turn of it no more, and it names none
@@ -293,12 +298,15 @@ impl SessionState for MemorySessionState {
         Ok(())
     }
 
-    /// A closed memory session lets go of its items, on every branch.
+    /// A closed memory session lets go of its items, on every branch. The branch it was on stays
+    /// its `currentBranch`, as an `IndexedDbSession`'s does (no call reads through it any more).
     async fn close(&self) -> Result<()> {
+        let on = self.current.replace(MAIN.to_string());
         self.branches.borrow_mut().truncate(1);
-        *self.current.borrow_mut() = MAIN.to_string();
         self.usage.borrow_mut().clear();
-        self.clear().await
+        let cleared = self.clear().await;
+        *self.current.borrow_mut() = on;
+        cleared
     }
 
     async fn apply_transaction(&self, taken: TakenTransaction) -> Result<()> {

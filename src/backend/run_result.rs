@@ -9,8 +9,9 @@ use crate::core::wire::call_id;
 
 use super::js::{json_to_js, object};
 
-/// A tool call waiting for approval, as a `ToolApprovalItem`.
-pub fn interruption(call: &Value) -> JsValue {
+/// A tool call waiting for approval, as a `ToolApprovalItem`: `agent` is the agent whose tool it
+/// is (the SDK's `interruption.agent`, which its approval prompts name).
+pub fn interruption(call: &Value, agent: &JsValue) -> JsValue {
     let text = |key: &str, default: &'static str| -> JsValue {
         call.get(key)
             .and_then(Value::as_str)
@@ -23,6 +24,7 @@ pub fn interruption(call: &Value) -> JsValue {
         ("name", text("name", "")),
         ("arguments", text("arguments", "{}")),
         ("rawItem", json_to_js(call)),
+        ("agent", agent.clone()),
     ])
     .into()
 }
@@ -77,7 +79,7 @@ pub fn result_object(
             "interruptions",
             interruptions
                 .iter()
-                .map(interruption)
+                .map(|call| interruption(call, &last_agent))
                 .collect::<Array>()
                 .into(),
         ),

@@ -1398,7 +1398,7 @@ fn takes_usage_in_transactions(session: &JsValue) -> bool {
 }
 
 /// The agent named `name` among those `first` hands off to, directly or not.
-fn find_agent(
+pub(crate) fn find_agent(
     first: &Rc<AgentSpec>,
     object: &JsValue,
     name: &str,

@@ -294,6 +294,8 @@ export interface ToolApprovalItem {
   /** The arguments as the model wrote them (a JSON string). */
   arguments: string;
   rawItem: Item;
+  /** The agent whose tool it is (the SDK's `interruption.agent`: `interruption.agent.name`). */
+  agent: Agent<unknown, unknown>;
 }
 
 export interface RunResult<TOutput = string> {
@@ -466,8 +468,9 @@ export interface ModelError extends Error {
   state?: RunState;
 }
 
-/** The final answer does not parse, or does not match the agent's `outputType`; the run saved
- * the input only. */
+/** The final answer does not parse, or does not match the agent's `outputType`; the answer is
+ * not saved (the input is, and, over a session with history transactions, the run's tool calls
+ * and outputs before it). */
 export interface ModelBehaviorError extends Error {
   name: 'ModelBehaviorError';
   code: 'MODEL_BEHAVIOR';
@@ -636,7 +639,7 @@ impl Runner {
             let run = runner::run(
                 &client,
                 &spec,
-                agent_object,
+                agent_object.clone(),
                 input,
                 &options,
                 on_event.as_ref(),
@@ -659,7 +662,7 @@ impl Runner {
                         finished: interruptions.is_empty(),
                     }
                     .start();
-                    let state_object = RunState::wrap(state.clone());
+                    let state_object = RunState::wrap(state.clone(), last_agent.clone());
                     Ok(result_object(
                         &state,
                         &interruptions,
@@ -680,8 +683,12 @@ impl Runner {
                     let error = run_error(failure.error);
                     if let (true, Some(state), true) = (resumable, failure.state, error.is_object())
                     {
-                        let _ =
-                            js_sys::Reflect::set(&error, &"state".into(), &RunState::wrap(state));
+                        let agent = waiting_agent(&spec, agent_object, &state);
+                        let _ = js_sys::Reflect::set(
+                            &error,
+                            &"state".into(),
+                            &RunState::wrap(state, agent),
+                        );
                     }
                     Err(error)
                 }
@@ -813,6 +820,8 @@ pub fn not_an_agent(value: JsValue) -> JsValue {
 #[wasm_bindgen(skip_typescript)]
 pub struct RunState {
     inner: RefCell<CoreState>,
+    /// The JS `Agent` the state waits in (its interruptions' `agent`); `undefined` where unknown.
+    agent: JsValue,
 }
 
 fn state_error(message: String) -> JsValue {
@@ -843,10 +852,21 @@ fn target_call_id(item: &JsValue) -> Option<String> {
     })
 }
 
+/// The JS `Agent` a state of a run started with `first` (the JS `object`) waits in: that one, or
+/// one it hands off to.
+fn waiting_agent(first: &Rc<AgentSpec>, object: JsValue, state: &CoreState) -> JsValue {
+    let found = state
+        .current_agent
+        .as_deref()
+        .and_then(|name| crate::backend::runner::find_agent(first, &object, name));
+    found.map_or(object, |(_, agent)| agent)
+}
+
 impl RunState {
-    fn wrap(state: CoreState) -> JsValue {
+    fn wrap(state: CoreState, agent: JsValue) -> JsValue {
         RunState {
             inner: RefCell::new(state),
+            agent,
         }
         .into()
     }
@@ -870,7 +890,12 @@ impl RunState {
 #[wasm_bindgen]
 impl RunState {
     #[wasm_bindgen(js_name = fromString)]
-    pub fn from_string(agent: &Agent, text: JsValue) -> Result<RunState, JsValue> {
+    /// `agent_object` is the JS `Agent` that `agent` is (js/runner.js gives it).
+    pub fn from_string(
+        agent: &Agent,
+        text: JsValue,
+        agent_object: JsValue,
+    ) -> Result<RunState, JsValue> {
         let text = text.as_string().ok_or_else(|| {
             state_error(format!(
                 "RunState.fromString needs the string that state.toString() gave, got {}",
@@ -882,6 +907,7 @@ impl RunState {
             .check_agent(&agent.spec.name)
             .map_err(|e| coded_error(&e))?;
         Ok(RunState {
+            agent: waiting_agent(&agent.spec, agent_object, &state),
             inner: RefCell::new(state),
         })
     }
@@ -897,7 +923,7 @@ impl RunState {
             .borrow()
             .interruptions()
             .iter()
-            .map(interruption)
+            .map(|call| interruption(call, &self.agent))
             .collect()
     }
 

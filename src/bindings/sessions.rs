@@ -33,8 +33,9 @@ const SESSION_ERROR_CODES: &'static str = SessionErrorCode::TS_UNION;
 const TYPES: &'static str = r#"
 /** One session as `listSessions` reports it, from its record alone (no message is read).
  * Times are milliseconds since the Unix epoch; `updatedAt` is the last change to the history.
- * A damaged record (written by hand, or cut short by a storage failure) is listed too, with
- * `null` for each field it lacks: `repairSession` makes it whole. */
+ * A damaged record (written by hand, or cut short by a storage failure) that has a numeric
+ * `updatedAt` (the list is read in its order) is listed too, with `null` for each other field it
+ * lacks, whatever its type says here: `repairSession` makes it whole. */
 export interface SessionInfo {
   sessionId: string;
   userId: string | null;

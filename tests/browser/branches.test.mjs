@@ -1095,6 +1095,27 @@ test('usage given with a history transaction is stored with its items, once, on 
   }
 });
 
+test('a clear of a session never written to writes nothing; after close() and free() an object still says the branch it was on (both session kinds)', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async ({ id, chat }) => {
+    const out = {};
+    for (const Kind of [lib.IndexedDbSession, lib.MemorySession]) {
+      const s = new Kind(`${id}-${Kind.name}`);
+      // A clear of a session never written to writes nothing: no times, no rewrite.
+      await s.clearSession();
+      const { createdAt, updatedAt, rewrites } = await s.getInfo();
+      await s.addItems(chat);
+      await s.createBranchFromTurn(2, 'alt');
+      await s.close();
+      const closed = s.currentBranch;
+      s.free();
+      out[Kind.name] = [closed, s.currentBranch, createdAt, updatedAt, rewrites];
+    }
+    return out;
+  }, { id: fresh('closed-branch'), chat: turns(2) });
+  assert.deepEqual(r, { IndexedDbSession: ['alt', 'alt', null, null, 0], MemorySession: ['alt', 'alt', null, null, 0] });
+});
+
 test("the runner saves a run's usage with its answer where the session takes it, else through storeRunUsage", async () => {
   const { page } = await openHarness(env);
   model.reset();

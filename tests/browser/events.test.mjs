@@ -452,7 +452,7 @@ test('watchSessions: no call after stop(), even of a change held back while the 
   assert.deepEqual(r, { stopped: [], kept: ['created'] });
 });
 
-test('watchSessions: bad options reject ready and end the watch; a clear of a session never stored, or a switch to its main branch, is no change; a deletion names its user', async () => {
+test('watchSessions: bad options reject ready and end the watch; a clear of a session never stored, a switch to its main branch or a rewrite of a call it lacks, is no change; a deletion names its user', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async (dbName) => {
     const failure = async (options) => {
@@ -469,6 +469,10 @@ test('watchSessions: bad options reject ready and end the watch; a clear of a se
     await stop.ready;
     await new lib.IndexedDbSession('never-written', { dbName, userId: 'ann' }).clearSession();
     await new lib.IndexedDbSession('never-written', { dbName, userId: 'ann' }).switchBranch('main');
+    // A rewrite of a call the session does not hold writes nothing either.
+    const replacement = { type: 'function_call', callId: 'c1', name: 'f', arguments: '{}' };
+    await new lib.IndexedDbSession('never-written', { dbName, userId: 'ann' }).applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement }] });
+    bad.listed = (await lib.listSessions({ dbName })).map((s) => s.sessionId);
     await new lib.IndexedDbSession('chat', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'q' }]);
     await lib.deleteSession('chat', { dbName });
     for (let i = 0; i < 100 && changes.length < 2; i++) await new Promise((ok) => setTimeout(ok, 10));
@@ -480,6 +484,7 @@ test('watchSessions: bad options reject ready and end the watch; a clear of a se
     string: 'SessionError INVALID_OPTIONS',
     emptyDb: 'SessionError INVALID_OPTIONS',
     emptyUser: 'SessionError INVALID_USER_ID',
+    listed: [],
   });
   assert.deepEqual(r.changes, [
     ['created', 'chat', 'ann', 'add'],

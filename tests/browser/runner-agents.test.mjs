@@ -464,14 +464,18 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
         const session = new lib.IndexedDbSession(id);
         const first = await runner.run(triage, 'Refund me 5', { session });
         const paused = { lastAgent: first.lastAgent.name, interruptions: first.interruptions.map((i) => i.name), refunds: [...refunds] };
+        // Each names the agent whose tool it is, as the SDK's approval prompts read it
+        // (`interruption.agent.name`), also from a state read back from its string.
+        paused.agents = [first.interruptions[0].agent === billing, first.state.getInterruptions()[0].agent === billing];
         const state = lib.RunState.fromString(triage, first.state.toString());
+        paused.agents.push(state.getInterruptions()[0].agent === billing, state.getInterruptions()[0].agent.name);
         state.approve(state.getInterruptions()[0]);
         const second = await runner.run(triage, state, { session });
         return { paused, finalOutput: second.finalOutput, lastAgent: second.lastAgent.name, refunds, stored: await session.getItems() };
       },
       { id },
     );
-    assert.deepEqual(r.paused, { lastAgent: 'Billing', interruptions: ['refund'], refunds: [] });
+    assert.deepEqual(r.paused, { lastAgent: 'Billing', interruptions: ['refund'], refunds: [], agents: [true, true, true, 'Billing'] });
     assert.equal(r.finalOutput, 'Refunded 5.');
     assert.equal(r.lastAgent, 'Billing');
     assert.deepEqual(r.refunds, [5]);

@@ -446,6 +446,8 @@ impl RunState {
             .max(self.saved);
         self.generated.truncate(keep);
         self.final_output = None;
+        // The answer given next is the model's, checked against the output type again.
+        self.final_from_tool = false;
     }
 
     /// Function calls of this run that have no output yet, in order.
@@ -912,6 +914,10 @@ mod tests {
         stop.record_tool_output(&call("c"), "first".into());
         stop.finish_with("first".into());
         assert_eq!(stop.next_step(), NextStep::Done("first".into()));
+        // A tool's final output blocked: the next answer is the model's, not the tool's.
+        stop.drop_final_answer();
+        assert!(!stop.final_from_tool);
+        assert_eq!(stop.final_output, None);
     }
 
     #[test]
