@@ -722,14 +722,16 @@ impl Run<'_> {
     }
 
     /// How one call is answered: by running a tool, at once, or `None` when it waits for
-    /// approval. `ran_approved` is set when an approved call is answered (its tool run, or the
-    /// output an earlier resumption saved taken).
+    /// approval. `decided` is set when a call the user decided on is answered (an approved tool
+    /// run, a rejection, or the output an earlier resumption saved taken): its output is saved
+    /// at once, the same save as an earlier resumption's, so that the saves after it are
+    /// numbered alike every time the same state is resumed.
     async fn answer(
         &self,
         state: &RunState,
         agent: &AgentSpec,
         call: &Value,
-        ran_approved: &mut bool,
+        decided: &mut bool,
     ) -> Result<Option<Answer>, RunError> {
         let name = call.get("name").and_then(Value::as_str).unwrap_or("");
         let id = call_id(call).unwrap_or("");
@@ -773,6 +775,7 @@ impl Run<'_> {
             // Saved by an earlier resumption of the same state (see below), a rejection's
             // output is not saved twice either.
             Some(Decision::Rejected { message }) => {
+                *decided = true;
                 let newest = self.newest_items().await?;
                 match saved_output(&newest, id)? {
                     Some(output) => {
@@ -789,9 +792,21 @@ impl Run<'_> {
             }
             Some(Decision::Approved) => {
                 // Saved at once either way: the same save as the resumption before, if any.
-                *ran_approved = true;
+                *decided = true;
                 let newest = self.newest_items().await?;
                 match saved_output(&newest, id)? {
+                    // An earlier resumption rejected it (with the default message): approving
+                    // it now cannot run it, its rejection being what the model was told.
+                    Some(output) if output == text_output(REJECTION_MESSAGE.to_string()) => {
+                        return Err(RunError::Usage(RunnerError::new(
+                            RunnerErrorCode::InvalidRunState,
+                            format!(
+                                "this state was resumed before with the call \"{id}\" rejected, \
+                                 and its rejection is saved: approving it now cannot run it \
+                                 (nothing was run or saved; ask for it again in a new turn)"
+                            ),
+                        )));
+                    }
                     // The same state was resumed before (kept, say, in localStorage, and resumed
                     // again after that run failed): the tool ran then, and is not run twice.
                     Some(output) => {
@@ -873,8 +888,8 @@ impl Run<'_> {
 
     /// Runs the pending calls that may run, all at once, and records their outputs in call
     /// order; then hands off, or ends the run with a tool's output where the agent's
-    /// `toolUseBehavior` says so. Returns the calls waiting for approval, and whether an
-    /// approved call ran. Every call is decided (approvals asked, arguments read) before any
+    /// `toolUseBehavior` says so. Returns the calls waiting for approval, and whether a call
+    /// the user decided on was answered (see [`Self::answer`]). Every call is decided (approvals asked, arguments read) before any
     /// tool starts, and once one started nothing fails before all their outputs are recorded:
     /// a tool that ran always has its output in the state, so a resumed run never runs it again.
     async fn run_tools(
@@ -895,7 +910,7 @@ impl Run<'_> {
         let mut ignored = Vec::new();
         let mut answers = Vec::new();
         let mut waiting = Vec::new();
-        let mut ran_approved = false;
+        let mut decided = false;
         for call in calls {
             if let Some(reason) = aborted(self.options.signal.as_ref()) {
                 return Err(RunError::Aborted(reason));
@@ -912,7 +927,7 @@ impl Run<'_> {
                 }
                 continue;
             }
-            match self.answer(state, &agent, &call, &mut ran_approved).await? {
+            match self.answer(state, &agent, &call, &mut decided).await? {
                 Some(answer) => answers.push((call, answer)),
                 None => waiting.push(call),
             }
@@ -969,12 +984,12 @@ impl Run<'_> {
             self.record(state, &call, output);
         }
         if !waiting.is_empty() {
-            return Ok((waiting, ran_approved));
+            return Ok((waiting, decided));
         }
         if let Some((call, h)) = handoff {
-            // The outputs of approved calls are saved before the handoff's filter runs (it may
+            // The outputs of decided calls are saved before the handoff's filter runs (it may
             // fail): a retry must never run them again.
-            if ran_approved {
+            if decided {
                 self.save(state, false).await?;
             }
             self.hand_off(state, &call, &h).await?;
@@ -984,7 +999,7 @@ impl Run<'_> {
         for call in &ignored {
             self.record(state, call, text_output(MULTIPLE_HANDOFFS.to_string()));
         }
-        Ok((waiting, ran_approved))
+        Ok((waiting, decided))
     }
 
     /// Refuses an agent with a tool of its own named as the one `agenticState` adds: its calls
@@ -1316,15 +1331,16 @@ impl Run<'_> {
             match state.next_step() {
                 NextStep::CallModel => self.call_model(state).await?,
                 NextStep::RunTools(calls) => {
-                    let (waiting, ran_approved) = self.run_tools(state, calls).await?;
+                    let (waiting, decided) = self.run_tools(state, calls).await?;
                     if !waiting.is_empty() {
                         // With what its model calls cost so far: the run may never be resumed.
                         self.save_last(state).await?;
                         return Ok(waiting);
                     }
-                    // An approved call ran: its output is saved now, so that a failure of the
-                    // next model call can never lead to running it a second time on a retry.
-                    if ran_approved {
+                    // A decided call was answered: its output is saved now, so that a failure of
+                    // the next model call can never lead to running it a second time on a retry
+                    // (and a rejection's save is the same whichever resumption makes it).
+                    if decided {
                         self.save(state, false).await?;
                     }
                 }

@@ -807,6 +807,52 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.equal(r.outputs, 1, 'its output saved once');
   });
 
+  test('the same state resumed again: a rejection saved by a run that was stopped is saved alike, and approving a call an earlier resumption rejected is refused', async () => {
+    model.script(
+      { calls: [{ id: 'r1', name: 'refund', arguments: {} }] },
+      { hang: true },
+      { text: 'no refund, then' },
+      { calls: [{ id: 'r2', name: 'refund', arguments: {} }] },
+      { hang: true },
+    );
+    const id = fresh('re-resume');
+    const r = await inPage(
+      async ({ url, id }) => {
+        const ran = [];
+        const agent = new lib.Agent({ name: 'A', model: 'm', tools: [{ name: 'refund', needsApproval: true, execute: () => (ran.push('refund'), 'refunded') }] });
+        const runner = new lib.Runner({ baseUrl: url, retries: 0 });
+        const outcome = (p) => p.then((res) => res.finalOutput, (e) => (typeof e.code === 'string' ? `${e.name} ${e.code}` : e.name));
+        // Resumes `kept` with the refund `decision`, stopped while the model answers (it never does).
+        const stoppedResume = async (kept, session, decision) => {
+          const state = lib.RunState.fromString(agent, kept);
+          state[decision](state.getInterruptions()[0]);
+          const controller = new AbortController();
+          setTimeout(() => controller.abort(), 200);
+          return outcome(runner.run(agent, state, { session, signal: controller.signal }));
+        };
+        const resume = (kept, session, decision) => {
+          const state = lib.RunState.fromString(agent, kept);
+          state[decision](state.getInterruptions()[0]);
+          return outcome(runner.run(agent, state, { session }));
+        };
+        const outputs = async (session) => (await session.getItems()).filter((i) => i.type === 'function_call_result').map((i) => i.output?.text ?? i.output);
+        // Rejected, stopped, then rejected again: the run ends, the rejection saved once.
+        const a = new lib.IndexedDbSession(id);
+        const keptA = (await runner.run(agent, 'refund me', { session: a })).state.toString();
+        const rejected = [await stoppedResume(keptA, a, 'reject'), await resume(keptA, a, 'reject'), await outputs(a)];
+        // Rejected, stopped, then approved: refused, the refund not run, nothing more saved.
+        const b = new lib.IndexedDbSession(id + '-b');
+        const keptB = (await runner.run(agent, 'refund me', { session: b })).state.toString();
+        const approvedLate = [await stoppedResume(keptB, b, 'reject'), await resume(keptB, b, 'approve'), await outputs(b), (await b.getItems()).length];
+        return { rejected, approvedLate, ran };
+      },
+      { id },
+    );
+    assert.deepEqual(r.rejected, ['AbortError', 'no refund, then', ['Tool execution was not approved.']]);
+    assert.deepEqual(r.approvedLate, ['AbortError', 'RunnerError INVALID_RUN_STATE', ['Tool execution was not approved.'], 3]);
+    assert.deepEqual(r.ran, [], 'the rejected refund never ran');
+  });
+
   test('two calls of one response with the same id are decided and answered each by itself', async () => {
     model.script({ calls: [{ id: 'same', name: 'pay', arguments: {} }, { id: 'same', name: 'refund', arguments: {} }] }, { text: 'ok' });
     const r = await inPage(async ({ url }) => {
