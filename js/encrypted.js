@@ -113,6 +113,12 @@ function takesTransactions(session) {
   }
 }
 
+/** Refuses `list` (named `name`) where the library refuses it unread for its length (`code`),
+ * before anything here walks it. */
+function notTooLong(list, name, code) {
+  if (Array.isArray(list) && list.length > LONGEST) throw sessionError(code, `${name} has ${list.length} elements, more than the 1,048,576 one call takes`);
+}
+
 /** The plaintext transaction of `applyHistoryTransaction`'s argument: `{ type, items }` or
  * `{ type, expectedSuffix, replacement }`, each field an array, no other field. The wrapped
  * session checks the rest (the operation id, the items) before it writes anything. */
@@ -122,6 +128,7 @@ function transactionParts(args) {
   // The lists copied now (the call waits for the calls before it): a caller that changes its
   // items afterwards does not change what is written.
   let parts = null;
+  for (const name of ['items', 'expectedSuffix', 'replacement']) notTooLong(t?.[name], `transaction.${name}`, 'INVALID_TRANSACTION');
   if (fields === 'items,type' && t.type === 'append_items') {
     const [items] = copiedArguments([t.items]);
     parts = { type: t.type, items };
@@ -408,7 +415,7 @@ export class EncryptedSession {
     const [items] = copiedArguments([given]);
     return this.#write(async () => {
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
-      if (items.length > LONGEST) throw sessionError('INVALID_ITEM', `items has ${items.length} elements, more than the 1,048,576 one call takes`);
+      notTooLong(items, 'items', 'INVALID_ITEM');
       if (items.length === 0) return;
       const key = await this.#sessionKey();
       const sealed = await this.#sealAll(key, items, this.#now());
@@ -638,6 +645,8 @@ export class EncryptedSession {
       }
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
       const expected = options?.expectedItems;
+      notTooLong(items, 'items', 'INVALID_ITEM');
+      notTooLong(expected, 'options.expectedItems', 'INVALID_OPTIONS');
       if (expected !== undefined && expected !== null && !Array.isArray(expected)) {
         throw sessionError('INVALID_OPTIONS', `options.expectedItems must be an array of items, got ${typeof expected}`);
       }
@@ -796,8 +805,8 @@ export async function deriveKeyFromPassphrase(passphrase, options) {
   if (typeof passphrase !== 'string' || passphrase.length === 0) throw sessionError('INVALID_KEY', 'the passphrase must be a non-empty string');
   const saltBytes = typeof salt === 'string' ? encoder.encode(salt) : salt instanceof Uint8Array ? salt : null;
   if (!saltBytes || saltBytes.length < 16) throw sessionError('INVALID_KEY', 'options.salt must be at least 16 bytes (a Uint8Array, or a string)');
-  // More than 10,000,000 holds the tab for minutes (WebCrypto's limit is 2 ** 32 - 1).
-  if (!Number.isInteger(iterations) || iterations < 100_000 || iterations > 10_000_000) throw sessionError('INVALID_OPTIONS', `options.iterations must be an integer from 100,000 to 10,000,000, got ${String(iterations)}`);
+  // WebCrypto takes at most 2 ** 32 - 1 (and a count in the billions holds the tab for minutes).
+  if (!Number.isInteger(iterations) || iterations < 100_000 || iterations > 2 ** 32 - 1) throw sessionError('INVALID_OPTIONS', `options.iterations must be an integer from 100,000 to 4,294,967,295, got ${String(iterations)}`);
   const material = await subtle().importKey('raw', encoder.encode(passphrase), 'PBKDF2', false, ['deriveBits']);
   const bits = await subtle().deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt: saltBytes, iterations }, material, 256);
   return subtle().importKey('raw', bits, 'HKDF', false, ['deriveKey']);

@@ -208,7 +208,7 @@ export class EncryptedSession {
 }
 
 /** An HKDF base key from a passphrase: PBKDF2-SHA256 over it and `salt` (at least 16 bytes; not
- * secret, keep it with the data), `iterations` (default 600,000; 100,000 to 10,000,000). The passphrase is taken as
+ * secret, keep it with the data), `iterations` (default 600,000; 100,000 to 4,294,967,295). The passphrase is taken as
  * given: normalise it (`normalize('NFC')`) where users type it on several devices. */
 export function deriveKeyFromPassphrase(
   passphrase: string,

@@ -152,9 +152,11 @@ impl MemorySessionState {
     }
 
     /// Whether the session was written to, on any branch (a pop or a clear of everything
-    /// written is a write too), as a stored session has its record from its first write on.
+    /// written is a write too, and a history transaction that changed nothing, whose operation
+    /// is remembered), as a stored session has its record from its first write on.
     fn written(&self) -> bool {
         self.updated.get()
+            || !self.operations.borrow().is_empty()
             || self.branches.borrow().iter().any(|b| {
                 let r = b.history.record();
                 r.item_count > 0 || r.next_seq > 0 || r.rewrites > 0

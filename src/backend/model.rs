@@ -449,10 +449,12 @@ async fn read_stream(
         .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
     let mut parser = SseParser::new();
     let mut acc = StreamAccumulator::new(api);
-    let race = AbortRace::new(signal);
     loop {
         let chunk = call_method(&reader, "read", &[])
             .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
+        // One race per read: a race against one abort promise for the whole stream would hold
+        // every chunk read (each race's reaction on it) until the stream ended.
+        let race = AbortRace::new(signal);
         let chunk = resolve_value(racing(chunk, &race))
             .await
             .map_err(Unresolved::into_value)

@@ -797,7 +797,8 @@ impl Run<'_> {
                 match saved_output(&newest, id)? {
                     // An earlier resumption rejected it (with the default message): approving
                     // it now cannot run it, its rejection being what the model was told.
-                    Some(output) if output == text_output(REJECTION_MESSAGE.to_string()) => {
+                    // (As text: a server's session may give a text part back as a string.)
+                    Some(output) if output_text(Some(&output)) == REJECTION_MESSAGE => {
                         return Err(RunError::Usage(RunnerError::new(
                             RunnerErrorCode::InvalidRunState,
                             format!(

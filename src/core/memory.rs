@@ -42,6 +42,10 @@ impl OperationLog {
     pub fn clear(&mut self) {
         self.0.clear();
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 #[derive(Debug, Clone)]

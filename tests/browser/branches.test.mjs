@@ -1109,11 +1109,16 @@ test('a clear of a session never written to writes nothing; after close() and fr
       await s.close();
       const closed = s.currentBranch;
       s.free();
-      out[Kind.name] = [closed, s.currentBranch, createdAt, updatedAt, rewrites];
+      // An empty transaction is remembered (its operation id): a clear then forgets it.
+      const e = new Kind(`${id}-${Kind.name}-empty-tx`);
+      await e.applyHistoryTransaction({ operationId: 'op', transaction: { type: 'append_items', items: [] } });
+      await e.clearSession();
+      const reused = await e.applyHistoryTransaction({ operationId: 'op', transaction: { type: 'append_items', items: [{ role: 'user', content: 'q' }] } }).then(() => 'applied', (err) => err.code);
+      out[Kind.name] = [closed, s.currentBranch, createdAt, updatedAt, rewrites, reused];
     }
     return out;
   }, { id: fresh('closed-branch'), chat: turns(2) });
-  assert.deepEqual(r, { IndexedDbSession: ['alt', 'alt', null, null, 0], MemorySession: ['alt', 'alt', null, null, 0] });
+  assert.deepEqual(r, { IndexedDbSession: ['alt', 'alt', null, null, 0, 'applied'], MemorySession: ['alt', 'alt', null, null, 0, 'applied'] });
 });
 
 test("the runner saves a run's usage with its answer where the session takes it, else through storeRunUsage", async () => {

@@ -264,6 +264,11 @@ test('a length that claims billions is refused at once or never walked: the inst
     }
     const sealed = new lib.EncryptedSession(new lib.IndexedDbSession('e', { dbName, userId: 'ann' }), { key: crypto.getRandomValues(new Uint8Array(32)) });
     out.sealedHoles = await sealed.addItems(new Array(2 ** 32 - 1)).then(() => 'written', (e) => [e.code, e.message]);
+    out.sealedOthers = [
+      await sealed.replaceHistory(new Array(2 ** 32 - 1)).then(() => 'written', (e) => e.code),
+      await sealed.replaceHistory([], { expectedItems: new Array(2 ** 32 - 1) }).then(() => 'written', (e) => e.code),
+      await sealed.applyHistoryTransaction({ operationId: 'op', transaction: { type: 'append_items', items: new Array(2 ** 32 - 1) } }).then(() => 'written', (e) => e.code),
+    ];
     // An item whose content is an object with a `length` is plain data: stored as it is, and no
     // text is looked for in it.
     const odd = { role: 'user', content: { length: 2 ** 32 - 1, note: 'not an array' } };
@@ -284,6 +289,7 @@ test('a length that claims billions is refused at once or never walked: the inst
   assert.equal(r.sessionIds, 'INVALID_OPTIONS');
   assert.deepEqual(r.exportIds, ['INVALID_OPTIONS', 'exportSessions: options.sessionIds must be an array of session ids (strings), got 4294967295 of them, more than the 1,048,576 one call takes']);
   assert.deepEqual(r.sealedHoles, r.holes, 'refused before anything is encrypted, as the session refuses it');
+  assert.deepEqual(r.sealedOthers, ['INVALID_ITEM', 'INVALID_OPTIONS', 'INVALID_TRANSACTION']);
   assert.equal(r.odd, 'written');
   assert.deepEqual(r.items, [
     { role: 'user', content: { length: 2 ** 32 - 1, note: 'not an array' } },

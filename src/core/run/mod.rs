@@ -373,6 +373,8 @@ impl RunState {
             .filter_map(call_id)
         {
             self.decisions.remove(id);
+            // Nor is a handoff of that id this call: it stays an interruption where it waits.
+            self.handoff_calls.retain(|h| h != id);
         }
         let answer = output.items.iter().rev().find(|i| {
             item_type(i) == "message" && i.get("role").and_then(Value::as_str) == Some("assistant")
@@ -776,6 +778,23 @@ mod tests {
         assert_eq!(s.decisions.get("c0"), None);
         assert_eq!(s.decisions.get("other"), Some(&Decision::Approved));
         assert_eq!(s.next_step(), NextStep::RunTools(vec![call("c0")]));
+    }
+
+    #[test]
+    fn a_call_reusing_a_handoffs_id_is_an_interruption() {
+        let mut s = state();
+        s.record_model_output(ModelOutput {
+            items: vec![call("call_0")],
+            ..ModelOutput::default()
+        });
+        s.handoff_calls.push("call_0".into());
+        s.hand_off(&call("call_0"), "B");
+        // The next agent's tool call, under the same id (a server that numbers calls per response).
+        s.record_model_output(ModelOutput {
+            items: vec![call("call_0")],
+            ..ModelOutput::default()
+        });
+        assert_eq!(s.interruptions(), vec![call("call_0")]);
     }
 
     #[test]
