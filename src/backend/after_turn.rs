@@ -8,6 +8,7 @@
 
 use std::rc::Rc;
 
+use crate::core::error::{RunnerError, RunnerErrorCode};
 use crate::core::json::Value;
 use js_sys::{Array, Promise};
 use wasm_bindgen::closure::Closure;
@@ -114,9 +115,17 @@ impl AfterTurn {
     }
 
     async fn run(&self, session: &JsValue, report: &Report, own: Option<Settling>) {
-        let writes = has(session, "update") && has(session, "getInfo");
-        if writes && self.wants_metadata() {
-            if let Err(e) = self.metadata_work(session, report, own).await {
+        if self.wants_metadata() {
+            let done = match has(session, "update") && has(session, "getInfo") {
+                true => self.metadata_work(session, report, own).await,
+                // Said, rather than an option that silently does nothing.
+                false => Err(RunError::Usage(RunnerError::new(
+                    RunnerErrorCode::InvalidSession,
+                    "autoTitle and summaries need a session with getInfo() and update() (this \
+                     package's sessions have them): no title or summary was made",
+                ))),
+            };
+            if let Err(e) = done {
                 report.errors.push(&run_error(e));
             }
         }
@@ -173,7 +182,12 @@ impl AfterTurn {
             }
             _ => None,
         };
-        if let Some(conversation) = titled.filter(|c| title_untouched(seen_title.as_deref(), c)) {
+        // A title that fails (its request, its write) is reported, and the summary still made.
+        let titling = async {
+            let Some(conversation) = titled.filter(|c| title_untouched(seen_title.as_deref(), c))
+            else {
+                return Ok(true);
+            };
             let answer = self
                 .ask(TITLE_INSTRUCTIONS, title_input(&conversation))
                 .await?;
@@ -185,12 +199,21 @@ impl AfterTurn {
                     .map_or(JsValue::NULL, JsValue::from_str);
                 let changes = object(&[("title", title.as_str().into()), ("expectedTitle", seen)]);
                 if !update_if_there(session, changes.into(), &info).await? {
-                    return Ok(());
+                    return Ok(false);
                 }
                 let now = call_session(session, "getInfo", &[]).await?;
                 if js::get(&now, "title").ok().and_then(|t| t.as_string()) == Some(title.clone()) {
                     *report.title.borrow_mut() = JsValue::from_str(&title);
                 }
+            }
+            Ok(true)
+        };
+        match titling.await {
+            // The session was deleted or cleared meanwhile: nothing more is written to it.
+            Ok(false) => return Ok(()),
+            Ok(true) => {}
+            Err(e) => {
+                report.errors.push(&run_error(e));
             }
         }
         if let Some(every) = self.metadata.summary_every {

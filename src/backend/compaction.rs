@@ -213,10 +213,18 @@ impl Compactor {
             )
             .await
             .map_err(timed_out(COMPACTION_TIMEOUT_MS, "the compaction request"))?;
-        let Some(output) = response.get("output").and_then(Value::as_array) else {
+        // An output without a compaction item (an empty one, a server's that only echoes the
+        // messages) would replace the history with less than it held: refused.
+        let Some(output) = response
+            .get("output")
+            .and_then(Value::as_array)
+            .filter(|o| o.iter().any(|i| item_type(i) == "compaction"))
+        else {
             return Err(RunError::Model(super::model::ModelFailure {
                 status: 200,
-                message: "the compaction response has no \"output\" array".into(),
+                message: "the compaction response has no \"output\" array holding a compaction \
+                          item: the history was kept as it was"
+                    .into(),
             }));
         };
         Ok((

@@ -314,6 +314,25 @@ describe('compaction', () => {
     assert.deepEqual(r.archived, []);
   });
 
+  test('a /responses/compact answer without a compaction item is refused, leaving the old history', async () => {
+    model.script({ withoutCompaction: true });
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems(history);
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, api: 'responses', retries: 0 }), model: 'gpt-x', strategy: 'responses' });
+        const res = await attempt(() => session.runCompaction({ force: true }));
+        return { res, history: await inner.getItems(), archived: await inner.getArchivedItems() };
+      },
+      { id: fresh('no-compaction-item'), history: HISTORY },
+    );
+    assert.equal(r.res.name, 'ModelError');
+    assert.match(r.res.message, /no "output" array holding a compaction item/);
+    assert.equal(model.requests.length, 1);
+    assert.deepEqual(r.history, HISTORY, 'the history is as it was');
+    assert.deepEqual(r.archived, []);
+  });
+
   test('a compaction request the server never answers fails after its timeout, leaving the old history', async () => {
     model.script({ hang: true });
     const r = await inPage(

@@ -480,3 +480,30 @@ test('a session whose getInfo fails: the work after the turn reports it, and the
   assert.equal(r.errors.length, 1);
   assert.match(r.errors[0], /metadata store gone/);
 });
+
+test('a title request that fails is reported and the summary is still made; a session that cannot keep titles and summaries says so', async () => {
+  model.script({ text: 'answer' }, { error: 400, message: 'no titles today' }, { text: '{"summary": "The user asked a question.", "topics": ["questions"]}' }, { text: 'answer two' });
+  const r = await inPage(
+    async ({ url, id }) => {
+      const runner = new lib.Runner({ baseUrl: url, retries: 0 });
+      const agent = new lib.Agent({ name: 'A', model: 'm', autoTitle: true, summaries: { everyTurns: 1 } });
+      const s = new lib.IndexedDbSession(id);
+      const report = await (await runner.run(agent, 'q', { session: s })).background;
+      const info = await s.getInfo();
+      // A session of the protocol alone (as the SDK's MemorySession): no getInfo, no update.
+      const inner = new lib.MemorySession(id + '-plain');
+      const plain = { getSessionId: () => inner.getSessionId(), getItems: (n) => inner.getItems(n), addItems: (i) => inner.addItems(i), popItem: () => inner.popItem(), clearSession: () => inner.clearSession() };
+      const plainReport = await (await runner.run(agent, 'q', { session: plain })).background;
+      return {
+        errors: report.errors.map((e) => `${e.name}: ${e.message}`),
+        summary: [report.summary, info.summary, info.title],
+        plain: plainReport.errors.map((e) => [e.name, e.code]),
+      };
+    },
+    { id: fresh('title-fails') },
+  );
+  assert.equal(r.errors.length, 1);
+  assert.match(r.errors[0], /^ModelError: .*no titles today/);
+  assert.deepEqual(r.summary, ['The user asked a question.', 'The user asked a question.', 'q'], 'the summary made, the default title kept');
+  assert.deepEqual(r.plain, [['RunnerError', 'INVALID_SESSION']]);
+});

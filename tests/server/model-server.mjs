@@ -20,7 +20,8 @@ const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
  * { waitMs } before a whole (not streamed) answer.
  *
  * `POST …/responses/compact` (OpenAI's compaction endpoint) answers with the user messages of
- * its input and one compaction item, or with the next script step when it is an error.
+ * its input and one compaction item (none with { withoutCompaction: true }), or with the next
+ * script step when it is an error.
  */
 export async function startModelServer({ host = '127.0.0.1' } = {}) {
   const state = {
@@ -109,7 +110,7 @@ export async function startModelServer({ host = '127.0.0.1' } = {}) {
     const users = (body?.input ?? []).filter((i) => i.role === 'user');
     const output = [
       ...users.map((m, i) => ({ type: 'message', id: `cm_${i}`, role: 'user', content: typeof m.content === 'string' ? [{ type: 'input_text', text: m.content }] : m.content })),
-      { type: 'compaction', id: `cmp_${state.requests.length}`, encrypted_content: `ENC(${(body?.input ?? []).length})` },
+      ...(step.withoutCompaction ? [] : [{ type: 'compaction', id: `cmp_${state.requests.length}`, encrypted_content: `ENC(${(body?.input ?? []).length})` }]),
     ];
     res.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({ id: 'cr_1', object: 'response.compaction', output, usage: { input_tokens: 100, output_tokens: 10, total_tokens: 110 } }),
