@@ -62,16 +62,22 @@ export async function regenerate(turn, text) {
     }
     const previous = state.branch;
     state.branch = branch;
-    // What the new branch shows: everything before the edited message.
-    const items = await session.getItems();
-    state.itemCount = items.length;
-    // The agent that answered last before that message answers the edited one.
-    state.agent = activeAgentOf(items);
-    renderAgent(state.agent);
-    renderMessages(items);
     let failure = null;
     try {
-      await exchange(text, `Saved on a new branch, “${branch}”; the earlier version is kept (‹ › on your message switches).`, () => (unsent = true));
+      // What the new branch shows: everything before the edited message.
+      const items = await session.getItems();
+      state.itemCount = items.length;
+      // The agent that answered last before that message answers the edited one.
+      state.agent = activeAgentOf(items);
+      renderAgent(state.agent);
+      renderMessages(items);
+    } catch (e) {
+      // (The branch was deleted in another tab, storage failed): nothing was sent.
+      unsent = true;
+      failure = e;
+    }
+    try {
+      if (!failure) await exchange(text, `Saved on a new branch, “${branch}”; the earlier version is kept (‹ › on your message switches).`, () => (unsent = true));
     } catch (e) {
       failure = e;
     }

@@ -134,9 +134,14 @@ export function lockNow() {
     // The sidebar named the chats opened in this tab after their first message: not any more.
     forgetLockedTitles(user);
     await forgetKey(user);
+    // Every tab locks them: the others hear it and close what they hold open.
+    localStorage.setItem(`${LOCKED_NOW}${user}`, String(Date.now()));
     setStatus(`${user}'s chats are locked. The passphrase opens them again.`);
   });
 }
+
+/** The key of the mark Lock now leaves for the other tabs, followed by the user's name. */
+const LOCKED_NOW = 'agent-sessions-demo.lockedNow.';
 
 /** This device forgets the current user's key: the passphrase is asked after the next reload
  * (the chats stay open in this tab until then, or until Lock now). */
@@ -152,7 +157,19 @@ export function forgetOnDevice() {
  * on writing in clear, and asks for the passphrase, once the action in progress here is over. */
 export function followLocksElsewhere() {
   window.addEventListener('storage', async (e) => {
-    if (e.storageArea !== localStorage || (e.key !== null && !e.key.startsWith('agent-sessions-demo.lock.'))) return;
+    if (e.storageArea !== localStorage) return;
+    if (e.key?.startsWith(LOCKED_NOW)) {
+      // Lock now in another tab: this one forgets the key too.
+      const user = e.key.slice(LOCKED_NOW.length);
+      while (state.busy) await whenIdle();
+      if (user !== state.user || !state.keys.has(user)) return;
+      await busy(async () => {
+        await closeForLock(user);
+        setStatus(`${user}'s chats were locked in another tab.`);
+      });
+      return;
+    }
+    if (e.key !== null && !e.key.startsWith('agent-sessions-demo.lock.')) return;
     while (state.busy) await whenIdle();
     const record = readLock(state.user);
     // The same lock (its `pending` mark cleared): nothing to close.

@@ -10,7 +10,7 @@
 // crash, a tab that wrote in clear) is finished, its encrypted items decrypted and its plaintext
 // ones encrypted. A chat with an item this key does not decrypt is left as it is: nothing that
 // cannot be read is ever replaced.
-import { EncryptedSession, IndexedDbSession, listSessions } from './lib.js';
+import { EncryptedSession, IndexedDbSession, listSessions, sessionLockName } from './lib.js';
 import { DB_NAME, readLock, saveLock, state } from './state.js';
 import { isEnvelope, lockOfState, openItems } from './keys.js';
 
@@ -66,7 +66,12 @@ export async function sealChats(user, key, ids = null) {
   for (const chat of list) {
     if (ids && !ids.includes(chat.sessionId)) continue;
     try {
-      if (await sealChat(user, key, chat)) sealed.push(chat.sessionId);
+      // Under the chat's lock, which a reply being written holds in any tab: the reply is
+      // saved first, then sealed with the rest (sealing while it is written would refuse its
+      // save, or delete the branch it is saved to).
+      const locks = navigator.locks;
+      const seal = () => sealChat(user, key, chat);
+      if (await (locks?.request ? locks.request(sessionLockName(DB_NAME, chat.sessionId), seal) : seal())) sealed.push(chat.sessionId);
     } catch (e) {
       failed.push(e);
     }

@@ -3165,6 +3165,60 @@ test('two tabs locking one user at once, with two passphrases: one lock wins, th
   }
 });
 
+test('Lock now in one tab locks the chats in every tab: the others close the open chat and ask for the passphrase', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    const b = await lenaInTwoTabs(context, a);
+    await lockChats(b, 'a passphrase of Lena');
+    await until(a, () => !document.getElementById('unlock').hidden && document.getElementById('app').dataset.busy === 'false');
+    await unlockChats(a, 'a passphrase of Lena');
+    assert.equal(await asksPassphrase(a), false);
+    assert.equal(await asksPassphrase(b), false);
+    await b.click('#lock-now');
+    await idle(b);
+    assert.equal(await asksPassphrase(b), true);
+    await until(a, () => !document.getElementById('unlock').hidden && document.getElementById('app').dataset.busy === 'false');
+    assert.equal(await asksPassphrase(a), true);
+    assert.equal(await a.textContent('#status'), "Lena's chats were locked in another tab.");
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('locking waits for a reply another tab is writing in a chat, then seals it with the rest: nothing of it is left in clear', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    const b = await lenaInTwoTabs(context, a);
+    const id = await currentSessionId(a);
+    // Tab b writes a reply in the chat: it holds the chat's lock, as a run does, until saved.
+    await b.evaluate(async ({ id }) => {
+      const { sessionLockName } = await import('./lib.js');
+      await new Promise((held) => {
+        navigator.locks.request(sessionLockName('agent-sessions-demo', id), () => {
+          held();
+          return new Promise((release) => (window.releaseChat = release));
+        });
+      });
+    }, { id });
+    const locking = lockChats(a, 'a passphrase of Lena');
+    // The lock is recorded just before the chats are sealed (the key made): then a moment more.
+    await until(a, () => Object.keys(localStorage).some((k) => k.startsWith('agent-sessions-demo.lock.')));
+    await new Promise((ok) => setTimeout(ok, 300));
+    await lib(b, async ({ lib, dbName, id }) => {
+      await new lib.IndexedDbSession(id, { userId: 'Lena', dbName }).addItems([{ role: 'user', content: 'late question' }, { role: 'assistant', content: 'late answer' }]);
+      window.releaseChat();
+    }, { id });
+    await locking;
+    const items = await itemsOf(a, 'Lena', id);
+    assert.equal(items.length, 4, 'the reply is kept');
+    for (const item of items) assert.deepEqual(Object.keys(item).sort(), ['__enc', 'ct', 'iv'], 'and sealed');
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a user locked in another tab while this tab types: the passphrase box takes the keyboard, not the page', async () => {
   const { context, page: a } = await openDemo();
   try {
