@@ -51,9 +51,28 @@ export function selectChat(id) {
   });
 }
 
-/** Opens the chat of search hit `hit` (a `searchSessions` hit) on the branch that holds its
- * message: `hit.branch`, else 'main' (which is then remembered, as the switcher does). The chat is
- * the current user's: the search is theirs only. search.js then shows the message. */
+/** Whether the open chat's branch `branch` shows the message of search hit `hit`: it is on the
+ * hit's branch (`hit.branch`, else 'main'), or on one made from it (or from one made from it)
+ * after the hit's turn, whose earlier turns are that branch's. */
+async function showsHit(branch, hit) {
+  const own = hit.branch ?? 'main';
+  const branches = branch === own ? [] : await current().listBranches();
+  let limit = Infinity;
+  // (Up the parents, each once.)
+  for (let steps = 0; steps <= branches.length; steps++) {
+    if (branch === own) return hit.turn < limit;
+    const entry = branches.find((b) => b.branchId === branch);
+    if (!entry?.parent) return false;
+    limit = Math.min(limit, entry.fromTurn);
+    branch = entry.parent;
+  }
+  return false;
+}
+
+/** Opens the chat of search hit `hit` (a `searchSessions` hit) on a branch that shows its
+ * message: the one the chat is on where it does (an edited chat shows the messages before the
+ * edit), else `hit.branch`, else 'main' (which is then remembered, as the switcher does). The
+ * chat is the current user's: the search is theirs only. search.js then shows the message. */
 export function openHit(hit) {
   return busy(async () => {
     const branch = hit.branch ?? 'main';
@@ -62,7 +81,7 @@ export function openHit(hit) {
       if (!list.some((c) => c.sessionId === hit.sessionId)) throw new Error('That chat is no longer here: it was deleted.');
       await openChat(hit.sessionId, null, branchOf(list, hit.sessionId));
     }
-    if (state.branch !== branch) {
+    if (!(await showsHit(state.branch, hit))) {
       await settleOpenChat();
       await current().switchBranch(branch);
       state.branch = branch;

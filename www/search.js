@@ -202,10 +202,11 @@ function messageOf(hit, clauses) {
   );
 }
 
-/** Once `hit`'s chat is open (on the hit's branch): scrolls its message into view, with the
- * query's words marked in it. Returns whether the message was found. */
+/** Once `hit`'s chat is open (on a branch that shows its message, `actions.openHit`): scrolls
+ * its message into view, with the query's words marked in it. Returns whether the message was
+ * found. */
 export function revealHit({ hit, query }) {
-  if (hit.sessionId !== state.sessionId || (hit.branch ?? 'main') !== state.branch) return false;
+  if (hit.sessionId !== state.sessionId) return false;
   const clauses = parseQuery(query);
   for (const old of el.messages.querySelectorAll('.msg-found')) old.classList.remove('msg-found');
   const li = messageOf(hit, clauses);

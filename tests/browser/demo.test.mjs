@@ -2828,7 +2828,8 @@ test('search the chats: only the current user’s, words marked as text (accents
     assert.equal(await currentSessionId(page), tokyo);
     assert.equal((await foundMessage(page)).text, 'Is there a hippopotamus in Tokyo?');
 
-    // A message on a branch opens that branch; one on the main branch, the main branch.
+    // A message on a branch opens that branch; one on the main branch that the branch the chat
+    // is on shows (before the turn it was made from) opens there; another, the main branch.
     await lib(page, async ({ lib, dbName, zoo }) => {
       const s = new lib.IndexedDbSession(zoo, { userId: 'Guest', dbName });
       await s.createBranchFromTurn(26, 'other-ending');
@@ -2845,9 +2846,14 @@ test('search the chats: only the current user’s, words marked as text (accents
     assert.deepEqual([message.text, message.marks, message.inView], ['The rhinoceros yawned instead.', ['rhinoceros'], true]);
     await searchChats(page, 'river');
     await openResult(page, 'river');
-    assert.equal(await page.$eval('#chat-branch', (s) => s.selectedOptions[0]?.textContent), 'Original conversation');
+    assert.equal(await page.$eval('#chat-branch', (s) => s.selectedOptions[0]?.textContent), 'Branch “other-ending”');
     message = await foundMessage(page);
     assert.deepEqual([message.text.startsWith('We saw'), message.marks, message.inView], [true, ['river'], true]);
+    await searchChats(page, 'onerror');
+    await openResult(page, 'onerror');
+    assert.equal(await page.$eval('#chat-branch', (s) => s.selectedOptions[0]?.textContent), 'Original conversation');
+    message = await foundMessage(page);
+    assert.deepEqual([message.text.startsWith('The <b>bold</b>'), message.inView], [true, true]);
 
     // Escape, then ×, bring the chat list back and empty the box.
     await page.focus('#search-input');
@@ -3380,6 +3386,31 @@ test('an item with role “user” but another type is not a message: Edit butto
     assert.deepEqual([shown[0].text, shown[1].text, shown[3].text], ['first question', 'first answer', 'second question, edited'], 'turn 1 kept whole, with the note');
     assert.equal(await switcherAt(page, 2), '2/2', 'message 2 has two versions');
     assert.equal(await switcherAt(page, 1), null);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a search result of a message an edited chat still shows opens it there, on the edited version, not on the original', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    await say(page, 'what is my hobby?');
+    // Edit the second message: the new version shows the first message, the original's.
+    await page.click('#messages .msg[data-turn="2"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'tell me about my hobby');
+    await page.press('#messages .msg-editor textarea', 'Enter');
+    await settled(page);
+    const edited = await page.$eval('#chat-branch', (s) => s.selectedOptions[0]?.textContent);
+    assert.equal(edited, 'Branch “turn-2”');
+    await searchChats(page, 'my hobby is chess');
+    await openResult(page, 'my hobby is chess');
+    assert.equal(await page.$eval('#chat-branch', (s) => s.selectedOptions[0]?.textContent), edited, 'still on the edited version');
+    const found = await foundMessage(page);
+    assert.equal(found.role, 'user');
+    assert.equal(found.text, 'my hobby is chess');
+    assert.equal((await sessionsOf(page, 'Guest'))[0].currentBranch, 'turn-2');
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
