@@ -38,7 +38,16 @@ export function backUpChats() {
     const blob = await new Response(exportSessions({ dbName: DB_NAME, userId: user })).blob();
     const name = backupName(user);
     download(new Blob([blob], { type: 'application/x-ndjson' }), name);
-    setStatus(`Backed up ${plural(await chatsIn(blob), 'chat')} into ${name}.`);
+    // A chat the library could not write out has a line saying so in its place: said now, not
+    // found out at the restore.
+    const failed = (await blob.text())
+      .split('\n')
+      .filter((line) => line.startsWith('{"failed":'))
+      .map((line) => JSON.parse(line).failed);
+    setStatus(`Backed up ${plural((await chatsIn(blob)) - failed.length, 'chat')} into ${name}.`);
+    if (failed.length) {
+      throw new Error(`${plural(failed.length, 'chat')} could not be backed up (the backup has the others): ${failed.map((f) => `${f.sessionId} (${f.code}: ${f.message})`).join('; ')}`);
+    }
   });
 }
 

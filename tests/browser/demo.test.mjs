@@ -2497,6 +2497,26 @@ async function chatStorage(page, userId) {
   }
 }
 
+test('a backup with a chat the library could not write out says so, naming it, and counts the others', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    // A chat holding what IndexedDB stores and JSON cannot write (a BigInt), written by other code.
+    await lib(page, async ({ lib, dbName }) => {
+      const s = new lib.IndexedDbSession('odd-chat', { userId: 'Guest', dbName });
+      await s.addItems([{ role: 'user', content: 'a big number', value: 10n }]);
+      s.free();
+    });
+    const backup = await backUp(page);
+    assert.equal(backup.lines.filter((l) => l.failed).map((l) => l.failed.sessionId).join(), 'odd-chat');
+    assert.match(await page.textContent('#status'), /^Backed up 1 chat into /);
+    assert.equal(await page.isVisible('#error'), true);
+    assert.match(await page.textContent('#error-text'), /^1 chat could not be backed up \(the backup has the others\): odd-chat \(INVALID_ITEM: /);
+  } finally {
+    await context.close();
+  }
+});
+
 test('"Back up all chats" saves all of a user\'s chats in one file, "Restore chats" brings them back (one already here as a renamed copy, a damaged one named by its line), and the storage meter shows what they take', async () => {
   const { context, page } = await openDemo();
   try {
