@@ -129,7 +129,7 @@ async function heldElsewhere(session) {
  * and the reply show it at once. */
 async function exchange(text, saved, unsaved = putBack) {
   const { runner } = model();
-  const agent = nextAgent();
+  let agent = nextAgent();
   let session;
   const reply = startExchange(text, agent.name);
   const controller = new AbortController();
@@ -152,7 +152,17 @@ async function exchange(text, saved, unsaved = putBack) {
   };
   try {
     session = current();
-    setStatus((await heldElsewhere(session)) ? 'Waiting for the reply being written in another tab…' : 'The model is answering…');
+    if (await heldElsewhere(session)) {
+      setStatus('Waiting for the reply being written in another tab…');
+      // Once it is saved (Stop ends the wait), the agent the chat has then answers: that reply
+      // may have handed the chat to the other one.
+      await navigator.locks.request(sessionLockName(session.dbName, session.sessionId), { signal: controller.signal }, () => {});
+      state.agent = activeAgentOf(await session.getItems());
+      agent = nextAgent();
+      renderAgent(state.agent);
+      reply.relabel(agent.name);
+    }
+    setStatus('The model is answering…');
     const run = runner.runStreamed(agent, text, { ...runOptions(), session, signal: controller.signal });
     for await (const event of run) {
       if (event.type === 'agent_start' && !started) {

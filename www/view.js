@@ -581,6 +581,10 @@ export function startExchange(text, agent = null) {
       }
       scrollToEnd();
     },
+    /** Names the agent that answers, before any of its answer came. */
+    relabel(name) {
+      answer.querySelector('.msg-who').textContent = name;
+    },
     done: finish,
   };
 }

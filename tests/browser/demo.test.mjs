@@ -1742,6 +1742,43 @@ test('Stop while another tab holds the chat: nothing was saved, and the message 
   }
 });
 
+test('a message sent while another tab writes a reply that hands the chat to the Trip planner is answered by the Trip planner, and labelled so', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    await settled(page);
+    const id = await currentSessionId(page);
+    // Another tab writes a reply in the chat (it holds the chat's lock), which hands it over.
+    const other = await openTab(context);
+    await other.evaluate(async ({ id }) => {
+      const { sessionLockName } = await import('./lib.js');
+      await new Promise((held) => {
+        navigator.locks.request(sessionLockName('agent-sessions-demo', id), () => {
+          held();
+          return new Promise((release) => (window.releaseChat = release));
+        });
+      });
+    }, { id });
+    await page.fill('#input', 'what is my hobby?');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(() => /Waiting for the reply being written in another tab/.test(document.getElementById('status').textContent), null, { timeout: 10000 });
+    await lib(other, async ({ lib, dbName, id }) => {
+      const call = { type: 'function_call', callId: 'h1', name: 'transfer_to_trip_planner', arguments: '{}', status: 'completed' };
+      const done = { type: 'function_call_result', callId: 'h1', name: 'transfer_to_trip_planner', status: 'completed', output: { type: 'text', text: '{"assistant":"Trip planner"}' } };
+      await new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).addItems([{ role: 'user', content: 'Please plan a trip to Lisbon' }, call, done, { role: 'assistant', content: 'Trip planner here.' }]);
+      window.releaseChat();
+    }, { id });
+    await settled(page);
+    const answer = await lastAnswer(page);
+    assert.equal(answer.who, 'Trip planner');
+    assert.match(answer.text, /^Trip planner here\./);
+    assert.equal(await headerAgent(page), 'Agent: Trip planner');
+    assert.deepEqual([...page.errors, ...other.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('Stop on an edit sent while another tab holds the chat: the chat stays on its version, no branch is left behind, and the edit is open again with its text', async () => {
   const { context, page } = await openDemo();
   try {
