@@ -74,6 +74,7 @@ async function showsHit(branch, hit) {
  * edit), else `hit.branch`, else 'main' (which is then remembered, as the switcher does). The
  * chat is the current user's: the search is theirs only. search.js then shows the message. */
 export function openHit(hit) {
+  state.hitShown = null;
   return busy(async () => {
     const branch = hit.branch ?? 'main';
     if (hit.sessionId !== state.sessionId) {
@@ -88,6 +89,8 @@ export function openHit(hit) {
       // (The wait above said what it waited for; this is what came of it.)
       showingBranch(branch);
     }
+    // Only now (not after a Stop or a failure on the way): the chat shows the hit's message.
+    state.hitShown = hit;
   });
 }
 

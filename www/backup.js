@@ -39,12 +39,9 @@ export function backUpChats() {
     const name = backupName(user);
     download(new Blob([blob], { type: 'application/x-ndjson' }), name);
     // A chat the library could not write out has a line saying so in its place: said now, not
-    // found out at the restore.
-    const failed = (await blob.text())
-      .split('\n')
-      .filter((line) => line.startsWith('{"failed":'))
-      .map((line) => JSON.parse(line).failed);
-    setStatus(`Backed up ${plural((await chatsIn(blob)) - failed.length, 'chat')} into ${name}.`);
+    // found out at the restore. (So has one deleted while it was written: not counted either.)
+    const { failed, deleted } = await notWrittenIn(blob);
+    setStatus(`Backed up ${plural((await chatsIn(blob)) - failed.length - deleted, 'chat')} into ${name}.`);
     if (failed.length) {
       throw new Error(`${plural(failed.length, 'chat')} could not be backed up (the backup has the others): ${failed.map((f) => `${f.sessionId} (${f.code}: ${f.message})`).join('; ')}`);
     }
@@ -181,6 +178,43 @@ function notRestored(failed) {
 }
 
 /** How many chats a backup holds, from its header line (`{"format":…,"sessions":2}`). */
+/** The chats backup `blob` has a line for instead of their records: `{ failed, deleted }`, the
+ * failures (`{ sessionId, code, message }`) and how many were deleted meanwhile. Read line by
+ * line: a backup may be larger than one string can hold. */
+async function notWrittenIn(blob) {
+  const failed = [];
+  let deleted = 0;
+  const take = (line) => {
+    if (line.startsWith('{"failed":')) failed.push(JSON.parse(line).failed);
+    else if (line.startsWith('{"deleted":')) deleted++;
+  };
+  const reader = blob.stream().pipeThrough(new TextDecoderStream()).getReader();
+  // The start of the line read last, kept only while it may be one of those (short) lines: a
+  // session's line is passed over up to its end.
+  let rest = '';
+  let skipping = false;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    let text = value;
+    if (skipping) {
+      const end = text.indexOf('\n');
+      if (end < 0) continue;
+      text = text.slice(end + 1);
+      skipping = false;
+    }
+    const lines = (rest + text).split('\n');
+    rest = lines.pop();
+    lines.forEach(take);
+    if (rest.length > 12 && !rest.startsWith('{"failed":') && !rest.startsWith('{"deleted":')) {
+      rest = '';
+      skipping = true;
+    }
+  }
+  if (!skipping) take(rest);
+  return { failed, deleted };
+}
+
 async function chatsIn(blob) {
   const start = await blob.slice(0, 4096).text();
   return JSON.parse(start.slice(0, start.indexOf('\n'))).sessions;

@@ -152,33 +152,43 @@ async function exchange(text, saved, unsaved = putBack) {
   };
   try {
     session = current();
+    /** Runs the exchange with `agent` (`lock`: the runner's option), showing its reply. */
+    const answer = async (lock) => {
+      const run = runner.runStreamed(agent, text, { ...runOptions(), session, signal: controller.signal, ...lock });
+      for await (const event of run) {
+        if (event.type === 'agent_start' && !started) {
+          // The run holds the chat now.
+          started = true;
+          setStatus('The model is answering…');
+        } else if (event.type === 'text_delta') {
+          reply.append(event.delta);
+        } else if (event.type === 'handoff') {
+          state.agent = event.to.name;
+          renderAgent(state.agent);
+          reply.handoff(event.to.name);
+          setStatus(`${event.from.name} handed the chat to ${event.to.name}, who is answering…`);
+        }
+      }
+      return run.result;
+    };
+    let result;
     if (await heldElsewhere(session)) {
       setStatus('Waiting for the reply being written in another tab…');
-      // Once it is saved (Stop ends the wait), the agent the chat has then answers: that reply
-      // may have handed the chat to the other one.
-      await navigator.locks.request(sessionLockName(session.dbName, session.sessionId), { signal: controller.signal }, () => {});
-      state.agent = activeAgentOf(await session.getItems());
-      agent = nextAgent();
-      renderAgent(state.agent);
-      reply.relabel(agent.name);
-    }
-    setStatus('The model is answering…');
-    const run = runner.runStreamed(agent, text, { ...runOptions(), session, signal: controller.signal });
-    for await (const event of run) {
-      if (event.type === 'agent_start' && !started) {
-        // The run holds the chat now.
-        started = true;
-        setStatus('The model is answering…');
-      } else if (event.type === 'text_delta') {
-        reply.append(event.delta);
-      } else if (event.type === 'handoff') {
-        state.agent = event.to.name;
+      // Once it is saved (Stop ends the wait), the agent the chat has then answers (that reply
+      // may have handed the chat to the other one), in the same hold of the chat's lock: nothing
+      // else (another tab's reply, a lock of the chats) gets the chat in between.
+      const name = sessionLockName(session.dbName, session.sessionId);
+      result = await navigator.locks.request(name, { signal: controller.signal }, async () => {
+        state.agent = activeAgentOf(await session.getItems());
+        agent = nextAgent();
         renderAgent(state.agent);
-        reply.handoff(event.to.name);
-        setStatus(`${event.from.name} handed the chat to ${event.to.name}, who is answering…`);
-      }
+        reply.relabel(agent.name);
+        return answer({ lock: false });
+      });
+    } else {
+      setStatus('The model is answering…');
+      result = await answer({});
     }
-    const result = await run.result;
     track(state.sessionId, result.background);
     setStatus(saved);
   } catch (e) {

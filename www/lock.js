@@ -162,7 +162,14 @@ export function followLocksElsewhere() {
       // Lock now in another tab: this one forgets the key too.
       const user = e.key.slice(LOCKED_NOW.length);
       while (state.busy) await whenIdle();
-      if (user !== state.user || !state.keys.has(user)) return;
+      if (!state.keys.has(user)) return;
+      if (user !== state.user) {
+        // Another user of this tab: their key goes too, so switching to them asks for it.
+        state.keys.delete(user);
+        state.remembered.delete(user);
+        forgetLockedTitles(user);
+        return;
+      }
       await busy(async () => {
         await closeForLock(user);
         setStatus(`${user}'s chats were locked in another tab.`);

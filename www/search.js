@@ -2,7 +2,7 @@
 // index kept with every write). Typing searches after a short pause (Enter at once); the messages
 // found take the chat list's place, each with its chat's title, who wrote it, and the text around
 // the match with the query's words marked. Choosing one opens its chat (main.js, through
-// actions.openHit) on the branch that holds it, scrolled to the message, the words marked in it.
+// actions.openHit) on a branch that shows it, scrolled to the message, the words marked in it.
 // Escape or × brings the chat list back; so does an empty box. The results follow the chats:
 // whenever the chat list shown changes (an action, a reply, another tab), the search runs again.
 // Everything shown is text: snippets and messages are a user's or a model's, and the marks are
@@ -206,7 +206,7 @@ function messageOf(hit, clauses) {
  * its message into view, with the query's words marked in it. Returns whether the message was
  * found. */
 export function revealHit({ hit, query }) {
-  if (hit.sessionId !== state.sessionId) return false;
+  if (hit.sessionId !== state.sessionId || state.hitShown !== hit) return false;
   const clauses = parseQuery(query);
   for (const old of el.messages.querySelectorAll('.msg-found')) old.classList.remove('msg-found');
   const li = messageOf(hit, clauses);

@@ -41,6 +41,8 @@ export const state = {
   branch: 'main',
   /** The open chat's branches ('main' included), by id, as last read. */
   branchIds: ['main'],
+  /** The search hit the open chat shows now (`actions.openHit`), for search.js to reveal. */
+  hitShown: null,
   /** How many items the open chat held when the view was last read. */
   itemCount: 0,
   /** The agent answering in the open chat (of its branch), by name: the one its history was

@@ -577,7 +577,7 @@ export function startExchange(text, agent = null) {
         start(name);
       } else {
         answer.before(line);
-        answer.querySelector('.msg-who').textContent = name;
+        this.relabel(name);
       }
       scrollToEnd();
     },

@@ -3243,6 +3243,16 @@ test('Lock now in one tab locks the chats in every tab: the others close the ope
     await until(a, () => !document.getElementById('unlock').hidden && document.getElementById('app').dataset.busy === 'false');
     assert.equal(await asksPassphrase(a), true);
     assert.equal(await a.textContent('#status'), "Lena's chats were locked in another tab.");
+    // A tab on another user forgets Lena's key too: switching to her asks for it.
+    await unlockChats(a, 'a passphrase of Lena');
+    await selectUser(a, 'Guest');
+    await unlockChats(b, 'a passphrase of Lena');
+    await b.click('#lock-now');
+    await idle(b);
+    const held = () => a.evaluate(async () => (await import('./state.js')).state.keys.has('Lena'));
+    for (let i = 0; i < 100 && (await held()); i++) await new Promise((ok) => setTimeout(ok, 20));
+    await selectUser(a, 'Lena');
+    assert.equal(await asksPassphrase(a), true);
     assert.deepEqual([...a.errors, ...b.errors], []);
   } finally {
     await context.close();
