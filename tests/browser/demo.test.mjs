@@ -1706,6 +1706,20 @@ test('a version emptied by Undo or Clear stays one choice among the others: the 
   }
 });
 
+/** Has `page` hold chat `id`'s lock, as a reply written there in that tab does, until
+ * `window.releaseChat()` there. */
+async function holdChat(page, id) {
+  await page.evaluate(async ({ id }) => {
+    const { sessionLockName } = await import('./lib.js');
+    await new Promise((held) => {
+      navigator.locks.request(sessionLockName('agent-sessions-demo', id), () => {
+        held();
+        return new Promise((release) => (window.releaseChat = release));
+      });
+    });
+  }, { id });
+}
+
 test('Stop while another tab holds the chat: nothing was saved, and the message is back in the input box, before what was typed there meanwhile', async () => {
   const { context, page } = await openDemo();
   try {
@@ -1714,16 +1728,7 @@ test('Stop while another tab holds the chat: nothing was saved, and the message 
     const id = await currentSessionId(page);
     // Another tab holds the chat's lock, as its own reply would.
     const other = await openTab(context);
-    await other.evaluate(async ({ id }) => {
-      const { sessionLockName } = await import('./lib.js');
-      const name = sessionLockName('agent-sessions-demo', id);
-      await new Promise((held) => {
-        navigator.locks.request(name, () => {
-          held();
-          return new Promise(() => {});
-        });
-      });
-    }, { id });
+    await holdChat(other, id);
     await page.fill('#input', 'tell me a story');
     await page.press('#input', 'Enter');
     await page.waitForFunction(() => /Waiting for the reply being written in another tab/.test(document.getElementById('status').textContent), null, { timeout: 10000 });
@@ -1750,15 +1755,7 @@ test('a message sent while another tab writes a reply that hands the chat to the
     const id = await currentSessionId(page);
     // Another tab writes a reply in the chat (it holds the chat's lock), which hands it over.
     const other = await openTab(context);
-    await other.evaluate(async ({ id }) => {
-      const { sessionLockName } = await import('./lib.js');
-      await new Promise((held) => {
-        navigator.locks.request(sessionLockName('agent-sessions-demo', id), () => {
-          held();
-          return new Promise((release) => (window.releaseChat = release));
-        });
-      });
-    }, { id });
+    await holdChat(other, id);
     await page.fill('#input', 'what is my hobby?');
     await page.press('#input', 'Enter');
     await page.waitForFunction(() => /Waiting for the reply being written in another tab/.test(document.getElementById('status').textContent), null, { timeout: 10000 });
@@ -1786,15 +1783,7 @@ test('Stop on an edit sent while another tab holds the chat: the chat stays on i
     const id = await currentSessionId(page);
     const original = await rendered(page);
     const other = await openTab(context);
-    await other.evaluate(async ({ id }) => {
-      const { sessionLockName } = await import('./lib.js');
-      await new Promise((held) => {
-        navigator.locks.request(sessionLockName('agent-sessions-demo', id), () => {
-          held();
-          return new Promise(() => {});
-        });
-      });
-    }, { id });
+    await holdChat(other, id);
     await page.click('#messages .msg[data-turn="1"] .msg-edit');
     await page.fill('#messages .msg-editor textarea', 'my hobby is go');
     await page.press('#messages .msg-editor textarea', 'Enter');
@@ -3265,15 +3254,7 @@ test('locking waits for a reply another tab is writing in a chat, then seals it 
     const b = await lenaInTwoTabs(context, a);
     const id = await currentSessionId(a);
     // Tab b writes a reply in the chat: it holds the chat's lock, as a run does, until saved.
-    await b.evaluate(async ({ id }) => {
-      const { sessionLockName } = await import('./lib.js');
-      await new Promise((held) => {
-        navigator.locks.request(sessionLockName('agent-sessions-demo', id), () => {
-          held();
-          return new Promise((release) => (window.releaseChat = release));
-        });
-      });
-    }, { id });
+    await holdChat(b, id);
     const locking = lockChats(a, 'a passphrase of Lena');
     // The lock is recorded just before the chats are sealed (the key made): then a moment more.
     await until(a, () => Object.keys(localStorage).some((k) => k.startsWith('agent-sessions-demo.lock.')));
