@@ -139,20 +139,22 @@ impl Drop for AbortRace {
     }
 }
 
-/// `value` (a promise or a plain value), or the abort of `race` if that comes first.
-fn racing(value: JsValue, race: &Option<AbortRace>) -> JsValue {
-    match race {
+/// Waits for `value` (a promise or a plain value): what it resolves to, or its rejection, or the
+/// abort of `signal` if that comes first. The listener on the signal lives as long as the wait.
+async fn raced(value: JsValue, signal: Option<&JsValue>) -> Result<JsValue, JsValue> {
+    let race = AbortRace::new(signal);
+    let value = match &race {
         Some(race) => js_sys::Promise::race(&js_sys::Array::of2(&value, &race.promise)).into(),
         None => value,
-    }
+    };
+    resolve_value(value).await.map_err(Unresolved::into_value)
 }
 
 /// Waits `ms` milliseconds, or until `signal` fires.
 pub async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
     unless_aborted(signal)?;
     let timer = js_sys::Promise::new(&mut |resolve, _| js::set_timeout(&resolve, ms));
-    let race = AbortRace::new(signal);
-    match JsFuture::from(js_sys::Promise::from(racing(timer.into(), &race))).await {
+    match raced(timer.into(), signal).await {
         Ok(_) => Ok(()),
         Err(_) => Err(CallError::Aborted(
             aborted(signal).unwrap_or(JsValue::UNDEFINED),
@@ -224,10 +226,8 @@ impl ModelClient {
             }
         }
         .map_err(|e| network(&e))?;
-        let race = AbortRace::new(signal);
-        let response = resolve_value(racing(call.clone(), &race))
+        let response = raced(call.clone(), signal)
             .await
-            .map_err(Unresolved::into_value)
             .map_err(|e| match aborted(signal) {
                 Some(reason) => {
                     // The answer of a `fetch` that did not heed the signal is let go when it
@@ -410,10 +410,8 @@ async fn read_text(response: Response, signal: Option<&JsValue>) -> Result<Strin
     let reading = |e: &JsValue| failed(status, format!("reading the response: {}", error_text(e)));
     let raw: web_sys::Response = response.into();
     let text = raw.text().map_err(|e| reading(&e))?;
-    let race = AbortRace::new(signal);
-    let text = resolve_value(racing(text.into(), &race))
+    let text = raced(text.into(), signal)
         .await
-        .map_err(Unresolved::into_value)
         .map_err(|e| match aborted(signal) {
             Some(reason) => CallError::Aborted(reason),
             None => reading(&e),
@@ -454,10 +452,8 @@ async fn read_stream(
             .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
         // One race per read: a race against one abort promise for the whole stream would hold
         // every chunk read (each race's reaction on it) until the stream ended.
-        let race = AbortRace::new(signal);
-        let chunk = resolve_value(racing(chunk, &race))
+        let chunk = raced(chunk, signal)
             .await
-            .map_err(Unresolved::into_value)
             .map_err(|e| match aborted(signal) {
                 Some(reason) => {
                     cancel_quietly(&reader);
