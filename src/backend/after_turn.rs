@@ -6,6 +6,7 @@
 //! nothing there touches the turn already saved. Agno runs its summary before the answer; users
 //! wait seconds for it.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use crate::core::error::{RunnerError, RunnerErrorCode};
@@ -19,12 +20,12 @@ use crate::core::run::metadata::{
     clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
     title_untouched, MetadataOptions, SUMMARY_INSTRUCTIONS, TITLE_INSTRUCTIONS,
 };
-use crate::core::wire::{content_text, item_type};
+use crate::core::wire::{content_text, item_type, Usage};
 
 use super::error::run_error;
 use super::js::{self, js_to_json, object, Settling};
 use super::model::{sleep, timed_out, timeout_signal, ModelClient};
-use super::runner::{call_session, AgentSpec, RunError};
+use super::runner::{call_session, usage_object, AgentSpec, RunError};
 
 /// Everything the work after a turn needs.
 pub struct AfterTurn {
@@ -79,7 +80,7 @@ fn has(session: &JsValue, method: &'static str) -> bool {
 }
 
 impl AfterTurn {
-    /// The promise of the report `{ title, summary, compaction, errors }`.
+    /// The promise of the report `{ title, summary, compaction, usage, errors }`.
     pub fn start(self) -> Promise {
         // The session as this turn left it, asked now, before the caller has the result: the
         // work below may run after the next turn was saved (it waits for the previous turn's),
@@ -189,7 +190,7 @@ impl AfterTurn {
                 return Ok(true);
             };
             let answer = self
-                .ask(TITLE_INSTRUCTIONS, title_input(&conversation))
+                .ask(TITLE_INSTRUCTIONS, title_input(&conversation), report)
                 .await?;
             let title = clean_title(&answer);
             if !title.is_empty() {
@@ -224,6 +225,7 @@ impl AfterTurn {
                     .ask(
                         SUMMARY_INSTRUCTIONS,
                         summary_input(previous.as_deref(), &turns),
+                        report,
                     )
                     .await?;
                 let (summary, topics) = parse_summary(&answer);
@@ -264,20 +266,30 @@ impl AfterTurn {
     /// One whole (not streamed) call of the agent's model: the text of its answer. A call
     /// without an answer within [`ASK_TIMEOUT_MS`] fails (a `ModelError`, status 0), so a server
     /// that never answers does not hold this session's work after a turn (the next turn's
-    /// summary, compaction) for good.
-    async fn ask(&self, instructions: &str, input: Vec<Value>) -> Result<String, RunError> {
+    /// summary, compaction) for good. What the call cost, where its response said, is added to
+    /// the report's usage, whether or not it succeeded.
+    async fn ask(
+        &self,
+        instructions: &str,
+        input: Vec<Value>,
+        report: &Report,
+    ) -> Result<String, RunError> {
         let Some(model) = self.agent.model.as_deref() else {
             return Ok(String::new());
         };
         let signal = timeout_signal(ASK_TIMEOUT_MS);
+        let spent = Cell::default();
         let output = self
             .client
-            .ask(model, instructions, &input, signal.as_ref())
-            .await
-            .map_err(timed_out(
-                ASK_TIMEOUT_MS,
-                "the request for a title or summary",
-            ))?;
+            .ask(model, instructions, &input, signal.as_ref(), &spent)
+            .await;
+        let mut usage = report.usage.get();
+        usage.add(output.as_ref().map_or(&spent.get(), |o| &o.usage));
+        report.usage.set(usage);
+        let output = output.map_err(timed_out(
+            ASK_TIMEOUT_MS,
+            "the request for a title or summary",
+        ))?;
         Ok(output
             .items
             .iter()
@@ -296,6 +308,8 @@ struct Report {
     title: std::cell::RefCell<JsValue>,
     summary: std::cell::RefCell<JsValue>,
     compaction: std::cell::RefCell<JsValue>,
+    /// What the title and summary requests cost (compaction reports its own).
+    usage: Cell<Usage>,
     errors: Array,
 }
 
@@ -305,6 +319,7 @@ impl Default for Report {
             title: JsValue::NULL.into(),
             summary: JsValue::NULL.into(),
             compaction: JsValue::NULL.into(),
+            usage: Cell::default(),
             errors: Array::new(),
         }
     }
@@ -316,6 +331,7 @@ impl Report {
             ("title", self.title.borrow().clone()),
             ("summary", self.summary.borrow().clone()),
             ("compaction", self.compaction.borrow().clone()),
+            ("usage", usage_object(&self.usage.get())),
             ("errors", self.errors.clone().into()),
         ])
         .into()

@@ -52,16 +52,10 @@ pub struct Compacted {
 
 impl Compacted {
     pub fn to_js(&self) -> JsValue {
-        let usage = object(&[
-            ("requests", (self.usage.requests as f64).into()),
-            ("inputTokens", (self.usage.input_tokens as f64).into()),
-            ("outputTokens", (self.usage.output_tokens as f64).into()),
-            ("totalTokens", (self.usage.total_tokens as f64).into()),
-        ]);
         object(&[
             ("itemsBefore", (self.items_before as f64).into()),
             ("itemsAfter", (self.items_after as f64).into()),
-            ("usage", usage.into()),
+            ("usage", super::runner::usage_object(&self.usage)),
         ])
         .into()
     }
@@ -178,6 +172,7 @@ impl Compactor {
                 SUMMARY_INSTRUCTIONS,
                 &input,
                 timeout_signal(COMPACTION_TIMEOUT_MS).as_ref(),
+                &Default::default(),
             )
             .await
             .map_err(timed_out(COMPACTION_TIMEOUT_MS, "the compaction request"))?;

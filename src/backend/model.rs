@@ -306,6 +306,7 @@ impl ModelClient {
         instructions: &str,
         input: &[Value],
         signal: Option<&JsValue>,
+        spent: &Cell<Usage>,
     ) -> Result<ModelOutput, CallError> {
         let body = request_body(
             self.api,
@@ -321,14 +322,8 @@ impl ModelClient {
                 output_type: None,
             },
         );
-        self.call(
-            &body.to_string(),
-            false,
-            signal,
-            &mut |_| {},
-            &Cell::default(),
-        )
-        .await
+        self.call(&body.to_string(), false, signal, &mut |_| {}, spent)
+            .await
     }
 
     /// One model call with this JSON `body`. Text deltas of a streamed response go to

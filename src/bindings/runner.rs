@@ -319,8 +319,8 @@ export interface RunResult<TOutput = string> {
   interruptions: ToolApprovalItem[];
   /** The state to resume from after approvals; `state.toString()` survives a reload. */
   state: RunState;
-  /** The work the run leaves for after its answer (compaction, where the session compacts),
-   * started once the result is delivered. Never rejects: it reports what went wrong. */
+  /** The work the run leaves for after its answer (a title, a summary, compaction where the
+   * session compacts), started once the result is delivered. Never rejects: it reports what went wrong. */
   background: Promise<BackgroundReport>;
 }
 
@@ -334,6 +334,10 @@ export interface BackgroundReport {
    * `CompactionResult` from this package's `CompactionSession`; another session's as it
    * returned it (the SDK's compaction sessions give `{ usage }`). */
   compaction: CompactionResult | { [key: string]: unknown } | null;
+  /** What the title and summary requests cost, as the server reported it (a failed request
+   * too, where its response said); zero where none was made. A compaction's is in its own
+   * report. Not stored with the turn's usage: `getSessionUsage` counts the runs only. */
+  usage: Usage;
   /** What failed in the background; the turn already saved is untouched. */
   errors: Error[];
 }

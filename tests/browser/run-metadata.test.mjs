@@ -65,7 +65,7 @@ for (const api of ['chat_completions', 'responses']) {
               atAnswer = await requestsNow();
             }
             const report = await result.background;
-            return { atAnswer, finalOutput: result.finalOutput, report, info: await session.getInfo(), history: await session.getItems() };
+            return { atAnswer, finalOutput: result.finalOutput, report, runUsage: result.usage, stored: await session.getSessionUsage(), info: await session.getInfo(), history: await session.getItems() };
           },
           { api, id: fresh('meta'), streamed },
         );
@@ -78,6 +78,14 @@ for (const api of ['chat_completions', 'responses']) {
         assert.equal(r.info.summary, 'The user asked for the capital of Peru: Lima.');
         assert.deepEqual(r.info.topics, ['Peru', 'capitals']);
         assert.equal(r.history.length, 2, 'the turn is saved, and nothing else');
+        // What the title and summary cost is reported, and kept apart from the run's.
+        const output = '"Capital of Peru."'.length + '{"summary": "The user asked for the capital of Peru: Lima.", "topics": ["Peru", "capitals"]}'.length;
+        assert.equal(r.report.usage.requests, 2);
+        assert.equal(r.report.usage.outputTokens, output);
+        assert.ok(r.report.usage.inputTokens > 0);
+        assert.equal(r.report.usage.totalTokens, r.report.usage.inputTokens + output);
+        assert.equal(r.runUsage.requests, 1);
+        assert.equal(r.stored.requests, 1, "the session's stored usage is the run's");
         const [, titleRequest, summaryRequest] = model.requests;
         assert.match(instructionsOf(titleRequest), /Write a title for this conversation/);
         assert.match(instructionsOf(summaryRequest), /running summary/);
