@@ -53,19 +53,30 @@ class ArraySession {
 const toBase64 = (bytes) => btoa(String.fromCharCode(...bytes));
 const fromBase64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 
+/** A passphrase as its key is made from: in Unicode's composed form (NFC), so that the same
+ * words typed on another keyboard or system (an "é" as one character or as "e" and an accent)
+ * give the same key. */
+export const normalized = (passphrase) => passphrase.normalize('NFC');
+
 /** A new lock for `user` with `passphrase`: `{ key, record }`, the record with a fresh random
  * salt and the check. `pending` says the chats are still being encrypted (seal.js). */
 export async function newLock(user, passphrase) {
   const salt = crypto.getRandomValues(new Uint8Array(16));
-  const key = await deriveKeyFromPassphrase(passphrase, { salt });
+  const key = await deriveKeyFromPassphrase(normalized(passphrase), { salt });
   const box = new ArraySession(checkId(user));
   await new EncryptedSession(box, { key }).addItems([CHECK]);
   return { key, record: { salt: toBase64(salt), check: box.items, pending: true } };
 }
 
-/** The key `passphrase` gives with lock `record` (right or wrong: see `keyFits`). */
-export function keyFrom(passphrase, record) {
-  return deriveKeyFromPassphrase(passphrase, { salt: fromBase64(record.salt) });
+/** The key of `user`'s lock `record` that `passphrase` gives, or null where it is not that
+ * lock's passphrase. Tried in the composed form, then, where it differs, as typed: the locks
+ * made before passphrases were normalized took the text as it came. */
+export async function keyOf(user, passphrase, record) {
+  for (const text of new Set([normalized(passphrase), passphrase])) {
+    const key = await deriveKeyFromPassphrase(text, { salt: fromBase64(record.salt) });
+    if (await keyFits(user, key, record)) return key;
+  }
+  return null;
 }
 
 /** Whether `key` is the key of `user`'s lock `record`: whether it decrypts the check. A wrong key

@@ -10,7 +10,7 @@ import { lockedOut, readLock, saveLock, state } from './state.js';
 import { closeChat, forgetLockedTitles } from './chats.js';
 import { busy, whenIdle } from './busy.js';
 import { clearSearch } from './search.js';
-import { forgetKey, keyFits, keyFrom, newLock, rememberKey } from './keys.js';
+import { forgetKey, keyOf, newLock, normalized, rememberKey } from './keys.js';
 import { notSealed, sealChats, unlockWith } from './seal.js';
 import { el, setStatus } from './view.js';
 
@@ -50,7 +50,7 @@ export function closeLockForm() {
 export function lockChats(passphrase, again, remember) {
   if (state.busy || state.lock) return;
   if (passphrase.length < MIN_LENGTH) return formError(el.lockError, `The passphrase must have at least ${MIN_LENGTH} characters.`);
-  if (passphrase !== again) return formError(el.lockError, 'The two passphrases differ: type the same one twice.');
+  if (normalized(passphrase) !== normalized(again)) return formError(el.lockError, 'The two passphrases differ: type the same one twice.');
   formError(el.lockError, '');
   return busy(async () => {
     const user = state.user;
@@ -108,8 +108,8 @@ export function unlock(passphrase, remember) {
     const user = state.user;
     const record = state.lock;
     setStatus('Checking the passphrase…');
-    const key = await keyFrom(passphrase, record);
-    if (!(await keyFits(user, key, record))) {
+    const key = await keyOf(user, passphrase, record);
+    if (!key) {
       setStatus('');
       formError(el.unlockError, 'That is not the passphrase of these chats. Nothing was changed.');
       el.unlockPassphrase.select();

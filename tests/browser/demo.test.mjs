@@ -3188,6 +3188,41 @@ async function lenaInTwoTabs(context, a) {
   return b;
 }
 
+test('a passphrase opens its chats however its accents were typed (one character, or a letter and an accent), and a lock made from the text as typed still opens', async () => {
+  const { context, page } = await openDemo();
+  const composed = 'crème brûlée tonight';
+  const decomposed = composed.normalize('NFD');
+  assert.notEqual(composed, decomposed);
+  try {
+    await addUser(page, 'Lena');
+    await say(page, 'my hobby is falconry');
+    await lockChats(page, decomposed);
+    await reload(page);
+    assert.equal(await asksPassphrase(page), true);
+    await unlockChats(page, composed);
+    assert.equal(await asksPassphrase(page), false, 'the composed form opens what the decomposed one locked');
+    assert.match(JSON.stringify(await rendered(page)), /falconry/);
+
+    // A lock made before passphrases were normalized: its key came from the text as typed.
+    await addUser(page, 'Max');
+    await say(page, 'my city is Lima');
+    await page.evaluate(() => {
+      window.realNormalize = String.prototype.normalize;
+      String.prototype.normalize = function () {
+        return String(this);
+      };
+    });
+    await lockChats(page, decomposed);
+    await reload(page);
+    assert.equal(await asksPassphrase(page), true);
+    await unlockChats(page, decomposed);
+    assert.equal(await asksPassphrase(page), false, 'the text as typed opens a lock made from it');
+    assert.match(JSON.stringify(await rendered(page)), /Lima/);
+  } finally {
+    await context.close();
+  }
+});
+
 test('two tabs locking one user at once, with two passphrases: one lock wins, the other tab says so, and every chat opens with the winning passphrase', async () => {
   const { context, page: a } = await openDemo();
   try {
