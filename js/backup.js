@@ -265,9 +265,11 @@ async function* linesOf(source) {
  * Writes the sessions of a backup into a database. Each session is checked whole and written in
  * one transaction, so a bad line costs only its own session (reported in `failed`, as an
  * `IMPORT_INVALID` error with its `line`), and sessions imported before a failure stay imported.
- * `written(sessionId, userId)` is called (and awaited) after each session written.
+ * `written(sessionId, userId)` is called (and awaited) after each session written;
+ * `around(sessionId, write)` runs each session's write and that call (`sessionId` the id the
+ * backup gives it), and resolves to what `write` resolves to.
  */
-export async function importSessions(source, options, written = () => {}) {
+export async function importSessions(source, options, { written = () => {}, around = (sessionId, write) => write() } = {}) {
   const { dbName, userId, onConflict = 'skip', onProgress } = optionsOf(options, 'importSessions');
   // Checked before the first line is read: a backup of no session (or one whose first session
   // fails) would otherwise never tell of them.
@@ -305,13 +307,14 @@ export async function importSessions(source, options, written = () => {}) {
       const from = s.lines[0].session?.id;
       const owner = userId === undefined ? (s.lines[0].session?.userId ?? null) : userId;
       try {
-        const { sessionId, status } = await restoreSession(s.lines, s.numbers, { ...target, written: concerning(from) });
+        const { sessionId, status } = await around(from, async () => {
+          const done = await restoreSession(s.lines, s.numbers, { ...target, written: concerning(from) });
+          if (done.status !== 'skipped') await written(done.sessionId, owner);
+          return done;
+        });
         if (status === 'renamed') report.renamed.push({ from, sessionId });
         else report[status].push(sessionId);
-        if (status !== 'skipped') {
-          wrote(sessionId);
-          await written(sessionId, owner);
-        }
+        if (status !== 'skipped') wrote(sessionId);
       } catch (error) {
         if (error?.code !== 'IMPORT_INVALID') throw Object.assign(error, { report });
         error.sessionId = from;

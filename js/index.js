@@ -7,7 +7,7 @@ import { bindSubscribe, callListener, needsListener, publish, subscribeSession, 
 import { exportSessions, importSessions as importBackup, sessionRecords } from './backup.js';
 import { optionsOf, sessionError } from './errors.js';
 import { copiedArguments } from './copy.js';
-import { forgetSyncState, mayKeepSyncState, sessionLockName } from './sync.js';
+import { forgetSyncState, mayKeepSyncState, sessionLockName, withoutSyncRound } from './sync.js';
 import { extras, memory } from './load_extras.js';
 
 await init({ module_or_path: sessionsWasm });
@@ -482,14 +482,18 @@ export async function storageEstimate(options = {}) {
 
 /** `importSessions(source, options)` (see backup.js); every session written is announced to the
  * listeners of its database, as a `'replace'` with `change: 'import'`, and its sync state is
- * forgotten (see `forgetSyncState`). */
+ * forgotten (see `forgetSyncState`), both while no sync round of it runs. */
 export async function importSessions(source, options) {
   const dbName = optionsOf(options, 'importSessions').dbName ?? 'agent-sessions';
   let synced; // whether there is sync state to forget, asked once
-  return importBackup(source, options, async (sessionId, userId) => {
-    publish(dbName, { type: 'replace', change: 'import', sessionId, userId });
-    // (Where the sync state's own database fails, a round over the session fails as well.)
-    if (await (synced ??= mayKeepSyncState())) await forgetSyncState(dbName, sessionId).catch(() => {});
+  return importBackup(source, options, {
+    written: async (sessionId, userId) => {
+      publish(dbName, { type: 'replace', change: 'import', sessionId, userId });
+      // (Where the sync state's own database fails, a round over the session fails as well.)
+      if (await synced) await forgetSyncState(dbName, sessionId).catch(() => {});
+    },
+    // Each session is written, and its state forgotten, while no sync round of it runs.
+    around: (sessionId, write) => withoutSyncRound(dbName, sessionId, write, (synced ??= mayKeepSyncState())),
   }).catch(quotaError);
 }
 

@@ -210,6 +210,18 @@ export async function forgetSyncState(dbName, sessionId) {
   await state.batch('readwrite', (s) => [s.delete(id), deleteChunks(s, id)]);
 }
 
+/**
+ * Runs `rewrite` (a write that replaces session `sessionId`'s history as a whole, an import,
+ * which then forgets the session's sync state) while no sync round of that
+ * session runs in any tab: a round in between would compare the new history with what the
+ * state says was synced, take what the new one lacks for deleted here, and delete it on the
+ * remote. `synced`: whether the app keeps sync state at all (`mayKeepSyncState`); where it
+ * does not, `rewrite` runs as it is.
+ */
+export async function withoutSyncRound(dbName, sessionId, rewrite, synced) {
+  return (await synced) ? withLock(`${STATE_DB}:${stateId(dbName, sessionId)}`, rewrite) : rewrite();
+}
+
 /** The head a damaged state is replaced with: nothing synced, and every record of it deleted
  * by the next write. */
 const damaged = () => ({ count: 0, chunks: 0, mark: null, inFlight: null, tombstones: [], damaged: true });

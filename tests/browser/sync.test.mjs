@@ -951,6 +951,61 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a backup restored over a synced session while a round of it is under way deletes nothing on the remote: the import waits for the round, and the items after the backup are pulled back', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const inner = new lib.MemorySession('remote-restored');
+      // A remote whose reads wait at a gate the test opens: a round held there has read the
+      // local history and the sync state already.
+      let open = () => {};
+      let gate = null;
+      let waiting = false;
+      const remote = {
+        getSessionId: () => inner.getSessionId(),
+        async getItems(...args) {
+          if (gate) {
+            waiting = true;
+            await gate;
+          }
+          return inner.getItems(...args);
+        },
+        addItems: (items) => inner.addItems(items),
+        popItem: () => inner.popItem(),
+        clearSession: () => inner.clearSession(),
+      };
+      const text = (items) => items.map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('restored-mid-round'), remote, { syncOnOpen: false, retryDelayMs: 60_000 });
+      await synced.addItems([{ role: 'user', content: 'q1' }, { role: 'user', content: 'a1' }]);
+      await synced.sync();
+      const backup = await new Response(lib.exportSessions({ sessionIds: ['restored-mid-round'] })).text();
+      await synced.addItems([{ role: 'user', content: 'q2' }, { role: 'user', content: 'a2' }]);
+      await synced.sync();
+      const before = text(await inner.getItems());
+      gate = new Promise((ok) => (open = ok));
+      const round = synced.sync();
+      while (!waiting) await new Promise((ok) => setTimeout(ok, 5));
+      let imported = false;
+      const restore = lib.importSessions(backup, { onConflict: 'replace' }).then((report) => ((imported = true), report));
+      await new Promise((ok) => setTimeout(ok, 100));
+      const importedDuringRound = imported;
+      gate = null;
+      open();
+      await round;
+      const report = await restore;
+      await synced.sync();
+      await synced.sync();
+      const result = { before, importedDuringRound, replaced: report.replaced, remote: text(await inner.getItems()), local: text(await synced.getItems()) };
+      synced.close();
+      return result;
+    });
+    assert.deepEqual(r.before, ['q1', 'a1', 'q2', 'a2']);
+    assert.deepEqual(r.replaced, ['restored-mid-round']);
+    assert.equal(r.importedDuringRound, false, 'the import waited for the round');
+    assert.deepEqual(r.remote, ['q1', 'a1', 'q2', 'a2'], 'nothing deleted on the remote');
+    assert.deepEqual(r.local, ['q1', 'a1', 'q2', 'a2'], 'the items after the backup pulled back here');
+    await a.context.close();
+  });
+
   test('the same local session synced with another remote (a new conversation, or another remote session) loses nothing: its history goes there too', async () => {
     const a = await device();
     const conversationId = await newConversation(a.page);
