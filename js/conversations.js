@@ -168,7 +168,11 @@ export class OpenAIConversationsSession {
       const { data } = page;
       listed.push(...data);
       const next = page?.last_id ?? data.at(-1)?.id;
-      if (!page?.has_more || (!all && listed.length >= limit)) break;
+      // A server that leaves `has_more` out (one speaking the same API) has more where a page is
+      // full and gives a cursor: the next page, empty or not, says so. Taken for the end, the
+      // items past the first page would be taken for deleted by a sync.
+      const more = page.has_more ?? (data.length === want && typeof next === 'string');
+      if (!more || (!all && listed.length >= limit)) break;
       // A page that says there is more but gives nothing to go on from: a list cut short here
       // would have the items past it taken for deleted.
       if (data.length === 0 || typeof next !== 'string' || next === after) throw requestError('listing the conversation items', 0, 'a page says there are more but gives no cursor to them');

@@ -339,6 +339,30 @@ describe('OpenAIConversationsSession', () => {
     assert.match(r.native.value, /^conv_/);
     await context.close();
   });
+  test('a server that leaves has_more out of its pages is read to the end: a full page is followed by the next', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async ({ url }) => {
+      const items = Array.from({ length: 150 }, (_, i) => ({ role: 'user', content: `m${i}` }));
+      const writer = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' });
+      await writer.addItems(items);
+      // The same server's pages without `has_more`.
+      const without = async (u, init) => {
+        const answer = await fetch(u, init);
+        const json = await answer.json();
+        if (json && typeof json === 'object') delete json.has_more;
+        return new Response(JSON.stringify(json), { status: answer.status, headers: { 'content-type': 'application/json' } });
+      };
+      const reader = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: await writer.getSessionId(), fetch: without });
+      const text = (list) => list.map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
+      return { all: text(await reader.getItems()), newest: text(await reader.getItems(120)) };
+    }, { url: server.url });
+    assert.equal(r.all.length, 150);
+    assert.equal(r.all.at(-1), 'm149');
+    assert.equal(r.newest.length, 120);
+    assert.deepEqual([r.newest[0], r.newest.at(-1)], ['m30', 'm149']);
+    await context.close();
+  });
+
   test('an answer that is no list of items (an empty body, a proxy’s own JSON) fails the read, a conversation’s creation is not sent twice, and a newest item without an id is not popped: a synced history keeps its items', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async ({ url }) => {
