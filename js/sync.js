@@ -393,6 +393,8 @@ export class SyncedSession extends EventTarget {
   /** Whether a round of this object compared the whole histories yet. */
   #compared = false;
   #again = false;
+  /** The round every `sync()` made during the one under way waits for. */
+  #next = null;
   #closed = false;
   #minDelay;
   #maxDelay;
@@ -545,11 +547,16 @@ export class SyncedSession extends EventTarget {
   sync() {
     if (this.#closed) return Promise.reject(sessionError('CLOSED', 'sync(): the session was closed'));
     if (this.#running) {
-      this.#again = true;
-      return this.#running.then(
-        () => this.sync(),
-        () => this.sync(),
-      );
+      // One round after the one under way serves every call made meanwhile (each chaining a
+      // round of its own made as many rounds, one after another).
+      this.#next ??= this.#running.then(
+        () => {},
+        () => {},
+      ).then(() => {
+        this.#next = null;
+        return this.sync();
+      });
+      return this.#next;
     }
     clearTimeout(this.#timer);
     this.#timer = null;

@@ -339,6 +339,48 @@ describe('OpenAIConversationsSession', () => {
     assert.match(r.native.value, /^conv_/);
     await context.close();
   });
+  test('sync() called several times during a round makes one more round, not one each, and every call resolves after it', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async () => {
+      const inner = new lib.MemorySession('remote-rounds');
+      let open = () => {};
+      let gate = null;
+      let reads = 0;
+      const remote = {
+        getSessionId: () => inner.getSessionId(),
+        async getItems(...args) {
+          reads += 1;
+          if (gate) await gate;
+          return inner.getItems(...args);
+        },
+        addItems: (items) => inner.addItems(items),
+        popItem: () => inner.popItem(),
+        clearSession: () => inner.clearSession(),
+      };
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('rounds'), remote, { syncOnOpen: false, retryDelayMs: 60_000 });
+      await synced.addItems([{ role: 'user', content: 'q1' }]);
+      await synced.sync();
+      let rounds = 0;
+      synced.addEventListener('syncstatus', (e) => {
+        if (e.detail.syncing) rounds += 1;
+      });
+      gate = new Promise((ok) => (open = ok));
+      const first = synced.sync();
+      while (reads === 1) await new Promise((ok) => setTimeout(ok, 5));
+      const later = [synced.sync(), synced.sync(), synced.sync(), synced.sync()];
+      gate = null;
+      open();
+      await Promise.all([first, ...later]);
+      // (A round a timer would start comes within a few milliseconds.)
+      await new Promise((ok) => setTimeout(ok, 100));
+      synced.close();
+      return { rounds, remote: (await inner.getItems()).length };
+    });
+    assert.equal(r.rounds, 2, 'the round under way, and one after it');
+    assert.equal(r.remote, 1);
+    await context.close();
+  });
+
   test('a server that leaves has_more out of its pages is read to the end: a full page is followed by the next', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async ({ url }) => {
