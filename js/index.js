@@ -1,6 +1,7 @@
 // The package entry: instantiates the WebAssembly module once, then exposes the API.
-// Works as a plain ES module over HTTP and in bundlers that understand
-// `new URL('…', import.meta.url)` (Vite, webpack 5, Rollup, esbuild).
+// Works as a plain ES module over HTTP, in bundlers that understand
+// `new URL('…', import.meta.url)` (Vite, webpack 5; see the README for others) and in Node,
+// which reads the wasm from disk (js/wasm_file.js).
 import { sessionsWasm } from './sessions_wasm.js'; // first: its download starts before the rest is evaluated
 import init, * as wasm from './agent_sessions.js';
 import { bindSubscribe, callListener, needsListener, publish, subscribeSession, watchSessions as watch } from './events.js';

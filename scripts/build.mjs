@@ -118,7 +118,9 @@ function withExportNames(source, entry) {
     if (!/^[\w$]+$/.test(local) || !/^[\w$]+$/.test(exported)) throw new Error(`${entry}: cannot read the export ${part}`);
     return `[${local},${JSON.stringify(exported)}]`;
   });
-  const naming = `for(const[f,n]of[${pairs.join(',')}])typeof f=="function"&&f.name!==n&&Object.defineProperty(f,"name",{value:n,configurable:!0});`;
+  // (The list is evaluated outside the callback's scope: its parameters cannot shadow a binding
+  // the list names, as a `for (const [f, n] of …)` head did an export minified to `n`.)
+  const naming = `[${pairs.join(',')}].forEach(([f,n])=>typeof f=="function"&&f.name!==n&&Object.defineProperty(f,"name",{value:n,configurable:!0}));`;
   return source.replace(statement, naming + statement);
 }
 

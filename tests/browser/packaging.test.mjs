@@ -5,7 +5,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, mkdir, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { cp, mkdtemp, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -165,6 +165,33 @@ describe('the npm package, installed from its tarball', () => {
     assert.equal(r.runOutput, 'Hello from the runner.');
     assert.deepStrictEqual(r.memory.slice(2).map((i) => i.role), ['user', 'assistant'], 'the run was saved');
     assert.deepEqual(r.wasm.map((u) => new URL(u).pathname).sort(), wasm.map((w) => `/assets/${w}`), 'the app loads the wasm that Vite emitted');
+  });
+
+  test('Node (a framework rendering the page on the server, a test runner): the installed package imports, its wasm read from disk; MemorySession, the second module and the runner work, and IndexedDbSession says IndexedDB is missing', async () => {
+    const app = installs['vite-app'];
+    const script = join(app, 'in-node.mjs');
+    await writeFile(
+      script,
+      `import { Agent, Runner, MemorySession, IndexedDbSession, searchSessions } from 'agent-sessions/runner';
+const out = {};
+const memory = new MemorySession('node');
+const answer = { id: 'c1', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Hello from Node.' } }], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } };
+const runner = new Runner({ baseUrl: 'http://127.0.0.1:9', fetch: async () => new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json' } }) });
+const result = await runner.run(new Agent({ name: 'A', model: 'm' }), 'hi', { session: memory });
+out.finalOutput = result.finalOutput;
+out.memory = (await memory.getItems()).map((i) => i.role);
+try {
+  await new IndexedDbSession('node').getItems();
+} catch (e) {
+  out.indexedDb = e.code;
+}
+// Checked by the second module, once loaded.
+out.search = await searchSessions({ query: 'x' }).catch((e) => e.code);
+console.log(JSON.stringify(out));
+`,
+    );
+    const { stdout } = await exec(process.execPath, [script], { cwd: app, timeout: 60_000 });
+    assert.deepEqual(JSON.parse(stdout), { finalOutput: 'Hello from Node.', memory: ['user', 'assistant'], indexedDb: 'STORAGE_UNAVAILABLE', search: 'INVALID_OPTIONS' });
   });
 
   test('a plain page imports the bare name through an import map, no bundler', async () => {
