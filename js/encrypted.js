@@ -237,6 +237,24 @@ export class EncryptedSession {
     else Object.defineProperty(this, Symbol.for('agent-sessions.transactionUsage'), { value: true });
     if (!replaces) this.replaceHistory = undefined;
     if (!transactions || !replaces) this.applyHistoryMutations = undefined;
+    // The wrapped session's changes, where it tells them (ours: from any tab): what changed,
+    // never an item, to be read again through this object. Bound, as theirs is; `close()` stops
+    // the listeners.
+    if (typeof inner.subscribe === 'function') {
+      Object.defineProperty(this, 'subscribe', {
+        configurable: true,
+        writable: true,
+        value: (listener) => {
+          if (this.#closed) throw sessionError('CLOSED', 'subscribe: the EncryptedSession was closed; create a new one to use the session again');
+          const stop = inner.subscribe(listener);
+          this.#stops.add(stop);
+          return () => {
+            this.#stops.delete(stop);
+            stop?.();
+          };
+        },
+      });
+    }
   }
 
   #keyGiven;
@@ -749,12 +767,16 @@ export class EncryptedSession {
   }
 
   #closed = false;
+  /** The removals of the listeners given to `subscribe`. */
+  #stops = new Set();
 
   /** Resolves when every earlier call has taken effect, then forgets the key (its bytes wiped
    * where bytes were given) and closes the wrapped session; any later call rejects with
    * `CLOSED`. */
   close() {
     if (this.#closed) return Promise.resolve();
+    for (const stop of this.#stops) stop?.();
+    this.#stops.clear();
     const run = this.#serial(() => {
       if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);
       this.#keyGiven = this.#key = this.#digestKey = null;

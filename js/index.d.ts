@@ -192,6 +192,10 @@ export class EncryptedSession {
    * Only over this package's sessions (`IndexedDbSession`, `MemorySession`, `SyncedSession`);
    * `undefined` over any other, as on a session without it. */
   applyHistoryTransaction?: (args: SessionHistoryTransactionArgs) => Promise<void>;
+  /** The wrapped session's change events (ours: from any tab), where it has them (`undefined`
+   * where it does not): what changed, never an item; read the items again through this object.
+   * Bound, as theirs is; `close()` stops the listeners, and a closed object throws `CLOSED`. */
+  subscribe?: IndexedDbSession['subscribe'];
   /** The SDK's history rewrite (`replace_function_call`), the replacement encrypted, as one
    * `replaceHistory` of the wrapped session conditioned on what it read (`SUFFIX_MISMATCH` after
    * a write in between). Only over `IndexedDbSession`, `MemorySession` and `SyncedSession`;
@@ -337,13 +341,14 @@ export class SyncedSession extends EventTarget {
   getSessionUsage: IndexedDbSession['getSessionUsage'];
   getTurnUsage: IndexedDbSession['getTurnUsage'];
   getToolUsage: IndexedDbSession['getToolUsage'];
-  /** Every change of the local session, a sync round's rewrites included. */
+  /** Every change of the local session, a sync round's rewrites included, until `close()`
+   * (a closed object throws `CLOSED`). */
   subscribe: IndexedDbSession['subscribe'];
   /** A round now: resolves once both histories are the same, rejects with what failed (a
    * `SyncError` when a run or a write held the session: not a failure, tried again soon). */
   sync(): Promise<SyncStatus>;
   /** Stops syncing (a round in progress stops before its next remote write, rejecting with
-   * `CLOSED`); the two sessions stay usable. */
+   * `CLOSED`) and the listeners given to its `subscribe`; the two sessions stay usable. */
   close(): void;
   addEventListener(type: 'syncstatus', listener: (event: CustomEvent<SyncStatus>) => void, options?: boolean | AddEventListenerOptions): void;
   addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;

@@ -577,12 +577,32 @@ class Runner extends WasmRunner {
     // Leaving the loop (or cancelling the text stream) before the run ended aborts it, as the
     // SDK's stream does: the run's signal is the caller's joined with the stream's own.
     const own = new AbortController();
+    // A Stop (the caller's signal) ends the loop at once, as the SDK's stream closes: the run
+    // itself ends once what it waits for has returned (a tool that does not heed its signal, a
+    // guardrail), and `result` settles then, with the same error.
+    let stop = null; // { error } once the caller aborted
+    let unlisten = () => {};
+    try {
+      const given = options?.signal;
+      if (typeof given?.addEventListener === 'function') {
+        const halt = () => {
+          stop ??= { error: given.reason };
+          wake?.();
+        };
+        if (given.aborted) halt();
+        given.addEventListener('abort', halt, { once: true });
+        // (Taken off when the run ends: a page may keep one signal for many runs.)
+        unlisten = () => given.removeEventListener('abort', halt);
+      }
+    } catch {
+      // Options that cannot be read: the run refuses them.
+    }
     options = ownSignal(options, own.signal);
     // What the run rejects with when the stream's exit cancelled it (a failure of its own, even
     // in the same moment, stays the run's error).
     const left = new DOMException('the stream was left before the run ended', 'AbortError');
     const cancel = () => {
-      if (ended || cancelled) return;
+      if (ended || cancelled || stop) return;
       cancelled = true;
       own.abort(left);
     };
@@ -593,11 +613,13 @@ class Runner extends WasmRunner {
       : Promise.reject(notAnAgent(agent));
     result.then(
       (value) => {
+        unlisten();
         push({ type: 'done', result: value });
         ended = { result: value };
         wake?.();
       },
       (error) => {
+        unlisten();
         ended = { error };
         wake?.();
       },
@@ -610,6 +632,8 @@ class Runner extends WasmRunner {
           } else if (ended) {
             if ('error' in ended) throw ended.error;
             return;
+          } else if (stop) {
+            throw stop.error;
           } else {
             await new Promise((resolve) => {
               wake = resolve;

@@ -396,6 +396,8 @@ export class SyncedSession extends EventTarget {
   /** The round every `sync()` made during the one under way waits for. */
   #next = null;
   #closed = false;
+  /** The removals of the listeners given to `subscribe`. */
+  #stops = new Set();
   #minDelay;
   #maxDelay;
   #onOnline;
@@ -534,9 +536,16 @@ export class SyncedSession extends EventTarget {
     return this.#local[Symbol.for('agent-sessions.transactionUsage')] === true;
   }
 
-  /** Hears every change of the local session, the rewrites of a sync round included. */
+  /** Hears every change of the local session, the rewrites of a sync round included, until
+   * `close()`. */
   subscribe(listener) {
-    return this.#local.subscribe(listener);
+    if (this.#closed) throw sessionError('CLOSED', 'subscribe: the SyncedSession was closed; create a new one to use the session again');
+    const stop = this.#local.subscribe(listener);
+    this.#stops.add(stop);
+    return () => {
+      this.#stops.delete(stop);
+      stop?.();
+    };
   }
 
   /**
@@ -647,6 +656,8 @@ export class SyncedSession extends EventTarget {
    * write); the sessions stay usable on their own. */
   close() {
     this.#closed = true;
+    for (const stop of this.#stops) stop?.();
+    this.#stops.clear();
     clearTimeout(this.#timer);
     clearInterval(this.#interval);
     globalThis.removeEventListener?.('online', this.#onOnline);

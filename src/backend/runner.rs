@@ -1334,6 +1334,16 @@ impl Run<'_> {
                 NextStep::RunTools(calls) => {
                     let (waiting, decided) = self.run_tools(state, calls).await?;
                     if !waiting.is_empty() {
+                        // Said as each call waits, as the SDK's stream says it (its approval
+                        // prompts open on it).
+                        let agent = self.agent_object();
+                        for call in &waiting {
+                            let item = super::run_result::interruption(call, &agent);
+                            self.emit(
+                                "tool_approval_requested",
+                                &[("agent", agent.clone()), ("item", item)],
+                            );
+                        }
                         // With what its model calls cost so far: the run may never be resumed.
                         self.save_last(state).await?;
                         return Ok(waiting);

@@ -419,6 +419,7 @@ export type RunStreamEvent =
   | { type: 'handoff'; from: Agent<unknown, unknown>; to: Agent<unknown, unknown> }
   | { type: 'tool_start'; agent: Agent<unknown, unknown>; tool: FunctionTool<{ [key: string]: unknown }, unknown>; item: Item }
   | { type: 'tool_end'; agent: Agent<unknown, unknown>; tool: FunctionTool<{ [key: string]: unknown }, unknown>; item: Item; output: string }
+  | { type: 'tool_approval_requested'; agent: Agent<unknown, unknown>; item: ToolApprovalItem }
   | { type: 'done'; result: RunResult<unknown> };
 
 /** The lifecycle events of `runner.on`, with their listeners' arguments (the SDK's names and

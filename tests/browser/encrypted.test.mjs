@@ -98,6 +98,47 @@ test('nothing of the text is stored in clear: not the items, the record, the tit
   assert.equal(atobLength(r.stored.iv), 12, 'a 96-bit IV');
 });
 
+test('subscribe hears the wrapped session’s changes, from another object too, never an item; close() stops the listeners; over a session without events there is none', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = 'enc-events';
+    const shared = key();
+    const s = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName }), { key: shared });
+    const heard = [];
+    const subscribe = s.subscribe;
+    const stop = subscribe((event) => heard.push(event));
+    await s.addItems([{ role: 'user', content: 'secret words' }]);
+    // Another object on the same session (another tab's, as far as events go).
+    const other = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName }), { key: shared });
+    await other.addItems([{ role: 'assistant', content: 'more secret words' }]);
+    await new Promise((ok) => setTimeout(ok, 100));
+    const before = heard.length;
+    stop();
+    await other.popItem();
+    await new Promise((ok) => setTimeout(ok, 100));
+    const afterStop = heard.length;
+    s.subscribe((event) => heard.push(event));
+    await s.close();
+    await other.popItem();
+    await new Promise((ok) => setTimeout(ok, 100));
+    let closed;
+    try {
+      s.subscribe(() => {});
+    } catch (e) {
+      closed = e.code;
+    }
+    const plain = new lib.EncryptedSession({ getItems: async () => [], addItems: async () => {}, popItem: async () => undefined, clearSession: async () => {} }, { key: key() });
+    return { types: heard.map((e) => [e.type, e.count ?? null]), text: JSON.stringify(heard), before, afterStop, total: heard.length, closed, plain: typeof plain.subscribe };
+  });
+  assert.deepEqual(r.types, [['add', 1], ['add', 1]]);
+  assert.equal(r.before, 2);
+  assert.equal(r.afterStop, 2, 'nothing after stop()');
+  assert.equal(r.total, 2, 'nothing after close()');
+  assert.doesNotMatch(r.text, /secret/);
+  assert.equal(r.closed, 'CLOSED');
+  assert.equal(r.plain, 'undefined');
+});
+
 function atobLength(b64) {
   return Buffer.from(b64, 'base64').length;
 }

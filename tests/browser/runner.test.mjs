@@ -605,6 +605,53 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(model.requests.length, 3, 'the aborted run asked the model nothing after its tool');
     });
 
+    test('a Stop ends a streamed run’s loop at once, as the SDK’s stream closes, while a tool that does not heed the signal still runs; `result` rejects once it returned', async () => {
+      model.script({ calls: [{ name: 'deaf', arguments: {} }] }, { text: 'never asked' });
+      const r = await inPage(
+        async ({ url, api }) => {
+          const controller = new AbortController();
+          let release;
+          const returned = new Promise((ok) => (release = ok));
+          const deaf = { name: 'deaf', execute: () => returned.then(() => 'late') };
+          const agent = new lib.Agent({ name: 'A', model: 'm', tools: [deaf] });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const stream = runner.runStreamed(agent, 'q', { signal: controller.signal });
+          let settled = false;
+          stream.result.then(
+            () => (settled = true),
+            () => (settled = true),
+          );
+          const seen = [];
+          let thrown;
+          try {
+            for await (const event of stream) {
+              seen.push(event.type);
+              if (event.type === 'tool_start') {
+                controller.abort();
+                // (The tool returns in a while all the same, so that a loop that waited for it
+                // ends: it ends before, as the SDK's does.)
+                setTimeout(release, 1000);
+              }
+            }
+          } catch (e) {
+            thrown = e.name;
+          }
+          const settledWhenThrown = settled;
+          release();
+          const outcome = await stream.result.then(() => 'resolved', (e) => e.name);
+          return { seen, thrown, settledWhenThrown, outcome, cancelled: stream.cancelled };
+        },
+        { api },
+      );
+      assert.equal(r.thrown, 'AbortError');
+      assert.equal(r.settledWhenThrown, false, 'the loop ended before the tool returned');
+      assert.ok(r.seen.includes('tool_start'));
+      assert.ok(!r.seen.includes('tool_end'), 'nothing after the Stop');
+      assert.equal(r.outcome, 'AbortError');
+      assert.equal(r.cancelled, false, 'a Stop is not the stream’s own cancel');
+      assert.equal(model.requests.length, 1, 'the model was not asked again');
+    });
+
     test('a run stopped while its answer is checked (a slow output guardrail) rejects with AbortError and saves no answer', async () => {
       model.script({ text: 'the answer' });
       const id = fresh('abort-guardrail');
@@ -842,7 +889,10 @@ for (const api of ['chat_completions', 'responses']) {
           const session = new lib.IndexedDbSession(id);
           let stream = await runner.run(agent, 'Email a', { session, stream: true });
           const before = stream.interruptions;
-          for await (const _ of stream);
+          // Each call that waits is said as it waits, as the SDK's stream says it.
+          const requested = [];
+          const said = (event) => event.type === 'tool_approval_requested' && requested.push([event.item.name, event.item.callId, event.agent.name]);
+          for await (const event of stream) said(event);
           await stream.completed;
           const asked = [];
           while (stream.interruptions?.length) {
@@ -851,7 +901,7 @@ for (const api of ['chat_completions', 'responses']) {
               stream.state.approve(item);
             }
             stream = await runner.run(agent, stream.state, { session, stream: true });
-            for await (const _ of stream);
+            for await (const event of stream) said(event);
             await stream.completed;
           }
           // A stream left early has no interruptions either: the loop ends there too. (Left once
@@ -860,11 +910,12 @@ for (const api of ['chat_completions', 'responses']) {
           const left = await runner.run(agent, 'Another', { stream: true });
           for await (const event of left) if (event.type === 'text_delta') break;
           await left.completed;
-          return { before, asked, sent, finalOutput: stream.finalOutput, lastAgent: stream.lastAgent?.name, newItems: stream.newItems?.length, leftInterruptions: left.interruptions };
+          return { before, requested, asked, sent, finalOutput: stream.finalOutput, lastAgent: stream.lastAgent?.name, newItems: stream.newItems?.length, leftInterruptions: left.interruptions };
         },
         { api, id: fresh('stream-approvals') },
       );
       assert.equal(r.before, undefined, 'nothing before the run ended');
+      assert.deepEqual(r.requested, [['send_email', 'call_s', 'Mailer']], 'said once, by the stream that paused');
       assert.deepEqual(r.asked, ['send_email']);
       assert.deepEqual(r.sent, ['a@example.com']);
       assert.equal(r.finalOutput, 'Sent.');

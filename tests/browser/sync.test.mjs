@@ -339,6 +339,32 @@ describe('OpenAIConversationsSession', () => {
     assert.match(r.native.value, /^conv_/);
     await context.close();
   });
+  test('close() stops the listeners given to subscribe; a closed SyncedSession refuses new ones with CLOSED', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async () => {
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('sync-listeners'), new lib.MemorySession('sync-listeners-remote'), { syncOnOpen: false });
+      const heard = [];
+      synced.subscribe((event) => heard.push(event.type));
+      await synced.addItems([{ role: 'user', content: 'q1' }]);
+      await new Promise((ok) => setTimeout(ok, 50));
+      const before = heard.length;
+      synced.close();
+      await new lib.IndexedDbSession('sync-listeners').addItems([{ role: 'user', content: 'q2' }]);
+      await new Promise((ok) => setTimeout(ok, 50));
+      let closed;
+      try {
+        synced.subscribe(() => {});
+      } catch (e) {
+        closed = e.code;
+      }
+      return { before, after: heard.length, closed };
+    });
+    assert.equal(r.before, 1);
+    assert.equal(r.after, 1, 'nothing heard after close()');
+    assert.equal(r.closed, 'CLOSED');
+    await context.close();
+  });
+
   test('sync() called several times during a round makes one more round, not one each, and every call resolves after it', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async () => {
