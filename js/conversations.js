@@ -168,10 +168,10 @@ export class OpenAIConversationsSession {
       const { data } = page;
       listed.push(...data);
       const next = page?.last_id ?? data.at(-1)?.id;
-      // A server that leaves `has_more` out (one speaking the same API) has more where a page is
-      // full and gives a cursor: the next page, empty or not, says so. Taken for the end, the
-      // items past the first page would be taken for deleted by a sync.
-      const more = page.has_more ?? (data.length === want && typeof next === 'string');
+      // A server that leaves `has_more` out (one speaking the same API, whose pages may be
+      // shorter than asked) is read until a page comes empty: taken for the end, the items past
+      // the first page would be taken for deleted by a sync.
+      const more = page.has_more ?? data.length > 0;
       if (!more || (!all && listed.length >= limit)) break;
       // A page that says there is more but gives nothing to go on from: a list cut short here
       // would have the items past it taken for deleted.

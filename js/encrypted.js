@@ -5,6 +5,7 @@
 import { recordStore } from './records.js';
 import { optionsOf, sessionError } from './errors.js';
 import { copiedArguments, LONGEST } from './copy.js';
+import { endListeners, wrappedSubscribe } from './events.js';
 
 /** WebCrypto's `subtle`, which only a secure context has (https, or localhost). */
 const subtle = () =>
@@ -241,19 +242,8 @@ export class EncryptedSession {
     // never an item, to be read again through this object. Bound, as theirs is; `close()` stops
     // the listeners.
     if (typeof inner.subscribe === 'function') {
-      Object.defineProperty(this, 'subscribe', {
-        configurable: true,
-        writable: true,
-        value: (listener) => {
-          if (this.#closed) throw sessionError('CLOSED', 'subscribe: the EncryptedSession was closed; create a new one to use the session again');
-          const stop = inner.subscribe(listener);
-          this.#stops.add(stop);
-          return () => {
-            this.#stops.delete(stop);
-            stop?.();
-          };
-        },
-      });
+      const subscribe = wrappedSubscribe((listener) => inner.subscribe(listener), this.#stops, () => this.#closed, 'EncryptedSession');
+      Object.defineProperty(this, 'subscribe', { configurable: true, writable: true, value: subscribe });
     }
   }
 
@@ -775,8 +765,7 @@ export class EncryptedSession {
    * `CLOSED`. */
   close() {
     if (this.#closed) return Promise.resolve();
-    for (const stop of this.#stops) stop?.();
-    this.#stops.clear();
+    endListeners(this.#stops);
     const run = this.#serial(() => {
       if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);
       this.#keyGiven = this.#key = this.#digestKey = null;

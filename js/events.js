@@ -139,6 +139,27 @@ export function bindSubscribe(session) {
   Object.defineProperty(session, 'subscribe', { configurable: true, writable: true, value: session.subscribe.bind(session) });
 }
 
+/** The `subscribe` of a session object that wraps another: each listener goes to `listen` (the
+ * wrapped session's `subscribe`), and its removal into `stops`, which `endListeners` empties at
+ * the object's `close()`; once `closed()`, it throws `CLOSED` (`what` names the object). */
+export function wrappedSubscribe(listen, stops, closed, what) {
+  return (listener) => {
+    if (closed()) throw sessionError('CLOSED', `subscribe: the ${what} was closed; create a new one to use the session again`);
+    const stop = listen(listener);
+    stops.add(stop);
+    return () => {
+      stops.delete(stop);
+      stop?.();
+    };
+  };
+}
+
+/** Removes the listeners whose removals `stops` holds (see `wrappedSubscribe`). */
+export function endListeners(stops) {
+  for (const stop of stops) stop?.();
+  stops.clear();
+}
+
 /** The events of one session (every branch), from every object, tab and worker of the origin. */
 export function subscribeSession(dbName, sessionId, fn) {
   needsListener(fn, 'subscribe');

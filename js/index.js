@@ -486,15 +486,16 @@ export async function storageEstimate(options = {}) {
  * forgotten (see `forgetSyncState`), both while no sync round of it runs. */
 export async function importSessions(source, options) {
   const dbName = optionsOf(options, 'importSessions').dbName ?? 'agent-sessions';
-  let synced; // whether there is sync state to forget, asked once
+  const synced = mayKeepSyncState(); // whether there is sync state to forget, asked once
   return importBackup(source, options, {
     written: async (sessionId, userId) => {
       publish(dbName, { type: 'replace', change: 'import', sessionId, userId });
       // (Where the sync state's own database fails, a round over the session fails as well.)
       if (await synced) await forgetSyncState(dbName, sessionId).catch(() => {});
     },
-    // Each session is written, and its state forgotten, while no sync round of it runs.
-    around: (sessionId, write) => withoutSyncRound(dbName, sessionId, write, (synced ??= mayKeepSyncState())),
+    // Each session is written, and its state forgotten, while no sync round of it runs (the
+    // backup's id: a renamed session goes under a new one, which no round follows yet).
+    around: (sessionId, write) => withoutSyncRound(dbName, sessionId, write, synced),
   }).catch(quotaError);
 }
 

@@ -569,8 +569,10 @@ class Runner extends WasmRunner {
     let stopped = false;
     let ended = null; // { error } or { result } once the run settled
     let cancelled = false;
+    let stop = null; // { error } once the caller aborted (see below)
     const push = (event) => {
-      if (stopped) return;
+      // (Nothing the run does after a Stop is told: the loop ends there.)
+      if (stopped || stop) return;
       pending.push(event);
       wake?.();
     };
@@ -580,7 +582,6 @@ class Runner extends WasmRunner {
     // A Stop (the caller's signal) ends the loop at once, as the SDK's stream closes: the run
     // itself ends once what it waits for has returned (a tool that does not heed its signal, a
     // guardrail), and `result` settles then, with the same error.
-    let stop = null; // { error } once the caller aborted
     let unlisten = () => {};
     try {
       const given = options?.signal;
@@ -629,11 +630,11 @@ class Runner extends WasmRunner {
         while (!stopped) {
           if (pending.length > 0) {
             yield pending.shift();
+          } else if (stop) {
+            throw stop.error;
           } else if (ended) {
             if ('error' in ended) throw ended.error;
             return;
-          } else if (stop) {
-            throw stop.error;
           } else {
             await new Promise((resolve) => {
               wake = resolve;

@@ -29,7 +29,7 @@
 //   and the other items sync around it. It goes when the remote lost the items it stood between.
 import { recordStore } from './records.js';
 import { optionsOf, sessionError } from './errors.js';
-import { bindSubscribe } from './events.js';
+import { bindSubscribe, endListeners, wrappedSubscribe } from './events.js';
 
 /** The Web Lock a run holds on a session from reading its history to saving its turn (and a
  * sync round while it rewrites the local history): one name per database and session, whatever
@@ -194,7 +194,8 @@ async function loadHead(id) {
 /** Whether this origin may keep sync state: `false` where the browser lists its databases and
  * the sync state's is not among them (an app that never synced), so that it is not made. */
 export async function mayKeepSyncState() {
-  const listed = await indexedDB.databases?.().catch(() => null);
+  // (Without IndexedDB at all, as in Node, the session's own call says so.)
+  const listed = await globalThis.indexedDB?.databases?.().catch(() => null);
   return !listed || listed.some((d) => d.name === STATE_DB);
 }
 
@@ -219,8 +220,11 @@ export async function forgetSyncState(dbName, sessionId) {
  * does not, `rewrite` runs as it is.
  */
 export async function withoutSyncRound(dbName, sessionId, rewrite, synced) {
-  return (await synced) ? withLock(`${STATE_DB}:${stateId(dbName, sessionId)}`, rewrite) : rewrite();
+  return (await synced) ? withLock(roundLockName(stateId(dbName, sessionId)), rewrite) : rewrite();
 }
+
+/** The Web Lock a sync round of the session of state `id` holds, in any tab. */
+const roundLockName = (id) => `${STATE_DB}:${id}`;
 
 /** The head a damaged state is replaced with: nothing synced, and every record of it deleted
  * by the next write. */
@@ -421,7 +425,7 @@ export class SyncedSession extends EventTarget {
     this.#remote = remote;
     bindSubscribe(this);
     this.#id = stateId(local.dbName, local.sessionId);
-    this.#lockName = `${STATE_DB}:${this.#id}`;
+    this.#lockName = roundLockName(this.#id);
     this.#minDelay = retryDelayMs;
     this.#maxDelay = Math.max(maxRetryDelayMs, retryDelayMs);
     this.#status = { pending: 0, localOnly: 0, lastSyncedAt: null, lastError: null, online: online(), syncing: false };
@@ -539,13 +543,7 @@ export class SyncedSession extends EventTarget {
   /** Hears every change of the local session, the rewrites of a sync round included, until
    * `close()`. */
   subscribe(listener) {
-    if (this.#closed) throw sessionError('CLOSED', 'subscribe: the SyncedSession was closed; create a new one to use the session again');
-    const stop = this.#local.subscribe(listener);
-    this.#stops.add(stop);
-    return () => {
-      this.#stops.delete(stop);
-      stop?.();
-    };
+    return wrappedSubscribe((l) => this.#local.subscribe(l), this.#stops, () => this.#closed, 'SyncedSession')(listener);
   }
 
   /**
@@ -656,8 +654,7 @@ export class SyncedSession extends EventTarget {
    * write); the sessions stay usable on their own. */
   close() {
     this.#closed = true;
-    for (const stop of this.#stops) stop?.();
-    this.#stops.clear();
+    endListeners(this.#stops);
     clearTimeout(this.#timer);
     clearInterval(this.#interval);
     globalThis.removeEventListener?.('online', this.#onOnline);

@@ -49,7 +49,7 @@ export function closeLockForm() {
  * device keeps the key. */
 export function lockChats(passphrase, again, remember) {
   if (state.busy || state.lock) return;
-  if (passphrase.length < MIN_LENGTH) return formError(el.lockError, `The passphrase must have at least ${MIN_LENGTH} characters.`);
+  if (normalized(passphrase).length < MIN_LENGTH) return formError(el.lockError, `The passphrase must have at least ${MIN_LENGTH} characters.`);
   if (normalized(passphrase) !== normalized(again)) return formError(el.lockError, 'The two passphrases differ: type the same one twice.');
   formError(el.lockError, '');
   return busy(async () => {

@@ -407,7 +407,7 @@ describe('OpenAIConversationsSession', () => {
     await context.close();
   });
 
-  test('a server that leaves has_more out of its pages is read to the end: a full page is followed by the next', async () => {
+  test('a server that leaves has_more out of its pages is read to the end: a page with items is followed by the next, also when pages are shorter than asked', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async ({ url }) => {
       const items = Array.from({ length: 150 }, (_, i) => ({ role: 'user', content: `m${i}` }));
@@ -421,10 +421,14 @@ describe('OpenAIConversationsSession', () => {
         return new Response(JSON.stringify(json), { status: answer.status, headers: { 'content-type': 'application/json' } });
       };
       const reader = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: await writer.getSessionId(), fetch: without });
+      // And a server whose pages are shorter than asked (at most 30 items).
+      const capped = (u, init) => without(u.replace(/limit=\d+/, (l) => `limit=${Math.min(30, Number(l.slice(6)))}`), init);
+      const short = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: await writer.getSessionId(), fetch: capped });
       const text = (list) => list.map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
-      return { all: text(await reader.getItems()), newest: text(await reader.getItems(120)) };
+      return { all: text(await reader.getItems()), newest: text(await reader.getItems(120)), short: text(await short.getItems()) };
     }, { url: server.url });
     assert.equal(r.all.length, 150);
+    assert.deepEqual(r.short, r.all, 'pages shorter than asked are read to the end too');
     assert.equal(r.all.at(-1), 'm149');
     assert.equal(r.newest.length, 120);
     assert.deepEqual([r.newest[0], r.newest.at(-1)], ['m30', 'm149']);
