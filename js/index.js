@@ -46,7 +46,8 @@ const WRITES = {
   applyHistoryMutations: () => ({ type: 'replace', change: 'mutations' }),
   replaceHistory: () => ({ type: 'replace', change: 'history' }),
   replaceHistoryWithCompaction: () => ({ type: 'replace', change: 'compaction' }),
-  update: (_, fields) => ({ type: 'update', fields }),
+  // (`false`: nothing written, a session that does not exist left so; the caller gets `undefined`.)
+  update: (wrote, fields) => (wrote === false ? null : { type: 'update', fields }),
   storeRunUsage: () => ({ type: 'update', fields: ['usage'] }),
   switchBranch: (_, branchId) => ({ type: 'branch', change: 'switch', branchId }),
   createBranchFromTurn: (branchId) => ({ type: 'branch', change: 'create', branchId }),
@@ -109,7 +110,7 @@ function withEvents(Base, emit) {
         }
         const event = describe(result, taken);
         if (event) emit(this, { ...event, sessionId: this.sessionId, branch: this.currentBranch });
-        return result;
+        return name === 'update' ? undefined : result;
       },
     });
   }

@@ -220,10 +220,10 @@ impl SessionState for MemorySessionState {
         ))
     }
 
-    async fn update(&self, changes: Changes) -> Result<()> {
+    async fn update(&self, changes: Changes) -> Result<bool> {
         changes.apply(&self.metadata);
         self.updated.set(true);
-        Ok(())
+        Ok(true)
     }
 
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {

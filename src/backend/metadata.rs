@@ -28,13 +28,15 @@ impl Changes {
         self.fields.is_empty()
     }
 
-    /// Sets the changed fields on a stored record object.
-    pub fn apply(&self, stored: &JsValue) {
+    /// Sets the changed fields on a stored record object: whether it set any (a title whose
+    /// `expectedTitle` no longer holds is not set).
+    pub fn apply(&self, stored: &JsValue) -> bool {
         let current_title = || js::get(stored, "title").ok().and_then(|t| t.as_string());
         let title_moved = self
             .expected_title
             .as_ref()
             .is_some_and(|expected| expected.as_string() != current_title());
+        let mut set = false;
         for (key, value) in &self.fields {
             if *key == "title" && title_moved {
                 continue;
@@ -42,7 +44,9 @@ impl Changes {
             // The stored object is IndexedDB's own copy (or this library's): setting a field
             // touches nothing else.
             let _ = js_sys::Reflect::set(stored, &JsValue::from_str(key), value);
+            set = true;
         }
+        set
     }
 }
 

@@ -63,7 +63,8 @@ pub trait SessionState: 'static {
     /// `getInfo()`.
     async fn info(&self) -> Result<JsValue>;
     /// `update()`, checked and copied.
-    async fn update(&self, changes: Changes) -> Result<()>;
+    /// Whether it wrote: not to a session that does not exist when it sets nothing.
+    async fn update(&self, changes: Changes) -> Result<bool>;
     /// Appends items already copied and checked, each with whether it opens a turn.
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()>;
     async fn pop_item(&self) -> Result<Option<JsValue>>;

@@ -129,7 +129,7 @@ impl SessionState for Store {
     async fn info(&self) -> Result<JsValue> {
         on_backend!(self, s => s.info().await)
     }
-    async fn update(&self, changes: Changes) -> Result<()> {
+    async fn update(&self, changes: Changes) -> Result<bool> {
         on_backend!(self, s => s.update(changes).await)
     }
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {

@@ -543,7 +543,11 @@ impl Session {
             &self.state,
             "update",
             || take_changes(&changes),
-            async |s, changes| s.update(changes).await.map(|()| JsValue::UNDEFINED),
+            // `false` (for the change event, which the entry leaves out) where it wrote nothing.
+            async |s, changes| match s.update(changes).await? {
+                true => Ok(JsValue::UNDEFINED),
+                false => Ok(JsValue::FALSE),
+            },
         )
     }
 

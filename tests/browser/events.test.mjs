@@ -511,3 +511,34 @@ test('watchSessions: a change held back while the sessions were read reaches the
   }, fresh('watch-after-ready'));
   assert.deepEqual(r, { sidebar: ['seed'], heard: [['created', 'late', true]] });
 });
+
+test('update() of a session that does not exist, whose expectedTitle does not hold, writes nothing and tells nothing: no empty session appears in any list', async () => {
+  const { page, context } = await openHarness(env);
+  const id = fresh('ghost');
+  const r = await page.evaluate(async (id) => {
+    const seen = [];
+    const stop = lib.watchSessions({}, (event) => seen.push([event.type, event.sessionId]));
+    await stop.ready;
+    const session = new lib.IndexedDbSession(id);
+    const heard = [];
+    session.subscribe((event) => heard.push(event.type));
+    // A title made for a chat deleted meanwhile: its condition names the title it had.
+    const returned = await session.update({ title: 'Made too late', expectedTitle: 'my first question' });
+    await new Promise((ok) => setTimeout(ok, 100));
+    const listedBefore = (await lib.listSessions()).some((s) => s.sessionId === id);
+    const heardBefore = [...heard];
+    // A session named before its first message is made, as before.
+    await session.update({ title: 'Named first', expectedTitle: null });
+    await new Promise((ok) => setTimeout(ok, 100));
+    const listed = (await lib.listSessions()).find((s) => s.sessionId === id);
+    stop();
+    return { returned: returned === undefined, listedBefore, heardBefore, heard, title: listed?.title, seen: seen.filter(([, s]) => s === id).map(([t]) => t) };
+  }, id);
+  assert.equal(r.returned, true, 'update() resolves to undefined');
+  assert.equal(r.listedBefore, false, 'no empty session made');
+  assert.deepEqual(r.heardBefore, [], 'and no event for it');
+  assert.deepEqual(r.heard, ['update']);
+  assert.equal(r.title, 'Named first');
+  assert.deepEqual(r.seen, ['created']);
+  await context.close();
+});

@@ -383,7 +383,7 @@ pub async fn update(
     branch: Option<&str>,
     changes: &Changes,
     now: f64,
-) -> Result<()> {
+) -> Result<bool> {
     let tx = t
         .begin_over(
             conn,
@@ -396,13 +396,18 @@ pub async fn update(
         if let Some(branch) = branch {
             super::branches::check_own(tx, t, branch).await?;
         }
-        let record = match read_record(tx, t.session_id).await? {
-            Some(r) => r,
-            None => StoredRecord::new(t.session_id, t.user_id, now),
+        let (record, new) = match read_record(tx, t.session_id).await? {
+            Some(r) => (r, false),
+            None => (StoredRecord::new(t.session_id, t.user_id, now), true),
         };
         record.check_owner(t.user_id)?;
-        changes.apply(&record.stored);
-        write_record(tx, &record)
+        // A session is made only by a change it takes: not by a title whose `expectedTitle`
+        // does not hold (one made for a chat deleted meanwhile would bring it back, empty).
+        if !changes.apply(&record.stored) && new {
+            return Ok(false);
+        }
+        write_record(tx, &record)?;
+        Ok(true)
     })
     .await
 }

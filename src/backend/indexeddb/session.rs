@@ -180,7 +180,7 @@ impl SessionState for IdbSessionState {
         branches::info(&conn, &self.target(), &self.branch()).await
     }
 
-    async fn update(&self, changes: Changes) -> Result<()> {
+    async fn update(&self, changes: Changes) -> Result<bool> {
         let branch = (!self.on_main()).then(|| self.branch());
         let conn = self.connection().await?;
         ops::update(&conn, &self.target(), branch.as_deref(), &changes, now()).await
