@@ -488,6 +488,8 @@ export async function storageEstimate(options = {}) {
 export async function importSessions(source, options) {
   const dbName = optionsOf(options, 'importSessions').dbName ?? 'agent-sessions';
   const synced = mayKeepSyncState(); // whether there is sync state to forget, asked once
+  // (Not awaited by an import that fails first.)
+  synced.catch(() => {});
   return importBackup(source, options, {
     written: async (sessionId, userId) => {
       publish(dbName, { type: 'replace', change: 'import', sessionId, userId });

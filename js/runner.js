@@ -571,8 +571,9 @@ class Runner extends WasmRunner {
     let cancelled = false;
     let stop = null; // { error } once the caller aborted (see below)
     const push = (event) => {
-      // (Nothing the run does after a Stop is told: the loop ends there.)
-      if (stopped || stop) return;
+      // (Nothing the run does after a Stop is told, but that it completed, where the Stop came
+      // too late to keep it from saving: the loop ends there.)
+      if (stopped || (stop && event.type !== 'done')) return;
       pending.push(event);
       wake?.();
     };
@@ -630,11 +631,12 @@ class Runner extends WasmRunner {
         while (!stopped) {
           if (pending.length > 0) {
             yield pending.shift();
+          } else if (ended && 'result' in ended) {
+            return;
           } else if (stop) {
             throw stop.error;
           } else if (ended) {
-            if ('error' in ended) throw ended.error;
-            return;
+            throw ended.error;
           } else {
             await new Promise((resolve) => {
               wake = resolve;

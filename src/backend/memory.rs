@@ -221,7 +221,10 @@ impl SessionState for MemorySessionState {
     }
 
     async fn update(&self, changes: Changes) -> Result<bool> {
-        changes.apply(&self.metadata);
+        // As a stored session: one never written is not made by an update that sets nothing.
+        if !changes.apply(&self.metadata) && !self.written() {
+            return Ok(false);
+        }
         self.updated.set(true);
         Ok(true)
     }

@@ -532,8 +532,18 @@ test('update() of a session that does not exist, whose expectedTitle does not ho
     await new Promise((ok) => setTimeout(ok, 100));
     const listed = (await lib.listSessions()).find((s) => s.sessionId === id);
     stop();
-    return { returned: returned === undefined, listedBefore, heardBefore, heard, title: listed?.title, seen: seen.filter(([, s]) => s === id).map(([t]) => t) };
+    // A MemorySession alike: nothing written, nothing told.
+    const memory = new lib.MemorySession();
+    const told = [];
+    memory.subscribe((event) => told.push(event.type));
+    await memory.update({ title: 'Made too late', expectedTitle: 'my first question' });
+    const untouched = (await memory.getInfo()).updatedAt;
+    await memory.update({ title: 'Named first', expectedTitle: null });
+    return { returned: returned === undefined, listedBefore, heardBefore, heard, title: listed?.title, seen: seen.filter(([, s]) => s === id).map(([t]) => t), told, untouched, memoryTitle: (await memory.getInfo()).title };
   }, id);
+  assert.deepEqual(r.told, ['update'], 'the MemorySession told only the update that set something');
+  assert.equal(r.untouched, null);
+  assert.equal(r.memoryTitle, 'Named first');
   assert.equal(r.returned, true, 'update() resolves to undefined');
   assert.equal(r.listedBefore, false, 'no empty session made');
   assert.deepEqual(r.heardBefore, [], 'and no event for it');
