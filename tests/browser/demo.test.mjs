@@ -1720,18 +1720,29 @@ async function holdChat(page, id) {
   }, { id });
 }
 
+/** Waits until `page` says its reply waits for the one another tab is writing. */
+function waitingBehindOtherTab(page) {
+  return page.waitForFunction(() => /Waiting for the reply being written in another tab/.test(document.getElementById('status').textContent), null, { timeout: 10000 });
+}
+
+/** Says a first message in a new chat, has a second tab hold the chat's lock (as a reply
+ * written there would), then sends `text`, which waits behind that tab. */
+async function sendBehindOtherTab(page, context, text) {
+  await say(page, 'my hobby is chess');
+  await settled(page);
+  const id = await currentSessionId(page);
+  const other = await openTab(context);
+  await holdChat(other, id);
+  await page.fill('#input', text);
+  await page.press('#input', 'Enter');
+  await waitingBehindOtherTab(page);
+  return { id, other };
+}
+
 test('Stop while another tab holds the chat: nothing was saved, and the message is back in the input box, before what was typed there meanwhile', async () => {
   const { context, page } = await openDemo();
   try {
-    await say(page, 'my hobby is chess');
-    await settled(page);
-    const id = await currentSessionId(page);
-    // Another tab holds the chat's lock, as its own reply would.
-    const other = await openTab(context);
-    await holdChat(other, id);
-    await page.fill('#input', 'tell me a story');
-    await page.press('#input', 'Enter');
-    await page.waitForFunction(() => /Waiting for the reply being written in another tab/.test(document.getElementById('status').textContent), null, { timeout: 10000 });
+    const { id } = await sendBehindOtherTab(page, context, 'tell me a story');
     assert.equal(await page.isEnabled('#stop'), true);
     // The box stays usable while the reply waits: a draft typed there is kept too.
     await page.fill('#input', 'a draft typed meanwhile');
@@ -1750,15 +1761,8 @@ test('Stop while another tab holds the chat: nothing was saved, and the message 
 test('a message sent while another tab writes a reply that hands the chat to the Trip planner is answered by the Trip planner, and labelled so', async () => {
   const { context, page } = await openDemo();
   try {
-    await say(page, 'my hobby is chess');
-    await settled(page);
-    const id = await currentSessionId(page);
     // Another tab writes a reply in the chat (it holds the chat's lock), which hands it over.
-    const other = await openTab(context);
-    await holdChat(other, id);
-    await page.fill('#input', 'what is my hobby?');
-    await page.press('#input', 'Enter');
-    await page.waitForFunction(() => /Waiting for the reply being written in another tab/.test(document.getElementById('status').textContent), null, { timeout: 10000 });
+    const { id, other } = await sendBehindOtherTab(page, context, 'what is my hobby?');
     await lib(other, async ({ lib, dbName, id }) => {
       const call = { type: 'function_call', callId: 'h1', name: 'transfer_to_trip_planner', arguments: '{}', status: 'completed' };
       const done = { type: 'function_call_result', callId: 'h1', name: 'transfer_to_trip_planner', status: 'completed', output: { type: 'text', text: '{"assistant":"Trip planner"}' } };
@@ -1787,7 +1791,7 @@ test('Stop on an edit sent while another tab holds the chat: the chat stays on i
     await page.click('#messages .msg[data-turn="1"] .msg-edit');
     await page.fill('#messages .msg-editor textarea', 'my hobby is go');
     await page.press('#messages .msg-editor textarea', 'Enter');
-    await page.waitForFunction(() => /Waiting for the reply being written in another tab/.test(document.getElementById('status').textContent), null, { timeout: 10000 });
+    await waitingBehindOtherTab(page);
     await page.click('#stop');
     await idle(page);
     assert.deepEqual(await rendered(page), original, 'the version the chat was on');
