@@ -34,6 +34,14 @@ export function callListener(fn, event) {
   }
 }
 
+/** The channel of `dbName`'s events. In Node (a test run over an IndexedDB written in JS), an
+ * open channel would keep the process alive after its work is done: there it does not. */
+function channelOf(dbName) {
+  const channel = new BroadcastChannel(PREFIX + dbName);
+  channel.unref?.();
+  return channel;
+}
+
 /** Events waiting to be posted, per database, in commit order. */
 const outbox = new Map();
 let flushing = false;
@@ -50,7 +58,7 @@ function flush() {
     }
     let channel = senders.get(dbName);
     if (!channel) {
-      channel = new BroadcastChannel(PREFIX + dbName);
+      channel = channelOf(dbName);
       senders.set(dbName, channel);
     }
     channel.postMessage(events);
@@ -72,6 +80,8 @@ function inTask(fn) {
   if (!wake) {
     const { port1, port2 } = new MessageChannel();
     port1.onmessage = () => tasks.shift()?.();
+    // (In Node, the port would keep the process alive once its work is done.)
+    port1.unref?.();
     wake = port2;
   }
   tasks.push(fn);
@@ -115,7 +125,7 @@ function dispatch(receiver, events) {
 function listen(dbName, entry) {
   let receiver = receivers.get(dbName);
   if (!receiver) {
-    const channel = hasChannels ? new BroadcastChannel(PREFIX + dbName) : null;
+    const channel = hasChannels ? channelOf(dbName) : null;
     receiver = { channel, entries: new Set() };
     if (channel) channel.onmessage = (message) => dispatch(receiver, Array.isArray(message.data) ? message.data : []);
     receivers.set(dbName, receiver);

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { cp, mkdtemp, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
@@ -192,6 +193,36 @@ console.log(JSON.stringify(out));
     );
     const { stdout } = await exec(process.execPath, [script], { cwd: app, timeout: 60_000 });
     assert.deepEqual(JSON.parse(stdout), { finalOutput: 'Hello from Node.', memory: ['user', 'assistant'], indexedDb: 'STORAGE_UNAVAILABLE', search: 'INVALID_OPTIONS' });
+  });
+
+  test('Node with an IndexedDB written in JS (fake-indexeddb, as app tests use): sessions are stored and watched, and the process ends by itself when its work is done, a watch still open', async () => {
+    const app = installs['vite-app'];
+    const script = join(app, 'in-node-idb.mjs');
+    const fake = pathToFileURL(join(root, 'node_modules/fake-indexeddb/auto/index.mjs')).href;
+    await writeFile(
+      script,
+      `import ${JSON.stringify(fake)};
+import { IndexedDbSession, listSessions, watchSessions } from 'agent-sessions';
+const heard = [];
+const watch = watchSessions({ userId: 'ann' }, (e) => heard.push(e.type + ' ' + e.change));
+await watch.ready;
+const session = new IndexedDbSession('chat', { userId: 'ann' });
+await session.addItems([{ role: 'user', content: 'hello from Node' }, { role: 'assistant', content: 'hi' }]);
+const popped = await session.popItem();
+const listed = (await listSessions({ userId: 'ann' })).map((s) => [s.sessionId, s.title, s.itemCount]);
+const items = await session.getItems();
+await new Promise((heardAll) => setTimeout(heardAll, 50));
+console.log(JSON.stringify({ items, popped, listed, heard }));
+`,
+    );
+    // A process kept alive (an open channel or port) would be killed at the timeout: a failure.
+    const { stdout } = await exec(process.execPath, [script], { cwd: app, timeout: 30_000 });
+    assert.deepEqual(JSON.parse(stdout), {
+      items: [{ role: 'user', content: 'hello from Node' }],
+      popped: { role: 'assistant', content: 'hi' },
+      listed: [['chat', 'hello from Node', 1]],
+      heard: ['created add', 'updated pop'],
+    });
   });
 
   test('a plain page imports the bare name through an import map, no bundler', async () => {
