@@ -373,7 +373,9 @@ export class EncryptedSession {
     const key = await this.#sessionKey();
     const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
     const skipped = opened.filter((o) => o === null).length;
-    if (history && skipped < opened.length) this.#keyFits = true;
+    // A read that opens none of the encrypted items it got (another object gave the history a
+    // new key since this one's check) has the next write check the key again.
+    if (history) this.#keyFits = skipped < opened.length || (this.#keyFits && !stored.some((s) => s?.__enc === 1));
     this.lastSkipped = skipped;
     if (skipped && this.#onUndecryptable) {
       try {
@@ -653,6 +655,7 @@ export class EncryptedSession {
       }
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
       const expected = options?.expectedItems;
+      let hidden = false;
       notTooLong(items, 'items', 'INVALID_ITEM');
       notTooLong(expected, 'options.expectedItems', 'INVALID_OPTIONS');
       if (expected !== undefined && expected !== null && !Array.isArray(expected)) {
@@ -683,8 +686,18 @@ export class EncryptedSession {
             return false; // (stored in clear as JSON cannot write it: not what was read)
           }
         };
-        if (!same(shown(false)) && !same(shown(true))) {
-          throw sessionError('SUFFIX_MISMATCH', `replaceHistory: session "${this.#sessionId}" no longer holds exactly options.expectedItems (written to since they were read); nothing changed`);
+        if (!same(shown(true))) {
+          if (!same(shown(false))) {
+            throw sessionError('SUFFIX_MISMATCH', `replaceHistory: session "${this.#sessionId}" no longer holds exactly options.expectedItems (written to since they were read); nothing changed`);
+          }
+          // What was read left out items this key does not open. None of the encrypted ones
+          // opening is a wrong key (its read was empty): replacing would delete the history.
+          const sealed = stored.filter((s, i) => s?.__enc === 1 && opened[i] === null).length;
+          if (sealed && !opened.some((o) => o !== null)) {
+            throw sessionError('INVALID_KEY', `replaceHistory: none of the ${sealed} encrypted items of session "${this.#sessionId}" decrypts with this key (a wrong key or passphrase), so options.expectedItems cannot name them; nothing changed`);
+          }
+          // The others are kept in the archive, as they are stored, unless told otherwise.
+          hidden = true;
         }
       }
       // When each item was added: those shown in the history keep theirs. Items repeated (a
@@ -707,8 +720,8 @@ export class EncryptedSession {
       const sealed = await this.#sealAll(key, items, at);
       // Archived by default only when every item replaced is under this key: a history in clear
       // (encrypted in place) or under another key (a new key given) would stay in the archive
-      // as it was.
-      const archive = options?.archive ?? opened.every((o) => o !== null);
+      // as it was. Also when the items expected left some out: the caller never saw them.
+      const archive = options?.archive ?? (hidden || opened.every((o) => o !== null));
       await this.#inner.replaceHistory(sealed, { archive, ...(Array.isArray(expected) ? { expectedItems: stored } : {}) });
     });
   }
@@ -757,6 +770,7 @@ export class EncryptedSession {
   }
 
   #closed = false;
+  #closing;
   /** The removals of the listeners given to `subscribe`. */
   #stops = new Set();
 
@@ -764,7 +778,8 @@ export class EncryptedSession {
    * where bytes were given) and closes the wrapped session; any later call rejects with
    * `CLOSED`. */
   close() {
-    if (this.#closed) return Promise.resolve();
+    // (A second call resolves with the first: when every earlier call is done.)
+    if (this.#closed) return this.#closing;
     endListeners(this.#stops);
     const run = this.#serial(() => {
       if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);
@@ -772,6 +787,7 @@ export class EncryptedSession {
       return this.#inner.close?.();
     });
     this.#closed = true;
+    this.#closing = run;
     return run;
   }
 }

@@ -392,7 +392,7 @@ test('a session whose record alone is over a MiB (a large state) is exported who
   assert.equal(r.same, true, 'items, metadata and state as they were');
 });
 
-test('an encrypted session is imported only under its own id: where that id is taken, it fails with IMPORT_INVALID instead of coming in renamed and unreadable', async () => {
+test('an encrypted session (its history sealed, or only its archive) is imported only under its own id: where that id is taken, it fails with IMPORT_INVALID instead of coming in renamed and unreadable', async () => {
   const { page } = await openHarness(env);
   await helpers(page);
   const r = await page.evaluate(async () => {
@@ -400,11 +400,16 @@ test('an encrypted session is imported only under its own id: where that id is t
     const from = { dbName: 'enc-backup-from', userId: 'ann' };
     await new lib.EncryptedSession(new lib.IndexedDbSession('chat', from), { key }).addItems([{ role: 'user', content: 'sealed' }]);
     await new lib.IndexedDbSession('plain', from).addItems([{ role: 'user', content: 'open' }]);
+    // One whose sealed items are all in its archive (its history replaced by nothing).
+    const archivedOnly = new lib.EncryptedSession(new lib.IndexedDbSession('vault', from), { key });
+    await archivedOnly.addItems([{ role: 'user', content: 'kept in the archive' }]);
+    await archivedOnly.replaceHistory([]);
     const text = await backupText(from);
     const out = {};
     // Where the id is free, it comes in and opens with its key.
     const free = { dbName: 'enc-backup-free', userId: 'ann' };
     out.free = (await lib.importSessions(text, free)).imported.sort();
+    out.archived = (await new lib.EncryptedSession(new lib.IndexedDbSession('vault', free), { key }).getArchivedItems()).map((i) => i.content);
     out.readable = (await new lib.EncryptedSession(new lib.IndexedDbSession('chat', free), { key }).getItems()).map((i) => i.content);
     // Where Bob has a "chat" (an import never touches another user's session: it renames), and
     // where Ann's own "chat" is asked to be renamed.
@@ -420,13 +425,14 @@ test('an encrypted session is imported only under its own id: where that id is t
     }
     return out;
   });
-  assert.deepEqual(r.free, ['chat', 'plain']);
+  assert.deepEqual(r.free, ['chat', 'plain', 'vault']);
   assert.deepEqual(r.readable, ['sealed']);
+  assert.deepEqual(r.archived, ['kept in the archive']);
   assert.deepEqual(r.bob.failed, [['IMPORT_INVALID', 'number', 'chat', true]]);
-  assert.deepEqual(r.bob.ids, ['chat', 'plain'], "Bob's chat untouched, no renamed copy");
-  assert.deepEqual(r.rename.failed, [['IMPORT_INVALID', 'number', 'chat', true]]);
+  assert.deepEqual(r.bob.ids, ['chat', 'plain', 'vault'], "Bob's chat untouched, no renamed copy");
+  assert.deepEqual(r.rename.failed, [['IMPORT_INVALID', 'number', 'chat', true], ['IMPORT_INVALID', 'number', 'vault', true]]);
   assert.deepEqual(r.rename.renamed, [{ from: 'plain', sessionId: 'plain-2' }], 'a plain session is renamed as before');
-  assert.deepEqual(r.rename.ids, ['chat', 'plain', 'plain-2']);
+  assert.deepEqual(r.rename.ids, ['chat', 'plain', 'plain-2', 'vault']);
 });
 
 test('a session indexed with its tool calls (index.tools) is found by the same words after a round trip; one indexed without is not', async () => {

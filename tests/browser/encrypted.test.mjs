@@ -1330,6 +1330,76 @@ test('a key that opens only the archive (the history since given a new key) writ
   assert.deepEqual(r.items, ['summary']);
 });
 
+test('an object open while another gives the history a new key refuses to write after its next read: its turn is not left under the old key', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-rekeyed-${Math.random()}`;
+    const inner = new lib.IndexedDbSession('chat', { dbName });
+    const oldKey = key();
+    const newKey = key();
+    // Open in one tab: it has written, so its key was seen to fit.
+    const old = new lib.EncryptedSession(inner, { key: oldKey });
+    await old.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]);
+    // Another tab gives the history a new key.
+    const renewed = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName }), { key: newKey });
+    await renewed.replaceHistory(await old.getItems());
+    // The first tab reads (as a run does before it saves), then writes its turn.
+    const read = await old.getItems();
+    const skipped = old.lastSkipped;
+    const write = await code(old.addItems([{ role: 'user', content: 'q2' }]));
+    const items = (await new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName }), { key: newKey }).getItems()).map((i) => i.content);
+    return { read, skipped, write, items };
+  });
+  assert.deepEqual(r.read, []);
+  assert.equal(r.skipped, 2);
+  assert.equal(r.write, 'SessionError INVALID_KEY');
+  assert.deepEqual(r.items, ['q1', 'a1'], 'the history stays whole under its new key');
+});
+
+test('replaceHistory with expectedItems under a wrong key (whose read was empty) changes nothing; items the read left out are archived, not deleted', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-replace-hidden-${Math.random()}`;
+    const inner = new lib.IndexedDbSession('chat', { dbName });
+    const right = key();
+    await new lib.EncryptedSession(inner, { key: right }).addItems([{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }]);
+    // A mistyped passphrase: the read is empty, and an edit made from it expects that.
+    const wrong = new lib.EncryptedSession(inner, { key: key() });
+    const read = await wrong.getItems();
+    const replaced = await code(wrong.replaceHistory([...read, { role: 'user', content: 'new' }], { expectedItems: read }));
+    const kept = (await new lib.EncryptedSession(inner, { key: right }).getItems()).map((i) => i.content);
+    // A tab that writes in clear (it does not know of the encryption yet) adds an item this
+    // key cannot open; a replacement expecting what the key reads archives it.
+    await new lib.IndexedDbSession('chat', { dbName }).addItems([{ role: 'user', content: 'written in clear' }]);
+    const session = new lib.EncryptedSession(inner, { key: right });
+    const shown = await session.getItems();
+    await session.replaceHistory([{ role: 'user', content: 'summary' }], { expectedItems: shown });
+    const archived = (await inner.getArchivedItems()).filter((i) => i.__enc !== 1);
+    return { read, replaced, kept, items: (await session.getItems()).map((i) => i.content), archived };
+  });
+  assert.deepEqual(r.read, []);
+  assert.equal(r.replaced, 'SessionError INVALID_KEY');
+  assert.deepEqual(r.kept, ['q', 'a'], 'the history is whole');
+  assert.deepEqual(r.items, ['summary']);
+  assert.deepEqual(r.archived, [{ role: 'user', content: 'written in clear' }], 'the item the read left out is kept in the archive');
+});
+
+test('close() called twice: the second resolves, as the first, once every earlier call is done', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-close-twice-${Math.random()}`;
+    const session = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName }), { key: key() });
+    let written = false;
+    session.addItems([{ role: 'user', content: 'q' }]).then(() => (written = true));
+    const first = session.close();
+    await session.close();
+    const afterSecond = written;
+    await first;
+    return { afterSecond };
+  });
+  assert.equal(r.afterSecond, true);
+});
+
 test('device-key options that are not an object (a user id given alone) are refused, never taken for the key of the sessions without a user', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {

@@ -542,9 +542,10 @@ pub async fn restore(
 ) -> std::result::Result<Restored, RestoreError> {
     let checked = check(lines, numbers)?;
     // An EncryptedSession's items are sealed with a key made from the session id, and bound to
-    // it: renamed, the session could never be read again.
+    // it: renamed, the session could never be read again (its history, or only its archive,
+    // as after a compaction to nothing).
     let sealed = checked.rows.iter().any(|(store, row)| {
-        *store == MESSAGES_STORE
+        [MESSAGES_STORE, ARCHIVE_STORE].contains(store)
             && js::get(row, "item")
                 .is_ok_and(|item| js::get(&item, "__enc").is_ok_and(|e| e.is_truthy()))
     });
