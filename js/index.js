@@ -417,15 +417,28 @@ export async function repairSession(sessionId, options) {
   return report;
 }
 
+/** The item count and turn count of the branch a stored session record is on, as its `getInfo()`
+ * gives them: `main`'s are the record's; another branch shows the items from where the first
+ * branch of its chain (its `base`s) starts to its own end. */
+function shownCounts(r) {
+  const entries = Array.isArray(r.branches) ? r.branches : [];
+  const on = r.currentBranch && r.currentBranch !== 'main' && entries.find((e) => e?.id === r.currentBranch);
+  if (!on) return [r.itemCount, r.lastTurn];
+  let root = on;
+  for (let n = 0; root && root.base != null && n <= entries.length; n++) root = root.base === 'main' ? { first: r.firstSeq } : entries.find((e) => e?.id === root.base);
+  const count = on.next - root?.first;
+  return [count >= 0 ? count : null, on.lastTurn];
+}
+
 /** A stored session record as `listSessions` reports it: the public fields and the metadata a
  * sidebar shows, renamed; a field the record lacks is `null` (the branch: `'main'`). */
-const sessionInfo = (r) => ({
+const sessionInfo = (r, [itemCount, turnCount] = shownCounts(r)) => ({
   sessionId: r.id ?? null,
   userId: r.userId ?? null,
   createdAt: r.createdAt ?? null,
   updatedAt: r.updatedAt ?? null,
-  itemCount: r.itemCount ?? null,
-  turnCount: r.lastTurn ?? null,
+  itemCount: itemCount ?? null,
+  turnCount: turnCount ?? null,
   title: r.title ?? null,
   summary: r.summary ?? null,
   currentBranch: r.currentBranch ?? 'main',
@@ -433,7 +446,7 @@ const sessionInfo = (r) => ({
 });
 
 export async function listSessions(options) {
-  return (await sessionRecords(options)).map(sessionInfo);
+  return (await sessionRecords(options)).map((r) => sessionInfo(r));
 }
 
 export function watchSessions(options, listener) {

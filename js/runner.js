@@ -245,18 +245,26 @@ function pastSessionTools(session, { count, turnsPerSession }) {
         }
         const known = new Map(list.map((s) => [s.sessionId, s]));
         if (!list.length) return { query, sessions };
-        // Only the other sessions are searched: this one's hits would take the places of theirs.
-        const hits = await searchSessions({ dbName: where.dbName, userId: where.userId, query, limit: 200, sessionIds: [...known.keys()] });
         const matched = new Map();
         const views = new Map();
-        for (const hit of hits) {
-          const s = known.get(hit.sessionId);
-          if (!s || (!matched.has(hit.sessionId) && matched.size === count)) continue;
-          if (!views.has(s)) views.set(s, await shown(where, s));
-          if (!views.get(s)(hit)) continue;
-          if (!matched.has(hit.sessionId)) matched.set(hit.sessionId, new Map());
-          const turns = matched.get(hit.sessionId);
-          if (!turns.has(hit.turn) && turns.size < turnsPerSession) turns.set(hit.turn, hit.snippet);
+        // Only the other sessions are searched: this one's hits would take the places of theirs.
+        // A search that returned all it could (a chat's many hits may have kept others out) is
+        // made again over the sessions it did not reach.
+        let left = [...known.keys()];
+        while (left.length && matched.size < count) {
+          const hits = await searchSessions({ dbName: where.dbName, userId: where.userId, query, limit: 200, sessionIds: left });
+          for (const hit of hits) {
+            const s = known.get(hit.sessionId);
+            if (!s || (!matched.has(hit.sessionId) && matched.size === count)) continue;
+            if (!views.has(s)) views.set(s, await shown(where, s));
+            if (!views.get(s)(hit)) continue;
+            if (!matched.has(hit.sessionId)) matched.set(hit.sessionId, new Map());
+            const turns = matched.get(hit.sessionId);
+            if (!turns.has(hit.turn) && turns.size < turnsPerSession) turns.set(hit.turn, hit.snippet);
+          }
+          if (hits.length < 200) break;
+          const reached = new Set(hits.map((hit) => hit.sessionId));
+          left = left.filter((id) => !reached.has(id));
         }
         for (const [id, turns] of matched) {
           const s = known.get(id);

@@ -41,8 +41,9 @@ export interface SessionInfo {
   userId: string | null;
   createdAt: number;
   updatedAt: number;
+  /** The items the branch it is on (`currentBranch`) shows, as its `getInfo()` there says. */
   itemCount: number;
-  /** Turns that start at a user message. */
+  /** Turns that start at a user message, on that branch. */
   turnCount: number;
   /** By default the first user message, cut to 80 characters; `update({ title })` sets it. */
   title: string | null;

@@ -477,13 +477,24 @@ pub enum Clause {
     /// A term that starts with this (`prefix*`).
     Prefix(String),
     /// Terms that follow each other, in this order (`"quoted words"`, or text of a script written
-    /// without spaces longer than two characters, whose pairs must follow each other).
-    Phrase(Vec<String>),
+    /// without spaces longer than two characters, whose pairs must follow each other), with
+    /// [`Joins`].
+    Phrase(Vec<String>, Joins),
     /// Terms and prefixes that follow each other, in this order: a query word or phrase that a
     /// phrase of whole terms cannot be, since it ends in a prefix (`gpt-4*`) or holds one
     /// character of a script written without spaces (`5月`, `"5月3日"`), which is found inside
-    /// the pairs of the text's run (see [`match_text`]).
-    Run(Vec<Clause>),
+    /// the pairs of the text's run (see [`match_text`]); with [`Joins`].
+    Run(Vec<Clause>, Joins),
+}
+
+/// For each term of a phrase or run after the first, whether it overlaps the one before: the
+/// pairs of one run of a script written without spaces do (`東京都`: `東京`, `京都`). The text's
+/// terms must too, so that two runs that merely share a character (`東京、京都`) are no match.
+pub type Joins = Vec<bool>;
+
+/// The [`Joins`] of `tokens`.
+fn joins(tokens: &[Token]) -> Joins {
+    tokens.windows(2).map(|w| w[1].start < w[0].end).collect()
 }
 
 impl Clause {
@@ -493,8 +504,8 @@ impl Clause {
         match self {
             Clause::Term(t) => vec![(t.as_str(), false)],
             Clause::Prefix(t) => vec![(t.as_str(), true)],
-            Clause::Phrase(ts) => ts.iter().map(|t| (t.as_str(), false)).collect(),
-            Clause::Run(parts) => parts.iter().flat_map(Clause::terms).collect(),
+            Clause::Phrase(ts, _) => ts.iter().map(|t| (t.as_str(), false)).collect(),
+            Clause::Run(parts, _) => parts.iter().flat_map(Clause::terms).collect(),
         }
     }
 }
@@ -531,7 +542,9 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
     for (i, part) in query.split('"').enumerate() {
         // Odd parts are inside quotes (an unclosed quote runs to the end).
         if i % 2 == 1 {
-            let terms: Vec<String> = tokenize(part).into_iter().map(|t| t.term).collect();
+            let tokens = tokenize(part);
+            let joined = joins(&tokens);
+            let terms: Vec<String> = tokens.into_iter().map(|t| t.term).collect();
             match terms.len() {
                 0 => {}
                 1 => push(single(terms.into_iter().next().unwrap_or_default(), false)),
@@ -540,15 +553,18 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
                 _ if terms.iter().any(|t| lone(t)) => {
                     push(Clause::Run(
                         terms.into_iter().map(|t| single(t, false)).collect(),
+                        joined,
                     ));
                 }
-                _ => push(Clause::Phrase(terms)),
+                _ => push(Clause::Phrase(terms, joined)),
             }
             continue;
         }
         for word in part.split_whitespace() {
             let prefix = word.ends_with('*');
-            let terms: Vec<String> = tokenize(word).into_iter().map(|t| t.term).collect();
+            let tokens = tokenize(word);
+            let joined = joins(&tokens);
+            let terms: Vec<String> = tokens.into_iter().map(|t| t.term).collect();
             match terms.len() {
                 0 => {}
                 1 => push(single(terms.into_iter().next().unwrap_or_default(), prefix)),
@@ -562,9 +578,10 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
                             .enumerate()
                             .map(|(i, t)| single(t, prefix && i == n - 1))
                             .collect(),
+                        joined,
                     ));
                 }
-                _ => push(Clause::Phrase(terms)),
+                _ => push(Clause::Phrase(terms, joined)),
             }
         }
     }
@@ -611,13 +628,15 @@ pub fn match_text(text: &str, clauses: &[Clause]) -> Option<Match> {
                 Clause::Prefix(p) => (token.term.starts_with(p.as_str())
                     || (alone && token.term.ends_with(p.as_str())))
                 .then_some(token.end),
-                Clause::Phrase(ts) => {
+                Clause::Phrase(ts, joined) => {
                     let run = tokens.get(i..i + ts.len());
-                    run.filter(|run| run.iter().zip(ts).all(|(a, b)| a.term == *b))
-                        .and_then(|run| run.last())
-                        .map(|last| last.end)
+                    run.filter(|run| {
+                        run.iter().zip(ts).all(|(a, b)| a.term == *b) && joins(run) == *joined
+                    })
+                    .and_then(|run| run.last())
+                    .map(|last| last.end)
                 }
-                Clause::Run(parts) => {
+                Clause::Run(parts, joined) => {
                     let n = parts.len();
                     let run = tokens.get(i..i + n);
                     run.filter(|run| {
@@ -625,6 +644,7 @@ pub fn match_text(text: &str, clauses: &[Clause]) -> Option<Match> {
                             .zip(parts)
                             .enumerate()
                             .all(|(k, (token, part))| in_run(&token.term, part, k, n))
+                            && joins(run) == *joined
                     })
                     .and_then(|run| run.last())
                     .map(|last| last.end)
@@ -1116,33 +1136,37 @@ mod tests {
             parse_query("Hippo \"big grey\" ele*").unwrap(),
             [
                 Term("hippo".into()),
-                Phrase(vec!["big".into(), "grey".into()]),
+                Phrase(vec!["big".into(), "grey".into()], vec![false]),
                 Prefix("ele".into())
             ]
         );
         assert_eq!(parse_query("東京").unwrap(), [Term("東京".into())]);
         assert_eq!(
             parse_query("東京の天気").unwrap(),
-            [Phrase(vec![
-                "東京".into(),
-                "京の".into(),
-                "の天".into(),
-                "天気".into()
-            ])]
+            [Phrase(
+                vec!["東京".into(), "京の".into(), "の天".into(), "天気".into()],
+                vec![true; 3]
+            )]
         );
         assert_eq!(parse_query("東").unwrap(), [Prefix("東".into())]);
         assert_eq!(
             parse_query("e-mail").unwrap(),
-            [Phrase(vec!["e".into(), "mail".into()])]
+            [Phrase(vec!["e".into(), "mail".into()], vec![false])]
         );
         assert_eq!(parse_query("cat cat").unwrap(), [Term("cat".into())]);
         assert_eq!(
             parse_query("gpt-4*").unwrap(),
-            [Run(vec![Term("gpt".into()), Prefix("4".into())])]
+            [Run(
+                vec![Term("gpt".into()), Prefix("4".into())],
+                vec![false]
+            )]
         );
         assert_eq!(
             parse_query("3월").unwrap(),
-            [Run(vec![Term("3".into()), Prefix("월".into())])]
+            [Run(
+                vec![Term("3".into()), Prefix("월".into())],
+                vec![false]
+            )]
         );
         let long = "a".repeat(MAX_QUERY + 1);
         assert_eq!(
@@ -1168,6 +1192,11 @@ mod tests {
         assert!(match_text("今日の東京の天気は晴れ", &q("東京")).is_some());
         assert!(match_text("今日の東京の天気は晴れ", &q("東京の天気")).is_some());
         assert!(match_text("京都の天気", &q("東京")).is_none());
+        // Two runs that share a character are not one run holding the query's.
+        assert!(match_text("東京都を回った", &q("東京都")).is_some());
+        assert!(match_text("東京、京都、大阪を回った", &q("東京都")).is_none());
+        assert!(match_text("東京、京都、大阪を回った", &q("\"東京都\"")).is_none());
+        assert!(match_text("กรุงเทพ", &q("กรุงเทพ")).is_some());
         assert!(match_text("東京", &q("東")).is_some());
         assert!(match_text("Un café crème", &q("cafe")).is_some());
         assert!(match_text("a cafe", &q("café")).is_some());

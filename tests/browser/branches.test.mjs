@@ -77,7 +77,40 @@ test('branching from turn 2 of 5: main keeps its five turns, the branch shows tu
   );
   assert.equal(typeof r.branches[1].createdAt, 'number');
   assert.equal(r.listed.currentBranch, 'turn-2', 'the record remembers the branch');
-  assert.equal(r.listed.itemCount, 11, "listSessions counts main's items");
+  assert.equal(r.listed.itemCount, 4, 'listSessions counts the items of the branch the chat is on');
+});
+
+test('listSessions counts the items and turns of the branch each chat is on, as getInfo() does: after an edit, after an edit of an edit, and back on main', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(
+    async ({ id, chat }) => {
+      const dbName = `list-branch-counts-${Math.random()}`;
+      const s = new lib.IndexedDbSession(id, { dbName, userId: 'ann' });
+      await s.addItems(chat);
+      const listed = async () => {
+        const [row] = await lib.listSessions({ dbName, userId: 'ann' });
+        const info = await new lib.IndexedDbSession(id, { dbName, userId: 'ann', branch: row.currentBranch }).getInfo();
+        return { branch: row.currentBranch, listed: [row.itemCount, row.turnCount], info: [info.itemCount, info.turnCount] };
+      };
+      const out = {};
+      // An edit of turn 2, answered.
+      await s.createBranchFromTurn(2);
+      await s.addItems([{ role: 'user', content: 'q2 edited' }, { role: 'assistant', content: 'a2 again' }]);
+      out.edit = await listed();
+      // An edit of that edit's turn 2: a branch of a branch.
+      await s.createBranchFromTurn(2);
+      await s.addItems([{ role: 'user', content: 'q2 edited twice' }]);
+      out.twice = await listed();
+      await s.switchBranch('main');
+      out.main = await listed();
+      return out;
+    },
+    { id: fresh('list-counts'), chat: turns(4) },
+  );
+  assert.deepEqual(r.edit, { branch: 'turn-2', listed: [4, 2], info: [4, 2] });
+  assert.deepEqual(r.twice.listed, r.twice.info);
+  assert.deepEqual(r.twice.listed, [3, 2]);
+  assert.deepEqual(r.main, { branch: 'main', listed: [8, 4], info: [8, 4] });
 });
 
 test('creating and deleting branches, rewrites and the archive load the second module and keep the call order; offline, MODULE_UNAVAILABLE and nothing written', async () => {

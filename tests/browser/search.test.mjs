@@ -763,6 +763,30 @@ test('bad input: long queries, a missing userId, bad limits, non-string queries'
   assert.equal(r.idObject, 'SessionError INVALID_OPTIONS');
 });
 
+test('search_past_sessions finds every earlier chat that matches, also when one of them says the word more often than one search returns hits', async () => {
+  const { page } = await openHarness(env);
+  model.reset();
+  model.script({ calls: [{ name: 'search_past_sessions', arguments: { query: 'volcano' } }] }, { text: 'done' });
+  const r = await page.evaluate(
+    async ({ url }) => {
+      const dbName = 'past-tools-many-hits';
+      const write = async (id, items) => new lib.IndexedDbSession(id, { dbName, userId: 'ann' }).addItems(items);
+      await write('ann-old', [{ role: 'user', content: 'Tell me about the volcano in Iceland' }, { role: 'assistant', content: 'Eyjafjallajökull erupted in 2010.' }]);
+      // A later chat with more hits than a search returns, each ranked above the old chat's.
+      await write('ann-long', Array.from({ length: 210 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `volcano ${i}` })));
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'a', model: 'm', pastSessions: true });
+      const result = await runner.run(agent, 'which volcano did we talk about?', { session: new lib.IndexedDbSession('ann-now', { dbName, userId: 'ann' }) });
+      return result.finalOutput;
+    },
+    { url: model.url },
+  );
+  assert.equal(r, 'done');
+  const told = model.requests.at(-1).body.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content));
+  assert.deepEqual(told[0].sessions.map((s) => s.session_id), ['ann-long', 'ann-old']);
+  assert.deepEqual(told[0].sessions[1].turns, [{ turn: 1, user: 'Tell me about the volcano in Iceland', match: 'Tell me about the volcano in Iceland' }]);
+});
+
 test('the past-session tools, against the test model server: the user’s sessions only, and nothing about others', async () => {
   const { page } = await openHarness(env);
   model.reset();
