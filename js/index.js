@@ -10,6 +10,9 @@ import { optionsOf, sessionError } from './errors.js';
 import { copiedArguments } from './copy.js';
 import { forgetSyncState, mayKeepSyncState, sessionLockName, withoutSyncRound } from './sync.js';
 import { extras, memory } from './load_extras.js';
+import { installGivenUp } from './given_up.js';
+
+installGivenUp();
 
 await init({ module_or_path: sessionsWasm });
 

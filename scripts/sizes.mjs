@@ -16,13 +16,13 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 111.5 * KIB, target: 55 * KIB },
-  'index.js': { budget: 23 * KIB },
+  'agent_sessions_bg.wasm': { budget: 112 * KIB, target: 55 * KIB },
+  'index.js': { budget: 23.5 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 126.5 * KIB },
   'extras.js': { budget: 3.7 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 54 * KIB },
   'memory.js': { budget: 3.2 * KIB },
-  'agent_sessions_runner_bg.wasm': { budget: 137.5 * KIB, target: 64 * KIB },
+  'agent_sessions_runner_bg.wasm': { budget: 138 * KIB, target: 64 * KIB },
   'runner.js': { budget: 11 * KIB },
 };
 

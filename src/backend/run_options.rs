@@ -831,6 +831,14 @@ pub fn parse_compaction(
             )
         })?,
     };
+    // Its compaction item is read by the Responses API only: a Chat Completions request would
+    // leave it out, and the conversation it stands for with it.
+    if strategy == Strategy::Responses && client.api != Api::Responses {
+        return Err(invalid(
+            C,
+            "options.strategy \"responses\" needs a runner on the Responses API (api: \"responses\"): a Chat Completions request leaves its compaction item out".into(),
+        ));
+    }
     let archive = get(&o, "archive", "options", C)?;
     let archive = match archive.as_bool() {
         Some(b) => b,

@@ -497,6 +497,10 @@ describe('compaction', () => {
         fakeRunner: tryNew(() => new lib.CompactionSession(inner, { runner: { baseUrl: url }, model: 'm' })),
         noModel: tryNew(() => new lib.CompactionSession(inner, { runner })),
         strategy: tryNew(() => new lib.CompactionSession(inner, { runner, model: 'm', strategy: 'magic' })),
+        // The compaction item is read by the Responses API only: a runner on Chat Completions
+        // would send the model the history without it, and without what it stands for.
+        responsesOnChat: tryNew(() => new lib.CompactionSession(inner, { runner, model: 'm', strategy: 'responses' })),
+        responsesOnResponses: tryNew(() => new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, api: 'responses' }), model: 'm', strategy: 'responses' })),
         keepTurns: tryNew(() => new lib.CompactionSession(inner, { runner, model: 'm', keepTurns: -1 })),
         notASession: tryNew(() => new lib.CompactionSession({}, { runner, model: 'm' })),
         // Its calls pass through, and a compaction clears it where it cannot replace its
@@ -505,7 +509,7 @@ describe('compaction', () => {
         agentModel: tryNew(() => new lib.CompactionSession(inner, { runner, agent: new lib.Agent({ name: 'x', model: 'm' }) })),
       };
     }, {});
-    for (const key of ['noRunner', 'fakeRunner', 'noModel', 'strategy', 'keepTurns']) {
+    for (const key of ['noRunner', 'fakeRunner', 'noModel', 'strategy', 'responsesOnChat', 'keepTurns']) {
       assert.equal(r[key].name, 'RunnerError', key);
       assert.equal(r[key].code, 'INVALID_COMPACTION', `${key}: ${r[key].message}`);
     }
@@ -513,6 +517,8 @@ describe('compaction', () => {
     assert.equal(r.halfASession.code, 'INVALID_SESSION');
     assert.match(r.halfASession.message, /getSessionId\(\)/);
     assert.deepEqual(r.agentModel, { ok: true });
+    assert.match(r.responsesOnChat.message, /needs a runner on the Responses API/);
+    assert.deepEqual(r.responsesOnResponses, { ok: true });
   });
 });
 

@@ -570,7 +570,7 @@ test('compaction over an EncryptedSession: a write made while it runs is never r
       const output = [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'kept' }] }, { type: 'compaction', id: 'cmp_1', encrypted_content: `ENC(${input.length})` }];
       return new Response(JSON.stringify({ id: 'cr_1', object: 'response.compaction', output, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }), { headers: { 'content-type': 'application/json' } });
     };
-    const compaction = new lib.CompactionSession(session, { runner: new lib.Runner({ baseUrl: 'https://api.example/v1', apiKey: 'k', fetch }), model: 'm', strategy: 'responses' });
+    const compaction = new lib.CompactionSession(session, { runner: new lib.Runner({ baseUrl: 'https://api.example/v1', apiKey: 'k', fetch, api: 'responses' }), model: 'm', strategy: 'responses' });
     const first = compaction.runCompaction({ force: true }).then((done) => (done ? 'compacted' : 'refused'), (e) => `${e.name} ${e.code}`);
     await asked;
     // A whole turn (a question alone would be a run under way, which no compaction replaces).
@@ -601,7 +601,7 @@ test('compaction over an EncryptedSession of a session without replaceHistory (t
       const output = [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'kept' }] }, { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC' }];
       return new Response(JSON.stringify({ id: 'cr_1', object: 'response.compaction', output, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }), { headers: { 'content-type': 'application/json' } });
     };
-    const compaction = new lib.CompactionSession(session, { runner: new lib.Runner({ baseUrl: 'https://api.example/v1', apiKey: 'k', fetch }), model: 'm', strategy: 'responses' });
+    const compaction = new lib.CompactionSession(session, { runner: new lib.Runner({ baseUrl: 'https://api.example/v1', apiKey: 'k', fetch, api: 'responses' }), model: 'm', strategy: 'responses' });
     const outcome = await compaction.runCompaction({ force: true }).then(() => 'compacted', (e) => `${e.name} ${e.code}: ${e.message}`);
     return { outcome, replaceHistory: typeof session.replaceHistory, history: await session.getItems(), stored: (await inner.getItems()).every((i) => i.__enc === 1) };
   });

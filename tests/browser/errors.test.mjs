@@ -249,25 +249,28 @@ describe('indexeddb: storage failures', () => {
     await context.close();
   });
 
+  /** In the page, as text: opens a database (`dbName`) as version 1 of the library left it,
+   * holding session "kept", and keeps the connection open without closing it when another
+   * connection wants to upgrade it. */
+  const versionOne = `(dbName) => new Promise((ok, fail) => {
+    const req = indexedDB.open(dbName, 1);
+    req.onupgradeneeded = () => {
+      const sessions = req.result.createObjectStore('agent_sessions', { keyPath: 'id' });
+      sessions.createIndex('by_updated', 'updatedAt');
+      sessions.createIndex('by_user_updated', ['userId', 'updatedAt']);
+      const messages = req.result.createObjectStore('agent_messages', { keyPath: ['sessionId', 'seq'] });
+      sessions.put({ id: 'kept', userId: null, createdAt: 1, updatedAt: 1, itemCount: 1, firstSeq: 0, nextSeq: 1, lastTurn: 1 });
+      messages.put({ sessionId: 'kept', seq: 0, turn: 1, createdAt: 1, item: { role: 'user', content: 'before' } });
+    };
+    req.onsuccess = () => ok(req.result);
+    req.onerror = () => fail(req.error);
+  })`;
+
   test('an upgrade another connection blocks (one that does not close on versionchange): DB_BLOCKED for every call, those made together and those of the second module (search, delete) too, nothing changed; once it closes, the upgrade runs', async () => {
     const { context, page } = await openHarness(env);
-    const r = await page.evaluate(async () => {
+    const r = await page.evaluate(async (versionOne) => {
       const dbName = 'blocked-db';
-      // A database as version 1 of the library left it, held open by code that does not close
-      // it when another connection wants to upgrade it.
-      const old = await new Promise((ok, fail) => {
-        const req = indexedDB.open(dbName, 1);
-        req.onupgradeneeded = () => {
-          const sessions = req.result.createObjectStore('agent_sessions', { keyPath: 'id' });
-          sessions.createIndex('by_updated', 'updatedAt');
-          sessions.createIndex('by_user_updated', ['userId', 'updatedAt']);
-          const messages = req.result.createObjectStore('agent_messages', { keyPath: ['sessionId', 'seq'] });
-          sessions.put({ id: 'kept', userId: null, createdAt: 1, updatedAt: 1, itemCount: 1, firstSeq: 0, nextSeq: 1, lastTurn: 1 });
-          messages.put({ sessionId: 'kept', seq: 0, turn: 1, createdAt: 1, item: { role: 'user', content: 'before' } });
-        };
-        req.onsuccess = () => ok(req.result);
-        req.onerror = () => fail(req.error);
-      });
+      const old = await eval(versionOne)(dbName);
       const s = new lib.IndexedDbSession('kept', { dbName });
       // Two calls at once: the second open waits behind the first and hears no `blocked`.
       const [read, together] = await Promise.all([attempt(() => s.getItems()), attempt(() => lib.listSessions({ dbName }))]);
@@ -291,7 +294,7 @@ describe('indexeddb: storage failures', () => {
         };
       });
       return { read, together, list, search, deleted, versionWhileBlocked, after, version };
-    });
+    }, versionOne);
     assertError(r.read, 'DB_BLOCKED', /"blocked-db": its upgrade waits for another connection to it to close .* close the other tabs of this site, then try again/);
     assertError(r.together, 'DB_BLOCKED');
     assertError(r.list, 'DB_BLOCKED');
@@ -301,6 +304,54 @@ describe('indexeddb: storage failures', () => {
     assert.equal(r.after.ok, true, JSON.stringify(r.after));
     assert.deepEqual(r.after.value, [{ role: 'user', content: 'before' }], 'the upgrade ran with its migrations');
     assert.equal(r.version, 9);
+    await context.close();
+  });
+
+  test('a blocked upgrade given up on in one tab: a call in another tab, whose open waits behind it and hears no blocked of its own, fails with DB_BLOCKED too instead of waiting for good; once the old connection closes, both tabs work', async () => {
+    const { context, page: old } = await openHarness(env);
+    const { page: first } = await openHarness(env, context);
+    const { page: second } = await openHarness(env, context);
+    await old.evaluate((versionOne) => eval(versionOne)('blocked-tabs').then((db) => (window.old = db)), versionOne);
+    const firstRead = await first.evaluate(() => attempt(() => new lib.IndexedDbSession('kept', { dbName: 'blocked-tabs' }).getItems()));
+    // Bounded by the test alone: without a give-up, the call would wait until the old tab closes.
+    const secondRead = await second.evaluate(() =>
+      Promise.race([
+        attempt(() => new lib.IndexedDbSession('kept', { dbName: 'blocked-tabs' }).getItems()),
+        new Promise((ok) => setTimeout(() => ok({ ok: false, stillWaiting: true }), 20000)),
+      ]),
+    );
+    await old.evaluate(() => window.old.close());
+    const after = async () => {
+      let r;
+      for (let i = 0; i < 100 && !r?.ok; i++) {
+        await new Promise((ok) => setTimeout(ok, 50));
+        r = await attempt(() => new lib.IndexedDbSession('kept', { dbName: 'blocked-tabs' }).getItems());
+      }
+      return r;
+    };
+    const [firstAfter, secondAfter] = [await first.evaluate(after), await second.evaluate(after)];
+    assertError(firstRead, 'DB_BLOCKED');
+    assertError(secondRead, 'DB_BLOCKED');
+    assert.deepEqual(firstAfter.value, [{ role: 'user', content: 'before' }]);
+    assert.deepEqual(secondAfter.value, [{ role: 'user', content: 'before' }]);
+    await context.close();
+  });
+
+  test('a blocked upgrade in a tab whose timers fire a second apart (a hidden tab) fails with DB_BLOCKED about 3 s after the open, not after 30 of its timers', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async (versionOne) => {
+      const old = await eval(versionOne)('blocked-throttled');
+      // As a hidden tab's timers: none fires sooner than a second after it was set.
+      const real = window.setTimeout;
+      let fired = 0;
+      window.setTimeout = (fn, ms, ...args) => real(() => (fired++, fn(...args)), Math.max(ms ?? 0, 1000));
+      const read = await attempt(() => new lib.IndexedDbSession('kept', { dbName: 'blocked-throttled' }).getItems());
+      window.setTimeout = real;
+      old.close();
+      return { read, fired };
+    }, versionOne);
+    assertError(r.read, 'DB_BLOCKED');
+    assert.ok(r.fired < 10, `the wait took ${r.fired} timers of a second`);
     await context.close();
   });
 

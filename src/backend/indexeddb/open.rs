@@ -136,24 +136,23 @@ pub async fn open(name: &str) -> Result<Connection> {
     ));
     let watched = name.to_string();
     let mut given_up = Box::pin(async move {
-        // Given up on once `blocked` fired BLOCKED_FOR ago, or once an open of the same database
+        // Given up on BLOCKED_FOR after the open once `blocked` fired, or once an open of the same database
         // made before this one (another call's, or another module's) was given up on: this one
         // waits behind it and hears no `blocked` of its own. Not once the upgrade runs (a large
-        // one takes longer).
-        let mut waited = 0.0;
+        // one takes longer). Timed by the clock: a hidden tab's timers fire a second or a
+        // minute apart, where counting them would wait that many times longer.
+        // (`blocked` fires as soon as the other connections were told, and did not close.)
+        let start = js::now();
         loop {
             js::after(LOOK_EVERY).await;
             if upgrading.get() {
                 std::future::pending::<()>().await;
             }
-            if given_up_on(&watched) {
+            if given_up_on(&watched) || given_up_elsewhere(&watched) {
                 return;
             }
-            if blocked.has_fired() {
-                waited += LOOK_EVERY;
-                if waited >= BLOCKED_FOR {
-                    return;
-                }
+            if blocked.has_fired() && js::now() - start >= BLOCKED_FOR {
+                return;
             }
         }
     });
@@ -167,13 +166,42 @@ pub async fn open(name: &str) -> Result<Connection> {
     }
     mark_given_up(name, true);
     let waiting = name.to_string();
-    js::spawn(Box::pin(async move {
+    let done = js::js_promise(Box::pin(async move {
         if let Ok(connection) = opening.await {
             connection.close();
         }
         mark_given_up(&waiting, false);
+        Ok(JsValue::UNDEFINED)
     }));
+    hold_while_given_up(name, done);
     Err(blocked_error(name))
+}
+
+/// The page's hook `name` for opens given up on (see `js/blocked.js`): their Web Lock, which an
+/// open in another tab or worker, waiting behind one and hearing no `blocked` of its own, looks
+/// for.
+fn given_up_hook(name: &'static str) -> Option<js_sys::Function> {
+    let key = js_sys::Symbol::for_("agent-sessions.givenUp");
+    let hooks = js_sys::Reflect::get(&js_sys::global(), &key).ok()?;
+    js::get(&hooks, name)
+        .ok()
+        .filter(JsValue::is_function)
+        .map(JsValue::unchecked_into)
+}
+
+/// Holds the lock of database `name`'s open given up on until `done` settles.
+fn hold_while_given_up(name: &str, done: js_sys::Promise) {
+    if let Some(hold) = given_up_hook("hold") {
+        let _ = hold.call2(&JsValue::NULL, &name.into(), &done);
+    }
+}
+
+/// Whether an open of database `name` was given up on in another tab or worker and still waits
+/// (as last seen: the hook asks again for the next look).
+fn given_up_elsewhere(name: &str) -> bool {
+    given_up_hook("elsewhere")
+        .and_then(|f| f.call1(&JsValue::NULL, &name.into()).ok())
+        .is_some_and(|seen| seen.is_truthy())
 }
 
 /// How often an open that has not settled looks whether it is to be given up on, in ms.
