@@ -778,8 +778,8 @@ export class EncryptedSession {
    * where bytes were given) and closes the wrapped session; any later call rejects with
    * `CLOSED`. */
   close() {
-    // (A second call resolves with the first: when every earlier call is done.)
-    if (this.#closed) return this.#closing;
+    // (A second call resolves when the first settles: once every earlier call is done.)
+    if (this.#closed) return this.#closing.then(() => {}, () => {});
     endListeners(this.#stops);
     const run = this.#serial(() => {
       if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);

@@ -34,14 +34,6 @@ export function callListener(fn, event) {
   }
 }
 
-/** The channel of `dbName`'s events. In Node (a test run over an IndexedDB written in JS), an
- * open channel would keep the process alive after its work is done: there it does not. */
-function channelOf(dbName) {
-  const channel = new BroadcastChannel(PREFIX + dbName);
-  channel.unref?.();
-  return channel;
-}
-
 /** Events waiting to be posted, per database, in commit order. */
 const outbox = new Map();
 let flushing = false;
@@ -58,7 +50,11 @@ function flush() {
     }
     let channel = senders.get(dbName);
     if (!channel) {
-      channel = channelOf(dbName);
+      channel = new BroadcastChannel(PREFIX + dbName);
+      // In Node (a test run over an IndexedDB written in JS), the channel a write posts on,
+      // kept for the next, does not keep the process alive once its work is done; a listener's
+      // channel does, until it is stopped, as Node's own channels do.
+      channel.unref?.();
       senders.set(dbName, channel);
     }
     channel.postMessage(events);
@@ -125,7 +121,7 @@ function dispatch(receiver, events) {
 function listen(dbName, entry) {
   let receiver = receivers.get(dbName);
   if (!receiver) {
-    const channel = hasChannels ? channelOf(dbName) : null;
+    const channel = hasChannels ? new BroadcastChannel(PREFIX + dbName) : null;
     receiver = { channel, entries: new Set() };
     if (channel) channel.onmessage = (message) => dispatch(receiver, Array.isArray(message.data) ? message.data : []);
     receivers.set(dbName, receiver);

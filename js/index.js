@@ -435,21 +435,24 @@ function shownCounts(r) {
 
 /** A stored session record as `listSessions` reports it: the public fields and the metadata a
  * sidebar shows, renamed; a field the record lacks is `null` (the branch: `'main'`). */
-const sessionInfo = (r, [itemCount, turnCount] = shownCounts(r)) => ({
-  sessionId: r.id ?? null,
-  userId: r.userId ?? null,
-  createdAt: r.createdAt ?? null,
-  updatedAt: r.updatedAt ?? null,
-  itemCount: itemCount ?? null,
-  turnCount: turnCount ?? null,
-  title: r.title ?? null,
-  summary: r.summary ?? null,
-  currentBranch: r.currentBranch ?? 'main',
-  bytes: r.bytes ?? null,
-});
+function sessionInfo(r) {
+  const [itemCount, turnCount] = shownCounts(r);
+  return {
+    sessionId: r.id ?? null,
+    userId: r.userId ?? null,
+    createdAt: r.createdAt ?? null,
+    updatedAt: r.updatedAt ?? null,
+    itemCount: itemCount ?? null,
+    turnCount: turnCount ?? null,
+    title: r.title ?? null,
+    summary: r.summary ?? null,
+    currentBranch: r.currentBranch ?? 'main',
+    bytes: r.bytes ?? null,
+  };
+}
 
 export async function listSessions(options) {
-  return (await sessionRecords(options)).map((r) => sessionInfo(r));
+  return (await sessionRecords(options)).map(sessionInfo);
 }
 
 export function watchSessions(options, listener) {

@@ -251,7 +251,9 @@ function pastSessionTools(session, { count, turnsPerSession }) {
         // A search that returned all it could (a chat's many hits may have kept others out) is
         // made again over the sessions it did not reach.
         let left = [...known.keys()];
-        while (left.length && matched.size < count) {
+        // (At most a few rounds more than the sessions asked for: each round reaches one more
+        // at least, but one whose hits its branch does not show adds none.)
+        for (let round = 0; left.length && matched.size < count && round < count + 3; round++) {
           const hits = await searchSessions({ dbName: where.dbName, userId: where.userId, query, limit: 200, sessionIds: left });
           for (const hit of hits) {
             const s = known.get(hit.sessionId);

@@ -16,9 +16,9 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 112 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 112.5 * KIB, target: 55 * KIB },
   'index.js': { budget: 23.5 * KIB },
-  'agent_sessions_extras_bg.wasm': { budget: 126.5 * KIB },
+  'agent_sessions_extras_bg.wasm': { budget: 127 * KIB },
   'extras.js': { budget: 3.7 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 54 * KIB },
   'memory.js': { budget: 3.2 * KIB },

@@ -195,7 +195,7 @@ console.log(JSON.stringify(out));
     assert.deepEqual(JSON.parse(stdout), { finalOutput: 'Hello from Node.', memory: ['user', 'assistant'], indexedDb: 'STORAGE_UNAVAILABLE', search: 'INVALID_OPTIONS' });
   });
 
-  test('Node with an IndexedDB written in JS (fake-indexeddb, as app tests use): sessions are stored and watched, and the process ends by itself when its work is done, a watch still open', async () => {
+  test('Node with an IndexedDB written in JS (fake-indexeddb, as app tests use): sessions are stored and watched, every event heard, and the process ends by itself once its watch is stopped', async () => {
     const app = installs['vite-app'];
     const script = join(app, 'in-node-idb.mjs');
     const fake = pathToFileURL(join(root, 'node_modules/fake-indexeddb/auto/index.mjs')).href;
@@ -211,7 +211,12 @@ await session.addItems([{ role: 'user', content: 'hello from Node' }, { role: 'a
 const popped = await session.popItem();
 const listed = (await listSessions({ userId: 'ann' })).map((s) => [s.sessionId, s.title, s.itemCount]);
 const items = await session.getItems();
-await new Promise((heardAll) => setTimeout(heardAll, 50));
+// One more write, whose event is awaited with nothing but the watches keeping the process alive.
+await new Promise((heardIt) => {
+  const last = watchSessions({ userId: 'ann' }, () => heard.length === 3 && (last(), heardIt()));
+  last.ready.then(() => session.addItems([{ role: 'user', content: 'last' }]));
+});
+watch();
 console.log(JSON.stringify({ items, popped, listed, heard }));
 `,
     );
@@ -221,7 +226,7 @@ console.log(JSON.stringify({ items, popped, listed, heard }));
       items: [{ role: 'user', content: 'hello from Node' }],
       popped: { role: 'assistant', content: 'hi' },
       listed: [['chat', 'hello from Node', 1]],
-      heard: ['created add', 'updated pop'],
+      heard: ['created add', 'updated pop', 'updated add'],
     });
   });
 

@@ -135,24 +135,28 @@ pub async fn open(name: &str) -> Result<Connection> {
         upgrading.clone(),
     ));
     let watched = name.to_string();
+    let upgrade_begun = upgrading.clone();
     let mut given_up = Box::pin(async move {
-        // Given up on BLOCKED_FOR after the open once `blocked` fired, or once an open of the same database
-        // made before this one (another call's, or another module's) was given up on: this one
-        // waits behind it and hears no `blocked` of its own. Not once the upgrade runs (a large
-        // one takes longer). Timed by the clock: a hidden tab's timers fire a second or a
-        // minute apart, where counting them would wait that many times longer.
-        // (`blocked` fires as soon as the other connections were told, and did not close.)
-        let start = js::now();
+        // Given up on BLOCKED_FOR after `blocked` fired (first seen), or once an open of the same
+        // database made before this one (another call's, another module's, another tab's or
+        // worker's) was given up on: this one waits behind it and hears no `blocked` of its own.
+        // Not once the upgrade runs (a large one takes longer). Timed by the clock: a hidden
+        // tab's timers fire a second or a minute apart, where counting them would wait that
+        // many times longer.
+        let mut blocked_since = None;
         loop {
             js::after(LOOK_EVERY).await;
             if upgrading.get() {
                 std::future::pending::<()>().await;
             }
-            if given_up_on(&watched) || given_up_elsewhere(&watched) {
+            if given_up_on(&watched) || given_up_elsewhere(&watched).await {
                 return;
             }
-            if blocked.has_fired() && js::now() - start >= BLOCKED_FOR {
-                return;
+            if blocked.has_fired() {
+                let since = *blocked_since.get_or_insert_with(js::now);
+                if js::now() - since >= BLOCKED_FOR {
+                    return;
+                }
             }
         }
     });
@@ -166,18 +170,28 @@ pub async fn open(name: &str) -> Result<Connection> {
     }
     mark_given_up(name, true);
     let waiting = name.to_string();
-    let done = js::js_promise(Box::pin(async move {
+    let settled = Rc::new(Cell::new(false));
+    let done = settled.clone();
+    js::spawn(Box::pin(async move {
         if let Ok(connection) = opening.await {
             connection.close();
         }
         mark_given_up(&waiting, false);
+        done.set(true);
+    }));
+    // The other contexts are told until the upgrade begins (their opens then wait for it, as
+    // for any upgrade), or the open fails.
+    let told = js::js_promise(Box::pin(async move {
+        while !settled.get() && !upgrade_begun.get() {
+            js::after(LOOK_EVERY).await;
+        }
         Ok(JsValue::UNDEFINED)
     }));
-    hold_while_given_up(name, done);
+    hold_while_given_up(name, told);
     Err(blocked_error(name))
 }
 
-/// The page's hook `name` for opens given up on (see `js/blocked.js`): their Web Lock, which an
+/// The page's hook `name` for opens given up on (see `js/given_up.js`): their Web Lock, which an
 /// open in another tab or worker, waiting behind one and hearing no `blocked` of its own, looks
 /// for.
 fn given_up_hook(name: &'static str) -> Option<js_sys::Function> {
@@ -189,19 +203,21 @@ fn given_up_hook(name: &'static str) -> Option<js_sys::Function> {
         .map(JsValue::unchecked_into)
 }
 
-/// Holds the lock of database `name`'s open given up on until `done` settles.
-fn hold_while_given_up(name: &str, done: js_sys::Promise) {
+/// Holds the lock of database `name`'s open given up on until `told` settles.
+fn hold_while_given_up(name: &str, told: js_sys::Promise) {
     if let Some(hold) = given_up_hook("hold") {
-        let _ = hold.call2(&JsValue::NULL, &name.into(), &done);
+        let _ = hold.call2(&JsValue::NULL, &name.into(), &told);
     }
 }
 
-/// Whether an open of database `name` was given up on in another tab or worker and still waits
-/// (as last seen: the hook asks again for the next look).
-fn given_up_elsewhere(name: &str) -> bool {
-    given_up_hook("elsewhere")
-        .and_then(|f| f.call1(&JsValue::NULL, &name.into()).ok())
-        .is_some_and(|seen| seen.is_truthy())
+/// Whether an open of database `name` was given up on in another tab or worker and still waits.
+async fn given_up_elsewhere(name: &str) -> bool {
+    let Some(Ok(asked)) = given_up_hook("elsewhere").map(|f| f.call1(&JsValue::NULL, &name.into()))
+    else {
+        return false;
+    };
+    let asked = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&asked));
+    asked.await.is_ok_and(|held| held.is_truthy())
 }
 
 /// How often an open that has not settled looks whether it is to be given up on, in ms.
