@@ -166,7 +166,8 @@ function mutationParts(args) {
     : null;
   const writable = (item) => {
     try {
-      return JSON.stringify(item) !== undefined;
+      // (Bytes too are refused here, as the transaction's, not when they are encrypted.)
+      return JSON.stringify(item, binaryRefused) !== undefined;
     } catch {
       return false;
     }

@@ -105,7 +105,14 @@ impl Compactor {
                     return Ok(None);
                 }
                 let (summary, usage) = self.summarise(older).await?;
-                let mut compacted = vec![summary_item(&summary)];
+                // A server's compaction item (`/responses/compact`'s, encrypted) cannot be
+                // summarised: it is kept, before the summary, for the Responses API to read.
+                let mut compacted: Vec<Value> = older
+                    .iter()
+                    .filter(|i| item_type(i) == "compaction")
+                    .cloned()
+                    .collect();
+                compacted.push(summary_item(&summary));
                 compacted.extend(kept.iter().cloned());
                 (compacted, usage)
             }

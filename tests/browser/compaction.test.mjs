@@ -134,6 +134,29 @@ describe('compaction', () => {
     assert.deepEqual(r.archived, HISTORY);
   });
 
+  test('a summary of a history compacted on the server before keeps its compaction item (encrypted, it cannot be summarised) before the summary, and sends it to the Responses API', async () => {
+    model.script({ text: 'the summary' }, { text: 'ok' });
+    const compacted = { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC' };
+    const r = await inPage(
+      async ({ url, id, history, compacted }) => {
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems([{ role: 'user', content: 'the first question' }, compacted, ...history]);
+        const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+        const session = new lib.CompactionSession(inner, { runner, model: 'gpt-x', keepTurns: 2 });
+        await session.runCompaction({ force: true });
+        const stored = await inner.getItems();
+        await runner.run(new lib.Agent({ name: 'a', model: 'gpt-x' }), 'and now?', { session });
+        return stored;
+      },
+      { id: fresh('summary-over-server'), history: HISTORY, compacted },
+    );
+    assert.deepEqual(r[0], compacted, 'the compaction item first, as it was');
+    assert.match(text(r[1]), /^Summary of the earlier conversation:\nthe summary/);
+    assert.deepEqual(r.slice(2).map(text), ['question 3', 'function_call', 'function_call_result', 'answer 3', 'question 4', 'function_call', 'function_call_result', 'answer 4']);
+    const sent = model.requests.at(-1).body.input;
+    assert.deepEqual(sent[0], { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC' });
+  });
+
   test('the trigger: the SDK rule by default (10 candidates among what a summary replaces, not the turns it keeps), shouldCompact (or the SDK’s shouldTriggerCompaction) when given, force whenever there is something to summarise', async () => {
     model.script({ text: 'sum 1' }, { text: 'sum 2' }, { text: 'sum 3' });
     const r = await inPage(

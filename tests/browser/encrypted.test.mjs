@@ -1091,6 +1091,7 @@ test('applyHistoryMutations over an EncryptedSession: the call replaced encrypte
         nothingToDo: await s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'none', replacement: call('{}') }] }).then(() => 'resolved'),
         badReplacement: await s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: { role: 'user', content: 'x' } }] }).then(() => 'resolved', (e) => e.code),
         badMutations: await s.applyHistoryMutations({ mutations: 'c1' }).then(() => 'resolved', (e) => e.code),
+        bytesInReplacement: await s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: { ...call('{}'), providerData: { raw: new Uint8Array(2) } } }] }).then(() => 'resolved', (e) => e.code),
         unchanged: (await s.getItems()).length,
       };
     }
@@ -1132,6 +1133,7 @@ test('applyHistoryMutations over an EncryptedSession: the call replaced encrypte
     assert.equal(o.nothingToDo, 'resolved', name);
     assert.equal(o.badReplacement, 'INVALID_TRANSACTION', name);
     assert.equal(o.badMutations, 'INVALID_TRANSACTION', name);
+    assert.equal(o.bytesInReplacement, 'INVALID_TRANSACTION', `${name}: a replacement holding bytes is refused as the transaction's`);
     assert.equal(o.unchanged, 3, name);
   }
   assert.deepEqual(r.ttl, ['later']);
