@@ -500,6 +500,35 @@ function contextOf(options) {
   }
 }
 
+/** The `context` of the run each `RunState` a run gave came from: a run resumed from that state
+ * without a `context` of its own gets it, as the SDK keeps it in its state (a state made by
+ * `RunState.fromString` has none: its resumption passes it again). */
+const stateContexts = new WeakMap();
+
+/** `options`, given the context of the run `input` (a state) came from where they give none. */
+function withStateContext(input, options) {
+  if (!stateContexts.has(input) || contextOf(options) !== undefined) return options;
+  if (options != null && typeof options !== 'object') return options; // (refused by the run)
+  try {
+    return { ...options, context: stateContexts.get(input) };
+  } catch {
+    return options; // (options that cannot be read: the run refuses them)
+  }
+}
+
+/** `run`, remembering the context of the states its result or error carry. */
+function keepingContext(run, options) {
+  const context = contextOf(options);
+  const keep = (state) => state && typeof state === 'object' && context !== undefined && stateContexts.set(state, context);
+  return run.then(
+    (result) => (keep(result?.state), result),
+    (error) => {
+      keep(error?.state);
+      throw error;
+    },
+  );
+}
+
 /** Runs agents against an OpenAI-compatible server (see the declarations in runner.d.ts). */
 class Runner extends WasmRunner {
   #listeners = new Map();
@@ -562,8 +591,8 @@ class Runner extends WasmRunner {
     if (stream) return Promise.resolve(this.runStreamed(agent, input, options));
     if (!runners.has(this)) return Promise.reject(freedRunner());
     if (!agents.has(agent)) return Promise.reject(notAnAgent(agent));
-    options = platformSignal(options);
-    return locked(options, () => withAgents(agent, options, (used) => super.run(used, input, options, this.#dispatcher(options), agent)));
+    options = platformSignal(withStateContext(input, options));
+    return keepingContext(locked(options, () => withAgents(agent, options, (used) => super.run(used, input, options, this.#dispatcher(options), agent))), options);
   }
 
   /**
@@ -609,7 +638,7 @@ class Runner extends WasmRunner {
     } catch {
       // Options that cannot be read: the run refuses them.
     }
-    options = ownSignal(options, own.signal);
+    options = ownSignal(withStateContext(input, options), own.signal);
     // What the run rejects with when the stream's exit cancelled it (a failure of its own, even
     // in the same moment, stays the run's error).
     const left = new DOMException('the stream was left before the run ended', 'AbortError');
@@ -621,7 +650,7 @@ class Runner extends WasmRunner {
     const result = !runners.has(this)
       ? Promise.reject(freedRunner())
       : agents.has(agent)
-      ? locked(options, () => withAgents(agent, options, (used) => this.startStreamed(used, input, options, this.#dispatcher(options, push), agent)))
+      ? keepingContext(locked(options, () => withAgents(agent, options, (used) => this.startStreamed(used, input, options, this.#dispatcher(options, push), agent))), options)
       : Promise.reject(notAnAgent(agent));
     result.then(
       (value) => {

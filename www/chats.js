@@ -153,6 +153,9 @@ function titleFrom(items) {
 /** What the sidebar shows of chat `c`: a locked chat with the page's title, "Locked chat" for one
  * not opened yet. */
 function shownChat(c) {
+  // The open chat's count is that of the version on screen: the list counts the version the
+  // chat was last moved to, which another tab may have done.
+  if (c.sessionId === state.sessionId && c.currentBranch !== state.branch) c = { ...c, itemCount: state.itemCount };
   if (!state.lock) return c;
   return { ...c, title: lockedTitles.get(c.sessionId) ?? (c.itemCount ? 'Locked chat' : null) };
 }
@@ -225,7 +228,10 @@ export async function refresh() {
       lockedTitles.delete(state.sessionId);
       titleOwners.delete(state.sessionId);
     }
-    info = { title, summary: null, topics: null };
+    // (When it was last written, as the list read just now says: Delete keeps a chat another
+    // tab wrote to since, locked or not.)
+    const updatedAt = list.find((c) => c.sessionId === state.sessionId)?.updatedAt;
+    info = { title, summary: null, topics: null, updatedAt };
     state.branch = 'main';
     state.branchIds = ['main'];
     if (session.lastSkipped) showError(new Error(`${session.lastSkipped} item${session.lastSkipped === 1 ? '' : 's'} of this chat could not be decrypted with this passphrase and ${session.lastSkipped === 1 ? 'is' : 'are'} not shown.`));

@@ -303,7 +303,11 @@ function wire() {
     el.unlockPassphrase.focus();
   });
   el.lockForget.addEventListener('click', forgetOnDevice);
-  el.errorClose.addEventListener('click', hideError);
+  el.errorClose.addEventListener('click', () => {
+    hideError();
+    // The button that had the keyboard is hidden with the box: the message box takes it.
+    if (!el.input.disabled && el.input.offsetParent) el.input.focus();
+  });
   el.errorAction.addEventListener('click', () => {
     if (el.errorAction.dataset.action === 'reload') location.reload();
     // The chat is opened again (the one that could not be, or the one open, read again).

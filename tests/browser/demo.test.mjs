@@ -1780,6 +1780,32 @@ test('a message sent while another tab writes a reply that hands the chat to the
   }
 });
 
+test('the open chat’s row counts the items of the version on screen, also after another tab moved the chat to another version', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    await say(page, 'tell me a story');
+    await settled(page);
+    const id = await currentSessionId(page);
+    await page.evaluate((id) => (document.querySelector(`.session[data-session-id="${id}"]`).dataset.drawnBefore = 'yes'), id);
+    // Another tab edits the second message: the chat is recorded as on that version, of 3 items.
+    const other = await openTab(context);
+    await lib(other, async ({ lib, dbName, id }) => {
+      const s = new lib.IndexedDbSession(id, { userId: 'Guest', dbName });
+      await s.createBranchFromTurn(2);
+      await s.addItems([{ role: 'user', content: 'tell me a poem' }]);
+    }, { id });
+    // The sidebar drawn again from the list that says so.
+    await until(page, (id) => document.querySelector(`.session[data-session-id="${id}"]`)?.dataset.drawnBefore === undefined, id);
+    // This tab still shows the first version, whose 4 items its row counts.
+    assert.equal((await rendered(page)).length, 4);
+    assert.match(await page.textContent(`.session[data-session-id="${id}"] .session-meta`), /^4 items · /);
+    assert.deepEqual([...page.errors, ...other.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('Stop on an edit sent while another tab holds the chat: the chat stays on its version, no branch is left behind, and the edit is open again with its text', async () => {
   const { context, page } = await openDemo();
   try {
@@ -1867,6 +1893,27 @@ test('Delete chat keeps a chat another tab wrote to while the confirmation was o
     await until(page, () => document.getElementById('set-history').value === 'turns');
     assert.equal(await page.inputValue('#set-history-turns'), '5');
     assert.deepEqual([...page.errors, ...other.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('Delete chat keeps a locked chat another tab wrote to while the confirmation was open, as it keeps any other', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'the door code is 4411');
+    await lockChats(page, 'a passphrase of the guest');
+    const id = await currentSessionId(page);
+    const other = await openTab(context);
+    const deleting = answerDialog(page, true, () =>
+      lib(other, async ({ lib, dbName, id }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).addItems([{ role: 'user', content: 'written meanwhile' }]), { id }),
+    );
+    await page.click('#delete-chat');
+    await deleting;
+    await idle(page);
+    assert.match(await page.textContent('#status'), /The chat was kept: another tab wrote to it/);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 3, 'nothing was deleted');
+    assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
   }
@@ -2651,8 +2698,12 @@ test('"Back up all chats" saves all of a user\'s chats in one file, "Restore cha
     assert.deepEqual(await itemsOf(page, 'Ann', `${first}-2`), items[first]);
     assert.equal(await currentSessionId(page), second);
 
+    // Dismissed from the keyboard, the error leaves it in the message box, not on the page.
+    await page.focus('#error-close');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.isVisible('#error'), false);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'input');
     // A file that is no backup at all is refused whole.
-    await page.click('#error-close');
     await page.setInputFiles('#restore-file', { name: 'chat.json', mimeType: 'application/json', buffer: Buffer.from('{"items": []}') });
     await page.waitForSelector('#error:not([hidden])');
     await idle(page);

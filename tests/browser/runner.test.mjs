@@ -1040,6 +1040,47 @@ describe('runner: awkward tool results and repeated messages', () => {
   });
 });
 
+describe('runner: the context of a resumed run', () => {
+  test('a run resumed from the state a run gave, without a context of its own, gets that run’s context (its tools, instructions and approval checks); one given a context uses it', async () => {
+    model.script(
+      { calls: [{ name: 'send_email', arguments: { to: 'ada' }, id: 'call_mail' }] },
+      { text: 'Sent.' },
+      { calls: [{ name: 'send_email', arguments: { to: 'bob' }, id: 'call_mail_2' }] },
+      { text: 'Sent again.' },
+    );
+    const r = await inPage(async ({ url }) => {
+      const seen = [];
+      const agent = new lib.Agent({
+        name: 'Mailer',
+        model: 'm',
+        instructions: (ctx) => (seen.push(`instructions ${ctx?.context?.userId ?? ctx?.userId}`), 'You send mail.'),
+        tools: [
+          {
+            name: 'send_email',
+            parameters: { type: 'object', properties: { to: { type: 'string' } } },
+            needsApproval: true,
+            execute: ({ to }, ctx) => (seen.push(`sent to ${to} from ${ctx?.userId}`), 'sent'),
+          },
+        ],
+      });
+      const runner = new lib.Runner({ baseUrl: url });
+      const session = new lib.IndexedDbSession('ctx-' + Math.random());
+      const first = await runner.run(agent, 'Email Ada', { session, context: { userId: 'u1' } });
+      first.state.approve(first.interruptions[0]);
+      const resumed = await runner.run(agent, first.state, { session });
+      // A resumption that gives its own context uses it.
+      const second = await runner.run(agent, 'Email Bob', { session, context: { userId: 'u1' } });
+      second.state.approve(second.interruptions[0]);
+      const own = await runner.run(agent, second.state, { session, context: { userId: 'u2' } });
+      return { seen, outputs: [resumed.finalOutput, own.finalOutput] };
+    });
+    assert.deepEqual(r.outputs, ['Sent.', 'Sent again.']);
+    assert.ok(r.seen.includes('sent to ada from u1'), JSON.stringify(r.seen));
+    assert.ok(r.seen.includes('sent to bob from u2'), JSON.stringify(r.seen));
+    assert.ok(!r.seen.some((s) => /undefined/.test(s)), JSON.stringify(r.seen));
+  });
+});
+
 describe('runner: resuming after a failure', () => {
   test('a ModelError after an approved tool ran carries the state; resuming does not run the tool again', async () => {
     model.script(
