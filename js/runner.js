@@ -509,11 +509,10 @@ const stateContexts = new WeakMap();
 function withStateContext(input, options) {
   if (!stateContexts.has(input) || contextOf(options) !== undefined) return options;
   if (options != null && typeof options !== 'object') return options; // (refused by the run)
-  try {
-    return { ...options, context: stateContexts.get(input) };
-  } catch {
-    return options; // (options that cannot be read: the run refuses them)
-  }
+  // (Over the caller's object, as `ownSignal` does: options it inherits, or reads through
+  // getters, stay as they are.)
+  const context = stateContexts.get(input);
+  return options == null ? { context } : Object.create(options, { context: { value: context } });
 }
 
 /** `run`, remembering the context of the states its result or error carry. */

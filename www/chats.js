@@ -155,7 +155,7 @@ function titleFrom(items) {
 function shownChat(c) {
   // The open chat's count is that of the version on screen: the list counts the version the
   // chat was last moved to, which another tab may have done.
-  if (c.sessionId === state.sessionId && c.currentBranch !== state.branch) c = { ...c, itemCount: state.itemCount };
+  if (c.sessionId === state.sessionId && c.currentBranch !== state.branch && !lockedOut()) c = { ...c, itemCount: state.itemCount };
   if (!state.lock) return c;
   return { ...c, title: lockedTitles.get(c.sessionId) ?? (c.itemCount ? 'Locked chat' : null) };
 }
@@ -207,7 +207,8 @@ export async function refresh() {
   reads++;
   const list = await listChats();
   // A chat that is not in the list has not been saved yet: it has nothing to read.
-  const saved = list.some((c) => c.sessionId === state.sessionId);
+  const entry = list.find((c) => c.sessionId === state.sessionId);
+  const saved = entry !== undefined;
   let items = [];
   let info = null;
   let usage = null;
@@ -230,8 +231,7 @@ export async function refresh() {
     }
     // (When it was last written, as the list read just now says: Delete keeps a chat another
     // tab wrote to since, locked or not.)
-    const updatedAt = list.find((c) => c.sessionId === state.sessionId)?.updatedAt;
-    info = { title, summary: null, topics: null, updatedAt };
+    info = { title, summary: null, topics: null, updatedAt: entry.updatedAt };
     state.branch = 'main';
     state.branchIds = ['main'];
     if (session.lastSkipped) showError(new Error(`${session.lastSkipped} item${session.lastSkipped === 1 ? '' : 's'} of this chat could not be decrypted with this passphrase and ${session.lastSkipped === 1 ? 'is' : 'are'} not shown.`));

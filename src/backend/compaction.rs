@@ -61,6 +61,11 @@ impl Compacted {
     }
 }
 
+/// Whether `item` is a server's compaction item (`/responses/compact`'s).
+fn is_server_compaction(item: &Value) -> bool {
+    item_type(item) == "compaction"
+}
+
 fn has_method(object: &JsValue, name: &'static str) -> bool {
     js::get(object, name).is_ok_and(|f| f.is_function())
 }
@@ -106,11 +111,13 @@ impl Compactor {
                 }
                 let (summary, usage) = self.summarise(older).await?;
                 // A server's compaction item (`/responses/compact`'s, encrypted) cannot be
-                // summarised: it is kept, before the summary, for the Responses API to read.
+                // summarised: the newest (it stands for the ones before) is kept, before the
+                // summary, for the Responses API to read.
                 let mut compacted: Vec<Value> = older
                     .iter()
-                    .filter(|i| item_type(i) == "compaction")
+                    .rfind(|i| is_server_compaction(i))
                     .cloned()
+                    .into_iter()
                     .collect();
                 compacted.push(summary_item(&summary));
                 compacted.extend(kept.iter().cloned());
@@ -220,7 +227,7 @@ impl Compactor {
         let Some(output) = response
             .get("output")
             .and_then(Value::as_array)
-            .filter(|o| o.iter().any(|i| item_type(i) == "compaction"))
+            .filter(|o| o.iter().any(is_server_compaction))
         else {
             return Err(RunError::Model(super::model::ModelFailure {
                 status: 200,
@@ -266,9 +273,11 @@ impl Compactor {
             ]);
             call_session(session, "applyHistoryTransaction", &[args.into()]).await?;
         } else if has_method(session, "replaceHistoryWithCompaction")
-            // As the SDK calls it: for a history that starts with a compaction item (where it
-            // may append, as the SDK's Conversations session does, the rest would stay).
-            && compacted.first().is_some_and(|i| item_type(i) == "compaction")
+            // As the SDK calls it: for the server's compaction, whose history starts with its
+            // compaction item (where it may append, as the SDK's Conversations session does,
+            // the rest would stay). Not for a summary, even one that keeps such an item.
+            && self.strategy == Strategy::Responses
+            && compacted.first().is_some_and(is_server_compaction)
         {
             call_session(session, "replaceHistoryWithCompaction", &[items]).await?;
         } else {

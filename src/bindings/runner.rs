@@ -272,7 +272,8 @@ export interface RunOptions<TContext = unknown> extends SessionMetadataOptions {
    * `'wait'` (the default) waits for the run before it, `'fail'` rejects at once with
    * `SESSION_BUSY`, `false` takes no lock. Where Web Locks are missing, runs are not locked. */
   lock?: 'wait' | 'fail' | boolean;
-  /** Passed to tools' `execute` and `needsApproval`. */
+  /** Passed to tools' `execute` and `needsApproval`, instructions, guardrails and listeners. A
+   * run resumed from the `state` a run gave, without one, gets that run's. */
   context?: TContext;
   /** Server-side conversation state (Responses API); not together with `session`. */
   previousResponseId?: string;

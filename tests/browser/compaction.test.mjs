@@ -262,22 +262,33 @@ describe('compaction', () => {
     assert.equal(r.history.at(-1).type, 'compaction');
   });
 
-  test('a session whose replaceHistoryWithCompaction appends (the SDK’s Conversations session) is given a summary by a clear and an add, as the SDK does', async () => {
-    model.script({ text: 'a summary' });
+  test('a session whose replaceHistoryWithCompaction appends (the SDK’s Conversations session) is given a summary by a clear and an add, as the SDK does, also one that keeps a server compaction item from before', async () => {
+    model.script({ text: 'a summary' }, { text: 'a second summary' });
     const r = await inPage(
       async ({ url, history }) => {
-        const store = new lib.MemorySession();
-        await store.addItems(history);
-        const inner = sdkShaped(store, { replaceHistoryWithCompaction: (items) => store.addItems(items) });
-        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
-        const done = await session.runCompaction({ force: true });
-        return { done, history: await store.getItems() };
+        const out = {};
+        for (const [name, before] of [
+          ['plain', []],
+          // Two earlier server compactions: the newest stands for both.
+          ['server', [{ role: 'user', content: 'long ago' }, { type: 'compaction', id: 'cmp_0', encrypted_content: 'OLD' }, { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC' }]],
+        ]) {
+          const store = new lib.MemorySession();
+          await store.addItems([...before, ...history]);
+          const inner = sdkShaped(store, { replaceHistoryWithCompaction: (items) => store.addItems(items) });
+          const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+          const done = await session.runCompaction({ force: true });
+          out[name] = { done, history: await store.getItems() };
+        }
+        return out;
       },
       { history: HISTORY },
     );
-    assert.equal(r.done.itemsAfter, 9);
-    assert.equal(r.history.length, 9, 'the summary and the two kept turns, not appended to the old history');
-    assert.equal(r.history[0].role, 'system');
+    assert.equal(r.plain.done.itemsAfter, 9);
+    assert.equal(r.plain.history.length, 9, 'the summary and the two kept turns, not appended to the old history');
+    assert.equal(r.plain.history[0].role, 'system');
+    assert.equal(r.server.history.length, 10, 'the newest compaction item, the summary and the two kept turns, not appended');
+    assert.deepEqual(r.server.history[0], { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC' });
+    assert.equal(r.server.history[1].role, 'system');
   });
 
   test('over a session without replaceHistory, a write that fails after the clear puts the old history back', async () => {

@@ -1067,14 +1067,16 @@ describe('runner: the context of a resumed run', () => {
       const session = new lib.IndexedDbSession('ctx-' + Math.random());
       const first = await runner.run(agent, 'Email Ada', { session, context: { userId: 'u1' } });
       first.state.approve(first.interruptions[0]);
-      const resumed = await runner.run(agent, first.state, { session });
+      // (Options the caller's object inherits stay options: the session among them.)
+      const resumed = await runner.run(agent, first.state, Object.create({ session }));
       // A resumption that gives its own context uses it.
       const second = await runner.run(agent, 'Email Bob', { session, context: { userId: 'u1' } });
       second.state.approve(second.interruptions[0]);
       const own = await runner.run(agent, second.state, { session, context: { userId: 'u2' } });
-      return { seen, outputs: [resumed.finalOutput, own.finalOutput] };
+      return { seen, outputs: [resumed.finalOutput, own.finalOutput], saved: (await session.getItems()).length };
     });
     assert.deepEqual(r.outputs, ['Sent.', 'Sent again.']);
+    assert.equal(r.saved, 8, 'both turns saved: question, call, output, answer each');
     assert.ok(r.seen.includes('sent to ada from u1'), JSON.stringify(r.seen));
     assert.ok(r.seen.includes('sent to bob from u2'), JSON.stringify(r.seen));
     assert.ok(!r.seen.some((s) => /undefined/.test(s)), JSON.stringify(r.seen));
