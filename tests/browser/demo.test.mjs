@@ -1860,18 +1860,25 @@ test('an edit box open while a reply streams: Escape there closes the box and le
   }
 });
 
+/** Clicks Delete chat in `page` and says yes, after another tab (returned as `other`) has
+ * written `text` to the open chat (its `id`) while the confirmation was open. */
+async function deleteWhileOtherTabWrites(page, context, text) {
+  const id = await currentSessionId(page);
+  const other = await openTab(context);
+  const deleting = answerDialog(page, true, () =>
+    lib(other, async ({ lib, dbName, id, text }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).addItems([{ role: 'user', content: text }]), { id, text }),
+  );
+  await page.click('#delete-chat');
+  await deleting;
+  await idle(page);
+  return { id, other };
+}
+
 test('Delete chat keeps a chat another tab wrote to while the confirmation was open, and says so; the settings’ number of turns chosen in another tab shows here', async () => {
   const { context, page } = await openDemo();
   try {
     await say(page, 'the door code is 4411');
-    const id = await currentSessionId(page);
-    const other = await openTab(context);
-    const deleting = answerDialog(page, true, () =>
-      lib(other, async ({ lib, dbName, id }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).addItems([{ role: 'user', content: 'and the alarm code is 9902' }]), { id }),
-    );
-    await page.click('#delete-chat');
-    await deleting;
-    await idle(page);
+    const { id, other } = await deleteWhileOtherTabWrites(page, context, 'and the alarm code is 9902');
     assert.match(await page.textContent('#status'), /The chat was kept: another tab wrote to it/);
     assert.equal((await itemsOf(page, 'Guest', id)).length, 3, 'nothing was deleted');
     assert.equal(await currentSessionId(page), id, 'the chat is still open');
@@ -1903,14 +1910,7 @@ test('Delete chat keeps a locked chat another tab wrote to while the confirmatio
   try {
     await say(page, 'the door code is 4411');
     await lockChats(page, 'a passphrase of the guest');
-    const id = await currentSessionId(page);
-    const other = await openTab(context);
-    const deleting = answerDialog(page, true, () =>
-      lib(other, async ({ lib, dbName, id }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).addItems([{ role: 'user', content: 'written meanwhile' }]), { id }),
-    );
-    await page.click('#delete-chat');
-    await deleting;
-    await idle(page);
+    const { id } = await deleteWhileOtherTabWrites(page, context, 'written meanwhile');
     assert.match(await page.textContent('#status'), /The chat was kept: another tab wrote to it/);
     assert.equal((await itemsOf(page, 'Guest', id)).length, 3, 'nothing was deleted');
     assert.deepEqual(page.errors, []);
