@@ -14,8 +14,8 @@ use js_sys::{Array, Function};
 use wasm_bindgen::JsValue;
 
 use crate::core::compaction::{
-    awaits_answer, candidates, compacted_items, is_compaction, replaced, should_compact,
-    split_turns, summary_input, summary_item, Strategy, SUMMARY_INSTRUCTIONS,
+    awaits_answer, candidates, compacted_items, is_compaction, is_server_compaction, replaced,
+    should_compact, split_turns, summary_input, summary_item, Strategy, SUMMARY_INSTRUCTIONS,
 };
 use crate::core::error::{ErrorFamily, RunnerError, RunnerErrorCode, SessionErrorCode};
 use crate::core::wire::items::to_responses_item;
@@ -59,11 +59,6 @@ impl Compacted {
         ])
         .into()
     }
-}
-
-/// Whether `item` is a server's compaction item (`/responses/compact`'s).
-fn is_server_compaction(item: &Value) -> bool {
-    item_type(item) == "compaction"
 }
 
 fn has_method(object: &JsValue, name: &'static str) -> bool {

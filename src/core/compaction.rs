@@ -40,10 +40,15 @@ fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
+/// Whether an item is a server's compaction item (`/responses/compact`'s, encrypted).
+pub fn is_server_compaction(item: &Value) -> bool {
+    item_type(item) == "compaction"
+}
+
 /// Whether an item is the result of an earlier compaction: the Responses API's `compaction`
 /// item, or a summary this library made.
 pub fn is_compaction(item: &Value) -> bool {
-    item_type(item) == "compaction"
+    is_server_compaction(item)
         || item.get(SUMMARY_MARKER).is_some()
         || item
             .get("providerData")

@@ -497,6 +497,13 @@ fn joins(tokens: &[Token]) -> Joins {
     tokens.windows(2).map(|w| w[1].start < w[0].end).collect()
 }
 
+/// The terms of a query's word or quoted phrase, and their [`Joins`].
+fn terms_and_joins(text: &str) -> (Vec<String>, Joins) {
+    let tokens = tokenize(text);
+    let joined = joins(&tokens);
+    (tokens.into_iter().map(|t| t.term).collect(), joined)
+}
+
 impl Clause {
     /// The terms to look up in the index for this clause, each with whether it is a prefix
     /// (looked up as a range): each one's items hold the clause's terms.
@@ -542,9 +549,7 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
     for (i, part) in query.split('"').enumerate() {
         // Odd parts are inside quotes (an unclosed quote runs to the end).
         if i % 2 == 1 {
-            let tokens = tokenize(part);
-            let joined = joins(&tokens);
-            let terms: Vec<String> = tokens.into_iter().map(|t| t.term).collect();
+            let (terms, joined) = terms_and_joins(part);
             match terms.len() {
                 0 => {}
                 1 => push(single(terms.into_iter().next().unwrap_or_default(), false)),
@@ -562,9 +567,7 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
         }
         for word in part.split_whitespace() {
             let prefix = word.ends_with('*');
-            let tokens = tokenize(word);
-            let joined = joins(&tokens);
-            let terms: Vec<String> = tokens.into_iter().map(|t| t.term).collect();
+            let (terms, joined) = terms_and_joins(word);
             match terms.len() {
                 0 => {}
                 1 => push(single(terms.into_iter().next().unwrap_or_default(), prefix)),
