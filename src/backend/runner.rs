@@ -1577,7 +1577,13 @@ pub async fn run(
             // made, a mail sent) instead of doing it again.
             if !r.save_refused.get() {
                 if let RunError::Aborted(_) = error {
-                    state.drop_final_answer();
+                    // Where the server keeps the conversation it holds the last response
+                    // whatever happens here: its calls stay pending in the state (a resumed run
+                    // answers them; a call left unanswered there fails every later request) and
+                    // its answer stays the run's.
+                    if !r.server.is_used() {
+                        state.drop_final_answer();
+                    }
                     let _ = r.save_last(&mut state).await;
                 } else {
                     r.store_usage(&mut state).await;

@@ -1186,6 +1186,44 @@ describe('runner: approvals in a conversation the server keeps', () => {
     assert.equal(chained.previous_response_id, 'resp_3', 'chained on the response that asked');
     assert.deepEqual(chained.input, [{ type: 'function_call_output', call_id: 'call_n', output: 'sent', status: 'completed' }]);
   });
+  test('a run stopped while a call is decided, in a conversation the server keeps, keeps the call: resumed, it answers it there', async () => {
+    model.script(
+      { calls: [{ name: 'send_email', arguments: { to: 'ada' }, id: 'call_s' }] },
+      { text: 'Sent.' },
+      { text: 'Checked.' },
+      { text: 'Checked again.' },
+    );
+    const r = await inPage(async ({ url }) => {
+      const sent = [];
+      const controller = new AbortController();
+      const tool = {
+        name: 'send_email',
+        // The user presses Stop while the app asks whether this call needs a human.
+        needsApproval: async () => (controller.signal.aborted ? false : (controller.abort(), true)),
+        execute: ({ to }) => (sent.push(to), 'sent'),
+      };
+      const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+      const agent = new lib.Agent({ name: 'Mailer', model: 'm', tools: [tool] });
+      const stopped = await runner.run(agent, 'Email Ada', { conversationId: 'conv_s', signal: controller.signal }).then(() => null, (e) => e);
+      const resumed = await runner.run(agent, stopped.state);
+      // Stopped while an output guardrail checks the answer: the server holds that answer, and
+      // the resumed run gives it instead of asking the model to go on from it.
+      const guard = new AbortController();
+      const checker = new lib.Agent({
+        name: 'Checker',
+        model: 'm',
+        outputGuardrails: [{ name: 'slow', execute: async () => (guard.signal.aborted || guard.abort(), { tripwireTriggered: false }) }],
+      });
+      const cut = await runner.run(checker, 'Check', { previousResponseId: 'resp_0', signal: guard.signal }).then(() => null, (e) => e);
+      const given = await runner.run(checker, cut.state);
+      return { name: stopped.name, sent, resumed: resumed.finalOutput, cut: cut.name, given: given.finalOutput };
+    });
+    assert.deepEqual(r, { name: 'AbortError', sent: ['ada'], resumed: 'Sent.', cut: 'AbortError', given: 'Checked.' });
+    const bodies = model.requests.map((q) => q.body);
+    assert.equal(bodies.length, 3, 'the answer the server holds is not asked for again');
+    assert.equal(bodies[1].conversation, 'conv_s');
+    assert.deepEqual(bodies[1].input, [{ type: 'function_call_output', call_id: 'call_s', output: 'sent', status: 'completed' }]);
+  });
 });
 
 describe('runner: a paused state kept as JSON', () => {
