@@ -526,15 +526,11 @@ impl Run<'_> {
 
     async fn call_model(&self, state: &mut RunState) -> Result<(), RunError> {
         let agent = self.agent();
-        let model = agent.model.as_deref().ok_or_else(|| {
-            RunError::Usage(RunnerError::new(
-                RunnerErrorCode::InvalidAgent,
-                format!(
-                    "agent \"{}\" has no model: set it with new Agent({{ model }})",
-                    agent.name
-                ),
-            ))
-        })?;
+        // (Checked before the run saved anything; a listener may have set handoffs since.)
+        let model = agent
+            .model
+            .as_deref()
+            .ok_or_else(|| RunError::Usage(no_model(&agent)))?;
         let (input, previous) = state.next_request(&self.server);
         let mut tools: Vec<ToolSpec> = agent.tools.iter().map(|t| t.spec.clone()).collect();
         tools.extend(agent.handoffs.borrow().iter().map(|h| h.tool.clone()));
@@ -1444,6 +1440,36 @@ pub(crate) fn find_agent(
         }
     }
     None
+}
+
+/// Refuses a run where an agent it may reach has no model, before anything is saved: found at
+/// its model call, the handoff to it would fail after the question was saved and the first
+/// agent's tools ran.
+pub(crate) fn check_models(first: &Rc<AgentSpec>) -> Result<(), RunnerError> {
+    let mut seen = vec![first.clone()];
+    let mut next = 0;
+    while let Some(agent) = seen.get(next).cloned() {
+        if agent.model.is_none() {
+            return Err(no_model(&agent));
+        }
+        next += 1;
+        for h in agent.handoffs.borrow().iter() {
+            if !seen.iter().any(|s| Rc::ptr_eq(s, &h.target)) {
+                seen.push(h.target.clone());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn no_model(agent: &AgentSpec) -> RunnerError {
+    RunnerError::new(
+        RunnerErrorCode::InvalidAgent,
+        format!(
+            "agent \"{}\" has no model: set it with new Agent({{ model }})",
+            agent.name
+        ),
+    )
 }
 
 /// Runs an agent: reads the session's history, calls the model and the tools until the model

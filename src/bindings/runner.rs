@@ -633,8 +633,9 @@ impl Runner {
         stream: bool,
         agent_object: JsValue,
     ) -> Promise {
-        let parsed =
-            parse_input(input).and_then(|i| parse_run_options(options, stream).map(|o| (i, o)));
+        let parsed = runner::check_models(&agent.spec)
+            .and_then(|()| parse_input(input))
+            .and_then(|i| parse_run_options(options, stream).map(|o| (i, o)));
         let (input, options) = match parsed {
             Ok(p) => p,
             Err(e) => return Promise::reject(&coded_error(&e)),

@@ -636,6 +636,29 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.equal(model.requests.length, 0);
   });
 
+  test('an agent without a model that a handoff can reach refuses the run before anything is sent or saved', async () => {
+    model.script({ calls: [{ name: 'transfer_to_Specialist', arguments: {}, id: 'call_h' }] }, { text: 'never asked' });
+    const id = fresh('nomodel');
+    const r = await inPage(
+      async ({ url, id }) => {
+        const ran = [];
+        const specialist = new lib.Agent({ name: 'Specialist' });
+        const middle = new lib.Agent({ name: 'Middle', model: 'm', handoffs: [specialist] });
+        const triage = new lib.Agent({ name: 'Triage', model: 'm', handoffs: [middle], tools: [{ name: 'note', execute: () => ran.push('note') }] });
+        const session = new lib.IndexedDbSession(id);
+        const error = await new lib.Runner({ baseUrl: url }).run(triage, 'question', { session }).then(() => null, (e) => e);
+        return { code: error?.code, message: error?.message, resumable: error != null && 'state' in error && error.state != null, ran, stored: await session.getItems() };
+      },
+      { id },
+    );
+    assert.equal(r.code, 'INVALID_AGENT', r.message);
+    assert.match(r.message, /agent "Specialist" has no model/);
+    assert.equal(r.resumable, false);
+    assert.deepEqual(r.ran, []);
+    assert.deepEqual(r.stored, [], 'the question is not saved: the user sends it again once the app is mended');
+    assert.equal(model.requests.length, 0);
+  });
+
   test('runner.on refuses unknown events; a listener that throws does not stop the run', async () => {
     model.script({ text: 'fine' });
     const r = await inPage(async ({ url }) => {
