@@ -201,6 +201,9 @@ export async function openInitialChat() {
 /** Counts the reads of the view, so that a read of the chat info never draws over a newer read. */
 let reads = 0;
 
+/** How many items of each locked chat the view last said could not be decrypted. */
+const skippedSaid = new Map();
+
 /** Re-reads the chat list, the open chat's info, usage, branches and items from IndexedDB and
  * renders them. */
 export async function refresh() {
@@ -234,7 +237,11 @@ export async function refresh() {
     info = { title, summary: null, topics: null, updatedAt: entry.updatedAt };
     state.branch = 'main';
     state.branchIds = ['main'];
-    if (session.lastSkipped) showError(new Error(`${session.lastSkipped} item${session.lastSkipped === 1 ? '' : 's'} of this chat could not be decrypted with this passphrase and ${session.lastSkipped === 1 ? 'is' : 'are'} not shown.`));
+    // Said when more items are left out than were last said: not again at every re-read (a
+    // reply, another tab's change) once the user dismissed it.
+    const skipped = session.lastSkipped;
+    if (skipped > (skippedSaid.get(state.sessionId) ?? 0)) showError(new Error(`${skipped} item${skipped === 1 ? '' : 's'} of this chat could not be decrypted with this passphrase and ${skipped === 1 ? 'is' : 'are'} not shown.`));
+    skippedSaid.set(state.sessionId, skipped);
   } else if (saved) {
     let session = current();
     const read = () =>

@@ -1919,6 +1919,33 @@ test('Delete chat keeps a locked chat another tab wrote to while the confirmatio
   }
 });
 
+test('items of a locked chat that do not decrypt are said once: dismissed, the error stays away at later re-reads, and comes back when more are left out', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'the door code is 4411');
+    await lockChats(page, 'a passphrase of the guest');
+    const id = await currentSessionId(page);
+    const other = await openTab(context);
+    // Another tab that knows nothing of the lock writes in clear: the locked view leaves it out.
+    const writeInClear = (text) =>
+      lib(other, async ({ lib, dbName, id, text }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).addItems([{ role: 'user', content: text }]), { id, text });
+    const errorSays = (text) => until(page, (text) => !document.getElementById('error').hidden && document.getElementById('error-text').textContent.startsWith(text), text);
+    await writeInClear('written in clear');
+    await errorSays('1 item of this chat could not be decrypted');
+    await page.click('#error-close');
+    assert.equal(await page.isVisible('#error'), false);
+    // A reply re-reads the chat: the same item left out is not said again.
+    await say(page, 'and the gate code is 7');
+    assert.ok((await rendered(page)).some((m) => m.text === 'and the gate code is 7'));
+    assert.equal(await page.isVisible('#error'), false, 'the dismissed error stays away');
+    await writeInClear('written in clear again');
+    await errorSays('2 items of this chat could not be decrypted');
+    assert.deepEqual([...page.errors, ...other.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('Delete chat keeps a chat another tab’s run is answering in (its save would make the chat again), and says so', async () => {
   const { context, page } = await openDemo();
   try {
