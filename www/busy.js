@@ -133,6 +133,8 @@ export async function refreshKeepingEdit(chat) {
   const active = document.activeElement;
   await refresh();
   if (!edit) return;
+  // (A message's tool that had it has it again in the messages read now.)
+  const back = active?.isConnected ? active : document.activeElement;
   const li = el.messages.querySelector(`.msg[data-turn="${edit.turn}"]`);
   if (!li) return;
   openEditor(li);
@@ -140,6 +142,6 @@ export async function refreshKeepingEdit(chat) {
   again.value = edit.text;
   if (!edit.focused) {
     again.blur();
-    if (active?.isConnected && active !== document.body) active.focus();
+    if (back && back !== document.body) back.focus();
   }
 }

@@ -437,6 +437,7 @@ export function renderMessages(items, switchers = new Map(), { editable = true }
   const top = box.scrollTop;
   box.dataset.view = view;
   box.dataset.count = String(items.length);
+  const keyboard = focusedTool();
   el.messages.replaceChildren(
     ...shown.map((item) => {
       const { kind, label, text } = describe(item, { agent, calls });
@@ -461,6 +462,18 @@ export function renderMessages(items, switchers = new Map(), { editable = true }
   el.empty.hidden = items.length > 0;
   if (stay) box.scrollTop = top;
   else scrollToEnd();
+  // A control that had the keyboard keeps it, where the message is still there and the control
+  // still works (another tab's change re-renders the messages under it).
+  const again = keyboard && el.messages.querySelector(`.msg[data-turn="${keyboard.turn}"] .${keyboard.tool}`);
+  if (again && !again.disabled) again.focus({ preventScroll: true });
+}
+
+/** The message tool (Edit, a version arrow) that has the keyboard: its message's turn and its class. */
+function focusedTool() {
+  const at = document.activeElement;
+  const turn = el.messages.contains(at) ? at.closest('.msg')?.dataset.turn : undefined;
+  const tool = turn && ['msg-edit', 'branch-prev', 'branch-next'].find((c) => at.classList.contains(c));
+  return tool ? { turn, tool } : null;
 }
 
 /** The line that says the conversation was handed to another agent: `text`, "Handed off to …". */

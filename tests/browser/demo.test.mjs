@@ -1946,6 +1946,40 @@ test('items of a locked chat that do not decrypt are said once: dismissed, the e
   }
 });
 
+test('a message’s Edit button that has the keyboard keeps it when another tab’s message re-renders the chat, with a message being edited too', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    await say(page, 'my colour is teal');
+    const id = await currentSessionId(page);
+    const other = await openTab(context);
+    const count = async () => (await rendered(page)).length;
+    const writeThere = async (text) => {
+      const before = await count();
+      await lib(other, async ({ lib, dbName, id, text }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).addItems([{ role: 'user', content: text }]), { id, text });
+      await until(page, (n) => document.querySelectorAll('#messages .msg').length > n, before);
+      await page.waitForFunction(() => document.getElementById('app').dataset.sync !== 'true');
+    };
+    const focused = () => page.evaluate(() => {
+      const at = document.activeElement;
+      return at.closest('.msg') ? `${at.closest('.msg').dataset.turn}:${at.className}` : at.id || at.tagName;
+    });
+    await page.focus('#messages .msg[data-turn="1"] .msg-edit');
+    await writeThere('written in another tab');
+    assert.equal(await focused(), '1:small msg-edit');
+    // Message 2 is being edited while the keyboard is on message 1's Edit: both are kept.
+    await page.click('#messages .msg[data-turn="2"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'my colour is red');
+    await page.focus('#messages .msg[data-turn="1"] .msg-edit');
+    await writeThere('written there again');
+    assert.equal(await focused(), '1:small msg-edit');
+    assert.equal(await page.inputValue('#messages .msg-editor textarea'), 'my colour is red');
+    assert.deepEqual([...page.errors, ...other.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('Delete chat keeps a chat another tab’s run is answering in (its save would make the chat again), and says so', async () => {
   const { context, page } = await openDemo();
   try {
