@@ -2,7 +2,7 @@
 // IndexedDbSession in one database; replies streamed by the library's runner from the built-in
 // offline model or from any OpenAI-compatible endpoint. This file wires the page's controls to
 // what they do, then opens the current user's chat.
-import { state, followOtherTabs, loadState, saveSettings } from './state.js';
+import { state, followOtherTabs, keyNotFor, loadState, saveSettings } from './state.js';
 import { openInitialChat } from './chats.js';
 import { afterEach, busy } from './busy.js';
 import { regenerate, send, stop } from './conversation.js';
@@ -235,10 +235,12 @@ function wire() {
 
   const useSettingsFromForm = () => {
     const { settings, apiKey } = settingsFromForm();
-    // A key typed for one endpoint is not sent to another chosen later (unless typed with it).
-    const before = state.settings.baseUrl;
-    const dropped = apiKey !== '' && apiKey === state.apiKey && settings.baseUrl !== before;
-    saveSettings(settings, dropped ? '' : apiKey);
+    // A key typed for one endpoint is not sent to another chosen later (unless typed with it);
+    // the offline model keeps it for the endpoint it was typed for.
+    const typed = apiKey !== state.apiKey;
+    const before = state.keyFor;
+    const dropped = !typed && keyNotFor(settings.baseUrl);
+    saveSettings(settings, dropped ? '' : apiKey, typed ? settings.baseUrl : before);
     renderSettings();
     setStatus(
       (!settings.baseUrl

@@ -12,6 +12,8 @@ const KEYS = {
   settings: 'agent-sessions-demo.settings',
   // sessionStorage only: the key lives as long as the tab, never in localStorage or IndexedDB.
   apiKey: 'agent-sessions-demo.apiKey',
+  /** The endpoint the API key was typed for. */
+  apiKeyFor: 'agent-sessions-demo.apiKeyFor',
   // Only for a user whose chats are locked: `{ salt, check, pending }` (see keys.js).
   lock: (user) => `agent-sessions-demo.lock.${user}`,
 };
@@ -63,6 +65,9 @@ export const state = {
    * `summaries`: whether the model summarises and titles each chat after its replies. */
   settings: { ...DEFAULT_SETTINGS },
   apiKey: '',
+  /** The endpoint `apiKey` was typed for: it is sent to that one only. The offline model sends
+   * none, and keeps it for when that endpoint is chosen again. */
+  keyFor: '',
   /** When this tab last finished writing (an action ended, or a reply's background work): a
    * change event published later, while the tab stayed idle, was made by another tab. */
   lastActive: 0,
@@ -121,6 +126,14 @@ export function loadState() {
 
   state.settings = readSettings();
   state.apiKey = sessionStorage.getItem(KEYS.apiKey) ?? '';
+  // (A key kept before the endpoint was kept with it was for the endpoint in use.)
+  state.keyFor = sessionStorage.getItem(KEYS.apiKeyFor) ?? state.settings.baseUrl;
+}
+
+/** Whether the API key must be forgotten for settings that use endpoint `baseUrl`: it was typed
+ * for another one (the offline model, which sends none, keeps it). */
+export function keyNotFor(baseUrl) {
+  return state.apiKey !== '' && baseUrl !== '' && baseUrl !== state.keyFor;
 }
 
 /** Adds to `state.users` the users another tab stored since this one read them (each tab writes
@@ -142,14 +155,10 @@ export function followOtherTabs({ renderUsers, renderSettings }) {
     if (e.storageArea !== localStorage) return;
     if ((e.key === null || e.key === KEYS.users) && mergeStoredUsers()) renderUsers();
     if (e.key === null || e.key === KEYS.settings) {
-      const endpoint = state.settings.baseUrl;
       state.settings = readSettings();
       // This tab's key was typed for the endpoint it had: it is not sent to another one.
-      const dropped = state.apiKey !== '' && state.settings.baseUrl !== endpoint;
-      if (dropped) {
-        state.apiKey = '';
-        sessionStorage.removeItem(KEYS.apiKey);
-      }
+      const dropped = keyNotFor(state.settings.baseUrl);
+      if (dropped) saveKey('', '');
       renderSettings({ keyDropped: dropped, elsewhere: true });
     }
   });
@@ -197,12 +206,21 @@ export function selectSession(id) {
   localStorage.setItem(KEYS.currentSession(state.user), id);
 }
 
-export function saveSettings(settings, apiKey) {
+/** Saves the model settings, and the API key typed for endpoint `keyFor`. */
+export function saveSettings(settings, apiKey, keyFor) {
   state.settings = settings;
   localStorage.setItem(KEYS.settings, JSON.stringify(settings));
+  saveKey(apiKey, keyFor);
+}
+
+/** Keeps the API key for this tab's life (in sessionStorage), with the endpoint it is for. */
+function saveKey(apiKey, keyFor) {
   state.apiKey = apiKey;
-  if (apiKey) sessionStorage.setItem(KEYS.apiKey, apiKey);
-  else sessionStorage.removeItem(KEYS.apiKey);
+  state.keyFor = apiKey ? keyFor : '';
+  for (const [key, value] of [[KEYS.apiKey, apiKey], [KEYS.apiKeyFor, state.keyFor]]) {
+    if (apiKey) sessionStorage.setItem(key, value);
+    else sessionStorage.removeItem(key);
+  }
 }
 
 export function newId() {

@@ -2349,6 +2349,18 @@ test('users added and settings saved in one tab show in the other (a field being
     await a.press('#input', 'Enter');
     await idle(a);
     assert.match(await a.textContent('#error-text'), /^The model call failed: .*Check the endpoint’s URL, that it is running, and that it lets this page call it \(CORS\)\.$/);
+    // "Use offline model" sends no key and keeps it for the endpoint it was typed for: chosen
+    // again, that endpoint has it; another one does not.
+    await b.click('#reset-settings');
+    assert.equal(await b.textContent('#status'), 'Using the offline model.');
+    assert.equal(await b.evaluate(() => sessionStorage.getItem('agent-sessions-demo.apiKey')), 'sk-typed-with-it');
+    await saveSettings(b, () => b.fill('#set-base-url', 'http://127.0.0.1:9/v1'));
+    assert.match(await b.textContent('#status'), /^Using .* at http:\/\/127\.0\.0\.1:9\/v1\.$/);
+    assert.equal(await b.inputValue('#set-api-key'), 'sk-typed-with-it');
+    await b.click('#reset-settings');
+    await saveSettings(b, () => b.fill('#set-base-url', 'http://127.0.0.1:8/v1'));
+    assert.match(await b.textContent('#status'), /The API key was for http:\/\/127\.0\.0\.1:9\/v1: it is not sent to this endpoint/);
+    assert.equal(await b.evaluate(() => sessionStorage.getItem('agent-sessions-demo.apiKey')), null);
     assert.deepEqual([...a.errors, ...b.errors], []);
   } finally {
     await context.close();
