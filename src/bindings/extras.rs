@@ -147,7 +147,7 @@ pub fn search_sessions(options: JsValue) -> Promise {
         }
         let conn = indexeddb::connection(&args.db_name).await?;
         // Items written before the index existed are indexed first.
-        search::build(&conn, &progress_reporter(args.on_progress)).await?;
+        search::build_before_search(&conn, &progress_reporter(args.on_progress)).await?;
         let hits = search::search(
             &conn,
             args.user_id.as_deref(),

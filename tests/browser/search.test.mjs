@@ -392,6 +392,38 @@ test('one user never finds another user’s items', async () => {
   assert.deepEqual(r.only, ['chat-0']);
 });
 
+test('a search while the index build cannot write (storage full) answers from the index as it stands, and finds the rest once there is room', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = 'search-full';
+    const s = new lib.IndexedDbSession('t', { dbName, userId: 'ann' });
+    await s.addItems([{ role: 'user', content: 'walrus indexed' }, { role: 'user', content: 'walrus before the index' }]);
+    // As a database from before the index leaves it: the second row has no terms yet.
+    await rewriteRows(dbName, (row, i) => i === 1 && delete row.terms, (meta) => ({ ...meta, done: false, after: null, indexed: 0, all: false }));
+    // The disk is full: IndexedDB refuses the build's writes, as it does when the quota is used
+    // up. (Made in the page: Chromium's quota override refuses large writes only.)
+    const put = IDBObjectStore.prototype.put;
+    IDBObjectStore.prototype.put = function (value, ...rest) {
+      if (Array.isArray(value?.terms)) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+      return put.call(this, value, ...rest);
+    };
+    const search = async () => {
+      try {
+        return (await lib.searchSessions({ dbName, userId: 'ann', query: 'walrus' })).map((h) => h.seq).sort();
+      } catch (e) {
+        return `${e.name} ${e.code}: ${e.message}`;
+      }
+    };
+    const full = await search();
+    const build = await lib.buildSearchIndex({ dbName }).then(() => 'built', (e) => e.code);
+    IDBObjectStore.prototype.put = put;
+    return { full, build, room: await search() };
+  });
+  assert.deepEqual(r.full, [0], 'what the index holds is found, no STORAGE_FULL');
+  assert.equal(r.build, 'STORAGE_FULL', 'buildSearchIndex says the index is not whole');
+  assert.deepEqual(r.room, [0, 1]);
+});
+
 test('rows written before the index existed are indexed in chunks, and an interrupted build resumes', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {

@@ -462,6 +462,16 @@ pub struct Progress {
     pub total: u64,
 }
 
+/// Builds the index before a search. Where storage is full the build cannot write, and the
+/// search answers from the index as it stands (rows not indexed yet are not found): a user out
+/// of space searches for the chats to delete.
+pub async fn build_before_search(conn: &Connection, on_progress: &dyn Fn(Progress)) -> Result<()> {
+    match build(conn, on_progress).await {
+        Err(e) if e.code == SessionErrorCode::StorageFull => Ok(()),
+        other => other.map(|_| ()),
+    }
+}
+
 /// Indexes the rows written before the search index existed (they have no `terms`), a chunk of
 /// [`CHUNK`] rows per transaction, in key order, from where the last chunk ended (kept in the
 /// meta store, so a build cut short by a reload goes on from there at the next open). Between
