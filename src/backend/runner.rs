@@ -908,16 +908,17 @@ impl Run<'_> {
         let mut answers = Vec::new();
         let mut waiting = Vec::new();
         let mut decided = false;
+        // Handoffs never wait for a human, so they are never the state's interruptions: marked
+        // before anything can stop this loop (a run stopped where the server keeps the
+        // conversation leaves its calls pending in the state).
+        let names: Vec<&str> = handoffs.iter().map(|h| h.tool.name.as_str()).collect();
+        state.mark_handoffs(&calls, &names);
         for call in calls {
             if let Some(reason) = aborted(self.options.signal.as_ref()) {
                 return Err(RunError::Aborted(reason));
             }
             if let Some(h) = handoff_of(&call) {
-                let id = call_id(&call).unwrap_or("").to_string();
                 if handoff.is_none() {
-                    if !state.handoff_calls.contains(&id) {
-                        state.handoff_calls.push(id);
-                    }
                     handoff = Some((call, h.clone()));
                 } else {
                     ignored.push(call);

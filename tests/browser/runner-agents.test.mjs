@@ -637,7 +637,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
   });
 
   test('an agent without a model that a handoff can reach refuses the run before anything is sent or saved', async () => {
-    model.script({ calls: [{ name: 'transfer_to_Specialist', arguments: {}, id: 'call_h' }] }, { text: 'never asked' });
+    model.script({ calls: [{ name: 'transfer_to_Middle', arguments: {}, id: 'call_h' }] }, { text: 'never asked' });
     const id = fresh('nomodel');
     const r = await inPage(
       async ({ url, id }) => {

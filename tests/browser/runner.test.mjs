@@ -1186,9 +1186,9 @@ describe('runner: approvals in a conversation the server keeps', () => {
     assert.equal(chained.previous_response_id, 'resp_3', 'chained on the response that asked');
     assert.deepEqual(chained.input, [{ type: 'function_call_output', call_id: 'call_n', output: 'sent', status: 'completed' }]);
   });
-  test('a run stopped while a call is decided, in a conversation the server keeps, keeps the call: resumed, it answers it there', async () => {
+  test('a run stopped while a call is decided, in a conversation the server keeps, keeps the calls: resumed, it answers them there', async () => {
     model.script(
-      { calls: [{ name: 'send_email', arguments: { to: 'ada' }, id: 'call_s' }] },
+      { calls: [{ name: 'send_email', arguments: { to: 'ada' }, id: 'call_s' }, { name: 'transfer_to_Helper', arguments: {}, id: 'call_h' }] },
       { text: 'Sent.' },
       { text: 'Checked.' },
       { text: 'Checked again.' },
@@ -1203,8 +1203,10 @@ describe('runner: approvals in a conversation the server keeps', () => {
         execute: ({ to }) => (sent.push(to), 'sent'),
       };
       const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
-      const agent = new lib.Agent({ name: 'Mailer', model: 'm', tools: [tool] });
+      const helper = new lib.Agent({ name: 'Helper', model: 'm' });
+      const agent = new lib.Agent({ name: 'Mailer', model: 'm', tools: [tool], handoffs: [helper] });
       const stopped = await runner.run(agent, 'Email Ada', { conversationId: 'conv_s', signal: controller.signal }).then(() => null, (e) => e);
+      const waiting = stopped.state.getInterruptions().map((i) => i.name);
       const resumed = await runner.run(agent, stopped.state);
       // Stopped while an output guardrail checks the answer: the server holds that answer, and
       // the resumed run gives it instead of asking the model to go on from it.
@@ -1216,13 +1218,14 @@ describe('runner: approvals in a conversation the server keeps', () => {
       });
       const cut = await runner.run(checker, 'Check', { previousResponseId: 'resp_0', signal: guard.signal }).then(() => null, (e) => e);
       const given = await runner.run(checker, cut.state);
-      return { name: stopped.name, sent, resumed: resumed.finalOutput, cut: cut.name, given: given.finalOutput };
+      return { name: stopped.name, waiting, sent, resumed: resumed.finalOutput, by: resumed.lastAgent.name, cut: cut.name, given: given.finalOutput };
     });
-    assert.deepEqual(r, { name: 'AbortError', sent: ['ada'], resumed: 'Sent.', cut: 'AbortError', given: 'Checked.' });
+    assert.deepEqual(r, { name: 'AbortError', waiting: ['send_email'], sent: ['ada'], resumed: 'Sent.', by: 'Helper', cut: 'AbortError', given: 'Checked.' });
     const bodies = model.requests.map((q) => q.body);
     assert.equal(bodies.length, 3, 'the answer the server holds is not asked for again');
     assert.equal(bodies[1].conversation, 'conv_s');
-    assert.deepEqual(bodies[1].input, [{ type: 'function_call_output', call_id: 'call_s', output: 'sent', status: 'completed' }]);
+    assert.deepEqual(bodies[1].input.map((i) => [i.type, i.call_id]), [['function_call_output', 'call_s'], ['function_call_output', 'call_h']]);
+    assert.equal(bodies[1].input[0].output, 'sent');
   });
 });
 

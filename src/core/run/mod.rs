@@ -393,6 +393,18 @@ impl RunState {
         self.generated.extend(output.items);
     }
 
+    /// Marks the calls among `calls` to the tools named `handoffs` as handoffs, which never wait
+    /// for a human (see [`Self::interruptions`]).
+    pub fn mark_handoffs(&mut self, calls: &[Value], handoffs: &[&str]) {
+        for call in calls {
+            let name = call.get("name").and_then(Value::as_str).unwrap_or("");
+            let id = call_id(call).unwrap_or("");
+            if handoffs.contains(&name) && !self.handoff_calls.iter().any(|h| h == id) {
+                self.handoff_calls.push(id.to_string());
+            }
+        }
+    }
+
     /// Removes the unsaved function calls with these ids (handoffs the run does not take).
     pub fn drop_calls(&mut self, ids: &[String]) {
         if ids.is_empty() {
@@ -879,7 +891,11 @@ mod tests {
             items: vec![call("c"), handoff.clone(), ignored],
             ..ModelOutput::default()
         });
-        s.handoff_calls.push("h1".into());
+        let pending = s.pending_calls();
+        s.mark_handoffs(&pending, &["transfer_to_B"]);
+        s.mark_handoffs(&pending, &["transfer_to_B"]);
+        assert_eq!(s.handoff_calls, ["h1", "h2"], "each once");
+        assert_eq!(s.interruptions(), vec![call("c")]);
         s.drop_calls(&["h2".into()]);
         assert_eq!(s.generated, vec![call("c"), handoff.clone()]);
         assert_eq!(
