@@ -123,21 +123,30 @@ export function renameChat(text) {
 }
 
 /** Waits for the background work of the open chat's last reply (its summary and title): what
- * is about to change the chat (or its branch) must not have that work land on top of it. A slow
- * model can take minutes: Stop (or Escape) gives up the action instead (an `AbortError`, which
- * `busy` reports as a status), and the work goes on. */
-export async function settleOpenChat() {
-  const pending = state.background.get(state.sessionId);
-  if (!pending) return;
-  setStatus('Waiting for the chat’s summary and title to be written… (Stop gives up)');
+ * is about to change the chat (or its branch) must not have that work land on top of it. */
+export function settleOpenChat() {
+  return settleChats([state.sessionId]);
+}
+
+/** Waits for the background work of chats `ids` (by default every chat's): their summaries and
+ * titles land before what is about to change them (delete, seal), not after. A slow model can
+ * take minutes: Stop (or Escape) gives up the action instead (an `AbortError`, which `busy`
+ * reports as a status), and the work goes on. */
+export async function settleChats(ids = [...state.background.keys()]) {
+  const pending = ids.filter((id) => state.background.has(id));
+  if (pending.length === 0) return;
+  const one = pending.length === 1;
+  setStatus(`Waiting for the ${one ? 'chat’s summary and title' : 'chats’ summaries and titles'} to be written… (Stop gives up)`);
   const controller = new AbortController();
   state.controller = controller;
   state.settling = true;
   updateControls();
   try {
     await new Promise((done, fail) => {
-      backgroundDone(state.sessionId).then(done, fail);
-      controller.signal.addEventListener('abort', () => fail(new DOMException('Not done: stopped while the chat’s summary and title were being written. Try again once they are.', 'AbortError')));
+      Promise.all(pending.map(backgroundDone)).then(done, fail);
+      controller.signal.addEventListener('abort', () =>
+        fail(new DOMException(`Not done: stopped while the ${one ? 'chat’s summary and title were' : 'chats’ summaries and titles were'} being written. Try again once they are.`, 'AbortError')),
+      );
     });
   } finally {
     state.controller = null;

@@ -9,6 +9,7 @@
 import { lockedOut, readLock, saveLock, state } from './state.js';
 import { closeChat, forgetLockedTitles } from './chats.js';
 import { busy, whenIdle } from './busy.js';
+import { settleChats } from './actions.js';
 import { clearSearch } from './search.js';
 import { forgetKey, keyOf, newLock, normalized, rememberKey } from './keys.js';
 import { notSealed, sealChats, unlockWith } from './seal.js';
@@ -56,10 +57,7 @@ export function lockChats(passphrase, again, remember) {
     const user = state.user;
     // What replies are still writing in clear (summaries, titles) lands before the chats are
     // sealed, not after.
-    if (state.background.size) {
-      setStatus('Waiting for the chats’ summaries and titles to be written…');
-      await Promise.all(state.background.values());
-    }
+    await settleChats();
     // One lock at a time per user, across tabs: two tabs locking at once with two passphrases
     // would each seal some chats, under two keys, one of which no record keeps.
     const failed = await oneAtATime(user, async () => {
@@ -128,7 +126,7 @@ export function unlock(passphrase, remember) {
 export function lockNow() {
   return busy(async () => {
     const user = state.user;
-    if (state.background.size) await Promise.all(state.background.values());
+    await settleChats();
     await closeChat();
     state.keys.delete(user);
     // The sidebar named the chats opened in this tab after their first message: not any more.

@@ -315,7 +315,12 @@ function wire() {
     // The chat is opened again (the one that could not be, or the one open, read again).
     else if (el.errorAction.dataset.action === 'retry') busy(state.sessionId ? async () => {} : openInitialChat);
   });
-  el.toggleSidebar.addEventListener('click', () => toggleSidebar());
+  el.toggleSidebar.addEventListener('click', () => {
+    toggleSidebar();
+    // Opened (on a phone, above the chat): the keyboard goes into it, on the open chat's row,
+    // rather than staying after it.
+    if (el.app.dataset.sidebar === 'open') (el.sessionList.querySelector('button[aria-current="true"]') ?? el.newChat).focus();
+  });
 }
 
 wire();

@@ -6,6 +6,7 @@ import { applyRetention } from './lib.js';
 import { DB_NAME, newId, state } from './state.js';
 import { closeChat, listChats, openChat } from './chats.js';
 import { busy } from './busy.js';
+import { settleChats } from './actions.js';
 import { setStatus } from './view.js';
 
 const DAY = 86_400_000;
@@ -31,7 +32,7 @@ export function deleteOldChats(days) {
       return;
     }
     // A summary written after its chat is deleted would bring the chat back.
-    if (state.background.size) await Promise.all(state.background.values());
+    await settleChats();
     const openGoes = old.some((c) => c.sessionId === state.sessionId);
     if (openGoes) await closeChat();
     const deleted = await applyRetention({ dbName: DB_NAME, userId: user, maxAgeDays: days, now });

@@ -857,6 +857,25 @@ test('an action waiting for a slow summary and title can be given up with Stop: 
     await idle(page);
     assert.match(await page.textContent('#status'), /^Not done: stopped/);
     assert.notEqual(await page.textContent('#chat-title'), 'Falconry notes');
+    // So do "Delete old chats" and locking the chats, which wait for every chat's work.
+    await page.fill('#retention-days', '0');
+    const asked = answerDialog(page, true);
+    await page.click('#retention');
+    await asked;
+    await page.waitForFunction(() => /Waiting for the chat’s summary and title/.test(document.getElementById('status').textContent));
+    await page.click('#stop');
+    await idle(page);
+    assert.match(await page.textContent('#status'), /^Not done: stopped/);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 2, 'nothing deleted');
+    await page.click('#lock-open');
+    await page.fill('#lock-passphrase', 'a passphrase of the guest');
+    await page.fill('#lock-confirm', 'a passphrase of the guest');
+    await page.click('#lock-submit');
+    await page.waitForFunction(() => /Waiting for the chat’s summary and title/.test(document.getElementById('status').textContent));
+    await page.click('#stop');
+    await idle(page);
+    assert.match(await page.textContent('#status'), /^Not done: stopped/);
+    assert.equal(await page.evaluate(() => localStorage.getItem('agent-sessions-demo.lock.Guest')), null, 'not locked');
     await page.evaluate(() => window.releaseAfterTurn());
     await settled(page);
     assert.notEqual(await page.textContent('#chat-title'), 'Falconry notes', 'the rename given up was not made after all');
@@ -2223,6 +2242,8 @@ test('keyboard, labels and layout at desktop and phone widths (screenshots in te
         await page.click('#toggle-sidebar');
         assert.equal(await page.isVisible('#session-list'), true);
         assert.equal(await page.getAttribute('#toggle-sidebar', 'aria-expanded'), 'true');
+        // The keyboard is in the list it opened (above the button), on the open chat.
+        assert.equal(await page.evaluate(() => document.activeElement.closest('#sidebar') !== null && document.activeElement.getAttribute('aria-current')), 'true');
         await page.screenshot({ path: join(artifacts, 'demo-phone-chats.png') });
         await page.click('#toggle-sidebar');
       } else {
