@@ -222,15 +222,17 @@ export async function refresh() {
     state.branchIds = ['main'];
   } else if (saved && state.lock) {
     const session = current();
+    // (The chat read: another may be open by the time the read ends.)
+    const id = state.sessionId;
     items = await session.getItems();
     const title = titleFrom(items);
     if (title) {
-      lockedTitles.set(state.sessionId, title);
-      titleOwners.set(state.sessionId, state.user);
+      lockedTitles.set(id, title);
+      titleOwners.set(id, state.user);
     } else {
       // Emptied (Clear, Undo of its only exchange): its first message names it no more.
-      lockedTitles.delete(state.sessionId);
-      titleOwners.delete(state.sessionId);
+      lockedTitles.delete(id);
+      titleOwners.delete(id);
     }
     // (When it was last written, as the list read just now says: Delete keeps a chat another
     // tab wrote to since, locked or not.)
@@ -240,8 +242,8 @@ export async function refresh() {
     // Said when more items are left out than were last said: not again at every re-read (a
     // reply, another tab's change) once the user dismissed it.
     const skipped = session.lastSkipped;
-    if (skipped > (skippedSaid.get(state.sessionId) ?? 0)) showError(new Error(`${skipped} item${skipped === 1 ? '' : 's'} of this chat could not be decrypted with this passphrase and ${skipped === 1 ? 'is' : 'are'} not shown.`));
-    skippedSaid.set(state.sessionId, skipped);
+    if (skipped > (skippedSaid.get(id) ?? 0)) showError(new Error(`${skipped} item${skipped === 1 ? '' : 's'} of this chat could not be decrypted with this passphrase and ${skipped === 1 ? 'is' : 'are'} not shown.`));
+    skippedSaid.set(id, skipped);
   } else if (saved) {
     let session = current();
     const read = () =>

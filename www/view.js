@@ -181,7 +181,7 @@ const filled = new Map();
  * says what is in use. A key forgotten for another endpoint goes all the same. */
 export function renderSettings({ keyDropped = false, elsewhere = false } = {}) {
   const { baseUrl, api, model, historyTurns: turns, summaries } = state.settings;
-  if (keyDropped) setStatus('Another tab chose another endpoint: this tab forgot its API key, which was for the one before. Enter the key for the new one in Settings.');
+  if (keyDropped) setStatus('Another tab chose another endpoint: this tab forgot its API key, which was for another endpoint. Enter the key for the new one in Settings.');
   const fill = (field, value, prop = 'value') => {
     if (!elsewhere || field[prop] === filled.get(field) || (field === el.apiKey && keyDropped)) field[prop] = value;
     filled.set(field, value);
