@@ -872,7 +872,9 @@ class CompactionSession {
   }
 
   runCompaction(args) {
-    if (this.#guarded) return this.#engine.run(this.#inner, args);
+    // Over a guarded session it reads after the calls made before it (else it would take their
+    // writes for a write in between and be refused), and holds up none made after it.
+    if (this.#guarded) return this.#tail.then(() => this.#engine.run(this.#inner, args));
     return this.#serial(() => this.#engine.run(this.#inner, args));
   }
 

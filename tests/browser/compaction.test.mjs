@@ -411,6 +411,33 @@ describe('compaction', () => {
     assert.deepEqual(r.archived, []);
   });
 
+  test('runCompaction takes the calls made before it into account: an addItems not awaited yet is read, not taken for a write in between', async () => {
+    model.script({ text: 'a summary', waitMs: 400 });
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems(history);
+        // A session whose writes take a while (a slow disk, a sync): the add lands while the
+        // model summarises, unless the compaction waits for it.
+        const slow = Object.create(inner, {
+          addItems: { value: async (items) => (await new Promise((ok) => setTimeout(ok, 200)), inner.addItems(items)) },
+        });
+        for (const name of ['getSessionId', 'getItems', 'popItem', 'clearSession', 'replaceHistory', 'getArchivedItems']) {
+          Object.defineProperty(slow, name, { value: (...args) => inner[name](...args) });
+        }
+        const session = new lib.CompactionSession(slow, { runner: new lib.Runner({ baseUrl: url }), model: 'm', keepTurns: 1 });
+        const adding = session.addItems([{ role: 'user', content: 'question 5' }, { role: 'assistant', content: 'answer 5' }]);
+        const res = await session.runCompaction({ force: true });
+        await adding;
+        return { compacted: res !== null, history: await inner.getItems() };
+      },
+      { id: fresh('ordered'), history: HISTORY },
+    );
+    assert.equal(r.compacted, true, 'not refused');
+    assert.deepEqual(r.history.slice(-2).map(text), ['question 5', 'answer 5'], 'the newest turn kept, after the summary');
+    assert.equal(r.history.length, 3);
+  });
+
   test('over a SyncedSession: its replaceHistory on the device, refused (null) after a write in between; archived with what earlier compactions archived, the usage following the turns', async () => {
     model.script({ text: 'a summary', waitMs: 400 }, { text: 'the summary' });
     const r = await inPage(
