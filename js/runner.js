@@ -626,7 +626,12 @@ class Runner extends WasmRunner {
       const given = options?.signal;
       if (typeof given?.addEventListener === 'function') {
         const halt = () => {
-          stop ??= { error: given.reason };
+          // (A look-alike signal may abort without a reason: the loop still throws an
+          // AbortError, as the run does.)
+          stop ??= { error: given.reason ?? new DOMException('the run was aborted', 'AbortError') };
+          // At once: the events not read yet are not given after the Stop (unless the run has
+          // ended, whose loop then reads on to its `done`).
+          if (!ended) pending.length = 0;
           wake?.();
         };
         if (given.aborted) halt();

@@ -495,9 +495,17 @@ async fn read_stream(
         }
     }
     if !acc.is_done() {
+        // The last event, ended by the body's end (a lone `\r` as its blank line): its text is
+        // streamed as any other's, and what a failure there spent is counted.
         for event in parser.end() {
-            acc.on_event(&event)
-                .map_err(|e| failed(status, e.to_string()))?;
+            for e in acc
+                .on_event(&event)
+                .map_err(|e| failed_spending(status, e.to_string(), spent, acc.spent()))?
+            {
+                match e {
+                    StreamEvent::TextDelta(t) => on_delta(&t),
+                }
+            }
         }
     }
     // Whether what came is a whole response (a stream cut before its end is not, nor an answer

@@ -540,6 +540,50 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r.history, [{ type: 'message', role: 'user', content: 'tell me' }]);
     });
 
+    test('Stop ends a loop that reads slower than the model writes at once, not after the text already come; a signal without a reason still ends it with an AbortError', async () => {
+      model.script(
+        // About 2 s of words: the run is still under way at the Stop, 400 ms in.
+        { text: 'A long answer whose words come faster than the page draws them. '.repeat(8), delayMs: 25 },
+        { text: 'Another answer, stopped by a look-alike signal. '.repeat(10), delayMs: 25 },
+      );
+      const r = await inPage(
+        async ({ url, api }) => {
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const agent = new lib.Agent({ name: 'A', model: 'm' });
+          const read = async (run, stop) => {
+            const deltas = [];
+            try {
+              for await (const e of run) {
+                if (e.type !== 'text_delta') continue;
+                deltas.push(e.delta);
+                if (deltas.length === 1) {
+                  // Drawing the first word takes a while; the rest of the answer comes meanwhile.
+                  await new Promise((ok) => setTimeout(ok, 400));
+                  stop();
+                }
+              }
+              return { deltas: deltas.length, error: null };
+            } catch (e) {
+              return { deltas: deltas.length, error: e?.name ?? String(e) };
+            }
+          };
+          const controller = new AbortController();
+          const first = await read(runner.runStreamed(agent, 'q', { signal: controller.signal }), () => controller.abort());
+          // A polyfill's signal: aborted, with no reason.
+          const listeners = [];
+          const signal = { aborted: false, reason: undefined, addEventListener: (t, f) => listeners.push(f), removeEventListener() {} };
+          const second = await read(runner.runStreamed(agent, 'q', { signal }), () => {
+            signal.aborted = true;
+            for (const f of listeners) f();
+          });
+          return { first, second };
+        },
+        { api },
+      );
+      assert.deepEqual(r.first, { deltas: 1, error: 'AbortError' }, 'no word after the Stop');
+      assert.deepEqual(r.second, { deltas: 1, error: 'AbortError' });
+    });
+
     test("Stop ends a run whose fetch does not pass the signal on, while the stream is quiet or the answer has not come; the stream is closed", async () => {
       // The next chunk is 5 s away; the server never answers the second request.
       model.script({ text: 'One piece, then a long pause before the rest.', delayMs: 5000 }, { hang: true });
@@ -2000,5 +2044,24 @@ describe('runner: answers that are not whole', () => {
     );
     assert.equal(r.text, 'Hello world');
     assert.equal(r.finalOutput, 'Hello world');
+  });
+
+  test('a stream of CR line ends whose last event the body’s end completes streams that event’s text too', async () => {
+    const r = await inPage(
+      async ({ scripted }) => {
+        eval(scripted);
+        const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c1', choices: [{ index: 0, delta, finish_reason: finish }] })}\r\r`;
+        // No [DONE]: the last event holds the end of the answer, and its blank line is a lone
+        // CR, which only the body's end tells from the start of a CRLF.
+        const body = `${chunk({ role: 'assistant', content: 'Hello' })}${chunk({ content: ' world' }, 'stop')}`;
+        const { runner } = scriptedRunner([body], 'chat_completions');
+        const stream = runner.runStreamed(new lib.Agent({ name: 'A', model: 'm' }), 'Hi');
+        let text = '';
+        for await (const event of stream) if (event.type === 'text_delta') text += event.delta;
+        return { text, finalOutput: (await stream.result).finalOutput };
+      },
+      { scripted },
+    );
+    assert.deepEqual(r, { text: 'Hello world', finalOutput: 'Hello world' });
   });
 });
