@@ -49,6 +49,7 @@ const deleteChunks = (s, id) => s.delete(IDBKeyRange.bound(chunkId(id, ''), chun
 
 /** Items per remote write (the Conversations API's limit). */
 const PUSH_SIZE = 20;
+
 /** How many of the remote's newest items a round reads first, and at most (one page of the
  * Conversations API), to find where the items synced last end. */
 const RECENT = 20;
@@ -1029,11 +1030,17 @@ export class SyncedSession extends EventTarget {
       const start = from === local.length && from > 0 ? from - 1 : from; // an append expects the last item
       const expectedSuffix = local.slice(start);
       const replacement = wanted.slice(start);
-      const transaction = expectedSuffix.length > 0 ? { type: 'replace_suffix', expectedSuffix, replacement } : { type: 'append_items', items: replacement };
       // Should this round stop between the local write and the state's, the next one must not
       // take the pulled items for this device's outbox (and push them back).
       if (pulls.length > 0) await write({ confirmed, ids, chunk: [], pulled: pulls });
-      await this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction }).catch((error) => {
+      // Into a history read empty, only if it still is: a message written meanwhile (the
+      // check above and the write are not one transaction) would stand before the pulled items,
+      // and the next round take them for items deleted here, and delete them remotely.
+      const written =
+        expectedSuffix.length > 0
+          ? this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction: { type: 'replace_suffix', expectedSuffix, replacement } })
+          : this.#local.replaceHistory(replacement, { expectedItems: [], archive: false });
+      await written.catch((error) => {
         // A write of another object or tab came in between: tried again soon, as above.
         throw error?.code === 'SUFFIX_MISMATCH' ? busy('the session changed during the sync round; it is tried again') : error;
       });

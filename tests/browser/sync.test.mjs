@@ -1439,6 +1439,60 @@ describe('SyncedSession', () => {
     await context.close();
   });
 
+  test('a message written while a round pulls a conversation into an empty history is kept, and no item of the conversation is deleted', async () => {
+    const { context, page } = await device();
+    try {
+      const conversationId = await page.evaluate(async ({ url }) => {
+        const remote = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' });
+        await remote.addItems([{ role: 'user', content: 'r1' }, { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'r2' }] }]);
+        return remote.getSessionId();
+      }, { url: server.url });
+      const before = serverItems(conversationId).map((i) => i.id);
+      const r = await page.evaluate(
+        async ({ url, conversationId }) => {
+          const remote = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId });
+          const id = `pulled-into-empty-${Math.random()}`;
+          const inner = new lib.IndexedDbSession(id);
+          // The user's first message lands (from another object: a run, another tab) just as
+          // the round writes the pulled items here, after it checked the history was empty.
+          let typed = false;
+          const local = new Proxy(inner, {
+            get(target, key) {
+              const value = target[key];
+              if (typeof value !== 'function') return value;
+              if (key !== 'applyHistoryTransaction' && key !== 'replaceHistory') return value.bind(target);
+              return async (...args) => {
+                if (!typed) {
+                  typed = true;
+                  await new lib.IndexedDbSession(id).addItems([{ role: 'user', content: 'typed meanwhile' }]);
+                }
+                return value.apply(target, args);
+              };
+            },
+          });
+          const synced = new lib.SyncedSession(local, new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId }), { retryDelayMs: 100, maxRetryDelayMs: 400, syncOnOpen: false });
+          for (let round = 0; round < 10; round++) {
+            await synced.sync().catch(() => {});
+            const s = synced.syncStatus;
+            if (typed && s.pending === 0 && s.lastError === null && !s.syncing) break;
+            await new Promise((ok) => setTimeout(ok, 150));
+          }
+          const text = (i) => (typeof i.content === 'string' ? i.content : i.content.map((p) => p.text).join(''));
+          const out = { typed, local: (await inner.getItems()).map(text), remote: (await remote.getItems()).map(text) };
+          await synced.close();
+          return out;
+        },
+        { url: server.url, conversationId },
+      );
+      assert.equal(r.typed, true);
+      assert.deepEqual(serverItems(conversationId).slice(0, 2).map((i) => i.id), before, 'the conversation’s items are not deleted (and pushed again)');
+      assert.deepEqual(r.remote, ['r1', 'r2', 'typed meanwhile'], 'the message pushed after them');
+      assert.deepEqual(r.local, r.remote);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('a round with nothing to write here goes on while a run holds the session', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async ({ url }) => {
