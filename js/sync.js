@@ -365,7 +365,7 @@ function busy(message) {
 }
 
 function errorInfo(error) {
-  return { name: error?.name ?? 'Error', message: error?.message ?? String(error), ...(typeof error?.status === 'number' ? { status: error.status } : {}), ...(error?.code ? { code: error.code } : {}) };
+  return { name: error?.name ?? 'Error', message: error?.message ?? String(error), ...(typeof error?.status === 'number' ? { status: error.status } : {}), ...(typeof error?.code === 'string' ? { code: error.code } : {}) };
 }
 
 /** Runs `run(lock)` holding the Web Lock `name` (`lock` is `null` when `ifAvailable` found it
@@ -916,7 +916,9 @@ export class SyncedSession extends EventTarget {
       await remote.addItems(part);
       confirmed.push(...part.map(fingerprint));
       ids.push(...part.map(idOf));
-      accepted = true;
+      // (Reasoning alone may have sent nothing: one without an id or encrypted content is left
+      // out of the remote's items.)
+      accepted ||= part.some((item) => item?.type !== 'reasoning');
     };
     // What the remote held before this round's pushes: none of it is one of them.
     const before = new Set(all.map((e) => e.key));

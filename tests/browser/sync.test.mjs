@@ -1369,6 +1369,26 @@ describe('SyncedSession', () => {
     await context.close();
   });
 
+  test('a round whose every write is refused fails also where an item of the turn sends nothing (reasoning without an id): nothing is set aside', async () => {
+    const { context, page } = await device();
+    const conversationId = await newConversation(page);
+    await openSynced(page, { id: 'refused-with-reasoning', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
+    // The turn's write, then each of its two messages alone, is refused; its reasoning item, which
+    // the remote cannot hold, makes no request at all.
+    await server.setFault({ kind: 'status', status: 400, methods: ['POST'], times: 3 });
+    const first = await page.evaluate(async (items) => {
+      await window.synced.addItems(items);
+      const error = await window.synced.sync().then(() => null, (e) => e.status);
+      return { error, localOnly: window.synced.syncStatus.localOnly };
+    }, [say('user', 'Hello'), { type: 'reasoning', content: [] }, say('assistant', 'Hi')]);
+    assert.deepEqual(first, { error: 400, localOnly: 0 }, 'refused: the messages are not set aside');
+    assert.deepEqual(serverItems(conversationId), []);
+    const second = await page.evaluate(() => window.synced.sync().then(() => null, (e) => e.status));
+    assert.equal(second, null);
+    assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'Hello'], ['assistant', 'Hi']]);
+    await context.close();
+  });
+
   /** A session of `id` on a new device whose next write to the remote is slow, closed 200 ms
    * into a round that pushes `items` (after `before(page)`): the round's outcome, and when the
    * session was last synced before and after it. */
