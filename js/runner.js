@@ -629,9 +629,6 @@ class Runner extends WasmRunner {
           // (A look-alike signal may abort without a reason: the loop still throws an
           // AbortError, as the run does.)
           stop ??= { error: given.reason ?? new DOMException('the run was aborted', 'AbortError') };
-          // At once: the events not read yet are not given after the Stop (unless the run has
-          // ended, whose loop then reads on to its `done`).
-          if (!ended) pending.length = 0;
           wake?.();
         };
         if (given.aborted) halt();
@@ -672,12 +669,14 @@ class Runner extends WasmRunner {
     async function* events() {
       try {
         while (!stopped) {
-          if (pending.length > 0) {
+          // A Stop ends the loop at once, before the events not read yet, unless the run has
+          // ended by then (too late to stop it): its loop reads on, to its `done`.
+          if (stop && !(ended && 'result' in ended)) {
+            throw stop.error;
+          } else if (pending.length > 0) {
             yield pending.shift();
           } else if (ended && 'result' in ended) {
             return;
-          } else if (stop) {
-            throw stop.error;
           } else if (ended) {
             throw ended.error;
           } else {

@@ -369,27 +369,37 @@ pub fn now() -> f64 {
 }
 
 /// Calls `callback` after `ms` milliseconds (`setTimeout`); at once where there is no timer.
-pub fn set_timeout(callback: &Function, ms: f64) {
+/// The timer's id, for [`clear_timeout`].
+pub fn set_timeout(callback: &Function, ms: f64) -> JsValue {
     match get(&js_sys::global(), "setTimeout")
         .ok()
         .filter(JsValue::is_function)
     {
-        Some(f) => {
-            let _ = f.unchecked_ref::<Function>().call2(
-                &JsValue::UNDEFINED,
-                callback,
-                &JsValue::from_f64(ms),
-            );
-        }
+        Some(f) => f
+            .unchecked_ref::<Function>()
+            .call2(&JsValue::UNDEFINED, callback, &JsValue::from_f64(ms))
+            .unwrap_or_default(),
         None => {
             let _ = callback.call0(&JsValue::UNDEFINED);
+            JsValue::UNDEFINED
+        }
+    }
+}
+
+/// Clears a timer [`set_timeout`] set.
+pub fn clear_timeout(id: &JsValue) {
+    if let Ok(f) = get(&js_sys::global(), "clearTimeout") {
+        if let Some(f) = f.dyn_ref::<Function>() {
+            let _ = f.call1(&JsValue::UNDEFINED, id);
         }
     }
 }
 
 /// Resolves after `ms` milliseconds, in a task of its own.
 pub async fn after(ms: f64) {
-    let timer = Promise::new(&mut |resolve, _| set_timeout(&resolve, ms));
+    let timer = Promise::new(&mut |resolve, _| {
+        set_timeout(&resolve, ms);
+    });
     let _ = wasm_bindgen_futures::JsFuture::from(timer).await;
 }
 

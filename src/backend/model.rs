@@ -61,6 +61,63 @@ pub struct ModelClient {
     /// A caller-supplied `fetch`, else the global one.
     pub fetch: Option<js_sys::Function>,
     pub retries: u32,
+    /// How long a call waits for the model to send anything: its answer, or the next bytes of
+    /// its body (`timeoutMs`).
+    pub timeout_ms: u32,
+}
+
+/// How long a call waits for the model to send anything, unless the runner says: 10 minutes,
+/// as OpenAI's own client waits.
+pub const DEFAULT_TIMEOUT_MS: u32 = 600_000;
+
+/// A timer for one wait of a call, that resolves to a value of its own after `ms`; cleared when
+/// dropped (a long stream reads many chunks, each with its timer).
+struct Stall {
+    promise: js_sys::Promise,
+    marker: JsValue,
+    id: JsValue,
+}
+
+impl Stall {
+    fn new(ms: u32) -> Stall {
+        let marker: JsValue = js_sys::Object::new().into();
+        let mut id = JsValue::UNDEFINED;
+        let promise = js_sys::Promise::new(&mut |resolve, _| {
+            let fire: js_sys::Function = resolve.bind1(&JsValue::NULL, &marker).unchecked_into();
+            id = js::set_timeout(&fire, ms.into());
+        });
+        Stall {
+            promise,
+            marker,
+            id,
+        }
+    }
+}
+
+impl Drop for Stall {
+    fn drop(&mut self) {
+        js::clear_timeout(&self.id);
+    }
+}
+
+/// As [`raced`], and `Ok(None)` where nothing came within `ms`.
+async fn raced_within(
+    value: JsValue,
+    signal: Option<&JsValue>,
+    ms: u32,
+) -> Result<Option<JsValue>, JsValue> {
+    let stall = Stall::new(ms);
+    let value = js_sys::Promise::race(&js_sys::Array::of2(&value, &stall.promise));
+    let got = raced(value.into(), signal).await?;
+    Ok((!js_sys::Object::is(&got, &stall.marker)).then_some(got))
+}
+
+/// The error of a call the model sent nothing to for `ms`.
+fn stalled(status: u16, ms: u32, what: &str) -> CallError {
+    failed(
+        status,
+        format!("the model sent nothing for {ms} ms {what} (the runner's timeoutMs)"),
+    )
 }
 
 /// The abort reason if `signal` has fired.
@@ -153,7 +210,9 @@ async fn raced(value: JsValue, signal: Option<&JsValue>) -> Result<JsValue, JsVa
 /// Waits `ms` milliseconds, or until `signal` fires.
 pub async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
     unless_aborted(signal)?;
-    let timer = js_sys::Promise::new(&mut |resolve, _| js::set_timeout(&resolve, ms));
+    let timer = js_sys::Promise::new(&mut |resolve, _| {
+        js::set_timeout(&resolve, ms);
+    });
     match raced(timer.into(), signal).await {
         Ok(_) => Ok(()),
         Err(_) => Err(CallError::Aborted(
@@ -226,22 +285,29 @@ impl ModelClient {
             }
         }
         .map_err(|e| network(&e))?;
-        let response = raced(call.clone(), signal)
+        // The answer of a `fetch` that did not heed the signal, or came too late, is let go
+        // when it comes: its body is cancelled, so that the connection closes.
+        let let_go = |call: JsValue| {
+            js::spawn(Box::pin(async move {
+                if let Ok(response) = resolve_value(call).await {
+                    if let Ok(body) = js::get(&response, "body") {
+                        cancel_quietly(&body);
+                    }
+                }
+            }))
+        };
+        let response = raced_within(call.clone(), signal, self.timeout_ms)
             .await
             .map_err(|e| match aborted(signal) {
                 Some(reason) => {
-                    // The answer of a `fetch` that did not heed the signal is let go when it
-                    // comes: its body is cancelled, so that the connection closes.
-                    js::spawn(Box::pin(async move {
-                        if let Ok(response) = resolve_value(call).await {
-                            if let Ok(body) = js::get(&response, "body") {
-                                cancel_quietly(&body);
-                            }
-                        }
-                    }));
+                    let_go(call.clone());
                     CallError::Aborted(reason)
                 }
                 None => network(&e),
+            })?
+            .ok_or_else(|| {
+                let_go(call);
+                stalled(0, self.timeout_ms, "after the request (no answer)")
             })?;
         response
             .dyn_into::<web_sys::Response>()
@@ -280,7 +346,7 @@ impl ModelClient {
             let wait = retry_after(&response);
             // The body only improves the message: a failure to read it is no error of its own,
             // but an abort while reading it is.
-            let text = match read_text(response, signal).await {
+            let text = match read_text(response, signal, self.timeout_ms).await {
                 Ok(text) => text,
                 Err(CallError::Aborted(reason)) => return Err(CallError::Aborted(reason)),
                 Err(CallError::Failed(_)) => String::new(),
@@ -346,10 +412,10 @@ impl ModelClient {
             .get("content-type")
             .is_some_and(|t| t.as_bytes().windows(4).any(|w| w == b"json"));
         if stream && !json_answer {
-            return read_stream(self.api, &response, signal, on_delta, spent).await;
+            return read_stream(self, &response, signal, on_delta, spent).await;
         }
         let status = response.status();
-        let json = read_json(response, signal).await?;
+        let json = read_json(response, signal, self.timeout_ms).await?;
         let output = parse_response(self.api, &json).map_err(|e| {
             failed_spending(
                 status,
@@ -378,13 +444,22 @@ impl ModelClient {
         body: &str,
         signal: Option<&JsValue>,
     ) -> Result<Value, CallError> {
-        read_json(self.post(path, body, signal).await?, signal).await
+        read_json(
+            self.post(path, body, signal).await?,
+            signal,
+            self.timeout_ms,
+        )
+        .await
     }
 }
 
-async fn read_json(response: Response, signal: Option<&JsValue>) -> Result<Value, CallError> {
+async fn read_json(
+    response: Response,
+    signal: Option<&JsValue>,
+    timeout_ms: u32,
+) -> Result<Value, CallError> {
     let status = response.status();
-    let text = read_text(response, signal).await?;
+    let text = read_text(response, signal, timeout_ms).await?;
     crate::core::json::from_str(&text)
         .map_err(|e| failed(status, format!("malformed JSON in the response ({e})")))
 }
@@ -400,16 +475,27 @@ fn retry_after(response: &Response) -> Option<f64> {
 
 /// The body as text. Read on the raw response: `gloo-net`'s own `text()` cannot report a read
 /// that an abort with a reason of the caller's (not an `Error`) stopped.
-async fn read_text(response: Response, signal: Option<&JsValue>) -> Result<String, CallError> {
+async fn read_text(
+    response: Response,
+    signal: Option<&JsValue>,
+    timeout_ms: u32,
+) -> Result<String, CallError> {
     let status = response.status();
     let reading = |e: &JsValue| failed(status, format!("reading the response: {}", error_text(e)));
     let raw: web_sys::Response = response.into();
+    let body = raw.body();
     let text = raw.text().map_err(|e| reading(&e))?;
-    let text = raced(text.into(), signal)
+    let text = raced_within(text.into(), signal, timeout_ms)
         .await
         .map_err(|e| match aborted(signal) {
             Some(reason) => CallError::Aborted(reason),
             None => reading(&e),
+        })?
+        .ok_or_else(|| {
+            if let Some(body) = &body {
+                cancel_quietly(body);
+            }
+            stalled(status, timeout_ms, "while its answer was read")
         })?;
     unless_aborted(signal)?;
     Ok(text.as_string().unwrap_or_default())
@@ -428,7 +514,7 @@ fn cancel_quietly(stream: &JsValue) {
 }
 
 async fn read_stream(
-    api: Api,
+    client: &ModelClient,
     response: &Response,
     signal: Option<&JsValue>,
     on_delta: &mut dyn FnMut(&str),
@@ -441,13 +527,13 @@ async fn read_stream(
     let reader = call_method(&body, "getReader", &[])
         .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
     let mut parser = SseParser::new();
-    let mut acc = StreamAccumulator::new(api);
+    let mut acc = StreamAccumulator::new(client.api);
     loop {
         let chunk = call_method(&reader, "read", &[])
             .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
         // One race per read: a race against one abort promise for the whole stream would hold
         // every chunk read (each race's reaction on it) until the stream ended.
-        let chunk = raced(chunk, signal)
+        let chunk = raced_within(chunk, signal, client.timeout_ms)
             .await
             .map_err(|e| match aborted(signal) {
                 Some(reason) => {
@@ -455,6 +541,10 @@ async fn read_stream(
                     CallError::Aborted(reason)
                 }
                 None => failed(status, format!("the stream broke: {}", error_text(&e))),
+            })?
+            .ok_or_else(|| {
+                cancel_quietly(&reader);
+                stalled(status, client.timeout_ms, "in its stream")
             })?;
         // A body of the caller's `fetch` may not heed the signal.
         unless_aborted(signal).inspect_err(|_| cancel_quietly(&reader))?;

@@ -627,6 +627,23 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
         headers,
         fetch: opt_function(&o, "fetch", "runner", C)?,
         retries: opt_count(&o, "retries", "runner", C)?.unwrap_or(2),
+        timeout_ms: match get(&o, "timeoutMs", "runner", C)? {
+            v if v.is_undefined() => super::model::DEFAULT_TIMEOUT_MS,
+            v => v
+                .as_f64()
+                .filter(|ms| ms.fract() == 0.0 && (1.0..=2_147_483_647.0).contains(ms))
+                .map(|ms| ms as u32)
+                .ok_or_else(|| {
+                    invalid(
+                        C,
+                        format!(
+                            "runner.timeoutMs must be a whole number of milliseconds from 1 to \
+                             2147483647, got {}",
+                            js::describe(&v)
+                        ),
+                    )
+                })?,
+        },
     })
 }
 

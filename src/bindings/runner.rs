@@ -240,6 +240,9 @@ export interface RunnerOptions {
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
   /** Retries of a 408, 409, 429 or 5xx answer, with backoff that honours `Retry-After`. Default 2. */
   retries?: number;
+  /** How long a model call waits for the server to send anything (its answer, or the next bytes
+   * of its body or stream) before it fails with a `ModelError`; default 600,000 ms (10 minutes). */
+  timeoutMs?: number;
 }
 
 /** Anything with the session methods: our sessions, the SDK's, or your own. */

@@ -1497,6 +1497,42 @@ describe('HTTP', () => {
     assert.equal(model.requests.length, 0);
   });
 
+  test('a server that sends nothing for timeoutMs, before its answer or in the middle of its stream, fails the call; the question is kept and the session is free for the next run', async () => {
+    model.script({ hang: true }, { text: 'One piece, then a pause longer than the runner waits.', delayMs: 3000 }, { text: 'fine' });
+    const id = fresh('stalled');
+    const r = await inPage(
+      async ({ url, id }) => {
+        const session = new lib.IndexedDbSession(id);
+        const agent = new lib.Agent({ name: 'A', model: 'm' });
+        const runner = new lib.Runner({ baseUrl: url, timeoutMs: 400, retries: 0 });
+        const silent = await attempt(() => runner.run(agent, 'first', { session }));
+        const stream = runner.runStreamed(agent, 'second', { session });
+        const deltas = [];
+        let cut = null;
+        try {
+          for await (const e of stream) if (e.type === 'text_delta') deltas.push(e.delta);
+        } catch (e) {
+          cut = { name: e.name, status: e.status, message: e.message };
+        }
+        const kept = (await session.getItems()).map((i) => i.content);
+        const next = await runner.run(agent, 'third', { session });
+        const refused = await attempt(async () => new lib.Runner({ baseUrl: url, timeoutMs: 0 }));
+        return { silent, deltas: deltas.length, cut, kept, next: next.finalOutput, refused };
+      },
+      { id },
+    );
+    assert.equal(r.silent.name, 'ModelError');
+    assert.equal(r.silent.status, 0);
+    assert.match(r.silent.message, /the model sent nothing for 400 ms after the request/);
+    assert.ok(r.deltas >= 1, 'the stream had begun');
+    assert.equal(r.cut.name, 'ModelError');
+    assert.match(r.cut.message, /sent nothing for 400 ms in its stream/);
+    assert.deepEqual(r.kept, ['first', 'second'], 'each question kept, no half answer');
+    assert.equal(r.next, 'fine');
+    assert.equal(r.refused.code, 'INVALID_RUNNER');
+    assert.match(r.refused.message, /runner\.timeoutMs must be a whole number of milliseconds/);
+  });
+
   test('the caller header wins over the default content type, and the request is one POST of JSON', async () => {
     model.script({ text: 'ok' });
     await inPage(async ({ url }) => {
