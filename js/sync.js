@@ -28,6 +28,7 @@
 //   kept here only, in its place: its entry in the state is `local:`, it is not pushed again,
 //   and the other items sync around it. It goes when the remote lost the items it stood between.
 import { recordStore } from './records.js';
+import { extras } from './load_extras.js';
 import { optionsOf, sessionError } from './errors.js';
 import { bindSubscribe, endListeners, wrappedSubscribe } from './events.js';
 
@@ -916,9 +917,14 @@ export class SyncedSession extends EventTarget {
       await remote.addItems(part);
       confirmed.push(...part.map(fingerprint));
       ids.push(...part.map(idOf));
-      // (Reasoning alone may have sent nothing: one without an id or encrypted content is left
-      // out of the remote's items.)
-      accepted ||= part.some((item) => item?.type !== 'reasoning');
+      // (A reasoning item without an id or encrypted content is left out of the remote's items:
+      // a part of such items alone sent nothing.)
+      accepted ||= part.some(
+        (item) =>
+          item?.type !== 'reasoning' ||
+          typeof item.id === 'string' ||
+          typeof (item.providerData?.encryptedContent ?? item.providerData?.encrypted_content ?? item.encrypted_content) === 'string',
+      );
     };
     // What the remote held before this round's pushes: none of it is one of them.
     const before = new Set(all.map((e) => e.key));
@@ -1048,6 +1054,9 @@ export class SyncedSession extends EventTarget {
       });
       return ended();
     };
+    // (A history read empty is written by `replaceHistory`, of the second module: loaded before
+    // the lock is taken, so that a slow or failed download does not hold up the runs.)
+    if (!same && local.length === 0) await extras();
     const mark = same ? await ended() : await withLock(sessionLockName(this.#local.dbName, this.#local.sessionId), rewrite, { ifAvailable: true });
     await save([...base, ...entries], null, mark);
   }

@@ -1500,6 +1500,13 @@ describe('SyncedSession', () => {
           const text = (i) => (typeof i.content === 'string' ? i.content : i.content.map((p) => p.text).join(''));
           const out = { typed, local: (await inner.getItems()).map(text), remote: (await remote.getItems()).map(text) };
           await synced.close();
+          // Without a write in between, the pulled items are the history's first: they title it,
+          // as an add of them would.
+          const fresh = new lib.IndexedDbSession(`${id}-quiet`);
+          const quiet = new lib.SyncedSession(fresh, new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId }), { syncOnOpen: false });
+          await quiet.sync();
+          out.quiet = { items: (await fresh.getItems()).length, title: (await fresh.getInfo()).title };
+          await quiet.close();
           return out;
         },
         { url: server.url, conversationId },
@@ -1508,6 +1515,7 @@ describe('SyncedSession', () => {
       assert.deepEqual(serverItems(conversationId).slice(0, 2).map((i) => i.id), before, 'the conversation’s items are not deleted (and pushed again)');
       assert.deepEqual(r.remote, ['r1', 'r2', 'typed meanwhile'], 'the message pushed after them');
       assert.deepEqual(r.local, r.remote);
+      assert.deepEqual(r.quiet, { items: 3, title: 'r1' });
     } finally {
       await context.close();
     }

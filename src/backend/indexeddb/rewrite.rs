@@ -307,6 +307,11 @@ pub async fn replace_history(
         let (before, kept) = (record.stored_rows(), record.archived_count + archived);
         let read = old.len() as u64 == record.item_count;
         let added = js::items_size(items.iter().map(|(item, _)| item));
+        // Written into an empty history, they are its first items: the title they give, as an
+        // add's.
+        if record.item_count == 0 {
+            give_default_title(&record.stored, &items, 0, record.archived_count);
+        }
         let placements = record.replace_all(&starts, archived, now)?;
         match (read, options.archive) {
             (true, true) => record.exchange_bytes(0, added),
