@@ -116,7 +116,7 @@ async fn raced_within(
 fn stalled(status: u16, ms: u32, what: &str) -> CallError {
     failed(
         status,
-        format!("the model sent nothing for {ms} ms {what} (the runner's timeoutMs)"),
+        format!("the model sent nothing for {ms} ms {what}: the runner's timeoutMs"),
     )
 }
 
@@ -307,7 +307,7 @@ impl ModelClient {
             })?
             .ok_or_else(|| {
                 let_go(call);
-                stalled(0, self.timeout_ms, "after the request (no answer)")
+                stalled(0, self.timeout_ms, "after the request, no answer")
             })?;
         response
             .dyn_into::<web_sys::Response>()
@@ -495,7 +495,7 @@ async fn read_text(
             if let Some(body) = &body {
                 cancel_quietly(body);
             }
-            stalled(status, timeout_ms, "while its answer was read")
+            stalled(status, timeout_ms, "more while its answer was read")
         })?;
     unless_aborted(signal)?;
     Ok(text.as_string().unwrap_or_default())

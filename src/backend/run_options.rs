@@ -554,7 +554,7 @@ fn parse_tool(value: &JsValue, what: &str) -> Result<Tool> {
     })
 }
 
-/// `new Runner({ baseUrl, apiKey?, api?, headers?, fetch?, retries? })`.
+/// `new Runner({ baseUrl, apiKey?, api?, headers?, fetch?, retries?, timeoutMs? })`.
 pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
     const C: RunnerErrorCode = RunnerErrorCode::InvalidRunner;
     let o = options(value, "runner options", C)?;
@@ -628,7 +628,7 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
         fetch: opt_function(&o, "fetch", "runner", C)?,
         retries: opt_count(&o, "retries", "runner", C)?.unwrap_or(2),
         timeout_ms: match get(&o, "timeoutMs", "runner", C)? {
-            v if v.is_undefined() => super::model::DEFAULT_TIMEOUT_MS,
+            v if v.is_undefined() || v.is_null() => super::model::DEFAULT_TIMEOUT_MS,
             v => v
                 .as_f64()
                 .filter(|ms| ms.fract() == 0.0 && (1.0..=2_147_483_647.0).contains(ms))

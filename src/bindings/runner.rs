@@ -240,8 +240,9 @@ export interface RunnerOptions {
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
   /** Retries of a 408, 409, 429 or 5xx answer, with backoff that honours `Retry-After`. Default 2. */
   retries?: number;
-  /** How long a model call waits for the server to send anything (its answer, or the next bytes
-   * of its body or stream) before it fails with a `ModelError`; default 600,000 ms (10 minutes). */
+  /** How long a model call waits on the server, each time: for its answer to begin, for a whole
+   * answer's body, or for each next piece of a stream; then it fails with a `ModelError` (not
+   * retried). Default 600,000 ms (10 minutes). */
   timeoutMs?: number;
 }
 

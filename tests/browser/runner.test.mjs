@@ -1517,13 +1517,14 @@ describe('HTTP', () => {
         const kept = (await session.getItems()).map((i) => i.content);
         const next = await runner.run(agent, 'third', { session });
         const refused = await attempt(async () => new lib.Runner({ baseUrl: url, timeoutMs: 0 }));
-        return { silent, deltas: deltas.length, cut, kept, next: next.finalOutput, refused };
+        const unset = await attempt(async () => new lib.Runner({ baseUrl: url, timeoutMs: null }));
+        return { silent, deltas: deltas.length, cut, kept, next: next.finalOutput, refused, unset: unset.ok };
       },
       { id },
     );
     assert.equal(r.silent.name, 'ModelError');
     assert.equal(r.silent.status, 0);
-    assert.match(r.silent.message, /the model sent nothing for 400 ms after the request/);
+    assert.match(r.silent.message, /the model sent nothing for 400 ms after the request, no answer: the runner's timeoutMs/);
     assert.ok(r.deltas >= 1, 'the stream had begun');
     assert.equal(r.cut.name, 'ModelError');
     assert.match(r.cut.message, /sent nothing for 400 ms in its stream/);
@@ -1531,6 +1532,7 @@ describe('HTTP', () => {
     assert.equal(r.next, 'fine');
     assert.equal(r.refused.code, 'INVALID_RUNNER');
     assert.match(r.refused.message, /runner\.timeoutMs must be a whole number of milliseconds/);
+    assert.equal(r.unset, true, 'null is the default, as for the other options');
   });
 
   test('the caller header wins over the default content type, and the request is one POST of JSON', async () => {
