@@ -609,9 +609,10 @@ class Runner extends WasmRunner {
     let cancelled = false;
     let stop = null; // { error } once the caller aborted (see below)
     const push = (event) => {
-      // (Nothing the run does after a Stop is told, but that it completed, where the Stop came
-      // too late to keep it from saving: the loop ends there.)
-      if (stopped || (stop && event.type !== 'done')) return;
+      // (What the run does after a Stop is kept too: a loop that reads on after a run the Stop
+      // came too late for (it saved its answer) gets all of it, `agent_end` and `done`; any
+      // other loop throws at the Stop, see `events`.)
+      if (stopped) return;
       pending.push(event);
       wake?.();
     };

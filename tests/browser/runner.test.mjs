@@ -584,6 +584,45 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r.second, { deltas: 1, error: 'AbortError' });
     });
 
+    test('a Stop that comes too late (while the answer is saved): the run resolves, and a loop that reads on after it gets every event to done, agent_end included', async () => {
+      model.script({ text: 'Saved before the Stop could keep it.' });
+      const r = await inPage(
+        async ({ url, api }) => {
+          const controller = new AbortController();
+          const inner = new lib.MemorySession();
+          // The user presses Stop while the answer is being written.
+          const session = {
+            getSessionId: () => inner.getSessionId(),
+            getItems: (n) => inner.getItems(n),
+            addItems: async (items) => {
+              if (items.some((i) => i.role === 'assistant')) controller.abort();
+              return inner.addItems(items);
+            },
+            popItem: () => inner.popItem(),
+            clearSession: () => inner.clearSession(),
+          };
+          const stream = new lib.Runner({ baseUrl: url, api }).runStreamed(new lib.Agent({ name: 'A', model: 'm' }), 'q', { session, signal: controller.signal });
+          const types = [];
+          let error = null;
+          try {
+            for await (const e of stream) {
+              types.push(e.type);
+              // The loop is busy (drawing) until the run has ended.
+              if (types.length === 1) await stream.result.catch(() => {});
+            }
+          } catch (e) {
+            error = e.name;
+          }
+          return { types, error, result: await stream.result.then((x) => x.finalOutput, (e) => e.name), saved: (await inner.getItems()).length };
+        },
+        { api },
+      );
+      assert.equal(r.error, null);
+      assert.equal(r.result, 'Saved before the Stop could keep it.');
+      assert.equal(r.saved, 2);
+      assert.deepEqual(r.types.slice(-2), ['agent_end', 'done']);
+    });
+
     test("Stop ends a run whose fetch does not pass the signal on, while the stream is quiet or the answer has not come; the stream is closed", async () => {
       // The next chunk is 5 s away; the server never answers the second request.
       model.script({ text: 'One piece, then a long pause before the rest.', delayMs: 5000 }, { hang: true });
