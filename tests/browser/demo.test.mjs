@@ -1879,14 +1879,17 @@ test('an edit box open while a reply streams: Escape there closes the box and le
   }
 });
 
+/** Has tab `other` add the user message `text` to the Guest's chat `id`, as another tab of the
+ * page (or one that knows nothing of a lock) writes. */
+const writeFromTab = (other, id, text) =>
+  lib(other, async ({ lib, dbName, id, text }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).addItems([{ role: 'user', content: text }]), { id, text });
+
 /** Clicks Delete chat in `page` and says yes, after another tab (returned as `other`) has
  * written `text` to the open chat (its `id`) while the confirmation was open. */
 async function deleteWhileOtherTabWrites(page, context, text) {
   const id = await currentSessionId(page);
   const other = await openTab(context);
-  const deleting = answerDialog(page, true, () =>
-    lib(other, async ({ lib, dbName, id, text }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).addItems([{ role: 'user', content: text }]), { id, text }),
-  );
+  const deleting = answerDialog(page, true, () => writeFromTab(other, id, text));
   await page.click('#delete-chat');
   await deleting;
   await idle(page);
@@ -1946,8 +1949,7 @@ test('items of a locked chat that do not decrypt are said once: dismissed, the e
     const id = await currentSessionId(page);
     const other = await openTab(context);
     // Another tab that knows nothing of the lock writes in clear: the locked view leaves it out.
-    const writeInClear = (text) =>
-      lib(other, async ({ lib, dbName, id, text }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).addItems([{ role: 'user', content: text }]), { id, text });
+    const writeInClear = (text) => writeFromTab(other, id, text);
     const errorSays = (text) => until(page, (text) => !document.getElementById('error').hidden && document.getElementById('error-text').textContent.startsWith(text), text);
     await writeInClear('written in clear');
     await errorSays('1 item of this chat could not be decrypted');
@@ -1975,7 +1977,7 @@ test('a messageâ€™s Edit button that has the keyboard keeps it when another tabâ
     const count = async () => (await rendered(page)).length;
     const writeThere = async (text) => {
       const before = await count();
-      await lib(other, async ({ lib, dbName, id, text }) => new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).addItems([{ role: 'user', content: text }]), { id, text });
+      await writeFromTab(other, id, text);
       await until(page, (n) => document.querySelectorAll('#messages .msg').length > n, before);
       await page.waitForFunction(() => document.getElementById('app').dataset.sync !== 'true');
     };
