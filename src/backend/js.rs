@@ -395,12 +395,16 @@ pub fn clear_timeout(id: &JsValue) {
     }
 }
 
+/// A promise that resolves after `ms` milliseconds, in a task of its own.
+pub fn timer(ms: f64) -> Promise {
+    Promise::new(&mut |resolve, _| {
+        set_timeout(&resolve, ms);
+    })
+}
+
 /// Resolves after `ms` milliseconds, in a task of its own.
 pub async fn after(ms: f64) {
-    let timer = Promise::new(&mut |resolve, _| {
-        set_timeout(&resolve, ms);
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(timer).await;
+    let _ = wasm_bindgen_futures::JsFuture::from(timer(ms)).await;
 }
 
 #[cfg(feature = "runner")]

@@ -210,10 +210,7 @@ async fn raced(value: JsValue, signal: Option<&JsValue>) -> Result<JsValue, JsVa
 /// Waits `ms` milliseconds, or until `signal` fires.
 pub async fn sleep(ms: f64, signal: Option<&JsValue>) -> Result<(), CallError> {
     unless_aborted(signal)?;
-    let timer = js_sys::Promise::new(&mut |resolve, _| {
-        js::set_timeout(&resolve, ms);
-    });
-    match raced(timer.into(), signal).await {
+    match raced(js::timer(ms).into(), signal).await {
         Ok(_) => Ok(()),
         Err(_) => Err(CallError::Aborted(
             aborted(signal).unwrap_or(JsValue::UNDEFINED),
@@ -483,7 +480,6 @@ async fn read_text(
     let status = response.status();
     let reading = |e: &JsValue| failed(status, format!("reading the response: {}", error_text(e)));
     let raw: web_sys::Response = response.into();
-    let body = raw.body();
     let text = raw.text().map_err(|e| reading(&e))?;
     let text = raced_within(text.into(), signal, timeout_ms)
         .await
@@ -491,12 +487,8 @@ async fn read_text(
             Some(reason) => CallError::Aborted(reason),
             None => reading(&e),
         })?
-        .ok_or_else(|| {
-            if let Some(body) = &body {
-                cancel_quietly(body);
-            }
-            stalled(status, timeout_ms, "more while its answer was read")
-        })?;
+        // (The body `text()` reads is locked to it: it cannot be cancelled here.)
+        .ok_or_else(|| stalled(status, timeout_ms, "more while its answer was read"))?;
     unless_aborted(signal)?;
     Ok(text.as_string().unwrap_or_default())
 }

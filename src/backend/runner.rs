@@ -1427,10 +1427,30 @@ pub(crate) fn find_agent(
     object: &JsValue,
     name: &str,
 ) -> Option<(Rc<AgentSpec>, JsValue)> {
+    first_reachable(first, object, &|agent| agent.name == name)
+}
+
+/// Refuses a run where an agent it may reach has no model, before anything is saved: found at
+/// its model call, the handoff to it would fail after the question was saved and the first
+/// agent's tools ran.
+pub(crate) fn check_models(first: &Rc<AgentSpec>, object: &JsValue) -> Result<(), RunnerError> {
+    match first_reachable(first, object, &|agent| agent.model.is_none()) {
+        Some((agent, _)) => Err(no_model(&agent)),
+        None => Ok(()),
+    }
+}
+
+/// The first agent `test` holds for among `first` and those it hands off to, directly or not
+/// (each looked at once), with its JS object.
+fn first_reachable(
+    first: &Rc<AgentSpec>,
+    object: &JsValue,
+    test: &dyn Fn(&AgentSpec) -> bool,
+) -> Option<(Rc<AgentSpec>, JsValue)> {
     let mut seen: Vec<Rc<AgentSpec>> = vec![first.clone()];
     let mut queue = vec![(first.clone(), object.clone())];
     while let Some((agent, object)) = queue.pop() {
-        if agent.name == name {
+        if test(&agent) {
             return Some((agent, object));
         }
         for h in agent.handoffs.borrow().iter() {
@@ -1441,26 +1461,6 @@ pub(crate) fn find_agent(
         }
     }
     None
-}
-
-/// Refuses a run where an agent it may reach has no model, before anything is saved: found at
-/// its model call, the handoff to it would fail after the question was saved and the first
-/// agent's tools ran.
-pub(crate) fn check_models(first: &Rc<AgentSpec>) -> Result<(), RunnerError> {
-    let mut seen = vec![first.clone()];
-    let mut next = 0;
-    while let Some(agent) = seen.get(next).cloned() {
-        if agent.model.is_none() {
-            return Err(no_model(&agent));
-        }
-        next += 1;
-        for h in agent.handoffs.borrow().iter() {
-            if !seen.iter().any(|s| Rc::ptr_eq(s, &h.target)) {
-                seen.push(h.target.clone());
-            }
-        }
-    }
-    Ok(())
 }
 
 fn no_model(agent: &AgentSpec) -> RunnerError {

@@ -637,7 +637,7 @@ impl Runner {
         stream: bool,
         agent_object: JsValue,
     ) -> Promise {
-        let parsed = runner::check_models(&agent.spec)
+        let parsed = runner::check_models(&agent.spec, &agent_object)
             .and_then(|()| parse_input(input))
             .and_then(|i| parse_run_options(options, stream).map(|o| (i, o)));
         let (input, options) = match parsed {
