@@ -14,8 +14,10 @@ export const LONGEST = 1_048_576;
 /** A call's arguments, copied now. Arguments the copy would change the meaning of (an object of
  * a class, among them or among the items of an array; a function), arrays the library refuses
  * for their length, and arguments that cannot be read (a throwing Proxy) are passed as they are,
- * so that the method refuses them as it would have. */
-export function copiedArguments(args) {
+ * so that the method refuses them as it would have. Where the copy is refused for what an
+ * argument holds (`DataCloneError`: a function or a DOM node in it, or a Proxy such as Vue's
+ * state), `refuse` is called with that error first, if given. */
+export function copiedArguments(args, refuse) {
   try {
     const classed = (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && !isPlain(v);
     if (args.some((a) => classed(a) || (Array.isArray(a) && (a.length > LONGEST || a.some(classed))))) return args;
@@ -27,7 +29,8 @@ export function copiedArguments(args) {
       for (const key of Object.getOwnPropertySymbols(arg)) copies[i][key] = arg[key];
     });
     return copies;
-  } catch {
+  } catch (error) {
+    if (error?.name === 'DataCloneError') refuse?.(error);
     return args;
   }
 }

@@ -86,6 +86,10 @@ function sessionKey(base, sessionId) {
 
 /** Where a wrapping session gives the digest of the transaction it stands for. */
 const TRANSACTION_DIGEST = Symbol.for('agent-sessions.transactionDigest');
+/** Marks a write to the wrapped session with the change event it is for this object's caller
+ * (`'pop'`, `'mutations'`), where the wrapped write would be named by its own kind: a pop made as
+ * a history transaction is still a pop to listeners. */
+const CHANGE_EVENT = Symbol.for('agent-sessions.changeEvent');
 
 /** The salt of the derivation of the key of transaction digests: another salt than the AES
  * keys', so no session's AES key is another session's HMAC key. */
@@ -120,6 +124,17 @@ function notTooLong(list, name, code) {
   if (Array.isArray(list) && list.length > LONGEST) throw sessionError(code, `${name} has ${list.length} elements, more than the 1,048,576 one call takes`);
 }
 
+/** The arguments copied now (`copiedArguments`). One that holds what cannot be stored (a
+ * function, a DOM node) or is a Proxy (the state objects of Vue, MobX or Valtio are) is refused
+ * now with `code`, as the wrapped session refuses it: passed on, it would be read only when the
+ * call's turn comes (after the calls before it, and the key), and encrypted as the caller's
+ * object is by then; JSON would drop a function without a word. */
+function copiedNow(args, code, call) {
+  return copiedArguments(args, (error) => {
+    throw sessionError(code, `${call}: an item holds what cannot be stored (a function, a DOM node) or is a Proxy (Vue, MobX or Valtio state): hand over a plain copy; nothing was written (${error.message})`);
+  });
+}
+
 /** The plaintext transaction of `applyHistoryTransaction`'s argument: `{ type, items }` or
  * `{ type, expectedSuffix, replacement }`, each field an array, no other field. The wrapped
  * session checks the rest (the operation id, the items) before it writes anything. */
@@ -131,10 +146,10 @@ function transactionParts(args) {
   let parts = null;
   for (const name of ['items', 'expectedSuffix', 'replacement']) notTooLong(t?.[name], `transaction.${name}`, 'INVALID_TRANSACTION');
   if (fields === 'items,type' && t.type === 'append_items') {
-    const [items] = copiedArguments([t.items]);
+    const [items] = copiedNow([t.items], 'INVALID_TRANSACTION', 'applyHistoryTransaction');
     parts = { type: t.type, items };
   } else if (fields === 'expectedSuffix,replacement,type' && t.type === 'replace_suffix') {
-    const [expectedSuffix, replacement] = copiedArguments([t.expectedSuffix, t.replacement]);
+    const [expectedSuffix, replacement] = copiedNow([t.expectedSuffix, t.replacement], 'INVALID_TRANSACTION', 'applyHistoryTransaction');
     parts = { type: t.type, expectedSuffix, replacement };
   }
   const isItem = (item) => item !== null && typeof item === 'object' && !Array.isArray(item);
@@ -423,7 +438,12 @@ export class EncryptedSession {
   addItems(given) {
     // Copied now, as the wrapped session copies them when called: this call waits for the ones
     // before it, and the caller may reuse its array meanwhile.
-    const [items] = copiedArguments([given]);
+    let items;
+    try {
+      [items] = copiedNow([given], 'INVALID_ITEM', 'addItems');
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#write(async () => {
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
       notTooLong(items, 'items', 'INVALID_ITEM');
@@ -570,7 +590,7 @@ export class EncryptedSession {
     try {
       // Copied now, as the other writes' arguments are: what the caller changes afterwards is
       // not what is stored.
-      mutations = mutationParts(copiedArguments([args])[0]);
+      mutations = mutationParts(copiedNow([args], 'INVALID_TRANSACTION', 'applyHistoryMutations')[0]);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -601,7 +621,7 @@ export class EncryptedSession {
       const fresh = entries.filter((e) => !e.stored);
       const sealed = await this.#sealAll(key, fresh.map((e) => e.item), fresh.map((e) => e.at));
       const items = entries.map((e) => e.stored ?? sealed[fresh.indexOf(e)]);
-      await this.#inner.replaceHistory(items, { archive: false, expectedItems: stored });
+      await this.#inner.replaceHistory(items, { archive: false, expectedItems: stored, [CHANGE_EVENT]: 'mutations' });
     });
   }
 
@@ -618,7 +638,7 @@ export class EncryptedSession {
   async #removeNewest(stored, retry) {
     if (!takesTransactions(this.#inner)) return (await this.#inner.popItem(), true);
     try {
-      await this.#replaceSuffix([stored], []);
+      await this.#replaceSuffix([stored], [], 'pop');
       return true;
     } catch (error) {
       if (error?.code !== 'SUFFIX_MISMATCH') throw error;
@@ -628,9 +648,10 @@ export class EncryptedSession {
     }
   }
 
-  /** A `replace_suffix` of the wrapped session under an operation id of its own. */
-  #replaceSuffix(expectedSuffix, replacement) {
-    return this.#inner.applyHistoryTransaction({ operationId: `encrypted:${crypto.randomUUID()}`, transaction: { type: 'replace_suffix', expectedSuffix, replacement } });
+  /** A `replace_suffix` of the wrapped session under an operation id of its own, its change
+   * event named `event` where given. */
+  #replaceSuffix(expectedSuffix, replacement, event) {
+    return this.#inner.applyHistoryTransaction({ operationId: `encrypted:${crypto.randomUUID()}`, transaction: { type: 'replace_suffix', expectedSuffix, replacement }, [CHANGE_EVENT]: event });
   }
 
   clearSession() {
@@ -649,7 +670,12 @@ export class EncryptedSession {
    */
   replaceHistory(givenItems, givenOptions = {}) {
     // Copied now (see addItems).
-    const [items, options] = copiedArguments([givenItems, givenOptions]);
+    let items, options;
+    try {
+      [items, options] = copiedNow([givenItems, givenOptions], 'INVALID_ITEM', 'replaceHistory');
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#write(async () => {
       if (typeof this.#inner.replaceHistory !== 'function') {
         throw sessionError('INVALID_SESSION', 'replaceHistory needs a wrapped session that has it (this package\'s sessions do)');

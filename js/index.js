@@ -39,15 +39,20 @@ export { exportSessions };
 export { EncryptedSession, deriveKeyFromPassphrase, deviceKey, createDeviceKey, storeDeviceKey, loadDeviceKey, forgetDeviceKey } from './encrypted.js';
 export { SyncedSession, sessionLockName } from './sync.js';
 
+/** The events a wrapper of this package (`EncryptedSession`) names a write of its own with,
+ * where the write it makes is of another kind (a pop made as a history transaction). */
+const CHANGE_EVENT = Symbol.for('agent-sessions.changeEvent');
+const NAMED = { __proto__: null, pop: { type: 'pop' }, mutations: { type: 'replace', change: 'mutations' } };
+
 /** The writes that change a session, and the event each makes once it has committed (none when
  * it changed nothing), from its result and what `TAKEN` took of its arguments. */
 const WRITES = {
   addItems: (_, count) => (count ? { type: 'add', count } : null),
   popItem: (popped) => (popped === undefined ? null : { type: 'pop' }),
   clearSession: () => ({ type: 'clear' }),
-  applyHistoryTransaction: () => ({ type: 'replace', change: 'transaction' }),
+  applyHistoryTransaction: (_, named) => NAMED[named] ?? { type: 'replace', change: 'transaction' },
   applyHistoryMutations: () => ({ type: 'replace', change: 'mutations' }),
-  replaceHistory: () => ({ type: 'replace', change: 'history' }),
+  replaceHistory: (_, named) => NAMED[named] ?? { type: 'replace', change: 'history' },
   replaceHistoryWithCompaction: () => ({ type: 'replace', change: 'compaction' }),
   // (`false`: nothing written, a session that does not exist left so; the caller gets `undefined`.)
   update: (wrote, fields) => (wrote === false ? null : { type: 'update', fields }),
@@ -65,6 +70,8 @@ const TAKEN = {
   addItems: ([items]) => (Array.isArray(items) ? items.length : 0),
   // The fields it sets (one given as `undefined` is left as it is).
   update: ([changes]) => Object.keys(changes ?? {}).filter((k) => changes[k] !== undefined && k !== 'expectedTitle'),
+  applyHistoryTransaction: ([args]) => args?.[CHANGE_EVENT],
+  replaceHistory: ([, options]) => options?.[CHANGE_EVENT],
   switchBranch: ([branchId]) => branchId,
   deleteBranch: ([branchId]) => branchId,
 };

@@ -139,6 +139,50 @@ test('subscribe hears the wrapped session’s changes, from another object too, 
   assert.equal(r.plain, 'undefined');
 });
 
+test('listeners hear a pop through it as a pop and its rewrite as mutations, over both session kinds; an item that is a Proxy or holds a function is refused at once', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const call = (args) => ({ type: 'function_call', callId: 'c1', name: 'f', arguments: args });
+    const heardOf = {};
+    for (const [name, inner] of [
+      ['indexeddb', new lib.IndexedDbSession('kinds', { dbName: 'enc-event-kinds' })],
+      ['memory', new lib.MemorySession('kinds')],
+    ]) {
+      const s = new lib.EncryptedSession(inner, { key: key() });
+      const heard = [];
+      s.subscribe((e) => heard.push(e.change ? `${e.type}:${e.change}` : e.type));
+      await s.addItems([{ role: 'user', content: 'q' }, call('{}'), { role: 'assistant', content: 'a' }]);
+      const popped = await s.popItem();
+      await s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: call('{"x":1}') }] });
+      // (Events of an IndexedDbSession come in a task after the write.)
+      await new Promise((ok) => setTimeout(ok, 100));
+      heardOf[name] = { heard, popped: popped.content };
+    }
+    // What the caller's object holds when the write's turn comes is not what is written: an
+    // item that cannot be copied now is refused now.
+    const inner = new lib.IndexedDbSession('proxied', { dbName: 'enc-event-kinds' });
+    const s = new lib.EncryptedSession(inner, { key: key() });
+    const list = new Proxy([{ role: 'user', content: 'hi' }], {});
+    const proxied = code(s.addItems(list));
+    list.length = 0;
+    const withFunction = code(s.addItems([{ role: 'user', content: 'x', meta: { f() {} } }]));
+    const replaced = code(s.replaceHistory([new Proxy({ role: 'user', content: 'y' }, {})]));
+    const transaction = code(s.applyHistoryTransaction({ operationId: 'p', transaction: { type: 'append_items', items: [new Proxy({ role: 'user', content: 'z' }, {})] } }));
+    const wrapped = code(inner.addItems([new Proxy({ role: 'user', content: 'w' }, {})]));
+    return { heardOf, proxied: await proxied, withFunction: await withFunction, replaced: await replaced, transaction: await transaction, wrapped: await wrapped, stored: (await inner.getItems()).length };
+  });
+  for (const name of ['indexeddb', 'memory']) {
+    assert.deepEqual(r.heardOf[name].heard, ['add', 'pop', 'replace:mutations'], name);
+    assert.equal(r.heardOf[name].popped, 'a', name);
+  }
+  assert.equal(r.wrapped, 'SessionError INVALID_ITEM', 'the wrapped session refuses a Proxy');
+  assert.equal(r.proxied, 'SessionError INVALID_ITEM');
+  assert.equal(r.withFunction, 'SessionError INVALID_ITEM');
+  assert.equal(r.replaced, 'SessionError INVALID_ITEM');
+  assert.equal(r.transaction, 'SessionError INVALID_TRANSACTION');
+  assert.equal(r.stored, 0, 'nothing written');
+});
+
 function atobLength(b64) {
   return Buffer.from(b64, 'base64').length;
 }
