@@ -136,17 +136,20 @@ export function exportSessions(options) {
         const end = line({ end: { sessionId: current.sessionId, lines: current.lines + 1 } });
         const { sessionId, held, record, tries } = current;
         current = null;
-        if (held === null) return end;
         // A session rewritten while it was read (popped, compacted, edited in another tab) lost
-        // rows its record line names: no import would take it. Read it again from its new record.
+        // rows its record line names, or had rows read under numbers the rewrite gave other
+        // items: no import would take it, or it would hold a history that never was. One still
+        // held is read again from its new record; one already sent in part (longer than a
+        // session is held for) is a `failed` line after its rows, which the import reports.
         const { rows } = await readBackup({ ...base, sessionId, kind: 'session' });
-        if (rows.length === 0) return line({ deleted: { sessionId } });
+        if (rows.length === 0) return held === null ? end : line({ deleted: { sessionId } });
         // (A session deleted and made again under its id meanwhile has another `createdAt`.)
-        if ((rows[0].rewrites !== record.rewrites || rows[0].createdAt !== record.createdAt) && tries < TRIES) {
+        if (rows[0].rewrites === record.rewrites && rows[0].createdAt === record.createdAt) return held === null ? end : held.join('') + end;
+        if (held !== null && tries < TRIES) {
           start(sessionId, rows[0], tries + 1);
           continue;
         }
-        return held.join('') + end;
+        return line({ failed: { sessionId, code: 'SESSION_BUSY', message: `session "${sessionId}" was rewritten (popped, compacted, edited in another tab) while it was exported: back it up again` } });
       }
       // Only the rows the record written above names: a turn another tab adds meanwhile would
       // make a session its record does not count, which no import would take.

@@ -567,7 +567,11 @@ test('onConflict skips, replaces or renames a stored session; another user’s s
     const rewritesAfter = (await mine.getInfo()).rewrites;
     // Bob's import of a session with the same id: Ann's stays hers, untouched.
     const bobs = await lib.importSessions(text, { ...db, userId: 'bob', onConflict: 'replace' });
+    // The same backup restored for Bob again ("Restore chats" pressed twice): his copy is found
+    // under the id it was given, not copied once more.
+    const bobsAgain = await lib.importSessions(text, { ...db, userId: 'bob' });
     return {
+      bobsAgain: { renamed: bobsAgain.renamed, skipped: bobsAgain.skipped },
       skipped: skipped.skipped,
       progress,
       afterSkip,
@@ -593,6 +597,7 @@ test('onConflict skips, replaces or renames a stored session; another user’s s
   assert.deepEqual(r.rewrites, [1, 2], 'a session replaced by an import counts one rewrite more than either had (the backup: 0, the session: its clear)');
   assert.deepEqual(r.afterReplace, ['from the backup']);
   assert.equal(r.bobs.length, 1);
+  assert.deepEqual(r.bobsAgain, { renamed: [], skipped: [r.bobs[0].sessionId] });
   assert.deepEqual(r.bobsItems, ['from the backup']);
   assert.deepEqual(r.annStill, ['from the backup']);
   assert.deepEqual(r.owners, [
@@ -833,17 +838,32 @@ async function exportAround(page, dbName, write) {
           ? other.addItems([{ role: 'assistant', content: 'four' }])
           : write === 'pop'
             ? other.popItem()
-            : other.addItems([{ role: 'user', content: 'new one' }, { role: 'assistant', content: 'new two' }, { role: 'user', content: 'new three' }]);
+            : write === 'turn'
+              ? // A run's save: the turn's items and its usage, in one transaction.
+                other.applyHistoryTransaction({
+                  operationId: 'save',
+                  transaction: { type: 'append_items', items: [{ role: 'assistant', content: 'four' }, { role: 'user', content: 'five' }] },
+                  usage: { requests: 1, inputTokens: 50, outputTokens: 5 },
+                })
+              : other.addItems([{ role: 'user', content: 'new one' }, { role: 'assistant', content: 'new two' }, { role: 'user', content: 'new three' }]);
       await release();
       await deleted;
       await written;
       await rest;
       const to = { dbName: `${dbName}-to` };
       const report = await lib.importSessions(text, to);
+      const copy = new lib.IndexedDbSession('busy', to);
+      const items = (await copy.getItems()).map((i) => i.content);
+      const usage = await copy.getTurnUsage();
+      // The next turn of the copy takes the number the turn left out had.
+      await copy.addItems([{ role: 'user', content: 'next' }]);
+      await copy.storeRunUsage({ requests: 1, inputTokens: 7 });
       return {
+        usage: usage.map((u) => u.turn),
+        next: await copy.getTurnUsage(3),
         imported: report.imported,
         failed: report.failed.map((e) => e.message),
-        items: (await new lib.IndexedDbSession('busy', to).getItems()).map((i) => i.content),
+        items,
         now: (await s.getItems()).map((i) => i.content),
       };
     },
@@ -860,6 +880,17 @@ test('a turn written while its session is being exported: the backup holds the s
   assert.deepEqual(r.now, ['one', 'two', 'three', 'four'], 'and the turn is stored where it was written');
 });
 
+test('a turn saved with its usage while its session is being exported: the backup leaves out its usage with its items, and the copy’s next turn has only its own', async () => {
+  const { page } = await openHarness(env);
+  const r = await exportAround(page, 'export-while-saving', 'turn');
+  assert.deepEqual(r.failed, []);
+  assert.deepEqual(r.items, ['one', 'two', 'three']);
+  assert.deepEqual(r.now, ['one', 'two', 'three', 'four', 'five']);
+  assert.deepEqual(r.usage, [], 'no usage of a turn the backup does not hold');
+  assert.equal(r.next.inputTokens, 7, 'the next turn of the copy has its own usage, not the left-out turn’s added');
+  assert.equal(r.next.requests, 1);
+});
+
 test('an item popped while its session is being exported: the session is read again, and the backup imports', async () => {
   const { page } = await openHarness(env);
   const r = await exportAround(page, 'export-while-popping', 'pop');
@@ -867,6 +898,47 @@ test('an item popped while its session is being exported: the session is read ag
   assert.deepEqual(r.imported, ['busy']);
   assert.deepEqual(r.items, ['one', 'two'], 'the session as it is after the pop');
   assert.deepEqual(r.now, ['one', 'two']);
+});
+
+test('a session sent page by page and rewritten while it is exported: its place ends in a failed line, and the import writes nothing of it', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: 'export-streamed-rewritten' };
+    const s = new lib.IndexedDbSession('long', from);
+    // 800 items of 3 KB: more than a session is held for, so its first page goes out alone.
+    const items = Array.from({ length: 800 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${i} ${'x'.repeat(3000)}` }));
+    await s.addItems(items);
+    await new lib.IndexedDbSession('short', from).addItems([{ role: 'user', content: 'kept' }]);
+    const reader = lib.exportSessions(from).getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value); // the header
+    text += decoder.decode((await reader.read()).value); // the long session's first page
+    const sentFirst = text.split('\n').filter((l) => l.startsWith('{"item"')).length;
+    // Another tab edits the whole chat: its items are other items from then on.
+    await new lib.IndexedDbSession('long', from).replaceHistory(items.map((item) => ({ ...item, content: `edited ${item.content}` })), { archive: false });
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value);
+    }
+    const to = { dbName: 'export-streamed-rewritten-to' };
+    const report = await lib.importSessions(text, to);
+    return {
+      sentFirst,
+      failedLine: text.split('\n').filter((l) => l.startsWith('{"failed"')).map((l) => JSON.parse(l).failed.code),
+      imported: report.imported,
+      failed: report.failed.map((e) => [e.sessionId, e.code, e.message]),
+      copied: (await new lib.IndexedDbSession('long', to).getItems()).length,
+    };
+  });
+  assert.ok(r.sentFirst > 0 && r.sentFirst < 800, `part of it went out before the edit (${r.sentFirst} items)`);
+  assert.deepEqual(r.failedLine, ['SESSION_BUSY']);
+  assert.deepEqual(r.imported, ['short']);
+  assert.equal(r.failed.length, 1);
+  assert.equal(r.failed[0][0], 'long');
+  assert.equal(r.failed[0][1], 'IMPORT_INVALID');
+  assert.match(r.failed[0][2], /SESSION_BUSY.*rewritten/);
+  assert.equal(r.copied, 0, 'nothing of a history that never was');
 });
 
 test('a session deleted and made again under its id while it is being exported: the new one is read again, whole', async () => {

@@ -178,6 +178,16 @@ pub struct Restored {
     pub status: &'static str,
 }
 
+/// Whether `stored`, a session record, is `record`'s session as an import under `owner` wrote
+/// it: that owner's, made at the same time.
+fn same_session(stored: &JsValue, record: &JsValue, owner: &Option<String>) -> bool {
+    let created = |r: &JsValue| js::get(r, "createdAt").ok().and_then(|v| v.as_f64());
+    let made = created(stored);
+    made.is_some()
+        && made == created(record)
+        && js::get(stored, "userId").ok().and_then(|u| u.as_string()) == *owner
+}
+
 /// A failed import: the error, and the line (1-based, in the whole backup) it is about.
 pub struct RestoreError {
     pub error: SessionError,
@@ -211,13 +221,14 @@ struct Checked {
 /// Checks one session's lines (`{ session }`, then its rows, then `{ end }`), each against the
 /// record: every row belongs to the session and one of its branches, every item, archived item,
 /// usage and log entry the record counts is there once, and nothing else is.
-/// The rows a session record names: per branch, its own items `first..next` and `archived`
-/// archived items, and the operation numbers below `next_op_seq` the log keeps.
+/// The rows a session record names: per branch, its own items `first..next`, `archived`
+/// archived items and the usage of its turns up to `last_turn`, and the operation numbers below
+/// `next_op_seq` the log keeps.
 struct Bounds {
     session_id: String,
     owner: Option<String>,
     next_op_seq: u64,
-    branches: Vec<(String, u64, u64, u64)>,
+    branches: Vec<(String, u64, u64, u64, u64)>,
 }
 
 impl Bounds {
@@ -236,7 +247,7 @@ impl Bounds {
             .tree
             .branches
             .iter()
-            .map(|b| (b.id.clone(), b.first, b.next, b.archived))
+            .map(|b| (b.id.clone(), b.first, b.next, b.archived, b.last_turn))
             .collect();
         Ok(Bounds {
             session_id,
@@ -253,7 +264,9 @@ impl Bounds {
         let Ok(branch) = branch_of(row, &self.session_id, kind == "usage") else {
             return false;
         };
-        let Some(&(_, first, next, archived)) = self.branches.iter().find(|b| b.0 == branch) else {
+        let Some(&(_, first, next, archived, last_turn)) =
+            self.branches.iter().find(|b| b.0 == branch)
+        else {
             return false;
         };
         let number = |field: &'static str| {
@@ -265,6 +278,9 @@ impl Bounds {
         match kind {
             "item" => number("seq").is_some_and(|seq| (first..next).contains(&seq)),
             "archived" => number("position").is_some_and(|p| p < archived),
+            // The usage of a turn saved after the record was read goes with that turn's items:
+            // restored without them, it would be added to the next turn to take its number.
+            "usage" => number("turn").is_some_and(|turn| turn <= last_turn),
             "operation" => number("opSeq").is_some_and(|op| {
                 (self.next_op_seq.saturating_sub(OPERATION_LOG_LIMIT)..self.next_op_seq)
                     .contains(&op)
@@ -298,10 +314,10 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
         .map_err(|e| invalid(line_of(0), e.message))?;
     let next_op_seq = bounds.next_op_seq;
     // What each branch must hold: its own rows `first..next` and `archived` archived items.
-    let branches: Vec<(&str, u64, u64, u64)> = bounds
+    let branches: Vec<(&str, u64, u64, u64, u64)> = bounds
         .branches
         .iter()
-        .map(|(id, first, next, archived)| (id.as_str(), *first, *next, *archived))
+        .map(|(id, first, next, archived, last)| (id.as_str(), *first, *next, *archived, *last))
         .collect();
     // The items and archived items seen, per branch (each position once), and the operations
     // (the log keeps the newest 1,000 numbers below `next_op_seq`). Usage lines name a turn:
@@ -310,7 +326,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
     // must not size anything before that is known).
     let counted = branches
         .iter()
-        .map(|&(_, first, next, archived)| (next - first).saturating_add(archived))
+        .map(|&(_, first, next, archived, _)| (next - first).saturating_add(archived))
         .fold(0u64, u64::saturating_add);
     if counted >= lines.len() as u64 {
         return Err(invalid(
@@ -324,7 +340,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
     }
     let mut held: Vec<[Vec<bool>; 2]> = branches
         .iter()
-        .map(|&(_, first, next, archived)| {
+        .map(|&(_, first, next, archived, _)| {
             [
                 vec![false; (next - first) as usize],
                 vec![false; archived as usize],
@@ -387,7 +403,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
                 "the {kind} belongs to branch \"{branch}\", which session \"{session_id}\" does not have"
             )));
         };
-        let (_, first, next, archived) = branches[b];
+        let (_, first, next, archived, last_turn) = branches[b];
         let position = match *kind {
             "item" => {
                 let seq = count("seq")?;
@@ -418,7 +434,13 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
                 }
                 position
             }
-            "usage" => count("turn")?,
+            // A turn the record does not count (a backup of an earlier version taken while a
+            // turn was saved) is left out, as an export leaves it out now: its items are not in
+            // the backup, and its usage would be added to the next turn to take its number.
+            "usage" => match count("turn")? {
+                turn if turn > last_turn => continue,
+                turn => turn,
+            },
             _ => {
                 let op = count("opSeq")?;
                 for field in ["operationId", "digest"] {
@@ -469,7 +491,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
         ));
     }
     // Every item and archived item the record counts is there (each came once, in range).
-    for ((id, first, next, archived), [items, moved]) in branches.iter().zip(&held) {
+    for ((id, first, next, archived, _), [items, moved]) in branches.iter().zip(&held) {
         let count = |seen: &[bool]| seen.iter().filter(|s| **s).count();
         let (items, moved) = (count(items), count(moved));
         if items as u64 != next - first || moved as u64 != *archived {
@@ -620,8 +642,23 @@ pub async fn restore(
                         let mut n = 2;
                         id = loop {
                             let candidate = format!("{}-{n}", checked.session_id);
-                            if !ours(&candidate) && existing(candidate.clone()).await?.is_none() {
-                                break candidate;
+                            if !ours(&candidate) {
+                                match existing(candidate.clone()).await? {
+                                    None => break candidate,
+                                    // This session, renamed by an earlier import of the backup
+                                    // beside another owner's (same owner, made at the same time):
+                                    // skipped as it would be under its own id, not copied again.
+                                    Some(copy)
+                                        if on_conflict == OnConflict::Skip
+                                            && same_session(&copy, &checked.record, &owner) =>
+                                    {
+                                        return Ok(Restored {
+                                            session_id: candidate,
+                                            status: "skipped",
+                                        });
+                                    }
+                                    Some(_) => {}
+                                }
                             }
                             n += 1;
                         };
