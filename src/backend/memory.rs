@@ -252,8 +252,11 @@ impl SessionState for MemorySessionState {
             let popped = b.history.pop(now());
             let record = b.history.record();
             let (last_turn, empty) = (record.last_turn, record.item_count == 0);
-            // Popped into the turns it shares with its parent, it shares fewer.
-            b.from_turn = from_turn_after_pop(b.from_turn, last_turn, empty);
+            // Popped into the turns it shares with its parent, it shares fewer (a pop of an empty
+            // branch pops nothing, and changes nothing).
+            if popped.is_some() {
+                b.from_turn = from_turn_after_pop(b.from_turn, last_turn, empty);
+            }
             let at = record.item_count as usize;
             (popped, (last_turn < turn).then_some(turn), at)
         };

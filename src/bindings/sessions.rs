@@ -144,8 +144,9 @@ export interface SessionDetails<TState extends object = { [key: string]: unknown
   itemCount: number;
   turnCount: number;
   /** How many writes removed or replaced stored items of the session (pops, clears, rewrites,
-   * compaction, branch deletions, repairs, imports over it). Appends leave it: while it and
-   * `createdAt` stay the same, the history has only grown since it was read. */
+   * compaction, branch deletions, repairs, imports over it). Appends leave it: while it,
+   * `createdAt` and the object's `currentBranch` stay the same, the history has only grown
+   * since it was read. */
   rewrites: number;
   title: string | null;
   summary: string | null;

@@ -831,6 +831,9 @@ for (const kind of ['indexeddb', 'memory']) {
         // A branch that shows no items has no turn for usage: named as the branch, in both stores.
         await s.createBranchFromTurn(1, 'from-start');
         const noTurn = await s.storeRunUsage({ requests: 1, inputTokens: 1, outputTokens: 0 }).then(() => 'stored', (e) => `${e.code} ${e.message}`);
+        // Undo on it before anything is written pops nothing, and changes nothing.
+        const emptyPop = await s.popItem();
+        const fromStart = (await s.listBranches()).find((b) => b.branchId === 'from-start').fromTurn;
         const edit = (await s.listBranches()).find((b) => b.branchId === 'edit3').fromTurn;
         const editItems = (await s.switchBranch('edit3'), (await s.getItems()).map((i) => i.content));
         // A branch of a branch that is deleted: it keeps what it shows, and is made from the
@@ -846,6 +849,8 @@ for (const kind of ['indexeddb', 'memory']) {
         return {
           noMatch,
           noTurn,
+          emptyPop: emptyPop === undefined,
+          fromStart,
           orphaned,
           turn: [usage.turn.requests, usage.turn.inputTokens],
           session: usage.session,
@@ -857,6 +862,8 @@ for (const kind of ['indexeddb', 'memory']) {
     );
     assert.match(r.noMatch, /^INVALID_TURN .*contains "NOT Here"/, 'the text as given');
     assert.match(r.noTurn, /^INVALID_TURN branch "from-start" of session "[^"]+" has no turn to store usage against: it shows no items$/);
+    assert.equal(r.emptyPop, true);
+    assert.equal(r.fromStart, 1, 'an empty branch popped still replaces turn 1');
     assert.deepEqual(r.orphaned, { parent: 'main', fromTurn: 0, items: ['q1', 'a1', 'q2', 'a2'] }, 'the same in both stores');
     assert.deepEqual(r.turn, [1, 5], 'the new turn 2 has its own usage only');
     assert.equal(r.session, 5, 'the undone run is not counted');
