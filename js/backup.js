@@ -134,7 +134,7 @@ export function exportSessions(options) {
       const kind = ROW_KINDS[current.kind];
       if (kind === undefined) {
         const end = line({ end: { sessionId: current.sessionId, lines: current.lines + 1 } });
-        const { sessionId, held, record, tries } = current;
+        const { sessionId, held, record, tries, last = '' } = current;
         current = null;
         // A session rewritten while it was read (popped, compacted, edited in another tab) lost
         // rows its record line names, or had rows read under numbers the rewrite gave other
@@ -142,14 +142,14 @@ export function exportSessions(options) {
         // held is read again from its new record; one already sent in part (longer than a
         // session is held for) is a `failed` line after its rows, which the import reports.
         const { rows } = await readBackup({ ...base, sessionId, kind: 'session' });
-        if (rows.length === 0) return held === null ? end : line({ deleted: { sessionId } });
+        if (rows.length === 0) return held === null ? last + end : line({ deleted: { sessionId } });
         // (A session deleted and made again under its id meanwhile has another `createdAt`.)
-        if (rows[0].rewrites === record.rewrites && rows[0].createdAt === record.createdAt) return held === null ? end : held.join('') + end;
+        if (rows[0].rewrites === record.rewrites && rows[0].createdAt === record.createdAt) return held === null ? last + end : held.join('') + end;
         if (held !== null && tries < TRIES) {
           start(sessionId, rows[0], tries + 1);
           continue;
         }
-        return line({ failed: { sessionId, code: 'SESSION_BUSY', message: `session "${sessionId}" was rewritten (popped, compacted, edited in another tab) while it was exported: back it up again` } });
+        return last + line({ failed: { sessionId, code: 'SESSION_BUSY', message: `session "${sessionId}" was rewritten (popped, compacted, edited in another tab) while it was exported: back it up again` } });
       }
       // Only the rows the record written above names: a turn another tab adds meanwhile would
       // make a session its record does not count, which no import would take.
@@ -164,8 +164,15 @@ export function exportSessions(options) {
       let text = '';
       // (Item rows come without their search terms: an import makes them again.)
       for (const row of rows) text += line({ [kind]: row });
-      const out = hold(text);
-      if (out) return out;
+      // A session sent page by page sends the last page of each kind of row with what follows
+      // it (the next kinds' first pages, or its end line once its record is checked, above), in
+      // this pull: the next may come much later, when a rewrite no longer matters.
+      current.last = (current.last ?? '') + hold(text);
+      if (after !== null && current.last) {
+        const out = current.last;
+        current.last = '';
+        return out;
+      }
     }
   };
   /** Starts a session's export from its record, `tries` being the how-many-th reading. The

@@ -570,8 +570,10 @@ test('onConflict skips, replaces or renames a stored session; another user’s s
     // The same backup restored for Bob again ("Restore chats" pressed twice): his copy is found
     // under the id it was given, not copied once more.
     const bobsAgain = await lib.importSessions(text, { ...db, userId: 'bob' });
+    const bobsReplaced = await lib.importSessions(text, { ...db, userId: 'bob', onConflict: 'replace' });
     return {
       bobsAgain: { renamed: bobsAgain.renamed, skipped: bobsAgain.skipped },
+      bobsReplaced: { renamed: bobsReplaced.renamed, replaced: bobsReplaced.replaced },
       skipped: skipped.skipped,
       progress,
       afterSkip,
@@ -598,6 +600,7 @@ test('onConflict skips, replaces or renames a stored session; another user’s s
   assert.deepEqual(r.afterReplace, ['from the backup']);
   assert.equal(r.bobs.length, 1);
   assert.deepEqual(r.bobsAgain, { renamed: [], skipped: [r.bobs[0].sessionId] });
+  assert.deepEqual(r.bobsReplaced, { renamed: [], replaced: [r.bobs[0].sessionId] }, 'and replaced, not copied, with replace');
   assert.deepEqual(r.bobsItems, ['from the backup']);
   assert.deepEqual(r.annStill, ['from the backup']);
   assert.deepEqual(r.owners, [
@@ -891,6 +894,28 @@ test('a turn saved with its usage while its session is being exported: the backu
   assert.equal(r.next.requests, 1);
 });
 
+test('a backup keeps the usage of a turn a history transaction removed, as the session keeps it', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: 'usage-kept' };
+    const s = new lib.IndexedDbSession('chat', from);
+    const q2 = { role: 'user', content: 'q2' };
+    const a2 = { role: 'assistant', content: 'a2' };
+    await s.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }, q2, a2]);
+    await s.storeRunUsage({ requests: 1, inputTokens: 40, outputTokens: 2 });
+    await s.applyHistoryTransaction({ operationId: 'undo', transaction: { type: 'replace_suffix', expectedSuffix: [q2, a2], replacement: [] } });
+    const before = (await s.getSessionUsage()).inputTokens;
+    const text = await new Response(lib.exportSessions(from)).text();
+    const report = await lib.importSessions(text, { dbName: 'usage-kept-to' });
+    const copy = new lib.IndexedDbSession('chat', { dbName: 'usage-kept-to' });
+    return { before, imported: report.imported, after: (await copy.getSessionUsage()).inputTokens, items: (await copy.getItems()).length };
+  });
+  assert.equal(r.before, 40, 'the session keeps it');
+  assert.deepEqual(r.imported, ['chat']);
+  assert.equal(r.items, 2);
+  assert.equal(r.after, 40, 'and so does its copy');
+});
+
 test('an item popped while its session is being exported: the session is read again, and the backup imports', async () => {
   const { page } = await openHarness(env);
   const r = await exportAround(page, 'export-while-popping', 'pop');
@@ -900,45 +925,58 @@ test('an item popped while its session is being exported: the session is read ag
   assert.deepEqual(r.now, ['one', 'two']);
 });
 
-test('a session sent page by page and rewritten while it is exported: its place ends in a failed line, and the import writes nothing of it', async () => {
+test('a session sent page by page and rewritten while it is exported: its place ends in a failed line, and the import writes nothing of it; rewritten only after its last page went out, it is whole', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
-    const from = { dbName: 'export-streamed-rewritten' };
-    const s = new lib.IndexedDbSession('long', from);
     // 800 items of 3 KB: more than a session is held for, so its first page goes out alone.
     const items = Array.from({ length: 800 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${i} ${'x'.repeat(3000)}` }));
-    await s.addItems(items);
-    await new lib.IndexedDbSession('short', from).addItems([{ role: 'user', content: 'kept' }]);
-    const reader = lib.exportSessions(from).getReader();
-    const decoder = new TextDecoder();
-    let text = decoder.decode((await reader.read()).value); // the header
-    text += decoder.decode((await reader.read()).value); // the long session's first page
-    const sentFirst = text.split('\n').filter((l) => l.startsWith('{"item"')).length;
-    // Another tab edits the whole chat: its items are other items from then on.
-    await new lib.IndexedDbSession('long', from).replaceHistory(items.map((item) => ({ ...item, content: `edited ${item.content}` })), { archive: false });
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value);
-    }
-    const to = { dbName: 'export-streamed-rewritten-to' };
-    const report = await lib.importSessions(text, to);
-    return {
-      sentFirst,
-      failedLine: text.split('\n').filter((l) => l.startsWith('{"failed"')).map((l) => JSON.parse(l).failed.code),
-      imported: report.imported,
-      failed: report.failed.map((e) => [e.sessionId, e.code, e.message]),
-      copied: (await new lib.IndexedDbSession('long', to).getItems()).length,
+    const exportEditing = async (dbName, edit) => {
+      const from = { dbName };
+      await new lib.IndexedDbSession('long', from).addItems(items);
+      await new lib.IndexedDbSession('short', from).addItems([{ role: 'user', content: 'kept' }]);
+      const reader = lib.exportSessions(from).getReader();
+      const decoder = new TextDecoder();
+      let text = decoder.decode((await reader.read()).value); // the header
+      text += decoder.decode((await reader.read()).value); // the long session's first page
+      const sentFirst = text.split('\n').filter((l) => l.startsWith('{"item"')).length;
+      // Read on to the long session's last item, where the edit is to come after every row of it
+      // was read (the reader may take its time over the rest).
+      while (edit === 'after' && !text.includes('"content":"799 ')) text += decoder.decode((await reader.read()).value);
+      // Another tab edits the whole chat: its items are other items from then on.
+      await new lib.IndexedDbSession('long', from).replaceHistory(items.map((item) => ({ ...item, content: `edited ${item.content}` })), { archive: false });
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value);
+      }
+      const to = { dbName: `${dbName}-to` };
+      const report = await lib.importSessions(text, to);
+      const copied = await new lib.IndexedDbSession('long', to).getItems();
+      return {
+        sentFirst,
+        failedLine: text.split('\n').filter((l) => l.startsWith('{"failed"')).map((l) => JSON.parse(l).failed.code),
+        imported: report.imported,
+        failed: report.failed.map((e) => [e.sessionId, e.code, e.message]),
+        copied: copied.length,
+        edited: copied.filter((i) => i.content.startsWith('edited')).length,
+      };
     };
+    return { during: await exportEditing('export-streamed-rewritten', 'during'), after: await exportEditing('export-streamed-rewritten-after', 'after') };
   });
-  assert.ok(r.sentFirst > 0 && r.sentFirst < 800, `part of it went out before the edit (${r.sentFirst} items)`);
-  assert.deepEqual(r.failedLine, ['SESSION_BUSY']);
-  assert.deepEqual(r.imported, ['short']);
-  assert.equal(r.failed.length, 1);
-  assert.equal(r.failed[0][0], 'long');
-  assert.equal(r.failed[0][1], 'IMPORT_INVALID');
-  assert.match(r.failed[0][2], /SESSION_BUSY.*rewritten/);
-  assert.equal(r.copied, 0, 'nothing of a history that never was');
+  const { during, after } = r;
+  assert.ok(during.sentFirst > 0 && during.sentFirst < 800, `part of it went out before the edit (${during.sentFirst} items)`);
+  assert.deepEqual(during.failedLine, ['SESSION_BUSY']);
+  assert.deepEqual(during.imported, ['short']);
+  assert.equal(during.failed.length, 1);
+  assert.equal(during.failed[0][0], 'long');
+  assert.equal(during.failed[0][1], 'IMPORT_INVALID');
+  assert.match(during.failed[0][2], /SESSION_BUSY.*rewritten/);
+  assert.equal(during.copied, 0, 'nothing of a history that never was');
+  // An edit after the session's last page was read changes nothing of what went out.
+  assert.deepEqual(after.failedLine, []);
+  assert.deepEqual(after.imported, ['long', 'short']);
+  assert.equal(after.copied, 800);
+  assert.equal(after.edited, 0, 'the session as it was read');
 });
 
 test('a session deleted and made again under its id while it is being exported: the new one is read again, whole', async () => {

@@ -178,6 +178,15 @@ pub struct Restored {
     pub status: &'static str,
 }
 
+/// Deletes session `id`'s rows (`stored` its record) for an import of `record` over it, in the
+/// transaction under way: the rewrites the replacement counts, one more than either had.
+fn replace(tx: &Tx, id: &str, stored: &JsValue, record: &JsValue) -> Result<u64> {
+    delete_session_data(tx, id)?;
+    branches::delete_all(tx, id)?;
+    let most = rewrites_of(stored).max(rewrites_of(record));
+    Ok(most.saturating_add(1).min(MAX_SAFE_INTEGER))
+}
+
 /// Whether `stored`, a session record, is `record`'s session as an import under `owner` wrote
 /// it: that owner's, made at the same time.
 fn same_session(stored: &JsValue, record: &JsValue, owner: &Option<String>) -> bool {
@@ -222,22 +231,34 @@ struct Checked {
 /// record: every row belongs to the session and one of its branches, every item, archived item,
 /// usage and log entry the record counts is there once, and nothing else is.
 /// The rows a session record names: per branch, its own items `first..next`, `archived`
-/// archived items and the usage of its turns up to `last_turn`, and the operation numbers below
-/// `next_op_seq` the log keeps.
+/// archived items and its usage, and the operation numbers below `next_op_seq` the log keeps.
 struct Bounds {
     session_id: String,
     owner: Option<String>,
     next_op_seq: u64,
-    branches: Vec<(String, u64, u64, u64, u64)>,
+    /// When the record was written last.
+    updated_at: f64,
+    branches: Vec<BranchBounds>,
+}
+
+/// What a session record names of one branch: its own rows `first..next`, `archived` archived
+/// items, and the newest turn it shows.
+struct BranchBounds {
+    id: String,
+    first: u64,
+    next: u64,
+    archived: u64,
+    last_turn: u64,
 }
 
 impl Bounds {
     fn of(record_value: &JsValue) -> Result<Bounds> {
         let record = record_from_js(record_value)?;
-        let (session_id, owner, next_op_seq) = (
+        let (session_id, owner, next_op_seq, updated_at) = (
             record.id.clone(),
             record.user_id.clone(),
             record.next_op_seq,
+            record.updated_at,
         );
         let loaded = Loaded::from(StoredRecord {
             record,
@@ -247,12 +268,19 @@ impl Bounds {
             .tree
             .branches
             .iter()
-            .map(|b| (b.id.clone(), b.first, b.next, b.archived, b.last_turn))
+            .map(|b| BranchBounds {
+                id: b.id.clone(),
+                first: b.first,
+                next: b.next,
+                archived: b.archived,
+                last_turn: b.last_turn,
+            })
             .collect();
         Ok(Bounds {
             session_id,
             owner,
             next_op_seq,
+            updated_at,
             branches,
         })
     }
@@ -264,9 +292,7 @@ impl Bounds {
         let Ok(branch) = branch_of(row, &self.session_id, kind == "usage") else {
             return false;
         };
-        let Some(&(_, first, next, archived, last_turn)) =
-            self.branches.iter().find(|b| b.0 == branch)
-        else {
+        let Some(b) = self.branches.iter().find(|b| b.id == branch) else {
             return false;
         };
         let number = |field: &'static str| {
@@ -276,11 +302,19 @@ impl Bounds {
                 .and_then(safe_count)
         };
         match kind {
-            "item" => number("seq").is_some_and(|seq| (first..next).contains(&seq)),
-            "archived" => number("position").is_some_and(|p| p < archived),
-            // The usage of a turn saved after the record was read goes with that turn's items:
-            // restored without them, it would be added to the next turn to take its number.
-            "usage" => number("turn").is_some_and(|turn| turn <= last_turn),
+            "item" => number("seq").is_some_and(|seq| (b.first..b.next).contains(&seq)),
+            "archived" => number("position").is_some_and(|p| p < b.archived),
+            // The usage of a turn saved after the record was read (written with it) goes with
+            // that turn's items: restored without them, it would be added to the next turn to
+            // take its number. The usage of turns a history transaction removed before is kept,
+            // as the session keeps it.
+            "usage" => {
+                let later = js::get(row, "updatedAt")
+                    .ok()
+                    .and_then(|v| v.as_f64())
+                    .is_some_and(|at| at > self.updated_at);
+                !(later && number("turn").is_some_and(|turn| turn > b.last_turn))
+            }
             "operation" => number("opSeq").is_some_and(|op| {
                 (self.next_op_seq.saturating_sub(OPERATION_LOG_LIMIT)..self.next_op_seq)
                     .contains(&op)
@@ -314,10 +348,10 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
         .map_err(|e| invalid(line_of(0), e.message))?;
     let next_op_seq = bounds.next_op_seq;
     // What each branch must hold: its own rows `first..next` and `archived` archived items.
-    let branches: Vec<(&str, u64, u64, u64, u64)> = bounds
+    let branches: Vec<(&str, u64, u64, u64)> = bounds
         .branches
         .iter()
-        .map(|(id, first, next, archived, last)| (id.as_str(), *first, *next, *archived, *last))
+        .map(|b| (b.id.as_str(), b.first, b.next, b.archived))
         .collect();
     // The items and archived items seen, per branch (each position once), and the operations
     // (the log keeps the newest 1,000 numbers below `next_op_seq`). Usage lines name a turn:
@@ -326,7 +360,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
     // must not size anything before that is known).
     let counted = branches
         .iter()
-        .map(|&(_, first, next, archived, _)| (next - first).saturating_add(archived))
+        .map(|&(_, first, next, archived)| (next - first).saturating_add(archived))
         .fold(0u64, u64::saturating_add);
     if counted >= lines.len() as u64 {
         return Err(invalid(
@@ -340,7 +374,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
     }
     let mut held: Vec<[Vec<bool>; 2]> = branches
         .iter()
-        .map(|&(_, first, next, archived, _)| {
+        .map(|&(_, first, next, archived)| {
             [
                 vec![false; (next - first) as usize],
                 vec![false; archived as usize],
@@ -403,7 +437,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
                 "the {kind} belongs to branch \"{branch}\", which session \"{session_id}\" does not have"
             )));
         };
-        let (_, first, next, archived, last_turn) = branches[b];
+        let (_, first, next, archived) = branches[b];
         let position = match *kind {
             "item" => {
                 let seq = count("seq")?;
@@ -434,13 +468,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
                 }
                 position
             }
-            // A turn the record does not count (a backup of an earlier version taken while a
-            // turn was saved) is left out, as an export leaves it out now: its items are not in
-            // the backup, and its usage would be added to the next turn to take its number.
-            "usage" => match count("turn")? {
-                turn if turn > last_turn => continue,
-                turn => turn,
-            },
+            "usage" => count("turn")?,
             _ => {
                 let op = count("opSeq")?;
                 for field in ["operationId", "digest"] {
@@ -491,7 +519,7 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
         ));
     }
     // Every item and archived item the record counts is there (each came once, in range).
-    for ((id, first, next, archived, _), [items, moved]) in branches.iter().zip(&held) {
+    for ((id, first, next, archived), [items, moved]) in branches.iter().zip(&held) {
         let count = |seen: &[bool]| seen.iter().filter(|s| **s).count();
         let (items, moved) = (count(items), count(moved));
         if items as u64 != next - first || moved as u64 != *archived {
@@ -621,11 +649,8 @@ pub async fn restore(
                         })
                     }
                     (OnConflict::Replace, true, Some(stored)) => {
-                        delete_session_data(tx, &id)?;
-                        branches::delete_all(tx, &id)?;
+                        rewrites = Some(replace(tx, &id, &stored, &checked.record)?);
                         status = "replaced";
-                        let most = rewrites_of(&stored).max(rewrites_of(&checked.record));
-                        rewrites = Some(most.saturating_add(1).min(MAX_SAFE_INTEGER));
                     }
                     _ if sealed => {
                         return Err(SessionError::new(
@@ -640,6 +665,7 @@ pub async fn restore(
                     }
                     _ => {
                         let mut n = 2;
+                        status = "renamed";
                         id = loop {
                             let candidate = format!("{}-{n}", checked.session_id);
                             if !ours(&candidate) {
@@ -647,22 +673,28 @@ pub async fn restore(
                                     None => break candidate,
                                     // This session, renamed by an earlier import of the backup
                                     // beside another owner's (same owner, made at the same time):
-                                    // skipped as it would be under its own id, not copied again.
+                                    // skipped or replaced as it would be under its own id, not
+                                    // copied again.
                                     Some(copy)
-                                        if on_conflict == OnConflict::Skip
+                                        if on_conflict != OnConflict::Rename
                                             && same_session(&copy, &checked.record, &owner) =>
                                     {
-                                        return Ok(Restored {
-                                            session_id: candidate,
-                                            status: "skipped",
-                                        });
+                                        if on_conflict == OnConflict::Skip {
+                                            return Ok(Restored {
+                                                session_id: candidate,
+                                                status: "skipped",
+                                            });
+                                        }
+                                        rewrites =
+                                            Some(replace(tx, &candidate, &copy, &checked.record)?);
+                                        status = "replaced";
+                                        break candidate;
                                     }
                                     Some(_) => {}
                                 }
                             }
                             n += 1;
                         };
-                        status = "renamed";
                     }
                 }
             }
