@@ -89,7 +89,7 @@ const TRANSACTION_DIGEST = Symbol.for('agent-sessions.transactionDigest');
 /** Marks a write to the wrapped session with the change event it is for this object's caller
  * (`'pop'`, `'mutations'`), where the wrapped write would be named by its own kind: a pop made as
  * a history transaction is still a pop to listeners. */
-const CHANGE_EVENT = Symbol.for('agent-sessions.changeEvent');
+export const CHANGE_EVENT = Symbol.for('agent-sessions.changeEvent');
 
 /** The salt of the derivation of the key of transaction digests: another salt than the AES
  * keys', so no session's AES key is another session's HMAC key. */
@@ -133,6 +133,17 @@ function copiedNow(args, code, call) {
   return copiedArguments(args, (error) => {
     throw sessionError(code, `${call}: an item holds what cannot be stored (a function, a DOM node) or is a Proxy (Vue, MobX or Valtio state): hand over a plain copy; nothing was written (${error.message})`);
   });
+}
+
+/** `then(copies)` of `args` copied now (`copiedNow`), or a rejection with what refused them. */
+function withCopies(args, code, call, then) {
+  let copies;
+  try {
+    copies = copiedNow(args, code, call);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return then(copies);
 }
 
 /** The plaintext transaction of `applyHistoryTransaction`'s argument: `{ type, items }` or
@@ -438,13 +449,7 @@ export class EncryptedSession {
   addItems(given) {
     // Copied now, as the wrapped session copies them when called: this call waits for the ones
     // before it, and the caller may reuse its array meanwhile.
-    let items;
-    try {
-      [items] = copiedNow([given], 'INVALID_ITEM', 'addItems');
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.#write(async () => {
+    return withCopies([given], 'INVALID_ITEM', 'addItems', ([items]) => this.#write(async () => {
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
       notTooLong(items, 'items', 'INVALID_ITEM');
       if (items.length === 0) return;
@@ -452,7 +457,7 @@ export class EncryptedSession {
       const sealed = await this.#sealAll(key, items, this.#now());
       await this.#checkKey(key, 'addItems');
       await this.#inner.addItems(sealed);
-    });
+    }));
   }
 
   /** Removes and returns the newest item reads show. It is decrypted before anything is
@@ -669,14 +674,8 @@ export class EncryptedSession {
    * them through an EncryptedSession over it.
    */
   replaceHistory(givenItems, givenOptions = {}) {
-    // Copied now (see addItems).
-    let items, options;
-    try {
-      [items, options] = copiedNow([givenItems, givenOptions], 'INVALID_ITEM', 'replaceHistory');
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.#write(async () => {
+    // Copied now (see addItems); options named as the wrapped session names them.
+    const write = ([items], [options]) => this.#write(async () => {
       if (typeof this.#inner.replaceHistory !== 'function') {
         throw sessionError('INVALID_SESSION', 'replaceHistory needs a wrapped session that has it (this package\'s sessions do)');
       }
@@ -751,6 +750,7 @@ export class EncryptedSession {
       const archive = options?.archive ?? (hidden || opened.every((o) => o !== null));
       await this.#inner.replaceHistory(sealed, { archive, ...(Array.isArray(expected) ? { expectedItems: stored } : {}) });
     });
+    return withCopies([givenItems], 'INVALID_ITEM', 'replaceHistory', (items) => withCopies([givenOptions], 'INVALID_OPTIONS', 'replaceHistory', (options) => write(items, options)));
   }
 
   /** What compaction (or `replaceHistory` with `archive`) moved out of the history, decrypted:

@@ -36,12 +36,12 @@ export async function buildSearchIndex(options) {
   return (await extras()).buildSearchIndex(options).catch(quotaError);
 }
 export { exportSessions };
+import { CHANGE_EVENT } from './encrypted.js';
 export { EncryptedSession, deriveKeyFromPassphrase, deviceKey, createDeviceKey, storeDeviceKey, loadDeviceKey, forgetDeviceKey } from './encrypted.js';
 export { SyncedSession, sessionLockName } from './sync.js';
 
 /** The events a wrapper of this package (`EncryptedSession`) names a write of its own with,
  * where the write it makes is of another kind (a pop made as a history transaction). */
-const CHANGE_EVENT = Symbol.for('agent-sessions.changeEvent');
 const NAMED = { __proto__: null, pop: { type: 'pop' }, mutations: { type: 'replace', change: 'mutations' } };
 
 /** The writes that change a session, and the event each makes once it has committed (none when
@@ -50,9 +50,10 @@ const WRITES = {
   addItems: (_, count) => (count ? { type: 'add', count } : null),
   popItem: (popped) => (popped === undefined ? null : { type: 'pop' }),
   clearSession: () => ({ type: 'clear' }),
-  applyHistoryTransaction: (_, named) => NAMED[named] ?? { type: 'replace', change: 'transaction' },
+  // (`false`: an operation applied before, replayed: nothing changed.)
+  applyHistoryTransaction: (applied, named) => (applied === false ? null : (named ?? { type: 'replace', change: 'transaction' })),
   applyHistoryMutations: () => ({ type: 'replace', change: 'mutations' }),
-  replaceHistory: (_, named) => NAMED[named] ?? { type: 'replace', change: 'history' },
+  replaceHistory: (_, named) => named ?? { type: 'replace', change: 'history' },
   replaceHistoryWithCompaction: () => ({ type: 'replace', change: 'compaction' }),
   // (`false`: nothing written, a session that does not exist left so; the caller gets `undefined`.)
   update: (wrote, fields) => (wrote === false ? null : { type: 'update', fields }),
@@ -70,8 +71,9 @@ const TAKEN = {
   addItems: ([items]) => (Array.isArray(items) ? items.length : 0),
   // The fields it sets (one given as `undefined` is left as it is).
   update: ([changes]) => Object.keys(changes ?? {}).filter((k) => changes[k] !== undefined && k !== 'expectedTitle'),
-  applyHistoryTransaction: ([args]) => args?.[CHANGE_EVENT],
-  replaceHistory: ([, options]) => options?.[CHANGE_EVENT],
+  // (Looked up here, where what cannot be read is caught: the named event, or none.)
+  applyHistoryTransaction: ([args]) => NAMED[args?.[CHANGE_EVENT]],
+  replaceHistory: ([, options]) => NAMED[options?.[CHANGE_EVENT]],
   switchBranch: ([branchId]) => branchId,
   deleteBranch: ([branchId]) => branchId,
 };
@@ -120,7 +122,8 @@ function withEvents(Base, emit) {
         }
         const event = describe(result, taken);
         if (event) emit(this, { ...event, sessionId: this.sessionId, branch: this.currentBranch });
-        return name === 'update' ? undefined : result;
+        // (`update` and `applyHistoryTransaction` tell whether they wrote: for the event only.)
+        return typeof result === 'boolean' ? undefined : result;
       },
     });
   }

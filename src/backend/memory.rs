@@ -8,7 +8,7 @@ use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
 
 use crate::core::branch::{
-    self, adopt, contains_text, free_name, from_turn_after_pop, RowFacts, Usage, MAIN,
+    self, adopt, contains_text, free_name, from_turn_after_pop, made_from, RowFacts, Usage, MAIN,
 };
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::history::{Limit, SessionSettings};
@@ -261,18 +261,26 @@ impl SessionState for MemorySessionState {
             (popped, (last_turn < turn).then_some(turn), at)
         };
         // A turn popped away takes its usage with it (the turn that takes its number next has
-        // only its own), unless another branch still shows it (it holds the very item popped,
-        // in the same place: a branch made from this one before the turn was popped): it goes
-        // there.
+        // only its own), unless a branch made from this one before the turn was popped still
+        // shows it (it holds the very item popped, in the same place): it goes there. The branch
+        // this one was made from may hold that item too (a turn it inherited): that one's turn
+        // of that number is its own.
         if let (Some(turn), Some(item)) = (gone, &popped) {
-            let heir = self
-                .branches
-                .borrow()
+            let branches = self.branches.borrow();
+            let parent_of = |id: &str| {
+                branches
+                    .iter()
+                    .find(|b| b.id == id)
+                    .and_then(|b| b.parent.as_deref())
+            };
+            let heir = branches
                 .iter()
                 .find(|b| {
-                    b.id != current && b.history.entries().get(at).is_some_and(|e| e.item == *item)
+                    made_from(b.parent.as_deref(), &current, parent_of, branches.len())
+                        && b.history.entries().get(at).is_some_and(|e| e.item == *item)
                 })
                 .map(|b| b.id.clone());
+            drop(branches);
             self.hand_usage(&current, turn, heir.as_deref());
         }
         // Copied as reads are: a branch made from this one holds the same value.
@@ -317,7 +325,7 @@ impl SessionState for MemorySessionState {
         cleared
     }
 
-    async fn apply_transaction(&self, taken: TakenTransaction) -> Result<()> {
+    async fn apply_transaction(&self, taken: TakenTransaction) -> Result<bool> {
         let TakenTransaction {
             transaction,
             items,
@@ -361,7 +369,7 @@ impl SessionState for MemorySessionState {
         if let (true, Some(usage)) = (applied, usage) {
             self.add_usage(turn, usage);
         }
-        Ok(())
+        Ok(applied)
     }
 
     async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()> {

@@ -71,8 +71,9 @@ pub trait SessionState: 'static {
     async fn clear(&self) -> Result<()>;
     /// Runs once, after every call made before `close()`.
     async fn close(&self) -> Result<()>;
-    /// `applyHistoryTransaction`, checked and copied.
-    async fn apply_transaction(&self, taken: TakenTransaction) -> Result<()>;
+    /// `applyHistoryTransaction`, checked and copied: whether it changed anything (`false`: an
+    /// operation applied before, replayed).
+    async fn apply_transaction(&self, taken: TakenTransaction) -> Result<bool>;
     /// `applyHistoryMutations`, checked and copied.
     async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()>;
     /// Replaces the whole history; with `options.archive`, the old items move to the archive;

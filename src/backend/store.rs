@@ -144,7 +144,7 @@ impl SessionState for Store {
     async fn close(&self) -> Result<()> {
         on_backend!(self, s => s.close().await)
     }
-    async fn apply_transaction(&self, taken: TakenTransaction) -> Result<()> {
+    async fn apply_transaction(&self, taken: TakenTransaction) -> Result<bool> {
         on_backend!(self, s => s.apply_transaction(taken).await)
     }
     async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()> {

@@ -595,11 +595,9 @@ impl Session {
             &self.state,
             "applyHistoryTransaction",
             || take_transaction(&args),
-            async |s, taken| {
-                s.apply_transaction(taken)
-                    .await
-                    .map(|()| JsValue::UNDEFINED)
-            },
+            // Whether it changed anything, for its change event (the package's class resolves
+            // `undefined`, as the SDK's sessions do).
+            async |s, taken| s.apply_transaction(taken).await.map(JsValue::from),
         )
     }
 

@@ -566,6 +566,27 @@ pub fn adopt<'a>(
     }
 }
 
+/// Whether the branch whose parent is `parent` was made from branch `ancestor`, directly or
+/// through the branches `parent_of` names the parents of (at most `depth` steps: a cycle in
+/// damaged data ends there). Where a popped turn's usage may go: to a branch made from the one
+/// it was popped on, never to the branch that one was made from, whose turn of that number is
+/// its own.
+pub fn made_from<'a>(
+    mut parent: Option<&'a str>,
+    ancestor: &str,
+    parent_of: impl Fn(&str) -> Option<&'a str>,
+    depth: usize,
+) -> bool {
+    for _ in 0..depth {
+        match parent {
+            Some(p) if p == ancestor => return true,
+            Some(p) => parent = parent_of(p),
+            None => return false,
+        }
+    }
+    false
+}
+
 /// A name for a branch created from turn `turn` that is not `taken`: `turn-<n>`, then
 /// `turn-<n>-2` and so on.
 pub fn free_name(taken: impl Fn(&str) -> bool, turn: u64) -> String {
@@ -711,6 +732,32 @@ mod tests {
     use super::*;
 
     const S: &str = "s";
+
+    #[test]
+    fn a_branch_is_made_from_its_parents_not_from_its_children_or_siblings() {
+        let parents = [("a", Some("main")), ("b", Some("a")), ("c", Some("main"))];
+        let parent_of = |id: &str| parents.iter().find(|(b, _)| *b == id).and_then(|(_, p)| *p);
+        assert!(
+            made_from(Some("a"), "main", parent_of, 8),
+            "b from main, through a"
+        );
+        assert!(made_from(Some("a"), "a", parent_of, 8), "b from a");
+        assert!(
+            !made_from(Some("main"), "a", parent_of, 8),
+            "a is not made from itself"
+        );
+        assert!(
+            !made_from(Some("main"), "c", parent_of, 8),
+            "nor from a sibling"
+        );
+        assert!(
+            !made_from(None, "a", parent_of, 8),
+            "main is made from none"
+        );
+        // A cycle (damaged data) ends at the depth given.
+        let cycle = |id: &str| if id == "x" { Some("y") } else { Some("x") };
+        assert!(!made_from(Some("x"), "main", cycle, 8));
+    }
 
     #[test]
     fn popped_usage_goes_to_the_first_branch_given_a_copy_of_the_turn() {

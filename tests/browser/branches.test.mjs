@@ -805,6 +805,39 @@ for (const kind of ['indexeddb', 'memory']) {
 }
 
 for (const kind of ['indexeddb', 'memory']) {
+  test(`${kind}: a turn a branch inherited, popped away there, takes the branch’s usage of it along: never to the branch it was made from, whose turn it is`, async () => {
+    const { page } = await openHarness(env);
+    const r = await page.evaluate(
+      async ({ kind, id }) => {
+        const u = (t) => ({ role: 'user', content: t });
+        const a = (t) => ({ role: 'assistant', content: t });
+        const s = make(kind, id);
+        await s.addItems([u('q1'), a('a1'), u('q2'), a('a2'), u('q3'), a('a3')]);
+        await s.switchBranch('main');
+        await s.storeRunUsage({ requests: 1, inputTokens: 100, outputTokens: 0 });
+        // Editing q3: the branch shows turns 1 and 2, main's. A run that failed there stores
+        // its usage on the newest turn the branch shows, turn 2.
+        await s.createBranchFromTurn(3, 'edit');
+        await s.storeRunUsage({ requests: 1, inputTokens: 10, outputTokens: 5 });
+        // Undo q2 on the branch.
+        await s.popItem();
+        await s.popItem();
+        const items = (await s.getItems()).map((i) => i.content);
+        const main = (await s.getSessionUsage({ branch: 'main' })).inputTokens;
+        const session = (await s.getSessionUsage()).inputTokens;
+        await s.switchBranch('main');
+        return { items, main, session, mainTurn2: await s.getTurnUsage(2) };
+      },
+      { kind, id: fresh(`inherited-usage-${kind}`) },
+    );
+    assert.deepEqual(r.items, ['q1', 'a1']);
+    assert.equal(r.main, 100, 'main keeps its own usage only');
+    assert.equal(r.mainTurn2, null, 'main’s turn 2 was given none');
+    assert.equal(r.session, 100, 'the undone run is not counted');
+  });
+}
+
+for (const kind of ['indexeddb', 'memory']) {
   test(`${kind}: after a clear, a turn popped away takes its usage with it though a branch was made from a later turn before the clear`, async () => {
     const { page } = await openHarness(env);
     const r = await page.evaluate(

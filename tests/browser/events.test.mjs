@@ -314,6 +314,35 @@ test('MemorySession: subscribe hears the changes made through the object', async
   assert.equal(r.bad, 'SessionError INVALID_OPTIONS subscribe() takes a listener function, got string', 'refused as any bad argument is');
 });
 
+test('a history transaction retried under its operation id (a run resumed) changed nothing, and is no event; it still resolves to undefined (both session kinds, and on a branch)', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const out = {};
+    const sessions = {
+      indexeddb: new lib.IndexedDbSession(`retried-${Math.random()}`),
+      memory: new lib.MemorySession(),
+      branch: new lib.IndexedDbSession(`retried-branch-${Math.random()}`),
+    };
+    await sessions.branch.addItems([{ role: 'user', content: 'q0' }, { role: 'assistant', content: 'a0' }]);
+    await sessions.branch.createBranchFromTurn(1, 'edit');
+    for (const [name, s] of Object.entries(sessions)) {
+      const seen = [];
+      s.subscribe((e) => seen.push(e.change ? `${e.type}:${e.change}` : e.type));
+      const save = { operationId: 'save-1', transaction: { type: 'append_items', items: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }] } };
+      const first = await s.applyHistoryTransaction(save);
+      const again = await s.applyHistoryTransaction(save);
+      await new Promise((ok) => setTimeout(ok, 100));
+      out[name] = { seen, results: [first, again], items: (await s.getItems()).length };
+    }
+    return out;
+  });
+  for (const name of ['indexeddb', 'memory', 'branch']) {
+    assert.deepEqual(r[name].seen, ['replace:transaction'], name);
+    assert.deepEqual(r[name].results, [undefined, undefined], name);
+    assert.equal(r[name].items, 2, name);
+  }
+});
+
 test('what an event says of a write is what the write was called with, whatever the caller changes while it is under way', async () => {
   const { page } = await openHarness(env);
   const id = fresh('taken');

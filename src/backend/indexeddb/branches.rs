@@ -887,7 +887,7 @@ pub async fn apply_transaction(
     id: &str,
     taken: TakenTransaction,
     now: f64,
-) -> Result<()> {
+) -> Result<bool> {
     let tx = write_tx(conn, t, "applyHistoryTransaction").await?;
     tx.run(async |tx| {
         let key = Array::of2(
@@ -902,7 +902,7 @@ pub async fn apply_transaction(
         let loaded = load_branch(tx, t, id).await;
         let applied = applied.await.map_err(|e| tx.fail(e))?;
         let Some(l) = loaded? else {
-            return Ok(());
+            return Ok(false);
         };
         let digest = applied
             .as_ref()
@@ -924,7 +924,7 @@ pub(super) async fn transaction_in(
     taken: TakenTransaction,
     applied: Option<String>,
     now: f64,
-) -> Result<()> {
+) -> Result<bool> {
     let TakenTransaction {
         transaction,
         items,
@@ -944,7 +944,7 @@ pub(super) async fn transaction_in(
         .map(|row| super::record::item_of(row).and_then(|item| canonical(&item).ok()))
         .collect();
     let remove = match transaction.decide(applied.as_deref(), count, &stored)? {
-        Outcome::AlreadyApplied => return Ok(()),
+        Outcome::AlreadyApplied => return Ok(false),
         Outcome::Apply { remove } => remove as u64,
     };
     // Checked once it is known to apply: a replay is a no-op, usage or not.
@@ -969,7 +969,7 @@ pub(super) async fn transaction_in(
         let turn = l.tree.get(t.session_id, id)?.last_turn;
         add_usage_in(tx, t.session_id, id, turn, usage, now).await?;
     }
-    l.save(tx, Some(now))
+    l.save(tx, Some(now)).map(|()| true)
 }
 
 /// What turn listings read of a stored row.

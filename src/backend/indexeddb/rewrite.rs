@@ -99,13 +99,13 @@ async fn record_for(tx: &Tx, t: &Target<'_>, now: f64) -> Result<StoredRecord> {
 
 /// `applyHistoryTransaction`: checks the operation log and the suffix, then writes the items,
 /// the log entry and the record, all in one transaction; nothing when the operation was applied
-/// before with the same transaction.
+/// before with the same transaction (`false`).
 pub async fn apply_transaction(
     conn: &Connection,
     t: &Target<'_>,
     taken: TakenTransaction,
     now: f64,
-) -> Result<()> {
+) -> Result<bool> {
     let TakenTransaction {
         transaction,
         items,
@@ -167,7 +167,7 @@ pub async fn apply_transaction(
             record.item_count,
             &stored_suffix,
         )? {
-            Outcome::AlreadyApplied => return Ok(()),
+            Outcome::AlreadyApplied => return Ok(false),
             Outcome::Apply { remove } => remove as u64,
         };
         // Checked once it is known to apply: a replay is a no-op, usage or not.
@@ -214,7 +214,7 @@ pub async fn apply_transaction(
         if let Some(usage) = &usage {
             add_usage_in(tx, t.session_id, MAIN, record.last_turn, usage, now).await?;
         }
-        write_record(tx, &record)
+        write_record(tx, &record).map(|()| true)
     })
     .await
 }

@@ -220,7 +220,7 @@ impl SessionState for IdbSessionState {
         Ok(())
     }
 
-    async fn apply_transaction(&self, taken: TakenTransaction) -> Result<()> {
+    async fn apply_transaction(&self, taken: TakenTransaction) -> Result<bool> {
         let conn = self.connection().await?;
         match self.on_main() {
             true => rewrite::apply_transaction(&conn, &self.target(), taken, now()).await,
