@@ -822,6 +822,19 @@ pub fn parse_compaction(
             ));
         }
     }
+    // A conversation a server keeps (the Conversations API's session, ours or the SDK's) takes
+    // appends, not rewrites: a compaction would clear it, deleting the conversation every device
+    // names. Refused, as the SDK's compaction session refuses it.
+    let has = |m: &'static str| js::get(inner, m).is_ok_and(|f| f.is_function());
+    if has("replaceHistoryWithCompaction")
+        && !has("replaceHistory")
+        && !has("applyHistoryTransaction")
+    {
+        return Err(invalid(
+            RunnerErrorCode::InvalidSession,
+            "a conversation the server keeps cannot be compacted here: clearing it deletes it on every device; compact a session synced to it (SyncedSession) instead".into(),
+        ));
+    }
     let o = options(value, "compaction options", C)?;
     let agent = get(&o, "agent", "options", C)?;
     let agent_model = match agent.is_object() {

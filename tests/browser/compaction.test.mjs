@@ -262,7 +262,7 @@ describe('compaction', () => {
     assert.equal(r.history.at(-1).type, 'compaction');
   });
 
-  test('a session whose replaceHistoryWithCompaction appends (the SDK’s Conversations session) is given a summary by a clear and an add, as the SDK does, also one that keeps a server compaction item from before', async () => {
+  test('a session without replaceHistory or history transactions is given a summary by a clear and an add, as the SDK does, also one that keeps a server compaction item from before; one whose replaceHistoryWithCompaction appends (a conversation a server keeps) is refused', async () => {
     model.script({ text: 'a summary' }, { text: 'a second summary' });
     const r = await inPage(
       async ({ url, history }) => {
@@ -274,10 +274,20 @@ describe('compaction', () => {
         ]) {
           const store = new lib.MemorySession();
           await store.addItems([...before, ...history]);
-          const inner = sdkShaped(store, { replaceHistoryWithCompaction: (items) => store.addItems(items) });
+          const inner = sdkShaped(store);
           const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
           const done = await session.runCompaction({ force: true });
           out[name] = { done, history: await store.getItems() };
+        }
+        // The SDK's Conversations session has this shape: a compaction would clear it, deleting
+        // the conversation on the server, for every device that names it.
+        const store = new lib.MemorySession();
+        await store.addItems(history);
+        try {
+          new lib.CompactionSession(sdkShaped(store, { replaceHistoryWithCompaction: (items) => store.addItems(items) }), { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+          out.conversation = 'made';
+        } catch (e) {
+          out.conversation = `${e.name} ${e.code}`;
         }
         return out;
       },
@@ -289,6 +299,7 @@ describe('compaction', () => {
     assert.equal(r.server.history.length, 10, 'the newest compaction item, the summary and the two kept turns, not appended');
     assert.deepEqual(r.server.history[0], { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC' });
     assert.equal(r.server.history[1].role, 'system');
+    assert.equal(r.conversation, 'RunnerError INVALID_SESSION');
   });
 
   test('over a session without replaceHistory, a write that fails after the clear puts the old history back', async () => {
@@ -568,8 +579,17 @@ describe('compaction', () => {
         // history: a session without them is refused at once, not at the first call.
         halfASession: tryNew(() => new lib.CompactionSession({ getItems: async () => [], addItems: async () => {} }, { runner, model: 'm' })),
         agentModel: tryNew(() => new lib.CompactionSession(inner, { runner, agent: new lib.Agent({ name: 'x', model: 'm' }) })),
+        // A conversation the server keeps can be appended to, not rewritten: its clear deletes
+        // the conversation every device names (and the SDK's compaction session refuses it).
+        conversation: tryNew(() => new lib.CompactionSession(new lib.OpenAIConversationsSession({ baseUrl: url, conversationId: 'conv_1' }), { runner: new lib.Runner({ baseUrl: url, api: 'responses' }), model: 'm', strategy: 'responses' })),
+        conversationSummary: tryNew(() => new lib.CompactionSession(new lib.OpenAIConversationsSession({ baseUrl: url }), { runner, model: 'm' })),
       };
     }, {});
+    for (const key of ['conversation', 'conversationSummary']) {
+      assert.equal(r[key].name, 'RunnerError', key);
+      assert.equal(r[key].code, 'INVALID_SESSION', `${key}: ${r[key].message}`);
+      assert.match(r[key].message, /server keeps.*SyncedSession/);
+    }
     for (const key of ['noRunner', 'fakeRunner', 'noModel', 'strategy', 'responsesOnChat', 'keepTurns']) {
       assert.equal(r[key].name, 'RunnerError', key);
       assert.equal(r[key].code, 'INVALID_COMPACTION', `${key}: ${r[key].message}`);
