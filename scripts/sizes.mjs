@@ -17,10 +17,10 @@ const KIB = 1024;
  */
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 112.5 * KIB, target: 55 * KIB },
-  'index.js': { budget: 23.5 * KIB },
-  'agent_sessions_extras_bg.wasm': { budget: 128 * KIB },
+  'index.js': { budget: 23.7 * KIB },
+  'agent_sessions_extras_bg.wasm': { budget: 128.5 * KIB },
   'extras.js': { budget: 3.7 * KIB },
-  'agent_sessions_memory_bg.wasm': { budget: 54 * KIB },
+  'agent_sessions_memory_bg.wasm': { budget: 54.5 * KIB },
   'memory.js': { budget: 3.2 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 139 * KIB, target: 64 * KIB },
   'runner.js': { budget: 11 * KIB },
