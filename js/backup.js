@@ -101,8 +101,10 @@ export function exportSessions(options) {
       return await chunk();
     } catch (error) {
       if (!SESSION_FAULTS.includes(error?.code) || working === undefined) throw error;
+      // (What of it was read already goes out before the line saying it failed.)
+      const last = current?.last ?? '';
       current = null;
-      return line({ failed: { sessionId: working, code: error.code, message: error.message } });
+      return last + line({ failed: { sessionId: working, code: error.code, message: error.message } });
     }
   };
   /** The next chunk of text, or `null` at the end. */
@@ -134,7 +136,7 @@ export function exportSessions(options) {
       const kind = ROW_KINDS[current.kind];
       if (kind === undefined) {
         const end = line({ end: { sessionId: current.sessionId, lines: current.lines + 1 } });
-        const { sessionId, held, record, tries, last = '' } = current;
+        const { sessionId, held, record, tries, sent, last = '' } = current;
         current = null;
         // A session rewritten while it was read (popped, compacted, edited in another tab) lost
         // rows its record line names, or had rows read under numbers the rewrite gave other
@@ -142,14 +144,15 @@ export function exportSessions(options) {
         // held is read again from its new record; one already sent in part (longer than a
         // session is held for) is a `failed` line after its rows, which the import reports.
         const { rows } = await readBackup({ ...base, sessionId, kind: 'session' });
-        if (rows.length === 0) return held === null ? last + end : line({ deleted: { sessionId } });
+        if (rows.length === 0) return sent ? last + end : line({ deleted: { sessionId } });
         // (A session deleted and made again under its id meanwhile has another `createdAt`.)
-        if (rows[0].rewrites === record.rewrites && rows[0].createdAt === record.createdAt) return held === null ? last + end : held.join('') + end;
-        if (held !== null && tries < TRIES) {
+        if (rows[0].rewrites === record.rewrites && rows[0].createdAt === record.createdAt) return (held ?? []).join('') + last + end;
+        // (Nothing of it sent yet, though no longer held: it is still read again.)
+        if (!sent && tries < TRIES) {
           start(sessionId, rows[0], tries + 1);
           continue;
         }
-        return last + line({ failed: { sessionId, code: 'SESSION_BUSY', message: `session "${sessionId}" was rewritten (popped, compacted, edited in another tab) while it was exported: back it up again` } });
+        return (sent ? last : '') + line({ failed: { sessionId, code: 'SESSION_BUSY', message: `session "${sessionId}" was rewritten (popped, compacted, edited in another tab) while it was exported: back it up again` } });
       }
       // Only the rows the record written above names: a turn another tab adds meanwhile would
       // make a session its record does not count, which no import would take.
@@ -171,6 +174,7 @@ export function exportSessions(options) {
       if (after !== null && current.last) {
         const out = current.last;
         current.last = '';
+        current.sent = true;
         return out;
       }
     }

@@ -570,10 +570,14 @@ test('onConflict skips, replaces or renames a stored session; another user’s s
     // The same backup restored for Bob again ("Restore chats" pressed twice): his copy is found
     // under the id it was given, not copied once more.
     const bobsAgain = await lib.importSessions(text, { ...db, userId: 'bob' });
+    // Bob goes on in his copy; restored again with 'replace', it is the backup's again.
+    const bobsCopy = new lib.IndexedDbSession(bobs.renamed[0].sessionId, { ...db, userId: 'bob' });
+    await bobsCopy.addItems([{ role: 'user', content: 'written in the copy' }]);
     const bobsReplaced = await lib.importSessions(text, { ...db, userId: 'bob', onConflict: 'replace' });
+    const bobsCopyAfter = (await bobsCopy.getItems()).map((i) => i.content);
     return {
       bobsAgain: { renamed: bobsAgain.renamed, skipped: bobsAgain.skipped },
-      bobsReplaced: { renamed: bobsReplaced.renamed, replaced: bobsReplaced.replaced },
+      bobsReplaced: { renamed: bobsReplaced.renamed, replaced: bobsReplaced.replaced, items: bobsCopyAfter },
       skipped: skipped.skipped,
       progress,
       afterSkip,
@@ -600,7 +604,7 @@ test('onConflict skips, replaces or renames a stored session; another user’s s
   assert.deepEqual(r.afterReplace, ['from the backup']);
   assert.equal(r.bobs.length, 1);
   assert.deepEqual(r.bobsAgain, { renamed: [], skipped: [r.bobs[0].sessionId] });
-  assert.deepEqual(r.bobsReplaced, { renamed: [], replaced: [r.bobs[0].sessionId] }, 'and replaced, not copied, with replace');
+  assert.deepEqual(r.bobsReplaced, { renamed: [], replaced: [r.bobs[0].sessionId], items: ['from the backup'] }, 'and replaced, not copied, with replace');
   assert.deepEqual(r.bobsItems, ['from the backup']);
   assert.deepEqual(r.annStill, ['from the backup']);
   assert.deepEqual(r.owners, [
