@@ -129,17 +129,17 @@ function notTooLong(list, name, code) {
  * now with `code`, as the wrapped session refuses it: passed on, it would be read only when the
  * call's turn comes (after the calls before it, and the key), and encrypted as the caller's
  * object is by then; JSON would drop a function without a word. */
-function copiedNow(args, code, call) {
+function copiedNow(args, code, call, what = 'an item') {
   return copiedArguments(args, (error) => {
-    throw sessionError(code, `${call}: an item holds what cannot be stored (a function, a DOM node) or is a Proxy (Vue, MobX or Valtio state): hand over a plain copy; nothing was written (${error.message})`);
+    throw sessionError(code, `${call}: ${what} holds what cannot be stored (a function, a DOM node) or is a Proxy (Vue, MobX or Valtio state): hand over a plain copy; nothing was written (${error.message})`);
   });
 }
 
 /** `then(copies)` of `args` copied now (`copiedNow`), or a rejection with what refused them. */
-function withCopies(args, code, call, then) {
+function withCopies(args, code, call, then, what) {
   let copies;
   try {
-    copies = copiedNow(args, code, call);
+    copies = copiedNow(args, code, call, what);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -750,7 +750,7 @@ export class EncryptedSession {
       const archive = options?.archive ?? (hidden || opened.every((o) => o !== null));
       await this.#inner.replaceHistory(sealed, { archive, ...(Array.isArray(expected) ? { expectedItems: stored } : {}) });
     });
-    return withCopies([givenItems], 'INVALID_ITEM', 'replaceHistory', (items) => withCopies([givenOptions], 'INVALID_OPTIONS', 'replaceHistory', (options) => write(items, options)));
+    return withCopies([givenItems], 'INVALID_ITEM', 'replaceHistory', (items) => withCopies([givenOptions], 'INVALID_OPTIONS', 'replaceHistory', (options) => write(items, options), 'the options'));
   }
 
   /** What compaction (or `replaceHistory` with `archive`) moved out of the history, decrypted:

@@ -167,9 +167,11 @@ test('listeners hear a pop through it as a pop and its rewrite as mutations, ove
     list.length = 0;
     const withFunction = code(s.addItems([{ role: 'user', content: 'x', meta: { f() {} } }]));
     const replaced = code(s.replaceHistory([new Proxy({ role: 'user', content: 'y' }, {})]));
+    // Options are named as the wrapped session names them.
+    const options = code(s.replaceHistory([{ role: 'user', content: 'y' }], { expectedItems: [{ role: 'user', content: 'q', f() {} }] }));
     const transaction = code(s.applyHistoryTransaction({ operationId: 'p', transaction: { type: 'append_items', items: [new Proxy({ role: 'user', content: 'z' }, {})] } }));
     const wrapped = code(inner.addItems([new Proxy({ role: 'user', content: 'w' }, {})]));
-    return { heardOf, proxied: await proxied, withFunction: await withFunction, replaced: await replaced, transaction: await transaction, wrapped: await wrapped, stored: (await inner.getItems()).length };
+    return { heardOf, proxied: await proxied, withFunction: await withFunction, replaced: await replaced, options: await options, transaction: await transaction, wrapped: await wrapped, stored: (await inner.getItems()).length };
   });
   for (const name of ['indexeddb', 'memory']) {
     assert.deepEqual(r.heardOf[name].heard, ['add', 'pop', 'replace:mutations'], name);
@@ -179,6 +181,7 @@ test('listeners hear a pop through it as a pop and its rewrite as mutations, ove
   assert.equal(r.proxied, 'SessionError INVALID_ITEM');
   assert.equal(r.withFunction, 'SessionError INVALID_ITEM');
   assert.equal(r.replaced, 'SessionError INVALID_ITEM');
+  assert.equal(r.options, 'SessionError INVALID_OPTIONS');
   assert.equal(r.transaction, 'SessionError INVALID_TRANSACTION');
   assert.equal(r.stored, 0, 'nothing written');
 });

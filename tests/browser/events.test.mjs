@@ -334,8 +334,19 @@ test('a history transaction retried under its operation id (a run resumed) chang
       await new Promise((ok) => setTimeout(ok, 100));
       out[name] = { seen, results: [first, again], items: (await s.getItems()).length };
     }
+    // What a caller puts under the mark a wrapper of this package names its events with is read
+    // where a throw is caught: the write stands, with its own event.
+    const marked = new lib.MemorySession();
+    const heard = [];
+    marked.subscribe((e) => heard.push(e.change ? `${e.type}:${e.change}` : e.type));
+    const hostile = { toString() { throw new Error('no'); } };
+    const written = await marked
+      .applyHistoryTransaction({ operationId: 'h', transaction: { type: 'append_items', items: [{ role: 'user', content: 'q' }] }, [Symbol.for('agent-sessions.changeEvent')]: hostile })
+      .then((v) => v ?? 'undefined', (e) => `${e.name}: ${e.message}`);
+    out.hostile = { written, heard };
     return out;
   });
+  assert.deepEqual(r.hostile, { written: 'undefined', heard: ['replace:transaction'] });
   for (const name of ['indexeddb', 'memory', 'branch']) {
     assert.deepEqual(r[name].seen, ['replace:transaction'], name);
     assert.deepEqual(r[name].results, [undefined, undefined], name);
