@@ -275,12 +275,15 @@ export class OpenAIConversationsSession {
       // finds it gone): the item newest then is popped instead, so two pops remove two items.
       for (let tries = 0; id && tries < 5; tries++) {
         const [newest] = await this.#list(id, 1);
-        if (!newest) break;
+        if (!newest) return undefined;
         // (One listed item can stand for several of the SDK's: the newest of them.)
         // An item without an id cannot be deleted: returned, it would come back at the next read.
         if (typeof newest.id !== 'string') throw requestError('popping the newest item', 200, 'the newest item has no id');
         if (await this.#delete(id, newest.id)) return fromConversationItems([newest]).at(-1);
       }
+      // (Each of five newest items was gone before it could be deleted: other devices popping.
+      // `undefined` would say the conversation is empty.)
+      if (id) throw requestError('popping the newest item', 404, 'another device deleted the newest item each of 5 times; nothing was popped');
       return undefined;
     });
   }
@@ -306,3 +309,7 @@ export class OpenAIConversationsSession {
     });
   }
 }
+
+// The mark by which `CompactionSession` refuses it (as the SDK's compaction session refuses the
+// SDK's class): a compaction would clear the conversation, deleting it on every device.
+Object.defineProperty(OpenAIConversationsSession.prototype, Symbol.for('agent-sessions.serverConversation'), { value: true });

@@ -267,9 +267,15 @@ impl Compactor {
                 ("transaction", transaction.into()),
             ]);
             call_session(session, "applyHistoryTransaction", &[args.into()]).await?;
+        } else if has_method(session, "replaceHistoryWithCompaction")
+            // As the SDK calls it: for the server's compaction, whose history starts with its
+            // compaction item (where it may append, as the SDK's Conversations session does,
+            // the rest would stay). Not for a summary, even one that keeps such an item.
+            && self.strategy == Strategy::Responses
+            && compacted.first().is_some_and(is_server_compaction)
+        {
+            call_session(session, "replaceHistoryWithCompaction", &[items]).await?;
         } else {
-            // (A session with `replaceHistoryWithCompaction` instead, a conversation a server
-            // keeps, was refused when this object was made: its clear deletes it.)
             call_session(session, "clearSession", &[]).await?;
             if let Err(e) = call_session(session, "addItems", &[items]).await {
                 // The history is put back, as the SDK's compaction puts it back: a failed

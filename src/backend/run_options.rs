@@ -792,6 +792,28 @@ pub fn compaction_runner(value: &JsValue) -> Result<JsValue> {
     Ok(runner)
 }
 
+/// Whether `session` is a conversation a server keeps: this package's `OpenAIConversationsSession`
+/// (its mark), or the SDK's (its own `OPENAI_SESSION_API` symbol, set to `'conversations'`, by
+/// which the SDK tells it). What cannot be read is not one.
+fn server_conversation(session: &JsValue) -> bool {
+    let ours = js_sys::Symbol::for_("agent-sessions.serverConversation");
+    if js_sys::Reflect::get(session, &ours).is_ok_and(|v| v.is_truthy()) {
+        return true;
+    }
+    let symbols = js::get(&js_sys::global(), "Object")
+        .and_then(|o| js::call_method(&o, "getOwnPropertySymbols", std::slice::from_ref(session)));
+    js_sys::Array::from(&symbols.unwrap_or_default())
+        .iter()
+        .any(|symbol| {
+            symbol
+                .dyn_ref::<js_sys::Symbol>()
+                .and_then(js_sys::Symbol::description)
+                .is_some_and(|d| d == "OPENAI_SESSION_API")
+                && js_sys::Reflect::get(session, &symbol)
+                    .is_ok_and(|v| v.as_string().as_deref() == Some("conversations"))
+        })
+}
+
 /// The rest of `new CompactionSession(inner, { runner, agent | model, strategy?, keepTurns?,
 /// archive?, shouldCompact? })`, for the runner's `client`.
 pub fn parse_compaction(
@@ -825,11 +847,7 @@ pub fn parse_compaction(
     // A conversation a server keeps (the Conversations API's session, ours or the SDK's) takes
     // appends, not rewrites: a compaction would clear it, deleting the conversation every device
     // names. Refused, as the SDK's compaction session refuses it.
-    let has = |m: &'static str| js::get(inner, m).is_ok_and(|f| f.is_function());
-    if has("replaceHistoryWithCompaction")
-        && !has("replaceHistory")
-        && !has("applyHistoryTransaction")
-    {
+    if server_conversation(inner) {
         return Err(invalid(
             RunnerErrorCode::InvalidSession,
             "a conversation the server keeps cannot be compacted here: clearing it deletes it on every device; compact a session synced to it (SyncedSession) instead".into(),

@@ -393,9 +393,9 @@ export interface CompactionResult {
  * package's runner calls it after each finished turn, in the background, and so does the SDK's
  * `run()`. Over this package's sessions the replacement is one transaction, refused if the
  * history changed meanwhile, and the replaced items move to the archive (over a
- * `SyncedSession`, on the device, the remote following on the next round). A conversation a
- * server keeps (`OpenAIConversationsSession`) is refused (`INVALID_SESSION`): a compaction would
- * clear it, deleting the conversation on every device.
+ * `SyncedSession`, on the device, the remote following on the next round). A conversation the
+ * Conversations API keeps (`OpenAIConversationsSession`, ours or the SDK's) is refused
+ * (`INVALID_SESSION`): a compaction would clear it, deleting the conversation on every device.
  */
 export class CompactionSession {
   constructor(inner: SessionProtocol, options: CompactionSessionOptions);

@@ -262,7 +262,7 @@ describe('compaction', () => {
     assert.equal(r.history.at(-1).type, 'compaction');
   });
 
-  test('a session without replaceHistory or history transactions is given a summary by a clear and an add, as the SDK does, also one that keeps a server compaction item from before; one whose replaceHistoryWithCompaction appends (a conversation a server keeps) is refused', async () => {
+  test('a session whose replaceHistoryWithCompaction appends is given a summary by a clear and an add, as the SDK does, also one that keeps a server compaction item from before; the SDK’s Conversations session is refused', async () => {
     model.script({ text: 'a summary' }, { text: 'a second summary' });
     const r = await inPage(
       async ({ url, history }) => {
@@ -274,21 +274,28 @@ describe('compaction', () => {
         ]) {
           const store = new lib.MemorySession();
           await store.addItems([...before, ...history]);
-          const inner = sdkShaped(store);
+          const inner = sdkShaped(store, { replaceHistoryWithCompaction: (items) => store.addItems(items) });
           const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
           const done = await session.runCompaction({ force: true });
           out[name] = { done, history: await store.getItems() };
         }
-        // The SDK's Conversations session has this shape: a compaction would clear it, deleting
-        // the conversation on the server, for every device that names it.
+        // The SDK's Conversations session, told by the symbol the SDK marks it with: a
+        // compaction would clear it, deleting the conversation on the server, for every device
+        // that names it. Another session with the same methods is not one.
         const store = new lib.MemorySession();
         await store.addItems(history);
-        try {
-          new lib.CompactionSession(sdkShaped(store, { replaceHistoryWithCompaction: (items) => store.addItems(items) }), { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
-          out.conversation = 'made';
-        } catch (e) {
-          out.conversation = `${e.name} ${e.code}`;
-        }
+        const appending = sdkShaped(store, { replaceHistoryWithCompaction: (items) => store.addItems(items) });
+        const sdkConversation = { ...appending, [Symbol('OPENAI_SESSION_API')]: 'conversations' };
+        const made = (inner) => {
+          try {
+            new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+            return 'made';
+          } catch (e) {
+            return `${e.name} ${e.code}`;
+          }
+        };
+        out.conversation = made(sdkConversation);
+        out.appending = made(appending);
         return out;
       },
       { history: HISTORY },
@@ -300,6 +307,7 @@ describe('compaction', () => {
     assert.deepEqual(r.server.history[0], { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC' });
     assert.equal(r.server.history[1].role, 'system');
     assert.equal(r.conversation, 'RunnerError INVALID_SESSION');
+    assert.equal(r.appending, 'made');
   });
 
   test('over a session without replaceHistory, a write that fails after the clear puts the old history back', async () => {

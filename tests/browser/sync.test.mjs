@@ -224,9 +224,27 @@ describe('OpenAIConversationsSession', () => {
       // Timeouts a timer cannot hold as they are still work.
       out.longTimeout = (await new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: s.sessionId, timeoutMs: 5e9 }).getItems()).length;
       out.oddTimeout = (await new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: s.sessionId, timeoutMs: 1500.5 }).getItems()).length;
+      // Other devices delete the newest item before each of this one's deletes: after five, the
+      // pop fails, where `undefined` would say the conversation is empty.
+      const crowded = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' });
+      await crowded.addItems(['1', '2', '3', '4', '5', '6'].map((content) => ({ role: 'user', content })));
+      const outrun = new lib.OpenAIConversationsSession({
+        baseUrl: url,
+        apiKey: 'k',
+        conversationId: await crowded.getSessionId(),
+        fetch: async (u, init) => {
+          if (init.method === 'DELETE') await fetch(u, init);
+          return fetch(u, init);
+        },
+      });
+      const lost = await attempt(() => outrun.popItem());
+      out.outrun = { status: lost.status, message: lost.message, left: (await crowded.getItems()).length };
       return out;
     }, { url: server.url });
     assert.deepEqual(r.fresh, { items: [], popped: null, deleted: null, id: null, sent: {} });
+    assert.equal(r.outrun.status, 404);
+    assert.match(r.outrun.message, /another device deleted the newest item each of 5 times/);
+    assert.equal(r.outrun.left, 1, 'the five deleted elsewhere');
     assert.deepEqual(r.items, ['x', 'y']);
     assert.deepEqual(r.busy, { POST: 4, GET: 3 }, 'each busy answer retried once more');
     assert.equal(r.write.error.status, 503);
