@@ -144,6 +144,40 @@ pub fn timeout_signal(ms: u32) -> Option<JsValue> {
     call_method(&signals, "timeout", &[JsValue::from(ms)]).ok()
 }
 
+/// The signal a call's requests are made with: the caller's, joined (`AbortSignal.any`) with
+/// one of the call's own, which is aborted when the call ends. A connection the call leaves open
+/// (a server that sent nothing for `timeoutMs`, given up on; a body not read to its end) is then
+/// closed, rather than held until the server lets go: the browser keeps six per host. Where
+/// signals cannot be joined (no `AbortSignal.any`, a signal of another realm), the caller's alone.
+struct CallSignal {
+    own: Option<web_sys::AbortController>,
+    signal: Option<JsValue>,
+}
+
+impl CallSignal {
+    fn new(caller: Option<&JsValue>) -> CallSignal {
+        let own = web_sys::AbortController::new().ok();
+        let mine = own.as_ref().map(|c| JsValue::from(c.signal()));
+        let signal = match (caller, mine) {
+            (Some(caller), Some(mine)) => js::get(&js_sys::global(), "AbortSignal")
+                .and_then(|s| call_method(&s, "any", &[js_sys::Array::of2(caller, &mine).into()]))
+                .ok()
+                .filter(JsValue::is_object)
+                .or_else(|| Some(caller.clone())),
+            (caller, mine) => caller.cloned().or(mine),
+        };
+        CallSignal { own, signal }
+    }
+}
+
+impl Drop for CallSignal {
+    fn drop(&mut self) {
+        if let Some(own) = &self.own {
+            own.abort();
+        }
+    }
+}
+
 /// What a call made with only a [`timeout_signal`] failed with: its abort is the timeout, a
 /// `ModelError` with status 0 saying which request (`what`) had no answer.
 pub fn timed_out(ms: u32, what: &'static str) -> impl Fn(CallError) -> CallError {
@@ -401,6 +435,8 @@ impl ModelClient {
         on_delta: &mut dyn FnMut(&str),
         spent: &Cell<Usage>,
     ) -> Result<ModelOutput, CallError> {
+        let call = CallSignal::new(signal);
+        let signal = call.signal.as_ref();
         let response = self.post(self.api.path(), body, signal).await?;
         // A streamed call answered with JSON (a server that does not stream, a proxy's error
         // body) is read whole: as a stream it was nothing but a cut one.
@@ -441,6 +477,8 @@ impl ModelClient {
         body: &str,
         signal: Option<&JsValue>,
     ) -> Result<Value, CallError> {
+        let call = CallSignal::new(signal);
+        let signal = call.signal.as_ref();
         read_json(
             self.post(path, body, signal).await?,
             signal,
@@ -487,7 +525,8 @@ async fn read_text(
             Some(reason) => CallError::Aborted(reason),
             None => reading(&e),
         })?
-        // (The body `text()` reads is locked to it: it cannot be cancelled here.)
+        // (The body `text()` reads is locked to it: it cannot be cancelled here. The call's own
+        // signal, aborted when the call ends, closes it: see `CallSignal`.)
         .ok_or_else(|| stalled(status, timeout_ms, "more while its answer was read"))?;
     unless_aborted(signal)?;
     Ok(text.as_string().unwrap_or_default())

@@ -1537,7 +1537,8 @@ describe('HTTP', () => {
   });
 
   test('a server that sends nothing for timeoutMs, before its answer or in the middle of its stream, fails the call; the question is kept and the session is free for the next run', async () => {
-    model.script({ hang: true }, { text: 'One piece, then a pause longer than the runner waits.', delayMs: 3000 }, { text: 'fine' });
+    model.script({ hang: true }, { text: 'One piece, then a pause longer than the runner waits.', delayMs: 3000 }, { text: 'fine' }, { error: 500, bodyHangs: true });
+    const hungBefore = model.state.hung;
     const id = fresh('stalled');
     const r = await inPage(
       async ({ url, id }) => {
@@ -1555,9 +1556,11 @@ describe('HTTP', () => {
         }
         const kept = (await session.getItems()).map((i) => i.content);
         const next = await runner.run(agent, 'third', { session });
+        // An error answer whose body stalls: given up on too.
+        const stalledBody = await attempt(() => runner.run(agent, 'fourth', { session }));
         const refused = await attempt(async () => new lib.Runner({ baseUrl: url, timeoutMs: 0 }));
         const unset = await attempt(async () => new lib.Runner({ baseUrl: url, timeoutMs: null }));
-        return { silent, deltas: deltas.length, cut, kept, next: next.finalOutput, refused, unset: unset.ok };
+        return { silent, deltas: deltas.length, cut, kept, next: next.finalOutput, stalledBody, refused, unset: unset.ok };
       },
       { id },
     );
@@ -1569,6 +1572,11 @@ describe('HTTP', () => {
     assert.match(r.cut.message, /sent nothing for 400 ms in its stream/);
     assert.deepEqual(r.kept, ['first', 'second'], 'each question kept, no half answer');
     assert.equal(r.next, 'fine');
+    assert.equal(r.stalledBody.status, 500);
+    // The connections given up on are closed, not held until the server lets go (a browser
+    // keeps six per host).
+    for (let i = 0; i < 50 && model.state.hung > hungBefore; i++) await new Promise((ok) => setTimeout(ok, 20));
+    assert.equal(model.state.hung, hungBefore, 'no connection left open');
     assert.equal(r.refused.code, 'INVALID_RUNNER');
     assert.match(r.refused.message, /runner\.timeoutMs must be a whole number of milliseconds/);
     assert.equal(r.unset, true, 'null is the default, as for the other options');

@@ -28,6 +28,7 @@ export async function startModelServer({ host = '127.0.0.1' } = {}) {
     requests: [],
     script: [],
     openStreams: 0,
+    hung: 0,
     deltaDelayMs: 40,
     usagePerItem: 10,
   };
@@ -123,12 +124,17 @@ export async function startModelServer({ host = '127.0.0.1' } = {}) {
       return;
     }
     if (step.hang) {
+      // (Counted while its connection is open: a client that gives up on it should close it.)
+      state.hung++;
+      res.on('close', () => state.hung--);
       return; // the test aborts the request
     }
     if (step.error) {
       const headers = { 'content-type': 'application/json' };
       if (step.retryAfter !== undefined) headers['retry-after'] = String(step.retryAfter);
       if (step.bodyHangs) {
+        state.hung++;
+        res.on('close', () => state.hung--);
         res.writeHead(step.error, headers);
         res.write('{"error": {"message": "still wri');
         return; // the test aborts while the body is being read
