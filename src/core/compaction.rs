@@ -6,7 +6,7 @@
 use crate::core::json::{json, Value};
 
 use super::session::starts_turn;
-use super::wire::{call_id, content_text, is_function_call, is_tool_output, item_type};
+use super::wire::{call_id, content_text, is_answered_call, is_call_output, item_type};
 
 /// Compaction runs once a history holds this many candidates (the SDK's default).
 pub const DEFAULT_THRESHOLD: usize = 10;
@@ -62,7 +62,8 @@ fn is_user_message(item: &Value) -> bool {
 
 /// Whether a run is under way, or paused, in the newest turn: the history ends with a user
 /// message (a run saved its input, not yet its answer, which it saves after that input), or the
-/// newest turn holds a function call without its output (a run paused for its approval). A
+/// newest turn holds a call without its output (a run paused for its approval: a function call,
+/// or the SDK's computer, shell or apply-patch call). A
 /// compaction that replaced either would make the run's save fail (its answer lost, or the
 /// approved tool refused).
 pub fn awaits_answer(items: &[Value]) -> bool {
@@ -70,9 +71,9 @@ pub fn awaits_answer(items: &[Value]) -> bool {
         return true;
     }
     let turn = &items[items.iter().rposition(is_user_message).unwrap_or(0)..];
-    turn.iter().filter(|i| is_function_call(i)).any(|c| {
+    turn.iter().filter(|i| is_answered_call(i)).any(|c| {
         let id = call_id(c);
-        !turn.iter().any(|o| is_tool_output(o) && call_id(o) == id)
+        !turn.iter().any(|o| is_call_output(o) && call_id(o) == id)
     })
 }
 
@@ -320,6 +321,17 @@ mod tests {
             user("r"),
             answer("a")
         ]));
+        // The SDK's shell, computer and apply-patch calls wait for their approval too.
+        for (kind, output) in [
+            ("shell_call", "shell_call_output"),
+            ("computer_call", "computer_call_result"),
+            ("apply_patch_call", "apply_patch_call_output"),
+        ] {
+            let paused = json!({"type": kind, "callId": "s", "status": "in_progress"});
+            assert!(awaits_answer(&[user("q"), paused.clone()]), "{kind}");
+            let answered = json!({"type": output, "callId": "s", "output": "ok"});
+            assert!(!awaits_answer(&[user("q"), paused, answered]), "{output}");
+        }
     }
 
     #[test]

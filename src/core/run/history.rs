@@ -3,29 +3,31 @@
 use crate::core::json::{json, Value};
 
 use crate::core::session::starts_turn;
-use crate::core::wire::{call_id, is_function_call, is_tool_output, item_type};
+use crate::core::wire::{call_id, is_answered_call, is_call_output, item_type};
 
 /// The history to send: drops tool outputs whose call is not in it (cut off by a limit) and
-/// calls without their output, so the model never sees half of a tool exchange; and a reasoning
+/// calls without their output (function calls, and the SDK's computer, shell and apply-patch
+/// calls: a server refuses any of them unanswered), so the model never sees half of a tool
+/// exchange; and a reasoning
 /// item that led to a dropped call goes with it (the Responses API refuses a reasoning item
 /// without the item that followed it).
 pub fn select_history(items: Vec<Value>) -> Vec<Value> {
     let calls: Vec<String> = items
         .iter()
-        .filter(|i| is_function_call(i))
+        .filter(|i| is_answered_call(i))
         .filter_map(|i| call_id(i).map(str::to_string))
         .collect();
     let outputs: Vec<String> = items
         .iter()
-        .filter(|i| is_tool_output(i))
+        .filter(|i| is_call_output(i))
         .filter_map(|i| call_id(i).map(str::to_string))
         .collect();
     let mut keep: Vec<bool> = items
         .iter()
         .map(|i| {
-            if is_function_call(i) {
+            if is_answered_call(i) {
                 call_id(i).is_some_and(|id| outputs.iter().any(|o| o == id))
-            } else if is_tool_output(i) {
+            } else if is_call_output(i) {
                 call_id(i).is_some_and(|id| calls.iter().any(|c| c == id))
             } else {
                 true
@@ -42,7 +44,7 @@ pub fn select_history(items: Vec<Value>) -> Vec<Value> {
         if item_type(item) == "reasoning" {
             keep[i] &= !gone;
             run = false;
-        } else if is_tool_output(item) || role.is_some_and(|r| r != "assistant") {
+        } else if is_call_output(item) || role.is_some_and(|r| r != "assistant") {
             (gone, run) = (!keep[i], false);
         } else {
             gone = !keep[i] && (gone || !run);
@@ -175,6 +177,25 @@ mod tests {
             json!({"type": "function_call_output", "call_id": "r", "output": "1"}),
         ];
         assert_eq!(select_history(raw.clone()), raw);
+        // The SDK's shell, computer and apply-patch calls are paired with their outputs too: a
+        // server refuses any call sent without its output.
+        let shell = json!({"type": "shell_call", "callId": "s", "action": {"commands": ["ls"]}});
+        let shell_out = json!({"type": "shell_call_output", "callId": "s", "output": []});
+        let patch = json!({"type": "apply_patch_call", "callId": "p", "operation": {}});
+        let computer = json!({"type": "computer_call", "callId": "c", "action": {}});
+        let computer_out = json!({"type": "computer_call_result", "callId": "c", "output": {}});
+        assert_eq!(
+            select_history(vec![
+                user("q"),
+                shell.clone(),
+                shell_out.clone(),
+                patch,
+                computer.clone(),
+                computer_out.clone(),
+                json!({"type": "apply_patch_call_output", "callId": "gone", "status": "completed"}),
+            ]),
+            vec![user("q"), shell, shell_out, computer, computer_out]
+        );
     }
 
     #[test]

@@ -50,6 +50,28 @@ pub fn is_tool_output(item: &Value) -> bool {
     )
 }
 
+/// A call the page answers with an output item of its own, paired by `callId`: a function call,
+/// or a computer, shell or apply-patch call (the SDK's tools of those kinds; hosted tools the
+/// server runs itself have no output item).
+pub fn is_answered_call(item: &Value) -> bool {
+    matches!(
+        item_type(item),
+        "function_call" | "computer_call" | "shell_call" | "apply_patch_call"
+    )
+}
+
+/// The output item of an [`is_answered_call`] call, in the SDK's or the API's spelling.
+pub fn is_call_output(item: &Value) -> bool {
+    is_tool_output(item)
+        || matches!(
+            item_type(item),
+            "computer_call_result"
+                | "computer_call_output"
+                | "shell_call_output"
+                | "apply_patch_call_output"
+        )
+}
+
 /// A tool output as text, from any of the shapes it may have.
 pub fn output_text(output: Option<&Value>) -> String {
     match output {

@@ -17,7 +17,10 @@ pub mod request;
 pub mod response;
 pub mod stream;
 
-pub use items::{call_id, content_text, is_function_call, is_tool_output, item_type, output_text};
+pub use items::{
+    call_id, content_text, is_answered_call, is_call_output, is_function_call, is_tool_output,
+    item_type, output_text,
+};
 pub use request::{request_body, ModelRequest};
 pub use response::{error_message, parse_response, usage_of};
 pub use stream::{StreamAccumulator, StreamEvent};
