@@ -144,11 +144,12 @@ pub fn timeout_signal(ms: u32) -> Option<JsValue> {
     call_method(&signals, "timeout", &[JsValue::from(ms)]).ok()
 }
 
-/// The signal a call's requests are made with: the caller's, joined (`AbortSignal.any`) with
-/// one of the call's own, which is aborted when the call ends. A connection the call leaves open
-/// (a server that sent nothing for `timeoutMs`, given up on; a body not read to its end) is then
-/// closed, rather than held until the server lets go: the browser keeps six per host. Where
-/// signals cannot be joined (no `AbortSignal.any`, a signal of another realm), the caller's alone.
+/// The signal a request is made with: the caller's, joined (`AbortSignal.any`) with one of the
+/// request's own, which is aborted when the request is done with (its answer read, or given up
+/// on). A connection left open (a server that sent nothing for `timeoutMs`; a body not read to
+/// its end) is then closed, rather than held until the server lets go: the browser keeps six
+/// per host. Where signals cannot be joined (no `AbortSignal.any`, a signal of another realm),
+/// the caller's alone.
 struct CallSignal {
     own: Option<web_sys::AbortController>,
     signal: Option<JsValue>,
@@ -358,30 +359,36 @@ impl ModelClient {
         path: &str,
         body: &str,
         signal: Option<&JsValue>,
-    ) -> Result<Response, CallError> {
+    ) -> Result<(Response, CallSignal), CallError> {
         let mut attempt = 0;
         loop {
             unless_aborted(signal)?;
-            let response = self.fetch_once(path, body, signal).await?;
+            // Each attempt with a signal of its own: one given up on (its error body stalled) is
+            // closed when the next begins, the answer's once its body is read.
+            let own = CallSignal::new(signal);
+            let request = own.signal.as_ref();
+            let response = self.fetch_once(path, body, request).await?;
             // A `fetch` of the caller's may not heed the signal: an abort meanwhile still wins
             // (and the answer's body is let go).
-            unless_aborted(signal).inspect_err(|_| {
+            unless_aborted(request).inspect_err(|_| {
                 if let Some(body) = response.body() {
                     cancel_quietly(&body);
                 }
             })?;
             let status = response.status();
             if (200..300).contains(&status) {
-                return Ok(response);
+                return Ok((response, own));
             }
             let wait = retry_after(&response);
             // The body only improves the message: a failure to read it is no error of its own,
             // but an abort while reading it is.
-            let text = match read_text(response, signal, self.timeout_ms).await {
+            let text = match read_text(response, request, self.timeout_ms).await {
                 Ok(text) => text,
                 Err(CallError::Aborted(reason)) => return Err(CallError::Aborted(reason)),
                 Err(CallError::Failed(_)) => String::new(),
             };
+            // Done with: closed now, before the wait for a retry.
+            drop(own);
             if is_retryable(status) && attempt < self.retries {
                 sleep(retry_delay_ms(attempt, wait), signal).await?;
                 attempt += 1;
@@ -435,9 +442,8 @@ impl ModelClient {
         on_delta: &mut dyn FnMut(&str),
         spent: &Cell<Usage>,
     ) -> Result<ModelOutput, CallError> {
-        let call = CallSignal::new(signal);
+        let (response, call) = self.post(self.api.path(), body, signal).await?;
         let signal = call.signal.as_ref();
-        let response = self.post(self.api.path(), body, signal).await?;
         // A streamed call answered with JSON (a server that does not stream, a proxy's error
         // body) is read whole: as a stream it was nothing but a cut one.
         let json_answer = response
@@ -477,14 +483,8 @@ impl ModelClient {
         body: &str,
         signal: Option<&JsValue>,
     ) -> Result<Value, CallError> {
-        let call = CallSignal::new(signal);
-        let signal = call.signal.as_ref();
-        read_json(
-            self.post(path, body, signal).await?,
-            signal,
-            self.timeout_ms,
-        )
-        .await
+        let (response, call) = self.post(path, body, signal).await?;
+        read_json(response, call.signal.as_ref(), self.timeout_ms).await
     }
 }
 

@@ -1537,7 +1537,7 @@ describe('HTTP', () => {
   });
 
   test('a server that sends nothing for timeoutMs, before its answer or in the middle of its stream, fails the call; the question is kept and the session is free for the next run', async () => {
-    model.script({ hang: true }, { text: 'One piece, then a pause longer than the runner waits.', delayMs: 3000 }, { text: 'fine' }, { error: 500, bodyHangs: true });
+    model.script({ hang: true }, { text: 'One piece, then a pause longer than the runner waits.', delayMs: 3000 }, { text: 'fine' }, { error: 500, bodyHangs: true }, { error: 503, bodyHangs: true }, { error: 500, bodyHangs: true });
     const hungBefore = model.state.hung;
     const id = fresh('stalled');
     const r = await inPage(
@@ -1556,11 +1556,14 @@ describe('HTTP', () => {
         }
         const kept = (await session.getItems()).map((i) => i.content);
         const next = await runner.run(agent, 'third', { session });
-        // An error answer whose body stalls: given up on too.
+        // An error answer whose body stalls: given up on too, and one retried after such an
+        // answer closes it before it tries again.
         const stalledBody = await attempt(() => runner.run(agent, 'fourth', { session }));
+        const retrying = new lib.Runner({ baseUrl: url, timeoutMs: 400, retries: 1 });
+        const stalledTwice = await attempt(() => retrying.run(agent, 'fifth', { session }));
         const refused = await attempt(async () => new lib.Runner({ baseUrl: url, timeoutMs: 0 }));
         const unset = await attempt(async () => new lib.Runner({ baseUrl: url, timeoutMs: null }));
-        return { silent, deltas: deltas.length, cut, kept, next: next.finalOutput, stalledBody, refused, unset: unset.ok };
+        return { silent, deltas: deltas.length, cut, kept, next: next.finalOutput, stalledBody, stalledTwice, refused, unset: unset.ok };
       },
       { id },
     );
@@ -1573,6 +1576,8 @@ describe('HTTP', () => {
     assert.deepEqual(r.kept, ['first', 'second'], 'each question kept, no half answer');
     assert.equal(r.next, 'fine');
     assert.equal(r.stalledBody.status, 500);
+    assert.equal(r.stalledTwice.status, 500);
+    assert.equal(model.requests.at(-1).hung, hungBefore, 'the attempt given up on was closed before the retry');
     // The connections given up on are closed, not held until the server lets go (a browser
     // keeps six per host).
     for (let i = 0; i < 50 && model.state.hung > hungBefore; i++) await new Promise((ok) => setTimeout(ok, 20));

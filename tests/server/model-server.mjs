@@ -58,7 +58,8 @@ export async function startModelServer({ host = '127.0.0.1' } = {}) {
       body = JSON.parse(raw);
     } catch {}
     const path = new URL(req.url, 'http://x').pathname;
-    state.requests.push({ method: req.method, path, headers: req.headers, body, raw });
+    // (With how many connections given no answer were still open when it came.)
+    state.requests.push({ method: req.method, path, headers: req.headers, body, raw, hung: state.hung });
     if (path.endsWith('/responses/compact')) {
       await compact(body, res);
       return;
