@@ -283,7 +283,8 @@ export class OpenAIConversationsSession {
       }
       // (Each of five newest items was gone before it could be deleted: other devices popping.
       // `undefined` would say the conversation is empty.)
-      if (id) throw requestError('popping the newest item', 404, 'another device deleted the newest item each of 5 times; nothing was popped');
+      // (409, as a conflict is answered: a 404 would say the conversation is gone.)
+      if (id) throw requestError('popping the newest item', 409, 'another device deleted the newest item each of 5 times; nothing was popped');
       return undefined;
     });
   }

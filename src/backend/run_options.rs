@@ -797,21 +797,25 @@ pub fn compaction_runner(value: &JsValue) -> Result<JsValue> {
 /// which the SDK tells it). What cannot be read is not one.
 fn server_conversation(session: &JsValue) -> bool {
     let ours = js_sys::Symbol::for_("agent-sessions.serverConversation");
-    if js_sys::Reflect::get(session, &ours).is_ok_and(|v| v.is_truthy()) {
+    if js_sys::Reflect::get(session, &ours).is_ok_and(|v| v.as_bool() == Some(true)) {
         return true;
     }
     let symbols = js::get(&js_sys::global(), "Object")
         .and_then(|o| js::call_method(&o, "getOwnPropertySymbols", std::slice::from_ref(session)));
-    js_sys::Array::from(&symbols.unwrap_or_default())
-        .iter()
-        .any(|symbol| {
-            symbol
-                .dyn_ref::<js_sys::Symbol>()
-                .and_then(js_sys::Symbol::description)
-                .is_some_and(|d| d == "OPENAI_SESSION_API")
-                && js_sys::Reflect::get(session, &symbol)
-                    .is_ok_and(|v| v.as_string().as_deref() == Some("conversations"))
-        })
+    let Some(symbols) = symbols
+        .ok()
+        .and_then(|s| s.dyn_into::<js_sys::Array>().ok())
+    else {
+        return false;
+    };
+    symbols.iter().any(|symbol| {
+        symbol
+            .dyn_ref::<js_sys::Symbol>()
+            .and_then(js_sys::Symbol::description)
+            .is_some_and(|d| d == "OPENAI_SESSION_API")
+            && js_sys::Reflect::get(session, &symbol)
+                .is_ok_and(|v| v.as_string().as_deref() == Some("conversations"))
+    })
 }
 
 /// The rest of `new CompactionSession(inner, { runner, agent | model, strategy?, keepTurns?,

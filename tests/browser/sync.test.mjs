@@ -242,7 +242,7 @@ describe('OpenAIConversationsSession', () => {
       return out;
     }, { url: server.url });
     assert.deepEqual(r.fresh, { items: [], popped: null, deleted: null, id: null, sent: {} });
-    assert.equal(r.outrun.status, 404);
+    assert.equal(r.outrun.status, 409, 'a conflict, not a conversation gone');
     assert.match(r.outrun.message, /another device deleted the newest item each of 5 times/);
     assert.equal(r.outrun.left, 1, 'the five deleted elsewhere');
     assert.deepEqual(r.items, ['x', 'y']);

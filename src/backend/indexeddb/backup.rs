@@ -313,7 +313,8 @@ impl Bounds {
                     .ok()
                     .and_then(|v| v.as_f64())
                     .is_some_and(|at| at > self.updated_at);
-                number("turn").is_some_and(|turn| !(later && turn > b.last_turn))
+                // (A row whose turn cannot be read stays, for the import to report.)
+                !(later && number("turn").is_some_and(|turn| turn > b.last_turn))
             }
             "operation" => number("opSeq").is_some_and(|op| {
                 (self.next_op_seq.saturating_sub(OPERATION_LOG_LIMIT)..self.next_op_seq)
