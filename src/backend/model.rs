@@ -525,8 +525,8 @@ async fn read_text(
             Some(reason) => CallError::Aborted(reason),
             None => reading(&e),
         })?
-        // (The body `text()` reads is locked to it: it cannot be cancelled here. The call's own
-        // signal, aborted when the call ends, closes it: see `CallSignal`.)
+        // (The body `text()` reads is locked to it: it cannot be cancelled here. The request's
+        // own signal, aborted once it is given up on, closes it: see `CallSignal`.)
         .ok_or_else(|| stalled(status, timeout_ms, "more while its answer was read"))?;
     unless_aborted(signal)?;
     Ok(text.as_string().unwrap_or_default())

@@ -804,16 +804,19 @@ for (const kind of ['indexeddb', 'memory']) {
   });
 }
 
+// Three turns: q1 a1, q2 a2, q3 a3.
+const THREE_TURNS = [1, 2, 3].flatMap((n) => [
+  { role: 'user', content: `q${n}` },
+  { role: 'assistant', content: `a${n}` },
+]);
+
 for (const kind of ['indexeddb', 'memory']) {
   test(`${kind}: a turn a branch inherited, popped away there, takes the branch’s usage of it along: never to the branch it was made from, whose turn it is`, async () => {
     const { page } = await openHarness(env);
     const r = await page.evaluate(
-      async ({ kind, id }) => {
-        const u = (t) => ({ role: 'user', content: t });
-        const a = (t) => ({ role: 'assistant', content: t });
+      async ({ kind, id, turns }) => {
         const s = make(kind, id);
-        await s.addItems([u('q1'), a('a1'), u('q2'), a('a2'), u('q3'), a('a3')]);
-        await s.switchBranch('main');
+        await s.addItems(turns);
         await s.storeRunUsage({ requests: 1, inputTokens: 100, outputTokens: 0 });
         // Editing q3: the branch shows turns 1 and 2, main's. A run that failed there stores
         // its usage on the newest turn the branch shows, turn 2.
@@ -828,7 +831,7 @@ for (const kind of ['indexeddb', 'memory']) {
         await s.switchBranch('main');
         return { items, main, session, mainTurn2: await s.getTurnUsage(2) };
       },
-      { kind, id: fresh(`inherited-usage-${kind}`) },
+      { kind, id: fresh(`inherited-usage-${kind}`), turns: THREE_TURNS },
     );
     assert.deepEqual(r.items, ['q1', 'a1']);
     assert.equal(r.main, 100, 'main keeps its own usage only');
