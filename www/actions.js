@@ -16,8 +16,10 @@ const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 export function switchUser(user) {
   if (user === state.user) return;
   return busy(async () => {
-    // The search box searched the other user's chats.
+    // The search box searched the other user's chats, and the message box held a message of
+    // theirs.
     clearSearch();
+    el.input.value = '';
     await closeChat();
     setUser(user);
     renderUsers();

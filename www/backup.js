@@ -20,6 +20,7 @@ import { busy } from './busy.js';
 import { lockOfState, lockState } from './keys.js';
 import { closeForLock } from './lock.js';
 import { notSealed, sealChats } from './seal.js';
+import { settleChats } from './actions.js';
 import { setStatus, showError } from './view.js';
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -27,11 +28,9 @@ const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 /** Saves every chat of the current user as `chats-<user>-<yyyy-mm-dd>.ndjson`. */
 export function backUpChats() {
   return busy(async () => {
-    // The summaries and titles replies are still writing belong in the backup.
-    if (state.background.size) {
-      setStatus('Waiting for the chats’ summaries and titles to be written…');
-      await Promise.all(state.background.values());
-    }
+    // The summaries and titles replies are still writing belong in the backup (Stop gives the
+    // backup up, as it gives up the other actions that wait for them).
+    await settleChats();
     const user = state.user;
     setStatus('Backing up…');
     if (state.lock) await carryLock(user, state.lock);

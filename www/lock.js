@@ -128,6 +128,8 @@ export function lockNow() {
     const user = state.user;
     await settleChats();
     await closeChat();
+    // A message typed (or put back by Undo) in a locked chat is not left for whoever comes next.
+    el.input.value = '';
     state.keys.delete(user);
     // The sidebar named the chats opened in this tab after their first message: not any more.
     forgetLockedTitles(user);
@@ -196,6 +198,7 @@ export function followLocksElsewhere() {
  * asked next. */
 export async function closeForLock(user) {
   await closeChat();
+  el.input.value = '';
   state.keys.delete(user);
   state.remembered.delete(user);
   forgetLockedTitles(user);

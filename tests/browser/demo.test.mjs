@@ -876,6 +876,13 @@ test('an action waiting for a slow summary and title can be given up with Stop: 
     await idle(page);
     assert.match(await page.textContent('#status'), /^Not done: stopped/);
     assert.equal(await page.evaluate(() => localStorage.getItem('agent-sessions-demo.lock.Guest')), null, 'not locked');
+    // And "Back up all chats".
+    await page.click('#backup');
+    await page.waitForFunction(() => /Waiting for the chat’s summary and title/.test(document.getElementById('status').textContent));
+    assert.equal(await page.isEnabled('#stop'), true);
+    await page.click('#stop');
+    await idle(page);
+    assert.match(await page.textContent('#status'), /^Not done: stopped/);
     await page.evaluate(() => window.releaseAfterTurn());
     await settled(page);
     assert.notEqual(await page.textContent('#chat-title'), 'Falconry notes', 'the rename given up was not made after all');
@@ -3412,15 +3419,23 @@ test('Lock now in one tab locks the chats in every tab: the others close the ope
     await unlockChats(a, 'a passphrase of Lena');
     assert.equal(await asksPassphrase(a), false);
     assert.equal(await asksPassphrase(b), false);
+    // Messages typed and not sent: locking leaves neither for whoever comes to the screen next.
+    await a.fill('#input', 'a draft in the other tab');
+    await b.fill('#input', 'my PIN is 4321');
     await b.click('#lock-now');
     await idle(b);
     assert.equal(await asksPassphrase(b), true);
+    assert.equal(await b.inputValue('#input'), '');
     await until(a, () => !document.getElementById('unlock').hidden && document.getElementById('app').dataset.busy === 'false');
     assert.equal(await asksPassphrase(a), true);
+    assert.equal(await a.inputValue('#input'), '');
     assert.equal(await a.textContent('#status'), "Lena's chats were locked in another tab.");
     // A tab on another user forgets Lena's key too: switching to her asks for it.
     await unlockChats(a, 'a passphrase of Lena');
+    // Nor does switching to another user.
+    await a.fill('#input', 'Lena’s draft');
     await selectUser(a, 'Guest');
+    assert.equal(await a.inputValue('#input'), '');
     await unlockChats(b, 'a passphrase of Lena');
     await b.click('#lock-now');
     await idle(b);
