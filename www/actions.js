@@ -4,7 +4,7 @@
 // clear: no rename, and undo, clear, export and import leave titles and summaries alone.
 import { deleteSession } from './lib.js';
 import { DB_NAME, state, newId, saveUsers, setUser } from './state.js';
-import { backgroundDone, branchOf, closeChat, closeSession, current, listChats, openChat, openInitialChat, sessionFor } from './chats.js';
+import { backgroundDone, branchOf, clearMessageBox, closeChat, closeSession, current, listChats, openChat, openInitialChat, sessionFor } from './chats.js';
 import { contentText, isUserMessage } from './items.js';
 import { busy } from './busy.js';
 import { clearSearch } from './search.js';
@@ -19,7 +19,7 @@ export function switchUser(user) {
     // The search box searched the other user's chats, and the message box held a message of
     // theirs.
     clearSearch();
-    el.input.value = '';
+    clearMessageBox();
     await closeChat();
     setUser(user);
     renderUsers();

@@ -15,7 +15,7 @@ import { NO_SWITCHERS, readBranches } from './branches.js';
 import { encryptedSession, isEncrypted, plainOf, recallKey } from './keys.js';
 import { notSealed, unlockWith } from './seal.js';
 import { activeAgentOf, contentText, isUserMessage } from './items.js';
-import { closeRename, renderAgent, renderHeader, renderLock, renderMessages, renderSidebar, renderUsage, showError } from './view.js';
+import { closeRename, el, renderAgent, renderHeader, renderLock, renderMessages, renderSidebar, renderUsage, showError } from './view.js';
 
 /** A session of the current user's chat `id`, on its branch `branch`; for a locked user, an
  * EncryptedSession (there is no other branch), which needs the user unlocked. */
@@ -58,14 +58,32 @@ export function branchOf(list, id) {
   return list.find((c) => c.sessionId === id)?.currentBranch ?? 'main';
 }
 
+/** Messages typed in a chat and not sent, by chat id: each chat keeps its own while others are
+ * open. Only in this tab's memory, and only the current user's: see `clearMessageBox`. */
+const drafts = new Map();
+
 /** Leaves the open chat (its session is closed) for chat `id`, on its branch `branch`; `session`,
- * when given, is the one to use for it. */
+ * when given, is the one to use for it. What was typed in the message box stays with its chat. */
 export async function openChat(id, session = null, branch = 'main') {
+  if (id !== state.sessionId) {
+    const text = el.input.value;
+    if (text.trim()) drafts.set(state.sessionId, text);
+    else drafts.delete(state.sessionId);
+    el.input.value = drafts.get(id) ?? '';
+    drafts.delete(id);
+  }
   await closeChat();
   selectSession(id);
   state.session = session;
   state.branch = session?.currentBranch ?? (state.lock ? 'main' : branch);
   closeRename();
+}
+
+/** Empties the message box and forgets the other chats' unsent messages: a switch of user or a
+ * lock leaves none of them for whoever comes to the screen next. */
+export function clearMessageBox() {
+  el.input.value = '';
+  drafts.clear();
 }
 
 /** Closes the open chat's session: when its chat is left (another chat or user) or deleted. If a

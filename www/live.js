@@ -17,7 +17,7 @@ import { DB_NAME, newId, openVersion, state } from './state.js';
 import { chatSignature, listChats, listSignature, openChat, showList, subscribeChat } from './chats.js';
 import { afterEach, isSyncing, refreshKeepingEdit, sync, whenIdle, whenSynced } from './busy.js';
 import { backgroundQuiet, whenBackgroundQuiet } from './background.js';
-import { setStatus, showError } from './view.js';
+import { el, setStatus, showError } from './view.js';
 import { measureSoon } from './storage.js';
 
 /** The user whose chats are watched, and how to stop. */
@@ -124,7 +124,10 @@ async function reopenIfDeleted() {
   const list = await listChats();
   if (list.some((c) => c.sessionId === id)) return;
   const next = list[0];
+  // What was typed in it stays in the box (this tab did not choose to leave it).
+  const typed = el.input.value;
   await openChat(next ? next.sessionId : newId(), null, next?.currentBranch ?? 'main');
+  if (typed.trim() && !el.input.value.trim()) el.input.value = typed;
   setStatus('The chat you had open was deleted in another tab.');
 }
 

@@ -7,7 +7,7 @@
 // A wrong passphrase is found out by the lock's check before anything else happens: no chat is
 // read or written with a key that does not fit.
 import { lockedOut, readLock, saveLock, state } from './state.js';
-import { closeChat, forgetLockedTitles } from './chats.js';
+import { clearMessageBox, closeChat, forgetLockedTitles } from './chats.js';
 import { busy, whenIdle } from './busy.js';
 import { settleChats } from './actions.js';
 import { clearSearch } from './search.js';
@@ -129,7 +129,7 @@ export function lockNow() {
     await settleChats();
     await closeChat();
     // A message typed (or put back by Undo) in a locked chat is not left for whoever comes next.
-    el.input.value = '';
+    clearMessageBox();
     state.keys.delete(user);
     // The sidebar named the chats opened in this tab after their first message: not any more.
     forgetLockedTitles(user);
@@ -198,7 +198,7 @@ export function followLocksElsewhere() {
  * asked next. */
 export async function closeForLock(user) {
   await closeChat();
-  el.input.value = '';
+  clearMessageBox();
   state.keys.delete(user);
   state.remembered.delete(user);
   forgetLockedTitles(user);

@@ -300,14 +300,14 @@ test('undo, clear, delete, export and import', async () => {
     assert.deepEqual(await itemsOf(page, 'Guest', first), four.slice(0, 2));
     assert.equal((await rendered(page)).length, 2);
     assert.equal(await page.inputValue('#input'), 'my hobby is chess');
-    await page.fill('#input', '');
 
-    // A second chat.
+    // A second chat. What was typed in the first, and not sent, stays with the first.
     await page.click('#new-chat');
     await idle(page);
     const second = await currentSessionId(page);
     assert.notEqual(second, first);
     assert.deepEqual(await rendered(page), []);
+    assert.equal(await page.inputValue('#input'), '');
     await say(page, 'my city is Oslo');
     assert.deepEqual(await sidebarIds(page), [second, first], 'newest first');
     const secondItems = await itemsOf(page, 'Guest', second);
@@ -320,6 +320,15 @@ test('undo, clear, delete, export and import', async () => {
     await page.click(`.session[data-session-id="${first}"]`);
     await idle(page);
     assert.equal(await currentSessionId(page), first);
+    assert.equal(await page.inputValue('#input'), 'my hobby is chess', 'back with its chat');
+    await page.fill('#input', '');
+    await page.click(`.session[data-session-id="${second}"]`);
+    await idle(page);
+    assert.equal(await page.inputValue('#input'), '', 'the second chat’s message was sent');
+    await page.fill('#input', 'and my street?');
+    await page.click(`.session[data-session-id="${first}"]`);
+    await idle(page);
+    assert.equal(await page.inputValue('#input'), '', 'emptied, the box stays empty');
     let dialog = answerDialog(page, false);
     await page.click('#clear');
     assert.equal((await dialog).type, 'confirm');
@@ -361,6 +370,7 @@ test('undo, clear, delete, export and import', async () => {
     assert.deepEqual(await sidebarIds(page), [second]);
     assert.deepEqual((await sessionsOf(page, 'Guest')).map((s) => s.sessionId), [second]);
     assert.equal(await currentSessionId(page), second);
+    assert.equal(await page.inputValue('#input'), 'and my street?', 'the message typed in it is back with it');
 
     // Export, then import into a new chat: the same items, and the same title (the export's,
     // not one made from the items: the chat was renamed first).
@@ -2421,7 +2431,7 @@ test('another tab’s message, heard while a message is being edited, leaves the
   }
 });
 
-test('an edit open in a chat another tab deletes is not carried to the chat opened in its place', async () => {
+test('an edit open in a chat another tab deletes is not carried to the chat opened in its place; a message typed in the box stays there', async () => {
   const { context, page: a } = await openDemo();
   try {
     await say(a, 'my city is Oslo');
@@ -2433,6 +2443,7 @@ test('an edit open in a chat another tab deletes is not carried to the chat open
     const doomed = await currentSessionId(a);
     await a.click('#messages .msg[data-turn="1"] .msg-edit');
     await a.fill('#messages .msg-editor textarea', 'my hobby is go');
+    await a.fill('#input', 'and my street?');
     const b = await openTab(context);
     await lib(b, async ({ lib, dbName, id }) => lib.deleteSession(id, { dbName }), { id: doomed });
     await until(a, (id) => document.querySelector('#session-list .session[aria-current="true"]')?.dataset.sessionId === id, other);
@@ -2440,6 +2451,8 @@ test('an edit open in a chat another tab deletes is not carried to the chat open
     assert.match(await a.textContent('#status'), /deleted in another tab/);
     assert.equal(await a.$$eval('#messages .msg-editor', (e) => e.length), 0, 'no edit box on the other chat’s message');
     assert.equal((await rendered(a))[0].text, 'my city is Oslo');
+    // What was typed in the message box is not lost: this tab did not choose to leave the chat.
+    assert.equal(await a.inputValue('#input'), 'and my street?');
     assert.deepEqual([...a.errors, ...b.errors], []);
   } finally {
     await context.close();
