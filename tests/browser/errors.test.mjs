@@ -339,6 +339,51 @@ describe('indexeddb: storage failures', () => {
     await context.close();
   });
 
+  test('once the connection that blocked an upgrade closes, calls made while the upgrade runs wait for it (however long its migrations take), in both modules, rather than fail with DB_BLOCKED', async () => {
+    const { context, page } = await openHarness(env);
+    const r = await page.evaluate(async (versionOne) => {
+      const dbName = 'blocked-then-upgrading';
+      const old = await eval(versionOne)(dbName);
+      // The library's upgrade is held open (as long migrations would hold it) until released.
+      const open = IDBFactory.prototype.open;
+      let begun;
+      const began = new Promise((ok) => (begun = ok));
+      let released = false;
+      IDBFactory.prototype.open = function (...args) {
+        const request = open.apply(this, args);
+        request.addEventListener('upgradeneeded', () => {
+          const store = request.transaction.objectStore('agent_sessions');
+          const spin = () => {
+            if (!released) store.get('kept').onsuccess = spin;
+          };
+          spin();
+          begun();
+        });
+        return request;
+      };
+      try {
+        const s = new lib.IndexedDbSession('kept', { dbName });
+        const blocked = await attempt(() => s.getItems());
+        old.close();
+        await began;
+        // (After the library's own upgrade handler, which the same event calls.)
+        await new Promise((ok) => setTimeout(ok, 0));
+        const during = [attempt(() => s.getItems()), attempt(() => lib.searchSessions({ dbName, userId: null, query: 'before' }))];
+        await new Promise((ok) => setTimeout(ok, 200));
+        released = true;
+        const [read, search] = await Promise.all(during);
+        return { blocked, read, search };
+      } finally {
+        released = true;
+        IDBFactory.prototype.open = open;
+      }
+    }, versionOne);
+    assertError(r.blocked, 'DB_BLOCKED');
+    assert.deepEqual(r.read.value, [{ role: 'user', content: 'before' }], JSON.stringify(r.read));
+    assert.equal(r.search.ok, true, JSON.stringify(r.search));
+    await context.close();
+  });
+
   test('a blocked upgrade in a tab whose timers fire a second apart (a hidden tab) fails with DB_BLOCKED about 3 s after the open, not after 30 of its timers', async () => {
     const { context, page } = await openHarness(env);
     const r = await page.evaluate(async (versionOne) => {

@@ -126,16 +126,34 @@ pub async fn open(name: &str) -> Result<Connection> {
         .map_err(|e| storage_error(&e, &doing))?
         .into();
     let blocked = Fired::new(|f| request.set_onblocked(Some(f)));
+    // Resolved once the upgrade begins or the open settles: an open given up on holds its lock
+    // (which other tabs' opens look for) until then.
+    let mut tell: Option<js_sys::Function> = None;
+    let told = js_sys::Promise::new(&mut |resolve, _| tell = Some(resolve));
+    let tell_now = move || {
+        if let Some(tell) = &tell {
+            let _ = tell.call0(&JsValue::NULL);
+        }
+    };
     let upgrading = Rc::new(Cell::new(false));
+    let began = {
+        let (upgrading, name, tell_now) = (upgrading.clone(), name.to_string(), tell_now.clone());
+        move || {
+            upgrading.set(true);
+            // Calls made from now on (here, in other tabs) wait for the upgrade, as for any,
+            // rather than fail as blocked: it no longer waits for anything but itself.
+            mark_given_up(&name, false);
+            tell_now();
+        }
+    };
     let mut opening = Box::pin(opened_upgraded(
         factory,
         request,
         name.to_string(),
         doing,
-        upgrading.clone(),
+        began,
     ));
     let watched = name.to_string();
-    let upgrade_begun = upgrading.clone();
     let mut given_up = Box::pin(async move {
         // Given up on BLOCKED_FOR after `blocked` fired (first seen), or once an open of the same
         // database made before this one (another call's, another module's, another tab's or
@@ -170,22 +188,12 @@ pub async fn open(name: &str) -> Result<Connection> {
     }
     mark_given_up(name, true);
     let waiting = name.to_string();
-    let settled = Rc::new(Cell::new(false));
-    let done = settled.clone();
     js::spawn(Box::pin(async move {
         if let Ok(connection) = opening.await {
             connection.close();
         }
         mark_given_up(&waiting, false);
-        done.set(true);
-    }));
-    // The other contexts are told until the upgrade begins (their opens then wait for it, as
-    // for any upgrade), or the open fails.
-    let told = js::js_promise(Box::pin(async move {
-        while !settled.get() && !upgrade_begun.get() {
-            js::after(LOOK_EVERY).await;
-        }
-        Ok(JsValue::UNDEFINED)
+        tell_now();
     }));
     hold_while_given_up(name, told);
     Err(blocked_error(name))
@@ -269,7 +277,7 @@ async fn opened_upgraded(
     request: IdbOpenDbRequest,
     name: String,
     doing: String,
-    upgrade_started: Rc<Cell<bool>>,
+    began: impl FnOnce() + 'static,
 ) -> Result<Connection> {
     let name = name.as_str();
     let upgrade_failure: Rc<RefCell<Option<SessionError>>> = Rc::default();
@@ -281,7 +289,7 @@ async fn opened_upgraded(
     let upgrading = request.clone();
     // Kept until the request settles: the upgrade, when there is one, comes before that.
     let on_upgrade = Closure::once(move |event: IdbVersionChangeEvent| {
-        upgrade_started.set(true);
+        began();
         let raw_tx = upgrading.transaction();
         *upgrade_tx.borrow_mut() = raw_tx.clone();
         let tx = raw_tx.map(Transaction::from);
