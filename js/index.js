@@ -408,19 +408,32 @@ export async function deleteSession(sessionId, options) {
     return (await extras()).deleteSession(sessionId, options).catch(quotaError);
   };
   let lock = null;
+  let dbName;
   try {
-    lock = globalThis.navigator?.locks && sessionLockName(options?.dbName ?? 'agent-sessions', sessionId);
+    dbName = options?.dbName ?? 'agent-sessions';
+    lock = sessionLockName(dbName, sessionId);
   } catch {
     // Arguments that cannot be read: the call refuses them, with their code.
   }
-  const existed = await (lock ? navigator.locks.request(lock, { ifAvailable: true }, remove) : remove({}));
-  if (existed) {
-    const dbName = options?.dbName ?? 'agent-sessions';
-    publish(dbName, { type: 'delete', sessionId });
-    // Its sync state goes with it (see `forgetSyncState`): kept, it would take room for good,
-    // and a round over a session made again under its id would rely on telling the two apart.
-    if (await mayKeepSyncState()) await forgetSyncState(dbName, sessionId).catch(() => {});
-  }
+  const locks = globalThis.navigator?.locks;
+  const removed = () => (lock && locks ? locks.request(lock, { ifAvailable: true }, remove) : remove({}));
+  if (lock === null) return removed();
+  const synced = mayKeepSyncState();
+  // While no sync round of it runs (in any tab): one under way would save, after the delete,
+  // the state it began with, which the next round would take for this session's, every item of
+  // it deleted here, and delete them remotely. Its sync state goes with it (see
+  // `forgetSyncState`): kept, it would take room for good.
+  const existed = await withoutSyncRound(
+    dbName,
+    sessionId,
+    async () => {
+      const gone = await removed();
+      if (gone && (await synced)) await forgetSyncState(dbName, sessionId).catch(() => {});
+      return gone;
+    },
+    synced,
+  );
+  if (existed) publish(dbName, { type: 'delete', sessionId });
   return existed;
 }
 

@@ -398,6 +398,8 @@ export class SyncedSession extends EventTarget {
   #localOnly = 0;
   /** Whether a round of this object compared the whole histories yet. */
   #compared = false;
+  /** Whether a round of this object found the local session stored (see `#round`). */
+  #seen = false;
   #again = false;
   /** The round every `sync()` made during the one under way waits for. */
   #next = null;
@@ -708,9 +710,15 @@ export class SyncedSession extends EventTarget {
    * histories; later ones only what came after the items synced last, while both sides show
    * that they have only grown since (`#recent`). */
   async #round() {
+    // The local session deleted since a round of this object found it (here, in another tab, by
+    // retention): nothing is pulled into it, which would bring back the chat just deleted. Once
+    // it is written again, it is compared afresh, as by a SyncedSession made for it again.
+    const begun = await this.#mark();
+    if (begun?.createdAt == null && this.#seen) return;
+    this.#seen ||= begun?.createdAt != null;
     const head = await this.#head();
     const view = (this.#compared && (await this.#recent(head))) || (await this.#whole(head));
-    await this.#reconcile(view.saved ?? head, view);
+    await this.#reconcile(view.saved ?? head, view, begun);
     this.#compared = true;
   }
 
@@ -726,7 +734,8 @@ export class SyncedSession extends EventTarget {
     // A state of the session this id named before (deleted here since, by `deleteSession` or
     // retention, and perhaps written again: its record's creation time differs) says nothing of
     // this one: compared afresh, as with no state, so that nothing is taken for deleted here.
-    const stale = !!head.mark && !!start && head.mark.createdAt !== start.createdAt;
+    // (Nor does one kept while the session is not stored: nothing here is taken for deleted.)
+    const stale = !!head.mark && !!start && (start.createdAt == null || head.mark.createdAt !== start.createdAt);
     return {
       offset: 0,
       base: [],
@@ -814,8 +823,9 @@ export class SyncedSession extends EventTarget {
     return from(keyed(await this.#everyRemoteItem()), true);
   }
 
-  /** Makes the two histories of `view` the same (see the header of this file). */
-  async #reconcile(saved, view) {
+  /** Makes the two histories of `view` the same (see the header of this file); `begun` is the
+   * local session's mark as the round began. */
+  async #reconcile(saved, view, begun) {
     const remote = this.#remote;
     const { offset, base, synced, local } = view;
     const tombstones = new Set(saved.tombstones ?? []);
@@ -1029,6 +1039,9 @@ export class SyncedSession extends EventTarget {
     if (this.#closed && !same) throw sessionError('CLOSED', 'the session was closed during the sync round; it stopped before writing the remote\'s items here (a new SyncedSession goes on from there)');
     const ended = async () => {
       const end = await this.#mark();
+      // Deleted (and perhaps made again) meanwhile: this round's state would be taken for the
+      // new session's, whose history lacks its items, and they would be deleted remotely.
+      if (begun?.createdAt != null && end && end.createdAt !== begun.createdAt) throw busy('the session was deleted during the sync round; it is compared afresh next time');
       const exact = view.start && end && end.itemCount === offset + base.length + wanted.length && sameMark(view.start, { ...end, itemCount: view.start.itemCount });
       return exact ? end : inexact(end);
     };
@@ -1048,9 +1061,13 @@ export class SyncedSession extends EventTarget {
         expectedSuffix.length > 0
           ? this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction: { type: 'replace_suffix', expectedSuffix, replacement } })
           : this.#local.replaceHistory(replacement, { expectedItems: [], archive: false });
-      await written.catch((error) => {
-        // A write of another object or tab came in between: tried again soon, as above.
-        throw error?.code === 'SUFFIX_MISMATCH' ? busy('the session changed during the sync round; it is tried again') : error;
+      await written.catch(async (error) => {
+        if (error?.code !== 'SUFFIX_MISMATCH') throw error;
+        // A write of another object or tab came in between: nothing was pulled (the record of the
+        // pull goes, or the next round would take an item written meanwhile that looks the same
+        // for the pulled one, and never push it), and the round is tried again soon, as above.
+        if (pulls.length > 0) await write({ confirmed, ids, chunk: [] });
+        throw busy('the session changed during the sync round; it is tried again');
       });
       return ended();
     };

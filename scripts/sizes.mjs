@@ -17,7 +17,7 @@ const KIB = 1024;
  */
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 112.5 * KIB, target: 55 * KIB },
-  'index.js': { budget: 23.7 * KIB },
+  'index.js': { budget: 24 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 128.5 * KIB },
   'extras.js': { budget: 3.7 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 54.5 * KIB },

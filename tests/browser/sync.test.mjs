@@ -1120,6 +1120,67 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a synced session deleted here while a round of it is under way, or while its SyncedSession stays open (another tab’s), deletes nothing on the remote and is not pulled back: the delete waits for the round; written again, it is compared afresh', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const inner = new lib.MemorySession('remote-of-deleted');
+      // A remote whose reads wait at a gate the test opens: a round held there has read the
+      // local history and the sync state already.
+      let open = () => {};
+      let gate = null;
+      let waiting = false;
+      const remote = {
+        getSessionId: () => inner.getSessionId(),
+        async getItems(...args) {
+          if (gate) {
+            waiting = true;
+            await gate;
+          }
+          return inner.getItems(...args);
+        },
+        addItems: (items) => inner.addItems(items),
+        popItem: () => inner.popItem(),
+        clearSession: () => inner.clearSession(),
+      };
+      const text = (items) => items.map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('deleted-mid-round'), remote, { syncOnOpen: false, retryDelayMs: 60_000 });
+      await synced.addItems([{ role: 'user', content: 'q1' }, { role: 'user', content: 'a1' }]);
+      await synced.sync();
+      gate = new Promise((ok) => (open = ok));
+      const round = synced.sync();
+      while (!waiting) await new Promise((ok) => setTimeout(ok, 5));
+      let deleted = false;
+      const removal = lib.deleteSession('deleted-mid-round').then((gone) => ((deleted = true), gone));
+      await new Promise((ok) => setTimeout(ok, 100));
+      const deletedDuringRound = deleted;
+      gate = null;
+      open();
+      await round;
+      const gone = await removal;
+      // The SyncedSession stays open, as in a tab that did not delete the chat: its rounds bring
+      // nothing back, and delete nothing remotely.
+      await synced.sync();
+      await synced.sync();
+      const listed = (await lib.listSessions()).some((s) => s.sessionId === 'deleted-mid-round');
+      const remoteAfter = text(await inner.getItems());
+      // Written again (a chat made anew under that id): compared afresh, the remote's items are
+      // pulled back, as by a SyncedSession made for it again.
+      await synced.addItems([{ role: 'user', content: 'q2' }]);
+      await synced.sync();
+      await synced.sync();
+      const result = { deletedDuringRound, gone, listed, remoteAfter, remote: text(await inner.getItems()), local: text(await synced.getItems()) };
+      synced.close();
+      return result;
+    });
+    assert.equal(r.deletedDuringRound, false, 'the delete waited for the round');
+    assert.equal(r.gone, true);
+    assert.equal(r.listed, false, 'the deleted chat did not come back');
+    assert.deepEqual(r.remoteAfter, ['q1', 'a1'], 'nothing deleted on the remote');
+    assert.deepEqual(r.remote, ['q1', 'a1', 'q2']);
+    assert.deepEqual(r.local, ['q1', 'a1', 'q2']);
+    await a.context.close();
+  });
+
   test('the same local session synced with another remote (a new conversation, or another remote session) loses nothing: its history goes there too', async () => {
     const a = await device();
     const conversationId = await newConversation(a.page);
@@ -1800,6 +1861,32 @@ describe('SyncedSession', () => {
     await a.page.evaluate(() => window.synced.sync());
     assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'from A'], ['user', 'from B'], ['assistant', 'to B']], 'nothing sent twice');
     assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), [['user', 'from A'], ['user', 'from B'], ['assistant', 'to B']]);
+    await a.context.close();
+    await b.context.close();
+  });
+
+  test('a round whose local write was refused (another tab wrote first) does not take a message written here meanwhile for the one it was pulling, however alike: both are kept', async () => {
+    const { a, b, conversationId } = await pullPending('alike', [say('user', 'ok')]);
+    const r = await a.page.evaluate(async () => {
+      const apply = lib.IndexedDbSession.prototype.applyHistoryTransaction;
+      let raced = false;
+      lib.IndexedDbSession.prototype.applyHistoryTransaction = async function (args) {
+        // Another tab's plain write of the same words, just before the round's own.
+        if (!raced && String(args?.operationId).startsWith('sync:')) {
+          raced = true;
+          await new lib.IndexedDbSession('alike').addItems([{ role: 'user', content: 'ok' }]);
+        }
+        return apply.call(this, args);
+      };
+      const first = await window.synced.sync().then(() => 'resolved', (e) => `${e.name} ${e.code}`);
+      await window.synced.sync();
+      await window.synced.sync();
+      return { first, local: await window.synced.getItems() };
+    });
+    assert.equal(r.first, 'SyncError SESSION_BUSY');
+    const there = transcript(serverItems(conversationId));
+    assert.deepEqual(there.filter(([, text]) => text === 'ok').length, 2, 'the message written here reached the remote too');
+    assert.deepEqual(transcript(r.local), there);
     await a.context.close();
     await b.context.close();
   });
