@@ -420,7 +420,7 @@ export interface SearchSessionsOptions {
   userId: string | null;
   /** Words (all must match, whole words), `"quoted phrases"` (in order) and `prefix*`. */
   query: string;
-  /** The most hits (default 20). */
+  /** The most hits (default 20; at most 1,000 come back, whatever it asks). */
   limit?: number;
   /** Only these sessions (still only the user's). */
   sessionIds?: string[];

@@ -749,7 +749,7 @@ pub fn score(m: &Match, document_frequencies: &[u64], documents: u64, average_le
 
 /// Whether a cut just before `chars[i]` would split what is seen as one character: `chars[i]` is
 /// a combining mark, a zero-width joiner, a variation selector or a skin tone, or follows a
-/// joiner.
+/// joiner, or is the second half of a flag.
 fn inside_grapheme(chars: &[char], i: usize) -> bool {
     let joins = |c: char| {
         is_mark(c)
@@ -761,12 +761,30 @@ fn inside_grapheme(chars: &[char], i: usize) -> bool {
                 | 0x17B4..=0x17D3 | 0x17DD
                 | 0x102B..=0x103E | 0x1056..=0x1059 | 0x105E..=0x1060 | 0x1062..=0x1064
                 | 0x1067..=0x106D | 0x1071..=0x1074 | 0x1082..=0x108D | 0x108F | 0x109A..=0x109D
-                | 0x0900..=0x0903 | 0x093A..=0x094F | 0x0951..=0x0957 | 0x0962..=0x0963)
+                | 0x0900..=0x0903 | 0x093A..=0x094F | 0x0951..=0x0957 | 0x0962..=0x0963
+                // Those of Bengali, Gurmukhi, Gujarati, Oriya, Tamil, Telugu, Kannada,
+                // Malayalam and Sinhala.
+                | 0x0981..=0x0983 | 0x09BC | 0x09BE..=0x09CD | 0x09D7 | 0x09E2..=0x09E3
+                | 0x0A01..=0x0A03 | 0x0A3C..=0x0A51 | 0x0A70..=0x0A71 | 0x0A75
+                | 0x0A81..=0x0A83 | 0x0ABC..=0x0ACD | 0x0AE2..=0x0AE3
+                | 0x0B01..=0x0B03 | 0x0B3C..=0x0B57 | 0x0B62..=0x0B63
+                | 0x0B82 | 0x0BBE..=0x0BCD | 0x0BD7
+                | 0x0C00..=0x0C04 | 0x0C3C..=0x0C56 | 0x0C62..=0x0C63
+                | 0x0C81..=0x0C83 | 0x0CBC..=0x0CD6 | 0x0CE2..=0x0CE3
+                | 0x0D00..=0x0D03 | 0x0D3B..=0x0D57 | 0x0D62..=0x0D63
+                | 0x0D81..=0x0D83 | 0x0DCA..=0x0DF3)
     };
     // (A half-width sound mark belongs to the half-width kana before it.)
     let sound_mark =
         |i: usize| matches!(chars[i] as u32, 0xFF9E | 0xFF9F) && is_half_width_kana(chars[i - 1]);
-    i > 0 && i < chars.len() && (joins(chars[i]) || chars[i - 1] == '\u{200D}' || sound_mark(i))
+    // A flag is two regional indicators: the second of a pair is one after an odd number of them.
+    let regional = |c: &char| matches!(*c as u32, 0x1F1E6..=0x1F1FF);
+    let in_flag = |i: usize| {
+        regional(&chars[i]) && chars[..i].iter().rev().take_while(|c| regional(c)).count() % 2 == 1
+    };
+    i > 0
+        && i < chars.len()
+        && (joins(chars[i]) || chars[i - 1] == '\u{200D}' || sound_mark(i) || in_flag(i))
 }
 
 /// The text around a match, at most about [`SNIPPET`] characters, cut at word boundaries where
@@ -1261,7 +1279,7 @@ mod tests {
     }
 
     #[test]
-    fn snippets_cut_no_letter_from_its_accent_nor_an_emoji_in_two() {
+    fn snippets_cut_no_letter_from_its_accent_nor_an_emoji_or_a_flag_in_two() {
         let hit = |text: &str| {
             let chars: Vec<char> = text.chars().collect();
             let at = (0..chars.len())
@@ -1273,6 +1291,9 @@ mod tests {
             ("a\u{301}", 'a', '\u{301}'),
             ("👨\u{200d}👩\u{200d}👧", '👨', '👧'),
             ("👍🏽", '👍', '🏽'),
+            ("🇯🇵", '🇯', '🇵'),
+            ("কি", 'ক', 'ি'),
+            ("கொ", 'க', 'ொ'),
         ] {
             for pad in 0..5 {
                 let text = format!(

@@ -740,6 +740,27 @@ test('a word on more items than the index lists still finds the newest ones firs
   assert.deepEqual(r.only, [['b', 'alt', 0], ['b', 'main', 0]], 'a session past the cut is searched too');
 });
 
+test('searching some sessions only (sessionIds) weighs each word by how common it is in them: a word common elsewhere but rare there counts for more', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = `search-subset-${Math.random()}`;
+    // Elsewhere, "kubernetes" is everywhere and "error" nowhere.
+    const other = new lib.IndexedDbSession('other', { dbName, userId: 'ann' });
+    await other.addItems(Array.from({ length: 50 }, (_, i) => ({ role: 'user', content: `kubernetes note ${i}` })));
+    // In the chat searched, "error" is on every item and "kubernetes" on two: the item saying
+    // "kubernetes" twice is the better match, though the other one is newer.
+    const chat = new lib.IndexedDbSession('chat', { dbName, userId: 'ann' });
+    await chat.addItems([
+      { role: 'user', content: 'kubernetes kubernetes error' },
+      { role: 'user', content: 'error error kubernetes' },
+      { role: 'user', content: 'error only' },
+    ]);
+    const hits = await lib.searchSessions({ dbName, userId: 'ann', query: 'kubernetes error', sessionIds: ['chat'] });
+    return hits.map((h) => h.snippet);
+  });
+  assert.deepEqual(r, ['kubernetes kubernetes error', 'error error kubernetes']);
+});
+
 test('a new database has nothing to index: its rows are written with their terms, and no build reads them again', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {

@@ -169,6 +169,8 @@ pub async fn search(
                 let span = (field("first"), field("next"));
                 if let (Some(branch), (Some(first), Some(next))) = (branch, span) {
                     if let (Some(first), Some(next)) = (first.as_f64(), next.as_f64()) {
+                        // Its own items count among those searched, as main's do.
+                        documents += (next - first).max(0.0) as u64;
                         spans.push((updated, id.clone(), Some(branch), first, next));
                     }
                 }
@@ -179,7 +181,18 @@ pub async fn search(
         let mut keyed = Vec::with_capacity(lists.len());
         for (c, list) in lists {
             let keys = list.await.map_err(|e| tx.fail(e))?;
-            frequencies[c] = frequencies[c].min(keys.len() as u64);
+            // Searching some sessions only, a term is as common as it is in them (the items
+            // counted are theirs): counted over all the user's, every term of the query would
+            // be as common as their items are many, and a rare word weigh no more than a common
+            // one. (A list that was cut is of a term too common to tell.)
+            let count = match only.is_some() && (keys.len() as u32) < LIST_AT_MOST {
+                true => keys
+                    .iter()
+                    .filter(|k| row_id(k).is_some_and(|id| sessions.contains_key(&id.0)))
+                    .count(),
+                false => keys.len(),
+            };
+            frequencies[c] = frequencies[c].min(count as u64);
             keyed.push(keys);
         }
         let partial = partial.await.map_err(|e| tx.fail(e))?;
