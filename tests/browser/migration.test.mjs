@@ -18,8 +18,14 @@ after(async () => {
 
 const fixtures = readdirSync(join(root, 'tests/fixtures/db')).filter((f) => /^v\d+\.json$/.test(f));
 
-/** The schema version this build writes (src/core/schema.rs). */
-const SCHEMA_VERSION = 9;
+/** The schema version this build writes: its newest migration's (src/core/schema.rs). */
+const SCHEMA_VERSION = Math.max(...[...readFileSync(join(root, 'src/core/schema.rs'), 'utf8').matchAll(/to_version: (\d+),/g)].map((m) => Number(m[1])));
+
+test('every schema version before this one has its fixture, so that each migration is tested from the version before', () => {
+  assert.equal(SCHEMA_VERSION, 9);
+  const versions = fixtures.map((f) => Number(f.slice(1, -'.json'.length))).sort((a, b) => a - b);
+  assert.deepEqual(versions, Array.from({ length: SCHEMA_VERSION - 1 }, (_, i) => i + 1));
+});
 
 /** Writes a fixture into a new database named `dbName`, as its release left it. */
 async function load(page, dbName, fixture) {
@@ -96,6 +102,31 @@ for (const file of fixtures) {
             out.scripts[query] = hits.map((h) => [h.sessionId, h.seq]);
           }
         }
+        // Every row of the stores beside the sessions' records, as the release left it (but the
+        // search terms, which the index build writes): a branch's own rows, the archive, the
+        // usage, the operation log.
+        const request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
+        out.rows = {};
+        const raw = await request(indexedDB.open(dbName));
+        for (const name of ['agent_messages', 'agent_archive', 'agent_usage', 'agent_operations']) {
+          if (!raw.objectStoreNames.contains(name)) continue;
+          out.rows[name] = (await request(raw.transaction(name).objectStore(name).getAll())).map(({ terms, ...row }) => row);
+        }
+        raw.close();
+        // An operation applied before the upgrade is still known: applied again, it changes
+        // nothing; another under its id is refused.
+        const work = sessions.find((s) => s.id === 'alice-work');
+        if (work && out.rows.agent_operations?.length) {
+          const w = new lib.IndexedDbSession(work.id, { dbName, userId: work.userId ?? undefined });
+          const items = await w.getItems();
+          const at = items.findIndex((i) => i.content === 'a question after a transaction');
+          const last = items[at - 1];
+          const again = { type: 'replace_suffix', expectedSuffix: [last], replacement: [last, { role: 'user', content: 'a question after a transaction' }] };
+          out.replayed = await attempt(() => w.applyHistoryTransaction({ operationId: 'fixture-op', transaction: again }));
+          out.unchanged = (await w.getItems()).length === items.length;
+          const other = { type: 'replace_suffix', expectedSuffix: [items.at(-1)], replacement: [items.at(-1), { role: 'user', content: 'something else' }] };
+          out.conflict = await attempt(() => w.applyHistoryTransaction({ operationId: 'fixture-op', transaction: other }));
+        }
         // The migrated sessions take the new capabilities and go on numbering where they were.
         const first = sessions[0];
         const s = new lib.IndexedDbSession(first.id, { dbName, userId: first.userId ?? undefined });
@@ -112,7 +143,6 @@ for (const file of fixtures) {
           out.archives[record.id] = await a.getArchivedItems();
         }
         out.popped = await s.popItem();
-        const request = (r) => new Promise((ok, fail) => ((r.onsuccess = () => ok(r.result)), (r.onerror = () => fail(r.error))));
         const db = await request(indexedDB.open(dbName));
         const tx = db.transaction([...db.objectStoreNames]);
         out.version = db.version;
@@ -143,6 +173,15 @@ for (const file of fixtures) {
         mine.map((s) => [s.id, s.itemCount, s.createdAt, s.updatedAt]),
         `the sessions of ${user}`,
       );
+    }
+    for (const [name, stored] of Object.entries(r.rows)) {
+      const byKey = (rows) => rows.map((row) => JSON.stringify(row)).sort();
+      const expected = (fixture.stores.find((s) => s.name === name)?.records ?? []).map(({ terms, ...row }) => row);
+      assert.deepEqual(byKey(stored), byKey(expected), `every row of ${name}, as it was`);
+    }
+    if (fixture.stores.some((s) => s.name === 'agent_operations' && s.records.length > 0)) {
+      assert.deepEqual([r.replayed.ok, r.unchanged], [true, true], `the operation applied before the upgrade, applied again: ${JSON.stringify(r.replayed)}`);
+      assert.equal(r.conflict.code, 'TRANSACTION_CONFLICT', JSON.stringify(r.conflict));
     }
     assert.deepEqual(r.continued.slice(1).map((i) => i.content), ['new', 'newer']);
     assert.equal(r.titleAfter, sessions[0].title ?? null, 'the title after a new user message');
