@@ -339,48 +339,57 @@ describe('indexeddb: storage failures', () => {
     await context.close();
   });
 
-  test('once the connection that blocked an upgrade closes, calls made while the upgrade runs wait for it (however long its migrations take), in both modules, rather than fail with DB_BLOCKED', async () => {
+  test('once the connection that blocked an upgrade closes, calls made while the upgrade runs wait for it (however long its migrations take), in both modules and in other tabs, also where other calls had given up behind the blocked one, rather than fail with DB_BLOCKED', async () => {
     const { context, page } = await openHarness(env);
-    const r = await page.evaluate(async (versionOne) => {
-      const dbName = 'blocked-then-upgrading';
-      const old = await eval(versionOne)(dbName);
+    const { page: other } = await openHarness(env, context);
+    const dbName = 'blocked-then-upgrading';
+    await page.evaluate(async ({ versionOne, dbName }) => {
+      window.old = await eval(versionOne)(dbName);
       // The library's upgrade is held open (as long migrations would hold it) until released.
       const open = IDBFactory.prototype.open;
-      let begun;
-      const began = new Promise((ok) => (begun = ok));
-      let released = false;
+      window.began = new Promise((ok) => (window.begun = ok));
+      window.released = false;
       IDBFactory.prototype.open = function (...args) {
         const request = open.apply(this, args);
         request.addEventListener('upgradeneeded', () => {
           const store = request.transaction.objectStore('agent_sessions');
           const spin = () => {
-            if (!released) store.get('kept').onsuccess = spin;
+            if (!window.released) store.get('kept').onsuccess = spin;
           };
           spin();
-          begun();
+          window.begun();
         });
         return request;
       };
-      try {
-        const s = new lib.IndexedDbSession('kept', { dbName });
-        const blocked = await attempt(() => s.getItems());
-        old.close();
-        await began;
-        // (After the library's own upgrade handler, which the same event calls.)
-        await new Promise((ok) => setTimeout(ok, 0));
-        const during = [attempt(() => s.getItems()), attempt(() => lib.searchSessions({ dbName, userId: null, query: 'before' }))];
-        await new Promise((ok) => setTimeout(ok, 200));
-        released = true;
-        const [read, search] = await Promise.all(during);
-        return { blocked, read, search };
-      } finally {
-        released = true;
-        IDBFactory.prototype.open = open;
-      }
-    }, versionOne);
-    assertError(r.blocked, 'DB_BLOCKED');
-    assert.deepEqual(r.read.value, [{ role: 'user', content: 'before' }], JSON.stringify(r.read));
-    assert.equal(r.search.ok, true, JSON.stringify(r.search));
+    }, { versionOne, dbName });
+    // Blocked: two calls together here (the second waits behind the first, and gives up behind
+    // it), then one in another tab (behind both).
+    const blocked = await page.evaluate(async (dbName) => {
+      const s = new lib.IndexedDbSession('kept', { dbName });
+      return Promise.all([attempt(() => s.getItems()), attempt(() => lib.listSessions({ dbName }))]);
+    }, dbName);
+    const blockedThere = await other.evaluate((dbName) => attempt(() => new lib.IndexedDbSession('kept', { dbName }).getItems()), dbName);
+    const during = async (dbName) => {
+      const s = new lib.IndexedDbSession('kept', { dbName });
+      window.during = [attempt(() => s.getItems()), attempt(() => lib.searchSessions({ dbName, userId: null, query: 'before' }))];
+    };
+    await page.evaluate(async () => {
+      window.old.close();
+      await window.began;
+      // (After the library's own upgrade handler, which the same event calls.)
+      await new Promise((ok) => setTimeout(ok, 0));
+    });
+    await page.evaluate(during, dbName);
+    await other.evaluate(during, dbName);
+    // Longer than an open takes to look whether to give up (every 100 ms).
+    await page.evaluate(() => new Promise((ok) => setTimeout(ok, 400)));
+    await page.evaluate(() => (window.released = true));
+    const [here, there] = await Promise.all([page, other].map((p) => p.evaluate(() => Promise.all(window.during))));
+    for (const r of [...blocked, blockedThere]) assertError(r, 'DB_BLOCKED');
+    for (const [read, search] of [here, there]) {
+      assert.deepEqual(read.value, [{ role: 'user', content: 'before' }], JSON.stringify(read));
+      assert.equal(search.ok, true, JSON.stringify(search));
+    }
     await context.close();
   });
 

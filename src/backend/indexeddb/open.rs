@@ -167,35 +167,71 @@ pub async fn open(name: &str) -> Result<Connection> {
             if upgrading.get() {
                 std::future::pending::<()>().await;
             }
-            if given_up_on(&watched) || given_up_elsewhere(&watched).await {
-                return;
-            }
-            if blocked.has_fired() {
+            let behind = given_up_on(&watched) || given_up_elsewhere(&watched).await;
+            let timed_out = blocked.has_fired() && {
                 let since = *blocked_since.get_or_insert_with(js::now);
-                if js::now() - since >= BLOCKED_FOR {
-                    return;
-                }
+                js::now() - since >= BLOCKED_FOR
+            };
+            // (The upgrade may have begun while the other contexts were asked.)
+            if upgrading.get() {
+                std::future::pending::<()>().await;
+            }
+            if behind || timed_out {
+                // (Handed back, not awaited here: in a tuple, as it is itself a future.)
+                return (blocked,);
             }
         }
     });
     let first = std::future::poll_fn(|cx| match opening.as_mut().poll(cx) {
-        Poll::Ready(result) => Poll::Ready(Some(result)),
-        Poll::Pending => given_up.as_mut().poll(cx).map(|()| None),
+        Poll::Ready(result) => Poll::Ready(Ok(result)),
+        Poll::Pending => given_up.as_mut().poll(cx).map(Err),
     })
     .await;
-    if let Some(result) = first {
-        return result;
+    let (mut blocked,) = match first {
+        Ok(result) => return result,
+        Err(blocked) => blocked,
+    };
+    // The open goes on. One given up on as blocked itself tells the other calls (here, and in
+    // the other contexts, by its lock) to give up too, until its upgrade begins; one that gave
+    // up behind it tells nothing (its upgrade would not begin before the upgrade it waits for
+    // ends, and the calls would fail for as long), unless it is blocked in turn: the open it
+    // waited for went (its tab closed).
+    let lead = {
+        let name = name.to_string();
+        move || {
+            mark_given_up(&name, true);
+            hold_while_given_up(&name, told.clone());
+        }
+    };
+    let mut led = blocked.has_fired();
+    if led {
+        lead();
     }
-    mark_given_up(name, true);
     let waiting = name.to_string();
     js::spawn(Box::pin(async move {
-        if let Ok(connection) = opening.await {
+        let result = loop {
+            let step = std::future::poll_fn(|cx| match opening.as_mut().poll(cx) {
+                Poll::Ready(result) => Poll::Ready(Some(result)),
+                Poll::Pending if led => Poll::Pending,
+                Poll::Pending => Pin::new(&mut blocked).poll(cx).map(|_| None),
+            })
+            .await;
+            match step {
+                Some(result) => break result,
+                None => {
+                    lead();
+                    led = true;
+                }
+            }
+        };
+        if let Ok(connection) = result {
             connection.close();
         }
-        mark_given_up(&waiting, false);
+        if led {
+            mark_given_up(&waiting, false);
+        }
         tell_now();
     }));
-    hold_while_given_up(name, told);
     Err(blocked_error(name))
 }
 
