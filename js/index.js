@@ -404,7 +404,7 @@ export async function deleteSession(sessionId, options) {
   // Not while a run of this package answers in it, in any tab: the run's save would make the
   // chat again, with that turn.
   const remove = async (lock) => {
-    if (lock === null) throw sessionError('SESSION_BUSY', `deleteSession: session ${JSON.stringify(sessionId)} is in use (a run answering in it, or a sync round or another deletion, in this tab or another): nothing was deleted; stop the run, or try again once it ended`);
+    if (lock === null) throw sessionError('SESSION_BUSY', `deleteSession: session ${JSON.stringify(sessionId)} is in use (a run answering in it, or another deletion, in this tab or another): nothing was deleted; stop the run, or try again once it ended`);
     return (await extras()).deleteSession(sessionId, options).catch(quotaError);
   };
   let lock = null;

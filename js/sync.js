@@ -1066,7 +1066,8 @@ export class SyncedSession extends EventTarget {
         // A write of another object or tab came in between: nothing was pulled (the record of the
         // pull goes, or the next round would take an item written meanwhile that looks the same
         // for the pulled one, and never push it), and the round is tried again soon, as above.
-        if (pulls.length > 0) await write({ confirmed, ids, chunk: [] });
+        // (A failure of that write is not the round's to report: it waits, as above.)
+        if (pulls.length > 0) await write({ confirmed, ids, chunk: [] }).catch(() => {});
         throw busy('the session changed during the sync round; it is tried again');
       });
       return ended();
