@@ -4,7 +4,7 @@
 // clear: no rename, and undo, clear, export and import leave titles and summaries alone.
 import { deleteSession } from './lib.js';
 import { DB_NAME, state, newId, saveUsers, setUser } from './state.js';
-import { backgroundDone, branchOf, clearMessageBox, closeChat, closeSession, current, listChats, openChat, openInitialChat, sessionFor } from './chats.js';
+import { backgroundDone, branchOf, clearMessageBox, closeChat, closeSession, dropDraft, current, listChats, openChat, openInitialChat, sessionFor } from './chats.js';
 import { contentText, isUserMessage } from './items.js';
 import { busy } from './busy.js';
 import { clearSearch } from './search.js';
@@ -235,8 +235,7 @@ export function deleteChat() {
       removed = await deleteSession(id, { dbName: DB_NAME, ...guard });
     } catch (e) {
       if (e?.code !== 'SESSION_BUSY') throw e;
-      // Another tab's run is writing its reply in it (or a sync round, or a deletion): kept,
-      // and shown again.
+      // Another tab's run is writing its reply in it (or a deletion): kept, and shown again.
       await openChat(id, null, branch);
       setStatus('The chat was kept: another tab is writing in it (a reply, most likely). Delete it once that is done.');
       return;
@@ -247,8 +246,10 @@ export function deleteChat() {
       setStatus('The chat was kept: another tab wrote to it after you asked to delete it. Read it, then delete it again to remove it.');
       return;
     }
-    // The next chat opens on the branch it was last on, as after a reload.
+    // The next chat opens on the branch it was last on, as after a reload. What was typed in
+    // the deleted one goes with it.
     await openChat(list.length ? list[0].sessionId : newId(), null, list[0]?.currentBranch);
+    dropDraft(id);
     setStatus('Chat deleted.');
   });
 }

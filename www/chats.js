@@ -58,25 +58,34 @@ export function branchOf(list, id) {
   return list.find((c) => c.sessionId === id)?.currentBranch ?? 'main';
 }
 
-/** Messages typed in a chat and not sent, by chat id: each chat keeps its own while others are
- * open. Only in this tab's memory, and only the current user's: see `clearMessageBox`. */
+/** Messages typed in a chat and not sent, by chat id (a chat not saved yet: under '', so that
+ * the next new chat has it): each chat keeps its own while others are open. Only in this tab's
+ * memory, and only the current user's: see `clearMessageBox`. */
 const drafts = new Map();
+
+const draftKey = (id) => (state.listed.chats.has(id) ? id : '');
 
 /** Leaves the open chat (its session is closed) for chat `id`, on its branch `branch`; `session`,
  * when given, is the one to use for it. What was typed in the message box stays with its chat. */
 export async function openChat(id, session = null, branch = 'main') {
   if (id !== state.sessionId) {
     const text = el.input.value;
-    if (text.trim()) drafts.set(state.sessionId, text);
-    else drafts.delete(state.sessionId);
-    el.input.value = drafts.get(id) ?? '';
-    drafts.delete(id);
+    const [left, next] = [draftKey(state.sessionId), draftKey(id)];
+    if (text.trim()) drafts.set(left, text);
+    else drafts.delete(left);
+    el.input.value = drafts.get(next) ?? '';
+    drafts.delete(next);
   }
   await closeChat();
   selectSession(id);
   state.session = session;
   state.branch = session?.currentBranch ?? (state.lock ? 'main' : branch);
   closeRename();
+}
+
+/** Forgets what was typed in chat `id`, deleted (the chat open now keeps its own). */
+export function dropDraft(id) {
+  drafts.delete(id);
 }
 
 /** Empties the message box and forgets the other chats' unsent messages: a switch of user or a

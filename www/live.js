@@ -14,7 +14,7 @@
 // tab runs only a reply's background work (which writes the summary and title, nothing else).
 import { watchSessions } from './lib.js';
 import { DB_NAME, newId, openVersion, state } from './state.js';
-import { chatSignature, listChats, listSignature, openChat, showList, subscribeChat } from './chats.js';
+import { chatSignature, dropDraft, listChats, listSignature, openChat, showList, subscribeChat } from './chats.js';
 import { afterEach, isSyncing, refreshKeepingEdit, sync, whenIdle, whenSynced } from './busy.js';
 import { backgroundQuiet, whenBackgroundQuiet } from './background.js';
 import { el, setStatus, showError } from './view.js';
@@ -124,10 +124,12 @@ async function reopenIfDeleted() {
   const list = await listChats();
   if (list.some((c) => c.sessionId === id)) return;
   const next = list[0];
-  // What was typed in it stays in the box (this tab did not choose to leave it).
+  // What was typed in it stays in the box (this tab did not choose to leave it), after what
+  // was typed in the chat open now.
   const typed = el.input.value;
   await openChat(next ? next.sessionId : newId(), null, next?.currentBranch ?? 'main');
-  if (typed.trim() && !el.input.value.trim()) el.input.value = typed;
+  dropDraft(id);
+  if (typed.trim()) el.input.value = el.input.value.trim() ? `${el.input.value}\n\n${typed}` : typed;
   setStatus('The chat you had open was deleted in another tab.');
 }
 

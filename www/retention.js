@@ -4,7 +4,7 @@
 // anything goes; both use one clock reading, so what is asked about is what goes.
 import { applyRetention } from './lib.js';
 import { DB_NAME, newId, state } from './state.js';
-import { closeChat, listChats, openChat } from './chats.js';
+import { closeChat, dropDraft, listChats, openChat } from './chats.js';
 import { busy } from './busy.js';
 import { settleChats } from './actions.js';
 import { setStatus } from './view.js';
@@ -40,6 +40,7 @@ export function deleteOldChats(days) {
       const [next] = await listChats();
       await openChat(next ? next.sessionId : newId(), null, next?.currentBranch ?? 'main');
     }
+    for (const chat of deleted) dropDraft(chat.sessionId);
     setStatus(`Deleted ${plural(deleted.length, 'chat')}.`);
   });
 }

@@ -329,6 +329,19 @@ test('undo, clear, delete, export and import', async () => {
     await page.click(`.session[data-session-id="${first}"]`);
     await idle(page);
     assert.equal(await page.inputValue('#input'), '', 'emptied, the box stays empty');
+    // Typed in a new chat, not saved yet, then left: the next new chat has it.
+    await page.click('#new-chat');
+    await idle(page);
+    await page.fill('#input', 'a thought for a new chat');
+    await page.click(`.session[data-session-id="${first}"]`);
+    await idle(page);
+    assert.equal(await page.inputValue('#input'), '');
+    await page.click('#new-chat');
+    await idle(page);
+    assert.equal(await page.inputValue('#input'), 'a thought for a new chat');
+    await page.fill('#input', '');
+    await page.click(`.session[data-session-id="${first}"]`);
+    await idle(page);
     let dialog = answerDialog(page, false);
     await page.click('#clear');
     assert.equal((await dialog).type, 'confirm');
