@@ -11,7 +11,7 @@ use crate::core::json_schema::check_schema_shape;
 use crate::core::run::http::{header_name_problem, header_value_problem};
 use crate::core::run::metadata::{MetadataOptions, PartialMetadataOptions};
 use crate::core::run::{input_items_from_text, RunState, ServerConversation, DEFAULT_MAX_TURNS};
-use crate::core::wire::{Api, ModelSettings, OutputType, ToolSpec};
+use crate::core::wire::{unsendable, Api, ModelSettings, OutputType, ToolSpec};
 
 use super::args::{field, optional_string, take_items, take_limit, take_options};
 use super::compaction::Compactor;
@@ -708,16 +708,39 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
     } else {
         return Err(invalid(C, "options.signal must be an AbortSignal".into()));
     };
+    // The SDK's run options this runner does not implement: given, they would change nothing.
+    for key in [
+        "callModelInputFilter",
+        "errorHandlers",
+        "toolErrorFormatter",
+        "toolNotFoundBehavior",
+        "toolNameCollisionPolicy",
+        "outputGuardrailBlockedMessage",
+        "reasoningItemIdPolicy",
+        "toolExecution",
+        "sandbox",
+    ] {
+        if !get(&o, key, "options", C)?.is_undefined() {
+            return Err(invalid(
+                C,
+                format!("options.{key}, an option of the SDK's run(), is not implemented by this runner: it would be ignored"),
+            ));
+        }
+    }
+    // `null`: no limit, as the SDK reads it.
+    let unlimited = get(&o, "maxTurns", "options", C)?.is_null();
+    let max_turns = opt_count(&o, "maxTurns", "options", C)?;
     Ok(RunOptions {
         session,
         session_window,
         input_callback: opt_function(&o, "sessionInputCallback", "options", C)?,
-        max_turns: match opt_count(&o, "maxTurns", "options", C)? {
+        max_turns: match max_turns {
+            _ if unlimited => u32::MAX,
             Some(0) => return Err(invalid(C, "options.maxTurns must be at least 1".into())),
             Some(n) => n,
             None => DEFAULT_MAX_TURNS,
         },
-        max_turns_given: opt_count(&o, "maxTurns", "options", C)?.is_some(),
+        max_turns_given: unlimited || max_turns.is_some(),
         signal,
         context: get(&o, "context", "options", C)?,
         server: ServerConversation {
@@ -772,6 +795,23 @@ pub fn parse_input(value: &JsValue) -> Result<RunInput> {
             describe(value)
         ),
     ))
+}
+
+/// Input items (`parse_input`'s) that `api` cannot send are refused before anything is saved or
+/// sent (see [`unsendable`]).
+pub fn check_input(api: Api, input: &RunInput) -> Result<()> {
+    match input {
+        RunInput::Items(items) => match unsendable(api, items) {
+            Some((i, why)) => Err(invalid(
+                RunnerErrorCode::InvalidInput,
+                format!(
+                    "input[{i}] cannot be sent to the Responses API ({why}): nothing was saved or sent"
+                ),
+            )),
+            None => Ok(()),
+        },
+        RunInput::Resume(_) => Ok(()),
+    }
 }
 
 /// `new CompactionSession(inner, options)`'s `options.runner`, read without running anything of

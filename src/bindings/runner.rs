@@ -14,8 +14,8 @@ use crate::backend::error::{coded_error, run_error};
 use crate::backend::js::{describe, js_promise};
 use crate::backend::model::ModelClient;
 use crate::backend::run_options::{
-    self, parse_agent, parse_compaction, parse_handoff, parse_input, parse_run_options,
-    parse_runner, RUN_STATE_KIND,
+    self, check_input, parse_agent, parse_compaction, parse_handoff, parse_input,
+    parse_run_options, parse_runner, RUN_STATE_KIND,
 };
 use crate::backend::run_result::{interruption, result_object};
 use crate::backend::runner::{self, AgentSpec, RunError, RunOutcome};
@@ -268,8 +268,8 @@ export interface RunOptions<TContext = unknown> extends SessionMetadataOptions {
   /** Builds the model input from the history and the new items (both copies). Items it adds
    * are saved with the turn; history it repeats is not saved again. */
   sessionInputCallback?: (history: Item[], newItems: Item[]) => Item[] | Promise<Item[]>;
-  /** Model calls allowed in this run; default 10. */
-  maxTurns?: number;
+  /** Model calls allowed in this run; default 10; `null`: no limit, as in the SDK. */
+  maxTurns?: number | null;
   signal?: AbortSignal;
   /** One run at a time per session stored in IndexedDB, across the tabs and workers of the
    * origin (a Web Lock named after the database and the session, held for the whole run):
@@ -456,8 +456,9 @@ export interface StreamedRun<TOutput = string> extends AsyncIterable<RunStreamEv
   readonly error: unknown;
   /** The final output once the run has ended (`undefined` before, or after a failure). */
   readonly finalOutput: TOutput | undefined;
-  /** As `result`'s, once the run has ended (`undefined` before, or after a failure), under the
-   * SDK's names: its approval loop reads `interruptions` and `state` from the stream. */
+  /** As `result`'s, once the run has ended (`undefined` before, or after a failure; but
+   * `interruptions`, `[]` after a failure), under the SDK's names: its approval loop
+   * (`while (stream.interruptions.length)`) reads `interruptions` and `state` from the stream. */
   readonly interruptions: ToolApprovalItem[] | undefined;
   readonly state: RunState | undefined;
   readonly lastAgent: Agent<unknown, unknown> | undefined;
@@ -641,6 +642,7 @@ impl Runner {
     ) -> Promise {
         let parsed = runner::check_models(&agent.spec, &agent_object)
             .and_then(|()| parse_input(input))
+            .and_then(|i| check_input(self.client.api, &i).map(|()| i))
             .and_then(|i| parse_run_options(options, stream).map(|o| (i, o)));
         let (input, options) = match parsed {
             Ok(p) => p,

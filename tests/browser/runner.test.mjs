@@ -296,6 +296,21 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(r.usageAfter.turns, 1);
     });
 
+    test('maxTurns: null is no limit, as in the SDK', async () => {
+      const id = fresh('unlimited');
+      model.script(...Array.from({ length: 11 }, () => ({ calls: [{ name: 'again', arguments: {} }] })), { text: 'done' });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const agent = new lib.Agent({ name: 'Loop', model: 'm', tools: [{ name: 'again', execute: () => 'again' }] });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          return attempt(async () => (await runner.run(agent, 'go', { session: new lib.IndexedDbSession(id), maxTurns: null })).finalOutput);
+        },
+        { api, id },
+      );
+      assert.deepEqual(r, { ok: true, value: 'done' });
+      assert.equal(model.requests.length, 12);
+    });
+
     test('a call that fails after others keeps their usage; resuming adds only its own', async () => {
       const id = fresh('failed-usage');
       model.script({ calls: [{ name: 't', arguments: {} }] }, { error: 500 }, { text: 'done' }, { calls: [{ name: 't', arguments: {} }] });
@@ -1379,6 +1394,14 @@ describe('runner: arguments and custom sessions', () => {
         badApi: tryNew(() => new lib.Runner({ baseUrl: url, api: 'soap' })),
         noUrl: tryNew(() => new lib.Runner({})),
         badInput: await attempt(() => runner.run(agent, 42)),
+        sdkOption: await attempt(() => runner.run(agent, 'x', { toolErrorFormatter: () => 'failed' })),
+        // An item the Responses API has no form for (a part of type "text"): left out of the
+        // request, the model would answer without it; refused before anything is saved or sent.
+        unsendable: await (async () => {
+          const session = new lib.MemorySession('unsendable');
+          const out = await attempt(() => new lib.Runner({ baseUrl: url, api: 'responses' }).run(agent, [{ role: 'user', content: [{ type: 'text', text: 'What is 2+2?' }] }], { session }));
+          return { ...out, saved: (await session.getItems()).length };
+        })(),
         badSession: await attempt(() => runner.run(agent, 'x', { session: {} })),
         noModel: await attempt(() => runner.run(new lib.Agent({ name: 'NoModel' }), 'x')),
         badState: tryNew(() => lib.RunState.fromString(agent, '{"nope":1}')),
@@ -1414,6 +1437,11 @@ describe('runner: arguments and custom sessions', () => {
     assert.equal(r.badApi.code, 'INVALID_RUNNER');
     assert.match(r.noUrl.message, /baseUrl/);
     assert.equal(r.badInput.code, 'INVALID_INPUT');
+    assert.equal(r.sdkOption.code, 'INVALID_RUN_OPTIONS');
+    assert.match(r.sdkOption.message, /options\.toolErrorFormatter, an option of the SDK's run\(\), is not implemented by this runner: it would be ignored/);
+    assert.equal(r.unsendable.code, 'INVALID_INPUT');
+    assert.match(r.unsendable.message, /^input\[0\] cannot be sent to the Responses API \(a user message part of type "text"\): nothing was saved or sent$/);
+    assert.equal(r.unsendable.saved, 0);
     assert.match(r.badSession.message, /getItems/);
     assert.match(r.noModel.message, /has no model/);
     assert.equal(r.badState.code, 'INVALID_RUN_STATE');

@@ -382,6 +382,8 @@ impl RunState {
         // A response of other items only (reasoning, with no message and no call) is not an
         // answer: the model is called again, as the SDK does. One with nothing at all (an empty
         // answer) ends the run with empty text.
+        // An earlier answer's structured form is not this one's (it is made again from it).
+        self.final_json = None;
         if !calls && (answer.is_some() || output.items.is_empty()) {
             self.final_output = Some(
                 answer
@@ -460,6 +462,8 @@ impl RunState {
             .max(self.saved);
         self.generated.truncate(keep);
         self.final_output = None;
+        // Its structured form too, or a run resumed (or handed off) after it would end with it.
+        self.final_json = None;
         // The answer given next is the model's, checked against the output type again.
         self.final_from_tool = false;
     }
@@ -507,6 +511,7 @@ impl RunState {
     /// `toolUseBehavior: 'stop_on_first_tool'`).
     pub fn finish_with(&mut self, text: String) {
         self.final_output = Some(text);
+        self.final_json = None;
         self.final_from_tool = true;
     }
 
@@ -938,16 +943,23 @@ mod tests {
             items: vec![answer("secret")],
             ..ModelOutput::default()
         });
+        // (Its structured form, read by the runner, goes with it.)
+        s.final_json = Some(crate::core::json::json!({"secret": true}));
         s.drop_final_answer();
         assert_eq!(s.generated, vec![call("c"), out("c")]);
-        assert_eq!(s.final_output, None);
+        assert_eq!((s.final_output.clone(), s.final_json.clone()), (None, None));
         let mut stop = state();
         stop.record_model_output(ModelOutput {
             items: vec![call("c")],
             ..ModelOutput::default()
         });
         stop.record_tool_output(&call("c"), "first".into());
+        stop.final_json = Some(crate::core::json::json!({"earlier": true}));
         stop.finish_with("first".into());
+        assert_eq!(
+            stop.final_json, None,
+            "a tool's text, not an earlier answer's JSON"
+        );
         assert_eq!(stop.next_step(), NextStep::Done("first".into()));
         // A tool's final output blocked: the next answer is the model's, not the tool's.
         stop.drop_final_answer();

@@ -21,7 +21,7 @@ pub use items::{
     call_id, content_text, is_answered_call, is_call_output, is_function_call, is_tool_output,
     item_type, output_text,
 };
-pub use request::{request_body, ModelRequest};
+pub use request::{request_body, unsendable, ModelRequest};
 pub use response::{error_message, parse_response, usage_of};
 pub use stream::{StreamAccumulator, StreamEvent};
 

@@ -2,7 +2,9 @@
 
 use crate::core::json::{json, Map, Value};
 
-use super::items::{call_id, content_text, item_type, output_text, str_of, to_responses_item};
+use super::items::{
+    call_id, content_text, item_type, output_text, responses_input_item, str_of, to_responses_item,
+};
 use super::{Api, ModelSettings, OutputType, ToolSpec};
 
 /// Everything one model call sends.
@@ -294,9 +296,39 @@ pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Valu
     messages
 }
 
+/// The first of a run's new input items `api` cannot send, with why (`index`, `reason`): left
+/// out of every request, it would go unseen by the model while the session kept it, so the run
+/// refuses it before anything is saved or sent, as the SDK does. (Chat Completions sends what it
+/// can of every item.)
+pub fn unsendable(api: Api, items: &[Value]) -> Option<(usize, String)> {
+    match api {
+        Api::Responses => items.iter().enumerate().find_map(|(i, item)| {
+            responses_input_item(item)
+                .err()
+                .map(|why| (i, why.to_string()))
+        }),
+        Api::ChatCompletions => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_input_item_the_responses_api_has_no_form_for_is_named() {
+        let good = json!({"role": "user", "content": "hi"});
+        let text_part =
+            json!({"role": "user", "content": [{"type": "text", "text": "What is 2+2?"}]});
+        assert_eq!(
+            unsendable(Api::Responses, std::slice::from_ref(&good)),
+            None
+        );
+        let (at, why) = unsendable(Api::Responses, &[good.clone(), text_part.clone()]).unwrap();
+        assert_eq!(at, 1);
+        assert!(why.contains("\"text\""), "{why}");
+        assert_eq!(unsendable(Api::ChatCompletions, &[good, text_part]), None);
+    }
 
     /// The body of a call to model `m` with no input or instructions, not streamed.
     fn bare_request(
