@@ -22,7 +22,7 @@ const fixtures = readdirSync(join(root, 'tests/fixtures/db')).filter((f) => /^v\
 const SCHEMA_VERSION = Math.max(...[...readFileSync(join(root, 'src/core/schema.rs'), 'utf8').matchAll(/to_version: (\d+),/g)].map((m) => Number(m[1])));
 
 test('every schema version before this one has its fixture, so that each migration is tested from the version before', () => {
-  assert.equal(SCHEMA_VERSION, 9);
+  assert.ok(SCHEMA_VERSION >= 9, `read ${SCHEMA_VERSION} from src/core/schema.rs`);
   const versions = fixtures.map((f) => Number(f.slice(1, -'.json'.length))).sort((a, b) => a - b);
   assert.deepEqual(versions, Array.from({ length: SCHEMA_VERSION - 1 }, (_, i) => i + 1));
 });
