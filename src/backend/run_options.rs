@@ -720,7 +720,11 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
         "toolExecution",
         "sandbox",
     ] {
-        if !get(&o, key, "options", C)?.is_undefined() {
+        let given = get(&o, key, "options", C)?;
+        // (`null` is none; the SDK's default policy for reasoning ids is what this runner does.)
+        let as_here =
+            key == "reasoningItemIdPolicy" && given.as_string().as_deref() == Some("preserve");
+        if !given.is_undefined() && !given.is_null() && !as_here {
             return Err(invalid(
                 C,
                 format!("options.{key}, an option of the SDK's run(), is not implemented by this runner: it would be ignored"),
@@ -798,8 +802,12 @@ pub fn parse_input(value: &JsValue) -> Result<RunInput> {
 }
 
 /// Input items (`parse_input`'s) that `api` cannot send are refused before anything is saved or
-/// sent (see [`unsendable`]).
-pub fn check_input(api: Api, input: &RunInput) -> Result<()> {
+/// sent (see [`unsendable`]). With a `sessionInputCallback`, what it returns is checked instead
+/// (it may rewrite them).
+pub fn check_input(api: Api, input: &RunInput, options: &RunOptions) -> Result<()> {
+    if options.input_callback.is_some() {
+        return Ok(());
+    }
     match input {
         RunInput::Items(items) => match unsendable(api, items) {
             Some((i, why)) => Err(invalid(

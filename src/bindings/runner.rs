@@ -642,8 +642,8 @@ impl Runner {
     ) -> Promise {
         let parsed = runner::check_models(&agent.spec, &agent_object)
             .and_then(|()| parse_input(input))
-            .and_then(|i| check_input(self.client.api, &i).map(|()| i))
-            .and_then(|i| parse_run_options(options, stream).map(|o| (i, o)));
+            .and_then(|i| parse_run_options(options, stream).map(|o| (i, o)))
+            .and_then(|(i, o)| check_input(self.client.api, &i, &o).map(|()| (i, o)));
         let (input, options) = match parsed {
             Ok(p) => p,
             Err(e) => return Promise::reject(&coded_error(&e)),

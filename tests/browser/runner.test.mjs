@@ -1395,6 +1395,28 @@ describe('runner: arguments and custom sessions', () => {
         noUrl: tryNew(() => new lib.Runner({})),
         badInput: await attempt(() => runner.run(agent, 42)),
         sdkOption: await attempt(() => runner.run(agent, 'x', { toolErrorFormatter: () => 'failed' })),
+        // `null`, and the SDK's default reasoning-id policy (what this runner does), are taken:
+        // the run goes on to its input, which is refused.
+        sdkDefaults: await attempt(() => new lib.Runner({ baseUrl: url, api: 'responses' }).run(agent, [{ role: 'user', content: [{ type: 'text', text: 'x' }] }], { callModelInputFilter: null, reasoningItemIdPolicy: 'preserve' })),
+        // With a sessionInputCallback, the new items it returns are checked, not the input it
+        // may rewrite.
+        madeUnsendable: await (async () => {
+          const session = new lib.MemorySession('made-unsendable');
+          const sessionInputCallback = (history, items) => [...history, ...items, { role: 'user', content: [{ type: 'text', text: 'made' }] }];
+          const out = await attempt(() => new lib.Runner({ baseUrl: url, api: 'responses' }).run(agent, 'hi', { session, sessionInputCallback }));
+          return { ...out, saved: (await session.getItems()).length };
+        })(),
+        rewritten: await (async () => {
+          let called = false;
+          const sessionInputCallback = (history, items) => {
+            called = true;
+            return [...history, ...items.map((i) => ({ ...i, content: i.content.map((p) => ({ ...p, type: 'input_text' })) }))];
+          };
+          // (A server that is not there: the run ends at its request.)
+          const nowhere = new lib.Runner({ baseUrl: 'http://127.0.0.1:9', api: 'responses', retries: 0 });
+          const out = await attempt(() => nowhere.run(agent, [{ role: 'user', content: [{ type: 'text', text: 'What is 2+2?' }] }], { session: new lib.MemorySession(), sessionInputCallback }));
+          return { called, code: out.code ?? null };
+        })(),
         // An item the Responses API has no form for (a part of type "text"): left out of the
         // request, the model would answer without it; refused before anything is saved or sent.
         unsendable: await (async () => {
@@ -1439,6 +1461,12 @@ describe('runner: arguments and custom sessions', () => {
     assert.equal(r.badInput.code, 'INVALID_INPUT');
     assert.equal(r.sdkOption.code, 'INVALID_RUN_OPTIONS');
     assert.match(r.sdkOption.message, /options\.toolErrorFormatter, an option of the SDK's run\(\), is not implemented by this runner: it would be ignored/);
+    assert.equal(r.sdkDefaults.code, 'INVALID_INPUT', JSON.stringify(r.sdkDefaults));
+    assert.equal(r.madeUnsendable.code, 'INVALID_INPUT');
+    assert.match(r.madeUnsendable.message, /^the new item 1 sessionInputCallback returned cannot be sent to the Responses API \(a user message part of type "text"\): nothing was saved or sent$/);
+    assert.equal(r.madeUnsendable.saved, 0);
+    assert.equal(r.rewritten.called, true, 'not refused for the part the callback rewrites');
+    assert.notEqual(r.rewritten.code, 'INVALID_INPUT');
     assert.equal(r.unsendable.code, 'INVALID_INPUT');
     assert.match(r.unsendable.message, /^input\[0\] cannot be sent to the Responses API \(a user message part of type "text"\): nothing was saved or sent$/);
     assert.equal(r.unsendable.saved, 0);
