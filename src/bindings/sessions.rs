@@ -272,8 +272,9 @@ export interface SessionMethods {
   readonly settings: Readonly<SessionSettings>;
   getSessionId(): Promise<string>;
   /**
-   * The newest `limit` items, oldest first; all of them without a limit (or `settings.limit`
-   * when set). `limit <= 0` gives `[]`. The type parameter only names the item shape you stored.
+   * The newest `limit` items, oldest first; all of them without a limit (or the newest
+   * `settings.turns` whole turns when set, else `settings.limit` items). `limit <= 0` gives
+   * `[]`, `Infinity` everything. The type parameter only names the item shape you stored.
    */
   getItems<T extends object = Item>(limit?: number | null): Promise<T[]>;
   /** The items of the newest `turns` whole turns (a turn starts at a user message; items

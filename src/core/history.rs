@@ -10,15 +10,19 @@ pub enum Limit {
 }
 
 impl Limit {
-    /// Reads a limit given as a JS number. `n <= 0` means "nothing"; a number that is not an
-    /// integer (`1.5`, `NaN`, `Infinity`) is none: `None`. (The caller names the number in its
-    /// error, as JavaScript writes it.)
+    /// Reads a limit given as a JS number. `n <= 0` (`-Infinity`, `-1.5` too) means "nothing",
+    /// `Infinity` everything, as the SDK's `slice` reads them; another number that is not an
+    /// integer (`1.5`, `NaN`) is none: `None`. (The caller names the number in its error, as
+    /// JavaScript writes it.)
     pub fn from_number(n: f64) -> Option<Limit> {
-        if !n.is_finite() || n.fract() != 0.0 {
-            return None;
-        }
         if n <= 0.0 {
             return Some(Limit::Newest(0));
+        }
+        if n == f64::INFINITY {
+            return Some(Limit::All);
+        }
+        if n.is_nan() || n.fract() != 0.0 {
+            return None;
         }
         // Any integer beyond 2^53 is already "more than can exist"; saturate.
         Some(Limit::Newest(if n >= u64::MAX as f64 {
@@ -78,11 +82,16 @@ mod tests {
         assert_eq!(Limit::from_number(0.0), Some(Limit::Newest(0)));
         assert_eq!(Limit::from_number(-5.0), Some(Limit::Newest(0)));
         assert_eq!(Limit::from_number(1e300), Some(Limit::Newest(u64::MAX)));
+        // As the SDK's `slice(-limit)` reads them.
+        assert_eq!(Limit::from_number(f64::INFINITY), Some(Limit::All));
+        for n in [f64::NEG_INFINITY, -1.5, -0.0] {
+            assert_eq!(Limit::from_number(n), Some(Limit::Newest(0)), "{n}");
+        }
     }
 
     #[test]
     fn non_integers_are_no_limits() {
-        for n in [1.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        for n in [1.5, f64::NAN, 1e-300] {
             assert_eq!(Limit::from_number(n), None, "{n}");
         }
     }

@@ -69,7 +69,7 @@ for (const kind of KINDS) {
       assert.equal(got.first[7].content.length, 1024 * 1024);
     });
 
-    test('getItems limits: newest n oldest first, larger n, n <= 0, settings.limit, override', async () => {
+    test('getItems limits: newest n oldest first, larger n, n <= 0, Infinity, settings.limit, override', async () => {
       const id = fresh('limits');
       const r = await page.evaluate(
         async ({ kind, id }) => {
@@ -86,6 +86,10 @@ for (const kind of KINDS) {
             big: texts(await s.getItems(50)),
             zero: texts(await s.getItems(0)),
             negative: texts(await s.getItems(-2)),
+            // As the SDK's MemorySession (`slice(-limit)`) reads them.
+            infinite: texts(await s.getItems(Infinity)),
+            negativeInfinite: texts(await s.getItems(-Infinity)),
+            negativeFraction: texts(await s.getItems(-1.5)),
             settingsDefault: texts(await limited.getItems()),
             settingsOverride: texts(await limited.getItems(4)),
             settingsProp: limited.settings,
@@ -100,6 +104,7 @@ for (const kind of KINDS) {
       assert.deepEqual(r.big, r.all);
       assert.deepEqual(r.zero, []);
       assert.deepEqual(r.negative, []);
+      assert.deepEqual([r.infinite, r.negativeInfinite, r.negativeFraction], [r.all, [], []]);
       assert.deepEqual(r.settingsDefault, ['m4', 'm5']);
       assert.deepEqual(r.settingsOverride, ['m2', 'm3', 'm4', 'm5']);
       assert.deepEqual(r.settingsProp, { limit: 2 });
