@@ -4,7 +4,7 @@
 // clear: no rename, and undo, clear, export and import leave titles and summaries alone.
 import { deleteSession } from './lib.js';
 import { DB_NAME, state, newId, saveUsers, setUser } from './state.js';
-import { backgroundDone, branchOf, clearMessageBox, closeChat, closeSession, dropDraft, current, listChats, openChat, openInitialChat, sessionFor } from './chats.js';
+import { backgroundDone, branchOf, clearMessageBox, closeChat, closeSession, dropDraft, current, listChats, newChatId, openChat, openInitialChat, sessionFor } from './chats.js';
 import { contentText, isUserMessage } from './items.js';
 import { busy } from './busy.js';
 import { clearSearch } from './search.js';
@@ -40,7 +40,7 @@ export function addUser(name) {
 
 export function newChat() {
   return busy(async () => {
-    await openChat(newId());
+    await openChat(newChatId());
     setStatus('New chat. It is saved with its first message.');
     el.input.focus();
   });
@@ -248,7 +248,7 @@ export function deleteChat() {
     }
     // The next chat opens on the branch it was last on, as after a reload. What was typed in
     // the deleted one goes with it.
-    await openChat(list.length ? list[0].sessionId : newId(), null, list[0]?.currentBranch);
+    await openChat(list.length ? list[0].sessionId : newChatId(), null, list[0]?.currentBranch);
     dropDraft(id);
     setStatus('Chat deleted.');
   });

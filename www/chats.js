@@ -63,7 +63,17 @@ export function branchOf(list, id) {
  * memory, and only the current user's: see `clearMessageBox`. */
 const drafts = new Map();
 
-const draftKey = (id) => (state.listed.chats.has(id) ? id : '');
+/** The ids this tab made for new chats (see `newChatId`). */
+const made = new Set();
+
+/** An id for a new chat, not saved until its first message. */
+export function newChatId() {
+  const id = newId();
+  made.add(id);
+  return id;
+}
+
+const draftKey = (id) => (made.has(id) && !state.listed.chats.has(id) ? '' : id);
 
 /** Leaves the open chat (its session is closed) for chat `id`, on its branch `branch`; `session`,
  * when given, is the one to use for it. What was typed in the message box stays with its chat. */
@@ -221,7 +231,7 @@ export async function openInitialChat() {
   } else if (list.length) {
     await openChat(list[0].sessionId, null, list[0].currentBranch);
   } else {
-    await openChat(newId());
+    await openChat(newChatId());
   }
 }
 

@@ -13,8 +13,8 @@
 // idle (its event's `at` is after the tab last wrote), or one that is not an 'update' while this
 // tab runs only a reply's background work (which writes the summary and title, nothing else).
 import { watchSessions } from './lib.js';
-import { DB_NAME, newId, openVersion, state } from './state.js';
-import { chatSignature, dropDraft, listChats, listSignature, openChat, showList, subscribeChat } from './chats.js';
+import { DB_NAME, openVersion, state } from './state.js';
+import { chatSignature, dropDraft, listChats, listSignature, newChatId, openChat, showList, subscribeChat } from './chats.js';
 import { afterEach, isSyncing, refreshKeepingEdit, sync, whenIdle, whenSynced } from './busy.js';
 import { backgroundQuiet, whenBackgroundQuiet } from './background.js';
 import { el, setStatus, showError } from './view.js';
@@ -127,7 +127,7 @@ async function reopenIfDeleted() {
   // What was typed in it stays in the box (this tab did not choose to leave it), after what
   // was typed in the chat open now.
   const typed = el.input.value;
-  await openChat(next ? next.sessionId : newId(), null, next?.currentBranch ?? 'main');
+  await openChat(next ? next.sessionId : newChatId(), null, next?.currentBranch ?? 'main');
   dropDraft(id);
   if (typed.trim()) el.input.value = el.input.value.trim() ? `${el.input.value}\n\n${typed}` : typed;
   setStatus('The chat you had open was deleted in another tab.');

@@ -3,8 +3,8 @@
 // locked chats too, unlocked or not. The page counts first, by the same rule, and asks before
 // anything goes; both use one clock reading, so what is asked about is what goes.
 import { applyRetention } from './lib.js';
-import { DB_NAME, newId, state } from './state.js';
-import { closeChat, dropDraft, listChats, openChat } from './chats.js';
+import { DB_NAME, state } from './state.js';
+import { closeChat, dropDraft, listChats, newChatId, openChat } from './chats.js';
 import { busy } from './busy.js';
 import { settleChats } from './actions.js';
 import { setStatus } from './view.js';
@@ -38,7 +38,7 @@ export function deleteOldChats(days) {
     const deleted = await applyRetention({ dbName: DB_NAME, userId: user, maxAgeDays: days, now });
     if (openGoes) {
       const [next] = await listChats();
-      await openChat(next ? next.sessionId : newId(), null, next?.currentBranch ?? 'main');
+      await openChat(next ? next.sessionId : newChatId(), null, next?.currentBranch ?? 'main');
     }
     for (const chat of deleted) dropDraft(chat.sessionId);
     setStatus(`Deleted ${plural(deleted.length, 'chat')}.`);
