@@ -225,16 +225,18 @@ export class OpenAIConversationsSession {
   }
 
   getItems(limit) {
-    if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && limit >= 0)) {
-      return Promise.reject(sessionError('INVALID_LIMIT', `limit must be a whole number >= 0, got ${String(limit)}`));
+    // As the other sessions read it: `<= 0` nothing, `Infinity` (or none) everything.
+    const n = limit ?? Infinity;
+    if (!(n <= 0 || n === Infinity || Number.isInteger(n))) {
+      return Promise.reject(sessionError('INVALID_LIMIT', `limit must be an integer, got ${String(limit)}`));
     }
     return this.#serial(async () => {
       // No conversation yet: nothing to read, and none is created for a read.
       const id = this.#conversationId;
-      if (limit === 0 || !id) return [];
-      const items = fromConversationItems(await this.#list(id, limit ?? undefined));
+      if (n <= 0 || !id) return [];
+      const items = fromConversationItems(await this.#list(id, n === Infinity ? undefined : n));
       // One listed item can stand for several of the SDK's: the newest `limit` of those.
-      return typeof limit === 'number' && items.length > limit ? items.slice(items.length - limit) : items;
+      return items.length > n ? items.slice(items.length - n) : items;
     });
   }
 

@@ -244,7 +244,9 @@ pub fn take_archive_window(options: &JsValue) -> Result<(Option<u64>, u64)> {
     };
     let before = field(&options, "options", "before")?;
     let skip = match take_limit(&before, "options.before")? {
-        None | Some(Limit::All) => 0,
+        None => 0,
+        // (`Infinity`: all of them skipped.)
+        Some(Limit::All) => u64::MAX,
         Some(Limit::Newest(n)) => n,
     };
     Ok((limit, skip))

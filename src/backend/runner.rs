@@ -378,8 +378,10 @@ impl Run<'_> {
     async fn read_history(&self, session: &JsValue) -> Result<Vec<Value>, RunError> {
         let count = |n: u64| JsValue::from_f64(n.min(1 << 53) as f64);
         let (method, arg, turns) = match self.options.session_window {
-            None | Some(Window::Items(Limit::All)) | Some(Window::Turns(Limit::All)) => {
-                ("getItems", JsValue::UNDEFINED, None)
+            None => ("getItems", JsValue::UNDEFINED, None),
+            // (`Infinity`: every item, whatever window the session's own settings take.)
+            Some(Window::Items(Limit::All)) | Some(Window::Turns(Limit::All)) => {
+                ("getItems", count(u64::MAX), None)
             }
             Some(Window::Items(Limit::Newest(n))) => ("getItems", count(n), None),
             Some(Window::Turns(Limit::Newest(n))) => {

@@ -198,12 +198,15 @@ for (const api of ['chat_completions', 'responses']) {
             },
           });
           const before = (await session.getItems(null)).length;
-          return { got, before, all: await new lib.IndexedDbSession(id).getItems() };
+          const all = await new lib.IndexedDbSession(id).getItems();
+          // Infinity: every item, whatever window the session's own settings take.
+          await runner.run(agent, 'q4', { session, sessionSettings: { limit: Infinity } });
+          return { got, before, all };
         },
         { api, id },
       );
       const items = (req) => (req.body.messages ?? req.body.input).map((m) => m.content?.[0]?.text ?? m.content);
-      const [r1, r2, r3] = model.requests;
+      const [r1, r2, r3, r4] = model.requests;
       assert.deepEqual(items(r1), ['h3', 'h4', 'q1']);
       assert.deepEqual(items(r2), ['one', 'q2']);
       assert.equal(r.got.history.length, 3);
@@ -212,6 +215,7 @@ for (const api of ['chat_completions', 'responses']) {
       // Saved: the note the callback added and the new input, not the repeated history.
       const texts = r.all.map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
       assert.deepEqual(texts, ['h1', 'h2', 'h3', 'h4', 'q1', 'one', 'q2', 'two', 'note', 'q3', 'three']);
+      assert.deepEqual(items(r4), [...texts, 'q4']);
     });
 
     test('history never sends a tool output without its call, nor a call without its output', async () => {
@@ -1396,8 +1400,8 @@ describe('runner: arguments and custom sessions', () => {
         badInput: await attempt(() => runner.run(agent, 42)),
         sdkOption: await attempt(() => runner.run(agent, 'x', { toolErrorFormatter: () => 'failed' })),
         // `null`, and the SDK's default reasoning-id policy (what this runner does), are taken:
-        // the run goes on to its input, which is refused.
-        sdkDefaults: await attempt(() => new lib.Runner({ baseUrl: url, api: 'responses' }).run(agent, [{ role: 'user', content: [{ type: 'text', text: 'x' }] }], { callModelInputFilter: null, reasoningItemIdPolicy: 'preserve' })),
+        // the run goes on to its request.
+        sdkDefaults: await attempt(() => new lib.Runner({ baseUrl: 'http://127.0.0.1:9', api: 'responses', retries: 0 }).run(agent, 'x', { callModelInputFilter: null, reasoningItemIdPolicy: 'preserve' })),
         // With a sessionInputCallback, the new items it returns are checked, not the input it
         // may rewrite.
         madeUnsendable: await (async () => {
@@ -1461,7 +1465,8 @@ describe('runner: arguments and custom sessions', () => {
     assert.equal(r.badInput.code, 'INVALID_INPUT');
     assert.equal(r.sdkOption.code, 'INVALID_RUN_OPTIONS');
     assert.match(r.sdkOption.message, /options\.toolErrorFormatter, an option of the SDK's run\(\), is not implemented by this runner: it would be ignored/);
-    assert.equal(r.sdkDefaults.code, 'INVALID_INPUT', JSON.stringify(r.sdkDefaults));
+    // (It ends at its request: no server is there.)
+    assert.equal(r.sdkDefaults.name, 'ModelError', JSON.stringify(r.sdkDefaults));
     assert.equal(r.madeUnsendable.code, 'INVALID_INPUT');
     assert.match(r.madeUnsendable.message, /^the new item 1 sessionInputCallback returned cannot be sent to the Responses API \(a user message part of type "text"\): nothing was saved or sent$/);
     assert.equal(r.madeUnsendable.saved, 0);

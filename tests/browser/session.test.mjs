@@ -92,6 +92,13 @@ for (const kind of KINDS) {
             negativeFraction: texts(await s.getItems(-1.5)),
             settingsDefault: texts(await limited.getItems()),
             settingsOverride: texts(await limited.getItems(4)),
+            settingsInfinite: texts(await limited.getItems(Infinity)),
+            archive: await (async () => {
+              const archived = make(kind, `${id}-archive`);
+              await archived.addItems(items);
+              await archived.replaceHistory([items[4]]);
+              return [texts(await archived.getArchivedItems()), texts(await archived.getArchivedItems({ before: Infinity }))];
+            })(),
             settingsProp: limited.settings,
             noSettings: s.settings,
           };
@@ -107,6 +114,8 @@ for (const kind of KINDS) {
       assert.deepEqual([r.infinite, r.negativeInfinite, r.negativeFraction], [r.all, [], []]);
       assert.deepEqual(r.settingsDefault, ['m4', 'm5']);
       assert.deepEqual(r.settingsOverride, ['m2', 'm3', 'm4', 'm5']);
+      assert.deepEqual(r.settingsInfinite, r.all, 'Infinity wins over settings.limit, as any limit does');
+      assert.deepEqual(r.archive, [r.all, []], 'before: Infinity skips every archived item');
       assert.deepEqual(r.settingsProp, { limit: 2 });
       assert.deepEqual(r.noSettings, {});
     });

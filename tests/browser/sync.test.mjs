@@ -107,7 +107,9 @@ describe('OpenAIConversationsSession', () => {
         const none = await session.getItems(0);
         const popped = await session.popItem();
         const afterPop = await session.getItems();
-        const badLimit = await attempt(() => session.getItems(-1));
+        const negative = await session.getItems(-1);
+        const everything = await session.getItems(Infinity);
+        const badLimit = await attempt(() => session.getItems(1.5));
         const badItems = await attempt(() => session.addItems('nope'));
         await session.clearSession();
         const cleared = session.sessionId;
@@ -121,6 +123,8 @@ describe('OpenAIConversationsSession', () => {
           popped,
           afterPop: afterPop.length,
           badLimit,
+          negative,
+          everything,
           badItems,
           cleared,
           next: await session.getSessionId(),
@@ -148,6 +152,8 @@ describe('OpenAIConversationsSession', () => {
     assert.deepEqual(transcript([r.popped]), [['user', 'Thanks']]);
     assert.equal(r.afterPop, 4);
     assert.equal(r.badLimit.code, 'INVALID_LIMIT');
+    // As the other sessions read them.
+    assert.deepEqual([r.negative, r.everything.length], [[], r.afterPop]);
     assert.equal(r.badItems.code, 'INVALID_ITEM');
     assert.equal(r.cleared, undefined);
     assert.notEqual(r.next, r.id, 'after clearSession the next write starts a new conversation');
