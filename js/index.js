@@ -49,7 +49,8 @@ const NAMED = { __proto__: null, pop: { type: 'pop' }, mutations: { type: 'repla
 const WRITES = {
   addItems: (_, count) => (count ? { type: 'add', count } : null),
   popItem: (popped) => (popped === undefined ? null : { type: 'pop' }),
-  clearSession: () => ({ type: 'clear' }),
+  // (`false`: a session that does not exist, left so.)
+  clearSession: (wrote) => (wrote === false ? null : { type: 'clear' }),
   // (`false`: an operation applied before, replayed: nothing changed.)
   applyHistoryTransaction: (applied, named) => (applied === false ? null : (named ?? { type: 'replace', change: 'transaction' })),
   applyHistoryMutations: () => ({ type: 'replace', change: 'mutations' }),

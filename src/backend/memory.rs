@@ -287,11 +287,11 @@ impl SessionState for MemorySessionState {
         popped.as_ref().map(copy_out).transpose()
     }
 
-    async fn clear(&self) -> Result<()> {
+    async fn clear(&self) -> Result<bool> {
         // A session never written to has nothing to clear, and stays unwritten (no times, no
         // rewrite), as a stored session without a record does.
         if !self.written() {
-            return Ok(());
+            return Ok(false);
         }
         self.history().clear(now());
         let current = self.current.borrow().clone();
@@ -311,7 +311,7 @@ impl SessionState for MemorySessionState {
         if current == MAIN && self.branches.borrow().len() == 1 {
             self.operations.borrow_mut().clear();
         }
-        Ok(())
+        Ok(true)
     }
 
     /// A closed memory session lets go of its items, on every branch. The branch it was on stays
@@ -322,7 +322,7 @@ impl SessionState for MemorySessionState {
         self.usage.borrow_mut().clear();
         let cleared = self.clear().await;
         *self.current.borrow_mut() = on;
-        cleared
+        cleared.map(|_| ())
     }
 
     async fn apply_transaction(&self, taken: TakenTransaction) -> Result<bool> {

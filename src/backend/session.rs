@@ -68,7 +68,8 @@ pub trait SessionState: 'static {
     /// Appends items already copied and checked, each with whether it opens a turn.
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()>;
     async fn pop_item(&self) -> Result<Option<JsValue>>;
-    async fn clear(&self) -> Result<()>;
+    /// Whether it wrote: not to a session that does not exist.
+    async fn clear(&self) -> Result<bool>;
     /// Runs once, after every call made before `close()`.
     async fn close(&self) -> Result<()>;
     /// `applyHistoryTransaction`, checked and copied: whether it changed anything (`false`: an

@@ -138,7 +138,7 @@ impl SessionState for Store {
     async fn pop_item(&self) -> Result<Option<JsValue>> {
         on_backend!(self, s => s.pop_item().await)
     }
-    async fn clear(&self) -> Result<()> {
+    async fn clear(&self) -> Result<bool> {
         on_backend!(self, s => s.clear().await)
     }
     async fn close(&self) -> Result<()> {

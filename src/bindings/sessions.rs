@@ -582,7 +582,8 @@ impl Session {
             &self.state,
             "clearSession",
             || Ok(()),
-            async |s, ()| s.clear().await.map(|()| JsValue::UNDEFINED),
+            // Whether it wrote, for its change event (the package's class resolves `undefined`).
+            async |s, ()| s.clear().await.map(JsValue::from),
         )
     }
 

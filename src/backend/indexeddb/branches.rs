@@ -829,11 +829,11 @@ pub(super) fn forget_usage(tx: &Tx, session_id: &str, id: &str, turn: u64) -> Re
 
 /// `clearSession` on branch `id`: the branches that show its items keep their own copies; the
 /// branch's usage goes with its items.
-pub async fn clear(conn: &Connection, t: &Target<'_>, id: &str, now: f64) -> Result<()> {
+pub async fn clear(conn: &Connection, t: &Target<'_>, id: &str, now: f64) -> Result<bool> {
     let tx = write_tx(conn, t, "clearSession").await?;
     tx.run(async |tx| match load_branch(tx, t, id).await? {
-        Some(l) => clear_in(tx, t, l, id, now).await,
-        None => Ok(()),
+        Some(l) => clear_in(tx, t, l, id, now).await.map(|()| true),
+        None => Ok(false),
     })
     .await
 }

@@ -597,8 +597,8 @@ pub async fn pop_item(conn: &Connection, t: &Target<'_>, now: f64) -> Result<Opt
 }
 
 /// Removes every item of the session, with its archive and operation log; the session record
-/// stays, with no items.
-pub async fn clear_session(conn: &Connection, t: &Target<'_>, now: f64) -> Result<()> {
+/// stays, with no items. Whether it wrote: not to a session that does not exist.
+pub async fn clear_session(conn: &Connection, t: &Target<'_>, now: f64) -> Result<bool> {
     let tx = t
         .begin_over(
             conn,
@@ -609,18 +609,19 @@ pub async fn clear_session(conn: &Connection, t: &Target<'_>, now: f64) -> Resul
         .await?;
     tx.run(async |tx| {
         let Some(mut record) = read_record(tx, t.session_id).await? else {
-            return Ok(());
+            return Ok(false);
         };
         record.check_owner(t.user_id)?;
         if has_branches(&record.stored) {
             // Other branches may show its items: they keep copies of them.
-            return branches::clear_in(tx, t, Loaded::from(record)?, MAIN, now).await;
+            let l = Loaded::from(record)?;
+            return branches::clear_in(tx, t, l, MAIN, now).await.map(|()| true);
         }
         record.clear(now);
         t.saw(&record);
         delete_session_data(tx, t.session_id)?;
         branches::delete_all(tx, t.session_id)?;
-        write_record(tx, &record)
+        write_record(tx, &record).map(|()| true)
     })
     .await
 }

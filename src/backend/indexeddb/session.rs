@@ -206,7 +206,7 @@ impl SessionState for IdbSessionState {
         }
     }
 
-    async fn clear(&self) -> Result<()> {
+    async fn clear(&self) -> Result<bool> {
         let conn = self.connection().await?;
         match self.on_main() {
             true => ops::clear_session(&conn, &self.target(), now()).await,
