@@ -227,6 +227,8 @@ export async function openInitialChat() {
   const list = await listChats();
   // Each chat reopens on the branch it was last on.
   if (saved && (list.some((s) => s.sessionId === saved) || !list.length)) {
+    // (A new chat of this tab's, before a reload: its draft goes to the next new chat.)
+    if (!list.length) made.add(saved);
     await openChat(saved, null, branchOf(list, saved));
   } else if (list.length) {
     await openChat(list[0].sessionId, null, list[0].currentBranch);
