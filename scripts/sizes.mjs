@@ -16,7 +16,7 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 112.5 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 113 * KIB, target: 55 * KIB },
   'index.js': { budget: 24 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 129 * KIB },
   'extras.js': { budget: 3.7 * KIB },
