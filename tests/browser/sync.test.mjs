@@ -22,6 +22,43 @@ beforeEach(async () => {
   await server.reset();
 });
 
+/** In the page, as text: a remote session (the MemorySession `name` inside it) whose reads wait,
+ * once `hold()` closed the gate, until `release()`: a round held there has read the local history
+ * and the sync state already (`reached()` resolves once a read waits there). */
+const gatedRemote = `(name) => {
+  const inner = new lib.MemorySession(name);
+  let gate = null;
+  let open = () => {};
+  let waiting = false;
+  return {
+    inner,
+    remote: {
+      getSessionId: () => inner.getSessionId(),
+      async getItems(...args) {
+        if (gate) {
+          waiting = true;
+          await gate;
+        }
+        return inner.getItems(...args);
+      },
+      addItems: (items) => inner.addItems(items),
+      popItem: () => inner.popItem(),
+      clearSession: () => inner.clearSession(),
+    },
+    hold() {
+      gate = new Promise((ok) => (open = ok));
+      waiting = false;
+    },
+    async reached() {
+      while (!waiting) await new Promise((ok) => setTimeout(ok, 5));
+    },
+    release() {
+      gate = null;
+      open();
+    },
+  };
+}`;
+
 /** A device: its own browser context (own storage), with a page that has the package. */
 async function device(path = '/tests/pages/harness.html') {
   const context = await env.browser.newContext();
@@ -1073,26 +1110,8 @@ describe('SyncedSession', () => {
 
   test('a backup restored over a synced session while a round of it is under way deletes nothing on the remote: the import waits for the round, and the items after the backup are pulled back', async () => {
     const a = await device();
-    const r = await a.page.evaluate(async () => {
-      const inner = new lib.MemorySession('remote-restored');
-      // A remote whose reads wait at a gate the test opens: a round held there has read the
-      // local history and the sync state already.
-      let open = () => {};
-      let gate = null;
-      let waiting = false;
-      const remote = {
-        getSessionId: () => inner.getSessionId(),
-        async getItems(...args) {
-          if (gate) {
-            waiting = true;
-            await gate;
-          }
-          return inner.getItems(...args);
-        },
-        addItems: (items) => inner.addItems(items),
-        popItem: () => inner.popItem(),
-        clearSession: () => inner.clearSession(),
-      };
+    const r = await a.page.evaluate(async (gatedRemote) => {
+      const { inner, remote, hold, reached, release } = eval(gatedRemote)('remote-restored');
       const text = (items) => items.map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
       const synced = new lib.SyncedSession(new lib.IndexedDbSession('restored-mid-round'), remote, { syncOnOpen: false, retryDelayMs: 60_000 });
       await synced.addItems([{ role: 'user', content: 'q1' }, { role: 'user', content: 'a1' }]);
@@ -1101,15 +1120,14 @@ describe('SyncedSession', () => {
       await synced.addItems([{ role: 'user', content: 'q2' }, { role: 'user', content: 'a2' }]);
       await synced.sync();
       const before = text(await inner.getItems());
-      gate = new Promise((ok) => (open = ok));
+      hold();
       const round = synced.sync();
-      while (!waiting) await new Promise((ok) => setTimeout(ok, 5));
+      await reached();
       let imported = false;
       const restore = lib.importSessions(backup, { onConflict: 'replace' }).then((report) => ((imported = true), report));
       await new Promise((ok) => setTimeout(ok, 100));
       const importedDuringRound = imported;
-      gate = null;
-      open();
+      release();
       await round;
       const report = await restore;
       await synced.sync();
@@ -1117,7 +1135,7 @@ describe('SyncedSession', () => {
       const result = { before, importedDuringRound, replaced: report.replaced, remote: text(await inner.getItems()), local: text(await synced.getItems()) };
       synced.close();
       return result;
-    });
+    }, gatedRemote);
     assert.deepEqual(r.before, ['q1', 'a1', 'q2', 'a2']);
     assert.deepEqual(r.replaced, ['restored-mid-round']);
     assert.equal(r.importedDuringRound, false, 'the import waited for the round');
@@ -1128,39 +1146,20 @@ describe('SyncedSession', () => {
 
   test('a synced session deleted here while a round of it is under way, or while its SyncedSession stays open (another tab’s), deletes nothing on the remote and is not pulled back: the delete waits for the round; written again, it is compared afresh', async () => {
     const a = await device();
-    const r = await a.page.evaluate(async () => {
-      const inner = new lib.MemorySession('remote-of-deleted');
-      // A remote whose reads wait at a gate the test opens: a round held there has read the
-      // local history and the sync state already.
-      let open = () => {};
-      let gate = null;
-      let waiting = false;
-      const remote = {
-        getSessionId: () => inner.getSessionId(),
-        async getItems(...args) {
-          if (gate) {
-            waiting = true;
-            await gate;
-          }
-          return inner.getItems(...args);
-        },
-        addItems: (items) => inner.addItems(items),
-        popItem: () => inner.popItem(),
-        clearSession: () => inner.clearSession(),
-      };
+    const r = await a.page.evaluate(async (gatedRemote) => {
+      const { inner, remote, hold, reached, release } = eval(gatedRemote)('remote-of-deleted');
       const text = (items) => items.map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
       const synced = new lib.SyncedSession(new lib.IndexedDbSession('deleted-mid-round'), remote, { syncOnOpen: false, retryDelayMs: 60_000 });
       await synced.addItems([{ role: 'user', content: 'q1' }, { role: 'user', content: 'a1' }]);
       await synced.sync();
-      gate = new Promise((ok) => (open = ok));
+      hold();
       const round = synced.sync();
-      while (!waiting) await new Promise((ok) => setTimeout(ok, 5));
+      await reached();
       let deleted = false;
       const removal = lib.deleteSession('deleted-mid-round').then((gone) => ((deleted = true), gone));
       await new Promise((ok) => setTimeout(ok, 100));
       const deletedDuringRound = deleted;
-      gate = null;
-      open();
+      release();
       await round;
       const gone = await removal;
       // The SyncedSession stays open, as in a tab that did not delete the chat: its rounds bring
@@ -1177,7 +1176,7 @@ describe('SyncedSession', () => {
       const result = { deletedDuringRound, gone, listed, remoteAfter, remote: text(await inner.getItems()), local: text(await synced.getItems()) };
       synced.close();
       return result;
-    });
+    }, gatedRemote);
     assert.equal(r.deletedDuringRound, false, 'the delete waited for the round');
     assert.equal(r.gone, true);
     assert.equal(r.listed, false, 'the deleted chat did not come back');
