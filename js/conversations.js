@@ -227,7 +227,7 @@ export class OpenAIConversationsSession {
   getItems(limit) {
     // As the other sessions read it: `<= 0` nothing, `Infinity` (or none) everything.
     const n = limit ?? Infinity;
-    if (!(n <= 0 || n === Infinity || Number.isInteger(n))) {
+    if (typeof n !== 'number' || !(n <= 0 || n === Infinity || Number.isInteger(n))) {
       return Promise.reject(sessionError('INVALID_LIMIT', `limit must be an integer, got ${String(limit)}`));
     }
     return this.#serial(async () => {

@@ -373,10 +373,11 @@ impl Run<'_> {
     }
 
     /// The history the run sends: the newest turns through `getRecentTurns` where the session has
-    /// it (else selected from every item, `getItems(2^53)`), the newest items through `getItems(n)`, or
+    /// it (else selected from every item, `getItems(Number.MAX_SAFE_INTEGER)`), the newest items through `getItems(n)`, or
     /// what the session's own `getItems()` gives.
     async fn read_history(&self, session: &JsValue) -> Result<Vec<Value>, RunError> {
-        let count = |n: u64| JsValue::from_f64(n.min(1 << 53) as f64);
+        // (At most `Number.MAX_SAFE_INTEGER`, which a session may check a limit against.)
+        let count = |n: u64| JsValue::from_f64(n.min((1 << 53) - 1) as f64);
         let (method, arg, turns) = match self.options.session_window {
             None => ("getItems", JsValue::UNDEFINED, None),
             // (`Infinity`: every item, whatever window the session's own settings take.)

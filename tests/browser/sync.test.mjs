@@ -147,6 +147,7 @@ describe('OpenAIConversationsSession', () => {
         const negative = await session.getItems(-1);
         const everything = await session.getItems(Infinity);
         const badLimit = await attempt(() => session.getItems(1.5));
+        const textLimit = await attempt(() => session.getItems('0'));
         const badItems = await attempt(() => session.addItems('nope'));
         await session.clearSession();
         const cleared = session.sessionId;
@@ -160,6 +161,7 @@ describe('OpenAIConversationsSession', () => {
           popped,
           afterPop: afterPop.length,
           badLimit,
+          textLimit,
           negative,
           everything,
           badItems,
@@ -189,6 +191,7 @@ describe('OpenAIConversationsSession', () => {
     assert.deepEqual(transcript([r.popped]), [['user', 'Thanks']]);
     assert.equal(r.afterPop, 4);
     assert.equal(r.badLimit.code, 'INVALID_LIMIT');
+    assert.equal(r.textLimit.code, 'INVALID_LIMIT', 'a string is no limit, as for the other sessions');
     // As the other sessions read them.
     assert.deepEqual([r.negative, r.everything.length], [[], r.afterPop]);
     assert.equal(r.badItems.code, 'INVALID_ITEM');
