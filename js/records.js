@@ -25,20 +25,30 @@ function coded(error, dbName, opening = false) {
 
 export function recordStore(dbName, store) {
   let connection = null;
-  const open = () =>
+  // At the version it is at (a new database: 1); one without the store (opened first by other
+  // code, or DevTools, without a version) is upgraded to the next version with it.
+  const open = (version) =>
     (connection ??= new Promise((resolve, reject) => {
       let request;
       try {
-        request = indexedDB.open(dbName, 1);
+        request = indexedDB.open(dbName, version);
       } catch (error) {
         // (Once this promise is the connection: the next call tries again.)
         queueMicrotask(() => (connection = null));
         reject(coded(error, dbName, true));
         return;
       }
-      request.onupgradeneeded = () => request.result.createObjectStore(store, { keyPath: 'id' });
+      request.onupgradeneeded = () => {
+        if (!request.result.objectStoreNames.contains(store)) request.result.createObjectStore(store, { keyPath: 'id' });
+      };
       request.onsuccess = () => {
         const db = request.result;
+        if (!db.objectStoreNames.contains(store)) {
+          db.close();
+          connection = null;
+          open(db.version + 1).then(resolve, reject);
+          return;
+        }
         db.onversionchange = () => {
           db.close();
           connection = null;

@@ -1943,6 +1943,32 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a sync state database that other code opened first, without a version (so without its store), is given its store: syncing works, and goes on after a reload', async () => {
+    const a = await device();
+    const run = () =>
+      a.page.evaluate(async () => {
+        const remote = new lib.IndexedDbSession('empty-db-remote');
+        const synced = new lib.SyncedSession(new lib.IndexedDbSession('empty-db'), remote, { syncOnOpen: false });
+        const status = await synced.sync().then(() => synced.syncStatus, (e) => ({ error: `${e.name} ${e.code}` }));
+        synced.close();
+        return { status: status.error ?? status.lastError ?? 'synced', pushed: (await remote.getItems()).length };
+      });
+    await a.page.evaluate(async () => {
+      // As DevTools or a page's own code would: a database of no store, at version 1.
+      await new Promise((ok, no) => {
+        const q = indexedDB.open('agent-sessions-sync');
+        q.onsuccess = () => (q.result.close(), ok());
+        q.onerror = () => no(q.error);
+      });
+      await new lib.IndexedDbSession('empty-db').addItems([{ role: 'user', content: 'hello' }]);
+    });
+    assert.deepEqual(await run(), { status: 'synced', pushed: 1 });
+    await a.page.reload();
+    await a.page.waitForFunction(() => window.ready === true);
+    assert.deepEqual(await run(), { status: 'synced', pushed: 1 }, 'the store is there at the version it was given');
+    await a.context.close();
+  });
+
   test("a local session that reads a window by default (settings.limit) still syncs its whole history", async () => {
     const a = await device();
     const r = await a.page.evaluate(async () => {
