@@ -164,6 +164,20 @@ impl MemorySessionState {
     }
 
     /// The history of the branch this object is on.
+    /// Before a write: a session never written to is made now, as a stored session's record is
+    /// at its first write. (Where the write then writes nothing, the session stays unwritten and
+    /// shows no times.)
+    fn begin_write(&self) {
+        if self.written() {
+            return;
+        }
+        let t = now();
+        for b in self.branches.borrow_mut().iter_mut() {
+            b.created_at = t;
+            b.history.first_written(t);
+        }
+    }
+
     fn history(&self) -> RefMut<'_, MemoryHistory<JsValue>> {
         let current = self.current.borrow();
         RefMut::map(self.branches.borrow_mut(), |b| {
@@ -225,11 +239,13 @@ impl SessionState for MemorySessionState {
         if !changes.apply(&self.metadata) && !self.written() {
             return Ok(false);
         }
+        self.begin_write();
         self.updated.set(true);
         Ok(true)
     }
 
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {
+        self.begin_write();
         let mut history = self.history();
         let record = history.record();
         give_default_title(
@@ -332,6 +348,7 @@ impl SessionState for MemorySessionState {
             usage,
             ..
         } = taken;
+        self.begin_write();
         let mut history = self.history();
         let stored: Vec<Option<String>> = history
             .newest(transaction.expected_suffix.len())
@@ -390,6 +407,7 @@ impl SessionState for MemorySessionState {
         items: Vec<(JsValue, bool)>,
         options: ReplaceOptions,
     ) -> Result<()> {
+        self.begin_write();
         let mut history = self.history();
         if let Some(expected) = &options.expected {
             let stored: Vec<Option<String>> = history

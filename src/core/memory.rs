@@ -236,6 +236,13 @@ impl<T> MemoryHistory<T> {
         &self.record
     }
 
+    /// Dates a history never written to from `now`, its first write's time (it was made at the
+    /// session's first call, which may have been a read long before).
+    pub fn first_written(&mut self, now: f64) {
+        self.record.created_at = now;
+        self.record.updated_at = now;
+    }
+
     /// Every entry, oldest first.
     pub fn entries(&self) -> &[Entry<T>] {
         &self.entries

@@ -69,6 +69,30 @@ for (const kind of KINDS) {
       assert.equal(got.first[7].content.length, 1024 * 1024);
     });
 
+    test('a session read long before its first write is made at that write: its createdAt and updatedAt, and its main branch’s, are the write’s time (an add, or an update)', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const out = {};
+          for (const [name, write] of [
+            ['add', (s) => s.addItems([{ role: 'user', content: 'hi' }])],
+            ['update', (s) => s.update({ title: 'Named first' })],
+          ]) {
+            const s = make(kind, `${id}-${name}`);
+            await s.getItems();
+            await new Promise((ok) => setTimeout(ok, 50));
+            const before = Date.now();
+            await write(s);
+            const info = await s.getInfo();
+            const [main] = await s.listBranches();
+            out[name] = { created: info.createdAt >= before, updated: info.updatedAt >= before, branch: main.createdAt >= before };
+          }
+          return out;
+        },
+        { kind, id: fresh('first-write') },
+      );
+      assert.deepEqual(r, { add: { created: true, updated: true, branch: true }, update: { created: true, updated: true, branch: true } });
+    });
+
     test('getItems limits: newest n oldest first, larger n, n <= 0, Infinity, settings.limit, override', async () => {
       const id = fresh('limits');
       const r = await page.evaluate(
