@@ -581,6 +581,8 @@ describe('SyncedSession', () => {
     await b.context.setOffline(true);
     await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'A: Lisbon')]);
     await b.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'B: Porto'), say('assistant', 'B: noted')]);
+    // (The outbox is counted once the write has resolved: the status tells it a moment later.)
+    await a.page.waitForFunction(() => window.synced.syncStatus.pending === 1, null, { timeout: 5000 }).catch(() => {});
     const offline = await a.page.evaluate(() => window.synced.syncStatus);
     assert.equal(offline.online, false);
     assert.equal(offline.pending, 1, 'the write waits in the outbox');
