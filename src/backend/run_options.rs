@@ -26,6 +26,26 @@ fn invalid(code: RunnerErrorCode, message: String) -> RunnerError {
     RunnerError::new(code, message)
 }
 
+/// The first of `keys` given in `o` (not `undefined`, nor a value `taken` accepts) is refused
+/// with `message(key)`: an option this runner does not implement is an error, not dropped without
+/// a word.
+fn refuse_given(
+    o: &Option<Object>,
+    keys: &[&'static str],
+    what: &str,
+    code: RunnerErrorCode,
+    taken: impl Fn(&str, &JsValue) -> bool,
+    message: impl Fn(&str) -> String,
+) -> Result<()> {
+    for &key in keys {
+        let given = get(o, key, what, code)?;
+        if !given.is_undefined() && !taken(key, &given) {
+            return Err(invalid(code, message(key)));
+        }
+    }
+    Ok(())
+}
+
 /// A value check shared with the sessions, reported with the runner's `code`.
 fn recode(code: RunnerErrorCode) -> impl Fn(SessionError) -> RunnerError {
     move |e| RunnerError::new(code, e.message)
@@ -569,26 +589,28 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
         })?;
     // What the SDK's Runner takes for every run, and this one takes from each agent or run: set
     // here, it would be dropped without a word (a guardrail that never runs).
-    for key in [
-        "model",
-        "modelSettings",
-        "inputGuardrails",
-        "outputGuardrails",
-        "handoffInputFilter",
-        "callModelInputFilter",
-        "sessionInputCallback",
-    ] {
-        if !get(&o, key, "runner", C)?.is_undefined() {
-            return Err(invalid(
-                C,
-                format!(
-                    "runner.{key} is not taken by this Runner: give the model, its settings and \
-                     guardrails to each Agent, a handoff's inputFilter to the handoff, and \
-                     sessionInputCallback to run()"
-                ),
-            ));
-        }
-    }
+    refuse_given(
+        &o,
+        &[
+            "model",
+            "modelSettings",
+            "inputGuardrails",
+            "outputGuardrails",
+            "handoffInputFilter",
+            "callModelInputFilter",
+            "sessionInputCallback",
+        ],
+        "runner",
+        C,
+        |_, _| false,
+        |key| {
+            format!(
+                "runner.{key} is not taken by this Runner: give the model, its settings and \
+                 guardrails to each Agent, a handoff's inputFilter to the handoff, and \
+                 sessionInputCallback to run()"
+            )
+        },
+    )?;
     let api = match opt_string(&o, "api", "runner", C)? {
         None => Api::ChatCompletions,
         Some(name) => Api::parse(&name).ok_or_else(|| {
@@ -709,28 +731,34 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
         return Err(invalid(C, "options.signal must be an AbortSignal".into()));
     };
     // The SDK's run options this runner does not implement: given, they would change nothing.
-    for key in [
-        "callModelInputFilter",
-        "errorHandlers",
-        "toolErrorFormatter",
-        "toolNotFoundBehavior",
-        "toolNameCollisionPolicy",
-        "outputGuardrailBlockedMessage",
-        "reasoningItemIdPolicy",
-        "toolExecution",
-        "sandbox",
-    ] {
-        let given = get(&o, key, "options", C)?;
-        // (`null` is none; the SDK's default policy for reasoning ids is what this runner does.)
-        let as_here =
-            key == "reasoningItemIdPolicy" && given.as_string().as_deref() == Some("preserve");
-        if !given.is_undefined() && !given.is_null() && !as_here {
-            return Err(invalid(
-                C,
-                format!("options.{key}, an option of the SDK's run(), is not implemented by this runner: it would be ignored"),
-            ));
-        }
-    }
+    refuse_given(
+        &o,
+        &[
+            "callModelInputFilter",
+            "errorHandlers",
+            "toolErrorFormatter",
+            "toolNotFoundBehavior",
+            "toolNameCollisionPolicy",
+            "outputGuardrailBlockedMessage",
+            "reasoningItemIdPolicy",
+            "toolExecution",
+            "sandbox",
+        ],
+        "options",
+        C,
+        // `null` is none; the SDK's default policy for reasoning ids is what this runner does.
+        |key, given| {
+            given.is_null()
+                || (key == "reasoningItemIdPolicy"
+                    && given.as_string().as_deref() == Some("preserve"))
+        },
+        |key| {
+            format!(
+                "options.{key}, an option of the SDK's run(), is not implemented by this runner: \
+                 it would be ignored"
+            )
+        },
+    )?;
     // `null`: no limit, as the SDK reads it.
     let unlimited = get(&o, "maxTurns", "options", C)?.is_null();
     let max_turns = opt_count(&o, "maxTurns", "options", C)?;
@@ -809,16 +837,23 @@ pub fn check_input(api: Api, input: &RunInput, options: &RunOptions) -> Result<(
         return Ok(());
     }
     match input {
-        RunInput::Items(items) => match unsendable(api, items) {
-            Some((i, why)) => Err(invalid(
-                RunnerErrorCode::InvalidInput,
-                format!(
-                    "input[{i}] cannot be sent to the Responses API ({why}): nothing was saved or sent"
-                ),
-            )),
-            None => Ok(()),
-        },
+        RunInput::Items(items) => refuse_unsendable(api, items, |i| format!("input[{i}]")),
         RunInput::Resume(_) => Ok(()),
+    }
+}
+
+/// `items` that `api` cannot send (see [`unsendable`]) are refused as `INVALID_INPUT`, the
+/// first named by `name` of its index.
+pub fn refuse_unsendable(api: Api, items: &[Value], name: impl Fn(usize) -> String) -> Result<()> {
+    match unsendable(api, items) {
+        Some((i, why)) => Err(invalid(
+            RunnerErrorCode::InvalidInput,
+            format!(
+                "{} cannot be sent to the Responses API ({why}): nothing was saved or sent",
+                name(i)
+            ),
+        )),
+        None => Ok(()),
     }
 }
 

@@ -22,7 +22,7 @@ use crate::core::run::{
 };
 use crate::core::wire::{
     call_id, is_function_call, is_tool_output, items::structured_tool_output, output_text,
-    request_body, unsendable, ModelRequest, ModelSettings, OutputType, ToolSpec,
+    request_body, ModelRequest, ModelSettings, OutputType, ToolSpec,
 };
 
 use super::js::{
@@ -30,6 +30,7 @@ use super::js::{
     settling, Settling, Unresolved,
 };
 use super::model::{aborted, CallError, ModelClient, ModelFailure};
+use super::run_options::refuse_unsendable;
 use super::run_result::items;
 
 /// A function tool defined in JS.
@@ -486,15 +487,10 @@ impl Run<'_> {
                 let model_input = returned.as_array().cloned().unwrap_or_default();
                 let turn_input = new_turn_items(&history, &model_input, &origins);
                 // What it made is checked as a run's input is (see `check_input`).
-                if let Some((i, why)) = unsendable(self.client.api, &turn_input) {
-                    return Err(RunError::Usage(RunnerError::new(
-                        RunnerErrorCode::InvalidInput,
-                        format!(
-                            "the new item {i} sessionInputCallback returned cannot be sent to the \
-                             Responses API ({why}): nothing was saved or sent"
-                        ),
-                    )));
-                }
+                refuse_unsendable(self.client.api, &turn_input, |i| {
+                    format!("the new item {i} sessionInputCallback returned")
+                })
+                .map_err(RunError::Usage)?;
                 (model_input, turn_input)
             }
         };
