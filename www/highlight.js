@@ -11,7 +11,10 @@
 // - Chinese, Japanese and Korean, and Thai, Lao, Khmer and Burmese, are read as pairs of
 //   neighbouring characters (東京の → 東京, 京の), and one character of them is found in the pairs
 //   it starts or ends (猫 in 一只猫); half-width katakana is full-width (ｶﾀｶﾅ is カタカナ, ﾃﾞｰﾀ
-//   is データ);
+//   is データ); a name's middle dot is left out (ジョン・スミス is ジョンスミス), and a variation selector
+//   belongs to its character;
+// - full-width signs and the enclosed and squared letters and units of Chinese and Japanese are no
+//   letters (￥5000 holds the number 5000);
 // - the punctuation of other scripts ends a word (हूँ। → हूँ); a soft hyphen or a zero-width
 //   (non-)joiner does not;
 // - a query's words must each match a whole word, `word*` the start of one (only that start is
@@ -39,7 +42,9 @@ function isUnspaced(n) {
     (n >= 0x1050 && n <= 0x109f) ||
     (n >= 0xa9e0 && n <= 0xa9ff) ||
     (n >= 0xaa60 && n <= 0xaa7f) ||
-    (n >= 0x3040 && n <= 0x30ff) ||
+    (n >= 0x3040 && n <= 0x309f) ||
+    (n >= 0x30a1 && n <= 0x30fa) ||
+    (n >= 0x30fc && n <= 0x30ff) ||
     (n >= 0x3005 && n <= 0x3007) ||
     n === 0x303b ||
     (n >= 0x31f0 && n <= 0x31ff) ||
@@ -53,6 +58,14 @@ function isUnspaced(n) {
     (n >= 0x20000 && n <= 0x2fa1f)
   );
 }
+
+/** A variation selector: the glyph variant of the character before it, which it belongs to. */
+const isVariationSelector = (n) => (n >= 0xfe00 && n <= 0xfe0f) || (n >= 0xe0100 && n <= 0xe01ef);
+
+/** Whether `chars[k]` is a middle dot between two characters of a script written without spaces
+ * (a name's: ジョン・スミス, 约翰·史密斯): left out, the run goes on. */
+const joinsRun = (chars, k) =>
+  k > 0 && [0xb7, 0x30fb, 0xff65].includes(chars[k].codePointAt(0)) && isUnspaced(chars[k - 1].codePointAt(0)) && k + 1 < chars.length && isUnspaced(chars[k + 1].codePointAt(0));
 
 /** Combining marks (an accent written apart from its letter), the vowel points of Hebrew and the
  * vowel and Quranic marks of Arabic, and the soft hyphen, zero-width (non-)joiner, Arabic tatweel
@@ -108,6 +121,13 @@ const NOT_WORD_BLOCKS = [
   [0x17d4, 0x17d6],
   [0x17d8, 0x17db],
   [0x104a, 0x104b],
+  // Japanese ゠ and ・, the enclosed and squared letters and units of Chinese and Japanese, the
+  // full-width signs (￥5000 is the number 5000), and U+FEFF.
+  [0x30a0, 0x30a0],
+  [0x30fb, 0x30fb],
+  [0x3200, 0x33ff],
+  [0xffe0, 0xffee],
+  [0xfeff, 0xfeff],
   [0x2000, 0x2bff],
   [0x2e00, 0x2e7f],
   [0x3000, 0x303f],
@@ -179,10 +199,20 @@ export function tokenize(text) {
     cjk = [];
   };
   let at = 0;
-  for (const c of text) {
+  const chars = [...text];
+  for (const [k, c] of chars.entries()) {
     const n = c.codePointAt(0);
     const end = at + c.length;
     const last = cjk[cjk.length - 1];
+    if (isVariationSelector(n) || joinsRun(chars, k)) {
+      // A variation selector belongs to the character before it; a name's middle dot is left out.
+      if (isVariationSelector(n)) {
+        if (last?.end === at) last.end = end;
+        else if (word) word.end = end;
+      }
+      at = end;
+      continue;
+    }
     // A half-width sound mark right after a half-width kana is one character with it (ｶﾞ is ガ).
     const voiced = last?.half && last.end === at && (n === 0xff9e || n === 0xff9f) ? (last.c + c).normalize('NFKC') : '';
     if (voiced.length === 1) {

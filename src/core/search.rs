@@ -30,10 +30,11 @@ pub struct Token {
 /// The scripts written without spaces between words, indexed as pairs of neighbouring characters:
 /// Chinese, Japanese and Korean; Thai, Lao, Khmer and Burmese (their vowel signs and tone marks
 /// are characters of the pairs, as typed). The punctuation and currency signs of those blocks
-/// (Thai ฯ ฿ ๏ ๚ ๛, Lao ຯ, Khmer ។ ៕ ៛ and the rest) split, as punctuation does elsewhere.
+/// (Thai ฯ ฿ ๏ ๚ ๛, Lao ຯ, Khmer ។ ៕ ៛ and the rest) split, as punctuation does elsewhere, and
+/// so do Japanese ゠ and the middle dot ・ (which a run goes on across, see [`joins_run`]).
 fn is_unspaced(c: char) -> bool {
     matches!(c as u32,
-        0x3040..=0x30FF     // Hiragana, Katakana
+        0x3040..=0x309F | 0x30A1..=0x30FA | 0x30FC..=0x30FF // Hiragana, Katakana
         | 0x3005..=0x3007 | 0x303B // the iteration marks 々 〻, 〆, the numeral 〇
         | 0x31F0..=0x31FF   // Katakana extensions
         | 0x3400..=0x4DBF   // CJK extension A
@@ -62,6 +63,23 @@ fn is_mark(c: char) -> bool {
         | 0x0610..=0x061A | 0x064B..=0x065F | 0x0670 | 0x06D6..=0x06DC | 0x06DF..=0x06E4
         | 0x06E7 | 0x06E8 | 0x06EA..=0x06ED | 0x08D3..=0x08E1 | 0x08E3..=0x08FF
     )
+}
+
+/// A variation selector: the glyph variant of the character before it (an ideograph's regional
+/// form, `葛󠄀`; an emoji's presentation). It belongs to that character: dropped, its word or run
+/// goes on.
+fn is_variation_selector(c: char) -> bool {
+    matches!(c as u32, 0xFE00..=0xFE0F | 0xE0100..=0xE01EF)
+}
+
+/// Whether `chars[i]` is a middle dot between two characters of a script written without spaces:
+/// the dot between the words of a name (`ジョン・スミス`, `约翰·史密斯`), dropped so that the run
+/// goes on (`ジョンスミス` finds it, and so do `ジョン` and `スミス`).
+fn joins_run(chars: &[char], i: usize) -> bool {
+    i > 0
+        && matches!(chars[i], '\u{B7}' | '\u{30FB}' | '\u{FF65}')
+        && is_unspaced(chars[i - 1])
+        && chars.get(i + 1).copied().is_some_and(is_unspaced)
 }
 
 /// The letter each Latin letter with a diacritic is written with (the first character of its
@@ -253,6 +271,10 @@ fn is_word(c: char) -> bool {
         | 0x17D8..=0x17DB
         | 0x104A
         | 0x104B => false,
+        // Japanese ゠ and ・; the enclosed and squared letters, numbers and units of the CJK
+        // blocks (`㈱`, `㉑`, `㎏`: `5㎏` is the number 5); the full-width currency and other
+        // signs (`￥5000` is the number 5000).
+        0x30A0 | 0x30FB | 0x3200..=0x33FF | 0xFFE0..=0xFFEE => false,
         // Sentence and clause marks of other scripts, in their letters' blocks: Greek's question
         // mark and ano teleia, Armenian's, Hebrew's maqaf and sof pasuq, Arabic's comma,
         // semicolon, question mark and full stop (Urdu's too), the Indic dandas, Ethiopic's
@@ -278,6 +300,7 @@ fn is_word(c: char) -> bool {
         | 0x3000..=0x303F
         | 0xE000..=0xF8FF
         | 0xFE00..=0xFE6F
+        | 0xFEFF
         | 0xFF00..=0xFF0F
         | 0xFF1A..=0xFF20
         | 0xFF3B..=0xFF40
@@ -362,6 +385,16 @@ fn tokenize_runs(text: &str) -> (Vec<Token>, Vec<char>) {
         if is_unspaced(c) {
             flush_word(&mut word, word_start, i, &mut tokens);
             unspaced.push((i, full_width_kana(c), i + 1));
+            continue;
+        }
+        if is_variation_selector(c) {
+            // (After a character of a run, the run's character ends after it.)
+            if let Some(last) = unspaced.last_mut().filter(|last| last.2 == i) {
+                last.2 = i + 1;
+            }
+            continue;
+        }
+        if joins_run(&chars, i) {
             continue;
         }
         // A half-width sound mark right after a half-width kana is part of it (`ｶﾞ` is `ガ`).
@@ -1329,5 +1362,32 @@ mod tests {
         assert!(!index_terms(&full).iter().any(|t| t == PARTIAL));
         let pairs: Vec<String> = tokenize("様々な").into_iter().map(|t| t.term).collect();
         assert_eq!(pairs, ["様々", "々な"]);
+    }
+
+    #[test]
+    fn signs_and_units_are_no_letters_and_a_name_s_middle_dot_and_a_variation_selector_keep_a_run()
+    {
+        // A number next to a full-width sign, a unit or an enclosed letter is a number.
+        assert_eq!(terms("￥5000 ￡20 5㎏ ㈱abc"), ["5000", "20", "5", "abc"]);
+        // A byte order mark at the start of pasted text is no part of its first word.
+        assert_eq!(terms("\u{FEFF}hello"), ["hello"]);
+        // A name's middle dot: the run goes on, as typed without it.
+        let pairs =
+            |text: &str| -> Vec<String> { tokenize(text).into_iter().map(|t| t.term).collect() };
+        assert_eq!(pairs("ジョン・スミス"), pairs("ジョンスミス"));
+        assert_eq!(pairs("约翰·史密斯"), pairs("约翰史密斯"));
+        assert_eq!(pairs("ｼﾞｮﾝ･ｽﾐｽ"), pairs("ジョンスミス"));
+        // Not where a run does not go on: a dot at a run's end, or in a Latin word.
+        assert_eq!(pairs("ジョン・ smith"), ["ジョ", "ョン", "smith"]);
+        assert_eq!(pairs("col·lecció"), ["col", "leccio"]);
+        // An ideograph's variation selector belongs to it: the run goes on, and the pair ends
+        // after it.
+        let tokens = tokenize("葛\u{E0100}飾区");
+        let terms_of: Vec<&str> = tokens.iter().map(|t| t.term.as_str()).collect();
+        assert_eq!(terms_of, ["葛飾", "飾区"]);
+        assert_eq!((tokens[0].start, tokens[0].end), (0, 3));
+        assert_eq!(pairs("葛\u{FE00}飾"), ["葛飾"]);
+        // After a word's letter too.
+        assert_eq!(pairs("a\u{FE0F}b c"), ["ab", "c"]);
     }
 }

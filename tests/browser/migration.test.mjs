@@ -93,11 +93,12 @@ for (const file of fixtures) {
         // before a danda (the fourth); full-width letters and digits, Arabic and Hebrew without
         // their marks, Arabic letter variants (the fifth); the Latin letters of transliterations,
         // half-width katakana, a hosted tool call's output in a session that indexes tools (the
-        // sixth); a word past an item's first 2,000 terms, Japanese iteration marks (the seventh).
+        // sixth); a word past an item's first 2,000 terms, Japanese iteration marks (the seventh);
+        // a number after a full-width sign, a name's middle dot, a variation selector (the eighth).
         const scripts = sessions.find((s) => s.id === 'scripts');
         if (scripts) {
           out.scripts = {};
-          for (const query of ['猫', '집', 'हूँ', 'openai', '2024', 'شكرا', 'احمد', 'שלום', 'muhammad krsna', 'wyth gorde', 'カタカナ', 'データ', 'zanzibar', 'hippopotamus', '様々']) {
+          for (const query of ['猫', '집', 'हूँ', 'openai', '2024', 'شكرا', 'احمد', 'שלום', 'muhammad krsna', 'wyth gorde', 'カタカナ', 'データ', 'zanzibar', 'hippopotamus', '様々', '5000', 'ジョンスミス', '葛飾']) {
             const hits = await lib.searchSessions({ dbName, userId: scripts.userId, query });
             out.scripts[query] = hits.map((h) => [h.sessionId, h.seq]);
           }
@@ -215,6 +216,7 @@ for (const file of fixtures) {
       const sixth = fixture.version >= 7 ? [['scripts', seqs[3]]] : [];
       const tool = fixture.version >= 7 ? [['tools', rows.find((row) => row.sessionId === 'tools' && row.item.type === 'hosted_tool_call').seq]] : [];
       const seventh = (k) => (fixture.version >= 8 ? [['scripts', seqs[k]]] : []);
+      const eighth = fixture.version >= 9 ? [['scripts', seqs[7]]] : [];
       assert.deepEqual(
         r.scripts,
         {
@@ -234,8 +236,11 @@ for (const file of fixtures) {
           // (Before, 様々 was 様 alone, found in 皆様 too.)
           hippopotamus: seventh(4),
           様々: seventh(5),
+          5000: eighth,
+          ジョンスミス: eighth,
+          葛飾: eighth,
         },
-        'found with the terms of the seventh tokeniser',
+        'found with the terms of the eighth tokeniser',
       );
     }
     // The new index was filled from the rows already stored: the newest turns of every session

@@ -1007,7 +1007,7 @@ test('over an encrypted session, compacted or not, the past-session tools find n
   }
 });
 
-test('the demo marks in a hit’s snippet what the search matched: one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks, letters of transliterations, half-width katakana', async () => {
+test('the demo marks in a hit’s snippet what the search matched: one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks, letters of transliterations, half-width katakana, numbers by signs and units, a name’s middle dot, variation selectors', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     const { matchRanges, parseQuery } = await import('/www/highlight.js');
@@ -1038,6 +1038,15 @@ test('the demo marks in a hit’s snippet what the search matched: one character
       ['ＯｐｅｎＡＩ ２０２４年のモデル', '2024年', '２０２４年'],
       ['GPT-4o is here', 'gpt-4*', ['GPT', '4']],
       ['the GPT-4o release', '“gpt 4o”', 'GPT-4o'],
+      // A number after a full-width sign or before a unit; a byte order mark; a name's middle
+      // dot; an ideograph's variation selector.
+      ['￥5000の商品', '5000', '5000'],
+      ['重さ5㎏です', '5', '5'],
+      ['\uFEFFhello world', 'hello', 'hello'],
+      ['ジョン・スミスさん', 'ジョンスミス', 'ジョン・スミス'],
+      ['ｼﾞｮﾝ･ｽﾐｽさん', 'スミス', 'ｽﾐｽ'],
+      ['约翰·史密斯先生', '约翰史密斯', '约翰·史密斯'],
+      ['葛\u{E0100}飾区に住む', '葛飾', '葛\u{E0100}飾'],
     ];
     const out = [];
     for (const [i, [text, query, marked]] of cases.entries()) {
