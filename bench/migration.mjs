@@ -23,9 +23,8 @@ import { machine, machineLine } from './machine.mjs';
 import { formatMs, median, benchArgs } from './report.mjs';
 import { root } from '../tests/browser/harness.mjs';
 
-/** The schema version this build writes (src/core/schema.rs), and the index it adds. */
-const SCHEMA_VERSION = 9;
-
+/** The schema version this build writes: its newest migration's (src/core/schema.rs). */
+const SCHEMA_VERSION = Math.max(...[...readFileSync(join(root, 'src/core/schema.rs'), 'utf8').matchAll(/to_version: (\d+),/g)].map((m) => Number(m[1])));
 
 const fmt = (n) => n.toLocaleString('en-US');
 const duration = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : formatMs(ms));
@@ -131,9 +130,9 @@ function openAndRead(page, dbName, { userId }) {
 }
 
 /**
- * In the page, the upgrade by hand: open at this build's version, creating what versions 2 to 9
+ * In the page, the upgrade by hand: open at this build's version, creating what versions 2 to 5
  * add (the stores of the v2 fixture that version 1 lacks, the by_turn index, the usage store, the
- * by_term index and the meta store; versions 6 to 9 add none), then the read
+ * by_term index and the meta store; the versions after add none), then the read
  * getItems(1) does (the session record, then its newest row). Timed as openAndRead is.
  */
 function rawUpgradeAndRead(page, dbName, added) {
