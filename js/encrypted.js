@@ -16,12 +16,22 @@ const subtle = () =>
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** A `JSON.stringify` replacer refusing bytes (a `Uint8Array`, an `ArrayBuffer`: the SDK's image
- * and file tool outputs may hold them), which JSON would write as an object of numbers. */
-const binaryRefused = (_, value) => {
+/** A `JSON.stringify` replacer refusing what JSON would give back as something else: bytes (a
+ * `Uint8Array`, an `ArrayBuffer`: the SDK's image and file tool outputs may hold them), which it
+ * writes as an object of numbers; an instance of a class other than `Date` (a `Map`, a `Set`:
+ * `{}`); a number that is not finite (`null`); `undefined` in an array (`null`). (A function
+ * or symbol is refused before, as the items are copied.) A `Date` is written as its text (its `toJSON` runs first), and a field set to
+ * `undefined` is left out, as JSON does. */
+function binaryRefused(_, value) {
   if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) throw new TypeError(`it holds ${value.constructor.name} data, which JSON does not keep (give it as base64)`);
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError(`it holds the number ${value}, which JSON writes as null`);
+  if (value === undefined && Array.isArray(this)) throw new TypeError('an array in it holds undefined, which JSON writes as null');
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) throw new TypeError(`it holds a ${proto?.constructor?.name || 'class instance'}, which JSON does not give back as it was`);
+  }
   return value;
-};
+}
 
 /** How many of the newest stored items a write checks its key against, once per object. */
 const KEY_CHECK_ITEMS = 8;
@@ -680,6 +690,12 @@ export class EncryptedSession {
         throw sessionError('INVALID_SESSION', 'replaceHistory needs a wrapped session that has it (this package\'s sessions do)');
       }
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
+      // Options that are no object, or an `archive` that is no boolean, are refused before
+      // anything is read or written, as the wrapped session refuses them.
+      optionsOf(options, 'replaceHistory');
+      if (options?.archive != null && typeof options.archive !== 'boolean') {
+        throw sessionError('INVALID_OPTIONS', `replaceHistory: options.archive must be a boolean, got ${typeof options.archive}; nothing changed`);
+      }
       const expected = options?.expectedItems;
       let hidden = false;
       notTooLong(items, 'items', 'INVALID_ITEM');
@@ -743,7 +759,25 @@ export class EncryptedSession {
           at[i] = now; // refused below, naming the item
         }
       }
-      const sealed = await this.#sealAll(key, items, at);
+      // The items the history ends with and so does the new one (the turns a compaction keeps)
+      // are handed on as they are stored, not encrypted again: the wrapped session keeps them
+      // as they were, and archives only what was replaced.
+      let kept = 0;
+      while (kept < items.length && kept < stored.length) {
+        const o = opened[stored.length - 1 - kept];
+        // (One stored without its time is sealed again, with one.)
+        if (o === null || typeof o.at !== 'number' || this.#expired(o.at)) break;
+        const item = items[items.length - 1 - kept];
+        try {
+          JSON.stringify(item, binaryRefused);
+          if (canonical(o.item) !== canonical(item)) break;
+        } catch {
+          break; // (refused below, naming the item)
+        }
+        kept++;
+      }
+      const fresh = items.length - kept;
+      const sealed = [...(await this.#sealAll(key, items.slice(0, fresh), at.slice(0, fresh))), ...stored.slice(stored.length - kept)];
       // Archived by default only when every item replaced is under this key: a history in clear
       // (encrypted in place) or under another key (a new key given) would stay in the archive
       // as it was. Also when the items expected left some out: the caller never saw them.

@@ -118,3 +118,18 @@ fn walk_object(
     out.end_object();
     Ok(())
 }
+
+/// How many of a history's `old` items a replacement by `new` replaces, from the first: those
+/// before the run of items at its end that `new` ends with too (the turns a compaction keeps
+/// are still in the history, not replaced, so not archived).
+pub fn replaced_count(old: &[JsValue], new: &[(JsValue, bool)]) -> usize {
+    let same =
+        |o: &JsValue, n: &JsValue| matches!((canonical(o), canonical(n)), (Ok(a), Ok(b)) if a == b);
+    let kept = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take_while(|(o, (n, _))| same(o, n))
+        .count();
+    old.len() - kept
+}

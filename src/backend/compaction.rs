@@ -88,18 +88,28 @@ impl Compactor {
             Value::Array(items) => items,
             _ => Vec::new(),
         };
+        // The items as read, taken now (an array the session hands out may change later): those
+        // kept are written back as they are (not their JSON: a tool's image bytes, a key set to
+        // `undefined`, stay what they were).
+        let stored_items = js::elements(&stored).map_err(RunError::Thrown)?;
         // A run under way (its question saved, its answer not yet) is left to finish: the next
         // turn compacts.
         if awaits_answer(&items) {
             return Ok(None);
         }
         let replaced = replaced(&items, self.strategy, self.keep_turns);
+        // Nothing a compaction would replace (an empty history, only user messages and earlier
+        // compactions): nothing to do, even with `force` (a request would be paid for nothing,
+        // and a server's answer would write a session that was never written).
+        if candidates(replaced).is_empty() {
+            return Ok(None);
+        }
         if !force && !self.triggered(replaced, &stored).await? {
             return Ok(None);
         }
-        let (compacted, usage) = match self.strategy {
+        let (compacted, usage): (Vec<JsValue>, Usage) = match self.strategy {
             Strategy::Summary => {
-                let (older, kept) = split_turns(&items, self.keep_turns);
+                let (older, _) = split_turns(&items, self.keep_turns);
                 // Nothing older than the kept turns but an earlier summary: nothing to summarise.
                 if older.iter().all(is_compaction) {
                     return Ok(None);
@@ -108,34 +118,35 @@ impl Compactor {
                 // A server's compaction item (`/responses/compact`'s, encrypted) cannot be
                 // summarised: the newest (it stands for the ones before) is kept, before the
                 // summary, for the Responses API to read.
-                let mut compacted: Vec<Value> = older
+                let mut compacted: Vec<JsValue> = older
                     .iter()
-                    .rfind(|i| is_server_compaction(i))
-                    .cloned()
+                    .rposition(is_server_compaction)
+                    .and_then(|i| stored_items.get(i).cloned())
                     .into_iter()
                     .collect();
-                compacted.push(summary_item(&summary));
-                compacted.extend(kept.iter().cloned());
+                compacted.push(json_to_js(&summary_item(&summary)));
+                compacted.extend(stored_items.iter().skip(older.len()).cloned());
                 (compacted, usage)
             }
-            Strategy::Responses => self.compact_on_server(&items).await?,
+            Strategy::Responses => {
+                let (items, usage) = self.compact_on_server(&items).await?;
+                (items.iter().map(json_to_js).collect(), usage)
+            }
         };
         if let Err(e) = self.write(session, &compacted, &stored).await {
-            // Written to since it was read (another tab's turn): nothing changed, and the next
-            // turn compacts again. Not a failure of the run that asked (the SDK's `run()`
-            // rejects on one, its answer saved).
-            return match &e {
-                RunError::Thrown(reason)
-                    if js::get(reason, "code")
-                        .ok()
-                        .and_then(|c| c.as_string())
-                        .as_deref()
-                        == Some(SessionErrorCode::SuffixMismatch.as_str()) =>
-                {
-                    Ok(None)
+            // Written to since it was read (another tab's turn), or its branch deleted meanwhile
+            // (a refused `replaceHistory`: nothing changed): the next turn compacts again. Not a
+            // failure of the run that asked (the SDK's `run()` rejects on one, its answer saved).
+            let code = match &e {
+                RunError::Thrown(reason) => {
+                    js::get(reason, "code").ok().and_then(|c| c.as_string())
                 }
-                _ => Err(e),
+                _ => None,
             };
+            let refused = code.as_deref() == Some(SessionErrorCode::SuffixMismatch.as_str())
+                || (code.as_deref() == Some(SessionErrorCode::BranchNotFound.as_str())
+                    && has_method(session, "replaceHistory"));
+            return if refused { Ok(None) } else { Err(e) };
         }
         Ok(Some(Compacted {
             items_before: items.len(),
@@ -241,10 +252,14 @@ impl Compactor {
     async fn write(
         &self,
         session: &JsValue,
-        compacted: &[Value],
+        compacted: &[JsValue],
         stored: &JsValue,
     ) -> Result<(), RunError> {
-        let items: JsValue = compacted.iter().map(json_to_js).collect::<Array>().into();
+        let starts_with_server_compaction = compacted
+            .first()
+            .and_then(|first| js_to_json(first, "").ok())
+            .is_some_and(|first| is_server_compaction(&first));
+        let items: JsValue = compacted.iter().collect::<Array>().into();
         if has_method(session, "replaceHistory") {
             let options = object(&[
                 ("archive", self.archive.into()),
@@ -272,7 +287,7 @@ impl Compactor {
             // compaction item (where it may append, as the SDK's Conversations session does,
             // the rest would stay). Not for a summary, even one that keeps such an item.
             && self.strategy == Strategy::Responses
-            && compacted.first().is_some_and(is_server_compaction)
+            && starts_with_server_compaction
         {
             call_session(session, "replaceHistoryWithCompaction", &[items]).await?;
         } else {

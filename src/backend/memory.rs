@@ -20,7 +20,7 @@ use super::branch_js::{
     folded, invalid_turn, item_facts, session_usage_js, tool_usage_js, turn_usage_js, turns_js,
     From,
 };
-use super::canonical::canonical;
+use super::canonical::{canonical, replaced_count};
 use super::js::{self, clone_value, error_text, now};
 use super::metadata::{give_default_title, info, is_summary, Changes};
 use super::session::{SessionCore, SessionState};
@@ -422,7 +422,18 @@ impl SessionState for MemorySessionState {
             history.record().last_turn,
             items.iter().map(|(_, s)| *s),
         );
-        history.replace_all(items, options.archive, now())?;
+        let archive = match options.archive {
+            true => {
+                let old: Vec<JsValue> = history
+                    .newest(usize::MAX)
+                    .iter()
+                    .map(|e| e.item.clone())
+                    .collect();
+                replaced_count(&old, &items)
+            }
+            false => 0,
+        };
+        history.replace_all(items, archive, now())?;
         drop(history);
         if base > 0 {
             let branch = self.current.borrow().clone();

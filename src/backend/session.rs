@@ -77,7 +77,8 @@ pub trait SessionState: 'static {
     async fn apply_transaction(&self, taken: TakenTransaction) -> Result<bool>;
     /// `applyHistoryMutations`, checked and copied.
     async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()>;
-    /// Replaces the whole history; with `options.archive`, the old items move to the archive;
+    /// Replaces the whole history; with `options.archive`, the old items it replaces move to
+    /// the archive (not those the new history ends with too);
     /// with `options.expected`, only if the history still holds exactly those items.
     async fn replace_history(
         &self,

@@ -149,11 +149,51 @@ pub fn transcript(items: &[Value]) -> String {
                 call_id(item).unwrap_or(""),
                 transcript_output(item.get("output"))
             ),
+            // The SDK's other tools (hosted, computer, shell and apply-patch calls and their
+            // outputs): the item as JSON (a hosted call's details are in its `providerData`),
+            // without a screenshot, and each long text cut (an image a hosted tool generated is
+            // megabytes of base64).
+            (kind, _)
+                if kind == "hosted_tool_call" || is_answered_call(item) || is_call_output(item) =>
+            {
+                let mut shown = item.clone();
+                if let Some(fields) = shown
+                    .as_object_mut()
+                    .filter(|_| kind.starts_with("computer_call_"))
+                {
+                    fields.remove("output");
+                }
+                format!("Tool item: {}", shortened(shown))
+            }
             _ => continue,
         };
         lines.push(line);
     }
     lines.join("\n")
+}
+
+/// The longest text of a tool item a transcript shows whole.
+const LONGEST_TOOL_TEXT: usize = 1000;
+
+/// `value` with each string longer than [`LONGEST_TOOL_TEXT`] characters cut there (`…` and how
+/// long it was), and a data URL as `[data]`.
+fn shortened(value: Value) -> Value {
+    match value {
+        Value::String(s) if s.starts_with("data:") => Value::String("[data]".into()),
+        Value::String(s) if s.chars().count() > LONGEST_TOOL_TEXT => {
+            let cut: String = s.chars().take(LONGEST_TOOL_TEXT).collect();
+            Value::String(format!("{cut}… ({} characters)", s.chars().count()))
+        }
+        Value::Array(values) => Value::Array(values.into_iter().map(shortened).collect()),
+        Value::Object(mut fields) => {
+            fields.retain(|_, v| {
+                *v = shortened(v.take());
+                true
+            });
+            Value::Object(fields)
+        }
+        other => other,
+    }
 }
 
 /// A tool's output as text for a transcript: its text parts, and each image or file as its
@@ -377,6 +417,40 @@ mod tests {
             0,
             "fewer turns than kept: nothing to summarise"
         );
+    }
+
+    #[test]
+    fn the_transcript_reads_the_sdk_s_other_tools_without_their_images() {
+        // As the SDK stores them: a hosted call's details in its `providerData`.
+        let image = "iVBORw0KGgo".repeat(500);
+        let items = [
+            json!({"type": "hosted_tool_call", "name": "web_search_call", "status": "completed", "providerData": {"action": {"type": "search", "query": "tide times"}}}),
+            json!({"type": "hosted_tool_call", "name": "image_generation_call", "status": "completed", "output": image}),
+            json!({"type": "shell_call", "callId": "s", "action": {"commands": ["ls", "cat notes.txt"]}}),
+            json!({"type": "shell_call_output", "callId": "s", "output": [{"stdout": "notes.txt", "stderr": ""}, {"stdout": "", "stderr": "no such file"}]}),
+            json!({"type": "apply_patch_call", "callId": "p", "operation": {"type": "update_file", "path": "a.md", "diff": "+hello"}}),
+            json!({"type": "apply_patch_call_output", "callId": "p", "status": "completed", "output": "applied"}),
+            json!({"type": "computer_call", "callId": "c", "action": {"type": "type", "text": "hi"}}),
+            json!({"type": "computer_call_result", "callId": "c", "output": {"type": "computer_screenshot", "data": "data:image/png;base64,AAAA"}}),
+            json!({"type": "function_call_result", "callId": "f", "output": {"type": "image", "image": "data:image/png;base64,BBBB"}}),
+        ];
+        let text = transcript(&items);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), items.len());
+        for shown in [
+            "\"query\":\"tide times\"",
+            "\"commands\":[\"ls\",\"cat notes.txt\"]",
+            "\"stderr\":\"no such file\"",
+            "\"diff\":\"+hello\",\"path\":\"a.md\"",
+            "\"output\":\"applied\"",
+            "\"text\":\"hi\"",
+        ] {
+            assert!(text.contains(shown), "{shown} in {text}");
+        }
+        // No image's data: a generated one cut to its first 1,000 characters, a screenshot left out.
+        assert!(lines[1].contains("… (5500 characters)"));
+        assert!(lines[1].len() < 1200);
+        assert!(!text.contains("AAAA") && !text.contains("BBBB"));
     }
 
     #[test]

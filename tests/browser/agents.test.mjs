@@ -730,8 +730,9 @@ describe('@openai/agents run() and the optional history capabilities of IndexedD
       r.history.slice(1).map((i) => i.content),
       ['and city 6?', [{ type: 'output_text', text: 'Rainy in city 6.' }]],
     );
-    assert.equal(r.archived.length, 22, 'the 20 earlier items and the SDK turn, in order');
+    assert.equal(r.archived.length, 20, 'the 20 earlier items, in order (the SDK turn, kept, is not)');
     assert.equal(r.archived[0].content, 'weather in city 0?');
+    assert.equal(r.archived[19].content, 'sunny in city 9');
   });
 
   test('settings.turns: the SDK run() sends only the newest whole turns, because it calls getItems()', async () => {

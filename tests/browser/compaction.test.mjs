@@ -54,7 +54,7 @@ const text = (item) =>
 
 for (const api of ['chat_completions', 'responses']) {
   describe(`summary compaction (${api})`, () => {
-    test('after a turn, in the background: summary + the last turns, the answer delivered first, every item archived', async () => {
+    test('after a turn, in the background: summary + the last turns, the answer delivered first, every item it replaced archived', async () => {
       model.script({ text: 'The weather is fine.' }, { text: 'The user asked five questions; the facts were 0 to 4.' }, { text: 'Yes.' });
       const r = await inPage(
         async ({ url, api, id, history }) => {
@@ -89,10 +89,9 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(r.history[0].role, 'system');
       assert.match(text(r.history[0]), /^Summary of the earlier conversation:\nThe user asked five questions/);
       assert.deepEqual(r.history.slice(1).map(text), ['question 4', 'function_call', 'function_call_result', 'answer 4', 'And the weather?', 'The weather is fine.']);
-      // Every original item, in order, in the archive.
-      assert.equal(r.archived.length, 22);
-      assert.deepEqual(r.archived.slice(0, 20), HISTORY);
-      assert.deepEqual(r.archived.slice(20).map(text), ['And the weather?', 'The weather is fine.']);
+      // Every item it replaced, in order, in the archive; the turns it kept are not (they are
+      // still in the history).
+      assert.deepEqual(r.archived, HISTORY.slice(0, 16));
       // What the model was asked to summarise: the older turns, as a transcript, and nothing else.
       const summaryRequest = model.requests[1].body;
       const asked = JSON.stringify(summaryRequest);
@@ -111,6 +110,69 @@ for (const api of ['chat_completions', 'responses']) {
 }
 
 describe('compaction', () => {
+test('a summary keeps its turns as they were stored (bytes, a field set to undefined), and archives only what it replaced, compaction after compaction', async () => {
+  model.script({ text: 'Summary one.' }, { text: 'Summary two.' });
+  const r = await inPage(
+    async ({ url, id, history }) => {
+      const inner = new lib.IndexedDbSession(id);
+      await inner.addItems(history);
+      const drawn = { type: 'function_call_result', callId: 'img', name: 'draw', status: 'completed', output: { type: 'image', image: { data: new Uint8Array([137, 80, 78, 71]), mediaType: 'image/png' } }, providerData: undefined };
+      await inner.addItems([{ role: 'user', content: 'draw it' }, { type: 'function_call', callId: 'img', name: 'draw', arguments: '{}', status: 'completed' }, drawn, { role: 'assistant', content: 'Drawn.' }]);
+      const runner = new lib.Runner({ baseUrl: url });
+      const session = new lib.CompactionSession(inner, { runner, model: 'm', keepTurns: 1 });
+      const label = (i) => (typeof i.content === 'string' ? i.content : Array.isArray(i.content) ? i.content.map((p) => p.text).join('') : `${i.type}:${i.callId}`);
+      const first = await session.runCompaction({ force: true });
+      const kept = (await inner.getItems()).find((i) => i.type === 'function_call_result');
+      await inner.addItems([{ role: 'user', content: 'and now?' }, { role: 'assistant', content: 'Now.' }]);
+      const second = await session.runCompaction({ force: true });
+      return {
+        first: first?.itemsAfter,
+        second: second?.itemsAfter,
+        bytes: kept.output.image.data instanceof Uint8Array ? [...kept.output.image.data] : kept.output.image.data,
+        undefinedKept: 'providerData' in kept,
+        history: (await inner.getItems()).map(label),
+        archived: (await inner.getArchivedItems()).map(label),
+      };
+    },
+    { id: fresh('kept'), history: HISTORY },
+  );
+  assert.deepEqual([r.first, r.second], [5, 3]);
+  assert.deepEqual(r.bytes, [137, 80, 78, 71], 'the image bytes of a kept turn are bytes still');
+  assert.equal(r.undefinedKept, true);
+  assert.deepEqual(r.history, ['Summary of the earlier conversation:\nSummary two.', 'and now?', 'Now.']);
+  const labels = HISTORY.map((i) => (typeof i.content === 'string' ? i.content : Array.isArray(i.content) ? i.content.map((p) => p.text).join('') : `${i.type}:${i.callId}`));
+  assert.deepEqual(r.archived, [...labels, 'Summary of the earlier conversation:\nSummary one.', 'draw it', 'function_call:img', 'function_call_result:img', 'Drawn.'], 'each item archived once, in order');
+});
+
+test('nothing to compact (an empty history, earlier compactions only): null, even with force, and no request', async () => {
+  const r = await inPage(
+    async ({ url, id }) => {
+      const out = {};
+      for (const strategy of ['responses', 'summary']) {
+        const inner = new lib.IndexedDbSession(`${id}-${strategy}`);
+        const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+        const session = new lib.CompactionSession(inner, { runner, model: 'm', strategy });
+        out[strategy] = { result: await session.runCompaction({ force: true }), listed: (await lib.listSessions()).some((s) => s.sessionId === `${id}-${strategy}`) };
+        // A history of an earlier compaction alone.
+        await inner.addItems([{ type: 'compaction', id: 'cmp_1', encrypted_content: 'E' }]);
+        out[`${strategy} after a compaction`] = await session.runCompaction({ force: true });
+        out[`${strategy} items`] = (await inner.getItems()).length;
+      }
+      return out;
+    },
+    { id: fresh('empty') },
+  );
+  assert.deepEqual(r, {
+    responses: { result: null, listed: false },
+    summary: { result: null, listed: false },
+    'responses after a compaction': null,
+    'summary after a compaction': null,
+    'responses items': 1,
+    'summary items': 1,
+  });
+  assert.equal(model.requests.length, 0, 'no request was made');
+});
+
   test('the Responses API strategy stores what /responses/compact returns, and archives the rest', async () => {
     const r = await inPage(
       async ({ url, id, history }) => {
@@ -346,7 +408,7 @@ describe('compaction', () => {
     assert.equal(r.done.itemsBefore, 20, 'every item was read, not the window of 4');
     assert.equal(r.done.itemsAfter, 5);
     assert.deepEqual(r.texts, ['system', 'user', 'function_call', 'function_call_result', 'assistant']);
-    assert.equal(r.archived, 20);
+    assert.equal(r.archived, 16, 'the 16 items replaced, not the 4 kept');
   });
 
   test('a model error during compaction leaves the old history', async () => {

@@ -599,6 +599,57 @@ test('bad input: keys of the wrong size or type, a bad ttl, a non-session; a fai
   assert.equal(r.written, 0);
 });
 
+test('a summary over an EncryptedSession hands on the turns it keeps as they are stored (not encrypted again) and archives only what it replaced', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const inner = new lib.IndexedDbSession('enc-summary');
+    const session = new lib.EncryptedSession(inner, { key: key() });
+    const history = [];
+    for (let i = 0; i < 6; i++) history.push({ role: 'user', content: `question ${i}` }, { role: 'assistant', content: `answer ${i}` });
+    await session.addItems(history);
+    const storedBefore = await inner.getItems();
+    const fetch = async () => new Response(JSON.stringify({ id: 's', choices: [{ message: { role: 'assistant', content: 'six questions' } }] }), { headers: { 'content-type': 'application/json' } });
+    const compaction = new lib.CompactionSession(session, { runner: new lib.Runner({ baseUrl: 'https://api.example/v1', fetch }), model: 'm', keepTurns: 2 });
+    const done = await compaction.runCompaction({ force: true });
+    const storedAfter = await inner.getItems();
+    return {
+      done: done?.itemsAfter,
+      history: (await session.getItems()).map((i) => i.content),
+      archived: (await compaction.getArchivedItems()).map((i) => i.content),
+      keptAsStored: JSON.stringify(storedAfter.slice(1)) === JSON.stringify(storedBefore.slice(-4)),
+    };
+  });
+  assert.equal(r.done, 5);
+  assert.deepEqual(r.history.slice(1), ['question 4', 'answer 4', 'question 5', 'answer 5']);
+  assert.equal(r.keptAsStored, true, 'the kept items are the same ciphertext');
+  assert.deepEqual(r.archived, ['question 0', 'answer 0', 'question 1', 'answer 1', 'question 2', 'answer 2', 'question 3', 'answer 3']);
+});
+
+test('an item JSON would give back as something else (a Map, a Set, NaN, a function, undefined in an array) is refused with INVALID_ITEM, nothing written; replaceHistory refuses options that are no object', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const session = new lib.EncryptedSession(new lib.IndexedDbSession('enc-json'), { key: key() });
+    await session.addItems([{ role: 'user', content: 'kept' }]);
+    const attempt = (f) => f().then(() => 'written', (e) => `${e.name} ${e.code} ${e.message}`);
+    const out = {};
+    const meta = { map: new Map([[1, 2]]), set: new Set(['a']), nan: NaN, infinite: Infinity, fn: () => 1, hole: [1, undefined] };
+    for (const [name, value] of Object.entries(meta)) out[name] = await attempt(() => session.addItems([{ role: 'user', content: 'x', meta: { [name]: value } }]));
+    // What JSON keeps as it is documented to: a Date as its text, a field set to undefined left out.
+    out.date = await attempt(() => session.addItems([{ role: 'user', content: 'dated', meta: { at: new Date(0) } }]));
+    out.options = await attempt(() => session.replaceHistory([{ role: 'user', content: 'replaced' }], 'x'));
+    out.archive = await attempt(() => session.replaceHistory([{ role: 'user', content: 'replaced' }], { archive: 'no' }));
+    out.items = (await session.getItems()).map((i) => [i.content, i.meta?.at]);
+    return out;
+  });
+  assert.match(r.fn, /^SessionError INVALID_ITEM addItems: an item holds what cannot be stored/);
+  for (const name of ['map', 'set', 'nan', 'infinite', 'hole']) assert.match(r[name], /^SessionError INVALID_ITEM items\[0\] cannot be written as JSON to be encrypted/, name);
+  assert.match(r.map, /Map/);
+  assert.equal(r.date, 'written');
+  assert.match(r.options, /^SessionError INVALID_OPTIONS replaceHistory: options must be an object/);
+  assert.match(r.archive, /^SessionError INVALID_OPTIONS replaceHistory: options\.archive must be a boolean/);
+  assert.deepEqual(r.items, [['kept', undefined], ['dated', '1970-01-01T00:00:00.000Z']]);
+});
+
 test('compaction over an EncryptedSession: a write made while it runs is never replaced, and the archive reads back decrypted', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {

@@ -18,7 +18,7 @@ use crate::backend::branch_js::{
     folded, invalid_turn, item_facts, session_usage_js, tool_usage_js, turn_usage_js, turns_js,
     usage_fields, usage_of, From,
 };
-use crate::backend::canonical::canonical;
+use crate::backend::canonical::{canonical, replaced_count};
 use crate::backend::js::{self, object};
 use crate::backend::metadata::{self, give_default_title};
 use crate::backend::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
@@ -1006,9 +1006,10 @@ pub(super) async fn replace_in(
         check_whole_history(t.session_id, expected, &stored)?;
     }
     let moved = if options.archive {
+        let replaced = replaced_count(&old, &items);
         let store = tx.store(ARCHIVE_STORE)?;
         let key = storage(t.session_id, id);
-        for (i, item) in old.iter().enumerate() {
+        for (i, item) in old[..replaced].iter().enumerate() {
             let entry = object(&[
                 ("sessionId", key.clone()),
                 ("position", ((archived + i as u64) as f64).into()),
@@ -1017,7 +1018,7 @@ pub(super) async fn replace_in(
             ]);
             store.put(&entry, None).map_err(|e| tx.fail(e))?;
         }
-        old.len() as u64
+        replaced as u64
     } else {
         0
     };

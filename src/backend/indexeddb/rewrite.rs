@@ -7,7 +7,7 @@ use js_sys::Array;
 use wasm_bindgen::JsValue;
 
 use crate::backend::args::ReplaceOptions;
-use crate::backend::canonical::canonical;
+use crate::backend::canonical::{canonical, replaced_count};
 use crate::backend::js::{self, object};
 use crate::backend::metadata::give_default_title;
 use crate::backend::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
@@ -278,8 +278,9 @@ pub async fn replace_history(
             check_whole_history(t.session_id, expected, &stored)?;
         }
         let archived = if options.archive {
+            let replaced = replaced_count(&old, &items);
             let store = tx.store(ARCHIVE_STORE)?;
-            for (i, item) in old.iter().enumerate() {
+            for (i, item) in old[..replaced].iter().enumerate() {
                 let entry = object(&[
                     ("sessionId", t.session_id.into()),
                     (
@@ -291,7 +292,7 @@ pub async fn replace_history(
                 ]);
                 store.put(&entry, None).map_err(|e| tx.fail(e))?;
             }
-            old.len() as u64
+            replaced as u64
         } else {
             0
         };
@@ -313,10 +314,10 @@ pub async fn replace_history(
             give_default_title(&record.stored, &items, 0, record.archived_count);
         }
         let placements = record.replace_all(&starts, archived, now)?;
-        match (read, options.archive) {
-            (true, true) => record.exchange_bytes(0, added),
-            (true, false) => record.exchange_bytes(js::items_size(old.iter()), added),
-            _ => record.bytes = resized(record.bytes, before, kept, added),
+        match read {
+            // (The items archived keep their bytes; the others are written again.)
+            true => record.exchange_bytes(js::items_size(old[archived as usize..].iter()), added),
+            false => record.bytes = resized(record.bytes, before, kept, added),
         }
         put_main_rows(tx, t, &record, &items, &placements, now)?;
         write_record(tx, &record)
