@@ -144,7 +144,10 @@ export function exportSessions(options) {
         // held is read again from its new record; one already sent in part (longer than a
         // session is held for) is a `failed` line after its rows, which the import reports.
         const { rows } = await readBackup({ ...base, sessionId, kind: 'session' });
-        if (rows.length === 0) return sent ? last + end : line({ deleted: { sessionId } });
+        // Deleted meanwhile: a line says so, after what of it went out (the pages read after the
+        // deletion were empty: with an end line, it read as a damaged session), which an
+        // import drops.
+        if (rows.length === 0) return line({ deleted: { sessionId } });
         // (A session deleted and made again under its id meanwhile has another `createdAt`.)
         if (rows[0].rewrites === record.rewrites && rows[0].createdAt === record.createdAt) return (held ?? []).join('') + last + end;
         // (Nothing of it sent yet, though no longer held: it is still read again.)
@@ -214,8 +217,31 @@ export function exportSessions(options) {
   );
 }
 
+/** What `linesOf` gives for a line whose bytes are not UTF-8 (a damaged file): its session fails,
+ * where a decoder that replaced them would import it with its text changed. */
+const NOT_UTF8 = Symbol('not UTF-8');
+
+/** The text of a line read in `parts` (strings, or bytes decoded here as one), or `NOT_UTF8`. */
+function lineText(parts, decoder) {
+  if (parts.every((p) => typeof p === 'string')) return parts.join('');
+  const bytes = parts.map((p) => (typeof p === 'string' ? new TextEncoder().encode(p) : p));
+  const all = new Uint8Array(bytes.reduce((n, b) => n + b.length, 0));
+  let at = 0;
+  for (const b of bytes) {
+    all.set(b, at);
+    at += b.length;
+  }
+  try {
+    return decoder.decode(all);
+  } catch {
+    return NOT_UTF8;
+  }
+}
+
 /** The lines of a backup given as a string, a Blob, or a stream of bytes or strings, with their
- * numbers (1-based); blank lines are skipped. */
+ * numbers (1-based); blank lines are skipped. Bytes are split into lines before they are
+ * decoded (a line end is never inside a character), so that bytes that are not UTF-8 cost only
+ * their line (`NOT_UTF8`). */
 async function* linesOf(source) {
   let number = 0;
   if (typeof source === 'string') {
@@ -236,7 +262,7 @@ async function* linesOf(source) {
     // A body read already, or locked by another reader.
     throw Object.assign(invalid(`the backup could not be read (${error?.message ?? error})`, 1), { cause: error });
   }
-  const decoder = new TextDecoder();
+  const decoder = new TextDecoder('utf-8', { fatal: true });
   // The line being read, in the pieces its chunks gave: only each new chunk is searched for a
   // line end, so a line of many megabytes (an image as a data URL) costs its length, not its
   // length times its chunks.
@@ -247,7 +273,11 @@ async function* linesOf(source) {
       let text;
       try {
         chunk = await reader.read();
-        text = chunk.done || typeof chunk.value === 'string' ? chunk.value : decoder.decode(chunk.value, { stream: true });
+        const value = chunk.value;
+        if (chunk.done || typeof value === 'string') text = value;
+        else if (ArrayBuffer.isView(value)) text = new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+        else if (value instanceof ArrayBuffer) text = new Uint8Array(value);
+        else throw new TypeError(`a chunk is neither bytes nor text (${value === null ? 'null' : typeof value})`);
       } catch (error) {
         // A stream that fails (a network error, an aborted upload), or gives what is neither
         // bytes nor text, is a backup cut short.
@@ -256,23 +286,23 @@ async function* linesOf(source) {
       if (chunk.done) break;
       let at = 0;
       let end;
-      while ((end = text.indexOf('\n', at)) >= 0) {
+      // (`\n`, or its byte, 10.)
+      while ((end = text.indexOf(typeof text === 'string' ? '\n' : 10, at)) >= 0) {
         parts.push(text.slice(at, end));
         at = end + 1;
-        const line = parts.join('');
+        const line = lineText(parts, decoder);
         parts = [];
         number += 1;
-        if (line.trim()) yield [line, number];
+        if (line === NOT_UTF8 || line.trim()) yield [line, number];
       }
       if (at < text.length) parts.push(text.slice(at));
     }
   } finally {
     reader.releaseLock();
   }
-  parts.push(decoder.decode());
-  const rest = parts.join('');
+  const rest = lineText(parts, decoder);
   number += 1;
-  if (rest.trim()) yield [rest, number];
+  if (rest === NOT_UTF8 || rest.trim()) yield [rest, number];
 }
 
 /**
@@ -354,6 +384,7 @@ export async function importSessions(source, options, { written = () => {}, arou
       report.lines = number;
       let value;
       try {
+        if (text === NOT_UTF8) throw new SyntaxError('its bytes are not UTF-8 text: the file is damaged');
         value = JSON.parse(text);
       } catch (e) {
         value = undefined;
@@ -384,6 +415,13 @@ export async function importSessions(source, options, { written = () => {}, arou
         if (session === null) session = { lines: [{ session: { id: sessionId } }], numbers: [number], error };
         else session.error = error;
         await finish();
+        continue;
+      }
+      if (value !== null && typeof value === 'object' && 'deleted' in value && session !== null && session.lines[0]?.session?.id === value.deleted?.sessionId) {
+        // A session sent page by page and deleted before its end: what of it came is dropped.
+        session = null;
+        gone += 1;
+        progress();
         continue;
       }
       if (value !== null && typeof value === 'object' && 'deleted' in value && session === null) {

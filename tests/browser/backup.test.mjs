@@ -118,7 +118,7 @@ test('an onProgress that throws is reported, and the import goes on to the last 
   assert.match(r.reported[0], /the progress bar is gone/);
 });
 
-test('a corrupt line rejects only its session, with its line number; the others are imported', async () => {
+test('a corrupt line (bytes that are not UTF-8 too) rejects only its session, with its line number; the others are imported', async () => {
   const { page } = await openHarness(env);
   await helpers(page);
   const r = await page.evaluate(async () => {
@@ -145,9 +145,13 @@ test('a corrupt line rejects only its session, with its line number; the others 
       blankId: (ls) => ls.map((l, i) => (i < firstOfB ? l : l.replaceAll('"sessionId":"b"', '"sessionId":" "').replace('"id":"b"', '"id":" "'))),
       blankUser: (ls) => ls.with(firstOfB, ls[firstOfB].replace('"userId":null', '"userId":""')),
     };
-    for (const [name, corrupt] of Object.entries(cases)) {
+    // Bytes that are not UTF-8 in an item of b (a damaged file), read from a Blob.
+    const bytes = new TextEncoder();
+    const damaged = new Blob(lines.flatMap((l, i) => [...(i === itemOfB ? l.split('hi b').flatMap((part, k) => (k ? [new Uint8Array([0xff, 0xfe]), part] : [part])) : [l]), '\n']).map((p) => (typeof p === 'string' ? bytes.encode(p) : p)));
+    for (const [name, corrupt] of [...Object.entries(cases), ['damaged', () => damaged]]) {
       const dbName = `corrupt-to-${name}`;
-      const report = await lib.importSessions(corrupt(lines).join('\n'), { dbName });
+      const source = corrupt(lines);
+      const report = await lib.importSessions(source instanceof Blob ? source : source.join('\n'), { dbName });
       outcomes[name] = {
         imported: report.imported,
         failed: report.failed.map((e) => ({ name: e.name, code: e.code, line: e.line, sessionId: e.sessionId, message: e.message })),
@@ -181,6 +185,8 @@ test('a corrupt line rejects only its session, with its line number; the others 
   assert.equal(r.outcomes.blankUser.failed[0].line, r.recordLine);
   assert.match(r.outcomes.blankUser.failed[0].message, /userId must be a non-empty string/);
   assert.equal(r.outcomes.json.failed[0].sessionId, 'b');
+  assert.equal(r.outcomes.damaged.failed[0].line, r.itemLine);
+  assert.match(r.outcomes.damaged.failed[0].message, /its bytes are not UTF-8 text: the file is damaged/);
 });
 
 test('a backup that is not one is refused whole; a cut-short one loses only its last session', async () => {
@@ -929,7 +935,7 @@ test('an item popped while its session is being exported: the session is read ag
   assert.deepEqual(r.now, ['one', 'two']);
 });
 
-test('a session sent page by page and rewritten while it is exported: its place ends in a failed line, and the import writes nothing of it; rewritten only after its last page went out, it is whole', async () => {
+test('a session sent page by page and rewritten while it is exported: its place ends in a failed line, and the import writes nothing of it; rewritten only after its last page went out, it is whole; deleted, its place ends in a deleted line, dropped by the import', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     // 800 items of 3 KB: more than a session is held for, so its first page goes out alone.
@@ -946,8 +952,9 @@ test('a session sent page by page and rewritten while it is exported: its place 
       // Read on to the long session's last item, where the edit is to come after every row of it
       // was read (the reader may take its time over the rest).
       while (edit === 'after' && !text.includes('"content":"799 ')) text += decoder.decode((await reader.read()).value);
-      // Another tab edits the whole chat: its items are other items from then on.
-      await new lib.IndexedDbSession('long', from).replaceHistory(items.map((item) => ({ ...item, content: `edited ${item.content}` })), { archive: false });
+      // Another tab edits the whole chat: its items are other items from then on. Or deletes it.
+      if (edit === 'delete') await lib.deleteSession('long', from);
+      else await new lib.IndexedDbSession('long', from).replaceHistory(items.map((item) => ({ ...item, content: `edited ${item.content}` })), { archive: false });
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
@@ -959,15 +966,28 @@ test('a session sent page by page and rewritten while it is exported: its place 
       return {
         sentFirst,
         failedLine: text.split('\n').filter((l) => l.startsWith('{"failed"')).map((l) => JSON.parse(l).failed.code),
+        deletedLine: text.split('\n').filter((l) => l.startsWith('{"deleted"')).length,
+        stored: (await lib.listSessions(to)).map((s) => s.sessionId),
         imported: report.imported,
         failed: report.failed.map((e) => [e.sessionId, e.code, e.message]),
         copied: copied.length,
         edited: copied.filter((i) => i.content.startsWith('edited')).length,
       };
     };
-    return { during: await exportEditing('export-streamed-rewritten', 'during'), after: await exportEditing('export-streamed-rewritten-after', 'after') };
+    return {
+      during: await exportEditing('export-streamed-rewritten', 'during'),
+      after: await exportEditing('export-streamed-rewritten-after', 'after'),
+      deleted: await exportEditing('export-streamed-deleted', 'delete'),
+    };
   });
-  const { during, after } = r;
+  const { during, after, deleted } = r;
+  // Deleted after part of it went out: a line says so, and the import drops it without a failure.
+  assert.ok(deleted.sentFirst > 0 && deleted.sentFirst < 800);
+  assert.equal(deleted.deletedLine, 1);
+  assert.deepEqual(deleted.failedLine, []);
+  assert.deepEqual(deleted.failed, []);
+  assert.deepEqual(deleted.imported, ['short']);
+  assert.deepEqual(deleted.stored, ['short']);
   assert.ok(during.sentFirst > 0 && during.sentFirst < 800, `part of it went out before the edit (${during.sentFirst} items)`);
   assert.deepEqual(during.failedLine, ['SESSION_BUSY']);
   assert.deepEqual(during.imported, ['short']);
