@@ -4,7 +4,7 @@
 // `restoreSession`); this file only frames lines.
 import { listSessionRecords } from './agent_sessions.js';
 import { extras } from './load_extras.js';
-import { optionsOf, sessionError } from './errors.js';
+import { checkTarget, optionsOf, sessionError } from './errors.js';
 import { callListener } from './events.js';
 import { LONGEST } from './copy.js';
 
@@ -47,17 +47,6 @@ function invalid(message, line) {
 export async function sessionRecords(options) {
   const records = await listSessionRecords(options);
   return options?.userId === null ? records.filter((r) => r.userId == null) : records;
-}
-
-/** Refuses a `userId` that is not a non-empty string or null, and a `dbName` that is not a
- * non-empty string, for `call`. */
-function checkTarget(userId, dbName, call) {
-  if (userId !== undefined && userId !== null && !(typeof userId === 'string' && userId.trim() !== '')) {
-    throw sessionError('INVALID_USER_ID', `${call}: options.userId must be a non-empty string or null, got ${typeof userId === 'string' ? JSON.stringify(userId) : typeof userId}`);
-  }
-  if (dbName != null && !(typeof dbName === 'string' && dbName !== '')) {
-    throw sessionError('INVALID_OPTIONS', `${call}: options.dbName must be a non-empty string, got ${typeof dbName === 'string' ? '""' : typeof dbName}`);
-  }
 }
 
 /**
@@ -344,7 +333,10 @@ export async function importSessions(source, options, { written = () => {}, arou
     const s = session;
     session = null;
     if (s.error) {
-      s.error.sessionId = s.lines[0]?.session?.id;
+      // (Its record's id, else, where its own line was damaged, the id its end line or a row
+      // names: a UI can still say which chat failed.)
+      const named = s.lines.map((l) => l?.end?.sessionId ?? (l && typeof l === 'object' ? Object.values(l)[0]?.sessionId : undefined));
+      s.error.sessionId = s.lines[0]?.session?.id ?? named.map((id) => (Array.isArray(id) ? id[0] : id)).find((id) => typeof id === 'string');
       report.failed.push(s.error);
     } else {
       // (The module writes the record it is given: read its id and owner first.)
@@ -396,11 +388,15 @@ export async function importSessions(source, options, { written = () => {}, arou
         continue;
       }
       if (header === null) {
-        if (value?.format !== BACKUP_FORMAT || typeof value.version !== 'number') {
+        // (A version is a whole number from 1; the count of sessions, where given, one from 0.)
+        if (value?.format !== BACKUP_FORMAT || !(Number.isInteger(value.version) && value.version >= 1)) {
           throw invalid(`line ${number} is not the header of an agent-sessions backup`, number);
         }
         if (value.version > BACKUP_VERSION) {
           throw invalid(`the backup has format version ${value.version}, newer than ${BACKUP_VERSION} that this version of agent-sessions reads: upgrade agent-sessions`, number);
+        }
+        if (!(value.sessions === undefined || (Number.isInteger(value.sessions) && value.sessions >= 0))) {
+          throw invalid(`line ${number} is not the header of an agent-sessions backup (its count of sessions is no whole number)`, number);
         }
         header = value;
         continue;

@@ -3,7 +3,7 @@
 // device (non-extractable); and retention for whole sessions. All the cryptography is the
 // browser's (crypto.subtle): this file only arranges it.
 import { recordStore } from './records.js';
-import { optionsOf, sessionError } from './errors.js';
+import { checkTarget, optionsOf, sessionError } from './errors.js';
 import { copiedArguments, LONGEST } from './copy.js';
 import { endListeners, wrappedSubscribe } from './events.js';
 
@@ -68,6 +68,13 @@ function keyMaterial(key) {
       bytes = fromBase64(key.trim());
     } catch {
       throw sessionError('INVALID_KEY', 'options.key is a string that is not base64');
+    }
+    // Only the base64 of the bytes as an encoder writes it, with or without its padding: a
+    // passphrase of 43 letters and digits decodes to 32 bytes (used unstretched), but its last
+    // character is one an encoder writes there only once in 16. A passphrase goes through
+    // deriveKeyFromPassphrase.
+    if (bytes.length === 32 && btoa(String.fromCharCode(...bytes)).replace(/=/g, '') !== key.replace(/[\s=]/g, '')) {
+      throw sessionError('INVALID_KEY', 'options.key is a string that is not the base64 of 32 bytes as an encoder writes it; a passphrase goes through deriveKeyFromPassphrase');
     }
   } else if (key instanceof Uint8Array || key instanceof ArrayBuffer) {
     bytes = new Uint8Array(key).slice();
@@ -260,7 +267,13 @@ export class EncryptedSession {
     const material = keyMaterial(key);
     this.#inner = inner;
     this.#ttl = ttl;
-    this.#now = now;
+    // A clock that gives something else (a `Date`) would store times no TTL reads: the call that
+    // reads it is refused, nothing written.
+    this.#now = () => {
+      const t = now();
+      if (typeof t !== 'number' || !Number.isFinite(t)) throw sessionError('INVALID_OPTIONS', `options.now must return milliseconds since the epoch, a finite number; it returned ${typeof t === 'number' ? t : t === null ? 'null' : typeof t}`);
+      return t;
+    };
     this.#onUndecryptable = onUndecryptable;
     this.#key = null;
     this.#keyGiven = material;
@@ -477,6 +490,8 @@ export class EncryptedSession {
    * the item read, so another tab's write in between is never removed. */
   popItem() {
     return this.#write(async () => {
+      // (The clock is read before anything is removed: one that gives no number refuses the pop.)
+      this.#now();
       const key = await this.#sessionKey();
       // (Only the times another tab wrote in between count against trying again: the expired
       // items removed on the way do not.)
@@ -907,8 +922,16 @@ const keys = recordStore('agent-sessions-keys', 'keys');
 /** The record id of a database's user's device key, from the options of `what` (an object: a
  * user id given alone, `deviceKey('ann')`, was taken for no options, the key of the sessions
  * without a user). */
-const keyId = (options, what) => {
-  const { dbName = 'agent-sessions', userId = null } = optionsOf(options, what);
+const keyId = (options, what, made = true) => {
+  const given = optionsOf(options, what);
+  // A misspelt option (`userID`) would be the key of the sessions without a user: refused. So
+  // are a user id or database name no session takes, where a key is made or stored under them
+  // (`loadDeviceKey` and `forgetDeviceKey` still reach one an earlier version stored so).
+  for (const name of Object.keys(given)) {
+    if (name !== 'dbName' && name !== 'userId') throw sessionError('INVALID_OPTIONS', `${what}: options.${name} is not an option (dbName, userId)`);
+  }
+  const { dbName = 'agent-sessions', userId = null } = given;
+  if (made) checkTarget(userId, dbName, what);
   return JSON.stringify([dbName, userId]);
 };
 
@@ -959,11 +982,11 @@ export async function storeDeviceKey(key, options) {
 
 /** The device key of a database's user, or `null` when this device has none. */
 export async function loadDeviceKey(options) {
-  const entry = await keys.get(keyId(options, 'loadDeviceKey'));
+  const entry = await keys.get(keyId(options, 'loadDeviceKey', false));
   return entry?.key ?? null;
 }
 
 /** Forgets the device key of a database's user: what it encrypted can no longer be read here. */
 export async function forgetDeviceKey(options) {
-  await keys.delete(keyId(options, 'forgetDeviceKey'));
+  await keys.delete(keyId(options, 'forgetDeviceKey', false));
 }

@@ -15,3 +15,14 @@ export function optionsOf(options, what) {
   }
   return options;
 }
+
+/** Refuses a `userId` that is not a non-empty string or null, and a `dbName` that is not a
+ * non-empty string, for `call`. */
+export function checkTarget(userId, dbName, call) {
+  if (userId !== undefined && userId !== null && !(typeof userId === 'string' && userId.trim() !== '')) {
+    throw sessionError('INVALID_USER_ID', `${call}: options.userId must be a non-empty string or null, got ${typeof userId === 'string' ? JSON.stringify(userId) : typeof userId}`);
+  }
+  if (dbName != null && !(typeof dbName === 'string' && dbName !== '')) {
+    throw sessionError('INVALID_OPTIONS', `${call}: options.dbName must be a non-empty string, got ${typeof dbName === 'string' ? '""' : typeof dbName}`);
+  }
+}

@@ -531,6 +531,7 @@ export async function storageEstimate(options = {}) {
 export async function importSessions(source, options) {
   const dbName = optionsOf(options, 'importSessions').dbName ?? 'agent-sessions';
   const synced = mayKeepSyncState(); // whether there is sync state to forget, asked once
+  let copies = null;
   // (Not awaited by an import that fails first.)
   synced.catch(() => {});
   return importBackup(source, options, {
@@ -539,9 +540,24 @@ export async function importSessions(source, options) {
       // (Where the sync state's own database fails, a round over the session fails as well.)
       if (await synced) await forgetSyncState(dbName, sessionId).catch(() => {});
     },
-    // Each session is written, and its state forgotten, while no sync round of it runs (the
-    // backup's id: a renamed session goes under a new one, which no round follows yet).
-    around: (sessionId, write) => withoutSyncRound(dbName, sessionId, write, synced),
+    // Each session is written, and its state forgotten, while no sync round of it runs: under
+    // the backup's id, and with 'replace' under each earlier copy of it too (`chat-2`, listed
+    // once), which a restore replaces where it is the same session (a new copy goes under an
+    // id no round follows yet). The locks are taken in order of their ids.
+    around: async (sessionId, write) => {
+      let ids = [sessionId];
+      if (options?.onConflict === 'replace' && (await synced)) {
+        // (A listing that failed is asked again by the next session's write.)
+        copies ??= sessionRecords({ dbName }).catch((error) => {
+          copies = null;
+          throw error;
+        });
+        const copy = (id) => id.startsWith(`${sessionId}-`) && /^\d+$/.test(id.slice(sessionId.length + 1));
+        ids = [sessionId, ...(await copies).map((r) => r.id).filter(copy)].sort();
+      }
+      const run = (i) => (i === ids.length ? write() : withoutSyncRound(dbName, ids[i], () => run(i + 1), synced));
+      return run(0);
+    },
   }).catch(quotaError);
 }
 

@@ -77,7 +77,7 @@ impl Compactor {
         // compaction of the window alone would be refused by the write (or, over a session
         // without `replaceHistory`, replace the whole history by it).
         let every = JsValue::from_f64(crate::core::session::MAX_SAFE_INTEGER as f64);
-        let stored = call_session(session, "getItems", &[every]).await?;
+        let stored = call_session(session, "getItems", std::slice::from_ref(&every)).await?;
         if !js::is_array(&stored).unwrap_or(false) {
             return Err(invalid_session(format!(
                 "session.getItems() must resolve to an array, got {}",
@@ -133,23 +133,52 @@ impl Compactor {
                 (items.iter().map(json_to_js).collect(), usage)
             }
         };
-        if let Err(e) = self.write(session, &compacted, &stored).await {
+        let (mut compacted, mut stored, mut read) = (compacted, stored, items);
+        let mut tries = 0;
+        while let Err(e) = self.write(session, &compacted, &stored).await {
             // Written to since it was read (another tab's turn), or its branch deleted meanwhile
-            // (a refused `replaceHistory`: nothing changed): the next turn compacts again. Not a
-            // failure of the run that asked (the SDK's `run()` rejects on one, its answer saved).
+            // (a refused `replaceHistory`: nothing changed). Not a failure of the run that asked
+            // (the SDK's `run()` rejects on one, its answer saved): `None`, and the next turn
+            // compacts again.
             let code = match &e {
                 RunError::Thrown(reason) => {
                     js::get(reason, "code").ok().and_then(|c| c.as_string())
                 }
                 _ => None,
             };
-            let refused = code.as_deref() == Some(SessionErrorCode::SuffixMismatch.as_str())
-                || (code.as_deref() == Some(SessionErrorCode::BranchNotFound.as_str())
-                    && has_method(session, "replaceHistory"));
-            return if refused { Ok(None) } else { Err(e) };
+            let mismatch = code.as_deref() == Some(SessionErrorCode::SuffixMismatch.as_str());
+            let gone = code.as_deref() == Some(SessionErrorCode::BranchNotFound.as_str())
+                && has_method(session, "replaceHistory");
+            if !mismatch && !gone {
+                return Err(e);
+            }
+            // Whole turns added meanwhile (a chat that went on while its summary was made) go
+            // after the compacted history, which is written again, with no new request: where
+            // the history still starts with what was read, and no question of it awaits its
+            // answer (a run saving it would fail).
+            tries += 1;
+            if gone || tries > 3 {
+                return Ok(None);
+            }
+            // (A read that fails, its branch deleted since, say: refused as well.)
+            let Ok(again) = call_session(session, "getItems", std::slice::from_ref(&every)).await
+            else {
+                return Ok(None);
+            };
+            let (Ok(Value::Array(now)), Ok(added)) = (
+                js_to_json(&again, "the session's items"),
+                js::elements(&again),
+            ) else {
+                return Ok(None);
+            };
+            if now.len() <= read.len() || now[..read.len()] != read[..] || awaits_answer(&now) {
+                return Ok(None);
+            }
+            compacted.extend(added.iter().skip(read.len()).cloned());
+            (stored, read) = (again, now);
         }
         Ok(Some(Compacted {
-            items_before: items.len(),
+            items_before: read.len(),
             items_after: compacted.len(),
             usage,
         }))

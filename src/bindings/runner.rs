@@ -392,7 +392,8 @@ export interface CompactionResult {
  * through). `runCompaction()` compacts when the trigger says so (always with `force`); this
  * package's runner calls it after each finished turn, in the background, and so does the SDK's
  * `run()`. Over this package's sessions the replacement is one transaction, refused if the
- * history changed meanwhile, and the replaced items move to the archive (over a
+ * history changed meanwhile (whole turns added meanwhile go after the compacted history, written
+ * again), and the replaced items move to the archive (over a
  * `SyncedSession`, on the device, the remote following on the next round). A conversation the
  * Conversations API keeps (`OpenAIConversationsSession`, ours or the SDK's) is refused
  * (`INVALID_SESSION`): a compaction would clear it, deleting the conversation on every device.
@@ -409,8 +410,10 @@ export class CompactionSession {
   addItems(items: readonly object[]): Promise<void>;
   popItem<T extends object = Item>(): Promise<T | undefined>;
   clearSession(): Promise<void>;
-  /** `null` when nothing was done: not due, or refused because the history was written to
-   * since it was read (nothing changed; the next turn compacts again). */
+  /** `null` when nothing was done: not due or nothing to replace, or refused because the history
+   * was written to since it was read other than by whole turns added after it (nothing changed;
+   * the next turn compacts again). Whole turns added meanwhile go after the compacted history,
+   * and `itemsBefore` and `itemsAfter` count them. */
   runCompaction(args?: { force?: boolean }): Promise<CompactionResult | null>;
   /** The archive of the wrapped session (`[]` where it keeps none). */
   getArchivedItems<T extends object = Item>(options?: ArchiveWindow): Promise<T[]>;

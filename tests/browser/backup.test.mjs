@@ -144,6 +144,8 @@ test('a corrupt line (bytes that are not UTF-8 too) rejects only its session, wi
       // Ids no call could name: the session would be one nothing opens, deletes or exports.
       blankId: (ls) => ls.map((l, i) => (i < firstOfB ? l : l.replaceAll('"sessionId":"b"', '"sessionId":" "').replace('"id":"b"', '"id":" "'))),
       blankUser: (ls) => ls.with(firstOfB, ls[firstOfB].replace('"userId":null', '"userId":""')),
+      // b's own line broken: the failure still names b, from its rows.
+      sessionLine: (ls) => ls.with(firstOfB, ls[firstOfB].slice(0, -3)),
     };
     // Bytes that are not UTF-8 in an item of b (a damaged file), read from a Blob.
     const bytes = new TextEncoder();
@@ -185,6 +187,8 @@ test('a corrupt line (bytes that are not UTF-8 too) rejects only its session, wi
   assert.equal(r.outcomes.blankUser.failed[0].line, r.recordLine);
   assert.match(r.outcomes.blankUser.failed[0].message, /userId must be a non-empty string/);
   assert.equal(r.outcomes.json.failed[0].sessionId, 'b');
+  assert.equal(r.outcomes.sessionLine.failed[0].sessionId, 'b', 'named by its rows');
+  assert.equal(r.outcomes.sessionLine.failed[0].line, r.recordLine);
   assert.equal(r.outcomes.damaged.failed[0].line, r.itemLine);
   assert.match(r.outcomes.damaged.failed[0].message, /its bytes are not UTF-8 text: the file is damaged/);
 });
@@ -234,6 +238,10 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
       notJson: await refused('hello\n'),
       other: await refused('{"format":"something-else","version":1}\n'),
       newer: await refused('{"format":"agent-sessions-backup","version":99}\n'),
+      // A version or a count of sessions no export writes.
+      versionZero: await refused('{"format":"agent-sessions-backup","version":0,"sessions":0}\n'),
+      versionFraction: await refused('{"format":"agent-sessions-backup","version":0.5,"sessions":0}\n'),
+      negativeCount: await refused('{"format":"agent-sessions-backup","version":1,"sessions":-1}\n'),
       empty: await refused(''),
       options: await refused('', { onConflict: 'merge' }),
       bigint: await refused('', { onConflict: 10n }),
@@ -241,7 +249,7 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
       stored: (await lib.listSessions({ dbName: 'cut-to' })).map((s) => s.sessionId),
     };
   });
-  for (const key of ['notJson', 'other', 'newer', 'empty']) {
+  for (const key of ['notJson', 'other', 'newer', 'empty', 'versionZero', 'versionFraction', 'negativeCount']) {
     assert.equal(r[key]?.code, 'IMPORT_INVALID', key);
     assert.equal(r[key].line, 1, key);
   }

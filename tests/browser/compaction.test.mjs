@@ -472,6 +472,38 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
     assert.deepEqual(r.archived, []);
   });
 
+  test('a whole turn written in the middle of a compaction goes after the compacted history, with no second request; a pop or a question waiting for its answer wins: the compaction is refused (null), nothing is lost', async () => {
+    model.script({ text: 'summary one', waitMs: 400 }, { text: 'summary two', waitMs: 400 });
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const out = {};
+        for (const [name, meanwhile] of [
+          ['turn', (s) => s.addItems([{ role: 'user', content: 'meanwhile' }, { role: 'assistant', content: 'its answer' }])],
+          ['pop', (s) => s.popItem()],
+        ]) {
+          const inner = new lib.IndexedDbSession(`${id}-${name}`);
+          await inner.addItems(history);
+          const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm', keepTurns: 1 });
+          const compaction = session.runCompaction({ force: true });
+          await new Promise((ok) => setTimeout(ok, 100));
+          // Another tab (another object) writes while the model is summarising.
+          await meanwhile(new lib.IndexedDbSession(`${id}-${name}`));
+          const done = await compaction;
+          out[name] = { done: done && [done.itemsBefore, done.itemsAfter], history: (await inner.getItems()).map((i) => (typeof i.content === 'string' ? i.content : i.type)), archived: (await inner.getArchivedItems()).length };
+        }
+        return out;
+      },
+      { id: fresh('race-turn'), history: HISTORY },
+    );
+    assert.deepEqual(r.turn.done, [22, 7]);
+    assert.deepEqual(r.turn.history, ['Summary of the earlier conversation:\nsummary one', 'question 4', 'function_call', 'function_call_result', 'message', 'meanwhile', 'its answer']);
+    assert.equal(r.turn.archived, 16, 'what it replaced; neither the kept turn nor the new one');
+    assert.equal(r.pop.done, null);
+    assert.equal(r.pop.history.length, HISTORY.length - 1, 'the pop stands');
+    assert.equal(r.pop.archived, 0);
+    assert.equal(model.requests.length, 2, 'one request each');
+  });
+
   test('a write in the middle of a compaction wins: the compaction is refused (null), nothing is lost', async () => {
     model.script({ text: 'a summary', waitMs: 400 });
     const r = await inPage(
@@ -537,9 +569,11 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
         const session = new lib.CompactionSession(synced, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
         const compaction = session.runCompaction({ force: true });
         await new Promise((ok) => setTimeout(ok, 100));
-        // Another tab writes (or a sync round pulls another device's turn) while the model summarises.
-        await new lib.IndexedDbSession(id).addItems([{ role: 'user', content: 'meanwhile' }, { role: 'assistant', content: 'its answer' }]);
+        // Another tab writes (or a sync round pulls another device's turn) while the model
+        // summarises: a question, whose answer is still to come.
+        await new lib.IndexedDbSession(id).addItems([{ role: 'user', content: 'meanwhile' }]);
         const raced = await compaction;
+        await new lib.IndexedDbSession(id).addItems([{ role: 'assistant', content: 'its answer' }]);
         const afterRace = (await local.getItems()).length;
         const done = await session.runCompaction({ force: true });
         const items = await local.getItems();

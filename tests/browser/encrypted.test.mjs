@@ -599,6 +599,36 @@ test('bad input: keys of the wrong size or type, a bad ttl, a non-session; a fai
   assert.equal(r.written, 0);
 });
 
+test('device key options no session takes are refused (a misspelt userId was the shared key), a passphrase is no key, and a clock that gives no number refuses the write', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const attempt = (f) => Promise.resolve().then(f).then(() => 'done', (e) => `${e.name} ${e.code} ${e.message}`);
+    const inner = new lib.IndexedDbSession('enc-clock');
+    const dated = new lib.EncryptedSession(inner, { key: key(), ttl: 60, now: () => new Date() });
+    return {
+      misspelt: await attempt(() => lib.deviceKey({ userID: 'ann' })),
+      forget: await attempt(() => lib.forgetDeviceKey({ userID: 'ann' })),
+      numberUser: await attempt(() => lib.deviceKey({ userId: 42 })),
+      blankDb: await attempt(() => lib.createDeviceKey({ dbName: '' })),
+      passphrase: await attempt(() => new lib.EncryptedSession(inner, { key: 'correcthorsebatterystaple0123456789abcdefgh' })),
+      rawKey: await attempt(() => new lib.EncryptedSession(inner, { key: btoa(String.fromCharCode(...new Uint8Array(32).fill(7))) })),
+      // (Without its padding, as base64url encoders and some tools write it.)
+      unpadded: await attempt(() => new lib.EncryptedSession(inner, { key: btoa(String.fromCharCode(...new Uint8Array(32).fill(7))).replace(/=+$/, '') })),
+      clock: await attempt(() => dated.addItems([{ role: 'user', content: 'x' }])),
+      stored: (await inner.getItems()).length,
+    };
+  });
+  assert.match(r.misspelt, /^SessionError INVALID_OPTIONS deviceKey: options\.userID is not an option \(dbName, userId\)/);
+  assert.match(r.forget, /^SessionError INVALID_OPTIONS forgetDeviceKey: options\.userID/);
+  assert.match(r.numberUser, /^SessionError INVALID_USER_ID deviceKey: options\.userId must be a non-empty string or null/);
+  assert.match(r.blankDb, /^SessionError INVALID_OPTIONS createDeviceKey: options\.dbName must be a non-empty string/);
+  assert.match(r.passphrase, /^SessionError INVALID_KEY options\.key is a string that is not the base64 of 32 bytes as an encoder writes it; a passphrase goes through deriveKeyFromPassphrase/);
+  assert.equal(r.rawKey, 'done');
+  assert.equal(r.unpadded, 'done');
+  assert.match(r.clock, /^SessionError INVALID_OPTIONS options\.now must return milliseconds since the epoch, a finite number; it returned object/);
+  assert.equal(r.stored, 0);
+});
+
 test('a summary over an EncryptedSession hands on the turns it keeps as they are stored (not encrypted again) and archives only what it replaced', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
@@ -623,6 +653,44 @@ test('a summary over an EncryptedSession hands on the turns it keeps as they are
   assert.deepEqual(r.history.slice(1), ['question 4', 'answer 4', 'question 5', 'answer 5']);
   assert.equal(r.keptAsStored, true, 'the kept items are the same ciphertext');
   assert.deepEqual(r.archived, ['question 0', 'answer 0', 'question 1', 'answer 1', 'question 2', 'answer 2', 'question 3', 'answer 3']);
+});
+
+test('a whole turn written through an EncryptedSession while its summary is made goes after the summary, as it is stored', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const inner = new lib.IndexedDbSession('enc-summary-race');
+    const k = key();
+    const session = new lib.EncryptedSession(inner, { key: k });
+    const history = [];
+    for (let i = 0; i < 6; i++) history.push({ role: 'user', content: `question ${i}` }, { role: 'assistant', content: `answer ${i}` });
+    await session.addItems(history);
+    let started;
+    const asked = new Promise((ok) => (started = ok));
+    let release;
+    const released = new Promise((ok) => (release = ok));
+    const fetch = async () => {
+      started();
+      await released;
+      return new Response(JSON.stringify({ id: 's', choices: [{ message: { role: 'assistant', content: 'six questions' } }] }), { headers: { 'content-type': 'application/json' } });
+    };
+    const compaction = new lib.CompactionSession(session, { runner: new lib.Runner({ baseUrl: 'https://api.example/v1', fetch }), model: 'm', keepTurns: 1 });
+    const done = compaction.runCompaction({ force: true });
+    await asked;
+    await new lib.EncryptedSession(new lib.IndexedDbSession('enc-summary-race'), { key: k }).addItems([{ role: 'user', content: 'meanwhile' }, { role: 'assistant', content: 'its answer' }]);
+    const written = (await inner.getItems()).slice(-2);
+    release();
+    const result = await done;
+    return {
+      result: result && [result.itemsBefore, result.itemsAfter],
+      history: (await session.getItems()).map((i) => i.content),
+      sameCiphertext: JSON.stringify((await inner.getItems()).slice(-2)) === JSON.stringify(written),
+      archived: (await compaction.getArchivedItems()).length,
+    };
+  });
+  assert.deepEqual(r.result, [14, 5]);
+  assert.deepEqual(r.history.slice(1), ['question 5', 'answer 5', 'meanwhile', 'its answer']);
+  assert.equal(r.sameCiphertext, true, 'the turn written meanwhile is stored as it was');
+  assert.equal(r.archived, 10);
 });
 
 test('an item JSON would give back as something else (a Map, a Set, NaN, a function, undefined in an array) is refused with INVALID_ITEM, nothing written; replaceHistory refuses options that are no object', async () => {
@@ -671,10 +739,11 @@ test('compaction over an EncryptedSession: a write made while it runs is never r
     const compaction = new lib.CompactionSession(session, { runner: new lib.Runner({ baseUrl: 'https://api.example/v1', apiKey: 'k', fetch, api: 'responses' }), model: 'm', strategy: 'responses' });
     const first = compaction.runCompaction({ force: true }).then((done) => (done ? 'compacted' : 'refused'), (e) => `${e.name} ${e.code}`);
     await asked;
-    // A whole turn (a question alone would be a run under way, which no compaction replaces).
-    await session.addItems([{ role: 'user', content: 'written meanwhile' }, { role: 'assistant', content: 'and its answer' }]);
+    // A question, its answer still to come (a whole turn would go after the compacted history).
+    await session.addItems([{ role: 'user', content: 'written meanwhile' }]);
     release();
     const raced = await first;
+    await session.addItems([{ role: 'assistant', content: 'and its answer' }]);
     const afterRace = (await session.getItems()).map((i) => i.content);
     const second = compaction.runCompaction({ force: true }).then(() => 'compacted', (e) => `${e.name} ${e.code}`);
     await new Promise((ok) => setTimeout(ok, 50));

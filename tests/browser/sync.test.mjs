@@ -1149,6 +1149,45 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a backup restored with replace over an earlier copy of it (renamed, another owner holding its id) that is synced waits for a round of the copy', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async (gatedRemote) => {
+      const { inner, remote, hold, reached, release } = eval(gatedRemote)('remote-of-copy');
+      const text = (items) => items.map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
+      await new lib.IndexedDbSession('copied-chat', { dbName: 'copies-from', userId: 'ann' }).addItems([{ role: 'user', content: 'q1' }, { role: 'user', content: 'a1' }]);
+      const backup = await new Response(lib.exportSessions({ dbName: 'copies-from' })).text();
+      // Here, bob holds the id: ann's session comes in as a copy.
+      await new lib.IndexedDbSession('copied-chat', { userId: 'bob' }).addItems([{ role: 'user', content: "bob's" }]);
+      const first = await lib.importSessions(backup, { onConflict: 'replace' });
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('copied-chat-2', { userId: 'ann' }), remote, { syncOnOpen: false, retryDelayMs: 60_000 });
+      await synced.addItems([{ role: 'user', content: 'q2' }, { role: 'user', content: 'a2' }]);
+      await synced.sync();
+      const before = text(await inner.getItems());
+      hold();
+      const round = synced.sync();
+      await reached();
+      let imported = false;
+      const restore = lib.importSessions(backup, { onConflict: 'replace' }).then((report) => ((imported = true), report));
+      await new Promise((ok) => setTimeout(ok, 100));
+      const importedDuringRound = imported;
+      release();
+      await round;
+      const report = await restore;
+      await synced.sync();
+      await synced.sync();
+      const result = { renamed: first.renamed, before, importedDuringRound, replaced: report.replaced, remote: text(await inner.getItems()), local: text(await synced.getItems()) };
+      synced.close();
+      return result;
+    }, gatedRemote);
+    assert.deepEqual(r.renamed, [{ from: 'copied-chat', sessionId: 'copied-chat-2' }]);
+    assert.deepEqual(r.before, ['q1', 'a1', 'q2', 'a2']);
+    assert.deepEqual(r.replaced, ['copied-chat-2']);
+    assert.equal(r.importedDuringRound, false, 'the import waited for the round of the copy');
+    assert.deepEqual(r.remote, ['q1', 'a1', 'q2', 'a2'], 'nothing deleted on the remote');
+    assert.deepEqual(r.local, ['q1', 'a1', 'q2', 'a2'], 'the items after the backup pulled back here');
+    await a.context.close();
+  });
+
   test('a synced session deleted here while a round of it is under way, or while its SyncedSession stays open (another tab’s), deletes nothing on the remote and is not pulled back: the delete waits for the round; written again, it is compared afresh', async () => {
     const a = await device();
     const r = await a.page.evaluate(async (gatedRemote) => {
