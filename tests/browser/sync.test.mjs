@@ -1113,78 +1113,56 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
-  test('a backup restored over a synced session while a round of it is under way deletes nothing on the remote: the import waits for the round, and the items after the backup are pulled back', async () => {
+  test('a backup restored over a synced session while a round of it is under way deletes nothing on the remote: the import waits for the round, and the items after the backup are pulled back; so does one restored with replace over an earlier copy of it (renamed, another owner holding its id)', async () => {
     const a = await device();
     const r = await a.page.evaluate(async (gatedRemote) => {
-      const { inner, remote, hold, reached, release } = eval(gatedRemote)('remote-restored');
       const text = (items) => items.map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
-      const synced = new lib.SyncedSession(new lib.IndexedDbSession('restored-mid-round'), remote, { syncOnOpen: false, retryDelayMs: 60_000 });
-      await synced.addItems([{ role: 'user', content: 'q1' }, { role: 'user', content: 'a1' }]);
-      await synced.sync();
-      const backup = await new Response(lib.exportSessions({ sessionIds: ['restored-mid-round'] })).text();
-      await synced.addItems([{ role: 'user', content: 'q2' }, { role: 'user', content: 'a2' }]);
-      await synced.sync();
-      const before = text(await inner.getItems());
-      hold();
-      const round = synced.sync();
-      await reached();
-      let imported = false;
-      const restore = lib.importSessions(backup, { onConflict: 'replace' }).then((report) => ((imported = true), report));
-      await new Promise((ok) => setTimeout(ok, 100));
-      const importedDuringRound = imported;
-      release();
-      await round;
-      const report = await restore;
-      await synced.sync();
-      await synced.sync();
-      const result = { before, importedDuringRound, replaced: report.replaced, remote: text(await inner.getItems()), local: text(await synced.getItems()) };
-      synced.close();
-      return result;
-    }, gatedRemote);
-    assert.deepEqual(r.before, ['q1', 'a1', 'q2', 'a2']);
-    assert.deepEqual(r.replaced, ['restored-mid-round']);
-    assert.equal(r.importedDuringRound, false, 'the import waited for the round');
-    assert.deepEqual(r.remote, ['q1', 'a1', 'q2', 'a2'], 'nothing deleted on the remote');
-    assert.deepEqual(r.local, ['q1', 'a1', 'q2', 'a2'], 'the items after the backup pulled back here');
-    await a.context.close();
-  });
-
-  test('a backup restored with replace over an earlier copy of it (renamed, another owner holding its id) that is synced waits for a round of the copy', async () => {
-    const a = await device();
-    const r = await a.page.evaluate(async (gatedRemote) => {
-      const { inner, remote, hold, reached, release } = eval(gatedRemote)('remote-of-copy');
-      const text = (items) => items.map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
+      // Restores, with 'replace', `backup` over the session `id` a SyncedSession holds, while a
+      // round of it waits at the remote.
+      const restoreDuringRound = async (name, id, userId, backup) => {
+        const { inner, remote, hold, reached, release } = eval(gatedRemote)(`remote-${name}`);
+        const synced = new lib.SyncedSession(new lib.IndexedDbSession(id, { userId }), remote, { syncOnOpen: false, retryDelayMs: 60_000 });
+        await synced.addItems([{ role: 'user', content: 'q2' }, { role: 'user', content: 'a2' }]);
+        await synced.sync();
+        const before = text(await inner.getItems());
+        hold();
+        const round = synced.sync();
+        await reached();
+        let imported = false;
+        const restore = lib.importSessions(backup, { onConflict: 'replace' }).then((report) => ((imported = true), report));
+        await new Promise((ok) => setTimeout(ok, 100));
+        const importedDuringRound = imported;
+        release();
+        await round;
+        const report = await restore;
+        await synced.sync();
+        await synced.sync();
+        const result = { before, importedDuringRound, replaced: report.replaced, remote: text(await inner.getItems()), local: text(await synced.getItems()) };
+        synced.close();
+        return result;
+      };
+      // The session itself, backed up before its newest turn.
+      await new lib.IndexedDbSession('restored-mid-round').addItems([{ role: 'user', content: 'q1' }, { role: 'user', content: 'a1' }]);
+      const own = await new Response(lib.exportSessions({ sessionIds: ['restored-mid-round'] })).text();
+      // A copy: here, bob holds the id, so ann's session came in as `copied-chat-2`.
       await new lib.IndexedDbSession('copied-chat', { dbName: 'copies-from', userId: 'ann' }).addItems([{ role: 'user', content: 'q1' }, { role: 'user', content: 'a1' }]);
-      const backup = await new Response(lib.exportSessions({ dbName: 'copies-from' })).text();
-      // Here, bob holds the id: ann's session comes in as a copy.
+      const copied = await new Response(lib.exportSessions({ dbName: 'copies-from' })).text();
       await new lib.IndexedDbSession('copied-chat', { userId: 'bob' }).addItems([{ role: 'user', content: "bob's" }]);
-      const first = await lib.importSessions(backup, { onConflict: 'replace' });
-      const synced = new lib.SyncedSession(new lib.IndexedDbSession('copied-chat-2', { userId: 'ann' }), remote, { syncOnOpen: false, retryDelayMs: 60_000 });
-      await synced.addItems([{ role: 'user', content: 'q2' }, { role: 'user', content: 'a2' }]);
-      await synced.sync();
-      const before = text(await inner.getItems());
-      hold();
-      const round = synced.sync();
-      await reached();
-      let imported = false;
-      const restore = lib.importSessions(backup, { onConflict: 'replace' }).then((report) => ((imported = true), report));
-      await new Promise((ok) => setTimeout(ok, 100));
-      const importedDuringRound = imported;
-      release();
-      await round;
-      const report = await restore;
-      await synced.sync();
-      await synced.sync();
-      const result = { renamed: first.renamed, before, importedDuringRound, replaced: report.replaced, remote: text(await inner.getItems()), local: text(await synced.getItems()) };
-      synced.close();
-      return result;
+      const first = await lib.importSessions(copied, { onConflict: 'replace' });
+      return {
+        renamed: first.renamed,
+        own: await restoreDuringRound('restored', 'restored-mid-round', undefined, own),
+        copy: await restoreDuringRound('copy', 'copied-chat-2', 'ann', copied),
+      };
     }, gatedRemote);
     assert.deepEqual(r.renamed, [{ from: 'copied-chat', sessionId: 'copied-chat-2' }]);
-    assert.deepEqual(r.before, ['q1', 'a1', 'q2', 'a2']);
-    assert.deepEqual(r.replaced, ['copied-chat-2']);
-    assert.equal(r.importedDuringRound, false, 'the import waited for the round of the copy');
-    assert.deepEqual(r.remote, ['q1', 'a1', 'q2', 'a2'], 'nothing deleted on the remote');
-    assert.deepEqual(r.local, ['q1', 'a1', 'q2', 'a2'], 'the items after the backup pulled back here');
+    for (const [name, replaced] of [['own', 'restored-mid-round'], ['copy', 'copied-chat-2']]) {
+      assert.deepEqual(r[name].before, ['q1', 'a1', 'q2', 'a2'], name);
+      assert.deepEqual(r[name].replaced, [replaced], name);
+      assert.equal(r[name].importedDuringRound, false, `${name}: the import waited for the round`);
+      assert.deepEqual(r[name].remote, ['q1', 'a1', 'q2', 'a2'], `${name}: nothing deleted on the remote`);
+      assert.deepEqual(r[name].local, ['q1', 'a1', 'q2', 'a2'], `${name}: the items after the backup pulled back here`);
+    }
     await a.context.close();
   });
 
