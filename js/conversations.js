@@ -31,6 +31,15 @@ function optionalString(value, name) {
   return value;
 }
 
+/** A signal that aborts after `ms` (`AbortSignal.timeout`, or a timer where a browser has none:
+ * every request failed there with a TypeError no caller could classify). */
+function timeoutSignal(ms) {
+  if (typeof AbortSignal.timeout === 'function') return AbortSignal.timeout(ms);
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')), ms);
+  return controller.signal;
+}
+
 /**
  * A Session kept by the Conversations API. `getItems(limit)` reads the newest `limit` items
  * (`order=desc`), returned oldest first, or every page without a limit; `addItems` writes them
@@ -103,7 +112,7 @@ export class OpenAIConversationsSession {
     for (let attempt = 0; ; attempt++) {
       // A request that never answers would hold every later call: each has a time limit, kept
       // here too, so a `fetch` that does not honour the signal cannot outlast it.
-      const signal = AbortSignal.timeout(this.#timeoutMs);
+      const signal = timeoutSignal(this.#timeoutMs);
       const late = new Promise((_, reject) => signal.addEventListener('abort', () => reject(requestError(what, 0, `no answer within ${this.#timeoutMs} ms`)), { once: true }));
       late.catch(() => {});
       let response;
@@ -281,7 +290,22 @@ export class OpenAIConversationsSession {
         // (One listed item can stand for several of the SDK's: the newest of them.)
         // An item without an id cannot be deleted: returned, it would come back at the next read.
         if (typeof newest.id !== 'string') throw requestError('popping the newest item', 200, 'the newest item has no id');
-        if (await this.#delete(id, newest.id)) return fromConversationItems([newest]).at(-1);
+        let deleted;
+        try {
+          deleted = await this.#delete(id, newest.id);
+        } catch (e) {
+          // No answer, or one that failed after the server may have deleted it (a timeout, a
+          // 5xx): the item is looked up. Gone, the pop is done: an error would lose it, and a
+          // pop tried again would remove the next one too.
+          if (!(e?.status === 0 || e?.status === 408 || e?.status >= 500)) throw e;
+          const gone = await this.#request('popping the newest item', 'GET', `/conversations/${encodeURIComponent(id)}/items/${encodeURIComponent(newest.id)}`).then(
+            () => false,
+            (lookup) => lookup?.status === 404,
+          );
+          if (!gone) throw e;
+          deleted = true;
+        }
+        if (deleted) return fromConversationItems([newest]).at(-1);
       }
       // (Each of five newest items was gone before it could be deleted: other devices popping.
       // `undefined` would say the conversation is empty.)

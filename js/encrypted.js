@@ -500,7 +500,10 @@ export class EncryptedSession {
         if (stored === undefined) return undefined;
         const opened = await this.#open(key, stored);
         if (opened === null) {
-          throw sessionError('INVALID_KEY', `popItem: the newest item of session "${this.#sessionId}" does not decrypt with this key (a wrong key, or an item damaged or copied from another session); nothing a read shows was removed`);
+          // (One stored in clear, by a write that did not go through an EncryptedSession, is
+          // told apart: the key is not at fault.)
+          const why = stored?.__enc === 1 ? 'does not decrypt with this key (a wrong key, or an item damaged or copied from another session)' : 'is not encrypted (written without an EncryptedSession; pop it through the wrapped session)';
+          throw sessionError('INVALID_KEY', `popItem: the newest item of session "${this.#sessionId}" ${why}; nothing a read shows was removed`);
         }
         // Another tab wrote in between (the item read is no longer the newest): read again.
         if (!(await this.#removeNewest(stored, mismatches < 5))) {

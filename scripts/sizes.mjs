@@ -17,13 +17,13 @@ const KIB = 1024;
  */
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 113 * KIB, target: 55 * KIB },
-  'index.js': { budget: 24.7 * KIB },
+  'index.js': { budget: 24.8 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 129.5 * KIB },
   'extras.js': { budget: 3.7 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 55 * KIB },
   'memory.js': { budget: 3.2 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 142.5 * KIB, target: 64 * KIB },
-  'runner.js': { budget: 11 * KIB },
+  'runner.js': { budget: 11.1 * KIB },
 };
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;

@@ -938,7 +938,7 @@ test('a default window of turns over an encrypted IndexedDbSession counts turns 
   assert.deepEqual(r.summary, ['so far', 'q1'], 'a compaction summary at the head stays');
 });
 
-test('popItem decrypts before it removes: a wrong key removes nothing; the right key pops the newest item', async () => {
+test('popItem decrypts before it removes: a wrong key removes nothing; the right key pops the newest item; one stored in clear is named so', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
     const right = key();
@@ -954,9 +954,14 @@ test('popItem decrypts before it removes: a wrong key removes nothing; the right
     const kept = (await inner.getItems()).length;
     const session = new lib.EncryptedSession(inner, { key: right });
     const popped = await session.popItem();
-    return { wrong, kept, popped, left: (await session.getItems()).map((i) => i.content), emptyAfter: [await session.popItem(), await session.popItem()] };
+    const result = { wrong, kept, popped, left: (await session.getItems()).map((i) => i.content), emptyAfter: [await session.popItem(), await session.popItem()] };
+    // The newest item written in clear, around the EncryptedSession: the message does not blame the key.
+    await inner.addItems([{ role: 'user', content: 'in clear' }]);
+    result.clear = await session.popItem().then(() => 'popped', (e) => `${e.code} ${e.message}`);
+    return result;
   });
   assert.equal(r.wrong, 'SessionError INVALID_KEY');
+  assert.match(r.clear, /^INVALID_KEY popItem: the newest item of session "enc-pop" is not encrypted \(written without an EncryptedSession; pop it through the wrapped session\); nothing a read shows was removed$/);
   assert.equal(r.kept, 2, 'nothing removed by the wrong key');
   assert.deepEqual(r.popped, { role: 'assistant', content: 'two' });
   assert.deepEqual(r.left, ['one']);

@@ -124,6 +124,37 @@ const turn = (who, text) => [
 const reasoning = (items) => items.map((i) => (i.type === 'reasoning' ? i.id : transcript([i])[0].join(' ')));
 
 describe('OpenAIConversationsSession', () => {
+  test('a pop whose delete was done but answered with an error (a gateway 502) returns the item, and removes one item only; without AbortSignal.timeout, requests still work', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(
+      async ({ url }) => {
+        // The server deletes the item, and the answer is lost on the way back.
+        const fetch = async (input, init) => {
+          const response = await window.fetch(input, init);
+          if (init?.method === 'DELETE' && String(input).includes('/items/')) return new Response('bad gateway', { status: 502 });
+          return response;
+        };
+        const session = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', fetch });
+        await session.addItems([{ role: 'user', content: 'one' }, { role: 'user', content: 'two' }, { role: 'user', content: 'three' }]);
+        const popped = await session.popItem().then((item) => item.content[0].text, (e) => `${e.name} ${e.status}`);
+        const left = (await session.getItems()).map((i) => i.content[0].text);
+        const saved = AbortSignal.timeout;
+        AbortSignal.timeout = undefined;
+        try {
+          const plain = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', conversationId: await session.getSessionId() });
+          return { popped, left, withoutTimeout: (await plain.getItems()).length };
+        } finally {
+          AbortSignal.timeout = saved;
+        }
+      },
+      { url: server.url },
+    );
+    assert.equal(r.popped, 'three');
+    assert.deepEqual(r.left, ['one', 'two'], 'one item removed');
+    assert.equal(r.withoutTimeout, 2);
+    await context.close();
+  });
+
   test('the session protocol against the Conversations API: lazy creation, limit, pop, clear, errors', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(
