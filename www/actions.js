@@ -21,6 +21,10 @@ export function switchUser(user) {
     clearSearch();
     clearMessageBox();
     await closeChat();
+    // The other user's chat is no longer open: where opening one of this user's fails, the
+    // page has none open (Try again opens one) rather than the other user's id.
+    state.sessionId = '';
+    state.branch = 'main';
     setUser(user);
     renderUsers();
     // The unlock prompt (if they are locked) and the lock form are this user's now.

@@ -55,7 +55,12 @@ export function restoreChats(file) {
     // (their chats in clear would be encrypted once the passphrase is given, which they may not
     // know: only a user with no chat yet), and no chat comes in under a new id (its key is
     // derived from its id: a copy could not be decrypted).
-    const carried = state.lock ? null : await lockOfBackup(file);
+    const lockOfFile = await lockOfBackup(file);
+    // Locked with another passphrase than this user's: no passphrase would open all their chats.
+    if (state.lock && lockOfFile && lockOfFile.salt !== state.lock.salt) {
+      throw new Error(`The chats of ${file.name} are locked with another passphrase than ${state.user}'s: restore it into a new user (Add user), then enter the passphrase they were locked with.`);
+    }
+    const carried = state.lock ? null : lockOfFile;
     if (carried && (await listSessions({ dbName: DB_NAME, userId: state.user })).length > 0) {
       throw new Error(`The chats of ${file.name} are locked with a passphrase, and ${state.user} has chats of their own: restore it into a new user (Add user), then enter the passphrase.`);
     }

@@ -136,7 +136,9 @@ export async function refreshKeepingEdit(chat) {
   // (A message's tool that had it has it again in the messages read now.)
   const back = active?.isConnected ? active : document.activeElement;
   const li = el.messages.querySelector(`.msg[data-turn="${edit.turn}"]`);
-  if (!li) return;
+  // (Nor where the message can no longer be edited: the chats were locked meanwhile, and an
+  // encrypted chat has no branches to send an edit to.)
+  if (!li?.querySelector('.msg-edit')) return;
   openEditor(li);
   const again = el.messages.querySelector('.msg-editor textarea');
   again.value = edit.text;

@@ -43,7 +43,8 @@ function putBack(text) {
  * came before that message, and the model answers the edited one there. The branch the chat was
  * on keeps its answer: the switcher on the message goes back to it. */
 export async function regenerate(turn, text) {
-  if (state.busy || !text.trim()) return;
+  // (Locked chats are encrypted, and have no branches to send an edit to.)
+  if (state.busy || !text.trim() || state.lock) return;
   let unsent = false;
   await busy(async () => {
     let session;

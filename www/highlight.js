@@ -187,14 +187,17 @@ export function tokenize(text) {
     if (word && word.term) tokens.push(word);
     word = null;
   };
+  // (`ends` has an entry per UTF-16 unit of the term: a character past U+FFFF, CJK Extension
+  // B's, is two.)
+  const unitsEnd = (c, end) => Array(c.length).fill(end);
   const flushCjk = () => {
     if (cjk.length === 1) {
       const [{ c, at, end }] = cjk;
-      tokens.push({ term: c, start: at, end, ends: [end] });
+      tokens.push({ term: c, start: at, end, ends: unitsEnd(c, end) });
     }
     for (let i = 0; i + 1 < cjk.length; i++) {
       const [a, b] = [cjk[i], cjk[i + 1]];
-      tokens.push({ term: a.c + b.c, start: a.at, end: b.end, ends: [a.end, b.end] });
+      tokens.push({ term: a.c + b.c, start: a.at, end: b.end, ends: [...unitsEnd(a.c, a.end), ...unitsEnd(b.c, b.end)] });
     }
     cjk = [];
   };

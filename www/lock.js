@@ -80,11 +80,15 @@ export function lockChats(passphrase, again, remember) {
       // is: a reload in between asks for the passphrase, then finishes the job (seal.js).
       saveLock(user, record);
       state.keys.set(user, key);
+      // (The passphrase leaves the form now, whatever comes next.)
+      closeLockForm();
       const { sealed, failed } = await sealChats(user, key);
       if (failed.length === 0) saveLock(user, { ...record, pending: false });
-      if (remember) await rememberKey(user, key);
-      closeLockForm();
-      setStatus(`Locked: ${plural(sealed.length, 'chat')} of ${user}'s encrypted.${remember ? ' This device remembers the key.' : ''}`);
+      // The chats are locked whether or not this device can keep the key (storage full): said,
+      // not taken for a failed lock.
+      const remembered = remember && (await rememberKey(user, key).then(() => true, () => false));
+      const note = remember ? (remembered ? ' This device remembers the key.' : ' This device could not keep the key: the passphrase will be asked after a reload.') : '';
+      setStatus(`Locked: ${plural(sealed.length, 'chat')} of ${user}'s encrypted.${note}`);
       return failed;
     });
     if (failed.length) throw notSealed(failed);
@@ -114,9 +118,11 @@ export function unlock(passphrase, remember) {
       return;
     }
     el.unlockForm.reset();
-    if (remember) await rememberKey(user, key);
+    // The passphrase was right: the chats open whether or not this device can keep the key.
+    const remembered = remember && (await rememberKey(user, key).then(() => true, () => false));
     const { failed } = await unlockWith(user, key);
-    setStatus(`Unlocked ${user}'s chats.${remember ? ' This device remembers the key.' : ''}`);
+    const note = remember ? (remembered ? ' This device remembers the key.' : ' This device could not keep the key: the passphrase will be asked after a reload.') : '';
+    setStatus(`Unlocked ${user}'s chats.${note}`);
     if (failed.length) throw notSealed(failed);
   });
 }
@@ -133,9 +139,10 @@ export function lockNow() {
     state.keys.delete(user);
     // The sidebar named the chats opened in this tab after their first message: not any more.
     forgetLockedTitles(user);
-    await forgetKey(user);
-    // Every tab locks them: the others hear it and close what they hold open.
+    // Every tab locks them: the others hear it and close what they hold open (before this
+    // device forgets the key, which may fail: they lock all the same).
     localStorage.setItem(`${LOCKED_NOW}${user}`, String(Date.now()));
+    await forgetKey(user);
     setStatus(`${user}'s chats are locked. The passphrase opens them again.`);
   });
 }
@@ -199,6 +206,8 @@ export function followLocksElsewhere() {
 export async function closeForLock(user) {
   await closeChat();
   clearMessageBox();
+  // A passphrase typed into the lock form is not kept there.
+  closeLockForm();
   state.keys.delete(user);
   state.remembered.delete(user);
   forgetLockedTitles(user);

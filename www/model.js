@@ -28,7 +28,9 @@ const TRIP_PLANNER_INSTRUCTIONS =
 /** `{ runner, agent, agents }` for the current settings: `agent` the first agent, `agents` both
  * by name. Throws when an endpoint is set without a model. */
 export function model() {
-  const { settings, apiKey } = state;
+  const { settings } = state;
+  // (Only to the endpoint it was typed for.)
+  const apiKey = state.keyFor === settings.baseUrl ? state.apiKey : '';
   const signature = JSON.stringify([settings.baseUrl, settings.api, settings.model, settings.summaries, apiKey]);
   const metadata = settings.summaries ? { summaries: { everyTurns: 1 }, autoTitle: true } : {};
   if (state.model?.signature === signature) return state.model;

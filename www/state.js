@@ -128,6 +128,9 @@ export function loadState() {
   state.apiKey = sessionStorage.getItem(KEYS.apiKey) ?? '';
   // (A key kept before the endpoint was kept with it was for the endpoint in use.)
   state.keyFor = sessionStorage.getItem(KEYS.apiKeyFor) ?? state.settings.baseUrl;
+  // Another tab changed the endpoint while this one could not hear it (a tab the browser
+  // discarded keeps its session storage, and reloads): the key is not sent to the new one.
+  if (keyNotFor(state.settings.baseUrl)) saveKey('', '');
 }
 
 /** Whether the API key must be forgotten for settings that use endpoint `baseUrl`: it was typed

@@ -241,7 +241,8 @@ export const titleOf = (chat) => chat?.title ?? 'New chat';
  * updatedAt }]`, newest first); the open chat gets a row even before it is saved. */
 export function renderSidebar(chats) {
   const rows = [];
-  if (!chats.some((c) => c.sessionId === state.sessionId)) {
+  // (None while no chat is open: a user switch whose open failed.)
+  if (state.sessionId && !chats.some((c) => c.sessionId === state.sessionId)) {
     rows.push(sessionRow({ sessionId: state.sessionId, title: null, itemCount: 0, updatedAt: null }));
   }
   for (const chat of chats) rows.push(sessionRow(chat));

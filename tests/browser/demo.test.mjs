@@ -2414,6 +2414,19 @@ test('users added and settings saved in one tab show in the other (a field being
     await saveSettings(b, () => b.fill('#set-base-url', 'http://127.0.0.1:8/v1'));
     assert.match(await b.textContent('#status'), /The API key was for http:\/\/127\.0\.0\.1:9\/v1: it is not sent to this endpoint/);
     assert.equal(await b.evaluate(() => sessionStorage.getItem('agent-sessions-demo.apiKey')), null);
+    // A tab that could not hear another's change of endpoint (the browser discarded it: its
+    // session storage is kept, and it reloads): its key is not sent to the new endpoint.
+    await saveSettings(b, async () => {
+      await b.fill('#set-base-url', 'http://127.0.0.1:9/v1');
+      await b.fill('#set-api-key', 'sk-for-port-9-again');
+    });
+    await b.evaluate(() => {
+      const settings = JSON.parse(localStorage.getItem('agent-sessions-demo.settings'));
+      localStorage.setItem('agent-sessions-demo.settings', JSON.stringify({ ...settings, baseUrl: 'http://127.0.0.1:8/v1' }));
+    });
+    await reload(b);
+    assert.equal(await b.evaluate(() => sessionStorage.getItem('agent-sessions-demo.apiKey')), null, 'forgotten at the reload');
+    assert.equal(await b.inputValue('#set-api-key'), '');
     assert.deepEqual([...a.errors, ...b.errors], []);
   } finally {
     await context.close();
@@ -3158,6 +3171,22 @@ test('a locked chat emptied by Clear is named by its first message no more', asy
   }
 });
 
+test('a message being edited when the chats are locked: its box closes (an encrypted chat has no versions to send an edit to), and nothing fails', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is pottery');
+    await page.click('#messages .msg[data-turn="1"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'my hobby is sculpture');
+    await lockChats(page, 'correct horse battery staple');
+    assert.equal(await page.$$eval('#messages .msg-editor', (e) => e.length), 0, 'no edit box');
+    assert.equal(await page.$$eval('#messages .msg-edit', (e) => e.length), 0, 'nothing to edit');
+    assert.equal(await page.isVisible('#error'), false);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 async function lockChats(page, passphrase, { again = passphrase, remember = false } = {}) {
   if (await page.isVisible('#lock-open')) await page.click('#lock-open');
   await page.fill('#lock-passphrase', passphrase);
@@ -3500,22 +3529,26 @@ test('locking waits for a reply another tab is writing in a chat, then seals it 
   }
 });
 
-test('a user locked in another tab while this tab types: the passphrase box takes the keyboard, not the page', async () => {
+test('a user locked in another tab while this tab types: the passphrase box takes the keyboard, not the page, and a passphrase typed into this tab\'s lock form is not kept', async () => {
   const { context, page: a } = await openDemo();
   try {
     const b = await lenaInTwoTabs(context, a);
+    // A has begun a lock of its own, its passphrase typed and not sent.
+    if (await a.isVisible('#lock-open')) await a.click('#lock-open');
+    await a.fill('#lock-passphrase', 'half a passphrase');
     await a.focus('#input');
     await a.keyboard.type('half a thought');
     await lockChats(b, 'a passphrase of Lena');
     await until(a, () => !document.getElementById('unlock').hidden && document.getElementById('app').dataset.busy === 'false');
     assert.equal(await a.evaluate(() => document.activeElement.id || `${document.activeElement.tagName}.${document.activeElement.className}`), 'unlock-passphrase');
+    assert.equal(await a.inputValue('#lock-passphrase'), '', 'the passphrase typed is not kept in the hidden form');
     assert.deepEqual([...a.errors, ...b.errors], []);
   } finally {
     await context.close();
   }
 });
 
-test('a locked user’s backup restored on another device (or after the site’s data was cleared) opens with the passphrase alone, and locks the user there; a user with chats of their own is not locked by it', async () => {
+test('a locked user’s backup restored on another device (or after the site’s data was cleared) opens with the passphrase alone, and locks the user there; a user with chats of their own is not locked by it, and one locked with another passphrase is given none of it', async () => {
   const PASSPHRASE = 'correct horse battery staple';
   const first = await openDemo();
   let backup;
@@ -3559,6 +3592,19 @@ test('a locked user’s backup restored on another device (or after the site’s
     assert.equal(await asksPassphrase(page), false);
     assert.equal((await rendered(page))[0].text, 'my city is Rome');
     assert.equal(await page.evaluate(() => localStorage.getItem('agent-sessions-demo.lock.Ann')), null);
+
+    // Bob's chats are locked here with another passphrase: the backup's could never be opened
+    // with his, so nothing is restored.
+    await addUser(page, 'Bob');
+    await say(page, 'my car is red');
+    await lockChats(page, 'another passphrase entirely');
+    const bobChats = await sidebarIds(page);
+    await page.setInputFiles('#restore-file', file);
+    await page.waitForSelector('#error:not([hidden])');
+    await idle(page);
+    assert.match(await page.textContent('#error-text'), /are locked with another passphrase than Bob's: restore it into a new user \(Add user\)/);
+    assert.deepEqual(await sidebarIds(page), bobChats);
+    await page.click('#error-close');
 
     // Lena, without chats here: locked by the backup’s lock, opened by its passphrase alone.
     await addUser(page, 'Lena');

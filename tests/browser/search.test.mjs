@@ -1047,6 +1047,8 @@ test('the demo marks in a hit’s snippet what the search matched: one character
       ['ｼﾞｮﾝ･ｽﾐｽさん', 'スミス', 'ｽﾐｽ'],
       ['约翰·史密斯先生', '约翰史密斯', '约翰·史密斯'],
       ['葛\u{E0100}飾区に住む', '葛飾', '葛\u{E0100}飾'],
+      // A character past U+FFFF (CJK Extension B) alone: that character, not its pair.
+      ['𠮷野家で食べた', '𠮷', '𠮷'],
     ];
     const out = [];
     for (const [i, [text, query, marked]] of cases.entries()) {
