@@ -3529,6 +3529,36 @@ test('locking waits for a reply another tab is writing in a chat, then seals it 
   }
 });
 
+// (Whatever lands first, the seal or the summary and title, none of them is left in clear.)
+test('a chat locked in another tab while this tab still writes its summary and title: they are not left in clear', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    const b = await lenaInTwoTabs(context, a);
+    await settled(a);
+    const id = await currentSessionId(b);
+    // B's summary and title take a while (the offline model answers slowly).
+    await b.evaluate(async () => (await import('/offline-model.js')).setTokenDelay(600));
+    await b.fill('#input', 'my city is Bergen');
+    await b.press('#input', 'Enter');
+    await idle(b);
+    assert.equal(await b.getAttribute('#app', 'data-background'), 'true', 'the summary is being written');
+    await lockChats(a, 'a passphrase of Lena');
+    await settled(b);
+    // (The clear after the background work lands a moment later.)
+    let info;
+    for (let i = 0; i < 30; i++) {
+      info = await infoOf(a, 'Lena', id);
+      if (info.title === null && info.summary === null) break;
+      await new Promise((ok) => setTimeout(ok, 100));
+    }
+    assert.deepEqual([info.title, info.summary, info.topics], [null, null, null], JSON.stringify(info));
+    assert.doesNotMatch(await dumpIndexedDb(a), /Bergen|falconry/);
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a user locked in another tab while this tab types: the passphrase box takes the keyboard, not the page, and a passphrase typed into this tab\'s lock form is not kept', async () => {
   const { context, page: a } = await openDemo();
   try {
