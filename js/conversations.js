@@ -34,10 +34,11 @@ function optionalString(value, name) {
 /** A signal that aborts after `ms` (`AbortSignal.timeout`, or a timer where a browser has none:
  * every request failed there with a TypeError no caller could classify). */
 function timeoutSignal(ms) {
-  if (typeof AbortSignal.timeout === 'function') return AbortSignal.timeout(ms);
+  if (typeof AbortSignal.timeout === 'function') return { signal: AbortSignal.timeout(ms), clear() {} };
   const controller = new AbortController();
-  setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')), ms);
-  return controller.signal;
+  // (The request's own rejection says why.)
+  const timer = setTimeout(() => controller.abort(), ms);
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 
 /**
@@ -112,23 +113,28 @@ export class OpenAIConversationsSession {
     for (let attempt = 0; ; attempt++) {
       // A request that never answers would hold every later call: each has a time limit, kept
       // here too, so a `fetch` that does not honour the signal cannot outlast it.
-      const signal = timeoutSignal(this.#timeoutMs);
+      const { signal, clear } = timeoutSignal(this.#timeoutMs);
       const late = new Promise((_, reject) => signal.addEventListener('abort', () => reject(requestError(what, 0, `no answer within ${this.#timeoutMs} ms`)), { once: true }));
       late.catch(() => {});
       let response;
       let text = '';
       try {
-        // A plain object, as wrappers of fetch that read `init.headers` expect.
-        response = await Promise.race([this.#fetch(`${this.#baseUrl}${path}`, { method, headers: Object.fromEntries(headers), signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }), late]);
-      } catch (e) {
-        if (e?.name === 'ModelError') throw e;
-        throw requestError(what, 0, signal.aborted ? `no answer within ${this.#timeoutMs} ms` : (e?.message ?? String(e)));
-      }
-      try {
-        text = await Promise.race([response.text(), late]);
-      } catch (e) {
-        if (e?.name === 'ModelError') throw e;
-        throw requestError(what, 0, `the response could not be read (${e?.message ?? e})`);
+        try {
+          // A plain object, as wrappers of fetch that read `init.headers` expect.
+          response = await Promise.race([this.#fetch(`${this.#baseUrl}${path}`, { method, headers: Object.fromEntries(headers), signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }), late]);
+        } catch (e) {
+          if (e?.name === 'ModelError') throw e;
+          throw requestError(what, 0, signal.aborted ? `no answer within ${this.#timeoutMs} ms` : (e?.message ?? String(e)));
+        }
+        try {
+          text = await Promise.race([response.text(), late]);
+        } catch (e) {
+          if (e?.name === 'ModelError') throw e;
+          throw requestError(what, 0, `the response could not be read (${e?.message ?? e})`);
+        }
+      } finally {
+        // (The timer of a browser without AbortSignal.timeout goes with its request.)
+        clear();
       }
       const { status } = response;
       if (attempt < this.#retries && (status === 429 || (safe && (status === 408 || status === 409 || status >= 500)))) {
@@ -298,10 +304,13 @@ export class OpenAIConversationsSession {
           // 5xx): the item is looked up. Gone, the pop is done: an error would lose it, and a
           // pop tried again would remove the next one too.
           if (!(e?.status === 0 || e?.status === 408 || e?.status >= 500)) throw e;
-          const gone = await this.#request('popping the newest item', 'GET', `/conversations/${encodeURIComponent(id)}/items/${encodeURIComponent(newest.id)}`).then(
-            () => false,
-            (lookup) => lookup?.status === 404,
-          );
+          // (And no longer the newest: a conversation deleted meanwhile, or a server without
+          // that lookup, answers 404 too.)
+          const gone =
+            (await this.#request('popping the newest item', 'GET', `/conversations/${encodeURIComponent(id)}/items/${encodeURIComponent(newest.id)}`).then(
+              () => false,
+              (lookup) => lookup?.status === 404,
+            )) && (await this.#list(id, 1).then(([now]) => now?.id !== newest.id, () => false));
           if (!gone) throw e;
           deleted = true;
         }

@@ -58,7 +58,7 @@ export function restoreChats(file) {
     const lockOfFile = await lockOfBackup(file);
     // Locked with another passphrase than this user's: no passphrase would open all their chats.
     if (state.lock && lockOfFile && lockOfFile.salt !== state.lock.salt) {
-      throw new Error(`The chats of ${file.name} are locked with another passphrase than ${state.user}'s: restore it into a new user (Add user), then enter the passphrase they were locked with.`);
+      throw new Error(`The chats of ${file.name} are locked by another lock than ${state.user}'s (another passphrase, or the same one locked anew): restore it into a new user (Add user), then enter the passphrase they were locked with.`);
     }
     const carried = state.lock ? null : lockOfFile;
     if (carried && (await listSessions({ dbName: DB_NAME, userId: state.user })).length > 0) {

@@ -39,7 +39,12 @@ export function follow() {
       if (watched.stop === stop) watched = { user: null, stop: null };
     });
   }
-  // No chat is open while the database could not be opened: there is none to follow.
+  // No chat is open while the database could not be opened, or after a user switch that failed:
+  // there is none to follow (the other user's chat is followed no more).
+  if (!state.sessionId && followed.stop) {
+    followed.stop();
+    followed = { id: null, user: null, stop: null };
+  }
   if (state.sessionId && (followed.id !== state.sessionId || followed.user !== state.user)) {
     followed.stop?.();
     followed = { id: state.sessionId, user: state.user, stop: null };

@@ -645,7 +645,8 @@ export function updateControls() {
   // A chat not saved yet (no message sent) has nothing to delete.
   el.deleteChat.disabled = busy || !state.listed.chats.has(state.sessionId);
   el.chatBranch.disabled = busy;
-  el.rename.disabled = busy;
+  // (No chat is open after a user switch that failed: nothing to rename.)
+  el.rename.disabled = busy || !state.sessionId;
   el.rename.hidden = state.lock !== null;
   // A chat locked meanwhile (here or in another tab) cannot be renamed: an open rename box goes.
   if (state.lock !== null && !el.renameForm.hidden) closeRename();

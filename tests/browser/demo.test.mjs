@@ -3632,7 +3632,7 @@ test('a locked user’s backup restored on another device (or after the site’s
     await page.setInputFiles('#restore-file', file);
     await page.waitForSelector('#error:not([hidden])');
     await idle(page);
-    assert.match(await page.textContent('#error-text'), /are locked with another passphrase than Bob's: restore it into a new user \(Add user\)/);
+    assert.match(await page.textContent('#error-text'), /are locked by another lock than Bob's \(another passphrase, or the same one locked anew\): restore it into a new user \(Add user\)/);
     assert.deepEqual(await sidebarIds(page), bobChats);
     await page.click('#error-close');
 
