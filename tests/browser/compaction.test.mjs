@@ -295,7 +295,9 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
         const scripted = (answers) => new lib.Runner({ baseUrl: 'http://model.invalid/v1', api: 'responses', fetch: async () => answers.shift()() });
         const inner = new lib.IndexedDbSession(id);
         await inner.addItems(history);
-        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, api: 'responses' }), model: 'gpt-x', strategy: 'responses' });
+        // (No compaction after each run, in the background: the runs go on meanwhile, and one
+        // that lands compacts what the last call here is to.)
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, api: 'responses' }), model: 'gpt-x', strategy: 'responses', shouldCompact: () => false });
         const paused = await scripted([() => reply(call)]).run(agent, 'Email Ada', { session });
         const whilePaused = [await session.runCompaction(), await session.runCompaction({ force: true })];
         const state = paused.state;
@@ -304,7 +306,7 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
         // Paused again, then left: the user asks something else, answered.
         const again = await scripted([() => reply([{ ...call[0], id: 'fc_2', call_id: 'call_bob' }])]).run(agent, 'Email Bob', { session });
         await inner.addItems([{ role: 'user', content: 'never mind' }, { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'OK.' }] }]);
-        const compacted = await session.runCompaction();
+        const compacted = await session.runCompaction({ force: true });
         return { whilePaused, finalOutput: resumed.finalOutput, runs, interrupted: again.interruptions.length, compacted: compacted !== null, history: await inner.getItems() };
       },
       { id: fresh('paused'), history: HISTORY },
