@@ -13,7 +13,8 @@
 // every session, the sessions list, the new index and the newest turns read through it. For
 // comparison, the same open and read of the migrated database, in yet another page, with nothing
 // left to migrate; and with --raw, the same upgrade written by hand with raw IndexedDB (the stores
-// of version 2, the index of version 3, the usage store of version 4) on another fresh version 1 database, which is what the
+// of version 2, the index of version 3, the usage store of version 4, the index and store of
+// version 5) on another fresh version 1 database, which is what the
 // browser itself takes. Prints the median of the runs, each run's times, and the machine line.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

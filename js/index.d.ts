@@ -124,7 +124,8 @@ export interface ImportSessionsOptions {
 /** Writes the sessions of a backup (a string, a `Blob`, or a `ReadableStream` of bytes or
  * strings) into a database. Each session is checked whole and written in one transaction: a bad
  * line costs only its session (in `failed`), and the others are written. Rejects with
- * `IMPORT_INVALID` when the backup as a whole is unreadable (no header, a newer format, a source
+ * `IMPORT_INVALID` when the backup as a whole is unreadable (no header, a header whose version
+ * or count of sessions is no whole number, a newer format, a source
  * of another type, a stream that fails: with the `report` of what was imported before); with
  * `INVALID_OPTIONS` / `INVALID_USER_ID` for bad options, before anything is read; and with a
  * storage error (`STORAGE_FULL`...), `report` attached, when a write fails. */
@@ -137,11 +138,14 @@ export function importSessions(
 export interface EncryptedSessionOptions {
   /** The master key: an HKDF `CryptoKey` (from `deriveKeyFromPassphrase`, `loadDeviceKey`, or
    * `crypto.subtle.importKey('raw', bytes, 'HKDF', false, ['deriveKey'])`), 32 raw bytes, or
-   * their base64. Each session's key is derived from it (HKDF-SHA256, the session id as info). */
+   * their base64 as an encoder writes it, padded or not (a passphrase is `INVALID_KEY`: give it
+   * to `deriveKeyFromPassphrase`). Each session's key is derived from it (HKDF-SHA256, the
+   * session id as info). */
   key: CryptoKey | Uint8Array | ArrayBuffer | string;
   /** Seconds an item lives: older items are left out of reads; `purgeExpired()` deletes them. */
   ttl?: number;
-  /** The clock, milliseconds since the epoch (default `Date.now`), for tests. */
+  /** The clock, milliseconds since the epoch (default `Date.now`), for tests; one that returns
+   * anything but a finite number makes the calls that read it reject with `INVALID_OPTIONS`. */
   now?: () => number;
   /** Called after a read that skipped items that do not decrypt (wrong key, tampered, another
    * session's), with how many. */
@@ -220,8 +224,10 @@ export function deriveKeyFromPassphrase(
 ): Promise<CryptoKey>;
 
 /** Which device key: one per database (default `'agent-sessions'`) and user (`null`, the
- * default: the sessions without one). Options that are not an object (a user id given alone)
- * are `INVALID_OPTIONS`, never taken for the key of the sessions without a user. */
+ * default: the sessions without one). Options that are not an object (a user id given alone),
+ * and any other option (a misspelt `userID`), are `INVALID_OPTIONS`, never taken for the key of
+ * the sessions without a user; where a key is made or stored, a `userId` that is no non-empty
+ * string or `null` is `INVALID_USER_ID`, and an empty `dbName` `INVALID_OPTIONS`. */
 export interface DeviceKeyOptions {
   dbName?: string;
   userId?: string | null;

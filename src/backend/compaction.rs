@@ -14,8 +14,8 @@ use js_sys::{Array, Function};
 use wasm_bindgen::JsValue;
 
 use crate::core::compaction::{
-    awaits_answer, candidates, compacted_items, is_compaction, is_server_compaction, replaced,
-    should_compact, split_turns, summary_input, summary_item, Strategy, SUMMARY_INSTRUCTIONS,
+    awaits_answer, candidates, compacted_items, is_server_compaction, replaced, should_compact,
+    summary_input, summary_item, Strategy, SUMMARY_INSTRUCTIONS,
 };
 use crate::core::error::{ErrorFamily, RunnerError, RunnerErrorCode, SessionErrorCode};
 use crate::core::wire::items::to_responses_item;
@@ -109,11 +109,8 @@ impl Compactor {
         }
         let (compacted, usage): (Vec<JsValue>, Usage) = match self.strategy {
             Strategy::Summary => {
-                let (older, _) = split_turns(&items, self.keep_turns);
-                // Nothing older than the kept turns but an earlier summary: nothing to summarise.
-                if older.iter().all(is_compaction) {
-                    return Ok(None);
-                }
+                // (What is older than the kept turns; it holds a candidate, checked above.)
+                let older = replaced;
                 let (summary, usage) = self.summarise(older).await?;
                 // A server's compaction item (`/responses/compact`'s, encrypted) cannot be
                 // summarised: the newest (it stands for the ones before) is kept, before the
