@@ -329,12 +329,14 @@ followOtherTabs({ renderUsers, renderSettings });
 // The storage meter is measured again after every action (a user switch shows another user's
 // chats) and every re-read; live.js has it measured on every change event besides.
 afterEach(measureSoon);
-loadState();
+const { keyDropped } = loadState();
 renderUsers();
 renderSettings();
 setBackground(false);
 showKept();
 await busy(openInitialChat);
+// (Said once the chat is open, whose opening says nothing after it.)
+if (keyDropped) renderSettings({ keyDropped });
 // A page that opens locked asks for the passphrase first: the keyboard is there.
 if (!el.unlock.hidden) el.unlockPassphrase.focus();
 document.documentElement.dataset.ready = 'true';

@@ -130,7 +130,9 @@ export function loadState() {
   state.keyFor = sessionStorage.getItem(KEYS.apiKeyFor) ?? state.settings.baseUrl;
   // Another tab changed the endpoint while this one could not hear it (a tab the browser
   // discarded keeps its session storage, and reloads): the key is not sent to the new one.
-  if (keyNotFor(state.settings.baseUrl)) saveKey('', '');
+  const keyDropped = keyNotFor(state.settings.baseUrl);
+  if (keyDropped) saveKey('', '');
+  return { keyDropped };
 }
 
 /** Whether the API key must be forgotten for settings that use endpoint `baseUrl`: it was typed

@@ -2427,6 +2427,7 @@ test('users added and settings saved in one tab show in the other (a field being
     await reload(b);
     assert.equal(await b.evaluate(() => sessionStorage.getItem('agent-sessions-demo.apiKey')), null, 'forgotten at the reload');
     assert.equal(await b.inputValue('#set-api-key'), '');
+    assert.match(await b.textContent('#status'), /forgot its API key/, 'and said so');
     assert.deepEqual([...a.errors, ...b.errors], []);
   } finally {
     await context.close();
