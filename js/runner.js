@@ -781,6 +781,8 @@ class CompactionSession {
   // compaction never holds up the conversation; over any other session (the SDK's
   // `MemorySession`, whose refusal carries no code to tell it by), calls wait for it.
   #tail = Promise.resolve();
+  /** The compaction under way over a guarded session (the next waits for it). */
+  #compacting = Promise.resolve();
 
   constructor(inner, options) {
     const runner = compactionRunner(options);
@@ -878,8 +880,13 @@ class CompactionSession {
 
   runCompaction(args) {
     // Over a guarded session it reads after the calls made before it (else it would take their
-    // writes for a write in between and be refused), and holds up none made after it.
-    if (this.#guarded) return this.#tail.then(() => this.#engine.run(this.#inner, args));
+    // writes for a write in between and be refused), and holds up none made after it; and after
+    // the compaction before it (two at once would each pay for a summary, and one be refused).
+    if (this.#guarded) {
+      const run = Promise.all([this.#tail, this.#compacting]).then(() => this.#engine.run(this.#inner, args));
+      this.#compacting = run.catch(() => {});
+      return run;
+    }
     return this.#serial(() => this.#engine.run(this.#inner, args));
   }
 

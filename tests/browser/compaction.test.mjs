@@ -506,6 +506,23 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
     assert.equal(model.requests.length, 2, 'one request each');
   });
 
+  test('two compactions asked at once run one after the other: the second finds nothing to replace, and makes no request', async () => {
+    model.script({ text: 'the only summary', waitMs: 300 }, { text: 'a second summary' });
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems(history);
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm', keepTurns: 1 });
+        const results = await Promise.all([session.runCompaction({ force: true }), session.runCompaction({ force: true })]);
+        return { results: results.map((d) => d && d.itemsAfter), history: (await inner.getItems()).length };
+      },
+      { id: fresh('twice'), history: HISTORY },
+    );
+    assert.deepEqual(r.results, [5, null]);
+    assert.equal(r.history, 5);
+    assert.equal(model.requests.length, 1, 'one summary paid for');
+  });
+
   test('a write in the middle of a compaction wins: the compaction is refused (null), nothing is lost', async () => {
     model.script({ text: 'a summary', waitMs: 400 });
     const r = await inPage(
