@@ -133,8 +133,9 @@ impl Compactor {
         let (mut compacted, mut stored, mut read) = (compacted, stored, items);
         let mut tries = 0;
         while let Err(e) = self.write(session, &compacted, &stored).await {
-            // Written to since it was read (another tab's turn), or its branch deleted meanwhile
-            // (a refused `replaceHistory`: nothing changed). Not a failure of the run that asked
+            // Written to since it was read (another tab's turn), or its branch deleted or the
+            // session closed meanwhile (a refused `replaceHistory`: nothing changed; a page that
+            // leaves the chat closes it). Not a failure of the run that asked
             // (the SDK's `run()` rejects on one, its answer saved): `None`, and the next turn
             // compacts again.
             let code = match &e {
@@ -144,7 +145,9 @@ impl Compactor {
                 _ => None,
             };
             let mismatch = code.as_deref() == Some(SessionErrorCode::SuffixMismatch.as_str());
-            let gone = code.as_deref() == Some(SessionErrorCode::BranchNotFound.as_str())
+            let gone = [SessionErrorCode::BranchNotFound, SessionErrorCode::Closed]
+                .iter()
+                .any(|c| code.as_deref() == Some(c.as_str()))
                 && has_method(session, "replaceHistory");
             if !mismatch && !gone {
                 return Err(e);

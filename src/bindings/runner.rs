@@ -412,7 +412,8 @@ export class CompactionSession {
   clearSession(): Promise<void>;
   /** `null` when nothing was done: not due or nothing to replace, or refused because the history
    * was written to since it was read other than by whole turns added after it (or so three times
-   * over), or its branch was deleted (nothing changed; the next turn compacts again). Whole turns added meanwhile go after the compacted history,
+   * over), or its branch was deleted or the session closed meanwhile (nothing changed; the next
+   * turn compacts again). Whole turns added meanwhile go after the compacted history,
    * and `itemsBefore` and `itemsAfter` count them. */
   runCompaction(args?: { force?: boolean }): Promise<CompactionResult | null>;
   /** The archive of the wrapped session (`[]` where it keeps none). */

@@ -506,6 +506,24 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
     assert.equal(model.requests.length, 2, 'one request each');
   });
 
+  test('a session closed while its compaction waits for the model: the compaction resolves null (the SDK’s run() awaits it after saving its answer), nothing changed', async () => {
+    model.script({ text: 'a summary', waitMs: 300 });
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems(history);
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm', keepTurns: 1 });
+        const compaction = session.runCompaction({ force: true }).then((done) => done, (e) => `${e.name} ${e.code}`);
+        await new Promise((ok) => setTimeout(ok, 100));
+        await inner.close();
+        return { done: await compaction, items: (await new lib.IndexedDbSession(id).getItems()).length };
+      },
+      { id: fresh('closed'), history: HISTORY },
+    );
+    assert.equal(r.done, null);
+    assert.equal(r.items, HISTORY.length, 'the history as it was');
+  });
+
   test('two compactions asked at once run one after the other: the second finds nothing to replace, and makes no request', async () => {
     model.script({ text: 'the only summary', waitMs: 300 }, { text: 'a second summary' });
     const r = await inPage(
