@@ -409,12 +409,17 @@ impl SessionState for MemorySessionState {
     ) -> Result<()> {
         self.begin_write();
         let mut history = self.history();
-        if let Some(expected) = &options.expected {
-            let stored: Vec<Option<String>> = history
+        // The items it replaces, read once for the check and the archive.
+        let old: Vec<JsValue> = match options.expected.is_some() || options.archive {
+            true => history
                 .newest(usize::MAX)
                 .iter()
-                .map(|e| canonical(&e.item).ok())
-                .collect();
+                .map(|e| e.item.clone())
+                .collect(),
+            false => Vec::new(),
+        };
+        if let Some(expected) = &options.expected {
+            let stored: Vec<Option<String>> = old.iter().map(|item| canonical(item).ok()).collect();
             check_whole_history(&self.core.session_id, expected, &stored)?;
         }
         // The new items' turns count from 1.
@@ -423,14 +428,7 @@ impl SessionState for MemorySessionState {
             items.iter().map(|(_, s)| *s),
         );
         let archive = match options.archive {
-            true => {
-                let old: Vec<JsValue> = history
-                    .newest(usize::MAX)
-                    .iter()
-                    .map(|e| e.item.clone())
-                    .collect();
-                replaced_count(&old, &items)
-            }
+            true => replaced_count(&old, &items),
             false => 0,
         };
         history.replace_all(items, archive, now())?;
