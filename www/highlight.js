@@ -11,8 +11,9 @@
 // - Chinese, Japanese and Korean, and Thai, Lao, Khmer and Burmese, are read as pairs of
 //   neighbouring characters (東京の → 東京, 京の), and one character of them is found in the pairs
 //   it starts or ends (猫 in 一只猫); half-width katakana is full-width (ｶﾀｶﾅ is カタカナ, ﾃﾞｰﾀ
-//   is データ); a name's middle dot is left out (ジョン・スミス is ジョンスミス), and a variation selector
-//   belongs to its character;
+//   is データ), and so is a kana with its combining sound mark (text in NFD: は and U+3099 is ば);
+//   a name's middle dot is left out (ジョン・スミス is ジョンスミス), and a variation selector or a
+//   combining accent belongs to its character;
 // - full-width signs and the enclosed and squared letters and units of Chinese and Japanese are no
 //   letters (￥5000 holds the number 5000);
 // - the punctuation of other scripts ends a word (हूँ। → हूँ); a soft hyphen or a zero-width
@@ -70,13 +71,11 @@ const joinsRun = (chars, k) =>
 /** Combining marks (an accent written apart from its letter), the vowel points of Hebrew and the
  * vowel and Quranic marks of Arabic, and the soft hyphen, zero-width (non-)joiner, Arabic tatweel
  * and Arabic letter mark: part of the word, never of its term. */
-function isMark(n) {
+const isMark = (n) => [0xad, 0x200c, 0x200d, 0x640, 0x61c].includes(n) || isCombining(n);
+
+/** The combining marks of `isMark`, which after a character of a run belong to it. */
+function isCombining(n) {
   return (
-    n === 0xad ||
-    n === 0x200c ||
-    n === 0x200d ||
-    n === 0x640 ||
-    n === 0x61c ||
     (n >= 0x08d3 && n <= 0x08e1) ||
     (n >= 0x08e3 && n <= 0x08ff) ||
     (n >= 0x0591 && n <= 0x05bd) ||
@@ -207,12 +206,20 @@ export function tokenize(text) {
     const n = c.codePointAt(0);
     const end = at + c.length;
     const last = cjk[cjk.length - 1];
-    if (isVariationSelector(n) || joinsRun(chars, k)) {
-      // A variation selector belongs to the character before it; a name's middle dot is left out.
-      if (isVariationSelector(n)) {
-        if (last?.end === at) last.end = end;
-        else if (word) word.end = end;
-      }
+    // A variation selector, and a combining mark after a character of a run, belong to the
+    // character before them: a kana's sound mark in NFD is one character with it where NFC has
+    // one (は and U+3099 is ば). A sound mark elsewhere is dropped, as a word's marks are.
+    const afterRun = last?.end === at;
+    if (isVariationSelector(n) || n === 0x3099 || n === 0x309a || (afterRun && isCombining(n))) {
+      if (afterRun) {
+        const composed = n === 0x3099 || n === 0x309a ? (last.c + c).normalize('NFC') : '';
+        Object.assign(last, composed.length === 1 ? { c: composed, end, half: false } : { end });
+      } else if (word) word.end = end;
+      at = end;
+      continue;
+    }
+    if (joinsRun(chars, k)) {
+      // A name's middle dot is left out.
       at = end;
       continue;
     }

@@ -139,24 +139,32 @@ fn full_width_kana(c: char) -> char {
     }
 }
 
-/// The kana `kana` (the full-width form of a half-width one) with the half-width voiced (`ﾞ`)
-/// or semi-voiced (`ﾟ`) sound mark `mark` typed after it, as one character (`ｶﾞ` is `ガ`, `ﾊﾟ`
-/// is `パ`), where there is one.
+/// The kana `kana` (hiragana, or the full-width form of a katakana) with the voiced (`゙`) or
+/// semi-voiced (`゚`) sound mark `mark` after it, as one character, where there is one: the
+/// half-width mark typed after a half-width kana (`ｶﾞ` is `ガ`, `ﾊﾟ` is `パ`), and the combining
+/// mark of text in NFD (file names on macOS: `か` and U+3099 is `が`), as NFC composes them.
 fn voiced(kana: char, mark: char) -> Option<char> {
-    let n = kana as u32;
+    // Hiragana is katakana less 0x60 (`か` U+304B, `カ` U+30AB).
+    let hiragana = (0x3041..=0x309F).contains(&(kana as u32));
+    let n = kana as u32 + if hiragana { 0x60 } else { 0 };
     let ha_row = (0x30CF..=0x30DB).contains(&n) && (n - 0x30CF).is_multiple_of(3);
     let to = match mark {
-        '\u{FF9E}' => match n {
-            0x30AB..=0x30C8 if n != 0x30C3 => n + 1,
+        '\u{FF9E}' | '\u{3099}' => match n {
+            // カ to チ, ツ to ト (not the small ッ), ハ to ホ.
+            0x30AB..=0x30C1 if !n.is_multiple_of(2) => n + 1,
+            0x30C4..=0x30C8 if n.is_multiple_of(2) => n + 1,
             _ if ha_row => n + 1,
             0x30A6 => 0x30F4,
-            0x30EF | 0x30F2 => n + 8,
+            // ワ, ヰ, ヱ, ヲ have no voiced hiragana.
+            0x30EF..=0x30F2 if !hiragana => n + 8,
+            // The iteration marks: ゝ, ヽ.
+            0x30FD => 0x30FE,
             _ => return None,
         },
-        '\u{FF9F}' if ha_row => n + 2,
+        '\u{FF9F}' | '\u{309A}' if ha_row => n + 2,
         _ => return None,
     };
-    char::from_u32(to)
+    char::from_u32(to - if hiragana { 0x60 } else { 0 })
 }
 
 /// What a lower-case letter stands for in a term, besides the Latin letters of [`LATIN`]: the
@@ -382,16 +390,24 @@ fn tokenize_runs(text: &str) -> (Vec<Token>, Vec<char>) {
             run.clear();
         };
     for (i, &c) in chars.iter().enumerate() {
+        // A variation selector, and a combining mark after a character of a run (an accent over
+        // an ideograph; the sound mark of a kana in NFD, one character with it where NFC has
+        // one): the run's character ends after it, and the run goes on. (A sound mark anywhere
+        // else is dropped, as the marks of words are.)
+        let after_run = unspaced.last().is_some_and(|last| last.2 == i);
+        if is_variation_selector(c)
+            || matches!(c, '\u{3099}' | '\u{309A}')
+            || (after_run && is_mark(c))
+        {
+            if let Some(last) = unspaced.last_mut().filter(|_| after_run) {
+                last.1 = voiced(last.1, c).unwrap_or(last.1);
+                last.2 = i + 1;
+            }
+            continue;
+        }
         if is_unspaced(c) {
             flush_word(&mut word, word_start, i, &mut tokens);
             unspaced.push((i, full_width_kana(c), i + 1));
-            continue;
-        }
-        if is_variation_selector(c) {
-            // (After a character of a run, the run's character ends after it.)
-            if let Some(last) = unspaced.last_mut().filter(|last| last.2 == i) {
-                last.2 = i + 1;
-            }
             continue;
         }
         if joins_run(&chars, i) {
@@ -786,7 +802,7 @@ pub fn score(m: &Match, document_frequencies: &[u64], documents: u64, average_le
 fn inside_grapheme(chars: &[char], i: usize) -> bool {
     let joins = |c: char| {
         is_mark(c)
-            || matches!(c as u32, 0x200D | 0xFE00..=0xFE0F | 0x1F3FB..=0x1F3FF | 0xE0100..=0xE01EF
+            || matches!(c as u32, 0x200D | 0x3099 | 0x309A | 0xFE00..=0xFE0F | 0x1F3FB..=0x1F3FF | 0xE0100..=0xE01EF
                 // The vowel signs and tone marks of Thai, Lao, Khmer, Burmese and Devanagari,
                 // written over, under or beside their letter.
                 | 0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E
@@ -1389,5 +1405,45 @@ mod tests {
         assert_eq!(pairs("葛\u{FE00}飾"), ["葛飾"]);
         // After a word's letter too.
         assert_eq!(pairs("a\u{FE0F}b c"), ["ab", "c"]);
+    }
+
+    #[test]
+    fn a_kana_s_combining_sound_mark_is_one_character_with_it_as_nfc_composes_them() {
+        let pairs =
+            |text: &str| -> Vec<String> { tokenize(text).into_iter().map(|t| t.term).collect() };
+        // Every kana NFC composes with U+3099 or U+309A (generated with Python's unicodedata),
+        // in NFD: each is one character with its mark, and nothing else is.
+        let nfc = "ゔがぎぐげござじずぜぞだぢづでどばぱびぴぶぷべぺぼぽゞヴガギグゲゴザジズゼゾダヂヅデドバパビピブプベペボポヷヸヹヺヾ";
+        let mut composed = Vec::new();
+        for base in ('\u{3041}'..='\u{30FF}').filter(|c| is_unspaced(*c)) {
+            for mark in ['\u{3099}', '\u{309A}'] {
+                composed.extend(voiced(base, mark));
+            }
+        }
+        assert_eq!(composed.iter().collect::<String>(), nfc);
+        // The same in NFD (from Python's unicodedata too).
+        let nfd: Vec<char> = "う\u{3099}か\u{3099}き\u{3099}く\u{3099}け\u{3099}こ\u{3099}さ\u{3099}し\u{3099}す\u{3099}せ\u{3099}そ\u{3099}た\u{3099}ち\u{3099}つ\u{3099}て\u{3099}と\u{3099}は\u{3099}は\u{309A}ひ\u{3099}ひ\u{309A}ふ\u{3099}ふ\u{309A}へ\u{3099}へ\u{309A}ほ\u{3099}ほ\u{309A}ゝ\u{3099}ウ\u{3099}カ\u{3099}キ\u{3099}ク\u{3099}ケ\u{3099}コ\u{3099}サ\u{3099}シ\u{3099}ス\u{3099}セ\u{3099}ソ\u{3099}タ\u{3099}チ\u{3099}ツ\u{3099}テ\u{3099}ト\u{3099}ハ\u{3099}ハ\u{309A}ヒ\u{3099}ヒ\u{309A}フ\u{3099}フ\u{309A}ヘ\u{3099}ヘ\u{309A}ホ\u{3099}ホ\u{309A}ワ\u{3099}ヰ\u{3099}ヱ\u{3099}ヲ\u{3099}ヽ\u{3099}".chars().collect();
+        for (c, nfd) in nfc.chars().zip(nfd.chunks(2)) {
+            let nfd: String = nfd.iter().collect();
+            assert_eq!(
+                pairs(&format!("{nfd}の")),
+                pairs(&format!("{c}の")),
+                "{nfd:?}"
+            );
+        }
+        assert_eq!(pairs("ヘ\u{309A}ーシ\u{3099}"), ["ペー", "ージ"]);
+        // A mark NFC would not compose stays out of the term, and the run goes on; so does a
+        // combining accent over an ideograph.
+        assert_eq!(pairs("あ\u{3099}い ガ\u{3099}イ"), ["あい", "ガイ"]);
+        assert_eq!(pairs("東\u{301}京"), ["東京"]);
+        // The pair ends after its mark; a mark outside a run is dropped.
+        let tokens = tokenize("は\u{3099}か");
+        assert_eq!(
+            (tokens[0].term.as_str(), tokens[0].start, tokens[0].end),
+            ("ばか", 0, 3)
+        );
+        assert_eq!(pairs("a\u{3099}b"), ["ab"]);
+        // A snippet does not cut a kana from its mark.
+        assert!(inside_grapheme(&['は', '\u{3099}'], 1));
     }
 }

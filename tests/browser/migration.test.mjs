@@ -94,11 +94,12 @@ for (const file of fixtures) {
         // their marks, Arabic letter variants (the fifth); the Latin letters of transliterations,
         // half-width katakana, a hosted tool call's output in a session that indexes tools (the
         // sixth); a word past an item's first 2,000 terms, Japanese iteration marks (the seventh);
-        // a number after a full-width sign, a name's middle dot, a variation selector (the eighth).
+        // a number after a full-width sign, a name's middle dot, a variation selector (the eighth);
+        // kana with a combining sound mark (NFD), a combining mark over an ideograph (the ninth).
         const scripts = sessions.find((s) => s.id === 'scripts');
         if (scripts) {
           out.scripts = {};
-          for (const query of ['猫', '집', 'हूँ', 'openai', '2024', 'شكرا', 'احمد', 'שלום', 'muhammad krsna', 'wyth gorde', 'カタカナ', 'データ', 'zanzibar', 'hippopotamus', '様々', '5000', 'ジョンスミス', '葛飾']) {
+          for (const query of ['猫', '집', 'हूँ', 'openai', '2024', 'شكرا', 'احمد', 'שלום', 'muhammad krsna', 'wyth gorde', 'カタカナ', 'データ', 'zanzibar', 'hippopotamus', '様々', '5000', 'ジョンスミス', '葛飾', 'ページ', 'ばか', '東京']) {
             const hits = await lib.searchSessions({ dbName, userId: scripts.userId, query });
             out.scripts[query] = hits.map((h) => [h.sessionId, h.seq]);
           }
@@ -217,6 +218,7 @@ for (const file of fixtures) {
       const tool = fixture.version >= 7 ? [['tools', rows.find((row) => row.sessionId === 'tools' && row.item.type === 'hosted_tool_call').seq]] : [];
       const seventh = (k) => (fixture.version >= 8 ? [['scripts', seqs[k]]] : []);
       const eighth = fixture.version >= 9 ? [['scripts', seqs[7]]] : [];
+      const ninth = fixture.version >= 10 ? [['scripts', seqs[8]]] : [];
       assert.deepEqual(
         r.scripts,
         {
@@ -239,8 +241,11 @@ for (const file of fixtures) {
           5000: eighth,
           ジョンスミス: eighth,
           葛飾: eighth,
+          ページ: ninth,
+          ばか: ninth,
+          東京: ninth,
         },
-        'found with the terms of the eighth tokeniser',
+        'found with the terms of the ninth tokeniser',
       );
     }
     // The new index was filled from the rows already stored: the newest turns of every session

@@ -1007,7 +1007,7 @@ test('over an encrypted session, compacted or not, the past-session tools find n
   }
 });
 
-test('the demo marks in a hit’s snippet what the search matched: one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks, letters of transliterations, half-width katakana, numbers by signs and units, a name’s middle dot, variation selectors', async () => {
+test('the demo marks in a hit’s snippet what the search matched: one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks, letters of transliterations, half-width katakana, numbers by signs and units, a name’s middle dot, variation selectors, kana with a combining sound mark', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     const { matchRanges, parseQuery } = await import('/www/highlight.js');
@@ -1049,6 +1049,12 @@ test('the demo marks in a hit’s snippet what the search matched: one character
       ['葛\u{E0100}飾区に住む', '葛飾', '葛\u{E0100}飾'],
       // A character past U+FFFF (CJK Extension B) alone: that character, not its pair.
       ['𠮷野家で食べた', '𠮷', '𠮷'],
+      // Kana with a combining sound mark (text in NFD, as file names on macOS are), found as
+      // typed (NFC), and the other way round; a combining accent over an ideograph.
+      ['ヘ\u{309A}ーシ\u{3099}を開く', 'ページ', 'ヘ\u{309A}ーシ\u{3099}'],
+      ['ファイルのデータ', 'テ\u{3099}ータ', 'データ'],
+      ['は\u{3099}か', 'ば', 'は\u{3099}'],
+      ['東\u{301}京タワー', '東京', '東\u{301}京'],
     ];
     const out = [];
     for (const [i, [text, query, marked]] of cases.entries()) {
