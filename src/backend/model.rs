@@ -35,6 +35,9 @@ pub enum CallError {
     Aborted(JsValue),
 }
 
+/// How the message of a request the network failed begins (see [`ModelClient::post`]).
+const NETWORK: &str = "network error: ";
+
 fn failed(status: u16, message: impl Into<String>) -> CallError {
     CallError::Failed(ModelFailure {
         status,
@@ -278,7 +281,7 @@ impl ModelClient {
         signal: Option<&JsValue>,
     ) -> Result<Response, CallError> {
         let url = self.url(path);
-        let network = |e: &JsValue| failed(0, format!("network error: {}", error_text(e)));
+        let network = |e: &JsValue| failed(0, format!("{NETWORK}{}", error_text(e)));
         let call = match &self.fetch {
             Some(fetch) => {
                 let headers = js_sys::Object::new();
@@ -352,8 +355,8 @@ impl ModelClient {
             })
     }
 
-    /// POSTs the JSON `body` to `path` (under the base URL), retrying 408, 409, 429 and 5xx answers as
-    /// configured: the successful response.
+    /// POSTs the JSON `body` to `path` (under the base URL), retrying 408, 409, 429 and 5xx answers
+    /// and network failures as configured: the successful response.
     async fn post(
         &self,
         path: &str,
@@ -367,7 +370,21 @@ impl ModelClient {
             // closed when the next begins, the answer's once its body is read.
             let own = CallSignal::new(signal);
             let request = own.signal.as_ref();
-            let response = self.fetch_once(path, body, request).await?;
+            let response = match self.fetch_once(path, body, request).await {
+                Ok(response) => response,
+                // A request the network failed (a connection dropped, wifi that came back) is
+                // tried again, as an HTTP answer that asks for it is. (Not one given up on after
+                // `timeoutMs`, nor an abort.)
+                Err(CallError::Failed(f))
+                    if f.message.starts_with(NETWORK) && attempt < self.retries =>
+                {
+                    drop(own);
+                    sleep(retry_delay_ms(attempt, None), signal).await?;
+                    attempt += 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             // A `fetch` of the caller's may not heed the signal: an abort meanwhile still wins
             // (and the answer's body is let go).
             unless_aborted(request).inspect_err(|_| {
@@ -501,6 +518,12 @@ async fn read_json(
 
 /// `Retry-After` in milliseconds: seconds, or an HTTP date.
 fn retry_after(response: &Response) -> Option<f64> {
+    // (OpenAI's, in milliseconds, as its own client reads it first.)
+    if let Some(ms) = response.headers().get("retry-after-ms") {
+        if let Some(ms) = crate::core::json::decimal(ms.trim()).filter(|ms| *ms >= 0.0) {
+            return Some(ms);
+        }
+    }
     let value = response.headers().get("retry-after")?;
     retry_after_seconds(&value).or_else(|| {
         let at = js_sys::Date::parse(&value);

@@ -849,8 +849,12 @@ pub fn refuse_unsendable(api: Api, items: &[Value], name: impl Fn(usize) -> Stri
         Some((i, why)) => Err(invalid(
             RunnerErrorCode::InvalidInput,
             format!(
-                "{} cannot be sent to the Responses API ({why}): nothing was saved or sent",
-                name(i)
+                "{} cannot be sent to the {} API ({why}): nothing was saved or sent",
+                name(i),
+                match api {
+                    Api::Responses => "Responses",
+                    Api::ChatCompletions => "Chat Completions",
+                }
             ),
         )),
         None => Ok(()),

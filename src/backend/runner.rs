@@ -1608,11 +1608,15 @@ pub async fn run(
             // The calls the model answered were paid for, whatever stopped the run after them
             // (a failed or aborted call, a callback that threw): their usage goes to the turn
             // the run saved, unless the session refused a save (another tab wrote: the newest
-            // turn may be that tab's). A run stopped after its tools ran saves their calls and
-            // outputs too, as the SDK does: the next turn's model knows what they did (a booking
-            // made, a mail sent) instead of doing it again.
+            // turn may be that tab's). A run stopped, or whose model call failed, after its tools
+            // ran saves their calls and outputs too, as a stopped run in the SDK does: the next
+            // turn's model knows what they did (a booking made, a mail sent) instead of doing it
+            // again on a retry. (A blocked or unfitting answer, and `maxTurns`, saved them
+            // already; a model call is made with no call pending, so a failed one drops none.
+            // A callback that threw may leave calls pending, which its `error.state` takes
+            // again: they stay.)
             if !r.save_refused.get() {
-                if let RunError::Aborted(_) = error {
+                if let RunError::Aborted(_) | RunError::Model(_) = error {
                     // Where the server keeps the conversation it holds the last response
                     // whatever happens here: its calls stay pending in the state (a resumed run
                     // answers them; a call left unanswered there fails every later request) and

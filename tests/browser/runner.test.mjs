@@ -300,6 +300,33 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(r.usageAfter.turns, 1);
     });
 
+    test('a run that fails after its tools ran keeps their calls and outputs: a retry does not run them again', async () => {
+      const id = fresh('failed-after-tools');
+      model.script({ calls: [{ name: 'send_mail', arguments: { to: 'ada' } }] }, { error: 500, message: 'down' }, { text: 'Sent, as I said.' });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          let sent = 0;
+          const agent = new lib.Agent({ name: 'Mail', model: 'm', tools: [{ name: 'send_mail', execute: () => `sent ${++sent}` }] });
+          const session = new lib.IndexedDbSession(id);
+          const runner = new lib.Runner({ baseUrl: url, api, retries: 0 });
+          const failed = await attempt(() => runner.run(agent, 'mail ada', { session }));
+          const history = (await session.getItems()).map((i) => i.type ?? i.role);
+          const usage = await session.getSessionUsage();
+          // A later turn (the user's "try again") sends what ran, and runs nothing again.
+          const again = (await runner.run(agent, 'did it go?', { session })).finalOutput;
+          return { failed: [failed.name, failed.status], history, requests: usage.requests, sent, again };
+        },
+        { api, id },
+      );
+      assert.deepEqual(r.failed, ['ModelError', 500]);
+      assert.deepEqual(r.history, ['message', 'function_call', 'function_call_result']);
+      assert.equal(r.requests, 1, 'the call that answered is counted');
+      assert.equal(r.sent, 1);
+      assert.equal(r.again, 'Sent, as I said.');
+      const last = JSON.stringify(model.requests.at(-1).body);
+      assert.match(last, /sent 1/, 'the next request holds the tool output');
+    });
+
     test('maxTurns: null is no limit, as in the SDK', async () => {
       const id = fresh('unlimited');
       model.script(...Array.from({ length: 11 }, () => ({ calls: [{ name: 'again', arguments: {} }] })), { text: 'done' });
@@ -478,6 +505,28 @@ for (const api of ['chat_completions', 'responses']) {
       );
       assert.equal(model.requests.length, 3);
       assert.deepEqual(r, { name: 'ModelError', status: 500, serverMessage: 'gave up', message: 'model request failed with HTTP 500: gave up' });
+    });
+
+    test('a request the network failed is tried again; OpenAI’s retry-after-ms is read before Retry-After', async () => {
+      model.script({ text: 'through' }, { error: 429, message: 'slow down', retryAfterMs: 0, retryAfter: 3600 }, { text: 'soon' });
+      const r = await inPage(
+        async ({ url, api }) => {
+          let failures = 0;
+          // The first request fails as a dropped connection does; the others go through.
+          const flaky = (input, init) => (failures++ === 0 ? Promise.reject(new TypeError('Failed to fetch')) : fetch(input, init));
+          const agent = new lib.Agent({ name: 'A', model: 'm' });
+          const through = (await new lib.Runner({ baseUrl: url, api, fetch: flaky }).run(agent, 'x')).finalOutput;
+          const none = await new lib.Runner({ baseUrl: url, api, retries: 0, fetch: () => Promise.reject(new TypeError('Failed to fetch')) })
+            .run(agent, 'x')
+            .catch((e) => [e.name, e.status]);
+          // An hour's Retry-After would be capped at a minute: the run is given 20 s.
+          const soon = (await new lib.Runner({ baseUrl: url, api }).run(agent, 'y', { signal: AbortSignal.timeout(20_000) })).finalOutput;
+          return { through, failures, none, soon };
+        },
+        { api },
+      );
+      assert.deepEqual(r, { through: 'through', failures: 2, none: ['ModelError', 0], soon: 'soon' });
+      assert.equal(model.requests.length, 3);
     });
 
     test('streaming: deltas arrive while the answer is still being sent; same history as a whole run', async () => {
@@ -894,6 +943,33 @@ for (const api of ['chat_completions', 'responses']) {
         // (never the image's data as text).
         const outputs = sent.messages.filter((m) => m.role === 'tool').map((m) => m.content);
         assert.deepEqual(outputs, ['[tool output omitted]', 'Sales rose 4%. See the chart.', '[tool output omitted]', '{"type":"image"}']);
+      }
+    });
+
+    test('a user message’s text, file and image reach the model in the form its API takes', async () => {
+      model.script({ text: 'Read it.' });
+      const pdf = 'data:application/pdf;base64,JVBERi0x';
+      await inPage(
+        async ({ url, api, pdf }) => {
+          const content = [{ type: 'input_text', text: 'Summarise' }, { type: 'input_file', file: pdf, filename: 'a.pdf' }, { type: 'input_image', image: 'https://example.com/a.png' }];
+          await new lib.Runner({ baseUrl: url, api }).run(new lib.Agent({ name: 'A', model: 'm' }), [{ role: 'user', content }]);
+        },
+        { api, pdf },
+      );
+      const sent = model.requests.at(-1).body;
+      if (api === 'responses') {
+        assert.deepEqual(sent.input[0].content, [
+          { type: 'input_text', text: 'Summarise' },
+          { type: 'input_file', file_data: pdf, filename: 'a.pdf' },
+          { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' },
+        ]);
+      } else {
+        // (It left the file out, and the model answered without it.)
+        assert.deepEqual(sent.messages.at(-1).content, [
+          { type: 'text', text: 'Summarise' },
+          { type: 'file', file: { file_data: pdf, filename: 'a.pdf' } },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'auto' } },
+        ]);
       }
     });
 
@@ -1428,6 +1504,13 @@ describe('runner: arguments and custom sessions', () => {
           const out = await attempt(() => new lib.Runner({ baseUrl: url, api: 'responses' }).run(agent, [{ role: 'user', content: [{ type: 'text', text: 'What is 2+2?' }] }], { session }));
           return { ...out, saved: (await session.getItems()).length };
         })(),
+        // A file by URL, which Chat Completions has no form for (its data or an uploaded
+        // file's id it takes): refused the same way.
+        unsendableChat: await (async () => {
+          const session = new lib.MemorySession('unsendable-chat');
+          const out = await attempt(() => new lib.Runner({ baseUrl: url, api: 'chat_completions' }).run(agent, [{ role: 'user', content: [{ type: 'input_file', file: 'https://files.test/report.pdf' }] }], { session }));
+          return { ...out, saved: (await session.getItems()).length };
+        })(),
         badSession: await attempt(() => runner.run(agent, 'x', { session: {} })),
         noModel: await attempt(() => runner.run(new lib.Agent({ name: 'NoModel' }), 'x')),
         badState: tryNew(() => lib.RunState.fromString(agent, '{"nope":1}')),
@@ -1475,6 +1558,9 @@ describe('runner: arguments and custom sessions', () => {
     assert.equal(r.unsendable.code, 'INVALID_INPUT');
     assert.match(r.unsendable.message, /^input\[0\] cannot be sent to the Responses API \(a user message part of type "text"\): nothing was saved or sent$/);
     assert.equal(r.unsendable.saved, 0);
+    assert.equal(r.unsendableChat.code, 'INVALID_INPUT');
+    assert.match(r.unsendableChat.message, /^input\[0\] cannot be sent to the Chat Completions API \(an input_file by URL, which Chat Completions cannot take/);
+    assert.equal(r.unsendableChat.saved, 0);
     assert.match(r.badSession.message, /getItems/);
     assert.match(r.noModel.message, /has no model/);
     assert.equal(r.badState.code, 'INVALID_RUN_STATE');

@@ -10,7 +10,7 @@ const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
  * Script steps:
  *   { text: 'answer' }                          a final answer
  *   { calls: [{ name, arguments, id? }] }       function calls (arguments: object or string)
- *   { error: 429, message, retryAfter? }        an HTTP error with an OpenAI-style body
+ *   { error: 429, message, retryAfter?, retryAfterMs? } an HTTP error with an OpenAI-style body
  *   { error: 500, bodyHangs: true }             an HTTP error whose body starts and never ends
  *   { malformed: true }                         200 with a body that is not JSON
  *   { truncate: true, text }                    a stream (or body) cut in the middle
@@ -38,7 +38,7 @@ export async function startModelServer({ host = '127.0.0.1' } = {}) {
     res.setHeader('access-control-allow-origin', '*');
     res.setHeader('access-control-allow-headers', 'authorization, content-type, x-test-header');
     res.setHeader('access-control-allow-methods', 'GET, POST, OPTIONS');
-    res.setHeader('access-control-expose-headers', 'retry-after');
+    res.setHeader('access-control-expose-headers', 'retry-after, retry-after-ms');
     if (req.method === 'OPTIONS') {
       res.writeHead(204).end();
       return;
@@ -133,6 +133,7 @@ export async function startModelServer({ host = '127.0.0.1' } = {}) {
     if (step.error) {
       const headers = { 'content-type': 'application/json' };
       if (step.retryAfter !== undefined) headers['retry-after'] = String(step.retryAfter);
+      if (step.retryAfterMs !== undefined) headers['retry-after-ms'] = String(step.retryAfterMs);
       if (step.bodyHangs) {
         state.hung++;
         res.on('close', () => state.hung--);

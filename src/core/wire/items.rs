@@ -141,6 +141,17 @@ pub(super) fn chat_answer_item(text: &str, refusal: &str) -> Option<Value> {
     Some(Value::Object(m))
 }
 
+/// A Chat Completions call's `arguments` as the text of a `function_call` item: the JSON string
+/// sent, or, from a server that sends them as JSON (an object), that JSON written out (not `{}`:
+/// the tool would run, and be approved, without them).
+pub(super) fn call_arguments(arguments: Option<&Value>) -> String {
+    match arguments {
+        None | Some(Value::Null) => "{}".to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => crate::core::json::to_string(other),
+    }
+}
+
 pub(super) fn function_call_item(call_id: &str, name: &str, arguments: &str) -> Value {
     Value::Object(strings(&[
         ("type", "function_call"),
@@ -637,7 +648,7 @@ const LEGACY_FILE_FIELDS: &[(&str, &str)] = &[
 ];
 
 /// A part of a user message's content as the API takes it.
-fn input_part_to_api(part: &Value) -> Result<Value, Unsupported> {
+pub(super) fn input_part_to_api(part: &Value) -> Result<Value, Unsupported> {
     let kind = str_of(part, "type").unwrap_or("");
     let mut m = strings(&[("type", kind)]);
     let reserved: &[&str] = match kind {
@@ -662,7 +673,10 @@ fn input_part_to_api(part: &Value) -> Result<Value, Unsupported> {
                     ))
                 }
                 _ => {
-                    if let Some(url) = str_of(part, "imageUrl") {
+                    // (In either spelling: the API's own is the SDK's older one.)
+                    if let Some(url) =
+                        str_of(part, "imageUrl").or_else(|| str_of(part, "image_url"))
+                    {
                         set(&mut m, "image_url", string(url));
                     } else {
                         copy(&mut m, part, Take::Str, &[("file_id", "fileId")]);

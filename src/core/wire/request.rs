@@ -3,7 +3,8 @@
 use crate::core::json::{json, Map, Value};
 
 use super::items::{
-    call_id, content_text, item_type, output_text, responses_input_item, str_of, to_responses_item,
+    call_id, content_text, input_part_to_api, item_type, output_text, responses_input_item, str_of,
+    to_responses_item,
 };
 use super::{Api, ModelSettings, OutputType, ToolSpec};
 
@@ -193,25 +194,73 @@ pub fn request_body(api: Api, r: &ModelRequest<'_>) -> Value {
     Value::Object(body)
 }
 
+/// A message's content as Chat Completions takes it: each part as [`chat_part`] gives it. (A part
+/// of the history that it cannot take is left out; a run refuses such a part of its new input,
+/// see [`unsendable`]. Content left with no part is sent as no text: an empty array is refused.)
 fn chat_content(content: Option<&Value>) -> Value {
     match content {
-        Some(Value::Array(parts)) => Value::Array(
-            parts
-                .iter()
-                .filter_map(|p| match str_of(p, "type") {
-                    Some("input_text" | "output_text" | "text") => {
-                        Some(json!({"type": "text", "text": str_of(p, "text").unwrap_or("")}))
-                    }
-                    Some("input_image") => {
-                        let url = str_of(p, "image_url").or_else(|| str_of(p, "image"))?;
-                        Some(json!({"type": "image_url", "image_url": {"url": url}}))
-                    }
-                    _ => None,
-                })
-                .collect(),
-        ),
+        Some(Value::Array(parts)) => {
+            let parts: Vec<Value> = parts.iter().filter_map(|p| chat_part(p).ok()).collect();
+            if parts.is_empty() {
+                json!("")
+            } else {
+                Value::Array(parts)
+            }
+        }
         Some(other) => other.clone(),
         None => json!(""),
+    }
+}
+
+/// A part of a user message as Chat Completions takes it, as the SDK's converter gives it: text;
+/// an image by its URL (or data URL) with its detail; a file as its data or an uploaded file's id,
+/// with its name; audio as its data. Else why it cannot be sent.
+fn chat_part(part: &Value) -> Result<Value, String> {
+    match str_of(part, "type") {
+        Some("text" | "output_text") => {
+            return Ok(json!({"type": "text", "text": str_of(part, "text").unwrap_or("")}))
+        }
+        Some("audio") => {
+            let data = str_of(part, "audio").ok_or("an audio part whose audio is no string")?;
+            let mut audio = match part.get("providerData").and_then(|p| p.get("input_audio")) {
+                Some(Value::Object(given)) => given.clone(),
+                _ => Map::new(),
+            };
+            if let Some(format) = part.get("format") {
+                audio.insert("format".into(), format.clone());
+            }
+            audio.insert("data".into(), json!(data));
+            return Ok(json!({"type": "input_audio", "input_audio": Value::Object(audio)}));
+        }
+        _ => {}
+    }
+    let api = input_part_to_api(part).map_err(|e| e.to_string())?;
+    let field = |key| api.get(key).cloned();
+    match str_of(&api, "type") {
+        Some("input_image") => {
+            let url = field("image_url").ok_or(
+                "an input_image by an uploaded file's id, which Chat Completions cannot take (an image URL or data URL can be)",
+            )?;
+            let mut image = Map::new();
+            image.insert("url".into(), url);
+            if let Some(detail) = field("detail") {
+                image.insert("detail".into(), detail);
+            }
+            Ok(json!({"type": "image_url", "image_url": Value::Object(image)}))
+        }
+        Some("input_file") => {
+            let mut file = Map::new();
+            for key in ["file_data", "file_id", "filename"] {
+                if let Some(v) = field(key) {
+                    file.insert(key.into(), v);
+                }
+            }
+            if !file.contains_key("file_data") && !file.contains_key("file_id") {
+                return Err("an input_file by URL, which Chat Completions cannot take (its data or an uploaded file's id can be)".into());
+            }
+            Ok(json!({"type": "file", "file": Value::Object(file)}))
+        }
+        _ => Ok(json!({"type": "text", "text": field("text").unwrap_or(json!(""))})),
     }
 }
 
@@ -299,16 +348,23 @@ pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Valu
 /// The first of a run's new input items `api` cannot send, with why (`index`, `reason`): left
 /// out of every request, it would go unseen by the model while the session kept it, so the run
 /// refuses it before anything is saved or sent, as the SDK does. (Chat Completions sends what it
-/// can of every item.)
+/// can of the items other than messages: a tool's image output as the SDK's placeholder.)
 pub fn unsendable(api: Api, items: &[Value]) -> Option<(usize, String)> {
-    match api {
-        Api::Responses => items.iter().enumerate().find_map(|(i, item)| {
-            responses_input_item(item)
-                .err()
-                .map(|why| (i, why.to_string()))
-        }),
-        Api::ChatCompletions => None,
-    }
+    items.iter().enumerate().find_map(|(i, item)| {
+        let why = match api {
+            Api::Responses => responses_input_item(item).err().map(|why| why.to_string()),
+            Api::ChatCompletions => match item.get("content") {
+                Some(Value::Array(parts))
+                    if item_type(item) == "message"
+                        && str_of(item, "role") != Some("assistant") =>
+                {
+                    parts.iter().find_map(|p| chat_part(p).err())
+                }
+                _ => None,
+            },
+        };
+        why.map(|why| (i, why))
+    })
 }
 
 #[cfg(test)]
@@ -592,6 +648,56 @@ mod tests {
                 {"role": "user", "content": [{"type": "text", "text": "thanks"}]},
             ])
         );
+    }
+
+    #[test]
+    fn chat_completions_gets_images_files_and_audio_and_refuses_what_it_cannot_take() {
+        let pdf = "data:application/pdf;base64,JVBERi0x";
+        let item = json!({"role": "user", "content": [
+            {"type": "input_text", "text": "Summarise these"},
+            {"type": "input_image", "image": "https://x.test/a.png", "detail": "high"},
+            {"type": "input_image", "image_url": "https://x.test/b.png"},
+            {"type": "input_file", "file": pdf, "filename": "a.pdf"},
+            {"type": "input_file", "file": {"id": "file_1"}},
+            {"type": "audio", "audio": "UklGRg==", "providerData": {"input_audio": {"format": "wav"}}},
+        ]});
+        assert_eq!(
+            unsendable(Api::ChatCompletions, std::slice::from_ref(&item)),
+            None
+        );
+        assert_eq!(
+            to_chat_messages(None, std::slice::from_ref(&item))[0]["content"],
+            json!([
+                {"type": "text", "text": "Summarise these"},
+                {"type": "image_url", "image_url": {"url": "https://x.test/a.png", "detail": "high"}},
+                {"type": "image_url", "image_url": {"url": "https://x.test/b.png", "detail": "auto"}},
+                {"type": "file", "file": {"file_data": pdf, "filename": "a.pdf"}},
+                {"type": "file", "file": {"file_id": "file_1"}},
+                {"type": "input_audio", "input_audio": {"format": "wav", "data": "UklGRg=="}},
+            ])
+        );
+        // What this API has no form for: refused before anything is saved, named.
+        for (part, why) in [
+            (
+                json!({"type": "input_file", "file": "https://x.test/a.pdf"}),
+                "by URL",
+            ),
+            (
+                json!({"type": "input_image", "image": {"id": "file_2"}}),
+                "uploaded file's id",
+            ),
+            (json!({"type": "input_video", "video": "v"}), "input_video"),
+        ] {
+            let items = [
+                json!({"role": "user", "content": "first"}),
+                json!({"role": "user", "content": [part]}),
+            ];
+            let (at, reason) = unsendable(Api::ChatCompletions, &items).unwrap();
+            assert_eq!(at, 1);
+            assert!(reason.contains(why), "{reason}");
+            // Such a part already in the history is left out; content left with nothing is "".
+            assert_eq!(to_chat_messages(None, &items)[1]["content"], "");
+        }
     }
 
     #[test]

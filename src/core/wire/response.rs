@@ -3,7 +3,9 @@
 
 use crate::core::json::Value;
 
-use super::items::{chat_answer_item, from_responses_item, function_call_item, str_of};
+use super::items::{
+    call_arguments, chat_answer_item, from_responses_item, function_call_item, str_of,
+};
 use super::{Api, ModelOutput, Usage, WireError};
 
 /// Token counts from a response's `usage`, in either API's spelling.
@@ -82,7 +84,7 @@ pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> 
                     items.push(function_call_item(
                         str_of(c, "id").unwrap_or(""),
                         f.and_then(|f| str_of(f, "name")).unwrap_or(""),
-                        f.and_then(|f| str_of(f, "arguments")).unwrap_or("{}"),
+                        &call_arguments(f.and_then(|f| f.get("arguments"))),
                     ));
                 }
             }
@@ -189,6 +191,14 @@ mod tests {
         assert_eq!(out.items[1]["callId"], "call_9");
         assert_eq!(out.usage.total_tokens, 7);
         assert!(parse_response(Api::ChatCompletions, &json!({"choices": []})).is_err());
+        // Arguments a server sends as JSON, not as its text: written out, not lost.
+        let as_json = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": {"to": "ada", "n": [1]}}},
+            {"id": "call_2", "type": "function", "function": {"name": "g"}}
+        ]}}]});
+        let out = parse_response(Api::ChatCompletions, &as_json).unwrap();
+        assert_eq!(out.items[0]["arguments"], r#"{"n":[1],"to":"ada"}"#);
+        assert_eq!(out.items[1]["arguments"], "{}");
         // Cut at the token limit: not an answer, whatever it holds.
         let cut = json!({"choices": [{"finish_reason": "length",
             "message": {"role": "assistant", "content": "The bridge is in San Fr"}}]});

@@ -3,7 +3,9 @@
 
 use crate::core::json::Value;
 
-use super::items::{chat_answer_item, from_responses_item, function_call_item, str_of};
+use super::items::{
+    call_arguments, chat_answer_item, from_responses_item, function_call_item, str_of,
+};
 use super::response::{parse_response, usage_of};
 use super::{Api, ModelOutput, Usage, WireError};
 use crate::core::sse::SseEvent;
@@ -239,8 +241,9 @@ impl StreamAccumulator {
                     if let Some(n) = str_of(f, "name") {
                         call.name.push_str(n);
                     }
-                    if let Some(a) = str_of(f, "arguments") {
-                        call.arguments.push_str(a);
+                    // (A server that sends them as JSON sends them whole.)
+                    if let Some(a) = f.get("arguments").filter(|a| !a.is_null()) {
+                        call.arguments.push_str(&call_arguments(Some(a)));
                     }
                 }
             }
@@ -324,6 +327,16 @@ mod tests {
         assert_eq!(out.items[1], function_call_item("call_1", "f", "{\"a\":1}"));
         assert_eq!(out.usage.total_tokens, 5);
         assert_eq!(out.response_id.as_deref(), Some("c1"));
+        // Arguments a server sends as JSON, whole: written out, not lost.
+        let body = concat!(
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_2\",\"function\":{\"name\":\"f\",\"arguments\":{\"to\":\"ada\"}}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let out = stream(Api::ChatCompletions, body).1.unwrap();
+        assert_eq!(
+            out.items[0],
+            function_call_item("call_2", "f", r#"{"to":"ada"}"#)
+        );
     }
 
     #[test]
