@@ -429,12 +429,14 @@ export async function deleteSession(sessionId, options) {
     sessionId,
     async () => {
       const gone = await removed();
+      // Told as soon as it is done, before the sync state goes (another database): told after
+      // it, the delete could reach other tabs after a write that made the chat again.
+      if (gone) publish(dbName, { type: 'delete', sessionId });
       if (gone && (await synced)) await forgetSyncState(dbName, sessionId).catch(() => {});
       return gone;
     },
     synced,
   );
-  if (existed) publish(dbName, { type: 'delete', sessionId });
   return existed;
 }
 

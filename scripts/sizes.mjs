@@ -16,11 +16,11 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 113 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 114 * KIB, target: 55 * KIB },
   'index.js': { budget: 24.8 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 129.5 * KIB },
   'extras.js': { budget: 3.7 * KIB },
-  'agent_sessions_memory_bg.wasm': { budget: 55 * KIB },
+  'agent_sessions_memory_bg.wasm': { budget: 55.5 * KIB },
   'memory.js': { budget: 3.2 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 144 * KIB, target: 64 * KIB },
   'runner.js': { budget: 11.2 * KIB },

@@ -173,7 +173,8 @@ impl AfterTurn {
         // turns, titled by the session's default from its first message).
         let titled = match title_due(self.metadata.auto_title, turn_count) {
             true if turn_count == 1 => Some(self.turn.clone()),
-            true if seen_title.is_some() && has(session, "getRecentTurns") => {
+            // (Also one with no title: its first message had no text, an image say.)
+            true if has(session, "getRecentTurns") => {
                 let count = JsValue::from_f64(now as f64);
                 let items = call_session(session, "getRecentTurns", &[count]).await?;
                 match js_to_json(&items, "the session's turns") {

@@ -156,11 +156,36 @@ pub fn required_string(value: &JsValue, what: &str, code: SessionErrorCode) -> R
     exact(value, what, code, "a non-empty string")
 }
 
+/// Refuses a key of `options` (named `what`) other than those `taken`, one given as `undefined`
+/// aside: a misspelt option (`userID`) would be ignored, and a session made under no user.
+pub fn only_keys(options: &Option<Object>, what: &str, taken: &[&str]) -> Result<()> {
+    const CODE: SessionErrorCode = SessionErrorCode::InvalidOptions;
+    let Some(options) = options else {
+        return Ok(());
+    };
+    for key in js::keys(options).map_err(|e| threw(CODE, what, &e))? {
+        if taken.contains(&key.as_str())
+            || js::get_named(options, &key).is_ok_and(|v| v.is_undefined())
+        {
+            continue;
+        }
+        return Err(SessionError::new(
+            CODE,
+            format!(
+                "{what}.{key} is not an option (there are {}): nothing was read",
+                taken.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads `options.settings` (`{ limit?: number, turns?: number }`): the parsed settings, and a
 /// frozen copy that the `settings` property returns.
 pub fn take_settings(options: &Option<Object>) -> Result<(SessionSettings, Object)> {
     let value = field(options, "options", "settings")?;
     let settings = take_options(&value, "options.settings")?;
+    only_keys(&settings, "options.settings", &["limit", "turns"])?;
     let limit_value = field(&settings, "options.settings", "limit")?;
     let limit = take_limit(&limit_value, "options.settings.limit")?;
     let turns_value = field(&settings, "options.settings", "turns")?;

@@ -235,8 +235,8 @@ impl SessionState for MemorySessionState {
     }
 
     async fn update(&self, changes: Changes) -> Result<bool> {
-        // As a stored session: one never written is not made by an update that sets nothing.
-        if !changes.apply(&self.metadata) && !self.written() {
+        // As a stored session: an update that sets nothing writes nothing.
+        if !changes.apply(&self.metadata) {
             return Ok(false);
         }
         self.begin_write();

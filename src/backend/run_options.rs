@@ -691,6 +691,8 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
     };
     let settings = get(&o, "sessionSettings", "options", C)?;
     let settings = options(&settings, "options.sessionSettings", C)?;
+    super::args::only_keys(&settings, "options.sessionSettings", &["limit", "turns"])
+        .map_err(recode(C))?;
     let limit_value = get(&settings, "limit", "options.sessionSettings", C)?;
     let limit = take_limit(&limit_value, "options.sessionSettings.limit")
         .map_err(recode(RunnerErrorCode::InvalidLimit))?;

@@ -63,7 +63,7 @@ pub trait SessionState: 'static {
     /// `getInfo()`.
     async fn info(&self) -> Result<JsValue>;
     /// `update()`, checked and copied.
-    /// Whether it wrote: not to a session that does not exist when it sets nothing.
+    /// Whether it wrote: not when it sets nothing (a title whose `expectedTitle` no longer holds).
     async fn update(&self, changes: Changes) -> Result<bool>;
     /// Appends items already copied and checked, each with whether it opens a turn.
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()>;

@@ -10,7 +10,9 @@ use crate::core::history::SessionSettings;
 use crate::core::schema::DEFAULT_DB_NAME;
 use crate::core::session::{uuid_v4, validate_session_id, validate_user_id};
 
-use super::args::{field, optional_string, required_string, take_options, take_settings};
+use super::args::{
+    field, only_keys, optional_string, required_string, take_options, take_settings,
+};
 use super::js::{error_text, random_bytes};
 
 /// `new IndexedDbSession(sessionId, { userId?, dbName?, settings? })`.
@@ -73,6 +75,11 @@ impl IdbSessionArgs {
     pub fn parse(session_id: &JsValue, options: &JsValue) -> Result<Self> {
         let session_id = session_id_of(session_id)?;
         let options = take_options(options, "options")?;
+        only_keys(
+            &options,
+            "options",
+            &["userId", "dbName", "settings", "branch", "index"],
+        )?;
         let user_id = user_id_of(&options)?;
         let db_name = db_name_of(&options)?;
         let (settings, settings_js) = take_settings(&options)?;
@@ -85,6 +92,7 @@ impl IdbSessionArgs {
             validate_name(b)?;
         }
         let index = take_options(&field(&options, "options", "index")?, "options.index")?;
+        only_keys(&index, "options.index", &["tools"])?;
         let tools = field(&index, "options.index", "tools")?;
         let index_tools = match tools.as_bool() {
             Some(b) => b,
@@ -129,6 +137,7 @@ impl MemorySessionArgs {
             session_id_of(session_id)?
         };
         let options = take_options(options, "options")?;
+        only_keys(&options, "options", &["settings"])?;
         let (settings, settings_js) = take_settings(&options)?;
         Ok(MemorySessionArgs {
             session_id,

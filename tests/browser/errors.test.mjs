@@ -96,8 +96,17 @@ for (const kind of ['indexeddb', 'memory']) {
           userId: kind === 'indexeddb' ? tryNew('s', { userId: '' }) : null,
           userIdType: kind === 'indexeddb' ? tryNew('s', { userId: 7 }) : null,
           dbName: kind === 'indexeddb' ? tryNew('s', { dbName: '' }) : null,
+          // A misspelt option, ignored, would put the session under no user, or read it all.
+          misspelt: tryNew('s', kind === 'indexeddb' ? { userID: 'ann' } : { initialItems: [] }),
+          misspeltSetting: tryNew('s', { settings: { turn: 3 } }),
+          misspeltIndex: kind === 'indexeddb' ? tryNew('s', { index: { tool: true } }) : null,
+          undefinedOther: tryNew('s', { other: undefined }),
         };
       }, kind);
+      assertError(r.misspelt, 'INVALID_OPTIONS', kind === 'indexeddb' ? /^options\.userID is not an option \(there are userId, dbName, settings, branch, index\)/ : /^options\.initialItems is not an option \(there are settings\)/);
+      assertError(r.misspeltSetting, 'INVALID_OPTIONS', /^options\.settings\.turn is not an option \(there are limit, turns\)/);
+      if (kind === 'indexeddb') assertError(r.misspeltIndex, 'INVALID_OPTIONS', /options\.index\.tool is not an option/);
+      assert.equal(r.undefinedOther.ok, true, 'a key given as undefined is no option given');
       assertError(r.empty, 'INVALID_SESSION_ID', /sessionId must be a non-empty string, got ""/);
       assertError(r.blank, 'INVALID_SESSION_ID');
       assertError(r.number, 'INVALID_SESSION_ID', /got the number 42/);

@@ -578,7 +578,7 @@ test('watchSessions: a change held back while the sessions were read reaches the
   assert.deepEqual(r, { sidebar: ['seed'], heard: [['created', 'late', true]] });
 });
 
-test('update() of a session that does not exist, whose expectedTitle does not hold, writes nothing and tells nothing: no empty session appears in any list', async () => {
+test('update() that sets nothing (a title whose expectedTitle does not hold, no field) writes nothing and tells nothing: no empty session appears in any list, no tab redraws for it', async () => {
   const { page, context } = await openHarness(env);
   const id = fresh('ghost');
   const r = await page.evaluate(async (id) => {
@@ -597,6 +597,12 @@ test('update() of a session that does not exist, whose expectedTitle does not ho
     await session.update({ title: 'Named first', expectedTitle: null });
     await new Promise((ok) => setTimeout(ok, 100));
     const listed = (await lib.listSessions()).find((s) => s.sessionId === id);
+    // A session that exists alike: a title that lost to a rename (the runner's autoTitle after
+    // the user renamed the chat), or no field at all, writes nothing and tells no tab.
+    await session.update({ title: 'Made by the model', expectedTitle: null });
+    await session.update({});
+    await new Promise((ok) => setTimeout(ok, 100));
+    const keptTitle = (await session.getInfo()).title;
     stop();
     // A MemorySession alike: nothing written, nothing told.
     const memory = new lib.MemorySession();
@@ -605,8 +611,11 @@ test('update() of a session that does not exist, whose expectedTitle does not ho
     await memory.update({ title: 'Made too late', expectedTitle: 'my first question' });
     const untouched = (await memory.getInfo()).updatedAt;
     await memory.update({ title: 'Named first', expectedTitle: null });
-    return { returned: returned === undefined, listedBefore, heardBefore, heard, title: listed?.title, seen: seen.filter(([, s]) => s === id).map(([t]) => t), told, untouched, memoryTitle: (await memory.getInfo()).title };
+    await memory.update({ title: 'Made by the model', expectedTitle: null });
+    await memory.update({});
+    return { returned: returned === undefined, listedBefore, heardBefore, heard, keptTitle, title: listed?.title, seen: seen.filter(([, s]) => s === id).map(([t]) => t), told, untouched, memoryTitle: (await memory.getInfo()).title };
   }, id);
+  assert.equal(r.keptTitle, 'Named first');
   assert.deepEqual(r.told, ['update'], 'the MemorySession told only the update that set something');
   assert.equal(r.untouched, null);
   assert.equal(r.memoryTitle, 'Named first');

@@ -255,6 +255,24 @@ test('a chat whose first run ended without an answer (a server error) is titled 
   assert.match(JSON.stringify(titling[0].body), /Plan my week[^,].*Plan my week, please/s, 'both turns are titled');
 });
 
+test('a chat with no title yet (its first message only an image) whose first run failed is titled at the next turn too', async () => {
+  model.script({ error: 400, message: 'bad request' }, { text: 'A cat.' }, { text: 'Cat Photo' });
+  const r = await inPage(
+    async ({ url, id }) => {
+      const s = new lib.IndexedDbSession(id);
+      const runner = new lib.Runner({ baseUrl: url, retries: 0 });
+      const agent = new lib.Agent({ name: 'A', model: 'm', autoTitle: true });
+      const image = [{ role: 'user', content: [{ type: 'input_image', image: 'data:image/png;base64,iVBORw0KGgo=' }] }];
+      const failed = await runner.run(agent, image, { session: s }).then(() => 'answered', (e) => e.name);
+      const before = (await s.getInfo()).title;
+      const second = await (await runner.run(agent, 'What is it?', { session: s })).background;
+      return { failed, before, second: second.title, final: (await s.getInfo()).title };
+    },
+    { id: fresh('untitled-first-failed') },
+  );
+  assert.deepEqual(r, { failed: 'ModelError', before: null, second: 'Cat Photo', final: 'Cat Photo' });
+});
+
 test('a chat deleted (or cleared) while its title and summary are written gets neither: it does not come back as an empty chat in the list', async () => {
   const id = fresh('gone');
   const run = (then) =>

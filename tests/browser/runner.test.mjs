@@ -1504,6 +1504,7 @@ describe('runner: arguments and custom sessions', () => {
           const out = await attempt(() => new lib.Runner({ baseUrl: url, api: 'responses' }).run(agent, [{ role: 'user', content: [{ type: 'text', text: 'What is 2+2?' }] }], { session }));
           return { ...out, saved: (await session.getItems()).length };
         })(),
+        misspeltSetting: await attempt(() => runner.run(agent, 'x', { sessionSettings: { limt: 3 } })),
         // A file by URL, which Chat Completions has no form for (its data or an uploaded
         // file's id it takes): refused the same way.
         unsendableChat: await (async () => {
@@ -1558,6 +1559,8 @@ describe('runner: arguments and custom sessions', () => {
     assert.equal(r.unsendable.code, 'INVALID_INPUT');
     assert.match(r.unsendable.message, /^input\[0\] cannot be sent to the Responses API \(a user message part of type "text"\): nothing was saved or sent$/);
     assert.equal(r.unsendable.saved, 0);
+    assert.equal(r.misspeltSetting.code, 'INVALID_RUN_OPTIONS');
+    assert.match(r.misspeltSetting.message, /options\.sessionSettings\.limt is not an option \(there are limit, turns\)/);
     assert.equal(r.unsendableChat.code, 'INVALID_INPUT');
     assert.match(r.unsendableChat.message, /^input\[0\] cannot be sent to the Chat Completions API \(an input_file by URL, which Chat Completions cannot take/);
     assert.equal(r.unsendableChat.saved, 0);

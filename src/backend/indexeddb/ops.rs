@@ -396,14 +396,15 @@ pub async fn update(
         if let Some(branch) = branch {
             super::branches::check_own(tx, t, branch).await?;
         }
-        let (record, new) = match read_record(tx, t.session_id).await? {
-            Some(r) => (r, false),
-            None => (StoredRecord::new(t.session_id, t.user_id, now), true),
+        let record = match read_record(tx, t.session_id).await? {
+            Some(r) => r,
+            None => StoredRecord::new(t.session_id, t.user_id, now),
         };
         record.check_owner(t.user_id)?;
-        // A session is made only by a change it takes: not by a title whose `expectedTitle`
-        // does not hold (one made for a chat deleted meanwhile would bring it back, empty).
-        if !changes.apply(&record.stored) && new {
+        // A session is made, or written, only by a change it takes: not by a title whose
+        // `expectedTitle` does not hold (one made for a chat deleted meanwhile would bring it
+        // back, empty; one that lost to a rename would tell every tab of a change).
+        if !changes.apply(&record.stored) {
             return Ok(false);
         }
         write_record(tx, &record)?;
