@@ -1,5 +1,6 @@
 //! Calls an OpenAI-compatible model server with `fetch`: one POST per model call, retried on
-//! 408, 409, 429 and 5xx with backoff (honouring `Retry-After`), read whole or as server-sent events.
+//! 408, 409, 429 and 5xx and on network failures, with backoff (honouring `retry-after-ms` and
+//! `Retry-After`), read whole or as server-sent events.
 //! The API key goes only into the `Authorization` header of requests to the configured base URL.
 
 use crate::core::json::Value;

@@ -968,7 +968,7 @@ for (const api of ['chat_completions', 'responses']) {
         assert.deepEqual(sent.messages.at(-1).content, [
           { type: 'text', text: 'Summarise' },
           { type: 'file', file: { file_data: pdf, filename: 'a.pdf' } },
-          { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'auto' } },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
         ]);
       }
     });

@@ -213,26 +213,31 @@ fn chat_content(content: Option<&Value>) -> Value {
 }
 
 /// A part of a user message as Chat Completions takes it, as the SDK's converter gives it: text;
-/// an image by its URL (or data URL) with its detail; a file as its data or an uploaded file's id,
-/// with its name; audio as its data. Else why it cannot be sent.
+/// an image by its URL (or data URL), with its detail where it has one; a file as its data URL
+/// (with its name, which the API requires) or an uploaded file's id; audio as its data and format.
+/// Else why it cannot be sent.
 fn chat_part(part: &Value) -> Result<Value, String> {
-    match str_of(part, "type") {
-        Some("text" | "output_text") => {
-            return Ok(json!({"type": "text", "text": str_of(part, "text").unwrap_or("")}))
-        }
-        Some("audio") => {
-            let data = str_of(part, "audio").ok_or("an audio part whose audio is no string")?;
-            let mut audio = match part.get("providerData").and_then(|p| p.get("input_audio")) {
-                Some(Value::Object(given)) => given.clone(),
-                _ => Map::new(),
-            };
-            if let Some(format) = part.get("format") {
-                audio.insert("format".into(), format.clone());
-            }
-            audio.insert("data".into(), json!(data));
-            return Ok(json!({"type": "input_audio", "input_audio": Value::Object(audio)}));
-        }
-        _ => {}
+    let pd = part.get("providerData");
+    // A field of the part, else of its providerData (`path` under it).
+    let given = |key: &str, path: &[&str]| {
+        part.get(key)
+            .filter(|v| v.is_string())
+            .or_else(|| {
+                path.iter()
+                    .try_fold(pd?, |v, k| v.get(k))
+                    .filter(|v| v.is_string())
+            })
+            .cloned()
+    };
+    if str_of(part, "type") == Some("audio") {
+        let data = str_of(part, "audio").ok_or("an audio part whose audio is no string")?;
+        let format = given("format", &["input_audio", "format"]).ok_or(
+            "an audio part without its format (wav or mp3), which Chat Completions requires",
+        )?;
+        return Ok(json!({"type": "input_audio", "input_audio": {"data": data, "format": format}}));
+    }
+    if matches!(str_of(part, "type"), Some("text" | "output_text")) {
+        return Ok(json!({"type": "text", "text": str_of(part, "text").unwrap_or("")}));
     }
     let api = input_part_to_api(part).map_err(|e| e.to_string())?;
     let field = |key| api.get(key).cloned();
@@ -243,22 +248,28 @@ fn chat_part(part: &Value) -> Result<Value, String> {
             )?;
             let mut image = Map::new();
             image.insert("url".into(), url);
-            if let Some(detail) = field("detail") {
+            if let Some(detail) = given("detail", &["image_url", "detail"]) {
                 image.insert("detail".into(), detail);
             }
             Ok(json!({"type": "image_url", "image_url": Value::Object(image)}))
         }
         Some("input_file") => {
-            let mut file = Map::new();
-            for key in ["file_data", "file_id", "filename"] {
-                if let Some(v) = field(key) {
-                    file.insert(key.into(), v);
+            let file = match (str_of(&api, "file_data"), field("file_id")) {
+                (Some(data), _) if !data.starts_with("data:") => {
+                    return Err("an input_file whose data is no data URL (data:…;base64,…), which Chat Completions requires".into())
                 }
-            }
-            if !file.contains_key("file_data") && !file.contains_key("file_id") {
-                return Err("an input_file by URL, which Chat Completions cannot take (its data or an uploaded file's id can be)".into());
-            }
-            Ok(json!({"type": "file", "file": Value::Object(file)}))
+                (Some(data), _) => {
+                    let name = given("filename", &["filename"]).ok_or(
+                        "an input_file given as data without its filename, which Chat Completions requires",
+                    )?;
+                    json!({"file_data": data, "filename": name})
+                }
+                (None, Some(id)) => json!({"file_id": id}),
+                (None, None) => {
+                    return Err("an input_file by URL, which Chat Completions cannot take (its data or an uploaded file's id can be)".into())
+                }
+            };
+            Ok(json!({"type": "file", "file": file}))
         }
         _ => Ok(json!({"type": "text", "text": field("text").unwrap_or(json!(""))})),
     }
@@ -657,7 +668,7 @@ mod tests {
             {"type": "input_text", "text": "Summarise these"},
             {"type": "input_image", "image": "https://x.test/a.png", "detail": "high"},
             {"type": "input_image", "image_url": "https://x.test/b.png"},
-            {"type": "input_file", "file": pdf, "filename": "a.pdf"},
+            {"type": "input_file", "file": pdf, "providerData": {"filename": "a.pdf"}},
             {"type": "input_file", "file": {"id": "file_1"}},
             {"type": "audio", "audio": "UklGRg==", "providerData": {"input_audio": {"format": "wav"}}},
         ]});
@@ -670,10 +681,10 @@ mod tests {
             json!([
                 {"type": "text", "text": "Summarise these"},
                 {"type": "image_url", "image_url": {"url": "https://x.test/a.png", "detail": "high"}},
-                {"type": "image_url", "image_url": {"url": "https://x.test/b.png", "detail": "auto"}},
+                {"type": "image_url", "image_url": {"url": "https://x.test/b.png"}},
                 {"type": "file", "file": {"file_data": pdf, "filename": "a.pdf"}},
                 {"type": "file", "file": {"file_id": "file_1"}},
-                {"type": "input_audio", "input_audio": {"format": "wav", "data": "UklGRg=="}},
+                {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
             ])
         );
         // What this API has no form for: refused before anything is saved, named.
@@ -687,6 +698,18 @@ mod tests {
                 "uploaded file's id",
             ),
             (json!({"type": "input_video", "video": "v"}), "input_video"),
+            (
+                json!({"type": "input_file", "file": pdf}),
+                "without its filename",
+            ),
+            (
+                json!({"type": "input_file", "file": "JVBERi0x", "filename": "a.pdf"}),
+                "no data URL",
+            ),
+            (
+                json!({"type": "audio", "audio": "UklGRg=="}),
+                "without its format",
+            ),
         ] {
             let items = [
                 json!({"role": "user", "content": "first"}),

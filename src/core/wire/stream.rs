@@ -241,9 +241,11 @@ impl StreamAccumulator {
                     if let Some(n) = str_of(f, "name") {
                         call.name.push_str(n);
                     }
-                    // (A server that sends them as JSON sends them whole.)
-                    if let Some(a) = f.get("arguments").filter(|a| !a.is_null()) {
-                        call.arguments.push_str(&call_arguments(Some(a)));
+                    match f.get("arguments") {
+                        Some(Value::String(a)) => call.arguments.push_str(a),
+                        // A server that sends them as JSON sends them whole.
+                        Some(a) if !a.is_null() => call.arguments = call_arguments(Some(a)),
+                        _ => {}
                     }
                 }
             }
