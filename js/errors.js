@@ -16,10 +16,14 @@ export function optionsOf(options, what) {
   return options;
 }
 
+/** Whether an id is blank as the sessions read ids: white space only, by Unicode's White_Space
+ * (which has U+0085 and not U+FEFF, unlike `trim()`). */
+export const blank = (id) => /^(?:(?!\uFEFF)[\s\u0085])*$/.test(id);
+
 /** Refuses a `userId` that is not a non-empty string or null, and a `dbName` that is not a
  * non-empty string, for `call`. */
 export function checkTarget(userId, dbName, call) {
-  if (userId !== undefined && userId !== null && !(typeof userId === 'string' && userId.trim() !== '')) {
+  if (userId !== undefined && userId !== null && !(typeof userId === 'string' && !blank(userId))) {
     throw sessionError('INVALID_USER_ID', `${call}: options.userId must be a non-empty string or null, got ${typeof userId === 'string' ? JSON.stringify(userId) : typeof userId}`);
   }
   if (dbName != null && !(typeof dbName === 'string' && dbName !== '')) {

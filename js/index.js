@@ -6,7 +6,7 @@ import { sessionsWasm } from './sessions_wasm.js'; // first: its download starts
 import init, * as wasm from './agent_sessions.js';
 import { bindSubscribe, callListener, needsListener, publish, subscribeSession, watchSessions as watch } from './events.js';
 import { exportSessions, importSessions as importBackup, sessionRecords } from './backup.js';
-import { optionsOf, sessionError } from './errors.js';
+import { blank, optionsOf, sessionError } from './errors.js';
 import { copiedArguments } from './copy.js';
 import { forgetSyncState, mayKeepSyncState, sessionLockName, withoutSyncRound } from './sync.js';
 import { extras, memory } from './load_extras.js';
@@ -589,7 +589,7 @@ export async function applyRetention(options) {
   for (const s of sessions) {
     // A damaged record (no time) is neither counted nor deleted: repairSession rebuilds it. Nor is
     // one under an id no call can name (blank, stored by other code): deleting it would fail.
-    if (typeof s.updatedAt !== 'number' || !s.sessionId?.trim?.()) continue;
+    if (typeof s.updatedAt !== 'number' || typeof s.sessionId !== 'string' || blank(s.sessionId)) continue;
     const tooOld = maxAgeDays !== undefined && now - s.updatedAt > maxAgeDays * 86_400_000;
     const count = kept.get(s.userId) ?? 0;
     const tooMany = maxSessionsPerUser !== undefined && count >= maxSessionsPerUser;

@@ -186,7 +186,8 @@ impl AfterTurn {
         };
         // A title that fails (its request, its write) is reported, and the summary still made.
         let titling = async {
-            let Some(conversation) = titled.filter(|c| title_untouched(seen_title.as_deref(), c))
+            let Some(conversation) =
+                titled.filter(|c| title_untouched(seen_title.as_deref(), c, turn_count == 1))
             else {
                 return Ok(true);
             };

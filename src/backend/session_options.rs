@@ -15,7 +15,7 @@ use super::args::{
 };
 use super::js::{error_text, random_bytes};
 
-/// `new IndexedDbSession(sessionId, { userId?, dbName?, settings? })`.
+/// `new IndexedDbSession(sessionId, { userId?, dbName?, settings?, branch?, index? })`.
 pub struct IdbSessionArgs {
     pub session_id: String,
     pub user_id: Option<String>,

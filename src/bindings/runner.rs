@@ -192,7 +192,8 @@ export interface SessionMetadataOptions {
   addSummaryToContext?: boolean;
   /** After the first turn, in the background, the model titles the session (at most 6 words);
    * a chat whose first turn got no title (stopped, failed) after a later one of its first 3
-   * turns, while its title is still the default one. */
+   * turns, while its title is still the default one (or none, where its first message had no
+   * text). */
   autoTitle?: boolean;
   /** Put the session's state into the instructions, in a `<session_state>` block. */
   addStateToContext?: boolean;

@@ -322,7 +322,8 @@ export interface SessionMethods {
    * that turn again differently), moves this object onto it, and resolves to its id: `name`, or
    * `turn-<n>` (`turn-<n>-2`…) without one. `IndexedDbSession` remembers it in the session
    * record and shares the items before the turn instead of copying them; `MemorySession`
-   * copies their handles. */
+   * copies their handles. A name is non-blank and at most 200 characters (else
+   * `INVALID_OPTIONS`). */
   createBranchFromTurn(turn: number, name?: string): Promise<string>;
   /** `createBranchFromTurn` from the first turn whose user message contains `text` (ignoring
    * case). */

@@ -292,6 +292,14 @@ test('bad importSessions options are refused before a line is read, even with a 
       // exportSessions refuses them at the call, not as an error of its stream (which
       // `new Response(stream).blob()` gives as the browser's own TypeError).
       exportBlankUser: await outcome(() => lib.exportSessions({ userId: ' ' })),
+      // Blank as the sessions read ids (Unicode's White_Space): U+0085 is, U+FEFF is not.
+      exportNelUser: await outcome(() => lib.exportSessions({ userId: '\u0085' })),
+      bomUser: await (async () => {
+        const dbName = `bom-${Math.random()}`;
+        await new lib.IndexedDbSession('s', { dbName, userId: '\uFEFF' }).addItems([{ role: 'user', content: 'kept' }]);
+        const text = await new Response(lib.exportSessions({ dbName, userId: '\uFEFF' })).text();
+        return text.trim().split('\n').length;
+      })(),
       exportEmptyDb: await outcome(() => lib.exportSessions({ dbName: '' })),
     };
   });
@@ -301,6 +309,8 @@ test('bad importSessions options are refused before a line is read, even with a 
   assert.equal(r.emptyDb, 'SessionError INVALID_OPTIONS');
   assert.equal(r.noUser, 'resolved');
   assert.equal(r.exportBlankUser, 'SessionError INVALID_USER_ID');
+  assert.equal(r.exportNelUser, 'SessionError INVALID_USER_ID');
+  assert.ok(r.bomUser > 1, 'a user the sessions take is exported');
   assert.equal(r.exportEmptyDb, 'SessionError INVALID_OPTIONS');
 });
 

@@ -456,7 +456,7 @@ test('delete a branch; the branch used last survives a reload; branches of branc
 // A write rebuilds the session record's entry of each branch it changes and keeps the others as
 // they were stored: a field this version does not know (one a newer version wrote) survives on a
 // branch that was not written to.
-test('writes on one branch keep the stored entries of the others as they were, fields this version does not know included', async () => {
+test('writes on one branch keep the stored entries of the others as they were, fields this version does not know included, also when a delete moves them', async () => {
   const { page } = await openHarness(env);
   const id = fresh('entries');
   const dbName = fresh('entries-db');
@@ -493,16 +493,24 @@ test('writes on one branch keep the stored entries of the others as they were, f
       await s.addItems([{ role: 'user', content: 'q3 again on b' }, { role: 'assistant', content: 'a3 on b' }]);
       await s.createBranchFromTurn(3, 'c');
       const stored = await record();
-      return {
+      const read = {
         entries: stored.branches.map((b) => [b.id, b.later?.of ?? null]),
         b: await new lib.IndexedDbSession(id, { dbName, branch: 'b' }).getItems(),
         a: await new lib.IndexedDbSession(id, { dbName, branch: 'a' }).getItems(),
         main: await new lib.IndexedDbSession(id, { dbName }).getItems(),
       };
+      // A branch deleted before them moves the others up: each keeps its entry all the same.
+      await record((v) => {
+        for (const b of v.branches) b.later = { from: 'a newer version', of: b.id };
+      });
+      await s.switchBranch('main');
+      await s.deleteBranch('a');
+      return { ...read, moved: (await record()).branches.map((b) => [b.id, b.later?.of ?? null]) };
     },
     { id, dbName, chat: turns(4) },
   );
   assert.deepEqual(r.entries, [['a', 'a'], ['b', null], ['c', null]], 'a kept its entry; b and c were written by this version');
+  assert.deepEqual(r.moved, [['b', 'b'], ['c', 'c']], 'moved up by a delete, b and c kept theirs');
   assert.deepEqual(texts(r.a), ['q1', 'a1']);
   assert.deepEqual(texts(r.b), ['q1', 'a1', 'q2', 'a2', 'q3 again on b', 'a3 on b']);
   assert.deepEqual(texts(r.main), [...texts(turns(4)), 'q5']);

@@ -183,10 +183,12 @@ fn branches_to_js(tree: &Tree, read: &[(Branch, JsValue)]) -> JsValue {
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            // A branch the write left as it was read, in the same place, keeps the entry it was
-            // read from: a turn on one branch makes one new entry, not one per branch (each a
-            // dozen calls into JS).
-            if let Some((_, entry)) = read.get(i).filter(|r| r.0 == *b) {
+            // A branch the write left as it was read keeps the entry it was read from (fields a
+            // newer version added with it): a turn on one branch makes one new entry, not one
+            // per branch (each a dozen calls into JS). Looked for in the same place first, then
+            // anywhere (a branch deleted before it moves it up).
+            let same = |r: &&(Branch, JsValue)| r.0 == *b;
+            if let Some((_, entry)) = read.get(i).filter(same).or_else(|| read.iter().find(same)) {
                 return entry.clone();
             }
             JsValue::from(object(&[

@@ -65,13 +65,16 @@ pub fn title_due(auto_title: bool, turn_count: u64) -> bool {
     auto_title && (1..=TITLE_TURNS).contains(&turn_count)
 }
 
-/// Whether a title read before asking the model for one is a title no one chose: none, or the
-/// default the session gave from the first user message of `turn` (a chat renamed by its user,
-/// then emptied and started again, keeps the user's name).
-pub fn title_untouched(title: Option<&str>, turn: &[Value]) -> bool {
-    let Some(title) = title else {
+/// Whether a title read before asking the model for one is a title no one chose: the default
+/// the session gave from the first user message of `turn` (a chat renamed by its user, then
+/// emptied and started again, keeps the user's name), or none after the first turn, and after
+/// a later one only where that message gives no default title (an image): a chat whose title
+/// its user cleared stays untitled.
+pub fn title_untouched(title: Option<&str>, turn: &[Value], first_turn: bool) -> bool {
+    if first_turn && title.is_none() {
         return true;
-    };
+    }
+    let title = title.unwrap_or("");
     let first = turn.iter().find(|item| {
         item.get("role").and_then(Value::as_str) == Some("user")
             && item.get("type").is_none_or(|t| t == "message")
@@ -83,7 +86,7 @@ pub fn title_untouched(title: Option<&str>, turn: &[Value]) -> bool {
             .filter_map(|p| p.get("text").and_then(Value::as_str))
             .collect::<Vec<_>>()
             .join(" "),
-        _ => return false,
+        _ => return title.is_empty(),
     };
     crate::core::session::default_title(&text) == title
 }
@@ -228,6 +231,19 @@ mod tests {
         assert!(!summary_due(None, 3) && !summary_due(Some(0), 3) && !summary_due(Some(2), 0));
         assert!(title_due(true, 1) && title_due(true, 3) && !title_due(true, 4));
         assert!(!title_due(false, 1) && !title_due(true, 0));
+    }
+
+    #[test]
+    fn a_title_no_one_chose_is_the_default_or_none_where_there_is_no_default() {
+        let text = [json!({"role": "user", "content": "Plan my week"})];
+        let image = [json!({"role": "user", "content": [{"type": "input_image", "image": "x"}]})];
+        assert!(title_untouched(Some("Plan my week"), &text, false));
+        assert!(!title_untouched(Some("My week"), &text, false), "renamed");
+        // None: after the first turn; after a later one, only where the first message gives no
+        // default title (its user cleared the title of a chat that had one).
+        assert!(title_untouched(None, &text, true));
+        assert!(!title_untouched(None, &text, false));
+        assert!(title_untouched(None, &image, false));
     }
 
     #[test]
