@@ -250,7 +250,8 @@ export function loadDeviceKey(options?: DeviceKeyOptions): Promise<CryptoKey | n
 export function forgetDeviceKey(options?: DeviceKeyOptions): Promise<void>;
 
 /** Deletes whole sessions by `updatedAt`, oldest first: older than `maxAgeDays`, or past the
- * newest `maxSessionsPerUser` of each user; a session written after it was listed is kept.
+ * newest `maxSessionsPerUser` of each user; a session written after it was listed is kept
+ * (`update()` and `switchBranch()` leave `updatedAt` as it is: a rename is no write to it).
  * Only `userId`'s sessions when given (`null`: only those without a user). Resolves to what it
  * deleted; a failure part way rejects with an error whose `deleted` lists the sessions deleted
  * before it. */

@@ -12,28 +12,28 @@ use crate::core::wire::{call_id, is_answered_call, is_call_output, item_type};
 /// item that led to a dropped call goes with it (the Responses API refuses a reasoning item
 /// without the item that followed it).
 pub fn select_history(items: Vec<Value>) -> Vec<Value> {
-    let calls: Vec<String> = items
-        .iter()
-        .filter(|i| is_answered_call(i))
-        .filter_map(|i| call_id(i).map(str::to_string))
-        .collect();
-    let outputs: Vec<String> = items
-        .iter()
-        .filter(|i| is_call_output(i))
-        .filter_map(|i| call_id(i).map(str::to_string))
-        .collect();
+    // Each output answers the newest call of its id before it not yet answered: a server that
+    // numbers its calls per response (`call_0` each time, as some local ones do) leaves an
+    // unanswered call (a run paused for approval and left) kept by an older pair of that id.
     let mut keep: Vec<bool> = items
         .iter()
-        .map(|i| {
-            if is_answered_call(i) {
-                call_id(i).is_some_and(|id| outputs.iter().any(|o| o == id))
-            } else if is_call_output(i) {
-                call_id(i).is_some_and(|id| calls.iter().any(|c| c == id))
-            } else {
-                true
-            }
-        })
+        .map(|i| !(is_answered_call(i) || is_call_output(i)))
         .collect();
+    let mut waiting: Vec<(&str, usize)> = Vec::new();
+    for (k, item) in items.iter().enumerate() {
+        let Some(id) = call_id(item) else { continue };
+        if is_answered_call(item) {
+            // (An older call of that id left unanswered stays out.)
+            waiting.retain(|(w, _)| *w != id);
+            waiting.push((id, k));
+        } else if is_call_output(item) {
+            if let Some(at) = waiting.iter().position(|(w, _)| *w == id) {
+                let (_, call) = waiting.remove(at);
+                keep[call] = true;
+                keep[k] = true;
+            }
+        }
+    }
     // From the newest back: whether everything a reasoning item led to went (the items of its
     // response after it: calls, hosted calls, an answer; up to the next reasoning item, output
     // or message of another role).
@@ -195,6 +195,36 @@ mod tests {
                 json!({"type": "apply_patch_call_output", "callId": "gone", "status": "completed"}),
             ]),
             vec![user("q"), shell, shell_out, computer, computer_out]
+        );
+        // A server that numbers its calls per response: a call of an id answered before, left
+        // unanswered (a run paused for approval and left), is dropped all the same; so is an
+        // output of an id whose call came after it, and a second output of one call.
+        let items = vec![
+            user("q1"),
+            call("call_0"),
+            out("call_0"),
+            answer("a1"),
+            user("q2"),
+            call("call_0"),
+            user("q3"),
+            out("late"),
+            call("late"),
+            call("twice"),
+            out("twice"),
+            out("twice"),
+        ];
+        assert_eq!(
+            select_history(items),
+            vec![
+                user("q1"),
+                call("call_0"),
+                out("call_0"),
+                answer("a1"),
+                user("q2"),
+                user("q3"),
+                call("twice"),
+                out("twice"),
+            ]
         );
     }
 
