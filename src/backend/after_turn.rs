@@ -158,6 +158,9 @@ impl AfterTurn {
                 .unwrap_or(0.0) as u64
         };
         let info = call_session(session, "getInfo", &[]).await?;
+        // The branch the object is on as that read found it (a call queued before it that moves
+        // the object has moved it): a title or summary is written only while it stays there.
+        let branch = current_branch(session);
         let now = turns_of(&info);
         // This turn's number, and how many turns were written after it (a history rewritten
         // since, with fewer turns: taken as it is now).
@@ -201,7 +204,7 @@ impl AfterTurn {
                     .as_deref()
                     .map_or(JsValue::NULL, JsValue::from_str);
                 let changes = object(&[("title", title.as_str().into()), ("expectedTitle", seen)]);
-                if !update_if_there(session, changes.into(), &info).await? {
+                if !update_if_there(session, changes.into(), &info, &branch).await? {
                     return Ok(false);
                 }
                 let now = call_session(session, "getInfo", &[]).await?;
@@ -237,7 +240,7 @@ impl AfterTurn {
                         ("summary", summary.as_str().into()),
                         ("topics", topics.into()),
                     ]);
-                    if update_if_there(session, changes.into(), &info).await? {
+                    if update_if_there(session, changes.into(), &info, &branch).await? {
                         *report.summary.borrow_mut() = JsValue::from_str(&summary);
                     }
                 }
@@ -340,20 +343,29 @@ impl Report {
     }
 }
 
+/// A session object's `currentBranch`, where it has branches.
+fn current_branch(session: &JsValue) -> Option<String> {
+    js::get(session, "currentBranch").ok()?.as_string()
+}
+
 /// Writes `changes` (a title or a summary made for `session` from what it held when `read` was
-/// its `getInfo()`) if the session still holds items, and only added to them since: one deleted
-/// or cleared while the model wrote it gets neither (the write would make a deleted session's
-/// record again, an empty chat in every list of the user's sessions, or give a chat begun again
-/// after a clear the summary of the one before). Whether it wrote.
+/// its `getInfo()`, on `branch`) if the session still holds items, and only added to them since,
+/// on that branch: one deleted or cleared while the model wrote it gets neither (the write would
+/// make a deleted session's record again, an empty chat in every list of the user's sessions, or
+/// give a chat begun again after a clear the summary of the one before), nor one moved to
+/// another branch (an earlier message edited: the summary of turns it no longer shows). Whether
+/// it wrote.
 async fn update_if_there(
     session: &JsValue,
     changes: JsValue,
     read: &JsValue,
+    branch: &Option<String>,
 ) -> Result<bool, RunError> {
     let info = call_session(session, "getInfo", &[]).await?;
     let number =
         |info: &JsValue, key: &'static str| js::get(info, key).ok().and_then(|n| n.as_f64());
-    let there = number(&info, "itemCount").is_some_and(|n| n > 0.0)
+    let there = current_branch(session) == *branch
+        && number(&info, "itemCount").is_some_and(|n| n > 0.0)
         && ["createdAt", "rewrites"]
             .iter()
             .all(|key| number(&info, key) == number(read, key));

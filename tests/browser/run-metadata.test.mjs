@@ -304,6 +304,31 @@ test('a chat deleted (or cleared) while its title and summary are written gets n
   assert.deepEqual(cleared.info, ['hello there', null], 'its first message’s default title stays; no model title or summary of what it held');
 });
 
+test('a chat moved to another branch while its summary is written (an earlier message edited) does not get it, in either store', async () => {
+  const steps = [{ text: 'A1' }, { text: 'A2' }, { text: 'Summary of both turns on main. Topics: m', waitMs: 400 }];
+  model.script(...steps, ...steps);
+  const r = await inPage(
+    async ({ url, id }) => {
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 2 } });
+      const out = {};
+      for (const [kind, session] of [['indexeddb', new lib.IndexedDbSession(id)], ['memory', new lib.MemorySession()]]) {
+        await (await runner.run(agent, 'q1', { session })).background;
+        const result = await runner.run(agent, 'q2', { session });
+        await new Promise((ok) => setTimeout(ok, 150));
+        // The user edits the second question: the branch shows the first turn only.
+        await session.createBranchFromTurn(2, 'edit');
+        const background = await result.background;
+        await session.switchBranch('main');
+        out[kind] = [background.summary, (await session.getInfo()).summary];
+      }
+      return out;
+    },
+    { id: fresh('moved-summary') },
+  );
+  assert.deepEqual(r, { indexeddb: [null, null], memory: [null, null] });
+});
+
 test('a chat cleared and begun again while its summary is written does not get the summary of what it held before', async () => {
   model.script({ text: 'A1' }, { text: 'Summary of the old chat. Topics: old', waitMs: 400 }, { text: 'A2' });
   const r = await inPage(
