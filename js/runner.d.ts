@@ -71,7 +71,10 @@ declare module './agent_sessions_runner.js' {
         | 'subscribe'
         | 'close'
       >
-    > {}
+    > {
+    /** The branch the wrapped session is on (`undefined` where it has no branches). */
+    readonly currentBranch: string | undefined;
+  }
 }
 
 /** What `OpenAIConversationsSession` takes. */

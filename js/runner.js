@@ -848,6 +848,11 @@ class CompactionSession {
     return this.#inner.userId;
   }
 
+  /** The branch the wrapped session is on, where it has branches. */
+  get currentBranch() {
+    return this.#inner.currentBranch;
+  }
+
   // A call waits for the calls before it: the items and options of a write are copied at the
   // call (`addItems`, the methods passed through), so that what the caller changes afterwards is
   // not what is stored.

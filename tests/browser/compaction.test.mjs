@@ -144,6 +144,22 @@ test('a summary keeps its turns as they were stored (bytes, a field set to undef
   assert.deepEqual(r.archived, [...labels, 'Summary of the earlier conversation:\nSummary one.', 'draw it', 'function_call:img', 'function_call_result:img', 'Drawn.'], 'each item archived once, in order');
 });
 
+test('a CompactionSession tells the branch its session is on, as the runner and the past-session tools read it', async () => {
+  const r = await inPage(
+    async ({ url, id, history }) => {
+      const inner = new lib.IndexedDbSession(id);
+      await inner.addItems(history);
+      const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+      const before = session.currentBranch;
+      await session.createBranchFromTurn(1, 'edit');
+      const memory = new lib.CompactionSession(new lib.MemorySession(), { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+      return { before, after: session.currentBranch, inner: inner.currentBranch, memory: memory.currentBranch };
+    },
+    { id: fresh('branch-of'), history: HISTORY },
+  );
+  assert.deepEqual(r, { before: 'main', after: 'edit', inner: 'edit', memory: 'main' });
+});
+
 test('nothing to compact (an empty history, earlier compactions only): null, even with force, and no request', async () => {
   const r = await inPage(
     async ({ url, id }) => {
