@@ -406,7 +406,12 @@ export async function deleteSession(sessionId, options) {
   // chat again, with that turn.
   const remove = async (lock) => {
     if (lock === null) throw sessionError('SESSION_BUSY', `deleteSession: session ${JSON.stringify(sessionId)} is in use (a run answering in it, or another deletion, in this tab or another): nothing was deleted; stop the run, or try again once it ended`);
-    return (await extras()).deleteSession(sessionId, options).catch(quotaError);
+    const gone = await (await extras()).deleteSession(sessionId, options).catch(quotaError);
+    // Told as soon as it is done, while its lock is held (before the sync state goes, another
+    // database): told later, the delete could reach other tabs after a write that made the chat
+    // again.
+    if (gone) publish(dbName, { type: 'delete', sessionId });
+    return gone;
   };
   let lock = null;
   let dbName;
@@ -429,9 +434,6 @@ export async function deleteSession(sessionId, options) {
     sessionId,
     async () => {
       const gone = await removed();
-      // Told as soon as it is done, before the sync state goes (another database): told after
-      // it, the delete could reach other tabs after a write that made the chat again.
-      if (gone) publish(dbName, { type: 'delete', sessionId });
       if (gone && (await synced)) await forgetSyncState(dbName, sessionId).catch(() => {});
       return gone;
     },

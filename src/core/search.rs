@@ -672,13 +672,16 @@ pub fn match_text(text: &str, clauses: &[Clause]) -> Option<Match> {
     for clause in clauses {
         let mut count = 0;
         // One character of a script written without spaces is in a pair that starts with it or
-        // in one that ends with it (where it ends its run).
+        // in one that ends with it where it ends its run: each mention counted once (inside a
+        // run it is in two pairs, which counted it twice and ranked one mention over two).
         let alone = matches!(clause, Clause::Prefix(p) if lone(p));
         for (i, token) in tokens.iter().enumerate() {
             let hit = match clause {
                 Clause::Term(t) => (token.term == *t).then_some(token.end),
                 Clause::Prefix(p) => (token.term.starts_with(p.as_str())
-                    || (alone && token.term.ends_with(p.as_str())))
+                    || (alone
+                        && token.term.ends_with(p.as_str())
+                        && tokens.get(i + 1).is_none_or(|next| next.start >= token.end)))
                 .then_some(token.end),
                 Clause::Phrase(ts, joined) => {
                     let run = tokens.get(i..i + ts.len());
@@ -1284,6 +1287,18 @@ mod tests {
             (m.length, m.frequencies.clone(), m.first),
             (5, vec![2], (8, 13))
         );
+    }
+
+    #[test]
+    fn one_character_of_a_run_is_counted_once_per_mention() {
+        let cat = parse_query("猫").unwrap();
+        let count = |text: &str| match_text(text, &cat).map(|m| m.frequencies);
+        // Inside a run (two pairs hold it), at its end, alone: once each.
+        assert_eq!(count("那只猫很可爱"), Some(vec![1]));
+        assert_eq!(count("我买了猫，她也买了猫"), Some(vec![2]));
+        assert_eq!(count("猫"), Some(vec![1]));
+        assert_eq!(count("猫很可爱"), Some(vec![1]));
+        assert_eq!(count("没有"), None);
     }
 
     #[test]
