@@ -352,7 +352,8 @@ export async function importSessions(source, options, { written = () => {}, arou
         else report[status].push(sessionId);
         if (status !== 'skipped') wrote(sessionId);
       } catch (error) {
-        if (error?.code !== 'IMPORT_INVALID') throw Object.assign(error, { report });
+        // (A session a run answers in is left as it is, and the others restored.)
+        if (error?.code !== 'IMPORT_INVALID' && error?.code !== 'SESSION_BUSY') throw Object.assign(error, { report });
         error.sessionId = from;
         // A session refused whole is about its first line.
         error.line ??= s.numbers[0];

@@ -559,7 +559,16 @@ export async function importSessions(source, options) {
         const copy = (id) => id.startsWith(`${sessionId}-`) && /^\d+$/.test(id.slice(sessionId.length + 1));
         ids = [sessionId, ...(await copies).map((r) => r.id).filter(copy)].sort();
       }
-      const run = (i) => (i === ids.length ? write() : withoutSyncRound(dbName, ids[i], () => run(i + 1), synced));
+      // A session replaced is not one a run answers in (in any tab): its save would go on from
+      // the history it read, after the restored one (or fail). Refused, as a delete is.
+      const locks = globalThis.navigator?.locks;
+      const replace = () =>
+        locks.request(sessionLockName(dbName, sessionId), { ifAvailable: true }, (lock) => {
+          if (lock === null) throw sessionError('SESSION_BUSY', `importSessions: session ${JSON.stringify(sessionId)} is in use (a run answering in it, in this tab or another): it was not replaced; restore it again once the run ended`);
+          return write();
+        });
+      const last = options?.onConflict === 'replace' && locks ? replace : write;
+      const run = (i) => (i === ids.length ? last() : withoutSyncRound(dbName, ids[i], () => run(i + 1), synced));
       return run(0);
     },
   }).catch(quotaError);

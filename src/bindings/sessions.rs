@@ -199,8 +199,9 @@ export interface ImportReport {
   replaced: string[];
   renamed: { from: string; sessionId: string }[];
   skipped: string[];
-  /** One `IMPORT_INVALID` `SessionError` per session not written, with the `line` at fault and
-   * the `sessionId` where the line that names it could be read. */
+  /** One `SessionError` per session not written, with its `sessionId` where the line that names
+   * it could be read: `IMPORT_INVALID` with the `line` at fault, or `SESSION_BUSY` for one that
+   * `'replace'` would rewrite while a run answers in it (left as it is). */
   failed: SessionError[];
   /** The lines read. */
   lines: number;

@@ -567,6 +567,25 @@ test("a backup's session renamed onto an id the backup holds too: each is import
   }
 });
 
+test('a restore with onConflict replace leaves a session a run answers in as it is (SESSION_BUSY in failed), and restores the others', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const db = { dbName: `busy-restore-${Math.random()}` };
+    for (const id of ['busy', 'free']) await new lib.IndexedDbSession(id, db).addItems([{ role: 'user', content: `${id} in the backup` }]);
+    const text = await backupText(db);
+    for (const id of ['busy', 'free']) await new lib.IndexedDbSession(id, db).addItems([{ role: 'user', content: `${id} since` }]);
+    const texts = async (id) => (await new lib.IndexedDbSession(id, db).getItems()).map((i) => i.content);
+    // A run answers in `busy` (it holds the session's lock, as the runner does, in any tab).
+    const report = await navigator.locks.request(lib.sessionLockName(db.dbName, 'busy'), () => lib.importSessions(text, { ...db, onConflict: 'replace' }));
+    return { replaced: report.replaced, failed: report.failed.map((e) => [e.code, e.sessionId]), busy: await texts('busy'), free: await texts('free') };
+  });
+  assert.deepEqual(r.replaced, ['free']);
+  assert.deepEqual(r.failed, [['SESSION_BUSY', 'busy']]);
+  assert.deepEqual(r.busy, ['busy in the backup', 'busy since'], 'left as the run knows it');
+  assert.deepEqual(r.free, ['free in the backup']);
+});
+
 test('onConflict skips, replaces or renames a stored session; another user’s session is never touched', async () => {
   const { page } = await openHarness(env);
   await helpers(page);
