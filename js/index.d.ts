@@ -123,7 +123,8 @@ export interface ImportSessionsOptions {
 
 /** Writes the sessions of a backup (a string, a `Blob`, or a `ReadableStream` of bytes or
  * strings) into a database. Each session is checked whole and written in one transaction: a bad
- * line costs only its session (in `failed`), and the others are written. Rejects with
+ * line costs only its session (in `failed`), and the others are written; so does, with
+ * `onConflict: 'replace'`, a session a run answers in (`SESSION_BUSY`, left as it is). Rejects with
  * `IMPORT_INVALID` when the backup as a whole is unreadable (no header, a header whose version
  * or count of sessions is no whole number, a newer format, a source
  * of another type, a stream that fails: with the `report` of what was imported before); with
@@ -324,6 +325,8 @@ export class SyncedSession extends EventTarget {
   readonly dbName: string;
   readonly sessionId: string;
   readonly userId: string | null;
+  /** The branch the local session is on. */
+  readonly currentBranch: string;
   readonly syncStatus: SyncStatus;
   /** The local session's settings (the window its reads take by default). */
   readonly settings: Readonly<SessionSettings>;

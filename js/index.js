@@ -407,9 +407,9 @@ export async function deleteSession(sessionId, options) {
   const remove = async (lock) => {
     if (lock === null) throw sessionError('SESSION_BUSY', `deleteSession: session ${JSON.stringify(sessionId)} is in use (a run answering in it, or another deletion, in this tab or another): nothing was deleted; stop the run, or try again once it ended`);
     const gone = await (await extras()).deleteSession(sessionId, options).catch(quotaError);
-    // Told as soon as it is done, while its lock is held (before the sync state goes, another
-    // database): told later, the delete could reach other tabs after a write that made the chat
-    // again.
+    // Queued to be told as soon as it is done, while its lock is held (before the sync state
+    // goes, another database): queued later, it could be told after a write that made the chat
+    // again, which the same message carries.
     if (gone) publish(dbName, { type: 'delete', sessionId });
     return gone;
   };
@@ -564,7 +564,7 @@ export async function importSessions(source, options) {
       const locks = globalThis.navigator?.locks;
       const replace = () =>
         locks.request(sessionLockName(dbName, sessionId), { ifAvailable: true }, (lock) => {
-          if (lock === null) throw sessionError('SESSION_BUSY', `importSessions: session ${JSON.stringify(sessionId)} is in use (a run answering in it, in this tab or another): it was not replaced; restore it again once the run ended`);
+          if (lock === null) throw sessionError('SESSION_BUSY', `importSessions: session ${JSON.stringify(sessionId)} is in use (a run answering in it, in this tab or another): it was not restored; restore it again once the run ended`);
           return write();
         });
       const last = options?.onConflict === 'replace' && locks ? replace : write;

@@ -463,6 +463,11 @@ export class SyncedSession extends EventTarget {
     return this.#local.userId;
   }
 
+  /** The branch the local session is on. */
+  get currentBranch() {
+    return this.#local.currentBranch;
+  }
+
   /** `{ pending, lastSyncedAt, lastError, online, syncing }`; a `syncstatus` event (its
    * `detail` is the same object) tells each change. */
   get syncStatus() {

@@ -179,7 +179,7 @@ export interface SessionError extends Error {
   usage?: number;
   quota?: number;
   /** `IMPORT_INVALID`: the backup's line at fault (from 1), and the session it names where that
-   * could be read. */
+   * could be read (`SESSION_BUSY` from `importSessions`: its session, and its first line). */
   line?: number;
   sessionId?: string;
   /** An `importSessions` that stopped part-way (storage full, an unreadable backup after some

@@ -676,13 +676,19 @@ pub fn match_text(text: &str, clauses: &[Clause]) -> Option<Match> {
         // run it is in two pairs, which counted it twice and ranked one mention over two).
         let alone = matches!(clause, Clause::Prefix(p) if lone(p));
         for (i, token) in tokens.iter().enumerate() {
+            // (A pair can hold two mentions: `妈妈` ending its run.)
+            let mut mentions = 1;
             let hit = match clause {
                 Clause::Term(t) => (token.term == *t).then_some(token.end),
-                Clause::Prefix(p) => (token.term.starts_with(p.as_str())
-                    || (alone
+                Clause::Prefix(p) => {
+                    let starts = token.term.starts_with(p.as_str());
+                    let ends = alone
+                        && token.term.len() > p.len()
                         && token.term.ends_with(p.as_str())
-                        && tokens.get(i + 1).is_none_or(|next| next.start >= token.end)))
-                .then_some(token.end),
+                        && tokens.get(i + 1).is_none_or(|next| next.start >= token.end);
+                    mentions = u32::from(starts) + u32::from(ends);
+                    (mentions > 0).then_some(token.end)
+                }
                 Clause::Phrase(ts, joined) => {
                     let run = tokens.get(i..i + ts.len());
                     run.filter(|run| {
@@ -706,7 +712,7 @@ pub fn match_text(text: &str, clauses: &[Clause]) -> Option<Match> {
                 }
             };
             if let Some(end) = hit {
-                count += 1;
+                count += mentions;
                 if first.is_none_or(|(start, _)| token.start < start) {
                     first = Some((token.start, end));
                 }
@@ -1298,6 +1304,14 @@ mod tests {
         assert_eq!(count("我买了猫，她也买了猫"), Some(vec![2]));
         assert_eq!(count("猫"), Some(vec![1]));
         assert_eq!(count("猫很可爱"), Some(vec![1]));
+        // A doubled character ending its run: two.
+        assert_eq!(
+            parse_query("妈")
+                .ok()
+                .and_then(|q| match_text("我的妈妈", &q))
+                .map(|m| m.frequencies),
+            Some(vec![2])
+        );
         assert_eq!(count("没有"), None);
     }
 

@@ -144,7 +144,7 @@ test('a summary keeps its turns as they were stored (bytes, a field set to undef
   assert.deepEqual(r.archived, [...labels, 'Summary of the earlier conversation:\nSummary one.', 'draw it', 'function_call:img', 'function_call_result:img', 'Drawn.'], 'each item archived once, in order');
 });
 
-test('a CompactionSession tells the branch its session is on, as the runner and the past-session tools read it', async () => {
+test('a CompactionSession and a SyncedSession tell the branch their session is on', async () => {
   const r = await inPage(
     async ({ url, id, history }) => {
       const inner = new lib.IndexedDbSession(id);
@@ -153,11 +153,17 @@ test('a CompactionSession tells the branch its session is on, as the runner and 
       const before = session.currentBranch;
       await session.createBranchFromTurn(1, 'edit');
       const memory = new lib.CompactionSession(new lib.MemorySession(), { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
-      return { before, after: session.currentBranch, inner: inner.currentBranch, memory: memory.currentBranch };
+      // A SyncedSession tells its local session's, through a CompactionSession too.
+      const remote = new lib.MemorySession();
+      const synced = new lib.SyncedSession(inner, remote, { syncOnOpen: false });
+      const overSynced = new lib.CompactionSession(synced, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+      const out = { before, after: session.currentBranch, inner: inner.currentBranch, memory: memory.currentBranch, synced: synced.currentBranch, overSynced: overSynced.currentBranch };
+      synced.close();
+      return out;
     },
     { id: fresh('branch-of'), history: HISTORY },
   );
-  assert.deepEqual(r, { before: 'main', after: 'edit', inner: 'edit', memory: 'main' });
+  assert.deepEqual(r, { before: 'main', after: 'edit', inner: 'edit', memory: 'main', synced: 'edit', overSynced: 'edit' });
 });
 
 test('nothing to compact (an empty history, earlier compactions only): null, even with force, and no request', async () => {
