@@ -5,7 +5,7 @@
 import { recordStore } from './records.js';
 import { checkTarget, optionsOf, sessionError } from './errors.js';
 import { copiedArguments, LONGEST } from './copy.js';
-import { endListeners, wrappedSubscribe } from './events.js';
+import { endListeners, report, wrappedSubscribe } from './events.js';
 
 /** WebCrypto's `subtle`, which only a secure context has (https, or localhost). */
 const subtle = () =>
@@ -431,7 +431,7 @@ export class EncryptedSession {
       try {
         this.#onUndecryptable(skipped);
       } catch (error) {
-        if (typeof reportError === 'function') reportError(error);
+        report(error);
       }
     }
     return opened.filter((o) => o !== null && !this.#expired(o.at)).map((o) => o.item);

@@ -24,13 +24,21 @@ const senders = new Map();
 /** Per database: the receiving channel and its listeners (`{ sessionId | null, userId, fn }`). */
 const receivers = new Map();
 
+/** Reports an error of the app's code (a listener's) as the page reports its uncaught errors,
+ * without stopping what called it. */
+export function report(error) {
+  if (typeof reportError === 'function') reportError(error);
+  // Node has none, and an error thrown later would end the process there.
+  else if (typeof process === 'object' && process?.versions?.node) console.error(error);
+  else setTimeout(() => { throw error; });
+}
+
 /** Calls a listener; one that throws is reported without stopping the others or the write. */
 export function callListener(fn, event) {
   try {
     fn(event);
   } catch (error) {
-    if (typeof reportError === 'function') reportError(error);
-    else setTimeout(() => { throw error; });
+    report(error);
   }
 }
 

@@ -195,7 +195,7 @@ console.log(JSON.stringify(out));
     assert.deepEqual(JSON.parse(stdout), { finalOutput: 'Hello from Node.', memory: ['user', 'assistant'], indexedDb: 'STORAGE_UNAVAILABLE', search: 'INVALID_OPTIONS' });
   });
 
-  test('Node with an IndexedDB written in JS (fake-indexeddb, as app tests use): sessions are stored and watched, every event heard, and the process ends by itself once its watch is stopped', async () => {
+  test('Node with an IndexedDB written in JS (fake-indexeddb, as app tests use): sessions are stored and watched, every event heard, a listener that throws reported without ending the process, and the process ends by itself once its watch is stopped', async () => {
     const app = installs['vite-app'];
     const script = join(app, 'in-node-idb.mjs');
     const fake = pathToFileURL(join(root, 'node_modules/fake-indexeddb/auto/index.mjs')).href;
@@ -207,7 +207,11 @@ const heard = [];
 const watch = watchSessions({ userId: 'ann' }, (e) => heard.push(e.type + ' ' + e.change));
 await watch.ready;
 const session = new IndexedDbSession('chat', { userId: 'ann' });
+// A listener that throws is reported (on stderr here), and the process goes on.
+const unsubscribe = session.subscribe(() => { throw new Error('a listener that throws'); });
 await session.addItems([{ role: 'user', content: 'hello from Node' }, { role: 'assistant', content: 'hi' }]);
+await new Promise((done) => setTimeout(done, 50));
+unsubscribe();
 const popped = await session.popItem();
 const listed = (await listSessions({ userId: 'ann' })).map((s) => [s.sessionId, s.title, s.itemCount]);
 const items = await session.getItems();
@@ -221,7 +225,8 @@ console.log(JSON.stringify({ items, popped, listed, heard }));
 `,
     );
     // A process kept alive (an open channel or port) would be killed at the timeout: a failure.
-    const { stdout } = await exec(process.execPath, [script], { cwd: app, timeout: 30_000 });
+    const { stdout, stderr } = await exec(process.execPath, [script], { cwd: app, timeout: 30_000 });
+    assert.match(stderr, /a listener that throws/);
     assert.deepEqual(JSON.parse(stdout), {
       items: [{ role: 'user', content: 'hello from Node' }],
       popped: { role: 'assistant', content: 'hi' },
