@@ -233,10 +233,10 @@ impl Compactor {
             .map(|m| content_text(m.get("content")))
             .unwrap_or_default();
         if summary.trim().is_empty() {
-            return Err(RunError::Model(super::model::ModelFailure {
-                status: 200,
-                message: "the model answered the summary request without text".into(),
-            }));
+            return Err(RunError::Model(super::model::ModelFailure::new(
+                200,
+                "the model answered the summary request without text",
+            )));
         }
         Ok((summary, output.usage))
     }
@@ -264,12 +264,11 @@ impl Compactor {
             .and_then(Value::as_array)
             .filter(|o| o.iter().any(is_server_compaction))
         else {
-            return Err(RunError::Model(super::model::ModelFailure {
-                status: 200,
-                message: "the compaction response has no \"output\" array holding a compaction \
-                          item: the history was kept as it was"
-                    .into(),
-            }));
+            return Err(RunError::Model(super::model::ModelFailure::new(
+                200,
+                "the compaction response has no \"output\" array holding a compaction item: \
+                 the history was kept as it was",
+            )));
         };
         Ok((
             compacted_items(output),

@@ -26,6 +26,19 @@ use super::js::{self, call_method, error_text, object, resolve_value, Unresolved
 pub struct ModelFailure {
     pub status: u16,
     pub message: String,
+    /// No HTTP answer: the network failed the request (a connection dropped). Tried again.
+    pub network: bool,
+}
+
+impl ModelFailure {
+    /// A failure with an HTTP answer (`status`), or none (0) for a reason not the network's.
+    pub fn new(status: u16, message: impl Into<String>) -> Self {
+        ModelFailure {
+            status,
+            message: message.into(),
+            network: false,
+        }
+    }
 }
 
 /// Why a model call did not produce output.
@@ -36,14 +49,8 @@ pub enum CallError {
     Aborted(JsValue),
 }
 
-/// How the message of a request the network failed begins (see [`ModelClient::post`]).
-const NETWORK: &str = "network error: ";
-
 fn failed(status: u16, message: impl Into<String>) -> CallError {
-    CallError::Failed(ModelFailure {
-        status,
-        message: message.into(),
-    })
+    CallError::Failed(ModelFailure::new(status, message))
 }
 
 /// [`failed`], keeping what the call cost in `spent`.
@@ -282,7 +289,13 @@ impl ModelClient {
         signal: Option<&JsValue>,
     ) -> Result<Response, CallError> {
         let url = self.url(path);
-        let network = |e: &JsValue| failed(0, format!("{NETWORK}{}", error_text(e)));
+        let network = |e: &JsValue| {
+            CallError::Failed(ModelFailure {
+                status: 0,
+                message: format!("network error: {}", error_text(e)),
+                network: true,
+            })
+        };
         let call = match &self.fetch {
             Some(fetch) => {
                 let headers = js_sys::Object::new();
@@ -376,9 +389,7 @@ impl ModelClient {
                 // A request the network failed (a connection dropped, wifi that came back) is
                 // tried again, as an HTTP answer that asks for it is. (Not one given up on after
                 // `timeoutMs`, nor an abort.)
-                Err(CallError::Failed(f))
-                    if f.message.starts_with(NETWORK) && attempt < self.retries =>
-                {
+                Err(CallError::Failed(f)) if f.network && attempt < self.retries => {
                     drop(own);
                     sleep(retry_delay_ms(attempt, None), signal).await?;
                     attempt += 1;
