@@ -286,7 +286,10 @@ export class EncryptedSession {
     if (!transactions) this.applyHistoryTransaction = undefined;
     // Our runner then saves a run's usage with its turn, as through the wrapped session.
     else Object.defineProperty(this, Symbol.for('agent-sessions.transactionUsage'), { value: true });
-    if (!replaces) this.replaceHistory = undefined;
+    if (!replaces) {
+      this.replaceHistory = undefined;
+      this.replaceHistoryWithCompaction = undefined;
+    }
     if (!transactions || !replaces) this.applyHistoryMutations = undefined;
     // The wrapped session's changes, where it tells them (ours: from any tab): what changed,
     // never an item, to be read again through this object. Bound, as theirs is; `close()` stops
@@ -408,7 +411,14 @@ export class EncryptedSession {
    * not at all after a read that opened an item; items that are not encrypted are not counted. */
   async #checkKey(key, doing) {
     if (this.#keyFits) return;
-    const newest = (await this.#inner.getItems(KEY_CHECK_ITEMS)).filter((s) => s?.__enc === 1);
+    const encrypted = (items) => items.filter((s) => s?.__enc === 1);
+    const read = await this.#inner.getItems(KEY_CHECK_ITEMS);
+    let newest = encrypted(read);
+    // Newest items all in clear (written without the key, a device that synced plaintext): the
+    // newest encrypted items further back decide, else a wrong key would write beside them.
+    if (newest.length === 0 && read.length >= KEY_CHECK_ITEMS) {
+      newest = encrypted(await this.#inner.getItems(Number.MAX_SAFE_INTEGER)).slice(-KEY_CHECK_ITEMS);
+    }
     const opened = await Promise.all(newest.map((s) => this.#open(key, s)));
     if (newest.length > 0 && opened.every((o) => o === null)) {
       throw sessionError('INVALID_KEY', `${doing}: none of the newest ${newest.length} encrypted items of session "${this.#sessionId}" decrypts with this key (a wrong key or passphrase); nothing was written (items this key wrote would leave the history under two keys). A history that no key opens any more can be emptied with clearSession()`);
@@ -429,7 +439,9 @@ export class EncryptedSession {
     this.lastSkipped = skipped;
     if (skipped && this.#onUndecryptable) {
       try {
-        this.#onUndecryptable(skipped);
+        // (A promise it returns is not awaited; its rejection is reported, as a throw is.)
+        const returned = this.#onUndecryptable(skipped, { source: history ? 'history' : 'archive' });
+        if (typeof returned?.then === 'function') Promise.resolve(returned).catch(report);
       } catch (error) {
         report(error);
       }
@@ -453,7 +465,8 @@ export class EncryptedSession {
   getItems(limit) {
     return this.#serial(async () => {
       const turns = limit == null ? this.#turnWindow() : undefined;
-      if (turns === undefined) return this.#read(await this.#inner.getItems(limit));
+      // (`null`, no limit, is given on as `undefined`: the SDK's sessions read `null` as 0.)
+      if (turns === undefined) return this.#read(await this.#inner.getItems(limit ?? undefined));
       const items = await this.#read(await this.#inner.getItems(Number.MAX_SAFE_INTEGER));
       return newestTurns(items, turns);
     });
@@ -768,15 +781,21 @@ export class EncryptedSession {
         const text = canonical(o.item);
         added.set(text, [...(added.get(text) ?? []), o.at]);
       }
-      const now = this.#now();
       const at = [];
       for (let i = items.length - 1; i >= 0; i--) {
         try {
-          at[i] = added.get(canonical(items[i]))?.pop() ?? now;
+          at[i] = added.get(canonical(items[i]))?.pop();
         } catch {
-          at[i] = now; // refused below, naming the item
+          // (refused below, naming the item)
         }
       }
+      // An item new to the history (a compaction's summary) is made from what it replaces: it
+      // takes the time of the oldest of those, so that nothing outlives the TTL of what it was
+      // made from (with the time of the compaction, a summary of day 1 would be read on day 59
+      // under a 30-day TTL, and each compaction would put it off again).
+      let made = [...added.values()].flat().reduce((a, b) => Math.min(a, b), Infinity);
+      if (made === Infinity) made = this.#now();
+      for (let i = 0; i < items.length; i++) at[i] ??= made;
       // The items the history ends with and so does the new one (the turns a compaction keeps)
       // are handed on as they are stored, not encrypted again: the wrapped session keeps them
       // as they were, and archives only what was replaced.
@@ -803,6 +822,13 @@ export class EncryptedSession {
       await this.#inner.replaceHistory(sealed, { archive, ...(Array.isArray(expected) ? { expectedItems: stored } : {}) });
     });
     return withCopies([givenItems], 'INVALID_ITEM', 'replaceHistory', (items) => withCopies([givenOptions], 'INVALID_OPTIONS', 'replaceHistory', (options) => write(items, options), 'the options'));
+  }
+
+  /** How the SDK's runner replaces the history when a model's output carries a compaction item:
+   * `replaceHistory` with the replaced items archived, in one call of the wrapped session (the
+   * SDK's clear and add otherwise). */
+  replaceHistoryWithCompaction(items) {
+    return this.replaceHistory(items, { archive: true });
   }
 
   /** What compaction (or `replaceHistory` with `archive`) moved out of the history, decrypted:
@@ -907,10 +933,21 @@ function newestTurns(items, turns) {
  * HKDF base key for `EncryptedSession`. The same passphrase and salt give the same key.
  */
 export async function deriveKeyFromPassphrase(passphrase, options) {
-  const { salt, iterations = 600_000 } = options ?? {};
+  const given = optionsOf(options, 'deriveKeyFromPassphrase');
+  // A misspelt option (`iteration`) would give another key, silently: what it encrypts would
+  // read as empty once the spelling is mended.
+  for (const name of Object.keys(given)) {
+    if (name !== 'salt' && name !== 'iterations' && given[name] !== undefined) throw sessionError('INVALID_OPTIONS', `deriveKeyFromPassphrase: options.${name} is not an option (salt, iterations)`);
+  }
+  const { salt, iterations = 600_000 } = given;
   if (typeof passphrase !== 'string' || passphrase.length === 0) throw sessionError('INVALID_KEY', 'the passphrase must be a non-empty string');
-  const saltBytes = typeof salt === 'string' ? encoder.encode(salt) : salt instanceof Uint8Array ? salt : null;
-  if (!saltBytes || saltBytes.length < 16) throw sessionError('INVALID_KEY', 'options.salt must be at least 16 bytes (a Uint8Array, or a string)');
+  const saltBytes =
+    typeof salt === 'string' ? encoder.encode(salt)
+    : salt instanceof ArrayBuffer ? new Uint8Array(salt)
+    : ArrayBuffer.isView(salt) ? new Uint8Array(salt.buffer, salt.byteOffset, salt.byteLength)
+    : null;
+  if (!saltBytes) throw sessionError('INVALID_KEY', `options.salt must be bytes (a Uint8Array, an ArrayBuffer) or a string, got ${salt === null ? 'null' : typeof salt}`);
+  if (saltBytes.length < 16) throw sessionError('INVALID_KEY', `options.salt must be at least 16 bytes, got ${saltBytes.length}`);
   // WebCrypto takes at most 2 ** 32 - 1 (and a count in the billions holds the tab for minutes).
   if (!Number.isInteger(iterations) || iterations < 100_000 || iterations > 2 ** 32 - 1) throw sessionError('INVALID_OPTIONS', `options.iterations must be an integer from 100,000 to 4,294,967,295, got ${String(iterations)}`);
   const material = await subtle().importKey('raw', encoder.encode(passphrase), 'PBKDF2', false, ['deriveBits']);

@@ -149,8 +149,10 @@ export interface EncryptedSessionOptions {
    * anything but a finite number makes the calls that read it reject with `INVALID_OPTIONS`. */
   now?: () => number;
   /** Called after a read that skipped items that do not decrypt (wrong key, tampered, another
-   * session's), with how many. */
-  onUndecryptable?: (count: number) => void;
+   * session's, stored in clear), with how many and what was read: the history, or the archive
+   * (`getArchivedItems`; after a key change it stays under the old key). A throw, or a promise
+   * it returns that rejects, is reported (`reportError`), not thrown. */
+  onUndecryptable?: (count: number, read: { source: 'history' | 'archive' }) => void | Promise<void>;
 }
 
 /** The session protocol the wrapped session must speak (ours, the SDK's, or your own). */
@@ -191,6 +193,9 @@ export class EncryptedSession {
    * another key) as stored. Items already in the history keep when they were added. `undefined` over a
    * session without `replaceHistory` (the SDK's). */
   replaceHistory?: (items: readonly object[], options?: { archive?: boolean; expectedItems?: readonly object[] }) => Promise<void>;
+  /** The SDK runner's replacement after a compaction item: `replaceHistory(items, { archive:
+   * true })`. `undefined` where `replaceHistory` is. */
+  replaceHistoryWithCompaction?: (items: readonly object[]) => Promise<void>;
   /** The SDK's history transaction, its items encrypted, applied by the wrapped session in one
    * transaction: `expectedSuffix` compared with the decrypted newest items, a retried
    * `operationId` a no-op with the same transaction and `TRANSACTION_CONFLICT` with another.
@@ -218,10 +223,11 @@ export class EncryptedSession {
 
 /** An HKDF base key from a passphrase: PBKDF2-SHA256 over it and `salt` (at least 16 bytes; not
  * secret, keep it with the data), `iterations` (default 600,000; 100,000 to 4,294,967,295). The passphrase is taken as
- * given: normalise it (`normalize('NFC')`) where users type it on several devices. */
+ * given: normalise it (`normalize('NFC')`) where users type it on several devices. Any other
+ * option (a misspelt `iteration`, which would give another key) is `INVALID_OPTIONS`. */
 export function deriveKeyFromPassphrase(
   passphrase: string,
-  options: { salt: Uint8Array | string; iterations?: number },
+  options: { salt: ArrayBufferView | ArrayBuffer | string; iterations?: number },
 ): Promise<CryptoKey>;
 
 /** Which device key: one per database (default `'agent-sessions'`) and user (`null`, the
@@ -339,6 +345,9 @@ export class SyncedSession extends EventTarget {
   /** The local session's `replaceHistory` (what a compaction does), in call order with the
    * other writes; the next round takes the change to the remote. */
   replaceHistory(items: readonly object[], options?: { archive?: boolean; expectedItems?: readonly object[] }): Promise<void>;
+  /** The local session's `replaceHistoryWithCompaction` (the SDK runner's replacement after a
+   * compaction item), synced as `replaceHistory` is. */
+  replaceHistoryWithCompaction(items: readonly object[]): Promise<void>;
   /** The local session's, passed through (turns, metadata and usage are not synced). */
   getRecentTurns<T extends object = Item>(turns: number): Promise<T[]>;
   getTurns: IndexedDbSession['getTurns'];

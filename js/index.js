@@ -53,7 +53,8 @@ const WRITES = {
   clearSession: (wrote) => (wrote === false ? null : { type: 'clear' }),
   // (`false`: an operation applied before, replayed: nothing changed.)
   applyHistoryTransaction: (applied, named) => (applied === false ? null : (named ?? { type: 'replace', change: 'transaction' })),
-  applyHistoryMutations: () => ({ type: 'replace', change: 'mutations' }),
+  // (`false`: no call of the history has their ids.)
+  applyHistoryMutations: (changed) => (changed === false ? null : { type: 'replace', change: 'mutations' }),
   replaceHistory: (_, named) => named ?? { type: 'replace', change: 'history' },
   replaceHistoryWithCompaction: () => ({ type: 'replace', change: 'compaction' }),
   // (`false`: nothing written, a session that does not exist left so; the caller gets `undefined`.)

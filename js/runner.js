@@ -867,7 +867,8 @@ class CompactionSession {
   }
 
   getItems(limit) {
-    return this.#serial(() => this.#inner.getItems(limit));
+    // (`null`, no limit, is given on as `undefined`: the SDK's sessions read `null` as 0.)
+    return this.#serial(() => this.#inner.getItems(limit ?? undefined));
   }
 
   addItems(items) {

@@ -524,6 +524,14 @@ export class SyncedSession extends EventTarget {
     return this.#write(() => this.#local.replaceHistory(items, options));
   }
 
+  /** How the SDK's runner replaces the history when a model's output carries a compaction item:
+   * the local session's (one transaction, the replaced items archived on this device), synced
+   * as `replaceHistory` is. Without it, the SDK clears the session, which a round takes to the
+   * remote as a delete of every synced item, on every device. */
+  replaceHistoryWithCompaction(items) {
+    return this.#write(() => this.#local.replaceHistoryWithCompaction(items));
+  }
+
   /** The local session's settings: the window its reads take by default (an `EncryptedSession`
    * over this one takes a window of turns itself). */
   get settings() {

@@ -389,7 +389,7 @@ impl SessionState for MemorySessionState {
         Ok(applied)
     }
 
-    async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()> {
+    async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<bool> {
         let call_id_of = |item: &JsValue| {
             let text = |key: &'static str| js::get(item, key).ok().and_then(|v| v.as_string());
             (text("type").as_deref() == Some("function_call"))
@@ -397,9 +397,9 @@ impl SessionState for MemorySessionState {
                 .flatten()
         };
         let mutations = mutations.into_iter().map(|m| (m.call_id, m.replacement));
-        self.history()
-            .replace_function_calls(mutations, call_id_of, now());
-        Ok(())
+        Ok(self
+            .history()
+            .replace_function_calls(mutations, call_id_of, now()))
     }
 
     async fn replace_history(

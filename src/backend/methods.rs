@@ -117,11 +117,8 @@ pub fn apply_history_mutations<S: SessionState>(state: &Rc<S>, args: &JsValue) -
         state,
         "applyHistoryMutations",
         || take_mutations(args),
-        async |s, mutations| {
-            s.apply_mutations(mutations)
-                .await
-                .map(|()| JsValue::UNDEFINED)
-        },
+        // (Whether it changed anything: for the change event only.)
+        async |s, mutations| s.apply_mutations(mutations).await.map(JsValue::from),
     )
 }
 

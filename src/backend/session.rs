@@ -76,7 +76,7 @@ pub trait SessionState: 'static {
     /// operation applied before, replayed).
     async fn apply_transaction(&self, taken: TakenTransaction) -> Result<bool>;
     /// `applyHistoryMutations`, checked and copied.
-    async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()>;
+    async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<bool>;
     /// Replaces the whole history; with `options.archive`, the old items it replaces move to
     /// the archive (not those the new history ends with too);
     /// with `options.expected`, only if the history still holds exactly those items.

@@ -147,7 +147,7 @@ impl SessionState for Store {
     async fn apply_transaction(&self, taken: TakenTransaction) -> Result<bool> {
         on_backend!(self, s => s.apply_transaction(taken).await)
     }
-    async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()> {
+    async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<bool> {
         on_memory!(self, "applyHistoryMutations", s => s.apply_mutations(mutations).await)
     }
     async fn replace_history(

@@ -1748,3 +1748,110 @@ test('EncryptedSession: the wrapped session’s settings show through; a wrapped
   assert.equal(r.kept, 3, 'every item is back, the expired one too, as before the purge');
   assert.equal(r.noId, 'SessionError INVALID_SESSION');
 });
+
+test('a summary replaceHistory brings takes the time of the oldest item it replaces (nothing outlives its TTL); replaceHistoryWithCompaction archives; getItems(null) over the SDK’s MemorySession reads everything', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    window.clock = 0;
+    const inner = new lib.IndexedDbSession('enc-ttl-summary', { dbName: `enc-ttl-summary-${Math.random()}` });
+    const session = new lib.EncryptedSession(inner, { key: key(), ttl: 100, now: () => window.clock });
+    await session.addItems([{ role: 'user', content: 'day one' }]);
+    window.clock = 50_000;
+    await session.addItems([{ role: 'user', content: 'day two' }]);
+    window.clock = 60_000;
+    // A compaction: the first turn summarised, the second kept.
+    await session.replaceHistoryWithCompaction([{ role: 'user', content: 'summary of day one' }, { role: 'user', content: 'day two' }]);
+    const before = (await session.getItems()).map((i) => i.content);
+    window.clock = 120_000;
+    const after = (await session.getItems()).map((i) => i.content);
+    const archived = (await session.getArchivedItems()).map((i) => i.content);
+    // Over a session without replaceHistory there is none of either.
+    const overSdk = new lib.EncryptedSession(new sdk.MemorySession({ sessionId: 's' }), { key: key() });
+    await overSdk.addItems([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }]);
+    return {
+      before, after, archived,
+      sdkMethods: [typeof overSdk.replaceHistory, typeof overSdk.replaceHistoryWithCompaction],
+      sdkAll: (await overSdk.getItems(null)).map((i) => i.content),
+    };
+  });
+  assert.deepEqual(r.before, ['summary of day one', 'day two']);
+  assert.deepEqual(r.after, ['day two'], 'the summary expires with the first day it was made from');
+  assert.deepEqual(r.archived, [], 'the archive expired with it (the replaced item was added at 0)');
+  assert.deepEqual(r.sdkMethods, ['undefined', 'undefined']);
+  assert.deepEqual(r.sdkAll, ['a', 'b'], 'null is no limit, as our sessions read it (the SDK reads null as 0)');
+});
+
+test('the key check looks past the newest items when they are all in clear; onUndecryptable says what was read, and a promise it returns that rejects is reported', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-check-past-${Math.random()}`;
+    const inner = new lib.IndexedDbSession('chat', { dbName });
+    const right = key();
+    await new lib.EncryptedSession(inner, { key: right }).addItems([{ role: 'user', content: 'sealed' }]);
+    // Written in clear by something without the key: more than the check reads at once.
+    await inner.addItems(Array.from({ length: 9 }, (_, i) => ({ role: 'user', content: `clear ${i}` })));
+    const wrong = await code(new lib.EncryptedSession(inner, { key: key() }).addItems([{ role: 'user', content: 'x' }]));
+    const ok = await code(new lib.EncryptedSession(inner, { key: right }).addItems([{ role: 'user', content: 'y' }]));
+    // A history given a new key keeps its archive under the old one.
+    const other = new lib.IndexedDbSession('archived', { dbName });
+    const old = new lib.EncryptedSession(other, { key: right });
+    await old.addItems([{ role: 'user', content: 'q' }]);
+    await old.replaceHistory([{ role: 'user', content: 'summary' }]);
+    const calls = [];
+    const reported = [];
+    window.addEventListener('error', (e) => {
+      reported.push(e.error?.message);
+      e.preventDefault();
+    });
+    const newKey = key();
+    await new lib.EncryptedSession(other, { key: newKey }).replaceHistory(await old.getItems(), { archive: false });
+    const watched = new lib.EncryptedSession(other, {
+      key: newKey,
+      onUndecryptable: async (count, read) => {
+        calls.push([count, read.source]);
+        throw new Error('the warning failed');
+      },
+    });
+    await watched.getItems();
+    await watched.getArchivedItems();
+    await new lib.EncryptedSession(other, { key: right, onUndecryptable: (count, read) => calls.push([count, read.source]) }).getItems();
+    await new Promise((done) => setTimeout(done, 50));
+    return { wrong, ok, calls, reported };
+  });
+  assert.equal(r.wrong, 'SessionError INVALID_KEY', 'the encrypted item behind nine in clear decides');
+  assert.equal(r.ok, 'resolved');
+  assert.deepEqual(r.calls, [[1, 'archive'], [1, 'history']]);
+  assert.deepEqual(r.reported, ['the warning failed']);
+});
+
+test('deriveKeyFromPassphrase refuses an option it does not take (a misspelt iterations gave another key) and takes the salt as an ArrayBuffer or any view of its bytes', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const bytes = new Uint8Array(Array.from({ length: 16 }, (_, i) => i + 1));
+    const misspelt = await code(lib.deriveKeyFromPassphrase('correct horse', { salt: bytes, iteration: 1_000_000 }));
+    let message;
+    await lib.deriveKeyFromPassphrase('correct horse', { salt: bytes, iteration: 1 }).catch((e) => (message = e.message));
+    const inner = new lib.MemorySession('p');
+    const k1 = await lib.deriveKeyFromPassphrase('correct horse', { salt: bytes, iterations: 100_000 });
+    await new lib.EncryptedSession(inner, { key: k1 }).addItems([{ role: 'user', content: 'hello' }]);
+    const read = async (salt) =>
+      (await new lib.EncryptedSession(inner, { key: await lib.deriveKeyFromPassphrase('correct horse', { salt, iterations: 100_000 }) }).getItems()).map((i) => i.content);
+    const padded = new Uint8Array(20);
+    padded.set(bytes, 2);
+    return {
+      misspelt, message,
+      buffer: await read(bytes.buffer.slice(0)),
+      view: await read(new DataView(padded.buffer, 2, 16)),
+      short: await code(lib.deriveKeyFromPassphrase('correct horse', { salt: new ArrayBuffer(8) })),
+      number: await code(lib.deriveKeyFromPassphrase('correct horse', { salt: 42 })),
+      undefinedOption: await code(lib.deriveKeyFromPassphrase('correct horse', { salt: bytes, iterations: 100_000, extra: undefined })),
+    };
+  });
+  assert.equal(r.misspelt, 'SessionError INVALID_OPTIONS');
+  assert.match(r.message, /options\.iteration is not an option \(salt, iterations\)/);
+  assert.deepEqual(r.buffer, ['hello']);
+  assert.deepEqual(r.view, ['hello']);
+  assert.equal(r.short, 'SessionError INVALID_KEY');
+  assert.equal(r.number, 'SessionError INVALID_KEY');
+  assert.equal(r.undefinedOption, 'resolved');
+});

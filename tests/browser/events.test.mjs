@@ -627,3 +627,40 @@ test('update() that sets nothing (a title whose expectedTitle does not hold, no 
   assert.deepEqual(r.seen, ['created']);
   await context.close();
 });
+
+test('applyHistoryMutations that replaces nothing (no call of its id, no mutation) is no event; one that replaces a call is, and both resolve to undefined (both session kinds, and on a branch)', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const out = {};
+    const branch = new lib.IndexedDbSession(`mutated-branch-${Math.random()}`);
+    const sessions = { indexeddb: new lib.IndexedDbSession(`mutated-${Math.random()}`), memory: new lib.MemorySession(), branch };
+    const call = { type: 'function_call', callId: 'c1', name: 'f', arguments: '{}' };
+    for (const [name, s] of Object.entries(sessions)) {
+      await s.addItems([{ role: 'user', content: 'q' }, call, { type: 'function_call_result', callId: 'c1', name: 'f', status: 'completed', output: { type: 'text', text: 'ok' } }]);
+      if (name === 'branch') {
+        // (The branch shows none of main's items: a call of its own.)
+        await s.createBranchFromTurn(1, 'edit');
+        await s.addItems([{ role: 'user', content: 'q again' }, call]);
+      }
+      const seen = [];
+      s.subscribe((e) => seen.push(e.change ? `${e.type}:${e.change}` : e.type));
+      // (The events of the writes above, told after them, are not counted.)
+      await new Promise((ok) => setTimeout(ok, 100));
+      seen.length = 0;
+      const replacement = { ...call, arguments: '{"a":1}' };
+      const results = [
+        await s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'other', replacement }] }),
+        await s.applyHistoryMutations({ mutations: [] }),
+        await s.applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement }] }),
+      ];
+      await new Promise((ok) => setTimeout(ok, 100));
+      out[name] = { seen, results: results.map(String), args: (await s.getItems()).filter((i) => i.type === 'function_call').map((i) => i.arguments) };
+    }
+    return out;
+  });
+  for (const name of ['indexeddb', 'memory', 'branch']) {
+    assert.deepEqual(r[name].seen, ['replace:mutations'], name);
+    assert.deepEqual(r[name].results, ['undefined', 'undefined', 'undefined'], name);
+    assert.deepEqual(r[name].args, ['{"a":1}'], name);
+  }
+});

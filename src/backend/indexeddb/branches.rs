@@ -1052,7 +1052,7 @@ pub(super) async fn mutations_in(
     id: &str,
     mutations: Vec<FunctionCallReplacement>,
     now: f64,
-) -> Result<()> {
+) -> Result<bool> {
     let start = l.tree.start(t.session_id, id)?;
     let rows = view_from(tx, &l, t.session_id, id, start).await?;
     let mut items: Vec<Option<JsValue>> = items_of(&rows, t.session_id)?
@@ -1061,7 +1061,7 @@ pub(super) async fn mutations_in(
         .collect();
     let replaced = super::rewrite::mutate(&mut items, mutations);
     let Some(first) = (0..items.len()).find(|&i| replaced[i] || items[i].is_none()) else {
-        return Ok(());
+        return Ok(false);
     };
     let turn_before = match first {
         0 => 0,
@@ -1105,7 +1105,8 @@ pub(super) async fn mutations_in(
     }
     l.wrote(rest.iter().map(|r| &r.0));
     l.record.rewrote();
-    l.save(tx, Some(now))
+    l.save(tx, Some(now))?;
+    Ok(true)
 }
 
 /// Appends `items` to branch `id`'s own rows.
@@ -1159,11 +1160,11 @@ pub async fn apply_mutations(
     id: &str,
     mutations: Vec<FunctionCallReplacement>,
     now: f64,
-) -> Result<()> {
+) -> Result<bool> {
     let tx = write_tx(conn, t, "applyHistoryMutations").await?;
     tx.run(async |tx| match load_branch(tx, t, id).await? {
         Some(l) => mutations_in(tx, t, l, id, mutations, now).await,
-        None => Ok(()),
+        None => Ok(false),
     })
     .await
 }

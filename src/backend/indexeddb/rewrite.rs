@@ -359,20 +359,21 @@ pub(super) fn mutate(
 
 /// `applyHistoryMutations`: each `replace_function_call` replaces the first `function_call`
 /// with its `callId` and removes later ones with the same id; the rows after a removed one move
-/// down so the sequence numbers stay without gaps. One transaction for all of them.
+/// down so the sequence numbers stay without gaps. One transaction for all of them. Whether it
+/// changed anything (not where no call of the history has their ids).
 pub async fn apply_mutations(
     conn: &Connection,
     t: &Target<'_>,
     mutations: Vec<FunctionCallReplacement>,
     now: f64,
-) -> Result<()> {
+) -> Result<bool> {
     if mutations.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     let tx = begin(conn, t, "applyHistoryMutations").await?;
     tx.run(async |tx| {
         let Some(mut record) = read_record(tx, t.session_id).await? else {
-            return Ok(());
+            return Ok(false);
         };
         record.check_owner(t.user_id)?;
         if super::branches::has_branches(&record.stored) {
@@ -386,7 +387,7 @@ pub async fn apply_mutations(
             .collect();
         let replaced = mutate(&mut items, mutations);
         if !replaced.contains(&true) {
-            return Ok(());
+            return Ok(false);
         }
         let text =
             |item: &JsValue, key: &'static str| js::get(item, key).ok().and_then(|v| v.as_string());
@@ -462,7 +463,8 @@ pub async fn apply_mutations(
         record.last_turn = plan.last_turn;
         record.updated_at = now;
         record.rewrote();
-        write_record(tx, &record)
+        write_record(tx, &record)?;
+        Ok(true)
     })
     .await
 }

@@ -231,7 +231,7 @@ impl SessionState for IdbSessionState {
         }
     }
 
-    async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<()> {
+    async fn apply_mutations(&self, mutations: Vec<FunctionCallReplacement>) -> Result<bool> {
         let conn = self.connection().await?;
         match self.on_main() {
             true => rewrite::apply_mutations(&conn, &self.target(), mutations, now()).await,
