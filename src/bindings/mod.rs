@@ -28,7 +28,7 @@ export interface ArchiveWindow {
   before?: number;
 }
 
-/** Session-wide settings, as the SDK's `SessionSettings`. */
+/** Session-wide settings, as the Python SDK's `SessionSettings`. */
 export interface SessionSettings {
   /** How many of the newest items `getItems()` returns when called without a limit. */
   limit?: number;

@@ -434,6 +434,32 @@ describe('OpenAIConversationsSession', () => {
     assert.match(r.native.value, /^conv_/);
     await context.close();
   });
+  test('replaceHistoryWithCompaction (the SDK’s run() after a compaction item) replaces the local history in one transaction, archived on the device, and the next round takes it to the remote', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async () => {
+      const remote = new lib.MemorySession('compacted-remote');
+      const local = new lib.IndexedDbSession('compacted');
+      const synced = new lib.SyncedSession(local, remote, { syncOnOpen: false, retryDelayMs: 60_000 });
+      await synced.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }, { role: 'user', content: 'q2' }, { role: 'assistant', content: 'a2' }]);
+      await synced.sync();
+      const kinds = [];
+      local.subscribe((e) => kinds.push(e.change ? `${e.type}:${e.change}` : e.type));
+      await synced.replaceHistoryWithCompaction([{ type: 'compaction', encrypted_content: 'q1 and a1' }, { role: 'user', content: 'q2' }, { role: 'assistant', content: 'a2' }]);
+      await synced.sync();
+      await new Promise((ok) => setTimeout(ok, 50));
+      const text = (items) => items.map((i) => i.content ?? i.type);
+      const out = { kinds, local: text(await local.getItems()), archived: text(await local.getArchivedItems()), remote: text(await remote.getItems()), pending: synced.syncStatus.pending };
+      synced.close();
+      return out;
+    });
+    assert.deepEqual(r.local, ['compaction', 'q2', 'a2']);
+    assert.deepEqual(r.archived, ['q1', 'a1'], 'the replaced items are kept on the device');
+    assert.deepEqual(r.kinds, ['replace:compaction'], 'one write, not a clear and an add');
+    assert.deepEqual(r.remote, ['compaction', 'q2', 'a2']);
+    assert.equal(r.pending, 0);
+    await context.close();
+  });
+
   test('close() stops the listeners given to subscribe; a closed SyncedSession refuses new ones with CLOSED', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async () => {
