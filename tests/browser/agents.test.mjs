@@ -484,7 +484,7 @@ describe('@openai/agents run() and the optional history capabilities of IndexedD
     await context?.close();
   });
 
-  test('output guardrail tripwire: the blocked turn is persisted with applyHistoryTransaction, as the SDK MemorySession persists it', async () => {
+  test('output guardrail tripwire: the blocked turn is persisted with applyHistoryTransaction, as the SDK MemorySession persists it, by IndexedDbSession, MemorySession and EncryptedSession alike', async () => {
     const id = 'guardrail-blocked';
     const r = await page.evaluate(async (id) => {
       const { Agent, run, tool, z, ScriptedModel, assistantMessage, functionCall } = sdk;
@@ -549,6 +549,9 @@ describe('@openai/agents run() and the optional history capabilities of IndexedD
       return {
         reference: await conversation(new MemorySession({ sessionId: id })),
         ours: await conversation(new lib.IndexedDbSession(id)),
+        // Each of this package's other sessions, as the SDK's session: the same history.
+        memory: await conversation(new lib.MemorySession(id)),
+        encrypted: await conversation(new lib.EncryptedSession(new lib.IndexedDbSession(`${id}-encrypted`), { key: crypto.getRandomValues(new Uint8Array(32)) })),
       };
     }, id);
 
@@ -581,8 +584,10 @@ describe('@openai/agents run() and the optional history capabilities of IndexedD
 
     // The two histories are equal item by item. (The SDK strips the ids of function calls
     // before persisting and adds no random ids to these items, so nothing needs normalising.)
-    assert.deepStrictEqual(r.ours.afterFirst, r.reference.afterFirst);
-    assert.deepStrictEqual(r.ours.stored, r.reference.stored);
+    for (const name of ['ours', 'memory', 'encrypted']) {
+      assert.deepStrictEqual(r[name].afterFirst, r.reference.afterFirst, name);
+      assert.deepStrictEqual(r[name].stored, r.reference.stored, name);
+    }
     assert.deepEqual(transcript(r.ours.stored), [
       ['user', 'Hi!'],
       ['assistant', 'Hello! Ask me about the weather.'],
