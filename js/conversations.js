@@ -190,7 +190,7 @@ export class OpenAIConversationsSession {
       if (!more || (!all && listed.length >= limit)) break;
       // A page that says there is more but gives nothing to go on from: a list cut short here
       // would have the items past it taken for deleted.
-      if (data.length === 0 || typeof next !== 'string' || next === after) throw requestError('listing the conversation items', 0, 'a page says there are more but gives no cursor to them');
+      if (data.length === 0 || typeof next !== 'string' || next === after) throw requestError('listing the conversation items', 200, 'a page says there are more but gives no cursor to them');
       after = next;
     }
     return all ? listed : listed.slice(0, limit).reverse();
