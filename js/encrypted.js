@@ -715,6 +715,19 @@ export class EncryptedSession {
    * them through an EncryptedSession over it.
    */
   replaceHistory(givenItems, givenOptions = {}) {
+    return this.#replace(givenItems, givenOptions, 'replaceHistory');
+  }
+
+  /** How the SDK's runner replaces the history when a model's output carries a compaction item
+   * (the SDK's clear and add otherwise): `replaceHistory` with the replaced items archived, told
+   * as a compaction, and refused under a key that opens none of the session's items (the SDK
+   * calls it after reading an empty history, as a wrong key reads it). */
+  replaceHistoryWithCompaction(items) {
+    return this.#replace(items, { archive: true }, 'replaceHistoryWithCompaction');
+  }
+
+  #replace(givenItems, givenOptions, what) {
+    const compaction = what === 'replaceHistoryWithCompaction';
     // Copied now (see addItems); options named as the wrapped session names them.
     const write = ([items], [options]) => this.#write(async () => {
       if (typeof this.#inner.replaceHistory !== 'function') {
@@ -735,6 +748,7 @@ export class EncryptedSession {
         throw sessionError('INVALID_OPTIONS', `options.expectedItems must be an array of items, got ${typeof expected}`);
       }
       const key = await this.#sessionKey();
+      if (compaction) await this.#checkKey(key, what);
       const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
       const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
       if (Array.isArray(expected)) {
@@ -789,13 +803,14 @@ export class EncryptedSession {
           // (refused below, naming the item)
         }
       }
-      // An item new to the history (a compaction's summary) is made from what it replaces: it
-      // takes the time of the oldest of those, so that nothing outlives the TTL of what it was
-      // made from (with the time of the compaction, a summary of day 1 would be read on day 59
-      // under a 30-day TTL, and each compaction would put it off again).
-      let made = [...added.values()].flat().reduce((a, b) => Math.min(a, b), Infinity);
-      if (made === Infinity) made = this.#now();
-      for (let i = 0; i < items.length; i++) at[i] ??= made;
+      // A summary new to the history (ours, or a server's compaction item) is made from what it
+      // replaces: it takes the time of the oldest of those, so that nothing outlives the TTL of
+      // what it was made from (with the time of the compaction, a summary of day 1 would be read
+      // on day 59 under a 30-day TTL, and each compaction would put it off again). Other new
+      // items (the answer the SDK saves after a compaction item) are new: added now.
+      const now = this.#now();
+      const oldest = [...added.values()].flat().reduce((a, b) => Math.min(a, b), now);
+      for (let i = 0; i < items.length; i++) at[i] ??= isSummary(items[i]) ? oldest : now;
       // The items the history ends with and so does the new one (the turns a compaction keeps)
       // are handed on as they are stored, not encrypted again: the wrapped session keeps them
       // as they were, and archives only what was replaced.
@@ -819,16 +834,10 @@ export class EncryptedSession {
       // (encrypted in place) or under another key (a new key given) would stay in the archive
       // as it was. Also when the items expected left some out: the caller never saw them.
       const archive = options?.archive ?? (hidden || opened.every((o) => o !== null));
-      await this.#inner.replaceHistory(sealed, { archive, ...(Array.isArray(expected) ? { expectedItems: stored } : {}) });
+      const told = compaction ? { [CHANGE_EVENT]: 'compaction' } : {};
+      await this.#inner.replaceHistory(sealed, { archive, ...(Array.isArray(expected) ? { expectedItems: stored } : {}), ...told });
     });
-    return withCopies([givenItems], 'INVALID_ITEM', 'replaceHistory', (items) => withCopies([givenOptions], 'INVALID_OPTIONS', 'replaceHistory', (options) => write(items, options), 'the options'));
-  }
-
-  /** How the SDK's runner replaces the history when a model's output carries a compaction item:
-   * `replaceHistory` with the replaced items archived, in one call of the wrapped session (the
-   * SDK's clear and add otherwise). */
-  replaceHistoryWithCompaction(items) {
-    return this.replaceHistory(items, { archive: true });
+    return withCopies([givenItems], 'INVALID_ITEM', what, (items) => withCopies([givenOptions], 'INVALID_OPTIONS', what, (options) => write(items, options), 'the options'));
   }
 
   /** What compaction (or `replaceHistory` with `archive`) moved out of the history, decrypted:
@@ -943,8 +952,8 @@ export async function deriveKeyFromPassphrase(passphrase, options) {
   if (typeof passphrase !== 'string' || passphrase.length === 0) throw sessionError('INVALID_KEY', 'the passphrase must be a non-empty string');
   const saltBytes =
     typeof salt === 'string' ? encoder.encode(salt)
-    : salt instanceof ArrayBuffer ? new Uint8Array(salt)
-    : ArrayBuffer.isView(salt) ? new Uint8Array(salt.buffer, salt.byteOffset, salt.byteLength)
+    : salt instanceof ArrayBuffer ? new Uint8Array(salt.slice(0))
+    : ArrayBuffer.isView(salt) ? new Uint8Array(salt.buffer, salt.byteOffset, salt.byteLength).slice()
     : null;
   if (!saltBytes) throw sessionError('INVALID_KEY', `options.salt must be bytes (a Uint8Array, an ArrayBuffer) or a string, got ${salt === null ? 'null' : typeof salt}`);
   if (saltBytes.length < 16) throw sessionError('INVALID_KEY', `options.salt must be at least 16 bytes, got ${saltBytes.length}`);

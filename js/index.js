@@ -42,7 +42,7 @@ export { SyncedSession, sessionLockName } from './sync.js';
 
 /** The events a wrapper of this package (`EncryptedSession`) names a write of its own with,
  * where the write it makes is of another kind (a pop made as a history transaction). */
-const NAMED = { __proto__: null, pop: { type: 'pop' }, mutations: { type: 'replace', change: 'mutations' } };
+const NAMED = { __proto__: null, pop: { type: 'pop' }, mutations: { type: 'replace', change: 'mutations' }, compaction: { type: 'replace', change: 'compaction' } };
 
 /** The writes that change a session, and the event each makes once it has committed (none when
  * it changed nothing), from its result and what `TAKEN` took of its arguments. */

@@ -529,7 +529,9 @@ export class SyncedSession extends EventTarget {
    * as `replaceHistory` is. Without it, the SDK clears the session, which a round takes to the
    * remote as a delete of every synced item, on every device. */
   replaceHistoryWithCompaction(items) {
-    return this.#write(() => this.#local.replaceHistoryWithCompaction(items));
+    return this.#write(() =>
+      typeof this.#local.replaceHistoryWithCompaction === 'function' ? this.#local.replaceHistoryWithCompaction(items) : this.#local.replaceHistory(items, { archive: true }),
+    );
   }
 
   /** The local session's settings: the window its reads take by default (an `EncryptedSession`

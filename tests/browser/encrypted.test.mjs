@@ -842,7 +842,7 @@ test('EncryptedSession: a kept item repeated in the history keeps its own time; 
     return out;
   });
   assert.deepEqual(r.afterCompaction, ['summary', 'continue', 'two'], 'the kept "continue" keeps its 90 s time');
-  assert.deepEqual(r.live, ['ok'], 'the newest "ok" kept its 50 s time; the summary took the 0 s of the "ok" it replaced');
+  assert.deepEqual(r.live, ['s', 'ok'], 'the newest "ok" kept its 50 s time; "s", no summary, is new');
   assert.deepEqual(r.wiped, ['sealed']);
   assert.equal(r.date, 'SessionError INVALID_ITEM');
   assert.equal(r.map, 'SessionError INVALID_ITEM');
@@ -1749,7 +1749,7 @@ test('EncryptedSession: the wrapped session’s settings show through; a wrapped
   assert.equal(r.noId, 'SessionError INVALID_SESSION');
 });
 
-test('a summary replaceHistory brings takes the time of the oldest item it replaces (nothing outlives its TTL); replaceHistoryWithCompaction archives; getItems(null) over the SDK’s MemorySession reads everything', async () => {
+test('a summary replaceHistoryWithCompaction brings takes the time of the oldest item it replaces (nothing outlives its TTL), an answer after it is new; it archives, is heard as a compaction and refuses a wrong key; getItems(null) over the SDK’s MemorySession reads everything', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
     window.clock = 0;
@@ -1759,24 +1759,37 @@ test('a summary replaceHistory brings takes the time of the oldest item it repla
     window.clock = 50_000;
     await session.addItems([{ role: 'user', content: 'day two' }]);
     window.clock = 60_000;
-    // A compaction: the first turn summarised, the second kept.
-    await session.replaceHistoryWithCompaction([{ role: 'user', content: 'summary of day one' }, { role: 'user', content: 'day two' }]);
-    const before = (await session.getItems()).map((i) => i.content);
+    const events = [];
+    inner.subscribe((e) => events.push(`${e.type}:${e.change}`));
+    // A compaction as the SDK's run() stores it: the first turn summarised (a server's
+    // compaction item), the second kept, and the answer the model gave after the compaction.
+    await session.replaceHistoryWithCompaction([{ type: 'compaction', encrypted_content: 'day one' }, { role: 'user', content: 'day two' }, { role: 'assistant', content: 'fresh answer' }]);
+    const text = (items) => items.map((i) => i.content ?? i.type);
+    const before = text(await session.getItems());
+    const archivedBefore = text(await session.getArchivedItems());
     window.clock = 120_000;
-    const after = (await session.getItems()).map((i) => i.content);
-    const archived = (await session.getArchivedItems()).map((i) => i.content);
+    const after = text(await session.getItems());
+    const archived = text(await session.getArchivedItems());
+    // Under a key that opens none of the history (a mistyped passphrase's, which reads it empty),
+    // the SDK's replacement writes nothing.
+    const wrong = await code(new lib.EncryptedSession(inner, { key: key(), now: () => window.clock }).replaceHistoryWithCompaction([{ role: 'user', content: 'x' }]));
+    await new Promise((ok) => setTimeout(ok, 50));
     // Over a session without replaceHistory there is none of either.
     const overSdk = new lib.EncryptedSession(new sdk.MemorySession({ sessionId: 's' }), { key: key() });
     await overSdk.addItems([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }]);
     return {
-      before, after, archived,
+      before, after, archived, archivedBefore, wrong, events, stored: text(await session.getItems()),
       sdkMethods: [typeof overSdk.replaceHistory, typeof overSdk.replaceHistoryWithCompaction],
       sdkAll: (await overSdk.getItems(null)).map((i) => i.content),
     };
   });
-  assert.deepEqual(r.before, ['summary of day one', 'day two']);
-  assert.deepEqual(r.after, ['day two'], 'the summary expires with the first day it was made from');
-  assert.deepEqual(r.archived, [], 'the archive expired with it (the replaced item was added at 0)');
+  assert.deepEqual(r.before, ['compaction', 'day two', 'fresh answer']);
+  assert.equal(r.archivedBefore[0], 'day one', 'the replaced turn is archived');
+  assert.deepEqual(r.after, ['day two', 'fresh answer'], 'the summary expires with the first day it was made from; the answer after it is new');
+  assert.ok(!r.archived.includes('day one'), 'the archive’s copy expired with it (added at 0)');
+  assert.equal(r.wrong, 'SessionError INVALID_KEY');
+  assert.deepEqual(r.stored, ['day two', 'fresh answer'], 'nothing written under the wrong key');
+  assert.deepEqual(r.events.filter((e) => e.startsWith('replace')), ['replace:compaction'], 'heard as a compaction, as over the session itself');
   assert.deepEqual(r.sdkMethods, ['undefined', 'undefined']);
   assert.deepEqual(r.sdkAll, ['a', 'b'], 'null is no limit, as our sessions read it (the SDK reads null as 0)');
 });
