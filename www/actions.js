@@ -203,6 +203,8 @@ export function clearChat() {
   const question = versions
     ? 'Clear this version of the chat? Its other versions are kept.'
     : `Clear the chat “${el.chatTitle.textContent}”? Its messages are removed from this browser; the chat stays in the list, empty.`;
+  // The chat as it was shown when the user said yes (see deleteChat).
+  const shown = state.info?.updatedAt;
   // An empty chat has nothing to lose.
   if (state.itemCount > 0 && !confirm(question)) {
     setStatus('The chat was kept.');
@@ -211,6 +213,21 @@ export function clearChat() {
   return busy(async () => {
     await settleOpenChat();
     const session = current();
+    // One another tab wrote to since is kept (the clear would erase what it wrote), and one it
+    // deleted is not made again (forgetting its title would store it anew, empty).
+    const id = state.sessionId;
+    const list = await listChats();
+    const now = list.find((c) => c.sessionId === id);
+    if (typeof shown === 'number' && now?.updatedAt !== shown) {
+      if (now) {
+        await openChat(id, null, state.branch);
+        setStatus('The chat was kept: another tab wrote to it after you asked to clear it. Read it, then clear it again to empty it.');
+      } else {
+        await openChat(list.length ? list[0].sessionId : newChatId(), null, list[0]?.currentBranch);
+        setStatus('The chat was deleted in another tab.');
+      }
+      return;
+    }
     await session.clearSession();
     if (!versions) await forgetMetadata(session);
     setStatus(versions ? 'This version was cleared; the others are kept (Version, above).' : 'Chat cleared.');

@@ -98,10 +98,13 @@ export function dropDraft(id) {
   drafts.delete(id);
 }
 
-/** Empties the message box and forgets the other chats' unsent messages: a switch of user or a
- * lock leaves none of them for whoever comes to the screen next. */
+/** Empties the message box and forgets the other chats' unsent messages, and the last reply a
+ * screen reader was given and the title in the rename box: a switch of user or a lock leaves
+ * none of them for whoever comes to the screen next. */
 export function clearMessageBox() {
   el.input.value = '';
+  el.announce.textContent = '';
+  el.renameInput.value = '';
   drafts.clear();
 }
 

@@ -129,8 +129,11 @@ async function heldElsewhere(session) {
  * agent that answered last in the chat answers; when it hands off to the other one, the header
  * and the reply show it at once. */
 async function exchange(text, saved, unsaved = putBack) {
-  const { runner } = model();
-  let agent = nextAgent();
+  // The runner and the agents of one reading of the settings: saved in another tab while this
+  // run waits there, new settings would pair the old endpoint with the new model name.
+  const built = model();
+  const { runner } = built;
+  let agent = nextAgent(built);
   let session;
   const reply = startExchange(text, agent.name);
   const controller = new AbortController();
@@ -181,7 +184,7 @@ async function exchange(text, saved, unsaved = putBack) {
       const name = sessionLockName(session.dbName, session.sessionId);
       result = await navigator.locks.request(name, { signal: controller.signal }, async () => {
         state.agent = activeAgentOf(await session.getItems());
-        agent = nextAgent();
+        agent = nextAgent(built);
         renderAgent(state.agent);
         reply.relabel(agent.name);
         return answer({ lock: false });

@@ -68,8 +68,8 @@ export function model() {
 
 /** The agent the next reply in the open chat starts with: the one its history was last handed
  * off to (`state.agent`), else (or when no agent has that name) the first one. */
-export function nextAgent() {
-  const { agent, agents } = model();
+export function nextAgent(built = model()) {
+  const { agent, agents } = built;
   return (state.agent && agents.get(state.agent)) || agent;
 }
 

@@ -1957,6 +1957,35 @@ test('Delete chat keeps a chat another tab wrote to while the confirmation was o
   }
 });
 
+test('Clear chat keeps a chat another tab wrote to while the confirmation was open, and does not make again one another tab deleted then', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'the door code is 4411');
+    const id = await currentSessionId(page);
+    const other = await openTab(context);
+    const clearing = answerDialog(page, true, () => writeFromTab(other, id, 'and the alarm code is 9902'));
+    await page.click('#clear');
+    await clearing;
+    await idle(page);
+    assert.match(await page.textContent('#status'), /The chat was kept: another tab wrote to it/);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 3, 'nothing was cleared');
+    assert.match((await rendered(page)).at(-1).text, /alarm code is 9902/, 'showing what the other tab wrote');
+
+    // The other tab deletes it while this one asks.
+    const deleting = answerDialog(page, true, () => lib(other, async ({ lib, dbName, id }) => lib.deleteSession(id, { dbName }), { id }));
+    await page.click('#clear');
+    await deleting;
+    await idle(page);
+    assert.match(await page.textContent('#status'), /deleted in another tab/);
+    const listed = await lib(page, async ({ lib, dbName }) => (await lib.listSessions({ dbName, userId: 'Guest' })).map((s) => s.sessionId), {});
+    assert.ok(!listed.includes(id), 'the deleted chat was not made again, empty');
+    assert.notEqual(await currentSessionId(page), id);
+    assert.deepEqual([...page.errors, ...other.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('Delete chat keeps a locked chat another tab wrote to while the confirmation was open, as it keeps any other', async () => {
   const { context, page } = await openDemo();
   try {
@@ -3477,11 +3506,14 @@ test('Lock now in one tab locks the chats in every tab: the others close the ope
     assert.equal(await asksPassphrase(b), false);
     // Messages typed and not sent: locking leaves neither for whoever comes to the screen next.
     await a.fill('#input', 'a draft in the other tab');
+    await say(b, 'my locker is 12');
+    assert.notEqual(await b.textContent('#announce'), '', 'the reply was told to a screen reader');
     await b.fill('#input', 'my PIN is 4321');
     await b.click('#lock-now');
     await idle(b);
     assert.equal(await asksPassphrase(b), true);
     assert.equal(await b.inputValue('#input'), '');
+    assert.equal(await b.textContent('#announce'), '', 'nor the last reply, for a screen reader');
     await until(a, () => !document.getElementById('unlock').hidden && document.getElementById('app').dataset.busy === 'false');
     assert.equal(await asksPassphrase(a), true);
     assert.equal(await a.inputValue('#input'), '');
