@@ -542,11 +542,35 @@ fn parse_tool(value: &JsValue, what: &str) -> Result<Tool> {
     let name = opt_string(&o, "name", what, C)?
         .filter(|n| !n.is_empty())
         .ok_or_else(|| invalid(C, format!("{what}.name must be a non-empty string")))?;
+    // The API refuses every request whose tools have another name (HTTP 400, after the question
+    // was saved).
+    if name.len() > 64
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return Err(invalid(
+            C,
+            format!("{what}.name must be 1 to 64 ASCII letters, digits, _ or -, as the API takes it, got \"{name}\""),
+        ));
+    }
     let execute = opt_function(&o, "execute", what, C)?
         .ok_or_else(|| invalid(C, format!("{what}.execute must be a function")))?;
     let params = get(&o, "parameters", what, C)?;
     let parameters = if params.is_undefined() || params.is_null() {
         crate::core::json::json!({"type": "object", "properties": {}})
+    } else if ["_zod", "_def", "~standard"]
+        .iter()
+        .any(|k| js_sys::Reflect::has(&params, &JsValue::from_str(k)).unwrap_or(false))
+    {
+        // A zod schema (as the SDK's `tool()` takes) written out is no JSON schema: the model
+        // would be told of no arguments.
+        return Err(invalid(
+            C,
+            format!(
+                "{what}.parameters is a zod schema: give its JSON schema, z.toJSONSchema(schema)"
+            ),
+        ));
     } else {
         js_to_json(&params, &format!("{what}.parameters")).map_err(|m| invalid(C, m))?
     };

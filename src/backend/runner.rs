@@ -1439,6 +1439,37 @@ pub(crate) fn find_agent(
     first_reachable(first, object, &|agent| agent.name == name)
 }
 
+/// The agent named `name` that a resumed state goes on with, among `first` and those it hands
+/// off to. A state names its agent by name: of two agents of that name, the run could go on
+/// with the one it did not pause in (its approved tool not found), so two are refused.
+fn resume_agent(
+    first: &Rc<AgentSpec>,
+    object: &JsValue,
+    name: &str,
+) -> Result<(Rc<AgentSpec>, JsValue), RunnerError> {
+    let refused = |why: &str| {
+        RunnerError::new(
+            RunnerErrorCode::InvalidRunState,
+            format!(
+                "this state is with agent \"{name}\", {why} agent \"{}\"",
+                first.name
+            ),
+        )
+    };
+    let count = std::cell::Cell::new(0);
+    if first_reachable(first, object, &|a| {
+        count.set(count.get() + u32::from(a.name == name));
+        count.get() > 1
+    })
+    .is_some()
+    {
+        return Err(refused(
+            "and two agents of that name (give each its own) can be reached from",
+        ));
+    }
+    find_agent(first, object, name).ok_or_else(|| refused("which is not handed off to by"))
+}
+
 /// Refuses a run where an agent it may reach has no model, before anything is saved: found at
 /// its model call, the handoff to it would fail after the question was saved and the first
 /// agent's tools ran.
@@ -1538,15 +1569,8 @@ pub async fn run(
                 state.max_turns = options.max_turns;
             }
             if let Some(name) = state.current_agent.clone() {
-                let found = find_agent(agent, &agent_object, &name).ok_or_else(|| {
-                    RunFailure::before_start(RunError::Usage(RunnerError::new(
-                        RunnerErrorCode::InvalidRunState,
-                        format!(
-                            "this state is with agent \"{name}\", which agent \"{}\" does not hand off to",
-                            agent.name
-                        ),
-                    )))
-                })?;
+                let found = resume_agent(agent, &agent_object, &name)
+                    .map_err(|e| RunFailure::before_start(RunError::Usage(e)))?;
                 *r.current.borrow_mut() = found;
             }
             state

@@ -491,6 +491,36 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     ]);
   });
 
+  test('a state paused in one of two agents of the same name is refused when resumed (it would go on with the other), nothing run or saved', async () => {
+    model.script(
+      { calls: [{ id: 'h', name: 'transfer_to_Desk', arguments: {} }] },
+      { calls: [{ id: 'r1', name: 'refund', arguments: { amount: 5 } }] },
+      { text: 'never asked' },
+    );
+    const id = fresh('same-names');
+    const r = await inPage(
+      async ({ url, id }) => {
+        const refunds = [];
+        const specialist = new lib.Agent({ name: 'Desk', model: 'm', tools: [{ name: 'refund', needsApproval: true, execute: ({ amount }) => (refunds.push(amount), 'refunded') }] });
+        const front = new lib.Agent({ name: 'Desk', model: 'm', handoffs: [specialist] });
+        const runner = new lib.Runner({ baseUrl: url });
+        const session = new lib.IndexedDbSession(id);
+        const first = await runner.run(front, 'Refund me 5', { session });
+        first.state.approve(first.interruptions[0]);
+        const stored = (await session.getItems()).length;
+        const resumed = await attempt(() => runner.run(front, first.state, { session }));
+        return { interruptions: first.interruptions.length, resumed, refunds, added: (await session.getItems()).length - stored };
+      },
+      { id },
+    );
+    assert.equal(r.interruptions, 1);
+    assert.equal(r.resumed.code, 'INVALID_RUN_STATE');
+    assert.match(r.resumed.message, /this state is with agent "Desk", and two agents of that name \(give each its own\) can be reached from agent "Desk"/);
+    assert.deepEqual(r.refunds, []);
+    assert.equal(r.added, 0);
+    assert.equal(model.requests.length, 2);
+  });
+
   test('two handoffs in one response: the first is taken, the other dropped; agents can hand off to each other', async () => {
     model.script(
       { calls: [{ id: 'h1', name: 'transfer_to_B', arguments: {} }, { id: 'h2', name: 'transfer_to_B', arguments: {} }] },
@@ -584,7 +614,16 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
           toolUse: make({ toolUseBehavior: 'sometimes' }),
           toolChoice: make({ modelSettings: { toolChoice: 'nope' } }),
           pastTool: make({ pastSessions: true, tools: [{ name: 'read_past_session', execute() {} }] }),
+          // The API refuses such names in every request, after the question was saved.
+          spacedName: make({ tools: [{ name: 'get weather', execute() {} }] }),
+          dottedName: make({ tools: [{ name: 'mail.send', execute() {} }] }),
+          longName: make({ tools: [{ name: 'x'.repeat(65), execute() {} }] }),
+          // A zod schema written out tells the model of no arguments.
+          // (Shaped as zod 4's `z.object({ city: z.string() })`: its own `_zod`, `def` and `type`,
+          // which JSON writes as `{"def":…,"type":"object"}`; this page has no zod.)
+          zod: make({ tools: [{ name: 'get_weather', parameters: Object.defineProperty({ def: { type: 'object', shape: {} }, type: 'object' }, '_zod', { value: { def: {} } }), execute() {} }] }),
         };
+        const fine = make({ tools: [{ name: 'get-weather_2', execute() {} }, { name: 'x'.repeat(64), execute() {} }] });
         const ok = new lib.Agent({ name: 'Ok', model: 'm', handoffs: [b] });
         let setError = null;
         try {
@@ -611,7 +650,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
         } catch (e) {
           thrown = { name: e.name, message: e.message, resumable: 'state' in e };
         }
-        return { errors, setError, kept, pushed, setFreed, thrown, stored: await session.getItems() };
+        return { errors, fine, setError, kept, pushed, setFreed, thrown, stored: await session.getItems() };
       },
       { id },
     );
@@ -627,6 +666,9 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.equal(r.setError, 'INVALID_AGENT');
     assert.deepEqual(r.kept, ['B'], 'a refused list leaves the handoffs as they were');
     assert.match(r.errors.pastTool.message, /a tool named "read_past_session", the name of a tool pastSessions gives/);
+    assert.match(r.errors.spacedName.message, /tools\[0\]\.name must be 1 to 64 ASCII letters, digits, _ or -, as the API takes it, got "get weather"/);
+    assert.match(r.errors.zod.message, /parameters is a zod schema: give its JSON schema, z\.toJSONSchema\(schema\)/);
+    assert.equal(r.fine, null, 'names the API takes are taken');
     assert.equal(r.pushed.ok, false, 'a push on the frozen list throws instead of changing nothing');
     assert.equal(r.pushed.name, 'TypeError');
     assert.equal(r.setFreed.code, 'INVALID_AGENT', JSON.stringify(r.setFreed));
