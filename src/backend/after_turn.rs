@@ -225,6 +225,12 @@ impl AfterTurn {
         if let Some(every) = self.metadata.summary_every {
             if summary_due(Some(every), turn_count) {
                 let previous = js::get(&info, "summary").ok().and_then(|s| s.as_string());
+                // The turns written after this one counted again: more may have been while the
+                // title was made (taken for this turn, the newest would be summarised twice and
+                // this one never).
+                // (Not the read the write is checked against, which stays the first.)
+                let counted = call_session(session, "getInfo", &[]).await?;
+                let later = turns_of(&counted).saturating_sub(turn_count);
                 let turns = self.newest_turns(session, every, later).await?;
                 let answer = self
                     .ask(

@@ -457,6 +457,35 @@ test("the work after a turn that runs after the next turn was saved still titles
   assert.equal(r.summary, 'Ann likes tea and lives in Oslo.');
 });
 
+test("a turn saved while the previous turn's title is made is not taken into that turn's summary", async () => {
+  model.script(
+    { text: 'A1' },
+    { text: '"Tea"', waitMs: 800 },
+    { text: 'A2' },
+    { text: '{"summary":"Ann likes tea.","topics":[]}' },
+    { text: '{"summary":"Ann likes tea and lives in Oslo.","topics":[]}' },
+  );
+  const r = await inPage(
+    async ({ url, id }) => {
+      const session = new lib.IndexedDbSession(id);
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 1 }, autoTitle: true });
+      const first = await runner.run(agent, 'I like tea.', { session });
+      // The user answers while the first turn's title is being made.
+      await new Promise((ok) => setTimeout(ok, 200));
+      const second = await runner.run(agent, 'I live in Oslo.', { session });
+      const reports = [await first.background, await second.background];
+      return { errors: reports.flatMap((b) => b.errors), summary: (await session.getInfo()).summary };
+    },
+    { id: fresh('title-race') },
+  );
+  assert.deepEqual(r.errors, []);
+  const firstSummary = JSON.stringify(model.requests[3].body);
+  assert.match(firstSummary, /I like tea/, "the first turn's summary reads the first turn");
+  assert.doesNotMatch(firstSummary, /Oslo/, 'and not the turn saved meanwhile');
+  assert.equal(r.summary, 'Ann likes tea and lives in Oslo.');
+});
+
 test('a title request the server never answers fails after its timeout, and the next turn’s work is not held up by it', async () => {
   model.script(
     { text: 'A1' },
