@@ -375,6 +375,7 @@ impl SessionState for MemorySessionState {
             .len()
             .checked_sub(transaction.expected_suffix.len() + 1)
             .map_or(0, |last_kept| entries[last_kept].turn);
+        let old_last = history.record().last_turn;
         let applied = history.apply_transaction(&mut log, &transaction, items, &stored, now())?;
         drop(log);
         // (A replay gives no title: one cleared since stays cleared.)
@@ -383,6 +384,14 @@ impl SessionState for MemorySessionState {
         }
         let turn = history.record().last_turn;
         drop(history);
+        // Turns it took away take their usage with them, as a pop's do (an EncryptedSession pops
+        // so), where no other branch may still show them.
+        if applied && self.branches.borrow().len() == 1 {
+            let current = self.current.borrow().clone();
+            self.usage
+                .borrow_mut()
+                .retain(|(b, t, _)| *b != current || *t <= turn || *t > old_last);
+        }
         if let (true, Some(usage)) = (applied, usage) {
             self.add_usage(turn, usage);
         }

@@ -89,6 +89,29 @@ for (const kind of ['indexeddb', 'memory']) {
         { kind, id: fresh(kind), body, seed },
       );
 
+    test('a replace_suffix that takes a turn away takes its usage, as a pop does (an EncryptedSession pops so): the turn that takes its number next has only its own', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const s = make(kind, id);
+          await s.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }, { role: 'user', content: 'q2' }]);
+          await s.storeRunUsage({ requests: 1, inputTokens: 10, outputTokens: 0, totalTokens: 10 });
+          // The question of turn 2 taken away; the answer of turn 1 kept, with its usage.
+          await s.applyHistoryTransaction({ operationId: 'undo', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'user', content: 'q2' }], replacement: [] } });
+          const afterUndo = await s.getTurnUsage(2);
+          await s.addItems([{ role: 'user', content: 'q2 again' }]);
+          await s.storeRunUsage({ requests: 1, inputTokens: 5, outputTokens: 0, totalTokens: 5 });
+          // A save that keeps its question keeps the turn's usage.
+          await s.storeRunUsage({ requests: 1, inputTokens: 1, outputTokens: 0, totalTokens: 1 });
+          await s.applyHistoryTransaction({ operationId: 'save', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'user', content: 'q2 again' }], replacement: [{ role: 'user', content: 'q2 again' }, { role: 'assistant', content: 'a2' }] } });
+          return { afterUndo, turn2: (await s.getTurnUsage(2))?.totalTokens, total: (await s.getSessionUsage()).totalTokens };
+        },
+        { kind, id: fresh('suffix-usage') },
+      );
+      assert.equal(r.afterUndo, null, 'the turn taken away has no usage left');
+      assert.equal(r.turn2, 6, 'the new turn 2 has only its own');
+      assert.equal(r.total, 6);
+    });
+
     test('append_items applies once per operationId; the same id with another transaction is refused', async () => {
       const r = await inSession(`async (s) => {
         const tx = { type: 'append_items', items: [{ role: 'user', content: 'q2' }] };

@@ -829,6 +829,27 @@ pub(super) fn forget_usage(tx: &Tx, session_id: &str, id: &str, turn: u64) -> Re
     Ok(())
 }
 
+/// Deletes the usage of turns `kept + 1 ..= last` of branch `id`, which a history transaction
+/// took away, as a pop takes its turn's: the turns that take their numbers next have only their
+/// own.
+pub(super) fn forget_usage_after(
+    tx: &Tx,
+    session_id: &str,
+    id: &str,
+    kept: u64,
+    last: u64,
+) -> Result<()> {
+    if last <= kept {
+        return Ok(());
+    }
+    let lower = usage_key(session_id, id, kept + 1);
+    let turns = bound(&lower, &usage_key(session_id, id, last), "forgetting usage")?;
+    tx.store(USAGE_STORE)?
+        .delete(turns)
+        .map_err(|e| tx.fail(e))?;
+    Ok(())
+}
+
 /// `clearSession` on branch `id`: the branches that show its items keep their own copies; the
 /// branch's usage goes with its items.
 pub async fn clear(conn: &Connection, t: &Target<'_>, id: &str, now: f64) -> Result<bool> {
