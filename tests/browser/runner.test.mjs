@@ -756,6 +756,32 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(model.requests.length, 3, 'the aborted run asked the model nothing after its tool');
     });
 
+    test('a tool that rejects because the run was stopped (a fetch given the run’s signal) is saved as aborted, as the SDK tells it, not as a failure to try again', async () => {
+      model.script({ calls: [{ name: 'fetch_page', arguments: {}, id: 'c1' }] }, { text: 'never asked' });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const controller = new AbortController();
+          const fetchPage = {
+            name: 'fetch_page',
+            errorFunction: () => 'the errorFunction was asked',
+            execute: (args, context, { signal }) =>
+              new Promise((_, reject) => {
+                signal.addEventListener('abort', () => reject(new DOMException('The operation was aborted.', 'AbortError')));
+                setTimeout(() => controller.abort(), 0);
+              }),
+          };
+          const agent = new lib.Agent({ name: 'A', model: 'm', tools: [fetchPage] });
+          const session = new lib.IndexedDbSession(id);
+          const stopped = await new lib.Runner({ baseUrl: url, api }).run(agent, 'read it', { session, signal: controller.signal }).then(() => 'resolved', (e) => e.name);
+          const saved = (await session.getItems()).find((i) => i.type === 'function_call_result');
+          return { stopped, output: saved?.output?.text ?? saved?.output };
+        },
+        { api, id: fresh('tool-aborted') },
+      );
+      assert.equal(r.stopped, 'AbortError');
+      assert.equal(r.output, 'aborted');
+    });
+
     test('a Stop ends a streamed run’s loop at once, as the SDK’s stream closes, while a tool that does not heed the signal still runs; `result` rejects once it returned', async () => {
       model.script({ calls: [{ name: 'deaf', arguments: {} }] }, { text: 'never asked' });
       const r = await inPage(
