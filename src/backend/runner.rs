@@ -718,7 +718,12 @@ impl Run<'_> {
             Err(e) => {
                 let told = match &tool.error_function {
                     Some(f) => match f.call2(&tool.object, &self.options.context, &e) {
-                        Ok(v) => resolve_value(v).await.ok().and_then(|v| v.as_string()),
+                        // (What it gives is told as a tool's result is: text, else its JSON.)
+                        Ok(v) => resolve_value(v).await.ok().and_then(|v| {
+                            v.as_string().or_else(|| {
+                                js_sys::JSON::stringify(&v).ok().and_then(|s| s.as_string())
+                            })
+                        }),
                         Err(_) => None,
                     },
                     None => None,

@@ -892,7 +892,7 @@ for (const api of ['chat_completions', 'responses']) {
     });
 
     test('a tool that throws tells the model what its errorFunction says (sync or async), or the SDK’s fixed message; never the error itself', async () => {
-      model.script({ calls: [{ name: 'pay', arguments: {}, id: 'call_1' }, { name: 'refund', arguments: {}, id: 'call_2' }, { name: 'broken', arguments: {}, id: 'call_3' }] }, { text: 'ok' });
+      model.script({ calls: [{ name: 'pay', arguments: {}, id: 'call_1' }, { name: 'refund', arguments: {}, id: 'call_2' }, { name: 'broken', arguments: {}, id: 'call_3' }, { name: 'coded', arguments: {}, id: 'call_4' }] }, { text: 'ok' });
       const r = await inPage(
         async ({ url, api }) => {
           const fail = () => {
@@ -906,6 +906,8 @@ for (const api of ['chat_completions', 'responses']) {
               { name: 'pay', execute: fail, errorFunction: (context, error) => (seen.push([context, error.message]), 'The payment service is down.') },
               { name: 'refund', execute: async () => fail(), errorFunction: async () => 'Refunds are closed today.' },
               { name: 'broken', execute: fail, errorFunction: () => { throw new Error('also broken'); } },
+              // What it gives that is no text is told as a tool's result is: its JSON.
+              { name: 'coded', execute: fail, errorFunction: () => ({ error: 'card_declined', retry: false }) },
             ],
           });
           const result = await new lib.Runner({ baseUrl: url, api }).run(agent, 'go', { context: { user: 'u1' } });
@@ -914,7 +916,7 @@ for (const api of ['chat_completions', 'responses']) {
         { api },
       );
       assert.deepEqual(r.seen, [[{ user: 'u1' }, 'GET https://bank.example/api?key=SECRET failed']]);
-      assert.deepEqual(r.outputs, ['The payment service is down.', 'Refunds are closed today.', 'An error occurred while running the tool. Please try again.']);
+      assert.deepEqual(r.outputs, ['The payment service is down.', 'Refunds are closed today.', 'An error occurred while running the tool. Please try again.', '{"error":"card_declined","retry":false}']);
       assert.doesNotMatch(JSON.stringify(model.requests.at(-1).body), /SECRET/);
     });
 
