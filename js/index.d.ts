@@ -194,7 +194,8 @@ export class EncryptedSession {
    * session without `replaceHistory` (the SDK's). */
   replaceHistory?: (items: readonly object[], options?: { archive?: boolean; expectedItems?: readonly object[] }) => Promise<void>;
   /** The SDK runner's replacement after a compaction item: `replaceHistory(items, { archive:
-   * true })`. `undefined` where `replaceHistory` is. */
+   * true })`, told as a `compaction` change, and refused (`INVALID_KEY`, nothing written) under a
+   * key that opens none of the history. `undefined` where `replaceHistory` is. */
   replaceHistoryWithCompaction?: (items: readonly object[]) => Promise<void>;
   /** The SDK's history transaction, its items encrypted, applied by the wrapped session in one
    * transaction: `expectedSuffix` compared with the decrypted newest items, a retried

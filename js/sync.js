@@ -1062,10 +1062,6 @@ export class SyncedSession extends EventTarget {
     };
     const rewrite = async (lock) => {
       if (lock === null) throw busy('a run holds the session; the sync round is tried again soon');
-      // A run paused for an approval lets go of the lock, and saves the call's output after the
-      // call once resumed: with another device's items pulled after it, that save would be
-      // refused, the approved tool having run. The items are pulled once the call is answered.
-      if (awaitsApproval(local)) throw busy('a run paused for an approval ends the history; the remote\'s items are pulled once its call is answered');
       if (!(await view.unchanged())) throw busy('the session changed during the sync round; it is tried again');
       const start = from === local.length && from > 0 ? from - 1 : from; // an append expects the last item
       const expectedSuffix = local.slice(start);
@@ -1097,21 +1093,6 @@ export class SyncedSession extends EventTarget {
     const mark = same ? await ended() : await withLock(sessionLockName(this.#local.dbName, this.#local.sessionId), rewrite, { ifAvailable: true });
     await save([...base, ...entries], null, mark);
   }
-}
-
-/** The calls that wait for an approval before they run, and their outputs (the SDK's kinds). */
-const CALLS = new Set(['function_call', 'computer_call', 'shell_call', 'apply_patch_call']);
-const OUTPUTS = new Set(['function_call_result', 'function_call_output', 'computer_call_result', 'computer_call_output', 'shell_call_output', 'apply_patch_call_output']);
-
-/** Whether the newest turn of `items` (the newest of a history) holds a call without its
- * output: a run paused there for its approval. */
-function awaitsApproval(items) {
-  const callId = (item) => item.callId ?? item.call_id;
-  let turn = items.length;
-  while (turn > 0 && !(items[turn - 1]?.role === 'user' && (items[turn - 1].type ?? 'message') === 'message')) turn -= 1;
-  const newest = items.slice(Math.max(0, turn - 1)).filter((item) => item && typeof item === 'object');
-  const answered = new Set(newest.filter((item) => OUTPUTS.has(item.type)).map(callId));
-  return newest.some((item) => CALLS.has(item.type) && !answered.has(callId(item)));
 }
 
 /** A mark of the record of `mark` that matches no later one, so that the next round compares

@@ -376,6 +376,7 @@ impl SessionState for MemorySessionState {
             .checked_sub(transaction.expected_suffix.len() + 1)
             .map_or(0, |last_kept| entries[last_kept].turn);
         let old_last = history.record().last_turn;
+        let starts_turns = items.iter().any(|(_, starts)| *starts);
         let applied = history.apply_transaction(&mut log, &transaction, items, &stored, now())?;
         drop(log);
         // (A replay gives no title: one cleared since stays cleared.)
@@ -384,9 +385,10 @@ impl SessionState for MemorySessionState {
         }
         let turn = history.record().last_turn;
         drop(history);
-        // Turns it took away take their usage with them, as a pop's do (an EncryptedSession pops
-        // so), where no other branch may still show them.
-        if applied && self.branches.borrow().len() == 1 {
+        // Turns it took away, where it starts none (the newest turns removed: an EncryptedSession
+        // pops so), take their usage with them, as a pop's do, where no other branch may still
+        // show them. (One that starts turns renumbers what it keeps: left.)
+        if applied && !starts_turns && self.branches.borrow().len() == 1 {
             let current = self.current.borrow().clone();
             self.usage
                 .borrow_mut()

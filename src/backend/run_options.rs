@@ -437,6 +437,22 @@ fn handoff_tool_name(agent: &str) -> String {
     format!("transfer_to_{name}")
 }
 
+/// Refuses a tool name (`what`) the API refuses in every request (HTTP 400, once the question
+/// was saved): 1 to 64 ASCII letters, digits, `_` or `-`.
+fn api_name(name: &str, what: &str) -> Result<()> {
+    match name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        true => Ok(()),
+        false => Err(invalid(
+            RunnerErrorCode::InvalidAgent,
+            format!("{what} must be 1 to 64 ASCII letters, digits, _ or -, as the API takes it, got \"{name}\""),
+        )),
+    }
+}
+
 /// One handoff of `agent` to `target` (`object`, its JS `Agent`), with the options of a
 /// `{ agent, toolName?, toolDescription?, inputFilter? }` entry (`undefined` for a bare Agent).
 pub fn parse_handoff(
@@ -455,6 +471,8 @@ pub fn parse_handoff(
     let name = opt_string(&o, "toolName", &what, C)?
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| handoff_tool_name(&target.name));
+    // (A long agent name makes a default name too long: give a toolName.)
+    api_name(&name, &format!("{what}'s tool name"))?;
     let description = opt_string(&o, "toolDescription", &what, C)?.unwrap_or_else(|| {
         format!(
             "Handoff to the {} agent to handle the request. {}",
@@ -542,18 +560,7 @@ fn parse_tool(value: &JsValue, what: &str) -> Result<Tool> {
     let name = opt_string(&o, "name", what, C)?
         .filter(|n| !n.is_empty())
         .ok_or_else(|| invalid(C, format!("{what}.name must be a non-empty string")))?;
-    // The API refuses every request whose tools have another name (HTTP 400, after the question
-    // was saved).
-    if name.len() > 64
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-    {
-        return Err(invalid(
-            C,
-            format!("{what}.name must be 1 to 64 ASCII letters, digits, _ or -, as the API takes it, got \"{name}\""),
-        ));
-    }
+    api_name(&name, &format!("{what}.name"))?;
     let execute = opt_function(&o, "execute", what, C)?
         .ok_or_else(|| invalid(C, format!("{what}.execute must be a function")))?;
     let params = get(&o, "parameters", what, C)?;

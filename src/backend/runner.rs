@@ -712,9 +712,21 @@ impl Run<'_> {
             // As the SDK 0.20 does: a fixed message, the error itself (a URL with a token, a
             // user's data) is neither sent to the model nor saved, unless the tool's
             // `errorFunction` says what to tell the model.
-            // A tool that stopped with the run (Stop aborted the `signal` it was given) is told
-            // as the SDK tells it: not as a failure the model should try again.
-            Err(_) if aborted(self.options.signal.as_ref()).is_some() => "aborted".to_string(),
+            // A tool that stopped with the run (Stop aborted the `signal` it was given: it threw
+            // the signal's reason, or an AbortError) is told as the SDK tells it, not as a
+            // failure the model should try again.
+            Err(e)
+                if aborted(self.options.signal.as_ref()).is_some_and(|reason| {
+                    reason == e
+                        || js::get(&e, "name")
+                            .ok()
+                            .and_then(|n| n.as_string())
+                            .as_deref()
+                            == Some("AbortError")
+                }) =>
+            {
+                "aborted".to_string()
+            }
             Err(e) => {
                 let told = match &tool.error_function {
                     Some(f) => match f.call2(&tool.object, &self.options.context, &e) {

@@ -458,26 +458,35 @@ test("the work after a turn that runs after the next turn was saved still titles
 });
 
 test("a turn saved while the previous turn's title is made is not taken into that turn's summary", async () => {
+  // The title's answer is held until the second turn is saved.
+  let release;
+  const held = new Promise((ok) => (release = ok));
   model.script(
     { text: 'A1' },
-    { text: '"Tea"', waitMs: 800 },
+    { text: '"Tea"', waitFor: held },
     { text: 'A2' },
     { text: '{"summary":"Ann likes tea.","topics":[]}' },
     { text: '{"summary":"Ann likes tea and lives in Oslo.","topics":[]}' },
   );
-  const r = await inPage(
+  const id = fresh('title-race');
+  await inPage(
     async ({ url, id }) => {
       const session = new lib.IndexedDbSession(id);
       const runner = new lib.Runner({ baseUrl: url });
       const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 1 }, autoTitle: true });
-      const first = await runner.run(agent, 'I like tea.', { session });
+      window.titleRace = [await runner.run(agent, 'I like tea.', { session })];
       // The user answers while the first turn's title is being made.
-      await new Promise((ok) => setTimeout(ok, 200));
-      const second = await runner.run(agent, 'I live in Oslo.', { session });
-      const reports = [await first.background, await second.background];
-      return { errors: reports.flatMap((b) => b.errors), summary: (await session.getInfo()).summary };
+      window.titleRace.push(await runner.run(agent, 'I live in Oslo.', { session }));
     },
-    { id: fresh('title-race') },
+    { id },
+  );
+  release();
+  const r = await inPage(
+    async ({ id }) => {
+      const reports = [await window.titleRace[0].background, await window.titleRace[1].background];
+      return { errors: reports.flatMap((b) => b.errors), summary: (await new lib.IndexedDbSession(id).getInfo()).summary };
+    },
+    { id },
   );
   assert.deepEqual(r.errors, []);
   const firstSummary = JSON.stringify(model.requests[3].body);

@@ -618,6 +618,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
           spacedName: make({ tools: [{ name: 'get weather', execute() {} }] }),
           dottedName: make({ tools: [{ name: 'mail.send', execute() {} }] }),
           longName: make({ tools: [{ name: 'x'.repeat(65), execute() {} }] }),
+          handoffName: make({ handoffs: [{ agent: b, toolName: 'transfer to b' }] }),
           // A zod schema written out tells the model of no arguments.
           // (Shaped as zod 4's `z.object({ city: z.string() })`: its own `_zod`, `def` and `type`,
           // which JSON writes as `{"def":…,"type":"object"}`; this page has no zod.)

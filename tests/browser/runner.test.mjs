@@ -757,7 +757,7 @@ for (const api of ['chat_completions', 'responses']) {
     });
 
     test('a tool that rejects because the run was stopped (a fetch given the run’s signal) is saved as aborted, as the SDK tells it, not as a failure to try again', async () => {
-      model.script({ calls: [{ name: 'fetch_page', arguments: {}, id: 'c1' }] }, { text: 'never asked' });
+      model.script({ calls: [{ name: 'fetch_page', arguments: {}, id: 'c1' }, { name: 'own_failure', arguments: {}, id: 'c2' }] }, { text: 'never asked' });
       const r = await inPage(
         async ({ url, api, id }) => {
           const controller = new AbortController();
@@ -770,16 +770,22 @@ for (const api of ['chat_completions', 'responses']) {
                 setTimeout(() => controller.abort(), 0);
               }),
           };
-          const agent = new lib.Agent({ name: 'A', model: 'm', tools: [fetchPage] });
+          // One that fails for a reason of its own as the run is stopped: told as a failure.
+          const ownFailure = {
+            name: 'own_failure',
+            errorFunction: () => 'the errorFunction was asked',
+            execute: (args, context, { signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('disk full')))),
+          };
+          const agent = new lib.Agent({ name: 'A', model: 'm', tools: [fetchPage, ownFailure] });
           const session = new lib.IndexedDbSession(id);
           const stopped = await new lib.Runner({ baseUrl: url, api }).run(agent, 'read it', { session, signal: controller.signal }).then(() => 'resolved', (e) => e.name);
-          const saved = (await session.getItems()).find((i) => i.type === 'function_call_result');
-          return { stopped, output: saved?.output?.text ?? saved?.output };
+          const saved = (await session.getItems()).filter((i) => i.type === 'function_call_result');
+          return { stopped, outputs: saved.map((i) => i.output?.text ?? i.output) };
         },
         { api, id: fresh('tool-aborted') },
       );
       assert.equal(r.stopped, 'AbortError');
-      assert.equal(r.output, 'aborted');
+      assert.deepEqual(r.outputs, ['aborted', 'the errorFunction was asked']);
     });
 
     test('a Stop ends a streamed run’s loop at once, as the SDK’s stream closes, while a tool that does not heed the signal still runs; `result` rejects once it returned', async () => {

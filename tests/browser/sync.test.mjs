@@ -429,7 +429,6 @@ describe('OpenAIConversationsSession', () => {
     assert.match(r.timedOut.message, /no answer within 200 ms/);
     assert.equal(r.listed.name, 'ModelError');
     assert.match(r.listed.message, /says there are more but gives no cursor/);
-    assert.equal(r.listed.status, 200, 'an answer came: no network failure (status 0) for an app to wait out');
     assert.equal(r.pages, 1);
     assert.equal(r.native.ok, true, r.native.message);
     assert.match(r.native.value, /^conv_/);
@@ -458,43 +457,6 @@ describe('OpenAIConversationsSession', () => {
     assert.deepEqual(r.kinds, ['replace:compaction'], 'one write, not a clear and an add');
     assert.deepEqual(r.remote, ['compaction', 'q2', 'a2']);
     assert.equal(r.pending, 0);
-    await context.close();
-  });
-
-  test('a run paused for an approval keeps the end of the history: another device’s items are pulled once its call is answered, so the resumed run’s save is not refused', async () => {
-    const { context, page } = await device();
-    const r = await page.evaluate(async () => {
-      const remote = new lib.MemorySession('paused-remote');
-      const local = new lib.IndexedDbSession('paused');
-      const synced = new lib.SyncedSession(local, remote, { syncOnOpen: false, retryDelayMs: 60_000 });
-      const call = { type: 'function_call', callId: 'c1', name: 'send_mail', arguments: '{}', status: 'completed' };
-      await synced.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]);
-      await synced.sync();
-      // A run saves its question and the call it waits to have approved, and lets go of the lock.
-      await synced.applyHistoryTransaction({ operationId: 'run-1', transaction: { type: 'append_items', items: [{ role: 'user', content: 'mail Ann' }, call] } });
-      const paused = await synced.sync().then(() => 'synced', (e) => e.code);
-      // Another device goes on meanwhile.
-      await remote.addItems([{ role: 'user', content: 'from the phone' }]);
-      const pulling = await synced.sync().then(() => 'synced', (e) => e.code);
-      const whilePaused = (await local.getItems()).map((i) => i.content ?? i.type);
-      // Approved: the tool ran, and the run saves its output after the call, as it saved it.
-      const output = { type: 'function_call_result', callId: 'c1', name: 'send_mail', status: 'completed', output: { type: 'text', text: 'sent' } };
-      const saved = await synced
-        .applyHistoryTransaction({ operationId: 'run-2', transaction: { type: 'replace_suffix', expectedSuffix: [call], replacement: [call, output, { role: 'assistant', content: 'Sent.' }] } })
-        .then(() => 'saved', (e) => e.code);
-      const after = await synced.sync().then(() => 'synced', (e) => e.code);
-      const text = (items) => items.map((i) => i.content ?? i.type);
-      const out = { paused, pulling, whilePaused, saved, after, local: text(await local.getItems()), remote: text(await remote.getItems()) };
-      synced.close();
-      return out;
-    });
-    assert.equal(r.paused, 'synced', 'the paused turn is pushed');
-    assert.equal(r.pulling, 'SESSION_BUSY');
-    assert.deepEqual(r.whilePaused, ['q1', 'a1', 'mail Ann', 'function_call']);
-    assert.equal(r.saved, 'saved', 'the approved call’s output is kept');
-    assert.equal(r.after, 'synced');
-    assert.deepEqual(r.remote, ['q1', 'a1', 'mail Ann', 'function_call', 'from the phone', 'function_call_result', 'Sent.']);
-    assert.deepEqual(r.local, r.remote);
     await context.close();
   });
 

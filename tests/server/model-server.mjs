@@ -17,7 +17,7 @@ const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
  *   { network: true }                           the connection is destroyed
  *   { hang: true }                              never answers (for abort tests)
  * Options per step: { delayMs } between stream chunks (default: server.deltaDelayMs);
- * { waitMs } before a whole (not streamed) answer.
+ * { waitMs } before a whole (not streamed) answer; { waitFor: promise } until the test resolves it.
  *
  * `POST …/responses/compact` (OpenAI's compaction endpoint) answers with the user messages of
  * its input and one compaction item (none with { withoutCompaction: true }), or with the next
@@ -155,6 +155,7 @@ export async function startModelServer({ host = '127.0.0.1' } = {}) {
     const delay = step.delayMs ?? state.deltaDelayMs;
     if (!body?.stream) {
       if (step.waitMs) await sleep(step.waitMs);
+      if (step.waitFor) await step.waitFor;
       if (step.truncate) {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"cut","output":[{"type":"mess');
         return;

@@ -185,9 +185,12 @@ pub async fn apply_transaction(
         let old_last = record.last_turn;
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let placements = record.replace_suffix(remove, &starts, base_turn, now)?;
-        // Turns it took away take their usage with them, as a pop's do (an EncryptedSession pops
-        // so): the turns that take their numbers next have only their own.
-        super::branches::forget_usage_after(tx, t.session_id, MAIN, record.last_turn, old_last)?;
+        // Turns it took away, where it starts none (the newest turns removed: an EncryptedSession
+        // pops so), take their usage with them, as a pop's do: the turns that take their numbers
+        // next have only their own. (One that starts turns renumbers what it keeps: left.)
+        if !starts.contains(&true) {
+            super::branches::forget_usage_after(tx, t.session_id, MAIN, base_turn, old_last)?;
+        }
         record.summary_head |= super::ops::summary_at_head(&items, &placements);
         if remove > 0 && transaction.rewrites {
             record.rewrote();
