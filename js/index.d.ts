@@ -64,7 +64,7 @@ export function listSessions(options?: ListSessionsOptions): Promise<SessionInfo
  * `INVALID_OPTIONS`, `INVALID_USER_ID`; a database that cannot be opened), `ready` rejects with
  * its error and the watch ends. */
 export function watchSessions(
-  options: { dbName?: string; userId?: string | null } | undefined,
+  options: { dbName?: string; userId?: string | null } | null | undefined,
   listener: (change: SessionListChange) => void,
 ): (() => void) & { ready: Promise<SessionInfo[]> };
 
@@ -152,7 +152,7 @@ export interface EncryptedSessionOptions {
    * session's, stored in clear), with how many and what was read: the history, or the archive
    * (`getArchivedItems`; after a key change it stays under the old key). A throw, or a promise
    * it returns that rejects, is reported (`reportError`), not thrown. */
-  onUndecryptable?: (count: number, read: { source: 'history' | 'archive' }) => void | Promise<void>;
+  onUndecryptable?: (count: number, read: { source: 'history' | 'archive' }) => void;
 }
 
 /** The session protocol the wrapped session must speak (ours, the SDK's, or your own). */

@@ -131,10 +131,11 @@ export interface FunctionTool<TArgs = { [key: string]: unknown }, TContext = unk
    * ("An error occurred while running the tool. Please try again."), or what `errorFunction`
    * returns. */
   execute(args: TArgs, context: TContext, details: ToolCallDetails): unknown;
-  /** What the model is told (and the session keeps) when `execute` throws, as in the SDK; the
-   * error itself is never sent unless this returns it. One that throws gives the fixed message.
+  /** What the model is told (and the session keeps) when `execute` throws, as in the SDK: text,
+   * or the JSON of anything else it gives; the error itself is never sent unless this returns
+   * it. One that throws gives the fixed message; `null` is none.
    * (Written as a method type, as `needsApproval` is.) */
-  errorFunction?: { tell(context: TContext, error: unknown): string | Promise<string> }['tell'];
+  errorFunction?: { tell(context: TContext, error: unknown): unknown }['tell'] | null;
   /** Pause the run for a human decision before the tool runs: always, or when this says so.
    * (Written as a method type so tools with specific argument types fit `AgentOptions.tools`.) */
   needsApproval?:

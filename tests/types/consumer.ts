@@ -271,6 +271,8 @@ function modelStatus(e: unknown): number | undefined {
 new Runner({ baseUrl: 'x', api: 'soap' });
 // @ts-expect-error tools need an execute function
 new Agent({ name: 'x', tools: [{ name: 't' }] });
+// What an errorFunction tells the model may be any value (its JSON is sent), or none (null).
+new Agent({ name: 'x', tools: [{ name: 't', execute: () => 'ok', errorFunction: () => ({ error: 'card_declined' }) }, { name: 'u', execute: () => 'ok', errorFunction: null }] });
 
 void useTheRunner;
 void modelStatus;
@@ -294,7 +296,9 @@ async function useBranches(): Promise<void> {
   const remembered: string = (await listSessions())[0].currentBranch;
   const stop: () => void = session.subscribe((event: SessionChangeEvent) => {
     const kind: 'add' | 'pop' | 'clear' | 'replace' | 'update' | 'delete' | 'branch' = event.type;
-    void kind;
+    if (event.change === 'compaction') void kind;
+    // @ts-expect-error no event is told with this change
+    if (event.change === 'compacted') void kind;
   });
   stop();
   const unwatch = watchSessions({ userId: 'ann' }, (change: SessionListChange) => void change.sessionId);
@@ -343,7 +347,10 @@ async function encrypted(key: Uint8Array): Promise<void> {
 void encrypted;
 
 async function encryptedOverTheSdk(key: Uint8Array, sdkSession: Session): Promise<void> {
-  const session = new EncryptedSession(sdkSession, { key });
+  // A callback that returns something (a push's count) is still a callback.
+  const skipped: Array<[number, 'history' | 'archive']> = [];
+  const session = new EncryptedSession(sdkSession, { key, onUndecryptable: (count, { source }) => skipped.push([count, source]) });
+  await session.replaceHistoryWithCompaction?.([{ type: 'compaction', encrypted_content: 'x' }]);
   await session.addItems([{ role: 'user', content: 'hi' }]);
 }
 void encryptedOverTheSdk;
