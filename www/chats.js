@@ -206,6 +206,7 @@ export function showList(list) {
     signature: listSignature(list),
     chats: new Map(list.map((c) => [c.sessionId, chatSignature(c)])),
   };
+  for (const c of list) state.everListed.add(c.sessionId);
   renderSidebar(list.map(shownChat));
   for (const fn of listListeners) {
     try {

@@ -107,9 +107,12 @@ async function catchUp() {
     schedule();
     return;
   }
-  if (!wasCertain && listSignature(list) === state.listed.signature) return;
   const open = list.find((c) => c.sessionId === state.sessionId);
-  if (!wasCertain && (open && chatSignature(open)) === state.listed.chats.get(state.sessionId)) {
+  // The open chat gone (deleted in another tab) is read again whatever the sidebar shows: a
+  // list redrawn meanwhile (after this tab's summary) may already lack it.
+  const gone = !open && state.everListed.has(state.sessionId);
+  if (!wasCertain && !gone && listSignature(list) === state.listed.signature) return;
+  if (!wasCertain && !gone && (open && chatSignature(open)) === state.listed.chats.get(state.sessionId)) {
     // Only other chats changed: the sidebar is all there is to show again.
     showList(list);
     return;
@@ -121,11 +124,12 @@ async function catchUp() {
   });
 }
 
-/** The open chat was deleted in another tab (the sidebar showed it, the database has it no
- * more): the newest chat opens instead, or a new one. */
+/** The open chat was deleted in another tab (a list shown here held it, the database has it no
+ * more): the newest chat opens instead, or a new one. (Not only the list shown now: one redrawn
+ * meanwhile, after this tab's summary, may already lack it.) */
 async function reopenIfDeleted() {
   const id = state.sessionId;
-  if (!state.listed.chats.has(id)) return;
+  if (!state.everListed.has(id)) return;
   const list = await listChats();
   if (list.some((c) => c.sessionId === id)) return;
   const next = list[0];

@@ -74,6 +74,8 @@ export const state = {
   /** The chat list as the sidebar last showed it: its `signature` and each chat's, by session id
    * in `chats` (what it shows of them, see `listSignature` in chats.js). */
   listed: { signature: '', chats: new Map() },
+  /** Every chat a list shown here held: one of them gone from the database was deleted. */
+  everListed: new Set(),
   /** The runner and agents made for the current settings: `{ signature, runner, agent, agents }`
    * (`agent` the first one, `agents` all of them by name; see model.js). */
   model: null,

@@ -2688,6 +2688,31 @@ test('a chat deleted in one tab leaves the sidebar of the other; a tab whose ope
   }
 });
 
+test('a chat deleted in another tab while its summary is written here closes here too (the list redrawn after the summary lacked it already)', async () => {
+  const { context, page: a } = await openDemo();
+  const tokenDelay = (ms) => a.evaluate(async (ms) => (await import('/offline-model.js')).setTokenDelay(ms), ms);
+  try {
+    const b = await openTab(context);
+    await say(a, 'my name is Ann');
+    // The next reply's summary and title are slow: the chat is deleted while they are written.
+    await tokenDelay(400);
+    await a.fill('#input', 'my city is Oslo');
+    await a.press('#input', 'Enter');
+    await idle(a);
+    const id = await currentSessionId(a);
+    await lib(b, async ({ lib, dbName, id }) => lib.deleteSession(id, { dbName }), { id });
+    await settled(a);
+    await until(a, (id) => document.querySelector('#session-list .session[aria-current="true"]')?.dataset.sessionId !== id, id);
+    await synced(a);
+    assert.notEqual(await currentSessionId(a), id);
+    assert.match(await a.textContent('#status'), /deleted in another tab/);
+    assert.ok(!(await sessionsOf(a, 'Guest')).some((s) => s.sessionId === id), 'not made again');
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('"Keep my chats on this device" asks the browser and shows its answer, yes or no', async () => {
   const { context, page } = await openDemo();
   try {
