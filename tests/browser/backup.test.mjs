@@ -941,7 +941,7 @@ test('a turn saved with its usage while its session is being exported: the backu
   assert.equal(r.next.requests, 1);
 });
 
-test('a backup keeps the usage of a turn a history transaction removed, as the session keeps it', async () => {
+test('a backup keeps the usage of a turn a history transaction rewrote, as the session keeps it', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     const from = { dbName: 'usage-kept' };
@@ -950,7 +950,8 @@ test('a backup keeps the usage of a turn a history transaction removed, as the s
     const a2 = { role: 'assistant', content: 'a2' };
     await s.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }, q2, a2]);
     await s.storeRunUsage({ requests: 1, inputTokens: 40, outputTokens: 2 });
-    await s.applyHistoryTransaction({ operationId: 'undo', transaction: { type: 'replace_suffix', expectedSuffix: [q2, a2], replacement: [] } });
+    // (One that starts a turn: the usage stays with the turn's number, as the session keeps it.)
+    await s.applyHistoryTransaction({ operationId: 'undo', transaction: { type: 'replace_suffix', expectedSuffix: [q2, a2], replacement: [{ role: 'user', content: 'q2, asked again' }] } });
     const before = (await s.getSessionUsage()).inputTokens;
     const text = await new Response(lib.exportSessions(from)).text();
     const report = await lib.importSessions(text, { dbName: 'usage-kept-to' });
@@ -959,7 +960,7 @@ test('a backup keeps the usage of a turn a history transaction removed, as the s
   });
   assert.equal(r.before, 40, 'the session keeps it');
   assert.deepEqual(r.imported, ['chat']);
-  assert.equal(r.items, 2);
+  assert.equal(r.items, 3);
   assert.equal(r.after, 40, 'and so does its copy');
 });
 
