@@ -128,7 +128,7 @@ export function whenIdle() {
  * opened in its place, its text is never carried over to a message there). */
 export async function refreshKeepingEdit(chat) {
   const box = chat === openVersion() && el.messages.querySelector('.msg-editor textarea');
-  const edit = box && { turn: box.closest('.msg').dataset.turn, text: box.value, focused: document.activeElement === box };
+  const edit = box && { turn: box.closest('.msg').dataset.turn, focused: document.activeElement === box };
   // Where the keyboard was (the input box, a control), to give it back: the editor takes it.
   const active = document.activeElement;
   await refresh();
@@ -141,7 +141,10 @@ export async function refreshKeepingEdit(chat) {
   if (!li?.querySelector('.msg-edit')) return;
   openEditor(li);
   const again = el.messages.querySelector('.msg-editor textarea');
-  again.value = edit.text;
+  // What the box holds now (what was typed while the view was read included), and where its
+  // cursor was: not moved to the end.
+  again.value = box.value;
+  again.setSelectionRange(box.selectionStart, box.selectionEnd, box.selectionDirection);
   if (!edit.focused) {
     again.blur();
     if (back && back !== document.body) back.focus();

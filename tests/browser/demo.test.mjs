@@ -2487,6 +2487,28 @@ test('another tab’s message, heard while a message is being edited, leaves the
   }
 });
 
+test('another tab’s message, heard while a message is being edited in the middle of its text, leaves the cursor where it was', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    const b = await openTab(context);
+    await say(a, 'my hobby is chess');
+    await until(b, () => document.querySelectorAll('#messages .msg').length === 2);
+    await synced(b);
+    await b.click('#messages .msg[data-turn="1"] .msg-edit');
+    await b.fill('#messages .msg-editor textarea', 'my hobby is chess');
+    // The cursor after "my ", where the user types.
+    await b.evaluate(() => document.querySelector('#messages .msg-editor textarea').setSelectionRange(3, 3));
+    await say(a, 'what is my hobby?');
+    await until(b, () => document.querySelectorAll('#messages .msg').length === 4);
+    await synced(b);
+    await b.keyboard.type('main ');
+    assert.equal(await b.inputValue('#messages .msg-editor textarea'), 'my main hobby is chess', 'typed where the cursor was, not at the end');
+    assert.deepEqual(b.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('an edit open in a chat another tab deletes is not carried to the chat opened in its place; a message typed in the box stays there', async () => {
   const { context, page: a } = await openDemo();
   try {
