@@ -47,9 +47,10 @@ export type {
 export interface SessionListChange {
   type: 'created' | 'updated' | 'deleted';
   sessionId: string;
-  userId?: string | null;
+  /** The session's user (`null`: none). */
+  userId: string | null;
   /** The event behind it (`add`, `pop`, `update`…). */
-  change?: 'add' | 'pop' | 'clear' | 'replace' | 'update' | 'delete' | 'branch';
+  change: 'add' | 'pop' | 'clear' | 'replace' | 'update' | 'delete' | 'branch';
 }
 
 /** The sessions of a database (one user's, with `userId`), newest `updatedAt` first. */
