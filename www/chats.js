@@ -73,7 +73,7 @@ export function newChatId() {
   return id;
 }
 
-const draftKey = (id) => (made.has(id) && !state.listed.chats.has(id) ? '' : id);
+const draftKey = (id) => (made.has(id) && !(id === state.sessionId ? state.openListed : state.listed.chats.has(id)) ? '' : id);
 
 /** Leaves the open chat (its session is closed) for chat `id`, on its branch `branch`; `session`,
  * when given, is the one to use for it. What was typed in the message box stays with its chat. */
@@ -88,6 +88,7 @@ export async function openChat(id, session = null, branch = 'main') {
   }
   await closeChat();
   selectSession(id);
+  state.openListed = state.listed.chats.has(id);
   state.session = session;
   state.branch = session?.currentBranch ?? (state.lock ? 'main' : branch);
   closeRename();
@@ -206,7 +207,7 @@ export function showList(list) {
     signature: listSignature(list),
     chats: new Map(list.map((c) => [c.sessionId, chatSignature(c)])),
   };
-  for (const c of list) state.everListed.add(c.sessionId);
+  if (state.listed.chats.has(state.sessionId)) state.openListed = true;
   renderSidebar(list.map(shownChat));
   for (const fn of listListeners) {
     try {

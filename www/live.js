@@ -110,7 +110,7 @@ async function catchUp() {
   const open = list.find((c) => c.sessionId === state.sessionId);
   // The open chat gone (deleted in another tab) is read again whatever the sidebar shows: a
   // list redrawn meanwhile (after this tab's summary) may already lack it.
-  const gone = !open && state.everListed.has(state.sessionId);
+  const gone = !open && state.openListed;
   if (!wasCertain && !gone && listSignature(list) === state.listed.signature) return;
   if (!wasCertain && !gone && (open && chatSignature(open)) === state.listed.chats.get(state.sessionId)) {
     // Only other chats changed: the sidebar is all there is to show again.
@@ -129,7 +129,7 @@ async function catchUp() {
  * meanwhile, after this tab's summary, may already lack it.) */
 async function reopenIfDeleted() {
   const id = state.sessionId;
-  if (!state.everListed.has(id)) return;
+  if (!state.openListed) return;
   const list = await listChats();
   if (list.some((c) => c.sessionId === id)) return;
   const next = list[0];

@@ -74,8 +74,9 @@ export const state = {
   /** The chat list as the sidebar last showed it: its `signature` and each chat's, by session id
    * in `chats` (what it shows of them, see `listSignature` in chats.js). */
   listed: { signature: '', chats: new Map() },
-  /** Every chat a list shown here held: one of them gone from the database was deleted. */
-  everListed: new Set(),
+  /** Whether a list shown since the open chat was opened held it: gone from the database, it
+   * was deleted (one never listed is a new chat, not saved yet). */
+  openListed: false,
   /** The runner and agents made for the current settings: `{ signature, runner, agent, agents }`
    * (`agent` the first one, `agents` all of them by name; see model.js). */
   model: null,

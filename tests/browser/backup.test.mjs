@@ -953,14 +953,25 @@ test('a backup keeps the usage of a turn a history transaction rewrote, as the s
     // (One that starts a turn: the usage stays with the turn's number, as the session keeps it.)
     await s.applyHistoryTransaction({ operationId: 'undo', transaction: { type: 'replace_suffix', expectedSuffix: [q2, a2], replacement: [{ role: 'user', content: 'q2, asked again' }] } });
     const before = (await s.getSessionUsage()).inputTokens;
+    // One that takes the newest turn away and starts none takes its usage with it, in both.
+    const popped = new lib.IndexedDbSession('popped', from);
+    await popped.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }, q2, a2]);
+    await popped.storeRunUsage({ requests: 1, inputTokens: 40, outputTokens: 2 });
+    await popped.applyHistoryTransaction({ operationId: 'undo', transaction: { type: 'replace_suffix', expectedSuffix: [q2, a2], replacement: [] } });
+    const poppedBefore = (await popped.getSessionUsage()).inputTokens;
     const text = await new Response(lib.exportSessions(from)).text();
     const report = await lib.importSessions(text, { dbName: 'usage-kept-to' });
     const copy = new lib.IndexedDbSession('chat', { dbName: 'usage-kept-to' });
-    return { before, imported: report.imported, after: (await copy.getSessionUsage()).inputTokens, items: (await copy.getItems()).length };
+    const poppedCopy = new lib.IndexedDbSession('popped', { dbName: 'usage-kept-to' });
+    return {
+      before, imported: report.imported.sort(), after: (await copy.getSessionUsage()).inputTokens, items: (await copy.getItems()).length,
+      popped: [poppedBefore, (await poppedCopy.getSessionUsage()).inputTokens],
+    };
   });
   assert.equal(r.before, 40, 'the session keeps it');
-  assert.deepEqual(r.imported, ['chat']);
+  assert.deepEqual(r.imported, ['chat', 'popped']);
   assert.equal(r.items, 3);
+  assert.deepEqual(r.popped, [0, 0], 'the turn taken away took its usage, in the session and its copy');
   assert.equal(r.after, 40, 'and so does its copy');
 });
 

@@ -2716,11 +2716,13 @@ test('a chat deleted in another tab while its summary is written here closes her
   try {
     const b = await openTab(context);
     await say(a, 'my name is Ann');
-    // The next reply's summary and title are slow: the chat is deleted while they are written.
+    // The next reply's summary and title are slow: the chat is deleted while they are written,
+    // with a message typed in its box.
     await tokenDelay(400);
     await a.fill('#input', 'my city is Oslo');
     await a.press('#input', 'Enter');
     await idle(a);
+    await a.fill('#input', 'half a thought');
     const id = await currentSessionId(a);
     await lib(b, async ({ lib, dbName, id }) => lib.deleteSession(id, { dbName }), { id });
     await settled(a);
@@ -2728,6 +2730,7 @@ test('a chat deleted in another tab while its summary is written here closes her
     await synced(a);
     assert.notEqual(await currentSessionId(a), id);
     assert.match(await a.textContent('#status'), /deleted in another tab/);
+    assert.equal(await a.inputValue('#input'), 'half a thought', 'what was typed stays in the box, once');
     assert.ok(!(await sessionsOf(a, 'Guest')).some((s) => s.sessionId === id), 'not made again');
     assert.deepEqual([...a.errors, ...b.errors], []);
   } finally {

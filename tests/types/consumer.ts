@@ -301,7 +301,13 @@ async function useBranches(): Promise<void> {
     if (event.change === 'compacted') void kind;
   });
   stop();
-  const unwatch = watchSessions({ userId: 'ann' }, (change: SessionListChange) => void change.sessionId);
+  const unwatch = watchSessions({ userId: 'ann' }, (change: SessionListChange) => {
+    // Always told: the session's user and the event behind the change.
+    const owner: string | null = change.userId;
+    const behind: 'add' | 'pop' | 'clear' | 'replace' | 'update' | 'delete' | 'branch' = change.change;
+    void [owner, behind];
+  });
+  watchSessions(null, () => {})();
   const startedFrom: SessionInfo[] = await unwatch.ready;
   void startedFrom[0]?.sessionId;
   unwatch();
