@@ -664,11 +664,13 @@ impl Run<'_> {
                 ("item", json_to_js(call)),
             ],
         );
-        // The third argument: the call's id, the session's state (Agno's `session_state`) and
-        // the run's signal, so that a long tool can stop when the run is aborted (the run waits
-        // for its tools: an output a tool gave is never lost).
+        // The third argument: the call's id and the call itself (the SDK's `toolCall`), the
+        // session's state (Agno's `session_state`) and the run's signal, so that a long tool can
+        // stop when the run is aborted (the run waits for its tools: an output a tool gave is
+        // never lost).
         let details = object(&[
             ("callId", id.into()),
+            ("toolCall", json_to_js(call)),
             ("sessionState", json_to_js(&self.session_state.borrow())),
             (
                 "signal",

@@ -175,6 +175,9 @@ export type ToolOutput = ToolOutputText | ToolOutputImage | ToolOutputFile;
 /** The third argument of a tool's `execute`. */
 export interface ToolCallDetails {
   callId: string;
+  /** The call, as the SDK gives it (`toolCall`): the `function_call` item, as the session
+   * stores it. */
+  toolCall: { type: 'function_call'; callId: string; name: string; arguments: string; [key: string]: unknown };
   /** The session's state (`getInfo().state`, kept current by `update_session_state`), where the
    * run reads it (`addStateToContext`, `addSummaryToContext` or `agenticState`); else `null`. */
   sessionState: { [key: string]: unknown } | null;

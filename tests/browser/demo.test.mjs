@@ -2463,21 +2463,31 @@ test('users added and settings saved in one tab show in the other (a field being
   }
 });
 
+/** In a second tab of `a`'s context (returned), the edit of the first message of a chat `a` said
+ * something in opens with `text`; `meanwhile()` runs in that tab, then `a` says more, and once
+ * the second tab shows it, the test goes on. */
+async function editWhileAnotherTabSays(context, a, text, meanwhile) {
+  const b = await openTab(context);
+  await say(a, 'my hobby is chess');
+  await until(b, () => document.querySelectorAll('#messages .msg').length === 2);
+  await synced(b);
+  await b.click('#messages .msg[data-turn="1"] .msg-edit');
+  await b.fill('#messages .msg-editor textarea', text);
+  await meanwhile(b);
+  await say(a, 'what is my hobby?');
+  await until(b, () => document.querySelectorAll('#messages .msg').length === 4);
+  await synced(b);
+  return b;
+}
+
 test('another tab’s message, heard while a message is being edited, leaves the keyboard in the input box', async () => {
   const { context, page: a } = await openDemo();
   try {
-    const b = await openTab(context);
-    await say(a, 'my hobby is chess');
-    await until(b, () => document.querySelectorAll('#messages .msg').length === 2);
-    await synced(b);
     // B has an edit open on the first message, and types in the input box.
-    await b.click('#messages .msg[data-turn="1"] .msg-edit');
-    await b.fill('#messages .msg-editor textarea', 'my hobby is go');
-    await b.focus('#input');
-    await b.keyboard.type('half a');
-    await say(a, 'what is my hobby?');
-    await until(b, () => document.querySelectorAll('#messages .msg').length === 4);
-    await synced(b);
+    const b = await editWhileAnotherTabSays(context, a, 'my hobby is go', async (b) => {
+      await b.focus('#input');
+      await b.keyboard.type('half a');
+    });
     await b.keyboard.type(' thought');
     assert.equal(await b.inputValue('#input'), 'half a thought', 'every key reached the input box');
     assert.equal(await b.inputValue('#messages .msg-editor textarea'), 'my hobby is go', 'the edit stays open');
@@ -2490,17 +2500,10 @@ test('another tab’s message, heard while a message is being edited, leaves the
 test('another tab’s message, heard while a message is being edited in the middle of its text, leaves the cursor where it was', async () => {
   const { context, page: a } = await openDemo();
   try {
-    const b = await openTab(context);
-    await say(a, 'my hobby is chess');
-    await until(b, () => document.querySelectorAll('#messages .msg').length === 2);
-    await synced(b);
-    await b.click('#messages .msg[data-turn="1"] .msg-edit');
-    await b.fill('#messages .msg-editor textarea', 'my hobby is chess');
     // The cursor after "my ", where the user types.
-    await b.evaluate(() => document.querySelector('#messages .msg-editor textarea').setSelectionRange(3, 3));
-    await say(a, 'what is my hobby?');
-    await until(b, () => document.querySelectorAll('#messages .msg').length === 4);
-    await synced(b);
+    const b = await editWhileAnotherTabSays(context, a, 'my hobby is chess', (b) =>
+      b.evaluate(() => document.querySelector('#messages .msg-editor textarea').setSelectionRange(3, 3)),
+    );
     await b.keyboard.type('main ');
     assert.equal(await b.inputValue('#messages .msg-editor textarea'), 'my main hobby is chess', 'typed where the cursor was, not at the end');
     assert.deepEqual(b.errors, []);

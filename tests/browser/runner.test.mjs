@@ -725,15 +725,17 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r, { streamed: 'AbortError', open: 0, whole: 'AbortError' });
     });
 
-    test("a tool gets the run's signal, and can stop when the run is aborted; the run rejects once it settled", async () => {
+    test("a tool gets the run's signal, and can stop when the run is aborted; the run rejects once it settled; it gets its call, as the SDK's toolCall", async () => {
       model.script({ calls: [{ name: 'slow', arguments: {} }] }, { calls: [{ name: 'slow', arguments: {} }] }, { text: 'done' });
       const r = await inPage(
         async ({ url, api }) => {
           const controller = new AbortController();
           const seen = [];
+          const calls = [];
           const slow = {
             name: 'slow',
             execute: (args, context, details) => {
+              calls.push([typeof details.callId, details.toolCall?.callId === details.callId, details.toolCall?.type, details.toolCall?.name, details.toolCall?.arguments]);
               seen.push(details.signal === undefined ? 'no signal' : details.signal === controller.signal ? 'the run\'s signal' : 'another signal');
               if (!details.signal) return 'quick';
               return new Promise((resolve) => {
@@ -746,11 +748,12 @@ for (const api of ['chat_completions', 'responses']) {
           const runner = new lib.Runner({ baseUrl: url, api });
           const aborted = await runner.run(agent, 'q', { signal: controller.signal }).then(() => 'resolved', (e) => e.name);
           const plain = await runner.run(agent, 'q');
-          return { seen, aborted, plain: plain.finalOutput };
+          return { seen, calls, aborted, plain: plain.finalOutput };
         },
         { api },
       );
       assert.deepEqual(r.seen, ["the run's signal", 'no signal']);
+      assert.deepEqual(r.calls, [['string', true, 'function_call', 'slow', '{}'], ['string', true, 'function_call', 'slow', '{}']]);
       assert.equal(r.aborted, 'AbortError');
       assert.equal(r.plain, 'done');
       assert.equal(model.requests.length, 3, 'the aborted run asked the model nothing after its tool');
