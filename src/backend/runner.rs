@@ -711,9 +711,6 @@ impl Run<'_> {
                 }
                 None => format!("The tool returned {}, which is not JSON.", describe(&v)),
             },
-            // As the SDK 0.20 does: a fixed message, the error itself (a URL with a token, a
-            // user's data) is neither sent to the model nor saved, unless the tool's
-            // `errorFunction` says what to tell the model.
             // A tool that stopped with the run (Stop aborted the `signal` it was given: it threw
             // the signal's reason, or an AbortError) is told as the SDK tells it, not as a
             // failure the model should try again.
@@ -729,6 +726,9 @@ impl Run<'_> {
             {
                 "aborted".to_string()
             }
+            // As the SDK 0.20 does: a fixed message, the error itself (a URL with a token, a
+            // user's data) is neither sent to the model nor saved, unless the tool's
+            // `errorFunction` says what to tell the model.
             Err(e) => {
                 let told = match &tool.error_function {
                     Some(f) => match f.call2(&tool.object, &self.options.context, &e) {
