@@ -22,7 +22,7 @@ export const BUDGETS = {
   'extras.js': { budget: 3.7 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 56 * KIB },
   'memory.js': { budget: 3.2 * KIB },
-  'agent_sessions_runner_bg.wasm': { budget: 145.5 * KIB, target: 64 * KIB },
+  'agent_sessions_runner_bg.wasm': { budget: 147 * KIB, target: 64 * KIB },
   'runner.js': { budget: 11.2 * KIB },
 };
 

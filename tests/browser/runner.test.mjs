@@ -2227,6 +2227,54 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r.saved, [['a', '{"city":"Oslo"}'], ['b', '{"city":"Rome"}']]);
   });
 
+  test('Chat Completions: a call’s thought signature (Gemini) and the reasoning before it (DeepSeek) go back with it in every later request, streamed or whole', async () => {
+    const r = await inPage(
+      async ({ id, scripted }) => {
+        eval(scripted);
+        const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'c1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        const signature = { google: { thought_signature: 'sig-1' } };
+        // The name sent again in the arguments' delta, and the signature in a delta of its own.
+        const calls =
+          chunk({ reasoning_content: 'Look the ' }) +
+          chunk({ reasoning_content: 'weather up.' }) +
+          chunk({ tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'weather', arguments: '' } }] }) +
+          chunk({ tool_calls: [{ index: 0, function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] }) +
+          chunk({ tool_calls: [{ index: 0, extra_content: signature }] }, 'tool_calls') +
+          'data: [DONE]\n\n';
+        const answer = `${chunk({ content: 'Cold.' })}${chunk({}, 'stop')}data: [DONE]\n\n`;
+        const whole = { id: 'c2', choices: [{ message: { role: 'assistant', content: 'Still cold.' }, finish_reason: 'stop' }] };
+        const weather = { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, execute: async ({ city }) => `${city}: -3C` };
+        const agent = new lib.Agent({ name: 'A', model: 'm', tools: [weather] });
+        const session = new lib.IndexedDbSession(id);
+        const { runner, requests } = scriptedRunner([calls, answer, whole], 'chat_completions');
+        const stream = await runner.run(agent, 'Weather in Oslo?', { session, stream: true });
+        for await (const _ of stream);
+        await stream.completed;
+        // The next turn, whole, from what the session stored.
+        const again = await runner.run(agent, 'And now?', { session });
+        const assistantOf = (request) => request.messages.find((m) => m.tool_calls);
+        return {
+          finalOutput: stream.finalOutput,
+          again: again.finalOutput,
+          sent: [assistantOf(requests[1]), assistantOf(requests[2])],
+          stored: (await session.getItems()).filter((i) => i.type !== 'message'),
+        };
+      },
+      { id: fresh('chat-provider-data'), scripted },
+    );
+    assert.equal(r.finalOutput, 'Cold.');
+    assert.equal(r.again, 'Still cold.');
+    const expected = {
+      role: 'assistant',
+      content: null,
+      reasoning_content: 'Look the weather up.',
+      tool_calls: [{ id: 'a', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' }, extra_content: { google: { thought_signature: 'sig-1' } } }],
+    };
+    assert.deepEqual(r.sent, [expected, expected]);
+    assert.deepEqual(r.stored.map((i) => i.type), ['reasoning', 'function_call', 'function_call_result']);
+    assert.deepEqual(r.stored[0].rawContent, [{ type: 'reasoning_text', text: 'Look the weather up.' }]);
+  });
+
   test('a stream given up on (a chunk that is no JSON) is cancelled at once, not left open until the server ends it', async () => {
     const r = await inPage(async () => {
       let cancelled = false;

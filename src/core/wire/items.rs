@@ -152,6 +152,59 @@ pub(super) fn call_arguments(arguments: Option<&Value>) -> String {
     }
 }
 
+/// The names a Chat Completions server gives an answer's reasoning: `reasoning_content`
+/// (DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama, the name the SDK sends back).
+pub(super) const CHAT_REASONING: [&str; 2] = ["reasoning_content", "reasoning"];
+
+/// The reasoning of a Chat Completions message or delta: the name it came by, and its text.
+pub(super) fn chat_reasoning(m: &Value) -> Option<(&'static str, &str)> {
+    for field in CHAT_REASONING {
+        if let Some(text) = str_of(m, field).filter(|t| !t.is_empty()) {
+            return Some((field, text));
+        }
+    }
+    None
+}
+
+/// A Chat Completions answer's reasoning as the SDK keeps it (a reasoning item whose
+/// `rawContent` holds the text), with the name it came by where it is not the SDK's
+/// (`providerData.field`): a server that sends `reasoning_content` takes it back only so, and
+/// DeepSeek refuses the next request of a tool loop without it.
+pub(super) fn chat_reasoning_item(field: &str, text: &str) -> Value {
+    let mut m = strings(&[("type", "reasoning")]);
+    set(&mut m, "content", Value::Array(Vec::new()));
+    let part = strings(&[("type", "reasoning_text"), ("text", text)]);
+    set(
+        &mut m,
+        "rawContent",
+        Value::Array(vec![Value::Object(part)]),
+    );
+    if field != "reasoning" {
+        set(&mut m, "providerData", one("field", field));
+    }
+    Value::Object(m)
+}
+
+/// The fields of a Chat Completions tool call other than those an item has its own for: what a
+/// server needs back with the call (Gemini's `extra_content`, its thought signature, without which
+/// the next request of the tool loop is refused), kept as the call item's providerData.
+pub(super) fn chat_call_extras(call: &Value, into: &mut Obj) {
+    for (k, v) in call.as_object().into_iter().flatten() {
+        if !matches!(k.as_str(), "id" | "type" | "function" | "index") {
+            into.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// A `function_call` item with what else its server gave the call (see [`chat_call_extras`]).
+pub(super) fn chat_call_item(call_id: &str, name: &str, arguments: &str, extras: Obj) -> Value {
+    let mut item = function_call_item(call_id, name, arguments);
+    if let (Value::Object(m), false) = (&mut item, extras.is_empty()) {
+        set(m, "providerData", Value::Object(extras));
+    }
+    item
+}
+
 pub(super) fn function_call_item(call_id: &str, name: &str, arguments: &str) -> Value {
     Value::Object(strings(&[
         ("type", "function_call"),

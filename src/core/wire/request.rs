@@ -4,7 +4,7 @@ use crate::core::json::{json, Map, Value};
 
 use super::items::{
     call_id, content_text, input_part_to_api, item_type, output_text, responses_input_item, str_of,
-    to_responses_item,
+    to_responses_item, CHAT_REASONING,
 };
 use super::{Api, ModelSettings, OutputType, ToolSpec};
 
@@ -297,21 +297,44 @@ fn chat_tool_content(output: Option<&Value>) -> String {
 }
 
 /// Session items as Chat Completions messages: system instructions first, function calls
-/// folded into the assistant message before them, tool outputs as `tool` messages. Reasoning
-/// items have no place in this API and are left out.
+/// folded into the assistant message before them, tool outputs as `tool` messages. A reasoning
+/// item a Chat Completions answer gave (its text in `rawContent`) goes back on the assistant
+/// message after it, under the name it came by (`reasoning`, as the SDK sends it, or
+/// `reasoning_content`); other reasoning items have no place in this API and are left out.
 pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Value> {
     let mut messages: Vec<Value> = Vec::new();
     if let Some(i) = instructions {
         messages.push(json!({"role": "system", "content": i}));
     }
+    // The reasoning for the next assistant message: its name and text.
+    let mut reasoning: Option<(String, Value)> = None;
+    let assistant = |reasoning: &mut Option<(String, Value)>, content: Value| {
+        let mut m = Map::new();
+        m.insert("role".into(), json!("assistant"));
+        m.insert("content".into(), content);
+        if let Some((field, text)) = reasoning.take() {
+            m.insert(field, text);
+        }
+        m
+    };
     for item in items {
         match item_type(item) {
+            "reasoning" => {
+                let text = item.pointer("/rawContent/0/text").filter(|t| t.is_string());
+                let field = item
+                    .pointer("/providerData/field")
+                    .and_then(Value::as_str)
+                    .filter(|f| CHAT_REASONING.contains(f))
+                    .unwrap_or("reasoning");
+                if let Some(text) = text {
+                    reasoning = Some((field.into(), text.clone()));
+                }
+            }
             "message" => {
                 let role = str_of(item, "role").unwrap_or("user");
                 if role == "assistant" {
-                    messages.push(
-                        json!({"role": "assistant", "content": content_text(item.get("content"))}),
-                    );
+                    let content = json!(content_text(item.get("content")));
+                    messages.push(Value::Object(assistant(&mut reasoning, content)));
                 } else {
                     messages
                         .push(json!({"role": role, "content": chat_content(item.get("content"))}));
@@ -319,7 +342,7 @@ pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Valu
             }
             "function_call" => {
                 let Some(id) = call_id(item) else { continue };
-                let call = json!({
+                let mut call = json!({
                     "id": id,
                     "type": "function",
                     "function": {
@@ -327,9 +350,22 @@ pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Valu
                         "arguments": str_of(item, "arguments").unwrap_or("{}"),
                     }
                 });
-                let joins_previous = messages
-                    .last()
-                    .is_some_and(|m| str_of(m, "role") == Some("assistant"));
+                // What else its server gave the call goes back with it (Gemini's thought
+                // signature), as the SDK sends it.
+                if let (Value::Object(c), Some(Value::Object(pd))) =
+                    (&mut call, item.get("providerData"))
+                {
+                    for (k, v) in pd {
+                        if !matches!(k.as_str(), "id" | "type" | "function") {
+                            c.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+                // (A call after reasoning is another answer's.)
+                let joins_previous = reasoning.is_none()
+                    && messages
+                        .last()
+                        .is_some_and(|m| str_of(m, "role") == Some("assistant"));
                 match messages.last_mut() {
                     Some(Value::Object(m)) if joins_previous => {
                         if let Some(Value::Array(calls)) = m.get_mut("tool_calls") {
@@ -338,8 +374,11 @@ pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Valu
                             m.insert("tool_calls".into(), json!([call]));
                         }
                     }
-                    _ => messages
-                        .push(json!({"role": "assistant", "content": null, "tool_calls": [call]})),
+                    _ => {
+                        let mut m = assistant(&mut reasoning, Value::Null);
+                        m.insert("tool_calls".into(), json!([call]));
+                        messages.push(Value::Object(m));
+                    }
                 }
             }
             "function_call_result" | "function_call_output" => {
@@ -658,6 +697,40 @@ mod tests {
                 {"role": "tool", "tool_call_id": "call_1", "content": "18C"},
                 {"role": "user", "content": [{"type": "text", "text": "thanks"}]},
             ])
+        );
+    }
+
+    #[test]
+    fn a_chat_answers_reasoning_and_call_data_go_back_as_they_came() {
+        let input = [
+            json!({"role": "user", "content": "Weather?"}),
+            json!({"type": "reasoning", "content": [],
+                "rawContent": [{"type": "reasoning_text", "text": "Look it up."}],
+                "providerData": {"field": "reasoning_content"}}),
+            json!({"type": "function_call", "callId": "c1", "name": "f", "arguments": "{}",
+                "providerData": {"extra_content": {"google": {"thought_signature": "sig"}}}}),
+            json!({"type": "function_call_result", "callId": "c1", "output": "18C"}),
+            // The SDK's shape: sent as `reasoning`.
+            json!({"type": "reasoning", "content": [],
+                "rawContent": [{"type": "reasoning_text", "text": "Say it."}]}),
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "18C"}]}),
+            // A Responses reasoning item (a summary, no raw text) has no place here.
+            json!({"type": "reasoning", "id": "rs", "content": [{"type": "input_text", "text": "t"}]}),
+            json!({"type": "function_call", "callId": "c2", "name": "f", "arguments": "{}"}),
+        ];
+        assert_eq!(
+            to_chat_messages(None, &input),
+            [
+                json!({"role": "user", "content": "Weather?"}),
+                json!({"role": "assistant", "content": null, "reasoning_content": "Look it up.",
+                    "tool_calls": [{"id": "c1", "type": "function",
+                        "function": {"name": "f", "arguments": "{}"},
+                        "extra_content": {"google": {"thought_signature": "sig"}}}]}),
+                json!({"role": "tool", "tool_call_id": "c1", "content": "18C"}),
+                json!({"role": "assistant", "content": "18C", "reasoning": "Say it.", "tool_calls": [
+                    {"id": "c2", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ]}),
+            ]
         );
     }
 

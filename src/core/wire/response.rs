@@ -4,7 +4,8 @@
 use crate::core::json::Value;
 
 use super::items::{
-    call_arguments, chat_answer_item, from_responses_item, function_call_item, str_of,
+    call_arguments, chat_answer_item, chat_call_extras, chat_call_item, chat_reasoning,
+    chat_reasoning_item, content_text, from_responses_item, str_of,
 };
 use super::{Api, ModelOutput, Usage, WireError};
 
@@ -75,23 +76,34 @@ pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> 
             let message = choice
                 .and_then(|c| c.get("message"))
                 .ok_or(WireError::Missing("\"choices[0].message\""))?;
-            let mut items = Vec::new();
-            let text = |key| str_of(message, key).unwrap_or("");
-            items.extend(chat_answer_item(text("content"), text("refusal")));
+            let mut items: Vec<Value> = chat_reasoning(message)
+                .map(|(field, text)| chat_reasoning_item(field, text))
+                .into_iter()
+                .collect();
+            // (Content may come as parts: their text.)
+            let text = content_text(message.get("content"));
+            let refusal = str_of(message, "refusal").unwrap_or("");
+            items.extend(chat_answer_item(&text, refusal));
             if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
                 for c in calls {
                     let f = c.get("function");
-                    items.push(function_call_item(
+                    let mut extras = Default::default();
+                    chat_call_extras(c, &mut extras);
+                    items.push(chat_call_item(
                         str_of(c, "id").unwrap_or(""),
                         f.and_then(|f| str_of(f, "name")).unwrap_or(""),
                         &call_arguments(f.and_then(|f| f.get("arguments"))),
+                        extras,
                     ));
                 }
             }
             Ok(ModelOutput {
                 items,
                 usage: usage_of(api, body.get("usage")),
-                response_id: str_of(body, "id").map(str::to_string),
+                // (Azure's may be empty.)
+                response_id: str_of(body, "id")
+                    .filter(|id| !id.is_empty())
+                    .map(str::to_string),
             })
         }
     }
@@ -211,6 +223,40 @@ mod tests {
         let stopped = json!({"choices": [{"finish_reason": "stop",
             "message": {"role": "assistant", "content": "Done."}}]});
         assert!(parse_response(Api::ChatCompletions, &stopped).is_ok());
+    }
+
+    #[test]
+    fn what_a_chat_server_needs_back_is_kept_with_the_answer() {
+        // DeepSeek's reasoning, Gemini's thought signature on a call, content as parts, and
+        // Azure's empty id.
+        let body = json!({"id": "", "choices": [{"message": {"role": "assistant",
+            "reasoning_content": "Look it up.",
+            "content": [{"type": "text", "text": "One "}, {"type": "text", "text": "moment."}],
+            "tool_calls": [{"id": "c1", "type": "function", "index": 0,
+                "function": {"name": "f", "arguments": "{}"},
+                "extra_content": {"google": {"thought_signature": "sig"}}}]}}]});
+        let out = parse_response(Api::ChatCompletions, &body).unwrap();
+        assert_eq!(
+            out.items[0],
+            json!({"type": "reasoning", "content": [],
+                "rawContent": [{"type": "reasoning_text", "text": "Look it up."}],
+                "providerData": {"field": "reasoning_content"}})
+        );
+        assert_eq!(out.items[1]["content"][0]["text"], "One moment.");
+        assert_eq!(
+            out.items[2]["providerData"],
+            json!({"extra_content": {"google": {"thought_signature": "sig"}}})
+        );
+        assert_eq!(out.response_id, None);
+        // `reasoning` (OpenRouter) is the SDK's name: no field named; a call with nothing else
+        // has no providerData.
+        let body = json!({"choices": [{"message": {"role": "assistant", "reasoning": "r",
+            "content": "ok", "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "f", "arguments": "{}"}}]}}]});
+        let out = parse_response(Api::ChatCompletions, &body).unwrap();
+        assert_eq!(out.items[0].get("providerData"), None);
+        assert_eq!(out.items[0]["rawContent"][0]["text"], "r");
+        assert_eq!(out.items[2].get("providerData"), None);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 use crate::core::json::Value;
 
 use super::items::{
-    call_arguments, chat_answer_item, from_responses_item, function_call_item, str_of,
+    call_arguments, chat_answer_item, chat_call_extras, chat_call_item, chat_reasoning,
+    chat_reasoning_item, content_text, from_responses_item, str_of, Obj,
 };
 use super::response::{parse_response, usage_of};
 use super::{Api, ModelOutput, Usage, WireError};
@@ -21,6 +22,8 @@ struct ChatToolCall {
     id: String,
     name: String,
     arguments: String,
+    /// What else the server gave the call (see [`chat_call_extras`]).
+    extras: Obj,
 }
 
 /// Accumulates a streamed response into the same [`ModelOutput`] a whole one gives.
@@ -32,7 +35,9 @@ pub struct StreamAccumulator {
     // Responses API: items completed so far, kept in output index order (items with the same
     // index in arrival order).
     items: Vec<(u64, Value)>,
-    // Chat Completions: text, refusal and tool calls by index.
+    // Chat Completions: reasoning (and the name it came by), text, refusal and tool calls by
+    // index.
+    reasoning: (&'static str, String),
     text: String,
     refusal: String,
     calls: Vec<(u64, ChatToolCall)>,
@@ -51,6 +56,7 @@ impl StreamAccumulator {
             done: false,
             output: None,
             items: Vec::new(),
+            reasoning: ("reasoning", String::new()),
             text: String::new(),
             refusal: String::new(),
             calls: Vec::new(),
@@ -180,8 +186,11 @@ impl StreamAccumulator {
                     .to_string(),
             ));
         }
+        // (Azure's first chunk has an empty id.)
         if self.id.is_none() {
-            self.id = str_of(v, "id").map(str::to_string);
+            self.id = str_of(v, "id")
+                .filter(|id| !id.is_empty())
+                .map(str::to_string);
         }
         if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
             self.usage = usage_of(Api::ChatCompletions, Some(u));
@@ -199,9 +208,15 @@ impl StreamAccumulator {
         let Some(delta) = choice.get("delta") else {
             return Ok(events);
         };
-        if let Some(t) = str_of(delta, "content").filter(|t| !t.is_empty()) {
-            self.text.push_str(t);
-            events.push(StreamEvent::TextDelta(t.to_string()));
+        if let Some((field, t)) = chat_reasoning(delta) {
+            self.reasoning.0 = field;
+            self.reasoning.1.push_str(t);
+        }
+        // (Content may come as parts: their text.)
+        let t = content_text(delta.get("content"));
+        if !t.is_empty() {
+            self.text.push_str(&t);
+            events.push(StreamEvent::TextDelta(t));
         }
         if let Some(r) = str_of(delta, "refusal") {
             self.refusal.push_str(r);
@@ -214,16 +229,20 @@ impl StreamAccumulator {
                     .get("function")
                     .and_then(|f| str_of(f, "name"))
                     .is_some_and(|n| !n.is_empty());
+                let name = c.get("function").and_then(|f| str_of(f, "name"));
                 // A delta goes on the newest call of its index, unless it starts another call (a
-                // name and another id than that call's): servers that give every call index 0
-                // (Ollama) or none send each call so. (A continuation brings no name.)
+                // name and another id, or another name, than that call's): servers that give
+                // every call index 0 (Ollama, some proxies of Gemini) or none send each call so.
+                // (A continuation brings no name, or, from some servers, the same name again.)
                 let pos = self
                     .calls
                     .iter()
                     .rposition(|(i, _)| *i == index)
                     .filter(|&p| {
                         let known = &self.calls[p].1;
-                        !(named && !known.name.is_empty() && id.is_some_and(|id| known.id != id))
+                        let other = id.is_some_and(|id| known.id != id)
+                            || name != Some(known.name.as_str());
+                        !(named && !known.name.is_empty() && other)
                     });
                 let pos = match pos {
                     Some(p) => p,
@@ -237,9 +256,11 @@ impl StreamAccumulator {
                 if let Some(id) = id.filter(|_| call.id.is_empty()) {
                     call.id = id.to_string();
                 }
+                chat_call_extras(c, &mut call.extras);
                 if let Some(f) = c.get("function") {
-                    if let Some(n) = str_of(f, "name") {
-                        call.name.push_str(n);
+                    // Set, not appended: a name comes whole, and some servers send it again.
+                    if let Some(n) = name.filter(|n| !n.is_empty()) {
+                        call.name = n.to_string();
                     }
                     match f.get("arguments") {
                         Some(Value::String(a)) => call.arguments.push_str(a),
@@ -265,9 +286,17 @@ impl StreamAccumulator {
                 if let Some(e) = self.stopped.take() {
                     return Err(e);
                 }
-                let mut items: Vec<Value> = chat_answer_item(&self.text, &self.refusal)
+                let (field, reasoning) = &self.reasoning;
+                let mut items: Vec<Value> = (!reasoning.is_empty())
+                    .then(|| chat_reasoning_item(field, reasoning))
                     .into_iter()
+                    .chain(chat_answer_item(&self.text, &self.refusal))
                     .collect();
+                // `[DONE]` after nothing (an error of a shape not known here, then the end) is
+                // no answer: taken as one, the question would be saved unanswered.
+                if items.is_empty() && self.calls.is_empty() && !self.finished {
+                    return Err(WireError::Cut);
+                }
                 // By index, and calls of one index in the order they came.
                 let mut order: Vec<(u64, usize)> = self
                     .calls
@@ -282,7 +311,7 @@ impl StreamAccumulator {
                     } else {
                         &c.arguments
                     };
-                    items.push(function_call_item(&c.id, &c.name, args));
+                    items.push(chat_call_item(&c.id, &c.name, args, c.extras.clone()));
                 }
                 Ok(ModelOutput {
                     items,
@@ -296,6 +325,7 @@ impl StreamAccumulator {
 
 #[cfg(test)]
 mod tests {
+    use super::super::items::function_call_item;
     use super::*;
     use crate::core::sse::SseParser;
 
@@ -483,6 +513,70 @@ mod tests {
         let out = stream(Api::ChatCompletions, chat).1.unwrap();
         assert_eq!(out.items[0], function_call_item("call_a", "f", "{}"));
         assert_eq!(out.items[1], function_call_item("call_b", "g", "{}"));
+    }
+
+    #[test]
+    fn a_name_sent_again_is_one_name_and_another_name_is_another_call() {
+        // A server that repeats the name in every delta of a call (and gives no id).
+        let chat = concat!(
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"p\\\"\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"read_file\",\"arguments\":\":1}\"}}]}}]}\n\n",
+            // Another call at the same index, without an id: apart, by its name.
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let out = stream(Api::ChatCompletions, chat).1.unwrap();
+        assert_eq!(
+            out.items,
+            [
+                function_call_item("", "read_file", "{\"p\":1}"),
+                function_call_item("", "g", "{}"),
+            ]
+        );
+    }
+
+    #[test]
+    fn what_a_chat_server_needs_back_is_kept_from_its_stream() {
+        // DeepSeek's reasoning in pieces, Gemini's signature in a delta of its own, content as
+        // parts, Azure's empty id first.
+        let chat = concat!(
+            "data: {\"id\":\"\",\"choices\":[]}\n\n",
+            "data: {\"id\":\"c\",\"choices\":[{\"delta\":{\"reasoning_content\":\"Look \"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"it up.\"}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":[{\"type\":\"text\",\"text\":\"Hm.\"}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"extra_content\":{\"google\":{\"thought_signature\":\"sig\"}}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let (deltas, out) = stream(Api::ChatCompletions, chat);
+        let out = out.unwrap();
+        assert_eq!(deltas, ["Hm."]);
+        assert_eq!(out.response_id.as_deref(), Some("c"));
+        assert_eq!(out.items[0]["rawContent"][0]["text"], "Look it up.");
+        assert_eq!(out.items[0]["providerData"]["field"], "reasoning_content");
+        assert_eq!(out.items[1]["content"][0]["text"], "Hm.");
+        assert_eq!(out.items[2]["name"], "f");
+        assert_eq!(
+            out.items[2]["providerData"]["extra_content"]["google"]["thought_signature"],
+            "sig"
+        );
+    }
+
+    #[test]
+    fn done_after_nothing_is_no_answer() {
+        let chat = "data: {\"choices\":[{\"delta\":{}}]}\n\ndata: [DONE]\n\n";
+        assert_eq!(
+            stream(Api::ChatCompletions, chat).1.unwrap_err(),
+            WireError::Cut
+        );
+        // An empty answer the server says is complete is one.
+        let chat =
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+        assert!(stream(Api::ChatCompletions, chat)
+            .1
+            .unwrap()
+            .items
+            .is_empty());
     }
 
     #[test]
