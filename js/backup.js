@@ -57,7 +57,7 @@ export async function sessionRecords(options) {
  * text, page by page.
  */
 export function exportSessions(options) {
-  const { dbName, userId, sessionIds } = optionsOf(options, 'exportSessions');
+  const { dbName, userId, sessionIds } = optionsOf(options, 'exportSessions', 'dbName userId sessionIds');
   // Checked at the call, as importSessions checks them: an error of the stream is easily lost
   // (`new Response(stream).blob()` rejects with the browser's own TypeError).
   checkTarget(userId, dbName, 'exportSessions');
@@ -303,7 +303,7 @@ async function* linesOf(source) {
  * backup gives it), and resolves to what `write` resolves to.
  */
 export async function importSessions(source, options, { written = () => {}, around = (sessionId, write) => write() } = {}) {
-  const { dbName, userId, onConflict = 'skip', onProgress } = optionsOf(options, 'importSessions');
+  const { dbName, userId, onConflict = 'skip', onProgress } = optionsOf(options, 'importSessions', 'dbName userId onConflict onProgress');
   // Checked before the first line is read: a backup of no session (or one whose first session
   // fails) would otherwise never tell of them.
   checkTarget(userId, dbName, 'importSessions');

@@ -256,7 +256,7 @@ export class EncryptedSession {
     if (!isSession(inner)) {
       throw sessionError('INVALID_SESSION', 'EncryptedSession wraps a session: an object with getItems, addItems, popItem and clearSession');
     }
-    const { key, ttl, now = Date.now, onUndecryptable } = options ?? {};
+    const { key, ttl, now = Date.now, onUndecryptable } = optionsOf(options, 'EncryptedSession', 'key ttl now onUndecryptable');
     if (ttl !== undefined && !(typeof ttl === 'number' && Number.isFinite(ttl) && ttl > 0)) {
       throw sessionError('INVALID_OPTIONS', `options.ttl must be a positive number of seconds, got ${String(ttl)}`);
     }
@@ -942,13 +942,9 @@ function newestTurns(items, turns) {
  * HKDF base key for `EncryptedSession`. The same passphrase and salt give the same key.
  */
 export async function deriveKeyFromPassphrase(passphrase, options) {
-  const given = optionsOf(options, 'deriveKeyFromPassphrase');
   // A misspelt option (`iteration`) would give another key, silently: what it encrypts would
   // read as empty once the spelling is mended.
-  for (const name of Object.keys(given)) {
-    if (name !== 'salt' && name !== 'iterations' && given[name] !== undefined) throw sessionError('INVALID_OPTIONS', `deriveKeyFromPassphrase: options.${name} is not an option (salt, iterations)`);
-  }
-  const { salt, iterations = 600_000 } = given;
+  const { salt, iterations = 600_000 } = optionsOf(options, 'deriveKeyFromPassphrase', 'salt iterations');
   if (typeof passphrase !== 'string' || passphrase.length === 0) throw sessionError('INVALID_KEY', 'the passphrase must be a non-empty string');
   const saltBytes =
     typeof salt === 'string' ? encoder.encode(salt)
@@ -972,14 +968,10 @@ const keys = recordStore('agent-sessions-keys', 'keys');
  * user id given alone, `deviceKey('ann')`, was taken for no options, the key of the sessions
  * without a user). */
 const keyId = (options, what, made = true) => {
-  const given = optionsOf(options, what);
   // A misspelt option (`userID`) would be the key of the sessions without a user: refused. So
   // are a user id or database name no session takes, where a key is made or stored under them
   // (`loadDeviceKey` and `forgetDeviceKey` still reach one an earlier version stored so).
-  for (const name of Object.keys(given)) {
-    if (name !== 'dbName' && name !== 'userId') throw sessionError('INVALID_OPTIONS', `${what}: options.${name} is not an option (dbName, userId)`);
-  }
-  const { dbName = 'agent-sessions', userId = null } = given;
+  const { dbName = 'agent-sessions', userId = null } = optionsOf(options, what, 'dbName userId');
   if (made) checkTarget(userId, dbName, what);
   return JSON.stringify([dbName, userId]);
 };

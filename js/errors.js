@@ -8,10 +8,17 @@ export function sessionError(code, message) {
 
 /** The options a function of the package was given, to read: `{}` for `undefined` and `null`;
  * anything but an object is `INVALID_OPTIONS`, as the WebAssembly side refuses it. */
-export function optionsOf(options, what) {
+export function optionsOf(options, what, known) {
   if (options == null) return {};
   if (typeof options !== 'object' || Array.isArray(options)) {
     throw sessionError('INVALID_OPTIONS', `${what}: options must be an object, got ${Array.isArray(options) ? 'an array' : typeof options}`);
+  }
+  // With the options `known` (names, space-separated), another is refused: a misspelt one
+  // (`userID`) would be ignored, and a user's call would read or delete every user's sessions.
+  // (One given as `undefined` is none, as `{ userId: form.userId }` gives none.)
+  const names = known?.split(' ');
+  for (const name of names ? Object.keys(options) : []) {
+    if (!names.includes(name) && options[name] !== undefined) throw sessionError('INVALID_OPTIONS', `${what}: options.${name} is not an option (${names.join(', ')})`);
   }
   return options;
 }
@@ -28,5 +35,10 @@ export function checkTarget(userId, dbName, call) {
   }
   if (dbName != null && !(typeof dbName === 'string' && dbName !== '')) {
     throw sessionError('INVALID_OPTIONS', `${call}: options.dbName must be a non-empty string, got ${typeof dbName === 'string' ? '""' : typeof dbName}`);
+  }
+  // One holding a lone surrogate could not be stored and read back as it is, as the sessions
+  // refuse it: refused at the call, not by the export's first read (or the import's first write).
+  for (const [name, value, code] of [['userId', userId, 'INVALID_USER_ID'], ['dbName', dbName, 'INVALID_OPTIONS']]) {
+    if (/\p{Cs}/u.test(value)) throw sessionError(code, `${call}: options.${name} must be well-formed UTF-16: it holds a lone surrogate`);
   }
 }

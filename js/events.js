@@ -224,8 +224,9 @@ export function watchSessions(listSessions, options, fn) {
   };
   // `stop.ready` settles once the sessions known at the start are read: changes made after it
   // are told apart as created or updated exactly.
-  // Options that are not an object are refused by the read, as `listSessions` refuses them.
-  const read = listSessions(given !== options && options != null ? options : filtered && userId !== null ? { dbName, userId } : { dbName });
+  // Options that are not an object, or of a name it does not take (`userID`, which would watch
+  // every user's), are refused by the read, as `listSessions` refuses them.
+  const read = listSessions(given !== options && options != null ? options : { ...given, dbName, userId: filtered && userId !== null ? userId : undefined });
   stop.ready = read.then(
     (list) => {
       // The list the changes follow from: a sidebar drawn from it misses none and has none twice.

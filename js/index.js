@@ -550,25 +550,31 @@ export async function importSessions(source, options) {
     // once), which a restore replaces where it is the same session (a new copy goes under an
     // id no round follows yet). The locks are taken in order of their ids.
     around: async (sessionId, write) => {
+      const replacing = options?.onConflict === 'replace';
       let ids = [sessionId];
-      if (options?.onConflict === 'replace' && (await synced)) {
+      if (replacing) {
         // (A listing that failed is asked again by the next session's write.)
         copies ??= sessionRecords({ dbName }).catch((error) => {
           copies = null;
           throw error;
         });
-        const copy = (id) => id.startsWith(`${sessionId}-`) && /^\d+$/.test(id.slice(sessionId.length + 1));
+        // (A record of another id type, another program's, is none.)
+        const copy = (id) => typeof id === 'string' && id.startsWith(`${sessionId}-`) && /^\d+$/.test(id.slice(sessionId.length + 1));
         ids = [sessionId, ...(await copies).map((r) => r.id).filter(copy)].sort();
       }
       // A session replaced is not one a run answers in (in any tab): its save would go on from
-      // the history it read, after the restored one (or fail). Refused, as a delete is.
+      // the history it read, after the restored one (or fail). Refused, as a delete is: for each
+      // session it may replace (the backup's id is another user's, and the copy an earlier
+      // restore made, `chat-2`, is the one replaced).
       const locks = globalThis.navigator?.locks;
-      const replace = () =>
-        locks.request(sessionLockName(dbName, sessionId), { ifAvailable: true }, (lock) => {
-          if (lock === null) throw sessionError('SESSION_BUSY', `importSessions: session ${JSON.stringify(sessionId)} is in use (a run answering in it, in this tab or another): it was not restored; restore it again once the run ended`);
-          return write();
-        });
-      const last = options?.onConflict === 'replace' && locks ? replace : write;
+      const replace = (i) =>
+        i === ids.length
+          ? write()
+          : locks.request(sessionLockName(dbName, ids[i]), { ifAvailable: true }, (lock) => {
+              if (lock === null) throw sessionError('SESSION_BUSY', `importSessions: session ${JSON.stringify(ids[i])} is in use (a run answering in it, in this tab or another): it was not restored; restore it again once the run ended`);
+              return replace(i + 1);
+            });
+      const last = replacing && locks ? () => replace(0) : write;
       const run = (i) => (i === ids.length ? last() : withoutSyncRound(dbName, ids[i], () => run(i + 1), synced));
       return run(0);
     },
@@ -583,7 +589,7 @@ export async function importSessions(source, options) {
  * kept. Works on encrypted sessions as on any other (it reads only session records).
  */
 export async function applyRetention(options) {
-  const { dbName, userId, maxAgeDays, maxSessionsPerUser, now = Date.now() } = optionsOf(options, 'applyRetention');
+  const { dbName, userId, maxAgeDays, maxSessionsPerUser, now = Date.now() } = optionsOf(options, 'applyRetention', 'dbName userId maxAgeDays maxSessionsPerUser now');
   // (A clock that is no number, a date string say, deleted nothing by age, without a word; a
   // Date is its milliseconds.)
   // (`null`, `true` or `[]` read as a number were a clock too; a bigint threw a TypeError.)

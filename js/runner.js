@@ -234,7 +234,9 @@ function pastSessionTools(session, { count, turnsPerSession }) {
         const where = scope();
         if (!where) return noSessions;
         const list = await others(where);
-        const query = typeof args?.query === 'string' ? args.query.trim() : '';
+        // What a search takes: at most 1,000 characters, no lone surrogate (a paragraph the model
+        // pasted, or a lone surrogate it escaped, failed the tool, and the model tried again).
+        const query = typeof args?.query === 'string' ? [...args.query.replace(/\p{Cs}/gu, '').trim()].slice(0, 1000).join('') : '';
         const sessions = [];
         if (!query) {
           for (const s of list.slice(0, count)) {

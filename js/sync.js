@@ -420,7 +420,7 @@ export class SyncedSession extends EventTarget {
     for (const method of ['getItems', 'addItems', 'popItem', 'clearSession']) {
       if (typeof remote?.[method] !== 'function') throw sessionError('INVALID_SESSION', `the remote session (second argument) must have a ${method}() method`);
     }
-    const { intervalMs, retryDelayMs = 1000, maxRetryDelayMs = 60_000, syncOnOpen = true } = optionsOf(options, 'SyncedSession');
+    const { intervalMs, retryDelayMs = 1000, maxRetryDelayMs = 60_000, syncOnOpen = true } = optionsOf(options, 'SyncedSession', 'intervalMs retryDelayMs maxRetryDelayMs syncOnOpen');
     if (typeof syncOnOpen !== 'boolean') throw sessionError('INVALID_OPTIONS', `SyncedSession: options.syncOnOpen must be true or false, got ${typeof syncOnOpen}`);
     for (const [name, value] of [['intervalMs', intervalMs], ['retryDelayMs', retryDelayMs], ['maxRetryDelayMs', maxRetryDelayMs]]) {
       if (value !== undefined && !(Number.isFinite(value) && value > 0)) throw sessionError('INVALID_OPTIONS', `options.${name} must be a positive number of milliseconds, got ${String(value)}`);

@@ -256,7 +256,7 @@ export function tokenize(text) {
 }
 
 /** A query as the library reads it: `[{ kind: 'term' | 'prefix', term, lone }` or `{ kind:
- * 'phrase', terms }]`. Words are all required; `"…"` is a phrase (`＂…＂` and `“…”` too);
+ * 'phrase', terms }]`. Words are all required; `"…"` is a phrase (`＂…＂`, `“…”`, `„…“` and `«…»` too);
  * `word*` a prefix (`word＊` too); a word that is several tokens (`e-mail`, `東京の`) a phrase of
  * them, unless it ends in `*` or holds one character of a script written without spaces
  * (`gpt-4*`, `3月`): then each token is a clause of its own, the last a prefix with `*`; one
@@ -277,7 +277,7 @@ export function parseQuery(query) {
   };
   const terms = (text) => tokenize(text).map((t) => t.term);
   String(query)
-    .replace(/[＂“”]/g, '"')
+    .replace(/[＂“”„‟«»]/g, '"')
     .replace(/＊/g, '*')
     .split('"')
     .forEach((part, i) => {

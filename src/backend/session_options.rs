@@ -150,6 +150,8 @@ impl MemorySessionArgs {
 /// `listSessions({ dbName?, userId? })`: the database and the user.
 pub fn list_args(options: &JsValue) -> Result<(String, Option<String>)> {
     let options = take_options(options, "options")?;
+    // (A misspelt `userID` would list every user's sessions.)
+    only_keys(&options, "options", &["dbName", "userId"])?;
     Ok((db_name_of(&options)?, user_id_of(&options)?))
 }
 
@@ -159,6 +161,12 @@ pub fn list_args(options: &JsValue) -> Result<(String, Option<String>)> {
 pub fn delete_args(session_id: &JsValue, options: &JsValue) -> Result<DeleteArgs> {
     let session_id = session_id_of(session_id)?;
     let options = take_options(options, "options")?;
+    // (A misspelt `userID` would delete another user's session of that id.)
+    only_keys(
+        &options,
+        "options",
+        &["dbName", "userId", "expectedUpdatedAt"],
+    )?;
     let expected = field(&options, "options", "expectedUpdatedAt")?;
     let expected = match expected.is_undefined() {
         true => None,
@@ -190,6 +198,7 @@ pub fn repair_args(
 ) -> Result<(String, String, Option<String>)> {
     let session_id = session_id_of(session_id)?;
     let options = take_options(options, "options")?;
+    only_keys(&options, "options", &["dbName", "userId"])?;
     Ok((session_id, db_name_of(&options)?, user_id_of(&options)?))
 }
 
@@ -307,6 +316,19 @@ fn on_progress_of(options: &Option<Object>) -> Result<Option<js_sys::Function>> 
 
 pub fn search_args(options: &JsValue) -> Result<SearchArgs> {
     let options = take_options(options, "options")?;
+    // (A misspelt `sessionId` would search every session of the user.)
+    only_keys(
+        &options,
+        "options",
+        &[
+            "dbName",
+            "userId",
+            "query",
+            "limit",
+            "sessionIds",
+            "onProgress",
+        ],
+    )?;
     // Searching everyone's sessions by leaving the user out must not happen by accident: the
     // key is required (`null`: the sessions without a user).
     let has_user = !field(&options, "options", "userId")?.is_undefined();
@@ -368,5 +390,6 @@ pub fn search_args(options: &JsValue) -> Result<SearchArgs> {
 /// `buildSearchIndex({ dbName?, onProgress? })`.
 pub fn build_index_args(options: &JsValue) -> Result<(String, Option<js_sys::Function>)> {
     let options = take_options(options, "options")?;
+    only_keys(&options, "options", &["dbName", "onProgress"])?;
     Ok((db_name_of(&options)?, on_progress_of(&options)?))
 }

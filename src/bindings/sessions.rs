@@ -438,9 +438,10 @@ export interface SearchHit {
   branch?: string;
   /** Its sequence number in its session's storage, which orders the items as `getItems` does
    * (a larger one is newer) but is not an index into `getItems()`: it counts from where the
-   * history began, which a clear, a rewrite or a compaction moves on. `turn` (its user turn,
-   * from 1) finds it in `getTurns()`. */
+   * history began, which a clear, a rewrite or a compaction moves on. */
   seq: number;
+  /** Its user turn, from 1, as `getTurns()` numbers them; 0 for an item before the first user
+   * message (a compaction's summary at the head, a system message), which no turn lists. */
   turn: number;
   /** Its `role` (or `type` for an item without one). */
   role: string;

@@ -566,7 +566,8 @@ impl Clause {
     }
 }
 
-/// Parses a query: words are AND-ed, `"…"` is a phrase (full-width `＂…＂` and curly `“…”` too),
+/// Parses a query: words are AND-ed, `"…"` is a phrase (full-width `＂…＂`, curly `“…”`, `„…“`
+/// and `«…»` too),
 /// `word*` a prefix (`word＊` too). Words are tokenised as
 /// the items are, so a query word that is several tokens (`e-mail`, `東京の`) is a phrase of them,
 /// and a single character of a script written without spaces is a prefix of the pairs it starts. An empty or blank query is
@@ -579,12 +580,13 @@ pub fn parse_query(query: &str) -> Result<Vec<Clause>> {
             format!("a query is at most {MAX_QUERY} characters, this one has {length}"),
         ));
     }
-    // The quotes and star a Chinese or Japanese input method types (full-width), and the curly
-    // quotes a phone's keyboard puts in, are the query's own.
+    // The quotes and star a Chinese or Japanese input method types (full-width), the curly
+    // quotes a phone's keyboard puts in, and the quotes of German, Polish or Czech (`„…“`, `„…”`)
+    // and French (`«…»`) are the query's own.
     let query: String = query
         .chars()
         .map(|c| match c {
-            '＂' | '“' | '”' => '"',
+            '＂' | '“' | '”' | '„' | '‟' | '«' | '»' => '"',
             '＊' => '*',
             c => c,
         })
@@ -1148,6 +1150,11 @@ mod tests {
             ("＂open ai＂", "\"open ai\""),
             ("“open ai”", "\"open ai\""),
             ("open＊", "open*"),
+            // German, Polish and French quotes: the closing one of `„…“` opened a phrase that
+            // ran to the end.
+            ("„big grey“ elephant zoo", "\"big grey\" elephant zoo"),
+            ("„big grey” elephant", "\"big grey\" elephant"),
+            ("«big grey» elephant", "\"big grey\" elephant"),
         ] {
             assert_eq!(
                 parse_query(query).unwrap(),

@@ -118,7 +118,7 @@ test('an onProgress that throws is reported, and the import goes on to the last 
   assert.match(r.reported[0], /the progress bar is gone/);
 });
 
-test('a corrupt line (bytes that are not UTF-8 too) rejects only its session, with its line number; the others are imported', async () => {
+test('a corrupt line (bytes that are not UTF-8 too; metadata no session holds) rejects only its session, with its line number; the others are imported', async () => {
   const { page } = await openHarness(env);
   await helpers(page);
   const r = await page.evaluate(async () => {
@@ -146,6 +146,12 @@ test('a corrupt line (bytes that are not UTF-8 too) rejects only its session, wi
       blankUser: (ls) => ls.with(firstOfB, ls[firstOfB].replace('"userId":null', '"userId":""')),
       // b's own line broken: the failure still names b, from its rows.
       sessionLine: (ls) => ls.with(firstOfB, ls[firstOfB].slice(0, -3)),
+      // Metadata no session holds: a title that is no text (it reached every list), a branch
+      // the session does not have (the chat could not be opened on it), a size below zero.
+      title: (ls) => ls.with(firstOfB, ls[firstOfB].replace('"title":"hi b"', '"title":42')),
+      branch: (ls) => ls.with(firstOfB, ls[firstOfB].replace('"id":"b"', '"id":"b","currentBranch":"ghost"')),
+      bytes: (ls) => ls.with(firstOfB, ls[firstOfB].replace(/"bytes":\d+/, '"bytes":-5')),
+      topics: (ls) => ls.with(firstOfB, ls[firstOfB].replace('"id":"b"', '"id":"b","topics":"weather"')),
     };
     // Bytes that are not UTF-8 in an item of b (a damaged file), read from a Blob.
     const bytes = new TextEncoder();
@@ -189,6 +195,10 @@ test('a corrupt line (bytes that are not UTF-8 too) rejects only its session, wi
   assert.equal(r.outcomes.json.failed[0].sessionId, 'b');
   assert.equal(r.outcomes.sessionLine.failed[0].sessionId, 'b', 'named by its rows');
   assert.equal(r.outcomes.sessionLine.failed[0].line, r.recordLine);
+  for (const [name, message] of [['title', /its title \(the number 42\) is not one update\(\) takes/], ['branch', /its currentBranch \("ghost"\) is not one of its branches/], ['bytes', /its bytes \(the number -5\) is not a count/], ['topics', /its topics \(a string\) is not one update\(\) takes/]]) {
+    assert.equal(r.outcomes[name].failed[0].line, r.recordLine, name);
+    assert.match(r.outcomes[name].failed[0].message, message);
+  }
   assert.equal(r.outcomes.damaged.failed[0].line, r.itemLine);
   assert.match(r.outcomes.damaged.failed[0].message, /its bytes are not UTF-8 text: the file is damaged/);
 });
@@ -278,7 +288,7 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
   assert.equal(r.wrongRetention, 'SessionError INVALID_OPTIONS');
 });
 
-test('bad importSessions options are refused before a line is read, even with a backup of no session, and bad exportSessions options at the call', async () => {
+test('bad importSessions options (a lone surrogate too) are refused before a line is read, even with a backup of no session, and bad exportSessions options at the call', async () => {
   const { page } = await openHarness(env);
   await helpers(page);
   const r = await page.evaluate(async () => {
@@ -301,8 +311,16 @@ test('bad importSessions options are refused before a line is read, even with a 
         return text.trim().split('\n').length;
       })(),
       exportEmptyDb: await outcome(() => lib.exportSessions({ dbName: '' })),
+      // A lone surrogate, which no session takes: at the call too (the import of a backup of no
+      // session resolved; the export's stream failed at its first read).
+      loneUser: await outcome(() => lib.importSessions(none, { userId: 'a\uD800' })),
+      exportLoneUser: await outcome(() => lib.exportSessions({ userId: 'a\uD800' })),
+      exportLoneDb: await outcome(() => lib.exportSessions({ dbName: '\uDC00db' })),
     };
   });
+  assert.equal(r.loneUser, 'SessionError INVALID_USER_ID');
+  assert.equal(r.exportLoneUser, 'SessionError INVALID_USER_ID');
+  assert.equal(r.exportLoneDb, 'SessionError INVALID_OPTIONS');
   assert.equal(r.header, 1, 'a backup of no session is its header alone');
   assert.equal(r.blankUser, 'SessionError INVALID_USER_ID');
   assert.equal(r.numberUser, 'SessionError INVALID_USER_ID');
@@ -584,6 +602,35 @@ test('a restore with onConflict replace leaves a session a run answers in as it 
   assert.deepEqual(r.failed, [['SESSION_BUSY', 'busy']]);
   assert.deepEqual(r.busy, ['busy in the backup', 'busy since'], 'left as the run knows it');
   assert.deepEqual(r.free, ['free in the backup']);
+});
+
+test('a restore with onConflict replace leaves the copy an earlier restore made (its id another user’s) as it is while a run answers in it', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: `copy-from-${Math.random()}` };
+    const to = { dbName: `copy-to-${Math.random()}` };
+    await new lib.IndexedDbSession('chat', { ...from, userId: 'ann' }).addItems([{ role: 'user', content: 'in the backup' }]);
+    const text = await backupText(from);
+    // `chat` is Bob's where it is restored: Ann's comes in as `chat-2`, and goes on there.
+    await new lib.IndexedDbSession('chat', { ...to, userId: 'bob' }).addItems([{ role: 'user', content: 'bob' }]);
+    const first = await lib.importSessions(text, { ...to, userId: 'ann' });
+    const copy = new lib.IndexedDbSession('chat-2', { ...to, userId: 'ann' });
+    await copy.addItems([{ role: 'user', content: 'since' }]);
+    // A run answers in the copy: restoring the backup again would replace it.
+    const report = await navigator.locks.request(lib.sessionLockName(to.dbName, 'chat-2'), () => lib.importSessions(text, { ...to, userId: 'ann', onConflict: 'replace' }));
+    return {
+      renamed: first.renamed,
+      replaced: report.replaced,
+      failed: report.failed.map((e) => e.code),
+      copy: (await copy.getItems()).map((i) => i.content),
+      after: (await lib.importSessions(text, { ...to, userId: 'ann', onConflict: 'replace' })).replaced,
+    };
+  });
+  assert.deepEqual(r.renamed, [{ from: 'chat', sessionId: 'chat-2' }]);
+  assert.deepEqual([r.replaced, r.failed], [[], ['SESSION_BUSY']]);
+  assert.deepEqual(r.copy, ['in the backup', 'since'], 'left as the run knows it');
+  assert.deepEqual(r.after, ['chat-2'], 'replaced once the run ended');
 });
 
 test('onConflict skips, replaces or renames a stored session; another user’s session is never touched', async () => {

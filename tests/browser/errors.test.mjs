@@ -221,6 +221,54 @@ describe('indexeddb: storage failures', () => {
     await context.close();
   });
 
+  test('an option of a name a function does not take (a misspelt userID) is refused before anything is read or written, by every function that takes options: none reads or deletes every user’s sessions', async () => {
+    const { page, context } = await openHarness(env);
+    const r = await page.evaluate(async () => {
+      const dbName = 'misspelt-options';
+      for (const userId of ['ann', 'bob']) await new lib.IndexedDbSession(`${userId}-chat`, { dbName, userId }).addItems([{ role: 'user', content: `hello from ${userId}` }]);
+      const backup = await new Response(lib.exportSessions({ dbName })).text();
+      const outcome = async (call) => {
+        try {
+          await call();
+          return { ok: true };
+        } catch (e) {
+          return { ok: false, name: e.name, code: e.code, message: e.message, isError: e instanceof Error };
+        }
+      };
+      const stop = lib.watchSessions({ dbName, userID: 'ann' }, () => {});
+      const key = crypto.getRandomValues(new Uint8Array(32));
+      const calls = {
+        listSessions: () => lib.listSessions({ dbName, userID: 'ann' }),
+        deleteSession: () => lib.deleteSession('bob-chat', { dbName, userID: 'ann' }),
+        repairSession: () => lib.repairSession('bob-chat', { dbName, userID: 'ann' }),
+        applyRetention: () => lib.applyRetention({ dbName, userID: 'ann', maxAgeDays: 0, now: Date.now() + 1000 }),
+        exportSessions: () => lib.exportSessions({ dbName, userID: 'ann' }),
+        importSessions: () => lib.importSessions(new Blob([backup]).stream(), { dbName, onconflict: 'replace' }),
+        searchSessions: () => lib.searchSessions({ dbName, userId: 'ann', query: 'hello', sessionId: 'ann-chat' }),
+        buildSearchIndex: () => lib.buildSearchIndex({ dbname: dbName }),
+        storageEstimate: () => lib.storageEstimate({ dbName, userID: 'ann' }),
+        watchSessions: () => stop.ready,
+        EncryptedSession: () => new lib.EncryptedSession(new lib.MemorySession(), { key, ttL: 60 }),
+        SyncedSession: () => new lib.SyncedSession(new lib.IndexedDbSession('ann-chat', { dbName, userId: 'ann' }), new lib.MemorySession(), { interval: 1000, syncOnOpen: false }),
+      };
+      const results = {};
+      for (const [name, call] of Object.entries(calls)) results[name] = await outcome(call);
+      return {
+        results,
+        // Still there, each with its one item.
+        listed: (await lib.listSessions({ dbName })).map((s) => [s.sessionId, s.itemCount]).sort(),
+        // An option given as undefined is none.
+        undefinedOption: await outcome(() => lib.listSessions({ dbName, other: undefined })),
+      };
+    });
+    for (const [name, res] of Object.entries(r.results)) assertError(res, 'INVALID_OPTIONS', /(userID|onconflict|sessionId|dbname|ttL|interval) is not an option/);
+    assert.match(r.results.applyRetention.message, /^applyRetention: options\.userID is not an option \(dbName, userId, maxAgeDays, maxSessionsPerUser, now\)$/);
+    assert.match(r.results.listSessions.message, /^options\.userID is not an option \(there are dbName, userId\)/);
+    assert.deepEqual(r.listed, [['ann-chat', 1], ['bob-chat', 1]]);
+    assert.equal(r.undefinedOption.ok, true);
+    await context.close();
+  });
+
   test('a database written by a newer schema version: DB_VERSION, data untouched', async () => {
     const { context, page } = await openHarness(env);
     const r = await page.evaluate(async () => {

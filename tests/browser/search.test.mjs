@@ -840,6 +840,31 @@ test('search_past_sessions finds every earlier chat that matches, also when one 
   assert.deepEqual(told[0].sessions[1].turns, [{ turn: 1, user: 'Tell me about the volcano in Iceland', match: 'Tell me about the volcano in Iceland' }]);
 });
 
+test('search_past_sessions takes a query longer than a search takes (cut to its first 1,000 characters) and one with a lone surrogate (left out): the model is told what was found, not a failure', async () => {
+  const { page } = await openHarness(env);
+  model.reset();
+  model.script(
+    { calls: [{ name: 'search_past_sessions', arguments: { query: `volcano${' '.repeat(1200)}unrelated` } }] },
+    { calls: [{ name: 'search_past_sessions', arguments: { query: 'volcano \uD800' } }] },
+    { text: 'done' },
+  );
+  const r = await page.evaluate(
+    async ({ url }) => {
+      const dbName = 'past-tools-long-query';
+      await new lib.IndexedDbSession('ann-old', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'Tell me about the volcano in Iceland' }]);
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'a', model: 'm', pastSessions: true });
+      const result = await runner.run(agent, 'which volcano?', { session: new lib.IndexedDbSession('ann-now', { dbName, userId: 'ann' }) });
+      return result.finalOutput;
+    },
+    { url: model.url },
+  );
+  assert.equal(r, 'done');
+  const told = model.requests.at(-1).body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+  assert.equal(told.length, 2);
+  for (const content of told) assert.deepEqual(JSON.parse(content).sessions.map((s) => s.session_id), ['ann-old'], content);
+});
+
 test('the past-session tools, against the test model server: the user’s sessions only, and nothing about others', async () => {
   const { page } = await openHarness(env);
   model.reset();
@@ -1007,7 +1032,7 @@ test('over an encrypted session, compacted or not, the past-session tools find n
   }
 });
 
-test('the demo marks in a hit’s snippet what the search matched: one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks, letters of transliterations, half-width katakana, numbers by signs and units, a name’s middle dot, variation selectors, kana with a combining sound mark', async () => {
+test('the demo marks in a hit’s snippet what the search matched (German and French quotes a phrase): one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks, letters of transliterations, half-width katakana, numbers by signs and units, a name’s middle dot, variation selectors, kana with a combining sound mark', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     const { matchRanges, parseQuery } = await import('/www/highlight.js');
@@ -1038,6 +1063,9 @@ test('the demo marks in a hit’s snippet what the search matched: one character
       ['ＯｐｅｎＡＩ ２０２４年のモデル', '2024年', '２０２４年'],
       ['GPT-4o is here', 'gpt-4*', ['GPT', '4']],
       ['the GPT-4o release', '“gpt 4o”', 'GPT-4o'],
+      // German and French quotes (the closing `“` of German ones opened a phrase to the end).
+      ['der große graue Elefant im alten Zoo', '„große graue“ Elefant Zoo', ['große graue', 'Elefant', 'Zoo']],
+      ['le grand éléphant gris du zoo', '«grand éléphant» zoo', ['grand éléphant', 'zoo']],
       // A number after a full-width sign or before a unit; a byte order mark; a name's middle
       // dot; an ideograph's variation selector.
       ['￥5000の商品', '5000', '5000'],

@@ -8,6 +8,7 @@ use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::js::{self, describe};
+use crate::backend::metadata::MAX_TITLE;
 use crate::core::branch::MAIN;
 use crate::core::error::{Result, SessionError, SessionErrorCode};
 use crate::core::schema::{
@@ -325,11 +326,58 @@ impl Bounds {
     }
 }
 
+/// The record's metadata, of the kinds `update()` takes (a title of at most [`MAX_TITLE`]
+/// characters, a summary, topics, a state: each also `null`; read from JSON, a state is one JSON
+/// can write), its `currentBranch` one of its branches and its `bytes` a count: an edited or
+/// damaged file's would reach every list of the user's sessions (a title of 42, a size below
+/// zero), or name a branch the chat cannot be opened on.
+fn check_metadata(record: &JsValue, bounds: &Bounds) -> std::result::Result<(), String> {
+    let get = |key: &'static str| js::get(record, key).unwrap_or(JsValue::UNDEFINED);
+    for key in ["title", "summary", "topics", "state"] {
+        let v = get(key);
+        let array = js::is_array(&v).unwrap_or(false);
+        let fits = v.is_undefined()
+            || v.is_null()
+            || match key {
+                "title" => v
+                    .as_string()
+                    .is_some_and(|t| t.chars().count() <= MAX_TITLE),
+                "summary" => v.is_string(),
+                "topics" => {
+                    array && js::elements(&v).is_ok_and(|t| t.iter().all(JsValue::is_string))
+                }
+                _ => v.is_object() && !array,
+            };
+        if !fits {
+            return Err(format!(
+                "its {key} ({}) is not one update() takes",
+                describe(&v)
+            ));
+        }
+    }
+    let branch = get("currentBranch");
+    let known = |id: &str| bounds.branches.iter().any(|b| b.id == id);
+    if !branch.is_undefined() && !branch.as_string().is_some_and(|id| known(&id)) {
+        let shown = branch
+            .as_string()
+            .map_or_else(|| describe(&branch), |id| format!("\"{id}\""));
+        return Err(format!(
+            "its currentBranch ({shown}) is not one of its branches"
+        ));
+    }
+    let bytes = get("bytes");
+    if !bytes.is_undefined() && bytes.as_f64().and_then(safe_count).is_none() {
+        return Err(format!("its bytes ({}) is not a count", describe(&bytes)));
+    }
+    Ok(())
+}
+
 fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, RestoreError> {
     let line_of = |i: usize| numbers.get(i).copied().unwrap_or(0);
     let first = lines.first().ok_or_else(|| invalid(0, "no lines".into()))?;
     let record_value = only_field(first, "session").map_err(|what| invalid(line_of(0), what))?;
     let bounds = Bounds::of(&record_value).map_err(|e| invalid(line_of(0), e.message))?;
+    check_metadata(&record_value, &bounds).map_err(|what| invalid(line_of(0), what))?;
     let session_id = bounds.session_id.clone();
     let owner = bounds.owner.clone();
     // An id or owner no call could name (blank, or not exactly the string stored: a lone
