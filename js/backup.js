@@ -299,10 +299,11 @@ async function* linesOf(source) {
  * one transaction, so a bad line costs only its own session (reported in `failed`, as an
  * `IMPORT_INVALID` error with its `line`), and sessions imported before a failure stay imported.
  * `written(sessionId, userId)` is called (and awaited) after each session written;
- * `around(sessionId, write)` runs each session's write and that call (`sessionId` the id the
- * backup gives it), and resolves to what `write` resolves to.
+ * `around(sessionId, owner, write)` runs each session's write and that call (`sessionId` the id
+ * the backup gives it, `owner` the user it is imported for), and resolves to what `write`
+ * resolves to.
  */
-export async function importSessions(source, options, { written = () => {}, around = (sessionId, write) => write() } = {}) {
+export async function importSessions(source, options, { written = () => {}, around = (sessionId, owner, write) => write() } = {}) {
   const { dbName, userId, onConflict = 'skip', onProgress } = optionsOf(options, 'importSessions', 'dbName userId onConflict onProgress');
   // Checked before the first line is read: a backup of no session (or one whose first session
   // fails) would otherwise never tell of them.
@@ -343,7 +344,7 @@ export async function importSessions(source, options, { written = () => {}, arou
       const from = s.lines[0].session?.id;
       const owner = userId === undefined ? (s.lines[0].session?.userId ?? null) : userId;
       try {
-        const { sessionId, status } = await around(from, async () => {
+        const { sessionId, status } = await around(from, owner, async () => {
           const done = await restoreSession(s.lines, s.numbers, { ...target, written: concerning(from) });
           if (done.status !== 'skipped') await written(done.sessionId, owner);
           return done;

@@ -3,7 +3,7 @@
 // created by the first write (or `getSessionId()`), items are converted to and from the API's shapes (in the WebAssembly
 // module, as the runner converts them), calls are applied one at a time in call order.
 import { toConversationItems, fromConversationItems } from './agent_sessions_runner.js';
-import { sessionError } from './errors.js';
+import { optionsOf, sessionError } from './errors.js';
 
 /** The API takes at most this many items per `POST /conversations/{id}/items`. */
 const ITEMS_PER_WRITE = 20;
@@ -61,8 +61,7 @@ export class OpenAIConversationsSession {
   constructor(options = {}) {
     let given;
     try {
-      given = options ?? {};
-      if (typeof given !== 'object') throw sessionError('INVALID_OPTIONS', `options must be an object, got ${typeof options}`);
+      given = optionsOf(options, 'OpenAIConversationsSession', 'baseUrl apiKey conversationId fetch headers timeoutMs retries');
       this.#baseUrl = (optionalString(given.baseUrl, 'options.baseUrl') ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
       this.#apiKey = optionalString(given.apiKey, 'options.apiKey');
       this.#conversationId = optionalString(given.conversationId, 'options.conversationId');

@@ -736,7 +736,7 @@ export class EncryptedSession {
       if (!Array.isArray(items)) throw sessionError('INVALID_ITEM', `items must be an array, got ${items === null ? 'null' : typeof items}`);
       // Options that are no object, or an `archive` that is no boolean, are refused before
       // anything is read or written, as the wrapped session refuses them.
-      optionsOf(options, 'replaceHistory');
+      optionsOf(options, 'replaceHistory', 'archive expectedItems');
       if (options?.archive != null && typeof options.archive !== 'boolean') {
         throw sessionError('INVALID_OPTIONS', `replaceHistory: options.archive must be a boolean, got ${typeof options.archive}; nothing changed`);
       }

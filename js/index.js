@@ -549,29 +549,33 @@ export async function importSessions(source, options) {
     // the backup's id, and with 'replace' under each earlier copy of it too (`chat-2`, listed
     // once), which a restore replaces where it is the same session (a new copy goes under an
     // id no round follows yet). The locks are taken in order of their ids.
-    around: async (sessionId, write) => {
+    around: async (sessionId, owner, write) => {
       const replacing = options?.onConflict === 'replace';
       let ids = [sessionId];
+      // Where the backup's id is another user's, an earlier copy of the owner's (`chat-2`) is
+      // what a 'replace' replaces.
+      let mayReplace = [sessionId];
       if (replacing) {
         // (A listing that failed is asked again by the next session's write.)
         copies ??= sessionRecords({ dbName }).catch((error) => {
           copies = null;
           throw error;
         });
+        const records = await copies;
         // (A record of another id type, another program's, is none.)
         const copy = (id) => typeof id === 'string' && id.startsWith(`${sessionId}-`) && /^\d+$/.test(id.slice(sessionId.length + 1));
-        ids = [sessionId, ...(await copies).map((r) => r.id).filter(copy)].sort();
+        const theirs = records.filter((r) => copy(r.id));
+        ids = [sessionId, ...theirs.map((r) => r.id)].sort();
+        if (records.some((r) => r.id === sessionId && (r.userId ?? null) !== owner)) mayReplace = theirs.filter((r) => (r.userId ?? null) === owner).map((r) => r.id).sort();
       }
       // A session replaced is not one a run answers in (in any tab): its save would go on from
-      // the history it read, after the restored one (or fail). Refused, as a delete is: for each
-      // session it may replace (the backup's id is another user's, and the copy an earlier
-      // restore made, `chat-2`, is the one replaced).
+      // the history it read, after the restored one (or fail). Refused, as a delete is.
       const locks = globalThis.navigator?.locks;
       const replace = (i) =>
-        i === ids.length
+        i === mayReplace.length
           ? write()
-          : locks.request(sessionLockName(dbName, ids[i]), { ifAvailable: true }, (lock) => {
-              if (lock === null) throw sessionError('SESSION_BUSY', `importSessions: session ${JSON.stringify(ids[i])} is in use (a run answering in it, in this tab or another): it was not restored; restore it again once the run ended`);
+          : locks.request(sessionLockName(dbName, mayReplace[i]), { ifAvailable: true }, (lock) => {
+              if (lock === null) throw sessionError('SESSION_BUSY', `importSessions: session ${JSON.stringify(mayReplace[i])} is in use (a run answering in it, in this tab or another): it was not restored; restore it again once the run ended`);
               return replace(i + 1);
             });
       const last = replacing && locks ? () => replace(0) : write;

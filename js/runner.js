@@ -101,7 +101,9 @@ class Agent extends WasmAgent {
   /** Frees the agent's memory in the module: a run or handoff given it afterwards is
    * `INVALID_AGENT`, not wasm-bindgen's bare error. */
   free() {
-    agents.delete(this);
+    // (Its handoffs hold the agents it hands off to, and one of theirs may hold it: let go, each
+    // is freed with its own free().)
+    if (agents.delete(this)) this.clearHandoffs();
     super.free();
   }
 

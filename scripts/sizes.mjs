@@ -16,14 +16,14 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 114 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 114.5 * KIB, target: 55 * KIB },
   'index.js': { budget: 25.4 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 131 * KIB },
   'extras.js': { budget: 3.7 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 56 * KIB },
   'memory.js': { budget: 3.2 * KIB },
-  'agent_sessions_runner_bg.wasm': { budget: 147 * KIB, target: 64 * KIB },
-  'runner.js': { budget: 11.2 * KIB },
+  'agent_sessions_runner_bg.wasm': { budget: 147.5 * KIB, target: 64 * KIB },
+  'runner.js': { budget: 11.3 * KIB },
 };
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;

@@ -217,6 +217,8 @@ pub struct ReplaceOptions {
 #[cfg(feature = "store")]
 pub fn take_replace_options(options: &JsValue) -> Result<ReplaceOptions> {
     let options = take_options(options, "options")?;
+    // (A misspelt `expectedItem` would replace the history whatever it holds now.)
+    only_keys(&options, "options", &["archive", "expectedItems"])?;
     let archive = field(&options, "options", "archive")?;
     let archive = if archive.is_undefined() || archive.is_null() {
         true
@@ -262,6 +264,7 @@ pub fn take_replace_options(options: &JsValue) -> Result<ReplaceOptions> {
 #[cfg(feature = "store")]
 pub fn take_archive_window(options: &JsValue) -> Result<(Option<u64>, u64)> {
     let options = take_options(options, "options")?;
+    only_keys(&options, "options", &["limit", "before"])?;
     let limit = take_limit(&field(&options, "options", "limit")?, "options.limit")?;
     let limit = match limit {
         None | Some(Limit::All) => None,

@@ -184,7 +184,7 @@ pub fn usage_of(row: &JsValue) -> Usage {
 pub mod args {
     use wasm_bindgen::JsValue;
 
-    use crate::backend::args::{exact, field, optional_string, take_options};
+    use crate::backend::args::{exact, field, only_keys, optional_string, take_options};
     use crate::backend::js::describe;
     use crate::core::branch::validate_name;
     use crate::core::error::{Result, SessionError, SessionErrorCode};
@@ -252,6 +252,7 @@ pub mod args {
     /// `{ branch? }`: the branch a listing reads (this object's when absent).
     pub fn branch_option(options: &JsValue, what: &str) -> Result<Option<String>> {
         let options = take_options(options, what)?;
+        only_keys(&options, what, &["branch"])?;
         let branch = optional_string(
             &field(&options, what, "branch")?,
             &format!("{what}.branch"),

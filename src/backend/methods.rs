@@ -78,8 +78,10 @@ pub fn taken(name: &str, args: &Array) -> Result<Array> {
         "replaceHistoryWithCompaction" => Array::of1(&copies(take_items(&a)?)),
         "replaceHistory" => {
             let items = copies(take_items(&a)?);
-            // Each option read once; the copy is checked as the method checks its options.
+            // Each option read once; the copy is checked as the method checks its options (and
+            // the options given, for names it does not take: the copy has none).
             let options = take_options(&b, "options")?;
+            super::args::only_keys(&options, "options", &["archive", "expectedItems"])?;
             let expected = field(&options, "options", "expectedItems")?;
             let expected = match expected.is_undefined() || expected.is_null() {
                 true => expected,

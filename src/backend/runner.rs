@@ -851,6 +851,40 @@ impl Run<'_> {
         }))
     }
 
+    /// Refuses a run resumed with no call approved or rejected (from an `error.state`, after a
+    /// failed model call or a callback that threw) where the session was written to since it stopped (another question, another tab's
+    /// turn): it would go on from the history it read, its model paid and its tools run, before
+    /// its save was refused. Where the session has history transactions: the newest item is the
+    /// one the run saved last, or the newest the run made (a save that reached the session,
+    /// though its reply was lost: the run saves it again, and it is applied once).
+    async fn check_resumable(&self, state: &RunState) -> Result<(), RunError> {
+        let (Some(session), Some(last)) = (&self.options.session, &state.last_saved) else {
+            return Ok(());
+        };
+        if !js::get(session, "applyHistoryTransaction").is_ok_and(|f| f.is_function()) {
+            return Ok(());
+        }
+        let newest = call_session(session, "getItems", &[1.into()]).await?;
+        let newest = super::js::js_to_json(&newest, "session.getItems()").ok();
+        // As the session gives them back (see `check_not_moved_on`).
+        let given_back = |item: &Value| super::js::js_to_json(&json_to_js(item), "an item").ok();
+        let known = |newest: &Value| {
+            [Some(last), state.generated.last()]
+                .into_iter()
+                .flatten()
+                .any(|item| given_back(item).as_ref() == Some(newest))
+        };
+        match newest {
+            Some(Value::Array(items)) if !items.last().is_some_and(known) => {
+                Err(RunError::Usage(RunnerError::new(
+                    RunnerErrorCode::InvalidRunState,
+                    "the session was written to since this run stopped: resumed, it would answer the history it read before (nothing was sent or run); ask again in a new run",
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Refuses to run approved call `id` where the session was written to since the run paused
     /// (the user went on chatting, or cleared the chat): its newest item is no longer the one
     /// this run saved last, so the call's output could not be saved after it (the save's history
@@ -1642,6 +1676,13 @@ pub async fn run(
             error,
             state: Some(state),
         });
+    }
+    // (Where a call was approved or rejected, each decided call is checked when it is answered:
+    // a state resumed again finds the outputs the resumption before saved.)
+    if !fresh && state.decisions.iter().next().is_none() {
+        r.check_resumable(&state)
+            .await
+            .map_err(RunFailure::before_start)?;
     }
     match r.drive(&mut state).await {
         Ok(interruptions) => Ok(RunOutcome {

@@ -633,6 +633,25 @@ test('a restore with onConflict replace leaves the copy an earlier restore made 
   assert.deepEqual(r.after, ['chat-2'], 'replaced once the run ended');
 });
 
+test('a restore with onConflict replace of a session under its own id goes on while a run answers in another user’s session of a copy’s name; a state that is an array comes back', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const db = { dbName: `own-id-${Math.random()}` };
+    const ann = new lib.IndexedDbSession('chat', { ...db, userId: 'ann' });
+    await ann.addItems([{ role: 'user', content: 'in the backup' }]);
+    await ann.update({ state: ['a', 'list'] });
+    const text = await backupText({ ...db, userId: 'ann' });
+    await ann.addItems([{ role: 'user', content: 'since' }]);
+    await new lib.IndexedDbSession('chat-3', { ...db, userId: 'bob' }).addItems([{ role: 'user', content: 'bob' }]);
+    const report = await navigator.locks.request(lib.sessionLockName(db.dbName, 'chat-3'), () => lib.importSessions(text, { ...db, onConflict: 'replace' }));
+    return { replaced: report.replaced, failed: report.failed.map((e) => e.message), items: (await ann.getItems()).map((i) => i.content), state: (await ann.getInfo()).state };
+  });
+  assert.deepEqual([r.replaced, r.failed], [['chat'], []]);
+  assert.deepEqual(r.items, ['in the backup']);
+  assert.deepEqual(r.state, ['a', 'list']);
+});
+
 test('onConflict skips, replaces or renames a stored session; another user’s session is never touched', async () => {
   const { page } = await openHarness(env);
   await helpers(page);

@@ -250,6 +250,13 @@ describe('indexeddb: storage failures', () => {
         watchSessions: () => stop.ready,
         EncryptedSession: () => new lib.EncryptedSession(new lib.MemorySession(), { key, ttL: 60 }),
         SyncedSession: () => new lib.SyncedSession(new lib.IndexedDbSession('ann-chat', { dbName, userId: 'ann' }), new lib.MemorySession(), { interval: 1000, syncOnOpen: false }),
+        // A misspelt condition would replace the history whatever it holds.
+        replaceHistory: () => new lib.IndexedDbSession('ann-chat', { dbName, userId: 'ann' }).replaceHistory([], { expectedItem: [] }),
+        encryptedReplaceHistory: () => new lib.EncryptedSession(new lib.IndexedDbSession('ann-chat', { dbName, userId: 'ann' }), { key }).replaceHistory([], { expectedItem: [] }),
+        memoryReplaceHistory: () => new lib.MemorySession('m').replaceHistory([], { expectedItem: [] }),
+        getArchivedItems: () => new lib.IndexedDbSession('ann-chat', { dbName, userId: 'ann' }).getArchivedItems({ limt: 1 }),
+        getTurns: () => new lib.IndexedDbSession('ann-chat', { dbName, userId: 'ann' }).getTurns({ brnch: 'main' }),
+        memoryGetTurns: () => new lib.MemorySession('m').getTurns({ brnch: 'main' }),
       };
       const results = {};
       for (const [name, call] of Object.entries(calls)) results[name] = await outcome(call);
@@ -261,7 +268,10 @@ describe('indexeddb: storage failures', () => {
         undefinedOption: await outcome(() => lib.listSessions({ dbName, other: undefined })),
       };
     });
-    for (const [name, res] of Object.entries(r.results)) assertError(res, 'INVALID_OPTIONS', /(userID|onconflict|sessionId|dbname|ttL|interval) is not an option/);
+    for (const [name, res] of Object.entries(r.results)) {
+      assert.equal(res.ok, false, `${name} refuses it`);
+      assertError(res, 'INVALID_OPTIONS', /(userID|onconflict|sessionId|dbname|ttL|interval|expectedItem|limt|brnch) is not an option/);
+    }
     assert.match(r.results.applyRetention.message, /^applyRetention: options\.userID is not an option \(dbName, userId, maxAgeDays, maxSessionsPerUser, now\)$/);
     assert.match(r.results.listSessions.message, /^options\.userID is not an option \(there are dbName, userId\)/);
     assert.deepEqual(r.listed, [['ann-chat', 1], ['bob-chat', 1]]);

@@ -1299,6 +1299,36 @@ describe('runner: the context of a resumed run', () => {
 });
 
 describe('runner: resuming after a failure', () => {
+  test('a run resumed from error.state after the chat went on is refused before its model call (nothing sent, no tool run); resumed before, it goes on', async () => {
+    model.script({ error: 503, message: 'overloaded' }, { text: 'Second answer.' }, { error: 503, message: 'overloaded' }, { text: 'Retried answer.' });
+    const r = await inPage(async ({ url }) => {
+      const agent = new lib.Agent({ name: 'A', model: 'm' });
+      const runner = new lib.Runner({ baseUrl: url, retries: 0 });
+      const session = new lib.IndexedDbSession('resume-after-' + Math.random());
+      const failure = await runner.run(agent, 'First question', { session }).catch((e) => e);
+      // The user asks something else instead of retrying: the chat goes on.
+      await runner.run(agent, 'Second question', { session });
+      const requests = await fetch(`${url.replace(/\/v1$/, '')}/status`).then((r) => r.json());
+      const refused = await runner.run(agent, failure.state, { session }).catch((e) => e);
+      const after = await fetch(`${url.replace(/\/v1$/, '')}/status`).then((r) => r.json());
+      // A failure retried at once goes on.
+      const again = await runner.run(agent, 'Third question', { session }).catch((e) => e);
+      const retried = await runner.run(agent, again.state, { session });
+      return {
+        refused: `${refused.name} ${refused.code}`,
+        message: refused.message,
+        sentMeanwhile: after.requests - requests.requests,
+        retried: retried.finalOutput,
+        history: (await session.getItems()).map((i) => i.content),
+      };
+    }, { url: model.url });
+    assert.equal(r.refused, 'RunnerError INVALID_RUN_STATE');
+    assert.match(r.message, /written to since this run stopped/);
+    assert.equal(r.sentMeanwhile, 0, 'no model call was made');
+    assert.equal(r.retried, 'Retried answer.');
+    assert.deepEqual(r.history.map((c) => (typeof c === 'string' ? c : c[0].text)), ['First question', 'Second question', 'Second answer.', 'Third question', 'Retried answer.']);
+  });
+
   test('a ModelError after an approved tool ran carries the state; resuming does not run the tool again', async () => {
     model.script(
       { calls: [{ name: 'charge_card', arguments: { amount: 5 }, id: 'call_pay' }] },

@@ -486,6 +486,34 @@ describe('OpenAIConversationsSession', () => {
     await context.close();
   });
 
+  test('a SyncedSession whose local session was closed stops: its round fails with CLOSED once, and no interval or retry goes on', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async () => {
+      const local = new lib.IndexedDbSession('sync-local-closed');
+      // Each round reads the local session: counted.
+      let reads = 0;
+      for (const name of ['getItems', 'getInfo']) {
+        const method = local[name].bind(local);
+        local[name] = (...args) => (reads++, method(...args));
+      }
+      const synced = new lib.SyncedSession(local, new lib.MemorySession('sync-local-closed-remote'), { syncOnOpen: false, intervalMs: 30, retryDelayMs: 20, maxRetryDelayMs: 40 });
+      await synced.addItems([{ role: 'user', content: 'q1' }]);
+      await synced.sync();
+      await local.close();
+      const failed = await synced.sync().then(() => 'resolved', (e) => e.code);
+      const readsThen = reads;
+      await new Promise((ok) => setTimeout(ok, 300));
+      const again = await synced.sync().then(() => 'resolved', (e) => e.message);
+      return { failed, readsAfter: reads - readsThen, again, status: synced.syncStatus };
+    });
+    assert.equal(r.failed, 'CLOSED');
+    assert.equal(r.readsAfter, 0, 'no round ran after it');
+    assert.equal(r.status.syncing, false, 'the status says no round runs');
+    assert.equal(r.status.lastError?.code, 'CLOSED');
+    assert.match(r.again, /sync\(\): the session was closed/);
+    await context.close();
+  });
+
   test('sync() called several times during a round makes one more round, not one each, and every call resolves after it', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async () => {

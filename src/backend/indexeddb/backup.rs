@@ -346,7 +346,8 @@ fn check_metadata(record: &JsValue, bounds: &Bounds) -> std::result::Result<(), 
                 "topics" => {
                     array && js::elements(&v).is_ok_and(|t| t.iter().all(JsValue::is_string))
                 }
-                _ => v.is_object() && !array,
+                // (An array too, as `update()` takes it.)
+                _ => v.is_object(),
             };
         if !fits {
             return Err(format!(

@@ -10,8 +10,8 @@ use crate::core::json::Value;
 use crate::core::json::json;
 
 use super::items::{
-    copy, from_responses_item, id_ref, nonempty_str, responses_input_item, set, str_of, string,
-    strings, unknown_item, Take, Unsupported,
+    copy, from_responses_item, id_ref, is_bare_reasoning, nonempty_str, responses_input_item, set,
+    str_of, string, strings, unknown_item, Take, Unsupported,
 };
 
 /// Item types whose ids the Conversations API takes back: a reasoning item's encrypted content
@@ -42,16 +42,13 @@ pub fn conversation_input_item(item: &Value) -> Result<Option<Value>, Unsupporte
         _ => item,
     };
     let mut wire = responses_input_item(item)?;
+    if is_bare_reasoning(&wire) {
+        return Ok(None);
+    }
     let Some(out) = wire.as_object_mut() else {
         return Ok(Some(wire));
     };
     let kind = out.get("type").and_then(Value::as_str).unwrap_or("");
-    let unpersistable = kind == "reasoning"
-        && !out.get("id").is_some_and(Value::is_string)
-        && !out.get("encrypted_content").is_some_and(Value::is_string);
-    if unpersistable {
-        return Ok(None);
-    }
     if !TYPES_KEEPING_IDS.contains(&kind) {
         out.remove("id");
     }

@@ -166,11 +166,24 @@ pub(super) fn chat_reasoning(m: &Value) -> Option<(&'static str, &str)> {
     None
 }
 
-/// A Chat Completions answer's reasoning as the SDK keeps it (a reasoning item whose
-/// `rawContent` holds the text), with the name it came by where it is not the SDK's
-/// (`providerData.field`): a server that sends `reasoning_content` takes it back only so, and
-/// DeepSeek refuses the next request of a tool loop without it.
-pub(super) fn chat_reasoning_item(field: &str, text: &str) -> Value {
+/// A Chat Completions answer's items (`answer`: its message and calls), after its reasoning as
+/// the SDK keeps it: a reasoning item whose `rawContent` holds the text, with the name it came by
+/// where it is not the SDK's (`providerData.field`): a server that sends `reasoning_content` takes
+/// it back only so, and DeepSeek refuses the next request of a tool loop without it. Reasoning
+/// with no message or call after it is left out: it would be no answer, and the model asked again
+/// the same, until the run's turns ran out (the empty answer it is ends the run, as before).
+pub(super) fn chat_output(reasoning: Option<(&str, &str)>, answer: Vec<Value>) -> Vec<Value> {
+    match reasoning {
+        Some((field, text)) if !answer.is_empty() && !text.is_empty() => {
+            let mut items = vec![chat_reasoning_item(field, text)];
+            items.extend(answer);
+            items
+        }
+        _ => answer,
+    }
+}
+
+fn chat_reasoning_item(field: &str, text: &str) -> Value {
     let mut m = strings(&[("type", "reasoning")]);
     set(&mut m, "content", Value::Array(Vec::new()));
     let part = strings(&[("type", "reasoning_text"), ("text", text)]);
@@ -490,7 +503,18 @@ fn is_base64(s: &str) -> bool {
 /// One session item as a Responses-API input item; `None` for an item the SDK refuses too (see
 /// [`responses_input_item`] for why).
 pub fn to_responses_item(item: &Value) -> Option<Value> {
-    responses_input_item(item).ok()
+    responses_input_item(item)
+        .ok()
+        .filter(|wire| !is_bare_reasoning(wire))
+}
+
+/// A reasoning item (in the API's shape) the API cannot tie to anything: without an id or
+/// encrypted content (a Chat Completions answer's), which it refuses as input. Left out, as
+/// the Conversations API's items leave it out.
+pub(super) fn is_bare_reasoning(wire: &Value) -> bool {
+    str_of(wire, "type") == Some("reasoning")
+        && str_of(wire, "id").is_none()
+        && str_of(wire, "encrypted_content").is_none()
 }
 
 /// One session item as a Responses-API input item, as the SDK sends it: SDK field names become
@@ -813,6 +837,8 @@ fn function_call_to_api(item: &Value) -> Obj {
     copy(&mut m, item, Take::Any, FUNCTION_CALL_FIELDS);
     put_caller(&mut m, item);
     copy(&mut m, item, Take::Str, &[("namespace", "namespace")]);
+    // (A Chat Completions server's `extra_content`, Gemini's, is its own: the Responses API
+    // refuses a field it does not know.)
     merge_provider_data(
         &mut m,
         item.get("providerData"),
@@ -825,6 +851,7 @@ fn function_call_to_api(item: &Value) -> Obj {
             "status",
             "namespace",
             "caller",
+            "extra_content",
         ],
     );
     without_placeholder_id(m)
@@ -2142,6 +2169,26 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn what_a_chat_completions_answer_kept_goes_to_the_responses_api_as_it_takes_it() {
+        // Its reasoning has no id: the API refuses it, so it is left out (the chat went on with
+        // the Responses API, or a compaction sends the history there).
+        let reasoning = json!({"type": "reasoning", "content": [],
+            "rawContent": [{"type": "reasoning_text", "text": "Hm."}],
+            "providerData": {"field": "reasoning_content"}});
+        assert_eq!(to_responses_item(&reasoning), None);
+        // A call keeps its own fields, not Gemini's `extra_content`.
+        let call = json!({"type": "function_call", "callId": "c1", "name": "f", "arguments": "{}",
+            "providerData": {"extra_content": {"google": {"thought_signature": "sig"}}}});
+        assert_eq!(
+            to_responses_item(&call),
+            Some(json!({"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}))
+        );
+        // A Responses reasoning item goes as it is.
+        let kept = json!({"type": "reasoning", "id": "rs", "summary": []});
+        assert_eq!(to_responses_item(&kept), Some(kept.clone()));
+    }
+
+    #[test]
     fn every_session_item_goes_to_the_responses_api_as_the_sdk_sends_it() {
         let differences = to_api_differences();
         let mut failures = Vec::new();
@@ -2172,7 +2219,11 @@ pub(super) mod tests {
                     "toResponses {name}: we refuse ({e}), the SDK sends {sdk}"
                 )),
             }
-            assert_eq!(to_responses_item(&input), responses_input_item(&input).ok());
+            let sent = responses_input_item(&input).ok();
+            assert_eq!(
+                to_responses_item(&input),
+                sent.filter(|wire| !is_bare_reasoning(wire))
+            );
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }

@@ -336,6 +336,8 @@ pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Valu
                     let content = json!(content_text(item.get("content")));
                     messages.push(Value::Object(assistant(&mut reasoning, content)));
                 } else {
+                    // (Reasoning belongs to the answer after it, not to a later turn's.)
+                    reasoning = None;
                     messages
                         .push(json!({"role": role, "content": chat_content(item.get("content"))}));
                 }
@@ -382,6 +384,7 @@ pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Valu
                 }
             }
             "function_call_result" | "function_call_output" => {
+                reasoning = None;
                 let Some(id) = call_id(item) else { continue };
                 messages.push(json!({
                     "role": "tool",
@@ -390,6 +393,22 @@ pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Valu
                 }));
             }
             _ => {}
+        }
+    }
+    // The reasoning of an earlier turn's answer goes back only where the answer called tools
+    // (DeepSeek requires that in every later request; of an answer without calls it ignores
+    // it): fewer tokens sent, and fewer fields a stricter server, switched to mid-chat, refuses.
+    let last_user = messages
+        .iter()
+        .rposition(|m| str_of(m, "role") == Some("user"))
+        .unwrap_or(0);
+    for m in messages.iter_mut().take(last_user) {
+        if let Value::Object(m) = m {
+            if !m.contains_key("tool_calls") {
+                for field in CHAT_REASONING {
+                    m.remove(field);
+                }
+            }
         }
     }
     messages
@@ -732,6 +751,36 @@ mod tests {
                 ]}),
             ]
         );
+        // Before the newest user message, an answer's reasoning goes back only where it called
+        // tools; reasoning goes to no later turn's answer (a user message or a tool output
+        // between them ends it).
+        let reasoning = |text: &str| {
+            json!({"type": "reasoning", "content": [],
+                "rawContent": [{"type": "reasoning_text", "text": text}]})
+        };
+        let answer = |text: &str| json!({"type": "message", "role": "assistant", "content": text});
+        let input = [
+            json!({"role": "user", "content": "Weather?"}),
+            reasoning("Look it up."),
+            json!({"type": "function_call", "callId": "c1", "name": "f", "arguments": "{}"}),
+            json!({"type": "function_call_result", "callId": "c1", "output": "18C"}),
+            reasoning("Say it."),
+            answer("18C"),
+            reasoning("Left over."),
+            json!({"role": "user", "content": "And tomorrow?"}),
+            answer("Same."),
+            reasoning("Before a call's output."),
+            json!({"type": "function_call_result", "callId": "c1", "output": "again"}),
+            reasoning("Now."),
+            answer("Sunny."),
+        ];
+        let messages = to_chat_messages(None, &input);
+        let sent: Vec<Option<&str>> = messages
+            .iter()
+            .filter(|m| str_of(m, "role") == Some("assistant"))
+            .map(|m| str_of(m, "reasoning"))
+            .collect();
+        assert_eq!(sent, [Some("Look it up."), None, None, Some("Now.")]);
     }
 
     #[test]

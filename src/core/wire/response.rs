@@ -4,8 +4,8 @@
 use crate::core::json::Value;
 
 use super::items::{
-    call_arguments, chat_answer_item, chat_call_extras, chat_call_item, chat_reasoning,
-    chat_reasoning_item, content_text, from_responses_item, str_of,
+    call_arguments, chat_answer_item, chat_call_extras, chat_call_item, chat_output,
+    chat_reasoning, content_text, from_responses_item, str_of,
 };
 use super::{Api, ModelOutput, Usage, WireError};
 
@@ -76,14 +76,10 @@ pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> 
             let message = choice
                 .and_then(|c| c.get("message"))
                 .ok_or(WireError::Missing("\"choices[0].message\""))?;
-            let mut items: Vec<Value> = chat_reasoning(message)
-                .map(|(field, text)| chat_reasoning_item(field, text))
-                .into_iter()
-                .collect();
             // (Content may come as parts: their text.)
             let text = content_text(message.get("content"));
             let refusal = str_of(message, "refusal").unwrap_or("");
-            items.extend(chat_answer_item(&text, refusal));
+            let mut items: Vec<Value> = chat_answer_item(&text, refusal).into_iter().collect();
             if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
                 for c in calls {
                     let f = c.get("function");
@@ -98,7 +94,7 @@ pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> 
                 }
             }
             Ok(ModelOutput {
-                items,
+                items: chat_output(chat_reasoning(message), items),
                 usage: usage_of(api, body.get("usage")),
                 // (Azure's may be empty.)
                 response_id: str_of(body, "id")
@@ -257,6 +253,13 @@ mod tests {
         assert_eq!(out.items[0].get("providerData"), None);
         assert_eq!(out.items[0]["rawContent"][0]["text"], "r");
         assert_eq!(out.items[2].get("providerData"), None);
+        // Reasoning and no answer: the empty answer it was before.
+        let body = json!({"choices": [{"message": {"role": "assistant", "reasoning_content": "Hm.",
+            "content": ""}, "finish_reason": "stop"}]});
+        assert!(parse_response(Api::ChatCompletions, &body)
+            .unwrap()
+            .items
+            .is_empty());
     }
 
     #[test]

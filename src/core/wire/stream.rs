@@ -4,8 +4,8 @@
 use crate::core::json::Value;
 
 use super::items::{
-    call_arguments, chat_answer_item, chat_call_extras, chat_call_item, chat_reasoning,
-    chat_reasoning_item, content_text, from_responses_item, str_of, Obj,
+    call_arguments, chat_answer_item, chat_call_extras, chat_call_item, chat_output,
+    chat_reasoning, content_text, from_responses_item, str_of, Obj,
 };
 use super::response::{parse_response, usage_of};
 use super::{Api, ModelOutput, Usage, WireError};
@@ -240,8 +240,12 @@ impl StreamAccumulator {
                     .rposition(|(i, _)| *i == index)
                     .filter(|&p| {
                         let known = &self.calls[p].1;
-                        let other = id.is_some_and(|id| known.id != id)
-                            || name != Some(known.name.as_str());
+                        // (A name in pieces goes on while no arguments came, in deltas after
+                        // the first, which alone has the call's id.)
+                        let piece =
+                            !known.id.is_empty() && id.is_none() && known.arguments.is_empty();
+                        let other_name = name != Some(known.name.as_str()) && !piece;
+                        let other = id.is_some_and(|id| known.id != id) || other_name;
                         !(named && !known.name.is_empty() && other)
                     });
                 let pos = match pos {
@@ -258,9 +262,10 @@ impl StreamAccumulator {
                 }
                 chat_call_extras(c, &mut call.extras);
                 if let Some(f) = c.get("function") {
-                    // Set, not appended: a name comes whole, and some servers send it again.
-                    if let Some(n) = name.filter(|n| !n.is_empty()) {
-                        call.name = n.to_string();
+                    // Some servers send the name again in each delta: taken once. (Others send it
+                    // in pieces, before the arguments.)
+                    if let Some(n) = name.filter(|n| *n != call.name) {
+                        call.name.push_str(n);
                     }
                     match f.get("arguments") {
                         Some(Value::String(a)) => call.arguments.push_str(a),
@@ -286,11 +291,8 @@ impl StreamAccumulator {
                 if let Some(e) = self.stopped.take() {
                     return Err(e);
                 }
-                let (field, reasoning) = &self.reasoning;
-                let mut items: Vec<Value> = (!reasoning.is_empty())
-                    .then(|| chat_reasoning_item(field, reasoning))
+                let mut items: Vec<Value> = chat_answer_item(&self.text, &self.refusal)
                     .into_iter()
-                    .chain(chat_answer_item(&self.text, &self.refusal))
                     .collect();
                 // `[DONE]` after nothing (an error of a shape not known here, then the end) is
                 // no answer: taken as one, the question would be saved unanswered.
@@ -313,8 +315,9 @@ impl StreamAccumulator {
                     };
                     items.push(chat_call_item(&c.id, &c.name, args, c.extras.clone()));
                 }
+                let (field, reasoning) = &self.reasoning;
                 Ok(ModelOutput {
-                    items,
+                    items: chat_output(Some((field, reasoning)), items),
                     usage: self.usage,
                     response_id: self.id,
                 })
@@ -533,6 +536,19 @@ mod tests {
                 function_call_item("", "g", "{}"),
             ]
         );
+        // Calls without ids, the first without arguments: two calls, not one named `fg`.
+        let chat = concat!(
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"f\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        );
+        let out = stream(Api::ChatCompletions, chat).1.unwrap();
+        assert_eq!(
+            out.items,
+            [
+                function_call_item("", "f", "{}"),
+                function_call_item("", "g", "{}"),
+            ]
+        );
     }
 
     #[test]
@@ -560,6 +576,24 @@ mod tests {
             out.items[2]["providerData"]["extra_content"]["google"]["thought_signature"],
             "sig"
         );
+    }
+
+    #[test]
+    fn a_name_in_pieces_is_one_name_and_reasoning_alone_is_an_empty_answer() {
+        let chat = concat!(
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"get_\",\"arguments\":\"\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"weather\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        );
+        let out = stream(Api::ChatCompletions, chat).1.unwrap();
+        assert_eq!(out.items, [function_call_item("a", "get_weather", "{}")]);
+        // Reasoning, then nothing: no item (a reasoning item alone would have the model asked
+        // again, the same, until the run's turns ran out).
+        let chat = "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"Hm.\"},\"finish_reason\":\"stop\"}]}\n\n";
+        assert!(stream(Api::ChatCompletions, chat)
+            .1
+            .unwrap()
+            .items
+            .is_empty());
     }
 
     #[test]
