@@ -19,8 +19,12 @@ export const BACKUP_VERSION = 1;
 /** The kinds of lines that carry a session's rows, in the order they are written. */
 const ROW_KINDS = ['item', 'archived', 'usage', 'operation'];
 
-/** Rows per page: each page is one read transaction. */
+/** Rows per page: each page is one read transaction, and its text one chunk of the stream: at
+ * most PAGE rows, fewer where a session's items are large (images as data URLs), so that a page
+ * is about PAGE_SIZE of text (a page of 500 such items was gigabytes, built at once). */
 const PAGE = 500;
+const PAGE_SIZE = 8 * 1024 * 1024;
+const pageOf = (record) => Math.max(1, Math.min(PAGE, Math.floor(PAGE_SIZE / (record?.bytes / Math.max(1, record?.itemCount) || 1))));
 
 /** Characters of a session's lines held back until its end line, so that a session rewritten
  * while it was read can be read again whole; a longer session streams page by page. */
@@ -148,7 +152,7 @@ export function exportSessions(options) {
       }
       // Only the rows the record written above names: a turn another tab adds meanwhile would
       // make a session its record does not count, which no import would take.
-      const { rows, next: after } = await readBackup({ ...base, sessionId: current.sessionId, kind, after: current.after, limit: PAGE, record: current.record });
+      const { rows, next: after } = await readBackup({ ...base, sessionId: current.sessionId, kind, after: current.after, limit: pageOf(current.record), record: current.record });
       current.lines += rows.length;
       if (after === null) {
         current.kind += 1;

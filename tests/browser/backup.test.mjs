@@ -879,6 +879,27 @@ test('sizes stay close to the items held through rewrites and branches', async (
   assert.ok(Math.abs(r.afterDelete - r.mainItems) / r.mainItems < 0.1, `${r.afterDelete} vs ${r.mainItems}`);
 });
 
+test('a session of large items (images as data URLs) is exported in pages of about 8 MiB, not 500 items at once, and imports whole', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: `large-items-${Math.random()}` };
+    const image = `data:image/png;base64,${'A'.repeat(600 * 1024)}`;
+    const s = new lib.IndexedDbSession('photos', from);
+    for (let i = 0; i < 40; i++) await s.addItems([{ role: 'user', content: [{ type: 'input_image', image: image + i }] }]);
+    const reader = lib.exportSessions(from).getReader();
+    const chunks = [];
+    for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(read.value);
+    const to = { dbName: `large-items-to-${Math.random()}` };
+    const report = await lib.importSessions(new Blob(chunks), to);
+    const back = await new lib.IndexedDbSession('photos', to).getItems();
+    return { sizes: chunks.map((c) => c.byteLength), imported: report.imported, count: back.length, last: back.at(-1).content[0].image.slice(-2) };
+  });
+  // 24 MB of items: several chunks, none much over 8 MiB (one held page and what goes with it).
+  assert.ok(r.sizes.length >= 3, `chunks: ${r.sizes}`);
+  assert.ok(Math.max(...r.sizes) < 10 * 1024 * 1024, `chunks: ${r.sizes}`);
+  assert.deepEqual([r.imported, r.count, r.last], [['photos'], 40, '39']);
+});
+
 test('memory stays flat while 100,000 items are exported', async (t) => {
   const { page } = await openHarness(env);
   await helpers(page);

@@ -528,27 +528,18 @@ mod tests {
             "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
             "data: [DONE]\n\n",
         );
-        let out = stream(Api::ChatCompletions, chat).1.unwrap();
+        let calls = |chat: &str| stream(Api::ChatCompletions, chat).1.unwrap().items;
+        let call = |name: &str, arguments: &str| function_call_item("", name, arguments);
         assert_eq!(
-            out.items,
-            [
-                function_call_item("", "read_file", "{\"p\":1}"),
-                function_call_item("", "g", "{}"),
-            ]
+            calls(chat),
+            [call("read_file", "{\"p\":1}"), call("g", "{}")]
         );
         // Calls without ids, the first without arguments: two calls, not one named `fg`.
         let chat = concat!(
             "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"f\"}}]}}]}\n\n",
             "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
         );
-        let out = stream(Api::ChatCompletions, chat).1.unwrap();
-        assert_eq!(
-            out.items,
-            [
-                function_call_item("", "f", "{}"),
-                function_call_item("", "g", "{}"),
-            ]
-        );
+        assert_eq!(calls(chat), [call("f", "{}"), call("g", "{}")]);
     }
 
     #[test]
