@@ -19,12 +19,13 @@ export const BACKUP_VERSION = 1;
 /** The kinds of lines that carry a session's rows, in the order they are written. */
 const ROW_KINDS = ['item', 'archived', 'usage', 'operation'];
 
-/** Rows per page: each page is one read transaction, and its text one chunk of the stream: at
- * most PAGE rows, fewer where a session's items are large (images as data URLs), so that a page
- * is about PAGE_SIZE of text (a page of 500 such items was gigabytes, built at once). */
+/** Rows per page: each page is one read transaction. At most PAGE rows, fewer where a kind of
+ * row is large (images as data URLs): the first page of each kind is FIRST_PAGE rows, each
+ * next one as many as make about PAGE_SIZE of text at the size of the rows before it (a page of
+ * 500 such items was gigabytes of text, built at once). */
 const PAGE = 500;
+const FIRST_PAGE = 8;
 const PAGE_SIZE = 8 * 1024 * 1024;
-const pageOf = (record) => Math.max(1, Math.min(PAGE, Math.floor(PAGE_SIZE / (record?.bytes / Math.max(1, record?.itemCount) || 1))));
 
 /** Characters of a session's lines held back until its end line, so that a session rewritten
  * while it was read can be read again whole; a longer session streams page by page. */
@@ -152,7 +153,7 @@ export function exportSessions(options) {
       }
       // Only the rows the record written above names: a turn another tab adds meanwhile would
       // make a session its record does not count, which no import would take.
-      const { rows, next: after } = await readBackup({ ...base, sessionId: current.sessionId, kind, after: current.after, limit: pageOf(current.record), record: current.record });
+      const { rows, next: after } = await readBackup({ ...base, sessionId: current.sessionId, kind, after: current.after, limit: current.page, record: current.record });
       current.lines += rows.length;
       if (after === null) {
         current.kind += 1;
@@ -163,6 +164,7 @@ export function exportSessions(options) {
       let text = '';
       // (Item rows come without their search terms: an import makes them again.)
       for (const row of rows) text += line({ [kind]: row });
+      current.page = after === null ? FIRST_PAGE : Math.max(1, Math.min(PAGE, Math.floor((PAGE_SIZE * rows.length) / (text.length || 1))));
       // A session sent page by page sends the last page of each kind of row with what follows
       // it (the next kinds' first pages, or its end line once its record is checked, above), in
       // this pull: the next may come much later, when a rewrite no longer matters.
@@ -180,7 +182,7 @@ export function exportSessions(options) {
    * `state`): the next text held sends it, or the end line. */
   const start = (sessionId, record, tries) => {
     const text = line({ session: record });
-    current = { sessionId, kind: 0, after: null, lines: 1, record, tries, held: [text], size: text.length };
+    current = { sessionId, kind: 0, after: null, lines: 1, record, tries, held: [text], size: text.length, page: FIRST_PAGE };
   };
   /** Holds a session's text until its end line (see HOLD); what to send now, if anything. */
   const hold = (text) => {
