@@ -901,10 +901,30 @@ impl RunState {
         })?;
         let mut state = self.inner.borrow_mut();
         let pending = state.pending_calls();
-        if !pending.iter().any(|c| call_id(c) == Some(id.as_str())) {
-            return Err(state_error(format!(
-                "no tool call \"{id}\" is waiting for approval in this run"
-            )));
+        // (A handoff never waits: a decision on it would be taken and never used.)
+        let call = pending
+            .iter()
+            .find(|c| call_id(c) == Some(id.as_str()))
+            .filter(|_| !state.handoff_calls.contains(&id));
+        // An interruption item of another run names another call under the same id (servers
+        // that number calls per response give `call_0` in every run).
+        let other = |c: &crate::core::json::Value| {
+            ["name", "arguments"].iter().any(|key| {
+                js_sys::Reflect::get(item, &(*key).into())
+                    .ok()
+                    .and_then(|v| v.as_string())
+                    .is_some_and(|given| {
+                        c.get(key).and_then(|v| v.as_str()) != Some(given.as_str())
+                    })
+            })
+        };
+        match call {
+            Some(c) if !other(c) => {}
+            _ => {
+                return Err(state_error(format!(
+                    "no tool call \"{id}\" is waiting for approval in this run"
+                )))
+            }
         }
         state.decisions.insert(id, decision);
         Ok(())

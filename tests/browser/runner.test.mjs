@@ -2079,6 +2079,40 @@ describe('runner: answers that are not whole', () => {
     }
   });
 
+  test('an interruption of another run is refused by approve() and reject(), though its call id is the same (servers that number calls per response)', async () => {
+    model.script(
+      { calls: [{ name: 'send_email', arguments: { to: 'ada' }, id: 'call_0' }] },
+      { calls: [{ name: 'delete_file', arguments: { path: 'x' }, id: 'call_0' }] },
+    );
+    const r = await inPage(async ({ url }) => {
+      const tool = (name) => ({ name, needsApproval: true, execute: () => 'done' });
+      const agent = new lib.Agent({ name: 'A', model: 'm', tools: [tool('send_email'), tool('delete_file')] });
+      const runner = new lib.Runner({ baseUrl: url });
+      const mail = await runner.run(agent, 'Mail Ada', { session: new lib.IndexedDbSession('mail-' + Math.random()) });
+      const files = await runner.run(agent, 'Delete x', { session: new lib.IndexedDbSession('files-' + Math.random()) });
+      const attempt = (f) => {
+        try {
+          f();
+          return 'taken';
+        } catch (e) {
+          return `${e.name} ${e.code}`;
+        }
+      };
+      return {
+        ids: [mail.interruptions[0].callId, files.interruptions[0].callId],
+        approveOther: attempt(() => files.state.approve(mail.interruptions[0])),
+        rejectOther: attempt(() => files.state.reject(mail.interruptions[0])),
+        approveOwn: attempt(() => files.state.approve(files.interruptions[0])),
+        byId: attempt(() => files.state.reject('call_0')),
+      };
+    });
+    assert.deepEqual(r.ids, ['call_0', 'call_0']);
+    assert.equal(r.approveOther, 'RunnerError INVALID_RUN_STATE');
+    assert.equal(r.rejectOther, 'RunnerError INVALID_RUN_STATE');
+    assert.equal(r.approveOwn, 'taken');
+    assert.equal(r.byId, 'taken', 'a call id alone names the call of this run');
+  });
+
   test('a paused state approved (or rejected) after the chat went on (another question answered, or the chat cleared) runs no tool and saves nothing: INVALID_RUN_STATE, over any session', async () => {
     const r = await inPage(
       async ({ id }) => {
