@@ -279,7 +279,21 @@ enum Started {
     Tool(usize, Result<Settling, JsValue>),
 }
 
+/// An item as a session gives it back: through JS (a number the model wrote `1.0` is `1`).
+fn given_back(item: &Value) -> Option<Value> {
+    super::js::js_to_json(&json_to_js(item), "an item").ok()
+}
+
 impl Run<'_> {
+    /// Whether the run's session has history transactions (ours do): its saves are named, and
+    /// each expects the history to end as the run left it.
+    fn transactional(&self) -> bool {
+        self.options
+            .session
+            .as_ref()
+            .is_some_and(|s| js::get(s, "applyHistoryTransaction").is_ok_and(|f| f.is_function()))
+    }
+
     fn emit(&self, kind: &str, fields: &[(&str, JsValue)]) {
         if let Some(on_event) = self.on_event {
             let event = object(&[("type", kind.into())]);
@@ -335,10 +349,7 @@ impl Run<'_> {
         };
         let mut with_usage = false;
         if let Some(session) = &self.options.session {
-            let transactional = js::get(session, "applyHistoryTransaction")
-                .map(|f| f.is_function())
-                .unwrap_or(false);
-            if transactional {
+            if self.transactional() {
                 let mut fields = vec![
                     ("operationId", save.operation_id.as_str().into()),
                     ("transaction", json_to_js(&save.transaction())),
@@ -852,22 +863,20 @@ impl Run<'_> {
     }
 
     /// Refuses a run resumed with no call approved or rejected (from an `error.state`, after a
-    /// failed model call or a callback that threw) where the session was written to since it stopped (another question, another tab's
-    /// turn): it would go on from the history it read, its model paid and its tools run, before
-    /// its save was refused. Where the session has history transactions: the newest item is the
+    /// failed model call or a callback that threw) where the session was written to since it
+    /// stopped (another question, another tab's turn): it would go on from the history it read,
+    /// its model paid and its tools run, before its save was refused. Where the session has history transactions: the newest item is the
     /// one the run saved last, or the newest the run made (a save that reached the session,
     /// though its reply was lost: the run saves it again, and it is applied once).
     async fn check_resumable(&self, state: &RunState) -> Result<(), RunError> {
         let (Some(session), Some(last)) = (&self.options.session, &state.last_saved) else {
             return Ok(());
         };
-        if !js::get(session, "applyHistoryTransaction").is_ok_and(|f| f.is_function()) {
+        if !self.transactional() {
             return Ok(());
         }
         let newest = call_session(session, "getItems", &[1.into()]).await?;
         let newest = super::js::js_to_json(&newest, "session.getItems()").ok();
-        // As the session gives them back (see `check_not_moved_on`).
-        let given_back = |item: &Value| super::js::js_to_json(&json_to_js(item), "an item").ok();
         let known = |newest: &Value| {
             [Some(last), state.generated.last()]
                 .into_iter()
@@ -899,15 +908,12 @@ impl Run<'_> {
         newest: &Option<Vec<Value>>,
         id: &str,
     ) -> Result<(), RunError> {
-        let (Some(session), Some(last), Some(items)) =
-            (&self.options.session, &state.last_saved, newest)
+        let (Some(_), Some(last), Some(items)) = (&self.options.session, &state.last_saved, newest)
         else {
             return Ok(()); // not read as a list: left to the save's own check
         };
-        let same = if js::get(session, "applyHistoryTransaction").is_ok_and(|f| f.is_function()) {
-            // As the session gives it back: through JS, a number written `1.0` by the model is
-            // `1`.
-            let last = super::js::js_to_json(&json_to_js(last), "the item saved last").ok();
+        let same = if self.transactional() {
+            let last = given_back(last);
             last.is_none() || items.last() == last.as_ref()
         } else {
             // (A call no longer among them: the chat was cleared, or went on far.)
@@ -1367,11 +1373,7 @@ impl Run<'_> {
     /// `blocked_append`); to any other session, nothing more than the input already saved. The
     /// run's usage goes with it: the model was called.
     async fn save_blocked(&self, state: &mut RunState) -> Result<(), RunError> {
-        let transactional =
-            self.options.session.as_ref().is_some_and(|s| {
-                js::get(s, "applyHistoryTransaction").is_ok_and(|f| f.is_function())
-            });
-        if !transactional {
+        if !self.transactional() {
             self.store_usage(state).await;
             return Ok(());
         }
