@@ -604,13 +604,11 @@ export class SyncedSession extends EventTarget {
           this.#setStatus({ syncing: false, pending, localOnly: this.#localOnly });
           this.#busy += 1;
           retryIn = Math.min(this.#maxDelay, this.#minDelay * 2 ** Math.min(this.#busy - 1, 5));
-        } else if (error?.code === 'CLOSED') {
-          // This object, or its local (or remote) session, was closed: no later round can work.
-          // It stops (its interval and retries went on for good, holding both sessions).
-          this.#setStatus({ syncing: false, pending, localOnly: this.#localOnly, lastError: errorInfo(error) });
-          this.close();
         } else {
           this.#setStatus({ syncing: false, pending, localOnly: this.#localOnly, lastError: errorInfo(error), online: online() });
+          // This object, or its local (or remote) session, was closed: no later round can work.
+          // It stops (its interval and retries went on for good, holding both sessions).
+          if (error?.code === 'CLOSED') this.close();
           // A refusal (4xx: a conversation deleted or never there, a key refused) would be
           // refused again: the next write, sync(), interval or `online` tries again, no timer
           // (nor a longer wait for the next failure that is retried).

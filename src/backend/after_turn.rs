@@ -75,10 +75,6 @@ fn take_lock(name: &str, held: Promise) -> Option<Promise> {
     Some(Promise::race(&Array::of2(&promise, &refused)))
 }
 
-fn has(session: &JsValue, method: &'static str) -> bool {
-    js::get(session, method).is_ok_and(|f| f.is_function())
-}
-
 impl AfterTurn {
     /// The promise of the report `{ title, summary, compaction, usage, errors }`.
     pub fn start(self) -> Promise {
@@ -86,7 +82,9 @@ impl AfterTurn {
         // work below may run after the next turn was saved (it waits for the previous turn's),
         // and must still title and summarise the turns up to its own.
         let own = match &self.session {
-            Some(session) if self.finished && self.wants_metadata() && has(session, "getInfo") => {
+            Some(session)
+                if self.finished && self.wants_metadata() && js::has_method(session, "getInfo") =>
+            {
                 // Listened to now: a rejection is not the page's unhandled one while the work
                 // waits for its turn.
                 js::call_method(session, "getInfo", &[])
@@ -117,7 +115,8 @@ impl AfterTurn {
 
     async fn run(&self, session: &JsValue, report: &Report, own: Option<Settling>) {
         if self.wants_metadata() {
-            let done = match has(session, "update") && has(session, "getInfo") {
+            let done = match js::has_method(session, "update") && js::has_method(session, "getInfo")
+            {
                 true => self.metadata_work(session, report, own).await,
                 // Said, rather than an option that silently does nothing.
                 false => Err(RunError::Usage(RunnerError::new(
@@ -130,7 +129,7 @@ impl AfterTurn {
                 report.errors.push(&run_error(e));
             }
         }
-        if has(session, "runCompaction") {
+        if js::has_method(session, "runCompaction") {
             match call_session(session, "runCompaction", &[]).await {
                 Ok(done) => *report.compaction.borrow_mut() = done,
                 Err(e) => {
@@ -177,7 +176,7 @@ impl AfterTurn {
         let titled = match title_due(self.metadata.auto_title, turn_count) {
             true if turn_count == 1 => Some(self.turn.clone()),
             // (Also one with no title: its first message had no text, an image say.)
-            true if has(session, "getRecentTurns") => {
+            true if js::has_method(session, "getRecentTurns") => {
                 let count = JsValue::from_f64(now as f64);
                 let items = call_session(session, "getRecentTurns", &[count]).await?;
                 match js_to_json(&items, "the session's turns") {
@@ -263,7 +262,7 @@ impl AfterTurn {
         n: u64,
         later: u64,
     ) -> Result<Vec<Value>, RunError> {
-        if !has(session, "getRecentTurns") {
+        if !js::has_method(session, "getRecentTurns") {
             return Ok(self.turn.clone());
         }
         let count = JsValue::from_f64(n.saturating_add(later) as f64);

@@ -61,10 +61,6 @@ impl Compacted {
     }
 }
 
-fn has_method(object: &JsValue, name: &'static str) -> bool {
-    js::get(object, name).is_ok_and(|f| f.is_function())
-}
-
 fn invalid_session(message: String) -> RunError {
     RunError::Usage(RunnerError::new(RunnerErrorCode::InvalidSession, message))
 }
@@ -148,7 +144,7 @@ impl Compactor {
             let gone = [SessionErrorCode::BranchNotFound, SessionErrorCode::Closed]
                 .iter()
                 .any(|c| code.as_deref() == Some(c.as_str()))
-                && has_method(session, "replaceHistory");
+                && js::has_method(session, "replaceHistory");
             if !mismatch && !gone {
                 return Err(e);
             }
@@ -288,13 +284,13 @@ impl Compactor {
             .and_then(|first| js_to_json(first, "").ok())
             .is_some_and(|first| is_server_compaction(&first));
         let items: JsValue = compacted.iter().collect::<Array>().into();
-        if has_method(session, "replaceHistory") {
+        if js::has_method(session, "replaceHistory") {
             let options = object(&[
                 ("archive", self.archive.into()),
                 ("expectedItems", stored.clone()),
             ]);
             call_session(session, "replaceHistory", &[items, options.into()]).await?;
-        } else if has_method(session, "applyHistoryTransaction") {
+        } else if js::has_method(session, "applyHistoryTransaction") {
             // (The SDK's `MemorySession`: one transaction, refused if the history changed since
             // it was read, where a clear and an add could lose a write in between.)
             let transaction = object(&[
@@ -310,7 +306,7 @@ impl Compactor {
                 ("transaction", transaction.into()),
             ]);
             call_session(session, "applyHistoryTransaction", &[args.into()]).await?;
-        } else if has_method(session, "replaceHistoryWithCompaction")
+        } else if js::has_method(session, "replaceHistoryWithCompaction")
             // As the SDK calls it: for the server's compaction, whose history starts with its
             // compaction item (where it may append, as the SDK's Conversations session does,
             // the rest would stay). Not for a summary, even one that keeps such an item.

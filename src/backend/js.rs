@@ -66,6 +66,12 @@ pub fn name(name: &'static str) -> JsValue {
     })
 }
 
+/// Whether `object` has a method `name` (a property that is a function; one whose getter
+/// throws is none).
+pub fn has_method(object: &JsValue, name: &'static str) -> bool {
+    get(object, name).is_ok_and(|f| f.is_function())
+}
+
 /// `target[key]` for one of the library's own property names; what a getter or a Proxy trap
 /// throws is an `Err`.
 pub fn get(target: &JsValue, key: &'static str) -> Result<JsValue, Thrown> {

@@ -201,7 +201,7 @@ fn unresolved(e: Unresolved, code: RunnerErrorCode, what: &str) -> RunError {
 
 /// The session's summary and state, from `getInfo()` where the session has it.
 async fn read_metadata(session: &JsValue) -> Result<(Option<String>, Value), RunError> {
-    if !js::get(session, "getInfo").is_ok_and(|f| f.is_function()) {
+    if !js::has_method(session, "getInfo") {
         return Ok((None, Value::Null));
     }
     let info = call_session(session, "getInfo", &[]).await?;
@@ -291,7 +291,7 @@ impl Run<'_> {
         self.options
             .session
             .as_ref()
-            .is_some_and(|s| js::get(s, "applyHistoryTransaction").is_ok_and(|f| f.is_function()))
+            .is_some_and(|s| js::has_method(s, "applyHistoryTransaction"))
     }
 
     fn emit(&self, kind: &str, fields: &[(&str, JsValue)]) {
@@ -398,7 +398,7 @@ impl Run<'_> {
             }
             Some(Window::Items(Limit::Newest(n))) => ("getItems", count(n), None),
             Some(Window::Turns(Limit::Newest(n))) => {
-                if js::get(session, "getRecentTurns").is_ok_and(|f| f.is_function()) {
+                if js::has_method(session, "getRecentTurns") {
                     ("getRecentTurns", count(n), None)
                 } else {
                     // Every item: the session's own default window could start mid-turn.
@@ -1311,8 +1311,7 @@ impl Run<'_> {
             None => return Ok("Give the keys to change as an object in \"updates\".".into()),
         };
         if let Some(session) = &self.options.session {
-            let has = |name: &'static str| js::get(session, name).is_ok_and(|f| f.is_function());
-            if has("update") && has("getInfo") {
+            if js::has_method(session, "update") && js::has_method(session, "getInfo") {
                 // Merged into the state as stored now (a tool or another tab may have written it
                 // since the run read it), key by key on the stored object: its other values stay
                 // as they are (a Date stays a Date, the keys keep their order).
@@ -1331,7 +1330,7 @@ impl Run<'_> {
                 if let Ok(now) = js_to_json(&next, "the session's state") {
                     merged = now;
                 }
-            } else if has("update") {
+            } else if js::has_method(session, "update") {
                 let changes = object(&[("state", json_to_js(&merged))]);
                 call_session(session, "update", &[changes.into()]).await?;
             }
@@ -1349,7 +1348,7 @@ impl Run<'_> {
         else {
             return;
         };
-        if !js::get(session, "storeRunUsage").is_ok_and(|f| f.is_function()) {
+        if !js::has_method(session, "storeRunUsage") {
             return;
         }
         let usage = usage_object(&unstored);
