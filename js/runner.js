@@ -774,6 +774,8 @@ const PASSED_THROUGH = [
   'close',
 ];
 
+const COMPACTION_OPTIONS = ['runner', 'agent', 'model', 'strategy', 'keepTurns', 'archive', 'shouldCompact', 'shouldTriggerCompaction'];
+
 /** A session that compacts its history with a model (see the declarations in runner.d.ts). */
 class CompactionSession {
   #inner;
@@ -791,6 +793,10 @@ class CompactionSession {
   constructor(inner, options) {
     const runner = compactionRunner(options);
     if (!runners.has(runner)) throw notARunner(runner);
+    // A misspelt option (`keepTurn`) would be ignored, and the history compacted otherwise than asked.
+    for (const name of Object.keys(options)) {
+      if (!COMPACTION_OPTIONS.includes(name) && options[name] !== undefined) throw runnerError('INVALID_COMPACTION', `options.${name} is not an option of CompactionSession (${COMPACTION_OPTIONS.join(', ')})`);
+    }
     this.#engine = runner.compactionEngine(inner, options);
     this.#inner = inner;
     wrapping.set(this, inner);

@@ -737,6 +737,10 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
         responsesOnChat: tryNew(() => new lib.CompactionSession(inner, { runner, model: 'm', strategy: 'responses' })),
         responsesOnResponses: tryNew(() => new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, api: 'responses' }), model: 'm', strategy: 'responses' })),
         keepTurns: tryNew(() => new lib.CompactionSession(inner, { runner, model: 'm', keepTurns: -1 })),
+        // A misspelt option is refused, not ignored (the history would be compacted otherwise
+        // than asked); one given as undefined is none.
+        misspelt: tryNew(() => new lib.CompactionSession(inner, { runner, model: 'm', keepTurn: 1 })),
+        undefinedOption: tryNew(() => new lib.CompactionSession(inner, { runner, model: 'm', shouldCompact: undefined, strategy: undefined })),
         notASession: tryNew(() => new lib.CompactionSession({}, { runner, model: 'm' })),
         // Its calls pass through, and a compaction clears it where it cannot replace its
         // history: a session without them is refused at once, not at the first call.
@@ -753,7 +757,7 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
       assert.equal(r[key].code, 'INVALID_SESSION', `${key}: ${r[key].message}`);
       assert.match(r[key].message, /server keeps.*SyncedSession/);
     }
-    for (const key of ['noRunner', 'fakeRunner', 'noModel', 'strategy', 'responsesOnChat', 'keepTurns']) {
+    for (const key of ['noRunner', 'fakeRunner', 'noModel', 'strategy', 'responsesOnChat', 'keepTurns', 'misspelt']) {
       assert.equal(r[key].name, 'RunnerError', key);
       assert.equal(r[key].code, 'INVALID_COMPACTION', `${key}: ${r[key].message}`);
     }
@@ -763,6 +767,8 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
     assert.deepEqual(r.agentModel, { ok: true });
     assert.match(r.responsesOnChat.message, /needs a runner on the Responses API/);
     assert.deepEqual(r.responsesOnResponses, { ok: true });
+    assert.match(r.misspelt.message, /options\.keepTurn is not an option of CompactionSession/);
+    assert.deepEqual(r.undefinedOption, { ok: true });
   });
 });
 
