@@ -53,15 +53,15 @@ pub fn run_error(error: crate::backend::runner::RunError) -> JsValue {
             } else {
                 format!("model request failed with HTTP {}: {}", f.status, f.message)
             };
-            js_error(
-                "ModelError",
-                &message,
-                &[
-                    ("code", "MODEL_ERROR".into()),
-                    ("status", JsValue::from(f.status)),
-                    ("serverMessage", f.message.as_str().into()),
-                ],
-            )
+            let mut fields = vec![
+                ("code", "MODEL_ERROR".into()),
+                ("status", JsValue::from(f.status)),
+                ("serverMessage", f.message.as_str().into()),
+            ];
+            if let Some(code) = &f.code {
+                fields.push(("serverCode", code.as_str().into()));
+            }
+            js_error("ModelError", &message, &fields)
         }
         RunError::MaxTurns(n) => js_error(
             "MaxTurnsExceededError",

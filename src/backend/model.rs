@@ -1,6 +1,7 @@
 //! Calls an OpenAI-compatible model server with `fetch`: one POST per model call, retried on
 //! 408, 409, 429 and 5xx and on network failures, with backoff (honouring `retry-after-ms` and
-//! `Retry-After`), read whole or as server-sent events.
+//! `Retry-After`), read whole or as server-sent events; a failure of the kind reported inside a
+//! successful answer before any of its text was streamed is retried too.
 //! The API key goes only into the `Authorization` header of requests to the configured base URL.
 
 use crate::core::json::Value;
@@ -11,11 +12,13 @@ use wasm_bindgen_futures::JsFuture;
 
 use std::cell::Cell;
 
-use crate::core::run::retry::{is_retryable, retry_after_seconds, retry_delay_ms};
+use crate::core::run::retry::{
+    is_retryable, is_retryable_code, retry_after_seconds, retry_delay_ms,
+};
 use crate::core::sse::SseParser;
 use crate::core::wire::{
-    error_message, parse_response, request_body, usage_of, Api, ModelOutput, ModelRequest,
-    ModelSettings, StreamAccumulator, StreamEvent, Usage,
+    error_code, error_message, parse_response, request_body, usage_of, Api, ModelOutput,
+    ModelRequest, ModelSettings, StreamAccumulator, StreamEvent, Usage, WireError,
 };
 
 use super::error::abort_error;
@@ -28,6 +31,8 @@ pub struct ModelFailure {
     pub message: String,
     /// No HTTP answer: the network failed the request (a connection dropped). Tried again.
     pub network: bool,
+    /// The code the server gave the failure (`rate_limit_exceeded`, `server_error`), if any.
+    pub code: Option<String>,
 }
 
 impl ModelFailure {
@@ -37,6 +42,7 @@ impl ModelFailure {
             status,
             message: message.into(),
             network: false,
+            code: None,
         }
     }
 }
@@ -53,15 +59,18 @@ fn failed(status: u16, message: impl Into<String>) -> CallError {
     CallError::Failed(ModelFailure::new(status, message))
 }
 
-/// [`failed`], keeping what the call cost in `spent`.
-fn failed_spending(
-    status: u16,
-    message: impl Into<String>,
-    spent: &Cell<Usage>,
-    usage: Usage,
-) -> CallError {
+/// The failure of an answer that could not be read (`error`), keeping what the call cost in
+/// `spent`.
+fn failed_spending(status: u16, error: WireError, spent: &Cell<Usage>, usage: Usage) -> CallError {
     spent.set(usage);
-    failed(status, message)
+    let code = match &error {
+        WireError::ModelFailed(_, code) => code.clone(),
+        _ => None,
+    };
+    CallError::Failed(ModelFailure {
+        code,
+        ..ModelFailure::new(status, error.to_string())
+    })
 }
 
 pub struct ModelClient {
@@ -292,8 +301,8 @@ impl ModelClient {
         let network = |e: &JsValue| {
             CallError::Failed(ModelFailure {
                 status: 0,
-                message: format!("network error: {}", error_text(e)),
                 network: true,
+                ..ModelFailure::new(0, format!("network error: {}", error_text(e)))
             })
         };
         let call = match &self.fetch {
@@ -370,14 +379,15 @@ impl ModelClient {
     }
 
     /// POSTs the JSON `body` to `path` (under the base URL), retrying 408, 409, 429 and 5xx answers
-    /// and network failures as configured: the successful response.
+    /// and network failures as configured: the successful response. `attempt` counts the retries
+    /// made, shared with the caller's own (see [`ModelClient::call`]).
     async fn post(
         &self,
         path: &str,
         body: &str,
         signal: Option<&JsValue>,
+        attempt: &mut u32,
     ) -> Result<(Response, CallSignal), CallError> {
-        let mut attempt = 0;
         loop {
             unless_aborted(signal)?;
             // Each attempt with a signal of its own: one given up on (its error body stalled) is
@@ -389,10 +399,10 @@ impl ModelClient {
                 // A request the network failed (a connection dropped, wifi that came back) is
                 // tried again, as an HTTP answer that asks for it is. (Not one given up on after
                 // `timeoutMs`, nor an abort.)
-                Err(CallError::Failed(f)) if f.network && attempt < self.retries => {
+                Err(CallError::Failed(f)) if f.network && *attempt < self.retries => {
                     drop(own);
-                    sleep(retry_delay_ms(attempt, None), signal).await?;
-                    attempt += 1;
+                    sleep(retry_delay_ms(*attempt, None), signal).await?;
+                    *attempt += 1;
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -418,16 +428,22 @@ impl ModelClient {
             };
             // Done with: closed now, before the wait for a retry.
             drop(own);
-            if is_retryable(status) && attempt < self.retries {
-                sleep(retry_delay_ms(attempt, wait), signal).await?;
-                attempt += 1;
+            if is_retryable(status) && *attempt < self.retries {
+                sleep(retry_delay_ms(*attempt, wait), signal).await?;
+                *attempt += 1;
                 continue;
             }
             let message = match error_message(&text) {
                 m if m.is_empty() => format!("HTTP {status}"),
                 m => m,
             };
-            return Err(failed(status, message));
+            let code = crate::core::json::from_str(&text)
+                .ok()
+                .and_then(|v| v.get("error").and_then(error_code));
+            return Err(CallError::Failed(ModelFailure {
+                code,
+                ..ModelFailure::new(status, message)
+            }));
         }
     }
 
@@ -463,6 +479,12 @@ impl ModelClient {
     /// `on_delta` as they arrive. A call that fails though its response said what it cost (one
     /// that stopped short at `max_output_tokens` spent its tokens) leaves that in `spent`: kept
     /// beside the error rather than in it, which every result of the runner carries.
+    ///
+    /// A failure the server reports inside a successful answer (a stream's `error` event or
+    /// failed response, an error body sent with 200) is retried as an HTTP answer of its kind
+    /// is (a rate limit, an overload, a server error: see [`is_retryable_code`]), with the same
+    /// count of retries, while none of the answer's text was streamed: what the page showed is
+    /// never shown twice. What the failed answers cost is counted in the call's usage.
     pub async fn call(
         &self,
         body: &str,
@@ -471,7 +493,61 @@ impl ModelClient {
         on_delta: &mut dyn FnMut(&str),
         spent: &Cell<Usage>,
     ) -> Result<ModelOutput, CallError> {
-        let (response, call) = self.post(self.api.path(), body, signal).await?;
+        let mut attempt = 0;
+        let mut before = Usage::default();
+        loop {
+            let mut streamed = false;
+            let result = {
+                let mut relay = |text: &str| {
+                    streamed |= !text.is_empty();
+                    on_delta(text);
+                };
+                self.call_once(body, stream, signal, &mut relay, spent, &mut attempt)
+                    .await
+            };
+            let mut cost = before;
+            cost.add(&spent.take());
+            let retry = match &result {
+                Err(CallError::Failed(f)) => {
+                    !streamed
+                        && (200..300).contains(&f.status)
+                        && f.code.as_deref().is_some_and(is_retryable_code)
+                        && attempt < self.retries
+                }
+                _ => false,
+            };
+            if !retry {
+                return match result {
+                    Ok(mut output) => {
+                        output.usage.add(&before);
+                        Ok(output)
+                    }
+                    Err(e) => {
+                        spent.set(cost);
+                        Err(e)
+                    }
+                };
+            }
+            before = cost;
+            if let Err(e) = sleep(retry_delay_ms(attempt, None), signal).await {
+                spent.set(before);
+                return Err(e);
+            }
+            attempt += 1;
+        }
+    }
+
+    /// One attempt of [`ModelClient::call`] (its POST retried as [`ModelClient::post`] says).
+    async fn call_once(
+        &self,
+        body: &str,
+        stream: bool,
+        signal: Option<&JsValue>,
+        on_delta: &mut dyn FnMut(&str),
+        spent: &Cell<Usage>,
+        attempt: &mut u32,
+    ) -> Result<ModelOutput, CallError> {
+        let (response, call) = self.post(self.api.path(), body, signal, attempt).await?;
         let signal = call.signal.as_ref();
         // A streamed call answered with JSON (a server that does not stream, a proxy's error
         // body) is read whole: as a stream it was nothing but a cut one.
@@ -485,12 +561,7 @@ impl ModelClient {
         let status = response.status();
         let json = read_json(response, signal, self.timeout_ms).await?;
         let output = parse_response(self.api, &json).map_err(|e| {
-            failed_spending(
-                status,
-                e.to_string(),
-                spent,
-                usage_of(self.api, json.get("usage")),
-            )
+            failed_spending(status, e, spent, usage_of(self.api, json.get("usage")))
         })?;
         if stream {
             for item in &output.items {
@@ -512,7 +583,7 @@ impl ModelClient {
         body: &str,
         signal: Option<&JsValue>,
     ) -> Result<Value, CallError> {
-        let (response, call) = self.post(path, body, signal).await?;
+        let (response, call) = self.post(path, body, signal, &mut 0).await?;
         read_json(response, call.signal.as_ref(), self.timeout_ms).await
     }
 }
@@ -524,8 +595,22 @@ async fn read_json(
 ) -> Result<Value, CallError> {
     let status = response.status();
     let text = read_text(response, signal, timeout_ms).await?;
-    crate::core::json::from_str(&text)
-        .map_err(|e| failed(status, format!("malformed JSON in the response ({e})")))
+    // (With the start of what came instead: a wrong `baseUrl`'s web page says where it went.)
+    crate::core::json::from_str(&text).map_err(|e| {
+        failed(
+            status,
+            format!("malformed JSON in the response ({e}){}", start_of(&text)),
+        )
+    })
+}
+
+/// `": "` and the start of a body that was not what was asked for (a wrong `baseUrl`'s web page
+/// says where the request went), or nothing for an empty one.
+fn start_of(text: &str) -> String {
+    match error_message(text) {
+        m if m.is_empty() => m,
+        m => format!(": {m}"),
+    }
 }
 
 /// `Retry-After` in milliseconds: seconds, or an HTTP date.
@@ -594,6 +679,10 @@ async fn read_stream(
         .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
     let mut parser = SseParser::new();
     let mut acc = StreamAccumulator::new(client.api);
+    // The body's start, and whether it held any event: a body without one is no stream (a wrong
+    // `baseUrl`'s web page), told as such, not as a stream cut.
+    let mut head = Vec::new();
+    let mut any_event = false;
     loop {
         let chunk = call_method(&reader, "read", &[])
             .map_err(|e| failed(status, format!("reading the stream: {}", error_text(&e))))?;
@@ -632,13 +721,17 @@ async fn read_stream(
                     ),
                 )
             })?;
+        if head.len() < 300 {
+            head.extend(bytes.iter().take(300 - head.len()));
+        }
         for event in parser.feed(&bytes) {
+            any_event = true;
             for e in acc.on_event(&event).map_err(|e| {
                 // A stream given up on (a chunk that is no JSON, an error event) is cancelled:
                 // its connection closes now, not when the server ends it. (It is still readable
                 // here, so the cancel does not reject.)
                 let _ = call_method(&reader, "cancel", &[]);
-                failed_spending(status, e.to_string(), spent, acc.spent())
+                failed_spending(status, e, spent, acc.spent())
             })? {
                 match e {
                     StreamEvent::TextDelta(t) => on_delta(&t),
@@ -654,9 +747,10 @@ async fn read_stream(
         // The last event, ended by the body's end (a lone `\r` as its blank line): its text is
         // streamed as any other's, and what a failure there spent is counted.
         for event in parser.end() {
+            any_event = true;
             for e in acc
                 .on_event(&event)
-                .map_err(|e| failed_spending(status, e.to_string(), spent, acc.spent()))?
+                .map_err(|e| failed_spending(status, e, spent, acc.spent()))?
             {
                 match e {
                     StreamEvent::TextDelta(t) => on_delta(&t),
@@ -667,6 +761,24 @@ async fn read_stream(
     // Whether what came is a whole response (a stream cut before its end is not, nor an answer
     // cut at its token limit, whose cost is kept).
     let used = acc.spent();
-    acc.finish()
-        .map_err(|e| failed_spending(status, e.to_string(), spent, used))
+    // (A stream cut in its first event, or of comments only, is a cut stream.)
+    let kind = response.headers().get("content-type").unwrap_or_default();
+    acc.finish().map_err(|e| match e {
+        WireError::Cut
+            if !any_event && !kind.as_bytes().windows(12).any(|w| w == b"event-stream") =>
+        {
+            failed(
+                status,
+                format!(
+                    "the answer is no event stream (content-type {kind}){}",
+                    start_of(match std::str::from_utf8(&head) {
+                        Ok(text) => text,
+                        // (Cut inside a character: up to it.)
+                        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default(),
+                    })
+                ),
+            )
+        }
+        e => failed_spending(status, e, spent, used),
+    })
 }

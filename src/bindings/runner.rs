@@ -485,6 +485,10 @@ export interface ModelError extends Error {
   code: 'MODEL_ERROR';
   status: number;
   serverMessage: string;
+  /** The code the server gave the failure, where it gave one (`rate_limit_exceeded`,
+   * `insufficient_quota`, `server_error`; an HTTP status as a string where a stream's error
+   * gave a number). */
+  serverCode?: string;
   /** Where the run stopped: resume from it with `runner.run(agent, error.state, ...)`; tools
    * whose output it already holds are not run again. Absent if the run had not started. */
   state?: RunState;

@@ -1871,7 +1871,7 @@ describe('runner: answers that are not whole', () => {
   /** A Runner whose `fetch` answers each request with the next of `bodies` (objects are JSON,
    * strings are an event stream). */
   const scripted = `
-    window.scriptedRunner = (bodies, api = 'responses') => {
+    window.scriptedRunner = (bodies, api = 'responses', options = {}) => {
       const requests = [];
       const fetch = async (url, init) => {
         requests.push(JSON.parse(init.body));
@@ -1880,7 +1880,7 @@ describe('runner: answers that are not whole', () => {
           ? new Response(body, { headers: { 'content-type': 'text/event-stream' } })
           : new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
       };
-      return { runner: new lib.Runner({ baseUrl: 'http://model.invalid/v1', api, fetch }), requests };
+      return { runner: new lib.Runner({ baseUrl: 'http://model.invalid/v1', api, fetch, ...options }), requests };
     };`;
 
   test('a Responses answer that stopped short (incomplete) is an error, not a final answer, whole as streamed', async () => {
@@ -1916,6 +1916,79 @@ describe('runner: answers that are not whole', () => {
       // The tokens it spent before it stopped are the turn's usage.
       assert.deepEqual([usage.requests, usage.inputTokens, usage.outputTokens, usage.totalTokens], [1, 30, 200, 230]);
     }
+  });
+
+  test('a failure a server reports inside a 200 answer is retried by its code while no text was streamed; its code reaches the caller; a body that is no stream says what it is', async () => {
+    const r = await inPage(
+      async ({ id, scripted }) => {
+        eval(scripted);
+        const event = (e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+        const message = (text) => ({ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] });
+        const answer = (text) => ({ id: 'resp_2', status: 'completed', output: [message(text)], usage: { input_tokens: 30, output_tokens: 5, total_tokens: 35 } });
+        const stream = (text) => event({ type: 'response.output_text.delta', delta: text }) + event({ type: 'response.completed', response: answer(text) });
+        const agent = new lib.Agent({ name: 'A', model: 'm' });
+        const failure = (e) => ({ name: e.name, status: e.status, serverCode: e.serverCode, message: e.message });
+        const streamed = async (runner, session) => {
+          const run = runner.runStreamed(agent, 'Hi', { session });
+          const deltas = [];
+          try {
+            for await (const e of run) if (e.type === 'text_delta') deltas.push(e.delta);
+            return { deltas, final: (await run.result).finalOutput };
+          } catch (e) {
+            return { deltas, error: failure(e) };
+          }
+        };
+        const out = {};
+        // A rate limit told by the stream's first event: asked again, and answered.
+        let s = scriptedRunner([event({ type: 'error', code: 'rate_limit_exceeded', message: 'Rate limit reached' }), stream('Hello')]);
+        out.rateLimited = { ...(await streamed(s.runner)), requests: s.requests.length };
+        // A failed response (a server error), whose cost is counted with the answer's.
+        const failed = { id: 'resp_1', status: 'failed', error: { code: 'server_error', message: 'The server had an error' }, output: [], usage: { input_tokens: 30, output_tokens: 0, total_tokens: 30 } };
+        s = scriptedRunner([event({ type: 'response.failed', response: failed }), answer('Fine')]);
+        const session = new lib.IndexedDbSession(id);
+        out.serverError = { ...(await streamed(s.runner, session)), requests: s.requests.length, usage: await session.getSessionUsage() };
+        // The same retries as an HTTP answer's: with one, two rate limits fail the run, the
+        // session counting what both cost.
+        const limited = { id: 'resp_3', status: 'failed', error: { code: 'rate_limit_exceeded', message: 'Slow down' }, output: [], usage: { input_tokens: 7, output_tokens: 0, total_tokens: 7 } };
+        s = scriptedRunner([event({ type: 'response.failed', response: limited }), event({ type: 'response.failed', response: limited }), answer('never')], 'responses', { retries: 1 });
+        const spent = new lib.IndexedDbSession(id + '-spent');
+        out.budget = { ...(await streamed(s.runner, spent)), requests: s.requests.length, usage: await spent.getSessionUsage() };
+        // After text was shown: not asked again (the page would show it twice).
+        s = scriptedRunner([event({ type: 'response.output_text.delta', delta: 'Hal' }) + event({ type: 'error', code: 'server_error', message: 'broke' })]);
+        out.afterText = { ...(await streamed(s.runner)), requests: s.requests.length };
+        // A code that fails again (no quota left), in a 200 error body: not asked again.
+        s = scriptedRunner([{ error: { code: 'insufficient_quota', message: 'You exceeded your current quota' } }, answer('never')]);
+        out.quota = { error: await s.runner.run(agent, 'Hi').then(() => null, failure), requests: s.requests.length };
+        // The code of an HTTP error's body.
+        const http = new lib.Runner({ baseUrl: 'http://model.invalid/v1', retries: 0, fetch: async () => new Response(JSON.stringify({ error: { message: 'No quota', type: 'insufficient_quota', code: 'insufficient_quota' } }), { status: 429 }) });
+        out.http = await http.run(agent, 'Hi').then(() => null, failure);
+        // A wrong baseUrl's web page, answered 200.
+        const page = new lib.Runner({ baseUrl: 'http://model.invalid/v1', retries: 0, fetch: async () => new Response('<!doctype html><title>My App</title>', { headers: { 'content-type': 'text/html' } }) });
+        out.pageStreamed = (await streamed(page)).error;
+        out.pageWhole = await page.run(agent, 'Hi').then(() => null, failure);
+        return out;
+      },
+      { id: fresh('in-answer'), scripted },
+    );
+    assert.deepEqual(r.rateLimited, { deltas: ['Hello'], final: 'Hello', requests: 2 });
+    assert.equal(r.serverError.final, 'Fine');
+    assert.deepEqual(r.serverError.deltas, ['Fine']);
+    assert.equal(r.serverError.requests, 2);
+    assert.deepEqual([r.serverError.usage.inputTokens, r.serverError.usage.outputTokens, r.serverError.usage.totalTokens], [60, 5, 65]);
+    assert.equal(r.budget.requests, 2);
+    assert.equal(r.budget.error.serverCode, 'rate_limit_exceeded');
+    assert.match(r.budget.error.message, /Slow down/);
+    assert.deepEqual([r.budget.usage.requests, r.budget.usage.inputTokens], [2, 14]);
+    assert.deepEqual(r.afterText.deltas, ['Hal']);
+    assert.equal(r.afterText.requests, 1);
+    assert.deepEqual({ ...r.afterText.error, message: undefined }, { name: 'ModelError', status: 200, serverCode: 'server_error', message: undefined });
+    assert.equal(r.quota.requests, 1);
+    assert.equal(r.quota.error.serverCode, 'insufficient_quota');
+    assert.match(r.quota.error.message, /You exceeded your current quota/);
+    assert.deepEqual({ ...r.http, message: undefined }, { name: 'ModelError', status: 429, serverCode: 'insufficient_quota', message: undefined });
+    assert.match(r.pageStreamed.message, /no event stream \(content-type text\/html\): <!doctype html><title>My App<\/title>/);
+    assert.equal(r.pageStreamed.serverCode, undefined);
+    assert.match(r.pageWhole.message, /malformed JSON in the response .*: <!doctype html><title>My App<\/title>/);
   });
 
   test('a Chat Completions answer cut at the token limit is an error too, whole and streamed', async () => {

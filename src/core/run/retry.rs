@@ -5,6 +5,27 @@ pub fn is_retryable(status: u16) -> bool {
     status == 408 || status == 409 || status == 429 || status >= 500
 }
 
+/// Whether a failure a server reported inside a successful answer (an `error` event, a failed
+/// response), by its code, passes if asked again: a number is an HTTP status; a name, one
+/// servers give an overload, an error of their own or a rate limit (not `insufficient_quota`).
+pub fn is_retryable_code(code: &str) -> bool {
+    match crate::core::json::decimal(code) {
+        Some(status) => (0.0..1000.0).contains(&status) && is_retryable(status as u16),
+        None => matches!(
+            code,
+            "server_error"
+                | "internal_error"
+                | "api_error"
+                | "overloaded"
+                | "overloaded_error"
+                | "server_is_overloaded"
+                | "service_unavailable"
+                | "rate_limit_exceeded"
+                | "rate_limit_error"
+        ),
+    }
+}
+
 /// How long to wait before retry number `attempt` (0-based): what the server asked for in
 /// `Retry-After` (capped at a minute), else exponential backoff from half a second.
 pub fn retry_delay_ms(attempt: u32, retry_after_ms: Option<f64>) -> f64 {
@@ -36,6 +57,28 @@ mod tests {
         assert_eq!(retry_delay_ms(20, None), 8000.0);
         assert_eq!(retry_after_seconds(" 3 "), Some(3000.0));
         assert_eq!(retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+    }
+
+    #[test]
+    fn failures_inside_an_answer_are_retried_by_their_code() {
+        for code in [
+            "server_error",
+            "rate_limit_exceeded",
+            "overloaded_error",
+            "502",
+            "429",
+        ] {
+            assert!(is_retryable_code(code), "{code}");
+        }
+        for code in [
+            "insufficient_quota",
+            "invalid_prompt",
+            "content_filter",
+            "400",
+            "",
+        ] {
+            assert!(!is_retryable_code(code), "{code}");
+        }
     }
 
     #[test]

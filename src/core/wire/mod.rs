@@ -22,7 +22,7 @@ pub use items::{
     item_type, output_text,
 };
 pub use request::{request_body, unsendable, ModelRequest};
-pub use response::{error_message, parse_response, usage_of};
+pub use response::{error_code, error_message, parse_response, usage_of};
 pub use stream::{StreamAccumulator, StreamEvent};
 
 use crate::core::json::{Number, Value};
@@ -136,8 +136,9 @@ pub enum WireError {
     MalformedJson(&'static str, String),
     /// The stream ended before the response said it was complete.
     Cut,
-    /// The server reported that the model failed (`response.failed`, an `error` event).
-    ModelFailed(String),
+    /// The server reported that the model failed (`response.failed`, an `error` event): its
+    /// message, and its code where it gave one (see [`error_code`]).
+    ModelFailed(String, Option<String>),
 }
 
 impl std::fmt::Display for WireError {
@@ -146,7 +147,7 @@ impl std::fmt::Display for WireError {
             WireError::Missing(what) => write!(f, "the response has no {what}"),
             WireError::MalformedJson(what, e) => write!(f, "malformed JSON in {what} ({e})"),
             WireError::Cut => f.write_str("the stream ended before the response was complete"),
-            WireError::ModelFailed(m) => write!(f, "the model failed: {m}"),
+            WireError::ModelFailed(m, _) => write!(f, "the model failed: {m}"),
         }
     }
 }

@@ -36,12 +36,13 @@ pub fn usage_of(api: Api, usage: Option<&Value>) -> Usage {
 /// A whole (not streamed) response body as items, usage and id.
 pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> {
     // An error body answered with a success status (a proxy's, a gateway's): its message.
-    if let Some(message) = body
+    if let Some(e) = body
         .get("error")
-        .and_then(|e| str_of(e, "message").or_else(|| e.as_str()))
         .filter(|_| body.get("output").is_none() && body.get("choices").is_none())
     {
-        return Err(WireError::ModelFailed(message.to_string()));
+        if let Some(message) = str_of(e, "message").or_else(|| e.as_str()) {
+            return Err(WireError::ModelFailed(message.to_string(), error_code(e)));
+        }
     }
     match api {
         Api::Responses => {
@@ -56,7 +57,8 @@ pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> 
                             .and_then(|d| str_of(d, "reason"))
                     })
                     .unwrap_or(status);
-                return Err(WireError::ModelFailed(message.to_string()));
+                let code = body.get("error").and_then(error_code);
+                return Err(WireError::ModelFailed(message.to_string(), code));
             }
             let output = body
                 .get("output")
@@ -114,7 +116,19 @@ pub(super) fn chat_stopped_short(choice: &Value) -> Result<(), WireError> {
         Some("content_filter") => "the answer stopped short (finish_reason \"content_filter\")",
         _ => return Ok(()),
     };
-    Err(WireError::ModelFailed(why.to_string()))
+    Err(WireError::ModelFailed(why.to_string(), None))
+}
+
+/// The code an error object gives: its `code` (a string, or a number as OpenRouter sends the
+/// HTTP status of a failure inside a stream), else its `type` (Anthropic's `overloaded_error`).
+pub fn error_code(e: &Value) -> Option<String> {
+    match e.get("code") {
+        Some(Value::String(code)) if !code.is_empty() => Some(code.clone()),
+        Some(n @ Value::Number(_)) => Some(crate::core::json::to_string(n)),
+        _ => str_of(e, "type")
+            .filter(|t| !t.is_empty() && *t != "error")
+            .map(str::to_string),
+    }
 }
 
 /// The message of an error body (`{"error": {"message": ...}}` and its variants), else the

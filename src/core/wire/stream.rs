@@ -7,7 +7,7 @@ use super::items::{
     call_arguments, chat_answer_item, chat_call_extras, chat_call_item, chat_output,
     chat_reasoning, content_text, from_responses_item, str_of, Obj,
 };
-use super::response::{parse_response, usage_of};
+use super::response::{error_code, parse_response, usage_of};
 use super::{Api, ModelOutput, Usage, WireError};
 use crate::core::sse::SseEvent;
 
@@ -155,8 +155,8 @@ impl StreamAccumulator {
                 let response = v.get("response");
                 // What the response cost, though it stopped short: see `spent`.
                 self.usage = usage_of(Api::Responses, response.and_then(|r| r.get("usage")));
-                let message = response
-                    .and_then(|r| r.get("error"))
+                let error = response.and_then(|r| r.get("error"));
+                let message = error
                     .and_then(|e| str_of(e, "message"))
                     .or_else(|| {
                         response
@@ -164,13 +164,17 @@ impl StreamAccumulator {
                             .and_then(|d| str_of(d, "reason"))
                     })
                     .unwrap_or(kind);
-                Err(WireError::ModelFailed(message.to_string()))
+                Err(WireError::ModelFailed(
+                    message.to_string(),
+                    error.and_then(error_code),
+                ))
             }
             "error" => Err(WireError::ModelFailed(
                 str_of(v, "message")
                     .or_else(|| v.get("error").and_then(|e| str_of(e, "message")))
                     .unwrap_or("error event")
                     .to_string(),
+                error_code(v).or_else(|| v.get("error").and_then(error_code)),
             )),
             _ => Ok(Vec::new()),
         }
@@ -184,6 +188,7 @@ impl StreamAccumulator {
                     .or_else(|| e.as_str())
                     .unwrap_or("error")
                     .to_string(),
+                error_code(e),
             ));
         }
         // (Azure's first chunk has an empty id.)
@@ -438,6 +443,33 @@ mod tests {
             stream(Api::Responses, failed).1.unwrap_err().to_string(),
             "the model failed: overloaded"
         );
+        // The server's code goes with the failure (the client retries by it): a failed
+        // response's, an error event's (on the event or in its `error`), a Chat chunk's (a
+        // number: OpenRouter's HTTP status).
+        let coded = |api, body: &str| match stream(api, body).1.unwrap_err() {
+            WireError::ModelFailed(_, code) => code,
+            other => panic!("not a failure the model reported: {other}"),
+        };
+        let failed = "data: {\"type\":\"response.failed\",\"response\":{\"error\":{\"code\":\"server_error\",\"message\":\"x\"}}}\n\n";
+        assert_eq!(
+            coded(Api::Responses, failed).as_deref(),
+            Some("server_error")
+        );
+        let event =
+            "data: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"x\"}\n\n";
+        assert_eq!(
+            coded(Api::Responses, event).as_deref(),
+            Some("rate_limit_exceeded")
+        );
+        let nested = "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"x\"}}\n\n";
+        assert_eq!(
+            coded(Api::Responses, nested).as_deref(),
+            Some("overloaded_error")
+        );
+        let bare = "data: {\"type\":\"error\",\"message\":\"x\"}\n\n";
+        assert_eq!(coded(Api::Responses, bare), None);
+        let chat = "data: {\"error\":{\"code\":502,\"message\":\"upstream\"}}\n\n";
+        assert_eq!(coded(Api::ChatCompletions, chat).as_deref(), Some("502"));
         // A Chat Completions answer cut at the token limit (or by the content filter) is not an
         // answer, as an incomplete Responses one is not: its text is cut and its call's
         // arguments too.
