@@ -862,25 +862,68 @@ export class EncryptedSession {
       const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
       const keep = stored.filter((_, i) => !(opened[i] && this.#expired(opened[i].at)));
       const removed = stored.length - keep.length;
-      if (removed === 0) return 0;
-      if (typeof this.#inner.replaceHistory === 'function') {
-        await this.#inner.replaceHistory(keep, { archive: false, expectedItems: stored });
-      } else if (takesTransactions(this.#inner)) {
-        // (`SyncedSession`: the whole history as the suffix, checked in one transaction.)
-        await this.#replaceSuffix(stored, keep);
-      } else {
-        await this.#inner.clearSession();
-        try {
-          if (keep.length) await this.#inner.addItems(keep);
-        } catch (error) {
-          // The history is put back (cleared again first: a write of several requests may have
-          // stored part of it), as a compaction puts it back: a failed add never leaves it empty.
-          await this.#inner.clearSession().then(() => this.#inner.addItems(stored)).catch(() => {});
-          throw error;
-        }
-      }
+      if (removed) await this.#rewrite(stored, keep);
       return removed;
     });
+  }
+
+  /** Gives the history a new key: each of its items, read with this object's key, is sealed
+   * again under `key` with when it was added (items in clear are sealed too, as added now), in
+   * one write conditioned on the history read; this object then uses `key`. An encrypted item
+   * this object's key does not open (a wrong old key, an item under a third) is `INVALID_KEY`,
+   * nothing changed: replaced, it would be lost to both keys. The archive stays as written. */
+  changeKey(key) {
+    let material;
+    try {
+      material = keyMaterial(key);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // (The copy of the new key's bytes is wiped when the change fails, as `close()` wipes them.)
+    const wiped = (error) => {
+      if (material instanceof Uint8Array && this.#keyGiven !== material) material.fill(0);
+      throw error;
+    };
+    return this.#write(async () => {
+      const old = await this.#sessionKey();
+      const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
+      const opened = await Promise.all(stored.map((s) => this.#open(old, s)));
+      const shut = stored.filter((s, i) => s?.__enc === 1 && opened[i] === null).length;
+      if (shut) throw sessionError('INVALID_KEY', `changeKey: ${shut} of the ${stored.length} items of session "${this.#sessionId}" do not decrypt with this object's key (a wrong key or passphrase, or items under another key); nothing changed`);
+      const base = baseKey(material);
+      const next = await base.then((b) => sessionKey(b, this.#sessionId));
+      const now = this.#now();
+      const sealed = await this.#sealAll(next, opened.map((o, i) => (o ? o.item : stored[i])), opened.map((o) => (o ? o.at : now)));
+      await this.#rewrite(stored, sealed);
+      if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);
+      this.#keyGiven = material;
+      this.#key = Promise.resolve(next);
+      this.#digestKey = base.then((b) => digestKey(b, this.#sessionId));
+      this.#digestKey.catch(() => {});
+      this.#keyFits = true;
+    }).catch(wiped);
+  }
+
+  /** Replaces the history `stored` (as read) by `items` (as stored), not archived: one write
+   * conditioned on `stored` over this package's sessions (`SUFFIX_MISMATCH` after a write in
+   * between); over others, a clear and an add, the history put back when the add fails. */
+  async #rewrite(stored, items) {
+    if (typeof this.#inner.replaceHistory === 'function') {
+      await this.#inner.replaceHistory(items, { archive: false, expectedItems: stored });
+    } else if (takesTransactions(this.#inner)) {
+      // (`SyncedSession`: the whole history as the suffix, checked in one transaction.)
+      await this.#replaceSuffix(stored, items);
+    } else {
+      await this.#inner.clearSession();
+      try {
+        if (items.length) await this.#inner.addItems(items);
+      } catch (error) {
+        // The history is put back (cleared again first: a write of several requests may have
+        // stored part of it), as a compaction puts it back: a failed add never leaves it empty.
+        await this.#inner.clearSession().then(() => this.#inner.addItems(stored)).catch(() => {});
+        throw error;
+      }
+    }
   }
 
   #closed = false;

@@ -218,6 +218,12 @@ export class EncryptedSession {
   getArchivedItems<T extends object = Item>(options?: ArchiveWindow): Promise<T[]>;
   /** Deletes the expired items; resolves to how many (0 without a `ttl`). */
   purgeExpired(): Promise<number>;
+  /** Gives the history a new key: every item, read with this object's key, sealed again under
+   * `key` with when it was added, in one write conditioned on the history read (`SUFFIX_MISMATCH`
+   * after another tab's write); this object then uses `key`. `INVALID_KEY`, nothing changed,
+   * when an encrypted item does not open with this object's key (a mistyped old passphrase).
+   * The archive stays under the old key. */
+  changeKey(key: EncryptedSessionOptions['key']): Promise<void>;
   /** Resolves when every earlier call is done, then forgets the key and closes the wrapped
    * session; any later call rejects with `CLOSED`. */
   close(): Promise<void>;

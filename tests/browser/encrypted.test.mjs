@@ -1480,6 +1480,48 @@ test('a history encrypted in place, or given a new key, through replaceHistory l
   assert.deepEqual(r.items, ['summary']);
 });
 
+test('changeKey gives the history a new key, each item keeping when it was added; a wrong old key (a mistyped passphrase) is refused with nothing changed, where a read and replaceHistory would have emptied the history', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-change-key-${Math.random()}`;
+    const inner = new lib.IndexedDbSession('chat', { dbName, settings: { limit: 2 } });
+    let clock = 1_000_000;
+    const now = () => clock;
+    const oldKey = key();
+    const session = new lib.EncryptedSession(inner, { key: oldKey, ttl: 60, now });
+    await session.addItems([{ role: 'user', content: 'q1' }]);
+    clock += 30_000;
+    await session.addItems([{ role: 'assistant', content: 'a1' }]);
+    // An item in clear (a tab without the key wrote it) is sealed too.
+    await inner.addItems([{ role: 'user', content: 'in clear' }]);
+    const contents = async (s) => (await s.getItems(100)).map((i) => i.content);
+    // A mistyped old passphrase opens nothing: refused, nothing changed.
+    const wrongOld = new lib.EncryptedSession(inner, { key: key(), ttl: 60, now });
+    const newKey = key();
+    const mistyped = await code(wrongOld.changeKey(newKey));
+    const afterMistyped = await contents(session);
+    const badKey = await code(session.changeKey('not a key'));
+    await session.changeKey(newKey);
+    const underNew = new lib.EncryptedSession(inner, { key: newKey, ttl: 60, now });
+    const underOld = new lib.EncryptedSession(inner, { key: oldKey, ttl: 60, now });
+    const read = { changed: await contents(session), fresh: await contents(underNew), old: await contents(underOld), oldSkipped: underOld.lastSkipped };
+    // This object writes under the new key.
+    await session.addItems([{ role: 'assistant', content: 'a2' }]);
+    const afterWrite = await contents(underNew);
+    const plainLeft = clearText(JSON.stringify(JSON.parse(await rawText(dbName)).agent_messages)).includes('in clear');
+    // The first item expires when it would have: 60 s after it was added, not after the change.
+    clock += 31_000;
+    return { mistyped, afterMistyped, badKey, read, afterWrite, plainLeft, expired: await contents(underNew) };
+  });
+  assert.equal(r.mistyped, 'SessionError INVALID_KEY');
+  assert.deepEqual(r.afterMistyped, ['q1', 'a1'], 'the history is as it was (the item in clear is not read through the key)');
+  assert.equal(r.badKey, 'SessionError INVALID_KEY');
+  assert.deepEqual(r.read, { changed: ['q1', 'a1', 'in clear'], fresh: ['q1', 'a1', 'in clear'], old: [], oldSkipped: 3 });
+  assert.deepEqual(r.afterWrite, ['q1', 'a1', 'in clear', 'a2']);
+  assert.equal(r.plainLeft, false, 'no item is left in clear');
+  assert.deepEqual(r.expired, ['a1', 'in clear', 'a2']);
+});
+
 test('a key that opens only the archive (the history since given a new key) writes nothing: the history stays readable with its key', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
