@@ -133,11 +133,13 @@ pub fn usage_from_js(value: &JsValue, whose: &str) -> Result<Usage> {
         )));
     }
     let mut n = [0.0; 4];
+    let mut given = false;
     for (slot, key) in n.iter_mut().zip(USAGE_FIELDS) {
         let v = js::get(value, key).map_err(|_| bad(format!("could not read {key}")))?;
         if v.is_undefined() || v.is_null() {
             continue;
         }
+        given = true;
         *slot = v
             .as_f64()
             .filter(|x| x.is_finite() && *x >= 0.0)
@@ -147,6 +149,14 @@ pub fn usage_from_js(value: &JsValue, whose: &str) -> Result<Usage> {
                     js::describe(&v)
                 ))
             })?;
+    }
+    // None of them (a run's result instead of its `usage`, `input_tokens` as Python names it):
+    // stored, it would be a turn that cost nothing.
+    if !given {
+        return Err(bad(format!(
+            "takes a usage object with at least one of {} (a run's result.usage, not the result; names in camelCase), got none of them",
+            USAGE_FIELDS.join(", ")
+        )));
     }
     let total = if js::get(value, "totalTokens").is_ok_and(|v| v.as_f64().is_some()) {
         n[3]

@@ -634,8 +634,11 @@ impl SessionState for MemorySessionState {
         Ok(session_usage_js(&usages))
     }
 
-    async fn turn_usage(&self, turn: Option<u64>) -> Result<JsValue> {
-        let current = self.current.borrow();
+    async fn turn_usage(&self, branch: Option<String>, turn: Option<u64>) -> Result<JsValue> {
+        if let Some(id) = &branch {
+            self.index_of(id)?;
+        }
+        let current = branch.unwrap_or_else(|| self.current.borrow().clone());
         let mut mine: Vec<(u64, Usage)> = self
             .usage
             .borrow()

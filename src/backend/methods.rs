@@ -272,13 +272,22 @@ pub fn get_session_usage<S: SessionState>(state: &Rc<S>, options: &JsValue) -> P
     )
 }
 
-pub fn get_turn_usage<S: SessionState>(state: &Rc<S>, turn: &JsValue) -> Promise {
+pub fn get_turn_usage<S: SessionState>(
+    state: &Rc<S>,
+    turn: &JsValue,
+    options: &JsValue,
+) -> Promise {
     let what = "getTurnUsage";
     session::queued(
         state,
         what,
-        || branch_args::optional_turn(turn, what),
-        async |s, turn| s.turn_usage(turn).await,
+        || {
+            Ok((
+                branch_args::optional_turn(turn, what)?,
+                branch_args::branch_option(options, what)?,
+            ))
+        },
+        async |s, (turn, branch)| s.turn_usage(branch, turn).await,
     )
 }
 

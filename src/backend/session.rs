@@ -99,7 +99,7 @@ pub trait SessionState: 'static {
     async fn tool_usage(&self, branch: Option<String>) -> Result<JsValue>;
     async fn store_usage(&self, usage: Usage) -> Result<()>;
     async fn session_usage(&self, branch: Option<String>) -> Result<JsValue>;
-    async fn turn_usage(&self, turn: Option<u64>) -> Result<JsValue>;
+    async fn turn_usage(&self, branch: Option<String>, turn: Option<u64>) -> Result<JsValue>;
 }
 
 /// A method of a session object: refuses it if the session is closed (whatever the arguments),

@@ -187,7 +187,7 @@ impl SessionState for Store {
     async fn session_usage(&self, branch: Option<String>) -> Result<JsValue> {
         on_backend!(self, s => s.session_usage(branch).await)
     }
-    async fn turn_usage(&self, turn: Option<u64>) -> Result<JsValue> {
-        on_backend!(self, s => s.turn_usage(turn).await)
+    async fn turn_usage(&self, branch: Option<String>, turn: Option<u64>) -> Result<JsValue> {
+        on_backend!(self, s => s.turn_usage(branch, turn).await)
     }
 }

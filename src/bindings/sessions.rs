@@ -346,10 +346,12 @@ export interface SessionMethods {
   storeRunUsage(usage: Partial<UsageCounts>): Promise<void>;
   /** The usage of every branch together, or of one with `{ branch }`. */
   getSessionUsage(options?: BranchOption): Promise<SessionUsage>;
-  /** The usage of one turn of the current branch (`null` when it has none). */
-  getTurnUsage(turn: number): Promise<TurnUsage | null>;
-  /** The usage of every turn of the current branch that has some, oldest first. */
-  getTurnUsage(): Promise<TurnUsage[]>;
+  /** The usage of one turn of the current branch, or of another with `{ branch }` (`null` when
+   * it has none). */
+  getTurnUsage(turn: number, options?: BranchOption): Promise<TurnUsage | null>;
+  /** The usage of every turn of the current branch (or `{ branch }`) that has some, oldest
+   * first. */
+  getTurnUsage(turn?: null, options?: BranchOption): Promise<TurnUsage[]>;
   /** The tool calls a branch shows, counted per tool and turn. */
   getToolUsage(options?: BranchOption): Promise<ToolUsage[]>;
   /** Calls `listener` after every change to this session commits: for `IndexedDbSession`, made
@@ -648,8 +650,8 @@ impl Session {
     }
 
     #[wasm_bindgen(js_name = getTurnUsage)]
-    pub fn get_turn_usage(&self, turn: JsValue) -> Promise {
-        methods::get_turn_usage(&self.state, &turn)
+    pub fn get_turn_usage(&self, turn: JsValue, options: JsValue) -> Promise {
+        methods::get_turn_usage(&self.state, &turn, &options)
     }
 
     #[wasm_bindgen(js_name = getToolUsage)]

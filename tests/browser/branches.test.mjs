@@ -711,10 +711,10 @@ test('getTurns and findTurns: user turns with their text, case-insensitive, CJK 
   ]);
 });
 
-test('usage: stored per turn and branch, summed per session and per branch', async () => {
+for (const kind of ['indexeddb', 'memory']) test(`${kind}: usage: stored per turn and branch, summed per session and per branch, read per turn of any branch`, async () => {
   const { page } = await openHarness(env);
-  const r = await page.evaluate(async ({ id, chat }) => {
-    const s = new lib.IndexedDbSession(id);
+  const r = await page.evaluate(async ({ kind, id, chat }) => {
+    const s = make(kind, id);
     await s.addItems(chat.slice(0, 2));
     await s.storeRunUsage({ requests: 1, inputTokens: 10, outputTokens: 5 });
     await s.addItems(chat.slice(2, 4));
@@ -730,13 +730,20 @@ test('usage: stored per turn and branch, summed per session and per branch', asy
       altTurns: await s.getTurnUsage(),
       altTurn2: await s.getTurnUsage(2),
       altTurn1: await s.getTurnUsage(1),
+      // Another branch's, as the Python SDK's get_turn_usage(turn, branch_id) reads it, without
+      // moving onto it.
+      mainFromAlt: await s.getTurnUsage(null, { branch: 'main' }),
+      mainTurn1FromAlt: await s.getTurnUsage(1, { branch: 'main' }),
+      unknownBranch: await outcome(() => s.getTurnUsage(1, { branch: 'nope' })),
+      misspelt: await outcome(() => s.getTurnUsage(1, { branchId: 'main' })),
+      stillOn: s.currentBranch,
     };
     await s.switchBranch('main');
     out.mainTurns = await s.getTurnUsage();
     await s.deleteBranch('alt');
     out.afterDelete = await s.getSessionUsage();
     return out;
-  }, { id: fresh('usage'), chat: turns(2) });
+  }, { kind, id: fresh(`usage-${kind}`), chat: turns(2) });
   assert.deepEqual(r.session, { requests: 5, inputTokens: 38, outputTokens: 17, totalTokens: 57, turns: 3 });
   assert.deepEqual(r.alt, { requests: 1, inputTokens: 7, outputTokens: 3, totalTokens: 10, turns: 1 });
   assert.deepEqual(r.main, { requests: 4, inputTokens: 31, outputTokens: 14, totalTokens: 47, turns: 2 });
@@ -748,6 +755,11 @@ test('usage: stored per turn and branch, summed per session and per branch', asy
     { turn: 2, requests: 3, inputTokens: 21, outputTokens: 9, totalTokens: 32 },
   ]);
   assert.deepEqual(r.afterDelete, r.main, "a deleted branch's usage goes with it");
+  assert.deepEqual(r.mainFromAlt, r.mainTurns);
+  assert.deepEqual(r.mainTurn1FromAlt, r.mainTurns[0]);
+  assert.equal(r.unknownBranch, 'SessionError BRANCH_NOT_FOUND');
+  assert.equal(r.misspelt, 'SessionError INVALID_OPTIONS');
+  assert.equal(r.stillOn, 'alt');
 });
 
 for (const kind of ['indexeddb', 'memory']) {
@@ -1265,6 +1277,10 @@ test('bad input: unknown branches and turns, taken names, deleting main or the c
       deleteMain: await outcome(() => s.deleteBranch('main')),
       badUsage: await outcome(() => s.storeRunUsage({ inputTokens: -1 })),
       badUsageType: await outcome(() => s.storeRunUsage('lots')),
+      // None of its fields: Python's names, a run's result instead of its usage (a turn that
+      // cost nothing, stored).
+      pythonUsage: await outcome(() => s.storeRunUsage({ input_tokens: 10, output_tokens: 2 })),
+      resultUsage: await outcome(() => s.storeRunUsage({ finalOutput: 'Paris', state: {} })),
       badBranchOption: await outcome(() => s.getTurns({ branch: 7 })),
       badConstructor: await outcome(async () => new lib.IndexedDbSession(id, { branch: '' })),
       emptySession: await outcome(() => new lib.IndexedDbSession(id + '-empty').createBranchFromTurn(1)),
@@ -1300,6 +1316,8 @@ test('bad input: unknown branches and turns, taken names, deleting main or the c
   assert.equal(r.deleteCurrent, 'SessionError BRANCH_IN_USE');
   assert.equal(r.badUsage, 'SessionError INVALID_USAGE');
   assert.equal(r.badUsageType, 'SessionError INVALID_USAGE');
+  assert.equal(r.pythonUsage, 'SessionError INVALID_USAGE');
+  assert.equal(r.resultUsage, 'SessionError INVALID_USAGE');
   assert.equal(r.badBranchOption, 'SessionError INVALID_OPTIONS');
   assert.equal(r.badConstructor, 'SessionError INVALID_OPTIONS');
   assert.deepEqual(r.branches, [['main', 4], ['x', 2]]);

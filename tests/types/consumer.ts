@@ -292,6 +292,8 @@ async function useBranches(): Promise<void> {
   const usage: SessionUsage = await session.getSessionUsage({ branch: id });
   const one: TurnUsage | null = await session.getTurnUsage(1);
   const all: TurnUsage[] = await session.getTurnUsage();
+  const otherBranch: TurnUsage[] = await session.getTurnUsage(null, { branch: 'main' });
+  const otherTurn: TurnUsage | null = await session.getTurnUsage(2, { branch: 'main' });
   const tools: ToolUsage[] = await session.getToolUsage();
   const remembered: string = (await listSessions())[0].currentBranch;
   const stop: () => void = session.subscribe((event: SessionChangeEvent) => {

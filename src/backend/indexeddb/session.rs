@@ -314,8 +314,8 @@ impl SessionState for IdbSessionState {
         branches::session_usage(&*self.connection().await?, &self.named(), branch.as_deref()).await
     }
 
-    async fn turn_usage(&self, turn: Option<u64>) -> Result<JsValue> {
-        let conn = self.connection().await?;
-        branches::turn_usage(&conn, &self.target(), &self.branch(), turn).await
+    async fn turn_usage(&self, branch: Option<String>, turn: Option<u64>) -> Result<JsValue> {
+        let (t, b) = self.on(branch);
+        branches::turn_usage(&*self.connection().await?, &t, &b, turn).await
     }
 }
