@@ -17,13 +17,13 @@ const KIB = 1024;
  */
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 114.5 * KIB, target: 55 * KIB },
-  'index.js': { budget: 25.5 * KIB },
+  'index.js': { budget: 25.7 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 131 * KIB },
   'extras.js': { budget: 3.7 * KIB },
-  'agent_sessions_memory_bg.wasm': { budget: 56 * KIB },
+  'agent_sessions_memory_bg.wasm': { budget: 56.3 * KIB },
   'memory.js': { budget: 3.2 * KIB },
-  'agent_sessions_runner_bg.wasm': { budget: 147.5 * KIB, target: 64 * KIB },
-  'runner.js': { budget: 11.3 * KIB },
+  'agent_sessions_runner_bg.wasm': { budget: 151.5 * KIB, target: 64 * KIB },
+  'runner.js': { budget: 11.4 * KIB },
 };
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
