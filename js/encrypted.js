@@ -6,6 +6,7 @@ import { recordStore } from './records.js';
 import { checkTarget, optionsOf, sessionError } from './errors.js';
 import { copiedArguments, LONGEST } from './copy.js';
 import { endListeners, report, wrappedSubscribe } from './events.js';
+import { sessionLockName } from './sync.js';
 
 /** WebCrypto's `subtle`, which only a secure context has (https, or localhost). */
 const subtle = () =>
@@ -884,24 +885,40 @@ export class EncryptedSession {
       if (material instanceof Uint8Array && this.#keyGiven !== material) material.fill(0);
       throw error;
     };
+    // Holding the session's lock, as a run does from its read to its save (our runner, in any
+    // tab): a run under way would save its turn under the old key, after the change.
+    const dbName = this.#inner.dbName;
+    const locks = globalThis.navigator?.locks;
+    const held = (change) =>
+      typeof dbName === 'string' && locks
+        ? locks.request(sessionLockName(dbName, this.#inner.sessionId ?? this.#sessionId), { ifAvailable: true }, (lock) => {
+            if (lock === null) throw sessionError('SESSION_BUSY', `changeKey: session "${this.#sessionId}" is in use (a run answering in it, a sync round, a deletion or a restore, in this tab or another): nothing changed; change the key once it ended`);
+            return change();
+          })
+        : change();
     return this.#write(async () => {
       const old = await this.#sessionKey();
-      const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
-      const opened = await Promise.all(stored.map((s) => this.#open(old, s)));
-      const shut = stored.filter((s, i) => s?.__enc === 1 && opened[i] === null).length;
-      if (shut) throw sessionError('INVALID_KEY', `changeKey: ${shut} of the ${stored.length} items of session "${this.#sessionId}" do not decrypt with this object's key (a wrong key or passphrase, or items under another key); nothing changed`);
-      const base = baseKey(material);
-      const next = await base.then((b) => sessionKey(b, this.#sessionId));
-      const now = this.#now();
-      const sealed = await this.#sealAll(next, opened.map((o, i) => (o ? o.item : stored[i])), opened.map((o) => (o ? o.at : now)));
-      await this.#rewrite(stored, sealed);
-      if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);
-      this.#keyGiven = material;
-      this.#key = Promise.resolve(next);
-      this.#digestKey = base.then((b) => digestKey(b, this.#sessionId));
-      this.#digestKey.catch(() => {});
-      this.#keyFits = true;
+      await held(() => this.#changeKey(material, old));
     }).catch(wiped);
+  }
+
+  /** `changeKey` once it holds the session (`old`: the key it replaces). */
+  async #changeKey(material, old) {
+    const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
+    const opened = await Promise.all(stored.map((s) => this.#open(old, s)));
+    const shut = stored.filter((s, i) => s?.__enc === 1 && opened[i] === null).length;
+    if (shut) throw sessionError('INVALID_KEY', `changeKey: ${shut} of the ${stored.length} items of session "${this.#sessionId}" do not decrypt with this object's key (a wrong key or passphrase, or items under another key); nothing changed`);
+    const base = baseKey(material);
+    const next = await base.then((b) => sessionKey(b, this.#sessionId));
+    const now = this.#now();
+    const sealed = await this.#sealAll(next, opened.map((o, i) => (o ? o.item : stored[i])), opened.map((o) => (o ? o.at : now)));
+    await this.#rewrite(stored, sealed);
+    if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);
+    this.#keyGiven = material;
+    this.#key = Promise.resolve(next);
+    this.#digestKey = base.then((b) => digestKey(b, this.#sessionId));
+    this.#digestKey.catch(() => {});
+    this.#keyFits = true;
   }
 
   /** Replaces the history `stored` (as read) by `items` (as stored), not archived: one write

@@ -221,7 +221,8 @@ export class EncryptedSession {
   /** Gives the history a new key: every item, read with this object's key, sealed again under
    * `key` with when it was added, in one write conditioned on the history read (`SUFFIX_MISMATCH`
    * after another tab's write); this object then uses `key`. `INVALID_KEY`, nothing changed,
-   * when an encrypted item does not open with this object's key (a mistyped old passphrase).
+   * when an encrypted item does not open with this object's key (a mistyped old passphrase);
+   * `SESSION_BUSY`, nothing changed, while a run holds the session (its Web Lock, in any tab).
    * The archive stays under the old key. */
   changeKey(key: EncryptedSessionOptions['key']): Promise<void>;
   /** Resolves when every earlier call is done, then forgets the key and closes the wrapped

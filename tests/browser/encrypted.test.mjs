@@ -1501,6 +1501,15 @@ test('changeKey gives the history a new key, each item keeping when it was added
     const mistyped = await code(wrongOld.changeKey(newKey));
     const afterMistyped = await contents(session);
     const badKey = await code(session.changeKey('not a key'));
+    // While a run holds the session (its lock, in any tab), refused: the run would save its
+    // turn under the old key after the change.
+    const lockName = lib.sessionLockName(dbName, 'chat');
+    let release;
+    await new Promise((taken) => navigator.locks.request(lockName, () => (taken(), new Promise((ok) => (release = ok)))));
+    const busy = await code(session.changeKey(newKey));
+    const afterBusy = await contents(session);
+    release();
+    await navigator.locks.request(lockName, () => {});
     await session.changeKey(newKey);
     const underNew = new lib.EncryptedSession(inner, { key: newKey, ttl: 60, now });
     const underOld = new lib.EncryptedSession(inner, { key: oldKey, ttl: 60, now });
@@ -1511,11 +1520,13 @@ test('changeKey gives the history a new key, each item keeping when it was added
     const plainLeft = clearText(JSON.stringify(JSON.parse(await rawText(dbName)).agent_messages)).includes('in clear');
     // The first item expires when it would have: 60 s after it was added, not after the change.
     clock += 31_000;
-    return { mistyped, afterMistyped, badKey, read, afterWrite, plainLeft, expired: await contents(underNew) };
+    return { mistyped, afterMistyped, badKey, busy, afterBusy, read, afterWrite, plainLeft, expired: await contents(underNew) };
   });
   assert.equal(r.mistyped, 'SessionError INVALID_KEY');
   assert.deepEqual(r.afterMistyped, ['q1', 'a1'], 'the history is as it was (the item in clear is not read through the key)');
   assert.equal(r.badKey, 'SessionError INVALID_KEY');
+  assert.equal(r.busy, 'SessionError SESSION_BUSY');
+  assert.deepEqual(r.afterBusy, ['q1', 'a1']);
   assert.deepEqual(r.read, { changed: ['q1', 'a1', 'in clear'], fresh: ['q1', 'a1', 'in clear'], old: [], oldSkipped: 3 });
   assert.deepEqual(r.afterWrite, ['q1', 'a1', 'in clear', 'a2']);
   assert.equal(r.plainLeft, false, 'no item is left in clear');
