@@ -136,6 +136,27 @@ impl MemorySessionState {
         }
     }
 
+    /// The branch that still shows a turn popped away from `current` whose first item, `item`,
+    /// was at `at`: one made from `current` before the pop, holding that very item in that
+    /// place. (The branch `current` was made from may hold it too, a turn it inherited: that
+    /// one's turn of that number is its own.)
+    fn heir(&self, current: &str, at: usize, item: &JsValue) -> Option<String> {
+        let branches = self.branches.borrow();
+        let parent_of = |id: &str| {
+            branches
+                .iter()
+                .find(|b| b.id == id)
+                .and_then(|b| b.parent.as_deref())
+        };
+        branches
+            .iter()
+            .find(|b| {
+                made_from(b.parent.as_deref(), current, parent_of, branches.len())
+                    && b.history.entries().get(at).is_some_and(|e| e.item == *item)
+            })
+            .map(|b| b.id.clone())
+    }
+
     /// The usage of turn `turn` of branch `branch`, popped away there: given to `heir` (a branch
     /// that still shows the turn), or forgotten.
     fn hand_usage(&self, branch: &str, turn: u64, heir: Option<&str>) {
@@ -282,21 +303,7 @@ impl SessionState for MemorySessionState {
         // this one was made from may hold that item too (a turn it inherited): that one's turn
         // of that number is its own.
         if let (Some(turn), Some(item)) = (gone, &popped) {
-            let branches = self.branches.borrow();
-            let parent_of = |id: &str| {
-                branches
-                    .iter()
-                    .find(|b| b.id == id)
-                    .and_then(|b| b.parent.as_deref())
-            };
-            let heir = branches
-                .iter()
-                .find(|b| {
-                    made_from(b.parent.as_deref(), &current, parent_of, branches.len())
-                        && b.history.entries().get(at).is_some_and(|e| e.item == *item)
-                })
-                .map(|b| b.id.clone());
-            drop(branches);
+            let heir = self.heir(&current, at, item);
             self.hand_usage(&current, turn, heir.as_deref());
         }
         // Copied as reads are: a branch made from this one holds the same value.
@@ -377,6 +384,17 @@ impl SessionState for MemorySessionState {
             .map_or(0, |last_kept| entries[last_kept].turn);
         let old_last = history.record().last_turn;
         let starts_turns = items.iter().any(|(_, starts)| *starts);
+        // The first item of each turn among those it may take away, and where it was: a turn
+        // taken away hands its usage to a branch that still shows that item there.
+        let first = entries
+            .len()
+            .saturating_sub(transaction.expected_suffix.len());
+        let mut firsts: Vec<(u64, usize, JsValue)> = Vec::new();
+        for (at, e) in entries.iter().enumerate().skip(first) {
+            if e.turn > kept_turn && firsts.last().is_none_or(|(t, _, _)| *t != e.turn) {
+                firsts.push((e.turn, at, e.item.clone()));
+            }
+        }
         let applied = history.apply_transaction(&mut log, &transaction, items, &stored, now())?;
         drop(log);
         // (A replay gives no title: one cleared since stays cleared.)
@@ -384,15 +402,32 @@ impl SessionState for MemorySessionState {
             give_default_title(&self.metadata, &title_from, kept_turn, archived);
         }
         let turn = history.record().last_turn;
+        let empty = history.record().item_count == 0;
         drop(history);
         // Turns it took away, where it starts none (the newest turns removed: an EncryptedSession
-        // pops so), take their usage with them, as a pop's do, where no other branch may still
-        // show them. (One that starts turns renumbers what it keeps: left.)
-        if applied && !starts_turns && self.branches.borrow().len() == 1 {
+        // pops so), take their usage with them, as a pop's do, unless a branch still shows them
+        // (it goes there); and popped into the turns it shares with its parent, the branch
+        // shares fewer. (One that starts turns renumbers what it keeps: left.)
+        let removed = transaction.expected_suffix.len() as u64;
+        if applied && !starts_turns && removed > 0 {
             let current = self.current.borrow().clone();
-            self.usage
+            for gone in turn + 1..=old_last {
+                let heir = firsts
+                    .iter()
+                    .find(|(t, _, _)| *t == gone)
+                    .and_then(|(_, at, item)| self.heir(&current, *at, item));
+                self.hand_usage(&current, gone, heir.as_deref());
+            }
+            if let Some(b) = self
+                .branches
                 .borrow_mut()
-                .retain(|(b, t, _)| *b != current || *t <= turn || *t > old_last);
+                .iter_mut()
+                .find(|b| b.id == current)
+            {
+                // (All it showed replaced: none of its parent's items any more.)
+                b.from_turn =
+                    from_turn_after_pop(b.from_turn, turn, empty || removed == item_count);
+            }
         }
         if let (true, Some(usage)) = (applied, usage) {
             self.add_usage(turn, usage);

@@ -1013,6 +1013,45 @@ for (const kind of ['indexeddb', 'memory']) {
 }
 
 for (const kind of ['indexeddb', 'memory']) {
+  test(`${kind}: turns undone by history transactions (as an EncryptedSession pops) on a session with branches are popped: their usage goes with them or to the branch that shows them, and fromTurn follows`, async () => {
+    const { page } = await openHarness(env);
+    const r = await page.evaluate(
+      async ({ kind, id }) => {
+        const s = make(kind, id);
+        for (const t of [1, 2, 3, 4]) {
+          await s.addItems([{ role: 'user', content: `q${t}` }, { role: 'assistant', content: `a${t}` }]);
+          await s.storeRunUsage({ requests: 1, inputTokens: 10 ** t, outputTokens: 0 });
+        }
+        let op = 0;
+        const undo = async (n = 2) => {
+          const items = await s.getItems();
+          await s.applyHistoryTransaction({ operationId: `undo-${op++}`, transaction: { type: 'replace_suffix', expectedSuffix: items.slice(-n), replacement: [] } });
+        };
+        // b shows main's turns 1 to 3; its turn 3 undone there.
+        await s.createBranchFromTurn(4, 'b');
+        await undo();
+        const fromTurn = (await s.listBranches()).find((x) => x.branchId === 'b').fromTurn;
+        // Main's turns 4, 3 and 2 undone in one transaction: b shows only turn 2 of them, whose
+        // usage goes to it.
+        await s.switchBranch('main');
+        await undo(6);
+        const usage = { main: (await s.getSessionUsage({ branch: 'main' })).inputTokens, b: (await s.getSessionUsage({ branch: 'b' })).inputTokens };
+        // Main's new turn 2 has its own usage only.
+        await s.addItems([{ role: 'user', content: 'q2 again' }, { role: 'assistant', content: 'a2 again' }]);
+        await s.storeRunUsage({ requests: 1, inputTokens: 7, outputTokens: 0 });
+        const turn2 = await s.getTurnUsage(2);
+        return { fromTurn, usage, turn2: [turn2.requests, turn2.inputTokens], b: (await s.switchBranch('b'), (await s.getItems()).map((i) => i.content)) };
+      },
+      { kind, id: fresh(`undone-by-transactions-${kind}`) },
+    );
+    assert.equal(r.fromTurn, 3, 'b now shares turns 1 and 2 only');
+    assert.deepEqual(r.usage, { main: 10, b: 100 }, 'turns 3 and 4 went with their usage; turn 2’s went to b');
+    assert.deepEqual(r.turn2, [1, 7], 'the new turn 2 has its own usage only');
+    assert.deepEqual(r.b, ['q1', 'a1', 'q2', 'a2']);
+  });
+}
+
+for (const kind of ['indexeddb', 'memory']) {
   test(`${kind}: a turn given again after its first one went to a branch is its own: popped, its usage goes with it, not to the branch that shows the first`, async () => {
     const { page } = await openHarness(env);
     const r = await page.evaluate(

@@ -986,6 +986,25 @@ pub(super) async fn transaction_in(
     let copied = apply_release(tx, t, id, &release).await?;
     l.released(&release, copied, &rows);
     write_rows(tx, t, &mut l, id, &items, now)?;
+    // Turns it took away, where it starts none (the newest turns removed: an EncryptedSession
+    // pops so), take their usage with them, as a pop's do, unless another branch still shows
+    // them (the release gave it a copy of the turn's first row): it goes there. Popped into the
+    // turns it shares with its parent, the branch shares fewer. (One that starts turns
+    // renumbers what it keeps: left.)
+    if !items.iter().any(|(_, starts)| *starts) && remove > 0 {
+        for turn in base_turn + 1..=last_turn {
+            let seq = rows
+                .iter()
+                .position(|row| turn_of(row) == Some(turn))
+                .map(|i| next - suffix + i as u64);
+            let heir = seq.and_then(|seq| branch::popped_usage_heir(&release.copies, seq));
+            hand_usage(tx, t.session_id, id, turn, heir, now).await?;
+        }
+        // (All it showed replaced: none of its parent's items any more.)
+        let x = l.tree.index_of(t.session_id, id)?;
+        let b = &mut l.tree.branches[x];
+        b.from_turn = branch::from_turn_after_pop(b.from_turn, base_turn, remove == count);
+    }
     give_default_title(&l.record.stored, &items, base_turn, l.record.archived_count);
     super::rewrite::log_operation(tx, &mut l.record, &transaction, now)?;
     if let Some(usage) = &usage {
