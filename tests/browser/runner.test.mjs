@@ -1881,6 +1881,24 @@ describe('runner: answers that are not whole', () => {
           : new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
       };
       return { runner: new lib.Runner({ baseUrl: 'http://model.invalid/v1', api, fetch, ...options }), requests };
+    };
+    // A Chat Completions tool loop answered by the stream \`calls\` (a weather call), then 'Cold.', then
+    // a next turn, whole, from what the session stored: the assistant message with the call as
+    // each later request sent it, and what the session holds.
+    window.chatToolLoop = async (calls, id) => {
+      const chunk = (delta, finish = null) => \`data: \${JSON.stringify({ id: 'c9', choices: [{ index: 0, delta, finish_reason: finish }] })}\\n\\n\`;
+      const answer = \`\${chunk({ content: 'Cold.' })}\${chunk({}, 'stop')}data: [DONE]\\n\\n\`;
+      const whole = { id: 'c10', choices: [{ message: { role: 'assistant', content: 'Still cold.' }, finish_reason: 'stop' }] };
+      const weather = { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, execute: async ({ city }) => \`\${city}: -3C\` };
+      const agent = new lib.Agent({ name: 'A', model: 'm', tools: [weather] });
+      const session = new lib.IndexedDbSession(id);
+      const { runner, requests } = scriptedRunner([calls, answer, whole], 'chat_completions');
+      const stream = await runner.run(agent, 'Weather in Oslo?', { session, stream: true });
+      for await (const _ of stream);
+      await stream.completed;
+      const again = await runner.run(agent, 'And now?', { session });
+      const assistantOf = (request) => request.messages.find((m) => m.tool_calls);
+      return { finalOutput: stream.finalOutput, again: again.finalOutput, sent: [assistantOf(requests[1]), assistantOf(requests[2])], items: await session.getItems() };
     };`;
 
   test('a Responses answer that stopped short (incomplete) is an error, not a final answer, whole as streamed', async () => {
@@ -2378,24 +2396,8 @@ describe('runner: answers that are not whole', () => {
           chunk({ tool_calls: [{ index: 0, function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] }) +
           chunk({ tool_calls: [{ index: 0, extra_content: signature }] }, 'tool_calls') +
           'data: [DONE]\n\n';
-        const answer = `${chunk({ content: 'Cold.' })}${chunk({}, 'stop')}data: [DONE]\n\n`;
-        const whole = { id: 'c2', choices: [{ message: { role: 'assistant', content: 'Still cold.' }, finish_reason: 'stop' }] };
-        const weather = { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, execute: async ({ city }) => `${city}: -3C` };
-        const agent = new lib.Agent({ name: 'A', model: 'm', tools: [weather] });
-        const session = new lib.IndexedDbSession(id);
-        const { runner, requests } = scriptedRunner([calls, answer, whole], 'chat_completions');
-        const stream = await runner.run(agent, 'Weather in Oslo?', { session, stream: true });
-        for await (const _ of stream);
-        await stream.completed;
-        // The next turn, whole, from what the session stored.
-        const again = await runner.run(agent, 'And now?', { session });
-        const assistantOf = (request) => request.messages.find((m) => m.tool_calls);
-        return {
-          finalOutput: stream.finalOutput,
-          again: again.finalOutput,
-          sent: [assistantOf(requests[1]), assistantOf(requests[2])],
-          stored: (await session.getItems()).filter((i) => i.type !== 'message'),
-        };
+        const { items, ...loop } = await chatToolLoop(calls, id);
+        return { ...loop, stored: items.filter((i) => i.type !== 'message') };
       },
       { id: fresh('chat-provider-data'), scripted },
     );
@@ -2410,6 +2412,40 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r.sent, [expected, expected]);
     assert.deepEqual(r.stored.map((i) => i.type), ['reasoning', 'function_call', 'function_call_result']);
     assert.deepEqual(r.stored[0].rawContent, [{ type: 'reasoning_text', text: 'Look the weather up.' }]);
+  });
+
+  test('Chat Completions through OpenRouter: the reasoning_details of a call (Claude’s signed thinking, Gemini’s encrypted reasoning) go back with it as they came, a stream’s pieces merged', async () => {
+    const r = await inPage(
+      async ({ id, scripted }) => {
+        eval(scripted);
+        const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'gen-1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        const block = (text, extra = {}) => ({ type: 'reasoning.text', text, format: 'anthropic-claude-v1', index: 0, ...extra });
+        const calls =
+          chunk({ role: 'assistant', content: '', reasoning: 'Check ', reasoning_details: [block('Check ')] }) +
+          chunk({ content: '', reasoning: 'Oslo.', reasoning_details: [block('Oslo.', { signature: 'sig-9' })] }) +
+          chunk({ content: '', reasoning: null, reasoning_details: [{ type: 'reasoning.encrypted', data: 'ENC', format: 'google-gemini-v1', index: 1 }] }) +
+          chunk({ tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] }, 'tool_calls') +
+          'data: [DONE]\n\n';
+        const { items, ...loop } = await chatToolLoop(calls, id);
+        return { ...loop, stored: items[1] };
+      },
+      { id: fresh('openrouter-details'), scripted },
+    );
+    assert.equal(r.again, 'Still cold.');
+    const details = [
+      { type: 'reasoning.text', text: 'Check Oslo.', format: 'anthropic-claude-v1', index: 0, signature: 'sig-9' },
+      { type: 'reasoning.encrypted', data: 'ENC', format: 'google-gemini-v1', index: 1 },
+    ];
+    const expected = {
+      role: 'assistant',
+      content: null,
+      reasoning: 'Check Oslo.',
+      reasoning_details: details,
+      tool_calls: [{ id: 'a', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }],
+    };
+    assert.deepEqual(r.sent, [expected, expected], 'in the tool loop, and in the next turn from what the session stored');
+    assert.equal(r.stored.type, 'reasoning');
+    assert.deepEqual(r.stored.providerData, { details });
   });
 
   test('a stream given up on (a chunk that is no JSON) is cancelled at once, not left open until the server ends it', async () => {

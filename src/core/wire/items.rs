@@ -172,30 +172,75 @@ pub(super) fn chat_reasoning(m: &Value) -> Option<(&'static str, &str)> {
 /// it back only so, and DeepSeek refuses the next request of a tool loop without it. Reasoning
 /// with no message or call after it is left out: it would be no answer, and the model asked again
 /// the same, until the run's turns ran out (the empty answer it is ends the run, as before).
-pub(super) fn chat_output(reasoning: Option<(&str, &str)>, answer: Vec<Value>) -> Vec<Value> {
-    match reasoning {
-        Some((field, text)) if !answer.is_empty() && !text.is_empty() => {
-            let mut items = vec![chat_reasoning_item(field, text)];
-            items.extend(answer);
-            items
-        }
-        _ => answer,
+///
+/// OpenRouter's `reasoning_details` (`details`: its reasoning as blocks, a thought signature or
+/// encrypted reasoning among them) are kept as they came, in `providerData.details`: Gemini and
+/// Claude through it take their reasoning back only so in a tool loop.
+pub(super) fn chat_output(
+    reasoning: Option<(&str, &str)>,
+    details: Option<&Value>,
+    answer: Vec<Value>,
+) -> Vec<Value> {
+    let (field, text) = reasoning.unwrap_or(("reasoning", ""));
+    let details = details.filter(|d| d.as_array().is_some_and(|d| !d.is_empty()));
+    if answer.is_empty() || (text.is_empty() && details.is_none()) {
+        return answer;
     }
-}
-
-fn chat_reasoning_item(field: &str, text: &str) -> Value {
     let mut m = strings(&[("type", "reasoning")]);
     set(&mut m, "content", Value::Array(Vec::new()));
-    let part = strings(&[("type", "reasoning_text"), ("text", text)]);
-    set(
-        &mut m,
-        "rawContent",
-        Value::Array(vec![Value::Object(part)]),
-    );
+    // (No text, blocks only: no part, as the SDK makes none of an empty text.)
+    let parts = match text.is_empty() {
+        true => Vec::new(),
+        false => vec![Value::Object(strings(&[
+            ("type", "reasoning_text"),
+            ("text", text),
+        ]))],
+    };
+    set(&mut m, "rawContent", Value::Array(parts));
+    let mut data = Obj::new();
     if field != "reasoning" {
-        set(&mut m, "providerData", one("field", field));
+        set(&mut data, "field", string(field));
     }
-    Value::Object(m)
+    if let Some(details) = details {
+        set(&mut data, "details", details.clone());
+    }
+    if !data.is_empty() {
+        set(&mut m, "providerData", Value::Object(data));
+    }
+    let mut items = vec![Value::Object(m)];
+    items.extend(answer);
+    items
+}
+
+/// A piece of a streamed `reasoning_details` (OpenRouter) added to those before it, as
+/// OpenRouter's own client joins them: a piece of text (or a summary) continues the block before
+/// it of its type and index (its `text` or `summary` appended, its other fields taken, a field
+/// sent as `null` leaving what came); any other piece (encrypted reasoning, a thought signature
+/// per call) is a block of its own.
+pub(super) fn merge_detail(into: &mut Vec<Value>, piece: &Value) {
+    let Some(p) = piece.as_object() else { return };
+    let kind = p.get("type");
+    let joins = matches!(
+        kind.and_then(Value::as_str),
+        Some("reasoning.text" | "reasoning.summary")
+    );
+    let Some(Value::Object(block)) = into
+        .last_mut()
+        .filter(|b| joins && b.get("type") == kind && b.get("index") == p.get("index"))
+    else {
+        into.push(piece.clone());
+        return;
+    };
+    for (k, v) in p.iter().filter(|(_, v)| !v.is_null()) {
+        match (block.get_mut(k), v) {
+            (Some(Value::String(s)), Value::String(more)) if k == "text" || k == "summary" => {
+                s.push_str(more)
+            }
+            _ => {
+                block.insert(k.clone(), v.clone());
+            }
+        }
+    }
 }
 
 /// The fields of a Chat Completions tool call other than those an item has its own for: what a

@@ -300,20 +300,26 @@ fn chat_tool_content(output: Option<&Value>) -> String {
 /// folded into the assistant message before them, tool outputs as `tool` messages. A reasoning
 /// item a Chat Completions answer gave (its text in `rawContent`) goes back on the assistant
 /// message after it, under the name it came by (`reasoning`, as the SDK sends it, or
-/// `reasoning_content`); other reasoning items have no place in this API and are left out.
+/// `reasoning_content`), with OpenRouter's `reasoning_details` as they came; other reasoning
+/// items have no place in this API and are left out.
 pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Value> {
     let mut messages: Vec<Value> = Vec::new();
     if let Some(i) = instructions {
         messages.push(json!({"role": "system", "content": i}));
     }
-    // The reasoning for the next assistant message: its name and text.
-    let mut reasoning: Option<(String, Value)> = None;
-    let assistant = |reasoning: &mut Option<(String, Value)>, content: Value| {
+    // The reasoning for the next assistant message: its name, its text, OpenRouter's blocks.
+    let mut reasoning: Option<(String, Value, Option<Value>)> = None;
+    let assistant = |reasoning: &mut Option<(String, Value, Option<Value>)>, content: Value| {
         let mut m = Map::new();
         m.insert("role".into(), json!("assistant"));
         m.insert("content".into(), content);
-        if let Some((field, text)) = reasoning.take() {
-            m.insert(field, text);
+        if let Some((field, text, details)) = reasoning.take() {
+            if text.as_str().is_some_and(|t| !t.is_empty()) {
+                m.insert(field, text);
+            }
+            if let Some(details) = details {
+                m.insert("reasoning_details".into(), details);
+            }
         }
         m
     };
@@ -326,8 +332,12 @@ pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Valu
                     .and_then(Value::as_str)
                     .filter(|f| CHAT_REASONING.contains(f))
                     .unwrap_or("reasoning");
-                if let Some(text) = text {
-                    reasoning = Some((field.into(), text.clone()));
+                let details = item
+                    .pointer("/providerData/details")
+                    .filter(|d| d.as_array().is_some_and(|d| !d.is_empty()));
+                if text.is_some() || details.is_some() {
+                    let text = text.cloned().unwrap_or(Value::Null);
+                    reasoning = Some((field.into(), text, details.cloned()));
                 }
             }
             "message" => {
@@ -408,6 +418,7 @@ pub fn to_chat_messages(instructions: Option<&str>, items: &[Value]) -> Vec<Valu
                 for field in CHAT_REASONING {
                     m.remove(field);
                 }
+                m.remove("reasoning_details");
             }
         }
     }
@@ -751,6 +762,29 @@ mod tests {
                 ]}),
             ]
         );
+        // OpenRouter's blocks go back with the call as they came, with the text if there is
+        // one; not on an earlier turn's answer without calls.
+        let details = json!([{"type": "reasoning.encrypted", "data": "e", "index": 0}]);
+        let input = [
+            json!({"role": "user", "content": "Weather?"}),
+            json!({"type": "reasoning", "content": [],
+                "rawContent": [{"type": "reasoning_text", "text": ""}],
+                "providerData": {"details": details.clone()}}),
+            json!({"type": "function_call", "callId": "c1", "name": "f", "arguments": "{}"}),
+            json!({"type": "function_call_result", "callId": "c1", "output": "18C"}),
+            json!({"type": "reasoning", "content": [],
+                "rawContent": [{"type": "reasoning_text", "text": "Say it."}],
+                "providerData": {"details": details.clone()}}),
+            json!({"type": "message", "role": "assistant", "content": "18C"}),
+            json!({"role": "user", "content": "Thanks"}),
+        ];
+        let messages = to_chat_messages(None, &input);
+        assert_eq!(
+            messages[1],
+            json!({"role": "assistant", "content": null, "reasoning_details": details,
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
+        );
+        assert_eq!(messages[3], json!({"role": "assistant", "content": "18C"}));
         // Before the newest user message, an answer's reasoning goes back only where it called
         // tools; reasoning goes to no later turn's answer (a user message or a tool output
         // between them ends it).

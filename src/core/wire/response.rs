@@ -96,7 +96,11 @@ pub fn parse_response(api: Api, body: &Value) -> Result<ModelOutput, WireError> 
                 }
             }
             Ok(ModelOutput {
-                items: chat_output(chat_reasoning(message), items),
+                items: chat_output(
+                    chat_reasoning(message),
+                    message.get("reasoning_details"),
+                    items,
+                ),
                 usage: usage_of(api, body.get("usage")),
                 // (Azure's may be empty.)
                 response_id: str_of(body, "id")

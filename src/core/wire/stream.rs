@@ -5,7 +5,7 @@ use crate::core::json::Value;
 
 use super::items::{
     call_arguments, chat_answer_item, chat_call_extras, chat_call_item, chat_output,
-    chat_reasoning, content_text, from_responses_item, str_of, Obj,
+    chat_reasoning, content_text, from_responses_item, merge_detail, str_of, Obj,
 };
 use super::response::{error_code, parse_response, usage_of};
 use super::{Api, ModelOutput, Usage, WireError};
@@ -38,6 +38,8 @@ pub struct StreamAccumulator {
     // Chat Completions: reasoning (and the name it came by), text, refusal and tool calls by
     // index.
     reasoning: (&'static str, String),
+    /// OpenRouter's `reasoning_details`, merged as they came.
+    details: Vec<Value>,
     text: String,
     refusal: String,
     calls: Vec<(u64, ChatToolCall)>,
@@ -57,6 +59,7 @@ impl StreamAccumulator {
             output: None,
             items: Vec::new(),
             reasoning: ("reasoning", String::new()),
+            details: Vec::new(),
             text: String::new(),
             refusal: String::new(),
             calls: Vec::new(),
@@ -217,6 +220,14 @@ impl StreamAccumulator {
             self.reasoning.0 = field;
             self.reasoning.1.push_str(t);
         }
+        for piece in delta
+            .get("reasoning_details")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            merge_detail(&mut self.details, piece);
+        }
         // (Content may come as parts: their text.)
         let t = content_text(delta.get("content"));
         if !t.is_empty() {
@@ -321,8 +332,9 @@ impl StreamAccumulator {
                     items.push(chat_call_item(&c.id, &c.name, args, c.extras.clone()));
                 }
                 let (field, reasoning) = &self.reasoning;
+                let details = Value::Array(self.details);
                 Ok(ModelOutput {
-                    items: chat_output(Some((field, reasoning)), items),
+                    items: chat_output(Some((field, reasoning)), Some(&details), items),
                     usage: self.usage,
                     response_id: self.id,
                 })
@@ -335,6 +347,7 @@ impl StreamAccumulator {
 mod tests {
     use super::super::items::function_call_item;
     use super::*;
+    use crate::core::json::json;
     use crate::core::sse::SseParser;
 
     fn stream(api: Api, body: &str) -> (Vec<String>, Result<ModelOutput, WireError>) {
@@ -599,6 +612,62 @@ mod tests {
             out.items[2]["providerData"]["extra_content"]["google"]["thought_signature"],
             "sig"
         );
+    }
+
+    #[test]
+    fn openrouter_reasoning_details_are_kept_merged_by_index() {
+        // Text in pieces of one block, then an encrypted block (Gemini's thought signature),
+        // beside the reasoning as text; or the blocks alone, encrypted (no text to show).
+        let chat = concat!(
+            "data: {\"choices\":[{\"delta\":{\"reasoning\":\"Look \",\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":\"Look \",\"index\":0,\"format\":\"anthropic-claude-v1\"}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"reasoning\":\"it up.\",\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":\"it up.\",\"index\":0,\"signature\":\"s1\"}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.encrypted\",\"data\":\"enc\",\"index\":1}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        );
+        let out = stream(Api::ChatCompletions, chat).1.unwrap();
+        assert_eq!(out.items[0]["rawContent"][0]["text"], "Look it up.");
+        assert_eq!(
+            out.items[0]["providerData"]["details"],
+            json!([
+                {"type": "reasoning.text", "text": "Look it up.", "index": 0,
+                    "format": "anthropic-claude-v1", "signature": "s1"},
+                {"type": "reasoning.encrypted", "data": "enc", "index": 1},
+            ])
+        );
+        assert_eq!(out.items[1]["name"], "f");
+        let encrypted = concat!(
+            "data: {\"choices\":[{\"delta\":{\"reasoning\":null,\"reasoning_details\":[{\"type\":\"reasoning.encrypted\",\"data\":\"e\",\"index\":0}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        );
+        let out = stream(Api::ChatCompletions, encrypted).1.unwrap();
+        assert_eq!(out.items[0]["rawContent"], json!([]));
+        assert_eq!(out.items[0]["providerData"]["details"][0]["data"], "e");
+        // Gemini's text and encrypted blocks at one index, a null field, pieces without an index:
+        // each block as OpenRouter's client joins them.
+        let mixed = concat!(
+            "data: {\"choices\":[{\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":\"A\",\"index\":0},{\"type\":\"reasoning.encrypted\",\"data\":\"x\",\"index\":0}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.encrypted\",\"data\":\"y\",\"index\":0}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":\"B\"}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":\"C\",\"signature\":null}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":null,\"signature\":\"s\"}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\n",
+        );
+        let out = stream(Api::ChatCompletions, mixed).1.unwrap();
+        assert_eq!(
+            out.items[0]["providerData"]["details"],
+            json!([
+                {"type": "reasoning.text", "text": "A", "index": 0},
+                {"type": "reasoning.encrypted", "data": "x", "index": 0},
+                {"type": "reasoning.encrypted", "data": "y", "index": 0},
+                {"type": "reasoning.text", "text": "BC", "signature": "s"},
+            ])
+        );
+        // Whole, as it came.
+        let body = json!({"choices": [{"message": {"role": "assistant", "content": null,
+            "reasoning_details": [{"type": "reasoning.encrypted", "data": "w", "index": 0}],
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}}]});
+        let out = parse_response(Api::ChatCompletions, &body).unwrap();
+        assert_eq!(out.items[0]["providerData"]["details"][0]["data"], "w");
     }
 
     #[test]
