@@ -2,7 +2,7 @@
 // of the open chat, rename, undo, clear, delete, export and import. Each runs through `busy`, so the view is re-read from IndexedDB
 // afterwards. A locked user's chat (an EncryptedSession) has no metadata the page could write in
 // clear: no rename, and undo, clear, export and import leave titles and summaries alone.
-import { deleteSession } from './lib.js';
+import { deleteSession, sessionLockName } from './lib.js';
 import { DB_NAME, state, newId, saveUsers, setUser } from './state.js';
 import { backgroundDone, branchOf, clearMessageBox, closeChat, closeSession, dropDraft, current, listChats, newChatId, openChat, openInitialChat, sessionFor } from './chats.js';
 import { contentText, isUserMessage } from './items.js';
@@ -161,17 +161,41 @@ export async function settleChats(ids = [...state.background.keys()]) {
   }
 }
 
+/** Runs `change` on the chat `session` while no reply is being written in it, in any tab (the
+ * lock a run holds from reading the history to saving its answer): `false`, nothing run, when
+ * one is. (Undone or cleared under it, the question that reply answers would be gone, and its
+ * answer, paid for, refused when saved.) */
+async function whileNoReply(session, change) {
+  if (!navigator.locks?.request) {
+    await change();
+    return true;
+  }
+  return navigator.locks.request(sessionLockName(session.dbName, session.sessionId), { ifAvailable: true }, async (lock) => {
+    if (!lock) return false;
+    await change();
+    return true;
+  });
+}
+
+const WRITING = 'the chat is in use in another tab (a reply being written, most likely)';
+
 /** Pops items until a user message has been popped: the last answer and its question. */
 export function undoLastExchange() {
   return busy(async () => {
     await settleOpenChat();
     const session = current();
     const popped = [];
-    for (;;) {
-      const item = await session.popItem();
-      if (item === undefined) break;
-      popped.push(item);
-      if (isUserMessage(item)) break;
+    const free = await whileNoReply(session, async () => {
+      for (;;) {
+        const item = await session.popItem();
+        if (item === undefined) break;
+        popped.push(item);
+        if (isUserMessage(item)) break;
+      }
+    });
+    if (!free) {
+      setStatus(`Nothing was undone: ${WRITING}. Undo once it is done.`);
+      return;
     }
     // Undoing every exchange of a chat without other versions empties it, as Clear does: its
     // title and summary go too.
@@ -228,7 +252,10 @@ export function clearChat() {
       }
       return;
     }
-    await session.clearSession();
+    if (!(await whileNoReply(session, () => session.clearSession()))) {
+      setStatus(`The chat was kept: ${WRITING}. Clear it once that is done.`);
+      return;
+    }
     if (!versions) await forgetMetadata(session);
     setStatus(versions ? 'This version was cleared; the others are kept (Version, above).' : 'Chat cleared.');
   });

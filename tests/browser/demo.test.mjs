@@ -1788,6 +1788,35 @@ async function sendBehindOtherTab(page, context, text) {
   return { id, other };
 }
 
+test('Undo and Clear while another tab writes a reply in the chat change nothing, and say why; once it is done, they do', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    await settled(page);
+    const id = await currentSessionId(page);
+    const other = await openTab(context);
+    await holdChat(other, id);
+    await page.click('#undo');
+    await idle(page);
+    assert.match(await page.textContent('#status'), /^Nothing was undone: the chat is in use in another tab \(a reply being written, most likely\)/);
+    const dialog = answerDialog(page, true);
+    await page.click('#clear');
+    await dialog;
+    await idle(page);
+    assert.match(await page.textContent('#status'), /^The chat was kept: the chat is in use in another tab/);
+    assert.equal((await itemsOf(page, 'Guest', id)).length, 2, 'nothing removed');
+    assert.deepEqual((await rendered(page)).map((m) => m.role), ['user', 'assistant']);
+    await other.evaluate(() => window.releaseChat());
+    await page.click('#undo');
+    await idle(page);
+    assert.deepEqual(await itemsOf(page, 'Guest', id), []);
+    assert.equal(await page.inputValue('#input'), 'my hobby is chess');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('Stop while another tab holds the chat: nothing was saved, and the message is back in the input box, before what was typed there meanwhile', async () => {
   const { context, page } = await openDemo();
   try {
