@@ -305,6 +305,13 @@ export function deleteChat() {
 /** Saves the open chat as a JSON file: `{ sessionId, userId, metadata: { title, summary,
  * topics }, items }`. */
 export function exportChat() {
+  if (state.busy) return;
+  // A locked chat goes out decrypted (the user asked for its messages), though its lock says its
+  // backups stay encrypted: asked first.
+  if (isEncrypted(current()) && !confirm('This chat is locked. The exported file holds its messages in clear (Back up keeps them locked). Export it anyway?')) {
+    setStatus('The chat was not exported.');
+    return;
+  }
   return busy(async () => {
     // The title and summary the last reply is still writing belong in the file.
     await settleOpenChat();

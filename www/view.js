@@ -122,6 +122,10 @@ export function showError(error) {
   let text;
   if (error?.name === 'ModelError') {
     text = `The model call failed${error.status ? ` (HTTP ${error.status})` : ''}: ${error.message}`;
+    // Refused for want of a key this tab does not send (kept per tab, for the endpoint it was
+    // typed for): where to give it.
+    const keyed = state.apiKey !== '' && state.keyFor === state.settings.baseUrl;
+    if ((error.status === 401 || error.status === 403) && !keyed) text += ' This tab sends no API key (a key is kept per tab, for the endpoint it was typed for): enter it in Model settings.';
     // No answer at all: the request never reached a server that would let this page in.
     if (!error.status) text += ' Check the endpoint’s URL, that it is running, and that it lets this page call it (CORS).';
   } else if (error?.name === 'Error') {

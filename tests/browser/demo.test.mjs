@@ -1430,6 +1430,7 @@ for (const api of ['chat_completions', 'responses']) {
       const error = await page.textContent('#error-text');
       assert.match(error, /HTTP 401/);
       assert.match(error, /Incorrect API key provided/);
+      assert.doesNotMatch(error, /sends no API key/, 'this tab sent one');
       const items = await itemsOf(page, 'Guest', await currentSessionId(page));
       assert.equal(items.length, 5);
       assert.equal(itemText(items[4]), 'third question');
@@ -1439,7 +1440,15 @@ for (const api of ['chat_completions', 'responses']) {
       await idle(page);
       assert.equal(await page.inputValue('#input'), 'third question');
       assert.equal((await itemsOf(page, 'Guest', await currentSessionId(page))).length, 4);
+      // Another tab has the settings, not the key: a refusal says where to give it.
+      const other = await openTab(context);
+      model.script({ error: 401, message: 'Missing bearer authentication in header' });
+      await say(other, 'from the other tab');
+      await other.waitForSelector('#error:not([hidden])');
+      assert.equal(model.requests.at(-1).headers.authorization, undefined);
+      assert.match(await other.textContent('#error-text'), /HTTP 401.*This tab sends no API key \(a key is kept per tab, for the endpoint it was typed for\): enter it in Model settings\./);
       assert.deepEqual(page.errors, []);
+      assert.deepEqual(other.errors, []);
     } finally {
       await context.close();
     }
@@ -3369,8 +3378,15 @@ test('lock a user’s chats with a passphrase: encrypted in place (nothing of th
     assert.equal(await page.$$eval('#messages .msg-edit', (b) => b.length), 0);
     assert.equal(await page.isDisabled('#search-input'), true);
     assert.match(await page.textContent('#lock-state'), /encrypted; unlocked in this tab/);
-    // Export writes the messages as they read, and says the file is not locked.
+    // Export asks first (its lock says backups stay encrypted), then writes the messages as they
+    // read, and says the file is not locked.
+    const declined = answerDialog(page, false);
+    await page.click('#export');
+    assert.match((await declined).message, /This chat is locked\. The exported file holds its messages in clear/);
+    await page.waitForFunction(() => document.getElementById('status').textContent === 'The chat was not exported.');
+    const exporting = answerDialog(page, true);
     const exported = await exportChat(page);
+    await exporting;
     assert.match(exported.text, /falconry/);
     await idle(page);
     assert.equal(await page.textContent('#status'), 'Exported 2 items, decrypted: the file is not locked, keep it safe.');
