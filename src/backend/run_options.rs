@@ -29,6 +29,39 @@ fn invalid(code: RunnerErrorCode, message: String) -> RunnerError {
 /// The first of `keys` given in `o` (not `undefined`, nor a value `taken` accepts) is refused
 /// with `message(key)`: an option this runner does not implement is an error, not dropped without
 /// a word.
+/// The SDK's options of `run()` (and of its `Runner`, for every run) this runner does not
+/// implement (`callModelInputFilter` is refused on a `Runner` as another of its options).
+const SDK_RUN_OPTIONS: [&str; 10] = [
+    "callModelInputFilter",
+    "errorHandlers",
+    "toolErrorFormatter",
+    "toolNotFoundBehavior",
+    "toolNameCollisionPolicy",
+    "outputGuardrailBlockedMessage",
+    "reasoningItemIdPolicy",
+    "toolExecution",
+    "sandbox",
+    "modelProvider",
+];
+
+/// Whether an option of the SDK's this runner does not implement asks for nothing it does not
+/// do: `null` (none), `true` for `isEnabled`, no guardrails or servers, the SDK's default policy
+/// for reasoning ids (what this runner does).
+fn not_needed(key: &str, given: &JsValue) -> bool {
+    given.is_null()
+        || (key == "isEnabled" && given.as_bool() == Some(true))
+        || (key == "reasoningItemIdPolicy" && given.as_string().as_deref() == Some("preserve"))
+        || (matches!(key, "inputGuardrails" | "outputGuardrails" | "mcpServers")
+            && js::is_array(given).unwrap_or(false)
+            && js::elements(given).is_ok_and(|e| e.is_empty()))
+}
+
+/// The refusal of `what.key`, an option of the SDK's `of` this runner does not implement: given,
+/// it would be ignored (a disabled tool offered and run, a guardrail that never runs).
+fn sdk_option(what: &str, key: &str, of: &str) -> String {
+    format!("{what}.{key}, an option of the SDK's {of}, is not implemented by this runner: it would be ignored")
+}
+
 fn refuse_given(
     o: &Option<Object>,
     keys: &[&'static str],
@@ -206,6 +239,14 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
     let name = opt_string(&o, "name", "agent", C)?
         .filter(|n| !n.trim().is_empty())
         .ok_or_else(|| invalid(C, "agent.name must be a non-empty string".into()))?;
+    refuse_given(
+        &o,
+        &["prompt", "mcpServers"],
+        "agent",
+        C,
+        not_needed,
+        |key| sdk_option("agent", key, "Agent"),
+    )?;
     let settings_value = get(&o, "modelSettings", "agent", C)?;
     let s = options(&settings_value, "agent.modelSettings", C)?;
     const M: &str = "agent.modelSettings";
@@ -301,6 +342,7 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
         input_guardrails: parse_guardrails(&o, "inputGuardrails")?,
         output_guardrails: parse_guardrails(&o, "outputGuardrails")?,
         tool_use: parse_tool_use(&get(&o, "toolUseBehavior", "agent", C)?)?,
+        reset_tool_choice: opt_bool(&o, "resetToolChoice", "agent", C)?.unwrap_or(true),
         handoffs: Default::default(),
     })
 }
@@ -468,18 +510,30 @@ pub fn parse_handoff(
         true => options(value, &what, C)?,
         false => None,
     };
+    refuse_given(
+        &o,
+        &["onHandoff", "inputType", "isEnabled"],
+        &what,
+        C,
+        not_needed,
+        |key| sdk_option(&what, key, "handoff()"),
+    )?;
+    // (Or under the names of the SDK's handoff() options.)
     let name = opt_string(&o, "toolName", &what, C)?
+        .or(opt_string(&o, "toolNameOverride", &what, C)?)
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| handoff_tool_name(&target.name));
     // (A long agent name makes a default name too long: give a toolName.)
     api_name(&name, &format!("{what}'s tool name"))?;
-    let description = opt_string(&o, "toolDescription", &what, C)?.unwrap_or_else(|| {
-        format!(
-            "Handoff to the {} agent to handle the request. {}",
-            target.name,
-            target.handoff_description.as_deref().unwrap_or("")
-        )
-    });
+    let description = opt_string(&o, "toolDescription", &what, C)?
+        .or(opt_string(&o, "toolDescriptionOverride", &what, C)?)
+        .unwrap_or_else(|| {
+            format!(
+                "Handoff to the {} agent to handle the request. {}",
+                target.name,
+                target.handoff_description.as_deref().unwrap_or("")
+            )
+        });
     let taken = agent.tools.iter().any(|t| t.spec.name == name)
         || agent.handoffs.borrow().iter().any(|h| h.tool.name == name);
     if taken {
@@ -581,6 +635,21 @@ fn parse_tool(value: &JsValue, what: &str) -> Result<Tool> {
     } else {
         js_to_json(&params, &format!("{what}.parameters")).map_err(|m| invalid(C, m))?
     };
+    refuse_given(
+        &o,
+        &[
+            "isEnabled",
+            "inputGuardrails",
+            "outputGuardrails",
+            "timeoutMs",
+            "timeoutBehavior",
+            "timeoutErrorFunction",
+        ],
+        what,
+        C,
+        not_needed,
+        |key| sdk_option(what, key, "tool()"),
+    )?;
     let needs_approval = get(&o, "needsApproval", what, C)?;
     if !(needs_approval.is_undefined()
         || needs_approval.as_bool().is_some()
@@ -642,6 +711,9 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
             )
         },
     )?;
+    refuse_given(&o, &SDK_RUN_OPTIONS, "runner", C, not_needed, |key| {
+        sdk_option("runner", key, "Runner")
+    })?;
     let api = match opt_string(&o, "api", "runner", C)? {
         None => Api::ChatCompletions,
         Some(name) => Api::parse(&name).ok_or_else(|| {
@@ -764,34 +836,9 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
         return Err(invalid(C, "options.signal must be an AbortSignal".into()));
     };
     // The SDK's run options this runner does not implement: given, they would change nothing.
-    refuse_given(
-        &o,
-        &[
-            "callModelInputFilter",
-            "errorHandlers",
-            "toolErrorFormatter",
-            "toolNotFoundBehavior",
-            "toolNameCollisionPolicy",
-            "outputGuardrailBlockedMessage",
-            "reasoningItemIdPolicy",
-            "toolExecution",
-            "sandbox",
-        ],
-        "options",
-        C,
-        // `null` is none; the SDK's default policy for reasoning ids is what this runner does.
-        |key, given| {
-            given.is_null()
-                || (key == "reasoningItemIdPolicy"
-                    && given.as_string().as_deref() == Some("preserve"))
-        },
-        |key| {
-            format!(
-                "options.{key}, an option of the SDK's run(), is not implemented by this runner: \
-                 it would be ignored"
-            )
-        },
-    )?;
+    refuse_given(&o, &SDK_RUN_OPTIONS, "options", C, not_needed, |key| {
+        sdk_option("options", key, "run()")
+    })?;
     // `null`: no limit, as the SDK reads it.
     let unlimited = get(&o, "maxTurns", "options", C)?.is_null();
     let max_turns = opt_count(&o, "maxTurns", "options", C)?;

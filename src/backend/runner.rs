@@ -65,6 +65,9 @@ pub struct AgentSpec {
     /// Run on the final output when this agent gives it.
     pub output_guardrails: Vec<Guardrail>,
     pub tool_use: ToolUse,
+    /// Whether its `toolChoice` is forced only until it used a tool (the SDK's `resetToolChoice`,
+    /// by default).
+    pub reset_tool_choice: bool,
     /// The agents this one can hand the conversation to (set after construction, so two agents
     /// can hand off to each other).
     pub handoffs: RefCell<Vec<Handoff>>,
@@ -576,7 +579,9 @@ impl Run<'_> {
         // Once the agent used a tool, its toolChoice is not forced again (the SDK's
         // resetToolChoice), so a forced tool cannot loop.
         let mut settings = agent.settings.clone();
-        if settings.tool_choice.as_deref() != Some("none") && state.tools_used.contains(&agent.name)
+        if agent.reset_tool_choice
+            && settings.tool_choice.as_deref() != Some("none")
+            && state.tools_used.contains(&agent.name)
         {
             settings.tool_choice = None;
         }

@@ -51,7 +51,8 @@ export interface ModelSettings {
   /** Responses only. */
   truncation?: 'auto' | 'disabled';
   /** Sent as `prompt_cache_retention`. */
-  promptCacheRetention?: 'in_memory' | '24h' | (string & {}) | null;
+  /** `'in-memory'` (the SDK's spelling) is sent as the API's `'in_memory'`. */
+  promptCacheRetention?: 'in_memory' | 'in-memory' | '24h' | (string & {}) | null;
   /** Sent in the request body as they are, over the fields made from the settings above. Any
    * other key of `modelSettings` is refused (`INVALID_AGENT`). */
   providerData?: Record<string, unknown>;
@@ -106,8 +107,12 @@ export interface Handoff {
   agent: Agent<unknown, unknown>;
   /** Default `transfer_to_<name>` (every character but ASCII letters and digits made `_`). */
   toolName?: string;
+  /** The SDK's `handoff()` name for `toolName`. */
+  toolNameOverride?: string;
   /** Default `Handoff to the <name> agent to handle the request. <handoffDescription>`. */
   toolDescription?: string;
+  /** The SDK's `handoff()` name for `toolDescription`. */
+  toolDescriptionOverride?: string;
   /** Changes what the next agent is sent; the session still keeps the whole turn. */
   inputFilter?: (data: HandoffInputData) => HandoffInputData | Promise<HandoffInputData>;
 }
@@ -224,6 +229,8 @@ export interface AgentOptions<TContext = unknown> extends SessionMetadataOptions
   /** The model name the server knows, such as `"gpt-4.1-mini"` or `"llama3.2"`. */
   model?: string;
   modelSettings?: ModelSettings;
+  /** `false`: its `toolChoice` stays forced after it used a tool (default `true`, as the SDK's). */
+  resetToolChoice?: boolean;
   tools?: FunctionTool<{ [key: string]: unknown }, TContext>[];
   /** Agno's past sessions: the tools `search_past_sessions(query?)` (the user's `count` most
    * recent other sessions, or those matching `query`, each with previews of up to

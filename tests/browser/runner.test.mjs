@@ -1542,6 +1542,15 @@ describe('runner: arguments and custom sessions', () => {
         noUrl: tryNew(() => new lib.Runner({})),
         badInput: await attempt(() => runner.run(agent, 42)),
         sdkOption: await attempt(() => runner.run(agent, 'x', { toolErrorFormatter: () => 'failed' })),
+        // What this runner does not implement is refused where it is given, not dropped: a tool
+        // the app disabled would be offered and run, a guardrail on its arguments never run.
+        sdkAgent: tryNew(() => new lib.Agent({ name: 'x', mcpServers: [{ name: 'files' }] })),
+        sdkTool: tryNew(() => new lib.Agent({ name: 'x', tools: [{ name: 't', execute: () => 'ok', isEnabled: false }] })),
+        sdkToolGuardrail: tryNew(() => new lib.Agent({ name: 'x', tools: [{ name: 't', execute: () => 'ok', inputGuardrails: [{ name: 'g', run: () => ({}) }] }] })),
+        sdkHandoff: tryNew(() => new lib.Agent({ name: 'x', handoffs: [{ agent: new lib.Agent({ name: 'y' }), onHandoff: () => {} }] })),
+        sdkRunner: tryNew(() => new lib.Runner({ baseUrl: url, toolErrorFormatter: () => 'failed' })),
+        // What asks for nothing it does not do passes.
+        sdkNothing: tryNew(() => new lib.Agent({ name: 'x', mcpServers: [], tools: [{ name: 't', execute: () => 'ok', isEnabled: true, outputGuardrails: [] }] })),
         // `null`, and the SDK's default reasoning-id policy (what this runner does), are taken:
         // the run goes on to its request.
         sdkDefaults: await attempt(() => new lib.Runner({ baseUrl: 'http://127.0.0.1:9', api: 'responses', retries: 0 }).run(agent, 'x', { callModelInputFilter: null, reasoningItemIdPolicy: 'preserve' })),
@@ -1616,6 +1625,14 @@ describe('runner: arguments and custom sessions', () => {
     assert.equal(r.badInput.code, 'INVALID_INPUT');
     assert.equal(r.sdkOption.code, 'INVALID_RUN_OPTIONS');
     assert.match(r.sdkOption.message, /options\.toolErrorFormatter, an option of the SDK's run\(\), is not implemented by this runner: it would be ignored/);
+    for (const key of ['sdkAgent', 'sdkTool', 'sdkToolGuardrail', 'sdkHandoff']) assert.equal(r[key]?.code, 'INVALID_AGENT', key);
+    assert.match(r.sdkAgent.message, /^agent\.mcpServers, an option of the SDK's Agent, is not implemented by this runner/);
+    assert.match(r.sdkTool.message, /^agent\.tools\[0\]\.isEnabled, an option of the SDK's tool\(\), is not implemented/);
+    assert.match(r.sdkToolGuardrail.message, /inputGuardrails, an option of the SDK's tool\(\)/);
+    assert.match(r.sdkHandoff.message, /^agent\.handoffs\[0\]\.onHandoff, an option of the SDK's handoff\(\)/);
+    assert.equal(r.sdkRunner.code, 'INVALID_RUNNER');
+    assert.match(r.sdkRunner.message, /^runner\.toolErrorFormatter, an option of the SDK's Runner/);
+    assert.equal(r.sdkNothing, null);
     // (It ends at its request: no server is there.)
     assert.equal(r.sdkDefaults.name, 'ModelError', JSON.stringify(r.sdkDefaults));
     assert.equal(r.madeUnsendable.code, 'INVALID_INPUT');
@@ -2446,6 +2463,29 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r.sent, [expected, expected], 'in the tool loop, and in the next turn from what the session stored');
     assert.equal(r.stored.type, 'reasoning');
     assert.deepEqual(r.stored.providerData, { details });
+  });
+
+  test('resetToolChoice: false keeps the forced toolChoice after a tool ran; the SDK’s in-memory cache retention is sent as the API spells it; an effort of null is not sent', async () => {
+    const r = await inPage(
+      async ({ scripted }) => {
+        eval(scripted);
+        const call = { id: 'c1', choices: [{ message: { role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'note', arguments: '{}' } }] }, finish_reason: 'tool_calls' }] };
+        const done = { id: 'c2', choices: [{ message: { role: 'assistant', content: 'Noted.' }, finish_reason: 'stop' }] };
+        const { runner, requests } = scriptedRunner([call, done], 'chat_completions');
+        const agent = new lib.Agent({
+          name: 'A',
+          model: 'm',
+          tools: [{ name: 'note', execute: () => 'ok' }],
+          resetToolChoice: false,
+          modelSettings: { toolChoice: 'auto', promptCacheRetention: 'in-memory', reasoning: { effort: null } },
+        });
+        const result = await runner.run(agent, 'Take a note');
+        return { final: result.finalOutput, sent: requests.map((b) => [b.tool_choice, b.prompt_cache_retention, 'reasoning_effort' in b]) };
+      },
+      { scripted },
+    );
+    assert.equal(r.final, 'Noted.');
+    assert.deepEqual(r.sent, [['auto', 'in_memory', false], ['auto', 'in_memory', false]]);
   });
 
   test('a stream given up on (a chunk that is no JSON) is cancelled at once, not left open until the server ends it', async () => {

@@ -30,6 +30,8 @@ fn settings_into(body: &mut Map, api: Api, s: &ModelSettings, tools: bool, max_t
         body.insert("store".into(), json!(store));
     }
     if let Some(r) = &s.prompt_cache_retention {
+        // (The SDK's spelling of the API's `in_memory`, as the SDK sends it.)
+        let r = if r == "in-memory" { "in_memory" } else { r };
         body.insert("prompt_cache_retention".into(), json!(r));
     }
     match api {
@@ -42,7 +44,13 @@ fn settings_into(body: &mut Map, api: Api, s: &ModelSettings, tools: bool, max_t
                     body.insert(key.into(), json!(n));
                 }
             }
-            if let Some(effort) = s.reasoning.as_ref().and_then(|r| r.get("effort")) {
+            // (None given, `null`: not sent, as the SDK sends none.)
+            if let Some(effort) = s
+                .reasoning
+                .as_ref()
+                .and_then(|r| r.get("effort"))
+                .filter(|e| !e.is_null())
+            {
                 body.insert("reasoning_effort".into(), effort.clone());
             }
             if let Some(v) = &s.verbosity {
