@@ -297,12 +297,23 @@ function saveState(id, head, { offset, list, inFlight, tombstones, mark, remote,
   });
 }
 
+/** The mark of a compaction's summary (core/session.rs), and the text it starts with. */
+const SUMMARY_MARK = 'agent-sessions.summary';
+const SUMMARY_TEXT = 'Summary of the earlier conversation:\n';
+
 /** An item pulled from the remote, stored locally without the remote's id (as a local write
- * would be); a reasoning item keeps it (its encrypted content refers to it). */
+ * would be); a reasoning item keeps it (its encrypted content refers to it). A compaction's
+ * summary whose mark a remote did not keep (the Conversations API keeps no field of its own) is
+ * marked again: without it, a window of turns here would leave the summary out. */
 function pulled(item) {
   if (item && typeof item === 'object' && 'id' in item && item.type !== 'reasoning') {
     const { id: _id, ...rest } = item;
-    return rest;
+    item = rest;
+  }
+  if (item?.role === 'system' && item[SUMMARY_MARK] === undefined) {
+    const { content } = item;
+    const text = typeof content === 'string' ? content : Array.isArray(content) ? content[0]?.text : undefined;
+    if (typeof text === 'string' && text.startsWith(SUMMARY_TEXT)) return { ...item, [SUMMARY_MARK]: true };
   }
   return item;
 }

@@ -699,6 +699,31 @@ describe('SyncedSession', () => {
     await b.context.close();
   });
 
+  test('a summary a compaction wrote on one device reaches another through the Conversations API still a summary: a window of turns there keeps it', async () => {
+    const a = await device();
+    const b = await device();
+    const conversationId = await newConversation(a.page);
+    await openSynced(a.page, { id: 'compacted-a', conversationId });
+    await a.page.evaluate(async () => {
+      await window.synced.addItems([{ role: 'user', content: 'I like chess' }, { role: 'assistant', content: 'Noted.' }, { role: 'user', content: 'And Go?' }, { role: 'assistant', content: 'Also.' }]);
+      // What CompactionSession's summary strategy writes.
+      const summary = { type: 'message', role: 'system', content: 'Summary of the earlier conversation:\nThe user likes chess.', 'agent-sessions.summary': true };
+      const items = await window.synced.getItems();
+      await window.synced.replaceHistory([summary, ...items.slice(2)], { archive: true });
+    });
+    await settled(a.page);
+    await openSynced(b.page, { id: 'compacted-b', conversationId });
+    await settled(b.page);
+    const r = await b.page.evaluate(async () => ({
+      window: (await new lib.IndexedDbSession('compacted-b', { settings: { turns: 1 } }).getItems()).map((i) => i.role),
+      marked: (await window.synced.getItems())[0]['agent-sessions.summary'],
+    }));
+    assert.deepEqual(r.window, ['system', 'user', 'assistant'], 'the summary, then the newest turn');
+    assert.equal(r.marked, true);
+    await a.context.close();
+    await b.context.close();
+  });
+
   test('two devices whose offline turns hold reasoning items: each device’s reasoning stays in its own turn, none doubled', async () => {
     const a = await device();
     const b = await device();
