@@ -1160,10 +1160,15 @@ impl Run<'_> {
         filter: &Function,
     ) -> Result<Vec<Value>, RunError> {
         let (before, latest) = state.handoff_split();
+        // (With the SDK's `runContext`, holding the run's context: SDK filters read it there.)
         let data = object(&[
             ("inputHistory", items(state.input_history())),
             ("preHandoffItems", items(before)),
             ("newItems", items(latest)),
+            (
+                "runContext",
+                object(&[("context", self.options.context.clone())]).into(),
+            ),
         ]);
         let r = filter
             .call1(&JsValue::UNDEFINED, &data)

@@ -100,6 +100,8 @@ export interface HandoffInputData {
   preHandoffItems: Item[];
   /** That response's items, the handoff's call and output included. */
   newItems: Item[];
+  /** The run's `context`, where the SDK's filters read it (`runContext.context`). */
+  runContext?: { context: unknown };
 }
 
 /** A handoff with options; a bare `Agent` in `handoffs` takes the defaults. */

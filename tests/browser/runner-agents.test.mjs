@@ -570,7 +570,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
             {
               agent: fresh,
               inputFilter: (data) => {
-                seen.push({ history: data.inputHistory.length, pre: data.preHandoffItems.length, newItems: data.newItems.map((i) => i.type) });
+                seen.push({ history: data.inputHistory.length, pre: data.preHandoffItems.length, newItems: data.newItems.map((i) => i.type), user: data.runContext?.context?.user });
                 return { inputHistory: data.inputHistory.slice(-1), preHandoffItems: [], newItems: [] };
               },
             },
@@ -578,12 +578,12 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
         });
         const session = new lib.IndexedDbSession(id);
         await session.addItems([{ role: 'user', content: 'old' }, { role: 'assistant', content: 'old answer' }]);
-        await new lib.Runner({ baseUrl: url }).run(first, 'new question', { session });
+        await new lib.Runner({ baseUrl: url }).run(first, 'new question', { session, context: { user: 'ann' } });
         return { seen, stored: (await session.getItems()).length };
       },
       { id },
     );
-    assert.deepEqual(r.seen, [{ history: 3, pre: 0, newItems: ['function_call', 'function_call_result'] }]);
+    assert.deepEqual(r.seen, [{ history: 3, pre: 0, newItems: ['function_call', 'function_call_result'], user: 'ann' }], 'the run’s context as the SDK gives it, in runContext');
     assert.deepEqual(sent(model.requests[1]).map((m) => m.content), ['new question'], 'the filtered input only');
     assert.equal(r.stored, 6, 'the session holds the whole turn');
   });
