@@ -13,7 +13,7 @@ import { IndexedDbSession, listSessions } from './lib.js';
 import { DB_NAME, lockedOut, state, newId, savedSessionId, selectSession } from './state.js';
 import { NO_SWITCHERS, readBranches } from './branches.js';
 import { encryptedSession, isEncrypted, plainOf, recallKey } from './keys.js';
-import { notSealed, unlockWith } from './seal.js';
+import { notSealed, recoverLock, unlockWith } from './seal.js';
 import { activeAgentOf, contentText, isUserMessage } from './items.js';
 import { closeRename, el, renderAgent, renderHeader, renderLock, renderMessages, renderSidebar, renderUsage, showError } from './view.js';
 
@@ -222,6 +222,7 @@ export function showList(list) {
  * user's chats open at once when this device remembers their key; otherwise the view asks for
  * the passphrase. */
 export async function openInitialChat() {
+  if (!state.lock) await recoverLock(state.user);
   if (lockedOut()) {
     const user = state.user;
     const key = await recallKey(user, state.lock);

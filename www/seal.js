@@ -12,7 +12,7 @@
 // cannot be read is ever replaced.
 import { EncryptedSession, IndexedDbSession, listSessions, sessionLockName } from './lib.js';
 import { DB_NAME, readLock, saveLock, state } from './state.js';
-import { isEnvelope, lockOfState, openItems } from './keys.js';
+import { isEnvelope, lockOfState, lockState, openItems } from './keys.js';
 
 /** Encrypts chat `chat` (a `listSessions` entry) of `user` with `key`; resolves to whether
  * anything had to change. */
@@ -39,7 +39,10 @@ async function sealChat(user, key, chat) {
     await new EncryptedSession(main, { key }).replaceHistory(items, { archive: false, ...expected });
     if (branch !== 'main') await main.switchBranch('main');
     for (const b of branches) if (b.branchId !== 'main') await main.deleteBranch(b.branchId);
-    await main.update({ title: null, summary: null, topics: null, state: null });
+    // The lock's salt and check go in its state instead (neither is secret): a browser that lost
+    // the lock's record (site's localStorage cleared apart from its chats) finds it there.
+    const record = readLock(user);
+    await main.update({ title: null, summary: null, topics: null, state: record ? lockState(user, record) : null });
     return true;
   } finally {
     if (shown !== main) await close(shown);
@@ -54,6 +57,32 @@ async function close(session) {
     // Closed already.
   } finally {
     session.free?.();
+  }
+}
+
+/** Finds the lock of `user`, whose record this browser lost (it is in localStorage, which can be
+ * cleared apart from the chats), in a chat that carries it (a sealed one, or one a backup
+ * restored), where their newest chat is encrypted: recorded again (to be checked and finished at
+ * the next unlock), so the chats ask for the passphrase instead of showing ciphertext and taking
+ * new messages in clear. */
+export async function recoverLock(user) {
+  const list = await listSessions({ dbName: DB_NAME, userId: user });
+  const open = (id) => new IndexedDbSession(id, { userId: user, dbName: DB_NAME });
+  const read = async (id, f) => {
+    const session = open(id);
+    try {
+      return await f(session);
+    } finally {
+      session.free();
+    }
+  };
+  if (!list.length || !isEnvelope((await read(list[0].sessionId, (s) => s.getItems(1)))[0])) return;
+  for (const { sessionId } of list) {
+    const lock = lockOfState((await read(sessionId, (s) => s.getInfo())).state);
+    if (lock) {
+      saveLock(user, lock);
+      return;
+    }
   }
 }
 

@@ -3333,6 +3333,27 @@ async function asksPassphrase(page) {
   return prompt;
 }
 
+test('a locked user whose lock this browser lost (its localStorage cleared, the chats kept) is asked the passphrase again, the lock found in their chats: no ciphertext shown, nothing written in clear', async () => {
+  const { context, page } = await openDemo();
+  const PASSPHRASE = 'correct horse battery staple';
+  try {
+    await addUser(page, 'Lena');
+    await say(page, 'my hobby is falconry');
+    await lockChats(page, PASSPHRASE);
+    await page.evaluate(() => localStorage.clear());
+    await reload(page);
+    // The users went with localStorage: Lena is added again by name.
+    await addUser(page, 'Lena');
+    assert.equal(await asksPassphrase(page), true);
+    await unlockChats(page, PASSPHRASE);
+    assert.equal(await asksPassphrase(page), false);
+    assert.match((await rendered(page)).map((m) => m.text).join(' '), /my hobby is falconry/);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('lock a user’s chats with a passphrase: encrypted in place (nothing of them left in clear), unlocked after a reload only by the right passphrase (a wrong one writes nothing), new messages stored encrypted, "Remember on this device", and deleting old chats', async () => {
   const { context, page } = await openDemo();
   const PASSPHRASE = 'correct horse battery staple';
