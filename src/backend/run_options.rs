@@ -26,9 +26,6 @@ fn invalid(code: RunnerErrorCode, message: String) -> RunnerError {
     RunnerError::new(code, message)
 }
 
-/// The first of `keys` given in `o` (not `undefined`, nor a value `taken` accepts) is refused
-/// with `message(key)`: an option this runner does not implement is an error, not dropped without
-/// a word.
 /// The SDK's options of `run()` (and of its `Runner`, for every run) this runner does not
 /// implement (`callModelInputFilter` is refused on a `Runner` as another of its options).
 const SDK_RUN_OPTIONS: [&str; 10] = [
@@ -45,12 +42,16 @@ const SDK_RUN_OPTIONS: [&str; 10] = [
 ];
 
 /// Whether an option of the SDK's this runner does not implement asks for nothing it does not
-/// do: `null` (none), `true` for `isEnabled`, no guardrails or servers, the SDK's default policy
-/// for reasoning ids (what this runner does).
+/// do: `null` (none), `true` for `isEnabled`, no guardrails or servers, and what this runner
+/// does anyway: the SDK's default policy for reasoning ids, a tool not found answered to the
+/// model, tools of one name refused.
 fn not_needed(key: &str, given: &JsValue) -> bool {
+    let named = |value: &str| given.as_string().as_deref() == Some(value);
     given.is_null()
         || (key == "isEnabled" && given.as_bool() == Some(true))
-        || (key == "reasoningItemIdPolicy" && given.as_string().as_deref() == Some("preserve"))
+        || (key == "reasoningItemIdPolicy" && named("preserve"))
+        || (key == "toolNotFoundBehavior" && named("return_error_to_model"))
+        || (key == "toolNameCollisionPolicy" && named("error"))
         || (matches!(key, "inputGuardrails" | "outputGuardrails" | "mcpServers")
             && js::is_array(given).unwrap_or(false)
             && js::elements(given).is_ok_and(|e| e.is_empty()))
@@ -62,6 +63,9 @@ fn sdk_option(what: &str, key: &str, of: &str) -> String {
     format!("{what}.{key}, an option of the SDK's {of}, is not implemented by this runner: it would be ignored")
 }
 
+/// The first of `keys` given in `o` (not `undefined`, nor a value `taken` accepts) is refused
+/// with `message(key)`: an option this runner does not implement is an error, not dropped without
+/// a word.
 fn refuse_given(
     o: &Option<Object>,
     keys: &[&'static str],
@@ -510,14 +514,16 @@ pub fn parse_handoff(
         true => options(value, &what, C)?,
         false => None,
     };
-    refuse_given(
-        &o,
-        &["onHandoff", "inputType", "isEnabled"],
-        &what,
-        C,
-        not_needed,
-        |key| sdk_option(&what, key, "handoff()"),
-    )?;
+    // An object of the SDK's `handoff()` (its `onInvokeHandoff` says so) always has an
+    // `isEnabled` function, true unless told (its `onHandoff` and `inputType` are in
+    // `onInvokeHandoff`): taken as before, its `toolName`, `toolDescription` and `inputFilter`.
+    let keys: &[&'static str] = match js::has_method(value, "onInvokeHandoff") {
+        true => &[],
+        false => &["onHandoff", "inputType", "isEnabled"],
+    };
+    refuse_given(&o, keys, &what, C, not_needed, |key| {
+        sdk_option(&what, key, "handoff()")
+    })?;
     // (Or under the names of the SDK's handoff() options.)
     let name = opt_string(&o, "toolName", &what, C)?
         .or(opt_string(&o, "toolNameOverride", &what, C)?)
@@ -637,13 +643,12 @@ fn parse_tool(value: &JsValue, what: &str) -> Result<Tool> {
     };
     refuse_given(
         &o,
+        // (`timeoutBehavior` and `timeoutErrorFunction` do nothing without `timeoutMs`.)
         &[
             "isEnabled",
             "inputGuardrails",
             "outputGuardrails",
             "timeoutMs",
-            "timeoutBehavior",
-            "timeoutErrorFunction",
         ],
         what,
         C,
@@ -702,7 +707,7 @@ pub fn parse_runner(value: &JsValue) -> Result<ModelClient> {
         ],
         "runner",
         C,
-        |_, _| false,
+        |_, given| given.is_null(),
         |key| {
             format!(
                 "runner.{key} is not taken by this Runner: give the model, its settings and \

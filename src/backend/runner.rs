@@ -1152,8 +1152,8 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Calls a handoff's `inputFilter` with `{ inputHistory, preHandoffItems, newItems }`; what
-    /// it returns (the same shape) is what the next agent is sent.
+    /// Calls a handoff's `inputFilter` with `{ inputHistory, preHandoffItems, newItems,
+    /// runContext }`; what it returns (the same shape) is what the next agent is sent.
     async fn filter_input(
         &self,
         state: &RunState,

@@ -625,6 +625,10 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
           zod: make({ tools: [{ name: 'get_weather', parameters: Object.defineProperty({ def: { type: 'object', shape: {} }, type: 'object' }, '_zod', { value: { def: {} } }), execute() {} }] }),
         };
         const fine = make({ tools: [{ name: 'get-weather_2', execute() {} }, { name: 'x'.repeat(64), execute() {} }] });
+        // An object of the SDK's handoff() (shaped as its class: an isEnabled function always,
+        // onInvokeHandoff) is taken as before, its tool name and description with it.
+        const sdkMade = { agent: b, toolName: 'go_to_b', toolDescription: 'B takes it', inputFilter: undefined, isEnabled: async () => true, onInvokeHandoff: async () => b };
+        const sdkHandoff = make({ handoffs: [sdkMade] });
         const ok = new lib.Agent({ name: 'Ok', model: 'm', handoffs: [b] });
         let setError = null;
         try {
@@ -651,7 +655,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
         } catch (e) {
           thrown = { name: e.name, message: e.message, resumable: 'state' in e };
         }
-        return { errors, fine, setError, kept, pushed, setFreed, thrown, stored: await session.getItems() };
+        return { errors, fine, sdkHandoff, setError, kept, pushed, setFreed, thrown, stored: await session.getItems() };
       },
       { id },
     );
@@ -670,6 +674,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.match(r.errors.spacedName.message, /tools\[0\]\.name must be 1 to 64 ASCII letters, digits, _ or -, as the API takes it, got "get weather"/);
     assert.match(r.errors.zod.message, /parameters is a zod schema: give its JSON schema, z\.toJSONSchema\(schema\)/);
     assert.equal(r.fine, null, 'names the API takes are taken');
+    assert.equal(r.sdkHandoff, null, 'an object of the SDK’s handoff() is taken');
     assert.equal(r.pushed.ok, false, 'a push on the frozen list throws instead of changing nothing');
     assert.equal(r.pushed.name, 'TypeError');
     assert.equal(r.setFreed.code, 'INVALID_AGENT', JSON.stringify(r.setFreed));
