@@ -14,12 +14,12 @@
 // into a new user instead (they might not know the passphrase). Restoring into
 // a locked user skips a chat whose id is here already instead (a copy under a new id could not be
 // decrypted: each chat's key is derived from its id), and encrypts what came in in clear (seal.js).
-import { IndexedDbSession, exportSessions, importSessions, listSessions } from './lib.js';
+import { exportSessions, importSessions, listSessions } from './lib.js';
 import { DB_NAME, lockedOut, saveLock, state } from './state.js';
 import { busy } from './busy.js';
-import { lockOfState, lockState } from './keys.js';
+import { lockOfState } from './keys.js';
 import { closeForLock } from './lock.js';
-import { notSealed, sealChats } from './seal.js';
+import { carryLock, notSealed, sealChats } from './seal.js';
 import { settleChats } from './actions.js';
 import { setStatus, showError } from './view.js';
 
@@ -83,23 +83,6 @@ export function restoreChats(file) {
     await sealRestored(report);
     if (report.failed.length) throw notRestored(report.failed);
   });
-}
-
-/** Has every chat of locked `user` carry lock `record` in its state (a chat made since the lock
- * does not yet); `update` leaves its history and `updatedAt` as they are. A chat that cannot be
- * given it (the storage full) is backed up without it: the others carry it. */
-async function carryLock(user, record) {
-  const carried = lockState(user, record);
-  for (const { sessionId } of await listSessions({ dbName: DB_NAME, userId: user })) {
-    const session = new IndexedDbSession(sessionId, { userId: user, dbName: DB_NAME });
-    try {
-      if (lockOfState((await session.getInfo()).state)?.salt !== record.salt) await session.update({ state: carried });
-    } catch {
-      // Backed up as it is.
-    } finally {
-      session.free();
-    }
-  }
 }
 
 /** The lock backup `file` carries: its first chat's (every chat of a locked user's backup

@@ -222,7 +222,8 @@ export function showList(list) {
  * user's chats open at once when this device remembers their key; otherwise the view asks for
  * the passphrase. */
 export async function openInitialChat() {
-  if (!state.lock) await recoverLock(state.user);
+  // (Best effort: a chat that cannot be read is told when it is opened.)
+  if (!state.lock) await recoverLock(state.user).catch(() => {});
   if (lockedOut()) {
     const user = state.user;
     const key = await recallKey(user, state.lock);

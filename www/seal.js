@@ -126,10 +126,31 @@ export async function finishSealing(user, key) {
 }
 
 /** Unlocks `user` in this tab with `key` (checked already), and finishes what sealing is left
- * (`finishSealing`). */
+ * (`finishSealing`); each chat then carries the lock (one sealed by an earlier version, or made
+ * since the lock, did not), where a browser that lost its record finds it. */
 export async function unlockWith(user, key) {
   state.keys.set(user, key);
-  return finishSealing(user, key);
+  const result = await finishSealing(user, key);
+  const record = readLock(user);
+  if (record) await carryLock(user, record).catch(() => {});
+  return result;
+}
+
+/** Has every chat of locked `user` carry lock `record` in its state (a chat made since the lock
+ * does not yet); `update` leaves its history and `updatedAt` as they are. A chat that cannot be
+ * given it (the storage full) is backed up without it: the others carry it. */
+export async function carryLock(user, record) {
+  const carried = lockState(user, record);
+  for (const { sessionId } of await listSessions({ dbName: DB_NAME, userId: user })) {
+    const session = new IndexedDbSession(sessionId, { userId: user, dbName: DB_NAME });
+    try {
+      if (lockOfState((await session.getInfo()).state)?.salt !== record.salt) await session.update({ state: carried });
+    } catch {
+      // Backed up as it is.
+    } finally {
+      session.free();
+    }
+  }
 }
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
