@@ -61,28 +61,19 @@ async function close(session) {
 }
 
 /** Finds the lock of `user`, whose record this browser lost (it is in localStorage, which can be
- * cleared apart from the chats), in a chat that carries it (a sealed one, or one a backup
- * restored), where their newest chat is encrypted: recorded again (to be checked and finished at
- * the next unlock), so the chats ask for the passphrase instead of showing ciphertext and taking
- * new messages in clear. */
+ * cleared apart from the chats), in their newest chat, which carries it (sealed, unlocked since,
+ * or restored from a backup): recorded again (to be checked and finished at the next unlock), so
+ * the chats ask for the passphrase instead of showing ciphertext and taking new messages in
+ * clear. Its record only is read, not its history (as the chat list reads none). */
 export async function recoverLock(user) {
-  const list = await listSessions({ dbName: DB_NAME, userId: user });
-  const open = (id) => new IndexedDbSession(id, { userId: user, dbName: DB_NAME });
-  const read = async (id, f) => {
-    const session = open(id);
-    try {
-      return await f(session);
-    } finally {
-      session.free();
-    }
-  };
-  if (!list.length || !isEnvelope((await read(list[0].sessionId, (s) => s.getItems(1)))[0])) return;
-  for (const { sessionId } of list) {
-    const lock = lockOfState((await read(sessionId, (s) => s.getInfo())).state);
-    if (lock) {
-      saveLock(user, lock);
-      return;
-    }
+  const [newest] = await listSessions({ dbName: DB_NAME, userId: user });
+  if (!newest) return;
+  const session = new IndexedDbSession(newest.sessionId, { userId: user, dbName: DB_NAME });
+  try {
+    const lock = lockOfState((await session.getInfo()).state);
+    if (lock) saveLock(user, lock);
+  } finally {
+    session.free();
   }
 }
 
