@@ -310,10 +310,8 @@ function pulled(item) {
     const { id: _id, ...rest } = item;
     item = rest;
   }
-  if (item?.role === 'system' && item[SUMMARY_MARK] === undefined) {
-    const { content } = item;
-    const text = typeof content === 'string' ? content : Array.isArray(content) ? content[0]?.text : undefined;
-    if (typeof text === 'string' && text.startsWith(SUMMARY_TEXT)) return { ...item, [SUMMARY_MARK]: true };
+  if (item?.role === 'system' && item[SUMMARY_MARK] === undefined && textOf(item.content, '\n').startsWith(SUMMARY_TEXT)) {
+    return { ...item, [SUMMARY_MARK]: true };
   }
   return item;
 }
