@@ -384,6 +384,38 @@ impl Tree {
         free_name(|n| self.find(n).is_some(), turn)
     }
 
+    /// Where the usage of a turn of `id` goes that a pop is about to take away, `seq` being the
+    /// row of its first item (asked before [`Tree::release`]): to the first branch made from
+    /// `id`, directly or not, that shows that very row (the same owner's row `seq`), whether `id`
+    /// owns it or inherits it. The turn still exists there; kept on `id`, its usage would be
+    /// added to the next turn given its number. `None`: no such branch shows it, and its usage
+    /// goes with it. (The branch `id` was made from may show the row too: its turn of that
+    /// number is its own.)
+    pub fn usage_heir(&self, id: &str, seq: u64) -> Option<String> {
+        // The branch whose storage holds row `seq` of `b`'s view (the tree was checked: its
+        // chains of bases end).
+        let owner = |b: &str| {
+            let mut at = self.find(b)?;
+            let mut hi = at.next;
+            loop {
+                if at.first <= seq && seq < hi {
+                    return Some(at);
+                }
+                hi = at.first;
+                at = self.find(at.base.as_deref()?)?;
+            }
+        };
+        let shown = owner(id)?;
+        let parent_of = |b: &str| self.find(b).and_then(|b| b.parent.as_deref());
+        self.others()
+            .iter()
+            .find(|b| {
+                made_from(b.parent.as_deref(), id, parent_of, self.branches.len())
+                    && owner(&b.id).is_some_and(|o| std::ptr::eq(o, shown))
+            })
+            .map(|b| b.id.clone())
+    }
+
     /// Gives up the rows of `id`'s view from `at` on (a pop, a rewrite, a clear): the branches
     /// that inherit any of them get their own copies first, then `id` shows the rows before
     /// `at` only. `turn_before` is the turn of the item before `at` (ignored when none is
@@ -690,17 +722,6 @@ pub fn replaced_turns(last_turn: u64, starts: impl IntoIterator<Item = bool>) ->
     last_turn.saturating_sub(starts.into_iter().filter(|&s| s).count() as u64)
 }
 
-/// Where the usage of a turn goes that a pop took away from a branch, `seq` being the row of its
-/// first item: to the first branch the pop gave a copy of that row (`copies`), which still shows
-/// the turn (the turn still exists; kept on the branch, it would be added to the next turn given
-/// its number there). `None`: no branch shows it, and its usage goes with it.
-pub fn popped_usage_heir(copies: &[Copy], seq: u64) -> Option<&str> {
-    copies
-        .iter()
-        .find(|c| c.lo <= seq && seq < c.hi)
-        .map(|c| c.to.as_str())
-}
-
 /// A branch's `from_turn` once a pop left it showing items up to turn `last_turn` (none when
 /// `empty`): the turns it shares with its parent are those below it that it still shows, so a
 /// pop into them lowers it (to 0 once it shows nothing, as a clear does).
@@ -760,19 +781,30 @@ mod tests {
     }
 
     #[test]
-    fn popped_usage_goes_to_the_first_branch_given_a_copy_of_the_turn() {
-        let copy = |to: &str, lo, hi| Copy {
-            from: "main".into(),
-            to: to.into(),
-            lo,
-            hi,
-        };
-        let copies = [copy("b", 4, 6), copy("c", 4, 9)];
-        assert_eq!(popped_usage_heir(&copies, 4), Some("b"));
-        assert_eq!(popped_usage_heir(&copies, 7), Some("c"));
-        assert_eq!(popped_usage_heir(&copies, 9), None);
-        assert_eq!(popped_usage_heir(&copies, 3), None);
-        assert_eq!(popped_usage_heir(&[], 1), None);
+    fn popped_usage_goes_to_the_first_branch_made_from_it_that_shows_the_row() {
+        // main: turns of 2 rows. b made from main at 4; c made from b at its tip (6).
+        let mut t = tree_with(8, 4);
+        t.fork(S, MAIN, "b", 4, 3, 1.0).unwrap();
+        t.append(S, "b", &[true, false]).unwrap();
+        t.fork(S, "b", "c", 6, 4, 1.0).unwrap();
+        let heir = |t: &Tree, id: &str, seq| t.usage_heir(id, seq);
+        // b's own row 4: c shows it.
+        assert_eq!(heir(&t, "b", 4).as_deref(), Some("c"));
+        // Row 2, which b inherits from main: c shows main's row 2 too.
+        assert_eq!(heir(&t, "b", 2).as_deref(), Some("c"));
+        // main's row 2: b (made from main, first) shows it; main's row 6 no branch shows.
+        assert_eq!(heir(&t, MAIN, 2).as_deref(), Some("b"));
+        assert_eq!(heir(&t, MAIN, 6), None);
+        // c's rows: no branch is made from c; the branch c was made from is no heir.
+        assert_eq!(heir(&t, "c", 4), None);
+        // A row past a branch's view has no heir.
+        assert_eq!(heir(&t, "b", 9), None);
+        // b gives up row 4 on: c gets its copy; a row given again at 4 is b's new one, which c
+        // does not show.
+        t.release(S, "b", 4, 2).unwrap();
+        t.append(S, "b", &[true]).unwrap();
+        assert_eq!(heir(&t, "b", 4), None);
+        assert_eq!(heir(&t, "b", 2).as_deref(), Some("c"));
     }
 
     #[test]

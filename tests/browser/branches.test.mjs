@@ -858,6 +858,46 @@ for (const kind of ['indexeddb', 'memory']) {
     assert.equal(r.mainTurn2, null, 'main’s turn 2 was given none');
     assert.equal(r.session, 100, 'the undone run is not counted');
   });
+
+  for (const how of ['popItem', 'a history transaction']) {
+    test(`${kind}: a turn a branch inherited, taken away there by ${how}, hands the branch’s usage of it to a branch made from it that still shows the turn`, async () => {
+      const { page } = await openHarness(env);
+      const r = await page.evaluate(
+        async ({ kind, id, turns, how }) => {
+          const s = make(kind, id);
+          await s.addItems(turns);
+          // Editing q3: the branch shows main's turns 1 and 2, and stores a run's usage on turn 2.
+          await s.createBranchFromTurn(3, 'edit');
+          await s.storeRunUsage({ requests: 1, inputTokens: 10, outputTokens: 5 });
+          await s.addItems([{ role: 'user', content: 'q3x' }, { role: 'assistant', content: 'a3x' }]);
+          // A branch made from the edit's turn 3: it shows turns 1 and 2 as the edit does.
+          await s.createBranchFromTurn(3, 'child');
+          await s.switchBranch('edit');
+          // Turn 3 and then turn 2 undone on the edit.
+          const items = await s.getItems();
+          if (how === 'popItem') {
+            for (let i = 0; i < 4; i++) await s.popItem();
+          } else {
+            await s.applyHistoryTransaction({ operationId: 'undo', transaction: { type: 'replace_suffix', expectedSuffix: items.slice(-4), replacement: [] } });
+          }
+          const r = {
+            edit: (await s.getItems()).map((i) => i.content),
+            childTurn2: await s.getTurnUsage(2, { branch: 'child' }),
+            editUsage: (await s.getSessionUsage({ branch: 'edit' })).requests,
+            session: (await s.getSessionUsage()).inputTokens,
+          };
+          await s.switchBranch('child');
+          return { ...r, child: (await s.getItems()).map((i) => i.content) };
+        },
+        { kind, id: fresh(`inherited-heir-${kind}-${how.length}`), turns: THREE_TURNS, how },
+      );
+      assert.deepEqual(r.edit, ['q1', 'a1']);
+      assert.deepEqual(r.child, ['q1', 'a1', 'q2', 'a2'], 'the child still shows turn 2');
+      assert.deepEqual(r.childTurn2, { turn: 2, requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 }, 'its usage went with it');
+      assert.equal(r.editUsage, 0);
+      assert.equal(r.session, 10, 'the session’s usage keeps the run that turn 2 still shows');
+    });
+  }
 }
 
 for (const kind of ['indexeddb', 'memory']) {

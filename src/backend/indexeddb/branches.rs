@@ -772,6 +772,8 @@ pub(super) async fn pop_in(
         _ => 0,
     };
     let turn = b.last_turn;
+    // (Asked before the release changes who shows what.)
+    let heir = l.tree.usage_heir(id, seq);
     let release = l.tree.release(t.session_id, id, seq, turn_before)?;
     replan(t, &l.tree, id);
     let copied = apply_release(tx, t, id, &release).await?;
@@ -782,11 +784,9 @@ pub(super) async fn pop_in(
     let b = &mut l.tree.branches[x];
     b.from_turn = branch::from_turn_after_pop(b.from_turn, b.last_turn, empty);
     // A turn popped away takes its usage with it (the turn that takes its number next has only
-    // its own), unless another branch still shows it (the pop gave it a copy of the turn's
-    // first row): it goes there.
+    // its own), unless a branch made from this one still shows it: it goes there.
     if turn_before < turn {
-        let heir = branch::popped_usage_heir(&release.copies, seq);
-        hand_usage(tx, t.session_id, id, turn, heir, now).await?;
+        hand_usage(tx, t.session_id, id, turn, heir.as_deref(), now).await?;
     }
     l.record.rewrote();
     l.save(tx, Some(now))?;
@@ -982,23 +982,26 @@ pub(super) async fn transaction_in(
     if remove > 0 && transaction.rewrites {
         l.record.rewrote();
     }
+    // Turns it takes away, where it starts none (the newest turns removed: an EncryptedSession
+    // pops so), take their usage with them, as a pop's do, unless a branch made from this one
+    // still shows them: it goes there (asked before the release changes who shows what).
+    // Popped into the turns it shares with its parent, the branch shares fewer. (One that
+    // starts turns renumbers what it keeps: left.)
+    let popped = !items.iter().any(|(_, starts)| *starts) && remove > 0;
+    let mut heirs = Vec::new();
+    if popped {
+        for turn in base_turn + 1..=last_turn {
+            let seq = rows.iter().position(|row| turn_of(row) == Some(turn));
+            heirs.push(seq.and_then(|i| l.tree.usage_heir(id, next - suffix + i as u64)));
+        }
+    }
     let release = l.tree.release(t.session_id, id, next - remove, base_turn)?;
     let copied = apply_release(tx, t, id, &release).await?;
     l.released(&release, copied, &rows);
     write_rows(tx, t, &mut l, id, &items, now)?;
-    // Turns it took away, where it starts none (the newest turns removed: an EncryptedSession
-    // pops so), take their usage with them, as a pop's do, unless another branch still shows
-    // them (the release gave it a copy of the turn's first row): it goes there. Popped into the
-    // turns it shares with its parent, the branch shares fewer. (One that starts turns
-    // renumbers what it keeps: left.)
-    if !items.iter().any(|(_, starts)| *starts) && remove > 0 {
-        for turn in base_turn + 1..=last_turn {
-            let seq = rows
-                .iter()
-                .position(|row| turn_of(row) == Some(turn))
-                .map(|i| next - suffix + i as u64);
-            let heir = seq.and_then(|seq| branch::popped_usage_heir(&release.copies, seq));
-            hand_usage(tx, t.session_id, id, turn, heir, now).await?;
+    if popped {
+        for (turn, heir) in (base_turn + 1..).zip(&heirs) {
+            hand_usage(tx, t.session_id, id, turn, heir.as_deref(), now).await?;
         }
         // (All it showed replaced: none of its parent's items any more.)
         let x = l.tree.index_of(t.session_id, id)?;
