@@ -12,6 +12,8 @@ export type {
   ToolApprovalItem,
   RunResult,
   RunStreamEvent,
+  SdkStreamEvent,
+  RunItem,
   StreamedRun,
   ModelError,
   MaxTurnsExceededError,

@@ -52,6 +52,44 @@ function pastSessionsOf(value) {
 /** The handoffs each Agent was given, as given (`agent.handoffs`). */
 const handoffsOf = new WeakMap();
 
+/** A mapper of a streamed run's events to the SDK's stream events, each yielded after the event
+ * of this runner it comes from (`raw_model_stream_event` of the text, `run_item_stream_event` of
+ * each item with the SDK's names and item shapes, `agent_updated_stream_event` at a handoff), so
+ * that a loop written for the SDK's stream reads this one. */
+function sdkEvents() {
+  // The calls of handoffs; the output of one, held until the next event says whether the
+  // handoff was taken (a handoff after the first of a response is answered, not taken).
+  const handoffCalls = new Set();
+  let held = null;
+  const runItem = (name, type, e, extra) => ({ type: 'run_item_stream_event', name, item: { type, rawItem: e.item, agent: e.agent, ...extra } });
+  return (e) => {
+    const out = [];
+    if (held) {
+      out.push(e.type === 'handoff' ? { type: 'run_item_stream_event', name: 'handoff_occurred', item: { type: 'handoff_output_item', rawItem: held.item, sourceAgent: e.from, targetAgent: e.to } } : runItem('tool_output', 'tool_call_output_item', held, { output: held.item.output?.text ?? held.item.output }));
+      held = null;
+    }
+    const kind = e.item?.type;
+    if (e.type === 'text_delta') out.push({ type: 'raw_model_stream_event', data: { type: 'output_text_delta', delta: e.delta } });
+    else if (e.type === 'handoff') out.push({ type: 'agent_updated_stream_event', agent: e.to });
+    else if (e.type === 'tool_approval_requested') out.push({ type: 'run_item_stream_event', name: e.type, item: e.item });
+    else if (e.type === 'tool_call' && e.handoff) {
+      handoffCalls.add(e.item.callId);
+      out.push(runItem('handoff_requested', 'handoff_call_item', e));
+    } else if (e.type === 'tool_call') out.push(runItem('tool_called', 'tool_call_item', e));
+    else if (e.type === 'tool_output') {
+      if (handoffCalls.has(e.item.callId)) held = e;
+      else out.push(runItem('tool_output', 'tool_call_output_item', e, { output: e.item.output?.text ?? e.item.output }));
+    } else if (e.type === 'item_added' && kind === 'message') {
+      out.push(runItem('message_output_created', 'message_output_item', e, { get content() { return (e.item.content ?? []).map((p) => (p.type === 'output_text' ? p.text : '')).join(''); } }));
+    } else if (e.type === 'item_added' && (kind === 'reasoning' || kind === 'compaction')) {
+      out.push(runItem(`${kind}_item_created`, `${kind}_item`, e));
+    } else if (e.type === 'item_added' && kind !== 'function_call' && kind?.endsWith('_call')) {
+      out.push(runItem('tool_called', 'tool_call_item', e));
+    }
+    return out;
+  };
+}
+
 function kindOf(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -612,12 +650,13 @@ class Runner extends WasmRunner {
     let ended = null; // { error } or { result } once the run settled
     let cancelled = false;
     let stop = null; // { error } once the caller aborted (see below)
+    const sdk = sdkEvents();
     const push = (event) => {
       // (What the run does after a Stop is kept too: a loop that reads on after a run the Stop
       // came too late for (it saved its answer) gets all of it, `agent_end` and `done`; any
       // other loop throws at the Stop, see `events`.)
       if (stopped) return;
-      pending.push(event);
+      pending.push(event, ...sdk(event));
       wake?.();
     };
     // Leaving the loop (or cancelling the text stream) before the run ended aborts it, as the

@@ -23,7 +23,7 @@ export const BUDGETS = {
   'agent_sessions_memory_bg.wasm': { budget: 56.5 * KIB },
   'memory.js': { budget: 3.2 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 153.5 * KIB, target: 64 * KIB },
-  'runner.js': { budget: 11.4 * KIB },
+  'runner.js': { budget: 11.9 * KIB },
 };
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;

@@ -629,18 +629,30 @@ impl Run<'_> {
             unique_call_ids(&mut output.items, &state.run_id, state.turns);
         }
         let mut handoff_taken = false;
+        let agent = self.agent_object();
         for item in &output.items {
             let name = item.get("name").and_then(Value::as_str).unwrap_or("");
-            if dropping && is_function_call(item) && handoffs.iter().any(|h| h == name) {
+            let handoff = is_function_call(item) && handoffs.iter().any(|h| h == name);
+            if dropping && handoff {
                 if handoff_taken {
                     continue;
                 }
                 handoff_taken = true;
             }
             let js = json_to_js(item);
-            self.emit("item_added", &[("item", js.clone())]);
+            self.emit(
+                "item_added",
+                &[("item", js.clone()), ("agent", agent.clone())],
+            );
             if is_function_call(item) {
-                self.emit("tool_call", &[("item", js)]);
+                self.emit(
+                    "tool_call",
+                    &[
+                        ("item", js),
+                        ("agent", agent.clone()),
+                        ("handoff", handoff.into()),
+                    ],
+                );
             }
         }
         state.record_model_output(output);
@@ -1138,7 +1150,10 @@ impl Run<'_> {
         }
         *state = next;
         if let Some(item) = state.generated.last() {
-            self.emit("tool_output", &[("item", json_to_js(item))]);
+            self.emit(
+                "tool_output",
+                &[("item", json_to_js(item)), ("agent", from.clone())],
+            );
         }
         *self.current.borrow_mut() = (h.target.clone(), h.object.clone());
         self.emit("handoff", &[("from", from), ("to", h.object.clone())]);
@@ -1373,7 +1388,10 @@ impl Run<'_> {
     fn record(&self, state: &mut RunState, call: &Value, output: Value) {
         state.record_output(call, output);
         if let Some(item) = state.generated.last() {
-            self.emit("tool_output", &[("item", json_to_js(item))]);
+            self.emit(
+                "tool_output",
+                &[("item", json_to_js(item)), ("agent", self.agent_object())],
+            );
         }
     }
 

@@ -434,11 +434,30 @@ export class CompactionSession {
   getArchivedItems<T extends object = Item>(options?: ArchiveWindow): Promise<T[]>;
 }
 
+/** An item of a streamed run as the SDK's `run_item_stream_event` gives it (its `RunItem`s). */
+export type RunItem =
+  | { type: 'message_output_item'; rawItem: Item; agent: Agent<unknown, unknown>; /** The message's text. */ readonly content: string }
+  | { type: 'tool_call_item' | 'handoff_call_item' | 'reasoning_item' | 'compaction_item'; rawItem: Item; agent: Agent<unknown, unknown> }
+  | { type: 'tool_call_output_item'; rawItem: Item; agent: Agent<unknown, unknown>; /** The tool's output (its text). */ output: unknown }
+  | { type: 'handoff_output_item'; rawItem: Item; sourceAgent: Agent<unknown, unknown>; targetAgent: Agent<unknown, unknown> }
+  | ToolApprovalItem;
+
+/** The SDK's stream events, each given after the event of this runner it comes from. */
+export type SdkStreamEvent =
+  | { type: 'raw_model_stream_event'; data: { type: 'output_text_delta'; delta: string } }
+  | {
+      type: 'run_item_stream_event';
+      name: 'message_output_created' | 'tool_called' | 'tool_output' | 'handoff_requested' | 'handoff_occurred' | 'reasoning_item_created' | 'compaction_item_created' | 'tool_approval_requested';
+      item: RunItem;
+    }
+  | { type: 'agent_updated_stream_event'; agent: Agent<unknown, unknown> };
+
 export type RunStreamEvent =
+  | SdkStreamEvent
   | { type: 'text_delta'; delta: string }
-  | { type: 'item_added'; item: Item }
-  | { type: 'tool_call'; item: Item }
-  | { type: 'tool_output'; item: Item }
+  | { type: 'item_added'; item: Item; agent: Agent<unknown, unknown> }
+  | { type: 'tool_call'; item: Item; agent: Agent<unknown, unknown>; /** Whether the call is a handoff's. */ handoff: boolean }
+  | { type: 'tool_output'; item: Item; agent: Agent<unknown, unknown> }
   | { type: 'agent_start'; agent: Agent<unknown, unknown>; turnInput: Item[] }
   | { type: 'agent_end'; agent: Agent<unknown, unknown>; output: unknown }
   | { type: 'handoff'; from: Agent<unknown, unknown>; to: Agent<unknown, unknown> }

@@ -82,12 +82,23 @@ for (const api of ['chat_completions', 'responses']) {
             const options = { session, context: { user: 'ann' } };
             let result;
             const streamEvents = [];
+            // A loop written for the SDK's stream.
+            const sdkEvents = [];
+            let sdkText = '';
             if (streamed) {
               const run = runner.runStreamed(triage, 'I want a refund for order 7', options);
               for await (const e of run) {
                 if (['agent_start', 'agent_end', 'handoff', 'tool_start', 'tool_end'].includes(e.type)) {
                   streamEvents.push([e.type, e.agent?.name ?? `${e.from.name}>${e.to.name}`]);
                 }
+                if (e.type === 'raw_model_stream_event' && e.data.type === 'output_text_delta') sdkText += e.data.delta;
+                if (e.type === 'run_item_stream_event') {
+                  const { item } = e;
+                  const who = item.agent?.name ?? `${item.sourceAgent.name}>${item.targetAgent.name}`;
+                  const what = item.type === 'message_output_item' ? item.content : item.type === 'tool_call_output_item' ? item.output : (item.rawItem.callId ?? item.rawItem.type);
+                  sdkEvents.push([e.name, item.type, who, what]);
+                }
+                if (e.type === 'agent_updated_stream_event') sdkEvents.push(['agent_updated', e.agent === billing]);
               }
               result = await run.result;
             } else {
@@ -102,6 +113,8 @@ for (const api of ['chat_completions', 'responses']) {
               stored: await session.getItems(),
               events,
               streamEvents,
+              sdkEvents,
+              sdkText,
             };
           },
           { api, id, streamed },
@@ -148,6 +161,15 @@ for (const api of ['chat_completions', 'responses']) {
             ['agent_start', 'Billing desk'],
             ['agent_end', 'Billing desk'],
           ]);
+          assert.deepEqual(r.sdkEvents, [
+            ['tool_called', 'tool_call_item', 'Triage', 'call_look'],
+            ['handoff_requested', 'handoff_call_item', 'Triage', 'call_h'],
+            ['tool_output', 'tool_call_output_item', 'Triage', 'order 7: paid'],
+            ['handoff_occurred', 'handoff_output_item', 'Triage>Billing desk', 'call_h'],
+            ['agent_updated', true],
+            ['message_output_created', 'message_output_item', 'Billing desk', 'Refund issued for order 7.'],
+          ], 'the SDK’s stream events, in its order');
+          assert.equal(r.sdkText, 'Refund issued for order 7.');
         }
       });
 
@@ -533,17 +555,29 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
       a.handoffs = [b];
       const run = new lib.Runner({ baseUrl: url }).runStreamed(a, 'go');
       const told = [];
+      const sdk = [];
       for await (const e of run) {
         if (e.type === 'item_added' || e.type === 'tool_call') told.push([e.type, e.item.callId ?? e.item.type]);
+        if (e.type === 'run_item_stream_event') sdk.push([e.name, e.item.agent?.name ?? `${e.item.sourceAgent.name}>${e.item.targetAgent.name}`, e.item.rawItem.callId ?? e.item.rawItem.type]);
+        if (e.type === 'agent_updated_stream_event') sdk.push(['agent_updated', e.agent.name]);
       }
       const result = await run.result;
-      return { told, finalOutput: result.finalOutput, lastAgent: result.lastAgent === a, items: result.newItems.map((i) => [i.type, i.callId]) };
+      return { told, sdk, finalOutput: result.finalOutput, lastAgent: result.lastAgent === a, items: result.newItems.map((i) => [i.type, i.callId]) };
     });
     assert.deepEqual(
       r.told,
       [['item_added', 'h1'], ['tool_call', 'h1'], ['item_added', 'h3'], ['tool_call', 'h3'], ['item_added', 'message']],
       'no event tells of the dropped handoff',
     );
+    assert.deepEqual(r.sdk, [
+      ['handoff_requested', 'A', 'h1'],
+      ['handoff_occurred', 'A>B', 'h1'],
+      ['agent_updated', 'B'],
+      ['handoff_requested', 'B', 'h3'],
+      ['handoff_occurred', 'B>A', 'h3'],
+      ['agent_updated', 'A'],
+      ['message_output_created', 'A', 'message'],
+    ]);
     assert.equal(r.finalOutput, 'back at A');
     assert.equal(r.lastAgent, true);
     assert.deepEqual(r.items, [

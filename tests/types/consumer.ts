@@ -206,6 +206,17 @@ async function useTheRunner(): Promise<void> {
       const delta: string = e.delta;
       void delta;
     }
+    // A loop written for the SDK's stream.
+    if (e.type === 'raw_model_stream_event' && e.data.type === 'output_text_delta') {
+      const delta: string = e.data.delta;
+      void delta;
+    }
+    if (e.type === 'run_item_stream_event' && e.item.type === 'message_output_item') {
+      const said: string = e.item.content;
+      const by: string = e.item.agent.name;
+      void [said, by];
+    }
+    if (e.type === 'agent_updated_stream_event') void e.agent.name;
   }
   const final: RunResult = await stream.result;
   void [text, tokens, final];
