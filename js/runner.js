@@ -57,36 +57,44 @@ const handoffsOf = new WeakMap();
  * each item with the SDK's names and item shapes, `agent_updated_stream_event` at a handoff), so
  * that a loop written for the SDK's stream reads this one. */
 function sdkEvents() {
-  // The calls of handoffs; the output of one, held until the next event says whether the
-  // handoff was taken (a handoff after the first of a response is answered, not taken).
-  const handoffCalls = new Set();
+  // The output of the handoff taken, said with the handoff, the event after it.
   let held = null;
-  const runItem = (name, type, e, extra) => ({ type: 'run_item_stream_event', name, item: { type, rawItem: e.item, agent: e.agent, ...extra } });
+  const runItem = (name, type, { item, agent }) => {
+    const out = { type, rawItem: item, agent };
+    if (type === 'message_output_item') {
+      Object.defineProperty(out, 'content', { enumerable: true, get: () => item.content.map((p) => (p.type === 'output_text' ? p.text : '')).join('') });
+    } else if (type !== 'reasoning_item') {
+      Object.assign(out, { callId: item.callId, toolName: item.name });
+      // (The output as the model gets it: the tool's text, or its parts.)
+      if (type === 'tool_call_output_item') out.output = item.output?.type === 'text' ? item.output.text : item.output;
+    }
+    return { type: 'run_item_stream_event', name, item: out };
+  };
   return (e) => {
-    const out = [];
-    if (held) {
-      out.push(e.type === 'handoff' ? { type: 'run_item_stream_event', name: 'handoff_occurred', item: { type: 'handoff_output_item', rawItem: held.item, sourceAgent: e.from, targetAgent: e.to } } : runItem('tool_output', 'tool_call_output_item', held, { output: held.item.output?.text ?? held.item.output }));
-      held = null;
-    }
     const kind = e.item?.type;
-    if (e.type === 'text_delta') out.push({ type: 'raw_model_stream_event', data: { type: 'output_text_delta', delta: e.delta } });
-    else if (e.type === 'handoff') out.push({ type: 'agent_updated_stream_event', agent: e.to });
-    else if (e.type === 'tool_approval_requested') out.push({ type: 'run_item_stream_event', name: e.type, item: e.item });
-    else if (e.type === 'tool_call' && e.handoff) {
-      handoffCalls.add(e.item.callId);
-      out.push(runItem('handoff_requested', 'handoff_call_item', e));
-    } else if (e.type === 'tool_call') out.push(runItem('tool_called', 'tool_call_item', e));
-    else if (e.type === 'tool_output') {
-      if (handoffCalls.has(e.item.callId)) held = e;
-      else out.push(runItem('tool_output', 'tool_call_output_item', e, { output: e.item.output?.text ?? e.item.output }));
-    } else if (e.type === 'item_added' && kind === 'message') {
-      out.push(runItem('message_output_created', 'message_output_item', e, { get content() { return (e.item.content ?? []).map((p) => (p.type === 'output_text' ? p.text : '')).join(''); } }));
-    } else if (e.type === 'item_added' && (kind === 'reasoning' || kind === 'compaction')) {
-      out.push(runItem(`${kind}_item_created`, `${kind}_item`, e));
-    } else if (e.type === 'item_added' && kind !== 'function_call' && kind?.endsWith('_call')) {
-      out.push(runItem('tool_called', 'tool_call_item', e));
+    switch (e.type) {
+      case 'text_delta':
+        return [{ type: 'raw_model_stream_event', data: { type: 'output_text_delta', delta: e.delta } }];
+      case 'tool_call':
+        return [e.handoff ? runItem('handoff_requested', 'handoff_call_item', e) : runItem('tool_called', 'tool_call_item', e)];
+      case 'tool_output':
+        if (!e.handoff) return [runItem('tool_output', 'tool_call_output_item', e)];
+        held = e;
+        return [];
+      case 'handoff': {
+        const out = held ? [{ type: 'run_item_stream_event', name: 'handoff_occurred', item: { type: 'handoff_output_item', rawItem: held.item, sourceAgent: e.from, targetAgent: e.to } }] : [];
+        held = null;
+        return [...out, { type: 'agent_updated_stream_event', agent: e.to }];
+      }
+      case 'tool_approval_requested':
+        return [{ type: 'run_item_stream_event', name: e.type, item: e.item }];
+      case 'item_added':
+        if (kind === 'message') return [runItem('message_output_created', 'message_output_item', e)];
+        if (kind === 'reasoning') return [runItem('reasoning_item_created', 'reasoning_item', e)];
+        // (Function calls are said with their `tool_call`.)
+        if (kind !== 'function_call' && kind?.endsWith('_call')) return [runItem('tool_called', 'tool_call_item', e)];
     }
-    return out;
+    return [];
   };
 }
 
@@ -656,7 +664,12 @@ class Runner extends WasmRunner {
       // came too late for (it saved its answer) gets all of it, `agent_end` and `done`; any
       // other loop throws at the Stop, see `events`.)
       if (stopped) return;
-      pending.push(event, ...sdk(event));
+      pending.push(event);
+      try {
+        pending.push(...sdk(event));
+      } catch {
+        // (An item of a shape the SDK's events cannot take: this runner's event is given.)
+      }
       wake?.();
     };
     // Leaving the loop (or cancelling the text stream) before the run ended aborts it, as the

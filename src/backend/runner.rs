@@ -632,13 +632,14 @@ impl Run<'_> {
         let agent = self.agent_object();
         for item in &output.items {
             let name = item.get("name").and_then(Value::as_str).unwrap_or("");
-            let handoff = is_function_call(item) && handoffs.iter().any(|h| h == name);
-            if dropping && handoff {
-                if handoff_taken {
-                    continue;
-                }
-                handoff_taken = true;
+            let is_handoff = is_function_call(item) && handoffs.iter().any(|h| h == name);
+            // A response's handoffs after its first are not taken: dropped, or (where the server
+            // keeps the conversation) answered, as calls of no handoff.
+            if dropping && is_handoff && handoff_taken {
+                continue;
             }
+            let handoff = is_handoff && !handoff_taken;
+            handoff_taken |= is_handoff;
             let js = json_to_js(item);
             self.emit(
                 "item_added",
@@ -983,6 +984,7 @@ impl Run<'_> {
         calls: Vec<Value>,
     ) -> Result<(Vec<Value>, bool), RunError> {
         let agent = self.agent();
+        let who = self.agent_object();
         let handoffs = agent.handoffs.borrow().clone();
         let handoff_of = |call: &Value| {
             let name = call.get("name").and_then(Value::as_str).unwrap_or("");
@@ -1067,7 +1069,7 @@ impl Run<'_> {
                     output
                 }
             };
-            self.record(state, &call, output);
+            self.record(state, &call, output, &who);
         }
         if !waiting.is_empty() {
             return Ok((waiting, decided));
@@ -1083,7 +1085,13 @@ impl Run<'_> {
             state.finish_with(output);
         }
         for call in &ignored {
-            self.record(state, call, text_output(MULTIPLE_HANDOFFS.to_string()));
+            // (The handoff taken has changed the agent: these are the one's that asked.)
+            self.record(
+                state,
+                call,
+                text_output(MULTIPLE_HANDOFFS.to_string()),
+                &who,
+            );
         }
         Ok((waiting, decided))
     }
@@ -1152,7 +1160,11 @@ impl Run<'_> {
         if let Some(item) = state.generated.last() {
             self.emit(
                 "tool_output",
-                &[("item", json_to_js(item)), ("agent", from.clone())],
+                &[
+                    ("item", json_to_js(item)),
+                    ("agent", from.clone()),
+                    ("handoff", true.into()),
+                ],
             );
         }
         *self.current.borrow_mut() = (h.target.clone(), h.object.clone());
@@ -1385,12 +1397,13 @@ impl Run<'_> {
         }
     }
 
-    fn record(&self, state: &mut RunState, call: &Value, output: Value) {
+    /// Records `call`'s output, an item of `agent`'s.
+    fn record(&self, state: &mut RunState, call: &Value, output: Value, agent: &JsValue) {
         state.record_output(call, output);
         if let Some(item) = state.generated.last() {
             self.emit(
                 "tool_output",
-                &[("item", json_to_js(item)), ("agent", self.agent_object())],
+                &[("item", json_to_js(item)), ("agent", agent.clone())],
             );
         }
     }

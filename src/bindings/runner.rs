@@ -437,8 +437,18 @@ export class CompactionSession {
 /** An item of a streamed run as the SDK's `run_item_stream_event` gives it (its `RunItem`s). */
 export type RunItem =
   | { type: 'message_output_item'; rawItem: Item; agent: Agent<unknown, unknown>; /** The message's text. */ readonly content: string }
-  | { type: 'tool_call_item' | 'handoff_call_item' | 'reasoning_item' | 'compaction_item'; rawItem: Item; agent: Agent<unknown, unknown> }
-  | { type: 'tool_call_output_item'; rawItem: Item; agent: Agent<unknown, unknown>; /** The tool's output (its text). */ output: unknown }
+  | { type: 'reasoning_item'; rawItem: Item; agent: Agent<unknown, unknown> }
+  | { type: 'tool_call_item' | 'handoff_call_item'; rawItem: Item; agent: Agent<unknown, unknown>; callId: string | undefined; toolName: string | undefined }
+  | {
+      type: 'tool_call_output_item';
+      rawItem: Item;
+      agent: Agent<unknown, unknown>;
+      callId: string | undefined;
+      toolName: string | undefined;
+      /** The output as the model gets it: the tool's text (what it returned, as a string or its
+       * JSON), or its parts (`rawItem.output`). The SDK's is what the tool returned. */
+      output: unknown;
+    }
   | { type: 'handoff_output_item'; rawItem: Item; sourceAgent: Agent<unknown, unknown>; targetAgent: Agent<unknown, unknown> }
   | ToolApprovalItem;
 
@@ -447,7 +457,7 @@ export type SdkStreamEvent =
   | { type: 'raw_model_stream_event'; data: { type: 'output_text_delta'; delta: string } }
   | {
       type: 'run_item_stream_event';
-      name: 'message_output_created' | 'tool_called' | 'tool_output' | 'handoff_requested' | 'handoff_occurred' | 'reasoning_item_created' | 'compaction_item_created' | 'tool_approval_requested';
+      name: 'message_output_created' | 'tool_called' | 'tool_output' | 'handoff_requested' | 'handoff_occurred' | 'reasoning_item_created' | 'tool_approval_requested';
       item: RunItem;
     }
   | { type: 'agent_updated_stream_event'; agent: Agent<unknown, unknown> };
@@ -456,8 +466,8 @@ export type RunStreamEvent =
   | SdkStreamEvent
   | { type: 'text_delta'; delta: string }
   | { type: 'item_added'; item: Item; agent: Agent<unknown, unknown> }
-  | { type: 'tool_call'; item: Item; agent: Agent<unknown, unknown>; /** Whether the call is a handoff's. */ handoff: boolean }
-  | { type: 'tool_output'; item: Item; agent: Agent<unknown, unknown> }
+  | { type: 'tool_call'; item: Item; agent: Agent<unknown, unknown>; /** Whether the call is the handoff the run takes (a response's first). */ handoff: boolean }
+  | { type: 'tool_output'; item: Item; agent: Agent<unknown, unknown>; /** `true` on the output of the handoff taken, given just before `handoff`. */ handoff?: true }
   | { type: 'agent_start'; agent: Agent<unknown, unknown>; turnInput: Item[] }
   | { type: 'agent_end'; agent: Agent<unknown, unknown>; output: unknown }
   | { type: 'handoff'; from: Agent<unknown, unknown>; to: Agent<unknown, unknown> }

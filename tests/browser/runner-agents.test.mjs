@@ -543,6 +543,45 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.equal(model.requests.length, 2);
   });
 
+  test('the SDK’s stream events of a run paused for an approval beside a handoff, and of its resumption: the handoff is said where it happens', async () => {
+    model.script(
+      { calls: [{ id: 'c1', name: 'refund', arguments: { order: 7 } }, { id: 'h', name: 'transfer_to_B', arguments: {} }] },
+      { text: 'Done by B.' },
+    );
+    const r = await inPage(async ({ url }) => {
+      const b = new lib.Agent({ name: 'B', model: 'b' });
+      const a = new lib.Agent({ name: 'A', model: 'a', handoffs: [b], tools: [{ name: 'refund', needsApproval: true, execute: ({ order }) => ({ refunded: order }) }] });
+      const runner = new lib.Runner({ baseUrl: url });
+      const said = (e) => {
+        if (e.type !== 'run_item_stream_event') return e.type === 'agent_updated_stream_event' ? [['agent_updated', e.agent === b]] : [];
+        const { item } = e;
+        const who = item.agent ? item.agent.name : `${item.sourceAgent.name}>${item.targetAgent.name}`;
+        return [[e.name, item.type, who, item.rawItem.callId ?? item.rawItem.type, item.output ?? item.content ?? item.toolName ?? item.name ?? null]];
+      };
+      const first = [];
+      let stream = runner.runStreamed(a, 'refund 7');
+      for await (const e of stream) first.push(...said(e));
+      await stream.completed;
+      for (const item of stream.interruptions) stream.state.approve(item);
+      const resumed = [];
+      stream = runner.runStreamed(a, stream.state);
+      for await (const e of stream) resumed.push(...said(e));
+      return { first, resumed, finalOutput: stream.finalOutput };
+    });
+    assert.deepEqual(r.first, [
+      ['tool_called', 'tool_call_item', 'A', 'c1', 'refund'],
+      ['handoff_requested', 'handoff_call_item', 'A', 'h', 'transfer_to_B'],
+      ['tool_approval_requested', 'tool_approval_item', 'A', 'c1', 'refund'],
+    ]);
+    assert.deepEqual(r.resumed, [
+      ['tool_output', 'tool_call_output_item', 'A', 'c1', '{"refunded":7}'],
+      ['handoff_occurred', 'handoff_output_item', 'A>B', 'h', null],
+      ['agent_updated', true],
+      ['message_output_created', 'message_output_item', 'B', 'message', 'Done by B.'],
+    ]);
+    assert.equal(r.finalOutput, 'Done by B.');
+  });
+
   test('two handoffs in one response: the first is taken, the other dropped; agents can hand off to each other', async () => {
     model.script(
       { calls: [{ id: 'h1', name: 'transfer_to_B', arguments: {} }, { id: 'h2', name: 'transfer_to_B', arguments: {} }] },
