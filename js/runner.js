@@ -62,7 +62,7 @@ function sdkEvents() {
   const runItem = (name, type, { item, agent }) => {
     const out = { type, rawItem: item, agent };
     if (type === 'message_output_item') {
-      Object.defineProperty(out, 'content', { enumerable: true, get: () => item.content.map((p) => (p.type === 'output_text' ? p.text : '')).join('') });
+      Object.defineProperty(out, 'content', { enumerable: true, get: () => (item.content ?? []).map((p) => (p.type === 'output_text' ? p.text : '')).join('') });
     } else if (type !== 'reasoning_item') {
       Object.assign(out, { callId: item.callId, toolName: item.name });
       // (The output as the model gets it: the tool's text, or its parts.)
@@ -667,8 +667,9 @@ class Runner extends WasmRunner {
       pending.push(event);
       try {
         pending.push(...sdk(event));
-      } catch {
+      } catch (e) {
         // (An item of a shape the SDK's events cannot take: this runner's event is given.)
+        globalThis.reportError?.(e);
       }
       wake?.();
     };
