@@ -320,19 +320,6 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
     } else {
         (opt_string(&o, "instructions", "agent", C)?, None)
     };
-    if let Some(choice) = settings.tool_choice.as_deref() {
-        let known = matches!(choice, "auto" | "required" | "none")
-            || tools.iter().any(|t| t.spec.name == choice);
-        if !known {
-            return Err(invalid(
-                C,
-                format!(
-                    "agent.modelSettings.toolChoice must be 'auto', 'required', 'none' or the \
-                     name of one of the agent's tools, got \"{choice}\""
-                ),
-            ));
-        }
-    }
     Ok(AgentSpec {
         name,
         instructions,

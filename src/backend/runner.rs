@@ -1568,12 +1568,35 @@ fn resume_agent(
     find_agent(first, object, name).ok_or_else(|| refused("which is not handed off to by"))
 }
 
-/// Refuses a run where an agent it may reach has no model, before anything is saved: found at
+/// Refuses a run where an agent it may reach has no model, or a `toolChoice` naming none of its
+/// tools and handoffs (the API refuses every request of it), before anything is saved: found at
 /// its model call, the handoff to it would fail after the question was saved and the first
 /// agent's tools ran.
 pub(crate) fn check_models(first: &Rc<AgentSpec>, object: &JsValue) -> Result<(), RunnerError> {
-    match first_reachable(first, object, &|agent| agent.model.is_none()) {
-        Some((agent, _)) => Err(no_model(&agent)),
+    if let Some((agent, _)) = first_reachable(first, object, &|agent| agent.model.is_none()) {
+        return Err(no_model(&agent));
+    }
+    let unknown_choice = |agent: &AgentSpec| {
+        agent.settings.tool_choice.as_deref().is_some_and(|choice| {
+            !matches!(choice, "auto" | "required" | "none")
+                && !agent.tools.iter().any(|t| t.spec.name == choice)
+                && !agent
+                    .handoffs
+                    .borrow()
+                    .iter()
+                    .any(|h| h.tool.name == choice)
+        })
+    };
+    match first_reachable(first, object, &unknown_choice) {
+        Some((agent, _)) => Err(RunnerError::new(
+            RunnerErrorCode::InvalidAgent,
+            format!(
+                "agent \"{}\": modelSettings.toolChoice must be 'auto', 'required', 'none' or \
+                 the name of one of its tools or handoffs, got \"{}\"",
+                agent.name,
+                agent.settings.tool_choice.as_deref().unwrap_or_default()
+            ),
+        )),
         None => Ok(()),
     }
 }

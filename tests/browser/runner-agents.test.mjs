@@ -685,7 +685,6 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
           notAType: make({ outputType: 42 }),
           guardrail: make({ inputGuardrails: [{ name: 'g' }] }),
           toolUse: make({ toolUseBehavior: 'sometimes' }),
-          toolChoice: make({ modelSettings: { toolChoice: 'nope' } }),
           pastTool: make({ pastSessions: true, tools: [{ name: 'read_past_session', execute() {} }] }),
           // The API refuses such names in every request, after the question was saved.
           spacedName: make({ tools: [{ name: 'get weather', execute() {} }] }),
@@ -778,6 +777,35 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.deepEqual(r.ran, []);
     assert.deepEqual(r.stored, [], 'the question is not saved: the user sends it again once the app is mended');
     assert.equal(model.requests.length, 0);
+  });
+
+  test('a toolChoice naming a handoff forces it; one naming no tool or handoff of an agent a run may reach refuses the run before anything is sent or saved', async () => {
+    model.script({ calls: [{ name: 'transfer_to_Billing', arguments: {}, id: 'call_h' }] }, { text: 'Billing here.' });
+    const id = fresh('choice');
+    const r = await inPage(
+      async ({ url, id }) => {
+        const runner = new lib.Runner({ baseUrl: url });
+        const billing = new lib.Agent({ name: 'Billing', model: 'm' });
+        const triage = new lib.Agent({ name: 'Triage', model: 'm', handoffs: [billing], modelSettings: { toolChoice: 'transfer_to_Billing' } });
+        const forced = await runner.run(triage, 'refund');
+        // Reached through a handoff: a toolChoice of a tool it does not have (its tools renamed).
+        const wrong = new lib.Agent({ name: 'Wrong', model: 'm', modelSettings: { toolChoice: 'lookup' } });
+        const front = new lib.Agent({ name: 'Front', model: 'm', handoffs: [wrong] });
+        const session = new lib.IndexedDbSession(id);
+        const error = await runner.run(front, 'question', { session }).then(() => null, (e) => e);
+        return { forced: [forced.finalOutput, forced.lastAgent.name], code: error?.code, message: error?.message, stored: await session.getItems() };
+      },
+      { id },
+    );
+    assert.deepEqual(r.forced, ['Billing here.', 'Billing']);
+    const [first, second] = model.requests;
+    const choice = first.body.tool_choice;
+    assert.equal(choice.function?.name ?? choice.name, 'transfer_to_Billing', 'the handoff is forced');
+    assert.equal(second.body.tool_choice, undefined, 'not forced on the agent handed off to');
+    assert.equal(r.code, 'INVALID_AGENT', r.message);
+    assert.equal(r.message, `agent "Wrong": modelSettings.toolChoice must be 'auto', 'required', 'none' or the name of one of its tools or handoffs, got "lookup"`);
+    assert.deepEqual(r.stored, [], 'nothing saved');
+    assert.equal(model.requests.length, 2, 'nothing sent for the refused run');
   });
 
   test('runner.on refuses unknown events; a listener that throws does not stop the run', async () => {
