@@ -779,26 +779,31 @@ class Runner extends WasmRunner {
       error: { get: () => (ended && 'error' in ended && ended.error !== left ? ended.error : null) },
       // And the rest of the result once the run has ended, under the SDK's names, so that its
       // approval loop (`while (stream.interruptions.length)`) works on a stream too.
-      ...Object.fromEntries(['finalOutput', 'state', 'lastAgent', 'newItems', 'history', 'lastResponseId'].map((key) => [key, { get: () => ended?.result?.[key] }])),
+      ...Object.fromEntries(['finalOutput', 'state', 'lastAgent', 'activeAgent', 'newItems', 'output', 'history', 'lastResponseId'].map((key) => [key, { get: () => ended?.result?.[key] }])),
       // (None once it ended without a result, as the SDK's: the loop then ends.)
       interruptions: { get: () => ended?.result?.interruptions ?? (ended ? [] : undefined) },
-      // The text of the answer as it streams, read from the same events (the loop's).
-      toTextStream: {
-        value: () =>
-          new ReadableStream({
-            async pull(controller) {
-              for (;;) {
-                const { value, done } = await stream.next();
-                if (done) return controller.close();
-                if (value.type === 'text_delta') return controller.enqueue(value.delta);
-              }
-            },
-            cancel: () => stream.return(),
-          }),
-      },
+      // The text of the answer as it streams, and the events, as the SDK's `toTextStream()` and
+      // `toStream()`: read from the same events (the loop's).
+      toTextStream: { value: readable(stream, (e) => (e.type === 'text_delta' ? e.delta : undefined)) },
+      toStream: { value: readable(stream, (e) => e) },
     });
   }
 }
+
+/** A function making a `ReadableStream` of what `pick` takes of each event of `stream` (what it
+ * gives `undefined` for is passed over); cancelling it leaves the stream. */
+const readable = (stream, pick) => () =>
+  new ReadableStream({
+    async pull(controller) {
+      for (;;) {
+        const { value, done } = await stream.next();
+        if (done) return controller.close();
+        const picked = pick(value);
+        if (picked !== undefined) return controller.enqueue(picked);
+      }
+    },
+    cancel: () => stream.return(),
+  });
 
 /** The session each `CompactionSession` wraps (the past-session tools look through it). */
 const wrapping = new WeakMap();

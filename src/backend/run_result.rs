@@ -56,6 +56,8 @@ pub fn result_object(
     object(&[
         ("finalOutput", final_output),
         ("newItems", items(state.new_items())),
+        // (The SDK's `output`: its `newItems` as items, which these are already.)
+        ("output", items(state.new_items())),
         // As the SDK's: what the first model call was sent (the session's history the run read
         // and the new input, or what `sessionInputCallback` made of them), and with `newItems`,
         // the whole conversation.
@@ -85,6 +87,8 @@ pub fn result_object(
         ),
         ("state", state_object),
         ("background", background),
+        // (The SDK's other name of it.)
+        ("activeAgent", last_agent.clone()),
         ("lastAgent", last_agent),
     ])
     .into()

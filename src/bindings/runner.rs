@@ -36,8 +36,8 @@ export interface ModelSettings {
   maxTokens?: number;
   /** Sent as `parallel_tool_calls` when the agent has tools. */
   parallelToolCalls?: boolean;
-  /** Sent as `tool_choice` when the agent has tools: `'auto'`, `'required'`, `'none'` or one
-   * of the agent's tool names. Once the agent used a tool in a run, it is not forced again
+  /** Sent as `tool_choice` when the agent has tools: `'auto'`, `'required'`, `'none'` or the
+   * name of one of the agent's tools or handoffs (another is refused when a run starts). Once the agent used a tool in a run, it is not forced again
    * (the SDK's `resetToolChoice`), so a forced tool cannot loop. */
   toolChoice?: 'auto' | 'required' | 'none' | (string & {});
   /** Chat Completions only (`frequency_penalty`, `presence_penalty`), as in the SDK. */
@@ -324,8 +324,12 @@ export interface RunResult<TOutput = string> {
   /** The agent that gave the answer (or waits for approvals): another than the run's after a
    * handoff. */
   lastAgent: Agent<unknown, unknown>;
+  /** `lastAgent`, by the SDK's other name of it. */
+  activeAgent: Agent<unknown, unknown>;
   /** Everything the run produced (model output, tool calls and outputs), in order. */
   newItems: Item[];
+  /** As the SDK's `output`: `newItems` as items (the SDK's `newItems` wrap them), a copy. */
+  output: Item[];
   /** What the run's first model call was sent, as the SDK's `input`: the session's history it
    * read and the new input (or what `sessionInputCallback` made of them; the new input alone in
    * a conversation the server keeps). */
@@ -509,12 +513,17 @@ export interface StreamedRun<TOutput = string> extends AsyncIterable<RunStreamEv
   readonly interruptions: ToolApprovalItem[] | undefined;
   readonly state: RunState | undefined;
   readonly lastAgent: Agent<unknown, unknown> | undefined;
+  readonly activeAgent: Agent<unknown, unknown> | undefined;
   readonly newItems: Item[] | undefined;
+  readonly output: Item[] | undefined;
   readonly history: Item[] | undefined;
   readonly lastResponseId: string | undefined;
   /** The answer's text deltas as a stream, read from the same events as the loop (use one or
    * the other); cancelling it cancels the run, as leaving the loop does. */
   toTextStream(): ReadableStream<string>;
+  /** The stream's events as a `ReadableStream` (the SDK's `toStream()`): read it or iterate the
+   * stream, not both; cancelling it cancels the run. */
+  toStream(): ReadableStream<RunStreamEvent>;
 }
 
 /** The errors of a run. `ModelError` carries the HTTP `status` (0 when none arrived). */

@@ -2518,7 +2518,7 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r, { error: 'ModelError', cancelled: true });
   });
 
-  test('a streamed run has the SDK’s completed, error, finalOutput and toTextStream()', async () => {
+  test('a streamed run has the SDK’s completed, error, finalOutput, toTextStream() and toStream(); a result its activeAgent and output', async () => {
     const r = await inPage(
       async ({ id, scripted }) => {
         eval(scripted);
@@ -2535,6 +2535,16 @@ describe('runner: answers that are not whole', () => {
           parts.push(value);
         }
         await stream.completed;
+        const result = await stream.result;
+        const sdkNames = [result.activeAgent === agent, stream.activeAgent === agent, JSON.stringify(result.output) === JSON.stringify(result.newItems), result.output !== result.newItems, stream.output?.length];
+        // `toStream()`: the events, the SDK's among them.
+        const events = scriptedRunner([body], 'chat_completions').runner.runStreamed(agent, 'Hi').toStream().getReader();
+        const types = [];
+        for (;;) {
+          const { value, done } = await events.read();
+          if (done) break;
+          types.push(value.type === 'raw_model_stream_event' ? `raw ${value.data.delta}` : value.type);
+        }
         // A run that fails: `completed` rejects with its error, which `error` holds.
         const failing = scriptedRunner([], 'chat_completions').runner.runStreamed(agent, 'Hi');
         const completed = await failing.completed.then(() => 'resolved', (e) => e.name);
@@ -2554,11 +2564,13 @@ describe('runner: answers that are not whole', () => {
         const ended = await Promise.race([waiting.result.then(() => 'resolved', (e) => e.name), new Promise((ok) => setTimeout(() => ok('still waiting'), 3000))]);
         release();
         const cancelledRun = [ended, waiting.cancelled];
-        return { parts, before, finalOutput: stream.finalOutput, error: stream.error, completed, failed: failing.error?.name, failedOutput: failing.finalOutput ?? null, saved: (await new lib.IndexedDbSession(id).getItems()).length, pendingRead, cancelledRun };
+        return { sdkNames, types, parts, before, finalOutput: stream.finalOutput, error: stream.error, completed, failed: failing.error?.name, failedOutput: failing.finalOutput ?? null, saved: (await new lib.IndexedDbSession(id).getItems()).length, pendingRead, cancelledRun };
       },
       { id: fresh('sdk-stream'), scripted },
     );
     assert.deepEqual(r.parts, ['Hello', ' world']);
+    assert.deepEqual(r.sdkNames, [true, true, true, true, 1], 'activeAgent is lastAgent; output a copy of newItems');
+    assert.deepEqual(r.types, ['agent_start', 'text_delta', 'raw Hello', 'text_delta', 'raw  world', 'item_added', 'run_item_stream_event', 'agent_end', 'done']);
     assert.equal(r.before, null, 'no final output before the run ended');
     assert.equal(r.finalOutput, 'Hello world');
     assert.equal(r.error, null);
