@@ -374,8 +374,14 @@ async fn update_if_there(
         && ["createdAt", "rewrites"]
             .iter()
             .all(|key| number(&info, key) == number(read, key));
-    if there {
-        call_session(session, "update", &[changes]).await?;
+    if !there {
+        return Ok(false);
     }
-    Ok(there)
+    // (Checked again in the write's transaction: a delete in another tab between the read and
+    // the write would have the write make the session again, empty.)
+    if let Ok(at) = js::get(read, "createdAt") {
+        let _ = js_sys::Reflect::set(&changes, &"expectedCreatedAt".into(), &at);
+    }
+    call_session(session, "update", &[changes]).await?;
+    Ok(true)
 }

@@ -257,7 +257,8 @@ impl SessionState for MemorySessionState {
 
     async fn update(&self, changes: Changes) -> Result<bool> {
         // As a stored session: an update that sets nothing writes nothing.
-        if !changes.apply(&self.metadata) {
+        let created_at = self.written().then(|| self.history().record().created_at);
+        if !changes.created_at_holds(created_at) || !changes.apply(&self.metadata) {
             return Ok(false);
         }
         self.begin_write();

@@ -21,11 +21,21 @@ pub struct Changes {
     fields: Vec<(&'static str, JsValue)>,
     /// `expectedTitle`: the title is set only if the stored one is still this (`null`: none).
     expected_title: Option<JsValue>,
+    /// `expectedCreatedAt`: nothing is set unless the session is stored and was first written
+    /// then (not deleted since, nor deleted and begun again).
+    expected_created_at: Option<f64>,
 }
 
 impl Changes {
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
+    }
+
+    /// Whether `expectedCreatedAt` holds for a session first written at `created_at` (`None`:
+    /// not stored).
+    pub fn created_at_holds(&self, created_at: Option<f64>) -> bool {
+        self.expected_created_at
+            .is_none_or(|expected| created_at == Some(expected))
     }
 
     /// Sets the changed fields on a stored record object: whether it set any (a title whose
@@ -111,10 +121,23 @@ pub fn take_changes(value: &JsValue) -> Result<Changes> {
                 taken.expected_title = Some(text_field(&value, what, OPTIONS, MAX_TITLE)?);
                 continue;
             }
+            "expectedCreatedAt" => {
+                let Some(at) = value.as_f64().filter(|at| at.is_finite()) else {
+                    return Err(SessionError::new(
+                        OPTIONS,
+                        format!(
+                            "expectedCreatedAt must be a time (getInfo().createdAt), got {}",
+                            describe(&value)
+                        ),
+                    ));
+                };
+                taken.expected_created_at = Some(at);
+                continue;
+            }
             other => {
                 return Err(SessionError::new(
                     OPTIONS,
-                    format!("update() takes title, summary, topics, state and expectedTitle, not \"{other}\""),
+                    format!("update() takes title, summary, topics, state, expectedTitle and expectedCreatedAt, not \"{other}\""),
                 ))
             }
         };

@@ -168,6 +168,10 @@ export interface SessionUpdate<TState extends object = { [key: string]: unknown 
    * `INVALID_OPTIONS` (a condition is not dropped unsaid, as `title: undefined` is): leave the
    * key out for none. */
   expectedTitle?: string | null;
+  /** Nothing is set unless the session is stored and was first written at this time (its
+   * `getInfo().createdAt`), checked in the same transaction: not deleted since (in another tab),
+   * nor deleted and begun again. What the runner's titles and summaries are written with. */
+  expectedCreatedAt?: number;
 }
 
 

@@ -396,10 +396,11 @@ pub async fn update(
         if let Some(branch) = branch {
             super::branches::check_own(tx, t, branch).await?;
         }
-        let record = match read_record(tx, t.session_id).await? {
-            Some(r) => r,
-            None => StoredRecord::new(t.session_id, t.user_id, now),
-        };
+        let record = read_record(tx, t.session_id).await?;
+        if !changes.created_at_holds(record.as_ref().map(|r| r.record.created_at)) {
+            return Ok(false);
+        }
+        let record = record.unwrap_or_else(|| StoredRecord::new(t.session_id, t.user_id, now));
         record.check_owner(t.user_id)?;
         // A session is made, or written, only by a change it takes: not by a title whose
         // `expectedTitle` does not hold (one made for a chat deleted meanwhile would bring it
