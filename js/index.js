@@ -72,7 +72,7 @@ const WRITES = {
 const TAKEN = {
   addItems: ([items]) => (Array.isArray(items) ? items.length : 0),
   // The fields it sets (one given as `undefined` is left as it is).
-  update: ([changes]) => Object.keys(changes ?? {}).filter((k) => changes[k] !== undefined && k !== 'expectedTitle'),
+  update: ([changes]) => Object.keys(changes ?? {}).filter((k) => changes[k] !== undefined && k !== 'expectedTitle' && k !== 'expectedCreatedAt'),
   // (Looked up here, where what cannot be read is caught: the named event, or none.)
   applyHistoryTransaction: ([args]) => NAMED[args?.[CHANGE_EVENT]],
   replaceHistory: ([, options]) => NAMED[options?.[CHANGE_EVENT]],
@@ -532,7 +532,8 @@ export async function storageEstimate(options = {}) {
 
 /** `importSessions(source, options)` (see backup.js); every session written is announced to the
  * listeners of its database, as a `'replace'` with `change: 'import'`, and its sync state is
- * forgotten (see `forgetSyncState`), both while no sync round of it runs. */
+ * forgotten (see `forgetSyncState`; with 'replace', before the write too), all while no sync
+ * round of it runs. */
 export async function importSessions(source, options) {
   const dbName = optionsOf(options, 'importSessions').dbName ?? 'agent-sessions';
   const synced = mayKeepSyncState(); // whether there is sync state to forget, asked once
@@ -568,17 +569,27 @@ export async function importSessions(source, options) {
         ids = [sessionId, ...theirs.map((r) => r.id)].sort();
         if (records.some((r) => r.id === sessionId && (r.userId ?? null) !== owner)) mayReplace = theirs.filter((r) => (r.userId ?? null) === owner).map((r) => r.id).sort();
       }
+      // The sync state of what a 'replace' may replace is forgotten before the restore writes,
+      // not after: a restore cut short (the tab closed, the state's database failing) never
+      // leaves the restored history beside the old state, whose next round would delete on the
+      // remote what the backup lacks. (Forgotten for nothing, it costs a whole comparison.)
+      const writing = replacing
+        ? async () => {
+            if (await synced) for (const id of mayReplace) await forgetSyncState(dbName, id);
+            return write();
+          }
+        : write;
       // A session replaced is not one a run answers in (in any tab): its save would go on from
       // the history it read, after the restored one (or fail). Refused, as a delete is.
       const locks = globalThis.navigator?.locks;
       const replace = (i) =>
         i === mayReplace.length
-          ? write()
+          ? writing()
           : locks.request(sessionLockName(dbName, mayReplace[i]), { ifAvailable: true }, (lock) => {
               if (lock === null) throw sessionError('SESSION_BUSY', `importSessions: session ${JSON.stringify(mayReplace[i])} is in use (a run answering in it, in this tab or another): it was not restored; restore it again once the run ended`);
               return replace(i + 1);
             });
-      const last = replacing && locks ? () => replace(0) : write;
+      const last = replacing && locks ? () => replace(0) : writing;
       const run = (i) => (i === ids.length ? last() : withoutSyncRound(dbName, ids[i], () => run(i + 1), synced));
       return run(0);
     },

@@ -377,11 +377,15 @@ async fn update_if_there(
     if !there {
         return Ok(false);
     }
-    // (Checked again in the write's transaction: a delete in another tab between the read and
-    // the write would have the write make the session again, empty.)
-    if let Ok(at) = js::get(read, "createdAt") {
-        let _ = js_sys::Reflect::set(&changes, &"expectedCreatedAt".into(), &at);
+    // Checked again in the write's transaction: a delete in another tab between the read and
+    // the write would have the write make the session again, empty. (A session whose getInfo()
+    // gives no time is written as before.)
+    let created = number(read, "createdAt");
+    if let Some(at) = created {
+        let _ = js_sys::Reflect::set(&changes, &"expectedCreatedAt".into(), &at.into());
     }
     call_session(session, "update", &[changes]).await?;
-    Ok(true)
+    // Whether it wrote (`update()` does not say): the session is still the one read.
+    let after = call_session(session, "getInfo", &[]).await?;
+    Ok(created.is_none() || number(&after, "createdAt") == created)
 }

@@ -304,16 +304,16 @@ test('a chat deleted (or cleared) while its title and summary are written gets n
   assert.deepEqual(cleared.info, ['hello there', null], 'its first message’s default title stays; no model title or summary of what it held');
 });
 
-test('a chat deleted in another tab between the check and the write of its title and summary does not come back: the write is conditioned on the chat read', async () => {
-  model.script({ text: 'A1' }, { text: 'Model Title' }, { text: 'A summary. Topics: x' });
+test('a chat deleted in another tab between the check and the write of its summary does not come back: the write is conditioned on the chat read', async () => {
+  model.script({ text: 'A1' }, { text: 'A summary. Topics: x' });
   const id = fresh('gone-late');
   const r = await inPage(
     async ({ url, id }) => {
       const runner = new lib.Runner({ baseUrl: url });
-      const agent = new lib.Agent({ name: 'A', model: 'm', autoTitle: true, summaries: { everyTurns: 1 } });
+      const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 1 } });
       const inner = new lib.IndexedDbSession(id);
-      // The session as the runner sees it: each update() is preceded by the chat's deletion, as
-      // from another tab, after the work checked the chat was there.
+      // The session as the runner sees it: its update() (the summary's) is preceded by the
+      // chat's deletion, as from another tab, after the work checked the chat was there.
       const session = new Proxy(inner, {
         get(target, key) {
           if (key === 'update') return async (changes) => (await lib.deleteSession(id), target.update(changes));
@@ -324,11 +324,13 @@ test('a chat deleted in another tab between the check and the write of its title
       const result = await runner.run(agent, 'hello there', { session });
       const background = await result.background;
       const info = await new lib.IndexedDbSession(id).getInfo();
-      // The condition, directly: on a chat of that time it writes; on one deleted since, or begun
+      // The condition, directly (and the fields an update's event names: not the condition): on a chat of that time it writes; on one deleted since, or begun
       // again, nothing; a value that is no time is refused.
       const s = new lib.IndexedDbSession(`${id}-direct`);
       await s.addItems([{ role: 'user', content: 'hi' }]);
       const { createdAt } = await s.getInfo();
+      const events = [];
+      const stop = s.subscribe((e) => e.type === 'update' && events.push(e.fields));
       await s.update({ summary: 'kept', expectedCreatedAt: createdAt });
       const kept = (await s.getInfo()).summary;
       await s.update({ summary: 'other', expectedCreatedAt: createdAt + 1 });
@@ -337,6 +339,7 @@ test('a chat deleted in another tab between the check and the write of its title
       await s.update({ title: 'back?', expectedCreatedAt: createdAt });
       const afterDelete = (await lib.listSessions()).some((x) => x.sessionId === `${id}-direct`);
       const bad = await s.update({ summary: 'x', expectedCreatedAt: 'now' }).then(() => null, (e) => e.code);
+      stop();
       const m = new lib.MemorySession();
       await m.addItems([{ role: 'user', content: 'hi' }]);
       const mem = await m.getInfo();
@@ -346,6 +349,8 @@ test('a chat deleted in another tab between the check and the write of its title
       await fresh.update({ title: 'never', expectedCreatedAt: mem.createdAt });
       return {
         errors: background.errors.length,
+        summary: background.summary,
+        events,
         listed: (await lib.listSessions()).some((x) => x.sessionId === id),
         info: [info.title, info.summary, info.createdAt],
         direct: [kept, notOther, afterDelete, bad],
@@ -355,7 +360,9 @@ test('a chat deleted in another tab between the check and the write of its title
     { id },
   );
   assert.equal(r.errors, 0);
-  assert.equal(r.listed, false, 'the deleted chat is not made again by its title or summary');
+  assert.equal(r.summary, null, 'no summary reported for a chat that has none');
+  assert.deepEqual(r.events, [['summary']], 'one event, of the update that wrote, naming what it set');
+  assert.equal(r.listed, false, 'the deleted chat is not made again by its summary');
   assert.deepEqual(r.info, [null, null, null]);
   assert.deepEqual(r.direct, ['kept', 'kept', false, 'INVALID_OPTIONS']);
   assert.deepEqual(r.memory, ['mem', null]);

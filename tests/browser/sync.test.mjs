@@ -1223,6 +1223,38 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a backup restored with replace over a synced session forgets its sync state before it writes: a restore cut short never leaves the restored history beside the old state', async () => {
+    const a = await device();
+    const conversationId = await newConversation(a.page);
+    await openSynced(a.page, { id: 'forget-first', conversationId });
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'q1'), say('assistant', 'a1')]);
+    await settled(a.page);
+    const backup = await a.page.evaluate(() => new Response(lib.exportSessions({ sessionIds: ['forget-first'] })).text());
+    await a.page.evaluate(async (items) => window.synced.addItems(items), [say('user', 'q2'), say('assistant', 'a2')]);
+    await settled(a.page);
+    const r = await a.page.evaluate(async (text) => {
+      window.synced.close();
+      const contents = async () => (await new lib.IndexedDbSession('forget-first').getItems()).map((i) => (typeof i.content === 'string' ? i.content : i.content[0].text));
+      // The sync state's database held: the restore waits where it forgets the state. Were the
+      // tab closed now, what it had written would stay.
+      const release = await holdStores('agent-sessions-sync', ['sessions']);
+      const restore = lib.importSessions(text, { onConflict: 'replace' });
+      await settle();
+      const whileForgetting = await contents();
+      await release();
+      const report = await restore;
+      return { whileForgetting, replaced: report.replaced, after: await contents() };
+    }, backup);
+    assert.deepEqual(r.whileForgetting, ['q1', 'a1', 'q2', 'a2'], 'nothing restored before the old state is forgotten');
+    assert.deepEqual(r.replaced, ['forget-first']);
+    assert.deepEqual(r.after, ['q1', 'a1']);
+    await openSynced(a.page, { id: 'forget-first', conversationId });
+    await settled(a.page);
+    const all = [['user', 'q1'], ['assistant', 'a1'], ['user', 'q2'], ['assistant', 'a2']];
+    assert.deepEqual(transcript(serverItems(conversationId)), all, 'nothing deleted on the remote');
+    await a.context.close();
+  });
+
   test('a backup restored over a synced session while a round of it is under way deletes nothing on the remote: the import waits for the round, and the items after the backup are pulled back; so does one restored with replace over an earlier copy of it (renamed, another owner holding its id)', async () => {
     const a = await device();
     const r = await a.page.evaluate(async (gatedRemote) => {

@@ -396,12 +396,17 @@ pub async fn update(
         if let Some(branch) = branch {
             super::branches::check_own(tx, t, branch).await?;
         }
-        let record = read_record(tx, t.session_id).await?;
+        let record = match read_record(tx, t.session_id).await? {
+            Some(r) => {
+                r.check_owner(t.user_id)?;
+                Some(r)
+            }
+            None => None,
+        };
         if !changes.created_at_holds(record.as_ref().map(|r| r.record.created_at)) {
             return Ok(false);
         }
         let record = record.unwrap_or_else(|| StoredRecord::new(t.session_id, t.user_id, now));
-        record.check_owner(t.user_id)?;
         // A session is made, or written, only by a change it takes: not by a title whose
         // `expectedTitle` does not hold (one made for a chat deleted meanwhile would bring it
         // back, empty; one that lost to a rename would tell every tab of a change).
