@@ -461,7 +461,8 @@ export async function importSessions(source, options, { written = () => {}, arou
   if (session !== null) await finish();
   // A file cut just after a session's end line reads as whole but for the sessions it lost.
   if (Number.isInteger(header.sessions) && begun < header.sessions) {
-    report.failed.push(invalid(`the backup ends after ${begun} of the ${header.sessions} sessions its header counts: it was cut short`, report.lines + 1));
+    // (One error for the sessions it lost: `missing` counts them, for a page that counts chats.)
+    report.failed.push(Object.assign(invalid(`the backup ends after ${begun} of the ${header.sessions} sessions its header counts: it was cut short`, report.lines + 1), { missing: header.sessions - begun }));
   }
   return report;
 }

@@ -150,7 +150,9 @@ function summary({ imported, replaced, renamed, skipped, failed }) {
   }
   if (replaced.length) parts.push(`${replaced.length} replaced`);
   if (skipped.length) parts.push(`${skipped.length} skipped`);
-  if (failed.length) parts.push(`${failed.length} not restored`);
+  // (A backup cut short is one error for every chat it lost.)
+  const lost = failed.reduce((n, e) => n + (e?.missing ?? 1), 0);
+  if (lost) parts.push(`${lost} not restored`);
   return `Restored ${plural(restored, 'chat')}: ${parts.join('; ')}.`;
 }
 
@@ -161,7 +163,8 @@ function notRestored(failed) {
     // The library's messages name the line already ("line 17 of the backup is not JSON").
     return typeof e?.line === 'number' && !message.startsWith(`line ${e.line} `) ? `line ${e.line}: ${message}` : message;
   });
-  return new Error(`${plural(failed.length, 'chat')} could not be restored (nothing of ${failed.length === 1 ? 'it' : 'them'} was written): ${reasons.join('; ')}`);
+  const lost = failed.reduce((n, e) => n + (e?.missing ?? 1), 0);
+  return new Error(`${plural(lost, 'chat')} could not be restored (nothing of ${lost === 1 ? 'it' : 'them'} was written): ${reasons.join('; ')}`);
 }
 
 /** How many chats a backup holds, from its header line (`{"format":…,"sessions":2}`). */

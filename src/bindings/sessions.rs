@@ -186,6 +186,9 @@ export interface SessionError extends Error {
    * could be read (`SESSION_BUSY` from `importSessions`: its session, and its first line). */
   line?: number;
   sessionId?: string;
+  /** `IMPORT_INVALID` of a backup cut short (in `report.failed`, without a `sessionId`): how
+   * many of the sessions its header counts it lost. */
+  missing?: number;
   /** An `importSessions` that stopped part-way (storage full, an unreadable backup after some
    * sessions): what it wrote before, as it would have resolved with it. */
   report?: ImportReport;
@@ -205,7 +208,8 @@ export interface ImportReport {
   skipped: string[];
   /** One `SessionError` per session not written, with its `sessionId` where the line that names
    * it could be read: `IMPORT_INVALID` with the `line` at fault, or `SESSION_BUSY` for one that
-   * `'replace'` would rewrite while a run answers in it (left as it is). */
+   * `'replace'` would rewrite while a run answers in it (left as it is); and one for a backup cut
+   * short, with the count of the sessions it lost (`missing`), and one per stray line. */
   failed: SessionError[];
   /** The lines read. */
   lines: number;

@@ -238,7 +238,8 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
     const failedLine = JSON.stringify({ failed: { sessionId: JSON.parse(lines[1]).session.id, code: 'STORAGE_ERROR', message: 'the disk failed' } });
     const streamed = await lib.importSessions(`${lines[0]}\n${lines[1]}\n${failedLine}\n`, { dbName: 'cut-streamed' });
     return {
-      boundary: { imported: atBoundary.imported, failed: atBoundary.failed.map((e) => [e.code, e.message]) },
+      boundary: { imported: atBoundary.imported, failed: atBoundary.failed.map((e) => [e.code, e.message]), missing: atBoundary.failed.map((e) => e.missing) },
+      headerMissing: headerOnly.failed.map((e) => e.missing),
       headerOnly: { imported: headerOnly.imported, failed: headerOnly.failed.map((e) => e.code) },
       junk: { imported: junk.imported, failed: junk.failed.map((e) => e.message) },
       streamed: { imported: streamed.imported, failed: streamed.failed.map((e) => e.message) },
@@ -274,6 +275,8 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
   assert.equal(r.boundary.failed.length, 1);
   assert.equal(r.boundary.failed[0][0], 'IMPORT_INVALID');
   assert.match(r.boundary.failed[0][1], /ends after 1 of the 2 sessions.*cut short/);
+  assert.deepEqual(r.boundary.missing, [1], 'the count of the sessions it lost');
+  assert.deepEqual(r.headerMissing, [2]);
   assert.deepEqual(r.headerOnly, { imported: [], failed: ['IMPORT_INVALID'] });
   assert.deepEqual(r.junk.imported, ['x']);
   assert.equal(r.junk.failed.length, 2, r.junk.failed.join('; '));
