@@ -77,6 +77,15 @@ export function exportSessions(options) {
   // text so far, or null once streaming), size }.
   let current = null;
   const wanted = sessionIds == null ? null : new Set(sessionIds);
+  // What went out, for `stream.report` once the stream ends: a backup's `failed` lines are
+  // otherwise found only when it is restored, maybe after the device is gone.
+  const report = { sessions: 0, failed: [], deleted: [] };
+  let settle;
+  const ended = new Promise((ok, fail) => (settle = { ok, fail }));
+  // (Read or not, as the page likes.)
+  ended.catch(() => {});
+  const failedLine = (failed) => (report.failed.push(failed), line({ failed }));
+  const deletedLine = (sessionId) => (report.deleted.push(sessionId), line({ deleted: { sessionId } }));
   const line = (value) => {
     try {
       return JSON.stringify(value) + '\n';
@@ -98,7 +107,7 @@ export function exportSessions(options) {
       // (What of it was read already goes out before the line saying it failed.)
       const last = current?.last ?? '';
       current = null;
-      return last + line({ failed: { sessionId: working, code: error.code, message: error.message } });
+      return last + failedLine({ sessionId: working, code: error.code, message: error.message });
     }
   };
   /** The next chunk of text, or `null` at the end. */
@@ -122,7 +131,7 @@ export function exportSessions(options) {
         working = sessionId;
         const { rows } = await readBackup({ ...base, sessionId, kind: 'session' });
         // Deleted since it was listed: a line says so, so that the header's count still holds.
-        if (rows.length === 0) return line({ deleted: { sessionId } });
+        if (rows.length === 0) return deletedLine(sessionId);
         start(sessionId, rows[0], 1);
         continue;
       }
@@ -141,15 +150,18 @@ export function exportSessions(options) {
         // Deleted meanwhile: a line says so, after what of it went out (the pages read after the
         // deletion were empty: with an end line, it read as a damaged session), which an
         // import drops.
-        if (rows.length === 0) return line({ deleted: { sessionId } });
+        if (rows.length === 0) return deletedLine(sessionId);
         // (A session deleted and made again under its id meanwhile has another `createdAt`.)
-        if (rows[0].rewrites === record.rewrites && rows[0].createdAt === record.createdAt) return (held ?? []).join('') + last + end;
+        if (rows[0].rewrites === record.rewrites && rows[0].createdAt === record.createdAt) {
+          report.sessions += 1;
+          return (held ?? []).join('') + last + end;
+        }
         // (Nothing of it sent yet, though no longer held: it is still read again.)
         if (!sent && tries < TRIES) {
           start(sessionId, rows[0], tries + 1);
           continue;
         }
-        return (sent ? last : '') + line({ failed: { sessionId, code: 'SESSION_BUSY', message: `session "${sessionId}" was rewritten (popped, compacted, edited in another tab) while it was exported: back it up again` } });
+        return (sent ? last : '') + failedLine({ sessionId, code: 'SESSION_BUSY', message: `session "${sessionId}" was rewritten (popped, compacted, edited in another tab) while it was exported: back it up again` });
       }
       // Only the rows the record written above names: a turn another tab adds meanwhile would
       // make a session its record does not count, which no import would take.
@@ -194,22 +206,29 @@ export function exportSessions(options) {
     current.held = null;
     return all;
   };
-  return new ReadableStream(
+  const stream = new ReadableStream(
     {
       // Each pull gives one chunk (a session, or a page of a long one), and only a read pulls
       // (no chunk is read ahead): the stream reads only as fast as it is consumed.
       async pull(controller) {
         try {
           const text = await next();
-          if (text === null) controller.close();
-          else controller.enqueue(encoder.encode(text));
+          if (text === null) {
+            controller.close();
+            settle.ok(report);
+          } else controller.enqueue(encoder.encode(text));
         } catch (error) {
           controller.error(error);
+          settle.fail(error);
         }
+      },
+      cancel(reason) {
+        settle.fail(reason ?? new DOMException('the export was cancelled', 'AbortError'));
       },
     },
     { highWaterMark: 0 },
   );
+  return Object.defineProperty(stream, 'report', { value: ended, enumerable: true });
 }
 
 /** What `linesOf` gives for a line whose bytes are not UTF-8 (a damaged file): its session fails,

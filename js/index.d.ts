@@ -105,10 +105,24 @@ export interface ExportSessionsOptions {
   sessionIds?: string[];
 }
 
+/** What an export wrote, once its stream ended. */
+export interface ExportReport {
+  /** The sessions written out whole. */
+  sessions: number;
+  /** The sessions written as a `failed` line (what of them went out before is not restored):
+   * a damaged record (`CORRUPT_SESSION`), an item JSON cannot write (`INVALID_ITEM`), one
+   * rewritten while it was read, again and again (`SESSION_BUSY`). Back them up again. */
+  failed: { sessionId: string; code: string; message: string }[];
+  /** The sessions deleted after the export listed them. */
+  deleted: string[];
+}
+
 /** The sessions as a stream of UTF-8 NDJSON (the backup format in the README), read a page at a
  * time as the stream is pulled; a session rewritten while it is read (popped or compacted in
- * another tab) is read again. Save it with `new Response(stream).blob()`. */
-export function exportSessions(options?: ExportSessionsOptions): ReadableStream<Uint8Array>;
+ * another tab) is read again. Save it with `new Response(stream).blob()`, then read
+ * `stream.report`: it resolves once the stream ended (rejecting with its error, or the reason it
+ * was cancelled). */
+export function exportSessions(options?: ExportSessionsOptions): ReadableStream<Uint8Array> & { readonly report: Promise<ExportReport> };
 
 export interface ImportSessionsOptions {
   dbName?: string;

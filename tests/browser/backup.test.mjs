@@ -1202,10 +1202,21 @@ test('a session that cannot be written out (an item JSON cannot hold, a damaged 
     tx.objectStore('agent_sessions').put({ ...record, id: '  ' });
     await new Promise((ok) => (tx.oncomplete = ok));
     db.close();
-    const text = await new Response(lib.exportSessions(from)).text();
+    const stream = lib.exportSessions(from);
+    const text = await new Response(stream).text();
+    // What the export says of it, once it ended (before the file is relied on).
+    const exported = await stream.report;
     const lines = text.trim().split('\n').map((l) => JSON.parse(l));
     const report = await lib.importSessions(text, { dbName: `${dbName}-to` });
+    // A stream cancelled: its report rejects with the reason; one that fails, with its error.
+    const cancelled = lib.exportSessions(from);
+    await cancelled.cancel(new Error('left'));
+    const failing = lib.exportSessions({ dbName: `${dbName}-none`, sessionIds: ['x'] });
+    await new Response(failing).text().catch(() => {});
     return {
+      exported: [exported.sessions, exported.failed.map((f) => [f.sessionId, f.code]).sort(), exported.deleted],
+      cancelled: await cancelled.report.then(() => 'resolved', (e) => e.message),
+      emptyReport: await failing.report.then((r) => [r.sessions, r.failed.length], (e) => e.code),
       header: lines[0].sessions,
       failedLines: lines.filter((l) => l.failed).map((l) => [l.failed.sessionId, l.failed.code]),
       imported: report.imported.sort(),
@@ -1216,6 +1227,9 @@ test('a session that cannot be written out (an item JSON cannot hold, a damaged 
   });
   assert.equal(r.header, 6);
   assert.deepEqual(r.failedLines.sort(), [['  ', 'INVALID_SESSION_ID'], ['bigint', 'INVALID_ITEM'], ['cycle', 'INVALID_ITEM'], ['damaged', 'CORRUPT_SESSION']]);
+  assert.deepEqual(r.exported, [2, r.failedLines.sort(), []], 'the stream’s report names the sessions left out');
+  assert.equal(r.cancelled, 'left');
+  assert.deepEqual(r.emptyReport, [0, 0], 'a database with none of the sessions asked for: an export of none');
   assert.deepEqual(r.imported, ['first', 'last'], 'the sessions after a failed one are exported too');
   assert.deepEqual(r.failed.sort(), [['  ', 'IMPORT_INVALID', true], ['bigint', 'IMPORT_INVALID', true], ['cycle', 'IMPORT_INVALID', true], ['damaged', 'IMPORT_INVALID', true]]);
   assert.match(r.message, /BigInt/);

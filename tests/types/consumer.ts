@@ -414,3 +414,15 @@ async function interfaceTypedItems(runner: Runner, agent: Agent): Promise<ChatMe
   return session.getItems<ChatMessage>(20);
 }
 void interfaceTypedItems;
+
+import { exportSessions, type ExportReport } from '../../pkg/index.js';
+
+// A backup, and what it left out.
+async function backup(): Promise<string[]> {
+  const stream = exportSessions({ userId: 'ann' });
+  const file: Blob = await new Response(stream).blob();
+  const report: ExportReport = await stream.report;
+  void [file, report.sessions, report.deleted];
+  return report.failed.map((f) => `${f.sessionId}: ${f.code}`);
+}
+void backup;
