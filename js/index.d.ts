@@ -110,8 +110,9 @@ export interface ExportReport {
   /** The sessions written out whole. */
   sessions: number;
   /** The sessions written as a `failed` line (what of them went out before is not restored):
-   * a damaged record (`CORRUPT_SESSION`), an item JSON cannot write (`INVALID_ITEM`), one
-   * rewritten while it was read, again and again (`SESSION_BUSY`). Back them up again. */
+   * a damaged record (`CORRUPT_SESSION`), an item JSON cannot write (`INVALID_ITEM`), a record
+   * stored under an id no call can name (`INVALID_SESSION_ID`), one rewritten while it was read,
+   * again and again (`SESSION_BUSY`). Back them up again. */
   failed: { sessionId: string; code: string; message: string }[];
   /** The sessions deleted after the export listed them. */
   deleted: string[];

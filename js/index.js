@@ -8,7 +8,7 @@ import { bindSubscribe, callListener, needsListener, publish, subscribeSession, 
 import { exportSessions, importSessions as importBackup, sessionRecords } from './backup.js';
 import { blank, optionsOf, sessionError } from './errors.js';
 import { copiedArguments } from './copy.js';
-import { forgetSyncState, mayKeepSyncState, sessionLockName, withoutSyncRound } from './sync.js';
+import { forgetSyncState, mayKeepSyncState, sessionLockName, setAsideSyncState, withoutSyncRound } from './sync.js';
 import { extras, memory } from './load_extras.js';
 import { installGivenUp } from './given_up.js';
 
@@ -569,14 +569,28 @@ export async function importSessions(source, options) {
         ids = [sessionId, ...theirs.map((r) => r.id)].sort();
         if (records.some((r) => r.id === sessionId && (r.userId ?? null) !== owner)) mayReplace = theirs.filter((r) => (r.userId ?? null) === owner).map((r) => r.id).sort();
       }
-      // The sync state of what a 'replace' may replace is forgotten before the restore writes,
-      // not after: a restore cut short (the tab closed, the state's database failing) never
-      // leaves the restored history beside the old state, whose next round would delete on the
-      // remote what the backup lacks. (Forgotten for nothing, it costs a whole comparison.)
+      // The sync state of what a 'replace' may replace is set aside before the restore writes,
+      // not forgotten after: a restore cut short (the tab closed) never leaves the restored
+      // history beside the old state, whose next round would delete on the remote what the
+      // backup lacks. Each is put back where nothing was written over its session (a restore
+      // refused, another copy written): without it, the next round would take the items the
+      // remote holds and this history no longer does (popped here, not yet synced) for new.
       const writing = replacing
         ? async () => {
-            if (await synced) for (const id of mayReplace) await forgetSyncState(dbName, id);
-            return write();
+            const aside = [];
+            if (await synced) for (const id of mayReplace) aside.push([id, await setAsideSyncState(dbName, id)]);
+            const putBack = async (kept) => {
+              for (const [id, again] of aside) if (id !== kept) await again().catch(() => {});
+            };
+            let done;
+            try {
+              done = await write();
+            } catch (error) {
+              await putBack();
+              throw error;
+            }
+            await putBack(done?.status === 'skipped' ? undefined : done?.sessionId);
+            return done;
           }
         : write;
       // A session replaced is not one a run answers in (in any tab): its save would go on from

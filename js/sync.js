@@ -214,6 +214,18 @@ export async function forgetSyncState(dbName, sessionId) {
 }
 
 /**
+ * Forgets the sync state of a session as `forgetSyncState` does, and resolves to a function
+ * that puts it back as it was: for a write that may not happen (a restore refused), whose
+ * state is best gone before it writes (a write cut short, the tab closed, must not leave the
+ * state beside a history it does not describe).
+ */
+export async function setAsideSyncState(dbName, sessionId) {
+  const id = stateId(dbName, sessionId);
+  const [head, chunks] = await state.batch('readwrite', (s) => [s.get(id), s.getAll(IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff'))), s.delete(id), deleteChunks(s, id)]);
+  return () => (head ? state.batch('readwrite', (s) => [head, ...chunks].map((r) => s.put(r))) : Promise.resolve());
+}
+
+/**
  * Runs `rewrite` (a write that replaces session `sessionId`'s history as a whole, an import,
  * which then forgets the session's sync state) while no sync round of that
  * session runs in any tab: a round in between would compare the new history with what the

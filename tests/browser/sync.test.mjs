@@ -1252,6 +1252,22 @@ describe('SyncedSession', () => {
     await settled(a.page);
     const all = [['user', 'q1'], ['assistant', 'a1'], ['user', 'q2'], ['assistant', 'a2']];
     assert.deepEqual(transcript(serverItems(conversationId)), all, 'nothing deleted on the remote');
+    // A restore refused (a damaged backup: a row missing) puts the state back: the answer popped
+    // here before it, not synced yet, is deleted on the remote, not pulled back as new.
+    const refused = await a.page.evaluate(async (text) => {
+      window.synced.close();
+      await new lib.IndexedDbSession('forget-first').popItem();
+      const lines = text.trim().split('\n');
+      const damaged = lines.filter((l, i) => i !== lines.findIndex((x) => x.startsWith('{"item"'))).join('\n');
+      const report = await lib.importSessions(damaged, { onConflict: 'replace' });
+      return report.failed.map((e) => e.code);
+    }, backup);
+    assert.deepEqual(refused, ['IMPORT_INVALID']);
+    await openSynced(a.page, { id: 'forget-first', conversationId });
+    await settled(a.page);
+    const popped = all.slice(0, 3);
+    assert.deepEqual(transcript(await a.page.evaluate(() => window.synced.getItems())), popped, 'the pop stays');
+    assert.deepEqual(transcript(serverItems(conversationId)), popped, 'and reaches the remote');
     await a.context.close();
   });
 
