@@ -578,12 +578,12 @@ export async function importSessions(source, options) {
       const writing = replacing
         ? async () => {
             const aside = [];
-            if (await synced) for (const id of mayReplace) aside.push([id, await setAsideSyncState(dbName, id)]);
             const putBack = async (kept) => {
               for (const [id, again] of aside) if (id !== kept) await again().catch(() => {});
             };
             let done;
             try {
+              if (await synced) for (const id of mayReplace) aside.push([id, await setAsideSyncState(dbName, id)]);
               done = await write();
             } catch (error) {
               await putBack();

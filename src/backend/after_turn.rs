@@ -203,10 +203,10 @@ impl AfterTurn {
                     .as_deref()
                     .map_or(JsValue::NULL, JsValue::from_str);
                 let changes = object(&[("title", title.as_str().into()), ("expectedTitle", seen)]);
-                if !update_if_there(session, changes.into(), &info, &branch).await? {
+                let Some(now) = update_if_there(session, changes.into(), &info, &branch).await?
+                else {
                     return Ok(false);
-                }
-                let now = call_session(session, "getInfo", &[]).await?;
+                };
                 if js::get(&now, "title").ok().and_then(|t| t.as_string()) == Some(title.clone()) {
                     *report.title.borrow_mut() = JsValue::from_str(&title);
                 }
@@ -245,7 +245,10 @@ impl AfterTurn {
                         ("summary", summary.as_str().into()),
                         ("topics", topics.into()),
                     ]);
-                    if update_if_there(session, changes.into(), &info, &branch).await? {
+                    if update_if_there(session, changes.into(), &info, &branch)
+                        .await?
+                        .is_some()
+                    {
                         *report.summary.borrow_mut() = JsValue::from_str(&summary);
                     }
                 }
@@ -358,14 +361,14 @@ fn current_branch(session: &JsValue) -> Option<String> {
 /// on that branch: one deleted or cleared while the model wrote it gets neither (the write would
 /// make a deleted session's record again, an empty chat in every list of the user's sessions, or
 /// give a chat begun again after a clear the summary of the one before), nor one moved to
-/// another branch (an earlier message edited: the summary of turns it no longer shows). Whether
-/// it wrote.
+/// another branch (an earlier message edited: the summary of turns it no longer shows). Where it
+/// wrote, the session's `getInfo()` after the write.
 async fn update_if_there(
     session: &JsValue,
     changes: JsValue,
     read: &JsValue,
     branch: &Option<String>,
-) -> Result<bool, RunError> {
+) -> Result<Option<JsValue>, RunError> {
     let info = call_session(session, "getInfo", &[]).await?;
     let number =
         |info: &JsValue, key: &'static str| js::get(info, key).ok().and_then(|n| n.as_f64());
@@ -375,7 +378,7 @@ async fn update_if_there(
             .iter()
             .all(|key| number(&info, key) == number(read, key));
     if !there {
-        return Ok(false);
+        return Ok(None);
     }
     // Checked again in the write's transaction: a delete in another tab between the read and
     // the write would have the write make the session again, empty. (A session whose getInfo()
@@ -387,5 +390,5 @@ async fn update_if_there(
     call_session(session, "update", &[changes]).await?;
     // Whether it wrote (`update()` does not say): the session is still the one read.
     let after = call_session(session, "getInfo", &[]).await?;
-    Ok(created.is_none() || number(&after, "createdAt") == created)
+    Ok((created.is_none() || number(&after, "createdAt") == created).then_some(after))
 }

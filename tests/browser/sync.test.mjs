@@ -1223,7 +1223,7 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
-  test('a backup restored with replace over a synced session forgets its sync state before it writes: a restore cut short never leaves the restored history beside the old state', async () => {
+  test('a backup restored with replace over a synced session sets its sync state aside before it writes: a restore cut short never leaves the restored history beside the old state, a refused one keeps it', async () => {
     const a = await device();
     const conversationId = await newConversation(a.page);
     await openSynced(a.page, { id: 'forget-first', conversationId });
