@@ -532,8 +532,8 @@ export async function storageEstimate(options = {}) {
 
 /** `importSessions(source, options)` (see backup.js); every session written is announced to the
  * listeners of its database, as a `'replace'` with `change: 'import'`, and its sync state is
- * forgotten (see `forgetSyncState`; with 'replace', before the write too), all while no sync
- * round of it runs. */
+ * forgotten (see `forgetSyncState`; with 'replace', set aside before the write and put back
+ * where the session was not written over), all while no sync round of it runs. */
 export async function importSessions(source, options) {
   const dbName = optionsOf(options, 'importSessions').dbName ?? 'agent-sessions';
   const synced = mayKeepSyncState(); // whether there is sync state to forget, asked once

@@ -45,8 +45,11 @@ const state = recordStore(STATE_DB, 'sessions');
 /** The id of a session's sync state (its head; its chunks are `chunkId(id, k)`). */
 const stateId = (dbName, sessionId) => JSON.stringify([dbName, sessionId]);
 
+/** The keys of every chunk of the sync state `id`. */
+const chunkRange = (id) => IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff'));
+
 /** The request deleting every chunk of the sync state `id`. */
-const deleteChunks = (s, id) => s.delete(IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff')));
+const deleteChunks = (s, id) => s.delete(chunkRange(id));
 
 /** Items per remote write (the Conversations API's limit). */
 const PUSH_SIZE = 20;
@@ -221,7 +224,7 @@ export async function forgetSyncState(dbName, sessionId) {
  */
 export async function setAsideSyncState(dbName, sessionId) {
   const id = stateId(dbName, sessionId);
-  const [head, chunks] = await state.batch('readwrite', (s) => [s.get(id), s.getAll(IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff'))), s.delete(id), deleteChunks(s, id)]);
+  const [head, chunks] = await state.batch('readwrite', (s) => [s.get(id), s.getAll(chunkRange(id)), s.delete(id), deleteChunks(s, id)]);
   return () => (head ? state.batch('readwrite', (s) => [head, ...chunks].map((r) => s.put(r))) : Promise.resolve());
 }
 

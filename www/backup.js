@@ -34,13 +34,14 @@ export function backUpChats() {
     const user = state.user;
     setStatus('Backing up…');
     if (state.lock) await carryLock(user, state.lock);
-    const blob = await new Response(exportSessions({ dbName: DB_NAME, userId: user })).blob();
+    const stream = exportSessions({ dbName: DB_NAME, userId: user });
+    const blob = await new Response(stream).blob();
     const name = backupName(user);
     download(new Blob([blob], { type: 'application/x-ndjson' }), name);
     // A chat the library could not write out has a line saying so in its place: said now, not
-    // found out at the restore. (So has one deleted while it was written: not counted either.)
-    const { failed, deleted } = await notWrittenIn(blob);
-    setStatus(`Backed up ${plural((await chatsIn(blob)) - failed.length - deleted, 'chat')} into ${name}.`);
+    // found out at the restore. (One deleted while it was written is not counted either.)
+    const { sessions, failed } = await stream.report;
+    setStatus(`Backed up ${plural(sessions, 'chat')} into ${name}.`);
     if (failed.length) {
       throw new Error(`${plural(failed.length, 'chat')} could not be backed up (the backup has the others): ${failed.map((f) => `${f.sessionId} (${f.code}: ${f.message})`).join('; ')}`);
     }
@@ -139,6 +140,10 @@ function showProgress({ sessions, of }) {
   setStatus(of == null ? `Restoring… ${plural(sessions, 'chat')}` : `Restoring… ${sessions} of ${plural(of, 'chat')}`);
 }
 
+/** How many chats a restore's `failed` stands for: a backup cut short is one error for every
+ * chat it lost (`missing`). */
+const lostIn = (failed) => failed.reduce((n, e) => n + (e?.missing ?? 1), 0);
+
 /** What a restore did, in a sentence. */
 function summary({ imported, replaced, renamed, skipped, failed }) {
   const restored = imported.length + replaced.length + renamed.length;
@@ -150,9 +155,7 @@ function summary({ imported, replaced, renamed, skipped, failed }) {
   }
   if (replaced.length) parts.push(`${replaced.length} replaced`);
   if (skipped.length) parts.push(`${skipped.length} skipped`);
-  // (A backup cut short is one error for every chat it lost.)
-  const lost = failed.reduce((n, e) => n + (e?.missing ?? 1), 0);
-  if (lost) parts.push(`${lost} not restored`);
+  if (failed.length) parts.push(`${lostIn(failed)} not restored`);
   return `Restored ${plural(restored, 'chat')}: ${parts.join('; ')}.`;
 }
 
@@ -163,51 +166,8 @@ function notRestored(failed) {
     // The library's messages name the line already ("line 17 of the backup is not JSON").
     return typeof e?.line === 'number' && !message.startsWith(`line ${e.line} `) ? `line ${e.line}: ${message}` : message;
   });
-  const lost = failed.reduce((n, e) => n + (e?.missing ?? 1), 0);
+  const lost = lostIn(failed);
   return new Error(`${plural(lost, 'chat')} could not be restored (nothing of ${lost === 1 ? 'it' : 'them'} was written): ${reasons.join('; ')}`);
-}
-
-/** How many chats a backup holds, from its header line (`{"format":…,"sessions":2}`). */
-/** The chats backup `blob` has a line for instead of their records: `{ failed, deleted }`, the
- * failures (`{ sessionId, code, message }`) and how many were deleted meanwhile. Read line by
- * line: a backup may be larger than one string can hold. */
-async function notWrittenIn(blob) {
-  const failed = [];
-  let deleted = 0;
-  const take = (line) => {
-    if (line.startsWith('{"failed":')) failed.push(JSON.parse(line).failed);
-    else if (line.startsWith('{"deleted":')) deleted++;
-  };
-  const reader = blob.stream().pipeThrough(new TextDecoderStream()).getReader();
-  // The start of the line read last, kept only while it may be one of those (short) lines: a
-  // session's line is passed over up to its end.
-  let rest = '';
-  let skipping = false;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    let text = value;
-    if (skipping) {
-      const end = text.indexOf('\n');
-      if (end < 0) continue;
-      text = text.slice(end + 1);
-      skipping = false;
-    }
-    const lines = (rest + text).split('\n');
-    rest = lines.pop();
-    lines.forEach(take);
-    if (rest.length > 12 && !rest.startsWith('{"failed":') && !rest.startsWith('{"deleted":')) {
-      rest = '';
-      skipping = true;
-    }
-  }
-  if (!skipping) take(rest);
-  return { failed, deleted };
-}
-
-async function chatsIn(blob) {
-  const start = await blob.slice(0, 4096).text();
-  return JSON.parse(start.slice(0, start.indexOf('\n'))).sessions;
 }
 
 /** `chats-<user>-<yyyy-mm-dd>.ndjson`, today's local date, the user's name made safe for a file

@@ -361,8 +361,9 @@ fn current_branch(session: &JsValue) -> Option<String> {
 /// on that branch: one deleted or cleared while the model wrote it gets neither (the write would
 /// make a deleted session's record again, an empty chat in every list of the user's sessions, or
 /// give a chat begun again after a clear the summary of the one before), nor one moved to
-/// another branch (an earlier message edited: the summary of turns it no longer shows). Where it
-/// wrote, the session's `getInfo()` after the write.
+/// another branch (an earlier message edited: the summary of turns it no longer shows). Where
+/// the session is still the one read after the write, its `getInfo()` then (a title's
+/// `expectedTitle` may still have kept it from being set: the caller compares).
 async fn update_if_there(
     session: &JsValue,
     changes: JsValue,

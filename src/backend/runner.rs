@@ -1572,7 +1572,7 @@ fn resume_agent(
 /// tools and handoffs (the API refuses every request of it), before anything is saved: found at
 /// its model call, the handoff to it would fail after the question was saved and the first
 /// agent's tools ran.
-pub(crate) fn check_models(first: &Rc<AgentSpec>, object: &JsValue) -> Result<(), RunnerError> {
+pub(crate) fn check_agents(first: &Rc<AgentSpec>, object: &JsValue) -> Result<(), RunnerError> {
     if let Some((agent, _)) = first_reachable(first, object, &|agent| agent.model.is_none()) {
         return Err(no_model(&agent));
     }

@@ -63,7 +63,8 @@ pub trait SessionState: 'static {
     /// `getInfo()`.
     async fn info(&self) -> Result<JsValue>;
     /// `update()`, checked and copied.
-    /// Whether it wrote: not when it sets nothing (a title whose `expectedTitle` no longer holds).
+    /// Whether it wrote: not when it sets nothing (a title whose `expectedTitle` no longer holds),
+    /// nor when its `expectedCreatedAt` does not hold.
     async fn update(&self, changes: Changes) -> Result<bool>;
     /// Appends items already copied and checked, each with whether it opens a turn.
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()>;

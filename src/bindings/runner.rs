@@ -700,7 +700,7 @@ impl Runner {
         stream: bool,
         agent_object: JsValue,
     ) -> Promise {
-        let parsed = runner::check_models(&agent.spec, &agent_object)
+        let parsed = runner::check_agents(&agent.spec, &agent_object)
             .and_then(|()| parse_input(input))
             .and_then(|i| parse_run_options(options, stream).map(|o| (i, o)))
             .and_then(|(i, o)| check_input(self.client.api, &i, &o).map(|()| (i, o)));

@@ -1208,7 +1208,8 @@ test('a session that cannot be written out (an item JSON cannot hold, a damaged 
     const exported = await stream.report;
     const lines = text.trim().split('\n').map((l) => JSON.parse(l));
     const report = await lib.importSessions(text, { dbName: `${dbName}-to` });
-    // A stream cancelled: its report rejects with the reason; one that fails, with its error.
+    // A stream cancelled: its report rejects with the reason. An export of sessions the database
+    // does not hold: a report of none.
     const cancelled = lib.exportSessions(from);
     await cancelled.cancel(new Error('left'));
     const failing = lib.exportSessions({ dbName: `${dbName}-none`, sessionIds: ['x'] });
