@@ -19,6 +19,8 @@ export type {
   MaxTurnsExceededError,
   ModelBehaviorError,
   InputGuardrailTripwireTriggered,
+  InputGuardrailResult,
+  OutputGuardrailResult,
   OutputGuardrailTripwireTriggered,
   JsonSchemaOutputType,
   GuardrailFunctionOutput,

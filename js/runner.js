@@ -779,7 +779,7 @@ class Runner extends WasmRunner {
       error: { get: () => (ended && 'error' in ended && ended.error !== left ? ended.error : null) },
       // And the rest of the result once the run has ended, under the SDK's names, so that its
       // approval loop (`while (stream.interruptions.length)`) works on a stream too.
-      ...Object.fromEntries(['finalOutput', 'state', 'lastAgent', 'activeAgent', 'newItems', 'output', 'history', 'lastResponseId'].map((key) => [key, { get: () => ended?.result?.[key] }])),
+      ...Object.fromEntries(['finalOutput', 'state', 'lastAgent', 'activeAgent', 'newItems', 'output', 'inputGuardrailResults', 'outputGuardrailResults', 'history', 'lastResponseId'].map((key) => [key, { get: () => ended?.result?.[key] }])),
       // (None once it ended without a result, as the SDK's: the loop then ends.)
       interruptions: { get: () => ended?.result?.interruptions ?? (ended ? [] : undefined) },
       // The text of the answer as it streams, and the events, as the SDK's `toTextStream()` and

@@ -91,18 +91,16 @@ pub fn run_error(error: crate::backend::runner::RunError) -> JsValue {
             output,
         } => {
             use crate::backend::runner::GuardrailKind;
-            let (error_name, code, which, type_name) = match kind {
+            let (error_name, code, which) = match kind {
                 GuardrailKind::Input => (
                     "InputGuardrailTripwireTriggered",
                     INPUT_GUARDRAIL_TRIPWIRE,
                     "Input",
-                    "input",
                 ),
                 GuardrailKind::Output => (
                     "OutputGuardrailTripwireTriggered",
                     OUTPUT_GUARDRAIL_TRIPWIRE,
                     "Output",
-                    "output",
                 ),
             };
             // The message and `result` as the SDK words and shapes them.
@@ -110,32 +108,11 @@ pub fn run_error(error: crate::backend::runner::RunError) -> JsValue {
                 .ok()
                 .and_then(|s| s.as_string())
                 .unwrap_or_else(|| "undefined".into());
-            let result = crate::backend::js::object(&[
-                (
-                    "guardrail",
-                    crate::backend::js::object(&[
-                        ("type", type_name.into()),
-                        ("name", name.as_str().into()),
-                    ])
-                    .into(),
-                ),
-                (
-                    "output",
-                    crate::backend::js::object(&[
-                        ("tripwireTriggered", true.into()),
-                        ("outputInfo", info),
-                    ])
-                    .into(),
-                ),
-            ]);
-            if kind == GuardrailKind::Output {
-                let _ = js_sys::Reflect::set(&result, &"agent".into(), &agent);
-                let _ = js_sys::Reflect::set(&result, &"agentOutput".into(), &output);
-            }
+            let result = guardrail_result(kind, &name, true, info, &agent, &output);
             js_error(
                 error_name,
                 &format!("{which} guardrail triggered: {info_text}"),
-                &[("code", code.into()), ("result", result.into())],
+                &[("code", code.into()), ("result", result)],
             )
         }
     }
@@ -156,3 +133,35 @@ pub const OUTPUT_GUARDRAIL_TRIPWIRE: &str = "OUTPUT_GUARDRAIL_TRIPWIRE";
 /// The `code` of a `MaxTurnsExceededError`.
 #[cfg(feature = "runner")]
 pub const MAX_TURNS_EXCEEDED: &str = "MAX_TURNS_EXCEEDED";
+
+/// A guardrail's result as the SDK shapes it (`InputGuardrailResult`, `OutputGuardrailResult`):
+/// `{ guardrail: { type, name }, output: { tripwireTriggered, outputInfo } }`, and for an output
+/// guardrail the `agent` and the `agentOutput` it checked.
+#[cfg(feature = "runner")]
+pub fn guardrail_result(
+    kind: crate::backend::runner::GuardrailKind,
+    name: &str,
+    tripped: bool,
+    info: JsValue,
+    agent: &JsValue,
+    output: &JsValue,
+) -> JsValue {
+    use crate::backend::js::object;
+    let output_kind = kind == crate::backend::runner::GuardrailKind::Output;
+    let guardrail = object(&[
+        ("type", if output_kind { "output" } else { "input" }.into()),
+        ("name", name.into()),
+    ]);
+    let result = object(&[
+        ("guardrail", guardrail.into()),
+        (
+            "output",
+            object(&[("tripwireTriggered", tripped.into()), ("outputInfo", info)]).into(),
+        ),
+    ]);
+    if output_kind {
+        let _ = js_sys::Reflect::set(&result, &"agent".into(), agent);
+        let _ = js_sys::Reflect::set(&result, &"agentOutput".into(), output);
+    }
+    result.into()
+}

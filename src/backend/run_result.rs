@@ -47,6 +47,7 @@ pub fn result_object(
     state_object: JsValue,
     background: JsValue,
     last_agent: JsValue,
+    guardrails: (Vec<JsValue>, Vec<JsValue>),
 ) -> JsValue {
     let final_output = match (interruptions, &state.final_json) {
         ([], Some(value)) => json_to_js(value),
@@ -87,6 +88,16 @@ pub fn result_object(
         ),
         ("state", state_object),
         ("background", background),
+        // As the SDK's: each guardrail that ran and let the run go on (one that tripped ended
+        // it, with its result in the error).
+        (
+            "inputGuardrailResults",
+            guardrails.0.into_iter().collect::<Array>().into(),
+        ),
+        (
+            "outputGuardrailResults",
+            guardrails.1.into_iter().collect::<Array>().into(),
+        ),
         // (The SDK's other name of it.)
         ("activeAgent", last_agent.clone()),
         ("lastAgent", last_agent),

@@ -185,6 +185,8 @@ pub struct RunOutcome {
     pub interruptions: Vec<Value>,
     /// What the run does with the session's metadata (for the work after the turn).
     pub metadata: MetadataOptions,
+    /// The results of the input and the output guardrails that ran.
+    pub guardrail_results: (Vec<JsValue>, Vec<JsValue>),
 }
 
 /// A caller's function whose result did not resolve: its rejection passes through unchanged, as
@@ -258,6 +260,8 @@ struct Run<'a> {
     /// Call ids whose output an earlier resumption of the same state saved (`saved_output`):
     /// a session without history transactions is not given it again.
     found_saved: RefCell<Vec<String>>,
+    /// The results of the input and the output guardrails that ran, for the run's result.
+    guardrail_results: RefCell<(Vec<JsValue>, Vec<JsValue>)>,
 }
 
 /// The output of a handoff call the run does not take, where the server keeps the
@@ -1292,6 +1296,21 @@ impl Run<'_> {
                     output,
                 });
             }
+            // Kept for the run's result, as the SDK's `inputGuardrailResults` and
+            // `outputGuardrailResults`.
+            let result = super::error::guardrail_result(
+                kind,
+                &g.name,
+                false,
+                read("outputInfo")?,
+                &self.agent_object(),
+                &output,
+            );
+            let mut results = self.guardrail_results.borrow_mut();
+            match kind {
+                GuardrailKind::Input => results.0.push(result),
+                GuardrailKind::Output => results.1.push(result),
+            }
         }
         Ok(())
     }
@@ -1676,6 +1695,7 @@ pub async fn run(
         server,
         save_refused: Default::default(),
         found_saved: Default::default(),
+        guardrail_results: Default::default(),
     };
     let fresh = matches!(input, RunInput::Items(_));
     let mut state = match input {
@@ -1755,6 +1775,7 @@ pub async fn run(
             last_agent: r.agent_object(),
             interruptions,
             metadata,
+            guardrail_results: r.guardrail_results.take(),
         }),
         Err(error) => {
             // The calls the model answered were paid for, whatever stopped the run after them

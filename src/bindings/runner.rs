@@ -342,6 +342,12 @@ export interface RunResult<TOutput = string> {
   interruptions: ToolApprovalItem[];
   /** The state to resume from after approvals; `state.toString()` survives a reload. */
   state: RunState;
+  /** The results of the input guardrails that ran and let the run go on (one that tripped
+   * ended it: its result is in the error), as the SDK's; none in a resumed run, which does not
+   * check its input again. */
+  inputGuardrailResults: InputGuardrailResult[];
+  /** The results of the output guardrails that checked the final answer, as the SDK's. */
+  outputGuardrailResults: OutputGuardrailResult[];
   /** The work the run leaves for after its answer (a title, a summary, compaction where the
    * session compacts), started once the result is delivered. Never rejects: it reports what went wrong. */
   background: Promise<BackgroundReport>;
@@ -516,6 +522,8 @@ export interface StreamedRun<TOutput = string> extends AsyncIterable<RunStreamEv
   readonly activeAgent: Agent<unknown, unknown> | undefined;
   readonly newItems: Item[] | undefined;
   readonly output: Item[] | undefined;
+  readonly inputGuardrailResults: InputGuardrailResult[] | undefined;
+  readonly outputGuardrailResults: OutputGuardrailResult[] | undefined;
   readonly history: Item[] | undefined;
   readonly lastResponseId: string | undefined;
   /** The answer's text deltas as a stream, read from the same events as the loop (use one or
@@ -552,22 +560,31 @@ export interface ModelBehaviorError extends Error {
 }
 
 /** An input guardrail's tripwire was triggered; nothing of the run was saved. */
+/** An input guardrail's result, as the SDK's. */
+export interface InputGuardrailResult {
+  guardrail: { type: 'input'; name: string };
+  output: GuardrailFunctionOutput;
+}
+
+/** An output guardrail's result, as the SDK's: with the agent and the answer it checked. */
+export interface OutputGuardrailResult {
+  guardrail: { type: 'output'; name: string };
+  output: GuardrailFunctionOutput;
+  agent: Agent<unknown, unknown>;
+  agentOutput: unknown;
+}
+
 export interface InputGuardrailTripwireTriggered extends Error {
   name: 'InputGuardrailTripwireTriggered';
   code: 'INPUT_GUARDRAIL_TRIPWIRE';
-  result: { guardrail: { type: 'input'; name: string }; output: GuardrailFunctionOutput };
+  result: InputGuardrailResult;
 }
 
 /** An output guardrail's tripwire was triggered; the blocked answer was not saved. */
 export interface OutputGuardrailTripwireTriggered extends Error {
   name: 'OutputGuardrailTripwireTriggered';
   code: 'OUTPUT_GUARDRAIL_TRIPWIRE';
-  result: {
-    guardrail: { type: 'output'; name: string };
-    output: GuardrailFunctionOutput;
-    agent: Agent<unknown, unknown>;
-    agentOutput: unknown;
-  };
+  result: OutputGuardrailResult;
 }
 
 export interface MaxTurnsExceededError extends Error {
@@ -725,6 +742,7 @@ impl Runner {
                     last_agent,
                     interruptions,
                     metadata,
+                    guardrail_results,
                 }) => {
                     let mut turn = state.turn_input.clone();
                     turn.extend(state.new_items().iter().cloned());
@@ -744,6 +762,7 @@ impl Runner {
                         state_object,
                         background.into(),
                         last_agent,
+                        guardrail_results,
                     ))
                 }
                 Err(failure) => {

@@ -300,10 +300,11 @@ for (const api of ['chat_completions', 'responses']) {
         assert.deepEqual(r.stored, ['user', 'function_call', 'function_call_result'], 'the call and its output, not the answer');
       });
 
-      test('input and output guardrails: a tripwire stops the run with the SDK error; what the session keeps', async () => {
+      test('input and output guardrails: a tripwire stops the run with the SDK error; what the session keeps; a run they let go on has their results', async () => {
         model.script(
           { calls: [{ id: 'call_w', name: 'weather', arguments: { city: 'Rome' } }] },
           { text: 'The secret code is 1234.' },
+          { text: 'Nothing to hide.' },
         );
         const id = fresh('guardrails');
         const r = await inPage(
@@ -339,7 +340,10 @@ for (const api of ['chat_completions', 'responses']) {
                 if (!streamed) return await runner.run(agent, q, { session, context: { who: 'kid' } });
                 const run = runner.runStreamed(agent, q, { session, context: { who: 'kid' } });
                 for await (const _ of run);
-                return await run.result;
+                const result = await run.result;
+                // (The stream gives them too, once it ended.)
+                if (run.outputGuardrailResults !== result.outputGuardrailResults) throw new Error('the stream’s results differ');
+                return result;
               } catch (e) {
                 return { error: { name: e.name, code: e.code, message: e.message, result: e.result, isError: e instanceof Error } };
               }
@@ -347,7 +351,14 @@ for (const api of ['chat_completions', 'responses']) {
             const input = await go('Do my homework');
             const afterInput = await session.getItems();
             const output = await go('What is the weather in Rome?');
-            return { input: input.error, afterInput, output: output.error, stored: await session.getItems(), seen, usage: await session.getSessionUsage() };
+            const stored = await session.getItems();
+            const usage = await session.getSessionUsage();
+            const passed = await go('Anything else?');
+            const results = passed.error ?? {
+              input: passed.inputGuardrailResults,
+              output: passed.outputGuardrailResults.map(({ agent: a, ...rest }) => ({ ...rest, agent: a === agent ? 'Tutor' : String(a) })),
+            };
+            return { input: input.error, afterInput, output: output.error, stored, seen: seen.slice(0, 3), usage, results };
           },
           { api, id, streamed },
         );
@@ -357,7 +368,7 @@ for (const api of ['chat_completions', 'responses']) {
         assert.equal(r.input.message, 'Input guardrail triggered: {"reason":"homework"}');
         assert.deepEqual(r.input.result, { guardrail: { type: 'input', name: 'no_homework' }, output: { tripwireTriggered: true, outputInfo: { reason: 'homework' } } });
         assert.deepEqual(transcript(r.afterInput), [['user', 'earlier']], 'a tripped input guardrail saves nothing, as the SDK');
-        assert.equal(model.requests.length, 2, 'the tripped run never called the model');
+        assert.equal(model.requests.length, 3, 'the tripped run never called the model (two calls for the blocked answer, one for the last run)');
         assert.equal(r.output.name, 'OutputGuardrailTripwireTriggered');
         assert.equal(r.output.code, 'OUTPUT_GUARDRAIL_TRIPWIRE');
         assert.equal(r.output.message, 'Output guardrail triggered: "leaks a secret"');
@@ -372,6 +383,10 @@ for (const api of ['chat_completions', 'responses']) {
           ['function_call', 'call_w weather'],
           ['function_call_result', 'call_w Sunny in Rome'],
         ]);
+        assert.deepEqual(r.results, {
+          input: [{ guardrail: { type: 'input', name: 'no_homework' }, output: { tripwireTriggered: false, outputInfo: { reason: 'homework' } } }],
+          output: [{ guardrail: { type: 'output', name: 'no_secrets' }, output: { tripwireTriggered: false, outputInfo: 'leaks a secret' }, agent: 'Tutor', agentOutput: 'Nothing to hide.' }],
+        }, 'the results of the guardrails that let the run go on, as the SDK gives them');
         assert.deepEqual(r.seen, [
           { kind: 'input', last: 'Do my homework', context: { who: 'kid' }, agent: 'Tutor' },
           { kind: 'input', last: 'What is the weather in Rome?', context: { who: 'kid' }, agent: 'Tutor' },
