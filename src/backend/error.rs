@@ -108,7 +108,11 @@ pub fn run_error(error: crate::backend::runner::RunError) -> JsValue {
                 .ok()
                 .and_then(|s| s.as_string())
                 .unwrap_or_else(|| "undefined".into());
-            let result = guardrail_result(kind, &name, true, info, &agent, &output);
+            let verdict = crate::backend::js::object(&[
+                ("tripwireTriggered", true.into()),
+                ("outputInfo", info),
+            ]);
+            let result = guardrail_result(kind, &name, verdict.into(), &agent, &output);
             js_error(
                 error_name,
                 &format!("{which} guardrail triggered: {info_text}"),
@@ -135,14 +139,13 @@ pub const OUTPUT_GUARDRAIL_TRIPWIRE: &str = "OUTPUT_GUARDRAIL_TRIPWIRE";
 pub const MAX_TURNS_EXCEEDED: &str = "MAX_TURNS_EXCEEDED";
 
 /// A guardrail's result as the SDK shapes it (`InputGuardrailResult`, `OutputGuardrailResult`):
-/// `{ guardrail: { type, name }, output: { tripwireTriggered, outputInfo } }`, and for an output
-/// guardrail the `agent` and the `agentOutput` it checked.
+/// `{ guardrail: { type, name }, output }`, `output` its verdict (`{ tripwireTriggered,
+/// outputInfo }`), and for an output guardrail the `agent` and the `agentOutput` it checked.
 #[cfg(feature = "runner")]
 pub fn guardrail_result(
     kind: crate::backend::runner::GuardrailKind,
     name: &str,
-    tripped: bool,
-    info: JsValue,
+    verdict: JsValue,
     agent: &JsValue,
     output: &JsValue,
 ) -> JsValue {
@@ -152,13 +155,7 @@ pub fn guardrail_result(
         ("type", if output_kind { "output" } else { "input" }.into()),
         ("name", name.into()),
     ]);
-    let result = object(&[
-        ("guardrail", guardrail.into()),
-        (
-            "output",
-            object(&[("tripwireTriggered", tripped.into()), ("outputInfo", info)]).into(),
-        ),
-    ]);
+    let result = object(&[("guardrail", guardrail.into()), ("output", verdict)]);
     if output_kind {
         let _ = js_sys::Reflect::set(&result, &"agent".into(), agent);
         let _ = js_sys::Reflect::set(&result, &"agentOutput".into(), output);

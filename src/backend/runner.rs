@@ -1297,15 +1297,9 @@ impl Run<'_> {
                 });
             }
             // Kept for the run's result, as the SDK's `inputGuardrailResults` and
-            // `outputGuardrailResults`.
-            let result = super::error::guardrail_result(
-                kind,
-                &g.name,
-                false,
-                read("outputInfo")?,
-                &self.agent_object(),
-                &output,
-            );
+            // `outputGuardrailResults` (what the guardrail returned, as it returned it).
+            let result =
+                super::error::guardrail_result(kind, &g.name, r, &self.agent_object(), &output);
             let mut results = self.guardrail_results.borrow_mut();
             match kind {
                 GuardrailKind::Input => results.0.push(result),

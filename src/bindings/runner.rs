@@ -344,7 +344,7 @@ export interface RunResult<TOutput = string> {
   state: RunState;
   /** The results of the input guardrails that ran and let the run go on (one that tripped
    * ended it: its result is in the error), as the SDK's; none in a resumed run, which does not
-   * check its input again. */
+   * check its input again (the SDK's carries the first run's in its state). */
   inputGuardrailResults: InputGuardrailResult[];
   /** The results of the output guardrails that checked the final answer, as the SDK's. */
   outputGuardrailResults: OutputGuardrailResult[];
@@ -559,8 +559,7 @@ export interface ModelBehaviorError extends Error {
   rawOutput: string;
 }
 
-/** An input guardrail's tripwire was triggered; nothing of the run was saved. */
-/** An input guardrail's result, as the SDK's. */
+/** An input guardrail's result, as the SDK's: `output` what its `execute` returned. */
 export interface InputGuardrailResult {
   guardrail: { type: 'input'; name: string };
   output: GuardrailFunctionOutput;
@@ -574,6 +573,7 @@ export interface OutputGuardrailResult {
   agentOutput: unknown;
 }
 
+/** An input guardrail's tripwire was triggered; nothing of the run was saved. */
 export interface InputGuardrailTripwireTriggered extends Error {
   name: 'InputGuardrailTripwireTriggered';
   code: 'INPUT_GUARDRAIL_TRIPWIRE';
