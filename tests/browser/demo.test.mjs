@@ -2972,6 +2972,16 @@ test('"Back up all chats" saves all of a user\'s chats in one file, "Restore cha
     await idle(page);
     assert.match(await page.textContent('#error-text'), /^SessionError IMPORT_INVALID: chat\.json is not a backup of chats: line 1 /);
     assert.equal((await sessionsOf(page, 'Ann')).length, 4);
+    // A backup cut short after its header: every chat it counts is said to be lost, not one.
+    const counted = JSON.parse(lines[0]).sessions;
+    assert.ok(counted >= 2, `${counted}`);
+    await page.click('#error-close');
+    await page.setInputFiles('#restore-file', { name: 'cut.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(`${lines[0]}\n`) });
+    await page.waitForSelector('#error:not([hidden])');
+    await idle(page);
+    assert.match(await page.textContent('#error-text'), new RegExp(`^${counted} chats could not be restored \\(nothing of them was written\\): line 2: the backup ends after 0 of the ${counted} sessions`));
+    assert.equal(await page.textContent('#status'), `Restored 0 chats: ${counted} not restored.`);
+    assert.equal((await sessionsOf(page, 'Ann')).length, 4);
 
     // Another user's chats are theirs: Guest has none to back up, and a meter of their own.
     await selectUser(page, 'Guest');
