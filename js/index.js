@@ -578,19 +578,21 @@ export async function importSessions(source, options) {
       const writing = replacing
         ? async () => {
             const aside = [];
+            // (It never throws: a state that cannot be put back is forgotten.)
             const putBack = async (kept) => {
               for (const [id, again] of aside) if (id !== kept) await again().catch(() => {});
             };
-            let done;
             try {
               if (await synced) for (const id of mayReplace) aside.push([id, await setAsideSyncState(dbName, id)]);
-              done = await write();
+              // (A 'replace' restores or renames, never skips: the id it wrote over, if any, is
+              // the one it names.)
+              const done = await write();
+              await putBack(done.sessionId);
+              return done;
             } catch (error) {
               await putBack();
               throw error;
             }
-            await putBack(done?.status === 'skipped' ? undefined : done?.sessionId);
-            return done;
           }
         : write;
       // A session replaced is not one a run answers in (in any tab): its save would go on from

@@ -396,13 +396,10 @@ pub async fn update(
         if let Some(branch) = branch {
             super::branches::check_own(tx, t, branch).await?;
         }
-        let record = match read_record(tx, t.session_id).await? {
-            Some(r) => {
-                r.check_owner(t.user_id)?;
-                Some(r)
-            }
-            None => None,
-        };
+        let record = read_record(tx, t.session_id).await?;
+        if let Some(r) = &record {
+            r.check_owner(t.user_id)?;
+        }
         if !changes.created_at_holds(record.as_ref().map(|r| r.record.created_at)) {
             return Ok(false);
         }
