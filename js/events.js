@@ -187,6 +187,12 @@ export function subscribeSession(dbName, sessionId, fn) {
  * `listSessions` read, which `ready` resolves to) and those seen since. When that read fails (bad options, a database that
  * cannot be opened), `ready` rejects with its error and the watch ends: nothing could tell a
  * created session from an updated one.
+ *
+ * Events from different tabs carry nothing that orders them: a tab may post a write's event after
+ * another tab's deletion of that session was heard. So a session is told created, or deleted, only
+ * once a read of the sessions begun after its event arrived agrees (one read serves every event
+ * that arrived before it began); the events after it wait behind that read, in order. A late
+ * event cannot bring back a deleted chat, nor hide one written again since.
  */
 export function watchSessions(listSessions, options, fn) {
   needsListener(fn, 'watchSessions');
@@ -197,25 +203,63 @@ export function watchSessions(listSessions, options, fn) {
   const userId = given.userId ?? null;
   /** The sessions known to exist, with their users. */
   const known = new Map();
-  let early = [];
   let stopped = false;
-  const deliver = (event) => {
+  // A clear of a session never stored (or deleted since) writes nothing, nor a switch to its
+  // main branch, nor history mutations (they only rewrite calls the session holds): none made a
+  // session.
+  const makesNone = (event) => event.type === 'clear' || event.type === 'branch' || event.change === 'mutations';
+  /** Whether `event` would tell a session created or deleted: told only once a read agrees. */
+  const told = (event) => (event.type === 'delete' ? known.has(event.sessionId) : !known.has(event.sessionId) && !makesNone(event));
+  /** Delivers `event`; `listed`: the ids of the sessions a read begun after it arrived found. */
+  const deliver = (event, listed) => {
     const { sessionId } = event;
     if (event.type === 'delete') {
+      // Written again since (its write's event still on its way, or heard before this one).
+      if (listed?.has(sessionId)) return;
       if (known.has(sessionId)) callListener(fn, { type: 'deleted', sessionId, userId: known.get(sessionId), change: 'delete' });
       known.delete(sessionId);
       return;
     }
     const existed = known.has(sessionId);
-    // A clear of a session never stored (or deleted since) writes nothing, nor a switch to its
-    // main branch, nor history mutations (they only rewrite calls the session holds): none made
-    // a session.
-    if (!existed && (event.type === 'clear' || event.type === 'branch' || event.change === 'mutations')) return;
+    // A write the session's deletion came after, heard late.
+    if (!existed && (makesNone(event) || (listed && !listed.has(sessionId)))) return;
     known.set(sessionId, event.userId ?? null);
     callListener(fn, { type: existed ? 'updated' : 'created', sessionId, userId: event.userId ?? null, change: event.type });
   };
+  /** Events heard and not yet delivered, each with its number in the order heard; all of them
+   * wait until the sessions known at the start are read (`ready`). */
+  const queue = [];
+  let heard = 0;
+  let ready = false;
+  /** The last read of the sessions: the ids it found, and how many events had been heard when it
+   * began; `reading` while one is under way. */
+  let last = { upTo: 0, ids: null };
+  let reading = false;
+  const drain = () => {
+    while (queue.length > 0 && !stopped && !reading) {
+      const [event, n] = queue[0];
+      const fresh = last.upTo >= n;
+      if (told(event) && !fresh) {
+        reading = true;
+        const upTo = heard;
+        const done = (ids) => {
+          last = { upTo, ids };
+          reading = false;
+          drain();
+        };
+        // A read that fails confirms nothing: the events are told as heard.
+        sessionsNow().then((list) => done(new Set(list.map((s) => s.sessionId))), () => done(null));
+        return;
+      }
+      queue.shift();
+      deliver(event, fresh ? last.ids : null);
+    }
+  };
   const unlisten = listen(dbName, {
-    fn: (event) => (early ? early.push(event) : deliver(event)),
+    fn: (event) => {
+      queue.push([event, ++heard]);
+      if (ready) drain();
+    },
     accepts: (e) => !filtered || e.userId === userId || e.type === 'delete',
   });
   const stop = () => {
@@ -226,7 +270,8 @@ export function watchSessions(listSessions, options, fn) {
   // are told apart as created or updated exactly.
   // Options that are not an object, or of a name it does not take (`userID`, which would watch
   // every user's), are refused by the read, as `listSessions` refuses them.
-  const read = listSessions(given !== options && options != null ? options : { ...given, dbName, userId: filtered && userId !== null ? userId : undefined });
+  const sessionsNow = () => listSessions(given !== options && options != null ? options : { ...given, dbName, userId: filtered && userId !== null ? userId : undefined });
+  const read = sessionsNow();
   stop.ready = read.then(
     (list) => {
       // The list the changes follow from: a sidebar drawn from it misses none and has none twice.
@@ -235,9 +280,8 @@ export function watchSessions(listSessions, options, fn) {
       // The changes held back reach the listener after `ready` gave the list (in a later task),
       // in order, with any that come meanwhile: a sidebar drawn from the list hears them after.
       inTask(() => {
-        const held = early;
-        early = null;
-        for (const event of held) if (!stopped) deliver(event);
+        ready = true;
+        drain();
       });
       return start;
     },

@@ -506,7 +506,7 @@ test('watchSessions: no call after stop(), even of a change held back while the 
     const stop = lib.watchSessions({ dbName }, (c) => stopped.push(c.type));
     const keep = lib.watchSessions({ dbName }, (c) => kept.push(c.type));
     // Another tab's write, as its message arrives while the reads wait: held back by both.
-    new BroadcastChannel(`agent-sessions:${dbName}`).postMessage([{ type: 'add', count: 1, sessionId: 'late', userId: null, dbName }]);
+    new BroadcastChannel(`agent-sessions:${dbName}`).postMessage([{ type: 'add', count: 1, sessionId: 'seed', userId: null, dbName }]);
     await new Promise((ok) => setTimeout(ok, 50));
     stop();
     await release();
@@ -515,7 +515,7 @@ test('watchSessions: no call after stop(), even of a change held back while the 
     keep();
     return { stopped, kept };
   }, fresh('watch-stop'));
-  assert.deepEqual(r, { stopped: [], kept: ['created'] });
+  assert.deepEqual(r, { stopped: [], kept: ['updated'] });
 });
 
 test('watchSessions: bad options reject ready and end the watch; a clear of a session never stored, a switch to its main branch or a rewrite of a call it lacks, is no change; a deletion names its user', async () => {
@@ -567,7 +567,7 @@ test('watchSessions: a change held back while the sessions were read reaches the
     const heard = [];
     const stop = lib.watchSessions({ dbName }, (c) => heard.push([c.type, c.sessionId, sidebar !== null]));
     // Another tab's write, as its message arrives while the read waits.
-    new BroadcastChannel(`agent-sessions:${dbName}`).postMessage([{ type: 'add', count: 1, sessionId: 'late', userId: null, dbName }]);
+    new BroadcastChannel(`agent-sessions:${dbName}`).postMessage([{ type: 'add', count: 1, sessionId: 'seed', userId: null, dbName }]);
     await new Promise((ok) => setTimeout(ok, 50));
     await release();
     sidebar = (await stop.ready).map((s) => s.sessionId);
@@ -575,7 +575,49 @@ test('watchSessions: a change held back while the sessions were read reaches the
     stop();
     return { sidebar, heard };
   }, fresh('watch-after-ready'));
-  assert.deepEqual(r, { sidebar: ['seed'], heard: [['created', 'late', true]] });
+  assert.deepEqual(r, { sidebar: ['seed'], heard: [['updated', 'seed', true]] });
+});
+
+test('watchSessions: an event another tab posts late cannot bring back a deleted chat in a sidebar, nor hide one written again since; a real creation and deletion are still told', async () => {
+  const { page: writer, context } = await openHarness(env);
+  const { page: sidebar } = await openHarness(env, context);
+  const dbName = fresh('watch-late');
+  await writer.evaluate((dbName) => new lib.IndexedDbSession('chat', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'q' }]), dbName);
+  await sidebar.evaluate(async (dbName) => {
+    window.changes = [];
+    window.stopWatching = lib.watchSessions({ dbName, userId: 'ann' }, (c) => window.changes.push([c.type, c.sessionId]));
+    await window.stopWatching.ready;
+  }, dbName);
+  // A third tab's deletion of 'chat', posted only after 'chat' was written again (as a tab whose
+  // post waits behind a busy main thread does): 'chat' is still there.
+  await writer.evaluate((dbName) => new BroadcastChannel(`agent-sessions:${dbName}`).postMessage([{ type: 'delete', sessionId: 'chat', dbName }]), dbName);
+  await writer.evaluate((dbName) => lib.deleteSession('chat', { dbName }), dbName);
+  await sidebar.waitForFunction(() => window.changes.length >= 1, null, { timeout: 5000 });
+  // A write to 'chat' that committed before the deletion, its event posted after it was heard.
+  await writer.evaluate(
+    (dbName) => new BroadcastChannel(`agent-sessions:${dbName}`).postMessage([{ type: 'add', count: 1, sessionId: 'chat', userId: 'ann', dbName }]),
+    dbName,
+  );
+  await writer.evaluate(async (dbName) => {
+    await new lib.IndexedDbSession('other', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'q' }]);
+    await lib.deleteSession('other', { dbName });
+    await new lib.IndexedDbSession('last', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'q' }]);
+  }, dbName);
+  await sidebar.waitForFunction(() => window.changes.some(([, id]) => id === 'last'), null, { timeout: 5000 });
+  const changes = await sidebar.evaluate(() => (window.stopWatching(), window.changes));
+  // 'other' was deleted before any read of the sidebar's could see it: its creation and deletion
+  // are not told (they cancel out), or are both told.
+  const other = changes.filter(([, id]) => id === 'other').map(([type]) => type);
+  assert.ok(other.length === 0 || other.join() === 'created,deleted', `other: ${other}`);
+  assert.deepEqual(
+    changes.filter(([, id]) => id !== 'other'),
+    [
+      ['deleted', 'chat'],
+      ['created', 'last'],
+    ],
+  );
+  const listed = await sidebar.evaluate((dbName) => lib.listSessions({ dbName, userId: 'ann' }).then((l) => l.map((s) => s.sessionId)), dbName);
+  assert.deepEqual(listed, ['last']);
 });
 
 test('update() that sets nothing (a title whose expectedTitle does not hold, no field) writes nothing and tells nothing: no empty session appears in any list, no tab redraws for it', async () => {
