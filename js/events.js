@@ -192,7 +192,9 @@ export function subscribeSession(dbName, sessionId, fn) {
  * another tab's deletion of that session was heard. So a session is told created, or deleted, only
  * once a read of the sessions begun after its event arrived agrees (one read serves every event
  * that arrived before it began); the events after it wait behind that read, in order. A late
- * event cannot bring back a deleted chat, nor hide one written again since.
+ * event cannot bring back a deleted chat, nor hide one written again since. A session created and
+ * deleted before the read began is told neither; where the read fails, the events are told as
+ * they were heard.
  */
 export function watchSessions(listSessions, options, fn) {
   needsListener(fn, 'watchSessions');
@@ -241,14 +243,17 @@ export function watchSessions(listSessions, options, fn) {
       const fresh = last.upTo >= n;
       if (told(event) && !fresh) {
         reading = true;
-        const upTo = heard;
-        const done = (ids) => {
-          last = { upTo, ids };
-          reading = false;
-          drain();
-        };
-        // A read that fails confirms nothing: the events are told as heard.
-        sessionsNow().then((list) => done(new Set(list.map((s) => s.sessionId))), () => done(null));
+        // Begun in a later task, so that one read serves the rest of the message (or burst) too.
+        inTask(() => {
+          const upTo = heard;
+          const done = (ids) => {
+            last = { upTo, ids };
+            reading = false;
+            drain();
+          };
+          // A read that fails confirms nothing: the events are told as heard.
+          sessionsNow().then((list) => done(new Set(list.map((s) => s.sessionId))), () => done(null));
+        });
         return;
       }
       queue.shift();
@@ -270,12 +275,14 @@ export function watchSessions(listSessions, options, fn) {
   // are told apart as created or updated exactly.
   // Options that are not an object, or of a name it does not take (`userID`, which would watch
   // every user's), are refused by the read, as `listSessions` refuses them.
-  const sessionsNow = () => listSessions(given !== options && options != null ? options : { ...given, dbName, userId: filtered && userId !== null ? userId : undefined });
-  const read = sessionsNow();
-  stop.ready = read.then(
-    (list) => {
+  // (`userId: null` lists every user's, then keeps those without one.)
+  const sessionsNow = () =>
+    listSessions(given !== options && options != null ? options : { ...given, dbName, userId: filtered && userId !== null ? userId : undefined }).then((list) =>
+      list.filter((s) => !filtered || s.userId === userId),
+    );
+  stop.ready = sessionsNow().then(
+    (start) => {
       // The list the changes follow from: a sidebar drawn from it misses none and has none twice.
-      const start = list.filter((s) => !filtered || s.userId === userId);
       for (const s of start) known.set(s.sessionId, s.userId);
       // The changes held back reach the listener after `ready` gave the list (in a later task),
       // in order, with any that come meanwhile: a sidebar drawn from the list hears them after.

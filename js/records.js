@@ -23,12 +23,24 @@ function coded(error, dbName, opening = false) {
   return Object.assign(sessionError('STORAGE_ERROR', `database "${dbName}": ${text}`), { cause: error });
 }
 
+/** How long an upgrade another connection blocks (it did not close on `versionchange`) is waited
+ * for before the call fails with `DB_BLOCKED`, in milliseconds, as the sessions' databases do. */
+const BLOCKED_FOR = 3000;
+
 export function recordStore(dbName, store) {
   let connection = null;
+  // An upgrade given up on as blocked, still waiting: an open now would wait behind it, and hear
+  // no `blocked` of its own, so calls fail at once until it ends.
+  let stuck = false;
   // At the version it is at (a new database: 1); one without the store (opened first by other
   // code, or DevTools, without a version) is upgraded to the next version with it.
   const open = (version) =>
     (connection ??= new Promise((resolve, reject) => {
+      if (stuck) {
+        queueMicrotask(() => (connection = null));
+        reject(blockedError());
+        return;
+      }
       let request;
       try {
         request = indexedDB.open(dbName, version);
@@ -41,7 +53,25 @@ export function recordStore(dbName, store) {
       request.onupgradeneeded = () => {
         if (!request.result.objectStoreNames.contains(store)) request.result.createObjectStore(store, { keyPath: 'id' });
       };
+      let timer;
+      request.onblocked = () => {
+        timer ??= setTimeout(() => {
+          stuck = true;
+          connection = null;
+          reject(blockedError());
+        }, BLOCKED_FOR);
+      };
+      // The upgrade goes on once the other connection closes; the call that asked for it has
+      // failed, so its connection is closed (the next call opens again).
+      const ended = (db) => {
+        clearTimeout(timer);
+        if (!stuck) return false;
+        stuck = false;
+        db?.close();
+        return true;
+      };
       request.onsuccess = () => {
+        if (ended(request.result)) return;
         const db = request.result;
         if (!db.objectStoreNames.contains(store)) {
           db.close();
@@ -57,10 +87,13 @@ export function recordStore(dbName, store) {
         resolve(db);
       };
       request.onerror = () => {
+        if (ended()) return;
         connection = null;
         reject(coded(request.error, dbName, true));
       };
     }));
+  const blockedError = () =>
+    sessionError('DB_BLOCKED', `opening IndexedDB database "${dbName}": its upgrade waits for another connection to it to close (a tab of this site on an older version, or code that opened it); close the other tabs of this site, then try again`);
   const attempt = async (mode, run) => {
     const db = await open();
     return new Promise((resolve, reject) => {

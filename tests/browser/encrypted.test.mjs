@@ -1134,6 +1134,46 @@ test('where the browser refuses to open the device keys’ database (as some pri
   assert.deepEqual(r, ['SessionError STORAGE_UNAVAILABLE', 'SessionError STORAGE_UNAVAILABLE']);
 });
 
+test('a device keys’ database that other code opened without its store and keeps open: the key functions reject with DB_BLOCKED after 3 s instead of hanging, and work once it closes', async () => {
+  // Storage of its own: the keys' database must not exist yet.
+  const own = await env.browser.newContext();
+  try {
+    const page = await own.newPage();
+    await page.goto(`${env.url}/tests/pages/interop.html`);
+    await page.waitForFunction(() => window.ready === true, null, { timeout: 20000 });
+    const r = await page.evaluate(async () => {
+      // Opened without a version, as DevTools or other code may: version 1, no store, and no
+      // `versionchange` listener, so the upgrade that adds the store waits for it.
+      const other = await new Promise((ok, fail) => {
+        const q = indexedDB.open('agent-sessions-keys');
+        q.onsuccess = () => ok(q.result);
+        q.onerror = () => fail(q.error);
+      });
+      const within = (call) => Promise.race([outcome(call), new Promise((ok) => setTimeout(() => ok('still waiting after 8 s'), 8000))]);
+      const first = await within(() => lib.deviceKey({ dbName: 'blocked' }));
+      // While the upgrade given up on still waits: at once.
+      const second = await within(() => lib.loadDeviceKey({ dbName: 'blocked' }));
+      other.close();
+      // Once the upgrade has run (in the background, when the other connection closed).
+      let after = null;
+      for (let i = 0; i < 50; i++) {
+        await new Promise((ok) => setTimeout(ok, 100));
+        try {
+          after = (await lib.deviceKey({ dbName: 'blocked' })).constructor.name;
+          break;
+        } catch (e) {
+          after = `${e.name} ${e.code}`;
+          if (e.code !== 'DB_BLOCKED') break;
+        }
+      }
+      return { first, second, after };
+    });
+    assert.deepEqual(r, { first: 'SessionError DB_BLOCKED', second: 'SessionError DB_BLOCKED', after: 'CryptoKey' });
+  } finally {
+    await own.close();
+  }
+});
+
 test('applyHistoryTransaction over an EncryptedSession: encrypted, checked against the decrypted items, a retry applied once', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {

@@ -274,12 +274,16 @@ test('watchSessions: a sidebar hears sessions created, updated and deleted, only
     await new lib.IndexedDbSession('old', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'again' }]);
     await new lib.IndexedDbSession('new', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'hi' }]);
     await new lib.IndexedDbSession('bobs', { dbName, userId: 'bob' }).addItems([{ role: 'user', content: 'not ann' }]);
+  }, dbName);
+  // (A session created and deleted before a sidebar's read could see it is told neither.)
+  await sidebar.waitForFunction(() => window.everyone.some((c) => c.sessionId === 'bobs'), null, { timeout: 5000 });
+  await writer.evaluate(async (dbName) => {
     await lib.deleteSession('old', { dbName });
     await lib.deleteSession('bobs', { dbName });
     await new lib.IndexedDbSession('new', { dbName, userId: 'ann' }).update({ title: 'Hello' });
     await lib.repairSession('new', { dbName });
   }, dbName);
-  await sidebar.waitForFunction(() => window.changes.length >= 5, null, { timeout: 5000 });
+  await sidebar.waitForFunction(() => window.changes.length >= 5 && window.everyone.filter((c) => c.sessionId === 'bobs').length >= 2, null, { timeout: 5000 });
   const changes = await sidebar.evaluate(() => window.changes.map((c) => [c.type, c.sessionId, c.change ?? null]));
   assert.deepEqual(changes, [
     ['updated', 'old', 'add'],
@@ -540,6 +544,8 @@ test('watchSessions: bad options reject ready and end the watch; a clear of a se
     await new lib.IndexedDbSession('never-written', { dbName, userId: 'ann' }).applyHistoryMutations({ mutations: [{ type: 'replace_function_call', callId: 'c1', replacement }] });
     bad.listed = (await lib.listSessions({ dbName })).map((s) => s.sessionId);
     await new lib.IndexedDbSession('chat', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'q' }]);
+    // (A session created and deleted before the watch's read could see it is told neither.)
+    for (let i = 0; i < 100 && changes.length < 1; i++) await new Promise((ok) => setTimeout(ok, 10));
     await lib.deleteSession('chat', { dbName });
     for (let i = 0; i < 100 && changes.length < 2; i++) await new Promise((ok) => setTimeout(ok, 10));
     await new Promise((ok) => setTimeout(ok, 50));
@@ -589,10 +595,12 @@ test('watchSessions: an event another tab posts late cannot bring back a deleted
     await window.stopWatching.ready;
   }, dbName);
   // A third tab's deletion of 'chat', posted only after 'chat' was written again (as a tab whose
-  // post waits behind a busy main thread does): 'chat' is still there.
+  // post waits behind a busy main thread does): 'chat' is still there, and is written to.
   await writer.evaluate((dbName) => new BroadcastChannel(`agent-sessions:${dbName}`).postMessage([{ type: 'delete', sessionId: 'chat', dbName }]), dbName);
-  await writer.evaluate((dbName) => lib.deleteSession('chat', { dbName }), dbName);
+  await writer.evaluate((dbName) => new lib.IndexedDbSession('chat', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'again' }]), dbName);
   await sidebar.waitForFunction(() => window.changes.length >= 1, null, { timeout: 5000 });
+  await writer.evaluate((dbName) => lib.deleteSession('chat', { dbName }), dbName);
+  await sidebar.waitForFunction(() => window.changes.length >= 2, null, { timeout: 5000 });
   // A write to 'chat' that committed before the deletion, its event posted after it was heard.
   await writer.evaluate(
     (dbName) => new BroadcastChannel(`agent-sessions:${dbName}`).postMessage([{ type: 'add', count: 1, sessionId: 'chat', userId: 'ann', dbName }]),
@@ -612,6 +620,7 @@ test('watchSessions: an event another tab posts late cannot bring back a deleted
   assert.deepEqual(
     changes.filter(([, id]) => id !== 'other'),
     [
+      ['updated', 'chat'],
       ['deleted', 'chat'],
       ['created', 'last'],
     ],
