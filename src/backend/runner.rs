@@ -1075,6 +1075,11 @@ impl Run<'_> {
             };
             self.record(state, &call, output, &who);
         }
+        // Stopped while the tools ran: the run rejects, as it does when stopped anywhere else,
+        // where it would have paused for the calls still waiting for a decision.
+        if let Some(reason) = aborted(self.options.signal.as_ref()) {
+            return Err(RunError::Aborted(reason));
+        }
         if !waiting.is_empty() {
             return Ok((waiting, decided));
         }
@@ -1477,9 +1482,11 @@ impl Run<'_> {
                         Ok(output) => output,
                         Err(error) => {
                             // An answer that does not fit the output type is not saved; the
-                            // tool calls the run made before it are, as for a blocked answer
-                            // (a retry would run them again, the model knowing nothing of it).
-                            self.save_blocked(state).await?;
+                            // tool calls the run made before it are, in every session (a
+                            // retry would run them again, the model knowing nothing of it, and
+                            // the error carries no state to resume from).
+                            state.drop_final_answer();
+                            self.save_last(state).await?;
                             return Err(error);
                         }
                     };
@@ -1756,9 +1763,16 @@ pub async fn run(
             state: Some(state),
         });
     }
-    // (Where a call was approved or rejected, each decided call is checked when it is answered:
-    // a state resumed again finds the outputs the resumption before saved.)
-    if !fresh && state.decisions.iter().next().is_none() {
+    // (Where a call waiting in the state was approved or rejected, each decided call is checked
+    // when it is answered: a state resumed again finds the outputs the resumption before saved.
+    // Decisions whose calls were answered already, as in the `error.state` of a resumption that
+    // ran them and then failed, check nothing then: the state is checked here.)
+    let decided = state
+        .pending_calls()
+        .iter()
+        .filter_map(call_id)
+        .any(|id| state.decisions.contains_key(id));
+    if !fresh && !decided {
         r.check_resumable(&state)
             .await
             .map_err(RunFailure::before_start)?;

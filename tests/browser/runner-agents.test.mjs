@@ -266,38 +266,50 @@ for (const api of ['chat_completions', 'responses']) {
         assert.deepEqual(model.requests.map((q) => q.body.tool_choice), ['required', 'required', undefined], 'Triage, Billing, then Triage again, free to answer');
       });
 
-      test('an answer that does not fit the output type after tools ran: the answer is not saved, the tool calls and outputs are (a retry would run them again)', async () => {
-        model.script({ calls: [{ id: 'call_t', name: 'create_ticket', arguments: {} }] }, { text: 'Created T-1' });
-        const id = fresh('structured-after-tools');
-        const r = await inPage(
-          async ({ url, api, id, streamed }) => {
-            let tickets = 0;
-            const agent = new lib.Agent({
-              name: 'Support',
-              model: 'm',
-              tools: [{ name: 'create_ticket', execute: () => `T-${++tickets}` }],
-              outputType: { type: 'json_schema', name: 'ticket', schema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'], additionalProperties: false } },
-            });
-            const runner = new lib.Runner({ baseUrl: url, api });
-            const session = new lib.IndexedDbSession(id);
-            let error;
-            try {
-              if (!streamed) await runner.run(agent, 'Open a ticket', { session });
-              else {
-                const run = runner.runStreamed(agent, 'Open a ticket', { session });
-                for await (const _ of run);
-                await run.result;
+      test('an answer that does not fit the output type after tools ran: the answer is not saved, the tool calls and outputs are (a retry would run them again), also in a session of the protocol alone', async () => {
+        for (const plain of [false, true]) {
+          model.script({ calls: [{ id: 'call_t', name: 'create_ticket', arguments: {} }] }, { text: 'Created T-1' });
+          const id = fresh('structured-after-tools');
+          const r = await inPage(
+            async ({ url, api, id, streamed, plain }) => {
+              let tickets = 0;
+              const agent = new lib.Agent({
+                name: 'Support',
+                model: 'm',
+                tools: [{ name: 'create_ticket', execute: () => `T-${++tickets}` }],
+                outputType: { type: 'json_schema', name: 'ticket', schema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'], additionalProperties: false } },
+              });
+              const runner = new lib.Runner({ baseUrl: url, api });
+              const stored = new lib.IndexedDbSession(id);
+              // A session of the protocol alone (as an app's own): no history transactions.
+              const session = !plain
+                ? stored
+                : {
+                    getSessionId: () => stored.getSessionId(),
+                    getItems: (n) => stored.getItems(n),
+                    addItems: (items) => stored.addItems(items),
+                    popItem: () => stored.popItem(),
+                    clearSession: () => stored.clearSession(),
+                  };
+              let error;
+              try {
+                if (!streamed) await runner.run(agent, 'Open a ticket', { session });
+                else {
+                  const run = runner.runStreamed(agent, 'Open a ticket', { session });
+                  for await (const _ of run);
+                  await run.result;
+                }
+              } catch (e) {
+                error = e.name;
               }
-            } catch (e) {
-              error = e.name;
-            }
-            return { error, tickets, stored: (await session.getItems()).map((i) => i.type === 'message' || !i.type ? i.role : i.type) };
-          },
-          { api, id, streamed },
-        );
-        assert.equal(r.error, 'ModelBehaviorError');
-        assert.equal(r.tickets, 1);
-        assert.deepEqual(r.stored, ['user', 'function_call', 'function_call_result'], 'the call and its output, not the answer');
+              return { error, tickets, stored: (await stored.getItems()).map((i) => i.type === 'message' || !i.type ? i.role : i.type) };
+            },
+            { api, id, streamed, plain },
+          );
+          assert.equal(r.error, 'ModelBehaviorError');
+          assert.equal(r.tickets, 1);
+          assert.deepEqual(r.stored, ['user', 'function_call', 'function_call_result'], `the call and its output, not the answer (plain: ${plain})`);
+        }
       });
 
       test('input and output guardrails: a tripwire stops the run with the SDK error; what the session keeps; a run they let go on has their results', async () => {

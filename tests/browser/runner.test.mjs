@@ -1043,6 +1043,42 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(r.final, 'Booked.');
     });
 
+    test('a run stopped while a tool runs, another call of the response waiting for approval, rejects with AbortError (it resolved, paused); its error.state asks for the approval again, the tool not run twice', async () => {
+      model.script(
+        {
+          calls: [
+            { name: 'book', arguments: { table: 4 }, id: 'call_bk' },
+            { name: 'pay', arguments: { amount: 5 }, id: 'call_py' },
+          ],
+        },
+        { text: 'Booked and paid.' },
+      );
+      const r = await inPage(
+        async ({ url, api }) => {
+          const controller = new AbortController();
+          const done = [];
+          const tools = [
+            { name: 'book', execute: async () => (controller.abort(), await new Promise((ok) => setTimeout(ok, 20)), done.push('book'), 'booked') },
+            { name: 'pay', needsApproval: true, execute: () => (done.push('pay'), 'paid') },
+          ];
+          const agent = new lib.Agent({ name: 'A', model: 'm', tools });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const session = new lib.IndexedDbSession('stopped-waiting-' + Math.random());
+          const outcome = await runner.run(agent, 'Book and pay', { session, signal: controller.signal }).then(
+            (result) => ({ resolved: result.interruptions.map((i) => i.name) }),
+            (e) => e,
+          );
+          const resumed = await runner.run(agent, outcome.state, { session });
+          const waiting = resumed.interruptions.map((i) => i.name);
+          resumed.state.approve(resumed.interruptions[0]);
+          const final = await runner.run(agent, resumed.state, { session });
+          return { name: outcome.name ?? outcome, waiting, done, final: final.finalOutput };
+        },
+        { api },
+      );
+      assert.deepEqual(r, { name: 'AbortError', waiting: ['pay'], done: ['book', 'pay'], final: 'Booked and paid.' });
+    });
+
     test('a run stopped while its last tool call is decided (an async needsApproval) starts no tool', async () => {
       model.script({ calls: [{ name: 'book', arguments: {}, id: 'call_c' }] });
       const r = await inPage(
@@ -1374,6 +1410,47 @@ describe('runner: resuming after a failure', () => {
     assert.equal(r.charges, 1, 'the card was charged once');
     assert.deepEqual(r.history, ['user', 'function_call', 'function_call_result', 'assistant']);
   });
+});
+
+test('runner: the error.state of a resumption that ran its approved tool, then failed, is refused once the chat went on: no model call, no tool run, nothing saved', async () => {
+  model.script(
+    { calls: [{ name: 'charge_card', arguments: { amount: 5 }, id: 'call_gone_on' }] },
+    { error: 503, message: 'overloaded' },
+    { text: 'Something else, answered.' },
+  );
+  const r = await inPage(async ({ url }) => {
+    let charges = 0;
+    const agent = new lib.Agent({
+      name: 'Shop',
+      model: 'm',
+      tools: [
+        { name: 'charge_card', needsApproval: true, execute: () => `charged ${++charges}` },
+        { name: 'refund', execute: () => 'refunded' },
+      ],
+    });
+    const runner = new lib.Runner({ baseUrl: url, retries: 0 });
+    const session = new lib.IndexedDbSession('gone-on-' + Math.random());
+    const first = await runner.run(agent, 'Pay 5', { session });
+    first.state.approve(first.interruptions[0]);
+    const failure = await runner.run(agent, first.state, { session }).catch((e) => e);
+    // The user asks something else instead of retrying.
+    await runner.run(agent, 'Other question', { session });
+    const status = () => fetch(`${url.replace(/\/v1$/, '')}/status`).then((r) => r.json());
+    const before = await status();
+    const stored = (await session.getItems()).length;
+    const refused = await runner.run(agent, failure.state, { session }).catch((e) => e);
+    const after = await status();
+    return {
+      refused: `${refused.name} ${refused.code}`,
+      message: refused.message,
+      sentMeanwhile: after.requests - before.requests,
+      charges,
+      storedAfter: (await session.getItems()).length - stored,
+    };
+  }, { url: model.url });
+  assert.equal(r.refused, 'RunnerError INVALID_RUN_STATE', r.message);
+  assert.match(r.message, /written to since this run stopped/);
+  assert.deepEqual({ sentMeanwhile: r.sentMeanwhile, charges: r.charges, storedAfter: r.storedAfter }, { sentMeanwhile: 0, charges: 1, storedAfter: 0 });
 });
 
 describe('runner: server-side conversation state (Responses API)', () => {
