@@ -31,6 +31,7 @@ export type {
   ReplaceHistoryOptions,
   ArchiveWindow,
   BranchInfo,
+  BranchView,
   BranchOption,
   TurnInfo,
   UsageCounts,

@@ -255,20 +255,13 @@ function pastSessionTools(session, { count, turnsPerSession }) {
       }
     }
   };
-  /** Whether a search hit's item is one that the chat's branch shows: its own, or one of the
-   * branches it was made from before the turn it was made from. */
+  /** Whether a search hit's item is one that the chat's branch shows: one of the stored rows of
+   * its `view` (turn numbers cannot tell: turns popped on the branch an edit was made from and
+   * written again there are other rows, of the same turns). */
   const shown = async (where, s) => {
-    const limits = new Map();
     // (Branches that cannot be listed leave `main`'s hits.)
-    const branches = s.currentBranch === 'main' ? [] : await reading(where, s, (session) => session.listBranches()).catch(() => []);
-    const start = branches.some((e) => e.branchId === s.currentBranch) ? s.currentBranch : 'main';
-    for (let b = start, limit = Infinity; b != null && !limits.has(b); ) {
-      limits.set(b, limit);
-      const entry = branches.find((e) => e.branchId === b);
-      limit = Math.min(limit, entry?.fromTurn ?? 0);
-      b = entry?.parent;
-    }
-    return (hit) => hit.turn < (limits.get(hit.branch ?? 'main') ?? 0);
+    const view = s.currentBranch === 'main' ? null : (await reading(where, s, (session) => session.listBranches()).catch(() => [])).find((e) => e.current)?.view;
+    return (hit) => (view ? view.some((v) => v.branchId === (hit.branch ?? 'main') && hit.seq >= v.from && hit.seq < v.to) : !hit.branch);
   };
   const noSessions = 'Past sessions are only found for runs with a session stored in IndexedDB, not encrypted.';
   return [

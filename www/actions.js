@@ -58,21 +58,13 @@ export function selectChat(id) {
 }
 
 /** Whether the open chat's branch `branch` shows the message of search hit `hit`: it is on the
- * hit's branch (`hit.branch`, else 'main'), or on one made from it (or from one made from it)
- * after the hit's turn, whose earlier turns are that branch's. */
+ * hit's branch (`hit.branch`, else 'main'), or the branch's `view` (the stored rows it shows)
+ * holds the hit's row, as on a branch made from the hit's after its turn. */
 async function showsHit(branch, hit) {
   const own = hit.branch ?? 'main';
-  const branches = branch === own ? [] : await current().listBranches();
-  let limit = Infinity;
-  // (Up the parents, each once.)
-  for (let steps = 0; steps <= branches.length; steps++) {
-    if (branch === own) return hit.turn < limit;
-    const entry = branches.find((b) => b.branchId === branch);
-    if (!entry?.parent) return false;
-    limit = Math.min(limit, entry.fromTurn);
-    branch = entry.parent;
-  }
-  return false;
+  if (branch === own) return true;
+  const entry = (await current().listBranches()).find((b) => b.branchId === branch);
+  return !!entry?.view?.some((v) => v.branchId === own && hit.seq >= v.from && hit.seq < v.to);
 }
 
 /** Opens the chat of search hit `hit` (a `searchSessions` hit) on a branch that shows its

@@ -71,6 +71,17 @@ export interface BranchInfo {
   createdAt: number | null;
   /** Whether this session object is on it. */
   current: boolean;
+  /** The stored rows it shows (IndexedDB sessions only): those of branch `branchId` with a
+   * `seq` from `from` (included) to `to` (excluded), newest first. A `searchSessions` hit is an
+   * item this branch shows when one of them holds its `branch ?? 'main'` and its `seq`. */
+  view?: BranchView[];
+}
+
+/** Rows of one branch's storage that a branch shows (see `BranchInfo.view`). */
+export interface BranchView {
+  branchId: string;
+  from: number;
+  to: number;
 }
 
 /** One turn (a user message and everything up to the next one), for `getTurns`/`findTurns`. */

@@ -3930,6 +3930,38 @@ test('a search result of a message an edited chat still shows opens it there, on
   }
 });
 
+test('a search result of a message the original wrote after it was undone below an edit opens on the original: the edited version, which kept the undone turns, does not show it', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    await say(page, 'i live in rome');
+    await say(page, 'i like trains');
+    await page.click('#messages .msg[data-turn="3"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'tell me about trains');
+    await page.press('#messages .msg-editor textarea', 'Enter');
+    await settled(page);
+    // On the original: Undo twice (the edit keeps 'i live in rome'), then a new second message.
+    await page.selectOption('#chat-branch', 'main');
+    await idle(page);
+    await page.click('#undo');
+    await idle(page);
+    await page.click('#undo');
+    await idle(page);
+    await say(page, 'i moved to madrid');
+    await page.selectOption('#chat-branch', 'turn-3');
+    await idle(page);
+    const edited = await page.$eval('#chat-branch', (s) => s.selectedOptions[0]?.textContent);
+    await searchChats(page, 'madrid');
+    await openResult(page, 'i moved to madrid');
+    assert.notEqual(await page.$eval('#chat-branch', (s) => s.selectedOptions[0]?.textContent), edited, 'not on the edited version, which does not show it');
+    const found = await foundMessage(page);
+    assert.equal(found.text, 'i moved to madrid');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('while a reply runs, search results cannot be chosen (they open their chat once it ends); a toolbar button used from the keyboard keeps the focus through its action', async () => {
   const { context, page } = await openDemo();
   try {

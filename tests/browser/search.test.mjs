@@ -995,6 +995,56 @@ test('the past-session tools read an edited chat as it reads now: on the branch 
   assert.equal(transcript, 'user: Plan a day in Paris\nassistant: Louvre, then the Seine.\nuser: Now a day in Lisbon\nassistant: Trams and pastéis.');
 });
 
+test('a turn the original popped and wrote again, after an edit made from a later turn: the edit does not show it (its view says so exactly), and the past-session tools do not report it as the chat’s', async () => {
+  const { page } = await openHarness(env);
+  model.reset();
+  model.script(
+    { calls: [{ name: 'search_past_sessions', arguments: { query: 'madrid' } }] },
+    { calls: [{ name: 'search_past_sessions', arguments: { query: 'rome' } }] },
+    { text: 'done' },
+  );
+  const r = await page.evaluate(
+    async ({ url }) => {
+      const dbName = 'past-tools-rewritten';
+      const trip = new lib.IndexedDbSession('trip', { dbName, userId: 'ann' });
+      await trip.addItems([
+        { role: 'user', content: 'Plan a day in Paris' },
+        { role: 'assistant', content: 'Louvre, then the Seine.' },
+        { role: 'user', content: 'Now a day in Rome' },
+        { role: 'assistant', content: 'Colosseum and pasta.' },
+        { role: 'user', content: 'Now a day in Berlin' },
+        { role: 'assistant', content: 'The Wall and museums.' },
+      ]);
+      // The third question edited: the chat reads Paris, Rome, then Lisbon.
+      await trip.createBranchFromTurn(3, 'edit');
+      await trip.addItems([{ role: 'user', content: 'Now a day in Lisbon' }, { role: 'assistant', content: 'Trams and pastéis.' }]);
+      // On the original, Undo twice (the edit keeps Rome, as its own copy), then another second turn.
+      const main = new lib.IndexedDbSession('trip', { dbName, userId: 'ann', branch: 'main' });
+      for (let i = 0; i < 4; i++) await main.popItem();
+      await main.addItems([{ role: 'user', content: 'Now Madrid' }, { role: 'assistant', content: 'Prado and tapas.' }]);
+      await trip.switchBranch('edit');
+      const edit = (await trip.listBranches()).find((b) => b.branchId === 'edit');
+      const shows = (hit) => edit.view.some((v) => v.branchId === (hit.branch ?? 'main') && hit.seq >= v.from && hit.seq < v.to);
+      const search = async (query) =>
+        (await lib.searchSessions({ dbName, userId: 'ann', query })).map((hit) => [hit.turn, hit.branch ?? 'main', shows(hit)]);
+      const hits = { madrid: await search('madrid'), rome: await search('rome') };
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'a', model: 'm', pastSessions: true });
+      const result = await runner.run(agent, 'where did we go?', { session: new lib.IndexedDbSession('now', { dbName, userId: 'ann' }) });
+      return { hits, done: result.finalOutput, items: (await trip.getItems()).map((i) => i.content) };
+    },
+    { url: model.url },
+  );
+  assert.deepEqual(r.items, ['Plan a day in Paris', 'Louvre, then the Seine.', 'Now a day in Rome', 'Colosseum and pasta.', 'Now a day in Lisbon', 'Trams and pastéis.']);
+  // Main's Madrid is turn 2 there, below the turn the edit was made from: not the edit's.
+  assert.deepEqual(r.hits.madrid, [[2, 'main', false]]);
+  assert.deepEqual(r.hits.rome, [[2, 'edit', true]]);
+  assert.equal(r.done, 'done');
+  const [madrid, rome] = model.requests.at(-1).body.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content));
+  assert.deepEqual(madrid.sessions, [], 'the chat as it reads now has no Madrid');
+  assert.deepEqual(rome.sessions.map((s) => s.turns), [[{ turn: 2, user: 'Now a day in Rome', match: 'Now a day in Rome' }]]);
+});
+
 test('over an encrypted session, compacted or not, the past-session tools find nothing: not its own sealed chats, nor the user’s others', async () => {
   const { page } = await openHarness(env);
   model.reset();

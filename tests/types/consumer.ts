@@ -15,6 +15,8 @@ import {
   watchSessions,
   type RepairReport,
   type BranchInfo,
+  type BranchView,
+  type SearchHit,
   type SessionChangeEvent,
   type SessionListChange,
   type TurnInfo,
@@ -297,6 +299,8 @@ async function useBranches(): Promise<void> {
   await session.switchBranch(branch);
   const branches: BranchInfo[] = await session.listBranches();
   const parent: string | null = branches[0].parent;
+  const view: BranchView[] | undefined = branches[0].view;
+  const shows = (hit: SearchHit): boolean => !!view?.some((v) => v.branchId === (hit.branch ?? 'main') && hit.seq >= v.from && hit.seq < v.to);
   const turns: TurnInfo[] = await session.getTurns({ branch: id });
   const found: TurnInfo[] = await session.findTurns('東京');
   await session.storeRunUsage({ inputTokens: 10, outputTokens: 2 });

@@ -1407,7 +1407,7 @@ pub async fn list(conn: &Connection, t: &Target<'_>, current: &str) -> Result<Js
     let tx = read_tx(conn, t, "listBranches").await?;
     tx.run(async |tx| {
         let loaded = load(tx, t).await?;
-        let entry = |b: &Branch, count: u64, created: JsValue| -> JsValue {
+        let entry = |b: &Branch, count: u64, created: JsValue, view: Array| -> JsValue {
             object(&[
                 ("branchId", b.id.as_str().into()),
                 (
@@ -1434,20 +1434,34 @@ pub async fn list(conn: &Connection, t: &Target<'_>, current: &str) -> Result<Js
                                 .is_none_or(|at| at == b.created_at)))
                     .into(),
                 ),
+                ("view", view.into()),
             ])
             .into()
         };
         let Some(l) = loaded else {
             let record = crate::core::session::SessionRecord::new(t.session_id, t.user_id, 0.0);
             let tree = Tree::new(&record, Vec::new())?;
-            return Ok(Array::of1(&entry(&tree.branches[0], 0, JsValue::NULL)).into());
+            return Ok(
+                Array::of1(&entry(&tree.branches[0], 0, JsValue::NULL, Array::new())).into(),
+            );
         };
         let out = Array::new();
         for b in &l.tree.branches {
+            // The stored rows it shows (what tells a search hit on it, exactly: turn numbers do
+            // not, a branch's turns popped and written again being other rows of the same turns).
+            let view = Array::new();
+            for s in l.tree.segments(t.session_id, &b.id)? {
+                view.push(&object(&[
+                    ("branchId", s.owner.as_str().into()),
+                    ("from", (s.lo as f64).into()),
+                    ("to", (s.hi as f64).into()),
+                ]));
+            }
             out.push(&entry(
                 b,
                 l.tree.item_count(t.session_id, &b.id)?,
                 b.created_at.into(),
+                view,
             ));
         }
         Ok(out.into())
