@@ -86,6 +86,7 @@ pub fn run_error(error: crate::backend::runner::RunError) -> JsValue {
         RunError::Tripwire {
             kind,
             name,
+            returned,
             info,
             agent,
             output,
@@ -108,11 +109,8 @@ pub fn run_error(error: crate::backend::runner::RunError) -> JsValue {
                 .ok()
                 .and_then(|s| s.as_string())
                 .unwrap_or_else(|| "undefined".into());
-            let verdict = crate::backend::js::object(&[
-                ("tripwireTriggered", true.into()),
-                ("outputInfo", info),
-            ]);
-            let result = guardrail_result(kind, &name, verdict.into(), &agent, &output);
+            // What the guardrail returned, as a passing one's result holds it.
+            let result = guardrail_result(kind, &name, returned, &agent, &output);
             js_error(
                 error_name,
                 &format!("{which} guardrail triggered: {info_text}"),

@@ -144,11 +144,12 @@ pub enum RunError {
         message: String,
         raw: String,
     },
-    /// A guardrail's tripwire was triggered: its name, what it returned as `outputInfo`, and
-    /// for an output guardrail the agent and the output it blocked.
+    /// A guardrail's tripwire was triggered: its name, what it returned (as it returned it) and
+    /// its `outputInfo`, and for an output guardrail the agent and the output it blocked.
     Tripwire {
         kind: GuardrailKind,
         name: String,
+        returned: JsValue,
         info: JsValue,
         agent: JsValue,
         output: JsValue,
@@ -1297,6 +1298,7 @@ impl Run<'_> {
                     kind,
                     name: g.name.clone(),
                     info: read("outputInfo")?,
+                    returned: r,
                     agent: self.agent_object(),
                     output,
                 });

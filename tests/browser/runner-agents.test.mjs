@@ -327,7 +327,8 @@ for (const api of ['chat_completions', 'responses']) {
               execute: async ({ input, context, agent }) => {
                 seen.push({ kind: 'input', last: input.at(-1).content, context, agent: agent.name });
                 const text = input.at(-1).content;
-                return { tripwireTriggered: /homework/.test(text), outputInfo: { reason: 'homework' } };
+                // (A field of its own: the error's result, as a passing one's, holds what it returned.)
+                return { tripwireTriggered: /homework/.test(text), outputInfo: { reason: 'homework' }, checkedBy: 'rules' };
               },
             };
             const noSecrets = {
@@ -378,7 +379,7 @@ for (const api of ['chat_completions', 'responses']) {
         assert.equal(r.input.code, 'INPUT_GUARDRAIL_TRIPWIRE');
         assert.equal(r.input.isError, true);
         assert.equal(r.input.message, 'Input guardrail triggered: {"reason":"homework"}');
-        assert.deepEqual(r.input.result, { guardrail: { type: 'input', name: 'no_homework' }, output: { tripwireTriggered: true, outputInfo: { reason: 'homework' } } });
+        assert.deepEqual(r.input.result, { guardrail: { type: 'input', name: 'no_homework' }, output: { tripwireTriggered: true, outputInfo: { reason: 'homework' }, checkedBy: 'rules' } });
         assert.deepEqual(transcript(r.afterInput), [['user', 'earlier']], 'a tripped input guardrail saves nothing, as the SDK');
         assert.equal(model.requests.length, 3, 'the tripped run never called the model (two calls for the blocked answer, one for the last run)');
         assert.equal(r.output.name, 'OutputGuardrailTripwireTriggered');
@@ -396,7 +397,7 @@ for (const api of ['chat_completions', 'responses']) {
           ['function_call_result', 'call_w Sunny in Rome'],
         ]);
         assert.deepEqual(r.results, {
-          input: [{ guardrail: { type: 'input', name: 'no_homework' }, output: { tripwireTriggered: false, outputInfo: { reason: 'homework' } } }],
+          input: [{ guardrail: { type: 'input', name: 'no_homework' }, output: { tripwireTriggered: false, outputInfo: { reason: 'homework' }, checkedBy: 'rules' } }],
           output: [{ guardrail: { type: 'output', name: 'no_secrets' }, output: { tripwireTriggered: false, outputInfo: 'leaks a secret' }, agent: 'Tutor', agentOutput: 'Nothing to hide.' }],
         }, 'the results of the guardrails that let the run go on, as the SDK gives them');
         assert.deepEqual(r.seen, [
