@@ -17,6 +17,33 @@ pub fn js_error(name: &str, message: &str, fields: &[(&str, JsValue)]) -> JsValu
     e.into()
 }
 
+/// The error a run that stopped rejects with, holding `state` (where it stopped): `error`
+/// itself, unless it holds another run's already (one signal stopping several runs, each
+/// throwing its reason; a session that threw one error object twice). Then a new error of its
+/// name and message holds this run's, with `error` as its `cause`, and the first run's error
+/// keeps its own.
+#[cfg(feature = "runner")]
+pub fn with_state(error: JsValue, state: &JsValue) -> JsValue {
+    use wasm_bindgen::JsCast;
+    let key = JsValue::from_str("state");
+    let error = if js_sys::Object::has_own(error.unchecked_ref::<js_sys::Object>(), &key) {
+        let text = |k: &'static str| {
+            crate::backend::js::get(&error, k)
+                .ok()
+                .and_then(|v| v.as_string())
+        };
+        js_error(
+            &text("name").unwrap_or_else(|| "Error".into()),
+            &text("message").unwrap_or_default(),
+            &[("cause", error)],
+        )
+    } else {
+        error
+    };
+    let _ = js_sys::Reflect::set(&error, &key, state);
+    error
+}
+
 /// An error of a coded family: `name` is the family's, `code` the error's.
 pub fn coded_error<C: ErrorFamily>(error: &Error<C>) -> JsValue {
     js_error(

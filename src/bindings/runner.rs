@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use crate::backend::after_turn::AfterTurn;
 use crate::backend::args::optional_string;
 use crate::backend::compaction::Compactor;
-use crate::backend::error::{coded_error, run_error};
+use crate::backend::error::{coded_error, run_error, with_state};
 use crate::backend::js::{describe, js_promise};
 use crate::backend::model::ModelClient;
 use crate::backend::run_options::{
@@ -775,16 +775,13 @@ impl Runner {
                             | RunError::Tripwire { .. }
                     );
                     let error = run_error(failure.error);
-                    if let (true, Some(state), true) = (resumable, failure.state, error.is_object())
-                    {
-                        let agent = waiting_agent(&spec, agent_object, &state);
-                        let _ = js_sys::Reflect::set(
-                            &error,
-                            &"state".into(),
-                            &RunState::wrap(state, agent),
-                        );
+                    match (resumable, failure.state, error.is_object()) {
+                        (true, Some(state), true) => {
+                            let agent = waiting_agent(&spec, agent_object, &state);
+                            Err(with_state(error, &RunState::wrap(state, agent)))
+                        }
+                        _ => Err(error),
                     }
-                    Err(error)
                 }
             }
         }))

@@ -1079,6 +1079,52 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r, { name: 'AbortError', waiting: ['pay'], done: ['book', 'pay'], final: 'Booked and paid.' });
     });
 
+    test('one signal stopping two runs at once: each error carries its own run’s state (the second a new AbortError whose cause is the reason), and each resumes its own chat', async () => {
+      model.script(
+        { calls: [{ name: 'look', arguments: {}, id: 'call_la' }] },
+        { calls: [{ name: 'look', arguments: {}, id: 'call_lb' }] },
+        { text: 'First done.' },
+        { text: 'Second done.' },
+      );
+      const r = await inPage(
+        async ({ url, api }) => {
+          const controller = new AbortController();
+          let started = 0;
+          let both;
+          const bothStarted = new Promise((ok) => (both = ok));
+          // The page's Stop-all: once both runs are in their tools.
+          const look = async () => {
+            if (++started === 2) both();
+            await bothStarted;
+            controller.abort();
+            return 'looked';
+          };
+          const agent = new lib.Agent({ name: 'A', model: 'm', tools: [{ name: 'look', execute: look }] });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const first = new lib.IndexedDbSession('stop-all-1-' + Math.random());
+          const second = new lib.IndexedDbSession('stop-all-2-' + Math.random());
+          const errors = await Promise.all([
+            runner.run(agent, 'first question', { session: first, signal: controller.signal }).catch((e) => e),
+            runner.run(agent, 'second question', { session: second, signal: controller.signal }).catch((e) => e),
+          ]);
+          const reason = controller.signal.reason;
+          const shapes = errors.map((e) => [e.name, e === reason || e.cause === reason]);
+          const done = [];
+          for (const [k, session] of [first, second].entries()) done.push((await runner.run(agent, errors[k].state, { session })).finalOutput);
+          const firsts = async (s) => (await s.getItems()).filter((i) => i.role === 'user').map((i) => i.content);
+          return { shapes, distinct: errors[0].state !== errors[1].state, done, users: [await firsts(first), await firsts(second)] };
+        },
+        { api },
+      );
+      assert.deepEqual(r.shapes, [
+        ['AbortError', true],
+        ['AbortError', true],
+      ]);
+      assert.equal(r.distinct, true);
+      assert.deepEqual(r.done, ['First done.', 'Second done.']);
+      assert.deepEqual(r.users, [['first question'], ['second question']]);
+    });
+
     test('a run stopped while its last tool call is decided (an async needsApproval) starts no tool', async () => {
       model.script({ calls: [{ name: 'book', arguments: {}, id: 'call_c' }] });
       const r = await inPage(
