@@ -50,10 +50,12 @@ export function recordStore(dbName, store) {
         reject(coded(error, dbName, true));
         return;
       }
+      let timer;
       request.onupgradeneeded = () => {
+        // Not given up on once the upgrade runs.
+        clearTimeout(timer);
         if (!request.result.objectStoreNames.contains(store)) request.result.createObjectStore(store, { keyPath: 'id' });
       };
-      let timer;
       request.onblocked = () => {
         timer ??= setTimeout(() => {
           stuck = true;

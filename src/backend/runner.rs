@@ -1076,12 +1076,12 @@ impl Run<'_> {
             };
             self.record(state, &call, output, &who);
         }
-        // Stopped while the tools ran: the run rejects, as it does when stopped anywhere else,
-        // where it would have paused for the calls still waiting for a decision.
-        if let Some(reason) = aborted(self.options.signal.as_ref()) {
-            return Err(RunError::Aborted(reason));
-        }
         if !waiting.is_empty() {
+            // Stopped while the tools ran: the run rejects, as it does when stopped anywhere
+            // else, where it would have paused for the calls still waiting for a decision.
+            if let Some(reason) = aborted(self.options.signal.as_ref()) {
+                return Err(RunError::Aborted(reason));
+            }
             return Ok((waiting, decided));
         }
         if let Some((call, h)) = handoff {
