@@ -6,7 +6,7 @@
 // chat and the user shown now).
 import { lockedOut, openVersion, state } from './state.js';
 import { refresh } from './chats.js';
-import { el, hideError, openEditor, setStatus, showError, updateControls } from './view.js';
+import { el, hideError, openEditor, putBack, setStatus, showError, updateControls } from './view.js';
 
 /** The re-read for another tab's change in progress, if any. */
 let syncing = null;
@@ -128,7 +128,11 @@ export function whenIdle() {
  * opened in its place, its text is never carried over to a message there). */
 export async function refreshKeepingEdit(chat) {
   const box = chat === openVersion() && el.messages.querySelector('.msg-editor textarea');
-  const edit = box && { turn: box.closest('.msg').dataset.turn, focused: document.activeElement === box };
+  const edit = box && {
+    turn: box.closest('.msg').dataset.turn,
+    focused: document.activeElement === box,
+    original: box.closest('.msg').querySelector('.msg-text')?.textContent,
+  };
   // Where the keyboard was (the input box, a control), to give it back: the editor takes it.
   const active = document.activeElement;
   await refresh();
@@ -138,7 +142,16 @@ export async function refreshKeepingEdit(chat) {
   const li = el.messages.querySelector(`.msg[data-turn="${edit.turn}"]`);
   // (Nor where the message can no longer be edited: the chats were locked meanwhile, and an
   // encrypted chat has no branches to send an edit to.)
-  if (!li?.querySelector('.msg-edit')) return;
+  if (!li?.querySelector('.msg-edit')) {
+    // The message is gone (undone or cleared, here or in another tab): what was typed goes to the
+    // message box, not lost (a box left as it was opened held nothing new). Not where the chats
+    // were locked: locking leaves no draft for whoever comes to the screen next.
+    if (box.value.trim() && box.value !== edit.original && !lockedOut()) {
+      putBack(box.value);
+      setStatus('The message you were editing is no longer in the chat (undone or cleared); your edited text is in the message box.');
+    }
+    return;
+  }
   openEditor(li);
   const again = el.messages.querySelector('.msg-editor textarea');
   // What the box holds now (what was typed while the view was read included), and where its

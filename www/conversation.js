@@ -13,7 +13,7 @@ import { busy } from './busy.js';
 import { track } from './background.js';
 import { settleOpenChat } from './actions.js';
 import { sessionLockName } from './lib.js';
-import { el, focusInput, openEditor, renderAgent, renderMessages, setStatus, startExchange, updateControls } from './view.js';
+import { el, focusInput, openEditor, putBack, renderAgent, renderMessages, setStatus, startExchange, updateControls } from './view.js';
 
 export async function send(text) {
   if (state.busy || !text.trim()) return;
@@ -31,12 +31,6 @@ export async function send(text) {
     return exchange(text, 'Saved to IndexedDB.');
   });
   focusInput();
-}
-
-/** Puts an unsent message back into the input box, before what was typed there meanwhile (a
- * reply waited for another tab's, and the box stayed usable): nothing typed is lost. */
-function putBack(text) {
-  el.input.value = el.input.value.trim() ? `${text}\n\n${el.input.value}` : text;
 }
 
 /** Sends `text` in place of user message `turn` (1-based): a new branch of the chat shows what
@@ -113,6 +107,12 @@ export async function regenerate(turn, text) {
     box.value = text;
     box.focus();
   } else {
+    // The message is gone (undone or cleared, here or in another tab): the edited text goes to
+    // the message box, not lost.
+    if (unsent) {
+      putBack(text);
+      setStatus('The message you edited is no longer in the chat (undone or cleared); your edited text is in the message box.');
+    }
     focusInput();
   }
 }

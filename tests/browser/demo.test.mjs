@@ -3560,6 +3560,36 @@ async function lenaInTwoTabs(context, a) {
   return b;
 }
 
+test('an edit being typed when its message is undone, here or in another tab, goes to the message box, not lost; an edit sent after its message was undone there too', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    const b = await lenaInTwoTabs(context, a);
+    await say(a, 'my city is Lima');
+    const editing = async (text) => {
+      await a.click('#messages .msg[data-turn="2"] .msg-edit');
+      await a.fill('#messages .msg-editor textarea', text);
+    };
+    // Undone in this tab: the question is back in the box, after the edited text.
+    await editing('my city is Cusco');
+    await a.click('#undo');
+    await idle(a);
+    assert.equal(await a.inputValue('#input'), 'my city is Cusco\n\nmy city is Lima');
+    assert.match(await a.textContent('#status'), /your edited text is in the message box/);
+    await a.fill('#input', '');
+    await say(a, 'my city is Lima');
+    // Undone in the other tab while this one edits.
+    await editing('my city is Arequipa');
+    await b.click('#undo');
+    await idle(b);
+    await until(a, () => !document.querySelector('#messages .msg[data-turn="2"]') && document.getElementById('app').dataset.sync === 'false');
+    assert.equal(await a.inputValue('#input'), 'my city is Arequipa');
+    assert.match(await a.textContent('#status'), /your edited text is in the message box/);
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a passphrase opens its chats however its accents were typed (one character, or a letter and an accent), and a lock made from the text as typed still opens', async () => {
   const { context, page } = await openDemo();
   const composed = 'crème brûlée tonight';
