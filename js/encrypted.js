@@ -360,16 +360,18 @@ export class EncryptedSession {
 
   /** Encrypts `items` (each with when it was added: `at`, one time or one per item), every one
    * before anything is written: a failure writes nothing. The plaintext is JSON: an item JSON
-   * cannot write (a cycle, a BigInt, a getter that throws) is refused as `INVALID_ITEM`. */
-  async #sealAll(key, items, at) {
+   * cannot write (a cycle, a BigInt, a getter that throws) is refused as `INVALID_ITEM`, named
+   * by its index among the caller's items (`indices`, where `items` are some of them). */
+  async #sealAll(key, items, at, indices) {
     const texts = items.map((item, i) => {
       const proto = item !== null && typeof item === 'object' && Object.getPrototypeOf(item);
+      const n = indices?.[i] ?? i;
       // A class instance (a Date, a Map) would come back as JSON makes it, not as given.
-      if (proto !== Object.prototype && proto !== null) throw sessionError('INVALID_ITEM', `items[${i}] is not a plain object`);
+      if (proto !== Object.prototype && proto !== null) throw sessionError('INVALID_ITEM', `items[${n}] is not a plain object`);
       try {
         return JSON.stringify({ item, at: Array.isArray(at) ? at[i] : at }, binaryRefused);
       } catch (error) {
-        throw sessionError('INVALID_ITEM', `items[${i}] cannot be written as JSON to be encrypted (${error?.message ?? error})`);
+        throw sessionError('INVALID_ITEM', `items[${n}] cannot be written as JSON to be encrypted (${error?.message ?? error})`);
       }
     });
     return Promise.all(texts.map((text) => this.#seal(key, text)));
@@ -729,6 +731,13 @@ export class EncryptedSession {
 
   #replace(givenItems, givenOptions, what) {
     const compaction = what === 'replaceHistoryWithCompaction';
+    // What the write is told as (a compaction this package's runner makes through `replaceHistory`).
+    let named = compaction ? 'compaction' : undefined;
+    try {
+      named ??= givenOptions?.[CHANGE_EVENT];
+    } catch {
+      // (Options that cannot be read are refused below.)
+    }
     // Copied now (see addItems); options named as the wrapped session names them.
     const write = ([items], [options]) => this.#write(async () => {
       if (typeof this.#inner.replaceHistory !== 'function') {
@@ -788,18 +797,27 @@ export class EncryptedSession {
           hidden = true;
         }
       }
-      // When each item was added: those shown in the history keep theirs. Items repeated (a
-      // "continue" sent twice) are matched from the newest, as a compaction keeps the newest.
+      // When each item was added: those shown in the history keep theirs, and are handed on as
+      // they are stored, not encrypted again (the turns a compaction keeps, the questions a
+      // server's compaction gives back): the wrapped session keeps them as they were, and
+      // archives only what was replaced. Items repeated (a "continue" sent twice) are matched
+      // from the newest, as a compaction keeps the newest. (One stored without its time is
+      // sealed again, with one.)
       const added = new Map();
-      for (const o of opened) {
-        if (o === null || typeof o.at !== 'number' || this.#expired(o.at)) continue;
+      const times = [];
+      opened.forEach((o, k) => {
+        if (o === null || typeof o.at !== 'number' || this.#expired(o.at)) return;
         const text = canonical(o.item);
-        added.set(text, [...(added.get(text) ?? []), o.at]);
-      }
+        added.set(text, [...(added.get(text) ?? []), k]);
+        times.push(o.at);
+      });
       const at = [];
+      const reused = [];
       for (let i = items.length - 1; i >= 0; i--) {
         try {
-          at[i] = added.get(canonical(items[i]))?.pop();
+          JSON.stringify(items[i], binaryRefused);
+          reused[i] = added.get(canonical(items[i]))?.pop();
+          at[i] = opened[reused[i]]?.at;
         } catch {
           // (refused below, naming the item)
         }
@@ -810,32 +828,16 @@ export class EncryptedSession {
       // on day 59 under a 30-day TTL, and each compaction would put it off again). Other new
       // items (the answer the SDK saves after a compaction item) are new: added now.
       const now = this.#now();
-      const oldest = [...added.values()].flat().reduce((a, b) => Math.min(a, b), now);
+      const oldest = times.reduce((a, b) => Math.min(a, b), now);
       for (let i = 0; i < items.length; i++) at[i] ??= isSummary(items[i]) ? oldest : now;
-      // The items the history ends with and so does the new one (the turns a compaction keeps)
-      // are handed on as they are stored, not encrypted again: the wrapped session keeps them
-      // as they were, and archives only what was replaced.
-      let kept = 0;
-      while (kept < items.length && kept < stored.length) {
-        const o = opened[stored.length - 1 - kept];
-        // (One stored without its time is sealed again, with one.)
-        if (o === null || typeof o.at !== 'number' || this.#expired(o.at)) break;
-        const item = items[items.length - 1 - kept];
-        try {
-          JSON.stringify(item, binaryRefused);
-          if (canonical(o.item) !== canonical(item)) break;
-        } catch {
-          break; // (refused below, naming the item)
-        }
-        kept++;
-      }
-      const fresh = items.length - kept;
-      const sealed = [...(await this.#sealAll(key, items.slice(0, fresh), at.slice(0, fresh))), ...stored.slice(stored.length - kept)];
+      const fresh = items.flatMap((_, i) => (reused[i] === undefined ? [i] : []));
+      const made = await this.#sealAll(key, fresh.map((i) => items[i]), fresh.map((i) => at[i]), fresh);
+      const sealed = items.map((_, i) => (reused[i] === undefined ? made.shift() : stored[reused[i]]));
       // Archived by default only when every item replaced is under this key: a history in clear
       // (encrypted in place) or under another key (a new key given) would stay in the archive
       // as it was. Also when the items expected left some out: the caller never saw them.
       const archive = options?.archive ?? (hidden || opened.every((o) => o !== null));
-      const told = compaction ? { [CHANGE_EVENT]: 'compaction' } : {};
+      const told = typeof named === 'string' ? { [CHANGE_EVENT]: named } : {};
       await this.#inner.replaceHistory(sealed, { archive, ...(Array.isArray(expected) ? { expectedItems: stored } : {}), ...told });
     });
     return withCopies([givenItems], 'INVALID_ITEM', what, (items) => withCopies([givenOptions], 'INVALID_OPTIONS', what, (options) => write(items, options), 'the options'));

@@ -119,17 +119,20 @@ fn walk_object(
     Ok(())
 }
 
-/// How many of a history's `old` items a replacement by `new` replaces, from the first: those
-/// before the run of items at its end that `new` ends with too (the turns a compaction keeps
-/// are still in the history, not replaced, so not archived).
-pub fn replaced_count(old: &[JsValue], new: &[(JsValue, bool)]) -> usize {
-    let same =
-        |o: &JsValue, n: &JsValue| matches!((canonical(o), canonical(n)), (Ok(a), Ok(b)) if a == b);
-    let kept = old
-        .iter()
-        .rev()
-        .zip(new.iter().rev())
-        .take_while(|(o, (n, _))| same(o, n))
-        .count();
-    old.len() - kept
+/// Which of a history's `old` items a replacement by `new` replaces (to be archived): those
+/// `new` does not hold. An item the new history still holds (the turns a compaction keeps, a
+/// server's compaction item kept before a summary, the user messages `/responses/compact` gives
+/// back) is not replaced, so not archived again at every compaction. Matched from the newest,
+/// each item of `new` standing for one of `old`.
+pub fn to_archive(old: &[JsValue], new: &[(JsValue, bool)]) -> Vec<bool> {
+    let mut left: Vec<Option<String>> = new.iter().map(|(n, _)| canonical(n).ok()).collect();
+    let mut out = vec![true; old.len()];
+    for (i, o) in old.iter().enumerate().rev() {
+        let Ok(o) = canonical(o) else { continue };
+        if let Some(n) = left.iter_mut().rev().find(|n| n.as_deref() == Some(&o)) {
+            *n = None;
+            out[i] = false;
+        }
+    }
+    out
 }

@@ -15,7 +15,7 @@ use wasm_bindgen::JsValue;
 
 use crate::core::compaction::{
     awaits_answer, candidates, compacted_items, is_server_compaction, replaced, should_compact,
-    summary_input, summary_item, Strategy, SUMMARY_INSTRUCTIONS,
+    stored_originals, summary_input, summary_item, Strategy, SUMMARY_INSTRUCTIONS,
 };
 use crate::core::error::{ErrorFamily, RunnerError, RunnerErrorCode, SessionErrorCode};
 use crate::core::wire::items::to_responses_item;
@@ -122,8 +122,18 @@ impl Compactor {
                 (compacted, usage)
             }
             Strategy::Responses => {
-                let (items, usage) = self.compact_on_server(&items).await?;
-                (items.iter().map(json_to_js).collect(), usage)
+                let (compacted, usage) = self.compact_on_server(&items).await?;
+                let originals = stored_originals(&compacted, &items);
+                let written = compacted
+                    .iter()
+                    .zip(originals)
+                    .map(|(item, original)| {
+                        original
+                            .and_then(|i| stored_items.get(i).cloned())
+                            .unwrap_or_else(|| json_to_js(item))
+                    })
+                    .collect();
+                (written, usage)
             }
         };
         let (mut compacted, mut stored, mut read) = (compacted, stored, items);
@@ -289,6 +299,13 @@ impl Compactor {
                 ("archive", self.archive.into()),
                 ("expectedItems", stored.clone()),
             ]);
+            // Told to this package's sessions' subscribers as a compaction, not as any other
+            // replacement of the history.
+            let _ = js_sys::Reflect::set(
+                &options,
+                &js_sys::Symbol::for_("agent-sessions.changeEvent"),
+                &"compaction".into(),
+            );
             call_session(session, "replaceHistory", &[items, options.into()]).await?;
         } else if js::has_method(session, "applyHistoryTransaction") {
             // (The SDK's `MemorySession`: one transaction, refused if the history changed since

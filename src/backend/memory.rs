@@ -20,7 +20,7 @@ use super::branch_js::{
     folded, invalid_turn, item_facts, session_usage_js, tool_usage_js, turn_usage_js, turns_js,
     From,
 };
-use super::canonical::{canonical, replaced_count};
+use super::canonical::{canonical, to_archive};
 use super::js::{self, clone_value, error_text, now};
 use super::metadata::{give_default_title, info, is_summary, Changes};
 use super::session::{SessionCore, SessionState};
@@ -475,10 +475,10 @@ impl SessionState for MemorySessionState {
             items.iter().map(|(_, s)| *s),
         );
         let archive = match options.archive {
-            true => replaced_count(&old, &items),
-            false => 0,
+            true => to_archive(&old, &items),
+            false => Vec::new(),
         };
-        history.replace_all(items, archive, now())?;
+        history.replace_all(items, &archive, now())?;
         drop(history);
         if base > 0 {
             let branch = self.current.borrow().clone();

@@ -277,6 +277,39 @@ pub fn compacted_items(output: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// For each item of `compacted` (as [`compacted_items`] gives them), the stored item of `stored`
+/// it is, where the server gave back a user message of the history as it was sent (in the API's
+/// shape, maybe with an id of its own): that one is written back as it was stored, so that what
+/// was added is what comes back, and what keeps an item's time (an `EncryptedSession`'s TTL)
+/// finds it. Matched in order, each stored item once.
+pub fn stored_originals(compacted: &[Value], stored: &[Value]) -> Vec<Option<usize>> {
+    let without_id = |v: &Value| {
+        let mut v = v.clone();
+        if let Value::Object(m) = &mut v {
+            m.remove("id");
+        }
+        v
+    };
+    let mut from = 0;
+    compacted
+        .iter()
+        .map(|item| {
+            if !is_user_message(item) {
+                return None;
+            }
+            let item = without_id(item);
+            let at = stored[from..].iter().position(|s| {
+                is_user_message(s)
+                    && super::wire::items::to_responses_item(s)
+                        .and_then(|sent| compacted_items(&[sent]).pop())
+                        .is_some_and(|c| without_id(&c) == item)
+            })?;
+            from += at + 1;
+            Some(from - 1)
+        })
+        .collect()
+}
+
 /// An `input_image` or `input_file` part of the API as the SDK stores it (what its compaction
 /// session does): the source (`image_url`, `file_data`, `file_url` or `file_id`) as `image` or
 /// `file`, an id as `{ id }`; `detail` and `filename` kept.
@@ -489,6 +522,35 @@ mod tests {
                 json!({"type": "message", "role": "user", "id": "m1", "content": [{"type": "input_text", "text": "hi"}]}),
                 json!({"type": "compaction", "id": "cmp", "encrypted_content": "ENC"}),
             ]
+        );
+    }
+
+    #[test]
+    fn user_messages_the_server_gave_back_are_the_stored_ones_in_order_each_once() {
+        let stored = [
+            user("hi"),
+            answer("hello"),
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "again"}]}),
+            answer("sure"),
+            user("hi"),
+        ];
+        let output = [
+            json!({"type": "message", "id": "m1", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}),
+            json!({"type": "message", "id": "m2", "role": "user", "content": [{"type": "input_text", "text": "again"}]}),
+            json!({"type": "message", "id": "m3", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}),
+            // Not one of the history's (a server's own wording): kept as given.
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi there"}]}),
+            json!({"type": "compaction", "id": "cmp", "encrypted_content": "ENC"}),
+        ];
+        assert_eq!(
+            stored_originals(&compacted_items(&output), &stored),
+            vec![Some(0), Some(2), Some(4), None, None]
+        );
+        // Out of order: only what follows the last match is looked at.
+        let swapped = [output[2].clone(), output[1].clone()];
+        assert_eq!(
+            stored_originals(&compacted_items(&swapped), &stored[..3]),
+            vec![Some(0), Some(2)]
         );
     }
 

@@ -134,13 +134,21 @@ impl<T> MemoryHistory<T> {
 
     /// Replaces the whole history by `items`; the `archive` oldest of the old items move to the
     /// archive (the others are dropped).
-    pub fn replace_all(&mut self, items: Vec<(T, bool)>, archive: usize, now: f64) -> Result<()> {
+    pub fn replace_all(&mut self, items: Vec<(T, bool)>, archive: &[bool], now: f64) -> Result<()> {
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
-        let archive = archive.min(self.entries.len());
-        let placements = self.record.replace_all(&starts, archive as u64, now)?;
+        let moved = archive
+            .iter()
+            .take(self.entries.len())
+            .filter(|a| **a)
+            .count();
+        let placements = self.record.replace_all(&starts, moved as u64, now)?;
         let old = std::mem::take(&mut self.entries);
-        self.archive
-            .extend(old.into_iter().take(archive).map(|e| e.item));
+        self.archive.extend(
+            old.into_iter()
+                .zip(archive)
+                .filter(|(_, a)| **a)
+                .map(|(e, _)| e.item),
+        );
         self.push(items, placements, now);
         Ok(())
     }
@@ -455,25 +463,37 @@ mod tests {
         let mut h = MemoryHistory::new("s", 0.0);
         h.add(vec![("q1", true), ("a1", false), ("q2", true)], 1.0)
             .unwrap();
-        h.replace_all(vec![("summary", false), ("q2", true)], 3, 2.0)
+        h.replace_all(vec![("summary", false), ("q2", true)], &[true; 3], 2.0)
             .unwrap();
         assert_eq!(items(&h, Limit::All), ["summary", "q2"]);
         assert_eq!(h.archived(None, 0), ["q1", "a1", "q2"]);
         assert_eq!(h.archived(Some(2), 0), ["a1", "q2"]);
         assert_eq!(h.archived(Some(2), 2), ["q1"]);
         assert!(h.archived(Some(2), 9).is_empty());
-        h.replace_all(vec![("again", false)], 0, 3.0).unwrap();
+        h.replace_all(vec![("again", false)], &[], 3.0).unwrap();
         assert_eq!(
             h.archived(None, 0).len(),
             3,
             "archive: false keeps nothing more"
         );
-        // The oldest `archive` move; the others are dropped.
-        h.replace_all(vec![("last", false)], 0, 3.5).unwrap();
+        // Those `archive` marks move; the others are dropped.
+        h.replace_all(vec![("last", false)], &[], 3.5).unwrap();
         h.add(vec![("q3", true), ("a3", false)], 3.6).unwrap();
-        h.replace_all(vec![("summary 2", false), ("a3", false)], 2, 3.7)
-            .unwrap();
+        h.replace_all(
+            vec![("summary 2", false), ("a3", false)],
+            &[true, true],
+            3.7,
+        )
+        .unwrap();
         assert_eq!(h.archived(Some(2), 0), ["last", "q3"]);
+        h.replace_all(
+            vec![("summary 3", false), ("a3", false)],
+            &[true, false, false],
+            3.8,
+        )
+        .unwrap();
+        assert_eq!(h.archived(Some(2), 0), ["q3", "summary 2"]);
+        assert_eq!(h.record().archived_count, 6);
         h.clear(4.0);
         assert!(h.archived(None, 0).is_empty());
     }

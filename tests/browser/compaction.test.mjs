@@ -110,6 +110,36 @@ for (const api of ['chat_completions', 'responses']) {
 }
 
 describe('compaction', () => {
+test('a compaction this package makes is told to subscribers as one (change: compaction), over our sessions and an EncryptedSession, not as any replacement of the history', async () => {
+  model.script({ text: 'Summary one.' }, { text: 'Summary two.' }, { text: 'Summary three.' });
+  const r = await inPage(
+    async ({ url, id, history }) => {
+      const key = crypto.getRandomValues(new Uint8Array(32));
+      const out = {};
+      const kinds = {
+        indexeddb: () => new lib.IndexedDbSession(`${id}-idb`),
+        memory: () => new lib.MemorySession(`${id}-mem`),
+        encrypted: () => new lib.EncryptedSession(new lib.IndexedDbSession(`${id}-enc`), { key }),
+      };
+      for (const [kind, make] of Object.entries(kinds)) {
+        const inner = make();
+        await inner.addItems(history);
+        const heard = [];
+        // (The add's own event may come after this starts listening.)
+        const stop = inner.subscribe((e) => e.type !== 'add' && heard.push(`${e.type}:${e.change ?? ''}`));
+        await new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm', keepTurns: 1 }).runCompaction({ force: true });
+        for (let i = 0; i < 50 && !heard.length; i++) await new Promise((ok) => setTimeout(ok, 10));
+        await new Promise((ok) => setTimeout(ok, 20));
+        stop();
+        out[kind] = heard;
+      }
+      return out;
+    },
+    { id: fresh('told'), history: HISTORY },
+  );
+  assert.deepEqual(r, { indexeddb: ['replace:compaction'], memory: ['replace:compaction'], encrypted: ['replace:compaction'] });
+});
+
 test('a summary keeps its turns as they were stored (bytes, a field set to undefined), and archives only what it replaced, compaction after compaction', async () => {
   model.script({ text: 'Summary one.' }, { text: 'Summary two.' });
   const r = await inPage(
@@ -195,27 +225,39 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
   assert.equal(model.requests.length, 0, 'no request was made');
 });
 
-  test('the Responses API strategy stores what /responses/compact returns, and archives the rest', async () => {
-    const r = await inPage(
-      async ({ url, id, history }) => {
-        const inner = new lib.IndexedDbSession(id);
-        await inner.addItems(history);
-        const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
-        const session = new lib.CompactionSession(inner, { runner, model: 'gpt-x', strategy: 'responses' });
-        const result = await session.runCompaction();
-        return { result, history: await inner.getItems(), archived: await inner.getArchivedItems() };
-      },
-      { id: fresh('responses'), history: HISTORY },
-    );
-    const request = model.requests.at(-1);
-    assert.match(request.path, /\/responses\/compact$/);
-    assert.equal(request.body.model, 'gpt-x');
-    assert.equal(request.body.input.length, 20);
-    assert.equal(r.result.itemsAfter, 6);
-    assert.deepEqual(r.result.usage, { requests: 1, inputTokens: 100, outputTokens: 10, totalTokens: 110 });
-    assert.deepEqual(r.history.at(-1), { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC(20)' });
-    assert.deepEqual(r.history[0], { type: 'message', role: 'user', id: 'cm_0', content: [{ type: 'input_text', text: 'question 0' }] });
-    assert.deepEqual(r.archived, HISTORY);
+  test('the Responses API strategy stores what /responses/compact returns (the user messages it gives back as they were stored), and archives the rest, each item once (both session kinds)', async () => {
+    for (const kind of ['IndexedDbSession', 'MemorySession']) {
+      const r = await inPage(
+        async ({ url, id, history, kind }) => {
+          const inner = new lib[kind](id);
+          await inner.addItems(history);
+          const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+          const session = new lib.CompactionSession(inner, { runner, model: 'gpt-x', strategy: 'responses' });
+          const result = await session.runCompaction();
+          const out = { result, history: await inner.getItems(), archived: await inner.getArchivedItems() };
+          // A turn more, compacted again: only that turn's answer and the compaction item it
+          // replaces are archived more.
+          await inner.addItems([{ role: 'user', content: 'question 5' }, { role: 'assistant', content: 'answer 5' }]);
+          await session.runCompaction({ force: true });
+          return { ...out, again: await inner.getArchivedItems(), after: await inner.getItems() };
+        },
+        { id: fresh('responses'), history: HISTORY, kind },
+      );
+      const request = model.requests.at(-2);
+      assert.match(request.path, /\/responses\/compact$/);
+      assert.equal(request.body.model, 'gpt-x');
+      assert.equal(request.body.input.length, 20);
+      assert.equal(r.result.itemsAfter, 6);
+      assert.deepEqual(r.result.usage, { requests: 1, inputTokens: 100, outputTokens: 10, totalTokens: 110 });
+      assert.deepEqual(r.history.at(-1), { type: 'compaction', id: r.history.at(-1).id, encrypted_content: 'ENC(20)' });
+      assert.match(r.history.at(-1).id, /^cmp_\d+$/);
+      // What was added is what comes back: the server's copy of a question is the stored one.
+      const questions = HISTORY.filter((i) => i.role === 'user');
+      assert.deepEqual(r.history.slice(0, -1), questions);
+      assert.deepEqual(r.archived, HISTORY.filter((i) => i.role !== 'user'), 'the questions stay in the history, not archived');
+      assert.deepEqual(r.again, [...r.archived, r.history.at(-1), { role: 'assistant', content: 'answer 5' }], `${kind}: compacted again, nothing is archived twice`);
+      assert.deepEqual(r.after.slice(0, -1), [...questions, { role: 'user', content: 'question 5' }]);
+    }
   });
 
   test('a summary of a history compacted on the server before keeps its compaction item (encrypted, it cannot be summarised) before the summary, and sends it to the Responses API', async () => {

@@ -778,6 +778,38 @@ test('compaction over an EncryptedSession of a session without replaceHistory (t
   assert.equal(r.stored, true, 'what compaction wrote is encrypted too');
 });
 
+test('a /responses/compact compaction over an EncryptedSession with a TTL: the questions the server gives back keep the time they were said (they were dated from the compaction, and outlived their TTL)', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    let clock = 0;
+    const inner = new lib.IndexedDbSession('enc-compact-ttl', { dbName: 'enc-fixes' });
+    const session = new lib.EncryptedSession(inner, { key: key(), ttl: 100, now: () => clock });
+    await session.addItems([{ role: 'user', content: 'q0' }, { role: 'assistant', content: 'a0' }]);
+    clock = 50_000;
+    await session.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]);
+    // The server gives the questions back in the API's shape, with ids of its own.
+    const fetch = async (url, init) => {
+      const users = JSON.parse(init.body).input.filter((i) => i.role === 'user');
+      const output = [
+        ...users.map((m, i) => ({ type: 'message', id: `msg_${i}`, role: 'user', content: [{ type: 'input_text', text: m.content }] })),
+        { type: 'compaction', id: 'cmp_1', encrypted_content: 'ENC' },
+      ];
+      return new Response(JSON.stringify({ id: 'cr_1', object: 'response.compaction', output, usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }), { headers: { 'content-type': 'application/json' } });
+    };
+    const compaction = new lib.CompactionSession(session, { runner: new lib.Runner({ baseUrl: 'https://api.example/v1', apiKey: 'k', fetch, api: 'responses' }), model: 'm', strategy: 'responses' });
+    clock = 90_000;
+    await compaction.runCompaction({ force: true });
+    const compacted = await session.getItems();
+    const archived = (await compaction.getArchivedItems()).map((i) => i.content);
+    clock = 120_000; // q0 (0 s) has expired; q1 (50 s) has not
+    const later = (await session.getItems()).map((i) => i.content ?? i.type);
+    return { compacted, later, archived };
+  });
+  assert.deepEqual(r.compacted.slice(0, 2), [{ role: 'user', content: 'q0' }, { role: 'user', content: 'q1' }], 'the questions as they were added');
+  assert.deepEqual(r.later.filter((c) => c !== 'compaction'), ['q1']);
+  assert.deepEqual(r.archived, ['a0', 'a1'], 'the questions stay in the history, not archived');
+});
+
 test('EncryptedSession: a kept item repeated in the history keeps its own time; key bytes wiped after use change nothing; a class instance is refused; a pop after another tab’s append pops that', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {

@@ -18,7 +18,7 @@ use crate::backend::branch_js::{
     folded, invalid_turn, item_facts, session_usage_js, tool_usage_js, turn_usage_js, turns_js,
     usage_fields, usage_of, From,
 };
-use crate::backend::canonical::{canonical, replaced_count};
+use crate::backend::canonical::{canonical, to_archive};
 use crate::backend::js::{self, object};
 use crate::backend::metadata::{self, give_default_title};
 use crate::backend::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
@@ -1051,19 +1051,25 @@ pub(super) async fn replace_in(
         check_whole_history(t.session_id, expected, &stored)?;
     }
     let moved = if options.archive {
-        let replaced = replaced_count(&old, &items);
+        let replaced = to_archive(&old, &items);
+        let moved: Vec<&JsValue> = old
+            .iter()
+            .zip(replaced)
+            .filter(|(_, r)| *r)
+            .map(|(i, _)| i)
+            .collect();
         let store = tx.store(ARCHIVE_STORE)?;
         let key = storage(t.session_id, id);
-        for (i, item) in old[..replaced].iter().enumerate() {
+        for (i, item) in moved.iter().enumerate() {
             let entry = object(&[
                 ("sessionId", key.clone()),
                 ("position", ((archived + i as u64) as f64).into()),
                 ("archivedAt", now.into()),
-                ("item", item.clone()),
+                ("item", (*item).clone()),
             ]);
             store.put(&entry, None).map_err(|e| tx.fail(e))?;
         }
-        replaced as u64
+        moved.len() as u64
     } else {
         0
     };

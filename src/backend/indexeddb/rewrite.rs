@@ -7,7 +7,7 @@ use js_sys::Array;
 use wasm_bindgen::JsValue;
 
 use crate::backend::args::ReplaceOptions;
-use crate::backend::canonical::{canonical, replaced_count};
+use crate::backend::canonical::{canonical, to_archive};
 use crate::backend::js::{self, object};
 use crate::backend::metadata::give_default_title;
 use crate::backend::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
@@ -285,9 +285,15 @@ pub async fn replace_history(
             check_whole_history(t.session_id, expected, &stored)?;
         }
         let archived = if options.archive {
-            let replaced = replaced_count(&old, &items);
+            let replaced = to_archive(&old, &items);
+            let moved: Vec<&JsValue> = old
+                .iter()
+                .zip(replaced)
+                .filter(|(_, r)| *r)
+                .map(|(i, _)| i)
+                .collect();
             let store = tx.store(ARCHIVE_STORE)?;
-            for (i, item) in old[..replaced].iter().enumerate() {
+            for (i, item) in moved.iter().enumerate() {
                 let entry = object(&[
                     ("sessionId", t.session_id.into()),
                     (
@@ -295,11 +301,11 @@ pub async fn replace_history(
                         ((record.archived_count + i as u64) as f64).into(),
                     ),
                     ("archivedAt", now.into()),
-                    ("item", item.clone()),
+                    ("item", (*item).clone()),
                 ]);
                 store.put(&entry, None).map_err(|e| tx.fail(e))?;
             }
-            replaced as u64
+            moved.len() as u64
         } else {
             0
         };
