@@ -588,7 +588,14 @@ test('watchSessions: an event another tab posts late cannot bring back a deleted
   const { page: writer, context } = await openHarness(env);
   const { page: sidebar } = await openHarness(env, context);
   const dbName = fresh('watch-late');
-  await writer.evaluate((dbName) => new lib.IndexedDbSession('chat', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'q' }]), dbName);
+  await writer.evaluate(async (dbName) => {
+    const chat = new lib.IndexedDbSession('chat', { dbName, userId: 'ann' });
+    // Written, and its event posted, before the sidebar starts watching.
+    await new Promise((posted) => {
+      const stop = chat.subscribe(() => (stop(), posted()));
+      chat.addItems([{ role: 'user', content: 'q' }]);
+    });
+  }, dbName);
   await sidebar.evaluate(async (dbName) => {
     window.changes = [];
     window.stopWatching = lib.watchSessions({ dbName, userId: 'ann' }, (c) => window.changes.push([c.type, c.sessionId]));
