@@ -804,12 +804,10 @@ export class EncryptedSession {
       // from the newest, as a compaction keeps the newest. (One stored without its time is
       // sealed again, with one.)
       const added = new Map();
-      const times = [];
       opened.forEach((o, k) => {
         if (o === null || typeof o.at !== 'number' || this.#expired(o.at)) return;
         const text = canonical(o.item);
         added.set(text, [...(added.get(text) ?? []), k]);
-        times.push(o.at);
       });
       const at = [];
       const reused = [];
@@ -828,7 +826,8 @@ export class EncryptedSession {
       // on day 59 under a 30-day TTL, and each compaction would put it off again). Other new
       // items (the answer the SDK saves after a compaction item) are new: added now.
       const now = this.#now();
-      const oldest = times.reduce((a, b) => Math.min(a, b), now);
+      // (What is left in `added` is what the new history replaced.)
+      const oldest = [...added.values()].flat().reduce((a, k) => Math.min(a, opened[k].at), now);
       for (let i = 0; i < items.length; i++) at[i] ??= isSummary(items[i]) ? oldest : now;
       const fresh = items.flatMap((_, i) => (reused[i] === undefined ? [i] : []));
       const made = await this.#sealAll(key, fresh.map((i) => items[i]), fresh.map((i) => at[i]), fresh);

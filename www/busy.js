@@ -144,9 +144,10 @@ export async function refreshKeepingEdit(chat) {
   // encrypted chat has no branches to send an edit to.)
   if (!li?.querySelector('.msg-edit')) {
     // The message is gone (undone or cleared, here or in another tab): what was typed goes to the
-    // message box, not lost (a box left as it was opened held nothing new). Not where the chats
-    // were locked: locking leaves no draft for whoever comes to the screen next.
-    if (box.value.trim() && box.value !== edit.original && !lockedOut()) {
+    // message box, not lost (a box left as it was opened held nothing new). Not where it is
+    // there but can no longer be edited, the chats locked: locking leaves no draft for whoever
+    // comes to the screen next.
+    if (!li && box.value.trim() && box.value !== edit.original && !state.lock && !lockedOut()) {
       putBack(box.value);
       setStatus('The message you were editing is no longer in the chat (undone or cleared); your edited text is in the message box.');
     }

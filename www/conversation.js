@@ -5,7 +5,7 @@
 // from that message's turn, so the earlier answer is kept. The runner records each run's token
 // usage in the session. The work the reply leaves for afterwards (summary, title) goes on in the
 // background.
-import { state } from './state.js';
+import { lockedOut, state } from './state.js';
 import { current, openInitialChat } from './chats.js';
 import { model, nextAgent, runOptions } from './model.js';
 import { activeAgentOf, contentText, isUserMessage } from './items.js';
@@ -13,7 +13,7 @@ import { busy } from './busy.js';
 import { track } from './background.js';
 import { settleOpenChat } from './actions.js';
 import { sessionLockName } from './lib.js';
-import { el, focusInput, openEditor, putBack, renderAgent, renderMessages, setStatus, startExchange, updateControls } from './view.js';
+import { closeEditor, el, focusInput, openEditor, putBack, renderAgent, renderMessages, setStatus, startExchange, updateControls } from './view.js';
 
 export async function send(text) {
   if (state.busy || !text.trim()) return;
@@ -40,7 +40,14 @@ export async function regenerate(turn, text) {
   // (Locked chats are encrypted, and have no branches to send an edit to.)
   if (state.busy || !text.trim() || state.lock) return;
   let unsent = false;
+  // Whether the edit's box was still open when its turn came: a re-read before it that found its
+  // message gone has put its text in the message box already.
+  let open = false;
   await busy(async () => {
+    open = !!el.messages.querySelector('.msg-editor');
+    // Sent now: closed, so that the re-read after it (finding the message gone) does not put the
+    // text back too; reopened below where nothing was sent.
+    closeEditor();
     let session;
     let branch;
     try {
@@ -108,8 +115,8 @@ export async function regenerate(turn, text) {
     box.focus();
   } else {
     // The message is gone (undone or cleared, here or in another tab): the edited text goes to
-    // the message box, not lost.
-    if (unsent) {
+    // the message box, not lost (not where the chats were locked meanwhile).
+    if (unsent && open && !lockedOut()) {
       putBack(text);
       setStatus('The message you edited is no longer in the chat (undone or cleared); your edited text is in the message box.');
     }

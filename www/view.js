@@ -493,14 +493,14 @@ function handoffElement(text) {
   return li;
 }
 
-/** Opens the box to edit user message `li` in place of its text (closing any other one), and
- * focuses it. */
 /** Puts an unsent message back into the input box, before what was typed there meanwhile (a
  * reply waited for another tab's, and the box stayed usable): nothing typed is lost. */
 export function putBack(text) {
   el.input.value = el.input.value.trim() ? `${text}\n\n${el.input.value}` : text;
 }
 
+/** Opens the box to edit user message `li` in place of its text (closing any other one), and
+ * focuses it. */
 export function openEditor(li) {
   closeEditor();
   const text = li.querySelector('.msg-text').textContent;

@@ -239,7 +239,27 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
           // replaces are archived more.
           await inner.addItems([{ role: 'user', content: 'question 5' }, { role: 'assistant', content: 'answer 5' }]);
           await session.runCompaction({ force: true });
-          return { ...out, again: await inner.getArchivedItems(), after: await inner.getItems() };
+          // The size the record keeps is the one measured from the rows afresh.
+          let sizes = null;
+          if (kind === 'IndexedDbSession') {
+            const kept = (await lib.listSessions()).find((s) => s.sessionId === id).bytes;
+            await new Promise((done, fail) => {
+              const open = indexedDB.open('agent-sessions');
+              open.onsuccess = () => {
+                const tx = open.result.transaction('agent_sessions', 'readwrite');
+                const store = tx.objectStore('agent_sessions');
+                const get = store.get(id);
+                get.onsuccess = () => {
+                  delete get.result.bytes;
+                  store.put(get.result);
+                };
+                tx.oncomplete = () => (open.result.close(), done());
+                tx.onerror = () => fail(tx.error);
+              };
+            });
+            sizes = { kept, measured: (await lib.storageEstimate()).sessions.find((s) => s.sessionId === id).bytes };
+          }
+          return { ...out, sizes, again: await inner.getArchivedItems(), after: await inner.getItems() };
         },
         { id: fresh('responses'), history: HISTORY, kind },
       );
@@ -257,6 +277,7 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
       assert.deepEqual(r.archived, HISTORY.filter((i) => i.role !== 'user'), 'the questions stay in the history, not archived');
       assert.deepEqual(r.again, [...r.archived, r.history.at(-1), { role: 'assistant', content: 'answer 5' }], `${kind}: compacted again, nothing is archived twice`);
       assert.deepEqual(r.after.slice(0, -1), [...questions, { role: 'user', content: 'question 5' }]);
+      if (r.sizes) assert.equal(r.sizes.kept, r.sizes.measured, 'the kept size is what the rows take');
     }
   });
 

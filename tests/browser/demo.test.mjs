@@ -3560,7 +3560,7 @@ async function lenaInTwoTabs(context, a) {
   return b;
 }
 
-test('an edit being typed when its message is undone, here or in another tab, goes to the message box, not lost; an edit sent after its message was undone there too', async () => {
+test('an edit being typed when its message is undone, here or in another tab, goes to the message box once, not lost', async () => {
   const { context, page: a } = await openDemo();
   try {
     const b = await lenaInTwoTabs(context, a);

@@ -284,6 +284,8 @@ pub async fn replace_history(
             let stored: Vec<Option<String>> = old.iter().map(|item| canonical(item).ok()).collect();
             check_whole_history(t.session_id, expected, &stored)?;
         }
+        // The size of the items archived, which keep their bytes.
+        let mut archived_bytes = 0;
         let archived = if options.archive {
             let replaced = to_archive(&old, &items);
             let moved: Vec<&JsValue> = old
@@ -292,6 +294,7 @@ pub async fn replace_history(
                 .filter(|(_, r)| *r)
                 .map(|(i, _)| i)
                 .collect();
+            archived_bytes = js::items_size(moved.iter().copied());
             let store = tx.store(ARCHIVE_STORE)?;
             for (i, item) in moved.iter().enumerate() {
                 let entry = object(&[
@@ -329,7 +332,9 @@ pub async fn replace_history(
         let placements = record.replace_all(&starts, archived, now)?;
         match read {
             // (The items archived keep their bytes; the others are written again.)
-            true => record.exchange_bytes(js::items_size(old[archived as usize..].iter()), added),
+            true => {
+                record.exchange_bytes(js::items_size(&old).saturating_sub(archived_bytes), added)
+            }
             false => record.bytes = resized(record.bytes, before, kept, added),
         }
         put_main_rows(tx, t, &record, &items, &placements, now)?;
