@@ -5,7 +5,7 @@
 // from that message's turn, so the earlier answer is kept. The runner records each run's token
 // usage in the session. The work the reply leaves for afterwards (summary, title) goes on in the
 // background.
-import { lockedOut, state } from './state.js';
+import { lockedOut, openVersion, state } from './state.js';
 import { current, openInitialChat } from './chats.js';
 import { model, nextAgent, runOptions } from './model.js';
 import { activeAgentOf, contentText, isUserMessage } from './items.js';
@@ -17,7 +17,15 @@ import { closeEditor, el, focusInput, openEditor, putBack, renderAgent, renderMe
 
 export async function send(text) {
   if (state.busy || !text.trim()) return;
+  // The chat it was written in: one opened in its place before its turn came (the page caught up
+  // with that chat's deletion in another tab) does not get it.
+  const chat = openVersion();
   await busy(async () => {
+    if (openVersion() !== chat) {
+      putBack(text);
+      setStatus('The chat you wrote in was closed before your message was sent (deleted in another tab): your message is back in the message box, not sent.');
+      return;
+    }
     try {
       model();
       // No chat open yet (the database could not be opened when the page loaded): opened now.

@@ -3590,6 +3590,39 @@ test('an edit being typed when its message is undone, here or in another tab, go
   }
 });
 
+test('a message sent while the page catches up with its chat’s deletion in another tab is not sent to the chat opened in its place: it is back in the message box', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    const b = await lenaInTwoTabs(context, a);
+    const deleted = await currentSessionId(a);
+    await a.fill('#input', 'for the deleted chat');
+    // Sent the moment this tab starts catching up with the other tab's change.
+    await a.evaluate(() => {
+      const app = document.getElementById('app');
+      new MutationObserver((_, seen) => {
+        if (app.dataset.sync !== 'true') return;
+        seen.disconnect();
+        document.getElementById('composer').requestSubmit();
+      }).observe(app, { attributes: true, attributeFilter: ['data-sync'] });
+    });
+    const dialog = answerDialog(b, true);
+    await b.click('#delete-chat');
+    await dialog;
+    await idle(b);
+    await until(a, () => document.getElementById('app').dataset.sync === 'false' && document.getElementById('app').dataset.busy === 'false');
+    await idle(a);
+    assert.notEqual(await currentSessionId(a), deleted);
+    assert.equal(await a.inputValue('#input'), 'for the deleted chat');
+    assert.match(await a.textContent('#status'), /back in the message box, not sent/);
+    const stored = await sessionsOf(a, 'Lena');
+    assert.equal(stored.some((s) => s.sessionId === deleted), false, 'the deleted chat stays deleted');
+    assert.doesNotMatch(JSON.stringify(await rendered(a)), /for the deleted chat/);
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a passphrase opens its chats however its accents were typed (one character, or a letter and an accent), and a lock made from the text as typed still opens', async () => {
   const { context, page } = await openDemo();
   const composed = 'crème brûlée tonight';
