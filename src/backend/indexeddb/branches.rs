@@ -18,7 +18,7 @@ use crate::backend::branch_js::{
     folded, invalid_turn, item_facts, session_usage_js, tool_usage_js, turn_usage_js, turns_js,
     usage_fields, usage_of, From,
 };
-use crate::backend::canonical::{canonical, to_archive};
+use crate::backend::canonical::canonical;
 use crate::backend::js::{self, object};
 use crate::backend::metadata::{self, give_default_title};
 use crate::backend::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
@@ -1050,28 +1050,12 @@ pub(super) async fn replace_in(
         let stored: Vec<Option<String>> = old.iter().map(|item| canonical(item).ok()).collect();
         check_whole_history(t.session_id, expected, &stored)?;
     }
-    let moved = if options.archive {
-        let replaced = to_archive(&old, &items);
-        let moved: Vec<&JsValue> = old
-            .iter()
-            .zip(replaced)
-            .filter(|(_, r)| *r)
-            .map(|(i, _)| i)
-            .collect();
-        let store = tx.store(ARCHIVE_STORE)?;
-        let key = storage(t.session_id, id);
-        for (i, item) in moved.iter().enumerate() {
-            let entry = object(&[
-                ("sessionId", key.clone()),
-                ("position", ((archived + i as u64) as f64).into()),
-                ("archivedAt", now.into()),
-                ("item", (*item).clone()),
-            ]);
-            store.put(&entry, None).map_err(|e| tx.fail(e))?;
+    let moved = match options.archive {
+        true => {
+            let key = storage(t.session_id, id);
+            super::rewrite::archive_replaced(tx, &key, &old, &items, archived, now)?.0
         }
-        moved.len() as u64
-    } else {
-        0
+        false => 0,
     };
     // The new items' turns count from 1.
     let base = branch::replaced_turns(b.last_turn, items.iter().map(|(_, s)| *s));

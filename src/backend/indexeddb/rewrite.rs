@@ -284,33 +284,17 @@ pub async fn replace_history(
             let stored: Vec<Option<String>> = old.iter().map(|item| canonical(item).ok()).collect();
             check_whole_history(t.session_id, expected, &stored)?;
         }
-        // The size of the items archived, which keep their bytes.
-        let mut archived_bytes = 0;
-        let archived = if options.archive {
-            let replaced = to_archive(&old, &items);
-            let moved: Vec<&JsValue> = old
-                .iter()
-                .zip(replaced)
-                .filter(|(_, r)| *r)
-                .map(|(i, _)| i)
-                .collect();
-            archived_bytes = js::items_size(moved.iter().copied());
-            let store = tx.store(ARCHIVE_STORE)?;
-            for (i, item) in moved.iter().enumerate() {
-                let entry = object(&[
-                    ("sessionId", t.session_id.into()),
-                    (
-                        "position",
-                        ((record.archived_count + i as u64) as f64).into(),
-                    ),
-                    ("archivedAt", now.into()),
-                    ("item", (*item).clone()),
-                ]);
-                store.put(&entry, None).map_err(|e| tx.fail(e))?;
-            }
-            moved.len() as u64
-        } else {
-            0
+        // How many items are archived, and their size (they keep their bytes).
+        let (archived, archived_bytes) = match options.archive {
+            true => archive_replaced(
+                tx,
+                &t.session_id.into(),
+                &old,
+                &items,
+                record.archived_count,
+                now,
+            )?,
+            false => (0, 0),
         };
         tx.store(MESSAGES_STORE)?
             .delete(all_of_session(t.session_id)?)
@@ -341,6 +325,35 @@ pub async fn replace_history(
         write_record(tx, &record)
     })
     .await
+}
+
+/// Puts the items of `old` that `new` does not hold (see [`to_archive`]) into the archive under
+/// `key` (a branch's storage), numbered from `position`: how many, and their size.
+pub(super) fn archive_replaced(
+    tx: &Tx,
+    key: &JsValue,
+    old: &[JsValue],
+    new: &[(JsValue, bool)],
+    position: u64,
+    now: f64,
+) -> Result<(u64, u64)> {
+    let moved: Vec<&JsValue> = old
+        .iter()
+        .zip(to_archive(old, new))
+        .filter(|(_, r)| *r)
+        .map(|(i, _)| i)
+        .collect();
+    let store = tx.store(ARCHIVE_STORE)?;
+    for (i, item) in moved.iter().enumerate() {
+        let entry = object(&[
+            ("sessionId", key.clone()),
+            ("position", ((position + i as u64) as f64).into()),
+            ("archivedAt", now.into()),
+            ("item", (*item).clone()),
+        ]);
+        store.put(&entry, None).map_err(|e| tx.fail(e))?;
+    }
+    Ok((moved.len() as u64, js::items_size(moved.iter().copied())))
 }
 
 /// Applies `replace_function_call` mutations to a history's items: the first `function_call`
