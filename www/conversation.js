@@ -23,7 +23,7 @@ export async function send(text) {
   await busy(async () => {
     if (openVersion() !== chat) {
       putBack(text);
-      setStatus('The chat you wrote in was closed before your message was sent (deleted in another tab): your message is back in the message box, not sent.');
+      setStatus('The chat you wrote in was closed before your message was sent (it, or its version, was deleted in another tab): your message is back in the message box, not sent.');
       return;
     }
     try {
@@ -124,7 +124,7 @@ export async function regenerate(turn, text) {
   } else {
     // The message is gone (undone or cleared, here or in another tab): the edited text goes to
     // the message box, not lost (not where the chats were locked meanwhile).
-    if (unsent && open && !lockedOut()) {
+    if (unsent && open && !state.lock && !lockedOut()) {
       putBack(text);
       setStatus('The message you edited is no longer in the chat (undone or cleared); your edited text is in the message box.');
     }

@@ -25,6 +25,9 @@ pub fn js_error(name: &str, message: &str, fields: &[(&str, JsValue)]) -> JsValu
 #[cfg(feature = "runner")]
 pub fn with_state(error: JsValue, state: &JsValue) -> JsValue {
     use wasm_bindgen::JsCast;
+    if !error.is_object() {
+        return error;
+    }
     let key = JsValue::from_str("state");
     let error = if js_sys::Object::has_own(error.unchecked_ref::<js_sys::Object>(), &key) {
         let text = |k: &'static str| {
@@ -32,10 +35,17 @@ pub fn with_state(error: JsValue, state: &JsValue) -> JsValue {
                 .ok()
                 .and_then(|v| v.as_string())
         };
+        let (name, message) = (text("name"), text("message"));
+        // (Its `code` too, where it has one: code telling errors apart by it still can.)
+        let code = crate::backend::js::get(&error, "code").unwrap_or(JsValue::UNDEFINED);
+        let mut fields = vec![("cause", error)];
+        if !code.is_undefined() {
+            fields.push(("code", code));
+        }
         js_error(
-            &text("name").unwrap_or_else(|| "Error".into()),
-            &text("message").unwrap_or_default(),
-            &[("cause", error)],
+            &name.unwrap_or_else(|| "Error".into()),
+            &message.unwrap_or_default(),
+            &fields,
         )
     } else {
         error

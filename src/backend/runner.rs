@@ -885,8 +885,9 @@ impl Run<'_> {
         }))
     }
 
-    /// Refuses a run resumed with no call approved or rejected (from an `error.state`, after a
-    /// failed model call or a callback that threw) where the session was written to since it
+    /// Refuses a run resumed with no call waiting on a decision made in it (none approved or
+    /// rejected, or those answered already: the `error.state` of a resumption that ran them and
+    /// then failed, after a failed model call or a callback that threw) where the session was written to since it
     /// stopped (another question, another tab's turn): it would go on from the history it read,
     /// its model paid and its tools run, before its save was refused. Where the session has history transactions: the newest item is the
     /// one the run saved last, or the newest the run made (a save that reached the session,

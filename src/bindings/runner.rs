@@ -73,6 +73,8 @@ export interface JsonSchemaOutputType {
 export interface GuardrailFunctionOutput {
   tripwireTriggered: boolean;
   outputInfo?: unknown;
+  /** Any other field a guardrail returns is kept in its result, as it returned it. */
+  [key: string]: unknown;
 }
 
 /** Runs before the first model call of a run that starts with the agent; a triggered tripwire
@@ -550,8 +552,7 @@ export interface ModelError extends Error {
 }
 
 /** The final answer does not parse, or does not match the agent's `outputType`; the answer is
- * not saved (the input is, and, over a session with history transactions, the run's tool calls
- * and outputs before it). */
+ * not saved (the input is, and, in every session, the run's tool calls and outputs before it). */
 export interface ModelBehaviorError extends Error {
   name: 'ModelBehaviorError';
   code: 'MODEL_BEHAVIOR';
@@ -775,8 +776,8 @@ impl Runner {
                             | RunError::Tripwire { .. }
                     );
                     let error = run_error(failure.error);
-                    match (resumable, failure.state, error.is_object()) {
-                        (true, Some(state), true) => {
+                    match (resumable, failure.state) {
+                        (true, Some(state)) => {
                             let agent = waiting_agent(&spec, agent_object, &state);
                             Err(with_state(error, &RunState::wrap(state, agent)))
                         }

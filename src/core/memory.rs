@@ -132,8 +132,9 @@ impl<T> MemoryHistory<T> {
         Ok(true)
     }
 
-    /// Replaces the whole history by `items`; the `archive` oldest of the old items move to the
-    /// archive (the others are dropped).
+    /// Replaces the whole history by `items`; the old items marked in `archive` (one mark per
+    /// item, from the oldest; those past its end unmarked) move to the archive, the others are
+    /// dropped.
     pub fn replace_all(&mut self, items: Vec<(T, bool)>, archive: &[bool], now: f64) -> Result<()> {
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let moved = archive

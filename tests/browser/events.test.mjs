@@ -545,7 +545,7 @@ test('watchSessions: bad options reject ready and end the watch; a clear of a se
     bad.listed = (await lib.listSessions({ dbName })).map((s) => s.sessionId);
     await new lib.IndexedDbSession('chat', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'q' }]);
     // (A session created and deleted before the watch's read could see it is told neither.)
-    for (let i = 0; i < 100 && changes.length < 1; i++) await new Promise((ok) => setTimeout(ok, 10));
+    for (let i = 0; i < 500 && changes.length < 1; i++) await new Promise((ok) => setTimeout(ok, 10));
     await lib.deleteSession('chat', { dbName });
     for (let i = 0; i < 100 && changes.length < 2; i++) await new Promise((ok) => setTimeout(ok, 10));
     await new Promise((ok) => setTimeout(ok, 50));
