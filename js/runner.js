@@ -296,8 +296,8 @@ function pastSessionTools(session, { count, turnsPerSession }) {
         let left = [...known.keys()];
         // (At most a few rounds more than the sessions asked for: each round reaches one more
         // at least, but one whose hits its branch does not show adds none.)
-        for (let round = 0; left.length && matched.size < count && round < count + 3; round++) {
-          const hits = await searchSessions({ dbName: where.dbName, userId: where.userId, query, limit: 200, sessionIds: left });
+        const search = (sessionIds, limit = 200) => searchSessions({ dbName: where.dbName, userId: where.userId, query, limit, sessionIds });
+        const take = async (hits) => {
           for (const hit of hits) {
             const s = known.get(hit.sessionId);
             if (!s || (!matched.has(hit.sessionId) && matched.size === count)) continue;
@@ -307,9 +307,16 @@ function pastSessionTools(session, { count, turnsPerSession }) {
             const turns = matched.get(hit.sessionId);
             if (!turns.has(hit.turn) && turns.size < turnsPerSession) turns.set(hit.turn, hit.snippet);
           }
+        };
+        for (let round = 0; left.length && matched.size < count && round < count + 3; round++) {
+          const hits = await search(left);
+          await take(hits);
           if (hits.length < 200) break;
           const reached = new Set(hits.map((hit) => hit.sessionId));
           left = left.filter((id) => !reached.has(id));
+          // A chat whose hits here were all on versions it no longer shows (an edited chat's
+          // original) may show one further down: searched once more, alone, deeper.
+          for (const id of reached) if (!matched.has(id) && matched.size < count) await take(await search([id], 1000));
         }
         for (const [id, turns] of matched) {
           const s = known.get(id);

@@ -1045,6 +1045,34 @@ test('a turn the original popped and wrote again, after an edit made from a late
   assert.deepEqual(rome.sessions.map((s) => s.turns), [[{ turn: 2, user: 'Now a day in Rome', match: 'Now a day in Rome' }]]);
 });
 
+test('the past-session search finds what an edited chat shows below 200 better hits on its original that it no longer shows', async () => {
+  const { page } = await openHarness(env);
+  model.reset();
+  model.script({ calls: [{ name: 'search_past_sessions', arguments: { query: 'zebra' } }] }, { text: 'done' });
+  const r = await page.evaluate(
+    async ({ url }) => {
+      const dbName = 'past-tools-deep';
+      const long = new lib.IndexedDbSession('long', { dbName, userId: 'ann' });
+      const turns = [];
+      for (let i = 0; i < 201; i++) turns.push({ role: 'user', content: `zebra zebra zebra ${i}` }, { role: 'assistant', content: `ok ${i}` });
+      await long.addItems(turns);
+      // The first question edited: the chat shows none of those, and one weaker match of its own.
+      await long.createBranchFromTurn(1, 'edit');
+      await long.addItems([{ role: 'user', content: 'tell me about the savanna, its grass, its lions, its weather, its rivers and one zebra' }, { role: 'assistant', content: 'Sure.' }]);
+      const hits = await lib.searchSessions({ dbName, userId: 'ann', query: 'zebra', limit: 200 });
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'a', model: 'm', pastSessions: true });
+      const result = await runner.run(agent, 'what did we say about zebras?', { session: new lib.IndexedDbSession('now', { dbName, userId: 'ann' }) });
+      return { done: result.finalOutput, firstRound: hits.length, branchInFirst: hits.some((h) => h.branch === 'edit') };
+    },
+    { url: model.url },
+  );
+  assert.equal(r.done, 'done');
+  assert.deepEqual({ firstRound: r.firstRound, branchInFirst: r.branchInFirst }, { firstRound: 200, branchInFirst: false }, 'the edit’s own match is below the original’s 200');
+  const [found] = model.requests.at(-1).body.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content));
+  assert.deepEqual(found.sessions.map((s) => [s.session_id, s.turns.map((t) => t.turn)]), [['long', [1]]]);
+});
+
 test('over an encrypted session, compacted or not, the past-session tools find nothing: not its own sealed chats, nor the user’s others', async () => {
   const { page } = await openHarness(env);
   model.reset();
