@@ -314,9 +314,11 @@ function pastSessionTools(session, { count, turnsPerSession }) {
           if (hits.length < 200) break;
           const reached = new Set(hits.map((hit) => hit.sessionId));
           left = left.filter((id) => !reached.has(id));
-          // A chat whose hits here were all on versions it no longer shows (an edited chat's
-          // original) may show one further down: searched once more, alone, deeper.
-          for (const id of reached) if (!matched.has(id) && matched.size < count) await take(await search([id], 1000));
+          // The chats whose hits here were all on versions they no longer show (an edited chat's
+          // original) may show one further down: searched once more, together, deeper (one
+          // search a round at most).
+          const unseen = [...reached].filter((id) => !matched.has(id));
+          if (unseen.length && matched.size < count) await take(await search(unseen, 1000));
         }
         for (const [id, turns] of matched) {
           const s = known.get(id);
