@@ -309,8 +309,10 @@ export function renderAgent(name) {
 
 /** Shows the rename box in place of the title, holding the title to edit. */
 export function openRename() {
-  // A locked chat's title would be stored in clear: it has none to rename.
-  if (state.busy || state.lock) return;
+  // A locked chat's title would be stored in clear: it has none to rename. Nor is there one with
+  // no chat open (the database could not be opened): a double-click on the header does nothing,
+  // as the Rename button is disabled.
+  if (state.busy || state.lock || !state.sessionId) return;
   // (A chat without a title shows "New chat", which is no title to keep.)
   el.renameInput.value = el.chatTitle.dataset.untitled ? '' : el.chatTitle.textContent;
   el.renameInput.placeholder = titleOf(null);

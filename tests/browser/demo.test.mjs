@@ -2193,6 +2193,10 @@ test('a database another connection keeps from upgrading: the page says why, and
     const holder = await openDemoDb(context, 1, { hold: true });
     const page = await openTab(context);
     assert.match(await page.textContent('#error-text'), /^Another tab of this site runs an older version of this page .* close it, then try again\. \(SessionError DB_BLOCKED: .*close the other tabs of this site, then try again\)$/);
+    // No chat is open: nothing to rename, by the button or by a double-click on the header.
+    assert.equal(await page.isDisabled('#rename'), true);
+    await page.dblclick('#chat-title');
+    assert.equal(await page.isHidden('#rename-form'), true, 'no rename box with no chat open');
     // Once it closes, the upgrade the page asked for runs (an open after it waits for it).
     const version = await holder.evaluate(() => {
       window.held.close();
