@@ -142,7 +142,13 @@ export function lockNow() {
     // Every tab locks them: the others hear it and close what they hold open (before this
     // device forgets the key, which may fail: they lock all the same).
     localStorage.setItem(`${LOCKED_NOW}${user}`, String(Date.now()));
-    await forgetKey(user);
+    try {
+      await forgetKey(user);
+    } catch (e) {
+      // Locked in the tabs, but not on this device: said plainly, beside the error.
+      setStatus(`${user}'s chats are locked in the open tabs, but this device could not forget the key: after a reload they open without the passphrase. Unlock and choose Lock now again once the storage works.`);
+      throw e;
+    }
     setStatus(`${user}'s chats are locked. The passphrase opens them again.`);
   });
 }

@@ -3627,6 +3627,32 @@ test('a message sent while the page catches up with its chat’s deletion in ano
   }
 });
 
+test('Lock now whose device cannot forget the key (its storage refuses) says the chats open without the passphrase after a reload, as they do', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await addUser(page, 'Lena');
+    await say(page, 'my hobby is falconry');
+    await lockChats(page, 'a passphrase of Lena', { remember: true });
+    // The device keys' store refuses deletions from now on.
+    await page.evaluate(() => {
+      const remove = IDBObjectStore.prototype.delete;
+      IDBObjectStore.prototype.delete = function (...args) {
+        if (this.name === 'keys') throw new DOMException('refused', 'UnknownError');
+        return remove.apply(this, args);
+      };
+    });
+    await page.click('#lock-now');
+    await idle(page);
+    assert.equal(await asksPassphrase(page), true, 'this tab is locked');
+    assert.match(await page.textContent('#status'), /this device could not forget the key: after a reload they open without the passphrase/);
+    assert.equal(await page.isVisible('#error'), true, 'with the error');
+    await reload(page);
+    assert.equal(await asksPassphrase(page), false, 'as said: the device still had the key');
+  } finally {
+    await context.close();
+  }
+});
+
 test('a passphrase opens its chats however its accents were typed (one character, or a letter and an accent), and a lock made from the text as typed still opens', async () => {
   const { context, page } = await openDemo();
   const composed = 'crème brûlée tonight';
