@@ -387,6 +387,7 @@ impl Run<'_> {
                     .await
                     .inspect_err(|_| self.save_refused.set(true))?;
             }
+            state.session_saved = true;
         }
         state.saved(&save);
         Ok(with_usage)
@@ -1757,6 +1758,15 @@ pub async fn run(
                 }
             }
         }
+    }
+    // A run that saved to a session, resumed without one: what it goes on with would be saved
+    // nowhere, and the session would keep its calls without their outputs for good.
+    if !fresh && state.session_saved && r.options.session.is_none() {
+        return Err(RunFailure::before_start(RunError::Usage(RunnerError::new(
+            RunnerErrorCode::InvalidRunState,
+            "this run saved its items to a session: resume it with that session ({ session }), \
+             or what it goes on with is saved nowhere (nothing was sent or run)",
+        ))));
     }
     // The user's input is kept even when the model call fails (as the SDK's streamed runs keep
     // it; its whole runs save nothing then): a question typed is never lost.

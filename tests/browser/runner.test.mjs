@@ -1458,6 +1458,29 @@ describe('runner: resuming after a failure', () => {
   });
 });
 
+test('runner: a run that saved to a session, resumed without one (its state, or its string after a reload), is refused: no model call, no tool run; resumed with it, it goes on', async () => {
+  model.script({ calls: [{ name: 'charge_card', arguments: { amount: 5 }, id: 'call_nosession' }] }, { text: 'Paid.' });
+  const r = await inPage(async ({ url }) => {
+    let charges = 0;
+    const agent = new lib.Agent({ name: 'Shop', model: 'm', tools: [{ name: 'charge_card', needsApproval: true, execute: () => `charged ${++charges}` }] });
+    const runner = new lib.Runner({ baseUrl: url, retries: 0 });
+    const session = new lib.IndexedDbSession('no-session-' + Math.random());
+    const first = await runner.run(agent, 'Pay 5', { session });
+    first.state.approve(first.interruptions[0]);
+    const status = () => fetch(`${url.replace(/\/v1$/, '')}/status`).then((r) => r.json());
+    const before = await status();
+    const outcome = (e) => `${e.name} ${e.code}`;
+    const bare = await runner.run(agent, first.state).then(() => 'resolved', outcome);
+    const restored = lib.RunState.fromString(agent, first.state.toString());
+    const fromString = await runner.run(agent, restored).then(() => 'resolved', outcome);
+    const after = await status();
+    const done = await runner.run(agent, first.state, { session });
+    // A run without a session resumes without one, as before.
+    return { bare, fromString, sent: after.requests - before.requests, charges, final: done.finalOutput, stored: (await session.getItems()).length };
+  }, { url: model.url });
+  assert.deepEqual(r, { bare: 'RunnerError INVALID_RUN_STATE', fromString: 'RunnerError INVALID_RUN_STATE', sent: 0, charges: 1, final: 'Paid.', stored: 4 });
+});
+
 test('runner: the error.state of a resumption that ran its approved tool, then failed, is refused once the chat went on: no model call, no tool run, nothing saved', async () => {
   model.script(
     { calls: [{ name: 'charge_card', arguments: { amount: 5 }, id: 'call_gone_on' }] },

@@ -115,6 +115,10 @@ pub struct RunState {
     /// Whether the final output is a tool's (`toolUseBehavior`), not the model's answer.
     #[cfg_attr(test, serde(default))]
     pub final_from_tool: bool,
+    /// Whether the run saved its items to a session: resumed without one, what it goes on with
+    /// would be saved nowhere, and the session would keep its calls without their outputs.
+    #[cfg_attr(test, serde(default))]
+    pub session_saved: bool,
 }
 
 /// Approval decisions by call id, in id order, as in a `BTreeMap`: a sorted list, because a
@@ -307,6 +311,7 @@ impl RunState {
             tools_used: Vec::new(),
             response_at: 0,
             final_from_tool: false,
+            session_saved: false,
         }
     }
 

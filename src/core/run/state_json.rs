@@ -126,6 +126,7 @@ pub fn to_json(s: &RunState) -> String {
     o.list("toolsUsed", &tools);
     o.number("responseAt", s.response_at as u64);
     o.value("finalFromTool", &s.final_from_tool.into());
+    o.value("sessionSaved", &s.session_saved.into());
     o.end();
     // Only `Value`s and ASCII were written.
     String::from_utf8(out).unwrap_or_default()
@@ -313,6 +314,12 @@ pub fn from_value(value: Value) -> Result<RunState> {
             Some(Value::Bool(b)) => b,
             Some(other) => return Err(mismatch(&other, "finalFromTool", "a boolean")),
         },
+        // Absent from states written before it was kept: not known, not checked.
+        session_saved: match f.defaulted("sessionSaved") {
+            None => false,
+            Some(Value::Bool(b)) => b,
+            Some(other) => return Err(mismatch(&other, "sessionSaved", "a boolean")),
+        },
     })
 }
 
@@ -368,6 +375,7 @@ mod tests {
         full.tools_used = vec!["agent".into()];
         full.response_at = 1;
         full.final_from_tool = true;
+        full.session_saved = true;
         let mut null_json = state();
         null_json.final_json = Some(Value::Null);
         vec![plain, full, null_json]
