@@ -119,17 +119,25 @@ fn walk_object(
     Ok(())
 }
 
-/// Which of a history's `old` items a replacement by `new` replaces (to be archived): those
-/// `new` does not hold. An item the new history still holds (the turns a compaction keeps, a
-/// server's compaction item kept before a summary, the user messages `/responses/compact` gives
-/// back) is not replaced, so not archived again at every compaction. Matched from the newest,
-/// each item of `new` standing for one of `old`.
-pub fn to_archive(old: &[JsValue], new: &[(JsValue, bool)]) -> Vec<bool> {
+/// The canonical forms of a history's items (`None` for one that has none), computed once for
+/// both the `expectedItems` check and [`to_archive`].
+pub fn forms(items: &[JsValue]) -> Vec<Option<String>> {
+    items.iter().map(|item| canonical(item).ok()).collect()
+}
+
+/// Which of a history's old items (given by their [`forms`]) a replacement by `new` replaces (to
+/// be archived): those `new` does not hold. An item the new history still holds (the turns a
+/// compaction keeps, a server's compaction item kept before a summary, the user messages
+/// `/responses/compact` gives back) is not replaced, so not archived again at every compaction.
+/// Matched from the newest, each item of `new` standing for one of `old`. Each old item the new
+/// history does not hold is compared with every new one: cheap for a compaction (few new items)
+/// and an edit (few such old items); a sorted match cost 0.3 KiB in two modules.
+pub fn to_archive(old: &[Option<String>], new: &[(JsValue, bool)]) -> Vec<bool> {
     let mut left: Vec<Option<String>> = new.iter().map(|(n, _)| canonical(n).ok()).collect();
     let mut out = vec![true; old.len()];
     for (i, o) in old.iter().enumerate().rev() {
-        let Ok(o) = canonical(o) else { continue };
-        if let Some(n) = left.iter_mut().rev().find(|n| n.as_deref() == Some(&o)) {
+        let Some(o) = o else { continue };
+        if let Some(n) = left.iter_mut().rev().find(|n| n.as_ref() == Some(o)) {
             *n = None;
             out[i] = false;
         }

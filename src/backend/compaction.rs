@@ -28,6 +28,11 @@ use super::model::{timed_out, timeout_signal, ModelClient};
 /// server that never answers must not hold the session's compaction, which runs one at a time
 /// with the work after each turn, for good.
 const COMPACTION_TIMEOUT_MS: u32 = 600_000;
+
+/// The `Symbol.for` key under which a history rewrite's options name the change its subscribers
+/// are told (`CHANGE_EVENT` in `js/encrypted.js`, which the sessions read).
+const CHANGE_EVENT: &str = "agent-sessions.changeEvent";
+
 use super::runner::{call_session, RunError};
 
 /// A configured compaction: which server, which model, how.
@@ -303,7 +308,7 @@ impl Compactor {
             // replacement of the history.
             let _ = js_sys::Reflect::set(
                 &options,
-                &js_sys::Symbol::for_("agent-sessions.changeEvent"),
+                &js_sys::Symbol::for_(CHANGE_EVENT),
                 &"compaction".into(),
             );
             call_session(session, "replaceHistory", &[items, options.into()]).await?;

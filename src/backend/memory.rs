@@ -20,7 +20,7 @@ use super::branch_js::{
     folded, invalid_turn, item_facts, session_usage_js, tool_usage_js, turn_usage_js, turns_js,
     From,
 };
-use super::canonical::{canonical, to_archive};
+use super::canonical::{canonical, forms, to_archive};
 use super::js::{self, clone_value, error_text, now};
 use super::metadata::{give_default_title, info, is_summary, Changes};
 use super::session::{SessionCore, SessionState};
@@ -465,8 +465,8 @@ impl SessionState for MemorySessionState {
                 .collect(),
             false => Vec::new(),
         };
+        let stored = forms(&old);
         if let Some(expected) = &options.expected {
-            let stored: Vec<Option<String>> = old.iter().map(|item| canonical(item).ok()).collect();
             check_whole_history(&self.core.session_id, expected, &stored)?;
         }
         // The new items' turns count from 1.
@@ -475,7 +475,7 @@ impl SessionState for MemorySessionState {
             items.iter().map(|(_, s)| *s),
         );
         let archive = match options.archive {
-            true => to_archive(&old, &items),
+            true => to_archive(&stored, &items),
             false => Vec::new(),
         };
         history.replace_all(items, &archive, now())?;

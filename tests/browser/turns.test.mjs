@@ -109,6 +109,30 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.deepEqual(texts(r.branched), ['the summary so far', 'third', 'third answer'], 'on a branch, without archiving');
     });
 
+    test('a rewrite archives only what the new history does not hold, counting repeated items: each kept item stands for one old one, the newest', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const u = (content) => ({ role: 'user', content });
+          const a = (content) => ({ role: 'assistant', content });
+          const chat = [u('yes'), a('ok'), u('yes'), a('ok'), u('more'), a('ok')];
+          const summary = { role: 'system', content: 'the summary so far', 'agent-sessions.summary': true };
+          const s = make(kind, id);
+          await s.addItems(chat);
+          // Holds one of the two "yes" and two of the three "ok": the oldest of each are replaced.
+          await s.replaceHistory([summary, u('yes'), a('ok'), a('ok')], { archive: true });
+          // On a branch (it shows the summary, then its own turns): its own archive.
+          await s.createBranchFromTurn(1);
+          await s.addItems([u('yes'), a('ok'), u('yes'), a('ok')]);
+          await s.replaceHistory([summary, a('ok')], { archive: true });
+          return { branch: await s.getArchivedItems(), main: (await s.switchBranch('main'), await s.getArchivedItems()), kept: await s.getItems() };
+        },
+        { kind, id: fresh('archive-repeats') },
+      );
+      assert.deepEqual(texts(r.main), ['yes', 'ok', 'more'], 'the oldest "yes", the oldest "ok" and "more"');
+      assert.deepEqual(texts(r.kept), ['the summary so far', 'yes', 'ok', 'ok']);
+      assert.deepEqual(texts(r.branch), ['yes', 'ok', 'yes'], "the branch's: what it showed but the summary and its newest \"ok\"");
+    });
+
     test('a summary written as an item (a history synced from a compacted one, or copied) stays with every window of turns too', async () => {
       const r = await page.evaluate(
         async ({ kind, id, chat }) => {

@@ -18,7 +18,7 @@ use crate::backend::branch_js::{
     folded, invalid_turn, item_facts, session_usage_js, tool_usage_js, turn_usage_js, turns_js,
     usage_fields, usage_of, From,
 };
-use crate::backend::canonical::canonical;
+use crate::backend::canonical::{canonical, forms};
 use crate::backend::js::{self, object};
 use crate::backend::metadata::{self, give_default_title};
 use crate::backend::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
@@ -1046,14 +1046,14 @@ pub(super) async fn replace_in(
         )?,
         false => Vec::new(),
     };
+    let stored = forms(&old);
     if let Some(expected) = &options.expected {
-        let stored: Vec<Option<String>> = old.iter().map(|item| canonical(item).ok()).collect();
         check_whole_history(t.session_id, expected, &stored)?;
     }
     let moved = match options.archive {
         true => {
             let key = storage(t.session_id, id);
-            super::rewrite::archive_replaced(tx, &key, &old, &items, archived, now)?.0
+            super::rewrite::archive_replaced(tx, &key, (&old, &stored), &items, archived, now)?.0
         }
         false => 0,
     };

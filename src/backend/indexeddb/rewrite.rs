@@ -7,7 +7,7 @@ use js_sys::Array;
 use wasm_bindgen::JsValue;
 
 use crate::backend::args::ReplaceOptions;
-use crate::backend::canonical::{canonical, to_archive};
+use crate::backend::canonical::{canonical, forms, to_archive};
 use crate::backend::js::{self, object};
 use crate::backend::metadata::give_default_title;
 use crate::backend::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
@@ -280,8 +280,8 @@ pub async fn replace_history(
             true => items_of(&all_rows(tx, &record).await?, t.session_id)?,
             false => Vec::new(),
         };
+        let stored = forms(&old);
         if let Some(expected) = &options.expected {
-            let stored: Vec<Option<String>> = old.iter().map(|item| canonical(item).ok()).collect();
             check_whole_history(t.session_id, expected, &stored)?;
         }
         // How many items are archived, and their size (they keep their bytes).
@@ -289,7 +289,7 @@ pub async fn replace_history(
             true => archive_replaced(
                 tx,
                 &t.session_id.into(),
-                &old,
+                (&old, &stored),
                 &items,
                 record.archived_count,
                 now,
@@ -328,18 +328,19 @@ pub async fn replace_history(
 }
 
 /// Puts the items of `old` that `new` does not hold (see [`to_archive`]) into the archive under
-/// `key` (a branch's storage), numbered from `position`: how many, and their size.
+/// `key` (a branch's storage), numbered from `position`: how many, and their size. `old` comes
+/// with its items' [`forms`].
 pub(super) fn archive_replaced(
     tx: &Tx,
     key: &JsValue,
-    old: &[JsValue],
+    (old, stored): (&[JsValue], &[Option<String>]),
     new: &[(JsValue, bool)],
     position: u64,
     now: f64,
 ) -> Result<(u64, u64)> {
     let moved: Vec<&JsValue> = old
         .iter()
-        .zip(to_archive(old, new))
+        .zip(to_archive(stored, new))
         .filter(|(_, r)| *r)
         .map(|(i, _)| i)
         .collect();
