@@ -912,7 +912,10 @@ export class EncryptedSession {
     const base = baseKey(material);
     const next = await base.then((b) => sessionKey(b, this.#sessionId));
     const now = this.#now();
-    const sealed = await this.#sealAll(next, opened.map((o, i) => (o ? o.item : stored[i])), opened.map((o) => (o ? o.at : now)));
+    const one = (item, at) => this.#sealAll(next, [item], at).then(([e]) => e);
+    // An item in clear is sealed as added now; one JSON cannot write (bytes, a Map: the wrapped
+    // session keeps them) stays as it is, unread here as before, where it failed every change.
+    const sealed = await Promise.all(stored.map((s, i) => (opened[i] ? one(opened[i].item, opened[i].at) : one(s, now).catch(() => s))));
     await this.#rewrite(stored, sealed);
     if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);
     this.#keyGiven = material;
@@ -1027,20 +1030,25 @@ const keys = recordStore('agent-sessions-keys', 'keys');
 
 /** The record id of a database's user's device key, from the options of `what` (an object: a
  * user id given alone, `deviceKey('ann')`, was taken for no options, the key of the sessions
- * without a user). */
-const keyId = (options, what, made = true) => {
+ * without a user), and the id an earlier version kept it under where `dbName` was `null` (the
+ * default database, as the sessions take it; for another database, its id again). */
+const keyIds = (options, what, made = true) => {
   // A misspelt option (`userID`) would be the key of the sessions without a user: refused. So
   // are a user id or database name no session takes, where a key is made or stored under them
   // (`loadDeviceKey` and `forgetDeviceKey` still reach one an earlier version stored so).
-  const { dbName = 'agent-sessions', userId = null } = optionsOf(options, what, 'dbName userId');
+  const { dbName = null, userId = null } = optionsOf(options, what, 'dbName userId');
   if (made) checkTarget(userId, dbName, what);
-  return JSON.stringify([dbName, userId]);
+  const id = JSON.stringify([dbName ?? 'agent-sessions', userId]);
+  return [id, id === JSON.stringify(['agent-sessions', userId]) ? JSON.stringify([null, userId]) : id];
 };
+
+/** The key stored under `ids` (see `keyIds`), or `undefined`. */
+const storedKey = async ([id, earlier]) => (await keys.get(id))?.key ?? (await keys.get(earlier))?.key;
 
 /** Makes a new device key for a database's user, stores it, and returns it (replacing one there
  * was: what it encrypted no longer decrypts). */
 export async function createDeviceKey(options) {
-  const id = keyId(options, 'createDeviceKey');
+  const [id] = keyIds(options, 'createDeviceKey');
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   const key = await subtle().importKey('raw', bytes, 'HKDF', false, ['deriveKey']);
   bytes.fill(0);
@@ -1053,19 +1061,19 @@ export async function createDeviceKey(options) {
  * then creating could each make one, the second replacing the first and leaving what the first
  * encrypted unreadable. */
 export async function deviceKey(options) {
-  const id = keyId(options, 'deviceKey');
-  const found = await keys.get(id);
-  if (found?.key) return found.key;
+  const ids = keyIds(options, 'deviceKey');
+  const found = await storedKey(ids);
+  if (found) return found;
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   const key = await subtle().importKey('raw', bytes, 'HKDF', false, ['deriveKey']);
   bytes.fill(0);
   try {
-    await keys.batch('readwrite', (s) => s.add({ id, key, createdAt: Date.now() }));
+    await keys.batch('readwrite', (s) => s.add({ id: ids[0], key, createdAt: Date.now() }));
     return key;
   } catch (error) {
     if (error?.name !== 'ConstraintError') throw error;
     // Another caller stored one first: that one is the key.
-    const stored = await keys.get(id);
+    const stored = await keys.get(ids[0]);
     // (Deleted again before it could be read: there is none, so one is made, as at first.)
     if (!stored?.key) return deviceKey(options);
     return stored.key;
@@ -1079,16 +1087,16 @@ export async function storeDeviceKey(key, options) {
   if (!(typeof CryptoKey !== 'undefined' && key instanceof CryptoKey) || key.algorithm?.name !== 'HKDF' || key.extractable || !key.usages.includes('deriveKey')) {
     throw sessionError('INVALID_KEY', 'storeDeviceKey needs a non-extractable HKDF CryptoKey usable with deriveKey (from deriveKeyFromPassphrase or createDeviceKey); the stored key was kept');
   }
-  await keys.put({ id: keyId(options, 'storeDeviceKey'), key, createdAt: Date.now() });
+  await keys.put({ id: keyIds(options, 'storeDeviceKey')[0], key, createdAt: Date.now() });
 }
 
 /** The device key of a database's user, or `null` when this device has none. */
 export async function loadDeviceKey(options) {
-  const entry = await keys.get(keyId(options, 'loadDeviceKey', false));
-  return entry?.key ?? null;
+  return (await storedKey(keyIds(options, 'loadDeviceKey', false))) ?? null;
 }
 
 /** Forgets the device key of a database's user: what it encrypted can no longer be read here. */
 export async function forgetDeviceKey(options) {
-  await keys.delete(keyId(options, 'forgetDeviceKey', false));
+  const [id, earlier] = keyIds(options, 'forgetDeviceKey', false);
+  await keys.batch('readwrite', (s) => [s.delete(id), s.delete(earlier)]);
 }

@@ -67,20 +67,21 @@ function textOf(content, separator = '') {
 
 /** A call output as text, as the Conversations API stores it (the runner's rule): `null` as
  * JSON writes it. An output of images or files comes back in another shape than it was written
- * in (a part of each, their sources spelled out), so only that it is one counts: one call has one
- * output. `legacy`: as the sync state's earlier fingerprints took it (see `keptCount`). */
-function outputText(output, legacy) {
-  if (output === undefined || (output === null && legacy)) return '';
+ * in (a part of each, their sources spelled out), and a list of parts without those the remote
+ * does not keep (an image by data URL: with text, or none at all), so only that it is one
+ * counts: one call has one output. `era`: which version's fingerprints (see `identity`). */
+function outputText(output, era) {
+  if (output === undefined || (output === null && !era)) return '';
   if (typeof output === 'string') return output;
   if (Array.isArray(output)) {
+    if (era === 2) return '\u0000files';
     const texts = output.map((p) => p?.text);
-    // An empty list is what comes back of parts the remote did not keep (an image by data URL).
-    if (texts.every((t) => typeof t === 'string') && (legacy || texts.length > 0)) return texts.join('');
+    if (texts.every((t) => typeof t === 'string') && (!era || texts.length > 0)) return texts.join('');
   } else if (['text', 'input_text', 'output_text'].includes(output?.type) && typeof output.text === 'string') {
     return output.text;
   }
   const files = (p) => /^(input_)?(image|file)$/.test(p?.type);
-  return !legacy && (Array.isArray(output) ? output.some(files) : files(output)) ? '\u0000files' : JSON.stringify(output);
+  return era && (Array.isArray(output) ? output.some(files) : files(output)) ? '\u0000files' : JSON.stringify(output);
 }
 
 /** What does not survive a round trip through a remote at any depth of an item: ids, statuses
@@ -101,9 +102,11 @@ function stable(value) {
  * What identifies an item whatever store holds it: the parts that survive a round trip through
  * the Conversations API (role and text of a message; id, name and arguments of a call; call id and
  * output of a call's output; the other kinds' fields but those of `stable`), in one string.
- * `legacy`: as the sync state's earlier fingerprints took it.
+ * `era`: as the fingerprints of a sync state took it: 2, this version's; 1, before a list of
+ * output parts was known by its call id alone; 0, before reasoning, hosted tool calls and file
+ * outputs were compared as they come back (see `keptCount`).
  */
-function identity(item, legacy = false) {
+function identity(item, era = 2) {
   const type = item?.type ?? (item?.role ? 'message' : '');
   switch (type) {
     case 'message':
@@ -113,20 +116,20 @@ function identity(item, legacy = false) {
       return JSON.stringify(['c', item.callId ?? item.call_id ?? '', item.name ?? '', item.arguments ?? '']);
     case 'function_call_result':
     case 'function_call_output':
-      return JSON.stringify(['o', item.callId ?? item.call_id ?? '', outputText(item.output, legacy)]);
+      return JSON.stringify(['o', item.callId ?? item.call_id ?? '', outputText(item.output, era)]);
     case 'unknown': {
       // What the conversion gives back as `unknown` (the API's item in `providerData`, as the
       // SDK's does) for two kinds the SDK writes in its own shapes: compared as those.
       const raw = item.providerData;
-      if (!legacy && raw?.type === 'computer_call_output') {
+      if (era && raw?.type === 'computer_call_output') {
         return identity({ type: 'computer_call_result', callId: raw.call_id, output: { type: 'computer_screenshot', data: raw.output?.image_url } });
       }
-      if (!legacy && raw?.type === 'mcp_approval_response') return identity({ type: 'hosted_tool_call', name: 'mcp_approval_response' });
+      if (era && raw?.type === 'mcp_approval_response') return identity({ type: 'hosted_tool_call', name: 'mcp_approval_response' });
     }
     // falls through
     default: {
       const { id: _id, providerData: _p, ...rest } = item ?? {};
-      return JSON.stringify(['x', type, legacy ? rest : stable(rest)]);
+      return JSON.stringify(['x', type, era ? stable(rest) : rest]);
     }
   }
 }
@@ -335,9 +338,9 @@ function pulled(item) {
  * fingerprints); the rest is the outbox. */
 function keptCount(synced, local) {
   let kept = 0;
-  // A state written before reasoning, hosted tool calls and file outputs were compared as they
-  // come back holds their fingerprints as they were then: still synced, not deleted here.
-  const same = (item, fp) => fingerprint(item) === fp || digest(identity(item, true)) === fp;
+  // A state an earlier version wrote holds the fingerprints as they were then: still synced, not
+  // deleted here.
+  const same = (item, fp) => [2, 1, 0].some((era) => digest(identity(item, era)) === fp);
   while (kept < synced.length && kept < local.length && same(local[kept], synced[kept].fp)) kept += 1;
   return kept;
 }
@@ -424,6 +427,8 @@ export class SyncedSession extends EventTarget {
   #compared = false;
   /** Whether a round of this object found the local session stored (see `#round`). */
   #seen = false;
+  /** Whether the local session was stored when this object was made (a promise). */
+  #found;
   #again = false;
   /** The round every `sync()` made during the one under way waits for. */
   #next = null;
@@ -451,6 +456,9 @@ export class SyncedSession extends EventTarget {
     }
     this.#local = local;
     this.#remote = remote;
+    // A chat deleted before this object's first round (in another tab, by retention, while
+    // offline) is not pulled back either.
+    this.#found = this.#mark().then((m) => m?.createdAt != null, () => false);
     bindSubscribe(this);
     this.#id = stateId(local.dbName, local.sessionId);
     this.#lockName = roundLockName(this.#id);
@@ -752,10 +760,12 @@ export class SyncedSession extends EventTarget {
    * histories; later ones only what came after the items synced last, while both sides show
    * that they have only grown since (`#recent`). */
   async #round() {
-    // The local session deleted since a round of this object found it (here, in another tab, by
-    // retention): nothing is pulled into it, which would bring back the chat just deleted. Once
-    // it is written again, it is compared afresh, as by a SyncedSession made for it again.
+    // The local session deleted since this object was made for it, or since a round of it found
+    // it (here, in another tab, by retention): nothing is pulled into it, which would bring back
+    // the chat just deleted. Once it is written again, it is compared afresh, as by a
+    // SyncedSession made for it again.
     const begun = await this.#mark();
+    this.#seen ||= await this.#found;
     if (begun?.createdAt == null && this.#seen) return;
     this.#seen ||= begun?.createdAt != null;
     const head = await this.#head();

@@ -951,6 +951,40 @@ test('deviceKey: callers asking at once get one key, and what either encrypts re
   assert.equal(r.readAgain, 2, 'a later call finds the same key');
 });
 
+test('device keys: dbName null is the default database, as the sessions take it; a key an earlier version kept under null is found, and forgotten with the default', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const write = (k, userId) => new lib.EncryptedSession(new lib.IndexedDbSession(`nul-${userId}`, { userId }), { key: k }).addItems([{ role: 'user', content: 'kept' }]);
+    const read = async (k, userId) => (k ? (await new lib.EncryptedSession(new lib.IndexedDbSession(`nul-${userId}`, { userId }), { key: k }).getItems()).map((i) => i.content) : null);
+    const made = await lib.deviceKey({ dbName: null, userId: 'nul-ann' });
+    await write(made, 'nul-ann');
+    const found = await read(await lib.loadDeviceKey({ userId: 'nul-ann' }), 'nul-ann');
+    const again = await read(await lib.deviceKey({ userId: 'nul-ann' }), 'nul-ann');
+    await lib.forgetDeviceKey({ userId: 'nul-ann' });
+    const forgotten = await lib.loadDeviceKey({ dbName: null, userId: 'nul-ann' });
+    // As an earlier version stored one: under the id of a null dbName.
+    const older = await lib.createDeviceKey({ dbName: 'enc-null-source', userId: 'x' });
+    const db = await new Promise((resolve, reject) => Object.assign(indexedDB.open('agent-sessions-keys'), { onsuccess: (e) => resolve(e.target.result), onerror: (e) => reject(e.target.error) }));
+    await new Promise((resolve, reject) => {
+      const tx = db.transaction('keys', 'readwrite');
+      tx.objectStore('keys').put({ id: JSON.stringify([null, 'nul-bob']), key: older, createdAt: Date.now() });
+      Object.assign(tx, { oncomplete: resolve, onerror: () => reject(tx.error) });
+    });
+    db.close();
+    await write(older, 'nul-bob');
+    const olderFound = await read(await lib.loadDeviceKey({ userId: 'nul-bob' }), 'nul-bob');
+    const olderAgain = await read(await lib.deviceKey({ dbName: null, userId: 'nul-bob' }), 'nul-bob');
+    await lib.forgetDeviceKey({ userId: 'nul-bob' });
+    return { found, again, forgotten, olderFound, olderAgain, olderForgotten: await lib.loadDeviceKey({ dbName: null, userId: 'nul-bob' }) };
+  });
+  assert.deepEqual(r.found, ['kept'], 'the key made for dbName: null is the default database\'s');
+  assert.deepEqual(r.again, ['kept'], 'and no second key is made for it');
+  assert.equal(r.forgotten, null, 'forgotten without dbName, gone with dbName: null');
+  assert.deepEqual(r.olderFound, ['kept'], 'a key kept under null by an earlier version is found');
+  assert.deepEqual(r.olderAgain, ['kept']);
+  assert.equal(r.olderForgotten, null, 'and forgotten');
+});
+
 test('a default window of turns over an encrypted IndexedDbSession counts turns of the decrypted items', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
@@ -1603,6 +1637,27 @@ test('changeKey gives the history a new key, each item keeping when it was added
   assert.deepEqual(r.afterWrite, ['q1', 'a1', 'in clear', 'a2']);
   assert.equal(r.plainLeft, false, 'no item is left in clear');
   assert.deepEqual(r.expired, ['a1', 'in clear', 'a2']);
+});
+
+test('changeKey keeps as it is an item in clear that JSON cannot write (bytes, written before the chat was encrypted), where it failed every change; the others take the new key', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const inner = new lib.IndexedDbSession('chat', { dbName: `enc-change-key-bytes-${Math.random()}` });
+    await inner.addItems([{ type: 'function_call_result', callId: 'x', name: 'shot', output: { type: 'image', data: new Uint8Array([1, 2]) } }, { role: 'user', content: 'in clear' }]);
+    const session = new lib.EncryptedSession(inner, { key: key() });
+    await session.addItems([{ role: 'user', content: 'q1' }]);
+    const newKey = key();
+    const changed = await code(session.changeKey(newKey));
+    const fresh = new lib.EncryptedSession(inner, { key: newKey });
+    const items = (await fresh.getItems()).map((i) => i.content);
+    const stored = await inner.getItems();
+    return { changed, items, skipped: fresh.lastSkipped, kept: [...stored[0].output.data], sealed: stored.slice(1).map((s) => s.__enc) };
+  });
+  assert.equal(r.changed, 'resolved');
+  assert.deepEqual(r.items, ['in clear', 'q1'], 'the item in clear JSON can write is sealed');
+  assert.equal(r.skipped, 1, 'the bytes are still not read through the key');
+  assert.deepEqual(r.kept, [1, 2], 'and stored as they were');
+  assert.deepEqual(r.sealed, [1, 1]);
 });
 
 test('a key that opens only the archive (the history since given a new key) writes nothing: the history stays readable with its key', async () => {

@@ -1366,6 +1366,36 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
+  test('a synced chat deleted before its open SyncedSession ran a round (another tab’s, offline or without syncOnOpen) is not pulled back; one made for it after the deletion pulls it', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async ({ url }) => {
+      const remote = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' });
+      const open = () => new lib.SyncedSession(new lib.IndexedDbSession('deleted-before-round'), remote, { syncOnOpen: false, retryDelayMs: 60_000 });
+      const first = open();
+      await first.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]);
+      await first.sync();
+      first.close();
+      // Another tab's, open on the chat, has not run a round yet when the chat is deleted.
+      const later = open();
+      const shown = (await later.getItems()).length;
+      await lib.deleteSession('deleted-before-round');
+      await later.sync();
+      later.close();
+      const listed = (await lib.listSessions()).some((s) => s.sessionId === 'deleted-before-round');
+      // Made for it after the deletion (a chat opened from the remote): pulled, as on a new device.
+      const fresh = open();
+      await fresh.sync();
+      const local = await fresh.getItems();
+      fresh.close();
+      return { shown, listed, remote: (await remote.getItems()).length, local: local.length };
+    }, { url: server.url });
+    assert.equal(r.shown, 2);
+    assert.equal(r.listed, false, 'the deleted chat did not come back');
+    assert.equal(r.remote, 2, 'nothing deleted or added on the remote');
+    assert.equal(r.local, 2, 'a SyncedSession made after the deletion pulls the remote');
+    await a.context.close();
+  });
+
   test('the same local session synced with another remote (a new conversation, or another remote session) loses nothing: its history goes there too', async () => {
     const a = await device();
     const conversationId = await newConversation(a.page);
@@ -1445,6 +1475,45 @@ describe('SyncedSession', () => {
     }, { url: server.url });
     for (const round of r.rounds) assert.deepEqual(round, { error: null, remote: 10, local: 10, pending: 0, localOnly: 0 });
     assert.deepEqual(r.order, r.expected, 'the local history keeps its order');
+    await context.close();
+  });
+
+  test('a tool output whose image by data URL the remote lists without it (none left, or its text only) is known by its call id: pushed once, never pulled back beside itself', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async () => {
+      // As the Conversations API may list them: the image parts by data URL left out.
+      const inner = new lib.MemorySession('dropping-remote');
+      const dataUrl = (p) => /^data:/.test(p?.image ?? p?.image_url ?? '');
+      const listed = (item) => (Array.isArray(item.output) ? { ...item, output: item.output.filter((p) => !dataUrl(p)) } : item);
+      const remote = {
+        getSessionId: () => inner.getSessionId(),
+        getItems: async (...args) => (await inner.getItems(...args)).map(listed),
+        addItems: (items) => inner.addItems(items),
+        popItem: () => inner.popItem(),
+        clearSession: () => inner.clearSession(),
+      };
+      const local = new lib.IndexedDbSession('data-url-outputs');
+      const synced = new lib.SyncedSession(local, remote, { syncOnOpen: false, retryDelayMs: 60000 });
+      const image = { type: 'image', image: 'data:image/png;base64,iVBORw0KGgo=' };
+      const items = [
+        { role: 'user', content: 'Chart it' },
+        { type: 'function_call', callId: 'call_a', name: 'shot', arguments: '{}' },
+        { type: 'function_call_result', callId: 'call_a', name: 'shot', output: [image] },
+        { type: 'function_call', callId: 'call_b', name: 'chart', arguments: '{}' },
+        { type: 'function_call_result', callId: 'call_b', name: 'chart', output: [{ type: 'text', text: 'Chart:' }, image] },
+        { role: 'assistant', content: 'Here.' },
+      ];
+      await synced.addItems(items);
+      const rounds = [];
+      for (let i = 0; i < 3; i++) {
+        const error = await synced.sync().then(() => null, (e) => e.message);
+        rounds.push({ error, remote: (await inner.getItems()).length, local: (await local.getItems()).length, localOnly: synced.syncStatus.localOnly });
+      }
+      synced.close();
+      return { rounds, outputs: (await local.getItems()).filter((i) => i.type === 'function_call_result').map((i) => i.output.length) };
+    });
+    for (const round of r.rounds) assert.deepEqual(round, { error: null, remote: 6, local: 6, localOnly: 0 });
+    assert.deepEqual(r.outputs, [1, 2], 'the outputs as they were written, images kept');
     await context.close();
   });
 
