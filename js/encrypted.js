@@ -870,7 +870,8 @@ export class EncryptedSession {
   }
 
   /** Gives the history a new key: each of its items, read with this object's key, is sealed
-   * again under `key` with when it was added (items in clear are sealed too, as added now), in
+   * again under `key` with when it was added (items in clear are sealed too, as added now, but
+   * one JSON cannot write, which stays as it is), in
    * one write conditioned on the history read; this object then uses `key`. An encrypted item
    * this object's key does not open (a wrong old key, an item under a third) is `INVALID_KEY`,
    * nothing changed: replaced, it would be lost to both keys. The archive stays as written. */
@@ -915,7 +916,7 @@ export class EncryptedSession {
     const one = (item, at) => this.#sealAll(next, [item], at).then(([e]) => e);
     // An item in clear is sealed as added now; one JSON cannot write (bytes, a Map: the wrapped
     // session keeps them) stays as it is, unread here as before, where it failed every change.
-    const sealed = await Promise.all(stored.map((s, i) => (opened[i] ? one(opened[i].item, opened[i].at) : one(s, now).catch(() => s))));
+    const sealed = await Promise.all(stored.map((s, i) => (opened[i] ? one(opened[i].item, opened[i].at) : one(s, now).catch((e) => (e?.code === 'INVALID_ITEM' ? s : Promise.reject(e))))));
     await this.#rewrite(stored, sealed);
     if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);
     this.#keyGiven = material;
@@ -1045,14 +1046,18 @@ const keyIds = (options, what, made = true) => {
 /** The key stored under `ids` (see `keyIds`), or `undefined`. */
 const storedKey = async ([id, earlier]) => (await keys.get(id))?.key ?? (await keys.get(earlier))?.key;
 
+/** Stores `key` under `ids` (see `keyIds`), replacing the one there was, an earlier version's
+ * too. */
+const putKey = ([id, earlier], key) => keys.batch('readwrite', (s) => [s.put({ id, key, createdAt: Date.now() }), ...(earlier === id ? [] : [s.delete(earlier)])]);
+
 /** Makes a new device key for a database's user, stores it, and returns it (replacing one there
  * was: what it encrypted no longer decrypts). */
 export async function createDeviceKey(options) {
-  const [id] = keyIds(options, 'createDeviceKey');
+  const ids = keyIds(options, 'createDeviceKey');
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   const key = await subtle().importKey('raw', bytes, 'HKDF', false, ['deriveKey']);
   bytes.fill(0);
-  await keys.put({ id, key, createdAt: Date.now() });
+  await putKey(ids, key);
   return key;
 }
 
@@ -1087,7 +1092,7 @@ export async function storeDeviceKey(key, options) {
   if (!(typeof CryptoKey !== 'undefined' && key instanceof CryptoKey) || key.algorithm?.name !== 'HKDF' || key.extractable || !key.usages.includes('deriveKey')) {
     throw sessionError('INVALID_KEY', 'storeDeviceKey needs a non-extractable HKDF CryptoKey usable with deriveKey (from deriveKeyFromPassphrase or createDeviceKey); the stored key was kept');
   }
-  await keys.put({ id: keyIds(options, 'storeDeviceKey')[0], key, createdAt: Date.now() });
+  await putKey(keyIds(options, 'storeDeviceKey'), key);
 }
 
 /** The device key of a database's user, or `null` when this device has none. */

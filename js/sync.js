@@ -67,14 +67,17 @@ function textOf(content, separator = '') {
 
 /** A call output as text, as the Conversations API stores it (the runner's rule): `null` as
  * JSON writes it. An output of images or files comes back in another shape than it was written
- * in (a part of each, their sources spelled out), and a list of parts without those the remote
- * does not keep (an image by data URL: with text, or none at all), so only that it is one
- * counts: one call has one output. `era`: which version's fingerprints (see `identity`). */
+ * in (a part of each, their sources spelled out), so only that it is one counts: one call has one
+ * output. The remote may list an output without its images by data URL: they are left out.
+ * `era`: which version's fingerprints (see `identity`). */
 function outputText(output, era) {
   if (output === undefined || (output === null && !era)) return '';
   if (typeof output === 'string') return output;
+  if (era === 2) {
+    const inline = (p) => /^(input_)?image$/.test(p?.type) && (/^data:/.test([p.image, p.imageUrl, p.image_url].find((s) => typeof s === 'string')) || p.image?.data != null || p.data != null);
+    output = Array.isArray(output) ? output.filter((p) => !inline(p)) : inline(output) ? [] : output;
+  }
   if (Array.isArray(output)) {
-    if (era === 2) return '\u0000files';
     const texts = output.map((p) => p?.text);
     if (texts.every((t) => typeof t === 'string') && (!era || texts.length > 0)) return texts.join('');
   } else if (['text', 'input_text', 'output_text'].includes(output?.type) && typeof output.text === 'string') {
@@ -102,8 +105,8 @@ function stable(value) {
  * What identifies an item whatever store holds it: the parts that survive a round trip through
  * the Conversations API (role and text of a message; id, name and arguments of a call; call id and
  * output of a call's output; the other kinds' fields but those of `stable`), in one string.
- * `era`: as the fingerprints of a sync state took it: 2, this version's; 1, before a list of
- * output parts was known by its call id alone; 0, before reasoning, hosted tool calls and file
+ * `era`: as the fingerprints of a sync state took it: 2, this version's; 1, before an output's
+ * images by data URL were left out; 0, before reasoning, hosted tool calls and file
  * outputs were compared as they come back (see `keptCount`).
  */
 function identity(item, era = 2) {
@@ -1128,6 +1131,8 @@ export class SyncedSession extends EventTarget {
     // the lock is taken, so that a slow or failed download does not hold up the runs.)
     if (!same && local.length === 0) await extras();
     const mark = same ? await ended() : await withLock(sessionLockName(this.#local.dbName, this.#local.sessionId), rewrite, { ifAvailable: true });
+    // (A chat this round pulled is one found: deleted before the next round, not pulled back.)
+    this.#seen ||= mark?.createdAt != null;
     await save([...base, ...entries], null, mark);
   }
 }

@@ -17,7 +17,7 @@ const KIB = 1024;
  */
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 115.5 * KIB, target: 55 * KIB },
-  'index.js': { budget: 26.7 * KIB },
+  'index.js': { budget: 26.8 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 131.3 * KIB },
   'extras.js': { budget: 3.7 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 56.8 * KIB },

@@ -964,18 +964,27 @@ test('device keys: dbName null is the default database, as the sessions take it;
     const forgotten = await lib.loadDeviceKey({ dbName: null, userId: 'nul-ann' });
     // As an earlier version stored one: under the id of a null dbName.
     const older = await lib.createDeviceKey({ dbName: 'enc-null-source', userId: 'x' });
-    const db = await new Promise((resolve, reject) => Object.assign(indexedDB.open('agent-sessions-keys'), { onsuccess: (e) => resolve(e.target.result), onerror: (e) => reject(e.target.error) }));
-    await new Promise((resolve, reject) => {
+    const raw = async (run) => {
+      const db = await request(indexedDB.open('agent-sessions-keys'));
       const tx = db.transaction('keys', 'readwrite');
-      tx.objectStore('keys').put({ id: JSON.stringify([null, 'nul-bob']), key: older, createdAt: Date.now() });
-      Object.assign(tx, { oncomplete: resolve, onerror: () => reject(tx.error) });
-    });
-    db.close();
+      const result = request(run(tx.objectStore('keys')));
+      await new Promise((resolve) => (tx.oncomplete = resolve));
+      db.close();
+      return result;
+    };
+    const putEarlier = (userId) => raw((s) => s.put({ id: JSON.stringify([null, userId]), key: older, createdAt: Date.now() }));
+    await putEarlier('nul-bob');
     await write(older, 'nul-bob');
     const olderFound = await read(await lib.loadDeviceKey({ userId: 'nul-bob' }), 'nul-bob');
     const olderAgain = await read(await lib.deviceKey({ dbName: null, userId: 'nul-bob' }), 'nul-bob');
     await lib.forgetDeviceKey({ userId: 'nul-bob' });
-    return { found, again, forgotten, olderFound, olderAgain, olderForgotten: await lib.loadDeviceKey({ dbName: null, userId: 'nul-bob' }) };
+    // Replaced: the earlier one goes too.
+    await putEarlier('nul-carol');
+    await lib.createDeviceKey({ userId: 'nul-carol' });
+    await putEarlier('nul-dan');
+    await lib.storeDeviceKey(older, { userId: 'nul-dan' });
+    const left = (await raw((s) => s.getAllKeys())).filter((id) => id.startsWith('[null,'));
+    return { found, again, forgotten, olderFound, olderAgain, olderForgotten: await lib.loadDeviceKey({ dbName: null, userId: 'nul-bob' }), left };
   });
   assert.deepEqual(r.found, ['kept'], 'the key made for dbName: null is the default database\'s');
   assert.deepEqual(r.again, ['kept'], 'and no second key is made for it');
@@ -983,6 +992,7 @@ test('device keys: dbName null is the default database, as the sessions take it;
   assert.deepEqual(r.olderFound, ['kept'], 'a key kept under null by an earlier version is found');
   assert.deepEqual(r.olderAgain, ['kept']);
   assert.equal(r.olderForgotten, null, 'and forgotten');
+  assert.deepEqual(r.left, [], 'and replaced by createDeviceKey and storeDeviceKey');
 });
 
 test('a default window of turns over an encrypted IndexedDbSession counts turns of the decrypted items', async () => {

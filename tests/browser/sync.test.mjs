@@ -1386,13 +1386,18 @@ describe('SyncedSession', () => {
       const fresh = open();
       await fresh.sync();
       const local = await fresh.getItems();
+      // The chat it pulled, deleted before its next round: not pulled back either.
+      await lib.deleteSession('deleted-before-round');
+      await fresh.sync();
       fresh.close();
-      return { shown, listed, remote: (await remote.getItems()).length, local: local.length };
+      const pulledBack = (await lib.listSessions()).some((s) => s.sessionId === 'deleted-before-round');
+      return { shown, listed, remote: (await remote.getItems()).length, local: local.length, pulledBack };
     }, { url: server.url });
     assert.equal(r.shown, 2);
     assert.equal(r.listed, false, 'the deleted chat did not come back');
     assert.equal(r.remote, 2, 'nothing deleted or added on the remote');
     assert.equal(r.local, 2, 'a SyncedSession made after the deletion pulls the remote');
+    assert.equal(r.pulledBack, false, 'and the chat it pulled, deleted, is not pulled back');
     await a.context.close();
   });
 
