@@ -75,7 +75,8 @@ function outputText(output, era) {
   if (typeof output === 'string') return output;
   if (era === 2) {
     const inline = (p) => /^(input_)?image$/.test(p?.type) && (/^data:/.test([p.image, p.imageUrl, p.image_url].find((s) => typeof s === 'string')) || p.image?.data != null || p.data != null);
-    output = Array.isArray(output) ? output.filter((p) => !inline(p)) : inline(output) ? [] : output;
+    // (An output of one image is sent as a list of it; of another part, as JSON text.)
+    output = Array.isArray(output) ? output.filter((p) => !inline(p)) : output?.type === 'image' && inline(output) ? [] : output;
   }
   if (Array.isArray(output)) {
     const texts = output.map((p) => p?.text);

@@ -347,7 +347,18 @@ test('a chat deleted in another tab between the check and the write of its summa
       await m.update({ summary: 'not', expectedCreatedAt: mem.createdAt - 1 });
       const fresh = new lib.MemorySession();
       await fresh.update({ title: 'never', expectedCreatedAt: mem.createdAt });
+      // The time read before an edit made a branch (on a MemorySession, a branch reports its
+      // own), written on the branch: the session's time, in both stores.
+      const onBranch = async (s) => {
+        await s.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }, { role: 'user', content: 'q2' }]);
+        const at = (await s.getInfo()).createdAt;
+        await new Promise((ok) => setTimeout(ok, 5));
+        await s.createBranchFromTurn(2);
+        await s.update({ summary: 'on the branch', expectedCreatedAt: at });
+        return (await s.getInfo()).summary;
+      };
       return {
+        branched: [await onBranch(new lib.IndexedDbSession(`${id}-branched`)), await onBranch(new lib.MemorySession())],
         errors: background.errors.length,
         summary: background.summary,
         events,
@@ -366,6 +377,7 @@ test('a chat deleted in another tab between the check and the write of its summa
   assert.deepEqual(r.info, [null, null, null]);
   assert.deepEqual(r.direct, ['kept', 'kept', false, 'INVALID_OPTIONS']);
   assert.deepEqual(r.memory, ['mem', null]);
+  assert.deepEqual(r.branched, ['on the branch', 'on the branch']);
 });
 
 test('a chat moved to another branch while its summary is written (an earlier message edited) does not get it, in either store', async () => {

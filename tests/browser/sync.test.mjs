@@ -1489,7 +1489,8 @@ describe('SyncedSession', () => {
       // As the Conversations API may list them: the image parts by data URL left out.
       const inner = new lib.MemorySession('dropping-remote');
       const dataUrl = (p) => /^data:/.test(p?.image ?? p?.image_url ?? '');
-      const listed = (item) => (Array.isArray(item.output) ? { ...item, output: item.output.filter((p) => !dataUrl(p)) } : item);
+      // (An output of one image is sent as a list of it.)
+      const listed = (item) => (Array.isArray(item.output) ? { ...item, output: item.output.filter((p) => !dataUrl(p)) } : dataUrl(item.output) ? { ...item, output: [] } : item);
       const remote = {
         getSessionId: () => inner.getSessionId(),
         getItems: async (...args) => (await inner.getItems(...args)).map(listed),
@@ -1506,6 +1507,8 @@ describe('SyncedSession', () => {
         { type: 'function_call_result', callId: 'call_a', name: 'shot', output: [image] },
         { type: 'function_call', callId: 'call_b', name: 'chart', arguments: '{}' },
         { type: 'function_call_result', callId: 'call_b', name: 'chart', output: [{ type: 'text', text: 'Chart:' }, image] },
+        { type: 'function_call', callId: 'call_c', name: 'shot', arguments: '{}' },
+        { type: 'function_call_result', callId: 'call_c', name: 'shot', output: image },
         { role: 'assistant', content: 'Here.' },
       ];
       await synced.addItems(items);
@@ -1515,10 +1518,10 @@ describe('SyncedSession', () => {
         rounds.push({ error, remote: (await inner.getItems()).length, local: (await local.getItems()).length, localOnly: synced.syncStatus.localOnly });
       }
       synced.close();
-      return { rounds, outputs: (await local.getItems()).filter((i) => i.type === 'function_call_result').map((i) => i.output.length) };
+      return { rounds, outputs: (await local.getItems()).filter((i) => i.type === 'function_call_result').map((i) => (Array.isArray(i.output) ? i.output.length : i.output.type)) };
     });
-    for (const round of r.rounds) assert.deepEqual(round, { error: null, remote: 6, local: 6, localOnly: 0 });
-    assert.deepEqual(r.outputs, [1, 2], 'the outputs as they were written, images kept');
+    for (const round of r.rounds) assert.deepEqual(round, { error: null, remote: 8, local: 8, localOnly: 0 });
+    assert.deepEqual(r.outputs, [1, 2, 'image'], 'the outputs as they were written, images kept');
     await context.close();
   });
 
