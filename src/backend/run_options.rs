@@ -371,6 +371,8 @@ fn parse_output_type(value: &JsValue) -> Result<Option<OutputType>> {
     let name = opt_string(&o, "name", WHAT, C)?
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| "final_output".into());
+    // (The API refuses another name in every request, after the question was saved.)
+    api_name(&name, "agent.outputType.name")?;
     Ok(Some(OutputType {
         name,
         schema,

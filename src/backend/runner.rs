@@ -1094,6 +1094,13 @@ impl Run<'_> {
             }
             self.hand_off(state, &call, &h).await?;
         } else if let Some(output) = self.stopping_output(state, &agent) {
+            // A tool stopped with the run gave no answer: the run rejects, as stopped anywhere
+            // else (the outputs are saved).
+            if let Some(reason) =
+                aborted(self.options.signal.as_ref()).filter(|_| output == "aborted")
+            {
+                return Err(RunError::Aborted(reason));
+            }
             state.finish_with(output);
         }
         for call in &ignored {

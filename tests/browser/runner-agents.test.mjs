@@ -719,6 +719,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
           dottedName: make({ tools: [{ name: 'mail.send', execute() {} }] }),
           longName: make({ tools: [{ name: 'x'.repeat(65), execute() {} }] }),
           handoffName: make({ handoffs: [{ agent: b, toolName: 'transfer to b' }] }),
+          outputName: make({ outputType: { type: 'json_schema', name: 'Refund request', schema: { type: 'object', properties: {}, additionalProperties: false } } }),
           // A zod schema written out tells the model of no arguments.
           // (Shaped as zod 4's `z.object({ city: z.string() })`: its own `_zod`, `def` and `type`,
           // which JSON writes as `{"def":…,"type":"object"}`; this page has no zod.)
@@ -772,6 +773,7 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.deepEqual(r.kept, ['B'], 'a refused list leaves the handoffs as they were');
     assert.match(r.errors.pastTool.message, /a tool named "read_past_session", the name of a tool pastSessions gives/);
     assert.match(r.errors.spacedName.message, /tools\[0\]\.name must be 1 to 64 ASCII letters, digits, _ or -, as the API takes it, got "get weather"/);
+    assert.match(r.errors.outputName.message, /outputType\.name must be 1 to 64 ASCII letters, digits, _ or -, as the API takes it, got "Refund request"/);
     assert.match(r.errors.zod.message, /parameters is a zod schema: give its JSON schema, z\.toJSONSchema\(schema\)/);
     assert.equal(r.fine, null, 'names the API takes are taken');
     assert.equal(r.sdkHandoff, null, 'an object of the SDK’s handoff() is taken');

@@ -793,6 +793,30 @@ for (const api of ['chat_completions', 'responses']) {
       assert.deepEqual(r.outputs, ['aborted', 'the errorFunction was asked']);
     });
 
+    test('a stop_on_first_tool run whose tool was stopped with it rejects with AbortError, where it gave "aborted" as its answer; the call and its output are saved', async () => {
+      model.script({ calls: [{ name: 'fetch_page', arguments: {}, id: 'c1' }] });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const controller = new AbortController();
+          const fetchPage = {
+            name: 'fetch_page',
+            execute: (args, context, { signal }) =>
+              new Promise((_, reject) => {
+                signal.addEventListener('abort', () => reject(new DOMException('The operation was aborted.', 'AbortError')));
+                setTimeout(() => controller.abort(), 0);
+              }),
+          };
+          const agent = new lib.Agent({ name: 'A', model: 'm', tools: [fetchPage], toolUseBehavior: 'stop_on_first_tool' });
+          const session = new lib.IndexedDbSession(id);
+          const stopped = await new lib.Runner({ baseUrl: url, api }).run(agent, 'read it', { session, signal: controller.signal }).then((result) => `resolved: ${result.finalOutput}`, (e) => e.name);
+          return { stopped, saved: (await session.getItems()).map((i) => i.role ?? i.type) };
+        },
+        { api, id: fresh('stop-first-tool-aborted') },
+      );
+      assert.equal(r.stopped, 'AbortError');
+      assert.deepEqual(r.saved, ['user', 'function_call', 'function_call_result']);
+    });
+
     test('a Stop ends a streamed run’s loop at once, as the SDK’s stream closes, while a tool that does not heed the signal still runs; `result` rejects once it returned', async () => {
       model.script({ calls: [{ name: 'deaf', arguments: {} }] }, { text: 'never asked' });
       const r = await inPage(
