@@ -257,17 +257,15 @@ impl SessionState for MemorySessionState {
 
     async fn update(&self, changes: Changes) -> Result<bool> {
         // As a stored session: an update that sets nothing writes nothing. The session's time
-        // (main's) holds on every branch, as a stored session's; a branch's own too (its
-        // `getInfo`).
-        // (`main` is the first branch, and is never deleted.)
-        let times = self.written().then(|| {
-            let main = self.branches.borrow()[0].history.record().created_at;
-            (self.history().record().created_at, main)
-        });
-        let holds = |t: Option<f64>| changes.created_at_holds(t);
-        if !(holds(times.map(|t| t.0)) || holds(times.map(|t| t.1)))
-            || !changes.apply(&self.metadata)
-        {
+        // (main's) holds on every branch, as a stored session's, and so does each branch's own
+        // (what its `getInfo` reports: read on one branch, written on another).
+        let written = self.written();
+        let holds = self
+            .branches
+            .borrow()
+            .iter()
+            .any(|b| changes.created_at_holds(written.then(|| b.history.record().created_at)));
+        if !holds || !changes.apply(&self.metadata) {
             return Ok(false);
         }
         self.begin_write();

@@ -1094,13 +1094,6 @@ impl Run<'_> {
             }
             self.hand_off(state, &call, &h).await?;
         } else if let Some(output) = self.stopping_output(state, &agent) {
-            // A tool stopped with the run gave no answer: the run rejects, as stopped anywhere
-            // else (the outputs are saved).
-            if let Some(reason) =
-                aborted(self.options.signal.as_ref()).filter(|_| output == "aborted")
-            {
-                return Err(RunError::Aborted(reason));
-            }
             state.finish_with(output);
         }
         for call in &ignored {
@@ -1132,7 +1125,7 @@ impl Run<'_> {
 
     /// The output that ends the run under the agent's `toolUseBehavior`, once every call of the
     /// latest response has its output: the first (in call order) of a tool that ran (not one
-    /// the user rejected), or of a listed tool.
+    /// the user rejected, nor one stopped with the run), or of a listed tool.
     fn stopping_output(&self, state: &RunState, agent: &AgentSpec) -> Option<String> {
         if agent.tool_use == ToolUse::RunLlmAgain {
             return None;
@@ -1155,7 +1148,11 @@ impl Run<'_> {
                     ToolUse::StopAt(names) => names.iter().any(|n| n == name),
                     _ => true,
                 };
-                (tool_ran && listed).then(|| output_text(item.get("output")))
+                // A tool stopped with the run (`aborted`) gave no answer: the run goes on, to
+                // reject with the stop (the outputs saved), or, resumed, to ask the model.
+                (tool_ran && listed)
+                    .then(|| output_text(item.get("output")))
+                    .filter(|text| text != "aborted")
             })
     }
 
