@@ -235,7 +235,8 @@ export class EncryptedSession {
   /** Deletes the expired items; resolves to how many (0 without a `ttl`). */
   purgeExpired(): Promise<number>;
   /** Gives the history a new key: every item, read with this object's key, sealed again under
-   * `key` with when it was added, in one write conditioned on the history read (`SUFFIX_MISMATCH`
+   * `key` with when it was added (one stored in clear as added now, but one JSON cannot write,
+   * such as bytes, which stays as it is), in one write conditioned on the history read (`SUFFIX_MISMATCH`
    * after another tab's write); this object then uses `key`. `INVALID_KEY`, nothing changed,
    * when an encrypted item does not open with this object's key (a mistyped old passphrase);
    * `SESSION_BUSY`, nothing changed, while a run holds the session (its Web Lock, in any tab).
@@ -255,13 +256,13 @@ export function deriveKeyFromPassphrase(
   options: { salt: ArrayBufferView | ArrayBuffer | string; iterations?: number },
 ): Promise<CryptoKey>;
 
-/** Which device key: one per database (default `'agent-sessions'`) and user (`null`, the
+/** Which device key: one per database (default `'agent-sessions'`, also for `null`) and user (`null`, the
  * default: the sessions without one). Options that are not an object (a user id given alone),
  * and any other option (a misspelt `userID`), are `INVALID_OPTIONS`, never taken for the key of
  * the sessions without a user; where a key is made or stored, a `userId` that is no non-empty
  * string or `null` is `INVALID_USER_ID`, and an empty `dbName` `INVALID_OPTIONS`. */
 export interface DeviceKeyOptions {
-  dbName?: string;
+  dbName?: string | null;
   userId?: string | null;
 }
 

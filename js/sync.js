@@ -74,7 +74,9 @@ function outputText(output, era) {
   if (output === undefined || (output === null && !era)) return '';
   if (typeof output === 'string') return output;
   if (era === 2) {
-    const inline = (p) => /^(input_)?image$/.test(p?.type) && (/^data:/.test([p.image, p.imageUrl, p.image_url].find((s) => typeof s === 'string')) || p.image?.data != null || p.data != null);
+    // (As `legacy_output_to_structured` and `structured_part_to_api` of the runner's conversion
+    // pick an image's source.)
+    const inline = (p) => /^(input_)?image$/.test(p?.type) && (/^data:/.test([p.image, p.image?.url, p.imageUrl, p.image_url].find((s) => typeof s === 'string')) || p.image?.data != null || p.data != null);
     // (An output of one image is sent as a list of it; of another part, as JSON text.)
     output = Array.isArray(output) ? output.filter((p) => !inline(p)) : output?.type === 'image' && inline(output) ? [] : output;
   }

@@ -1811,10 +1811,13 @@ pub async fn run(
             // turn's model knows what they did (a booking made, a mail sent) instead of doing it
             // again on a retry. (A blocked or unfitting answer, and `maxTurns`, saved them
             // already; a model call is made with no call pending, so a failed one drops none.
-            // A callback that threw may leave calls pending, which its `error.state` takes
-            // again: they stay.)
+            // So does a callback that failed after every call had its output, the dynamic
+            // `instructions` of the next call say; one that failed before may leave calls
+            // pending, which its `error.state` takes again: they stay.)
+            let answered = state.pending_calls().is_empty()
+                && state.generated.iter().skip(state.saved).any(is_tool_output);
             if !r.save_refused.get() {
-                if let RunError::Aborted(_) | RunError::Model(_) = error {
+                if answered || matches!(error, RunError::Aborted(_) | RunError::Model(_)) {
                     // Where the server keeps the conversation it holds the last response
                     // whatever happens here: its calls stay pending in the state (a resumed run
                     // answers them; a call left unanswered there fails every later request) and

@@ -494,6 +494,34 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.match(r.error.message, /instructions\(\) must return a string, got the number 42/);
   });
 
+  test('instructions that fail before the call after the tools ran (a fetch of them failed) leave the tool calls and outputs saved: a retry does not run them again unknown to the model', async () => {
+    model.script({ calls: [{ id: 'c1', name: 'book', arguments: {} }] }, { text: 'never asked' });
+    const id = fresh('instructions-fail-after-tools');
+    const r = await inPage(
+      async ({ url, id }) => {
+        let n = 0;
+        const booked = [];
+        const agent = new lib.Agent({
+          name: 'A',
+          model: 'm',
+          tools: [{ name: 'book', execute: () => (booked.push('table'), 'booked') }],
+          instructions: async () => {
+            if (++n > 1) throw new Error('instructions unavailable');
+            return 'Book tables.';
+          },
+        });
+        const session = new lib.IndexedDbSession(id);
+        const error = await new lib.Runner({ baseUrl: url }).run(agent, 'a table for two', { session }).then(() => null, (e) => ({ message: e.message, state: 'state' in e }));
+        return { error, booked, saved: (await session.getItems()).map((i) => i.role ?? i.type) };
+      },
+      { id },
+    );
+    assert.equal(r.error.message, 'instructions unavailable');
+    assert.deepEqual(r.booked, ['table']);
+    assert.deepEqual(r.saved, ['user', 'function_call', 'function_call_result']);
+    assert.equal(model.requests.length, 1, 'the model was asked once');
+  });
+
   test('a run paused for approval after a handoff resumes with the specialist, also from a string state', async () => {
     model.script(
       { calls: [{ id: 'h', name: 'to_billing', arguments: {} }] },

@@ -809,12 +809,15 @@ for (const api of ['chat_completions', 'responses']) {
           const agent = new lib.Agent({ name: 'A', model: 'm', tools: [fetchPage], toolUseBehavior: 'stop_on_first_tool' });
           const session = new lib.IndexedDbSession(id);
           const stopped = await new lib.Runner({ baseUrl: url, api }).run(agent, 'read it', { session, signal: controller.signal }).then((result) => `resolved: ${result.finalOutput}`, (e) => e.name);
-          return { stopped, saved: (await session.getItems()).map((i) => i.role ?? i.type) };
+          const items = await session.getItems();
+          return { stopped, saved: items.map((i) => i.role ?? i.type), output: items.at(-1).output?.text ?? items.at(-1).output };
         },
         { api, id: fresh('stop-first-tool-aborted') },
       );
       assert.equal(r.stopped, 'AbortError');
       assert.deepEqual(r.saved, ['user', 'function_call', 'function_call_result']);
+      assert.equal(r.output, 'aborted');
+      assert.equal(model.requests.length, 1, 'the model was not asked again');
     });
 
     test('a Stop ends a streamed run’s loop at once, as the SDK’s stream closes, while a tool that does not heed the signal still runs; `result` rejects once it returned', async () => {
