@@ -1811,10 +1811,14 @@ pub async fn run(
             // turn's model knows what they did (a booking made, a mail sent) instead of doing it
             // again on a retry. (A blocked or unfitting answer, and `maxTurns`, saved them
             // already; a model call is made with no call pending, so a failed one drops none.
-            // So does a callback that failed after every call had its output, the dynamic
-            // `instructions` of the next call say; one that failed before may leave calls
-            // pending, which its `error.state` takes again: they stay.)
-            let answered = state.pending_calls().is_empty()
+            // So does a callback that failed after every call had its output and before an
+            // answer, the dynamic `instructions` of the next call say; one that failed before
+            // may leave calls pending, which its `error.state` takes again: they stay; one that
+            // checked an answer keeps it in `error.state`, to check again; a session without
+            // history transactions keeps nothing of a blocked answer's turn, as in the SDK.)
+            let answered = state.final_output.is_none()
+                && !matches!(error, RunError::Tripwire { .. })
+                && state.pending_calls().is_empty()
                 && state.generated.iter().skip(state.saved).any(is_tool_output);
             if !r.save_refused.get() {
                 if answered || matches!(error, RunError::Aborted(_) | RunError::Model(_)) {
