@@ -543,7 +543,9 @@ impl SessionState for MemorySessionState {
                     })?
             }
         };
-        let fork = history.fork_before_turn(turn, now()).ok_or_else(|| {
+        // (One time for the branch's record and its listing: `getInfo` and `listBranches` agree.)
+        let t = now();
+        let fork = history.fork_before_turn(turn, t).ok_or_else(|| {
             let last = history.record().last_turn;
             branch::no_turn(&self.core.session_id, &self.current.borrow(), turn, last)
         })?;
@@ -567,7 +569,7 @@ impl SessionState for MemorySessionState {
             id: id.clone(),
             parent: Some(parent),
             from_turn: turn,
-            created_at: now(),
+            created_at: t,
             history: fork,
         });
         *self.current.borrow_mut() = id.clone();
