@@ -272,6 +272,9 @@ const MULTIPLE_HANDOFFS: &str = "Multiple handoffs detected, ignoring this one."
 /// What the model is told of a tool that threw, without an `errorFunction` (the SDK's words).
 const TOOL_FAILED: &str = "An error occurred while running the tool. Please try again.";
 
+/// The output a tool stopped with the run is saved with, as the SDK saves it: no answer.
+const ABORTED_OUTPUT: &str = "aborted";
+
 /// A tool call of one model response on its way to an output.
 enum Answer {
     /// The output is known (a rejection, an unknown tool, arguments that are not JSON...).
@@ -759,7 +762,7 @@ impl Run<'_> {
                             == Some("AbortError")
                 }) =>
             {
-                "aborted".to_string()
+                ABORTED_OUTPUT.to_string()
             }
             // As the SDK 0.20 does: a fixed message, the error itself (a URL with a token, a
             // user's data) is neither sent to the model nor saved, unless the tool's
@@ -1152,7 +1155,7 @@ impl Run<'_> {
                 // reject with the stop (the outputs saved), or, resumed, to ask the model.
                 (tool_ran && listed)
                     .then(|| output_text(item.get("output")))
-                    .filter(|text| text != "aborted")
+                    .filter(|text| text != ABORTED_OUTPUT)
             })
     }
 
@@ -1816,12 +1819,15 @@ pub async fn run(
             // may leave calls pending, which its `error.state` takes again: they stay; one that
             // checked an answer keeps it in `error.state`, to check again; a session without
             // history transactions keeps nothing of a blocked answer's turn, as in the SDK.)
-            let answered = state.final_output.is_none()
-                && !matches!(error, RunError::Tripwire { .. })
-                && state.pending_calls().is_empty()
-                && state.generated.iter().skip(state.saved).any(is_tool_output);
+            // (Read only where it decides: not after a refused save, a stop or a failed call.)
+            let answered = |state: &RunState| {
+                state.final_output.is_none()
+                    && !matches!(error, RunError::Tripwire { .. })
+                    && state.pending_calls().is_empty()
+                    && state.generated.iter().skip(state.saved).any(is_tool_output)
+            };
             if !r.save_refused.get() {
-                if answered || matches!(error, RunError::Aborted(_) | RunError::Model(_)) {
+                if matches!(error, RunError::Aborted(_) | RunError::Model(_)) || answered(&state) {
                     // Where the server keeps the conversation it holds the last response
                     // whatever happens here: its calls stay pending in the state (a resumed run
                     // answers them; a call left unanswered there fails every later request) and
