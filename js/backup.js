@@ -110,6 +110,9 @@ export function exportSessions(options) {
       return last + failedLine({ sessionId: working, code: error.code, message: error.message });
     }
   };
+  /** Whether a session's record read (`rows`) says it is gone: deleted, or deleted and made
+   * again by another user than the one exported (it is not theirs to back up). */
+  const absent = (rows) => rows.length === 0 || (userId !== undefined && (rows[0].userId ?? null) !== userId);
   /** The next chunk of text, or `null` at the end. */
   const chunk = async () => {
     if (queue === null) {
@@ -131,7 +134,7 @@ export function exportSessions(options) {
         working = sessionId;
         const { rows } = await readBackup({ ...base, sessionId, kind: 'session' });
         // Deleted since it was listed: a line says so, so that the header's count still holds.
-        if (rows.length === 0) return deletedLine(sessionId);
+        if (absent(rows)) return deletedLine(sessionId);
         start(sessionId, rows[0], 1);
         continue;
       }
@@ -150,7 +153,7 @@ export function exportSessions(options) {
         // Deleted meanwhile: a line says so, after what of it went out (the pages read after the
         // deletion were empty: with an end line, it read as a damaged session), which an
         // import drops.
-        if (rows.length === 0) return deletedLine(sessionId);
+        if (absent(rows)) return deletedLine(sessionId);
         // (A session deleted and made again under its id meanwhile has another `createdAt`.)
         if (rows[0].rewrites === record.rewrites && rows[0].createdAt === record.createdAt) {
           report.sessions += 1;
@@ -447,8 +450,10 @@ export async function importSessions(source, options, { written = () => {}, arou
         progress();
         continue;
       }
-      if (value !== null && typeof value === 'object' && 'deleted' in value && session === null) {
+      if (value !== null && typeof value === 'object' && 'deleted' in value) {
         // A session deleted while the backup was written: one the header counts, not in it.
+        // (After a session left open, its end line damaged or missing: that one fails first.)
+        if (session !== null) await finish();
         begun += 1;
         gone += 1;
         progress();

@@ -196,7 +196,7 @@ fn state(value: &JsValue) -> Result<JsValue> {
     })?;
     // A run sends the state to the model as JSON: one JSON cannot write (a BigInt, a cycle)
     // would fail every run of the session from then on.
-    js_sys::JSON::stringify(&copy).map_err(|e| {
+    let text = js_sys::JSON::stringify(&copy).map_err(|e| {
         SessionError::new(
             CODE,
             format!(
@@ -205,6 +205,17 @@ fn state(value: &JsValue) -> Result<JsValue> {
             ),
         )
     })?;
+    // A `Date` (or a `String`, `Number` or `Boolean` object) is an object JSON writes as no
+    // object: a run would send a string, and a backup hold one no import takes as a state.
+    if !String::from(text).starts_with(['{', '[']) {
+        return Err(SessionError::new(
+            CODE,
+            format!(
+                "state must be an object JSON writes as an object, got {}",
+                describe(value)
+            ),
+        ));
+    }
     Ok(copy)
 }
 

@@ -171,7 +171,8 @@ export interface SessionUpdate<TState extends object = { [key: string]: unknown 
   title?: string | null;
   summary?: string | null;
   topics?: string[] | null;
-  /** Any object the structured clone can store (copied now), else `INVALID_STATE`. */
+  /** Any object the structured clone can store (copied now) and JSON writes as an object (not a
+   * `Date`), else `INVALID_STATE`. */
   state?: TState | null;
   /** `title` is set only if the session's title is still this (`null`: none), checked in the
    * same transaction; the other fields are set either way. For a title computed from what was
@@ -220,7 +221,7 @@ export interface ImportReport {
   /** One `SessionError` per session not written, with its `sessionId` where the line that names
    * it could be read: `IMPORT_INVALID` with the `line` at fault, or `SESSION_BUSY` for one that
    * `'replace'` would rewrite while a run answers in it (left as it is); and one for a backup cut
-   * short, with the count of the sessions it lost (`missing`), and one per stray line. */
+   * short, with the count of the sessions it lost (`missing`), and one per run of lines that belong to no session. */
   failed: SessionError[];
   /** The lines read. */
   lines: number;

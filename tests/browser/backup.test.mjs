@@ -1177,6 +1177,79 @@ test('a session deleted while the backup is written is a line saying so: the bac
   assert.deepEqual(r.failed, [], 'a backup missing nothing is not reported as cut short');
 });
 
+test('a session deleted and made again by another user while one user’s export runs is a deleted line: that user’s chat is not in the backup', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = 'export-other-owner';
+    await new lib.IndexedDbSession('kept', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'ann stays' }]);
+    await new lib.IndexedDbSession('chat-7', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'ann goes' }]);
+    const reader = lib.exportSessions({ dbName, userId: 'ann' }).getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value); // the header, counting both
+    // (Retention deleted ann's chat, and bob, in another tab, began one under its id.)
+    await lib.deleteSession('chat-7', { dbName });
+    await new lib.IndexedDbSession('chat-7', { dbName, userId: 'bob' }).addItems([{ role: 'user', content: 'bob private' }]);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value);
+    }
+    const report = await lib.importSessions(text, { dbName: 'export-other-owner-to', userId: 'ann' });
+    return { bob: text.includes('bob private'), lines: text.trim().split('\n').map((l) => Object.keys(JSON.parse(l))[0]), imported: report.imported, failed: report.failed.map(String) };
+  });
+  assert.equal(r.bob, false, "bob's chat went into ann's backup");
+  assert.deepEqual(r.lines.filter((k) => k === 'deleted'), ['deleted']);
+  assert.deepEqual(r.imported, ['kept']);
+  assert.deepEqual(r.failed, []);
+});
+
+test('a deleted line after a session whose end line is damaged: that session fails, and the backup is not reported cut short', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = 'import-deleted-after-damage';
+    for (const id of ['a', 'b', 'c']) await new lib.IndexedDbSession(id, { dbName }).addItems([{ role: 'user', content: `in ${id}` }]);
+    const lines = (await new Response(lib.exportSessions({ dbName })).text()).trim().split('\n');
+    // b deleted while the backup was written, and a's end line damaged.
+    const at = (key, id) => lines.findIndex((l) => { const v = JSON.parse(l); return v[key] && (v[key].id ?? v[key].sessionId) === id; });
+    const b = at('session', 'b');
+    lines.splice(b, at('end', 'b') - b + 1, JSON.stringify({ deleted: { sessionId: 'b' } }));
+    lines[at('end', 'a')] = '{"end": damaged';
+    const report = await lib.importSessions(lines.join('\n') + '\n', { dbName: 'import-deleted-after-damage-to' });
+    return { imported: report.imported, failed: report.failed.map((e) => [e.sessionId ?? null, e.missing ?? null]) };
+  });
+  assert.deepEqual(r.imported, ['c']);
+  assert.deepEqual(r.failed, [['a', null]], 'a alone fails; nothing is missing');
+});
+
+test('a backup whose session state is no object (an earlier version took a Date whole, and wrote its ISO string) restores the chat, without that state', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = 'import-dated-state';
+    const s = new lib.IndexedDbSession('dated', { dbName });
+    await s.addItems([{ role: 'user', content: 'kept' }, { role: 'assistant', content: 'also kept' }]);
+    await s.update({ title: 'Dated', state: { at: new Date(0) } });
+    const text = await new Response(lib.exportSessions({ dbName })).text();
+    const out = {};
+    for (const state of ['2026-01-01T00:00:00.000Z', 7, true]) {
+      const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+      lines.find((l) => l.session).session.state = state;
+      const to = `import-dated-state-${typeof state}`;
+      const report = await lib.importSessions(lines.map((l) => JSON.stringify(l)).join('\n'), { dbName: to });
+      const copy = new lib.IndexedDbSession('dated', { dbName: to });
+      const info = await copy.getInfo();
+      out[typeof state] = { imported: report.imported, failed: report.failed.map(String), items: (await copy.getItems()).map((i) => i.content), title: info.title, state: info.state };
+    }
+    // A Date inside a state goes out, and comes back, as its ISO string.
+    await lib.importSessions(text, { dbName: 'import-dated-state-object' });
+    out.inside = (await new lib.IndexedDbSession('dated', { dbName: 'import-dated-state-object' }).getInfo()).state;
+    return out;
+  });
+  for (const kind of ['string', 'number', 'boolean']) {
+    assert.deepEqual(r[kind], { imported: ['dated'], failed: [], items: ['kept', 'also kept'], title: 'Dated', state: null }, kind);
+  }
+  assert.deepEqual(r.inside, { at: '1970-01-01T00:00:00.000Z' });
+});
+
 test('a session that cannot be written out (an item JSON cannot hold, a damaged record) is a failed line: the others are exported, and the import says why', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {

@@ -408,6 +408,10 @@ for (const kind of ['indexeddb', 'memory']) {
             titleLong: await attempt(() => s.update({ title: 'x'.repeat(1001) })),
             stateFunction: await attempt(() => s.update({ state: { run() {} } })),
             stateString: await attempt(() => s.update({ state: 'on' })),
+            // Objects JSON writes as no object: a run would send a string, and a backup would
+            // hold one no restore takes as a state.
+            stateDate: await attempt(() => s.update({ state: new Date() })),
+            stateBoxed: await attempt(() => s.update({ state: new String('on') })),
             // Stored by the structured clone, but no run could send them to the model as JSON.
             stateBigInt: await attempt(() => s.update({ state: { visits: 1n } })),
             stateCycle: await attempt(() => {
@@ -433,6 +437,8 @@ for (const kind of ['indexeddb', 'memory']) {
         titleLong: 'INVALID_TITLE',
         stateFunction: 'INVALID_STATE',
         stateString: 'INVALID_STATE',
+        stateDate: 'INVALID_STATE',
+        stateBoxed: 'INVALID_STATE',
         stateBigInt: 'INVALID_STATE',
         stateCycle: 'INVALID_STATE',
         unknown: 'INVALID_OPTIONS',

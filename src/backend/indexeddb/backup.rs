@@ -378,6 +378,13 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
     let first = lines.first().ok_or_else(|| invalid(0, "no lines".into()))?;
     let record_value = only_field(first, "session").map_err(|what| invalid(line_of(0), what))?;
     let bounds = Bounds::of(&record_value).map_err(|e| invalid(line_of(0), e.message))?;
+    // A state an earlier version took whole as a `Date` (or a boxed string, number or boolean),
+    // which the export wrote as JSON does, as no object: the chat is restored without it, not
+    // refused whole for it.
+    let state = js::get(&record_value, "state").unwrap_or(JsValue::NULL);
+    if state.is_string() || state.as_f64().is_some() || state.as_bool().is_some() {
+        let _ = Reflect::set(&record_value, &"state".into(), &JsValue::NULL);
+    }
     check_metadata(&record_value, &bounds).map_err(|what| invalid(line_of(0), what))?;
     let session_id = bounds.session_id.clone();
     let owner = bounds.owner.clone();
