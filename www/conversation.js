@@ -169,11 +169,14 @@ async function exchange(text, saved, unsaved = putBack) {
       return false;
     }
   };
+  // The run, once begun: a Stop that came as it saved its answer ends the loop, and the run
+  // ends after, with its result (too late to stop: the answer is saved).
+  let run = null;
   try {
     session = current();
     /** Runs the exchange with `agent` (`lock`: the runner's option), showing its reply. */
     const answer = async (lock) => {
-      const run = runner.runStreamed(agent, text, { ...runOptions(), session, signal: controller.signal, ...lock });
+      run = runner.runStreamed(agent, text, { ...runOptions(), session, signal: controller.signal, ...lock });
       for await (const event of run) {
         if (event.type === 'agent_start' && !started) {
           // The run holds the chat now.
@@ -212,9 +215,14 @@ async function exchange(text, saved, unsaved = putBack) {
     setStatus(saved);
   } catch (e) {
     if (e?.name === 'AbortError' || controller.signal.aborted) {
-      // A run stopped after it saved the question leaves it as the chat's newest item (it may
-      // have been stopped just after it got the chat, before saving).
-      if (await questionSaved()) {
+      const late = await run?.result.then((r) => r, () => null);
+      if (late) {
+        // Stopped as the answer was being saved: the run saved it (the exchange is whole).
+        track(state.sessionId, late.background);
+        setStatus(saved);
+      } else if (await questionSaved()) {
+        // A run stopped after it saved the question leaves it as the chat's newest item (it may
+        // have been stopped just after it got the chat, before saving).
         setStatus('Stopped. The unfinished answer was not saved; your message was.');
       } else {
         // Stopped while another tab's reply held the chat: nothing was saved.

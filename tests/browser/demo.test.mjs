@@ -1134,6 +1134,51 @@ test('replies stream into the page; Stop leaves a consistent history', async () 
   }
 });
 
+test('Stop pressed as the answer is being saved: the exchange is saved and said to be, the question is not put back, and an edit keeps its version', async () => {
+  const { context, page } = await openDemo();
+  try {
+    // Stop is pressed once the answer's save reached the session, before the run heard back.
+    await lib(page, async ({ lib }) => {
+      const save = lib.IndexedDbSession.prototype.applyHistoryTransaction;
+      lib.IndexedDbSession.prototype.applyHistoryTransaction = async function (...args) {
+        const done = await save.apply(this, args);
+        if (window.stopOnSave && JSON.stringify(args[0]).includes('"assistant"')) {
+          window.stopOnSave = false;
+          document.getElementById('stop').click();
+        }
+        return done;
+      };
+    });
+    await page.evaluate(() => (window.stopOnSave = true));
+    await page.fill('#input', 'tell me a story');
+    await page.press('#input', 'Enter');
+    await idle(page);
+    assert.equal(await page.evaluate(() => window.stopOnSave), false, 'Stop was pressed during the save');
+    const id = await currentSessionId(page);
+    const items = await itemsOf(page, 'Guest', id);
+    assert.equal(items.length, 2);
+    assert.equal(await page.inputValue('#input'), '', 'the saved question is not put back to be sent twice');
+    assert.equal(await page.textContent('#status'), 'Saved to IndexedDB.');
+    assert.deepEqual((await rendered(page)).map((m) => m.text), items.map(itemText));
+
+    await page.evaluate(() => (window.stopOnSave = true));
+    await page.click('#messages .msg[data-turn="1"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'tell me a short story');
+    await page.press('#messages .msg-editor textarea', 'Enter');
+    await idle(page);
+    assert.equal(await page.evaluate(() => window.stopOnSave), false, 'Stop was pressed during the save');
+    const branches = await lib(page, async ({ lib, dbName, id }) => (await new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).listBranches()).map((b) => b.branchId), { id });
+    assert.equal(branches.length, 2, 'the version made for the edit, which holds its saved answer, is kept');
+    assert.match(await page.textContent('#status'), /^Saved on a new branch/);
+    const shown = await rendered(page);
+    assert.deepEqual(shown.map((m) => m.role), ['user', 'assistant']);
+    assert.equal(shown[0].text, 'tell me a short story');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('HTML in a reply is shown as text and never runs', async () => {
   const { context, page } = await openDemo();
   try {
