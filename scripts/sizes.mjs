@@ -16,11 +16,11 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 115.6 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 116 * KIB, target: 55 * KIB },
   'index.js': { budget: 26.8 * KIB },
-  'agent_sessions_extras_bg.wasm': { budget: 131.4 * KIB },
+  'agent_sessions_extras_bg.wasm': { budget: 132 * KIB },
   'extras.js': { budget: 3.7 * KIB },
-  'agent_sessions_memory_bg.wasm': { budget: 57 * KIB },
+  'agent_sessions_memory_bg.wasm': { budget: 57.6 * KIB },
   'memory.js': { budget: 3.2 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 154.6 * KIB, target: 64 * KIB },
   'runner.js': { budget: 11.9 * KIB },

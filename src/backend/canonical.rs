@@ -132,15 +132,21 @@ pub fn forms(items: &[JsValue]) -> Vec<Option<String>> {
 /// Matched from the newest, each item of `new` standing for one of `old`. Each old item the new
 /// history does not hold is compared with every new one: cheap for a compaction (few new items)
 /// and an edit (few such old items); a sorted match cost 0.3 KiB in two modules.
-pub fn to_archive(old: &[Option<String>], new: &[(JsValue, bool)]) -> Vec<bool> {
+/// Also, for each item of `new`, the old item it stands for, if any: it keeps that one's time.
+pub fn to_archive(
+    old: &[Option<String>],
+    new: &[(JsValue, bool)],
+) -> (Vec<bool>, Vec<Option<usize>>) {
     let mut left: Vec<Option<String>> = new.iter().map(|(n, _)| canonical(n).ok()).collect();
     let mut out = vec![true; old.len()];
+    let mut kept = vec![None; new.len()];
     for (i, o) in old.iter().enumerate().rev() {
         let Some(o) = o else { continue };
-        if let Some(n) = left.iter_mut().rev().find(|n| n.as_ref() == Some(o)) {
-            *n = None;
+        if let Some(j) = left.iter().rposition(|n| n.as_ref() == Some(o)) {
+            left[j] = None;
+            kept[j] = Some(i);
             out[i] = false;
         }
     }
-    out
+    (out, kept)
 }

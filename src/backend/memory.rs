@@ -481,11 +481,15 @@ impl SessionState for MemorySessionState {
             history.record().last_turn,
             items.iter().map(|(_, s)| *s),
         );
-        let archive = match options.archive {
-            true => to_archive(&stored, &items),
-            false => Vec::new(),
+        // Which old items are replaced, and which each new item stands for (it keeps its time).
+        let (mut archive, stands) = match stored.is_empty() {
+            true => Default::default(),
+            false => to_archive(&stored, &items),
         };
-        history.replace_all(items, &archive, now())?;
+        if !options.archive {
+            archive.clear();
+        }
+        history.replace_all(items, (&archive, &stands), now())?;
         drop(history);
         if base > 0 {
             let branch = self.current.borrow().clone();

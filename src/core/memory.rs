@@ -125,8 +125,17 @@ impl<T> MemoryHistory<T> {
         if remove > 0 && transaction.rewrites {
             self.record.rewrote();
         }
+        // A replacement that begins with the items it removes (a run saving again) writes them
+        // again as they were, made when they were.
+        let times: Vec<Option<f64>> = match transaction.rewrites {
+            true => Vec::new(),
+            false => self.entries[kept..]
+                .iter()
+                .map(|e| Some(e.created_at))
+                .collect(),
+        };
         self.entries.truncate(kept);
-        self.push(items, placements, now);
+        self.push(items, placements, now, &times);
         self.record.record_operation();
         log.record(transaction);
         Ok(true)
@@ -134,8 +143,14 @@ impl<T> MemoryHistory<T> {
 
     /// Replaces the whole history by `items`; the old items marked in `archive` (one mark per
     /// item, from the oldest; those past its end unmarked) move to the archive, the others are
-    /// dropped.
-    pub fn replace_all(&mut self, items: Vec<(T, bool)>, archive: &[bool], now: f64) -> Result<()> {
+    /// dropped. `stands`: for each new item, the old one it stands for, if any, whose time it
+    /// keeps.
+    pub fn replace_all(
+        &mut self,
+        items: Vec<(T, bool)>,
+        (archive, stands): (&[bool], &[Option<usize>]),
+        now: f64,
+    ) -> Result<()> {
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let moved = archive
             .iter()
@@ -143,6 +158,10 @@ impl<T> MemoryHistory<T> {
             .filter(|a| **a)
             .count();
         let placements = self.record.replace_all(&starts, moved as u64, now)?;
+        let times: Vec<Option<f64>> = stands
+            .iter()
+            .map(|s| s.and_then(|i| self.entries.get(i)).map(|e| e.created_at))
+            .collect();
         let old = std::mem::take(&mut self.entries);
         self.archive.extend(
             old.into_iter()
@@ -150,7 +169,7 @@ impl<T> MemoryHistory<T> {
                 .filter(|(_, a)| **a)
                 .map(|(e, _)| e.item),
         );
-        self.push(items, placements, now);
+        self.push(items, placements, now, &times);
         Ok(())
     }
 
@@ -218,23 +237,28 @@ impl<T> MemoryHistory<T> {
         true
     }
 
+    /// Appends `items` at `placements`, each made `now` but for those `times` gives (from the
+    /// first) a time of.
     fn push(
         &mut self,
         items: Vec<(T, bool)>,
         placements: Vec<super::session::Placement>,
         now: f64,
+        times: &[Option<f64>],
     ) {
-        self.entries.extend(
-            items
-                .into_iter()
-                .zip(placements)
-                .map(|((item, _), p)| Entry {
-                    seq: p.seq,
-                    turn: p.turn,
-                    created_at: now,
-                    item,
-                }),
-        );
+        self.entries
+            .extend(
+                items
+                    .into_iter()
+                    .zip(placements)
+                    .enumerate()
+                    .map(|(i, ((item, _), p))| Entry {
+                        seq: p.seq,
+                        turn: p.turn,
+                        created_at: times.get(i).copied().flatten().unwrap_or(now),
+                        item,
+                    }),
+            );
     }
 
     pub fn record(&self) -> &SessionRecord {
@@ -289,7 +313,7 @@ impl<T> MemoryHistory<T> {
     pub fn add(&mut self, items: Vec<(T, bool)>, now: f64) -> Result<()> {
         let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
         let placements = self.record.append(&starts, now)?;
-        self.push(items, placements, now);
+        self.push(items, placements, now, &[]);
         Ok(())
     }
 
@@ -464,32 +488,38 @@ mod tests {
         let mut h = MemoryHistory::new("s", 0.0);
         h.add(vec![("q1", true), ("a1", false), ("q2", true)], 1.0)
             .unwrap();
-        h.replace_all(vec![("summary", false), ("q2", true)], &[true; 3], 2.0)
-            .unwrap();
+        h.replace_all(
+            vec![("summary", false), ("q2", true)],
+            (&[true; 3], &[]),
+            2.0,
+        )
+        .unwrap();
         assert_eq!(items(&h, Limit::All), ["summary", "q2"]);
         assert_eq!(h.archived(None, 0), ["q1", "a1", "q2"]);
         assert_eq!(h.archived(Some(2), 0), ["a1", "q2"]);
         assert_eq!(h.archived(Some(2), 2), ["q1"]);
         assert!(h.archived(Some(2), 9).is_empty());
-        h.replace_all(vec![("again", false)], &[], 3.0).unwrap();
+        h.replace_all(vec![("again", false)], (&[], &[]), 3.0)
+            .unwrap();
         assert_eq!(
             h.archived(None, 0).len(),
             3,
             "archive: false keeps nothing more"
         );
         // Those `archive` marks move; the others are dropped.
-        h.replace_all(vec![("last", false)], &[], 3.5).unwrap();
+        h.replace_all(vec![("last", false)], (&[], &[]), 3.5)
+            .unwrap();
         h.add(vec![("q3", true), ("a3", false)], 3.6).unwrap();
         h.replace_all(
             vec![("summary 2", false), ("a3", false)],
-            &[true, true],
+            (&[true, true], &[]),
             3.7,
         )
         .unwrap();
         assert_eq!(h.archived(Some(2), 0), ["last", "q3"]);
         h.replace_all(
             vec![("summary 3", false), ("a3", false)],
-            &[true, false, false],
+            (&[true, false, false], &[]),
             3.8,
         )
         .unwrap();
@@ -497,6 +527,43 @@ mod tests {
         assert_eq!(h.record().archived_count, 6);
         h.clear(4.0);
         assert!(h.archived(None, 0).is_empty());
+    }
+
+    #[test]
+    fn items_written_again_keep_their_times() {
+        let mut h = MemoryHistory::new("s", 0.0);
+        h.add(vec![("q1", true), ("a1", false), ("q2", true)], 1.0)
+            .unwrap();
+        h.add(vec![("a2", false)], 2.0).unwrap();
+        // Compacted: the summary is new, the turn it keeps keeps its times.
+        h.replace_all(
+            vec![("summary", false), ("q2", true), ("a2", false)],
+            (&[true, true, false, false], &[None, Some(2), Some(3)]),
+            3.0,
+        )
+        .unwrap();
+        let times: Vec<f64> = h.items(Limit::All).map(|e| e.created_at).collect();
+        assert_eq!(times, [3.0, 1.0, 2.0]);
+        // A run saving again: the question it repeats keeps its time, the answer is new.
+        let mut log = OperationLog::default();
+        h.add(vec![("q3", true)], 4.0).unwrap();
+        let save = HistoryTransaction {
+            operation_id: "op".into(),
+            kind: crate::core::transaction::TransactionKind::ReplaceSuffix,
+            expected_suffix: vec!["q3".into()],
+            digest: "d".into(),
+            rewrites: false,
+        };
+        h.apply_transaction(
+            &mut log,
+            &save,
+            vec![("q3", true), ("a3", false)],
+            &[Some("q3".into())],
+            5.0,
+        )
+        .unwrap();
+        let times: Vec<f64> = h.items(Limit::Newest(2)).map(|e| e.created_at).collect();
+        assert_eq!(times, [4.0, 5.0]);
     }
 
     #[test]

@@ -452,6 +452,56 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.equal(r.info.state, null);
     });
 
+    test('items written again keep their times: a run saving again and a compaction leave when each turn was asked, on main and on a branch', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const pause = () => new Promise((ok) => setTimeout(ok, 20));
+          const q = (content) => ({ role: 'user', content });
+          const a = (content) => ({ role: 'assistant', content });
+          /** Asks `text` in `s` as a run saves: the question, then the question and its answer. */
+          const saves = [];
+          const ask = async (s, text) => {
+            await s.addItems([q(text)]);
+            const at = (await s.getTurns()).at(-1).createdAt;
+            await pause();
+            await s.applyHistoryTransaction({ operationId: `save-${text}`, transaction: { type: 'replace_suffix', expectedSuffix: [q(text)], replacement: [q(text), a(`answer to ${text}`)] } });
+            saves.push([at, (await s.getTurns()).at(-1).createdAt]);
+            await pause();
+          };
+          const out = { saves };
+          for (const branch of [false, true]) {
+            const s = make(kind, `${id}-${branch}`);
+            const times = async () => (await s.getTurns()).map((t) => t.createdAt);
+            await ask(s, 'q1');
+            await ask(s, 'q2');
+            if (branch) {
+              // A branch made from the second turn (it inherits the first), asked again there.
+              await s.createBranchFromTurn(2);
+              await ask(s, 'q2 again');
+            }
+            const asked = await times();
+            const last = branch ? 'q2 again' : 'q2';
+            // Compacted: a summary in place of the first turn, the newest kept.
+            await s.replaceHistoryWithCompaction([a('summary of q1'), q(last), a(`answer to ${last}`)]);
+            const compacted = await times();
+            out[branch ? 'branch' : 'main'] = { asked, compacted, items: (await s.getItems()).length, archived: (await s.getArchivedItems()).length };
+          }
+          return out;
+        },
+        { kind, id: fresh('times') },
+      );
+      assert.equal(r.saves.length, 5);
+      for (const [asked, saved] of r.saves) assert.equal(saved, asked, 'a run saving the answer leaves when its question was asked');
+      for (const where of ['main', 'branch']) {
+        const { asked, compacted } = r[where];
+        assert.equal(asked.length, 2, where);
+        assert.ok(asked[0] < asked[1], `${where}: each turn has the time it was asked (${asked})`);
+        assert.deepEqual(compacted, [asked[1]], `${where}: the turn a compaction keeps keeps its time`);
+        assert.equal(r[where].items, 3);
+        assert.equal(r[where].archived, 2, `${where}: the first turn archived, the kept one not`);
+      }
+    });
+
     test('a turn popped away takes its usage with it: the turn that takes its number has its own only, on main and on a branch', async () => {
       const id = fresh('popped-usage');
       const r = await page.evaluate(

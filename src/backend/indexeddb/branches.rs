@@ -719,7 +719,7 @@ pub async fn add_items(
             return Ok(());
         };
         let kept_turn = l.tree.get(t.session_id, id)?.last_turn;
-        write_rows(tx, t, &mut l, id, &items, now)?;
+        write_rows(tx, t, &mut l, id, &items, (now, &[]))?;
         give_default_title(&l.record.stored, &items, kept_turn, l.record.archived_count);
         l.save(tx, Some(now))
     })
@@ -998,7 +998,9 @@ pub(super) async fn transaction_in(
     let release = l.tree.release(t.session_id, id, next - remove, base_turn)?;
     let copied = apply_release(tx, t, id, &release).await?;
     l.released(&release, copied, &rows);
-    write_rows(tx, t, &mut l, id, &items, now)?;
+    // (Those it writes again as they were keep their times, as on `main`.)
+    let was = super::rewrite::repeated(&rows, remove, transaction.rewrites);
+    write_rows(tx, t, &mut l, id, &items, (now, was))?;
     if popped {
         for (turn, heir) in (base_turn + 1..).zip(&heirs) {
             hand_usage(tx, t.session_id, id, turn, heir.as_deref(), now).await?;
@@ -1039,21 +1041,20 @@ pub(super) async fn replace_in(
     let start = l.tree.start(t.session_id, id)?;
     let b = l.tree.get(t.session_id, id)?;
     let (count, archived) = (b.next - start, b.archived);
-    let old = match (options.archive || options.expected.is_some()) && count > 0 {
-        true => items_of(
-            &view_from(tx, &l, t.session_id, id, start).await?,
-            t.session_id,
-        )?,
+    let rows = match (options.archive || options.expected.is_some()) && count > 0 {
+        true => view_from(tx, &l, t.session_id, id, start).await?,
         false => Vec::new(),
     };
+    let old = items_of(&rows, t.session_id)?;
     let stored = forms(&old);
     if let Some(expected) = &options.expected {
         check_whole_history(t.session_id, expected, &stored)?;
     }
+    let (marks, stands) = super::rewrite::replaced(&stored, &items);
     let moved = match options.archive {
         true => {
             let key = storage(t.session_id, id);
-            super::rewrite::archive_replaced(tx, &key, (&old, &stored), &items, archived, now)?.0
+            super::rewrite::archive_replaced(tx, &key, (&old, &marks), archived, now)?.0
         }
         false => 0,
     };
@@ -1071,7 +1072,8 @@ pub(super) async fn replace_in(
     l.tree.branches[x].archived = archived + moved;
     // Replaced whole, without archiving too: its head may hold a summary.
     l.tree.branches[x].summary_head = true;
-    write_rows(tx, t, &mut l, id, &items, now)?;
+    let was = super::rewrite::stood_for(&rows, &stands);
+    write_rows(tx, t, &mut l, id, &items, (now, &was))?;
     l.record.rewrote();
     l.save(tx, Some(now))
 }
@@ -1149,7 +1151,7 @@ fn write_rows(
     l: &mut Loaded,
     id: &str,
     items: &[(JsValue, bool)],
-    now: f64,
+    now: (f64, &[JsValue]),
 ) -> Result<()> {
     let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
     let placements = l.tree.append(t.session_id, id, &starts)?;

@@ -49,22 +49,46 @@ fn begin<'a>(conn: &'a Connection, t: &Target<'_>, what: &str) -> Begin<'a> {
 }
 
 /// Writes message rows for `items` at `placements`, under `storage` (a session id, or a
-/// branch's `[sessionId, branchId]`).
+/// branch's `[sessionId, branchId]`). `was`: for the first items, the stored row each stands for
+/// (written again as it was: it keeps its creation time), or `undefined`; the others are made
+/// `now`.
 pub(super) fn put_rows(
     tx: &Tx,
     storage: JsValue,
     items: &[(JsValue, bool)],
     placements: &[crate::core::session::Placement],
-    now: f64,
+    (now, was): (f64, &[JsValue]),
     index: Indexer,
 ) -> Result<()> {
     let messages = tx.store(MESSAGES_STORE)?;
     let rows = RowWriter::at(storage, now, index);
-    for ((item, _), place) in items.iter().zip(placements) {
-        let row = rows.row(place, item).map_err(|e| tx.thrown(&e))?;
+    for (i, ((item, _), place)) in items.iter().zip(placements).enumerate() {
+        let row = match was.get(i).and_then(|row| js::get(row, "createdAt").ok()) {
+            Some(created) if !created.is_undefined() => rows.row_created(place, item, &created),
+            _ => rows.row(place, item),
+        };
+        let row: JsValue = row.map_err(|e| tx.thrown(&e))?.into();
         messages.put(&row, None).map_err(|e| tx.fail(e))?;
     }
     Ok(())
+}
+
+/// The rows of `rows` each item of a rewrite stands for (see [`put_rows`]), by [`replaced`].
+pub(super) fn stood_for(rows: &[JsValue], stands: &[Option<usize>]) -> Vec<JsValue> {
+    stands
+        .iter()
+        .map(|i| i.and_then(|i| rows.get(i)).cloned().unwrap_or_default())
+        .collect()
+}
+
+/// The rows of `rows` (a history's newest, read for a history transaction that removes `remove`
+/// of them) its first items stand for (see [`put_rows`]): the removed ones where it begins with
+/// them (a run saving again), none where it rewrites them.
+pub(super) fn repeated(rows: &[JsValue], remove: u64, rewrites: bool) -> &[JsValue] {
+    match rewrites {
+        true => &[],
+        false => &rows[rows.len().saturating_sub(remove as usize)..],
+    }
 }
 
 /// [`put_rows`] on the session's main history (stored under the session id), indexed for the
@@ -75,7 +99,7 @@ fn put_main_rows(
     record: &SessionRecord,
     items: &[(JsValue, bool)],
     placements: &[crate::core::session::Placement],
-    now: f64,
+    now: (f64, &[JsValue]),
 ) -> Result<()> {
     put_rows(
         tx,
@@ -216,7 +240,10 @@ pub async fn apply_transaction(
                 .delete(range)
                 .map_err(|e| tx.fail(e))?;
         }
-        put_main_rows(tx, t, &record, &items, &placements, now)?;
+        // A replacement that begins with the items it removes (a run saving again) writes them
+        // again as they were, made when they were.
+        let was = repeated(&rows, remove, transaction.rewrites);
+        put_main_rows(tx, t, &record, &items, &placements, (now, was))?;
         log_operation(tx, &mut record, &transaction, now)?;
         if let Some(usage) = &usage {
             add_usage_in(tx, t.session_id, MAIN, record.last_turn, usage, now).await?;
@@ -276,21 +303,22 @@ pub async fn replace_history(
             let l = super::branches::Loaded::from(record)?;
             return super::branches::replace_in(tx, t, l, MAIN, items, options, now).await;
         }
-        let old = match (options.archive || options.expected.is_some()) && record.item_count > 0 {
-            true => items_of(&all_rows(tx, &record).await?, t.session_id)?,
+        let rows = match (options.archive || options.expected.is_some()) && record.item_count > 0 {
+            true => all_rows(tx, &record).await?,
             false => Vec::new(),
         };
+        let old = items_of(&rows, t.session_id)?;
         let stored = forms(&old);
         if let Some(expected) = &options.expected {
             check_whole_history(t.session_id, expected, &stored)?;
         }
+        let (marks, stands) = replaced(&stored, &items);
         // How many items are archived, and their size (they keep their bytes).
         let (archived, archived_bytes) = match options.archive {
             true => archive_replaced(
                 tx,
                 &t.session_id.into(),
-                (&old, &stored),
-                &items,
+                (&old, &marks),
                 record.archived_count,
                 now,
             )?,
@@ -321,27 +349,38 @@ pub async fn replace_history(
             }
             false => record.bytes = resized(record.bytes, before, kept, added),
         }
-        put_main_rows(tx, t, &record, &items, &placements, now)?;
+        let was = stood_for(&rows, &stands);
+        put_main_rows(tx, t, &record, &items, &placements, (now, &was))?;
         write_record(tx, &record)
     })
     .await
 }
 
-/// Puts the items of `old` that `new` does not hold (see [`to_archive`]) into the archive under
-/// `key` (a branch's storage), numbered from `position`: how many, and their size. `old` comes
-/// with its items' [`forms`].
+/// [`to_archive`] of a history's old items (their [`forms`]) by `new`, where there are any: which
+/// are replaced, and which each new item stands for (it keeps that one's time).
+pub(super) fn replaced(
+    stored: &[Option<String>],
+    new: &[(JsValue, bool)],
+) -> (Vec<bool>, Vec<Option<usize>>) {
+    match stored.is_empty() {
+        true => Default::default(),
+        false => to_archive(stored, new),
+    }
+}
+
+/// Puts the items of `old` marked replaced (see [`replaced`]) into the archive under `key` (a
+/// branch's storage), numbered from `position`: how many, and their size.
 pub(super) fn archive_replaced(
     tx: &Tx,
     key: &JsValue,
-    (old, stored): (&[JsValue], &[Option<String>]),
-    new: &[(JsValue, bool)],
+    (old, marks): (&[JsValue], &[bool]),
     position: u64,
     now: f64,
 ) -> Result<(u64, u64)> {
     let moved: Vec<&JsValue> = old
         .iter()
-        .zip(to_archive(stored, new))
-        .filter(|(_, r)| *r)
+        .zip(marks)
+        .filter(|(_, r)| **r)
         .map(|(i, _)| i)
         .collect();
     let store = tx.store(ARCHIVE_STORE)?;
