@@ -115,7 +115,8 @@ export interface ExportReport {
    * stored under an id no call can name (`INVALID_SESSION_ID`), one rewritten while it was read,
    * again and again (`SESSION_BUSY`). Back them up again. */
   failed: { sessionId: string; code: string; message: string }[];
-  /** The sessions deleted after the export listed them. */
+  /** The sessions deleted after the export listed them (or deleted and made again by another
+   * user than the one exported). */
   deleted: string[];
 }
 

@@ -205,7 +205,13 @@ async function exchange(text, saved, unsaved = putBack) {
         agent = nextAgent(built);
         renderAgent(state.agent);
         reply.relabel(agent.name);
-        return answer({ lock: false });
+        try {
+          return await answer({ lock: false });
+        } catch (e) {
+          // (Stopped: the lock is held until the run has ended, as the runner's own would be.)
+          await run?.result.catch(() => {});
+          throw e;
+        }
       });
     } else {
       setStatus('The model is answering…');
