@@ -481,14 +481,12 @@ impl SessionState for MemorySessionState {
             history.record().last_turn,
             items.iter().map(|(_, s)| *s),
         );
-        // Which old items are replaced, and which each new item stands for (it keeps its time).
-        let (mut archive, stands) = match stored.is_empty() {
-            true => Default::default(),
-            false => to_archive(&stored, &items),
+        // Which old items are archived, and which each new item stands for (it keeps its time):
+        // as IndexedDB, only where they are archived (see `replaced` there).
+        let (archive, stands) = match options.archive && !stored.is_empty() {
+            true => to_archive(&stored, &items),
+            false => Default::default(),
         };
-        if !options.archive {
-            archive.clear();
-        }
         history.replace_all(items, (&archive, &stands), now())?;
         drop(history);
         if base > 0 {

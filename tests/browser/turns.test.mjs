@@ -485,12 +485,17 @@ for (const kind of ['indexeddb', 'memory']) {
             await s.replaceHistoryWithCompaction([a('summary of q1'), q(last), a(`answer to ${last}`)]);
             const compacted = await times();
             out[branch ? 'branch' : 'main'] = { asked, compacted, items: (await s.getItems()).length, archived: (await s.getArchivedItems()).length };
+            if (branch) {
+              // Back on main, which has a branch now: a save there keeps its question's time too.
+              await s.switchBranch('main');
+              await ask(s, 'q3');
+            }
           }
           return out;
         },
         { kind, id: fresh('times') },
       );
-      assert.equal(r.saves.length, 5);
+      assert.equal(r.saves.length, 6);
       for (const [asked, saved] of r.saves) assert.equal(saved, asked, 'a run saving the answer leaves when its question was asked');
       for (const where of ['main', 'branch']) {
         const { asked, compacted } = r[where];

@@ -1050,7 +1050,7 @@ pub(super) async fn replace_in(
     if let Some(expected) = &options.expected {
         check_whole_history(t.session_id, expected, &stored)?;
     }
-    let (marks, stands) = super::rewrite::replaced(&stored, &items);
+    let (marks, stands) = super::rewrite::replaced(&stored, &items, options.archive);
     let moved = match options.archive {
         true => {
             let key = storage(t.session_id, id);

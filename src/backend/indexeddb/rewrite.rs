@@ -63,7 +63,8 @@ pub(super) fn put_rows(
     let messages = tx.store(MESSAGES_STORE)?;
     let rows = RowWriter::at(storage, now, index);
     for (i, ((item, _), place)) in items.iter().zip(placements).enumerate() {
-        let row = match was.get(i).and_then(|row| js::get(row, "createdAt").ok()) {
+        let was = was.get(i).filter(|row| row.is_object());
+        let row = match was.and_then(|row| js::get(row, "createdAt").ok()) {
             Some(created) if !created.is_undefined() => rows.row_created(place, item, &created),
             _ => rows.row(place, item),
         };
@@ -312,7 +313,7 @@ pub async fn replace_history(
         if let Some(expected) = &options.expected {
             check_whole_history(t.session_id, expected, &stored)?;
         }
-        let (marks, stands) = replaced(&stored, &items);
+        let (marks, stands) = replaced(&stored, &items, options.archive);
         // How many items are archived, and their size (they keep their bytes).
         let (archived, archived_bytes) = match options.archive {
             true => archive_replaced(
@@ -356,15 +357,18 @@ pub async fn replace_history(
     .await
 }
 
-/// [`to_archive`] of a history's old items (their [`forms`]) by `new`, where there are any: which
-/// are replaced, and which each new item stands for (it keeps that one's time).
+/// [`to_archive`] of a history's old items (their [`forms`]) by `new`, where they are archived:
+/// which are replaced, and which each new item stands for (it keeps that one's time). Not
+/// otherwise: a rewrite that keeps nothing (sealing a history in place) would compare every old
+/// item with every new one.
 pub(super) fn replaced(
     stored: &[Option<String>],
     new: &[(JsValue, bool)],
+    archive: bool,
 ) -> (Vec<bool>, Vec<Option<usize>>) {
-    match stored.is_empty() {
-        true => Default::default(),
-        false => to_archive(stored, new),
+    match archive && !stored.is_empty() {
+        true => to_archive(stored, new),
+        false => Default::default(),
     }
 }
 
