@@ -100,8 +100,11 @@ export function switchBranch(id) {
     await current().switchBranch(id);
     state.branch = id;
     showingBranch(id);
-  });
+  }, () => setStatus(CLOSED('No other version was shown')));
 }
+
+/** What an action on a chat closed before its turn came says (see `busy`). */
+const CLOSED = (what) => `${what}: the chat was closed before it could be done (it, or its version, was deleted in another tab).`;
 
 const showingBranch = (id) => setStatus(id === 'main' ? 'Showing the original conversation.' : `Showing branch “${id}”.`);
 
@@ -117,6 +120,9 @@ export function renameChat(text) {
     await current().update({ title });
     closeRename();
     setStatus(`Chat renamed to “${title.length > 60 ? `${title.slice(0, 59)}…` : title}”.`);
+  }, () => {
+    closeRename();
+    setStatus(CLOSED('No chat was renamed'));
   });
 }
 
@@ -200,7 +206,7 @@ export function undoLastExchange() {
         ? 'Nothing to undo.'
         : `Removed ${plural(popped.length, 'item')}; ${restored ? 'the question is back in the input box' : question ? 'the question was not put back: the input box holds your text' : 'no question was among them'}.`,
     );
-  });
+  }, () => setStatus(CLOSED('Nothing was undone')));
 }
 
 /** What the model and the library wrote about a chat that is now empty: its next first message
@@ -239,7 +245,12 @@ export function clearChat() {
         await openChat(id, null, state.branch);
         setStatus('The chat was kept: another tab wrote to it after you asked to clear it. Read it, then clear it again to empty it.');
       } else {
+        // What was typed in it stays in the box, after what was typed in the chat open now (a
+        // clear empties the chat, not the box), as when the page finds the deletion itself.
+        const typed = el.input.value;
         await openChat(list.length ? list[0].sessionId : newChatId(), null, list[0]?.currentBranch);
+        dropDraft(id);
+        if (typed.trim()) el.input.value = el.input.value.trim() ? `${el.input.value}\n\n${typed}` : typed;
         setStatus('The chat was deleted in another tab.');
       }
       return;

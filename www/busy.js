@@ -11,8 +11,11 @@ import { el, hideError, openEditor, putBack, setStatus, showError, updateControl
 /** The re-read for another tab's change in progress, if any. */
 let syncing = null;
 
-/** Runs `fn` unless something else is running. Resolves once the view shows what is stored. */
-export async function busy(fn) {
+/** Runs `fn` unless something else is running. Resolves once the view shows what is stored.
+ * `moved`, for an action on the open chat: run instead of `fn` where another chat (or version)
+ * was opened in its place before its turn came (the page caught up with that chat's deletion in
+ * another tab), so that the action is not done on the chat opened meanwhile. */
+export async function busy(fn, moved) {
   if (state.busy) return;
   const focused = document.activeElement;
   const chat = openVersion();
@@ -22,7 +25,8 @@ export async function busy(fn) {
   // A re-read for another tab's change ends first.
   if (syncing) await syncing;
   try {
-    await fn();
+    if (moved && openVersion() !== chat) moved();
+    else await fn();
   } catch (e) {
     // An action given up with Stop says so, as a status.
     if (e?.name === 'AbortError') setStatus(e.message);

@@ -51,6 +51,12 @@ export async function regenerate(turn, text) {
   // Whether the edit's box was still open when its turn came: a re-read before it that found its
   // message gone has put its text in the message box already.
   let open = false;
+  // (Not sent into a chat opened in place of this one before its turn came: see `busy`.)
+  const moved = () => {
+    closeEditor();
+    putBack(text);
+    setStatus('The chat you edited in was closed before your edit was sent (it, or its version, was deleted in another tab): your edited text is in the message box, not sent.');
+  };
   await busy(async () => {
     open = !!el.messages.querySelector('.msg-editor');
     // Sent now: closed, so that the re-read after it (finding the message gone) does not put the
@@ -112,7 +118,7 @@ export async function regenerate(turn, text) {
       }
     }
     if (failure) throw failure;
-  });
+  }, moved);
   // Nothing was sent: the edit stays open, with what was typed, to be sent once what failed (the
   // settings, storage) is fixed.
   const li = unsent && el.messages.querySelector(`.msg[data-turn="${turn}"]`);

@@ -6,7 +6,7 @@
 //
 // A wrong passphrase is found out by the lock's check before anything else happens: no chat is
 // read or written with a key that does not fit.
-import { lockedOut, readLock, saveLock, state } from './state.js';
+import { lockedOut, readLock, saveLock, saveUsers, state } from './state.js';
 import { clearMessageBox, closeChat, forgetLockedTitles } from './chats.js';
 import { busy, whenIdle } from './busy.js';
 import { settleChats } from './actions.js';
@@ -196,6 +196,16 @@ export function followLocksElsewhere() {
     if (record?.salt === state.lock?.salt) {
       state.lock = record;
       return;
+    }
+    // The storage cleared in another tab (the chats kept): what this tab knows is written back,
+    // the users and the lock, which does not go with it: the chats stay encrypted here, and ask
+    // for the passphrase in every tab opened after (a lock removed on purpose removes its key).
+    if (e.key === null) {
+      saveUsers();
+      if (record === null && state.lock) {
+        saveLock(state.user, state.lock);
+        return;
+      }
     }
     await busy(async () => {
       state.lock = readLock(state.user);

@@ -2054,12 +2054,14 @@ test('Clear chat keeps a chat another tab wrote to while the confirmation was op
     assert.equal((await itemsOf(page, 'Guest', id)).length, 3, 'nothing was cleared');
     assert.match((await rendered(page)).at(-1).text, /alarm code is 9902/, 'showing what the other tab wrote');
 
-    // The other tab deletes it while this one asks.
+    // The other tab deletes it while this one asks: what was typed in the box stays there.
+    await page.fill('#input', 'typed before clearing');
     const deleting = answerDialog(page, true, () => lib(other, async ({ lib, dbName, id }) => lib.deleteSession(id, { dbName }), { id }));
     await page.click('#clear');
     await deleting;
     await idle(page);
     assert.match(await page.textContent('#status'), /deleted in another tab/);
+    assert.equal(await page.inputValue('#input'), 'typed before clearing');
     const listed = await lib(page, async ({ lib, dbName }) => (await lib.listSessions({ dbName, userId: 'Guest' })).map((s) => s.sessionId), {});
     assert.ok(!listed.includes(id), 'the deleted chat was not made again, empty');
     assert.notEqual(await currentSessionId(page), id);
@@ -3672,6 +3674,57 @@ test('a message sent while the page catches up with its chat’s deletion in ano
   }
 });
 
+test('Undo, or an edit sent, while the page catches up with its chat’s deletion in another tab is not done to the chat opened in its place; the edited text is back in the message box', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    await say(a, 'my city is Oslo');
+    const other = await currentSessionId(a);
+    const kept = await itemsOf(a, 'Guest', other);
+    const b = await openTab(context);
+    for (const act of ['undo', 'edit']) {
+      await a.click('#new-chat');
+      await idle(a);
+      await say(a, 'my hobby is chess');
+      await settled(a);
+      const doomed = await currentSessionId(a);
+      if (act === 'edit') {
+        await a.click('#messages .msg[data-turn="1"] .msg-edit');
+        await a.fill('#messages .msg-editor textarea', 'my hobby is go');
+      }
+      // Done the moment this tab starts catching up with the other tab's deletion.
+      await a.evaluate((act) => {
+        const app = document.getElementById('app');
+        window.acted = false;
+        new MutationObserver((_, seen) => {
+          if (app.dataset.sync !== 'true') return;
+          seen.disconnect();
+          window.acted = true;
+          if (act === 'undo') document.getElementById('undo').click();
+          else document.querySelector('#messages .msg-editor').requestSubmit();
+        }).observe(app, { attributes: true, attributeFilter: ['data-sync'] });
+      }, act);
+      await lib(b, async ({ lib, dbName, id }) => lib.deleteSession(id, { dbName }), { id: doomed });
+      await until(a, () => window.acted && document.getElementById('app').dataset.sync === 'false' && document.getElementById('app').dataset.busy === 'false');
+      await idle(a);
+      assert.equal(await currentSessionId(a), other, act);
+      assert.deepEqual(await itemsOf(a, 'Guest', other), kept, `${act}: the chat opened in its place is as it was`);
+      const branches = await lib(a, async ({ lib, dbName, id }) => (await new lib.IndexedDbSession(id, { userId: 'Guest', dbName }).listBranches()).map((x) => x.branchId), { id: other });
+      assert.deepEqual(branches, ['main'], `${act}: no version made in it`);
+      if (act === 'undo') {
+        assert.match(await a.textContent('#status'), /Nothing was undone/);
+        assert.equal(await a.inputValue('#input'), '');
+      } else {
+        assert.match(await a.textContent('#status'), /your edited text is in the message box, not sent/);
+        assert.equal(await a.inputValue('#input'), 'my hobby is go');
+      }
+      assert.deepEqual((await rendered(a)).map((m) => m.text), kept.map(itemText));
+    }
+    assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('Lock now whose device cannot forget the key (its storage refuses) says the chats open without the passphrase after a reload, as they do', async () => {
   const { context, page } = await openDemo();
   try {
@@ -3830,6 +3883,31 @@ test('locking waits for a reply another tab is writing in a chat, then seals it 
 });
 
 // (Whatever lands first, the seal or the summary and title, none of them is left in clear.)
+test('localStorage cleared in another tab (the chats kept) does not unlock a locked user here: the lock is written back, and new messages are stored encrypted', async () => {
+  const { context, page: a } = await openDemo();
+  try {
+    await addUser(a, 'Lena');
+    await say(a, 'my hobby is falconry');
+    const chat = await currentSessionId(a);
+    await lockChats(a, 'a passphrase of Lena');
+    const b = await openTab(context);
+    await b.evaluate(() => localStorage.clear());
+    await until(a, () => localStorage.getItem('agent-sessions-demo.lock.Lena') !== null && document.getElementById('app').dataset.busy === 'false');
+    assert.doesNotMatch(await a.textContent('#status'), /locked in another tab/);
+    await say(a, 'my locker is 12');
+    const stored = await itemsOf(a, 'Lena', chat);
+    assert.equal(stored.length, 4);
+    for (const item of stored) assert.deepEqual(Object.keys(item).sort(), ['__enc', 'ct', 'iv'], 'nothing stored in clear');
+    // A tab opened now asks for the passphrase.
+    const c = await openTab(context);
+    await selectUser(c, 'Lena');
+    assert.equal(await asksPassphrase(c), true);
+    assert.deepEqual([...a.errors, ...b.errors, ...c.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a chat locked in another tab while this tab still writes its summary and title: they are not left in clear', async () => {
   const { context, page: a } = await openDemo();
   try {
