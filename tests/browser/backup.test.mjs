@@ -1203,6 +1203,49 @@ test('a session deleted and made again by another user while one user’s export
   assert.deepEqual(r.failed, []);
 });
 
+test('a session sent page by page, deleted and made again by another user while one user’s export reads it: none of the new one’s rows go out, and its place ends in a deleted line', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = 'export-paged-other-owner';
+    // 800 items of 3 KB: more than a session is held for, so its first page goes out alone.
+    const items = (who) => Array.from({ length: 800 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${who} ${i} ${'x'.repeat(3000)}` }));
+    await new lib.IndexedDbSession('long', { dbName, userId: 'ann' }).addItems(items('ann'));
+    await new lib.IndexedDbSession('short', { dbName, userId: 'ann' }).addItems([{ role: 'user', content: 'kept' }]);
+    const reader = lib.exportSessions({ dbName, userId: 'ann' }).getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value); // the header
+    text += decoder.decode((await reader.read()).value); // the long session's first page
+    const sentFirst = text.split('\n').filter((l) => l.startsWith('{"item"')).length;
+    await lib.deleteSession('long', { dbName });
+    const bob = new lib.IndexedDbSession('long', { dbName, userId: 'bob' });
+    // (Longer than hers: a whole page of his rows follows what of hers went out, which is sent
+    // before the session's end is checked.)
+    await bob.addItems([...items('bob'), ...items('bob')]);
+    await bob.applyHistoryTransaction({ operationId: 'bob-operation', transaction: { type: 'append_items', items: [{ role: 'user', content: 'bob again' }] } });
+    await bob.storeRunUsage({ requests: 1, inputTokens: 4242, outputTokens: 1, totalTokens: 4243 });
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value);
+    }
+    const report = await lib.importSessions(text, { dbName: `${dbName}-to`, userId: 'ann' });
+    return {
+      sentFirst,
+      bob: ['"bob ', 'bob-operation', '4242'].filter((s) => text.includes(s)),
+      deletedLine: text.split('\n').filter((l) => l.startsWith('{"deleted"')).length,
+      failedLine: text.split('\n').filter((l) => l.startsWith('{"failed"')).length,
+      imported: report.imported,
+      failed: report.failed.map(String),
+    };
+  });
+  assert.ok(r.sentFirst > 0 && r.sentFirst < 800, `its first page went out alone (${r.sentFirst})`);
+  assert.deepEqual(r.bob, [], "bob's rows went into ann's backup");
+  assert.equal(r.deletedLine, 1);
+  assert.equal(r.failedLine, 0);
+  assert.deepEqual(r.imported, ['short']);
+  assert.deepEqual(r.failed, []);
+});
+
 test('a deleted line after a session whose end line is damaged: that session fails, and the backup is not reported cut short', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
