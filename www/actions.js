@@ -104,14 +104,22 @@ export function switchBranch(id) {
 }
 
 /** What an action on a chat closed before its turn came says (see `busy`). */
-const CLOSED = (what) => `${what}: the chat was closed before it could be done (it, or its version, was deleted in another tab).`;
+const CLOSED = (what) => `${what}: the chat or version it was asked in was closed before it could be done (deleted in another tab).`;
 
 const showingBranch = (id) => setStatus(id === 'main' ? 'Showing the original conversation.' : `Showing branch “${id}”.`);
 
 /** Renames the open chat (saving it, if it was not yet). The library refuses a title longer than
  * 1,000 characters; the error is shown and the title stays in the box to be shortened. */
 export function renameChat(text) {
+  // (A title is the chat's, whatever version it shows: only another chat opened in its place
+  // meanwhile, see `busy`, keeps it from being set.)
+  const id = state.sessionId;
   return busy(async () => {
+    if (state.sessionId !== id) {
+      closeRename();
+      setStatus(CLOSED('No chat was renamed'));
+      return;
+    }
     const title = text.replace(/\s+/g, ' ').trim();
     if (!title) throw new Error('A chat title cannot be empty.');
     if (state.lock) throw new Error('A locked chat cannot be renamed: its title would be stored unencrypted.');
@@ -120,9 +128,6 @@ export function renameChat(text) {
     await current().update({ title });
     closeRename();
     setStatus(`Chat renamed to “${title.length > 60 ? `${title.slice(0, 59)}…` : title}”.`);
-  }, () => {
-    closeRename();
-    setStatus(CLOSED('No chat was renamed'));
   });
 }
 
@@ -261,7 +266,7 @@ export function clearChat() {
     }
     if (!versions) await forgetMetadata(session);
     setStatus(versions ? 'This version was cleared; the others are kept (Version, above).' : 'Chat cleared.');
-  });
+  }, () => setStatus(CLOSED('Nothing was cleared')));
 }
 
 /** Deletes the open chat, once the user confirms. */
@@ -302,7 +307,7 @@ export function deleteChat() {
     await openChat(list.length ? list[0].sessionId : newChatId(), null, list[0]?.currentBranch);
     dropDraft(id);
     setStatus('Chat deleted.');
-  });
+  }, () => setStatus(CLOSED('Nothing was deleted')));
 }
 
 /** Saves the open chat as a JSON file: `{ sessionId, userId, metadata: { title, summary,
@@ -335,7 +340,7 @@ export function exportChat() {
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
     // The file is plain JSON whatever the chat is: a locked chat's user is told so.
     setStatus(`Exported ${plural(items.length, 'item')}${isEncrypted(session) ? ', decrypted: the file is not locked, keep it safe' : ''}.`);
-  });
+  }, () => setStatus(CLOSED('Nothing was exported')));
 }
 
 /** Reads an export (or a bare array of items) into a new chat, and opens it. The library titles

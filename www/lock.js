@@ -192,20 +192,20 @@ export function followLocksElsewhere() {
     if (e.key !== null && !e.key.startsWith('agent-sessions-demo.lock.')) return;
     while (state.busy) await whenIdle();
     const record = readLock(state.user);
-    // The same lock (its `pending` mark cleared): nothing to close.
-    if (record?.salt === state.lock?.salt) {
-      state.lock = record;
-      return;
-    }
     // The storage cleared in another tab (the chats kept): what this tab knows is written back,
     // the users and the lock, which does not go with it: the chats stay encrypted here, and ask
-    // for the passphrase in every tab opened after (a lock removed on purpose removes its key).
+    // for the passphrase in every tab opened after.
     if (e.key === null) {
       saveUsers();
       if (record === null && state.lock) {
         saveLock(state.user, state.lock);
         return;
       }
+    }
+    // The same lock (its `pending` mark cleared): nothing to close.
+    if (record?.salt === state.lock?.salt) {
+      state.lock = record;
+      return;
     }
     await busy(async () => {
       state.lock = readLock(state.user);

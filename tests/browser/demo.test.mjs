@@ -3882,7 +3882,6 @@ test('locking waits for a reply another tab is writing in a chat, then seals it 
   }
 });
 
-// (Whatever lands first, the seal or the summary and title, none of them is left in clear.)
 test('localStorage cleared in another tab (the chats kept) does not unlock a locked user here: the lock is written back, and new messages are stored encrypted', async () => {
   const { context, page: a } = await openDemo();
   try {
@@ -3891,8 +3890,11 @@ test('localStorage cleared in another tab (the chats kept) does not unlock a loc
     const chat = await currentSessionId(a);
     await lockChats(a, 'a passphrase of Lena');
     const b = await openTab(context);
+    // (Heard after the page's own listener, which writes back before it yields.)
+    await a.evaluate(() => addEventListener('storage', (e) => e.key === null && (window.cleared = true)));
     await b.evaluate(() => localStorage.clear());
-    await until(a, () => localStorage.getItem('agent-sessions-demo.lock.Lena') !== null && document.getElementById('app').dataset.busy === 'false');
+    await until(a, () => window.cleared && document.getElementById('app').dataset.busy === 'false');
+    assert.notEqual(await a.evaluate(() => localStorage.getItem('agent-sessions-demo.lock.Lena')), null, 'the lock is written back');
     assert.doesNotMatch(await a.textContent('#status'), /locked in another tab/);
     await say(a, 'my locker is 12');
     const stored = await itemsOf(a, 'Lena', chat);
@@ -3908,6 +3910,7 @@ test('localStorage cleared in another tab (the chats kept) does not unlock a loc
   }
 });
 
+// (Whatever lands first, the seal or the summary and title, none of them is left in clear.)
 test('a chat locked in another tab while this tab still writes its summary and title: they are not left in clear', async () => {
   const { context, page: a } = await openDemo();
   try {
