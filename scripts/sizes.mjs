@@ -17,8 +17,8 @@ const KIB = 1024;
  */
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 116 * KIB, target: 55 * KIB },
-  'index.js': { budget: 26.8 * KIB },
-  'agent_sessions_extras_bg.wasm': { budget: 132.3 * KIB },
+  'index.js': { budget: 26.9 * KIB },
+  'agent_sessions_extras_bg.wasm': { budget: 132.4 * KIB },
   'extras.js': { budget: 3.7 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 57.6 * KIB },
   'memory.js': { budget: 3.2 * KIB },

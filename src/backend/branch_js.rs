@@ -21,14 +21,16 @@ pub fn invalid_turn(message: String) -> SessionError {
 }
 
 /// Text folded for a case-insensitive match, by the browser's `toLowerCase`; `İ`, which that
-/// makes `i` and a combining dot, is `i` (as `searchSessions` folds it).
+/// makes `i` and a combining dot, is `i`, and a final `ς` is `σ` (a capital `Σ` ending the
+/// query lowers to `ς` where the same letter inside a word is `σ`), as `searchSessions` folds
+/// them.
 pub fn folded(text: &str) -> String {
     let lower = String::from(js_sys::JsString::from(text).to_lower_case());
     let mut out = String::with_capacity(lower.len());
     let mut after_i = false;
     for c in lower.chars() {
         if !(after_i && c == '\u{307}') {
-            out.push(c);
+            out.push(if c == 'ς' { 'σ' } else { c });
         }
         after_i = c == 'i';
     }

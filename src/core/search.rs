@@ -816,8 +816,8 @@ fn inside_grapheme(chars: &[char], i: usize) -> bool {
             || matches!(c as u32, 0x200D | 0x3099 | 0x309A | 0xFE00..=0xFE0F | 0x1F3FB..=0x1F3FF | 0xE0100..=0xE01EF
                 // The vowel signs and tone marks of Thai, Lao, Khmer, Burmese and Devanagari,
                 // written over, under or beside their letter.
-                | 0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E
-                | 0x0EB1 | 0x0EB4..=0x0EBC | 0x0EC8..=0x0ECD
+                | 0x0E31 | 0x0E33..=0x0E3A | 0x0E47..=0x0E4E
+                | 0x0EB1 | 0x0EB3..=0x0EBC | 0x0EC8..=0x0ECD
                 | 0x17B4..=0x17D3 | 0x17DD
                 | 0x102B..=0x103E | 0x1056..=0x1059 | 0x105E..=0x1060 | 0x1062..=0x1064
                 | 0x1067..=0x106D | 0x1071..=0x1074 | 0x1082..=0x108D | 0x108F | 0x109A..=0x109D
@@ -1379,6 +1379,9 @@ mod tests {
             ("🇯🇵", '🇯', '🇵'),
             ("কি", 'ক', 'ি'),
             ("கொ", 'க', 'ொ'),
+            // SARA AM, a spacing vowel sign no break comes before.
+            ("ทำ", 'ท', 'ำ'),
+            ("ຄຳ", 'ຄ', 'ຳ'),
         ] {
             for pad in 0..5 {
                 let text = format!(

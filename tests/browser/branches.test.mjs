@@ -680,6 +680,7 @@ test('getTurns and findTurns: user turns with their text, case-insensitive, CJK 
       { type: 'function_call', callId: 'c3', name: 'map', arguments: '{}' },
       { role: 'assistant', content: 'rain' },
       { role: 'user', content: 'İstanbul next week' },
+      { role: 'user', content: 'καλησπέρα σας' },
     ]);
     return {
       turns: await s.getTurns(),
@@ -688,6 +689,9 @@ test('getTurns and findTurns: user turns with their text, case-insensitive, CJK 
       none: await s.findTurns('kyoto'),
       // The dotted capital, as search folds it: either way round.
       istanbul: [await s.findTurns('istanbul'), await s.findTurns('İSTANBUL')],
+      // A capital sigma ending the query lowers to the final form, the same letter inside a word
+      // to the other: either matches.
+      sigma: [await s.findTurns('ΚΑΛΗΣ'), await s.findTurns('καλης')],
       tools: await s.getToolUsage(),
     };
   }, fresh('turns'));
@@ -697,8 +701,10 @@ test('getTurns and findTurns: user turns with their text, case-insensitive, CJK 
       [1, '東京の天気は？', 4],
       [2, 'And in OSAKA?', 4],
       [3, 'İstanbul next week', 1],
+      [4, 'καλησπέρα σας', 1],
     ],
   );
+  assert.deepEqual(r.sigma.map((found) => found.map((t) => t.turn)), [[4], [4]]);
   assert.deepEqual(r.istanbul.map((found) => found.map((t) => t.turn)), [[3], [3]]);
   assert.equal(typeof r.turns[0].createdAt, 'number');
   assert.deepEqual(r.tokyo.map((t) => t.turn), [1]);

@@ -253,6 +253,27 @@ test('repairSession keeps the tool text of the rows it moves in the index (a ses
   assert.deepEqual(r.found.sort(), ['tools:1', 'tools:2'], 'the moved call and output are still found by their tool text');
 });
 
+test('a compaction or a run saving again, by an object without index.tools, keeps the tool text of the rows it writes again in the index', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page, 'rewrite-tools');
+  const r = await page.evaluate(async () => {
+    const tools = new lib.IndexedDbSession('tools', { ...db, userId: 'ann', index: { tools: true } });
+    const call = { type: 'function_call', callId: 'c1', name: 'weather', arguments: '{"city":"Reykjavik"}' };
+    await tools.addItems([{ role: 'user', content: 'old question' }, { role: 'assistant', content: 'old answer' }, { role: 'user', content: 'weather please' }, call]);
+    const before = await find('reykjavik');
+    const plain = new lib.IndexedDbSession('tools', { ...db, userId: 'ann' });
+    // A save that begins with the call (a run saving again), then a compaction keeping it.
+    await plain.applyHistoryTransaction({ operationId: 'again', transaction: { type: 'replace_suffix', expectedSuffix: [call], replacement: [call, { role: 'assistant', content: 'sleet' }] } });
+    const saved = await find('reykjavik');
+    const kept = (await plain.getItems()).slice(2);
+    await plain.replaceHistoryWithCompaction([{ role: 'system', content: 'earlier: a question', 'agent-sessions.summary': true }, ...kept]);
+    return { before, saved, compacted: await find('reykjavik') };
+  });
+  assert.equal(r.before.length, 1);
+  assert.equal(r.saved.length, 1, 'saved again: still found by its tool text');
+  assert.equal(r.compacted.length, 1, 'kept by a compaction: still found by its tool text');
+});
+
 test('repairSession of a session whose record was lost indexes its rows under the owner it is given', async () => {
   const { page } = await openHarness(env);
   await helpers(page, `repair-owner-${Math.random()}`);

@@ -190,6 +190,38 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.equal(r.all, 5, 'once, when every turn is read');
     });
 
+    test('a compacted history whose record an earlier version wrote (no summaryHead kept) still shows its summary in a window of turns', async (t) => {
+      if (kind !== 'indexeddb') return t.skip('IndexedDB records only');
+      const r = await page.evaluate(async (id) => {
+        const summary = { role: 'system', content: 'the summary so far', 'agent-sessions.summary': true };
+        const turn = (n) => [{ role: 'user', content: `q${n}` }, { role: 'assistant', content: `a${n}` }];
+        const s = new lib.IndexedDbSession(id);
+        await s.addItems([...turn(1), ...turn(2), ...turn(3)]);
+        // Compacted without archiving, by a version that kept no summaryHead (nor the field).
+        await s.replaceHistory([summary, ...turn(2), ...turn(3)], { archive: false });
+        await new Promise((ok, fail) => {
+          const open = indexedDB.open('agent-sessions');
+          open.onsuccess = () => {
+            const tx = open.result.transaction('agent_sessions', 'readwrite');
+            const store = tx.objectStore('agent_sessions');
+            store.get(id).onsuccess = (e) => {
+              const record = e.target.result;
+              delete record.summaryHead;
+              store.put(record);
+            };
+            tx.oncomplete = () => (open.result.close(), ok());
+            tx.onerror = () => fail(tx.error);
+          };
+        });
+        const fresh = new lib.IndexedDbSession(id);
+        const window = await fresh.getRecentTurns(1);
+        await fresh.addItems(turn(4));
+        return { window, after: await new lib.IndexedDbSession(id).getRecentTurns(1) };
+      }, fresh('old-record-summary'));
+      assert.deepEqual(texts(r.window), ['the summary so far', 'q3', 'a3']);
+      assert.deepEqual(texts(r.after), ['the summary so far', 'q4', 'a4'], 'and after this version writes the record');
+    });
+
     test('a branch that was given its own copy of a compacted head keeps its summary in a window of turns', async () => {
       const r = await page.evaluate(
         async ({ kind, id }) => {

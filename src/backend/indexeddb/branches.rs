@@ -170,7 +170,9 @@ fn branches_from_js(session_id: &str, stored: &JsValue) -> Result<Vec<(Branch, J
                     Ok(v) if v.is_undefined() => 0,
                     _ => count("archivedCount")?,
                 },
-                summary_head: js::get(e, "summaryHead").is_ok_and(|v| v.is_truthy()),
+                // (Absent from entries written before it was kept: read as may, as the record's.)
+                summary_head: js::get(e, "summaryHead").is_ok_and(|v| v.is_truthy())
+                    || !super::record::has_own(e, "summaryHead"),
             };
             Ok((branch, e.clone()))
         })

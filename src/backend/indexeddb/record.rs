@@ -80,8 +80,9 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
         bytes: get("bytes").as_f64().and_then(safe_count),
         // Absent from records written before it was kept: none counted yet.
         rewrites: optional_count("rewrites")?,
-        // Absent from records written before it was kept, and where it is false.
-        summary_head: get("summaryHead").is_truthy(),
+        // Written `undefined` where it is false. Absent from records written before it was kept
+        // (whose head may hold a summary a compaction without archive wrote): read as may.
+        summary_head: get("summaryHead").is_truthy() || !has_own(value, "summaryHead"),
     };
     record.check_consistent()?;
     Ok(record)
@@ -199,6 +200,12 @@ impl Indexer {
             .split(crate::core::search::KEY_SEPARATOR)
             .into()
     }
+}
+
+/// Whether stored object `value` has field `key` (`undefined` included: a record or branch entry
+/// this version wrote has every field it keeps).
+pub fn has_own(value: &JsValue, key: &str) -> bool {
+    js_sys::Reflect::has(value, &JsValue::from_str(key)).unwrap_or(true)
 }
 
 /// Whether a stored message row was indexed with its tool call's or output's text (by an object

@@ -61,9 +61,12 @@ pub(super) fn put_rows(
     index: Indexer,
 ) -> Result<()> {
     let messages = tx.store(MESSAGES_STORE)?;
-    let rows = RowWriter::at(storage, now, index);
+    let mut rows = RowWriter::at(storage, now, index);
+    let tools = rows.index.tools;
     for (i, ((item, _), place)) in items.iter().zip(placements).enumerate() {
         let was = was.get(i).filter(|row| row.is_object());
+        // (Indexed as it was, with its tool call's text or not, as a mutation's kept rows are.)
+        rows.index.tools = was.map_or(tools, indexed_with_tools);
         let row = match was.and_then(|row| js::get(row, "createdAt").ok()) {
             Some(created) if !created.is_undefined() => rows.row_created(place, item, &created),
             _ => rows.row(place, item),
