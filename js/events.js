@@ -174,10 +174,12 @@ export function endListeners(stops) {
   stops.clear();
 }
 
-/** The events of one session (every branch), from every object, tab and worker of the origin. */
-export function subscribeSession(dbName, sessionId, fn) {
+/** The events of one session (every branch), from every object, tab and worker of the origin:
+ * `userId`'s (a session of that id another user made once this one's was deleted is not it; a
+ * deletion names no user). */
+export function subscribeSession(dbName, sessionId, userId, fn) {
   needsListener(fn, 'subscribe');
-  return listen(dbName, { fn, accepts: (e) => e.sessionId === sessionId });
+  return listen(dbName, { fn, accepts: (e) => e.sessionId === sessionId && (e.userId === undefined || (e.userId ?? null) === (userId ?? null)) });
 }
 
 /**

@@ -72,8 +72,9 @@ export function watchSessions(
 
 /** The name of the Web Lock (`navigator.locks`) a run holds on a session from reading its
  * history to saving its turn, and a `SyncedSession` round while it rewrites the local history:
- * hold it to keep runs out of a session, in every tab, while the app works on it. */
-export function sessionLockName(dbName: string, sessionId: string): string;
+ * hold it to keep runs out of a session, in every tab, while the app works on it. `dbName`
+ * `null` or `undefined`: the default database, `"agent-sessions"`. */
+export function sessionLockName(dbName: string | null | undefined, sessionId: string): string;
 
 /** Asks the browser to keep this origin's data under storage pressure
  * (`navigator.storage.persist()`); resolves to whether it is persisted. */

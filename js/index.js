@@ -218,7 +218,7 @@ function withSubscriptions(Base, listenTo) {
 /** A session stored in IndexedDB; `subscribe` hears every change to it, from any tab. */
 export class IndexedDbSession extends withSubscriptions(
   withEvents(IndexedDbBase, (s, event) => publish(s.dbName, { ...event, userId: s.userId })),
-  (s, listener) => subscribeSession(s.dbName, s.sessionId, listener),
+  (s, listener) => subscribeSession(s.dbName, s.sessionId, s.userId, listener),
 ) {
   // What never changes for the object, read from the module once: every write's change event
   // names all three, and each read through the module is a crossing and a string decoded.

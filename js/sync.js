@@ -34,9 +34,9 @@ import { bindSubscribe, endListeners, wrappedSubscribe } from './events.js';
 
 /** The Web Lock a run holds on a session from reading its history to saving its turn (and a
  * sync round while it rewrites the local history): one name per database and session, whatever
- * characters either holds. */
+ * characters either holds (`null` or `undefined`: the default database, as everywhere). */
 export function sessionLockName(dbName, sessionId) {
-  return `agent-sessions:${JSON.stringify([dbName, sessionId])}`;
+  return `agent-sessions:${JSON.stringify([dbName ?? 'agent-sessions', sessionId])}`;
 }
 
 const STATE_DB = 'agent-sessions-sync';

@@ -134,6 +134,31 @@ test('the writing object and another object of the same page hear it too; unsubs
   assert.equal(r.items, 2);
 });
 
+test('a listener of one user’s session hears its deletion, and nothing of another user’s session made under its id after; sessionLockName of the default database is the same whether it is named or not', async () => {
+  const { page } = await openHarness(env);
+  const id = fresh('owner');
+  const r = await page.evaluate(async (id) => {
+    const heard = [];
+    const ann = new lib.IndexedDbSession(id, { userId: 'ann' });
+    ann.subscribe((e) => heard.push([e.type, e.userId ?? null]));
+    await ann.addItems([{ role: 'user', content: 'ann here' }]);
+    await lib.deleteSession(id);
+    await new lib.IndexedDbSession(id, { userId: 'bob' }).addItems([{ role: 'user', content: 'bob here' }]);
+    // Ann's listener is told of a write of hers after bob's: all of the above has reached it.
+    const again = new lib.IndexedDbSession(`${id}-mark`, { userId: 'ann' });
+    const marked = new Promise((ok) => again.subscribe(ok));
+    await again.addItems([{ role: 'user', content: 'mark' }]);
+    await marked;
+    await new Promise((ok) => setTimeout(ok, 50));
+    return {
+      heard,
+      locks: [lib.sessionLockName(null, 'x'), lib.sessionLockName(undefined, 'x'), lib.sessionLockName('agent-sessions', 'x')],
+    };
+  }, id);
+  assert.deepEqual(r.heard, [['add', 'ann'], ['delete', null]], 'bob’s write is not an event of ann’s session');
+  assert.equal(new Set(r.locks).size, 1, `one lock for the default database: ${r.locks}`);
+});
+
 for (const kind of ['IndexedDbSession', 'MemorySession'])
 test(`${kind}: a listener another one removes while an event is delivered does not get that event, as with DOM events`, async () => {
   const { page } = await openHarness(env);
