@@ -140,9 +140,15 @@ function listen(dbName, entry) {
     if (done) return;
     done = true;
     receiver.entries.delete(entry);
+    // Closed in a later task, if no listener came back by then: one removed and added again in a
+    // listener (an object for the branch just switched to) keeps the channel, and with it the
+    // rest of the message being dispatched and the messages already on their way.
     if (receiver.entries.size === 0) {
-      receiver.channel?.close();
-      receivers.delete(dbName);
+      inTask(() => {
+        if (receiver.entries.size > 0 || receivers.get(dbName) !== receiver) return;
+        receiver.channel?.close();
+        receivers.delete(dbName);
+      });
     }
   };
 }

@@ -159,6 +159,32 @@ test('a listener of one user’s session hears its deletion, and nothing of anot
   assert.equal(new Set(r.locks).size, 1, `one lock for the default database: ${r.locks}`);
 });
 
+test('a listener that unsubscribes and subscribes again from within a listener (the only one of its database) hears the rest of the message under way, and later ones', async () => {
+  const { page } = await openHarness(env);
+  const id = fresh('resubscribe');
+  const r = await page.evaluate(async (id) => {
+    const dbName = `resubscribe-${id}`;
+    const heard = [];
+    let stop = new lib.IndexedDbSession(id, { dbName }).subscribe((e) => {
+      heard.push(['first', e.count]);
+      // A new object (another branch, say), subscribed in place of this one.
+      stop();
+      stop = new lib.IndexedDbSession(id, { dbName }).subscribe((e2) => heard.push(['again', e2.count]));
+    });
+    // Another tab's message holding two events, as a burst of writes posts them.
+    const other = new BroadcastChannel(`agent-sessions:${dbName}`);
+    const event = (count) => ({ type: 'add', sessionId: id, userId: null, branch: 'main', dbName, at: Date.now(), count });
+    other.postMessage([event(1), event(2)]);
+    await new Promise((ok) => setTimeout(ok, 100));
+    other.postMessage([event(3)]);
+    await new Promise((ok) => setTimeout(ok, 100));
+    other.close();
+    stop();
+    return heard;
+  }, id);
+  assert.deepEqual(r, [['first', 1], ['again', 2], ['again', 3]]);
+});
+
 for (const kind of ['IndexedDbSession', 'MemorySession'])
 test(`${kind}: a listener another one removes while an event is delivered does not get that event, as with DOM events`, async () => {
   const { page } = await openHarness(env);
