@@ -320,7 +320,9 @@ export interface SessionMethods {
    * the newest items, only if the history still ends with `expectedSuffix` (else
    * `SUFFIX_MISMATCH`, nothing changed). The same `operationId` again with the same transaction
    * changes nothing; with another one it is `TRANSACTION_CONFLICT`. The newest 1,000 operation
-   * ids of a session are remembered, durably for `IndexedDbSession`; `clearSession` forgets them.
+   * ids of a session are remembered, durably for `IndexedDbSession`; `clearSession` forgets them
+   * (on `main` of a session without other branches: the log is the session's, shared by its
+   * branches).
    */
   applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void>;
   /** Rewrites stored items, as the SDK's `SessionHistoryRewriteAwareSession`. */

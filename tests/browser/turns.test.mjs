@@ -195,31 +195,42 @@ for (const kind of ['indexeddb', 'memory']) {
       const r = await page.evaluate(async (id) => {
         const summary = { role: 'system', content: 'the summary so far', 'agent-sessions.summary': true };
         const turn = (n) => [{ role: 'user', content: `q${n}` }, { role: 'assistant', content: `a${n}` }];
-        const s = new lib.IndexedDbSession(id);
-        await s.addItems([...turn(1), ...turn(2), ...turn(3)]);
-        // Compacted without archiving, by a version that kept no summaryHead (nor the field).
-        await s.replaceHistory([summary, ...turn(2), ...turn(3)], { archive: false });
-        await new Promise((ok, fail) => {
-          const open = indexedDB.open('agent-sessions');
-          open.onsuccess = () => {
-            const tx = open.result.transaction('agent_sessions', 'readwrite');
-            const store = tx.objectStore('agent_sessions');
-            store.get(id).onsuccess = (e) => {
-              const record = e.target.result;
-              delete record.summaryHead;
-              store.put(record);
+        /** Session `id` compacted without archiving by a version that kept no summaryHead (nor
+         * the field); `lose`: the position of a row lost too (for a repair). */
+        const old = async (id, lose) => {
+          const s = new lib.IndexedDbSession(id);
+          await s.addItems([...turn(1), ...turn(2), ...turn(3)]);
+          await s.replaceHistory([summary, ...turn(2), ...turn(3)], { archive: false });
+          await new Promise((ok, fail) => {
+            const open = indexedDB.open('agent-sessions');
+            open.onsuccess = () => {
+              const tx = open.result.transaction(['agent_sessions', 'agent_messages'], 'readwrite');
+              const store = tx.objectStore('agent_sessions');
+              store.get(id).onsuccess = (e) => {
+                const record = e.target.result;
+                delete record.summaryHead;
+                store.put(record);
+                if (lose !== undefined) tx.objectStore('agent_messages').delete([id, record.firstSeq + lose]);
+              };
+              tx.oncomplete = () => (open.result.close(), ok());
+              tx.onerror = () => fail(tx.error);
             };
-            tx.oncomplete = () => (open.result.close(), ok());
-            tx.onerror = () => fail(tx.error);
-          };
-        });
+          });
+        };
+        await old(id);
         const fresh = new lib.IndexedDbSession(id);
         const window = await fresh.getRecentTurns(1);
         await fresh.addItems(turn(4));
-        return { window, after: await new lib.IndexedDbSession(id).getRecentTurns(1) };
+        const after = await new lib.IndexedDbSession(id).getRecentTurns(1);
+        // Repaired (a row of its second turn lost): the rebuilt record keeps looking.
+        await old(`${id}-repaired`, 2);
+        const report = await lib.repairSession(`${id}-repaired`);
+        return { window, after, repaired: [report.renumberedRows, await new lib.IndexedDbSession(`${id}-repaired`).getRecentTurns(1)] };
       }, fresh('old-record-summary'));
       assert.deepEqual(texts(r.window), ['the summary so far', 'q3', 'a3']);
       assert.deepEqual(texts(r.after), ['the summary so far', 'q4', 'a4'], 'and after this version writes the record');
+      assert.ok(r.repaired[0] > 0, 'the repair rebuilt the record');
+      assert.deepEqual(texts(r.repaired[1]), ['the summary so far', 'q3', 'a3'], 'and after a repair');
     });
 
     test('a branch that was given its own copy of a compacted head keeps its summary in a window of turns', async () => {

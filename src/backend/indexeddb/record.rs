@@ -80,8 +80,9 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
         bytes: get("bytes").as_f64().and_then(safe_count),
         // Absent from records written before it was kept: none counted yet.
         rewrites: optional_count("rewrites")?,
-        // Written `undefined` where it is false. Absent from records written before it was kept
-        // (whose head may hold a summary a compaction without archive wrote): read as may.
+        // Absent from records written before it was kept (whose head may hold a summary a
+        // compaction without archive wrote), and `undefined` where an earlier version wrote it
+        // false and a backup's JSON left it out: read as may.
         summary_head: get("summaryHead").is_truthy() || !has_own(value, "summaryHead"),
     };
     record.check_consistent()?;
@@ -147,13 +148,9 @@ impl StoredRecord {
             ("nextOpSeq", (r.next_op_seq as f64).into()),
             ("archivedCount", (r.archived_count as f64).into()),
             ("rewrites", (r.rewrites as f64).into()),
-            (
-                "summaryHead",
-                match r.summary_head {
-                    true => JsValue::TRUE,
-                    false => JsValue::UNDEFINED,
-                },
-            ),
+            // (`false` written out: a backup's JSON keeps it, where it would drop `undefined`, and
+            // a restored record read without it may hold a summary.)
+            ("summaryHead", r.summary_head.into()),
             (
                 "bytes",
                 r.bytes.map_or(JsValue::UNDEFINED, |b| (b as f64).into()),
