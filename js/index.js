@@ -496,10 +496,10 @@ export function watchSessions(options, listener) {
  */
 export async function requestPersistentStorage() {
   const storage = typeof navigator === 'undefined' ? undefined : navigator.storage;
-  if (!storage?.persist) return false;
   try {
-    if (await storage.persisted?.()) return true;
-    return await storage.persist();
+    // (A worker has `persisted()` but no `persist()`: it tells, though it cannot ask.)
+    if (await storage?.persisted?.()) return true;
+    return !!(await storage?.persist?.());
   } catch {
     return false;
   }
@@ -636,9 +636,10 @@ export async function applyRetention(options) {
   const doomed = [];
   const kept = new Map();
   for (const s of sessions) {
-    // A damaged record (no time) is neither counted nor deleted: repairSession rebuilds it. Nor is
-    // one under an id no call can name (blank, stored by other code): deleting it would fail.
-    if (typeof s.updatedAt !== 'number' || typeof s.sessionId !== 'string' || blank(s.sessionId)) continue;
+    // A damaged record (no time, or an infinite one) is neither counted nor deleted:
+    // repairSession rebuilds it. Nor is one under an id no call can name (blank, or with a lone
+    // surrogate: stored by other code): deleting it would fail, and every run after with it.
+    if (!Number.isFinite(s.updatedAt) || typeof s.sessionId !== 'string' || blank(s.sessionId) || /\p{Cs}/u.test(s.sessionId)) continue;
     const tooOld = maxAgeDays !== undefined && now - s.updatedAt > maxAgeDays * 86_400_000;
     const count = kept.get(s.userId) ?? 0;
     const tooMany = maxSessionsPerUser !== undefined && count >= maxSessionsPerUser;
@@ -649,10 +650,11 @@ export async function applyRetention(options) {
   const deleted = [];
   try {
     for (const s of doomed) {
-      // Only if unchanged since listed: a chat reopened meanwhile (in this tab or another) stays.
-      // (Nor one a run is answering in: in use, it is kept.)
-      const gone = await deleteSession(s.sessionId, { ...base, expectedUpdatedAt: s.updatedAt }).catch((e) => {
-        if (e?.code !== 'SESSION_BUSY') throw e;
+      // Only if unchanged since listed: a chat reopened meanwhile (in this tab or another) stays,
+      // and so does another user's made under its id since. (Nor one a run is answering in: in
+      // use, it is kept.)
+      const gone = await deleteSession(s.sessionId, { ...base, userId: s.userId ?? null, expectedUpdatedAt: s.updatedAt }).catch((e) => {
+        if (e?.code !== 'SESSION_BUSY' && e?.code !== 'USER_MISMATCH') throw e;
       });
       if (gone) deleted.push({ sessionId: s.sessionId, userId: s.userId, updatedAt: s.updatedAt });
     }

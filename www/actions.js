@@ -278,8 +278,15 @@ export function deleteChat() {
   }
   // The chat as it was shown when the user said yes: one another tab wrote to since is kept.
   const shown = state.info?.updatedAt;
+  // (The chat's, whatever version it shows: only another chat opened in its place meanwhile,
+  // see `busy`, keeps it from being deleted.)
+  const asked = state.sessionId;
   return busy(async () => {
     const id = state.sessionId;
+    if (id !== asked) {
+      setStatus(CLOSED('Nothing was deleted'));
+      return;
+    }
     const branch = state.branch;
     // Closed only once nothing writes to it any more: a summary written after the delete would
     // bring the chat back.
@@ -307,7 +314,7 @@ export function deleteChat() {
     await openChat(list.length ? list[0].sessionId : newChatId(), null, list[0]?.currentBranch);
     dropDraft(id);
     setStatus('Chat deleted.');
-  }, () => setStatus(CLOSED('Nothing was deleted')));
+  });
 }
 
 /** Saves the open chat as a JSON file: `{ sessionId, userId, metadata: { title, summary,

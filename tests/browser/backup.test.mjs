@@ -1507,7 +1507,7 @@ test('userId: null is the sessions without a user in listSessions, storageEstima
   });
 });
 
-test('applyRetention leaves a record under a blank id (stored by other code) and deletes the others it chose', async () => {
+test('applyRetention leaves a record under a blank id or one with a lone surrogate, or with an infinite time (stored by other code), neither counted nor deleted, and deletes the others it chose', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     const dbName = `blank-id-${Math.random()}`;
@@ -1523,12 +1523,21 @@ test('applyRetention leaves a record under a blank id (stored by other code) and
     });
     await new Promise((ok) => {
       const tx = db.transaction('agent_sessions', 'readwrite');
-      tx.objectStore('agent_sessions').put({ ...record, id: ' ', itemCount: 0, firstSeq: record.nextSeq });
+      const store = tx.objectStore('agent_sessions');
+      const odd = { ...record, itemCount: 0, firstSeq: record.nextSeq };
+      store.put({ ...odd, id: ' ' });
+      store.put({ ...odd, id: 'lone\uD800' });
+      store.put({ ...odd, id: 'never', updatedAt: -Infinity });
+      store.put({ ...odd, id: 'forever', updatedAt: Infinity });
       tx.oncomplete = ok;
     });
     db.close();
     const deleted = await lib.applyRetention({ dbName, maxAgeDays: 0, now: Date.now() + 86_400_000 });
-    return { deleted: deleted.map((s) => s.sessionId), left: (await lib.listSessions({ dbName })).map((s) => s.sessionId) };
+    const left = (await lib.listSessions({ dbName })).map((s) => s.sessionId).sort();
+    // One place per user: the record of an infinite time takes none.
+    await new lib.IndexedDbSession('newest', { dbName }).addItems([{ role: 'user', content: 'q' }]);
+    const capped = await lib.applyRetention({ dbName, maxSessionsPerUser: 1 });
+    return { deleted: deleted.map((s) => s.sessionId), left, capped: capped.map((s) => s.sessionId) };
   });
-  assert.deepEqual(r, { deleted: ['old'], left: [' '] });
+  assert.deepEqual(r, { deleted: ['old'], left: [' ', 'forever', 'lone\uD800', 'never'].sort(), capped: [] });
 });
