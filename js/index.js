@@ -490,7 +490,8 @@ export function watchSessions(options, listener) {
 
 /**
  * Asks the browser to keep this origin's data under storage pressure (`navigator.storage.persist()`):
- * resolves to whether it is persisted now (`false` where the browser refused or has no such API).
+ * resolves to whether it is persisted now (`false` where the browser refused or has no such API;
+ * in a worker, which has `persisted()` but not `persist()`, whether it is).
  * Browsers may grant it without asking (Chromium does for sites the user engages with) or show a
  * prompt (Firefox).
  */
@@ -637,9 +638,11 @@ export async function applyRetention(options) {
   const kept = new Map();
   for (const s of sessions) {
     // A damaged record (no time, or an infinite one) is neither counted nor deleted:
-    // repairSession rebuilds it. Nor is one under an id no call can name (blank, or with a lone
-    // surrogate: stored by other code): deleting it would fail, and every run after with it.
-    if (!Number.isFinite(s.updatedAt) || typeof s.sessionId !== 'string' || blank(s.sessionId) || /\p{Cs}/u.test(s.sessionId)) continue;
+    // repairSession rebuilds it. Nor is one under an id or owner no call can name (blank, with a
+    // lone surrogate, not a string: stored by other code): deleting it would fail, and every run
+    // after with it.
+    const unnamed = (v) => typeof v !== 'string' || blank(v) || /\p{Cs}/u.test(v);
+    if (!Number.isFinite(s.updatedAt) || unnamed(s.sessionId) || (s.userId !== null && unnamed(s.userId))) continue;
     const tooOld = maxAgeDays !== undefined && now - s.updatedAt > maxAgeDays * 86_400_000;
     const count = kept.get(s.userId) ?? 0;
     const tooMany = maxSessionsPerUser !== undefined && count >= maxSessionsPerUser;

@@ -1507,7 +1507,7 @@ test('userId: null is the sessions without a user in listSessions, storageEstima
   });
 });
 
-test('applyRetention leaves a record under a blank id or one with a lone surrogate, or with an infinite time (stored by other code), neither counted nor deleted, and deletes the others it chose', async () => {
+test('applyRetention leaves a record under an id or owner no call can name (blank, a lone surrogate, not a string), or with an infinite time (stored by other code), neither counted nor deleted, and deletes the others it chose', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     const dbName = `blank-id-${Math.random()}`;
@@ -1529,6 +1529,8 @@ test('applyRetention leaves a record under a blank id or one with a lone surroga
       store.put({ ...odd, id: 'lone\uD800' });
       store.put({ ...odd, id: 'never', updatedAt: -Infinity });
       store.put({ ...odd, id: 'forever', updatedAt: Infinity });
+      store.put({ ...odd, id: 'blank-owner', userId: ' ' });
+      store.put({ ...odd, id: 'number-owner', userId: 5 });
       tx.oncomplete = ok;
     });
     db.close();
@@ -1539,5 +1541,5 @@ test('applyRetention leaves a record under a blank id or one with a lone surroga
     const capped = await lib.applyRetention({ dbName, maxSessionsPerUser: 1 });
     return { deleted: deleted.map((s) => s.sessionId), left, capped: capped.map((s) => s.sessionId) };
   });
-  assert.deepEqual(r, { deleted: ['old'], left: [' ', 'forever', 'lone\uD800', 'never'].sort(), capped: [] });
+  assert.deepEqual(r, { deleted: ['old'], left: [' ', 'blank-owner', 'forever', 'lone\uD800', 'never', 'number-owner'].sort(), capped: [] });
 });
