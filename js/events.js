@@ -3,7 +3,8 @@
 // subscribed receives it from there (this page's own objects too: a channel delivers to every
 // other channel of its name), so all of them see the same events in the order each writer
 // committed them. Listening costs nothing until something subscribes: the receiving channel of a
-// database is opened by its first subscription and closed with its last.
+// database is opened by its first subscription and closed a task after its last, unless one
+// came back.
 //
 // This is browser plumbing with no logic worth compiling, so it lives in JavaScript beside the
 // WebAssembly module rather than in it.

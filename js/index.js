@@ -613,6 +613,9 @@ export async function importSessions(source, options) {
   }).catch(quotaError);
 }
 
+/** Whether `v` is no id or owner a call can name (not a string, blank, or with a lone surrogate). */
+const unnamed = (v) => typeof v !== 'string' || blank(v) || /\p{Cs}/u.test(v);
+
 /**
  * Deletes whole sessions of a database (one user's with `userId`) by `updatedAt`, oldest first:
  * those unchanged for more than `maxAgeDays`, then the oldest past the newest
@@ -638,11 +641,9 @@ export async function applyRetention(options) {
   const kept = new Map();
   for (const s of sessions) {
     // A damaged record (no time, or an infinite one) is neither counted nor deleted:
-    // repairSession rebuilds it. Nor is one under an id or owner no call can name (blank, with a
-    // lone surrogate, not a string: stored by other code): deleting it would fail, and every run
-    // after with it.
-    const unnamed = (v) => typeof v !== 'string' || blank(v) || /\p{Cs}/u.test(v);
-    if (!Number.isFinite(s.updatedAt) || unnamed(s.sessionId) || (s.userId !== null && unnamed(s.userId))) continue;
+    // repairSession rebuilds it. Nor is one under an id no call can name (blank, with a lone
+    // surrogate: stored by other code): deleting it would fail, and every run after with it.
+    if (!Number.isFinite(s.updatedAt) || unnamed(s.sessionId)) continue;
     const tooOld = maxAgeDays !== undefined && now - s.updatedAt > maxAgeDays * 86_400_000;
     const count = kept.get(s.userId) ?? 0;
     const tooMany = maxSessionsPerUser !== undefined && count >= maxSessionsPerUser;
@@ -656,7 +657,9 @@ export async function applyRetention(options) {
       // Only if unchanged since listed: a chat reopened meanwhile (in this tab or another) stays,
       // and so does another user's made under its id since. (Nor one a run is answering in: in
       // use, it is kept.)
-      const gone = await deleteSession(s.sessionId, { ...base, userId: s.userId ?? null, expectedUpdatedAt: s.updatedAt }).catch((e) => {
+      // (An owner no call can name, stored by other code, is not asked for: it would fail.)
+      const owner = s.userId === null || !unnamed(s.userId) ? { userId: s.userId } : {};
+      const gone = await deleteSession(s.sessionId, { ...base, ...owner, expectedUpdatedAt: s.updatedAt }).catch((e) => {
         if (e?.code !== 'SESSION_BUSY' && e?.code !== 'USER_MISMATCH') throw e;
       });
       if (gone) deleted.push({ sessionId: s.sessionId, userId: s.userId, updatedAt: s.updatedAt });

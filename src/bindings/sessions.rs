@@ -171,8 +171,8 @@ export interface SessionUpdate<TState extends object = { [key: string]: unknown 
   title?: string | null;
   summary?: string | null;
   topics?: string[] | null;
-  /** Any object the structured clone can store (copied now) and JSON writes as an object (not a
-   * `Date`), else `INVALID_STATE`. */
+  /** Any object the structured clone can store (copied now) and JSON writes as an object or an
+   * array (not a `Date`), else `INVALID_STATE`. */
   state?: TState | null;
   /** `title` is set only if the session's title is still this (`null`: none), checked in the
    * same transaction; the other fields are set either way. For a title computed from what was

@@ -1507,7 +1507,7 @@ test('userId: null is the sessions without a user in listSessions, storageEstima
   });
 });
 
-test('applyRetention leaves a record under an id or owner no call can name (blank, a lone surrogate, not a string), or with an infinite time (stored by other code), neither counted nor deleted, and deletes the others it chose', async () => {
+test('applyRetention leaves a record under an id no call can name (blank, a lone surrogate) or with an infinite time (stored by other code), neither counted nor deleted, and deletes the others it chose, one of an owner no call can name too', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     const dbName = `blank-id-${Math.random()}`;
@@ -1539,7 +1539,7 @@ test('applyRetention leaves a record under an id or owner no call can name (blan
     // One place per user: the record of an infinite time takes none.
     await new lib.IndexedDbSession('newest', { dbName }).addItems([{ role: 'user', content: 'q' }]);
     const capped = await lib.applyRetention({ dbName, maxSessionsPerUser: 1 });
-    return { deleted: deleted.map((s) => s.sessionId), left, capped: capped.map((s) => s.sessionId) };
+    return { deleted: deleted.map((s) => s.sessionId).sort(), left, capped: capped.map((s) => s.sessionId) };
   });
-  assert.deepEqual(r, { deleted: ['old'], left: [' ', 'blank-owner', 'forever', 'lone\uD800', 'never', 'number-owner'].sort(), capped: [] });
+  assert.deepEqual(r, { deleted: ['blank-owner', 'number-owner', 'old'], left: [' ', 'forever', 'lone\uD800', 'never'].sort(), capped: [] });
 });

@@ -80,9 +80,9 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
         bytes: get("bytes").as_f64().and_then(safe_count),
         // Absent from records written before it was kept: none counted yet.
         rewrites: optional_count("rewrites")?,
-        // Absent from records written before it was kept (whose head may hold a summary a
-        // compaction without archive wrote), and `undefined` where an earlier version wrote it
-        // false and a backup's JSON left it out: read as may.
+        // Absent (records before it was kept, whose head may hold a summary a compaction without
+        // archive wrote, or restored from a backup whose JSON dropped an earlier `undefined`):
+        // read as may. `undefined`, as an earlier version stored false: false.
         summary_head: get("summaryHead").is_truthy() || !has_own(value, "summaryHead"),
     };
     record.check_consistent()?;
