@@ -150,3 +150,18 @@ pub fn to_archive(
     }
     (out, kept)
 }
+
+/// [`to_archive`] of a history's old items (their [`forms`]) by `new`, where they are archived:
+/// which are replaced, and which each new item stands for (it keeps that one's time). Not
+/// otherwise: a rewrite that keeps nothing (sealing a history in place) would compare every old
+/// item with every new one.
+pub fn replaced(
+    stored: &[Option<String>],
+    new: &[(JsValue, bool)],
+    archive: bool,
+) -> (Vec<bool>, Vec<Option<usize>>) {
+    match archive && !stored.is_empty() {
+        true => to_archive(stored, new),
+        false => Default::default(),
+    }
+}

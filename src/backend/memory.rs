@@ -20,7 +20,7 @@ use super::branch_js::{
     folded, invalid_turn, item_facts, session_usage_js, tool_usage_js, turn_usage_js, turns_js,
     From,
 };
-use super::canonical::{canonical, forms, to_archive};
+use super::canonical::{canonical, forms, replaced};
 use super::js::{self, clone_value, error_text, now};
 use super::metadata::{give_default_title, info, is_summary, Changes};
 use super::session::{SessionCore, SessionState};
@@ -481,12 +481,8 @@ impl SessionState for MemorySessionState {
             history.record().last_turn,
             items.iter().map(|(_, s)| *s),
         );
-        // Which old items are archived, and which each new item stands for (it keeps its time):
-        // as IndexedDB, only where they are archived (see `replaced` there).
-        let (archive, stands) = match options.archive && !stored.is_empty() {
-            true => to_archive(&stored, &items),
-            false => Default::default(),
-        };
+        // Which old items are archived, and which each new item stands for (it keeps its time).
+        let (archive, stands) = replaced(&stored, &items, options.archive);
         history.replace_all(items, (&archive, &stands), now())?;
         drop(history);
         if base > 0 {

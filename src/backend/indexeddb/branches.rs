@@ -18,7 +18,7 @@ use crate::backend::branch_js::{
     folded, invalid_turn, item_facts, session_usage_js, tool_usage_js, turn_usage_js, turns_js,
     usage_fields, usage_of, From,
 };
-use crate::backend::canonical::{canonical, forms};
+use crate::backend::canonical::{self, canonical, forms};
 use crate::backend::js::{self, object};
 use crate::backend::metadata::{self, give_default_title};
 use crate::backend::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
@@ -170,9 +170,7 @@ fn branches_from_js(session_id: &str, stored: &JsValue) -> Result<Vec<(Branch, J
                     Ok(v) if v.is_undefined() => 0,
                     _ => count("archivedCount")?,
                 },
-                // (Absent from entries written before it was kept: read as may, as the record's.)
-                summary_head: js::get(e, "summaryHead").is_ok_and(|v| v.is_truthy())
-                    || !super::record::has_own(e, "summaryHead"),
+                summary_head: super::record::summary_head_of(e),
             };
             Ok((branch, e.clone()))
         })
@@ -1052,7 +1050,7 @@ pub(super) async fn replace_in(
     if let Some(expected) = &options.expected {
         check_whole_history(t.session_id, expected, &stored)?;
     }
-    let (marks, stands) = super::rewrite::replaced(&stored, &items, options.archive);
+    let (marks, stands) = canonical::replaced(&stored, &items, options.archive);
     let moved = match options.archive {
         true => {
             let key = storage(t.session_id, id);
@@ -1153,7 +1151,7 @@ fn write_rows(
     l: &mut Loaded,
     id: &str,
     items: &[(JsValue, bool)],
-    now: (f64, &[JsValue]),
+    times: (f64, &[JsValue]),
 ) -> Result<()> {
     let starts: Vec<bool> = items.iter().map(|(_, s)| *s).collect();
     let placements = l.tree.append(t.session_id, id, &starts)?;
@@ -1169,7 +1167,7 @@ fn write_rows(
         storage(t.session_id, id),
         items,
         &placements,
-        now,
+        times,
         index,
     )
 }

@@ -80,10 +80,7 @@ pub fn record_from_js(value: &JsValue) -> Result<SessionRecord> {
         bytes: get("bytes").as_f64().and_then(safe_count),
         // Absent from records written before it was kept: none counted yet.
         rewrites: optional_count("rewrites")?,
-        // Absent (records before it was kept, whose head may hold a summary a compaction without
-        // archive wrote, or restored from a backup whose JSON dropped an earlier `undefined`):
-        // read as may. `undefined`, as an earlier version stored false: false.
-        summary_head: get("summaryHead").is_truthy() || !has_own(value, "summaryHead"),
+        summary_head: summary_head_of(value),
     };
     record.check_consistent()?;
     Ok(record)
@@ -197,6 +194,14 @@ impl Indexer {
             .split(crate::core::search::KEY_SEPARATOR)
             .into()
     }
+}
+
+/// A stored record's or branch entry's `summaryHead`. Absent (written before it was kept, whose
+/// head may hold a summary a compaction without archive wrote, or restored from a backup whose
+/// JSON dropped an earlier `undefined`): read as may. `undefined`, as an earlier version stored
+/// false: false.
+pub fn summary_head_of(value: &JsValue) -> bool {
+    js::get(value, "summaryHead").is_ok_and(|v| v.is_truthy()) || !has_own(value, "summaryHead")
 }
 
 /// Whether stored object `value` has field `key` (`undefined` included: a record or branch entry

@@ -239,9 +239,7 @@ pub async fn repair_session(
         rebuilt.archived_count = archived_count;
         rebuilt.rewrites = rewrites_of(&old);
         // (As a record is read: a lost one, or one written before it was kept, may hold one.)
-        rebuilt.summary_head = js::get(&old, "summaryHead").is_ok_and(|v| v.is_truthy())
-            || !old.is_object()
-            || !super::record::has_own(&old, "summaryHead");
+        rebuilt.summary_head = !old.is_object() || super::record::summary_head_of(&old);
         rebuilt.rewrote();
         // Its items are measured; the archive, not read, counts at their average size.
         let kept = js::items_size(items.iter().flatten());

@@ -7,7 +7,7 @@ use js_sys::Array;
 use wasm_bindgen::JsValue;
 
 use crate::backend::args::ReplaceOptions;
-use crate::backend::canonical::{canonical, forms, to_archive};
+use crate::backend::canonical::{canonical, forms, replaced};
 use crate::backend::js::{self, object};
 use crate::backend::metadata::give_default_title;
 use crate::backend::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
@@ -103,14 +103,14 @@ fn put_main_rows(
     record: &SessionRecord,
     items: &[(JsValue, bool)],
     placements: &[crate::core::session::Placement],
-    now: (f64, &[JsValue]),
+    times: (f64, &[JsValue]),
 ) -> Result<()> {
     put_rows(
         tx,
         t.session_id.into(),
         items,
         placements,
-        now,
+        times,
         t.indexer(record.user_id.as_deref()),
     )
 }
@@ -358,21 +358,6 @@ pub async fn replace_history(
         write_record(tx, &record)
     })
     .await
-}
-
-/// [`to_archive`] of a history's old items (their [`forms`]) by `new`, where they are archived:
-/// which are replaced, and which each new item stands for (it keeps that one's time). Not
-/// otherwise: a rewrite that keeps nothing (sealing a history in place) would compare every old
-/// item with every new one.
-pub(super) fn replaced(
-    stored: &[Option<String>],
-    new: &[(JsValue, bool)],
-    archive: bool,
-) -> (Vec<bool>, Vec<Option<usize>>) {
-    match archive && !stored.is_empty() {
-        true => to_archive(stored, new),
-        false => Default::default(),
-    }
 }
 
 /// Puts the items of `old` marked replaced (see [`replaced`]) into the archive under `key` (a
