@@ -463,11 +463,15 @@ fn parse_tool_use(value: &JsValue) -> Result<ToolUse> {
 }
 
 /// The tool name of a handoff to `agent` when none is given: `transfer_to_` and the name with
-/// every character but ASCII letters and digits made `_`, as the SDK names it.
+/// every UTF-16 unit but ASCII letters and digits made `_`, as the SDK names it (its pattern has
+/// no `u` flag: an emoji is two).
 fn handoff_tool_name(agent: &str) -> String {
     let name: String = agent
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .encode_utf16()
+        .map(|u| match u8::try_from(u) {
+            Ok(b) if b.is_ascii_alphanumeric() => b as char,
+            _ => '_',
+        })
         .collect();
     format!("transfer_to_{name}")
 }

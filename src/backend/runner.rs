@@ -1081,12 +1081,14 @@ impl Run<'_> {
             };
             self.record(state, &call, output, &who);
         }
+        // Stopped while the tools ran: the run rejects, as it does when stopped anywhere else,
+        // their outputs saved, where it would have paused for the calls still waiting for a
+        // decision, handed off, or ended with a tool's output (a tool that did not heed the
+        // signal returned all the same).
+        if let Some(reason) = aborted(self.options.signal.as_ref()) {
+            return Err(RunError::Aborted(reason));
+        }
         if !waiting.is_empty() {
-            // Stopped while the tools ran: the run rejects, as it does when stopped anywhere
-            // else, where it would have paused for the calls still waiting for a decision.
-            if let Some(reason) = aborted(self.options.signal.as_ref()) {
-                return Err(RunError::Aborted(reason));
-            }
             return Ok((waiting, decided));
         }
         if let Some((call, h)) = handoff {

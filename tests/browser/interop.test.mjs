@@ -167,6 +167,22 @@ test('a handoff is saved as the SDK saves it; each runner continues the other on
   assert.equal(r.continued, 'Invoice sent.');
 });
 
+test('a handoff tool is named as the SDK names it, for agent names beyond ASCII (an emoji is two UTF-16 units, so two `_`)', async () => {
+  const r = await page.evaluate(async () => {
+    const names = ['🧳 Packer', 'Café-Team', 'Billing'];
+    const { fetch, requests } = scriptedFetch([{ text: 'Hello.' }]);
+    const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1', fetch });
+    const targets = names.map((name) => new lib.Agent({ name, model: 'm' }));
+    await runner.run(new lib.Agent({ name: 'Triage', model: 'm', handoffs: targets }), 'hi');
+    return {
+      ours: requests[0].tools.map((t) => t.function.name),
+      sdk: names.map((name) => sdk.handoff(new sdk.Agent({ name })).toolName),
+    };
+  });
+  assert.deepEqual(r.sdk, ['transfer_to____Packer', 'transfer_to_Caf__Team', 'transfer_to_Billing'], 'the SDK’s names, for reference');
+  assert.deepEqual(r.ours, r.sdk);
+});
+
 test('guardrail tripwires leave the session as the SDK leaves its MemorySession', async () => {
   const r = await page.evaluate(async () => {
     const { Agent, run, tool, z, ScriptedModel, functionCall, assistantMessage, MemorySession } = sdk;

@@ -867,6 +867,44 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(model.requests.length, 1, 'the model was not asked again');
     });
 
+    test('a Stop while a tool runs that does not heed it rejects the run once the tool returned, where its output would have ended the run (stop_on_first_tool) or a handoff followed: no answer, no handoff, the call and output saved', async () => {
+      model.script({ calls: [{ name: 'deaf', arguments: {}, id: 'c1' }] }, { calls: [{ name: 'deaf', arguments: {}, id: 'c2' }, { name: 'transfer_to_B', arguments: {}, id: 'h1' }] }, { text: 'never asked' });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          // A tool that does not heed the signal: it returns a while after the Stop, made as it starts.
+          const controller = { current: null };
+          const deaf = {
+            name: 'deaf',
+            execute: () => {
+              controller.current.abort();
+              return new Promise((ok) => setTimeout(() => ok('late'), 50));
+            },
+          };
+          const runOnce = (agent, session) => {
+            controller.current = new AbortController();
+            const run = new lib.Runner({ baseUrl: url, api }).run(agent, 'q', { session, signal: controller.current.signal });
+            return run.then((result) => `resolved: ${result.finalOutput}`, (e) => e.name);
+          };
+          const first = new lib.IndexedDbSession(`${id}-first`);
+          const stopsAtTool = await runOnce(new lib.Agent({ name: 'A', model: 'm', tools: [deaf], toolUseBehavior: 'stop_on_first_tool' }), first);
+          let bAsked = 0;
+          const b = new lib.Agent({ name: 'B', model: 'm', instructions: () => { bAsked++; return 'B'; } });
+          const second = new lib.IndexedDbSession(`${id}-second`);
+          const handsOff = await runOnce(new lib.Agent({ name: 'A', model: 'm', tools: [deaf], handoffs: [b] }), second);
+          const kinds = async (s) => (await s.getItems()).map((i) => i.role ?? `${i.type} ${i.callId ?? ''}`.trim());
+          return { stopsAtTool, handsOff, bAsked, first: await kinds(first), second: await kinds(second) };
+        },
+        { api, id: fresh('stop-deaf-ends') },
+      );
+      assert.equal(r.stopsAtTool, 'AbortError', 'the tool’s late output is not the run’s answer');
+      assert.deepEqual(r.first, ['user', 'function_call c1', 'function_call_result c1']);
+      assert.equal(r.handsOff, 'AbortError');
+      assert.equal(r.bAsked, 0, 'the agent handed to is never asked for its instructions');
+      assert.ok(!r.second.includes('function_call_result h1'), 'the handoff is not taken');
+      assert.ok(r.second.includes('function_call_result c2'), 'the tool’s output is saved');
+      assert.equal(model.requests.length, 2, 'the model was not asked after either Stop');
+    });
+
     test('a run stopped while its answer is checked (a slow output guardrail) rejects with AbortError and saves no answer', async () => {
       model.script({ text: 'the answer' });
       const id = fresh('abort-guardrail');

@@ -4,6 +4,7 @@ export {
   Agent,
   run,
   tool,
+  handoff,
   RunState,
   OpenAIResponsesCompactionSession,
   MemorySession,
