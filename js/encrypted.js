@@ -292,6 +292,11 @@ export class EncryptedSession {
       this.replaceHistoryWithCompaction = undefined;
     }
     if (!transactions || !replaces) this.applyHistoryMutations = undefined;
+    // A run's usage that has no save to go with (a failed or refused run) is stored through the
+    // wrapped session, in call order: numbers only, nothing to seal.
+    if (typeof inner.storeRunUsage === 'function') {
+      Object.defineProperty(this, 'storeRunUsage', { configurable: true, writable: true, value: (usage) => this.#serial(() => inner.storeRunUsage(usage)) });
+    }
     // The wrapped session's changes, where it tells them (ours: from any tab): what changed,
     // never an item, to be read again through this object. Bound, as theirs is; `close()` stops
     // the listeners.
@@ -501,32 +506,23 @@ export class EncryptedSession {
 
   /** Removes and returns the newest item reads show. It is decrypted before anything is
    * removed: the newest stored item not decrypting (a wrong key, a damaged item) rejects with
-   * `INVALID_KEY` and removes nothing. Expired items newer than it (never shown) go with it. Over
-   * a session with history transactions (ours), each removal checks the history still ends with
-   * the item read, so another tab's write in between is never removed. */
+   * `INVALID_KEY` and removes nothing. Expired items newer than it (never shown) go with it, in
+   * the same write; a history that shows none is left as it is. Over a session with history
+   * transactions (ours), the removal checks the history still ends with the items read, so
+   * another tab's write in between is never removed. */
   popItem() {
     return this.#write(async () => {
       // (The clock is read before anything is removed: one that gives no number refuses the pop.)
       this.#now();
       const key = await this.#sessionKey();
-      // (Only the times another tab wrote in between count against trying again: the expired
-      // items removed on the way do not.)
       for (let mismatches = 0; ; ) {
-        const [stored] = await this.#inner.getItems(1);
-        if (stored === undefined) return undefined;
-        const opened = await this.#open(key, stored);
-        if (opened === null) {
-          // (One stored in clear, by a write that did not go through an EncryptedSession, is
-          // told apart: the key is not at fault.)
-          const why = stored?.__enc === 1 ? 'does not decrypt with this key (a wrong key, or an item damaged or copied from another session)' : 'is not encrypted (written without an EncryptedSession; pop it through the wrapped session)';
-          throw sessionError('INVALID_KEY', `popItem: the newest item of session "${this.#sessionId}" ${why}; nothing a read shows was removed`);
-        }
-        // Another tab wrote in between (the item read is no longer the newest): read again.
-        if (!(await this.#removeNewest(stored, mismatches < 5))) {
-          mismatches += 1;
-          continue;
-        }
-        if (!this.#expired(opened.at)) return opened.item;
+        const newest = await this.#newestShown(key);
+        // (A history whose items have all expired shows none: nothing to pop, nothing removed;
+        // `purgeExpired` deletes them.)
+        if (newest === null) return undefined;
+        // Another tab wrote in between (the items read are no longer the newest): read again.
+        if (await this.#removeNewest(newest.suffix, mismatches < 5)) return newest.item;
+        mismatches += 1;
       }
     });
   }
@@ -680,14 +676,39 @@ export class EncryptedSession {
     return toBase64(new Uint8Array(mac));
   }
 
-  /** Removes the newest stored item, `stored`: only if it still is, where the wrapped session
-   * can say so (this package's sessions, which take any item in a history transaction; the
-   * SDK's check that items are its own shapes, which an encrypted item is not). Whether it did
-   * (`false`: it is no longer the newest, where `retry` allows asking again). */
-  async #removeNewest(stored, retry) {
-    if (!takesTransactions(this.#inner)) return (await this.#inner.popItem(), true);
+  /** The newest item reads show (`item`) and the stored items from it on (`suffix`: it and the
+   * expired ones after it, never shown), read newest first, more at a time until one has not
+   * expired; `null` when none is left. An item that does not open on the way is `INVALID_KEY`. */
+  async #newestShown(key) {
+    for (let n = 1, seen = 0; ; n *= 8) {
+      const stored = await this.#inner.getItems(n);
+      for (let i = stored.length - 1 - seen; i >= 0; i--) {
+        const opened = await this.#open(key, stored[i]);
+        if (opened === null) {
+          // (One stored in clear, by a write that did not go through an EncryptedSession, is
+          // told apart: the key is not at fault.)
+          const why = stored[i]?.__enc === 1 ? 'does not decrypt with this key (a wrong key, or an item damaged or copied from another session)' : 'is not encrypted (written without an EncryptedSession; pop it through the wrapped session)';
+          throw sessionError('INVALID_KEY', `popItem: the newest ${i === stored.length - 1 ? 'item' : 'item not expired'} of session "${this.#sessionId}" ${why}; nothing was removed`);
+        }
+        if (!this.#expired(opened.at)) return { item: opened.item, suffix: stored.slice(i) };
+      }
+      if (stored.length < n) return null;
+      seen = stored.length;
+    }
+  }
+
+  /** Removes the newest stored items, `suffix` (as read), in one write: only if they still are,
+   * where the wrapped session can say so (this package's sessions, which take any item in a
+   * history transaction; the SDK's check that items are its own shapes, which an encrypted item
+   * is not), else one pop each. Whether it did (`false`: they are no longer the newest, where
+   * `retry` allows asking again). */
+  async #removeNewest(suffix, retry) {
+    if (!takesTransactions(this.#inner)) {
+      for (const _ of suffix) await this.#inner.popItem();
+      return true;
+    }
     try {
-      await this.#replaceSuffix([stored], [], 'pop');
+      await this.#replaceSuffix(suffix, [], 'pop');
       return true;
     } catch (error) {
       if (error?.code !== 'SUFFIX_MISMATCH') throw error;
@@ -793,7 +814,10 @@ export class EncryptedSession {
           if (sealed && !opened.some((o) => o !== null)) {
             throw sessionError('INVALID_KEY', `replaceHistory: none of the ${sealed} encrypted items of session "${this.#sessionId}" decrypts with this key (a wrong key or passphrase), so options.expectedItems cannot name them; nothing changed`);
           }
-          // The others are kept in the archive, as they are stored, unless told otherwise.
+          // The others are kept in the archive, as they are stored: never deleted unseen.
+          if (options?.archive === false) {
+            throw sessionError('INVALID_OPTIONS', `${what}: options.expectedItems leave out ${opened.filter((o) => o === null).length} items of session "${this.#sessionId}" this key does not open (stored in clear, or under another key), which archive: false would delete unseen; nothing changed (with archive: true they are kept in the archive as stored)`);
+          }
           hidden = true;
         }
       }
@@ -917,7 +941,8 @@ export class EncryptedSession {
     // An item in clear is sealed as added now; one JSON cannot write (bytes, a Map: the wrapped
     // session keeps them) stays as it is, unread here as before, where it failed every change.
     const sealed = await Promise.all(stored.map((s, i) => (opened[i] ? one(opened[i].item, opened[i].at) : one(s, now).catch((e) => (e?.code === 'INVALID_ITEM' ? s : Promise.reject(e))))));
-    await this.#rewrite(stored, sealed);
+    // (An empty history has nothing to rewrite: no record is made, a deleted chat stays so.)
+    if (stored.length) await this.#rewrite(stored, sealed);
     if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);
     this.#keyGiven = material;
     this.#key = Promise.resolve(next);

@@ -231,6 +231,10 @@ export class EncryptedSession {
    * a write in between). Only over `IndexedDbSession`, `MemorySession` and `SyncedSession`;
    * `undefined` over any other. */
   applyHistoryMutations?: (args: SessionHistoryRewriteArgs) => Promise<void>;
+  /** The wrapped session's `storeRunUsage`, in this object's call order (usage is numbers: stored
+   * as given), where it has one; `undefined` where it does not. Our runner stores through it the
+   * usage of a run that ends without a save (a failed model call, a refused answer). */
+  storeRunUsage?: IndexedDbSession['storeRunUsage'];
   /** The items compaction (or `replaceHistory`) archived, decrypted, oldest first; `[]` where
    * the wrapped session keeps no archive. */
   getArchivedItems<T extends object = Item>(options?: ArchiveWindow): Promise<T[]>;

@@ -1037,7 +1037,7 @@ test('popItem decrypts before it removes: a wrong key removes nothing; the right
     return result;
   });
   assert.equal(r.wrong, 'SessionError INVALID_KEY');
-  assert.match(r.clear, /^INVALID_KEY popItem: the newest item of session "enc-pop" is not encrypted \(written without an EncryptedSession; pop it through the wrapped session\); nothing a read shows was removed$/);
+  assert.match(r.clear, /^INVALID_KEY popItem: the newest item of session "enc-pop" is not encrypted \(written without an EncryptedSession; pop it through the wrapped session\); nothing was removed$/);
   assert.equal(r.kept, 2, 'nothing removed by the wrong key');
   assert.deepEqual(r.popped, { role: 'assistant', content: 'two' });
   assert.deepEqual(r.left, ['one']);
@@ -1070,12 +1070,12 @@ test('a pop that finds the session written to every time it removes says so in i
   assert.equal(r.left, 1);
 });
 
-test('a pop that removes expired items on its way tries again when another tab writes in between, however many it removed', async () => {
+test('a pop that removes expired items with the item it pops tries again when another tab writes in between', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
     const store = new lib.MemorySession('enc-expired-race');
     let removals = 0;
-    // A wrapped session on which the sixth conditioned removal loses a race (once).
+    // A wrapped session on which the first conditioned removal loses a race.
     const inner = {
       [Symbol.for('agent-sessions.transactionUsage')]: true,
       getSessionId: () => store.getSessionId(),
@@ -1084,7 +1084,7 @@ test('a pop that removes expired items on its way tries again when another tab w
       popItem: () => store.popItem(),
       clearSession: () => store.clearSession(),
       applyHistoryTransaction: (args) =>
-        args.transaction.type === 'replace_suffix' && ++removals === 6
+        args.transaction.type === 'replace_suffix' && ++removals === 1
           ? Promise.reject(Object.assign(new Error('suffix moved'), { name: 'SessionError', code: 'SUFFIX_MISMATCH' }))
           : store.applyHistoryTransaction(args),
     };
@@ -1096,10 +1096,47 @@ test('a pop that removes expired items on its way tries again when another tab w
     await session.addItems(Array.from({ length: 6 }, (_, i) => ({ role: 'assistant', content: `expired ${i}` })));
     clock += 3_600_000;
     const popped = await session.popItem().then((item) => item.content, (e) => `${e.code}: ${e.message}`);
-    return { popped, left: (await store.getItems()).length };
+    return { popped, left: (await store.getItems()).length, removals };
   });
   assert.equal(r.popped, 'shown');
   assert.equal(r.left, 0);
+  assert.equal(r.removals, 2, 'the item and the six expired after it go in one write, once asked again');
+});
+
+test('a pop with a TTL is one write, heard as one pop, whatever expired after the item it pops; a history whose items all expired is left to purgeExpired', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-pop-expired-${Math.random()}`;
+    const inner = new lib.IndexedDbSession('chat', { dbName });
+    let clock = 10_000_000;
+    const session = new lib.EncryptedSession(inner, { key: key(), ttl: 60, now: () => clock });
+    await session.addItems([{ role: 'user', content: 'shown' }]);
+    clock -= 3_600_000;
+    await session.addItems(Array.from({ length: 20 }, (_, i) => ({ role: 'assistant', content: `expired ${i}` })));
+    clock += 3_600_000;
+    // (The adds' events, sent after they resolved, are let go by first.)
+    await new Promise((ok) => setTimeout(ok, 50));
+    const heard = [];
+    const stop = session.subscribe((e) => heard.push(e.type));
+    const popped = (await session.popItem())?.content;
+    await new Promise((ok) => setTimeout(ok, 50));
+    const afterPop = { heard: [...heard], left: (await inner.getItems()).length };
+    // Every item expired: nothing to pop, nothing removed.
+    await session.addItems([{ role: 'user', content: 'later' }]);
+    clock += 3_600_000;
+    await new Promise((ok) => setTimeout(ok, 50));
+    heard.length = 0;
+    const none = await session.popItem();
+    await new Promise((ok) => setTimeout(ok, 50));
+    stop();
+    return { popped, afterPop, none: none === undefined, heard, stored: (await inner.getItems()).length, purged: await session.purgeExpired() };
+  });
+  assert.equal(r.popped, 'shown');
+  assert.deepEqual(r.afterPop, { heard: ['pop'], left: 0 }, 'one pop, the expired items with it');
+  assert.ok(r.none);
+  assert.deepEqual(r.heard, [], 'nothing written');
+  assert.equal(r.stored, 1, 'the expired item stays for purgeExpired');
+  assert.equal(r.purged, 1);
 });
 
 test('a write under a key that opens none of the newest items is refused, nothing written; plaintext items and an empty session take any key', async () => {
@@ -1746,6 +1783,75 @@ test('replaceHistory with expectedItems under a wrong key (whose read was empty)
   assert.deepEqual(r.kept, ['q', 'a'], 'the history is whole');
   assert.deepEqual(r.items, ['summary']);
   assert.deepEqual(r.archived, [{ role: 'user', content: 'written in clear' }], 'the item the read left out is kept in the archive');
+});
+
+test('replaceHistory or a compaction with archive: false is refused where the items expected leave out items the key does not open: they would be deleted unseen', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-replace-hidden-drop-${Math.random()}`;
+    const inner = new lib.IndexedDbSession('chat', { dbName });
+    // Written before the chat took a key.
+    await inner.addItems([{ role: 'user', content: 'plain q' }, { role: 'assistant', content: 'plain a' }]);
+    const session = new lib.EncryptedSession(inner, { key: key() });
+    await session.addItems([{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }]);
+    const shown = await session.getItems();
+    const refused = await session.replaceHistory(shown.slice(-1), { archive: false, expectedItems: shown }).then(
+      () => 'resolved',
+      (e) => `${e.code}: ${e.message}`,
+    );
+    const stored = (await inner.getItems()).map((i) => i.content ?? 'sealed');
+    // Expecting the whole history (none left out), archive: false replaces as asked.
+    await inner.clearSession();
+    await session.addItems([{ role: 'user', content: 'only' }]);
+    const all = await session.getItems();
+    await session.replaceHistory([{ role: 'user', content: 'new' }], { archive: false, expectedItems: all });
+    return { refused, stored, after: (await session.getItems()).map((i) => i.content), archived: (await inner.getArchivedItems()).length };
+  });
+  assert.match(r.refused, /^INVALID_OPTIONS: replaceHistory: options\.expectedItems leave out 2 items .* archive: false would delete unseen; nothing changed/);
+  assert.deepEqual(r.stored, ['plain q', 'plain a', 'sealed', 'sealed'], 'nothing changed');
+  assert.deepEqual(r.after, ['new']);
+  assert.equal(r.archived, 0);
+});
+
+test('changeKey on a session never written (or deleted) writes nothing: no empty chat appears in the user’s list; the new key is used after it', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-changekey-empty-${Math.random()}`;
+    const inner = new lib.IndexedDbSession('never-written', { dbName, userId: 'ann' });
+    const session = new lib.EncryptedSession(inner, { key: key() });
+    const next = key();
+    await session.changeKey(next.slice());
+    const listed = (await lib.listSessions({ dbName, userId: 'ann' })).map((s) => s.sessionId);
+    await session.addItems([{ role: 'user', content: 'hello' }]);
+    const read = (await new lib.EncryptedSession(inner, { key: next }).getItems()).map((i) => i.content);
+    return { listed, read };
+  });
+  assert.deepEqual(r.listed, [], 'no record made');
+  assert.deepEqual(r.read, ['hello'], 'written under the new key');
+});
+
+test('storeRunUsage passes through to the wrapped session (a failed run’s usage is kept), in call order; absent over a session without it', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-usage-${Math.random()}`;
+    const inner = new lib.IndexedDbSession('chat', { dbName });
+    const session = new lib.EncryptedSession(inner, { key: key() });
+    session.addItems([{ role: 'user', content: 'q' }]);
+    // Not awaited: it waits for the add before it (an empty history has no turn to add it to).
+    await session.storeRunUsage({ requests: 1, inputTokens: 10, outputTokens: 2, totalTokens: 12 });
+    const bad = await code(session.storeRunUsage({ input_tokens: 3 }));
+    const compacted = new lib.CompactionSession(session, { runner: new lib.Runner({ baseUrl: 'http://model.invalid/v1' }), agent: new lib.Agent({ name: 'S', model: 'm' }) });
+    await compacted.storeRunUsage({ requests: 1 });
+    const usage = await inner.getSessionUsage();
+    return {
+      usage: [usage.requests, usage.inputTokens, usage.totalTokens],
+      bad,
+      overSdk: typeof new lib.EncryptedSession(new sdk.MemorySession(), { key: key() }).storeRunUsage,
+    };
+  });
+  assert.deepEqual(r.usage, [2, 10, 12]);
+  assert.equal(r.bad, 'SessionError INVALID_USAGE');
+  assert.equal(r.overSdk, 'undefined');
 });
 
 test('close() called twice: the second resolves, as the first, once every earlier call is done', async () => {
