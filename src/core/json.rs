@@ -1032,22 +1032,31 @@ impl<'t> Reader<'t> {
             b'r' => '\r',
             b't' => '\t',
             b'u' => {
+                // A surrogate without its other half (JSON.parse takes it: a text sliced by UTF-16
+                // units, an emoji split across two stream events) is U+FFFD, as a lossy UTF-16
+                // decoding makes it, not an error failing a whole model call or tool output.
                 let first = self.hex4()?;
                 let code = match first {
                     0xD800..=0xDBFF => {
-                        if self.bytes.get(self.at..self.at + 2) != Some(b"\\u") {
-                            return Err(self.error("lone leading surrogate in hex escape"));
+                        let after = self.at;
+                        let second = match self.bytes.get(self.at..self.at + 2) {
+                            Some(b"\\u") => {
+                                self.at += 2;
+                                self.hex4().ok()
+                            }
+                            _ => None,
+                        };
+                        match second {
+                            Some(low @ 0xDC00..=0xDFFF) => {
+                                0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00)
+                            }
+                            _ => {
+                                self.at = after;
+                                0xFFFD
+                            }
                         }
-                        self.at += 2;
-                        let second = self.hex4()?;
-                        if !(0xDC00..=0xDFFF).contains(&second) {
-                            return Err(self.error("lone leading surrogate in hex escape"));
-                        }
-                        0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
                     }
-                    0xDC00..=0xDFFF => {
-                        return Err(self.error("lone trailing surrogate in hex escape"))
-                    }
+                    0xDC00..=0xDFFF => 0xFFFD,
                     c => c,
                 };
                 char::from_u32(code).ok_or_else(|| self.error("invalid unicode code point"))?
@@ -1253,9 +1262,6 @@ mod tests {
         "\"a\nb\"",
         "\"\\x\"",
         "\"\\u12\"",
-        "\"\\ud83d\"",
-        "\"\\ud83d\\u0041\"",
-        "\"\\ude00\"",
         "[1,]",
         "[1 2]",
         "[",
@@ -1267,6 +1273,25 @@ mod tests {
         "1 2",
         "[]]",
     ];
+
+    #[test]
+    fn a_lone_surrogate_escape_reads_as_the_replacement_character_as_json_parse_keeps_it() {
+        for (text, read) in [
+            ("\"Hi \\ud83d\"", "Hi \u{FFFD}"),
+            ("\"\\ude00!\"", "\u{FFFD}!"),
+            ("\"\\ud83d\\u0041\"", "\u{FFFD}A"),
+            ("\"\\ud83d\\ud83d\\ude00\"", "\u{FFFD}\u{1F600}"),
+            ("\"\\ud83d\\n\"", "\u{FFFD}\n"),
+        ] {
+            assert_eq!(
+                from_str(text).unwrap(),
+                Value::String(read.into()),
+                "{text}"
+            );
+        }
+        // (A bad escape after it is still refused.)
+        assert!(from_str("\"\\ud83d\\uZZZZ\"").is_err());
+    }
 
     #[test]
     fn reads_what_serde_json_reads_and_writes_what_it_writes() {

@@ -529,6 +529,32 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(model.requests.length, 3);
     });
 
+    test('half an emoji (a lone surrogate, as a text sliced by UTF-16 units holds) in the stored history or in the model’s answer, whole or streamed, is read as U+FFFD as JSON.parse keeps it, not a failed run', async () => {
+      model.script({ text: 'Hi \ud83d' }, { text: 'Bye \ude00' });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const session = new lib.IndexedDbSession(id);
+          // Written by other code (the SDK's run, a tool output sliced at 20 units).
+          await session.addItems([{ role: 'user', content: 'Tell me 😀'.slice(0, 9) }, { role: 'assistant', content: 'ok' }]);
+          const agent = new lib.Agent({ name: 'A', model: 'm' });
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const whole = await runner.run(agent, 'again', { session }).then((res) => res.finalOutput, (e) => `${e.name}: ${e.message}`);
+          const stream = runner.runStreamed(agent, 'and again', { session });
+          let text = '';
+          for await (const event of stream) if (event.type === 'text_delta') text += event.delta;
+          const streamed = await stream.result.then((res) => res.finalOutput, (e) => `${e.name}: ${e.message}`);
+          return { whole, streamed, text, stored: (await session.getItems()).length };
+        },
+        { api, id: fresh('lone-surrogate') },
+      );
+      assert.equal(r.whole, 'Hi \ufffd');
+      assert.equal(r.streamed, 'Bye \ufffd');
+      assert.equal(r.text, 'Bye \ufffd');
+      assert.equal(r.stored, 6, 'both turns saved');
+      const sentFirst = JSON.stringify(model.requests[0].body);
+      assert.ok(sentFirst.includes('Tell me \\ufffd') || sentFirst.includes('Tell me \ufffd'), 'the stored half emoji sent as U+FFFD');
+    });
+
     test('streaming: deltas arrive while the answer is still being sent; same history as a whole run', async () => {
       model.state.deltaDelayMs = 30;
       const text = 'The Golden Gate Bridge is in San Francisco, California.';
