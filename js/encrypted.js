@@ -680,9 +680,11 @@ export class EncryptedSession {
    * expired ones after it, never shown), read newest first, more at a time until one has not
    * expired; `null` when none is left. An item that does not open on the way is `INVALID_KEY`. */
   async #newestShown(key) {
-    for (let n = 1, seen = 0; ; n *= 8) {
+    for (let n = 1; ; n *= 8) {
+      // (Each read from its newest item: another tab may have written or removed items since
+      // the one before.)
       const stored = await this.#inner.getItems(n);
-      for (let i = stored.length - 1 - seen; i >= 0; i--) {
+      for (let i = stored.length - 1; i >= 0; i--) {
         const opened = await this.#open(key, stored[i]);
         if (opened === null) {
           // (One stored in clear, by a write that did not go through an EncryptedSession, is
@@ -693,7 +695,6 @@ export class EncryptedSession {
         if (!this.#expired(opened.at)) return { item: opened.item, suffix: stored.slice(i) };
       }
       if (stored.length < n) return null;
-      seen = stored.length;
     }
   }
 
@@ -941,14 +942,16 @@ export class EncryptedSession {
     // An item in clear is sealed as added now; one JSON cannot write (bytes, a Map: the wrapped
     // session keeps them) stays as it is, unread here as before, where it failed every change.
     const sealed = await Promise.all(stored.map((s, i) => (opened[i] ? one(opened[i].item, opened[i].at) : one(s, now).catch((e) => (e?.code === 'INVALID_ITEM' ? s : Promise.reject(e))))));
-    // (An empty history has nothing to rewrite: no record is made, a deleted chat stays so.)
+    // (An empty history has nothing to rewrite: no record is made, a deleted chat stays so. Nor
+    // is it checked: this object's next write checks the key, as after an item another tab
+    // wrote under the old key meanwhile.)
     if (stored.length) await this.#rewrite(stored, sealed);
     if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);
     this.#keyGiven = material;
     this.#key = Promise.resolve(next);
     this.#digestKey = base.then((b) => digestKey(b, this.#sessionId));
     this.#digestKey.catch(() => {});
-    this.#keyFits = true;
+    this.#keyFits = stored.length > 0;
   }
 
   /** Replaces the history `stored` (as read) by `items` (as stored), not archived: one write

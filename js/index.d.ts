@@ -203,14 +203,20 @@ export class EncryptedSession {
   /** Encrypts and appends `items`. Rejects with `INVALID_KEY`, nothing written, when the key
    * opens none of the session's newest encrypted items (a wrong key or passphrase). */
   addItems(items: readonly object[]): Promise<void>;
+  /** Removes and returns the newest item reads show, with the expired items after it (one write
+   * over this package's sessions); `undefined`, nothing removed, when none is shown.
+   * `INVALID_KEY`, nothing removed, when the newest item does not decrypt. */
   popItem<T extends object = Item>(): Promise<T | undefined>;
   clearSession(): Promise<void>;
   /** Replaces the whole history by `items`, encrypted (the wrapped session's `replaceHistory`,
    * one transaction for ours): also how a plaintext session is encrypted in place. With
    * `expectedItems`, only if the history still shows exactly those items (`SUFFIX_MISMATCH`
    * otherwise): as this object reads it, or with the items it cannot open (in clear, under
-   * another key) as stored. Items already in the history keep when they were added. `undefined` over a
-   * session without `replaceHistory` (the SDK's). */
+   * another key) as stored. Items already in the history keep when they were added. Where
+   * `expectedItems` match only as this object reads them, the items left out are archived as
+   * stored (`archive` left out), and `archive: false` is refused (`INVALID_OPTIONS`, nothing
+   * changed): they would be deleted unseen. `undefined` over a session without
+   * `replaceHistory` (the SDK's). */
   replaceHistory?: (items: readonly object[], options?: { archive?: boolean; expectedItems?: readonly object[] }) => Promise<void>;
   /** The SDK runner's replacement after a compaction item: `replaceHistory(items, { archive:
    * true })`, told as a `compaction` change, and refused (`INVALID_KEY`, nothing written) under a
@@ -233,7 +239,8 @@ export class EncryptedSession {
   applyHistoryMutations?: (args: SessionHistoryRewriteArgs) => Promise<void>;
   /** The wrapped session's `storeRunUsage`, in this object's call order (usage is numbers: stored
    * as given), where it has one; `undefined` where it does not. Our runner stores through it the
-   * usage of a run that ends without a save (a failed model call, a refused answer). */
+   * usage of a run that ends with nothing to save (a failed model call, an answer its
+   * guardrail or `outputType` refused). */
   storeRunUsage?: IndexedDbSession['storeRunUsage'];
   /** The items compaction (or `replaceHistory`) archived, decrypted, oldest first; `[]` where
    * the wrapped session keeps no archive. */

@@ -22,7 +22,7 @@ export const BUDGETS = {
   'extras.js': { budget: 3.7 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 57.6 * KIB },
   'memory.js': { budget: 3.2 * KIB },
-  'agent_sessions_runner_bg.wasm': { budget: 154.7 * KIB, target: 64 * KIB },
+  'agent_sessions_runner_bg.wasm': { budget: 154.8 * KIB, target: 64 * KIB },
   'runner.js': { budget: 11.9 * KIB },
 };
 

@@ -1785,7 +1785,7 @@ test('replaceHistory with expectedItems under a wrong key (whose read was empty)
   assert.deepEqual(r.archived, [{ role: 'user', content: 'written in clear' }], 'the item the read left out is kept in the archive');
 });
 
-test('replaceHistory or a compaction with archive: false is refused where the items expected leave out items the key does not open: they would be deleted unseen', async () => {
+test('replaceHistory with archive: false (as a CompactionSession made with it replaces) is refused where the items expected leave out items the key does not open: they would be deleted unseen', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
     const dbName = `enc-replace-hidden-drop-${Math.random()}`;

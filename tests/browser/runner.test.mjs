@@ -927,6 +927,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(r.handsOff, 'AbortError');
       assert.equal(r.bAsked, 0, 'the agent handed to is never asked for its instructions');
       assert.ok(!r.second.includes('function_call_result h1'), 'the handoff is not taken');
+      assert.ok(!r.second.includes('function_call h1'), 'nor saved without its output');
       assert.ok(r.second.includes('function_call_result c2'), 'the tool’s output is saved');
       assert.equal(model.requests.length, 2, 'the model was not asked after either Stop');
     });
