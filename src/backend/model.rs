@@ -278,12 +278,19 @@ impl ModelClient {
         format!("{}{path}", self.base_url.trim_end_matches('/'))
     }
 
-    /// The headers every request carries: JSON, the caller's, and the key for this server.
-    fn header_list(&self) -> Vec<(&str, String)> {
-        let mut headers = vec![("content-type", "application/json".to_string())];
-        headers.extend(self.headers.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    /// The headers every request carries: JSON, the caller's, and the key for this server, each
+    /// name in lower case, so that one given twice (the caller's `Content-Type`) is one header
+    /// whose last value wins, as `Headers.set` makes it: a caller's `fetch` given an object with
+    /// both spellings had them joined into one value (`Bearer a, Bearer b`).
+    fn header_list(&self) -> Vec<(String, String)> {
+        let mut headers = vec![("content-type".into(), "application/json".to_string())];
+        headers.extend(
+            self.headers
+                .iter()
+                .map(|(k, v)| (k.to_ascii_lowercase(), v.clone())),
+        );
         if let Some(key) = &self.api_key {
-            headers.push(("authorization", format!("Bearer {key}")));
+            headers.push(("authorization".into(), format!("Bearer {key}")));
         }
         headers
     }
@@ -310,7 +317,7 @@ impl ModelClient {
                 let headers = js_sys::Object::new();
                 for (k, v) in self.header_list() {
                     // Defining a property of a fresh plain object does not fail.
-                    let _ = Reflect::set(&headers, &k.into(), &v.into());
+                    let _ = Reflect::set(&headers, &k.as_str().into(), &v.into());
                 }
                 let mut init = vec![
                     ("method", "POST".into()),
@@ -330,7 +337,7 @@ impl ModelClient {
                     .ok_or_else(|| failed(0, "fetch is not available in this context"))?;
                 let mut request = RequestBuilder::new(&url).method(Method::POST);
                 for (k, v) in self.header_list() {
-                    request = request.header(k, &v);
+                    request = request.header(&k, &v);
                 }
                 if let Some(s) = signal {
                     request = request.abort_signal(Some(s.unchecked_ref()));

@@ -837,9 +837,13 @@ pub fn parse_run_options(value: &JsValue, stream: bool) -> Result<RunOptions> {
     refuse_given(&o, &SDK_RUN_OPTIONS, "options", C, not_needed, |key| {
         sdk_option("options", key, "run()")
     })?;
-    // `null`: no limit, as the SDK reads it.
-    let unlimited = get(&o, "maxTurns", "options", C)?.is_null();
-    let max_turns = opt_count(&o, "maxTurns", "options", C)?;
+    // `null` and `Infinity`: no limit, as the SDK reads them.
+    let given = get(&o, "maxTurns", "options", C)?;
+    let unlimited = given.is_null() || given.as_f64() == Some(f64::INFINITY);
+    let max_turns = match unlimited {
+        true => None,
+        false => opt_count(&o, "maxTurns", "options", C)?,
+    };
     Ok(RunOptions {
         session,
         session_window,

@@ -253,19 +253,17 @@ impl<'a> Checker<'a> {
                 ));
             }
         }
-        match obj.get("items") {
-            // Positional schemas (the older tuple form): item i against schema i.
-            Some(Value::Array(schemas)) => {
-                for (i, (item, sub)) in items.iter().zip(schemas).enumerate() {
-                    self.at_index(sub, item, i, path, refs)?;
-                }
+        // Positional schemas: item i against schema i (2020-12's `prefixItems`, a tuple of zod's
+        // `toJSONSchema`; `items` as an array is the older form), `items` for the rest.
+        let (prefix, rest) = match (obj.get("prefixItems"), obj.get("items")) {
+            (_, Some(Value::Array(schemas))) => (schemas.as_slice(), None),
+            (Some(Value::Array(schemas)), rest) => (schemas.as_slice(), rest),
+            (_, rest) => (&[][..], rest),
+        };
+        for (i, item) in items.iter().enumerate() {
+            if let Some(sub) = prefix.get(i).or(rest.filter(|_| i >= prefix.len())) {
+                self.at_index(sub, item, i, path, refs)?;
             }
-            Some(sub) => {
-                for (i, item) in items.iter().enumerate() {
-                    self.at_index(sub, item, i, path, refs)?;
-                }
-            }
-            None => {}
         }
         Ok(())
     }
@@ -711,14 +709,16 @@ fn shape(root: &Value, schema: &Value, at: &mut String, depth: usize) -> Result<
     if let Some(extra) = obj.get("additionalProperties") {
         shape_at(root, extra, at, &["additionalProperties"], depth)?;
     }
-    match obj.get("items") {
-        None => {}
-        Some(Value::Array(subs)) => {
-            for (i, sub) in subs.iter().enumerate() {
-                shape_at(root, sub, at, &["items", &i.to_string()], depth)?;
+    for keyword in ["items", "prefixItems"] {
+        match obj.get(keyword) {
+            None => {}
+            Some(Value::Array(subs)) => {
+                for (i, sub) in subs.iter().enumerate() {
+                    shape_at(root, sub, at, &[keyword, &i.to_string()], depth)?;
+                }
             }
+            Some(sub) => shape_at(root, sub, at, &[keyword], depth)?,
         }
-        Some(sub) => shape_at(root, sub, at, &["items"], depth)?,
     }
 
     for keyword in ["anyOf", "oneOf", "allOf"] {
@@ -972,6 +972,25 @@ mod tests {
             violation_of(tuple, json!(["a", "b"])),
             Some("$[1]: expected integer, got string \"b\"".into())
         );
+        // 2020-12's tuple, as zod's `toJSONSchema` writes `z.tuple([z.number(), z.number()])`:
+        // `items` is for the items after the prefix only.
+        let pair = json!({"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}],
+            "items": false, "minItems": 2, "maxItems": 2});
+        assert!(passes(pair.clone(), json!([1, 2])));
+        assert_eq!(
+            violation_of(pair, json!([1, "2"])),
+            Some("$[1]: expected number, got string \"2\"".into())
+        );
+        let rest = json!({"prefixItems": [{"type": "string"}], "items": {"type": "integer"}});
+        assert!(passes(rest.clone(), json!(["a", 1, 2])));
+        assert_eq!(
+            violation_of(rest, json!(["a", 1, "b"])),
+            Some("$[2]: expected integer, got string \"b\"".into())
+        );
+        assert!(passes(
+            json!({"prefixItems": [{"type": "string"}]}),
+            json!(["a", 1])
+        ));
     }
 
     #[test]

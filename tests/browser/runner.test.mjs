@@ -529,6 +529,52 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(model.requests.length, 3);
     });
 
+    test('a caller’s fetch gets one value per header (its Content-Type and Authorization spelt otherwise are not joined to ours), as the default fetch sends; a tuple outputType (2020-12 prefixItems, as zod writes it) takes a fitting answer; maxTurns: Infinity is no limit', async () => {
+      model.script({ text: '{"point":[1,2]}' }, { text: '{"point":[1,"2"]}' });
+      const r = await inPage(
+        async ({ url, api }) => {
+          const sent = [];
+          const runner = new lib.Runner({
+            baseUrl: url,
+            api,
+            apiKey: 'sk-1',
+            headers: { 'Content-Type': 'application/json', Authorization: 'Bearer proxy-token', 'X-Test-Header': 'a' },
+            fetch: (u, init) => {
+              sent.push(init.headers);
+              return fetch(u, init);
+            },
+          });
+          const agent = new lib.Agent({
+            name: 'A',
+            model: 'm',
+            outputType: {
+              type: 'json_schema',
+              name: 'pt',
+              strict: false,
+              schema: {
+                type: 'object',
+                properties: { point: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'number' }], items: false, minItems: 2, maxItems: 2 } },
+                required: ['point'],
+                additionalProperties: false,
+              },
+            },
+          });
+          const good = await runner.run(agent, 'where?', { maxTurns: Infinity }).then((res) => res.finalOutput, (e) => `${e.name}: ${e.message}`);
+          const bad = await runner.run(agent, 'where?').then(() => 'resolved', (e) => `${e.name}: ${e.message}`);
+          const headers = new Headers(sent[0]);
+          return { good, bad, keys: Object.keys(sent[0]), type: headers.get('content-type'), auth: headers.get('authorization'), trace: headers.get('x-test-header') };
+        },
+        { api },
+      );
+      assert.deepEqual(r.good, { point: [1, 2] });
+      assert.match(r.bad, /^ModelBehaviorError: .*point\[1\]: expected number/);
+      assert.equal(r.type, 'application/json');
+      assert.equal(r.auth, 'Bearer sk-1', 'the apiKey wins, as the default fetch sends it');
+      assert.equal(r.trace, 'a');
+      assert.equal(new Set(r.keys.map((k) => k.toLowerCase())).size, r.keys.length, 'one key per header name');
+      assert.equal(model.requests[0].headers.authorization, 'Bearer sk-1');
+    });
+
     test('half an emoji (a lone surrogate, as a text sliced by UTF-16 units holds) in the stored history or in the model’s answer, whole or streamed, is read as U+FFFD as JSON.parse keeps it, not a failed run', async () => {
       model.script({ text: 'Hi \ud83d' }, { text: 'Bye \ude00' });
       const r = await inPage(
