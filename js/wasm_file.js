@@ -3,8 +3,22 @@
 // URL names a file, as in Node (a framework rendering a page on the server, a test runner),
 // whose `fetch` cannot read one. Either is what the wasm-bindgen glue's `init` takes.
 
-/** The bytes of the wasm file at `url`: a promise of its `Response`, or of its contents. */
+const unavailable = (message) => Object.assign(new Error(message), { name: 'SessionError', code: 'MODULE_UNAVAILABLE' });
+
+/** The bytes of the wasm file at `url`: a promise of its `Response`, or of its contents. A page
+ * where the file should be (a file not copied, behind a server's fallback to the app's page)
+ * and a Node without `process.getBuiltinModule` are `MODULE_UNAVAILABLE`, saying so, where the
+ * compiler would name bytes and `fetch` a scheme. */
 export function wasmFile(url) {
-  const fs = url.protocol === 'file:' ? globalThis.process?.getBuiltinModule?.('fs') : undefined;
-  return fs ? fs.promises.readFile(url) : fetch(url);
+  if (url.protocol === 'file:') {
+    const fs = globalThis.process?.getBuiltinModule?.('fs');
+    if (fs) return fs.promises.readFile(url);
+    if (globalThis.process) return Promise.reject(unavailable(`${url} cannot be read: Node 20.16 or later (22.3 on 22) is needed`));
+  }
+  return fetch(url).then((response) => {
+    if (/^text\/html/i.test(response.headers.get('content-type'))) {
+      throw unavailable(`${url} is an HTML page, not the .wasm file: serve the package's .wasm files there`);
+    }
+    return response;
+  });
 }

@@ -108,7 +108,7 @@ describe('the npm package, installed from its tarball', () => {
       throw new Error('pkg/ is missing: run `node scripts/build.mjs` first');
     });
     tmp = await mkdtemp(join(tmpdir(), 'agent-sessions-pack-'));
-    const { stdout } = await exec('npm', ['pack', '--json', '--pack-destination', tmp, '--loglevel=error'], {
+    const { stdout } = await exec('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp, '--loglevel=error'], {
       cwd: root,
       timeout: 60_000,
     });
@@ -240,6 +240,20 @@ console.log(JSON.stringify({ items, popped, listed, heard }));
     const r = await roundTrip(`${url}/index.html`);
     assertRoundTrip(r, 3);
     assert.equal(new URL(r.wasm[0]).pathname, '/node_modules/agent-sessions/pkg/agent_sessions_bg.wasm');
+  });
+
+  test('a .wasm URL answered with an HTML page (the file not copied, behind an app server’s fallback to its page) fails the import with MODULE_UNAVAILABLE naming it, not a compiler’s complaint about the bytes', async () => {
+    const url = await serveFolder(installs.importmap);
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.route('**/agent_sessions_bg.wasm', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>app</title>' }));
+      await page.goto(`${url}/index.html`);
+      const error = await page.evaluate(() => import('agent-sessions').then(() => 'imported', (e) => `${e.name} ${e.code}: ${e.message}`));
+      assert.match(error, /^SessionError MODULE_UNAVAILABLE: http:\/\/.*\/agent_sessions_bg\.wasm is an HTML page, not the \.wasm file/);
+    } finally {
+      await context.close();
+    }
   });
 
   test('TypeScript: tsc --strict against the installed declarations (nodenext, bundler, node10, with the SDK)', async () => {
