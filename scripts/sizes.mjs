@@ -16,12 +16,12 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 116 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 116.1 * KIB, target: 55 * KIB },
   'index.js': { budget: 27.3 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 132.4 * KIB },
   'extras.js': { budget: 3.9 * KIB },
-  'agent_sessions_memory_bg.wasm': { budget: 57.6 * KIB },
-  'memory.js': { budget: 3.2 * KIB },
+  'agent_sessions_memory_bg.wasm': { budget: 57.7 * KIB },
+  'memory.js': { budget: 3.3 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 154.8 * KIB, target: 64 * KIB },
   'runner.js': { budget: 11.9 * KIB },
 };

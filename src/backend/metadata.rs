@@ -22,8 +22,9 @@ pub struct Changes {
     /// `expectedTitle`: the title is set only if the stored one is still this (`null`: none).
     expected_title: Option<JsValue>,
     /// `expectedCreatedAt`: nothing is set unless the session is stored and was first written
-    /// then (not deleted since, nor deleted and begun again).
-    expected_created_at: Option<f64>,
+    /// then (not deleted since, nor deleted and begun again); `null` (what `getInfo()` gives
+    /// for a session not stored): unless it is still not stored.
+    expected_created_at: Option<Option<f64>>,
 }
 
 impl Changes {
@@ -35,7 +36,7 @@ impl Changes {
     /// not stored).
     pub fn created_at_holds(&self, created_at: Option<f64>) -> bool {
         self.expected_created_at
-            .is_none_or(|expected| created_at == Some(expected))
+            .is_none_or(|expected| created_at == expected)
     }
 
     /// Sets the changed fields on a stored record object: whether it set any (a title whose
@@ -122,15 +123,16 @@ pub fn take_changes(value: &JsValue) -> Result<Changes> {
                 continue;
             }
             "expectedCreatedAt" => {
-                let Some(at) = value.as_f64().filter(|at| at.is_finite()) else {
+                let at = value.as_f64().filter(|at| at.is_finite());
+                if at.is_none() && !value.is_null() {
                     return Err(SessionError::new(
                         OPTIONS,
                         format!(
-                            "expectedCreatedAt must be a time (getInfo().createdAt), got {}",
+                            "expectedCreatedAt must be a time or null (getInfo().createdAt), got {}",
                             describe(&value)
                         ),
                     ));
-                };
+                }
                 taken.expected_created_at = Some(at);
                 continue;
             }

@@ -1086,7 +1086,7 @@ impl Run<'_> {
         // decision, handed off, or ended with a tool's output (a tool that did not heed the
         // signal returned all the same).
         if let Some(reason) = aborted(self.options.signal.as_ref()) {
-            // The handoff not taken goes with the Stop, as a call that did not run: no call is
+            // The handoff not taken goes with the Stop, as a call that did not run, rather than
             // saved without its output (where the server keeps the conversation it stays
             // pending in the state, as every call of its last response does).
             let id = handoff.as_ref().and_then(|(c, _)| call_id(c));

@@ -252,7 +252,9 @@ export interface RunnerOptions {
   /** Default `"chat_completions"`, which every compatible server speaks. */
   api?: 'chat_completions' | 'responses';
   headers?: { [name: string]: string };
-  /** A `fetch` to use instead of the global one: called as `fetch(url, init)`, it must resolve to a `Response`. */
+  /** A `fetch` to use instead of the global one: called as `fetch(url, init)`, it must resolve to a `Response`.
+   * `init.headers` is a plain object of lower-case names, one value each (`apiKey`'s
+   * `authorization` over one in `headers`). */
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
   /** Retries of a 408, 409, 429 or 5xx answer, with backoff that honours `Retry-After`. Default 2. */
   retries?: number;

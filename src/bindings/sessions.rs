@@ -182,8 +182,10 @@ export interface SessionUpdate<TState extends object = { [key: string]: unknown 
   expectedTitle?: string | null;
   /** Nothing is set unless the session is stored and was first written at this time (its
    * `getInfo().createdAt`), checked in the same transaction: not deleted since (in another tab),
-   * nor deleted and begun again. What the runner's titles and summaries are written with. */
-  expectedCreatedAt?: number;
+   * nor deleted and begun again. What the runner's titles and summaries are written with.
+   * `null` (what `getInfo()` gives a session not stored yet): only while it is still not
+   * stored. */
+  expectedCreatedAt?: number | null;
 }
 
 

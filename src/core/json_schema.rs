@@ -717,7 +717,13 @@ fn shape(root: &Value, schema: &Value, at: &mut String, depth: usize) -> Result<
                     shape_at(root, sub, at, &[keyword, &i.to_string()], depth)?;
                 }
             }
-            Some(sub) => shape_at(root, sub, at, &[keyword], depth)?,
+            Some(sub) if keyword == "items" => shape_at(root, sub, at, &[keyword], depth)?,
+            Some(other) => {
+                return Err(shape_error(
+                    at,
+                    format!("\"prefixItems\" must be an array, got {}", describe(other)),
+                ))
+            }
         }
     }
 
@@ -1501,6 +1507,11 @@ mod tests {
             check_schema_shape(&json!({"items": {"anyOf": [{}, 5]}})),
             Err("schema at #/items/anyOf/1: must be a JSON object or a boolean, got number".into())
         );
+        assert_eq!(
+            check_schema_shape(&json!({"prefixItems": [{"type": "string"}, 5]})),
+            Err("schema at #/prefixItems/1: must be a JSON object or a boolean, got number".into())
+        );
+        assert!(check_schema_shape(&json!({"prefixItems": {"type": "string"}})).is_err());
         assert!(check_schema_shape(&json!({"$ref": "#/$defs/Nope"})).is_err());
         assert!(check_schema_shape(&json!({"minLength": -1})).is_err());
         assert!(check_schema_shape(&json!({"minimum": "3"})).is_err());

@@ -1103,6 +1103,30 @@ test('a pop that removes expired items with the item it pops tries again when an
   assert.equal(r.removals, 2, 'the item and the six expired after it go in one write, once asked again');
 });
 
+test('a TTL pop that reads further back after another tab wrote between its reads pops that newer item, never removing it unseen', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-pop-race-${Math.random()}`;
+    const k = key();
+    let clock = 10_000_000;
+    const writer = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName }), { key: k.slice(), ttl: 60, now: () => clock });
+    await writer.addItems([{ role: 'user', content: 'shown' }]);
+    clock -= 3_600_000;
+    await writer.addItems([{ role: 'assistant', content: 'expired' }]);
+    clock += 3_600_000;
+    // The pop's first read (the newest item, expired) is followed by another tab's append.
+    let reads = 0;
+    const inner = afterReads(new lib.IndexedDbSession('chat', { dbName }), async () => {
+      if (++reads === 1) await writer.addItems([{ role: 'user', content: 'written in between' }]);
+    });
+    const session = new lib.EncryptedSession(inner, { key: k.slice(), ttl: 60, now: () => clock });
+    const popped = (await session.popItem())?.content;
+    return { popped, left: (await writer.getItems()).map((i) => i.content) };
+  });
+  assert.equal(r.popped, 'written in between');
+  assert.deepEqual(r.left, ['shown'], 'the item shown before stays');
+});
+
 test('a pop with a TTL is one write, heard as one pop, whatever expired after the item it pops; a history whose items all expired is left to purgeExpired', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {

@@ -392,6 +392,29 @@ test('a chat deleted in another tab between the check and the write of its summa
   assert.deepEqual(r.branched, [['on the branch', 'from the branch before', 3, true], ['on the branch', 'from the branch before', 3, true]]);
 });
 
+test('update with expectedCreatedAt: null (what getInfo() gives a chat not stored yet) names a new chat, and sets nothing on one stored meanwhile, in either store', async () => {
+  const r = await inPage(
+    async ({ id }) => {
+      const run = async (make) => {
+        const fresh = make(`${id}-fresh`);
+        const { createdAt } = await fresh.getInfo();
+        await fresh.update({ title: 'Named before its first message', expectedCreatedAt: createdAt });
+        const named = await fresh.getInfo();
+        // Read before the chat was stored, and stored before the update.
+        const other = make(`${id}-raced`);
+        const before = (await other.getInfo()).createdAt;
+        await other.addItems([{ role: 'user', content: 'hello there' }]);
+        await other.update({ title: 'Stale name', expectedCreatedAt: before });
+        const raced = await other.getInfo();
+        return [createdAt, named.title, named.createdAt !== null, before, raced.title];
+      };
+      return [await run((sid) => new lib.IndexedDbSession(sid)), await run((sid) => new lib.MemorySession(sid))];
+    },
+    { id: fresh('created-null') },
+  );
+  for (const store of r) assert.deepEqual(store, [null, 'Named before its first message', true, null, 'hello there']);
+});
+
 test('a chat moved to another branch while its summary is written (an earlier message edited) does not get it, in either store', async () => {
   const steps = [{ text: 'A1' }, { text: 'A2' }, { text: 'Summary of both turns on main. Topics: m', waitMs: 400 }];
   model.script(...steps, ...steps);

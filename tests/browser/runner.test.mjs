@@ -530,7 +530,7 @@ for (const api of ['chat_completions', 'responses']) {
     });
 
     test('a caller’s fetch gets one value per header (its Content-Type and Authorization spelt otherwise are not joined to ours), as the default fetch sends; a tuple outputType (2020-12 prefixItems, as zod writes it) takes a fitting answer; maxTurns: Infinity is no limit', async () => {
-      model.script({ text: '{"point":[1,2]}' }, { text: '{"point":[1,"2"]}' });
+      model.script(...Array.from({ length: 11 }, (_, i) => ({ calls: [{ name: 'step', arguments: {}, id: `s${i}` }] })), { text: 'done' }, { text: '{"point":[1,2]}' }, { text: '{"point":[1,"2"]}' });
       const r = await inPage(
         async ({ url, api }) => {
           const sent = [];
@@ -559,13 +559,17 @@ for (const api of ['chat_completions', 'responses']) {
               },
             },
           });
-          const good = await runner.run(agent, 'where?', { maxTurns: Infinity }).then((res) => res.finalOutput, (e) => `${e.name}: ${e.message}`);
+          // Twelve model calls, past the default limit of 10.
+          const stepper = new lib.Agent({ name: 'S', model: 'm', tools: [{ name: 'step', execute: () => 'ok' }] });
+          const unlimited = await runner.run(stepper, 'go', { maxTurns: Infinity }).then((res) => res.finalOutput, (e) => `${e.name}: ${e.message}`);
+          const good = await runner.run(agent, 'where?').then((res) => res.finalOutput, (e) => `${e.name}: ${e.message}`);
           const bad = await runner.run(agent, 'where?').then(() => 'resolved', (e) => `${e.name}: ${e.message}`);
           const headers = new Headers(sent[0]);
-          return { good, bad, keys: Object.keys(sent[0]), type: headers.get('content-type'), auth: headers.get('authorization'), trace: headers.get('x-test-header') };
+          return { unlimited, good, bad, keys: Object.keys(sent[0]), type: headers.get('content-type'), auth: headers.get('authorization'), trace: headers.get('x-test-header') };
         },
         { api },
       );
+      assert.equal(r.unlimited, 'done');
       assert.deepEqual(r.good, { point: [1, 2] });
       assert.match(r.bad, /^ModelBehaviorError: .*point\[1\]: expected number/);
       assert.equal(r.type, 'application/json');
@@ -573,9 +577,10 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(r.trace, 'a');
       assert.equal(new Set(r.keys.map((k) => k.toLowerCase())).size, r.keys.length, 'one key per header name');
       assert.equal(model.requests[0].headers.authorization, 'Bearer sk-1');
+      assert.equal(model.requests.length, 14);
     });
 
-    test('half an emoji (a lone surrogate, as a text sliced by UTF-16 units holds) in the stored history or in the model’s answer, whole or streamed, is read as U+FFFD as JSON.parse keeps it, not a failed run', async () => {
+    test('half an emoji (a lone surrogate, as a text sliced by UTF-16 units holds) in the stored history or in the model’s answer, whole or streamed, is read as U+FFFD (JSON.parse takes it), not a failed run', async () => {
       model.script({ text: 'Hi \ud83d' }, { text: 'Bye \ude00' });
       const r = await inPage(
         async ({ url, api, id }) => {
