@@ -1070,6 +1070,8 @@ pub(super) async fn replace_in(
     apply_release(tx, t, id, &release).await?;
     let x = l.tree.index_of(t.session_id, id)?;
     l.tree.branches[x].archived = archived + moved;
+    // It shows none of its parent's items now: it names no turn of it (as after a clear).
+    l.tree.branches[x].from_turn = 0;
     // Replaced whole, without archiving too: its head may hold a summary.
     l.tree.branches[x].summary_head = true;
     let was = super::rewrite::stood_for(&rows, &stands);
