@@ -3,18 +3,21 @@
 // created by the first write (or `getSessionId()`), items are converted to and from the API's shapes (in the WebAssembly
 // module, as the runner converts them), calls are applied one at a time in call order.
 import { toConversationItems, fromConversationItems } from './agent_sessions_runner.js';
-import { optionsOf, sessionError } from './errors.js';
+import { later, optionsOf, sessionError } from './errors.js';
 
 /** The API takes at most this many items per `POST /conversations/{id}/items`. */
 const ITEMS_PER_WRITE = 20;
 /** The largest page `GET /conversations/{id}/items` gives. */
 const PAGE = 100;
 
-/** A failed request, as the runner's: `ModelError` with the HTTP `status` (0 when none came). */
-function requestError(what, status, serverMessage) {
+/** A failed request, as the runner's: `ModelError` with the HTTP `status` (0 when none came),
+ * and what the server's answer adds (`serverCode`, its error's code; `retryAfter`, the wait its
+ * `Retry-After` asks, in ms). */
+function requestError(what, status, serverMessage, more) {
   const message = status === 0 ? `${what} failed: ${serverMessage}` : `${what} failed with HTTP ${status}: ${serverMessage}`;
-  return Object.assign(new Error(message), { name: 'ModelError', code: 'MODEL_ERROR', status, serverMessage });
+  return Object.assign(new Error(message), { name: 'ModelError', code: 'MODEL_ERROR', status, serverMessage }, more);
 }
+
 
 /** How long to wait before retry `attempt` (0-based), as the runner waits: what `Retry-After`
  * asks (seconds or a date; at most a minute), else half a second doubling up to 8 s. */
@@ -136,17 +139,22 @@ export class OpenAIConversationsSession {
         clear();
       }
       const { status } = response;
-      if (attempt < this.#retries && (status === 429 || (safe && (status === 408 || status === 409 || status >= 500)))) {
-        await new Promise((done) => setTimeout(done, retryDelay(attempt, response.headers)));
-        continue;
-      }
       let json = null;
       try {
         json = text ? JSON.parse(text) : null;
       } catch {
         json = null;
       }
-      if (!response.ok) throw requestError(what, status, json?.error?.message ?? (text.slice(0, 200) || response.statusText));
+      const serverCode = json?.error?.code ?? undefined;
+      const wait = retryDelay(attempt, response.headers);
+      if (attempt < this.#retries && (later(status, serverCode) || (safe && (status === 408 || status === 409 || status >= 500)))) {
+        await new Promise((done) => setTimeout(done, wait));
+        continue;
+      }
+      if (!response.ok) {
+        const retryAfter = response.headers.has('retry-after') ? wait : undefined;
+        throw requestError(what, status, json?.error?.message ?? (text.slice(0, 200) || response.statusText), { serverCode, retryAfter });
+      }
       if (json === null && text) throw requestError(what, status, 'the response is not JSON');
       return json;
     }

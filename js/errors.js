@@ -6,6 +6,11 @@ export function sessionError(code, message) {
   return Object.assign(new Error(message), { name: 'SessionError', code });
 }
 
+/** Whether a remote's answer says it did nothing and asks to be asked again: a 429, or the 400
+ * of a conversation another request is answering in (`conversation_locked`, "retry in a few
+ * seconds"). */
+export const later = (status, serverCode) => status === 429 || (status === 400 && serverCode === 'conversation_locked');
+
 /** The options a function of the package was given, to read: `{}` for `undefined` and `null`;
  * anything but an object is `INVALID_OPTIONS`, as the WebAssembly side refuses it. */
 export function optionsOf(options, what, known) {

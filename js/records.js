@@ -17,7 +17,9 @@ function coded(error, dbName, opening = false) {
   const text = `${error?.name ?? 'Error'}: ${error?.message ?? error}`;
   if (error?.name === 'QuotaExceededError') return sessionError('STORAGE_FULL', `the browser's storage is full: database "${dbName}" could not be written (${text})`);
   const refused = opening && ['InvalidAccessError', 'InvalidStateError', 'UnknownError'].includes(error?.name);
-  if (typeof indexedDB === 'undefined' || refused || error?.name === 'SecurityError' || error instanceof ReferenceError) {
+  // (Where the browser refuses storage, as Firefox with cookies blocked, even reading `indexedDB`
+  // throws a `SecurityError`: told first, so that it is not read again here.)
+  if (refused || error?.name === 'SecurityError' || error instanceof ReferenceError || typeof indexedDB === 'undefined') {
     return sessionError('STORAGE_UNAVAILABLE', `IndexedDB is not available here: database "${dbName}" could not be opened (${text})`);
   }
   return Object.assign(sessionError('STORAGE_ERROR', `database "${dbName}": ${text}`), { cause: error });

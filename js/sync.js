@@ -29,7 +29,7 @@
 //   and the other items sync around it. It goes when the remote lost the items it stood between.
 import { recordStore } from './records.js';
 import { extras } from './load_extras.js';
-import { optionsOf, sessionError } from './errors.js';
+import { later, optionsOf, sessionError } from './errors.js';
 import { bindSubscribe, endListeners, wrappedSubscribe } from './events.js';
 
 /** The Web Lock a run holds on a session from reading its history to saving its turn (and a
@@ -44,6 +44,10 @@ const state = recordStore(STATE_DB, 'sessions');
 
 /** The id of a session's sync state (its head; its chunks are `chunkId(id, k)`). */
 const stateId = (dbName, sessionId) => JSON.stringify([dbName, sessionId]);
+
+/** A random id: `crypto.randomUUID` is only in secure contexts (an http origin has `crypto`
+ * without it, and every round that pulled into a chat failed there). */
+const uuid = () => crypto.randomUUID?.() ?? [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
 
 /** The keys of every chunk of the sync state `id`. */
 const chunkRange = (id) => IDBKeyRange.bound(chunkId(id, ''), chunkId(id, '\uffff'));
@@ -209,7 +213,9 @@ async function loadHead(id) {
  * the sync state's is not among them (an app that never synced), so that it is not made. */
 export async function mayKeepSyncState() {
   // (Without IndexedDB at all, as in Node, the session's own call says so.)
-  const listed = await globalThis.indexedDB?.databases?.().catch(() => null);
+  // (Reading `indexedDB` throws where the browser refuses storage, as Firefox with cookies
+  // blocked: the session's own call says so too.)
+  const listed = await (async () => globalThis.indexedDB?.databases?.())().catch(() => null);
   return !listed || listed.some((d) => d.name === STATE_DB);
 }
 
@@ -391,7 +397,7 @@ const localCount = (entries) => entries.reduce((n, e) => n + (isLocal(e) ? 1 : 0
  * server error, no network): sent again, it would be refused again. The remote's API refuses it
  * (HTTP 400, 413, 422), or the remote does before sending it (an `INVALID_ITEM`: an item of a
  * kind it has no form for, such as an audio part for the Conversations API). */
-const refuses = (error) => [400, 413, 422].includes(error?.status) || error?.code === 'INVALID_ITEM';
+const refuses = (error) => ([400, 413, 422].includes(error?.status) && !later(error.status, error.serverCode)) || error?.code === 'INVALID_ITEM';
 
 /** A round that stopped because something else is using the session; tried again soon. */
 function busy(message) {
@@ -468,8 +474,10 @@ export class SyncedSession extends EventTarget {
     bindSubscribe(this);
     this.#id = stateId(local.dbName, local.sessionId);
     this.#lockName = roundLockName(this.#id);
-    this.#minDelay = retryDelayMs;
-    this.#maxDelay = Math.max(maxRetryDelayMs, retryDelayMs);
+    // (A timer's delay is at most 2^31 - 1 ms: a longer one fires at once, a round after each.)
+    const most = (ms) => Math.min(ms, 2 ** 31 - 1);
+    this.#minDelay = most(retryDelayMs);
+    this.#maxDelay = most(Math.max(maxRetryDelayMs, retryDelayMs));
     this.#status = { pending: 0, localOnly: 0, lastSyncedAt: null, lastError: null, online: online(), syncing: false };
     this.#onOnline = () => {
       this.#setStatus({ online: true });
@@ -479,7 +487,7 @@ export class SyncedSession extends EventTarget {
     this.#onOffline = () => this.#setStatus({ online: false });
     globalThis.addEventListener?.('online', this.#onOnline);
     globalThis.addEventListener?.('offline', this.#onOffline);
-    if (intervalMs) this.#interval = setInterval(() => this.#schedule(0), intervalMs);
+    if (intervalMs) this.#interval = setInterval(() => this.#schedule(0), most(intervalMs));
     if (syncOnOpen) this.#schedule(0);
     // The outbox as this device left it (a reload while offline still shows it).
     this.#pendingCount().then(
@@ -650,9 +658,10 @@ export class SyncedSession extends EventTarget {
           // A refusal (4xx: a conversation deleted or never there, a key refused) would be
           // refused again: the next write, sync(), interval or `online` tries again, no timer
           // (nor a longer wait for the next failure that is retried).
-          const refused = error?.status >= 400 && error.status < 500 && ![408, 409, 429].includes(error.status);
+          const refused = error?.status >= 400 && error.status < 500 && ![408, 409].includes(error.status) && !later(error.status, error.serverCode);
           if (!refused) this.#attempt += 1;
-          if (online() && !refused) retryIn = Math.min(this.#maxDelay, this.#minDelay * 2 ** (this.#attempt - 1));
+          // (At least what the server's `Retry-After` asked.)
+          if (online() && !refused) retryIn = Math.max(Math.min(this.#maxDelay, this.#minDelay * 2 ** (this.#attempt - 1)), error?.retryAfter ?? 0);
         }
         throw error;
       }
@@ -1117,7 +1126,7 @@ export class SyncedSession extends EventTarget {
       // and the next round take them for items deleted here, and delete them remotely.
       const written =
         expectedSuffix.length > 0
-          ? this.#local.applyHistoryTransaction({ operationId: `sync:${crypto.randomUUID()}`, transaction: { type: 'replace_suffix', expectedSuffix, replacement } })
+          ? this.#local.applyHistoryTransaction({ operationId: `sync:${uuid()}`, transaction: { type: 'replace_suffix', expectedSuffix, replacement } })
           : this.#local.replaceHistory(replacement, { expectedItems: [], archive: false });
       await written.catch(async (error) => {
         if (error?.code !== 'SUFFIX_MISMATCH') throw error;

@@ -17,13 +17,13 @@ const KIB = 1024;
  */
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 116.1 * KIB, target: 55 * KIB },
-  'index.js': { budget: 27.3 * KIB },
+  'index.js': { budget: 27.5 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 132.4 * KIB },
   'extras.js': { budget: 3.9 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 57.7 * KIB },
   'memory.js': { budget: 3.3 * KIB },
   'agent_sessions_runner_bg.wasm': { budget: 154.8 * KIB, target: 64 * KIB },
-  'runner.js': { budget: 11.9 * KIB },
+  'runner.js': { budget: 12 * KIB },
 };
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;

@@ -548,6 +548,9 @@ export interface ModelError extends Error {
    * `insufficient_quota`, `server_error`; an HTTP status as a string where a stream's error
    * gave a number). */
   serverCode?: string;
+  /** The wait the server's `Retry-After` asked, in ms, where it gave one (an
+   * `OpenAIConversationsSession` request's error). */
+  retryAfter?: number;
   /** Where the run stopped: resume from it with `runner.run(agent, error.state, ...)`; tools
    * whose output it already holds are not run again. Absent if the run had not started. */
   state?: RunState;

@@ -1246,6 +1246,29 @@ test('where IndexedDB is missing, the device-key functions reject with STORAGE_U
   assert.deepEqual(r, ['SessionError STORAGE_UNAVAILABLE', 'SessionError STORAGE_UNAVAILABLE']);
 });
 
+test('where even reading indexedDB throws a SecurityError (Firefox with cookies blocked), the key functions, deleteSession and a sync round reject with STORAGE_UNAVAILABLE, not the bare DOMException', async () => {
+  const page = await context.newPage();
+  await page.goto(`${env.url}/tests/pages/interop.html`);
+  await page.waitForFunction(() => window.ready === true, null, { timeout: 20000 });
+  const r = await page.evaluate(async () => {
+    Object.defineProperty(window, 'indexedDB', {
+      configurable: true,
+      get() {
+        throw new DOMException('The operation is insecure.', 'SecurityError');
+      },
+    });
+    const synced = new lib.SyncedSession(new lib.IndexedDbSession('refused'), new lib.MemorySession('refused-remote'), { syncOnOpen: false });
+    const out = [
+      await outcome(() => lib.deviceKey({ dbName: 'refused' })),
+      await outcome(() => lib.deleteSession('refused')),
+      await outcome(() => synced.sync()),
+    ];
+    synced.close();
+    return out;
+  });
+  assert.deepEqual(r, ['SessionError STORAGE_UNAVAILABLE', 'SessionError STORAGE_UNAVAILABLE', 'SessionError STORAGE_UNAVAILABLE']);
+});
+
 test('where the browser refuses to open the device keys’ database (as some privacy modes do), the key functions reject with STORAGE_UNAVAILABLE, as sessions do', async () => {
   const page = await context.newPage();
   await page.goto(`${env.url}/tests/pages/interop.html`);

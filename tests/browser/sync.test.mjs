@@ -336,6 +336,20 @@ describe('OpenAIConversationsSession', () => {
     await context.close();
   });
 
+  test('a write answered 400 conversation_locked (another request answering in the conversation: "retry in a few seconds") is sent again, as a 429 is, not taken for a refusal', async () => {
+    const { context, page } = await device();
+    // The conversation's creation passes; the first write of items is answered "locked".
+    await server.setFault({ kind: 'status', status: 400, code: 'conversation_locked', message: 'Another process is currently operating on this conversation. Please retry in a few seconds.', methods: ['POST'], skip: 1, times: 1 });
+    const r = await page.evaluate(async ({ url }) => {
+      const s = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' });
+      const added = await attempt(() => s.addItems([{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }]));
+      return { added, stored: (await s.getItems()).map((i) => i.content?.[0]?.text ?? i.content) };
+    }, { url: server.url });
+    assert.deepEqual(r.added, { ok: true, value: undefined }, 'it resolved');
+    assert.deepEqual(r.stored, ['q', 'a'], 'stored once');
+    await context.close();
+  });
+
   test('a write of more than 20 items whose second request fails says how many were stored', async () => {
     const { context, page } = await device();
     // The conversation's creation and the first 20 items pass; the next write fails.
@@ -553,6 +567,50 @@ describe('OpenAIConversationsSession', () => {
     });
     assert.equal(r.rounds, 2, 'the round under way, and one after it');
     assert.equal(r.remote, 1);
+    await context.close();
+  });
+
+  test('on an insecure origin (crypto without randomUUID, as plain http has it) a round pulls another device’s items into a chat that holds some', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async () => {
+      delete Crypto.prototype.randomUUID;
+      const remote = new lib.MemorySession('insecure-remote');
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('insecure'), remote, { syncOnOpen: false });
+      await synced.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]);
+      await synced.sync();
+      // Another device's turn.
+      await remote.addItems([{ role: 'user', content: 'q2' }, { role: 'assistant', content: 'a2' }]);
+      const round = await attempt(() => synced.sync());
+      const items = (await synced.getItems()).map((i) => i.content);
+      synced.close();
+      return { round: round.ok || round.message, items };
+    });
+    assert.equal(r.round, true);
+    assert.deepEqual(r.items, ['q1', 'a1', 'q2', 'a2']);
+    await context.close();
+  });
+
+  test('delays longer than a timer takes (2^31 - 1 ms) wait that long at most, rather than firing at once, a round after each', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async () => {
+      const inner = new lib.MemorySession('long-delays-remote');
+      let reads = 0;
+      const remote = {
+        getSessionId: () => inner.getSessionId(),
+        getItems: (...args) => ((reads += 1), inner.getItems(...args)),
+        addItems: (items) => inner.addItems(items),
+        popItem: () => inner.popItem(),
+        clearSession: () => inner.clearSession(),
+      };
+      const month = 30 * 86_400_000;
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('long-delays'), remote, { intervalMs: month, retryDelayMs: month, maxRetryDelayMs: month });
+      await synced.sync();
+      const after = reads;
+      await new Promise((ok) => setTimeout(ok, 300));
+      synced.close();
+      return { after, reads };
+    });
+    assert.equal(r.reads, r.after, 'no round after the first');
     await context.close();
   });
 

@@ -54,7 +54,7 @@ function errorType(status) {
  * Faults (see `setFault`; all off by default):
  *   null                                       no fault
  *   { kind: 'offline' }                        not listening: connections are refused
- *   { kind: 'status', status: 500, times?, message? }
+ *   { kind: 'status', status: 500, times?, message?, code?, retryAfter? }
  *                                              non-OPTIONS requests answer that status with an
  *                                              OpenAI-style error body and change nothing
  *   { kind: 'slow', ms, times? }               non-OPTIONS requests wait `ms` before being handled
@@ -114,7 +114,8 @@ export async function startConversationsServer({ host = '127.0.0.1' } = {}) {
     const fault = takeFault(req.method);
     if (fault?.kind === 'status') {
       const status = fault.status ?? 500;
-      const err = new ApiError(status, fault.message ?? defaultStatusMessage(status), status === 429 ? { code: 'rate_limit_exceeded' } : {});
+      const err = new ApiError(status, fault.message ?? defaultStatusMessage(status), { code: fault.code ?? (status === 429 ? 'rate_limit_exceeded' : null) });
+      if (fault.retryAfter !== undefined) res.setHeader('retry-after', String(fault.retryAfter));
       send(res, err.status, err.body);
       return;
     }
