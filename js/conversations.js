@@ -19,14 +19,18 @@ function requestError(what, status, serverMessage, more) {
 }
 
 
-/** How long to wait before retry `attempt` (0-based), as the runner waits: what `Retry-After`
- * asks (seconds or a date; at most a minute), else half a second doubling up to 8 s. */
-function retryDelay(attempt, headers) {
-  const header = headers.get('retry-after')?.trim();
+/** What `Retry-After` asks (seconds or a date), in ms at most a minute; `undefined` where it
+ * asks nothing readable. */
+function retryAfterMs(headers) {
+  const header = headers?.get?.('retry-after')?.trim();
   let ms = header ? Number(header) * 1000 : NaN;
   if (header && Number.isNaN(ms)) ms = Math.max(0, Date.parse(header) - Date.now());
-  return ms >= 0 ? Math.min(ms, 60_000) : Math.min(500 * 2 ** attempt, 8_000);
+  return ms >= 0 ? Math.min(ms, 60_000) : undefined;
 }
+
+/** How long to wait before retry `attempt` (0-based), as the runner waits: what `Retry-After`
+ * asks, else half a second doubling up to 8 s. */
+const retryDelay = (attempt, headers) => retryAfterMs(headers) ?? Math.min(500 * 2 ** attempt, 8_000);
 
 function optionalString(value, name) {
   if (value === undefined || value === null) return undefined;
@@ -146,13 +150,13 @@ export class OpenAIConversationsSession {
         json = null;
       }
       const serverCode = json?.error?.code ?? undefined;
-      const wait = retryDelay(attempt, response.headers);
       if (attempt < this.#retries && (later(status, serverCode) || (safe && (status === 408 || status === 409 || status >= 500)))) {
-        await new Promise((done) => setTimeout(done, wait));
+        await new Promise((done) => setTimeout(done, retryDelay(attempt, response.headers)));
         continue;
       }
       if (!response.ok) {
-        const retryAfter = response.headers.has('retry-after') ? wait : undefined;
+        // (Only where the header says a wait: a server of another origin must expose it.)
+        const retryAfter = retryAfterMs(response.headers);
         throw requestError(what, status, json?.error?.message ?? (text.slice(0, 200) || response.statusText), { serverCode, retryAfter });
       }
       if (json === null && text) throw requestError(what, status, 'the response is not JSON');

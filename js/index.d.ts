@@ -343,7 +343,8 @@ export interface SyncStatus {
   /** When a round last finished with both histories the same (ms since the epoch). */
   lastSyncedAt: number | null;
   /** What the last round failed with (`status`: the HTTP status of a remote error), or `null`. */
-  lastError: { name: string; message: string; status?: number; code?: string } | null;
+  /** `serverCode`: the remote's own code for it, where it gave one (`conversation_locked`). */
+  lastError: { name: string; message: string; status?: number; code?: string; serverCode?: string } | null;
   /** `navigator.onLine`. */
   online: boolean;
   /** A round is running. */

@@ -405,7 +405,7 @@ function busy(message) {
 }
 
 function errorInfo(error) {
-  return { name: error?.name ?? 'Error', message: error?.message ?? String(error), ...(typeof error?.status === 'number' ? { status: error.status } : {}), ...(typeof error?.code === 'string' ? { code: error.code } : {}) };
+  return { name: error?.name ?? 'Error', message: error?.message ?? String(error), ...(typeof error?.status === 'number' ? { status: error.status } : {}), ...(typeof error?.code === 'string' ? { code: error.code } : {}), ...(typeof error?.serverCode === 'string' ? { serverCode: error.serverCode } : {}) };
 }
 
 /** Runs `run(lock)` holding the Web Lock `name` (`lock` is `null` when `ifAvailable` found it
@@ -660,8 +660,10 @@ export class SyncedSession extends EventTarget {
           // (nor a longer wait for the next failure that is retried).
           const refused = error?.status >= 400 && error.status < 500 && ![408, 409].includes(error.status) && !later(error.status, error.serverCode);
           if (!refused) this.#attempt += 1;
-          // (At least what the server's `Retry-After` asked.)
-          if (online() && !refused) retryIn = Math.max(Math.min(this.#maxDelay, this.#minDelay * 2 ** (this.#attempt - 1)), error?.retryAfter ?? 0);
+          // (At least what the server's `Retry-After` asked, as a timer can wait: a remote of
+          // another kind may give anything.)
+          const asked = Number(error?.retryAfter);
+          if (online() && !refused) retryIn = Math.max(Math.min(this.#maxDelay, this.#minDelay * 2 ** (this.#attempt - 1)), asked > 0 ? Math.min(asked, 2 ** 31 - 1) : 0);
         }
         throw error;
       }

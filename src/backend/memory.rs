@@ -485,17 +485,18 @@ impl SessionState for MemorySessionState {
         let (archive, stands) = replaced(&stored, &items, options.archive);
         history.replace_all(items, (&archive, &stands), now())?;
         drop(history);
-        let branch = self.current.borrow().clone();
-        for b in self.branches.borrow_mut().iter_mut() {
-            if b.parent.as_deref() == Some(branch.as_str()) {
-                b.from_turn = b.from_turn.saturating_sub(base);
-            }
-            // It shows none of its parent's items now: it names no turn of it (as after a clear).
-            if b.id == branch {
-                b.from_turn = 0;
-            }
-        }
         if base > 0 {
+            let branch = self.current.borrow().clone();
+            for b in self.branches.borrow_mut().iter_mut() {
+                if b.parent.as_deref() == Some(branch.as_str()) {
+                    b.from_turn = b.from_turn.saturating_sub(base);
+                }
+                // Its oldest turns replaced (a compaction), it names no turn of its parent (as
+                // after a clear); a rewrite that keeps every turn keeps it.
+                if b.id == branch {
+                    b.from_turn = 0;
+                }
+            }
             let mut all = self.usage.borrow_mut();
             let mine: Vec<(u64, Usage)> = all
                 .iter()

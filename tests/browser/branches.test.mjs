@@ -829,7 +829,7 @@ for (const kind of ['indexeddb', 'memory']) {
     assert.equal(r.edit.fromTurn, 1, 'the edit of q5 still names q5’s turn');
   });
 
-  test(`${kind}: a branch compacted whole shows none of its parent’s turns: its fromTurn is 0, as after a clear`, async () => {
+  test(`${kind}: a branch compacted whole shows none of its parent’s turns: its fromTurn is 0, as after a clear; written again whole with every turn kept, it keeps it`, async () => {
     const { page } = await openHarness(env);
     const r = await page.evaluate(
       async ({ kind, id }) => {
@@ -838,14 +838,17 @@ for (const kind of ['indexeddb', 'memory']) {
         await s.createBranchFromTurn(3, 'edit3');
         for (let n = 4; n <= 5; n++) await s.addItems([{ role: 'user', content: `q${n}` }, { role: 'assistant', content: `a${n}` }]);
         const before = (await s.listBranches()).find((b) => b.branchId === 'edit3').fromTurn;
+        // Written again whole, every turn kept (as an encrypted chat's rewrite does): still made from turn 3.
+        await s.replaceHistory(await s.getItems(), { archive: false });
+        const rewritten = (await s.listBranches()).find((b) => b.branchId === 'edit3').fromTurn;
         const kept = (await s.getItems()).slice(-2);
         await s.replaceHistoryWithCompaction([{ type: 'compaction', encrypted_content: 'turns 1, 2 and 4' }, ...kept]);
         const branches = await s.listBranches();
-        return { before, after: branches.find((b) => b.branchId === 'edit3').fromTurn, items: (await s.getItems()).length };
+        return { before, rewritten, after: branches.find((b) => b.branchId === 'edit3').fromTurn, items: (await s.getItems()).length };
       },
       { kind, id: fresh(`compacted-branch-${kind}`) },
     );
-    assert.deepEqual(r, { before: 3, after: 0, items: 3 });
+    assert.deepEqual(r, { before: 3, rewritten: 3, after: 0, items: 3 });
   });
 }
 

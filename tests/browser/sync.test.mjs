@@ -347,6 +347,18 @@ describe('OpenAIConversationsSession', () => {
     }, { url: server.url });
     assert.deepEqual(r.added, { ok: true, value: undefined }, 'it resolved');
     assert.deepEqual(r.stored, ['q', 'a'], 'stored once');
+    // Still locked once the retries are used up: the error says so, and when to ask again.
+    await server.setFault({ kind: 'status', status: 400, code: 'conversation_locked', retryAfter: 2, methods: ['POST'], skip: 1, times: 1 });
+    const locked = await page.evaluate(async ({ url }) => {
+      const s = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', retries: 0 });
+      try {
+        await s.addItems([{ role: 'user', content: 'q' }]);
+        return 'resolved';
+      } catch (e) {
+        return { status: e.status, serverCode: e.serverCode, retryAfter: e.retryAfter };
+      }
+    }, { url: server.url });
+    assert.deepEqual(locked, { status: 400, serverCode: 'conversation_locked', retryAfter: 2000 });
     await context.close();
   });
 

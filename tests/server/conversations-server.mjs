@@ -87,6 +87,7 @@ export async function startConversationsServer({ host = '127.0.0.1' } = {}) {
     res.setHeader('access-control-allow-origin', '*');
     res.setHeader('access-control-allow-headers', 'authorization, content-type, idempotency-key, openai-organization');
     res.setHeader('access-control-allow-methods', 'GET, POST, DELETE, OPTIONS');
+    res.setHeader('access-control-expose-headers', 'retry-after');
     const url = new URL(req.url, 'http://x');
     if (req.method === 'OPTIONS') {
       state.preflights.push({ path: url.pathname, headers: req.headers });
