@@ -66,7 +66,7 @@ export function listSessions(options?: ListSessionsOptions): Promise<SessionInfo
  * `INVALID_OPTIONS`, `INVALID_USER_ID`; a database that cannot be opened), `ready` rejects with
  * its error and the watch ends. */
 export function watchSessions(
-  options: { dbName?: string; userId?: string | null } | null | undefined,
+  options: { dbName?: string | null; userId?: string | null } | null | undefined,
   listener: (change: SessionListChange) => void,
 ): (() => void) & { ready: Promise<SessionInfo[]> };
 
@@ -97,12 +97,12 @@ export interface StorageEstimate {
 
 /** This origin's storage use and quota, and the size of each session of a database (one user's
  * with `userId`; `null`: those without a user). */
-export function storageEstimate(options?: { dbName?: string; userId?: string | null }): Promise<StorageEstimate>;
+export function storageEstimate(options?: { dbName?: string | null; userId?: string | null }): Promise<StorageEstimate>;
 
 /** Which sessions `exportSessions` writes: a database's (one user's with `userId`; `null`: those
  * without a user), only `sessionIds` when given. */
 export interface ExportSessionsOptions {
-  dbName?: string;
+  dbName?: string | null;
   userId?: string | null;
   sessionIds?: string[];
 }
@@ -129,7 +129,7 @@ export interface ExportReport {
 export function exportSessions(options?: ExportSessionsOptions): ReadableStream<Uint8Array> & { readonly report: Promise<ExportReport> };
 
 export interface ImportSessionsOptions {
-  dbName?: string;
+  dbName?: string | null;
   /** The owner the imported sessions get (`null`: no user); absent, each keeps its own. */
   userId?: string | null;
   /** A session id already stored for the same owner: keep it and skip the import (default),
@@ -150,7 +150,7 @@ export interface ImportSessionsOptions {
  * `INVALID_OPTIONS` / `INVALID_USER_ID` for bad options, before anything is read; and with a
  * storage error (`STORAGE_FULL`...), `report` attached, when a write fails. */
 export function importSessions(
-  source: string | Blob | ReadableStream<Uint8Array | string>,
+  source: string | Blob | ReadableStream<ArrayBufferView | ArrayBuffer | string>,
   options?: ImportSessionsOptions,
 ): Promise<ImportReport>;
 
@@ -174,16 +174,20 @@ export interface EncryptedSessionOptions {
   onUndecryptable?: (count: number, read: { source: 'history' | 'archive' }) => void;
 }
 
-/** The session protocol the wrapped session must speak (ours, the SDK's, or your own). */
-export interface WrappableSession {
-  /** The session id the key is derived for: `getSessionId()`, else the `sessionId` property. */
-  getSessionId?(): Promise<string>;
-  readonly sessionId?: string;
+/** The session protocol every wrapped session speaks. */
+interface WrappableSessionBase {
   getItems(limit?: number): Promise<unknown[]>;
   addItems(items: object[]): Promise<void>;
   popItem(): Promise<unknown | undefined>;
   clearSession(): Promise<void>;
 }
+
+/** The session protocol the wrapped session must speak (ours, the SDK's, or your own), with the
+ * session id the key is derived for: `getSessionId()` (the SDK's `MemorySession`, whose
+ * `sessionId` is private), else a `sessionId` property. */
+export type WrappableSession =
+  | (WrappableSessionBase & { getSessionId(): Promise<string> })
+  | (WrappableSessionBase & { readonly sessionId: string });
 
 /** A Session that stores every item of `inner` encrypted with AES-256-GCM (see the README's
  * stored format); itself a Session, for our runner and the SDK's `run()`. */
@@ -302,7 +306,7 @@ export function forgetDeviceKey(options?: DeviceKeyOptions): Promise<void>;
  * deleted; a failure part way rejects with an error whose `deleted` lists the sessions deleted
  * before it. */
 export function applyRetention(options?: {
-  dbName?: string;
+  dbName?: string | null;
   userId?: string | null;
   maxAgeDays?: number;
   maxSessionsPerUser?: number;

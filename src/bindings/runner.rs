@@ -636,6 +636,8 @@ export class Runner {
 
 /** A paused (or finished) run. Holds no credential. */
 export class RunState {
+  /** Made by a run (`result.state`, `error.state`) or read back with `fromString`. */
+  private constructor();
   static fromString(agent: Agent<unknown, unknown>, text: string): RunState;
   readonly kind: 'agent-sessions.RunState';
   getInterruptions(): ToolApprovalItem[];

@@ -131,7 +131,7 @@ export interface SessionChangeEvent {
   /** The branch the writer was on. */
   branch?: string;
   /** The database (`IndexedDbSession` events). */
-  dbName?: string;
+  dbName?: string | null;
   count?: number;
   change?: 'transaction' | 'mutations' | 'history' | 'compaction' | 'repair' | 'import' | 'create' | 'delete' | 'switch';
   fields?: string[];
@@ -211,7 +211,7 @@ export interface SessionError extends Error {
   deleted?: { sessionId: string; userId: string | null; updatedAt: number }[];
   /** Thrown by a session during a run (our `Runner`): the run state to resume from, where the
    * run can be resumed (a `RunState` of `agent-sessions/runner`). */
-  state?: unknown;
+  state?: import('./agent_sessions_runner.js').RunState;
 }
 
 /** What `importSessions` did, session by session. */
@@ -234,7 +234,7 @@ export interface IndexedDbSessionOptions {
    * (`null` or absent: no user, as `SessionInfo.userId` says of a session without one). */
   userId?: string | null;
   /** IndexedDB database name; default `"agent-sessions"`. */
-  dbName?: string;
+  dbName?: string | null;
   settings?: SessionSettings;
   /** The branch this object reads and writes; default `'main'`. */
   branch?: string;
@@ -249,7 +249,7 @@ export interface MemorySessionOptions {
 
 export interface ListSessionsOptions {
   /** IndexedDB database name; default `"agent-sessions"`. */
-  dbName?: string;
+  dbName?: string | null;
   /** Only this user's sessions (`null`: only the sessions without a user; absent: every
    * session). */
   userId?: string | null;
@@ -257,7 +257,7 @@ export interface ListSessionsOptions {
 
 export interface DeleteSessionOptions {
   /** IndexedDB database name; default `"agent-sessions"`. */
-  dbName?: string;
+  dbName?: string | null;
   /** Deletes the session only if it is this user's (`null`: one without a user), else rejects
    * with `USER_MISMATCH`, nothing deleted: what a page of several users passes, as it passes
    * `userId` to the sessions it opens. Absent: whoever's it is. */
@@ -269,7 +269,7 @@ export interface DeleteSessionOptions {
 
 export interface RepairSessionOptions {
   /** IndexedDB database name; default `"agent-sessions"`. */
-  dbName?: string;
+  dbName?: string | null;
   /** The owner to give the session when its damaged record no longer names one that can be
    * read (or has no record at all); otherwise the owner is kept (`null`: no user). */
   userId?: string | null;
@@ -376,6 +376,8 @@ export interface SessionMethods {
   /** The usage of every turn of the current branch (or `{ branch }`) that has some, oldest
    * first. */
   getTurnUsage(turn?: null, options?: BranchOption): Promise<TurnUsage[]>;
+  /** Either of the above, as `turn` is given or not. */
+  getTurnUsage(turn?: number | null, options?: BranchOption): Promise<TurnUsage | TurnUsage[] | null>;
   /** The tool calls a branch shows, counted per tool and turn. */
   getToolUsage(options?: BranchOption): Promise<ToolUsage[]>;
   /** Calls `listener` after every change to this session commits: for `IndexedDbSession`, made
@@ -436,14 +438,14 @@ export class IndexedDbSession {
 /** A session kept in memory only: gone on reload. Makes a random id when none is given. */
 export interface MemorySession extends SessionMethods {}
 export class MemorySession {
-  constructor(sessionId?: string, options?: MemorySessionOptions);
+  constructor(sessionId?: string | null, options?: MemorySessionOptions);
   /** Frees the WebAssembly memory of this object now instead of at garbage collection. */
   free(): void;
 }
 
 /** What `searchSessions` searches. */
 export interface SearchSessionsOptions {
-  dbName?: string;
+  dbName?: string | null;
   /** Whose sessions: required, so nobody searches everyone's by accident (`null`: the sessions
    * without a user). */
   userId: string | null;
@@ -491,7 +493,7 @@ export function searchSessions(options: SearchSessionsOptions): Promise<SearchHi
 /** Indexes the items written before the search index existed (a database from an earlier
  * version), a chunk per transaction, resuming where an interrupted build stopped. It also runs
  * by itself after the database is opened, and a search waits for it. */
-export function buildSearchIndex(options?: { dbName?: string; onProgress?: (progress: SearchIndexProgress) => void }): Promise<SearchIndexProgress>;
+export function buildSearchIndex(options?: { dbName?: string | null; onProgress?: (progress: SearchIndexProgress) => void }): Promise<SearchIndexProgress>;
 
 /** Deletes a session and all its items. Resolves to whether it deleted one. */
 export function deleteSession(sessionId: string, options?: DeleteSessionOptions): Promise<boolean>;

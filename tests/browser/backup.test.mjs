@@ -14,10 +14,15 @@ after(async () => {
   await env?.close();
 });
 
-/** Page helpers: a backup as text, and everything a session shows. */
+/** Page helpers: a backup as text, the rest of one being read, and everything a session shows. */
 async function helpers(page) {
   await page.evaluate(() => {
     window.backupText = (options) => new Response(lib.exportSessions(options)).text();
+    window.readRest = async (reader, decoder) => {
+      let text = '';
+      for (let read = await reader.read(); !read.done; read = await reader.read()) text += decoder.decode(read.value);
+      return text;
+    };
     window.snapshot = async (id, options) => {
       const s = new lib.IndexedDbSession(id, options);
       const info = await s.getInfo();
@@ -950,6 +955,7 @@ test('memory stays flat while 100,000 items are exported', async (t) => {
 // The export's read of the session's record, then another tab's write, then the export's reads of
 // the rows: IndexedDB's order of transactions, set by holding the stores (see holdStores).
 async function exportAround(page, dbName, write) {
+  await helpers(page);
   return page.evaluate(
     async ({ dbName, write }) => {
       const from = { dbName };
@@ -962,13 +968,7 @@ async function exportAround(page, dbName, write) {
       const decoder = new TextDecoder();
       let text = decoder.decode((await reader.read()).value); // the header
       const release = await holdStores(dbName, ['agent_sessions']);
-      const rest = (async () => {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) return;
-          text += decoder.decode(value);
-        }
-      })();
+      const rest = readRest(reader, decoder).then((more) => (text += more));
       await settle();
       const deleted = write === 'recreate' ? lib.deleteSession('busy', from) : null;
       if (deleted) await settle();
@@ -1076,6 +1076,7 @@ test('an item popped while its session is being exported: the session is read ag
 
 test('a session sent page by page and rewritten while it is exported: its place ends in a failed line, and the import writes nothing of it; rewritten only after its last page went out, it is whole; deleted, its place ends in a deleted line, dropped by the import', async () => {
   const { page } = await openHarness(env);
+  await helpers(page);
   const r = await page.evaluate(async () => {
     // 800 items of 3 KB: more than a session is held for, so its first page goes out alone.
     const items = Array.from({ length: 800 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${i} ${'x'.repeat(3000)}` }));
@@ -1094,11 +1095,7 @@ test('a session sent page by page and rewritten while it is exported: its place 
       // Another tab edits the whole chat: its items are other items from then on. Or deletes it.
       if (edit === 'delete') await lib.deleteSession('long', from);
       else await new lib.IndexedDbSession('long', from).replaceHistory(items.map((item) => ({ ...item, content: `edited ${item.content}` })), { archive: false });
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        text += decoder.decode(value);
-      }
+      text += await readRest(reader, decoder);
       const to = { dbName: `${dbName}-to` };
       const report = await lib.importSessions(text, to);
       const copied = await new lib.IndexedDbSession('long', to).getItems();
@@ -1153,6 +1150,7 @@ test('a session deleted and made again under its id while it is being exported: 
 
 test('a session deleted while the backup is written is a line saying so: the backup imports whole, no failure', async () => {
   const { page } = await openHarness(env);
+  await helpers(page);
   const r = await page.evaluate(async () => {
     const from = { dbName: 'export-while-deleting' };
     await new lib.IndexedDbSession('kept', from).addItems([{ role: 'user', content: 'stays' }]);
@@ -1161,11 +1159,7 @@ test('a session deleted while the backup is written is a line saying so: the bac
     const decoder = new TextDecoder();
     let text = decoder.decode((await reader.read()).value); // the header, counting both
     await lib.deleteSession('gone', from); // (retention in another tab, say)
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value);
-    }
+    text += await readRest(reader, decoder);
     const progress = [];
     const report = await lib.importSessions(text, { dbName: 'export-while-deleting-to', onProgress: (p) => progress.push(`${p.sessions}/${p.of}`) });
     return { header: JSON.parse(text.split('\n')[0]).sessions, lines: text.trim().split('\n').map((l) => Object.keys(JSON.parse(l))[0]), imported: report.imported, failed: report.failed.map((e) => e.message), progress };

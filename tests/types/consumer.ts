@@ -199,6 +199,8 @@ async function useTheRunner(): Promise<void> {
   for (const item of pending) result.state.approve(item);
   const saved: string = result.state.toString();
   const restored: RunState = RunState.fromString(agent, saved);
+  // @ts-expect-error a RunState is made by a run, or read back from its string
+  void new RunState();
   await runner.run(agent, restored, { session });
 
   const stream = runner.runStreamed(agent, 'And its population?', { session });
@@ -377,6 +379,25 @@ async function encryptedOverTheSdk(key: Uint8Array, sdkSession: Session): Promis
   await session.addItems([{ role: 'user', content: 'hi' }]);
 }
 void encryptedOverTheSdk;
+
+// The SDK's own MemorySession class (its `sessionId` private: the key is derived for its
+// `getSessionId()`), `dbName: null` as the default database, a turn that may be absent, a memory
+// session made without an id, and a backup stream of any bytes.
+import { MemorySession as SdkMemorySession } from '@openai/agents';
+import { importSessions } from '../../pkg/index.js';
+
+async function declaredAsTheyWork(key: Uint8Array, turn: number | undefined, bytes: ReadableStream<ArrayBuffer>): Promise<void> {
+  const overSdk = new EncryptedSession(new SdkMemorySession(), { key });
+  await overSdk.addItems([{ role: 'user', content: 'hi' }]);
+  const session = new IndexedDbSession('chat-10', { dbName: null });
+  const usage: TurnUsage | TurnUsage[] | null = await session.getTurnUsage(turn);
+  void usage;
+  void new MemorySession(null);
+  await importSessions(bytes, { dbName: null });
+  // @ts-expect-error a wrapped session needs its id one way or the other
+  void new EncryptedSession({ getItems: async () => [], addItems: async () => {}, popItem: async () => undefined, clearSession: async () => {} }, { key });
+}
+void declaredAsTheyWork;
 
 async function encryptedRewrite(key: Uint8Array): Promise<void> {
   const session = new EncryptedSession(new MemorySession('chat-10'), { key });
