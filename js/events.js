@@ -34,10 +34,12 @@ export function report(error) {
   else setTimeout(() => { throw error; });
 }
 
-/** Calls a listener; one that throws is reported without stopping the others or the write. */
-export function callListener(fn, event) {
+/** Calls a listener; one that throws, or returns a promise that rejects (an `async` one), is
+ * reported without stopping the others or the write. */
+export function callListener(fn, ...args) {
   try {
-    fn(event);
+    const returned = fn(...args);
+    if (typeof returned?.then === 'function') Promise.resolve(returned).catch(report);
   } catch (error) {
     report(error);
   }

@@ -502,9 +502,15 @@ function locked(options, begin) {
     return start();
   }
   const locks = globalThis.navigator?.locks;
-  const named = session && typeof session === 'object' && typeof session.dbName === 'string' && typeof session.sessionId === 'string';
-  if (!locks || !named || mode === false || (mode !== true && mode !== 'wait' && mode !== 'fail')) return start();
-  const name = sessionLockName(session.dbName, session.sessionId);
+  let name;
+  try {
+    // (A session whose getters throw, or a revoked Proxy: the run itself rejects, saying so.)
+    const named = session && typeof session === 'object' && typeof session.dbName === 'string' && typeof session.sessionId === 'string';
+    if (!locks || !named || mode === false || (mode !== true && mode !== 'wait' && mode !== 'fail')) return start();
+    name = sessionLockName(session.dbName, session.sessionId);
+  } catch {
+    return start();
+  }
   const how = mode === 'fail' ? { ifAvailable: true } : signal && typeof signal === 'object' && 'aborted' in signal ? { signal } : {};
   // The run's outcome reaches the caller once the lock is released, so that a run the caller
   // starts as soon as it hears of it (with `lock: 'fail'`) finds the session free.
@@ -621,11 +627,15 @@ class Runner extends WasmRunner {
       const set = listeners.get(event.type);
       if (set?.size) {
         const args = listenerArgs(event, context);
+        // (One that throws, or returns a promise that rejects, is reported: in Node, which has no
+        // `reportError`, on the console.)
+        const reported = (e) => (typeof reportError === 'function' ? reportError(e) : console.error(e));
         for (const listener of [...set]) {
           try {
-            listener(...args);
+            const returned = listener(...args);
+            if (typeof returned?.then === 'function') Promise.resolve(returned).catch(reported);
           } catch (e) {
-            globalThis.reportError?.(e);
+            reported(e);
           }
         }
       }

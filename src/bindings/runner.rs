@@ -974,6 +974,15 @@ impl RunState {
         let id = target_call_id(item).ok_or_else(|| {
             state_error("approve/reject need an interruption item or its callId".into())
         })?;
+        // The item's name and arguments, read before the state is borrowed: a getter of the
+        // caller's that calls back into this state (`toString`, a logger) finds it free.
+        let given: Vec<(&str, Option<String>)> = ["name", "arguments"]
+            .iter()
+            .map(|key| {
+                let value = js_sys::Reflect::get(item, &(*key).into()).ok();
+                (*key, value.and_then(|v| v.as_string()))
+            })
+            .collect();
         let mut state = self.inner.borrow_mut();
         let pending = state.pending_calls();
         // (A handoff never waits: a decision on it would be taken and never used.)
@@ -984,13 +993,10 @@ impl RunState {
         // An interruption item of another run names another call under the same id (servers
         // that number calls per response give `call_0` in every run).
         let other = |c: &crate::core::json::Value| {
-            ["name", "arguments"].iter().any(|key| {
-                js_sys::Reflect::get(item, &(*key).into())
-                    .ok()
-                    .and_then(|v| v.as_string())
-                    .is_some_and(|given| {
-                        c.get(key).and_then(|v| v.as_str()) != Some(given.as_str())
-                    })
+            given.iter().any(|(key, given)| {
+                given
+                    .as_deref()
+                    .is_some_and(|given| c.get(key).and_then(|v| v.as_str()) != Some(given))
             })
         };
         match call {

@@ -110,8 +110,14 @@ test('the writing object and another object of the same page hear it too; unsubs
     const stopThrowing = s.subscribe(() => {
       throw new Error('a broken listener');
     });
+    // An async one whose promise rejects is reported too, not left an unhandled rejection.
+    const stopRejecting = s.subscribe(async () => {
+      throw new Error('a broken async listener');
+    });
     const errors = [];
+    const unhandled = [];
     window.addEventListener('error', (e) => errors.push(e.message));
+    window.addEventListener('unhandledrejection', (e) => unhandled.push(String(e.reason)));
     const wrote = await s.addItems([{ role: 'user', content: 'one' }]).then(() => 'resolved');
     const until = async (list, n) => {
       for (let i = 0; i < 200 && list.length < n; i++) await new Promise((ok) => setTimeout(ok, 10));
@@ -125,12 +131,15 @@ test('the writing object and another object of the same page hear it too; unsubs
     const afterStop = [...mine];
     stopOther();
     stopThrowing();
-    return { wrote, mine: afterStop, other, errors, items: (await s.getItems()).length };
+    stopRejecting();
+    return { wrote, mine: afterStop, other, errors, unhandled, items: (await s.getItems()).length };
   }, id);
   assert.equal(r.wrote, 'resolved');
   assert.deepEqual(r.mine, ['add'], 'no event after unsubscribing');
   assert.deepEqual(r.other, ['add', 'add'], 'the other listener got both, though one listener threw');
   assert.ok(r.errors.some((m) => m.includes('a broken listener')), 'the throw is reported, not swallowed');
+  assert.ok(r.errors.some((m) => m.includes('a broken async listener')), 'the rejection is reported too');
+  assert.deepEqual(r.unhandled, []);
   assert.equal(r.items, 2);
 });
 

@@ -547,13 +547,23 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
         paused.agents = [first.interruptions[0].agent === billing, first.state.getInterruptions()[0].agent === billing];
         const state = lib.RunState.fromString(triage, first.state.toString());
         paused.agents.push(state.getInterruptions()[0].agent === billing, state.getInterruptions()[0].agent.name);
-        state.approve(state.getInterruptions()[0]);
+        // An item whose getter reads the state (a logger serialising it) while it is decided.
+        const item = state.getInterruptions()[0];
+        let logged = '';
+        state.approve({
+          callId: item.callId,
+          get name() {
+            logged = state.toString();
+            return item.name;
+          },
+        });
+        paused.logged = logged.length > 0;
         const second = await runner.run(triage, state, { session });
         return { paused, finalOutput: second.finalOutput, lastAgent: second.lastAgent.name, refunds, stored: await session.getItems() };
       },
       { id },
     );
-    assert.deepEqual(r.paused, { lastAgent: 'Billing', interruptions: ['refund'], refunds: [], agents: [true, true, true, 'Billing'] });
+    assert.deepEqual(r.paused, { lastAgent: 'Billing', interruptions: ['refund'], refunds: [], agents: [true, true, true, 'Billing'], logged: true });
     assert.equal(r.finalOutput, 'Refunded 5.');
     assert.equal(r.lastAgent, 'Billing');
     assert.deepEqual(r.refunds, [5]);

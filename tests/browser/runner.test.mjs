@@ -1884,6 +1884,18 @@ describe('runner: arguments and custom sessions', () => {
           return { ...out, saved: (await session.getItems()).length };
         })(),
         badSession: await attempt(() => runner.run(agent, 'x', { session: {} })),
+        // A session whose reads throw (a revoked Proxy): the run rejects, it does not throw.
+        revokedSession: await (() => {
+          const { proxy, revoke } = Proxy.revocable({}, {});
+          revoke();
+          let run;
+          try {
+            run = runner.run(agent, 'x', { session: proxy });
+          } catch (e) {
+            return `threw ${e.name}`;
+          }
+          return run.then(() => 'resolved', (e) => `rejected ${e.name} ${e.code}`);
+        })(),
         noModel: await attempt(() => runner.run(new lib.Agent({ name: 'NoModel' }), 'x')),
         badState: tryNew(() => lib.RunState.fromString(agent, '{"nope":1}')),
         nullState: tryNew(() => lib.RunState.fromString(agent, null)),
@@ -1944,6 +1956,7 @@ describe('runner: arguments and custom sessions', () => {
     assert.match(r.unsendableChat.message, /^input\[0\] cannot be sent to the Chat Completions API \(an input_file by URL, which Chat Completions cannot take/);
     assert.equal(r.unsendableChat.saved, 0);
     assert.match(r.badSession.message, /getItems/);
+    assert.match(r.revokedSession, /^rejected /);
     assert.match(r.noModel.message, /has no model/);
     assert.equal(r.badState.code, 'INVALID_RUN_STATE');
     assert.equal(r.nullState.code, 'INVALID_RUN_STATE');

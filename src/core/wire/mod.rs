@@ -111,11 +111,12 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// (Saturating: counts a server or a state string gives may be as large as a `u64` holds.)
     pub fn add(&mut self, other: &Usage) {
-        self.requests += other.requests;
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.total_tokens += other.total_tokens;
+        self.requests = self.requests.saturating_add(other.requests);
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
     }
 }
 

@@ -22,7 +22,7 @@ pub fn usage_of(api: Api, usage: Option<&Value>) -> Usage {
         Api::ChatCompletions => (n("prompt_tokens"), n("completion_tokens")),
     };
     let total = match n("total_tokens") {
-        0 => input + output,
+        0 => input.saturating_add(output),
         t => t,
     };
     Usage {
@@ -160,6 +160,16 @@ pub fn error_message(body: &str) -> String {
 mod tests {
     use super::*;
     use crate::core::json::json;
+
+    #[test]
+    fn token_counts_as_large_as_a_u64_holds_saturate_rather_than_wrap() {
+        let big = json!({"prompt_tokens": u64::MAX, "completion_tokens": 1});
+        let mut usage = usage_of(Api::ChatCompletions, Some(&big));
+        assert_eq!(usage.total_tokens, u64::MAX, "not 0");
+        usage.add(&usage.clone());
+        assert_eq!(usage.input_tokens, u64::MAX);
+        assert_eq!(usage.requests, 2);
+    }
 
     #[test]
     fn responses_output_becomes_sdk_items() {
