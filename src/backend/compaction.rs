@@ -256,7 +256,7 @@ impl Compactor {
     async fn compact_on_server(&self, items: &[Value]) -> Result<(Vec<Value>, Usage), RunError> {
         // What a run would send of it: a call left without its output (its approval never
         // given) is refused by the API, and would fail every compaction.
-        let sent = crate::core::run::history::select_history(items.to_vec());
+        let sent = crate::core::run::history::select_history(items.to_vec(), &[]);
         let input: Vec<Value> = sent.iter().filter_map(to_responses_item).collect();
         let body = json!({"model": self.model, "input": input});
         let response = self

@@ -439,11 +439,15 @@ impl Run<'_> {
 
     /// Reads the history and builds the state of a new run.
     async fn start(&self, input: Vec<Value>) -> Result<RunState, RunError> {
+        // (A call the new input answers, a run's output sent by hand, stays with it.)
         let history = match &self.options.session {
-            Some(session) => select_history(self.read_history(session).await?),
+            Some(session) => select_history(self.read_history(session).await?, &input),
             None => Vec::new(),
         };
-        let (model_input, turn_input) = match &self.options.input_callback {
+        // Without a session there is no history to combine, and the callback is not called, as
+        // in the SDK.
+        let callback = self.options.input_callback.as_ref();
+        let (model_input, turn_input) = match callback.filter(|_| self.options.session.is_some()) {
             None => {
                 let all: Vec<Value> = history.iter().chain(&input).cloned().collect();
                 (all, input.clone())

@@ -580,6 +580,29 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(model.requests.length, 14);
     });
 
+    test('without a session the sessionInputCallback is not called (nothing to combine), as in the SDK; a history call the new input answers is sent with it', async () => {
+      model.script({ text: 'plain' }, { text: 'answered' });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const agent = new lib.Agent({ name: 'A', model: 'm' });
+          let called = 0;
+          const sessionInputCallback = (history, items) => (called++, [...history.at(-1).content, ...items]);
+          const plain = await runner.run(agent, 'hi', { sessionInputCallback }).then((res) => res.finalOutput, (e) => `${e.name}: ${e.message}`);
+          // A run paused for approval and left: its call waits in the history; the app sends its output itself.
+          const session = new lib.IndexedDbSession(id);
+          await session.addItems([{ role: 'user', content: 'q' }, { type: 'function_call', callId: 'c1', name: 'f', arguments: '{}', status: 'completed' }]);
+          const output = { type: 'function_call_result', callId: 'c1', name: 'f', status: 'completed', output: { type: 'text', text: 'ok' } };
+          const answered = await runner.run(agent, [output], { session }).then((res) => res.finalOutput, (e) => `${e.name}: ${e.message}`);
+          return { plain, called, answered };
+        },
+        { api, id: fresh('callback-no-session') },
+      );
+      assert.deepEqual(r, { plain: 'plain', called: 0, answered: 'answered' });
+      const sent = model.requests[1].body.messages ?? model.requests[1].body.input;
+      assert.ok(JSON.stringify(sent).includes('"c1"') && sent.some((m) => m.type === 'function_call' || m.tool_calls), 'the call went with its output');
+    });
+
     test('half an emoji (a lone surrogate, as a text sliced by UTF-16 units holds) in the stored history or in the model’s answer, whole or streamed, is read as U+FFFD (JSON.parse takes it), not a failed run', async () => {
       model.script({ text: 'Hi \ud83d' }, { text: 'Bye \ude00' });
       const r = await inPage(

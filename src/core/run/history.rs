@@ -10,8 +10,9 @@ use crate::core::wire::{call_id, is_answered_call, is_call_output, item_type};
 /// calls: a server refuses any of them unanswered), so the model never sees half of a tool
 /// exchange; and a reasoning
 /// item that led to a dropped call goes with it (the Responses API refuses a reasoning item
-/// without the item that followed it).
-pub fn select_history(items: Vec<Value>) -> Vec<Value> {
+/// without the item that followed it). A call an output of `input` (what the run sends after the
+/// history) answers is answered.
+pub fn select_history(items: Vec<Value>, input: &[Value]) -> Vec<Value> {
     // Each output answers the newest call of its id before it not yet answered: a server that
     // numbers its calls per response (`call_0` each time, as some local ones do) leaves an
     // unanswered call (a run paused for approval and left) kept by an older pair of that id.
@@ -19,8 +20,9 @@ pub fn select_history(items: Vec<Value>) -> Vec<Value> {
         .iter()
         .map(|i| !(is_answered_call(i) || is_call_output(i)))
         .collect();
+    keep.resize(items.len() + input.len(), true);
     let mut waiting: Vec<(&str, usize)> = Vec::new();
-    for (k, item) in items.iter().enumerate() {
+    for (k, item) in items.iter().chain(input).enumerate() {
         let Some(id) = call_id(item) else { continue };
         if is_answered_call(item) {
             // (An older call of that id left unanswered stays out.)
@@ -169,14 +171,14 @@ mod tests {
             answer("x"),
         ];
         assert_eq!(
-            select_history(items),
+            select_history(items, &[]),
             vec![user("q"), call("a"), out("a"), answer("x")]
         );
         let raw = vec![
             json!({"type": "function_call", "call_id": "r"}),
             json!({"type": "function_call_output", "call_id": "r", "output": "1"}),
         ];
-        assert_eq!(select_history(raw.clone()), raw);
+        assert_eq!(select_history(raw.clone(), &[]), raw);
         // The SDK's shell, computer and apply-patch calls are paired with their outputs too: a
         // server refuses any call sent without its output.
         let shell = json!({"type": "shell_call", "callId": "s", "action": {"commands": ["ls"]}});
@@ -185,15 +187,18 @@ mod tests {
         let computer = json!({"type": "computer_call", "callId": "c", "action": {}});
         let computer_out = json!({"type": "computer_call_result", "callId": "c", "output": {}});
         assert_eq!(
-            select_history(vec![
-                user("q"),
-                shell.clone(),
-                shell_out.clone(),
-                patch,
-                computer.clone(),
-                computer_out.clone(),
-                json!({"type": "apply_patch_call_output", "callId": "gone", "status": "completed"}),
-            ]),
+            select_history(
+                vec![
+                    user("q"),
+                    shell.clone(),
+                    shell_out.clone(),
+                    patch,
+                    computer.clone(),
+                    computer_out.clone(),
+                    json!({"type": "apply_patch_call_output", "callId": "gone", "status": "completed"}),
+                ],
+                &[]
+            ),
             vec![user("q"), shell, shell_out, computer, computer_out]
         );
         // A server that numbers its calls per response: a call of an id answered before, left
@@ -214,7 +219,7 @@ mod tests {
             out("twice"),
         ];
         assert_eq!(
-            select_history(items),
+            select_history(items, &[]),
             vec![
                 user("q1"),
                 call("call_0"),
@@ -239,17 +244,25 @@ mod tests {
             call("waiting"),
             user("q2"),
         ];
-        assert_eq!(select_history(items), vec![user("q1"), user("q2")]);
+        assert_eq!(select_history(items, &[]), vec![user("q1"), user("q2")]);
+        // A call the run's new input answers (its output sent by hand) is kept, with its
+        // reasoning; one of the history it does not answer is not.
+        let items = vec![user("q"), thought("r"), call("c1")];
+        assert_eq!(
+            select_history(items.clone(), &[out("c1")]),
+            vec![user("q"), thought("r"), call("c1")]
+        );
+        assert_eq!(select_history(items, &[out("c2")]), vec![user("q")]);
         // Parallel calls: one answered keeps the reasoning before them both.
         let items = vec![user("q"), thought("r"), call("a"), call("b"), out("a")];
         assert_eq!(
-            select_history(items),
+            select_history(items, &[]),
             vec![user("q"), thought("r"), call("a"), out("a")]
         );
         // Whichever of them is answered.
         let items = vec![user("q"), thought("r"), call("b"), call("a"), out("a")];
         assert_eq!(
-            select_history(items),
+            select_history(items, &[]),
             vec![user("q"), thought("r"), call("a"), out("a")]
         );
         // Each reasoning item with its own call; a hosted call kept keeps its reasoning.
@@ -266,7 +279,7 @@ mod tests {
             hosted.clone(),
         ];
         assert_eq!(
-            select_history(items),
+            select_history(items, &[]),
             vec![
                 user("q"),
                 thought("r2"),
@@ -278,7 +291,7 @@ mod tests {
         );
         // Reasoning before an answer stays.
         let items = vec![user("q"), thought("r"), answer("x")];
-        assert_eq!(select_history(items.clone()), items);
+        assert_eq!(select_history(items.clone(), &[]), items);
     }
 
     #[test]
