@@ -19,18 +19,21 @@ function requestError(what, status, serverMessage, more) {
 }
 
 
-/** What `Retry-After` asks (seconds or a date), in ms at most a minute; `undefined` where it
- * asks nothing readable. */
+/** What `Retry-After` asks (seconds or a date), in ms; `undefined` where it asks nothing
+ * readable. */
 function retryAfterMs(headers) {
   const header = headers?.get?.('retry-after')?.trim();
   let ms = header ? Number(header) * 1000 : NaN;
   if (header && Number.isNaN(ms)) ms = Math.max(0, Date.parse(header) - Date.now());
-  return ms >= 0 ? Math.min(ms, 60_000) : undefined;
+  return ms >= 0 ? ms : undefined;
 }
 
 /** How long to wait before retry `attempt` (0-based), as the runner waits: what `Retry-After`
- * asks, else half a second doubling up to 8 s. */
-const retryDelay = (attempt, headers) => retryAfterMs(headers) ?? Math.min(500 * 2 ** attempt, 8_000);
+ * asks (at most a minute), else half a second doubling up to 8 s. */
+function retryDelay(attempt, headers) {
+  const asked = retryAfterMs(headers);
+  return asked === undefined ? Math.min(500 * 2 ** attempt, 8_000) : Math.min(asked, 60_000);
+}
 
 function optionalString(value, name) {
   if (value === undefined || value === null) return undefined;

@@ -690,7 +690,7 @@ export class EncryptedSession {
           // (One stored in clear, by a write that did not go through an EncryptedSession, is
           // told apart: the key is not at fault.)
           const why = stored[i]?.__enc === 1 ? 'does not decrypt with this key (a wrong key, or an item damaged or copied from another session)' : 'is not encrypted (written without an EncryptedSession; pop it through the wrapped session)';
-          throw sessionError('INVALID_KEY', `popItem: the newest ${i === stored.length - 1 ? 'item' : 'item not expired'} of session "${this.#sessionId}" ${why}; nothing was removed`);
+          throw sessionError('INVALID_KEY', `popItem: the newest ${i === stored.length - 1 ? 'item' : 'item before the expired ones'} of session "${this.#sessionId}" ${why}; nothing was removed`);
         }
         if (!this.#expired(opened.at)) return { item: opened.item, suffix: stored.slice(i) };
       }
@@ -715,7 +715,7 @@ export class EncryptedSession {
       if (error?.code !== 'SUFFIX_MISMATCH') throw error;
       if (retry) return false;
       // Named as the call it was (the operation is this object's own, unknown to the caller).
-      throw sessionError('SUFFIX_MISMATCH', `popItem: session "${this.#sessionId}" was written to each time its newest item was about to be removed (other tabs writing); nothing a read shows was removed`);
+      throw sessionError('SUFFIX_MISMATCH', `popItem: session "${this.#sessionId}" was written to each time its newest items were about to be removed (other tabs writing); nothing was removed`);
     }
   }
 

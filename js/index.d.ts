@@ -182,12 +182,21 @@ interface WrappableSessionBase {
   clearSession(): Promise<void>;
 }
 
+/** A wrapped session that says its id through `getSessionId()` (ours, the SDK's `MemorySession`,
+ * whose `sessionId` is private). */
+export interface WrappableSessionWithGetId extends WrappableSessionBase {
+  getSessionId(): Promise<string>;
+}
+
+/** A wrapped session that says its id through a `sessionId` property. */
+export interface WrappableSessionWithId extends WrappableSessionBase {
+  readonly sessionId: string;
+}
+
 /** The session protocol the wrapped session must speak (ours, the SDK's, or your own), with the
- * session id the key is derived for: `getSessionId()` (the SDK's `MemorySession`, whose
- * `sessionId` is private), else a `sessionId` property. */
-export type WrappableSession =
-  | (WrappableSessionBase & { getSessionId(): Promise<string> })
-  | (WrappableSessionBase & { readonly sessionId: string });
+ * session id the key is derived for: `getSessionId()`, else a `sessionId` property. (A class of
+ * yours implements one of the two.) */
+export type WrappableSession = WrappableSessionWithGetId | WrappableSessionWithId;
 
 /** A Session that stores every item of `inner` encrypted with AES-256-GCM (see the README's
  * stored format); itself a Session, for our runner and the SDK's `run()`. */

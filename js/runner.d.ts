@@ -95,7 +95,7 @@ export interface OpenAIConversationsSessionOptions {
   headers?: HeadersInit;
   /** A request without an answer by then fails (`ModelError`, status 0); default 60,000 ms. */
   timeoutMs?: number;
-  /** Retries of a request answered 429 (any request) or 408, 409 or 5xx (reads and the
+  /** Retries of a request answered 429 or 400 `conversation_locked` (any request) or 408, 409 or 5xx (reads and the
    * conversation's delete only: a write or delete of items, or the conversation's creation, the
    * server may have done), after what `Retry-After` asks or a backoff from half a second;
    * default 2. */

@@ -45,6 +45,10 @@ const state = recordStore(STATE_DB, 'sessions');
 /** The id of a session's sync state (its head; its chunks are `chunkId(id, k)`). */
 const stateId = (dbName, sessionId) => JSON.stringify([dbName, sessionId]);
 
+/** A delay a timer can wait: at most 2^31 - 1 ms (a longer one fires at once, a round after
+ * each). */
+const most = (ms) => Math.min(ms, 2 ** 31 - 1);
+
 /** A random id: `crypto.randomUUID` is only in secure contexts (an http origin has `crypto`
  * without it, and every round that pulled into a chat failed there). */
 const uuid = () => crypto.randomUUID?.() ?? [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
@@ -474,8 +478,6 @@ export class SyncedSession extends EventTarget {
     bindSubscribe(this);
     this.#id = stateId(local.dbName, local.sessionId);
     this.#lockName = roundLockName(this.#id);
-    // (A timer's delay is at most 2^31 - 1 ms: a longer one fires at once, a round after each.)
-    const most = (ms) => Math.min(ms, 2 ** 31 - 1);
     this.#minDelay = most(retryDelayMs);
     this.#maxDelay = most(Math.max(maxRetryDelayMs, retryDelayMs));
     this.#status = { pending: 0, localOnly: 0, lastSyncedAt: null, lastError: null, online: online(), syncing: false };
@@ -663,7 +665,7 @@ export class SyncedSession extends EventTarget {
           // (At least what the server's `Retry-After` asked, as a timer can wait: a remote of
           // another kind may give anything.)
           const asked = Number(error?.retryAfter);
-          if (online() && !refused) retryIn = Math.max(Math.min(this.#maxDelay, this.#minDelay * 2 ** (this.#attempt - 1)), asked > 0 ? Math.min(asked, 2 ** 31 - 1) : 0);
+          if (online() && !refused) retryIn = Math.max(Math.min(this.#maxDelay, this.#minDelay * 2 ** (this.#attempt - 1)), asked > 0 ? most(asked) : 0);
         }
         throw error;
       }

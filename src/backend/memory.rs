@@ -491,10 +491,8 @@ impl SessionState for MemorySessionState {
                 if b.parent.as_deref() == Some(branch.as_str()) {
                     b.from_turn = b.from_turn.saturating_sub(base);
                 }
-                // Its oldest turns replaced (a compaction), it names no turn of its parent (as
-                // after a clear); a rewrite that keeps every turn keeps it.
                 if b.id == branch {
-                    b.from_turn = 0;
+                    b.from_turn = crate::core::branch::from_turn_after_replace(b.from_turn, base);
                 }
             }
             let mut all = self.usage.borrow_mut();

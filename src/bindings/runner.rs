@@ -284,9 +284,10 @@ export interface RunOptions<TContext = unknown> extends SessionMetadataOptions {
    * Without it the session's own `getItems()` (and its settings) decide. */
   sessionSettings?: SessionSettings;
   /** Builds the model input from the history and the new items (both copies). Items it adds
-   * are saved with the turn; history it repeats is not saved again. */
+   * are saved with the turn; history it repeats is not saved again. Not called without a
+   * `session`, as in the SDK. */
   sessionInputCallback?: (history: Item[], newItems: Item[]) => Item[] | Promise<Item[]>;
-  /** Model calls allowed in this run; default 10; `null`: no limit, as in the SDK. */
+  /** Model calls allowed in this run; default 10; `null` or `Infinity`: no limit, as in the SDK. */
   maxTurns?: number | null;
   signal?: AbortSignal;
   /** One run at a time per session stored in IndexedDB, across the tabs and workers of the

@@ -63,7 +63,8 @@ export interface BranchInfo {
   /** The branch it was created from; `null` for `'main'`. */
   parent: string | null;
   /** The turn it was created to replace, or the turn after the last of its parent's it still
-   * shows once popped below it (0: none, after a clear); `null` for `'main'`. */
+   * shows once popped below it (0: none, after a clear or a rewrite that replaced its oldest
+   * turns); `null` for `'main'`. */
   fromTurn: number | null;
   /** Every item it shows, those it shares with its parent included. */
   itemCount: number;
@@ -131,7 +132,7 @@ export interface SessionChangeEvent {
   /** The branch the writer was on. */
   branch?: string;
   /** The database (`IndexedDbSession` events). */
-  dbName?: string | null;
+  dbName?: string;
   count?: number;
   change?: 'transaction' | 'mutations' | 'history' | 'compaction' | 'repair' | 'import' | 'create' | 'delete' | 'switch';
   fields?: string[];

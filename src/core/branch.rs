@@ -722,6 +722,16 @@ pub fn replaced_turns(last_turn: u64, starts: impl IntoIterator<Item = bool>) ->
     last_turn.saturating_sub(starts.into_iter().filter(|&s| s).count() as u64)
 }
 
+/// A branch's `from_turn` once a rewrite of it replaced its `base` oldest turns (a compaction):
+/// none of its parent's once any is replaced (as after a clear); kept by a rewrite that keeps
+/// every turn (an encrypted chat's rewrite, a seal in place).
+pub fn from_turn_after_replace(from_turn: u64, base: u64) -> u64 {
+    match base {
+        0 => from_turn,
+        _ => 0,
+    }
+}
+
 /// A branch's `from_turn` once a pop left it showing items up to turn `last_turn` (none when
 /// `empty`): the turns it shares with its parent are those below it that it still shows, so a
 /// pop into them lowers it (to 0 once it shows nothing, as a clear does).

@@ -1877,7 +1877,7 @@ test('changeKey on a session never written (or deleted) writes nothing: no empty
   assert.deepEqual(r.read, ['hello'], 'written under the new key');
 });
 
-test('storeRunUsage passes through to the wrapped session (a failed run’s usage is kept), in call order; absent over a session without it', async () => {
+test('storeRunUsage passes through to the wrapped session (what our runner stores a failed run’s usage with), in call order; absent over a session without it', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {
     const dbName = `enc-usage-${Math.random()}`;

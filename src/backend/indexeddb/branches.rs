@@ -1070,12 +1070,8 @@ pub(super) async fn replace_in(
     apply_release(tx, t, id, &release).await?;
     let x = l.tree.index_of(t.session_id, id)?;
     l.tree.branches[x].archived = archived + moved;
-    // Its oldest turns replaced (a compaction), it no longer shows its parent's turns as its
-    // own first ones: it names no turn of it (as after a clear). A rewrite that keeps every turn
-    // (an encrypted chat's rewrite, a seal in place) keeps it.
-    if base > 0 {
-        l.tree.branches[x].from_turn = 0;
-    }
+    let b = &mut l.tree.branches[x];
+    b.from_turn = branch::from_turn_after_replace(b.from_turn, base);
     // Replaced whole, without archiving too: its head may hold a summary.
     l.tree.branches[x].summary_head = true;
     let was = super::rewrite::stood_for(&rows, &stands);
