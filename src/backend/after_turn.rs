@@ -15,7 +15,7 @@ use js_sys::{Array, Promise};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::core::run::history::without_newest_turns;
+use crate::core::run::history::{newest_turns, without_newest_turns};
 use crate::core::run::metadata::{
     clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
     title_untouched, MetadataOptions, SUMMARY_INSTRUCTIONS, TITLE_INSTRUCTIONS,
@@ -258,20 +258,24 @@ impl AfterTurn {
     }
 
     /// The `n` turns to summarise, up to this run's (the session's newest but `later`): from the
-    /// session where it reads turns, else this run's.
+    /// session where it reads turns, else taken here from every item it holds (as the runner's
+    /// history is for such a session); this run's where neither reads.
     async fn newest_turns(
         &self,
         session: &JsValue,
         n: u64,
         later: u64,
     ) -> Result<Vec<Value>, RunError> {
-        if !js::has_method(session, "getRecentTurns") {
-            return Ok(self.turn.clone());
-        }
-        let count = JsValue::from_f64(n.saturating_add(later) as f64);
-        let items = call_session(session, "getRecentTurns", &[count]).await?;
+        let wanted = n.saturating_add(later);
+        let reads_turns = js::has_method(session, "getRecentTurns");
+        let (method, count) = match reads_turns {
+            true => ("getRecentTurns", wanted as f64),
+            false => ("getItems", ((1u64 << 53) - 1) as f64),
+        };
+        let items = call_session(session, method, &[count.into()]).await?;
         match js_to_json(&items, "the session's turns") {
-            Ok(Value::Array(items)) => Ok(without_newest_turns(items, later)),
+            Ok(Value::Array(items)) if reads_turns => Ok(without_newest_turns(items, later)),
+            Ok(Value::Array(items)) => Ok(without_newest_turns(newest_turns(items, wanted), later)),
             _ => Ok(self.turn.clone()),
         }
     }

@@ -415,6 +415,35 @@ test('update with expectedCreatedAt: null (what getInfo() gives a chat not store
   for (const store of r) assert.deepEqual(store, [null, 'Named before its first message', true, null, 'hello there']);
 });
 
+test('summaries every 2 turns on an app’s own session that reads no turns (getInfo and update, no getRecentTurns) cover both turns, taken from its items', async () => {
+  model.script({ text: 'A1' }, { text: 'A2' }, { text: 'Summary of both turns. Topics: t' });
+  const r = await inPage(
+    async ({ url }) => {
+      const inner = new lib.MemorySession();
+      // An app's own session: the protocol and the metadata, nothing that reads turns.
+      const session = {
+        getSessionId: () => inner.getSessionId(),
+        getItems: (n) => inner.getItems(n),
+        addItems: (items) => inner.addItems(items),
+        popItem: () => inner.popItem(),
+        clearSession: () => inner.clearSession(),
+        getInfo: () => inner.getInfo(),
+        update: (changes) => inner.update(changes),
+      };
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 2 } });
+      await (await runner.run(agent, 'first question', { session })).background;
+      const background = await (await runner.run(agent, 'second question', { session })).background;
+      return { summary: background.summary, errors: background.errors.map((e) => e.message) };
+    },
+    {},
+  );
+  assert.deepEqual(r.errors, []);
+  assert.match(r.summary, /^Summary of both turns\./);
+  const asked = JSON.stringify(model.requests[2].body.messages);
+  assert.ok(asked.includes('first question') && asked.includes('second question'), 'the summary was asked of both turns');
+});
+
 test('a chat moved to another branch while its summary is written (an earlier message edited) does not get it, in either store', async () => {
   const steps = [{ text: 'A1' }, { text: 'A2' }, { text: 'Summary of both turns on main. Topics: m', waitMs: 400 }];
   model.script(...steps, ...steps);
