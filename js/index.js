@@ -26,14 +26,26 @@ wasm.setIndexBuilder((dbName) => {
     .catch(() => {});
 });
 
+/** `options` with its `onProgress` called as a listener is (what it throws, or a promise of it
+ * that rejects, reported); as they are where it cannot be read (the module refuses them). */
+function reporting(options) {
+  try {
+    const { onProgress } = options ?? {};
+    if (typeof onProgress === 'function') return { ...options, onProgress: (p) => callListener(onProgress, p) };
+  } catch {
+    // (Refused by the module, saying which.)
+  }
+  return options;
+}
+
 // Search, the index build and repair are the second module's, loaded by their first call.
 export async function searchSessions(options) {
   // A search first indexes what is not indexed yet: a write that can find the quota used up.
-  return (await extras()).searchSessions(options).catch(quotaError);
+  return (await extras()).searchSessions(reporting(options)).catch(quotaError);
 }
 
 export async function buildSearchIndex(options) {
-  return (await extras()).buildSearchIndex(options).catch(quotaError);
+  return (await extras()).buildSearchIndex(reporting(options)).catch(quotaError);
 }
 export { exportSessions };
 import { CHANGE_EVENT } from './encrypted.js';

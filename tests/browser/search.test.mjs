@@ -508,6 +508,42 @@ test('a build of fewer rows than a chunk is heard, with its count', async () => 
   assert.equal(r.hits, 30);
 });
 
+test('an onProgress that throws, or an async one that rejects, is reported and the build goes on', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const dbName = `search-progress-throws-${Math.random()}`;
+    const s = new lib.IndexedDbSession('small', { dbName, userId: 'ann' });
+    await s.addItems([{ role: 'user', content: 'otters hold hands' }]);
+    await asBeforeTheIndex(dbName);
+    const errors = [];
+    const unhandled = [];
+    window.addEventListener('error', (e) => errors.push(e.message));
+    window.addEventListener('unhandledrejection', (e) => unhandled.push(String(e.reason)));
+    const built = await lib.buildSearchIndex({
+      dbName,
+      onProgress: () => {
+        throw new Error('a broken progress bar');
+      },
+    });
+    await asBeforeTheIndex(dbName);
+    const found = await lib.searchSessions({
+      dbName,
+      userId: 'ann',
+      query: 'otters',
+      onProgress: async () => {
+        throw new Error('a broken async progress bar');
+      },
+    });
+    await new Promise((ok) => setTimeout(ok, 50));
+    return { built, found: found.length, errors, unhandled };
+  });
+  assert.deepEqual(r.built, { done: 1, total: 1 });
+  assert.equal(r.found, 1);
+  assert.ok(r.errors.some((m) => m.includes('a broken progress bar')), 'the throw is reported');
+  assert.ok(r.errors.some((m) => m.includes('a broken async progress bar')), 'the rejection is reported');
+  assert.deepEqual(r.unhandled, []);
+});
+
 test('two builds at once (two tabs, or both modules of a page) each end their progress at the whole', async () => {
   const { page } = await openHarness(env);
   const dbName = `search-overlap-${Math.random()}`;
