@@ -30,8 +30,10 @@ wasm.setIndexBuilder((dbName) => {
  * that rejects, reported); as they are where it cannot be read (the module refuses them). */
 function reporting(options) {
   try {
+    // (Only a plain object is copied: one whose options are inherited keeps them.)
+    const plain = [Object.prototype, null].includes(Object.getPrototypeOf(options ?? 0));
     const { onProgress } = options ?? {};
-    if (typeof onProgress === 'function') return { ...options, onProgress: (p) => callListener(onProgress, p) };
+    if (plain && typeof onProgress === 'function') return { ...options, onProgress: (p) => callListener(onProgress, p) };
   } catch {
     // (Refused by the module, saying which.)
   }

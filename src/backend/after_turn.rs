@@ -258,8 +258,8 @@ impl AfterTurn {
     }
 
     /// The `n` turns to summarise, up to this run's (the session's newest but `later`): from the
-    /// session where it reads turns, else taken here from every item it holds (as the runner's
-    /// history is for such a session); this run's where neither reads.
+    /// session where it reads turns, else taken here from every item it holds (as the runner
+    /// takes a window of turns from such a session); this run's where neither reads.
     async fn newest_turns(
         &self,
         session: &JsValue,

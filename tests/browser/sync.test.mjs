@@ -619,12 +619,13 @@ describe('OpenAIConversationsSession', () => {
       const synced = new lib.SyncedSession(new lib.IndexedDbSession('long-delays'), remote, { intervalMs: month, retryDelayMs: month, maxRetryDelayMs: month });
       await synced.sync();
       // A round that fails: its retry waits a month too.
-      await synced.sync().catch(() => {});
+      const failed = await synced.sync().then(() => false, () => true);
       const after = reads;
       await new Promise((ok) => setTimeout(ok, 300));
       synced.close();
-      return { after, reads };
+      return { after, reads, failed };
     });
+    assert.equal(r.failed, true, 'the second round failed');
     assert.equal(r.reads, r.after, 'no round after the two asked for: neither the interval nor the retry fired');
     await context.close();
   });
