@@ -20,6 +20,7 @@ use crate::core::run::metadata::{
     clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
     title_untouched, MetadataOptions, SUMMARY_INSTRUCTIONS, TITLE_INSTRUCTIONS,
 };
+use crate::core::session::MAX_SAFE_INTEGER;
 use crate::core::wire::{content_text, item_type, Usage};
 
 use super::error::run_error;
@@ -270,7 +271,7 @@ impl AfterTurn {
         let reads_turns = js::has_method(session, "getRecentTurns");
         let (method, count) = match reads_turns {
             true => ("getRecentTurns", wanted as f64),
-            false => ("getItems", ((1u64 << 53) - 1) as f64),
+            false => ("getItems", MAX_SAFE_INTEGER as f64),
         };
         let items = call_session(session, method, &[count.into()]).await?;
         match js_to_json(&items, "the session's turns") {

@@ -401,7 +401,8 @@ impl Run<'_> {
     /// what the session's own `getItems()` gives.
     async fn read_history(&self, session: &JsValue) -> Result<Vec<Value>, RunError> {
         // (At most `Number.MAX_SAFE_INTEGER`, which a session may check a limit against.)
-        let count = |n: u64| JsValue::from_f64(n.min((1 << 53) - 1) as f64);
+        let count =
+            |n: u64| JsValue::from_f64(n.min(crate::core::session::MAX_SAFE_INTEGER) as f64);
         let (method, arg, turns) = match self.options.session_window {
             None => ("getItems", JsValue::UNDEFINED, None),
             // (`Infinity`: every item, whatever window the session's own settings take.)
