@@ -17,8 +17,8 @@ use crate::core::run::metadata::{
     STATE_TOOL, STATE_TOOL_DESCRIPTION,
 };
 use crate::core::run::{
-    new_turn_items, newest_turns, select_history, text_output, unique_call_ids, Decision, NextStep,
-    Origin, RunState, ServerConversation, REJECTION_MESSAGE,
+    from_response_start, new_turn_items, newest_turns, select_history, text_output,
+    unique_call_ids, Decision, NextStep, Origin, RunState, ServerConversation, REJECTION_MESSAGE,
 };
 use crate::core::wire::{
     call_id, is_function_call, is_tool_output, items::structured_tool_output, output_text,
@@ -403,19 +403,26 @@ impl Run<'_> {
         // (At most `Number.MAX_SAFE_INTEGER`, which a session may check a limit against.)
         let count =
             |n: u64| JsValue::from_f64(n.min(crate::core::session::MAX_SAFE_INTEGER) as f64);
-        let (method, arg, turns) = match self.options.session_window {
-            None => ("getItems", JsValue::UNDEFINED, None),
+        // A window of the newest `n` items is read with the item before it, to tell one that
+        // begins inside a model response (see `from_response_start`): the session's own
+        // `settings.limit` too, where it reads no turns by default.
+        let newest = |n: u64| ("getItems", count(n.saturating_add(1)), None, Some(n));
+        let (method, arg, turns, items_window) = match self.options.session_window {
+            None => match own_limit(session) {
+                Some(n) => newest(n),
+                None => ("getItems", JsValue::UNDEFINED, None, None),
+            },
             // (`Infinity`: every item, whatever window the session's own settings take.)
             Some(Window::Items(Limit::All)) | Some(Window::Turns(Limit::All)) => {
-                ("getItems", count(u64::MAX), None)
+                ("getItems", count(u64::MAX), None, None)
             }
-            Some(Window::Items(Limit::Newest(n))) => ("getItems", count(n), None),
+            Some(Window::Items(Limit::Newest(n))) => newest(n),
             Some(Window::Turns(Limit::Newest(n))) => {
                 if js::has_method(session, "getRecentTurns") {
-                    ("getRecentTurns", count(n), None)
+                    ("getRecentTurns", count(n), None, None)
                 } else {
                     // Every item: the session's own default window could start mid-turn.
-                    ("getItems", count(u64::MAX), Some(n))
+                    ("getItems", count(u64::MAX), Some(n), None)
                 }
             }
         };
@@ -431,7 +438,12 @@ impl Run<'_> {
         }
         let items = js_to_json(&items, "the session's items")
             .map_err(|m| RunError::Usage(RunnerError::new(RunnerErrorCode::InvalidSession, m)))?;
-        let items = items.as_array().cloned().unwrap_or_default();
+        let mut items = items.as_array().cloned().unwrap_or_default();
+        let newest = items_window.and_then(|n| usize::try_from(n).ok());
+        if let Some(cut) = newest.and_then(|n| items.len().checked_sub(n)) {
+            let window = items.split_off(cut);
+            return Ok(from_response_start(items.last(), window));
+        }
         Ok(match turns {
             Some(n) => newest_turns(items, n),
             None => items,
@@ -1568,6 +1580,18 @@ pub(super) fn usage_object(u: &crate::core::wire::Usage) -> JsValue {
 
 /// Whether `session` stores a run's usage given with a history transaction: it says so with
 /// `session[Symbol.for('agent-sessions.transactionUsage')] === true`.
+/// The newest items a session's `getItems()` gives by default: its `settings.limit`, where it has
+/// one and no `settings.turns` (ours, and the wrappers that pass them through).
+fn own_limit(session: &JsValue) -> Option<u64> {
+    // (Settings that are no object, or getters that throw: the session reads as it reads.)
+    let settings = js::get(session, "settings").ok()?;
+    let turns = js::get(&settings, "turns").ok()?;
+    let limit = js::get(&settings, "limit").ok()?.as_f64()?;
+    let whole = limit.fract() == 0.0
+        && (1.0..=crate::core::session::MAX_SAFE_INTEGER as f64).contains(&limit);
+    (whole && turns.is_null_or_undefined()).then_some(limit as u64)
+}
+
 fn takes_usage_in_transactions(session: &JsValue) -> bool {
     let key = js_sys::Symbol::for_("agent-sessions.transactionUsage");
     js_sys::Reflect::get(session, &key).is_ok_and(|v| v.as_bool() == Some(true))

@@ -243,6 +243,42 @@ for (const api of ['chat_completions', 'responses']) {
       assert.match(sent, /after/);
     });
 
+    test('a history window that begins inside a model response leaves that response out', async () => {
+      // The Responses API refuses a call or an answer sent without the reasoning item that led to
+      // it: a window of the newest four items beginning at the call after `rs_1` leaves the call
+      // (and its output) out, whether the limit is the run's or the session's own.
+      const ids = [fresh('window-run'), fresh('window-own')];
+      model.script({ text: 'one' }, { text: 'two' });
+      await inPage(
+        async ({ url, api, ids }) => {
+          const items = [
+            { role: 'user', content: 'old' },
+            { type: 'reasoning', id: 'rs_1', content: [], providerData: { encrypted_content: 'e1' } },
+            { type: 'function_call', id: 'fc_1', callId: 'c1', name: 'f', arguments: '{}', status: 'completed' },
+            { type: 'function_call_result', callId: 'c1', name: 'f', status: 'completed', output: { type: 'text', text: 'r1' } },
+            { type: 'reasoning', id: 'rs_2', content: [], providerData: { encrypted_content: 'e2' } },
+            { type: 'message', id: 'msg_2', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'kept' }] },
+          ];
+          const runner = new lib.Runner({ baseUrl: url, api });
+          const agent = new lib.Agent({ name: 'A', model: 'm' });
+          const byRun = new lib.IndexedDbSession(ids[0]);
+          await byRun.addItems(items);
+          await runner.run(agent, 'next', { session: byRun, sessionSettings: { limit: 4 } });
+          const own = new lib.IndexedDbSession(ids[1], { settings: { limit: 4 } });
+          await own.addItems(items);
+          await runner.run(agent, 'next', { session: own });
+        },
+        { api, ids },
+      );
+      for (const { body } of model.requests) {
+        const sent = JSON.stringify(body.messages ?? body.input);
+        assert.doesNotMatch(sent, /fc_1|c1|r1|old/);
+        assert.match(sent, /kept/);
+        if (api === 'responses') assert.match(sent, /rs_2/);
+      }
+      assert.equal(model.requests.length, 2);
+    });
+
     test('model settings and text go out as JavaScript wrote them', async () => {
       model.script({ text: 'ok "quoted" \\ \u2028 😀' });
       const text = 'say "hi" \\ back\n\ttab \u0001 \u2028 é 😀';

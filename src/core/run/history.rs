@@ -42,11 +42,10 @@ pub fn select_history(items: Vec<Value>, input: &[Value]) -> Vec<Value> {
     let (mut gone, mut run) = (false, false);
     for i in (0..items.len()).rev() {
         let item = &items[i];
-        let role = item.get("role").and_then(Value::as_str);
         if item_type(item) == "reasoning" {
             keep[i] &= !gone;
             run = false;
-        } else if is_call_output(item) || role.is_some_and(|r| r != "assistant") {
+        } else if !of_response(item) {
             (gone, run) = (!keep[i], false);
         } else {
             gone = !keep[i] && (gone || !run);
@@ -58,6 +57,25 @@ pub fn select_history(items: Vec<Value>, input: &[Value]) -> Vec<Value> {
         .into_iter()
         .filter(|_| keep.next().unwrap_or(true))
         .collect()
+}
+
+/// Whether an item is one a model response gives (a reasoning item, a call, an answer), not a
+/// message of another role or a tool's output.
+fn of_response(item: &Value) -> bool {
+    let role = item.get("role").and_then(Value::as_str);
+    !(is_call_output(item) || role.is_some_and(|r| r != "assistant"))
+}
+
+/// A window of the newest items without the items it begins with of a response that began
+/// before it (`before`, the item just before the window, is of the same response): the Responses
+/// API refuses a call or an answer sent without the reasoning item that led to it. Outputs of the
+/// calls left out go in [`select_history`].
+pub fn from_response_start(before: Option<&Value>, mut window: Vec<Value>) -> Vec<Value> {
+    if before.is_some_and(|b| of_response(b) && !crate::core::compaction::is_compaction(b)) {
+        let inside = window.iter().take_while(|i| of_response(i)).count();
+        window.drain(..inside);
+    }
+    window
 }
 
 /// The items of the newest `n` whole turns (a turn starts at a user message), for a session that
@@ -292,6 +310,46 @@ mod tests {
         // Reasoning before an answer stays.
         let items = vec![user("q"), thought("r"), answer("x")];
         assert_eq!(select_history(items.clone(), &[]), items);
+    }
+
+    #[test]
+    fn a_window_begun_inside_a_response_leaves_that_response_out() {
+        let thought = json!({"type": "reasoning", "id": "rs", "summary": []});
+        let window = |before: &Value, items: Vec<Value>| {
+            select_history(from_response_start(Some(before), items), &[])
+        };
+        // The window's call and answer came after a reasoning item it does not hold: the call
+        // goes, its output with it; the next response is whole.
+        assert_eq!(
+            window(
+                &thought,
+                vec![call("a"), out("a"), thought.clone(), answer("x")]
+            ),
+            vec![thought.clone(), answer("x")]
+        );
+        assert_eq!(window(&thought, vec![answer("x")]), Vec::<Value>::new());
+        // Begun at the second of two parallel calls.
+        assert_eq!(
+            window(&call("a"), vec![call("b"), out("a"), out("b"), user("q")]),
+            vec![user("q")]
+        );
+        // A window that begins with a response, a message or an output is whole.
+        let items = vec![thought.clone(), call("a"), out("a"), answer("x")];
+        assert_eq!(window(&user("q"), items.clone()), items);
+        assert_eq!(window(&out("z"), items.clone()), items);
+        let items = vec![user("q"), answer("x")];
+        assert_eq!(window(&answer("w"), items.clone()), items);
+        assert_eq!(window(&thought, vec![out("a"), user("q")]), vec![user("q")]);
+        // Nothing before it, or a compaction summary: whole.
+        assert_eq!(
+            from_response_start(None, vec![answer("x")]),
+            vec![answer("x")]
+        );
+        let summary = json!({"type": "compaction", "encrypted_content": "e"});
+        assert_eq!(
+            from_response_start(Some(&summary), vec![answer("x")]),
+            vec![answer("x")]
+        );
     }
 
     #[test]

@@ -28,7 +28,10 @@ use super::wire::{
     call_id, content_text, is_function_call, is_tool_output, item_type, ModelOutput, Usage,
 };
 
-pub use history::{input_items_from_text, new_turn_items, newest_turns, select_history, Origin};
+pub use history::{
+    from_response_start, input_items_from_text, new_turn_items, newest_turns, select_history,
+    Origin,
+};
 pub use server::ServerConversation;
 
 /// The shape version of a serialised [`RunState`].
