@@ -22,7 +22,7 @@ use crate::core::run::{
 };
 use crate::core::wire::{
     call_id, is_function_call, is_tool_output, items::structured_tool_output, output_text,
-    request_body, ModelRequest, ModelSettings, OutputType, ToolSpec,
+    request_body, Api, ModelRequest, ModelSettings, OutputType, ToolSpec,
 };
 
 use super::js::{
@@ -396,19 +396,28 @@ impl Run<'_> {
         Ok(with_usage)
     }
 
-    /// The history the run sends: the newest turns through `getRecentTurns` where the session has
-    /// it (else selected from every item, `getItems(Number.MAX_SAFE_INTEGER)`), the newest items through `getItems(n)`, or
+    /// The history the run sends before `input`: the newest turns through `getRecentTurns` where
+    /// the session has it (else selected from every item, `getItems(Number.MAX_SAFE_INTEGER)`),
+    /// the newest `n` items through `getItems(n)` (`getItems(n + 1)` on the Responses API), or
     /// what the session's own `getItems()` gives.
-    async fn read_history(&self, session: &JsValue) -> Result<Vec<Value>, RunError> {
+    async fn read_history(
+        &self,
+        session: &JsValue,
+        input: &[Value],
+    ) -> Result<Vec<Value>, RunError> {
         // (At most `Number.MAX_SAFE_INTEGER`, which a session may check a limit against.)
         let count =
             |n: u64| JsValue::from_f64(n.min(crate::core::session::MAX_SAFE_INTEGER) as f64);
-        // A window of the newest `n` items is read with the item before it, to tell one that
-        // begins inside a model response (see `from_response_start`): the session's own
-        // `settings.limit` too, where it reads no turns by default.
-        let newest = |n: u64| ("getItems", count(n.saturating_add(1)), None, Some(n));
+        // On the Responses API, a window of the newest `n` items is read with the item before
+        // it, to tell one that begins inside a model response (see `from_response_start`): the
+        // session's own `settings.limit` too, where it reads no turns by default.
+        let responses = self.client.api == Api::Responses;
+        let newest = |n: u64| match n {
+            0 => ("getItems", count(0), None, None),
+            n => ("getItems", count(n.saturating_add(1)), None, Some(n)),
+        };
         let (method, arg, turns, items_window) = match self.options.session_window {
-            None => match own_limit(session) {
+            None => match own_limit(session).filter(|_| responses) {
                 Some(n) => newest(n),
                 None => ("getItems", JsValue::UNDEFINED, None, None),
             },
@@ -416,7 +425,8 @@ impl Run<'_> {
             Some(Window::Items(Limit::All)) | Some(Window::Turns(Limit::All)) => {
                 ("getItems", count(u64::MAX), None, None)
             }
-            Some(Window::Items(Limit::Newest(n))) => newest(n),
+            Some(Window::Items(Limit::Newest(n))) if responses => newest(n),
+            Some(Window::Items(Limit::Newest(n))) => ("getItems", count(n), None, None),
             Some(Window::Turns(Limit::Newest(n))) => {
                 if js::has_method(session, "getRecentTurns") {
                     ("getRecentTurns", count(n), None, None)
@@ -442,7 +452,7 @@ impl Run<'_> {
         let newest = items_window.and_then(|n| usize::try_from(n).ok());
         if let Some(cut) = newest.and_then(|n| items.len().checked_sub(n)) {
             let window = items.split_off(cut);
-            return Ok(from_response_start(items.last(), window));
+            return Ok(from_response_start(items.last(), window, input));
         }
         Ok(match turns {
             Some(n) => newest_turns(items, n),
@@ -454,7 +464,7 @@ impl Run<'_> {
     async fn start(&self, input: Vec<Value>) -> Result<RunState, RunError> {
         // (A call the new input answers, a run's output sent by hand, stays with it.)
         let history = match &self.options.session {
-            Some(session) => select_history(self.read_history(session).await?, &input),
+            Some(session) => select_history(self.read_history(session, &input).await?, &input),
             None => Vec::new(),
         };
         // Without a session there is no history to combine, and the callback is not called, as
@@ -1578,10 +1588,8 @@ pub(super) fn usage_object(u: &crate::core::wire::Usage) -> JsValue {
     .into()
 }
 
-/// Whether `session` stores a run's usage given with a history transaction: it says so with
-/// `session[Symbol.for('agent-sessions.transactionUsage')] === true`.
 /// The newest items a session's `getItems()` gives by default: its `settings.limit`, where it has
-/// one and no `settings.turns` (ours, and the wrappers that pass them through).
+/// one and no `settings.turns` (ours, and the wrappers of this package that pass them through).
 fn own_limit(session: &JsValue) -> Option<u64> {
     // (Settings that are no object, or getters that throw: the session reads as it reads.)
     let settings = js::get(session, "settings").ok()?;
@@ -1592,6 +1600,8 @@ fn own_limit(session: &JsValue) -> Option<u64> {
     (whole && turns.is_null_or_undefined()).then_some(limit as u64)
 }
 
+/// Whether `session` stores a run's usage given with a history transaction: it says so with
+/// `session[Symbol.for('agent-sessions.transactionUsage')] === true`.
 fn takes_usage_in_transactions(session: &JsValue) -> bool {
     let key = js_sys::Symbol::for_("agent-sessions.transactionUsage");
     js_sys::Reflect::get(session, &key).is_ok_and(|v| v.as_bool() == Some(true))

@@ -243,12 +243,13 @@ for (const api of ['chat_completions', 'responses']) {
       assert.match(sent, /after/);
     });
 
-    test('a history window that begins inside a model response leaves that response out', async () => {
+    test('a history window that begins inside a model response leaves that response out on the Responses API', async () => {
       // The Responses API refuses a call or an answer sent without the reasoning item that led to
       // it: a window of the newest four items beginning at the call after `rs_1` leaves the call
-      // (and its output) out, whether the limit is the run's or the session's own.
-      const ids = [fresh('window-run'), fresh('window-own')];
-      model.script({ text: 'one' }, { text: 'two' });
+      // (and its output) out, whether the limit is the run's or the session's own (also through a
+      // CompactionSession). Chat Completions, which is sent no reasoning items, gets it whole.
+      const ids = [fresh('window-run'), fresh('window-own'), fresh('window-compacting'), fresh('window-answered')];
+      model.script({ text: 'one' }, { text: 'two' }, { text: 'three' }, { text: 'four' });
       await inPage(
         async ({ url, api, ids }) => {
           const items = [
@@ -267,16 +268,39 @@ for (const api of ['chat_completions', 'responses']) {
           const own = new lib.IndexedDbSession(ids[1], { settings: { limit: 4 } });
           await own.addItems(items);
           await runner.run(agent, 'next', { session: own });
+          const inner = new lib.IndexedDbSession(ids[2], { settings: { limit: 4 } });
+          await inner.addItems(items);
+          const compacting = new lib.CompactionSession(inner, { runner, model: 'm', shouldCompact: () => false });
+          await runner.run(agent, 'next', { session: compacting });
+          // A call the new input answers (its output sent by hand) is sent with it.
+          const answered = new lib.IndexedDbSession(ids[3]);
+          await answered.addItems([
+            { role: 'user', content: 'old' },
+            { type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Let me check.' }] },
+            { type: 'function_call', id: 'fc_9', callId: 'c9', name: 'f', arguments: '{}', status: 'completed' },
+          ]);
+          const output = { type: 'function_call_result', callId: 'c9', name: 'f', status: 'completed', output: { type: 'text', text: 'r9' } };
+          await runner.run(agent, [output], { session: answered, sessionSettings: { limit: 1 } });
         },
         { api, ids },
       );
-      for (const { body } of model.requests) {
+      assert.equal(model.requests.length, 4);
+      for (const { body } of model.requests.slice(0, 3)) {
         const sent = JSON.stringify(body.messages ?? body.input);
-        assert.doesNotMatch(sent, /fc_1|c1|r1|old/);
+        assert.doesNotMatch(sent, /old/);
         assert.match(sent, /kept/);
-        if (api === 'responses') assert.match(sent, /rs_2/);
+        if (api === 'responses') {
+          assert.doesNotMatch(sent, /fc_1|c1|r1/);
+          assert.match(sent, /rs_2/);
+        } else {
+          assert.match(sent, /c1/);
+          assert.match(sent, /r1/);
+        }
       }
-      assert.equal(model.requests.length, 2);
+      const last = JSON.stringify(model.requests[3].body.messages ?? model.requests[3].body.input);
+      assert.match(last, /c9/);
+      assert.match(last, /r9/);
+      assert.doesNotMatch(last, /Let me check/);
     });
 
     test('model settings and text go out as JavaScript wrote them', async () => {

@@ -66,13 +66,46 @@ fn of_response(item: &Value) -> bool {
     !(is_call_output(item) || role.is_some_and(|r| r != "assistant"))
 }
 
+/// Whether an item is one a model gives in its response, other than a reasoning item: an
+/// assistant message, a call (a function's, a hosted tool's: `*_call`, the SDK's
+/// `hosted_tool_call` but an MCP approval's response, which the app gives), an MCP tool listing
+/// or approval request.
+fn model_output(item: &Value) -> bool {
+    let kind = item_type(item);
+    match kind {
+        "mcp_list_tools" | "mcp_approval_request" => true,
+        "hosted_tool_call" => {
+            item.get("name").and_then(Value::as_str) != Some("mcp_approval_response")
+        }
+        _ => {
+            kind.ends_with("_call") || item.get("role").and_then(Value::as_str) == Some("assistant")
+        }
+    }
+}
+
 /// A window of the newest items without the items it begins with of a response that began
-/// before it (`before`, the item just before the window, is of the same response): the Responses
-/// API refuses a call or an answer sent without the reasoning item that led to it. Outputs of the
-/// calls left out go in [`select_history`].
-pub fn from_response_start(before: Option<&Value>, mut window: Vec<Value>) -> Vec<Value> {
-    if before.is_some_and(|b| of_response(b) && !crate::core::compaction::is_compaction(b)) {
-        let inside = window.iter().take_while(|i| of_response(i)).count();
+/// before it (`before`, the item just before the window, is of that response: a reasoning item
+/// or a model's output), up to the next reasoning item: the Responses API refuses a call or an
+/// answer sent without the reasoning item that led to it. A call an output of `input` answers
+/// stays, with what follows it (it is sent with that output). Outputs of the calls left out go
+/// in [`select_history`].
+pub fn from_response_start(
+    before: Option<&Value>,
+    mut window: Vec<Value>,
+    input: &[Value],
+) -> Vec<Value> {
+    if before.is_some_and(|b| item_type(b) == "reasoning" || model_output(b)) {
+        let answered = |item: &Value| {
+            call_id(item).is_some_and(|id| {
+                input
+                    .iter()
+                    .any(|o| is_call_output(o) && call_id(o) == Some(id))
+            })
+        };
+        let inside = window
+            .iter()
+            .take_while(|i| model_output(i) && !answered(i))
+            .count();
         window.drain(..inside);
     }
     window
@@ -316,7 +349,7 @@ mod tests {
     fn a_window_begun_inside_a_response_leaves_that_response_out() {
         let thought = json!({"type": "reasoning", "id": "rs", "summary": []});
         let window = |before: &Value, items: Vec<Value>| {
-            select_history(from_response_start(Some(before), items), &[])
+            select_history(from_response_start(Some(before), items, &[]), &[])
         };
         // The window's call and answer came after a reasoning item it does not hold: the call
         // goes, its output with it; the next response is whole.
@@ -340,16 +373,49 @@ mod tests {
         let items = vec![user("q"), answer("x")];
         assert_eq!(window(&answer("w"), items.clone()), items);
         assert_eq!(window(&thought, vec![out("a"), user("q")]), vec![user("q")]);
-        // Nothing before it, or a compaction summary: whole.
+        // Up to the next reasoning item: what follows it is whole (hosted calls, an answer).
+        let search = json!({"type": "web_search_call", "id": "ws", "status": "completed"});
         assert_eq!(
-            from_response_start(None, vec![answer("x")]),
+            window(&thought, vec![search.clone(), thought.clone(), answer("x")]),
+            vec![thought.clone(), answer("x")]
+        );
+        // Items the app gives are no model's: an MCP approval's response, a custom tool's
+        // output, an item of no kind known.
+        let approval =
+            json!({"type": "hosted_tool_call", "name": "mcp_approval_response", "id": "a"});
+        let custom_out = json!({"type": "custom_tool_call_output", "call_id": "x", "output": "o"});
+        let unknown = json!({"type": "item_reference", "id": "r"});
+        for item in [approval, custom_out, unknown] {
+            let items = vec![item, thought.clone(), answer("x")];
+            assert_eq!(
+                from_response_start(Some(&thought), items.clone(), &[]),
+                items
+            );
+        }
+        // A call the run's new input answers stays, with what follows it.
+        let mcp = json!({"type": "mcp_approval_request", "id": "m"});
+        assert_eq!(
+            from_response_start(
+                Some(&answer("w")),
+                vec![mcp, call("a"), call("b")],
+                &[out("a")]
+            ),
+            vec![call("a"), call("b")]
+        );
+        // Nothing before it, or a compaction: whole.
+        assert_eq!(
+            from_response_start(None, vec![answer("x")], &[]),
             vec![answer("x")]
         );
-        let summary = json!({"type": "compaction", "encrypted_content": "e"});
-        assert_eq!(
-            from_response_start(Some(&summary), vec![answer("x")]),
-            vec![answer("x")]
-        );
+        for summary in [
+            json!({"type": "compaction", "encrypted_content": "e"}),
+            crate::core::compaction::summary_item("s"),
+        ] {
+            assert_eq!(
+                from_response_start(Some(&summary), vec![answer("x")], &[]),
+                vec![answer("x")]
+            );
+        }
     }
 
     #[test]
