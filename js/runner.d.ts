@@ -43,7 +43,7 @@ export type {
   CompactionSessionSettings,
   CompactionResult,
 } from './agent_sessions_runner.js';
-import type { Item, SessionMethods } from './agent_sessions.js';
+import type { Item, SessionMethods, SessionSettings } from './agent_sessions.js';
 export * from './index.js';
 
 declare module './agent_sessions_runner.js' {
@@ -78,6 +78,9 @@ declare module './agent_sessions_runner.js' {
     > {
     /** The branch the wrapped session is on (`undefined` where it has no branches). */
     readonly currentBranch: string | undefined;
+    /** The wrapped session's settings, where it has them: the window `getItems()` takes by
+     * default. */
+    readonly settings: Readonly<SessionSettings> | undefined;
   }
 }
 

@@ -520,6 +520,29 @@ function locked(options, begin) {
   });
 }
 
+/** Calls `work` holding the run lock of `session` (see `locked`), where a run would take one:
+ * once no run is under way on it. Where the browser refuses the lock, `work` goes ahead. */
+function afterRuns(session, work) {
+  const locks = globalThis.navigator?.locks;
+  let name;
+  try {
+    if (locks && typeof session.dbName === 'string' && typeof session.sessionId === 'string') name = sessionLockName(session.dbName, session.sessionId);
+  } catch {
+    // (Getters that throw: no run could lock it either.)
+  }
+  if (!name) return work();
+  let granted = false;
+  return locks
+    .request(name, () => {
+      granted = true;
+      return work();
+    })
+    .catch((e) => {
+      if (granted) throw e;
+      return work();
+    });
+}
+
 // The lifecycle events `runner.on` takes: the SDK's names, and the short ones.
 const EVENT_NAMES = {
   agent_start: 'agent_start',
@@ -859,6 +882,8 @@ class CompactionSession {
   #tail = Promise.resolve();
   /** The compaction under way over a guarded session (the next waits for it). */
   #compacting = Promise.resolve();
+  /** Whether `close()` was called through this object. */
+  #closed = false;
 
   constructor(inner, options) {
     const runner = compactionRunner(options);
@@ -885,6 +910,7 @@ class CompactionSession {
         Object.defineProperty(this, name, {
           value: (...args) => {
             const copied = copiedArguments(args);
+            if (name === 'close') this.#closed = true;
             return this.#serial(() => method.apply(inner, copied));
           },
         });
@@ -933,6 +959,12 @@ class CompactionSession {
     return this.#inner.currentBranch;
   }
 
+  /** The wrapped session's settings, where it has them: the window its `getItems()` takes by
+   * default (a run reads the history so). */
+  get settings() {
+    return this.#inner.settings;
+  }
+
   // A call waits for the calls before it: the items and options of a write are copied at the
   // call (`addItems`, the methods passed through), so that what the caller changes afterwards is
   // not what is stored.
@@ -968,12 +1000,24 @@ class CompactionSession {
     // Over a guarded session it reads after the calls made before it (else it would take their
     // writes for a write in between and be refused), and holds up none made after it; and after
     // the compaction before it (two at once would each pay for a summary, and one be refused).
+    // It waits for a run of this package's runner on the session (in any tab) to end: a run
+    // resumed after an approval has saved its call's output and waits for the model, a history
+    // that looks finished, and its answer's save would be refused once the history was replaced.
+    // Closed after it was asked (a page leaving the chat while the work after a turn went on):
+    // nothing to do, as where the close came while it wrote (one called before is refused).
+    const closed = this.#closed;
+    const compact = () =>
+      this.#engine.run(this.#inner, args).catch((e) => {
+        if (e?.code === 'CLOSED' && !closed) return null;
+        throw e;
+      });
     if (this.#guarded) {
-      const run = Promise.all([this.#tail, this.#compacting]).then(() => this.#engine.run(this.#inner, args));
+      const run = Promise.all([this.#tail, this.#compacting]).then(() => afterRuns(this, compact));
       this.#compacting = run.catch(() => {});
       return run;
     }
-    return this.#serial(() => this.#engine.run(this.#inner, args));
+    // (The lock first: a run holding it makes calls that would wait behind the compaction.)
+    return afterRuns(this, () => this.#serial(compact));
   }
 
   getArchivedItems(options) {

@@ -411,6 +411,56 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
     assert.equal(r.history.at(-1).type, 'compaction');
   });
 
+  test('a compaction asked while a run resumed after its approval waits for the model waits for that run: its answer is saved, then compacted', async () => {
+    // The history then ends with the approved call's output, as a finished one would: compacted
+    // at that moment, the run's save of its answer would be refused.
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const email = { name: 'send_email', parameters: { type: 'object', properties: {} }, needsApproval: true, execute: async () => 'sent' };
+        const agent = new lib.Agent({ name: 'Mailer', model: 'm', tools: [email] });
+        const reply = (output) => new Response(JSON.stringify({ id: 'r', status: 'completed', output }), { headers: { 'content-type': 'application/json' } });
+        const call = [{ type: 'function_call', id: 'fc_1', call_id: 'call_mail', name: 'send_email', arguments: '{}', status: 'completed' }];
+        const answer = [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Sent.' }] }];
+        let asked;
+        let answerNow;
+        const waiting = new Promise((ok) => (asked = ok));
+        const answered = new Promise((ok) => (answerNow = ok));
+        const answers = [
+          () => reply(call),
+          async () => {
+            asked();
+            await answered;
+            return reply(answer);
+          },
+        ];
+        const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1', api: 'responses', fetch: async () => answers.shift()() });
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems(history);
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, api: 'responses' }), model: 'gpt-x', strategy: 'responses', shouldCompact: () => false });
+        const paused = await runner.run(agent, 'Email Ada', { session });
+        const state = paused.state;
+        for (const item of state.getInterruptions()) state.approve(item);
+        const resumed = runner.run(agent, state, { session }).then((done) => done.finalOutput, (e) => `${e.name} ${e.code}`);
+        await waiting;
+        let settled = false;
+        const compaction = session.runCompaction({ force: true }).then(
+          (done) => ((settled = true), done !== null),
+          (e) => ((settled = true), `${e.name} ${e.code}`),
+        );
+        await new Promise((ok) => setTimeout(ok, 100));
+        const early = settled;
+        answerNow();
+        return { finalOutput: await resumed, early, compacted: await compaction, history: await inner.getItems() };
+      },
+      { id: fresh('resumed'), history: HISTORY },
+    );
+    assert.equal(r.finalOutput, 'Sent.');
+    assert.equal(r.early, false, 'the compaction waited for the run');
+    assert.equal(r.compacted, true);
+    assert.equal(r.history.at(-1).type, 'compaction');
+    assert.match(model.requests.at(-1).raw, /Sent\./, 'the answer was compacted with the rest');
+  });
+
   test('a session whose replaceHistoryWithCompaction appends is given a summary by a clear and an add, as the SDK does, also one that keeps a server compaction item from before; the SDK’s Conversations session is refused', async () => {
     model.script({ text: 'a summary' }, { text: 'a second summary' });
     const r = await inPage(
@@ -607,6 +657,25 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
     );
     assert.equal(r.done, null);
     assert.equal(r.items, HISTORY.length, 'the history as it was');
+  });
+
+  test('a compaction asked just before a close() of its CompactionSession resolves null; one asked after is refused (CLOSED)', async () => {
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems(history);
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm', keepTurns: 1 });
+        const outcome = (p) => p.then((done) => done, (e) => `${e.name} ${e.code}`);
+        const compaction = outcome(session.runCompaction({ force: true }));
+        await session.close();
+        return { done: await compaction, after: await outcome(session.runCompaction({ force: true })), items: (await new lib.IndexedDbSession(id).getItems()).length };
+      },
+      { id: fresh('closing'), history: HISTORY },
+    );
+    assert.equal(r.done, null);
+    assert.equal(r.after, 'SessionError CLOSED');
+    assert.equal(r.items, HISTORY.length, 'the history as it was');
+    assert.equal(model.requests.length, 0);
   });
 
   test('two compactions asked at once run one after the other: the second finds nothing to replace, and makes no request', async () => {
