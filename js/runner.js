@@ -503,44 +503,64 @@ function locked(options, begin) {
   }
   const locks = globalThis.navigator?.locks;
   let name;
+  let mark;
   try {
     // (A session whose getters throw, or a revoked Proxy: the run itself rejects, saying so.)
-    const named = session && typeof session === 'object' && typeof session.dbName === 'string' && typeof session.sessionId === 'string';
-    if (!locks || !named || mode === false || (mode !== true && mode !== 'wait' && mode !== 'fail')) return start();
-    name = sessionLockName(session.dbName, session.sessionId);
+    mark = locks && runMark(session);
+    if (!mark) return start();
+    if (mode === true || mode === 'wait' || mode === 'fail') name = sessionLockName(session.dbName, session.sessionId);
   } catch {
     return start();
   }
+  // Every run also holds its session's run mark, shared, whatever its `lock` (where the browser
+  // refuses it, the run goes on without).
+  const marked = () => {
+    let granted = false;
+    try {
+      return locks
+        .request(mark, { mode: 'shared' }, () => {
+          granted = true;
+          return start();
+        })
+        .catch((e) => {
+          if (granted) throw e;
+          return start();
+        });
+    } catch {
+      return start();
+    }
+  };
+  if (!name) return marked();
   const how = mode === 'fail' ? { ifAvailable: true } : signal && typeof signal === 'object' && 'aborted' in signal ? { signal } : {};
   // The run's outcome reaches the caller once the lock is released, so that a run the caller
   // starts as soon as it hears of it (with `lock: 'fail'`) finds the session free.
   return locks.request(name, how, (lock) => {
     if (!lock) throw sessionBusy(session.sessionId);
-    return start();
+    return marked();
   });
 }
 
-/** Calls `work` holding the run lock of `session` (see `locked`), where a run would take one:
- * once no run is under way on it. Where the browser refuses the lock, `work` goes ahead. */
-function afterRuns(session, work) {
+/** The name of the Web Lock every run of this runner on a session stored in IndexedDB (one with
+ * a `dbName` and a `sessionId`) holds, shared, whatever its `lock` option; `undefined` for any
+ * other session. */
+function runMark(session) {
+  const named = session && typeof session === 'object' && typeof session.dbName === 'string' && typeof session.sessionId === 'string';
+  return named ? `agent-sessions-run:${JSON.stringify([session.dbName, session.sessionId])}` : undefined;
+}
+
+/** A promise that resolves once no run of this runner is under way on `session`, in any tab (its
+ * run mark is free: taken and let go at once, so runs asked for meanwhile wait no longer);
+ * `null` where there is no mark to wait for. Unlike the session's lock, which an app may hold
+ * around a run of the SDK (whose `run()` awaits a compaction), only runs hold it. */
+function runsEnded(session) {
   const locks = globalThis.navigator?.locks;
-  let name;
+  let mark;
   try {
-    if (locks && typeof session.dbName === 'string' && typeof session.sessionId === 'string') name = sessionLockName(session.dbName, session.sessionId);
+    mark = locks && runMark(session);
   } catch {
-    // (Getters that throw: no run could lock it either.)
+    // (Getters that throw: no run could be marked either.)
   }
-  if (!name) return work();
-  let granted = false;
-  return locks
-    .request(name, () => {
-      granted = true;
-      return work();
-    })
-    .catch((e) => {
-      if (granted) throw e;
-      return work();
-    });
+  return mark ? locks.request(mark, () => {}).catch(() => {}) : null;
 }
 
 // The lifecycle events `runner.on` takes: the SDK's names, and the short ones.
@@ -1000,24 +1020,25 @@ class CompactionSession {
     // Over a guarded session it reads after the calls made before it (else it would take their
     // writes for a write in between and be refused), and holds up none made after it; and after
     // the compaction before it (two at once would each pay for a summary, and one be refused).
-    // It waits for a run of this package's runner on the session (in any tab) to end: a run
-    // resumed after an approval has saved its call's output and waits for the model, a history
-    // that looks finished, and its answer's save would be refused once the history was replaced.
-    // Closed after it was asked (a page leaving the chat while the work after a turn went on):
-    // nothing to do, as where the close came while it wrote (one called before is refused).
+    // It waits for the runs of this package's runner under way on the session (in any tab) to
+    // end: a run resumed after an approval has saved its call's output and waits for the model,
+    // a history that looks finished, and its answer's save would be refused once the history
+    // was replaced.
+    // Closed through this object after it was asked (a page leaving the chat while the work
+    // after a turn went on): nothing to do, as where the close came while it wrote.
     const closed = this.#closed;
     const compact = () =>
       this.#engine.run(this.#inner, args).catch((e) => {
-        if (e?.code === 'CLOSED' && !closed) return null;
+        if (e?.code === 'CLOSED' && !closed && this.#closed) return null;
         throw e;
       });
     if (this.#guarded) {
-      const run = Promise.all([this.#tail, this.#compacting]).then(() => afterRuns(this, compact));
+      const run = Promise.all([this.#tail, this.#compacting]).then(() => runsEnded(this)).then(compact);
       this.#compacting = run.catch(() => {});
       return run;
     }
-    // (The lock first: a run holding it makes calls that would wait behind the compaction.)
-    return afterRuns(this, () => this.#serial(compact));
+    // (The runs first: a run makes calls that would wait behind the compaction.)
+    return runsEnded(this)?.then(() => this.#serial(compact)) ?? this.#serial(compact);
   }
 
   getArchivedItems(options) {

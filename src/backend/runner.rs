@@ -1823,6 +1823,12 @@ pub async fn run(
              or what it goes on with is saved nowhere (nothing was sent or run)",
         ))));
     }
+    // Stopped before anything was saved (while the history was read, the guardrails ran): the
+    // run saves nothing, as one stopped while it waited for the session's lock, and the app
+    // that gives the question back to its user is right to.
+    if let (Some(reason), true) = (aborted(r.options.signal.as_ref()), fresh) {
+        return Err(RunFailure::before_start(RunError::Aborted(reason)));
+    }
     // The user's input is kept even when the model call fails (as the SDK's streamed runs keep
     // it; its whole runs save nothing then): a question typed is never lost.
     if let Err(error) = r.save(&mut state, true).await {

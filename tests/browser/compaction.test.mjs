@@ -436,7 +436,10 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
         const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1', api: 'responses', fetch: async () => answers.shift()() });
         const inner = new lib.IndexedDbSession(id);
         await inner.addItems(history);
-        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, api: 'responses' }), model: 'gpt-x', strategy: 'responses', shouldCompact: () => false });
+        // The compaction's requests, counted as they start.
+        let compactions = 0;
+        const counted = (...args) => (compactions++, fetch(...args));
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, api: 'responses', fetch: counted }), model: 'gpt-x', strategy: 'responses', shouldCompact: () => false });
         const paused = await runner.run(agent, 'Email Ada', { session });
         const state = paused.state;
         for (const item of state.getInterruptions()) state.approve(item);
@@ -448,17 +451,35 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
           (e) => ((settled = true), `${e.name} ${e.code}`),
         );
         await new Promise((ok) => setTimeout(ok, 100));
-        const early = settled;
+        const early = settled || compactions > 0;
         answerNow();
         return { finalOutput: await resumed, early, compacted: await compaction, history: await inner.getItems() };
       },
       { id: fresh('resumed'), history: HISTORY },
     );
     assert.equal(r.finalOutput, 'Sent.');
-    assert.equal(r.early, false, 'the compaction waited for the run');
+    assert.equal(r.early, false, 'the compaction waited for the run: no request before its answer');
     assert.equal(r.compacted, true);
     assert.equal(r.history.at(-1).type, 'compaction');
     assert.match(model.requests.at(-1).raw, /Sent\./, 'the answer was compacted with the rest');
+  });
+
+  test('a compaction asked where the app holds the session’s lock around a run of the SDK (whose run() awaits it) does not wait for that lock', async () => {
+    const r = await inPage(
+      async ({ url, id, history }) => {
+        const inner = new lib.IndexedDbSession(id);
+        await inner.addItems(history);
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url, api: 'responses' }), model: 'gpt-x', strategy: 'responses' });
+        const name = lib.sessionLockName(session.dbName, session.sessionId);
+        const done = navigator.locks.request(name, () => session.runCompaction({ force: true }));
+        const late = new Promise((ok) => setTimeout(() => ok('still waiting after 5 s'), 5000));
+        const outcome = await Promise.race([done.then((c) => c !== null), late]);
+        return { outcome, last: (await inner.getItems()).at(-1).type };
+      },
+      { id: fresh('sdk-lock'), history: HISTORY },
+    );
+    assert.equal(r.outcome, true);
+    assert.equal(r.last, 'compaction');
   });
 
   test('a session whose replaceHistoryWithCompaction appends is given a summary by a clear and an add, as the SDK does, also one that keeps a server compaction item from before; the SDK’s Conversations session is refused', async () => {
