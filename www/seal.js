@@ -61,19 +61,22 @@ async function close(session) {
 }
 
 /** Finds the lock of `user`, whose record this browser lost (it is in localStorage, which can be
- * cleared apart from the chats), in their newest chat, which carries it (sealed, unlocked since,
- * or restored from a backup): recorded again (to be checked and finished at the next unlock), so
- * the chats ask for the passphrase instead of showing ciphertext and taking new messages in
- * clear. Its record only is read, not its history (as the chat list reads none). */
+ * cleared apart from the chats), in the newest of their chats that carries it (sealed, unlocked
+ * since, or restored from a backup; one begun since the last unlock does not yet): recorded
+ * again (to be checked and finished at the next unlock), so the chats ask for the passphrase
+ * instead of showing ciphertext and taking new messages in clear. Only chats without a title
+ * are looked at (a locked user's have none: the library cannot title an encrypted chat), and
+ * their records only, not their histories (as the chat list reads none). */
 export async function recoverLock(user) {
-  const [newest] = await listSessions({ dbName: DB_NAME, userId: user });
-  if (!newest) return;
-  const session = new IndexedDbSession(newest.sessionId, { userId: user, dbName: DB_NAME });
-  try {
-    const lock = lockOfState((await session.getInfo()).state);
-    if (lock) saveLock(user, lock);
-  } finally {
-    session.free();
+  const untitled = (await listSessions({ dbName: DB_NAME, userId: user })).filter((c) => c.title == null);
+  for (const chat of untitled) {
+    const session = new IndexedDbSession(chat.sessionId, { userId: user, dbName: DB_NAME });
+    try {
+      const lock = lockOfState((await session.getInfo()).state);
+      if (lock) return saveLock(user, lock);
+    } finally {
+      session.free();
+    }
   }
 }
 

@@ -113,7 +113,7 @@ const megabytes = (bytes) => `${(bytes / 1048576).toFixed(1)} MB`;
 /** What to do about the storage errors a user can act on. */
 const STORAGE_ADVICE = {
   STORAGE_FULL: (e) =>
-    `The browser’s storage for this site is full${typeof e.usage === 'number' && typeof e.quota === 'number' ? ` (${megabytes(e.usage)} of ${megabytes(e.quota)} used)` : ''}: nothing of this was saved. Back up and delete old chats to make room.`,
+    `The browser’s storage for this site is full${typeof e.usage === 'number' && typeof e.quota === 'number' ? ` (${megabytes(e.usage)} of ${megabytes(e.quota)} used)` : ''}: what failed was not saved. Back up and delete old chats to make room.`,
   DB_VERSION: () => 'Another tab runs a newer version of this page, which upgraded the chats’ storage: reload this page to go on.',
   DB_BLOCKED: () => 'Another tab of this site runs an older version of this page and keeps the chats’ storage from being upgraded: close it, then try again.',
 };
