@@ -339,6 +339,9 @@ export async function importSessions(source, options, { written = () => {}, arou
   if (!['skip', 'replace', 'rename'].includes(onConflict)) {
     throw sessionError('INVALID_OPTIONS', `importSessions: options.onConflict must be 'skip', 'replace' or 'rename', got ${typeof onConflict === 'string' ? JSON.stringify(onConflict) : typeof onConflict}`);
   }
+  if (onProgress != null && typeof onProgress !== 'function') {
+    throw sessionError('INVALID_OPTIONS', `importSessions: options.onProgress must be a function, got ${typeof onProgress === 'string' ? JSON.stringify(onProgress) : typeof onProgress}`);
+  }
   // The ids this import wrote: a later session of the same backup never skips, replaces or is
   // renamed onto one of them. Kept by the id they would be a rename of (`chat` for `chat-3`),
   // so that each session hands the module only the few that concern it, not every id so far.

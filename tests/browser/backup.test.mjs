@@ -261,6 +261,8 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
       empty: await refused(''),
       options: await refused('', { onConflict: 'merge' }),
       bigint: await refused('', { onConflict: 10n }),
+      // (As a search's: an import with no progress reports for the page that asked for them.)
+      progress: await refused('{"format":"agent-sessions-backup","version":1,"sessions":0}\n', { onProgress: 'report' }),
       cut: { imported: report.imported, failed: report.failed.map((e) => e.message) },
       stored: (await lib.listSessions({ dbName: 'cut-to' })).map((s) => s.sessionId),
     };
@@ -271,6 +273,7 @@ test('a backup that is not one is refused whole; a cut-short one loses only its 
   }
   assert.match(r.newer.message, /newer/);
   assert.equal(r.options.code, 'INVALID_OPTIONS');
+  assert.deepEqual([r.progress?.code, r.progress?.message], ['INVALID_OPTIONS', 'importSessions: options.onProgress must be a function, got "report"']);
   assert.deepEqual([r.bigint?.name, r.bigint?.code], ['SessionError', 'INVALID_OPTIONS'], 'an onConflict JSON cannot write is named by its type');
   assert.deepEqual(r.cut.imported, ['x']);
   assert.equal(r.cut.failed.length, 1);
