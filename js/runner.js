@@ -512,13 +512,15 @@ function locked(options, begin) {
   } catch {
     return start();
   }
-  // Every run also holds its session's run mark, shared, whatever its `lock` (where the browser
-  // refuses it, the run goes on without).
+  // Every run also holds a mark of its own on its session, whatever its `lock`: a lock of a name
+  // no other holds or asks for but a compaction waiting for it to end (see `runsEnded`), so it
+  // is granted at once and never waits behind one (where the browser refuses it, the run goes
+  // on without).
   const marked = () => {
     let granted = false;
     try {
       return locks
-        .request(mark, { mode: 'shared' }, () => {
+        .request(`${mark}${++marks}.${Math.random().toString(36).slice(2)}`, () => {
           granted = true;
           return start();
         })
@@ -540,27 +542,34 @@ function locked(options, begin) {
   });
 }
 
-/** The name of the Web Lock every run of this runner on a session stored in IndexedDB (one with
- * a `dbName` and a `sessionId`) holds, shared, whatever its `lock` option; `undefined` for any
- * other session. */
+/** How many runs this page marked (with a random part: one name per run in any tab). */
+let marks = 0;
+
+/** The beginning of the name of the Web Lock every run of this runner on a session stored in
+ * IndexedDB (one with a `dbName` and a `sessionId`) holds, whatever its `lock` option (each run
+ * its own, named by this and a part of its own); `undefined` for any other session. */
 function runMark(session) {
   const named = session && typeof session === 'object' && typeof session.dbName === 'string' && typeof session.sessionId === 'string';
-  return named ? `agent-sessions-run:${JSON.stringify([session.dbName, session.sessionId])}` : undefined;
+  return named ? `agent-sessions-run:${JSON.stringify([session.dbName, session.sessionId])}#` : undefined;
 }
 
-/** A promise that resolves once no run of this runner is under way on `session`, in any tab (its
- * run mark is free: taken and let go at once, so runs asked for meanwhile wait no longer);
- * `null` where there is no mark to wait for. Unlike the session's lock, which an app may hold
- * around a run of the SDK (whose `run()` awaits a compaction), only runs hold it. */
+/** A promise that resolves once the runs of this runner under way on `session` (in any tab) have
+ * ended: each run's mark is asked for in turn (no run asks for another's, so none waits behind
+ * this); `null` where there is no mark to wait for. Unlike the session's lock, which an app may
+ * hold around a run of the SDK (whose `run()` awaits a compaction), only runs hold them. */
 function runsEnded(session) {
   const locks = globalThis.navigator?.locks;
   let mark;
   try {
-    mark = locks && runMark(session);
+    mark = typeof locks?.query === 'function' && runMark(session);
   } catch {
     // (Getters that throw: no run could be marked either.)
   }
-  return mark ? locks.request(mark, () => {}).catch(() => {}) : null;
+  if (!mark) return null;
+  return (async () => {
+    const { held = [] } = await locks.query();
+    for (const { name } of held) if (name?.startsWith(mark)) await locks.request(name, () => {});
+  })().catch(() => {});
 }
 
 // The lifecycle events `runner.on` takes: the SDK's names, and the short ones.

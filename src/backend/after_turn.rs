@@ -15,6 +15,7 @@ use js_sys::{Array, Promise};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
+use crate::core::compaction::summarised_turns;
 use crate::core::run::history::{newest_turns, without_newest_turns};
 use crate::core::run::metadata::{
     clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
@@ -223,7 +224,10 @@ impl AfterTurn {
             }
         }
         if let Some(every) = self.metadata.summary_every {
-            if summary_due(Some(every), turn_count) {
+            // (The turns a compaction replaced count: a summary every few turns keeps its pace
+            // over a history compacted every few turns, whose count starts again each time.)
+            let replaced = self.turns_replaced(session).await;
+            if summary_due(Some(every), turn_count.saturating_add(replaced)) {
                 let previous = js::get(&info, "summary").ok().and_then(|s| s.as_string());
                 // The turns written after this one counted again: more may have been while the
                 // title was made (taken for this turn, the newest would be summarised twice and
@@ -256,6 +260,23 @@ impl AfterTurn {
             }
         }
         Ok(())
+    }
+
+    /// The turns earlier compactions replaced, which the summary at the head of the history
+    /// stands for, where the session compacts (a `CompactionSession`); 0 elsewhere, or where it
+    /// cannot be read.
+    async fn turns_replaced(&self, session: &JsValue) -> u64 {
+        if !js::has_method(session, "runCompaction") {
+            return 0;
+        }
+        let every = JsValue::from_f64(MAX_SAFE_INTEGER as f64);
+        let Ok(items) = call_session(session, "getItems", &[every]).await else {
+            return 0;
+        };
+        js::element(&items, 0)
+            .ok()
+            .and_then(|head| js_to_json(&head, "the session's first item").ok())
+            .map_or(0, |head| summarised_turns(&head))
     }
 
     /// The `n` turns to summarise, up to this run's (the session's newest but `later`): from the

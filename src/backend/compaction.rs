@@ -15,7 +15,8 @@ use wasm_bindgen::JsValue;
 
 use crate::core::compaction::{
     awaits_answer, candidates, compacted_items, is_server_compaction, replaced, should_compact,
-    stored_originals, summary_input, summary_item, Strategy, SUMMARY_INSTRUCTIONS,
+    stored_originals, summary_input, summary_item, turns_of_replaced, Strategy,
+    SUMMARY_INSTRUCTIONS,
 };
 use crate::core::error::{ErrorFamily, RunnerError, RunnerErrorCode, SessionErrorCode};
 use crate::core::wire::items::to_responses_item;
@@ -122,7 +123,10 @@ impl Compactor {
                     .and_then(|i| stored_items.get(i).cloned())
                     .into_iter()
                     .collect();
-                compacted.push(json_to_js(&summary_item(&summary)));
+                compacted.push(json_to_js(&summary_item(
+                    &summary,
+                    turns_of_replaced(older),
+                )));
                 compacted.extend(stored_items.iter().skip(older.len()).cloned());
                 (compacted, usage)
             }

@@ -1806,9 +1806,12 @@ pub async fn run(
                 Err(error @ RunError::Tripwire { .. }) => {
                     return Err(RunFailure::before_start(error))
                 }
-                // Not resumable: a resumed run would not check its input again.
+                // Not resumable: a resumed run would not check its input again. (Stopped
+                // meanwhile: nothing is saved, as below.)
                 Err(error) => {
-                    let _ = r.save(&mut state, true).await;
+                    if aborted(r.options.signal.as_ref()).is_none() {
+                        let _ = r.save(&mut state, true).await;
+                    }
                     return Err(RunFailure::before_start(error));
                 }
             }

@@ -231,14 +231,34 @@ pub fn summary_input(items: &[Value]) -> Vec<Value> {
     })]
 }
 
-/// The item a summary is stored as: a system message, marked as a compaction.
-pub fn summary_item(summary: &str) -> Value {
+/// The item a summary is stored as: a system message, marked as a compaction by the number of
+/// turns it stands for (those of a summary it replaced with them), so that the turns a chat had
+/// are still counted once its older ones are replaced (see [`summarised_turns`]).
+pub fn summary_item(summary: &str, turns: u64) -> Value {
     json!({
         "type": "message",
         "role": "system",
         "content": format!("Summary of the earlier conversation:\n{}", summary.trim()),
-        SUMMARY_MARKER: true,
+        SUMMARY_MARKER: turns,
     })
+}
+
+/// The turns a summary of ours stands for: its mark's number (none, 0: a server's compaction
+/// item, or an earlier version's summary, marked `true`).
+pub fn summarised_turns(item: &Value) -> u64 {
+    item.get(SUMMARY_MARKER)
+        .or_else(|| item.get("providerData").and_then(|p| p.get(SUMMARY_MARKER)))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}
+
+/// The turns what a summary replaces stands for: its own (each begun by a user message) and
+/// those of the newest summary in it, which stands for the ones before it.
+pub fn turns_of_replaced(older: &[Value]) -> u64 {
+    let newest = older.iter().rposition(is_compaction);
+    let summarised = newest.map_or(0, |i| summarised_turns(&older[i]));
+    let after = newest.map_or(older, |i| &older[i + 1..]);
+    summarised + after.iter().filter(|i| is_user_message(i)).count() as u64
 }
 
 /// The items `POST /responses/compact` returned, as they are stored: user messages in the
@@ -355,7 +375,7 @@ mod tests {
     #[test]
     fn the_trigger_counts_what_compaction_would_replace() {
         let mut items = vec![
-            summary_item("old"),
+            summary_item("old", 0),
             json!({"type": "compaction", "encrypted_content": "x"}),
         ];
         for i in 0..9 {
@@ -410,7 +430,7 @@ mod tests {
     #[test]
     fn a_summary_is_triggered_by_what_it_would_replace_not_by_the_turns_it_keeps() {
         // A summary, then two turns of tool calls: 22 candidates, all in the kept turns.
-        let mut items = vec![summary_item("s")];
+        let mut items = vec![summary_item("s", 0)];
         for t in 0..2 {
             items.push(user("q"));
             for c in 0..5 {
@@ -430,7 +450,7 @@ mod tests {
     #[test]
     fn a_summary_keeps_the_newest_turns_whole() {
         let items = vec![
-            summary_item("s"),
+            summary_item("s", 0),
             user("q1"),
             answer("a1"),
             user("q2"),
@@ -487,9 +507,26 @@ mod tests {
     }
 
     #[test]
+    fn a_summary_counts_the_turns_it_stands_for() {
+        // Its own turns, and those of the summary before it; a server's compaction item, or an
+        // earlier version's summary (marked `true`), stands for none it can tell.
+        let older = [user("q1"), answer("a1"), user("q2"), answer("a2")];
+        assert_eq!(turns_of_replaced(&older), 2);
+        let again = [summary_item("s", 2), user("q3"), answer("a3")];
+        assert_eq!(turns_of_replaced(&again), 3);
+        assert_eq!(summarised_turns(&summary_item("s", 3)), 3);
+        let mut old = summary_item("s", 0);
+        old[SUMMARY_MARKER] = json!(true);
+        assert_eq!(turns_of_replaced(&[old, user("q")]), 1);
+        let server = json!({"type": "compaction", "encrypted_content": "e"});
+        assert_eq!(turns_of_replaced(&[user("q0"), server, user("q")]), 1);
+        assert_eq!(turns_of_replaced(&[]), 0);
+    }
+
+    #[test]
     fn the_transcript_reads_every_kind_of_item() {
         let items = [
-            summary_item("the user is Ann"),
+            summary_item("the user is Ann", 0),
             user("q1"),
             call("c"),
             result("c"),
@@ -499,9 +536,9 @@ mod tests {
             transcript(&items),
             "Earlier summary: Summary of the earlier conversation:\nthe user is Ann\nUser: q1\nTool call lookup({\"q\":1})\nTool result (c): 42\nAssistant: a1"
         );
-        assert!(is_compaction(&summary_item("x")));
+        assert!(is_compaction(&summary_item("x", 0)));
         // As earlier versions stored a summary.
-        let mut older = summary_item("x");
+        let mut older = summary_item("x", 0);
         if let Some(o) = older.as_object_mut() {
             o.remove(SUMMARY_MARKER);
             o.insert("providerData".into(), json!({ SUMMARY_MARKER: true }));

@@ -969,6 +969,70 @@ test("a run over a CompactionSession keeps the wrapped session's titles, state a
   assert.deepEqual(texts, ['q0', 'weather?', 'q2'], 'whole turns, the first one included');
 });
 
+test('a run a tool starts on the same session (lock: false) while a compaction waits for the run of that tool is not held up by it', async () => {
+  // The compaction waits for the outer run, which waits for its tool, which waits for the inner
+  // run: that one must not wait for the compaction. (The outer run's save is then refused: the
+  // inner run wrote its turn into the chat in the middle of the outer one's.)
+  model.script({ calls: [{ name: 'ask_colleague', arguments: {} }] }, { text: 'the colleague says yes' }, { text: 'Yes.' });
+  const r = await inPage(
+    async ({ url, id }) => {
+      const runner = new lib.Runner({ baseUrl: url });
+      const inner = new lib.IndexedDbSession(id);
+      const session = new lib.CompactionSession(inner, { runner, model: 'm', keepTurns: 1, shouldCompact: () => true });
+      await inner.addItems([
+        { role: 'user', content: 'an old question' },
+        { role: 'assistant', content: 'an old answer' },
+      ]);
+      const colleague = new lib.Agent({ name: 'Colleague', model: 'm' });
+      let compaction;
+      const ask = {
+        name: 'ask_colleague',
+        parameters: { type: 'object', properties: {} },
+        execute: async () => {
+          compaction = session.runCompaction({ force: true });
+          await new Promise((ok) => setTimeout(ok, 100));
+          innerAnswer = (await runner.run(colleague, 'asked by a tool', { session, lock: false })).finalOutput;
+          return innerAnswer;
+        },
+      };
+      let innerAnswer = null;
+      const agent = new lib.Agent({ name: 'A', model: 'm', tools: [ask] });
+      const outer = runner.run(agent, 'ask your colleague', { session }).then((done) => done.finalOutput, (e) => e.code);
+      const stuck = new Promise((ok) => setTimeout(() => ok('still waiting after 10 s'), 10000));
+      const outcome = await Promise.race([outer, stuck]);
+      return { innerAnswer, outcome, compaction: await Promise.race([compaction.then(() => 'settled', () => 'settled'), stuck]) };
+    },
+    { id: fresh('nested') },
+  );
+  assert.deepEqual(r, { innerAnswer: 'the colleague says yes', outcome: 'SUFFIX_MISMATCH', compaction: 'settled' });
+});
+
+test('summaries every few turns keep their pace over a history compacted every turn: the turns a compaction replaced still count', async () => {
+  // (The history's turn count starts again at each compaction: counted alone, a summary every
+  // three turns was never due again.)
+  const r = await inPage(
+    async ({ url, id }) => {
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 3 } });
+      const session = new lib.CompactionSession(new lib.IndexedDbSession(id), { runner, model: 'm', keepTurns: 1, shouldCompact: () => true });
+      const made = [];
+      for (let turn = 1; turn <= 6; turn++) {
+        const background = await (await runner.run(agent, `question ${turn}`, { session })).background;
+        made.push([background.summary !== null, background.compaction !== null, background.errors.map((e) => e.message)]);
+      }
+      return { made, turnCount: (await session.getInfo()).turnCount };
+    },
+    { id: fresh('summary-pace') },
+  );
+  assert.deepEqual(
+    r.made.map(([summary]) => summary),
+    [false, false, true, false, false, true],
+  );
+  assert.deepEqual(r.made.map(([, compacted]) => compacted), [false, true, true, true, true, true]);
+  assert.deepEqual(r.made.flatMap(([, , errors]) => errors), []);
+  assert.equal(r.turnCount, 1, 'the history holds the newest turn, after the summary of the others');
+});
+
 test('a CompactionSession stores what was added at the call: a caller changing its items afterwards changes nothing stored', async () => {
   const r = await inPage(
     async ({ url, id }) => {

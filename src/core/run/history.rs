@@ -409,7 +409,7 @@ mod tests {
         );
         for summary in [
             json!({"type": "compaction", "encrypted_content": "e"}),
-            crate::core::compaction::summary_item("s"),
+            crate::core::compaction::summary_item("s", 0),
         ] {
             assert_eq!(
                 from_response_start(Some(&summary), vec![answer("x")], &[]),

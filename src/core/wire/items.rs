@@ -2361,7 +2361,7 @@ pub(super) mod tests {
 
     #[test]
     fn a_summary_goes_out_without_its_marker() {
-        let summary = crate::core::compaction::summary_item("short");
+        let summary = crate::core::compaction::summary_item("short", 0);
         let sent = to_responses_item(&summary).expect("a system message");
         assert_eq!(sent["role"], "system");
         assert_eq!(
