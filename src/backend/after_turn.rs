@@ -15,7 +15,7 @@ use js_sys::{Array, Promise};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::core::compaction::summarised_turns;
+use crate::core::compaction::{is_compaction, summarised_turns};
 use crate::core::run::history::{newest_turns, without_newest_turns};
 use crate::core::run::metadata::{
     clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
@@ -169,8 +169,12 @@ impl AfterTurn {
             Some(asked) => asked.value().await.ok().map(|i| turns_of(&i)),
             None => None,
         };
-        let turn_count = own.filter(|&n| n <= now).unwrap_or(now);
-        let later = now - turn_count;
+        let stored_turns = own.filter(|&n| n <= now).unwrap_or(now);
+        let later = now - stored_turns;
+        // With the turns a compaction replaced (a history compacted every few turns counts its
+        // turns again from the ones it kept each time): a summary every few turns keeps its pace,
+        // and no title is made again after the first ones.
+        let turn_count = stored_turns.saturating_add(self.turns_replaced(session).await);
         let seen_title = js::get(&info, "title").ok().and_then(|t| t.as_string());
         // The conversation so far, where a title is due: this first turn, or, where the first
         // runs ended without an answer, the first turns up to this one (a session that reads
@@ -224,17 +228,14 @@ impl AfterTurn {
             }
         }
         if let Some(every) = self.metadata.summary_every {
-            // (The turns a compaction replaced count: a summary every few turns keeps its pace
-            // over a history compacted every few turns, whose count starts again each time.)
-            let replaced = self.turns_replaced(session).await;
-            if summary_due(Some(every), turn_count.saturating_add(replaced)) {
+            if summary_due(Some(every), turn_count) {
                 let previous = js::get(&info, "summary").ok().and_then(|s| s.as_string());
                 // The turns written after this one counted again: more may have been while the
                 // title was made (taken for this turn, the newest would be summarised twice and
                 // this one never).
                 // (Not the read the write is checked against, which stays the first.)
                 let counted = call_session(session, "getInfo", &[]).await?;
-                let later = turns_of(&counted).saturating_sub(turn_count);
+                let later = turns_of(&counted).saturating_sub(stored_turns);
                 let turns = self.newest_turns(session, every, later).await?;
                 let answer = self
                     .ask(
@@ -263,8 +264,8 @@ impl AfterTurn {
     }
 
     /// The turns earlier compactions replaced, which the summary at the head of the history
-    /// stands for, where the session compacts (a `CompactionSession`); 0 elsewhere, or where it
-    /// cannot be read.
+    /// stands for (after a server's compaction item kept before it), where the session compacts
+    /// (a `CompactionSession`); 0 elsewhere, or where it cannot be read.
     async fn turns_replaced(&self, session: &JsValue) -> u64 {
         if !js::has_method(session, "runCompaction") {
             return 0;
@@ -273,10 +274,13 @@ impl AfterTurn {
         let Ok(items) = call_session(session, "getItems", &[every]).await else {
             return 0;
         };
-        js::element(&items, 0)
-            .ok()
-            .and_then(|head| js_to_json(&head, "the session's first item").ok())
-            .map_or(0, |head| summarised_turns(&head))
+        let head = js::stored_elements(&items)
+            .iter()
+            .map_while(|item| js_to_json(item, "the session's first items").ok())
+            .take_while(is_compaction)
+            .map(|item| summarised_turns(&item))
+            .max();
+        head.unwrap_or(0)
     }
 
     /// The `n` turns to summarise, up to this run's (the session's newest but `later`): from the

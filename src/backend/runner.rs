@@ -1807,11 +1807,12 @@ pub async fn run(
                     return Err(RunFailure::before_start(error))
                 }
                 // Not resumable: a resumed run would not check its input again. (Stopped
-                // meanwhile: nothing is saved, as below.)
+                // meanwhile: the Stop's, nothing saved, as below.)
                 Err(error) => {
-                    if aborted(r.options.signal.as_ref()).is_none() {
-                        let _ = r.save(&mut state, true).await;
+                    if let Some(reason) = aborted(r.options.signal.as_ref()) {
+                        return Err(RunFailure::before_start(RunError::Aborted(reason)));
                     }
+                    let _ = r.save(&mut state, true).await;
                     return Err(RunFailure::before_start(error));
                 }
             }

@@ -239,7 +239,8 @@ pub fn summary_item(summary: &str, turns: u64) -> Value {
         "type": "message",
         "role": "system",
         "content": format!("Summary of the earlier conversation:\n{}", summary.trim()),
-        SUMMARY_MARKER: turns,
+        // (`true` where it can tell of none, rather than a 0 an app testing the mark would miss.)
+        SUMMARY_MARKER: if turns > 0 { json!(turns) } else { json!(true) },
     })
 }
 

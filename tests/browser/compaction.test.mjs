@@ -1010,27 +1010,34 @@ test('a run a tool starts on the same session (lock: false) while a compaction w
 test('summaries every few turns keep their pace over a history compacted every turn: the turns a compaction replaced still count', async () => {
   // (The history's turn count starts again at each compaction: counted alone, a summary every
   // three turns was never due again.)
-  const r = await inPage(
-    async ({ url, id }) => {
-      const runner = new lib.Runner({ baseUrl: url });
-      const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 3 } });
-      const session = new lib.CompactionSession(new lib.IndexedDbSession(id), { runner, model: 'm', keepTurns: 1, shouldCompact: () => true });
-      const made = [];
-      for (let turn = 1; turn <= 6; turn++) {
-        const background = await (await runner.run(agent, `question ${turn}`, { session })).background;
-        made.push([background.summary !== null, background.compaction !== null, background.errors.map((e) => e.message)]);
-      }
-      return { made, turnCount: (await session.getInfo()).turnCount };
-    },
-    { id: fresh('summary-pace') },
-  );
-  assert.deepEqual(
-    r.made.map(([summary]) => summary),
-    [false, false, true, false, false, true],
-  );
-  assert.deepEqual(r.made.map(([, compacted]) => compacted), [false, true, true, true, true, true]);
-  assert.deepEqual(r.made.flatMap(([, , errors]) => errors), []);
-  assert.equal(r.turnCount, 1, 'the history holds the newest turn, after the summary of the others');
+  // Also where a server's compaction item from before heads the history, kept before the summary.
+  for (const serverItem of [null, { type: 'compaction', id: 'cmp_1', encrypted_content: 'gAAAA' }]) {
+    const r = await inPage(
+      async ({ url, id, serverItem }) => {
+        const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+        const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 3 } });
+        const inner = new lib.IndexedDbSession(id);
+        if (serverItem) await inner.addItems([serverItem]);
+        const session = new lib.CompactionSession(inner, { runner, model: 'm', keepTurns: 1, shouldCompact: () => true });
+        const made = [];
+        for (let turn = 1; turn <= 6; turn++) {
+          const background = await (await runner.run(agent, `question ${turn}`, { session })).background;
+          made.push([background.summary !== null, background.compaction !== null, background.errors.map((e) => e.message)]);
+        }
+        const items = await inner.getItems();
+        return { made, turnCount: (await session.getInfo()).turnCount, marks: items.map((i) => i['agent-sessions.summary'] ?? i.type) };
+      },
+      { id: fresh('summary-pace'), serverItem },
+    );
+    assert.deepEqual(
+      r.made.map(([summary]) => summary),
+      [false, false, true, false, false, true],
+    );
+    assert.deepEqual(r.made.map(([, compacted]) => compacted), [false, true, true, true, true, true]);
+    assert.deepEqual(r.made.flatMap(([, , errors]) => errors), []);
+    assert.equal(r.turnCount, 1, 'the history holds the newest turn, after the summary of the others');
+    assert.deepEqual(r.marks, [...(serverItem ? ['compaction'] : []), 5, 'message', 'message'], 'the summary stands for the five turns before');
+  }
 });
 
 test('a CompactionSession stores what was added at the call: a caller changing its items afterwards changes nothing stored', async () => {
