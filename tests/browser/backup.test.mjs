@@ -532,6 +532,35 @@ test('a session indexed with its tool calls (index.tools) is found by the same w
   assert.equal(r.items, true);
 });
 
+test('an operation of a backup that names a branch (the log is the session’s, not a branch’s) is that session’s IMPORT_INVALID: nothing of it is written, no row outlives it', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const from = { dbName: 'ops-branch-from', userId: 'ann' };
+    const s = new lib.IndexedDbSession('forked', from);
+    await s.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }, { role: 'user', content: 'q2' }]);
+    await s.applyHistoryTransaction({ operationId: 'save-1', transaction: { type: 'append_items', items: [{ role: 'assistant', content: 'a2' }] } });
+    await s.createBranchFromTurn(2, 'retry');
+    const lines = (await backupText(from)).split('\n');
+    const at = lines.findIndex((l) => l.includes('"operationId":"save-1"'));
+    const edited = lines[at].replace('"sessionId":"forked"', '"sessionId":["forked","retry"]');
+    lines[at] = edited;
+    const to = { dbName: 'ops-branch-to', userId: 'ann' };
+    const report = await lib.importSessions(lines.join('\n'), to);
+    return {
+      changed: edited.includes('["forked","retry"]'),
+      line: at + 1,
+      failed: report.failed.map((e) => [e.code, e.line, e.message]),
+      ids: (await lib.listSessions(to)).map((x) => x.sessionId),
+    };
+  });
+  assert.equal(r.changed, true, 'the line was edited');
+  assert.equal(r.failed.length, 1);
+  assert.deepEqual(r.failed[0].slice(0, 2), ['IMPORT_INVALID', r.line]);
+  assert.match(r.failed[0][2], /operation/);
+  assert.deepEqual(r.ids, [], 'nothing of the session was written');
+});
+
 test('two operations of a backup’s branch with one operation id are that session’s IMPORT_INVALID, with the line; the others come in', async () => {
   const { page } = await openHarness(env);
   await helpers(page);

@@ -554,6 +554,13 @@ fn check(lines: &[JsValue], numbers: &[u32]) -> std::result::Result<Checked, Res
                 turn => turn,
             },
             _ => {
+                // (One log for the session and its branches, kept under its id alone: a row
+                // under a branch's would outlive the session, copied into its next backups.)
+                if branch != MAIN {
+                    return Err(bad(format!(
+                        "the operation belongs to branch \"{branch}\": the operation log is the session's"
+                    )));
+                }
                 let op = count("opSeq")?;
                 for field in ["operationId", "digest"] {
                     if !js::get(&row, field).is_ok_and(|v| v.is_string()) {
