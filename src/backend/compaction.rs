@@ -341,16 +341,49 @@ impl Compactor {
         {
             call_session(session, "replaceHistoryWithCompaction", &[items]).await?;
         } else {
-            call_session(session, "clearSession", &[]).await?;
-            if let Err(e) = call_session(session, "addItems", &[items]).await {
-                // The history is put back, as the SDK's compaction puts it back: a failed
-                // write never leaves it empty (cleared again first: a write of several requests
-                // may have stored part of the new one).
-                let _ = call_session(session, "clearSession", &[]).await;
-                let _ = call_session(session, "addItems", std::slice::from_ref(stored)).await;
+            // The history is put back, as the SDK's compaction puts it back: a failed write never
+            // leaves it empty (cleared again first: a write of several requests may have stored
+            // part of the new one), nor a clear that failed part of the way.
+            let written = match call_session(session, "clearSession", &[]).await {
+                Ok(_) => match call_session(session, "addItems", &[items]).await {
+                    Ok(_) => Ok(()),
+                    Err(e) => {
+                        let _ = call_session(session, "clearSession", &[]).await;
+                        Err(e)
+                    }
+                },
+                Err(e) => Err(e),
+            };
+            if let Err(e) = written {
+                put_back(session, stored).await;
                 return Err(e);
             }
         }
         Ok(())
+    }
+}
+
+/// Adds back to a session whose clear failed, or was cleared again after a failed write, the
+/// items of `stored` it no longer holds: the rest of them where what it holds is their
+/// beginning (nothing, or what a clear that failed part of the way, deleting from the newest,
+/// left), else all of them after what it holds (nothing is lost, though some may be held twice).
+async fn put_back(session: &JsValue, stored: &JsValue) {
+    let every = JsValue::from_f64(crate::core::session::MAX_SAFE_INTEGER as f64);
+    let Ok(now) = call_session(session, "getItems", &[every]).await else {
+        return;
+    };
+    let (Ok(Value::Array(now)), Ok(Value::Array(was))) = (
+        js_to_json(&now, "the session's items"),
+        js_to_json(stored, "the session's items"),
+    ) else {
+        return;
+    };
+    let kept = match now.len() <= was.len() && was[..now.len()] == now[..] {
+        true => now.len(),
+        false => 0,
+    };
+    if kept < was.len() {
+        let missing: Array = js::stored_elements(stored).into_iter().skip(kept).collect();
+        let _ = call_session(session, "addItems", &[missing.into()]).await;
     }
 }

@@ -550,6 +550,29 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
     assert.deepEqual(r.history, HISTORY);
   });
 
+  test('over a session without replaceHistory, a clear that fails part of the way (a remote deleting item by item) has what it deleted put back, once', async () => {
+    model.script({ text: 'a summary' });
+    const r = await inPage(
+      async ({ url, history }) => {
+        const store = new lib.MemorySession();
+        await store.addItems(history);
+        // Its clear deletes the newest three items, then fails.
+        const inner = sdkShaped(store, {
+          clearSession: async () => {
+            for (let i = 0; i < 3; i++) await store.popItem();
+            throw new Error('network down');
+          },
+        });
+        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+        const res = await attempt(() => session.runCompaction({ force: true }));
+        return { res, history: await store.getItems() };
+      },
+      { history: HISTORY },
+    );
+    assert.equal(r.res.message, 'network down');
+    assert.deepEqual(r.history, HISTORY);
+  });
+
   test('a session that reads a window by default (settings.limit) is compacted whole', async () => {
     model.script({ text: 'five questions, five facts' });
     const r = await inPage(
