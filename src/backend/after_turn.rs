@@ -19,7 +19,7 @@ use crate::core::compaction::{is_compaction, summarised_turns};
 use crate::core::run::history::{newest_turns, without_newest_turns};
 use crate::core::run::metadata::{
     clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
-    title_untouched, MetadataOptions, SUMMARY_INSTRUCTIONS, TITLE_INSTRUCTIONS,
+    title_untouched, MetadataOptions, SUMMARY_INSTRUCTIONS, TITLE_INSTRUCTIONS, TITLE_TURNS,
 };
 use crate::core::session::MAX_SAFE_INTEGER;
 use crate::core::wire::{content_text, item_type, Usage};
@@ -174,7 +174,14 @@ impl AfterTurn {
         // With the turns a compaction replaced (a history compacted every few turns counts its
         // turns again from the ones it kept each time): a summary every few turns keeps its pace,
         // and no title is made again after the first ones.
-        let turn_count = stored_turns.saturating_add(self.turns_replaced(session).await);
+        // (Read only where it may matter: a summary's pace, a title of the first turns.)
+        let counts = self.metadata.summary_every.is_some()
+            || (self.metadata.auto_title && stored_turns <= TITLE_TURNS);
+        let replaced = match counts {
+            true => self.turns_replaced(session).await,
+            false => 0,
+        };
+        let turn_count = stored_turns.saturating_add(replaced);
         let seen_title = js::get(&info, "title").ok().and_then(|t| t.as_string());
         // The conversation so far, where a title is due: this first turn, or, where the first
         // runs ended without an answer, the first turns up to this one (a session that reads

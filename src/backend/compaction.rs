@@ -147,7 +147,7 @@ impl Compactor {
         };
         let (mut compacted, mut stored, mut read) = (compacted, stored, items);
         let mut tries = 0;
-        while let Err(e) = self.write(session, &compacted, &stored).await {
+        while let Err(e) = self.write(session, &compacted, &stored, &read).await {
             // Written to since it was read (another tab's turn), or its branch deleted or the
             // session closed meanwhile (a refused `replaceHistory`: nothing changed; a page that
             // leaves the chat closes it). Not a failure of the run that asked
@@ -297,6 +297,7 @@ impl Compactor {
         session: &JsValue,
         compacted: &[JsValue],
         stored: &JsValue,
+        read: &[Value],
     ) -> Result<(), RunError> {
         let starts_with_server_compaction = compacted
             .first()
@@ -344,18 +345,25 @@ impl Compactor {
             // The history is put back, as the SDK's compaction puts it back: a failed write never
             // leaves it empty (cleared again first: a write of several requests may have stored
             // part of the new one), nor a clear that failed part of the way.
-            let written = match call_session(session, "clearSession", &[]).await {
+            let stored_items = js::stored_elements(stored);
+            let every = |items: &[JsValue]| -> JsValue { items.iter().collect::<Array>().into() };
+            let failed = match call_session(session, "clearSession", &[]).await {
                 Ok(_) => match call_session(session, "addItems", &[items]).await {
-                    Ok(_) => Ok(()),
-                    Err(e) => {
-                        let _ = call_session(session, "clearSession", &[]).await;
-                        Err(e)
-                    }
+                    Ok(_) => None,
+                    // Cleared again, the session is empty: the old items go back as they were.
+                    Err(e) => match call_session(session, "clearSession", &[]).await {
+                        Ok(_) => {
+                            let _ =
+                                call_session(session, "addItems", &[every(&stored_items)]).await;
+                            return Err(e);
+                        }
+                        Err(_) => Some(e),
+                    },
                 },
-                Err(e) => Err(e),
+                Err(e) => Some(e),
             };
-            if let Err(e) = written {
-                put_back(session, stored).await;
+            if let Some(e) = failed {
+                put_back(session, read, &stored_items).await;
                 return Err(e);
             }
         }
@@ -363,27 +371,29 @@ impl Compactor {
     }
 }
 
-/// Adds back to a session whose clear failed, or was cleared again after a failed write, the
-/// items of `stored` it no longer holds: the rest of them where what it holds is their
-/// beginning (nothing, or what a clear that failed part of the way, deleting from the newest,
-/// left), else all of them after what it holds (nothing is lost, though some may be held twice).
-async fn put_back(session: &JsValue, stored: &JsValue) {
+/// Puts back the history `was` (its items as stored: `items`) in a session whose clear failed,
+/// part of the way or not at all, or failed again after a failed write: nothing where it still
+/// begins with that history (another device may have added to it), the rest where what it holds
+/// is its beginning (a clear deleting from the newest), else the whole history after what it
+/// holds (the SDK's compaction pops that first, which would delete what another device added:
+/// here nothing is lost, though some items may be there twice).
+async fn put_back(session: &JsValue, was: &[Value], items: &[JsValue]) {
     let every = JsValue::from_f64(crate::core::session::MAX_SAFE_INTEGER as f64);
-    let Ok(now) = call_session(session, "getItems", &[every]).await else {
-        return;
+    let now = match call_session(session, "getItems", &[every]).await {
+        Ok(now) => js_to_json(&now, "the session's items").ok(),
+        Err(_) => None,
     };
-    let (Ok(Value::Array(now)), Ok(Value::Array(was))) = (
-        js_to_json(&now, "the session's items"),
-        js_to_json(stored, "the session's items"),
-    ) else {
-        return;
+    let now = match now {
+        Some(Value::Array(now)) => now,
+        _ => return,
     };
-    let kept = match now.len() <= was.len() && was[..now.len()] == now[..] {
+    if now.len() >= was.len() && now[..was.len()] == was[..] {
+        return;
+    }
+    let kept = match now.len() < was.len() && was[..now.len()] == now[..] {
         true => now.len(),
         false => 0,
     };
-    if kept < was.len() {
-        let missing: Array = js::stored_elements(stored).into_iter().skip(kept).collect();
-        let _ = call_session(session, "addItems", &[missing.into()]).await;
-    }
+    let missing: Array = items.iter().skip(kept).collect();
+    let _ = call_session(session, "addItems", &[missing.into()]).await;
 }

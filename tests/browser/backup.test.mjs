@@ -547,11 +547,23 @@ test('an operation of a backup that names a branch (the log is the session’s, 
     lines[at] = edited;
     const to = { dbName: 'ops-branch-to', userId: 'ann' };
     const report = await lib.importSessions(lines.join('\n'), to);
+    // Such a row already stored (an earlier version's import of an edited file) is left out of
+    // the session's next backup, which then imports.
+    const request = (q) => new Promise((ok, fail) => ((q.onsuccess = () => ok(q.result)), (q.onerror = () => fail(q.error))));
+    const db = await request(indexedDB.open(from.dbName));
+    const tx = db.transaction('agent_operations', 'readwrite');
+    tx.objectStore('agent_operations').put({ sessionId: ['forked', 'retry'], opSeq: 0, operationId: 'stray', digest: 'd', appliedAt: 1 });
+    await new Promise((ok) => (tx.oncomplete = ok));
+    db.close();
+    const again = await backupText(from);
+    const restored = await lib.importSessions(again, { dbName: 'ops-branch-again', userId: 'ann' });
     return {
       changed: edited.includes('["forked","retry"]'),
       line: at + 1,
       failed: report.failed.map((e) => [e.code, e.line, e.message]),
       ids: (await lib.listSessions(to)).map((x) => x.sessionId),
+      stray: again.includes('stray'),
+      restored: [restored.imported, restored.failed.map((e) => e.message)],
     };
   });
   assert.equal(r.changed, true, 'the line was edited');
@@ -559,6 +571,8 @@ test('an operation of a backup that names a branch (the log is the session’s, 
   assert.deepEqual(r.failed[0].slice(0, 2), ['IMPORT_INVALID', r.line]);
   assert.match(r.failed[0][2], /operation/);
   assert.deepEqual(r.ids, [], 'nothing of the session was written');
+  assert.equal(r.stray, false, 'the stray row is not exported');
+  assert.deepEqual(r.restored, [['forked'], []]);
 });
 
 test('two operations of a backup’s branch with one operation id are that session’s IMPORT_INVALID, with the line; the others come in', async () => {

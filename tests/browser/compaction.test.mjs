@@ -573,6 +573,41 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
     assert.deepEqual(r.history, HISTORY);
   });
 
+  test('over a session without replaceHistory, a clear that fails having deleted nothing while another device added a turn puts nothing back twice; a write that fails, then a read, still puts the history back', async () => {
+    model.script({ text: 'a summary' }, { text: 'another summary' });
+    const r = await inPage(
+      async ({ url, history }) => {
+        const added = [{ role: 'user', content: 'from another device' }];
+        const store = new lib.MemorySession();
+        await store.addItems(history);
+        const failing = sdkShaped(store, {
+          clearSession: async () => {
+            await store.addItems(added);
+            throw new Error('network down');
+          },
+        });
+        const first = await attempt(() => new lib.CompactionSession(failing, { runner: new lib.Runner({ baseUrl: url }), model: 'm' }).runCompaction({ force: true }));
+        const afterClear = await store.getItems();
+        // Its write fails, and so does the read after it: the old history is added back all the same.
+        const other = new lib.MemorySession();
+        await other.addItems(history);
+        let broken = false;
+        const flaky = sdkShaped(other, {
+          addItems: (items) => (items.some((i) => i['agent-sessions.summary']) ? ((broken = true), Promise.reject(new Error('quota'))) : other.addItems(items)),
+          getItems: (n) => (broken ? Promise.reject(new Error('offline')) : other.getItems(n)),
+        });
+        const second = await attempt(() => new lib.CompactionSession(flaky, { runner: new lib.Runner({ baseUrl: url }), model: 'm' }).runCompaction({ force: true }));
+        broken = false;
+        return { first: first.message, afterClear, second: second.message, afterWrite: await other.getItems() };
+      },
+      { history: HISTORY },
+    );
+    assert.equal(r.first, 'network down');
+    assert.deepEqual(r.afterClear, [...HISTORY, { role: 'user', content: 'from another device' }]);
+    assert.equal(r.second, 'quota');
+    assert.deepEqual(r.afterWrite, HISTORY);
+  });
+
   test('a session that reads a window by default (settings.limit) is compacted whole', async () => {
     model.script({ text: 'five questions, five facts' });
     const r = await inPage(
@@ -1037,7 +1072,8 @@ test('summaries every few turns keep their pace over a history compacted every t
   for (const serverItem of [null, { type: 'compaction', id: 'cmp_1', encrypted_content: 'gAAAA' }]) {
     const r = await inPage(
       async ({ url, id, serverItem }) => {
-        const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+        // (A server's compaction item is for the Responses API.)
+        const runner = new lib.Runner({ baseUrl: url, api: serverItem ? 'responses' : 'chat_completions' });
         const agent = new lib.Agent({ name: 'A', model: 'm', summaries: { everyTurns: 3 } });
         const inner = new lib.IndexedDbSession(id);
         if (serverItem) await inner.addItems([serverItem]);

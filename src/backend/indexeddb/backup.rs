@@ -339,10 +339,15 @@ impl Bounds {
                 // (A row whose turn cannot be read stays, for the import to report.)
                 !(later && number("turn").is_some_and(|turn| turn > b.last_turn))
             }
-            "operation" => number("opSeq").is_some_and(|op| {
-                (self.next_op_seq.saturating_sub(OPERATION_LOG_LIMIT)..self.next_op_seq)
-                    .contains(&op)
-            }),
+            // (The log is the session's: a row under a branch's key, an earlier version's import
+            // of an edited file, is left out, as an import now refuses it.)
+            "operation" => {
+                branch == MAIN
+                    && number("opSeq").is_some_and(|op| {
+                        (self.next_op_seq.saturating_sub(OPERATION_LOG_LIMIT)..self.next_op_seq)
+                            .contains(&op)
+                    })
+            }
             _ => true,
         }
     }
