@@ -346,17 +346,17 @@ impl Compactor {
             // leaves it empty (cleared again first: a write of several requests may have stored
             // part of the new one), nor a clear that failed part of the way.
             let stored_items = js::stored_elements(stored);
-            let every = |items: &[JsValue]| -> JsValue { items.iter().collect::<Array>().into() };
+            let old: JsValue = stored_items.iter().collect::<Array>().into();
             let failed = match call_session(session, "clearSession", &[]).await {
                 Ok(_) => match call_session(session, "addItems", &[items]).await {
                     Ok(_) => None,
-                    // Cleared again, the session is empty: the old items go back as they were.
+                    // Cleared again, the session is empty: the old items go back as they were
+                    // (where that add fails, stored in part say, what is missing, below).
                     Err(e) => match call_session(session, "clearSession", &[]).await {
-                        Ok(_) => {
-                            let _ =
-                                call_session(session, "addItems", &[every(&stored_items)]).await;
-                            return Err(e);
-                        }
+                        Ok(_) => match call_session(session, "addItems", &[old]).await {
+                            Ok(_) => return Err(e),
+                            Err(_) => Some(e),
+                        },
                         Err(_) => Some(e),
                     },
                 },

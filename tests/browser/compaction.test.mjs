@@ -1099,6 +1099,27 @@ test('summaries every few turns keep their pace over a history compacted every t
   }
 });
 
+test('a title the user cleared is not made again once a compaction brought the turn count back to the first turns', async () => {
+  const r = await inPage(
+    async ({ url, id }) => {
+      const runner = new lib.Runner({ baseUrl: url });
+      const agent = new lib.Agent({ name: 'A', model: 'm', autoTitle: true });
+      // (Every turn replaced: the next is the history's first again.)
+      const session = new lib.CompactionSession(new lib.IndexedDbSession(id), { runner, model: 'm', keepTurns: 0, shouldCompact: () => true });
+      const titled = [];
+      for (let turn = 1; turn <= 3; turn++) {
+        const background = await (await runner.run(agent, `question ${turn}`, { session })).background;
+        titled.push(background.title !== null);
+        if (turn === 1) await session.update({ title: null });
+      }
+      return { titled, title: (await session.getInfo()).title };
+    },
+    { id: fresh('title-after-compaction') },
+  );
+  assert.deepEqual(r.titled, [true, false, false]);
+  assert.equal(r.title, null, 'the title the user cleared stays cleared');
+});
+
 test('a CompactionSession stores what was added at the call: a caller changing its items afterwards changes nothing stored', async () => {
   const r = await inPage(
     async ({ url, id }) => {
