@@ -478,7 +478,8 @@ function platformSignal(options) {
 /**
  * Runs `start()` holding the Web Lock of the run's session, so that one run at a time (in any
  * tab or worker of the origin) works on a session: `lock: 'wait'` (the default) waits its turn,
- * `'fail'` rejects at once with `SESSION_BUSY` when another run holds it, `false` takes no lock.
+ * `'fail'` rejects at once with `SESSION_BUSY` when another run holds it, `false` takes none
+ * (every run holds its own run mark all the same, see `runMark`).
  * Only sessions stored in IndexedDB (with a `dbName` and a `sessionId`) are locked, and only
  * where the browser has Web Locks. Anything unexpected is left to the run's own option checks.
  */

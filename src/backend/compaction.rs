@@ -186,7 +186,7 @@ impl Compactor {
             ) else {
                 return Ok(None);
             };
-            if now.len() <= read.len() || now[..read.len()] != read[..] || awaits_answer(&now) {
+            if now.len() <= read.len() || !now.starts_with(&read) || awaits_answer(&now) {
                 return Ok(None);
             }
             compacted.extend(added.iter().skip(read.len()).cloned());
@@ -372,7 +372,8 @@ impl Compactor {
 }
 
 /// Puts back the history `was` (its items as stored: `items`) in a session whose clear failed,
-/// part of the way or not at all, or failed again after a failed write: nothing where it still
+/// part of the way or not at all, or failed again after a failed write, or where adding it back
+/// failed: nothing where it still
 /// begins with that history (another device may have added to it), the rest where what it holds
 /// is its beginning (a clear deleting from the newest), else the whole history after what it
 /// holds (the SDK's compaction pops that first, which would delete what another device added:
@@ -387,10 +388,10 @@ async fn put_back(session: &JsValue, was: &[Value], items: &[JsValue]) {
         Some(Value::Array(now)) => now,
         _ => return,
     };
-    if now.len() >= was.len() && now[..was.len()] == was[..] {
+    if now.starts_with(was) {
         return;
     }
-    let kept = match now.len() < was.len() && was[..now.len()] == now[..] {
+    let kept = match was.starts_with(&now) {
         true => now.len(),
         false => 0,
     };

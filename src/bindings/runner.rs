@@ -281,7 +281,9 @@ export interface RunOptions<TContext = unknown> extends SessionMetadataOptions {
   session?: SessionLike;
   /** The history this run reads: the newest `turns` whole turns (through `getRecentTurns`
    * where the session has it), else the newest `limit` items; `turns` wins over `limit`.
-   * Without it the session's own `getItems()` (and its settings) decide. */
+   * Without it the session's own `getItems()` (and its settings) decide. On the Responses API
+   * a window of items is read with one more (`getItems(limit + 1)`), and the items it begins
+   * with of a response begun before it are left out. */
   sessionSettings?: SessionSettings;
   /** Builds the model input from the history and the new items (both copies). Items it adds
    * are saved with the turn; history it repeats is not saved again. Not called without a
@@ -293,7 +295,9 @@ export interface RunOptions<TContext = unknown> extends SessionMetadataOptions {
   /** One run at a time per session stored in IndexedDB, across the tabs and workers of the
    * origin (a Web Lock named after the database and the session, held for the whole run):
    * `'wait'` (the default) waits for the run before it, `'fail'` rejects at once with
-   * `SESSION_BUSY`, `false` takes no lock. Where Web Locks are missing, runs are not locked. */
+   * `SESSION_BUSY`, `false` takes none. Where Web Locks are missing, runs are not locked. Every
+   * run also holds a lock of its own name, granted at once, whose end a `CompactionSession`'s
+   * compaction waits for. */
   lock?: 'wait' | 'fail' | boolean;
   /** Passed to tools' `execute` and `needsApproval`, instructions, guardrails and listeners. A
    * run resumed from the `state` a run gave, without one, gets that run's. */
@@ -443,7 +447,9 @@ export class CompactionSession {
    * was written to since it was read other than by whole turns added after it (or so three times
    * over), or its branch was deleted or the session closed meanwhile (nothing changed; the next
    * turn compacts again). Whole turns added meanwhile go after the compacted history,
-   * and `itemsBefore` and `itemsAfter` count them. */
+   * and `itemsBefore` and `itemsAfter` count them. It first waits for the runs of this
+   * package's runner under way on the session, in any tab: do not await it inside one of them
+   * (a tool of it). */
   runCompaction(args?: { force?: boolean }): Promise<CompactionResult | null>;
   /** The archive of the wrapped session (`[]` where it keeps none). */
   getArchivedItems<T extends object = Item>(options?: ArchiveWindow): Promise<T[]>;

@@ -259,7 +259,8 @@ pub fn turns_of_replaced(older: &[Value]) -> u64 {
     let newest = older.iter().rposition(is_compaction);
     let summarised = newest.map_or(0, |i| summarised_turns(&older[i]));
     let after = newest.map_or(older, |i| &older[i + 1..]);
-    summarised + after.iter().filter(|i| is_user_message(i)).count() as u64
+    let own = after.iter().filter(|i| is_user_message(i)).count() as u64;
+    summarised.saturating_add(own)
 }
 
 /// The items `POST /responses/compact` returned, as they are stored: user messages in the

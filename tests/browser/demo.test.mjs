@@ -2230,7 +2230,7 @@ test('an answer that could not be saved (storage full) after its question was: t
     await idle(page);
     assert.match(await page.textContent('#status'), /Your message is saved without an answer/);
     const error = await page.textContent('#error-text');
-    assert.match(error, /^The browser’s storage for this site is full/);
+    assert.match(error, /^The browser’s storage for this site is full \([\d.]+ MB of [\d.]+ MB used\): what failed was not saved\./);
     assert.doesNotMatch(error, /nothing of this was saved/);
     const items = await itemsOf(page, 'Guest', id);
     assert.equal(items.length, 3, 'the question is kept, the answer is not');
