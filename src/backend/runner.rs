@@ -1595,9 +1595,8 @@ fn own_limit(session: &JsValue) -> Option<u64> {
     let settings = js::get(session, "settings").ok()?;
     let turns = js::get(&settings, "turns").ok()?;
     let limit = js::get(&settings, "limit").ok()?.as_f64()?;
-    let whole = limit.fract() == 0.0
-        && (1.0..=crate::core::session::MAX_SAFE_INTEGER as f64).contains(&limit);
-    (whole && turns.is_null_or_undefined()).then_some(limit as u64)
+    let limit = crate::core::session::safe_count(limit).filter(|&n| n > 0)?;
+    turns.is_null_or_undefined().then_some(limit)
 }
 
 /// Whether `session` stores a run's usage given with a history transaction: it says so with
