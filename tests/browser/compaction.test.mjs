@@ -26,6 +26,15 @@ before(async () => {
       clearSession: () => store.clearSession(),
       ...overrides,
     });
+    // A forced compaction of a MemorySession holding `history`, seen through an SDK-shaped
+    // session whose methods `overrides(store)` replaces: what it gave, and the history after it.
+    window.compactThrough = async (url, history, overrides) => {
+      const store = new lib.MemorySession();
+      await store.addItems(history);
+      const session = new lib.CompactionSession(window.sdkShaped(store, overrides(store)), { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
+      const res = await attempt(() => session.runCompaction({ force: true }));
+      return { res, history: await store.getItems() };
+    };
   });
 });
 after(async () => {
@@ -533,17 +542,11 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
   test('over a session without replaceHistory, a write that fails after the clear puts the old history back', async () => {
     model.script({ text: 'a summary' });
     const r = await inPage(
-      async ({ url, history }) => {
-        const store = new lib.MemorySession();
-        await store.addItems(history);
-        // Its write of the compacted history fails.
-        const inner = sdkShaped(store, {
+      // Its write of the compacted history fails.
+      ({ url, history }) =>
+        compactThrough(url, history, (store) => ({
           addItems: (items) => (items.some((i) => i['agent-sessions.summary']) ? Promise.reject(new Error('quota')) : store.addItems(items)),
-        });
-        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
-        const res = await attempt(() => session.runCompaction({ force: true }));
-        return { res, history: await store.getItems() };
-      },
+        })),
       { history: HISTORY },
     );
     assert.equal(r.res.message, 'quota');
@@ -553,20 +556,14 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
   test('over a session without replaceHistory, a clear that fails part of the way (a remote deleting item by item) has what it deleted put back, once', async () => {
     model.script({ text: 'a summary' });
     const r = await inPage(
-      async ({ url, history }) => {
-        const store = new lib.MemorySession();
-        await store.addItems(history);
-        // Its clear deletes the newest three items, then fails.
-        const inner = sdkShaped(store, {
+      // Its clear deletes the newest three items, then fails.
+      ({ url, history }) =>
+        compactThrough(url, history, (store) => ({
           clearSession: async () => {
             for (let i = 0; i < 3; i++) await store.popItem();
             throw new Error('network down');
           },
-        });
-        const session = new lib.CompactionSession(inner, { runner: new lib.Runner({ baseUrl: url }), model: 'm' });
-        const res = await attempt(() => session.runCompaction({ force: true }));
-        return { res, history: await store.getItems() };
-      },
+        })),
       { history: HISTORY },
     );
     assert.equal(r.res.message, 'network down');
