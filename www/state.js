@@ -1,6 +1,8 @@
 // The page's state, all in one object, and the part of it that outlives the page: the users, each
 // user's open chat, the model settings and each locked user's lock record (its salt and
 // passphrase check: nothing secret) in localStorage; the API key in sessionStorage only. The
+// current user and each user's open chat are in sessionStorage too: a reload opens what this tab
+// had open, not what another tab picked last (a new tab opens that). The
 // chats themselves, their titles and summaries included, are the library's, in IndexedDB. The
 // keys of locked users are in memory only (or, remembered on this device, in keys.js's store).
 export const DB_NAME = 'agent-sessions-demo';
@@ -122,7 +124,7 @@ export function loadState() {
   state.users = [];
   mergeStoredUsers();
   if (state.users.length === 0) state.users = ['Guest'];
-  const current = localStorage.getItem(KEYS.currentUser);
+  const current = sessionStorage.getItem(KEYS.currentUser) ?? localStorage.getItem(KEYS.currentUser);
   state.user = state.users.includes(current) ? current : state.users[0];
   saveUsers();
   state.lock = readLock(state.user);
@@ -176,6 +178,7 @@ export function saveUsers() {
   mergeStoredUsers();
   localStorage.setItem(KEYS.users, JSON.stringify(state.users));
   localStorage.setItem(KEYS.currentUser, state.user);
+  sessionStorage.setItem(KEYS.currentUser, state.user);
 }
 
 /** The lock record of `user`, or null when their chats are not locked (or it is unreadable). */
@@ -203,15 +206,17 @@ export function lockedOut() {
   return state.lock !== null && !state.keys.has(state.user);
 }
 
-/** The chat the current user had open last time, if any. */
+/** The chat the current user had open last in this tab, or else in any tab, if any. */
 export function savedSessionId() {
-  return localStorage.getItem(KEYS.currentSession(state.user));
+  const key = KEYS.currentSession(state.user);
+  return sessionStorage.getItem(key) ?? localStorage.getItem(key);
 }
 
 /** Makes `id` the open chat's id, and remembers it for the current user. */
 export function selectSession(id) {
   state.sessionId = id;
   localStorage.setItem(KEYS.currentSession(state.user), id);
+  sessionStorage.setItem(KEYS.currentSession(state.user), id);
 }
 
 /** Saves the model settings, and the API key typed for endpoint `keyFor`. */

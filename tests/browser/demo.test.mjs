@@ -285,6 +285,42 @@ test('two users on one page keep separate histories, and both survive a reload',
   }
 });
 
+test('a reload opens the user and chat its own tab had open, not those another tab picked last', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my name is Ann');
+    const ann = await currentSessionId(page);
+    const other = await openTab(context);
+    assert.equal(await currentSessionId(other), ann, 'a new tab opens the chat picked last');
+    await other.click('#new-chat');
+    await idle(other);
+    await say(other, 'my city is Oslo');
+    const oslo = await currentSessionId(other);
+    assert.notEqual(oslo, ann);
+
+    await reload(page);
+    assert.equal(await currentSessionId(page), ann);
+    assert.equal((await rendered(page))[0].text, 'my name is Ann');
+
+    await addUser(other, 'Bob');
+    await say(other, 'my hobby is chess');
+    await reload(page);
+    assert.equal(await page.inputValue('#user-select'), 'Guest');
+    assert.equal(await currentSessionId(page), ann);
+    await reload(other);
+    assert.equal(await other.inputValue('#user-select'), 'Bob');
+    assert.equal((await rendered(other))[0].text, 'my hobby is chess');
+
+    // A tab opened now opens what was picked last: Bob, in his chat.
+    const third = await openTab(context);
+    assert.equal(await third.inputValue('#user-select'), 'Bob');
+    assert.equal((await rendered(third))[0].text, 'my hobby is chess');
+    assert.deepEqual([...page.errors, ...other.errors, ...third.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('undo, clear, delete, export and import', async () => {
   const { context, page } = await openDemo();
   try {
