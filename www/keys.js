@@ -152,16 +152,27 @@ export const plainOf = (session) => inners.get(session) ?? session;
 // passphrase could not open).
 const where = (user) => ({ dbName: DB_NAME, userId: user });
 
+/** The key of the mark left for the other tabs when this device remembers or forgets a user's
+ * key, followed by the user's name: `1` or `0`, a colon, the time (so that each change is heard). */
+export const REMEMBERED = 'agent-sessions-demo.remembered.';
+
+/** Tells the other tabs whether this device now remembers `user`'s key (they say so). */
+function tellOtherTabs(user, remembered) {
+  localStorage.setItem(`${REMEMBERED}${user}`, `${remembered ? 1 : 0}:${Date.now()}`);
+}
+
 /** Keeps `user`'s key on this device. */
 export async function rememberKey(user, key) {
   await storeDeviceKey(key, where(user));
   state.remembered.add(user);
+  tellOtherTabs(user, true);
 }
 
 /** Forgets `user`'s key on this device: the passphrase is asked after the next reload. */
 export async function forgetKey(user) {
   await forgetDeviceKey(where(user));
   state.remembered.delete(user);
+  tellOtherTabs(user, false);
 }
 
 /** The key this device remembers for `user`'s lock `record`, or null. One that no longer fits

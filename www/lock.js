@@ -11,9 +11,9 @@ import { clearMessageBox, closeChat, forgetLockedTitles } from './chats.js';
 import { busy, whenIdle } from './busy.js';
 import { settleChats } from './actions.js';
 import { clearSearch } from './search.js';
-import { forgetKey, keyOf, newLock, normalized, rememberKey } from './keys.js';
+import { REMEMBERED, forgetKey, keyOf, newLock, normalized, rememberKey } from './keys.js';
 import { notSealed, sealChats, unlockWith } from './seal.js';
-import { el, setStatus } from './view.js';
+import { el, renderLock, setStatus } from './view.js';
 
 /** The shortest passphrase taken (the field says so too). */
 const MIN_LENGTH = 8;
@@ -167,10 +167,20 @@ export function forgetOnDevice() {
 
 /** Follows the locks other tabs make: when the current user's lock changes in another tab (they
  * were locked there), this tab closes the open chat, which its plain session would otherwise go
- * on writing in clear, and asks for the passphrase, once the action in progress here is over. */
+ * on writing in clear, and asks for the passphrase, once the action in progress here is over.
+ * A key remembered or forgotten on this device in another tab is said here too. */
 export function followLocksElsewhere() {
   window.addEventListener('storage', async (e) => {
     if (e.storageArea !== localStorage) return;
+    if (e.key?.startsWith(REMEMBERED)) {
+      // Remembered or forgotten on this device in another tab: this tab says so too (its Forget
+      // on this device button comes and goes with it).
+      const user = e.key.slice(REMEMBERED.length);
+      if (e.newValue?.startsWith('1:')) state.remembered.add(user);
+      else state.remembered.delete(user);
+      if (user === state.user) renderLock();
+      return;
+    }
     if (e.key?.startsWith(LOCKED_NOW)) {
       // Lock now in another tab: this one forgets the key too.
       const user = e.key.slice(LOCKED_NOW.length);

@@ -3397,8 +3397,6 @@ test('search the chats: only the current user’s, words marked as text (accents
   }
 });
 
-/** Locks the current user's chats with `passphrase` (typed twice) through the sidebar's form;
- * `remember` checks "Remember on this device". */
 test('a locked chat emptied by Clear is named by its first message no more', async () => {
   const { context, page } = await openDemo();
   try {
@@ -3435,6 +3433,8 @@ test('a message being edited when the chats are locked: its box closes (an encry
   }
 });
 
+/** Locks the current user's chats with `passphrase` (typed twice) through the sidebar's form;
+ * `remember` checks "Remember on this device". */
 async function lockChats(page, passphrase, { again = passphrase, remember = false } = {}) {
   if (await page.isVisible('#lock-open')) await page.click('#lock-open');
   await page.fill('#lock-passphrase', passphrase);
@@ -3790,6 +3790,36 @@ test('Undo, or an edit sent, while the page catches up with its chat’s deletio
       assert.deepEqual((await rendered(a)).map((m) => m.text), kept.map(itemText));
     }
     assert.deepEqual([...a.errors, ...b.errors], []);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a key forgotten on this device in one tab is said so in the others, which offer to forget it no more', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await addUser(page, 'Lena');
+    await say(page, 'my hobby is falconry');
+    await lockChats(page, 'a passphrase of Lena', { remember: true });
+    const other = await openTab(context);
+    assert.equal(await asksPassphrase(other), false, 'the device remembers the key');
+    assert.match(await other.textContent('#lock-state'), /unlocked and remembered on this device/);
+    assert.equal(await other.isVisible('#lock-forget'), true);
+
+    await page.click('#lock-forget');
+    await idle(page);
+    assert.match(await page.textContent('#status'), /no longer remembers the key/);
+    await other.waitForFunction(() => document.getElementById('lock-forget').hidden);
+    assert.match(await other.textContent('#lock-state'), /unlocked in this tab/);
+    assert.equal(await asksPassphrase(other), false, 'still open there until a reload or Lock now');
+
+    // Remembered again in the other tab (its passphrase typed there): said here.
+    await reload(other);
+    assert.equal(await asksPassphrase(other), true);
+    await unlockChats(other, 'a passphrase of Lena', { remember: true });
+    await page.waitForFunction(() => !document.getElementById('lock-forget').hidden);
+    assert.match(await page.textContent('#lock-state'), /unlocked and remembered on this device/);
+    assert.deepEqual([...page.errors, ...other.errors], []);
   } finally {
     await context.close();
   }
