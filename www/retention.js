@@ -33,14 +33,35 @@ export function deleteOldChats(days) {
     }
     // A summary written after its chat is deleted would bring the chat back.
     await settleChats();
-    const openGoes = old.some((c) => c.sessionId === state.sessionId);
+    const open = state.sessionId;
+    const openGoes = old.some((c) => c.sessionId === open);
     if (openGoes) await closeChat();
-    const deleted = await applyRetention({ dbName: DB_NAME, userId: user, maxAgeDays: days, now });
-    if (openGoes) {
-      const [next] = await listChats();
-      await openChat(next ? next.sessionId : newChatId(), null, next?.currentBranch ?? 'main');
+    let deleted;
+    try {
+      deleted = await applyRetention({ dbName: DB_NAME, userId: user, maxAgeDays: days, now });
+    } catch (e) {
+      // Failed part way: what went before it is gone all the same, the open chat perhaps, which
+      // makes way here as below (not taken later for a chat deleted in another tab).
+      const gone = Array.isArray(e?.deleted) ? e.deleted : [];
+      await makeWay(openGoes, open, gone).catch(() => {});
+      if (gone.length) setStatus(`Deleted ${plural(gone.length, 'chat')} before it failed.`);
+      throw e;
     }
-    for (const chat of deleted) dropDraft(chat.sessionId);
+    await makeWay(openGoes, open, deleted);
     setStatus(`Deleted ${plural(deleted.length, 'chat')}.`);
   });
+}
+
+/** After `deleted` went: the open chat `open`, closed for it (`closed`), opens again where it is
+ * left (written to meanwhile), else makes way for the newest chat left (or a new one). */
+async function makeWay(closed, open, deleted) {
+  try {
+    if (!closed) return;
+    const list = await listChats();
+    const next = list.find((c) => c.sessionId === open) ?? list[0];
+    await openChat(next ? next.sessionId : newChatId(), null, next?.currentBranch ?? 'main');
+  } finally {
+    // (After the chat left: what was typed in it is kept for it no more.)
+    for (const chat of deleted) dropDraft(chat.sessionId);
+  }
 }

@@ -3825,6 +3825,51 @@ test('a key forgotten on this device in one tab is said so in the others, which 
   }
 });
 
+test('deleting old chats that fails part way: the open chat, deleted before the failure, makes way for the newest one left, not said later to be deleted in another tab', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my name is Ann');
+    const a = await currentSessionId(page);
+    await page.click('#new-chat');
+    await idle(page);
+    await say(page, 'my city is Oslo');
+    const b = await currentSessionId(page);
+    await page.click('#new-chat');
+    await idle(page);
+    await say(page, 'my hobby is chess');
+    const c = await currentSessionId(page);
+    await page.click(`.session[data-session-id="${a}"]`);
+    await idle(page);
+    await page.fill('#input', 'typed in the oldest chat');
+    // The oldest goes first (the open one); deleting the next one's record fails.
+    await page.evaluate((b) => {
+      const remove = IDBObjectStore.prototype.delete;
+      IDBObjectStore.prototype.delete = function (key, ...rest) {
+        if (this.name === 'agent_sessions' && key === b) throw new DOMException('refused', 'UnknownError');
+        return remove.call(this, key, ...rest);
+      };
+    }, b);
+    await page.fill('#retention-days', '0');
+    const asked = answerDialog(page, true);
+    await page.click('#retention');
+    await asked;
+    await idle(page);
+    assert.equal(await page.isVisible('#error'), true, 'the failure is told');
+    assert.equal(await page.textContent('#status'), 'Deleted 1 chat before it failed.');
+    assert.deepEqual((await sessionsOf(page, 'Guest')).map((s) => s.sessionId).sort(), [b, c].sort());
+    assert.equal(await currentSessionId(page), c, 'the newest chat left is open');
+    assert.equal((await rendered(page))[0].text, 'my hobby is chess');
+    assert.equal(await page.inputValue('#input'), '', 'the deleted chat’s draft went with it');
+    // The view is read again after the action: nothing else is said of the chat.
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 300)));
+    await idle(page);
+    assert.equal(await page.textContent('#status'), 'Deleted 1 chat before it failed.');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('Lock now whose device cannot forget the key (its storage refuses) says the chats open without the passphrase after a reload, as they do', async () => {
   const { context, page } = await openDemo();
   try {
