@@ -1031,9 +1031,11 @@ export class SyncedSession extends EventTarget {
       }
     }
     // A refusal by status that no accepted write of this round tells from a refusal of every
-    // request (a proxy's 400, a conversation that takes no more) sets nothing aside: the round
-    // fails, and is tried again. An item the remote has no form for is set aside anyway.
-    if (refusal && !accepted) throw refusal;
+    // request (a proxy's 400, a conversation that takes no more) sets nothing aside: those items
+    // stay the outbox, after the remote's items, and the round fails once it has pulled these
+    // (another device's turns are not held up by it), to be tried again. An item the remote has
+    // no form for is set aside anyway.
+    const deferred = refusal && !accepted ? unpaired : [];
     if (unpaired.length > 0) await reread();
 
     // The remote's order, with this device's items as they were written here.
@@ -1079,7 +1081,7 @@ export class SyncedSession extends EventTarget {
     // One synced so goes when the remote lost the items it stood between (a clear, a pop of its
     // turn on another device): a deletion wins. One that stood beside no item the remote held
     // (the first items of a session, set aside before anything synced) lost nothing: it stays.
-    const unplaced = new Set(waiting.filter((w) => !w.used).map((w) => w.item));
+    const unplaced = new Set(waiting.filter((w) => !w.used && !deferred.includes(w.item)).map((w) => w.item));
     const placed = new Map(wanted.map((item, i) => [item, i]));
     const shown = new Set(visible().map((e) => e.key));
     const anchored = synced.slice(0, kept).some((e) => !isLocal(e));
@@ -1097,6 +1099,8 @@ export class SyncedSession extends EventTarget {
       for (const [other, k] of placed) if (k >= at) placed.set(other, k + 1);
       placed.set(item, at);
     });
+    // The outbox a refusal kept, last, in its order: not synced (no entry), sent again next time.
+    wanted.push(...deferred);
 
     // Rewrite the local history where it differs: under the lock runs take (a run in progress
     // means "later"), after checking nothing was written since it was read, as one transaction
@@ -1150,6 +1154,7 @@ export class SyncedSession extends EventTarget {
     // (A chat this round pulled is one found: deleted before the next round, not pulled back.)
     this.#seen ||= mark?.createdAt != null;
     await save([...base, ...entries], null, mark);
+    if (deferred.length > 0) throw refusal;
   }
 }
 

@@ -1804,6 +1804,48 @@ describe('SyncedSession', () => {
     await context.close();
   });
 
+  test('a round whose every write the remote refuses still takes the other devices’ items: the refused ones stay the outbox, after them, and go once the remote takes them', async () => {
+    const a = await device();
+    const conversationId = await newConversation(a.page);
+    await openSynced(a.page, { id: 'refused-pulls', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
+    const b = await device();
+    await openSynced(b.page, { id: 'refused-pulls', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
+    await b.page.evaluate(async (items) => {
+      await window.synced.addItems(items);
+      await window.synced.sync();
+    }, [say('user', 'Q from B'), say('assistant', 'A for B')]);
+    const fromB = [['user', 'Q from B'], ['assistant', 'A for B']];
+    assert.deepEqual(transcript(serverItems(conversationId)), fromB);
+
+    // The remote refuses A's write (its one item, sent alone).
+    await server.setFault({ kind: 'status', status: 400, methods: ['POST'], times: 1 });
+    const first = await a.page.evaluate(async (item) => {
+      await window.synced.addItems([item]);
+      const error = await window.synced.sync().then(() => null, (e) => e.status);
+      return { error, local: await window.synced.getItems(), status: window.synced.syncStatus };
+    }, say('user', 'Hello from A'));
+    assert.equal(first.error, 400, 'the refusal is told');
+    assert.deepEqual(transcript(first.local), [...fromB, ['user', 'Hello from A']], 'B’s turn pulled, the refused item after it');
+    assert.deepEqual([first.status.pending, first.status.localOnly, first.status.lastError?.status], [1, 0, 400]);
+    assert.deepEqual(transcript(serverItems(conversationId)), fromB);
+
+    const second = await a.page.evaluate(async () => {
+      const error = await window.synced.sync().then(() => null, (e) => e.status);
+      return { error, local: await window.synced.getItems(), status: window.synced.syncStatus };
+    });
+    assert.equal(second.error, null);
+    assert.deepEqual(transcript(second.local), [...fromB, ['user', 'Hello from A']]);
+    assert.deepEqual([second.status.pending, second.status.localOnly], [0, 0]);
+    assert.deepEqual(transcript(serverItems(conversationId)), [...fromB, ['user', 'Hello from A']], 'sent once');
+    const onB = await b.page.evaluate(async () => {
+      await window.synced.sync();
+      return window.synced.getItems();
+    });
+    assert.deepEqual(transcript(onB), [...fromB, ['user', 'Hello from A']]);
+    await a.context.close();
+    await b.context.close();
+  });
+
   /** A session of `id` on a new device whose next write to the remote is slow, closed 200 ms
    * into a round that pushes `items` (after `before(page)`): the round's outcome, and when the
    * session was last synced before and after it. */
