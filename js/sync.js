@@ -67,6 +67,11 @@ const PUSH_SIZE = 20;
 const RECENT = 20;
 const PAGE = 100;
 
+/** How long after a round compared the whole histories (ms) one does again: a deletion another
+ * device made from before the remote's newest page (a device behind by a page, whose round
+ * deleted there what it had deleted while offline) does not show in that page. */
+const WHOLE_AFTER = 10 * 60_000;
+
 function textOf(content, separator = '') {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
@@ -439,8 +444,8 @@ export class SyncedSession extends EventTarget {
   #running = null;
   /** How many items are kept here only, as the last round (or the state at the start) said. */
   #localOnly = 0;
-  /** Whether a round of this object compared the whole histories yet. */
-  #compared = false;
+  /** When a round of this object last compared the whole histories (`Date.now()`), or `null`. */
+  #comparedAt = null;
   /** Whether a round of this object found the local session stored (see `#round`). */
   #seen = false;
   /** Whether the local session was stored when this object was made (a promise). */
@@ -483,6 +488,8 @@ export class SyncedSession extends EventTarget {
     this.#status = { pending: 0, localOnly: 0, lastSyncedAt: null, lastError: null, online: online(), syncing: false };
     this.#onOnline = () => {
       this.#setStatus({ online: true });
+      // (Other devices may have changed anything meanwhile: compared whole.)
+      this.#comparedAt = null;
       this.#attempt = 0;
       this.#schedule(0);
     };
@@ -776,8 +783,8 @@ export class SyncedSession extends EventTarget {
   }
 
   /** One round: see the header of this file. The first round of this object compares the whole
-   * histories; later ones only what came after the items synced last, while both sides show
-   * that they have only grown since (`#recent`). */
+   * histories, and so does one after `WHOLE_AFTER` or back online; others only what came after
+   * the items synced last, while both sides show that they have only grown since (`#recent`). */
   async #round() {
     // The local session deleted since this object was made for it, or since a round of it found
     // it (here, in another tab, by retention): nothing is pulled into it, which would bring back
@@ -788,9 +795,11 @@ export class SyncedSession extends EventTarget {
     if (begun?.createdAt == null && this.#seen) return;
     this.#seen ||= begun?.createdAt != null;
     const head = await this.#head();
-    const view = (this.#compared && (await this.#recent(head))) || (await this.#whole(head));
+    const at = Date.now();
+    const recent = this.#comparedAt !== null && Math.abs(at - this.#comparedAt) < WHOLE_AFTER && (await this.#recent(head));
+    const view = recent || (await this.#whole(head));
     await this.#reconcile(view.saved ?? head, view, begun);
-    this.#compared = true;
+    if (!recent) this.#comparedAt = at;
   }
 
   /** Both whole histories. */
@@ -996,6 +1005,7 @@ export class SyncedSession extends EventTarget {
       const optional = part.flatMap((item, k) => (item?.type === 'reasoning' ? [k] : []));
       await write({ confirmed, ids, chunk: part.map(fingerprint), ...(optional.length ? { optional } : {}) });
       await remote.addItems(part);
+      for (const item of part) sent.add(item);
       confirmed.push(...part.map(fingerprint));
       ids.push(...part.map(idOf));
       // (A reasoning item without an id or encrypted content is left out of the remote's items:
@@ -1009,33 +1019,35 @@ export class SyncedSession extends EventTarget {
     };
     // What the remote held before this round's pushes: none of it is one of them.
     const before = new Set(all.map((e) => e.key));
+    // The items whose write the remote took, and those it has no form for (`INVALID_ITEM`).
+    const sent = new Set();
+    const formless = new Set();
     // What the remote refused of each item sent alone (an HTTP status: see `refuses`).
     let refusal = null;
+    const refused = async (error, part) => {
+      if (!refuses(error)) throw error;
+      // (A refused write took no effect: not in flight, nor to be looked for next time.)
+      await write({ confirmed, ids, chunk: [] });
+      if (part.length === 1 && error.code === 'INVALID_ITEM') formless.add(part[0]);
+      else if (part.length === 1) refusal ??= error;
+    };
     for (let i = 0; i < unpaired.length; i += PUSH_SIZE) {
       const part = unpaired.slice(i, i + PUSH_SIZE);
       try {
         await push(part);
       } catch (error) {
-        if (!refuses(error)) throw error;
+        await refused(error, part);
         // One item the remote refuses (a part its API does not take) must not hold up the
         // others: each is sent alone, and one refused alone is kept here only (below).
-        if (part.length === 1 && error.code !== 'INVALID_ITEM') refusal ??= error;
         for (const item of part.length > 1 ? part : []) {
           try {
             await push([item]);
           } catch (e) {
-            if (!refuses(e)) throw e;
-            if (e.code !== 'INVALID_ITEM') refusal ??= e;
+            await refused(e, [item]);
           }
         }
       }
     }
-    // A refusal by status that no accepted write of this round tells from a refusal of every
-    // request (a proxy's 400, a conversation that takes no more) sets nothing aside: those items
-    // stay the outbox, after the remote's items, and the round fails once it has pulled these
-    // (another device's turns are not held up by it), to be tried again. An item the remote has
-    // no form for is set aside anyway.
-    const deferred = refusal && !accepted ? unpaired : [];
     if (unpaired.length > 0) await reread();
 
     // The remote's order, with this device's items as they were written here.
@@ -1049,12 +1061,18 @@ export class SyncedSession extends EventTarget {
     const pushed = pairing(visible(), unpaired);
     for (const e of visible().reverse()) {
       if (byKey.has(e.key) || byEntry.has(e.key) || known.has(e.key) || before.has(e.key)) continue;
-      const match = waiting.findLast((w) => !w.used && pushed(e, w.item));
+      const match = waiting.findLast((w) => !w.used && sent.has(w.item) && pushed(e, w.item));
       if (match) {
         match.used = true;
         pushedHere.set(e.key, match.item);
       }
     }
+    // A refusal by status that no accepted write of this round tells from a refusal of every
+    // request (a proxy's 400, a conversation that takes no more) sets nothing aside: those items
+    // stay the outbox, after the remote's items, and the round fails once it has pulled these
+    // (another device's turns are not held up by it), to be tried again. An item the remote has
+    // no form for is set aside anyway.
+    const deferred = refusal && !accepted ? waiting.filter((w) => !w.used && !formless.has(w.item)).map((w) => w.item) : [];
     const wanted = [];
     const entries = [];
     const pulls = [];

@@ -156,10 +156,18 @@ const where = (user) => ({ dbName: DB_NAME, userId: user });
  * key, followed by the user's name: `1` or `0`, a colon, the time (so that each change is heard). */
 export const REMEMBERED = 'agent-sessions-demo.remembered.';
 
-/** Tells the other tabs whether this device now remembers `user`'s key (they say so). */
+/** Tells the other tabs whether this device now remembers `user`'s key (they say so). Best
+ * effort: the key is kept or forgotten all the same. */
 function tellOtherTabs(user, remembered) {
-  localStorage.setItem(`${REMEMBERED}${user}`, `${remembered ? 1 : 0}:${Date.now()}`);
+  try {
+    localStorage.setItem(`${REMEMBERED}${user}`, `${remembered ? 1 : 0}:${Date.now()}`);
+  } catch {
+    // (Storage full or refused: the other tabs say what they knew.)
+  }
 }
+
+/** Whether the other tabs last said this device remembers `user`'s key. */
+export const rememberedElsewhere = (user) => localStorage.getItem(`${REMEMBERED}${user}`)?.startsWith('1:') ?? false;
 
 /** Keeps `user`'s key on this device. */
 export async function rememberKey(user, key) {

@@ -11,7 +11,7 @@ import { clearMessageBox, closeChat, forgetLockedTitles } from './chats.js';
 import { busy, whenIdle } from './busy.js';
 import { settleChats } from './actions.js';
 import { clearSearch } from './search.js';
-import { REMEMBERED, forgetKey, keyOf, newLock, normalized, rememberKey } from './keys.js';
+import { REMEMBERED, forgetKey, keyOf, newLock, normalized, rememberKey, rememberedElsewhere } from './keys.js';
 import { notSealed, sealChats, unlockWith } from './seal.js';
 import { el, renderLock, setStatus } from './view.js';
 
@@ -175,8 +175,9 @@ export function followLocksElsewhere() {
     if (e.key?.startsWith(REMEMBERED)) {
       // Remembered or forgotten on this device in another tab: this tab says so too (its Forget
       // on this device button comes and goes with it).
+      // (What the mark says now: an event may come after this tab's own, newer one.)
       const user = e.key.slice(REMEMBERED.length);
-      if (e.newValue?.startsWith('1:')) state.remembered.add(user);
+      if (rememberedElsewhere(user)) state.remembered.add(user);
       else state.remembered.delete(user);
       if (user === state.user) renderLock();
       return;
@@ -235,7 +236,9 @@ export async function closeForLock(user) {
   // A passphrase typed into the lock form is not kept there.
   closeLockForm();
   state.keys.delete(user);
-  state.remembered.delete(user);
+  // (Whether this device remembers the key is what the tabs last said: the tab that locked them
+  // may have kept it, and said so before this one got here.)
+  if (!rememberedElsewhere(user)) state.remembered.delete(user);
   forgetLockedTitles(user);
   clearSearch();
 }

@@ -1846,6 +1846,100 @@ describe('SyncedSession', () => {
     await b.context.close();
   });
 
+  test('a round whose every write is refused, over a remote that keeps a reasoning item it took alone: that item is not kept twice here, and the rest goes once the remote takes it', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async () => {
+      const inner = new lib.MemorySession('keeps-reasoning-remote');
+      let refusing = true;
+      // Refuses every write holding a message, as a proxy in front of it might for a while.
+      const remote = {
+        getSessionId: () => inner.getSessionId(),
+        getItems: (...args) => inner.getItems(...args),
+        addItems: async (items) => {
+          if (refusing && items.some((i) => i.type !== 'reasoning')) throw Object.assign(new Error('refused'), { status: 400 });
+          return inner.addItems(items);
+        },
+        popItem: () => inner.popItem(),
+        clearSession: () => inner.clearSession(),
+      };
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('keeps-reasoning'), remote, { syncOnOpen: false, retryDelayMs: 60_000 });
+      const items = [{ type: 'reasoning', content: [] }, { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hi' }] }];
+      await synced.addItems(items);
+      const error = await synced.sync().then(() => null, (e) => e.status);
+      const first = { error, local: await synced.getItems(), remote: await inner.getItems() };
+      refusing = false;
+      await synced.sync();
+      const second = { local: await synced.getItems(), remote: await inner.getItems(), pending: synced.syncStatus.pending };
+      synced.close();
+      return { items, first, second };
+    });
+    assert.equal(r.first.error, 400);
+    assert.deepEqual(r.first.local, r.items, 'nothing twice');
+    assert.deepEqual(r.first.remote, r.items.slice(0, 1), 'the reasoning item, taken alone');
+    assert.deepEqual(r.second.local, r.items);
+    assert.deepEqual(r.second.remote, r.items);
+    assert.equal(r.second.pending, 0);
+    await context.close();
+  });
+
+  /** Two devices of session `id`: B pops the first answer offline while A syncs ten turns, then
+   * B's round deletes it on the remote (from before the remote's newest page) and pulls A's
+   * turns. A's SyncedSession has made rounds from the newest page since its first. */
+  async function deletedBehindAPage(id) {
+    const a = await device();
+    const conversationId = await newConversation(a.page);
+    const first = [say('user', 'Q1'), say('assistant', 'A1')];
+    await a.page.evaluate(({ id, items }) => new lib.IndexedDbSession(id).addItems(items), { id, items: first });
+    await openSynced(a.page, { id, conversationId, options: { syncOnOpen: false } });
+    const b = await device();
+    await openSynced(b.page, { id, conversationId, options: { syncOnOpen: false } });
+    // B, offline, pops the answer (its SyncedSession does not hear of it until its next round).
+    await b.page.evaluate((id) => new lib.IndexedDbSession(id).popItem(), id);
+    const turns = Array.from({ length: 10 }, (_, i) => [say('user', `q${i}`), say('assistant', `a${i}`)]).flat();
+    await a.page.evaluate(async (items) => {
+      for (let i = 0; i < items.length; i += 2) {
+        await window.synced.addItems(items.slice(i, i + 2));
+        await window.synced.sync();
+      }
+    }, turns);
+    const onB = await b.page.evaluate(async () => {
+      await window.synced.sync();
+      return window.synced.getItems();
+    });
+    const expected = transcript([first[0], ...turns]);
+    assert.deepEqual(transcript(onB), expected);
+    assert.deepEqual(transcript(serverItems(conversationId)), expected);
+    const syncA = async (online = false) =>
+      transcript(
+        await a.page.evaluate(async (online) => {
+          if (online) window.dispatchEvent(new Event('online'));
+          await window.synced.sync();
+          return window.synced.getItems();
+        }, online),
+      );
+    // A's next round reads the remote's newest page only: the deletion is before it.
+    assert.equal((await syncA()).length, 22, 'not seen from the newest page');
+    return { a, b, expected, syncA };
+  }
+
+  test('a deletion that a device behind by a page makes on the remote reaches a device syncing from its newest page ten minutes after its last whole comparison', async () => {
+    const { a, b, expected, syncA } = await deletedBehindAPage('behind-clock');
+    await a.page.evaluate(() => {
+      const now = Date.now;
+      Date.now = () => now() + 11 * 60_000;
+    });
+    assert.deepEqual(await syncA(), expected);
+    await a.context.close();
+    await b.context.close();
+  });
+
+  test('a deletion that a device behind by a page makes on the remote reaches a device syncing from its newest page once it is back online', async () => {
+    const { a, b, expected, syncA } = await deletedBehindAPage('behind-online');
+    assert.deepEqual(await syncA(true), expected);
+    await a.context.close();
+    await b.context.close();
+  });
+
   /** A session of `id` on a new device whose next write to the remote is slow, closed 200 ms
    * into a round that pushes `items` (after `before(page)`): the round's outcome, and when the
    * session was last synced before and after it. */
