@@ -341,7 +341,10 @@ export class OpenAIConversationsSession {
   /** Deletes one item by the id the server gave it (`getItems()` items carry it); an item
    * already gone is not an error. */
   deleteItem(itemId) {
-    if (typeof itemId !== 'string' || itemId === '') return Promise.reject(sessionError('INVALID_OPTIONS', 'deleteItem needs the id of an item'));
+    if (typeof itemId !== 'string' || itemId === '') {
+      const got = itemId === '' ? 'an empty string' : typeof itemId;
+      return Promise.reject(sessionError('INVALID_OPTIONS', `deleteItem() of conversation "${this.#conversationId ?? 'not created yet'}" needs the id of an item (a non-empty string), got ${got}`));
+    }
     return this.#serial(async () => {
       if (this.#conversationId) await this.#delete(this.#conversationId, itemId);
     });

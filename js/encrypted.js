@@ -348,7 +348,11 @@ export class EncryptedSession {
 
   /** Calls take effect in call order; after `close()`, none is taken (`CLOSED`). */
   #serial(call) {
-    if (this.#closed) return Promise.reject(sessionError('CLOSED', 'the EncryptedSession was closed (its key forgotten); create a new one to use the session again'));
+    if (this.#closed) {
+      const id = this.#sessionId ?? this.#inner.sessionId;
+      const of = typeof id === 'string' ? ` of session "${id}"` : '';
+      return Promise.reject(sessionError('CLOSED', `the EncryptedSession${of} was closed (its key forgotten); create a new one to use the session again`));
+    }
     const run = this.#tail.then(call);
     this.#tail = run.catch(() => {});
     return run;

@@ -626,7 +626,7 @@ export class SyncedSession extends EventTarget {
    * `syncStatus.lastError`; a retry is scheduled with backoff, except after a refusal: a 4xx).
    */
   sync() {
-    if (this.#closed) return Promise.reject(sessionError('CLOSED', 'sync(): the session was closed'));
+    if (this.#closed) return Promise.reject(sessionError('CLOSED', `sync() of session "${this.#local.sessionId}": the SyncedSession was closed; create a new one to sync again`));
     if (this.#running) {
       // One round after the one under way serves every call made meanwhile (each chaining a
       // round of its own made as many rounds, one after another).

@@ -2040,7 +2040,9 @@ test('close() lets earlier calls finish, then forgets the key: later calls rejec
     const closed = s.close();
     const after = await code(s.getItems());
     const write = await code(s.addItems([{ role: 'user', content: 'after close' }]));
+    const message = await s.getItems().catch((e) => e.message);
     return {
+      message,
       added: await code(added),
       closed: await code(closed),
       again: await code(s.close()),
@@ -2049,6 +2051,8 @@ test('close() lets earlier calls finish, then forgets the key: later calls rejec
       stored: (await inner.getItems()).length,
     };
   });
+  assert.match(r.message, /^the EncryptedSession of session "s" was closed/, 'the message names the session');
+  delete r.message;
   assert.deepEqual(r, { added: 'resolved', closed: 'resolved', again: 'resolved', after: 'SessionError CLOSED', write: 'SessionError CLOSED', stored: 1 });
 });
 

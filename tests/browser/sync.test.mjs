@@ -267,6 +267,7 @@ describe('OpenAIConversationsSession', () => {
       const fresh = faulty({});
       const empty = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k', fetch: fresh.fetchFn });
       out.fresh = { items: await empty.getItems(), popped: (await empty.popItem()) ?? null, deleted: (await empty.deleteItem('msg_1')) ?? null, id: empty.sessionId ?? null, sent: fresh.sent };
+      out.noId = await empty.deleteItem('').then(() => null, (e) => [e.code, e.message]);
       // 429 and 503 on reads, 429 on a write of items (the conversation's creation goes
       // through first: 0 passes a request on): retried. 503 on a write of items: not.
       const busy = faulty({ GET: [429, 503], POST: [0, 429, 429] });
@@ -319,6 +320,7 @@ describe('OpenAIConversationsSession', () => {
       return out;
     }, { url: server.url });
     assert.deepEqual(r.fresh, { items: [], popped: null, deleted: null, id: null, sent: {} });
+    assert.deepEqual(r.noId, ['INVALID_OPTIONS', 'deleteItem() of conversation "not created yet" needs the id of an item (a non-empty string), got an empty string']);
     assert.equal(r.outrun.status, 409, 'a conflict, not a conversation gone');
     assert.match(r.outrun.message, /another device deleted the newest item each of 5 times/);
     assert.equal(r.outrun.left, 1, 'the five deleted elsewhere');
@@ -504,11 +506,13 @@ describe('OpenAIConversationsSession', () => {
       } catch (e) {
         closed = e.code;
       }
-      return { before, after: heard.length, closed };
+      const round = await synced.sync().then(() => null, (e) => [e.code, e.message]);
+      return { before, after: heard.length, closed, round };
     });
     assert.equal(r.before, 1);
     assert.equal(r.after, 1, 'nothing heard after close()');
     assert.equal(r.closed, 'CLOSED');
+    assert.deepEqual(r.round, ['CLOSED', 'sync() of session "sync-listeners": the SyncedSession was closed; create a new one to sync again']);
     await context.close();
   });
 
