@@ -19,7 +19,9 @@
 //   only grown since: the local session's mark (`getInfo()`: its creation time and rewrite count)
 //   is unchanged, and the remote's newest items end the synced ones in place, with the same ids.
 //   So a round costs what the turn costs, not what the history holds. The first round of each
-//   SyncedSession compares the whole histories, and so does any round where either check fails.
+//   SyncedSession compares the whole histories, and so does any round where either check fails,
+//   the first one ten minutes after the last that did, and the first one back online (a
+//   deletion from before the remote's newest page shows in no check).
 // - Without a state to trust (none was written for the session, or it is damaged), the items both
 //   histories start with, the same in the same order, are taken as synced.
 // - An item the remote does not hold after it was pushed (one the conversion to its items leaves
@@ -1071,8 +1073,11 @@ export class SyncedSession extends EventTarget {
     // request (a proxy's 400, a conversation that takes no more) sets nothing aside: those items
     // stay the outbox, after the remote's items, and the round fails once it has pulled these
     // (another device's turns are not held up by it), to be tried again. An item the remote has
-    // no form for is set aside anyway.
-    const deferred = refusal && !accepted ? waiting.filter((w) => !w.used && !formless.has(w.item)).map((w) => w.item) : [];
+    // no form for is set aside anyway, unless it comes after one of those: it waits with them,
+    // so that the order stays as written (it is set aside once those before it are pushed).
+    const first = refusal && !accepted ? waiting.findIndex((w) => !w.used && !formless.has(w.item)) : -1;
+    const deferred = first < 0 ? [] : waiting.slice(first).filter((w) => !w.used).map((w) => w.item);
+    const waits = new Set(deferred);
     const wanted = [];
     const entries = [];
     const pulls = [];
@@ -1099,7 +1104,7 @@ export class SyncedSession extends EventTarget {
     // One synced so goes when the remote lost the items it stood between (a clear, a pop of its
     // turn on another device): a deletion wins. One that stood beside no item the remote held
     // (the first items of a session, set aside before anything synced) lost nothing: it stays.
-    const unplaced = new Set(waiting.filter((w) => !w.used && !deferred.includes(w.item)).map((w) => w.item));
+    const unplaced = new Set(waiting.filter((w) => !w.used && !waits.has(w.item)).map((w) => w.item));
     const placed = new Map(wanted.map((item, i) => [item, i]));
     const shown = new Set(visible().map((e) => e.key));
     const anchored = synced.slice(0, kept).some((e) => !isLocal(e));

@@ -540,7 +540,7 @@ describe('OpenAIConversationsSession', () => {
     assert.equal(r.readsAfter, 0, 'no round ran after it');
     assert.equal(r.status.syncing, false, 'the status says no round runs');
     assert.equal(r.status.lastError?.code, 'CLOSED');
-    assert.match(r.again, /sync\(\): the session was closed/);
+    assert.match(r.again, /^sync\(\) of session "sync-local-closed": the SyncedSession was closed/);
     await context.close();
   });
 
@@ -1846,6 +1846,42 @@ describe('SyncedSession', () => {
       return window.synced.getItems();
     });
     assert.deepEqual(transcript(onB), [...fromB, ['user', 'Hello from A']]);
+    await a.context.close();
+    await b.context.close();
+  });
+
+  test('a round whose every write is refused keeps the outbox in its order where an item the remote has no form for stands between the refused ones; it is set aside once they are pushed', async () => {
+    const a = await device();
+    const conversationId = await newConversation(a.page);
+    await a.page.evaluate((item) => new lib.IndexedDbSession('refused-order').addItems([item]), say('user', 'S1'));
+    await openSynced(a.page, { id: 'refused-order', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
+    const b = await device();
+    await openSynced(b.page, { id: 'refused-order', conversationId, options: { syncOnOpen: false, retryDelayMs: 60_000 } });
+    await b.page.evaluate(async (item) => {
+      await window.synced.addItems([item]);
+      await window.synced.sync();
+    }, say('user', 'X from B'));
+    const audio = { role: 'user', content: [{ type: 'audio', audio: 'AAAA' }] }; // no Conversations form
+    const outbox = [say('user', 'A'), audio, say('assistant', 'B')];
+    // The two messages, each sent alone, are refused.
+    await server.setFault({ kind: 'status', status: 400, methods: ['POST'], times: 2 });
+    const first = await a.page.evaluate(async (items) => {
+      await window.synced.addItems(items);
+      const error = await window.synced.sync().then(() => null, (e) => e.status);
+      return { error, local: await window.synced.getItems() };
+    }, outbox);
+    assert.equal(first.error, 400);
+    const order = [['user', 'S1'], ['user', 'X from B'], ['user', 'A'], ['user', ''], ['assistant', 'B']];
+    assert.deepEqual(transcript(first.local), order, 'in the order written, after the pulled item');
+    assert.deepEqual(first.local.slice(2), outbox);
+    const second = await a.page.evaluate(async () => {
+      await window.synced.sync();
+      return { local: await window.synced.getItems(), status: window.synced.syncStatus };
+    });
+    assert.deepEqual(transcript(second.local), order);
+    assert.deepEqual(second.local.slice(2), outbox);
+    assert.deepEqual([second.status.lastError, second.status.pending, second.status.localOnly], [null, 0, 1]);
+    assert.deepEqual(transcript(serverItems(conversationId)), [['user', 'S1'], ['user', 'X from B'], ['user', 'A'], ['assistant', 'B']]);
     await a.context.close();
     await b.context.close();
   });
