@@ -307,6 +307,27 @@ test("a worker's write is seen by a page", async () => {
   assert.equal(event.count, 1);
 });
 
+test('each listener of another tab gets its own event: one that changes it changes nothing another listener, or a watch, hears', async () => {
+  const { page: writer, context } = await openHarness(env);
+  const { page: reader } = await openHarness(env, context);
+  const dbName = fresh('own-copy');
+  await reader.evaluate(async (dbName) => {
+    window.heard = [];
+    window.watched = [];
+    // The first listener changes what it is given.
+    new lib.IndexedDbSession('chat', { dbName }).subscribe((e) => {
+      e.type = 'changed';
+      e.sessionId = 'another';
+    });
+    new lib.IndexedDbSession('chat', { dbName }).subscribe((e) => window.heard.push([e.type, e.sessionId]));
+    const stop = lib.watchSessions({ dbName }, (c) => window.watched.push([c.type, c.sessionId]));
+    await stop.ready;
+  }, dbName);
+  await writer.evaluate((dbName) => new lib.IndexedDbSession('chat', { dbName }).addItems([{ role: 'user', content: 'hi' }]), dbName);
+  await reader.waitForFunction(() => window.heard.length === 1 && window.watched.length === 1, null, { timeout: 5000 });
+  assert.deepEqual(await reader.evaluate(() => [window.heard, window.watched]), [[['add', 'chat']], [['created', 'chat']]]);
+});
+
 test('watchSessions: a sidebar hears sessions created, updated and deleted, only its user’s', async () => {
   const { page: writer, context } = await openHarness(env);
   const { page: sidebar } = await openHarness(env, context);
