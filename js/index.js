@@ -74,7 +74,8 @@ const WRITES = {
   // (`false`: nothing written, a session that does not exist left so; the caller gets `undefined`.)
   update: (wrote, fields) => (wrote === false ? null : { type: 'update', fields }),
   storeRunUsage: () => ({ type: 'update', fields: ['usage'] }),
-  switchBranch: (_, branchId) => ({ type: 'branch', change: 'switch', branchId }),
+  // (`false`: a session never stored, on its `main` branch: nothing changed.)
+  switchBranch: (wrote, branchId) => (wrote === false ? null : { type: 'branch', change: 'switch', branchId }),
   createBranchFromTurn: (branchId) => ({ type: 'branch', change: 'create', branchId }),
   createBranchFromContent: (branchId) => ({ type: 'branch', change: 'create', branchId }),
   deleteBranch: (_, branchId) => ({ type: 'branch', change: 'delete', branchId }),

@@ -577,10 +577,11 @@ impl SessionState for MemorySessionState {
         Ok(id)
     }
 
-    async fn switch_branch(&self, id: String) -> Result<()> {
+    async fn switch_branch(&self, id: String) -> Result<bool> {
         self.index_of(&id)?;
         *self.current.borrow_mut() = id;
-        Ok(())
+        // (As a stored session's: one never written to, on its `main` branch, changes nothing.)
+        Ok(self.written())
     }
 
     async fn list_branches(&self) -> Result<JsValue> {

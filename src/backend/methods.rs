@@ -214,7 +214,8 @@ pub fn switch_branch<S: SessionState>(state: &Rc<S>, id: &JsValue) -> Promise {
         state,
         what,
         || branch_args::name(id, what),
-        async |s, id| s.switch_branch(id).await.map(|()| JsValue::UNDEFINED),
+        // (`false`: a session not stored, left so; the caller gets `undefined`.)
+        async |s, id| s.switch_branch(id).await.map(JsValue::from),
     )
 }
 

@@ -92,7 +92,8 @@ pub trait SessionState: 'static {
     fn branch(&self) -> String;
     /// `createBranchFromTurn` / `createBranchFromContent`: the object moves onto the new branch.
     async fn create_branch(&self, pick: From, name: Option<String>) -> Result<String>;
-    async fn switch_branch(&self, id: String) -> Result<()>;
+    /// Whether it wrote: not to a session never stored (its `main` branch, the only one).
+    async fn switch_branch(&self, id: String) -> Result<bool>;
     async fn list_branches(&self) -> Result<JsValue>;
     async fn delete_branch(&self, id: String) -> Result<()>;
     /// `getTurns` (no query) / `findTurns`, on `branch` or this object's branch.

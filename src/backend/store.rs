@@ -166,7 +166,7 @@ impl SessionState for Store {
     async fn create_branch(&self, pick: From, name: Option<String>) -> Result<String> {
         on_memory!(self, "createBranch", s => s.create_branch(pick, name).await)
     }
-    async fn switch_branch(&self, id: String) -> Result<()> {
+    async fn switch_branch(&self, id: String) -> Result<bool> {
         on_backend!(self, s => s.switch_branch(id).await)
     }
     async fn list_branches(&self) -> Result<JsValue> {

@@ -465,6 +465,32 @@ test('a clear of a session never stored writes nothing and is no event; a clear 
   assert.equal(r.listed, false, 'no empty session appears in any list');
 });
 
+test('a switch to the main branch of a session never stored writes nothing and is no event; one of a stored session is, and both resolve to undefined (both session kinds)', async () => {
+  const { page } = await openHarness(env);
+  const r = await page.evaluate(async () => {
+    const out = {};
+    const stored = new lib.IndexedDbSession(`switched-${Math.random()}`);
+    await stored.addItems([{ role: 'user', content: 'q' }]);
+    const remembered = new lib.MemorySession();
+    await remembered.addItems([{ role: 'user', content: 'q' }]);
+    const sessions = { never: new lib.IndexedDbSession(`never-${Math.random()}`), neverMemory: new lib.MemorySession(), stored, remembered };
+    for (const [name, s] of Object.entries(sessions)) {
+      const seen = [];
+      s.subscribe((e) => seen.push([e.type, e.change, e.branchId]));
+      const result = await s.switchBranch('main');
+      await new Promise((ok) => setTimeout(ok, 100));
+      out[name] = { seen, result: result === undefined ? 'undefined' : result, branch: s.currentBranch };
+    }
+    out.listed = (await lib.listSessions()).some((s) => s.sessionId === sessions.never.sessionId);
+    return out;
+  });
+  assert.deepEqual(r.never, { seen: [], result: 'undefined', branch: 'main' });
+  assert.deepEqual(r.neverMemory, { seen: [], result: 'undefined', branch: 'main' });
+  assert.deepEqual(r.stored, { seen: [['branch', 'switch', 'main']], result: 'undefined', branch: 'main' });
+  assert.deepEqual(r.remembered, { seen: [['branch', 'switch', 'main']], result: 'undefined', branch: 'main' });
+  assert.equal(r.listed, false, 'no empty session appears in any list');
+});
+
 test('what an event says of a write is what the write was called with, whatever the caller changes while it is under way', async () => {
   const { page } = await openHarness(env);
   const id = fresh('taken');

@@ -279,10 +279,10 @@ impl SessionState for IdbSessionState {
     }
 
     /// `switchBranch(id)`.
-    async fn switch_branch(&self, id: String) -> Result<()> {
+    async fn switch_branch(&self, id: String) -> Result<bool> {
         let at = branches::switch(&*self.connection().await?, &self.named(), &id).await?;
         self.move_to(id, at);
-        Ok(())
+        Ok(at.is_some())
     }
 
     async fn list_branches(&self) -> Result<JsValue> {
