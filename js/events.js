@@ -124,8 +124,9 @@ function dispatch(receiver, events) {
   for (const event of events) {
     if (!event || typeof event !== 'object') continue;
     // A listener removed by an earlier one (during this dispatch) is not called. Each gets its
-    // own copy: one that changes it changes nothing another hears (a watch decides later).
-    for (const e of [...receiver.entries]) if (receiver.entries.has(e) && e.accepts(event)) callListener(e.fn, { ...event });
+    // own copy, deep (an update's `fields`): one that changes it changes nothing another hears
+    // (a watch decides later).
+    for (const e of [...receiver.entries]) if (receiver.entries.has(e) && e.accepts(event)) callListener(e.fn, structuredClone(event));
   }
 }
 

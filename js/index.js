@@ -72,7 +72,8 @@ const WRITES = {
   replaceHistory: (_, named) => named ?? { type: 'replace', change: 'history' },
   replaceHistoryWithCompaction: () => ({ type: 'replace', change: 'compaction' }),
   // (`false`: nothing written, a session that does not exist left so; the caller gets `undefined`.)
-  update: (wrote, fields) => (wrote === false ? null : { type: 'update', fields }),
+  // (`true`: every field given but the title, whose `expectedTitle` no longer held.)
+  update: (wrote, fields) => (wrote === false ? null : { type: 'update', fields: wrote === true ? fields.filter((f) => f !== 'title') : fields }),
   storeRunUsage: () => ({ type: 'update', fields: ['usage'] }),
   // (`false`: a session never stored, on its `main` branch: nothing changed.)
   switchBranch: (wrote, branchId) => (wrote === false ? null : { type: 'branch', change: 'switch', branchId }),
@@ -403,7 +404,7 @@ export class MemorySession extends withSubscriptions(
     const at = Date.now();
     const set = memoryListeners.get(s) ?? new Set();
     // A listener removed by an earlier one is not called.
-    for (const fn of [...set]) if (set.has(fn)) callListener(fn, { ...event, userId: null, at });
+    for (const fn of [...set]) if (set.has(fn)) callListener(fn, structuredClone({ ...event, userId: null, at }));
   }),
   (s, listener) => {
     needsListener(listener, 'subscribe');

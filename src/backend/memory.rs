@@ -22,7 +22,7 @@ use super::branch_js::{
 };
 use super::canonical::{canonical, forms, replaced};
 use super::js::{self, clone_value, error_text, now};
-use super::metadata::{give_default_title, info, is_summary, Changes};
+use super::metadata::{give_default_title, info, is_summary, Applied, Changes};
 use super::session::{SessionCore, SessionState};
 use super::transaction::{no_turn_for_usage, FunctionCallReplacement, TakenTransaction};
 
@@ -255,7 +255,7 @@ impl SessionState for MemorySessionState {
         ))
     }
 
-    async fn update(&self, changes: Changes) -> Result<bool> {
+    async fn update(&self, changes: Changes) -> Result<Applied> {
         // As a stored session: an update that sets nothing writes nothing. The session's time
         // (main's) holds on every branch, as a stored session's, and so does each branch's own
         // (what its `getInfo` reports: read on one branch, written on another).
@@ -265,12 +265,16 @@ impl SessionState for MemorySessionState {
             .borrow()
             .iter()
             .any(|b| changes.created_at_holds(written.then(|| b.history.record().created_at)));
-        if !holds || !changes.apply(&self.metadata) {
-            return Ok(false);
+        if !holds {
+            return Ok(Applied::Nothing);
         }
-        self.begin_write();
-        self.updated.set(true);
-        Ok(true)
+        // (Applied to the metadata itself: nothing of it is written unless something is set.)
+        let applied = changes.apply(&self.metadata);
+        if applied != Applied::Nothing {
+            self.begin_write();
+            self.updated.set(true);
+        }
+        Ok(applied)
     }
 
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {

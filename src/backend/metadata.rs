@@ -15,6 +15,18 @@ use super::js::{self, describe, error_text, exact_string, object};
 /// A title is at most this many characters.
 pub const MAX_TITLE: usize = 1000;
 
+/// What an `update()` set.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Applied {
+    /// Nothing: no field, only a title whose `expectedTitle` no longer holds, or an
+    /// `expectedCreatedAt` that does not hold.
+    Nothing,
+    /// Every field given.
+    All,
+    /// Every field given but the title, whose `expectedTitle` no longer held.
+    AllButTitle,
+}
+
 /// What `update()` changes: each field given (`null` clears it), the others stay.
 #[derive(Default)]
 pub struct Changes {
@@ -39,17 +51,19 @@ impl Changes {
             .is_none_or(|expected| created_at == expected)
     }
 
-    /// Sets the changed fields on a stored record object: whether it set any (a title whose
+    /// Sets the changed fields on a stored record object: what it set (a title whose
     /// `expectedTitle` no longer holds is not set).
-    pub fn apply(&self, stored: &JsValue) -> bool {
+    pub fn apply(&self, stored: &JsValue) -> Applied {
         let current_title = || js::get(stored, "title").ok().and_then(|t| t.as_string());
         let title_moved = self
             .expected_title
             .as_ref()
             .is_some_and(|expected| expected.as_string() != current_title());
         let mut set = false;
+        let mut kept = false;
         for (key, value) in &self.fields {
             if *key == "title" && title_moved {
+                kept = true;
                 continue;
             }
             // The stored object is IndexedDB's own copy (or this library's): setting a field
@@ -57,7 +71,11 @@ impl Changes {
             let _ = js_sys::Reflect::set(stored, &JsValue::from_str(key), value);
             set = true;
         }
-        set
+        match (set, kept) {
+            (false, _) => Applied::Nothing,
+            (true, false) => Applied::All,
+            (true, true) => Applied::AllButTitle,
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use super::args::ReplaceOptions;
 use super::branch_js::From;
 use super::error::session_error;
 use super::js::js_promise;
-use super::metadata::Changes;
+use super::metadata::{Applied, Changes};
 use super::transaction::{FunctionCallReplacement, TakenTransaction};
 use crate::core::branch::Usage;
 
@@ -62,10 +62,9 @@ pub trait SessionState: 'static {
     async fn recent_turns(&self, turns: Limit) -> Result<Vec<JsValue>>;
     /// `getInfo()`.
     async fn info(&self) -> Result<JsValue>;
-    /// `update()`, checked and copied.
-    /// Whether it wrote: not when it sets nothing (a title whose `expectedTitle` no longer holds),
-    /// nor when its `expectedCreatedAt` does not hold.
-    async fn update(&self, changes: Changes) -> Result<bool>;
+    /// `update()`, checked and copied: what it set (nothing when it sets only a title whose
+    /// `expectedTitle` no longer holds, or its `expectedCreatedAt` does not hold).
+    async fn update(&self, changes: Changes) -> Result<Applied>;
     /// Appends items already copied and checked, each with whether it opens a turn.
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()>;
     async fn pop_item(&self) -> Result<Option<JsValue>>;

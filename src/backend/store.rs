@@ -20,7 +20,7 @@ use super::branch_js::From;
 use super::indexeddb::IdbSessionState;
 #[cfg(feature = "memory")]
 use super::memory::MemorySessionState;
-use super::metadata::Changes;
+use super::metadata::{Applied, Changes};
 use super::session::{SessionCore, SessionState};
 use super::transaction::{FunctionCallReplacement, TakenTransaction};
 #[cfg(feature = "sessions")]
@@ -129,7 +129,7 @@ impl SessionState for Store {
     async fn info(&self) -> Result<JsValue> {
         on_backend!(self, s => s.info().await)
     }
-    async fn update(&self, changes: Changes) -> Result<bool> {
+    async fn update(&self, changes: Changes) -> Result<Applied> {
         on_backend!(self, s => s.update(changes).await)
     }
     async fn add_items(&self, items: Vec<(JsValue, bool)>) -> Result<()> {

@@ -16,7 +16,7 @@ use crate::backend::error::session_error;
 use crate::backend::indexeddb::{self, IdbSessionState};
 #[cfg(feature = "memory")]
 use crate::backend::memory::MemorySessionState;
-use crate::backend::metadata::take_changes;
+use crate::backend::metadata::{take_changes, Applied};
 use crate::backend::methods;
 use crate::backend::session::{self, SessionState};
 use crate::backend::session_options::MemorySessionArgs;
@@ -578,10 +578,12 @@ impl Session {
             &self.state,
             "update",
             || take_changes(&changes),
-            // `false` (for the change event, which the entry leaves out) where it wrote nothing.
+            // For the change event, which the entry leaves out: `false` where it wrote nothing,
+            // `true` where it set every field given but the title.
             async |s, changes| match s.update(changes).await? {
-                true => Ok(JsValue::UNDEFINED),
-                false => Ok(JsValue::FALSE),
+                Applied::All => Ok(JsValue::UNDEFINED),
+                Applied::Nothing => Ok(JsValue::FALSE),
+                Applied::AllButTitle => Ok(JsValue::TRUE),
             },
         )
     }

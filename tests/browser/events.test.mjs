@@ -793,6 +793,33 @@ test('update() that sets nothing (a title whose expectedTitle does not hold, no 
   await context.close();
 });
 
+test('update() whose title its expectedTitle kept from being set names in its event only the fields it set, and resolves to undefined (both session kinds)', async () => {
+  const { page, context } = await openHarness(env);
+  const id = fresh('partly');
+  const r = await page.evaluate(async (id) => {
+    const out = {};
+    for (const [name, session] of [['stored', new lib.IndexedDbSession(id)], ['memory', new lib.MemorySession()]]) {
+      const heard = [];
+      session.subscribe((event) => heard.push(event.fields));
+      await session.addItems([{ role: 'user', content: 'my first question' }]);
+      await session.update({ title: 'Renamed by the user' });
+      // (Their events heard first.)
+      while (heard.length < 2) await new Promise((ok) => setTimeout(ok, 10));
+      heard.length = 0;
+      const returned = await session.update({ title: 'Made by the model', summary: 'A summary', expectedTitle: 'my first question' });
+      await session.update({ title: 'Renamed again', topics: ['t'], expectedTitle: 'Renamed by the user' });
+      await new Promise((ok) => setTimeout(ok, 100));
+      const info = await session.getInfo();
+      out[name] = { heard, returned: returned === undefined ? 'undefined' : returned, title: info.title, summary: info.summary };
+    }
+    return out;
+  }, id);
+  for (const name of ['stored', 'memory']) {
+    assert.deepEqual(r[name], { heard: [['summary'], ['title', 'topics']], returned: 'undefined', title: 'Renamed again', summary: 'A summary' }, name);
+  }
+  await context.close();
+});
+
 test('applyHistoryMutations that replaces nothing (no call of its id, no mutation) is no event; one that replaces a call is, and both resolve to undefined (both session kinds, and on a branch)', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {

@@ -10,7 +10,7 @@ use js_sys::{Array, Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::backend::js::{self, object};
-use crate::backend::metadata::{give_default_title, is_summary, Changes};
+use crate::backend::metadata::{give_default_title, is_summary, Applied, Changes};
 use crate::core::branch::{Segment, MAIN};
 use crate::core::error::{Result, SessionError};
 use crate::core::history::Limit;
@@ -383,7 +383,7 @@ pub async fn update(
     branch: Option<&str>,
     changes: &Changes,
     now: f64,
-) -> Result<bool> {
+) -> Result<Applied> {
     let tx = t
         .begin_over(
             conn,
@@ -401,17 +401,17 @@ pub async fn update(
             r.check_owner(t.user_id)?;
         }
         if !changes.created_at_holds(record.as_ref().map(|r| r.record.created_at)) {
-            return Ok(false);
+            return Ok(Applied::Nothing);
         }
         let record = record.unwrap_or_else(|| StoredRecord::new(t.session_id, t.user_id, now));
         // A session is made, or written, only by a change it takes: not by a title whose
         // `expectedTitle` does not hold (one made for a chat deleted meanwhile would bring it
         // back, empty; one that lost to a rename would tell every tab of a change).
-        if !changes.apply(&record.stored) {
-            return Ok(false);
+        let applied = changes.apply(&record.stored);
+        if applied != Applied::Nothing {
+            write_record(tx, &record)?;
         }
-        write_record(tx, &record)?;
-        Ok(true)
+        Ok(applied)
     })
     .await
 }

@@ -16,7 +16,7 @@ use super::ops::{self, SeenView, Target};
 use super::rewrite;
 use crate::backend::args::ReplaceOptions;
 use crate::backend::branch_js::From;
-use crate::backend::metadata::Changes;
+use crate::backend::metadata::{Applied, Changes};
 use crate::backend::transaction::{FunctionCallReplacement, TakenTransaction};
 use crate::core::branch::{Usage, MAIN};
 
@@ -180,7 +180,7 @@ impl SessionState for IdbSessionState {
         branches::info(&conn, &self.target(), &self.branch()).await
     }
 
-    async fn update(&self, changes: Changes) -> Result<bool> {
+    async fn update(&self, changes: Changes) -> Result<Applied> {
         let branch = (!self.on_main()).then(|| self.branch());
         let conn = self.connection().await?;
         ops::update(&conn, &self.target(), branch.as_deref(), &changes, now()).await
