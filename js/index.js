@@ -73,7 +73,7 @@ const WRITES = {
   replaceHistoryWithCompaction: () => ({ type: 'replace', change: 'compaction' }),
   // (`false`: nothing written, a session that does not exist left so; the caller gets `undefined`.)
   // (`true`: every field given but the title, whose `expectedTitle` no longer held.)
-  update: (wrote, fields) => (wrote === false ? null : { type: 'update', fields: wrote === true ? fields.filter((f) => f !== 'title') : fields }),
+  update: (wrote, fields) => (wrote === false ? null : { type: 'update', fields: wrote === true ? fields?.filter((f) => f !== 'title') : fields }),
   storeRunUsage: () => ({ type: 'update', fields: ['usage'] }),
   // (`false`: a session never stored, on its `main` branch: nothing changed.)
   switchBranch: (wrote, branchId) => (wrote === false ? null : { type: 'branch', change: 'switch', branchId }),
