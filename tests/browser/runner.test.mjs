@@ -802,6 +802,38 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(model.requests.length, 0);
     });
 
+    test('a Stop while the input guardrails run, one of which then throws, saves nothing and rejects with the Stop’s AbortError, not the guardrail’s error', async () => {
+      const id = fresh('stop-guardrail');
+      model.script({ text: 'never asked' });
+      const r = await inPage(
+        async ({ url, api, id }) => {
+          const controller = new AbortController();
+          const session = new lib.IndexedDbSession(id);
+          await session.addItems([{ role: 'user', content: 'old' }, { role: 'assistant', content: 'answer' }]);
+          const agent = new lib.Agent({
+            name: 'A',
+            model: 'm',
+            inputGuardrails: [
+              {
+                name: 'stopped-then-broke',
+                execute: () => {
+                  controller.abort();
+                  throw new TypeError('guardrail broke after the Stop');
+                },
+              },
+            ],
+          });
+          const run = new lib.Runner({ baseUrl: url, api }).runStreamed(agent, 'tell me', { session, signal: controller.signal });
+          const result = await run.result.then(() => 'resolved', (e) => e.name);
+          return { result, history: await session.getItems() };
+        },
+        { api, id },
+      );
+      assert.equal(r.result, 'AbortError');
+      assert.deepEqual(r.history.map((i) => i.content), ['old', 'answer'], 'the question is not kept');
+      assert.equal(model.requests.length, 0);
+    });
+
     test('Stop ends a loop that reads slower than the model writes at once, not after the text already come; a signal without a reason still ends it with an AbortError', async () => {
       model.script(
         // About 2 s of words: the run is still under way at the Stop, 400 ms in.
