@@ -413,7 +413,7 @@ impl Run<'_> {
         // session's own `settings.limit` too, where it reads no turns by default.
         let responses = self.client.api == Api::Responses;
         let newest = |n: u64| match n {
-            0 => ("getItems", count(0), None, None),
+            0 => ("getItems", count(0), None, Some(0)),
             n => ("getItems", count(n.saturating_add(1)), None, Some(n)),
         };
         let (method, arg, turns, items_window) = match self.options.session_window {
@@ -426,7 +426,8 @@ impl Run<'_> {
                 ("getItems", count(u64::MAX), None, None)
             }
             Some(Window::Items(Limit::Newest(n))) if responses => newest(n),
-            Some(Window::Items(Limit::Newest(n))) => ("getItems", count(n), None, None),
+            // (Cut to `n` here too: a session that ignores its argument gives every item.)
+            Some(Window::Items(Limit::Newest(n))) => ("getItems", count(n), None, Some(n)),
             Some(Window::Turns(Limit::Newest(n))) => {
                 if js::has_method(session, "getRecentTurns") {
                     ("getRecentTurns", count(n), None, None)
@@ -452,7 +453,9 @@ impl Run<'_> {
         let newest = items_window.and_then(|n| usize::try_from(n).ok());
         if let Some(cut) = newest.and_then(|n| items.len().checked_sub(n)) {
             let window = items.split_off(cut);
-            return Ok(from_response_start(items.last(), window, input));
+            // (Chat Completions is sent no reasoning items: a window is sent as it is.)
+            let before = items.last().filter(|_| responses);
+            return Ok(from_response_start(before, window, input));
         }
         Ok(match turns {
             Some(n) => newest_turns(items, n),

@@ -243,6 +243,43 @@ for (const api of ['chat_completions', 'responses']) {
       assert.match(sent, /after/);
     });
 
+    test('a session that answers getItems(n) with every item (its limit ignored) still has the newest n sent, trimmed as any window', async () => {
+      const id = fresh('window-ignored');
+      model.script({ text: 'one' }, { text: 'two' });
+      await inPage(
+        async ({ url, api, id }) => {
+          const inner = new lib.IndexedDbSession(id);
+          await inner.addItems([
+            { role: 'user', content: 'old' },
+            { type: 'reasoning', id: 'rs_1', content: [], providerData: { encrypted_content: 'e1' } },
+            { type: 'function_call', id: 'fc_1', callId: 'c1', name: 'f', arguments: '{}', status: 'completed' },
+            { type: 'function_call_result', callId: 'c1', name: 'f', status: 'completed', output: { type: 'text', text: 'r1' } },
+            { type: 'reasoning', id: 'rs_2', content: [], providerData: { encrypted_content: 'e2' } },
+            { type: 'message', id: 'msg_2', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'kept' }] },
+          ]);
+          const session = {
+            getSessionId: () => inner.getSessionId(),
+            getItems: () => inner.getItems(),
+            addItems: (items) => inner.addItems(items),
+            popItem: () => inner.popItem(),
+            clearSession: () => inner.clearSession(),
+          };
+          const runner = new lib.Runner({ baseUrl: url, api });
+          await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'next', { session, sessionSettings: { limit: 4 } });
+          await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'alone', { session, sessionSettings: { limit: 0 } });
+        },
+        { api, id },
+      );
+      const sent = model.requests.map(({ body }) => JSON.stringify(body.messages ?? body.input));
+      assert.doesNotMatch(sent[0], /old/);
+      assert.match(sent[0], /kept/);
+      if (api === 'responses') assert.doesNotMatch(sent[0], /fc_1|c1|r1/);
+      else assert.match(sent[0], /r1/);
+      // A limit of 0: no history at all.
+      assert.doesNotMatch(sent[1], /\bold\b|kept|\bnext\b|\bone\b/);
+      assert.match(sent[1], /alone/);
+    });
+
     test('a history window that begins inside a model response leaves that response out on the Responses API', async () => {
       // The Responses API refuses a call or an answer sent without the reasoning item that led to
       // it: a window of the newest four items beginning at the call after `rs_1` leaves the call
