@@ -453,7 +453,8 @@ impl Run<'_> {
         let newest = items_window.and_then(|n| usize::try_from(n).ok());
         if let Some(cut) = newest.and_then(|n| items.len().checked_sub(n)) {
             let window = items.split_off(cut);
-            // (Chat Completions is sent no reasoning items: a window is sent as it is.)
+            // (Chat Completions refuses no call sent without its reasoning: a window is sent as
+            // it is.)
             let before = items.last().filter(|_| responses);
             return Ok(from_response_start(before, window, input));
         }

@@ -839,7 +839,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(model.requests.length, 0);
     });
 
-    test('a Stop while the input guardrails run, one of which then throws, saves nothing and rejects with the Stop’s AbortError, not the guardrail’s error', async () => {
+    test('a Stop while the input guardrail runs, which then throws, saves nothing and rejects with the Stop’s AbortError, not the guardrail’s error', async () => {
       const id = fresh('stop-guardrail');
       model.script({ text: 'never asked' });
       const r = await inPage(
