@@ -9,7 +9,7 @@ import { contentText, isUserMessage } from './items.js';
 import { busy } from './busy.js';
 import { clearSearch } from './search.js';
 import { isEncrypted } from './keys.js';
-import { closeRename, el, renderUsers, resetLockForms, setStatus, updateControls } from './view.js';
+import { closeRename, el, putBack, renderUsers, resetLockForms, setStatus, updateControls } from './view.js';
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -204,12 +204,13 @@ export function undoLastExchange() {
     // title and summary go too.
     if (popped.length && state.branchIds.length === 1 && !isEncrypted(session) && (await session.getInfo()).itemCount === 0) await forgetMetadata(session);
     const question = popped.find(isUserMessage);
-    const restored = question && !el.input.value.trim();
-    if (restored) el.input.value = contentText(question.content);
+    // (Above what the box holds, if anything: neither is lost.)
+    const typed = el.input.value.trim() !== '';
+    if (question) putBack(contentText(question.content));
     setStatus(
       !popped.length
         ? 'Nothing to undo.'
-        : `Removed ${plural(popped.length, 'item')}; ${restored ? 'the question is back in the input box' : question ? 'the question was not put back: the input box holds your text' : 'no question was among them'}.`,
+        : `Removed ${plural(popped.length, 'item')}; ${question ? `the question is back in the input box${typed ? ', above your text' : ''}` : 'no question was among them'}.`,
     );
   }, () => setStatus(CLOSED('Nothing was undone')));
 }

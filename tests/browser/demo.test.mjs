@@ -1816,12 +1816,12 @@ test('a version emptied by Undo or Clear stays one choice among the others: the 
     await idle(page);
     assert.deepEqual(await rendered(page), original, 'the original is one choice away');
 
-    // Undo with text in the box: the status says the question was not put back.
+    // Undo with text in the box: the question goes back above it, neither lost.
     await page.fill('#input', 'half a thought');
     await page.click('#undo');
     await idle(page);
-    assert.equal(await page.inputValue('#input'), 'half a thought');
-    assert.match(await page.textContent('#status'), /the question was not put back/);
+    assert.equal(await page.inputValue('#input'), 'my hobby is chess\n\nhalf a thought');
+    assert.match(await page.textContent('#status'), /the question is back in the input box, above your text/);
 
     // Clear asks first when there are other versions, and clears only the one shown.
     await page.fill('#input', '');
