@@ -342,8 +342,9 @@ export class OpenAIConversationsSession {
    * already gone is not an error. */
   deleteItem(itemId) {
     if (typeof itemId !== 'string' || itemId === '') {
-      const got = itemId === '' ? 'an empty string' : typeof itemId;
-      return Promise.reject(sessionError('INVALID_OPTIONS', `deleteItem() of conversation "${this.#conversationId ?? 'not created yet'}" needs the id of an item (a non-empty string), got ${got}`));
+      const got = itemId === '' ? 'an empty string' : itemId === null ? 'null' : typeof itemId;
+      const of = this.#conversationId ? `conversation "${this.#conversationId}"` : 'a conversation not created yet';
+      return Promise.reject(sessionError('INVALID_OPTIONS', `deleteItem() of ${of} needs the id of an item (a non-empty string), got ${got}`));
     }
     return this.#serial(async () => {
       if (this.#conversationId) await this.#delete(this.#conversationId, itemId);

@@ -140,7 +140,8 @@ function withEvents(Base, emit) {
         }
         const event = describe(result, taken);
         if (event) emit(this, { ...event, sessionId: this.sessionId, branch: this.currentBranch });
-        // (`update` and `applyHistoryTransaction` tell whether they wrote: for the event only.)
+        // (A write's boolean result is for its event only: whether it wrote, or for `update`,
+        // `true`, that it set every field given but the title.)
         return typeof result === 'boolean' ? undefined : result;
       },
     });

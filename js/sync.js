@@ -446,8 +446,10 @@ export class SyncedSession extends EventTarget {
   #running = null;
   /** How many items are kept here only, as the last round (or the state at the start) said. */
   #localOnly = 0;
-  /** When a round of this object last compared the whole histories (`Date.now()`), or `null`. */
+  /** When a round of this object last compared the whole histories (`Date.now()`), or `null`;
+   * and how many times the device came back online (a round under way then does not count). */
   #comparedAt = null;
+  #onlineAgain = 0;
   /** Whether a round of this object found the local session stored (see `#round`). */
   #seen = false;
   /** Whether the local session was stored when this object was made (a promise). */
@@ -492,6 +494,7 @@ export class SyncedSession extends EventTarget {
       this.#setStatus({ online: true });
       // (Other devices may have changed anything meanwhile: compared whole.)
       this.#comparedAt = null;
+      this.#onlineAgain += 1;
       this.#attempt = 0;
       this.#schedule(0);
     };
@@ -797,11 +800,11 @@ export class SyncedSession extends EventTarget {
     if (begun?.createdAt == null && this.#seen) return;
     this.#seen ||= begun?.createdAt != null;
     const head = await this.#head();
-    const at = Date.now();
+    const [at, online] = [Date.now(), this.#onlineAgain];
     const recent = this.#comparedAt !== null && Math.abs(at - this.#comparedAt) < WHOLE_AFTER && (await this.#recent(head));
     const view = recent || (await this.#whole(head));
     await this.#reconcile(view.saved ?? head, view, begun);
-    if (!recent) this.#comparedAt = at;
+    if (!recent && online === this.#onlineAgain) this.#comparedAt = at;
   }
 
   /** Both whole histories. */
@@ -1040,7 +1043,8 @@ export class SyncedSession extends EventTarget {
       } catch (error) {
         await refused(error, part);
         // One item the remote refuses (a part its API does not take) must not hold up the
-        // others: each is sent alone, and one refused alone is kept here only (below).
+        // others: each is sent alone, and one refused alone is kept here only (below), unless
+        // every write of the round was refused (`deferred`, below).
         for (const item of part.length > 1 ? part : []) {
           try {
             await push([item]);
@@ -1075,7 +1079,7 @@ export class SyncedSession extends EventTarget {
     // (another device's turns are not held up by it), to be tried again. An item the remote has
     // no form for is set aside anyway, unless it comes after one of those: it waits with them,
     // so that the order stays as written (it is set aside once those before it are pushed).
-    const first = refusal && !accepted ? waiting.findIndex((w) => !w.used && !formless.has(w.item)) : -1;
+    const first = refusal && !accepted ? waiting.findIndex((w) => !w.used && !sent.has(w.item) && !formless.has(w.item)) : -1;
     const deferred = first < 0 ? [] : waiting.slice(first).filter((w) => !w.used).map((w) => w.item);
     const waits = new Set(deferred);
     const wanted = [];
@@ -1100,7 +1104,8 @@ export class SyncedSession extends EventTarget {
     }
     // The items the remote does not hold stay here only, each where it was: after the item
     // before it here (or first). Those synced so (`local:` entries), and those pushed this round
-    // that the remote did not keep or refused: sent again, they would not be kept either.
+    // that the remote did not keep or refused: sent again, they would not be kept either (not
+    // those a refusal of every write keeps as the outbox).
     // One synced so goes when the remote lost the items it stood between (a clear, a pop of its
     // turn on another device): a deletion wins. One that stood beside no item the remote held
     // (the first items of a session, set aside before anything synced) lost nothing: it stays.

@@ -166,8 +166,11 @@ function tellOtherTabs(user, remembered) {
   }
 }
 
-/** Whether the other tabs last said this device remembers `user`'s key. */
-export const rememberedElsewhere = (user) => localStorage.getItem(`${REMEMBERED}${user}`)?.startsWith('1:') ?? false;
+/** Says in this tab what the tabs last said: whether this device remembers `user`'s key. */
+export function followMark(user) {
+  if (localStorage.getItem(`${REMEMBERED}${user}`)?.startsWith('1:')) state.remembered.add(user);
+  else state.remembered.delete(user);
+}
 
 /** Keeps `user`'s key on this device. */
 export async function rememberKey(user, key) {

@@ -11,7 +11,7 @@ import { clearMessageBox, closeChat, forgetLockedTitles } from './chats.js';
 import { busy, whenIdle } from './busy.js';
 import { settleChats } from './actions.js';
 import { clearSearch } from './search.js';
-import { REMEMBERED, forgetKey, keyOf, newLock, normalized, rememberKey, rememberedElsewhere } from './keys.js';
+import { REMEMBERED, followMark, forgetKey, keyOf, newLock, normalized, rememberKey } from './keys.js';
 import { notSealed, sealChats, unlockWith } from './seal.js';
 import { el, renderLock, setStatus } from './view.js';
 
@@ -177,8 +177,7 @@ export function followLocksElsewhere() {
       // on this device button comes and goes with it).
       // (What the mark says now: an event may come after this tab's own, newer one.)
       const user = e.key.slice(REMEMBERED.length);
-      if (rememberedElsewhere(user)) state.remembered.add(user);
-      else state.remembered.delete(user);
+      followMark(user);
       if (user === state.user) renderLock();
       return;
     }
@@ -188,9 +187,10 @@ export function followLocksElsewhere() {
       while (state.busy) await whenIdle();
       if (!state.keys.has(user)) return;
       if (user !== state.user) {
-        // Another user of this tab: their key goes too, so switching to them asks for it.
+        // Another user of this tab: their key goes too, so switching to them asks for it (what
+        // the device remembers is what the locking tab said: forgotten, unless that failed).
         state.keys.delete(user);
-        state.remembered.delete(user);
+        followMark(user);
         forgetLockedTitles(user);
         return;
       }
@@ -238,7 +238,7 @@ export async function closeForLock(user) {
   state.keys.delete(user);
   // (Whether this device remembers the key is what the tabs last said: the tab that locked them
   // may have kept it, and said so before this one got here.)
-  if (!rememberedElsewhere(user)) state.remembered.delete(user);
+  followMark(user);
   forgetLockedTitles(user);
   clearSearch();
 }

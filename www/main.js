@@ -53,6 +53,11 @@ function wire() {
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && state.controller) stop();
   });
+  // A reply still being written goes with the page (its question is saved): the browser asks
+  // before the tab is closed or reloaded. (Not while an action only waits for a summary.)
+  window.addEventListener('beforeunload', (e) => {
+    if (state.controller && !state.settling) e.preventDefault();
+  });
 
   // Renaming: the Rename button (or a double-click on the title) opens a box in the title's place;
   // Enter or Save saves, Escape or Cancel puts the title back. Focus returns to Rename.

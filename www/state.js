@@ -2,7 +2,8 @@
 // user's open chat, the model settings and each locked user's lock record (its salt and
 // passphrase check: nothing secret) in localStorage; the API key in sessionStorage only. The
 // current user and each user's open chat are in sessionStorage too: a reload opens what this tab
-// had open, not what another tab picked last (a new tab opens that). The
+// had open, not what another tab picked last (a new tab opens what any tab opened last, a reload
+// included). The
 // chats themselves, their titles and summaries included, are the library's, in IndexedDB. The
 // keys of locked users are in memory only (or, remembered on this device, in keys.js's store).
 export const DB_NAME = 'agent-sessions-demo';
@@ -124,7 +125,7 @@ export function loadState() {
   state.users = [];
   mergeStoredUsers();
   if (state.users.length === 0) state.users = ['Guest'];
-  const current = sessionStorage.getItem(KEYS.currentUser) ?? localStorage.getItem(KEYS.currentUser);
+  const current = tabFirst(KEYS.currentUser);
   state.user = state.users.includes(current) ? current : state.users[0];
   saveUsers();
   state.lock = readLock(state.user);
@@ -177,8 +178,16 @@ export function followOtherTabs({ renderUsers, renderSettings }) {
 export function saveUsers() {
   mergeStoredUsers();
   localStorage.setItem(KEYS.users, JSON.stringify(state.users));
-  localStorage.setItem(KEYS.currentUser, state.user);
-  sessionStorage.setItem(KEYS.currentUser, state.user);
+  keepForTab(KEYS.currentUser, state.user);
+}
+
+/** What this tab keeps under `key`, else what any tab kept there last. */
+const tabFirst = (key) => sessionStorage.getItem(key) ?? localStorage.getItem(key);
+
+/** Keeps `value` under `key` for this tab, and as what a new tab opens. */
+function keepForTab(key, value) {
+  localStorage.setItem(key, value);
+  sessionStorage.setItem(key, value);
 }
 
 /** The lock record of `user`, or null when their chats are not locked (or it is unreadable). */
@@ -208,15 +217,13 @@ export function lockedOut() {
 
 /** The chat the current user had open last in this tab, or else in any tab, if any. */
 export function savedSessionId() {
-  const key = KEYS.currentSession(state.user);
-  return sessionStorage.getItem(key) ?? localStorage.getItem(key);
+  return tabFirst(KEYS.currentSession(state.user));
 }
 
 /** Makes `id` the open chat's id, and remembers it for the current user. */
 export function selectSession(id) {
   state.sessionId = id;
-  localStorage.setItem(KEYS.currentSession(state.user), id);
-  sessionStorage.setItem(KEYS.currentSession(state.user), id);
+  keepForTab(KEYS.currentSession(state.user), id);
 }
 
 /** Saves the model settings, and the API key typed for endpoint `keyFor`. */

@@ -3825,6 +3825,30 @@ test('a key forgotten on this device in one tab is said so in the others, which 
   }
 });
 
+test('closing the tab while a reply is being written asks first; once it is saved, nothing is asked', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await page.evaluate(async () => (await import('/offline-model.js')).setTokenDelay(300));
+    await page.fill('#input', 'my hobby is falconry');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(() => !document.getElementById('stop').disabled);
+    const asked = answerDialog(page, false);
+    const closed = page.waitForEvent('close').then(() => ({ type: 'closed without asking' }));
+    await page.close({ runBeforeUnload: true });
+    assert.equal((await Promise.race([asked, closed])).type, 'beforeunload');
+    assert.equal(page.isClosed(), false, 'stayed, as the user chose');
+    await idle(page);
+    await page.evaluate(async () => (await import('/offline-model.js')).setTokenDelay(0));
+    await settled(page);
+    assert.match(await lastAssistant(page), /falconry/);
+    await page.close({ runBeforeUnload: true });
+    await page.waitForEvent('close');
+    assert.deepEqual(page.errors, [], 'no dialog asked once the reply was saved');
+  } finally {
+    await context.close();
+  }
+});
+
 test('deleting old chats that fails part way: the open chat, deleted before the failure, makes way for the newest one left, not said later to be deleted in another tab', async () => {
   const { context, page } = await openDemo();
   try {

@@ -314,18 +314,36 @@ test('each listener of another tab gets its own event: one that changes it chang
   await reader.evaluate(async (dbName) => {
     window.heard = [];
     window.watched = [];
-    // The first listener changes what it is given.
+    // The first listener changes what it is given, an update's fields too.
     new lib.IndexedDbSession('chat', { dbName }).subscribe((e) => {
       e.type = 'changed';
       e.sessionId = 'another';
+      e.fields?.push('state');
     });
-    new lib.IndexedDbSession('chat', { dbName }).subscribe((e) => window.heard.push([e.type, e.sessionId]));
+    new lib.IndexedDbSession('chat', { dbName }).subscribe((e) => window.heard.push([e.type, e.sessionId, ...(e.fields ?? [])]));
     const stop = lib.watchSessions({ dbName }, (c) => window.watched.push([c.type, c.sessionId]));
     await stop.ready;
   }, dbName);
-  await writer.evaluate((dbName) => new lib.IndexedDbSession('chat', { dbName }).addItems([{ role: 'user', content: 'hi' }]), dbName);
-  await reader.waitForFunction(() => window.heard.length === 1 && window.watched.length === 1, null, { timeout: 5000 });
-  assert.deepEqual(await reader.evaluate(() => [window.heard, window.watched]), [[['add', 'chat']], [['created', 'chat']]]);
+  await writer.evaluate(async (dbName) => {
+    const s = new lib.IndexedDbSession('chat', { dbName });
+    await s.addItems([{ role: 'user', content: 'hi' }]);
+    await s.update({ title: 'Hello' });
+  }, dbName);
+  await reader.waitForFunction(() => window.heard.length === 2 && window.watched.length === 2, null, { timeout: 5000 });
+  assert.deepEqual(await reader.evaluate(() => [window.heard, window.watched]), [
+    [['add', 'chat'], ['update', 'chat', 'title']],
+    [['created', 'chat'], ['updated', 'chat']],
+  ]);
+  // A MemorySession's listeners alike.
+  const memory = await reader.evaluate(async () => {
+    const s = new lib.MemorySession();
+    const heard = [];
+    s.subscribe((e) => e.fields?.push('state'));
+    s.subscribe((e) => heard.push(e.fields));
+    await s.update({ title: 'Hello' });
+    return heard;
+  });
+  assert.deepEqual(memory, [['title']]);
 });
 
 test('watchSessions: a sidebar hears sessions created, updated and deleted, only its user’s', async () => {

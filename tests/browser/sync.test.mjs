@@ -320,7 +320,7 @@ describe('OpenAIConversationsSession', () => {
       return out;
     }, { url: server.url });
     assert.deepEqual(r.fresh, { items: [], popped: null, deleted: null, id: null, sent: {} });
-    assert.deepEqual(r.noId, ['INVALID_OPTIONS', 'deleteItem() of conversation "not created yet" needs the id of an item (a non-empty string), got an empty string']);
+    assert.deepEqual(r.noId, ['INVALID_OPTIONS', 'deleteItem() of a conversation not created yet needs the id of an item (a non-empty string), got an empty string']);
     assert.equal(r.outrun.status, 409, 'a conflict, not a conversation gone');
     assert.match(r.outrun.message, /another device deleted the newest item each of 5 times/);
     assert.equal(r.outrun.left, 1, 'the five deleted elsewhere');
