@@ -204,14 +204,13 @@ export function undoLastExchange() {
     // title and summary go too.
     if (popped.length && state.branchIds.length === 1 && !isEncrypted(session) && (await session.getInfo()).itemCount === 0) await forgetMetadata(session);
     const question = popped.find(isUserMessage);
-    // (Above what the box holds, if anything: neither is lost.)
+    // (Above what the box holds, if anything: neither is lost. A question of images only has no
+    // text to put back.)
+    const text = question ? contentText(question.content) : '';
     const typed = el.input.value.trim() !== '';
-    if (question) putBack(contentText(question.content));
-    setStatus(
-      !popped.length
-        ? 'Nothing to undo.'
-        : `Removed ${plural(popped.length, 'item')}; ${question ? `the question is back in the input box${typed ? ', above your text' : ''}` : 'no question was among them'}.`,
-    );
+    if (text.trim()) putBack(text);
+    const back = text.trim() ? `the question is back in the input box${typed ? ', above your text' : ''}` : 'the question had no text to put back';
+    setStatus(!popped.length ? 'Nothing to undo.' : `Removed ${plural(popped.length, 'item')}; ${question ? back : 'no question was among them'}.`);
   }, () => setStatus(CLOSED('Nothing was undone')));
 }
 

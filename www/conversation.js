@@ -244,7 +244,7 @@ async function exchange(text, saved, unsaved = putBack) {
     } else if (await questionSaved()) {
       // The question is kept (a model that failed after it was saved): sent again as it is, it
       // would be there twice; Undo takes it back into the input box.
-      setStatus('Your message is saved without an answer. Undo takes it out of the chat (and back into the input box when that is empty), to send it again.');
+      setStatus('Your message is saved without an answer. Undo takes it out of the chat and back into the input box (above anything typed there), to send it again.');
       throw e;
     } else {
       // Nothing was saved (storage full, the database out of reach): the message is not lost.

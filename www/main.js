@@ -53,10 +53,14 @@ function wire() {
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && state.controller) stop();
   });
-  // A reply still being written goes with the page (its question is saved): the browser asks
-  // before the tab is closed or reloaded. (Not while an action only waits for a summary.)
+  // A reply still being written goes with the page, and so does a message still waiting to be
+  // saved (another tab's reply holding the chat): the browser asks before the tab is closed or
+  // reloaded. (Not while an action only waits for a summary.)
   window.addEventListener('beforeunload', (e) => {
-    if (state.controller && !state.settling) e.preventDefault();
+    if (state.controller && !state.settling) {
+      e.preventDefault();
+      e.returnValue = '';
+    }
   });
 
   // Renaming: the Rename button (or a double-click on the title) opens a box in the title's place;
