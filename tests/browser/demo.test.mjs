@@ -1516,7 +1516,7 @@ for (const api of ['chat_completions', 'responses']) {
       assert.equal(items.length, 5);
       assert.equal(itemText(items[4]), 'third question');
       // Undo takes it back, to send it again once the settings are fixed.
-      assert.match(await page.textContent('#status'), /Undo takes it out of the chat \(and back into the input box/);
+      assert.match(await page.textContent('#status'), /Undo takes it out of the chat and back into the input box \(above anything typed there\)/);
       await page.click('#undo');
       await idle(page);
       assert.equal(await page.inputValue('#input'), 'third question');
