@@ -457,51 +457,52 @@ test('a history transaction retried under its operation id (a run resumed) chang
   }
 });
 
-test('a clear of a session never stored writes nothing and is no event; a clear of a stored one is, and both resolve to undefined (both session kinds)', async () => {
+/** Calls `call(session)` on a session never stored and on one holding an item, of each kind:
+ * for each, the events its listener heard (each as `heard` maps it), what the call resolved to
+ * and the branch it is on after; and whether the session never stored is listed after. Both
+ * functions run in the page. */
+async function onStoredAndNot(call, heard) {
   const { page } = await openHarness(env);
-  const r = await page.evaluate(async () => {
-    const out = {};
-    const stored = new lib.IndexedDbSession(`cleared-${Math.random()}`);
-    await stored.addItems([{ role: 'user', content: 'q' }]);
-    const remembered = new lib.MemorySession();
-    await remembered.addItems([{ role: 'user', content: 'q' }]);
-    const sessions = { never: new lib.IndexedDbSession(`never-${Math.random()}`), neverMemory: new lib.MemorySession(), stored, remembered };
-    for (const [name, s] of Object.entries(sessions)) {
-      const seen = [];
-      s.subscribe((e) => seen.push(e.type));
-      const result = await s.clearSession();
-      await new Promise((ok) => setTimeout(ok, 100));
-      out[name] = { seen, result: result === undefined ? 'undefined' : result };
-    }
-    out.listed = (await lib.listSessions()).some((s) => s.sessionId === sessions.never.sessionId);
-    return out;
-  });
-  assert.deepEqual(r.never, { seen: [], result: 'undefined' });
-  assert.deepEqual(r.neverMemory, { seen: [], result: 'undefined' });
-  assert.deepEqual(r.stored, { seen: ['clear'], result: 'undefined' });
-  assert.deepEqual(r.remembered, { seen: ['clear'], result: 'undefined' });
+  return page.evaluate(
+    async ({ call, heard }) => {
+      [call, heard] = [eval(call), eval(heard)];
+      const out = {};
+      const stored = new lib.IndexedDbSession(`stored-${Math.random()}`);
+      await stored.addItems([{ role: 'user', content: 'q' }]);
+      const remembered = new lib.MemorySession();
+      await remembered.addItems([{ role: 'user', content: 'q' }]);
+      const sessions = { never: new lib.IndexedDbSession(`never-${Math.random()}`), neverMemory: new lib.MemorySession(), stored, remembered };
+      for (const [name, s] of Object.entries(sessions)) {
+        const seen = [];
+        s.subscribe((e) => seen.push(heard(e)));
+        const result = await call(s);
+        await new Promise((ok) => setTimeout(ok, 100));
+        out[name] = { seen, result: result === undefined ? 'undefined' : result, branch: s.currentBranch };
+      }
+      out.listed = (await lib.listSessions()).some((s) => s.sessionId === sessions.never.sessionId);
+      return out;
+    },
+    { call: String(call), heard: String(heard) },
+  );
+}
+
+test('a clear of a session never stored writes nothing and is no event; a clear of a stored one is, and both resolve to undefined (both session kinds)', async () => {
+  const r = await onStoredAndNot(
+    (s) => s.clearSession(),
+    (e) => e.type,
+  );
+  assert.deepEqual(r.never, { seen: [], result: 'undefined', branch: 'main' });
+  assert.deepEqual(r.neverMemory, { seen: [], result: 'undefined', branch: 'main' });
+  assert.deepEqual(r.stored, { seen: ['clear'], result: 'undefined', branch: 'main' });
+  assert.deepEqual(r.remembered, { seen: ['clear'], result: 'undefined', branch: 'main' });
   assert.equal(r.listed, false, 'no empty session appears in any list');
 });
 
 test('a switch to the main branch of a session never stored writes nothing and is no event; one of a stored session is, and both resolve to undefined (both session kinds)', async () => {
-  const { page } = await openHarness(env);
-  const r = await page.evaluate(async () => {
-    const out = {};
-    const stored = new lib.IndexedDbSession(`switched-${Math.random()}`);
-    await stored.addItems([{ role: 'user', content: 'q' }]);
-    const remembered = new lib.MemorySession();
-    await remembered.addItems([{ role: 'user', content: 'q' }]);
-    const sessions = { never: new lib.IndexedDbSession(`never-${Math.random()}`), neverMemory: new lib.MemorySession(), stored, remembered };
-    for (const [name, s] of Object.entries(sessions)) {
-      const seen = [];
-      s.subscribe((e) => seen.push([e.type, e.change, e.branchId]));
-      const result = await s.switchBranch('main');
-      await new Promise((ok) => setTimeout(ok, 100));
-      out[name] = { seen, result: result === undefined ? 'undefined' : result, branch: s.currentBranch };
-    }
-    out.listed = (await lib.listSessions()).some((s) => s.sessionId === sessions.never.sessionId);
-    return out;
-  });
+  const r = await onStoredAndNot(
+    (s) => s.switchBranch('main'),
+    (e) => [e.type, e.change, e.branchId],
+  );
   assert.deepEqual(r.never, { seen: [], result: 'undefined', branch: 'main' });
   assert.deepEqual(r.neverMemory, { seen: [], result: 'undefined', branch: 'main' });
   assert.deepEqual(r.stored, { seen: [['branch', 'switch', 'main']], result: 'undefined', branch: 'main' });
