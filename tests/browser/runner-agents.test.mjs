@@ -695,6 +695,48 @@ describe('runner agents: instructions, approvals across a handoff, bad input', (
     assert.deepEqual(model.requests.map((q) => q.body.model), ['a', 'b', 'a']);
   });
 
+  test('a server numbering its calls per response: dropping a second handoff keeps the earlier response’s call of the same id', async () => {
+    // call_0 and call_1 in every response, as some local servers number them.
+    model.script(
+      { calls: [{ id: 'call_0', name: 'lookup', arguments: { what: 'order' } }, { id: 'call_1', name: 'lookup', arguments: { what: 'customer' } }] },
+      { calls: [{ id: 'call_0', name: 'transfer_to_B', arguments: {} }, { id: 'call_1', name: 'transfer_to_B', arguments: {} }] },
+      { text: 'B here' },
+    );
+    const id = fresh('per-response-ids');
+    const r = await inPage(
+      async ({ url, id }) => {
+        const b = new lib.Agent({ name: 'B', model: 'b' });
+        const a = new lib.Agent({ name: 'A', model: 'a', handoffs: [b], tools: [{ name: 'lookup', execute: ({ what }) => `${what} found` }] });
+        const session = new lib.IndexedDbSession(id);
+        const result = await new lib.Runner({ baseUrl: url }).run(a, 'go', { session });
+        const items = await session.getItems();
+        return {
+          finalOutput: result.finalOutput,
+          stored: items.map((i) => [i.role ?? i.type, i.type === 'function_call_result' ? (i.output?.text ?? i.output) : (i.name ?? null)]),
+        };
+      },
+      { id },
+    );
+    assert.equal(r.finalOutput, 'B here');
+    assert.deepEqual(r.stored, [
+      ['user', null],
+      ['function_call', 'lookup'],
+      ['function_call', 'lookup'],
+      ['function_call_result', 'order found'],
+      ['function_call_result', 'customer found'],
+      ['function_call', 'transfer_to_B'],
+      ['function_call_result', '{"assistant":"B"}'],
+      ['assistant', null],
+    ]);
+    // B is sent each tool output after the call it answers.
+    const toB = model.requests[2].body.messages;
+    for (const [at, m] of toB.entries()) {
+      if (m.role !== 'tool') continue;
+      const asked = toB.slice(0, at).findLast((p) => p.role === 'assistant');
+      assert.ok(asked?.tool_calls?.some((c) => c.id === m.tool_call_id), `tool message ${at} (${m.tool_call_id}) answers a call`);
+    }
+  });
+
   test('an input filter changes what the next agent is sent; the session keeps the whole turn', async () => {
     model.script({ calls: [{ id: 'h', name: 'transfer_to_Fresh', arguments: {} }] }, { text: 'clean start' });
     const id = fresh('filter');

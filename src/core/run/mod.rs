@@ -415,16 +415,18 @@ impl RunState {
         }
     }
 
-    /// Removes the unsaved function calls with these ids (handoffs the run does not take).
+    /// Removes the latest response's function calls with these ids (handoffs the run does not
+    /// take). Only that response's: a server that numbers its calls per response (`call_0` in
+    /// each) gives an earlier response's call, whose output stays, the same id.
     pub fn drop_calls(&mut self, ids: &[String]) {
         if ids.is_empty() {
             return;
         }
         let mut index = 0;
-        let saved = self.saved;
+        let kept = self.saved.max(self.response_at);
         self.generated.retain(|item| {
             index += 1;
-            index <= saved
+            index <= kept
                 || !(is_function_call(item)
                     && call_id(item).is_some_and(|id| ids.iter().any(|d| d == id)))
         });
@@ -893,6 +895,36 @@ mod tests {
         s.saved(&input);
         assert_eq!(s.next_save(true), None);
         assert_eq!(s.next_save(false).unwrap().items, vec![call("c")]);
+    }
+
+    #[test]
+    fn dropping_a_handoff_keeps_an_earlier_responses_call_of_the_same_id() {
+        let mut s = state();
+        s.record_model_output(ModelOutput {
+            items: vec![call("call_0"), call("call_1")],
+            ..ModelOutput::default()
+        });
+        s.record_tool_output(&call("call_0"), "a".into());
+        s.record_tool_output(&call("call_1"), "b".into());
+        let handoff = json!({"type": "function_call", "callId": "call_0", "name": "transfer_to_B", "arguments": "{}"});
+        let ignored = json!({"type": "function_call", "callId": "call_1", "name": "transfer_to_B", "arguments": "{}"});
+        s.record_model_output(ModelOutput {
+            items: vec![handoff.clone(), ignored],
+            ..ModelOutput::default()
+        });
+        s.drop_calls(&["call_1".into()]);
+        assert_eq!(
+            s.generated,
+            vec![
+                call("call_0"),
+                call("call_1"),
+                out_with("call_0", "a"),
+                out_with("call_1", "b"),
+                handoff
+            ]
+        );
+        // The latest response still starts where it did.
+        assert_eq!(s.handoff_split().1.len(), 1);
     }
 
     #[test]
