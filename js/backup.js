@@ -154,8 +154,9 @@ export function exportSessions(options) {
         // deletion were empty: with an end line, it read as a damaged session), which an
         // import drops.
         if (absent(rows)) return deletedLine(sessionId);
-        // (A session deleted and made again under its id meanwhile has another `createdAt`.)
-        if (rows[0].rewrites === record.rewrites && rows[0].createdAt === record.createdAt) {
+        // (A session deleted and made again under its id meanwhile has another `createdAt`. A
+        // record schema 4 or earlier wrote has no `rewrites` until its next write: none is 0.)
+        if ((rows[0].rewrites ?? 0) === (record.rewrites ?? 0) && rows[0].createdAt === record.createdAt) {
           report.sessions += 1;
           return (held ?? []).join('') + last + end;
         }

@@ -1185,6 +1185,60 @@ test('a session sent page by page and rewritten while it is exported: its place 
   assert.equal(after.edited, 0, 'the session as it was read');
 });
 
+test('a session sent page by page whose record an older version wrote (no rewrites count) and that gets a turn while it is exported: it is whole in the backup, not failed', async () => {
+  const { page } = await openHarness(env);
+  await helpers(page);
+  const r = await page.evaluate(async () => {
+    const dbName = 'export-old-record';
+    const from = { dbName };
+    // 800 items of 3 KB: more than a session is held for, so its first page goes out alone.
+    const items = Array.from({ length: 800 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${i} ${'x'.repeat(3000)}` }));
+    const s = new lib.IndexedDbSession('long', from);
+    await s.addItems(items);
+    await s.close();
+    // The record as schema 4 and earlier left it, and as it stays until the chat is next written:
+    // without `rewrites`.
+    await new Promise((resolve, reject) => {
+      const open = indexedDB.open(dbName);
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const db = open.result;
+        const tx = db.transaction('agent_sessions', 'readwrite');
+        const store = tx.objectStore('agent_sessions');
+        const get = store.get('long');
+        get.onsuccess = () => {
+          const { rewrites, ...older } = get.result;
+          store.put(older);
+        };
+        tx.oncomplete = () => {
+          db.close();
+          resolve();
+        };
+        tx.onerror = () => reject(tx.error);
+      };
+    });
+    const reader = lib.exportSessions(from).getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value); // the header
+    text += decoder.decode((await reader.read()).value); // the session's first page
+    const sentFirst = text.split('\n').filter((l) => l.startsWith('{"item"')).length;
+    // Another tab's turn: its write stores the record with this version's fields.
+    await new lib.IndexedDbSession('long', from).addItems([{ role: 'user', content: 'one more' }]);
+    text += await readRest(reader, decoder);
+    const report = await lib.importSessions(text, { dbName: `${dbName}-to` });
+    return {
+      sentFirst,
+      failedLine: text.split('\n').filter((l) => l.startsWith('{"failed"')).length,
+      imported: report.imported,
+      copied: (await new lib.IndexedDbSession('long', { dbName: `${dbName}-to` }).getItems()).length,
+    };
+  });
+  assert.ok(r.sentFirst > 0 && r.sentFirst < 800, `part of it went out before the turn (${r.sentFirst} items)`);
+  assert.equal(r.failedLine, 0);
+  assert.deepEqual(r.imported, ['long']);
+  assert.equal(r.copied, 800, 'the session as its record was read');
+});
+
 test('a session deleted and made again under its id while it is being exported: the new one is read again, whole', async () => {
   const { page } = await openHarness(env);
   const r = await exportAround(page, 'export-while-recreating', 'recreate');
