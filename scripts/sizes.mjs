@@ -16,9 +16,9 @@ const KIB = 1024;
  * says how far each module is from it and why.
  */
 export const BUDGETS = {
-  'agent_sessions_bg.wasm': { budget: 116.1 * KIB, target: 55 * KIB },
+  'agent_sessions_bg.wasm': { budget: 116.6 * KIB, target: 55 * KIB },
   'index.js': { budget: 27.8 * KIB },
-  'agent_sessions_extras_bg.wasm': { budget: 132.4 * KIB },
+  'agent_sessions_extras_bg.wasm': { budget: 132.9 * KIB },
   'extras.js': { budget: 3.9 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 57.7 * KIB },
   'memory.js': { budget: 3.3 * KIB },

@@ -7,13 +7,15 @@
 //   accent written as a separate combining mark belongs to its letter, and so do the vowel marks
 //   of Arabic and Hebrew (شكراً is شكرا); full-width letters and digits are ASCII (ＯｐｅｎＡＩ is
 //   openai), Arabic-Indic digits too, and Arabic letter variants are one letter (أحمد is احمد);
-//   every Latin letter Unicode decomposes is its letter (Kṛṣṇa is krsna);
+//   every Latin letter Unicode decomposes is its letter (Kṛṣṇa is krsna); a Cyrillic letter and
+//   the mark NFC writes it with are that letter (и and U+0306 is й);
 // - Chinese, Japanese and Korean, and Thai, Lao, Khmer and Burmese, are read as pairs of
 //   neighbouring characters (東京の → 東京, 京の), and one character of them is found in the pairs
 //   it starts or ends (猫 in 一只猫); half-width katakana is full-width (ｶﾀｶﾅ is カタカナ, ﾃﾞｰﾀ
-//   is データ), and so is a kana with its combining sound mark (text in NFD: は and U+3099 is ば);
-//   a name's middle dot is left out (ジョン・スミス is ジョンスミス), and a variation selector or a
-//   combining accent belongs to its character;
+//   is データ), and so is a kana with its combining sound mark (text in NFD: は and U+3099 is ば),
+//   and Hangul jamo make their syllable (ᄒ, ᅡ, ᆫ is 한); a name's middle dot is left out
+//   (ジョン・スミス is ジョンスミス), and a variation selector or a combining accent belongs to
+//   its character;
 // - full-width signs and the enclosed and squared letters and units of Chinese and Japanese are no
 //   letters (￥5000 holds the number 5000);
 // - the punctuation of other scripts ends a word (हूँ। → हूँ); a soft hyphen or a zero-width
@@ -64,9 +66,10 @@ function isUnspaced(n) {
 const isVariationSelector = (n) => (n >= 0xfe00 && n <= 0xfe0f) || (n >= 0xe0100 && n <= 0xe01ef);
 
 /** Whether `chars[k]` is a middle dot between two characters of a script written without spaces
- * (a name's: ジョン・スミス, 约翰·史密斯): left out, the run goes on. */
-const joinsRun = (chars, k) =>
-  k > 0 && [0xb7, 0x30fb, 0xff65].includes(chars[k].codePointAt(0)) && isUnspaced(chars[k - 1].codePointAt(0)) && k + 1 < chars.length && isUnspaced(chars[k + 1].codePointAt(0));
+ * (a name's: ジョン・スミス, 约翰·史密斯): left out, the run goes on. `afterRun`: whether a run's
+ * character ends right before it (with what belongs to it: the sound mark of ﾌﾞﾗｯﾄﾞ･ﾋﾟｯﾄ). */
+const joinsRun = (chars, k, afterRun) =>
+  afterRun && [0xb7, 0x30fb, 0xff65].includes(chars[k].codePointAt(0)) && k + 1 < chars.length && isUnspaced(chars[k + 1].codePointAt(0));
 
 /** Combining marks (an accent written apart from its letter), the vowel points of Hebrew and the
  * vowel and Quranic marks of Arabic, and the soft hyphen, zero-width (non-)joiner, Arabic tatweel
@@ -218,7 +221,15 @@ export function tokenize(text) {
       at = end;
       continue;
     }
-    if (joinsRun(chars, k)) {
+    // A Hangul vowel or final consonant after the jamo or syllable it makes a syllable with
+    // (text in NFD writes 한 as ᄒ, ᅡ, ᆫ) is one character with it, as NFC composes them.
+    const syllable = afterRun && ((n >= 0x1161 && n <= 0x1175) || (n >= 0x11a8 && n <= 0x11c2)) ? (last.c + c).normalize('NFC') : '';
+    if (syllable.length === 1) {
+      Object.assign(last, { c: syllable, end, half: false });
+      at = end;
+      continue;
+    }
+    if (joinsRun(chars, k, afterRun)) {
       // A name's middle dot is left out.
       at = end;
       continue;
@@ -236,6 +247,14 @@ export function tokenize(text) {
       flushCjk();
       if (isMark(n)) {
         // An accent written apart belongs to its letter: the word goes on, its term does not grow.
+        // A Cyrillic letter and its mark that NFC writes as one letter are that letter (и and
+        // U+0306 is й).
+        const base = word?.term.at(-1) ?? '';
+        const composed = base >= '\u0400' && base <= '\u052f' ? (base + c).normalize('NFC') : '';
+        if (composed.length === 1) {
+          word.term = word.term.slice(0, -1) + composed;
+          word.ends[word.ends.length - 1] = end;
+        }
         if (word) word.end = end;
       } else if (isWord(c, n)) {
         word ??= { term: '', start: at, end, ends: [] };

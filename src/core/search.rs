@@ -74,12 +74,71 @@ fn is_variation_selector(c: char) -> bool {
 
 /// Whether `chars[i]` is a middle dot between two characters of a script written without spaces:
 /// the dot between the words of a name (`ジョン・スミス`, `约翰·史密斯`), dropped so that the run
-/// goes on (`ジョンスミス` finds it, and so do `ジョン` and `スミス`).
-fn joins_run(chars: &[char], i: usize) -> bool {
-    i > 0
+/// goes on (`ジョンスミス` finds it, and so do `ジョン` and `スミス`). `after_run`: whether a run's
+/// character ends right before it (with what belongs to it: the half-width sound mark of
+/// `ﾌﾞﾗｯﾄﾞ･ﾋﾟｯﾄ`, a variation selector).
+fn joins_run(chars: &[char], i: usize, after_run: bool) -> bool {
+    after_run
         && matches!(chars[i], '\u{B7}' | '\u{30FB}' | '\u{FF65}')
-        && is_unspaced(chars[i - 1])
         && chars.get(i + 1).copied().is_some_and(is_unspaced)
+}
+
+/// The Hangul syllable a conjoining jamo after `before` makes with it, as NFC composes them (text
+/// in NFD writes `한` as `ᄒ`, `ᅡ`, `ᆫ`): a leading consonant and a vowel, or a syllable without
+/// a final consonant and one.
+fn hangul(before: char, jamo: char) -> Option<char> {
+    let (b, j) = (before as u32, jamo as u32);
+    let syllable = match (b, j) {
+        (0x1100..=0x1112, 0x1161..=0x1175) => 0xAC00 + ((b - 0x1100) * 21 + (j - 0x1161)) * 28,
+        (0xAC00..=0xD7A3, 0x11A8..=0x11C2) if (b - 0xAC00).is_multiple_of(28) => b + j - 0x11A7,
+        _ => return None,
+    };
+    char::from_u32(syllable)
+}
+
+/// The Cyrillic letters Unicode writes as a letter and a combining mark, lower case: the letter,
+/// the mark and the letter they make, as NFC composes them (`и` and U+0306 is `й`, `е` and U+0308
+/// is `ё`), each less U+0400 (the mark less U+0300). Generated from Unicode's decompositions, as
+/// the demo's highlighting composes (NFC).
+const CYRILLIC_MARKED: [[u8; 3]; 26] = [
+    [0x35, 0x00, 0x50], // е U+300 ѐ
+    [0x35, 0x08, 0x51], // е U+308 ё
+    [0x33, 0x01, 0x53], // г U+301 ѓ
+    [0x56, 0x08, 0x57], // і U+308 ї
+    [0x3A, 0x01, 0x5C], // к U+301 ќ
+    [0x38, 0x00, 0x5D], // и U+300 ѝ
+    [0x43, 0x06, 0x5E], // у U+306 ў
+    [0x38, 0x06, 0x39], // и U+306 й
+    [0x75, 0x0F, 0x77], // ѵ U+30F ѷ
+    [0x36, 0x06, 0xC2], // ж U+306 ӂ
+    [0x30, 0x06, 0xD1], // а U+306 ӑ
+    [0x30, 0x08, 0xD3], // а U+308 ӓ
+    [0x35, 0x06, 0xD7], // е U+306 ӗ
+    [0xD9, 0x08, 0xDB], // ә U+308 ӛ
+    [0x36, 0x08, 0xDD], // ж U+308 ӝ
+    [0x37, 0x08, 0xDF], // з U+308 ӟ
+    [0x38, 0x04, 0xE3], // и U+304 ӣ
+    [0x38, 0x08, 0xE5], // и U+308 ӥ
+    [0x3E, 0x08, 0xE7], // о U+308 ӧ
+    [0xE9, 0x08, 0xEB], // ө U+308 ӫ
+    [0x4D, 0x08, 0xED], // э U+308 ӭ
+    [0x43, 0x04, 0xEF], // у U+304 ӯ
+    [0x43, 0x08, 0xF1], // у U+308 ӱ
+    [0x43, 0x0B, 0xF3], // у U+30B ӳ
+    [0x47, 0x08, 0xF5], // ч U+308 ӵ
+    [0x4B, 0x08, 0xF9], // ы U+308 ӹ
+];
+
+/// The Cyrillic letter `base` makes with the combining mark `mark` (see [`CYRILLIC_MARKED`]).
+fn cyrillic_marked(base: char, mark: char) -> Option<char> {
+    let (b, m) = (
+        (base as u32).wrapping_sub(0x400),
+        (mark as u32).wrapping_sub(0x300),
+    );
+    CYRILLIC_MARKED
+        .iter()
+        .find(|[x, y, _]| u32::from(*x) == b && u32::from(*y) == m)
+        .and_then(|[_, _, letter]| char::from_u32(0x400 + u32::from(*letter)))
 }
 
 /// The letter each Latin letter with a diacritic is written with (the first character of its
@@ -238,6 +297,15 @@ fn lower(c: char) -> char {
             }
         }
         0x391..=0x3A1 | 0x3A3..=0x3AB => n + 0x20,
+        // Greek's archaic letters (heta, sampi, digamma, koppa, san), its other capitals (kai,
+        // yot, theta and lunate sigma symbols, the reversed ones) and the Coptic ones of its block.
+        0x370 | 0x372 | 0x376 | 0x3F7 | 0x3FA => n + 1,
+        0x3D8..=0x3EF if n.is_multiple_of(2) => n + 1,
+        0x37F => 0x3F3,
+        0x3CF => 0x3D7,
+        0x3F4 => 0x3B8,
+        0x3F9 => 0x3F2,
+        0x3FD..=0x3FF => n - 0x82,
         0x386 => 0x3AC,
         0x388..=0x38A => n + 0x25,
         0x38C => 0x3CC,
@@ -247,6 +315,9 @@ fn lower(c: char) -> char {
         0x410..=0x42F => n + 0x20,
         0x400..=0x40F => n + 0x50,
         0x460..=0x481 | 0x48A..=0x4BF | 0x4D0..=0x52F if n.is_multiple_of(2) => n + 1,
+        // Palochka, then the capitals of U+04C1 to U+04CD at odd code points (Ӂ, Ӄ, Ӆ, Ӈ, Ӊ, Ӌ, Ӎ).
+        0x4C0 => 0x4CF,
+        0x4C1..=0x4CD if n % 2 == 1 => n + 1,
         0x531..=0x556 => n + 0x30,
         0x1E00..=0x1E95 | 0x1EA0..=0x1EFF if n.is_multiple_of(2) => n + 1,
         0xFF21..=0xFF3A => n - 0xFEC0,
@@ -405,12 +476,20 @@ fn tokenize_runs(text: &str) -> (Vec<Token>, Vec<char>) {
             }
             continue;
         }
+        // A jamo after the jamo or syllable it makes a syllable with is one character with it.
+        if let Some(last) = unspaced.last_mut().filter(|_| after_run) {
+            if let Some(syllable) = hangul(last.1, c) {
+                last.1 = syllable;
+                last.2 = i + 1;
+                continue;
+            }
+        }
         if is_unspaced(c) {
             flush_word(&mut word, word_start, i, &mut tokens);
             unspaced.push((i, full_width_kana(c), i + 1));
             continue;
         }
-        if joins_run(&chars, i) {
+        if joins_run(&chars, i, after_run) {
             continue;
         }
         // A half-width sound mark right after a half-width kana is part of it (`ｶﾞ` is `ガ`).
@@ -432,7 +511,16 @@ fn tokenize_runs(text: &str) -> (Vec<Token>, Vec<char>) {
             // An accent written apart belongs to its letter, and a soft hyphen, a zero-width
             // (non-)joiner (Persian, the Indic scripts), an Arabic tatweel (the stroke that
             // stretches a word, `كـتـاب`) or Arabic letter mark (a direction mark) to its word:
-            // dropped, the word goes on.
+            // dropped, the word goes on. A Cyrillic letter and its mark that NFC writes as one
+            // letter are that letter (`й` is not `и`).
+            if let Some(letter) = word
+                .chars()
+                .next_back()
+                .and_then(|last| cyrillic_marked(last, c))
+            {
+                word.pop();
+                word.push(letter);
+            }
         } else if is_word(c) {
             if word.is_empty() {
                 word_start = i;
@@ -1484,5 +1572,56 @@ mod tests {
         assert_eq!(pairs("a\u{3099}b"), ["ab"]);
         // A snippet does not cut a kana from its mark.
         assert!(inside_grapheme(&['は', '\u{3099}'], 1));
+    }
+
+    #[test]
+    fn hangul_and_cyrillic_in_nfd_are_the_letters_nfc_writes() {
+        let pairs =
+            |text: &str| -> Vec<String> { tokenize(text).into_iter().map(|t| t.term).collect() };
+        // 한국어 in NFD (leading consonant, vowel, final consonant), and a syllable typed whole
+        // with a final consonant after it.
+        let nfd = "\u{1112}\u{1161}\u{11AB}\u{1100}\u{116E}\u{11A8}\u{110B}\u{1165}";
+        assert_eq!(pairs(nfd), pairs("한국어"));
+        assert_eq!(pairs("하\u{11AB}국"), pairs("한국"));
+        let tokens = tokenize(nfd);
+        assert_eq!((tokens[0].start, tokens[0].end), (0, 6));
+        // A syllable with a final consonant takes no other; a vowel alone stays a jamo.
+        assert_eq!(pairs("한\u{11AB}"), ["한\u{11AB}"]);
+        assert_eq!(pairs("\u{1161}\u{1161}"), ["\u{1161}\u{1161}"]);
+        // Every Cyrillic letter NFC composes, in NFD (from Python's unicodedata), upper case too.
+        let nfc = "йѐёѓїќѝўѷӂӑӓӗӛӝӟӣӥӧӫӭӯӱӳӵӹ";
+        let nfd = "и\u{306}е\u{300}е\u{308}г\u{301}і\u{308}к\u{301}и\u{300}у\u{306}ѵ\u{30F}ж\u{306}а\u{306}а\u{308}е\u{306}ә\u{308}ж\u{308}з\u{308}и\u{304}и\u{308}о\u{308}ө\u{308}э\u{308}у\u{304}у\u{308}у\u{30B}ч\u{308}ы\u{308}";
+        assert_eq!(terms(nfd), [nfc]);
+        assert_eq!(terms(&nfd.to_uppercase()), [nfc]);
+        assert_eq!(terms("Мои\u{306} йогурт МОЙ"), ["мой", "йогурт", "мой"]);
+        // A stress mark, which NFC writes apart, is dropped as before; and so is a mark after a
+        // letter it does not compose with.
+        assert_eq!(terms("моло\u{301}ко и\u{301}"), ["молоко", "и"]);
+    }
+
+    #[test]
+    fn a_middle_dot_after_a_half_width_sound_mark_keeps_the_run() {
+        let pairs =
+            |text: &str| -> Vec<String> { tokenize(text).into_iter().map(|t| t.term).collect() };
+        assert_eq!(pairs("ﾌﾞﾗｯﾄﾞ･ﾋﾟｯﾄ"), pairs("ブラッドピット"));
+        assert_eq!(pairs("ブラッド・ピット"), pairs("ブラッドピット"));
+        // After an ideograph's variation selector or combining mark too.
+        assert_eq!(pairs("葛\u{E0100}・飾"), ["葛飾"]);
+        assert_eq!(pairs("東\u{301}·京"), ["東京"]);
+        // Not after a mark outside a run.
+        assert_eq!(pairs("a\u{301}・ス"), ["a", "ス"]);
+    }
+
+    #[test]
+    fn every_capital_of_the_greek_and_cyrillic_blocks_is_lower_cased_as_unicode_has_it() {
+        // As Unicode's case mapping (Rust's `to_lowercase`) has them (the module computes them,
+        // carrying no case tables).
+        for c in '\u{370}'..='\u{52F}' {
+            let unicode: Vec<char> = c.to_lowercase().collect();
+            if unicode.len() == 1 && unicode[0] != c {
+                assert_eq!(lower(c), unicode[0], "{c} U+{:04X}", c as u32);
+            }
+        }
+        assert_eq!(terms("ӁАЛ Ϙ"), ["ӂал", "ϙ"]);
     }
 }

@@ -2321,7 +2321,7 @@ test('a database another connection keeps from upgrading: the page says why, and
         };
       });
     });
-    assert.equal(version, 11);
+    assert.equal(version, 12);
     // Try again opens the chat now; a message is saved.
     assert.equal(await page.textContent('#error-action'), 'Try again');
     await page.click('#error-action');

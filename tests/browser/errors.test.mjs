@@ -289,7 +289,7 @@ describe('indexeddb: storage failures', () => {
           req.onsuccess = () => ok(req.result);
           req.onerror = () => fail(req.error);
         });
-      const db = await open(12, (db) => db.createObjectStore('agent_sessions', { keyPath: 'id' }));
+      const db = await open(13, (db) => db.createObjectStore('agent_sessions', { keyPath: 'id' }));
       await new Promise((ok) => {
         const tx = db.transaction('agent_sessions', 'readwrite');
         tx.objectStore('agent_sessions').put({ id: 'kept', note: 'from the future' });
@@ -308,9 +308,9 @@ describe('indexeddb: storage failures', () => {
       after.close();
       return { add, list, version, rows };
     });
-    assertError(r.add, 'DB_VERSION', /schema version 12, newer than version 11 .* left untouched/);
+    assertError(r.add, 'DB_VERSION', /schema version 13, newer than version 12 .* left untouched/);
     assertError(r.list, 'DB_VERSION');
-    assert.equal(r.version, 12);
+    assert.equal(r.version, 13);
     assert.deepEqual(r.rows, [{ id: 'kept', note: 'from the future' }]);
     await context.close();
   });
@@ -369,7 +369,7 @@ describe('indexeddb: storage failures', () => {
     assert.equal(r.versionWhileBlocked, 1);
     assert.equal(r.after.ok, true, JSON.stringify(r.after));
     assert.deepEqual(r.after.value, [{ role: 'user', content: 'before' }], 'the upgrade ran with its migrations');
-    assert.equal(r.version, 11);
+    assert.equal(r.version, 12);
     await context.close();
   });
 

@@ -95,11 +95,13 @@ for (const file of fixtures) {
         // half-width katakana, a hosted tool call's output in a session that indexes tools (the
         // sixth); a word past an item's first 2,000 terms, Japanese iteration marks (the seventh);
         // a number after a full-width sign, a name's middle dot, a variation selector (the eighth);
-        // kana with a combining sound mark (NFD), a combining mark over an ideograph (the ninth).
+        // kana with a combining sound mark (NFD), a combining mark over an ideograph (the ninth);
+        // a half-width name's middle dot after a sound mark, Hangul and Cyrillic in NFD, Cyrillic
+        // capitals past U+04C0 (the tenth).
         const scripts = sessions.find((s) => s.id === 'scripts');
         if (scripts) {
           out.scripts = {};
-          for (const query of ['猫', '집', 'हूँ', 'openai', '2024', 'شكرا', 'احمد', 'שלום', 'muhammad krsna', 'wyth gorde', 'カタカナ', 'データ', 'zanzibar', 'hippopotamus', '様々', '5000', 'ジョンスミス', '葛飾', 'ページ', 'ばか', '東京']) {
+          for (const query of ['猫', '집', 'हूँ', 'openai', '2024', 'شكرا', 'احمد', 'שלום', 'muhammad krsna', 'wyth gorde', 'カタカナ', 'データ', 'zanzibar', 'hippopotamus', '様々', '5000', 'ジョンスミス', '葛飾', 'ページ', 'ばか', '東京', 'ブラッドピット', '한국어', 'йогурт', 'ӂал']) {
             const hits = await lib.searchSessions({ dbName, userId: scripts.userId, query });
             out.scripts[query] = hits.map((h) => [h.sessionId, h.seq]);
           }
@@ -219,6 +221,7 @@ for (const file of fixtures) {
       const seventh = (k) => (fixture.version >= 8 ? [['scripts', seqs[k]]] : []);
       const eighth = fixture.version >= 9 ? [['scripts', seqs[7]]] : [];
       const ninth = fixture.version >= 10 ? [['scripts', seqs[8]]] : [];
+      const tenth = fixture.version >= 11 ? [['scripts', seqs[9]]] : [];
       assert.deepEqual(
         r.scripts,
         {
@@ -244,8 +247,12 @@ for (const file of fixtures) {
           ページ: ninth,
           ばか: ninth,
           東京: ninth,
+          ブラッドピット: tenth,
+          한국어: tenth,
+          йогурт: tenth,
+          ӂал: tenth,
         },
-        'found with the terms of the ninth tokeniser',
+        'found with the terms of the tenth tokeniser',
       );
     }
     // The new index was filled from the rows already stored: the newest turns of every session

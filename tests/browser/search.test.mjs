@@ -1167,7 +1167,7 @@ test('over an encrypted session, compacted or not, the past-session tools find n
   }
 });
 
-test('the demo marks in a hit’s snippet what the search matched (German and French quotes a phrase): one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks, letters of transliterations, half-width katakana, numbers by signs and units, a name’s middle dot, variation selectors, kana with a combining sound mark', async () => {
+test('the demo marks in a hit’s snippet what the search matched (German and French quotes a phrase): one character that ends a run, words before another script’s punctuation, words with a soft hyphen or joiner, full-width letters, Arabic and Hebrew with their vowel marks, letters of transliterations, half-width katakana, numbers by signs and units, a name’s middle dot, variation selectors, kana with a combining sound mark, Hangul and Cyrillic in NFD', async () => {
   const { page } = await openHarness(env);
   const r = await page.evaluate(async () => {
     const { matchRanges, parseQuery } = await import('/www/highlight.js');
@@ -1218,6 +1218,13 @@ test('the demo marks in a hit’s snippet what the search matched (German and Fr
       ['ファイルのデータ', 'テ\u{3099}ータ', 'データ'],
       ['は\u{3099}か', 'ば', 'は\u{3099}'],
       ['東\u{301}京タワー', '東京', '東\u{301}京'],
+      // A half-width name's middle dot after a sound mark; Hangul written as jamo and a Cyrillic
+      // letter with its mark (NFD), found as typed (NFC), and the other way round.
+      ['ﾌﾞﾗｯﾄﾞ･ﾋﾟｯﾄの映画', 'ブラッドピット', 'ﾌﾞﾗｯﾄﾞ･ﾋﾟｯﾄ'],
+      ['\u{1112}\u{1161}\u{11AB}\u{1100}\u{116E}\u{11A8}\u{110B}\u{1165} 공부', '한국어', '\u{1112}\u{1161}\u{11AB}\u{1100}\u{116E}\u{11A8}\u{110B}\u{1165}'],
+      ['Купил и\u{306}огурт', 'йогурт', 'и\u{306}огурт'],
+      ['мой дом', 'мои\u{306}', 'мой'],
+      ['ӁАЛ', 'ӂал', 'ӁАЛ'],
     ];
     const out = [];
     for (const [i, [text, query, marked]] of cases.entries()) {

@@ -588,7 +588,7 @@ describe('indexeddb: durability and sharing', () => {
       db.close();
       return { stores, sessions, messages, meta, version };
     });
-    assert.equal(r.version, 11);
+    assert.equal(r.version, 12);
     assert.deepEqual(r.stores, ['agent_archive', 'agent_messages', 'agent_meta', 'agent_operations', 'agent_sessions', 'agent_usage']);
     assert.deepEqual(r.meta, ['sessionId', 'seq']);
     assert.equal(r.sessions.length, 1);

@@ -431,13 +431,16 @@ const BUILD: &str = "searchIndex";
 /// 〆 〇 were characters of their runs; 7: before full-width signs, enclosed CJK letters and
 /// units and U+FEFF ended a word, and a middle dot between characters of a run and a variation
 /// selector kept the run going; 8: before a kana's combining sound mark was one character with
-/// it, and a combining mark after a character of a run kept the run going) has every
+/// it, and a combining mark after a character of a run kept the run going; 9: before Hangul jamo
+/// and Cyrillic letters with their marks were the letters NFC writes, a middle dot after a
+/// half-width sound mark kept its run going, and Cyrillic capitals past U+04C0 were lower-cased)
+/// has every
 /// row looked at again, by the same chunked build, from its next open; a row is written again
 /// only where its terms change. A change of the tokeniser comes with a schema version (version 6
-/// for terms 4, 7 for terms 5, 8 for terms 6, 9 for terms 7, 10 for terms 8, 11 for terms 9), whose upgrade closes the
+/// for terms 4, 7 for terms 5, 8 for terms 6, 9 for terms 7, 10 for terms 8, 11 for terms 9, 12 for terms 10), whose upgrade closes the
 /// connections of tabs still running the version before: they would go on writing rows with
 /// their own terms, which this build does not look at again once done.
-const TERMS_VERSION: u32 = 9;
+const TERMS_VERSION: u32 = 10;
 
 /// The meta record of a build with nothing to do, written when a database is created: every row
 /// of a database created with the terms index in its schema is written with its terms, so the
