@@ -32,7 +32,8 @@ import {
 
 /** Whether key event `e` belongs to an input method's composition: Safari ends the composition
  * before the keydown of the Enter that confirms it (then `isComposing` is false, `keyCode` 229),
- * and that Enter must not send a half-typed message. */
+ * and that Enter must not send a half-typed message. The Escape that closes an input method's
+ * candidates is its own too: it stops no reply, and closes or clears no box. */
 const composing = (e) => e.isComposing || e.keyCode === 229;
 
 function wire() {
@@ -51,7 +52,7 @@ function wire() {
   });
   el.stop.addEventListener('click', stop);
   document.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape' && state.controller) stop();
+    if (e.key === 'Escape' && state.controller && !composing(e)) stop();
   });
   // A reply still being written goes with the page, and so does a message still waiting to be
   // saved (another tab's reply holding the chat): the browser asks before the tab is closed or
@@ -90,7 +91,7 @@ function wire() {
     else if (!state.busy || state.controller) close();
   };
   el.renameInput.addEventListener('keydown', (e) => {
-    if (e.key === 'Escape') escapeInBox(e, cancelRename);
+    if (e.key === 'Escape' && !composing(e)) escapeInBox(e, cancelRename);
   });
 
   // Your messages: Edit opens a box in the message's place (Enter or "Send edit" sends the edited
@@ -131,7 +132,7 @@ function wire() {
     if (e.key === 'Enter' && !e.shiftKey && !composing(e)) {
       e.preventDefault();
       form.requestSubmit();
-    } else if (e.key === 'Escape') {
+    } else if (e.key === 'Escape' && !composing(e)) {
       escapeInBox(e, cancelEdit);
     }
   });
@@ -184,7 +185,8 @@ function wire() {
   // them. Choosing one opens its chat at that message.
   el.searchInput.addEventListener('input', searchSoon);
   el.searchInput.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && !e.isComposing) {
+    if (composing(e)) return;
+    if (e.key === 'Enter') {
       e.preventDefault();
       searchNow();
     } else if (e.key === 'Escape' && (el.searchInput.value || searching())) {
@@ -297,7 +299,7 @@ function wire() {
     await lockChats(el.lockPassphrase.value, el.lockConfirm.value, el.lockRemember.checked);
   });
   el.lockForm.addEventListener('keydown', (e) => {
-    if (e.key !== 'Escape') return;
+    if (e.key !== 'Escape' || composing(e)) return;
     escapeInBox(e, () => {
       closeLockForm();
       el.lockOpen.focus();

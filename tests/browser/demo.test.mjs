@@ -2028,6 +2028,41 @@ test('an edit box open while a reply streams: Escape there closes the box and le
   }
 });
 
+/** Dispatches on the element `selector` names the keydown of Escape an input method sends while
+ * it composes (the Escape that closes its candidates), bubbling as a real one does. */
+const composingEscape = (page, selector) =>
+  page.$eval(selector, (el) => el.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', isComposing: true, bubbles: true, cancelable: true })));
+
+test('an Escape an input method is composing with (closing its candidates) stops no reply and closes or clears no box; a plain Escape still does', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    await page.click('#messages .msg[data-turn="1"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'my hobby is go');
+    await page.fill('#search-input', 'hobby');
+    await page.fill('#input', 'tell me a story');
+    await page.press('#input', 'Enter');
+    await page.waitForSelector('#messages .msg.streaming');
+    await page.fill('#input', '次の');
+    await composingEscape(page, '#messages .msg-editor textarea');
+    await composingEscape(page, '#search-input');
+    await composingEscape(page, '#input');
+    assert.equal(await page.locator('#messages .msg-editor').count(), 1, 'the edit box stays open');
+    assert.equal(await page.inputValue('#messages .msg-editor textarea'), 'my hobby is go', 'with what was typed in it');
+    assert.equal(await page.inputValue('#search-input'), 'hobby', 'the search keeps its words');
+    assert.equal(await page.inputValue('#input'), '次の');
+    await idle(page);
+    assert.match(await lastAssistant(page), /The end\./, 'the reply was not stopped');
+    assert.doesNotMatch(await page.textContent('#status'), /Stopped/);
+    // A plain Escape still closes the box.
+    await page.press('#messages .msg-editor textarea', 'Escape');
+    assert.equal(await page.locator('#messages .msg-editor').count(), 0);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 /** Has tab `other` add the user message `text` to the Guest's chat `id`, as another tab of the
  * page (or one that knows nothing of a lock) writes. */
 const writeFromTab = (other, id, text) =>
