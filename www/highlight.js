@@ -216,7 +216,8 @@ export function tokenize(text) {
     if (isVariationSelector(n) || n === 0x3099 || n === 0x309a || (afterRun && isCombining(n))) {
       if (afterRun) {
         const composed = n === 0x3099 || n === 0x309a ? (last.c + c).normalize('NFC') : '';
-        Object.assign(last, composed.length === 1 ? { c: composed, end, half: false } : { end });
+        // (A half-width sound mark after it is no longer right after the half-width kana.)
+        Object.assign(last, composed.length === 1 ? { c: composed, end, half: false } : { end, half: false });
       } else if (word) word.end = end;
       at = end;
       continue;

@@ -232,7 +232,8 @@ pub const MIGRATIONS: &[Migration] = &[
         description: "search terms of the tenth tokeniser",
         // As version 11: no store or index changes, the terms of the tenth tokeniser (Hangul
         // jamo and Cyrillic letters with their marks, text in NFD, are the letters NFC writes; a
-        // middle dot after a half-width kana's sound mark keeps its run going; Cyrillic capitals
+        // middle dot after what belongs to a run's character (a half-width kana's sound mark, a
+        // variation selector, a mark) keeps its run going; Cyrillic capitals
         // past U+04C0 and Greek's archaic ones are lower-cased). Rows are indexed again after the
         // upgrade.
         steps: &[],

@@ -85,7 +85,8 @@ fn joins_run(chars: &[char], i: usize, after_run: bool) -> bool {
 
 /// The Hangul syllable a conjoining jamo after `before` makes with it, as NFC composes them (text
 /// in NFD writes `한` as `ᄒ`, `ᅡ`, `ᆫ`): a leading consonant and a vowel, or a syllable without
-/// a final consonant and one.
+/// a final consonant and one. (Also across a variation selector or mark between them, which
+/// belongs to the run's character, where NFC leaves them apart.)
 fn hangul(before: char, jamo: char) -> Option<char> {
     let (b, j) = (before as u32, jamo as u32);
     let syllable = match (b, j) {
@@ -99,7 +100,8 @@ fn hangul(before: char, jamo: char) -> Option<char> {
 /// The Cyrillic letters Unicode writes as a letter and a combining mark, lower case: the letter,
 /// the mark and the letter they make, as NFC composes them (`и` and U+0306 is `й`, `е` and U+0308
 /// is `ё`), each less U+0400 (the mark less U+0300). Generated from Unicode's decompositions, as
-/// the demo's highlighting composes (NFC).
+/// the demo's highlighting composes (NFC); also across another mark between them (dropped), where
+/// NFC leaves them apart.
 const CYRILLIC_MARKED: [[u8; 3]; 26] = [
     [0x35, 0x00, 0x50], // е U+300 ѐ
     [0x35, 0x08, 0x51], // е U+308 ё
@@ -130,10 +132,14 @@ const CYRILLIC_MARKED: [[u8; 3]; 26] = [
 ];
 
 /// The Cyrillic letter `base` makes with the combining mark `mark` (see [`CYRILLIC_MARKED`]).
+/// U+0340 and U+0341, which NFC writes as U+0300 and U+0301, compose as those.
 fn cyrillic_marked(base: char, mark: char) -> Option<char> {
     let (b, m) = (
         (base as u32).wrapping_sub(0x400),
-        (mark as u32).wrapping_sub(0x300),
+        match mark {
+            '\u{340}' | '\u{341}' => mark as u32 - 0x340,
+            _ => (mark as u32).wrapping_sub(0x300),
+        },
     );
     CYRILLIC_MARKED
         .iter()
@@ -902,6 +908,8 @@ fn inside_grapheme(chars: &[char], i: usize) -> bool {
     let joins = |c: char| {
         is_mark(c)
             || matches!(c as u32, 0x200D | 0x3099 | 0x309A | 0xFE00..=0xFE0F | 0x1F3FB..=0x1F3FF | 0xE0100..=0xE01EF
+                // A Hangul vowel or final consonant written as a jamo (NFD), part of its syllable.
+                | 0x1160..=0x11FF | 0xD7B0..=0xD7FF
                 // The vowel signs and tone marks of Thai, Lao, Khmer, Burmese and Devanagari,
                 // written over, under or beside their letter.
                 | 0x0E31 | 0x0E33..=0x0E3A | 0x0E47..=0x0E4E
@@ -1597,6 +1605,11 @@ mod tests {
         // A stress mark, which NFC writes apart, is dropped as before; and so is a mark after a
         // letter it does not compose with.
         assert_eq!(terms("моло\u{301}ко и\u{301}"), ["молоко", "и"]);
+        // U+0340 and U+0341 are the grave and acute NFC writes them as.
+        assert_eq!(terms("е\u{340} Г\u{341}"), ["ѐ", "ѓ"]);
+        // A snippet does not cut a syllable written as jamo.
+        assert!(inside_grapheme(&['\u{1112}', '\u{1161}', '\u{11AB}'], 1));
+        assert!(inside_grapheme(&['\u{1112}', '\u{1161}', '\u{11AB}'], 2));
     }
 
     #[test]

@@ -432,8 +432,9 @@ const BUILD: &str = "searchIndex";
 /// units and U+FEFF ended a word, and a middle dot between characters of a run and a variation
 /// selector kept the run going; 8: before a kana's combining sound mark was one character with
 /// it, and a combining mark after a character of a run kept the run going; 9: before Hangul jamo
-/// and Cyrillic letters with their marks were the letters NFC writes, a middle dot after a
-/// half-width sound mark kept its run going, and Cyrillic capitals past U+04C0 were lower-cased)
+/// and Cyrillic letters with their marks were the letters NFC writes, a middle dot after what
+/// belongs to a run's character (a half-width sound mark, a variation selector, a mark) kept its
+/// run going, and Cyrillic capitals past U+04C0 and Greek's archaic ones were lower-cased)
 /// has every
 /// row looked at again, by the same chunked build, from its next open; a row is written again
 /// only where its terms change. A change of the tokeniser comes with a schema version (version 6
