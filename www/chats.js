@@ -94,6 +94,12 @@ export async function openChat(id, session = null, branch = 'main') {
   closeRename();
 }
 
+/** How many chats hold a message typed and not sent: the open one (in the message box) and the
+ * others (their drafts). */
+export function unsentChats() {
+  return drafts.size + (el.input.value.trim() ? 1 : 0);
+}
+
 /** Forgets what was typed in chat `id`, deleted (the chat open now keeps its own). */
 export function dropDraft(id) {
   drafts.delete(id);

@@ -3,7 +3,7 @@
 // offline model or from any OpenAI-compatible endpoint. This file wires the page's controls to
 // what they do, then opens the current user's chat.
 import { state, followOtherTabs, keyNotFor, loadState, saveSettings } from './state.js';
-import { openInitialChat } from './chats.js';
+import { openInitialChat, unsentChats } from './chats.js';
 import { afterEach, busy } from './busy.js';
 import { regenerate, send, stop } from './conversation.js';
 import * as actions from './actions.js';
@@ -232,8 +232,18 @@ function wire() {
     revealHit(found);
   });
 
+  // A switch of user drops the messages typed and not sent (see clearMessageBox): asked first
+  // where there are any, since the arrow keys change a closed list at each press on Windows and
+  // Linux, where a keyboard user only meant to look through it.
   el.userSelect.addEventListener('change', async () => {
-    await actions.switchUser(el.userSelect.value);
+    const to = el.userSelect.value;
+    const unsent = unsentChats();
+    if (to !== state.user && unsent > 0 && !confirm(`Switch to ${to}? The message${unsent === 1 ? '' : 's'} you typed and did not send ${unsent === 1 ? 'is' : 'are'} dropped: the next user sees none of ${unsent === 1 ? 'it' : 'them'}.`)) {
+      el.userSelect.value = state.user;
+      setStatus(`Still chatting as ${state.user}; what you typed is kept.`);
+      return;
+    }
+    await actions.switchUser(to);
     el.userSelect.focus();
   });
   el.newUserForm.addEventListener('submit', (e) => {

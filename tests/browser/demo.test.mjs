@@ -285,6 +285,44 @@ test('two users on one page keep separate histories, and both survive a reload',
   }
 });
 
+test('switching user with messages typed and not sent asks first: kept where the user says no (the list shows the user still chatting), dropped where yes; nothing typed, nothing asked', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await addUser(page, 'Bob');
+    await selectUser(page, 'Guest');
+    await say(page, 'my name is Ann');
+    const ann = await currentSessionId(page);
+    // A draft in this chat, another in a new one.
+    await page.fill('#input', 'half a question');
+    await page.click('#new-chat');
+    await idle(page);
+    await page.fill('#input', 'another draft');
+    const declined = answerDialog(page, false);
+    await selectUser(page, 'Bob');
+    assert.equal(page.dialogAnswers.length, 0, 'the page asked first');
+    assert.match((await declined).message, /^Switch to Bob\? The messages you typed and did not send are dropped/);
+    assert.equal(await page.inputValue('#user-select'), 'Guest', 'the list shows who is still chatting');
+    assert.equal(await page.inputValue('#input'), 'another draft');
+    assert.match(await page.textContent('#status'), /Still chatting as Guest/);
+    await page.click(`#session-list .session[data-session-id="${ann}"]`);
+    await idle(page);
+    assert.equal(await page.inputValue('#input'), 'half a question', 'the other chat keeps its draft');
+    // Yes: the switch drops them, for whoever comes to the screen next.
+    const accepted = answerDialog(page, true);
+    await selectUser(page, 'Bob');
+    await accepted;
+    assert.equal(await page.inputValue('#user-select'), 'Bob');
+    assert.equal(await page.inputValue('#input'), '');
+    // Nothing typed: no question.
+    await selectUser(page, 'Guest');
+    assert.equal(await page.inputValue('#user-select'), 'Guest');
+    assert.equal(await page.inputValue('#input'), '', 'the drafts went with the switch');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test('a reload opens the user and chat its own tab had open, not those another tab picked last', async () => {
   const { context, page } = await openDemo();
   try {
@@ -4046,7 +4084,9 @@ test('Lock now in one tab locks the chats in every tab: the others close the ope
     await unlockChats(a, 'a passphrase of Lena');
     // Nor does switching to another user.
     await a.fill('#input', 'Lena’s draft');
+    const asked = answerDialog(a, true);
     await selectUser(a, 'Guest');
+    assert.match((await asked).message, /Switch to Guest\? The message you typed and did not send is dropped/);
     assert.equal(await a.inputValue('#input'), '');
     await unlockChats(b, 'a passphrase of Lena');
     await b.click('#lock-now');
