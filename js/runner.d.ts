@@ -18,6 +18,7 @@ export type {
   ModelError,
   MaxTurnsExceededError,
   ModelBehaviorError,
+  ModelRefusalError,
   InputGuardrailTripwireTriggered,
   InputGuardrailResult,
   OutputGuardrailResult,

@@ -112,6 +112,14 @@ pub fn run_error(error: crate::backend::runner::RunError) -> JsValue {
             ],
         ),
         RunError::Aborted(reason) | RunError::Thrown(reason) => reason,
+        RunError::Refusal(refusal) => js_error(
+            "ModelRefusalError",
+            &format!("Model refused to produce output: {refusal}"),
+            &[
+                ("code", MODEL_REFUSAL.into()),
+                ("refusal", refusal.as_str().into()),
+            ],
+        ),
         RunError::ModelBehavior { message, raw } => js_error(
             "ModelBehaviorError",
             &message,
@@ -160,6 +168,10 @@ pub fn run_error(error: crate::backend::runner::RunError) -> JsValue {
 /// The `code` of a `ModelBehaviorError` (a final output that does not match `outputType`).
 #[cfg(feature = "runner")]
 pub const MODEL_BEHAVIOR: &str = "MODEL_BEHAVIOR";
+
+/// The `code` of a `ModelRefusalError` (an answer that is a refusal, with no text).
+#[cfg(feature = "runner")]
+pub const MODEL_REFUSAL: &str = "MODEL_REFUSAL";
 
 /// The `code` of an `InputGuardrailTripwireTriggered`.
 #[cfg(feature = "runner")]

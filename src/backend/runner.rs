@@ -139,6 +139,8 @@ pub enum RunError {
     Aborted(JsValue),
     /// An error thrown by the session or the input callback, passed on unchanged.
     Thrown(JsValue),
+    /// The final answer is a refusal, with no text: what the model refused with.
+    Refusal(String),
     /// The final answer does not parse or does not match the agent's `outputType`.
     ModelBehavior {
         message: String,
@@ -1529,13 +1531,17 @@ impl Run<'_> {
                     }
                 }
                 NextStep::Done(text) => {
-                    let output = match self.final_value(state, &text) {
+                    let checked = match state.refusal() {
+                        Some(refusal) => Err(RunError::Refusal(refusal)),
+                        None => self.final_value(state, &text),
+                    };
+                    let output = match checked {
                         Ok(output) => output,
                         Err(error) => {
-                            // An answer that does not fit the output type is not saved; the
-                            // tool calls the run made before it are, in every session (a
-                            // retry would run them again, the model knowing nothing of it, and
-                            // the error carries no state to resume from).
+                            // An answer that does not fit the output type, or a refusal, is not
+                            // saved; the tool calls the run made before it are, in every
+                            // session (a retry would run them again, the model knowing nothing
+                            // of it, and the error carries no state to resume from).
                             state.drop_final_answer();
                             self.save_last(state).await?;
                             return Err(error);

@@ -572,6 +572,15 @@ export interface ModelBehaviorError extends Error {
   rawOutput: string;
 }
 
+/** The model's answer is a refusal and no text, as the SDK's `ModelRefusalError`; the answer is
+ * not saved (the input is, and, in every session, the run's tool calls and outputs before it). */
+export interface ModelRefusalError extends Error {
+  name: 'ModelRefusalError';
+  code: 'MODEL_REFUSAL';
+  /** What the model refused with. */
+  refusal: string;
+}
+
 /** An input guardrail's result, as the SDK's: `output` what its `execute` returned. */
 export interface InputGuardrailResult {
   guardrail: { type: 'input'; name: string };

@@ -2650,6 +2650,61 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r.kinds, ['message', 'function_call', 'function_call_result', 'message']);
   });
 
+  test('an answer that is a refusal and no text fails with a ModelRefusalError, as the SDK’s, and is not saved; text beside a refusal is the answer without it', async () => {
+    const r = await inPage(
+      async ({ id }) => {
+        const json = (body) => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
+        const chat = (message) => json({ id: 'c', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message }] });
+        const responses = (content) => json({ id: 'r', status: 'completed', output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content }] });
+        const answers = {
+          chat_completions: {
+            refused: () => chat({ role: 'assistant', content: null, refusal: 'I can’t help with that.' }),
+            partly: () => chat({ role: 'assistant', content: 'Partly:', refusal: 'no more' }),
+          },
+          responses: {
+            refused: () => responses([{ type: 'refusal', refusal: 'I can’t help with that.' }]),
+            partly: () => responses([{ type: 'output_text', text: 'Partly:' }, { type: 'refusal', refusal: 'no more' }]),
+          },
+        };
+        const out = {};
+        for (const api of ['chat_completions', 'responses']) {
+          const runner = (answer) => new lib.Runner({ baseUrl: 'http://model.invalid/v1', api, retries: 0, fetch: async () => answer() });
+          for (const outputType of [undefined, { type: 'json_schema', name: 'x', strict: true, schema: { type: 'object', properties: {}, required: [], additionalProperties: false } }]) {
+            const agent = new lib.Agent({ name: 'A', model: 'm', ...(outputType ? { outputType } : {}) });
+            const session = new lib.IndexedDbSession(`${id}-${api}-${outputType ? 'json' : 'text'}`);
+            const refused = await runner(answers[api].refused)
+              .run(agent, 'do the bad thing', { session })
+              .then(() => null, (e) => ({ name: e.name, code: e.code, refusal: e.refusal, message: e.message, isError: e instanceof Error }));
+            const streamed = await (async () => {
+              const run = runner(answers[api].refused).runStreamed(agent, 'again', { session });
+              try {
+                for await (const _ of run);
+              } catch (e) {
+                return e.name;
+              }
+              return 'the stream ended without the error';
+            })();
+            const kept = (await session.getItems()).map((i) => i.role);
+            out[`${api}-${outputType ? 'json' : 'text'}`] = { refused, streamed, kept };
+          }
+          const partly = await runner(answers[api].partly).run(new lib.Agent({ name: 'A', model: 'm' }), 'tell me');
+          out[`${api}-partly`] = partly.finalOutput;
+        }
+        return out;
+      },
+      { id: fresh('refusal') },
+    );
+    for (const api of ['chat_completions', 'responses']) {
+      for (const kind of ['text', 'json']) {
+        const { refused, streamed, kept } = r[`${api}-${kind}`];
+        assert.deepEqual(refused, { name: 'ModelRefusalError', code: 'MODEL_REFUSAL', refusal: 'I can’t help with that.', message: 'Model refused to produce output: I can’t help with that.', isError: true }, `${api}, ${kind}`);
+        assert.equal(streamed, 'ModelRefusalError');
+        assert.deepEqual(kept, ['user', 'user'], 'the questions are saved, the refusals not');
+      }
+      assert.equal(r[`${api}-partly`], 'Partly:', `${api}: the refusal is no part of the answer's text`);
+    }
+  });
+
   test('a streamed call answered with JSON (a server that does not stream) is the answer, its text given as a delta; an error body answered with 200 fails with its message', async () => {
     const r = await inPage(async () => {
       const json = (body) => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });

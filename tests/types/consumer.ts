@@ -117,6 +117,7 @@ import {
   type FunctionTool,
   type ModelError,
   type ModelBehaviorError,
+  type ModelRefusalError,
   type InputGuardrail,
   type OutputGuardrailTripwireTriggered,
   type RunResult,
@@ -271,6 +272,7 @@ function blockedBy(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
   if (e.name === 'OutputGuardrailTripwireTriggered') return (e as OutputGuardrailTripwireTriggered).result.guardrail.name;
   if (e.name === 'ModelBehaviorError') return (e as ModelBehaviorError).rawOutput;
+  if (e.name === 'ModelRefusalError') return (e as ModelRefusalError).refusal;
   return undefined;
 }
 void blockedBy;

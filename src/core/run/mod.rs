@@ -25,7 +25,7 @@ use crate::core::json::{json, Value};
 use serde::{Deserialize, Serialize};
 
 use super::wire::{
-    call_id, content_text, is_function_call, is_tool_output, item_type, ModelOutput, Usage,
+    answer_text, call_id, is_function_call, is_tool_output, item_type, ModelOutput, Usage,
 };
 
 pub use history::{
@@ -384,23 +384,37 @@ impl RunState {
             // Nor is a handoff of that id this call: it stays an interruption where it waits.
             self.handoff_calls.retain(|h| h != id);
         }
-        let answer = output.items.iter().rev().find(|i| {
-            item_type(i) == "message" && i.get("role").and_then(Value::as_str) == Some("assistant")
-        });
+        let answer = output.items.iter().rev().find(|i| is_answer(i));
         // A response of other items only (reasoning, with no message and no call) is not an
         // answer: the model is called again, as the SDK does. One with nothing at all (an empty
         // answer) ends the run with empty text.
         // An earlier answer's structured form is not this one's (it is made again from it).
         self.final_json = None;
         if !calls && (answer.is_some() || output.items.is_empty()) {
+            // Its text, as the SDK takes it: a refusal is no part of it (see [`Self::refusal`]).
             self.final_output = Some(
                 answer
-                    .map(|m| content_text(m.get("content")))
+                    .map(|m| answer_text(m.get("content")))
                     .unwrap_or_default(),
             );
         }
         self.response_at = self.generated.len();
         self.generated.extend(output.items);
+    }
+
+    /// What the latest answer refused with, where it holds a refusal and no text: the run then
+    /// fails with a `ModelRefusalError`, as the SDK's. `None` for an answer a tool gave.
+    pub fn refusal(&self) -> Option<String> {
+        if self.final_from_tool {
+            return None;
+        }
+        let answer = self
+            .generated
+            .get(self.response_at..)?
+            .iter()
+            .rev()
+            .find(|i| is_answer(i))?;
+        refusal_only(answer.get("content"))
     }
 
     /// Marks the calls among `calls` to the tools named `handoffs` as handoffs, which never wait
@@ -646,6 +660,29 @@ pub fn tool_output_item(call: &Value, output: Value) -> Value {
         "status": "completed",
         "output": output,
     })
+}
+
+/// Whether `item` is an assistant message: a response's answer.
+fn is_answer(item: &Value) -> bool {
+    item_type(item) == "message" && item.get("role").and_then(Value::as_str) == Some("assistant")
+}
+
+/// The refusal of an answer whose `content` holds refusal parts and no text part, joined; `None`
+/// for any other.
+fn refusal_only(content: Option<&Value>) -> Option<String> {
+    let Some(Value::Array(parts)) = content else {
+        return None;
+    };
+    let mut refusal: Option<String> = None;
+    for part in parts {
+        if part.get("text").is_some() {
+            return None;
+        }
+        if let Some(r) = part.get("refusal").and_then(Value::as_str) {
+            refusal.get_or_insert_with(String::new).push_str(r);
+        }
+    }
+    refusal
 }
 
 #[cfg(test)]
@@ -1043,6 +1080,40 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(s.final_output.as_deref(), Some("Here."));
+    }
+
+    #[test]
+    fn an_answer_of_a_refusal_and_no_text_is_refused_and_a_refusal_beside_text_is_no_part_of_it() {
+        let answer = |content: Value| {
+            let mut s = state();
+            s.record_model_output(ModelOutput {
+                items: vec![json!({"type": "message", "role": "assistant", "content": content})],
+                ..Default::default()
+            });
+            (s.final_output.clone(), s.refusal())
+        };
+        assert_eq!(
+            answer(
+                json!([{"type": "refusal", "refusal": "No."}, {"type": "refusal", "refusal": " Sorry."}])
+            ),
+            (Some(String::new()), Some("No. Sorry.".into()))
+        );
+        assert_eq!(
+            answer(
+                json!([{"type": "output_text", "text": "Partly:"}, {"type": "refusal", "refusal": "no more"}])
+            ),
+            (Some("Partly:".into()), None)
+        );
+        assert_eq!(answer(json!("plain")), (Some("plain".into()), None));
+        assert_eq!(answer(json!([])), (Some(String::new()), None));
+        // A tool's output that is the final answer is no refusal.
+        let mut s = state();
+        s.record_model_output(ModelOutput {
+            items: vec![json!({"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]})],
+            ..Default::default()
+        });
+        s.final_from_tool = true;
+        assert_eq!(s.refusal(), None);
     }
 
     #[test]

@@ -98,12 +98,23 @@ pub fn output_text(output: Option<&Value>) -> String {
 
 /// The text of a message's content: a string, or the text parts of an array.
 pub fn content_text(content: Option<&Value>) -> String {
+    parts_text(content, true)
+}
+
+/// [`content_text`] without the refusals: the text of an answer, as the SDK reads a final
+/// output.
+pub fn answer_text(content: Option<&Value>) -> String {
+    parts_text(content, false)
+}
+
+fn parts_text(content: Option<&Value>, refusals: bool) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(parts)) => {
             let mut text = String::new();
             for part in parts {
-                if let Some(t) = str_of(part, "text").or_else(|| str_of(part, "refusal")) {
+                let refusal = || str_of(part, "refusal").filter(|_| refusals);
+                if let Some(t) = str_of(part, "text").or_else(refusal) {
                     text.push_str(t);
                 }
             }

@@ -18,8 +18,8 @@ pub mod response;
 pub mod stream;
 
 pub use items::{
-    call_id, content_text, is_answered_call, is_call_output, is_function_call, is_tool_output,
-    item_type, output_text,
+    answer_text, call_id, content_text, is_answered_call, is_call_output, is_function_call,
+    is_tool_output, item_type, output_text,
 };
 pub use request::{request_body, unsendable, ModelRequest};
 pub use response::{error_code, error_message, parse_response, usage_of};
