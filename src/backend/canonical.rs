@@ -1,7 +1,8 @@
 //! The canonical form ([`crate::core::canonical`]) of a JS value: plain data only. A value with
 //! something else in it (a `Date`, `Map`, class instance, `bigint`, `symbol`, function, sparse
-//! array, typed array other than `Uint8Array`, a cycle, a string with a lone surrogate) has none,
-//! as in the SDK's `MemorySession`. Every read goes through [`super::js`], so a caller's value
+//! array, typed array other than `Uint8Array`, a cycle) has none, as in the SDK's
+//! `MemorySession`. A string with a lone surrogate has one, by its JSON text (the SDK compares
+//! it as any string). Every read goes through [`super::js`], so a caller's value
 //! (a Proxy, a getter) can be walked too: what it throws makes it unsupported.
 
 use js_sys::{Object, Uint8Array};
@@ -50,10 +51,14 @@ fn walk(
     } else if let Some(n) = value.as_f64() {
         out.number(n);
     } else if value.is_string() {
-        let s = exact_string(value)
-            .and_then(Result::ok)
-            .ok_or("a string with a lone surrogate")?;
-        out.string(&s);
+        match exact_string(value) {
+            Some(Ok(s)) => out.string(&s),
+            _ => {
+                let json =
+                    js_sys::JSON::stringify(value).map_err(|_| "a value that cannot be read")?;
+                out.ill_formed(&String::from(json));
+            }
+        }
     } else if !value.is_object() || value.is_function() {
         return Err("a bigint, symbol or function");
     } else {

@@ -46,6 +46,16 @@ impl Canonical {
         self.0.push_str(s);
     }
 
+    /// A string that is not well-formed UTF-16 (it holds a lone surrogate: half an emoji, as a
+    /// text sliced by UTF-16 units holds), by its JSON text (`JSON.stringify` writes a lone
+    /// surrogate as its escape, `"\ud83d"`, so two such strings have one text only when they
+    /// are equal): a tag of its own, so it equals no other string's form, and the forms of
+    /// well-formed strings stay what they were.
+    pub fn ill_formed(&mut self, json: &str) {
+        self.length('w', json.len());
+        self.0.push_str(json);
+    }
+
     pub fn bytes(&mut self, bytes: &[u8]) {
         self.length('b', bytes.len());
         for b in bytes {
@@ -158,6 +168,23 @@ mod tests {
         };
         assert_ne!(form(&["a", "b"]), form(&["as1:b"]));
         assert_ne!(form(&["ab"]), form(&["a", "b"]));
+    }
+
+    #[test]
+    fn a_string_with_a_lone_surrogate_has_a_form_of_its_own() {
+        let ill_formed = |json: &str| {
+            let mut c = Canonical::new();
+            c.ill_formed(json);
+            c.finish()
+        };
+        let string = |s: &str| {
+            let mut c = Canonical::new();
+            c.string(s);
+            c.finish()
+        };
+        assert_eq!(ill_formed(r#""a\ud83d""#), r#"w9:"a\ud83d""#);
+        assert_ne!(ill_formed(r#""a\ud83d""#), string(r#""a\ud83d""#));
+        assert_ne!(ill_formed(r#""a\ud83d""#), string("a\u{FFFD}"));
     }
 
     #[test]

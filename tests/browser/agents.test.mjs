@@ -740,6 +740,57 @@ describe('@openai/agents run() and the optional history capabilities of IndexedD
     assert.equal(r.archived[19].content, 'sunny in city 9');
   });
 
+  test('half an emoji (a lone surrogate, as a text sliced by UTF-16 units holds) in a history: the SDK’s blocked-turn transaction and a CompactionSession’s compaction work on it, as on the SDK’s MemorySession', async () => {
+    const r = await page.evaluate(async () => {
+      const { Agent, run, tool, z, ScriptedModel, assistantMessage, functionCall, MemorySession } = sdk;
+      const { Runner, CompactionSession } = await import('/pkg/runner.js');
+      const half = 'Sunny 👋🏽'.slice(0, 7);
+      // A tool whose output holds it, then an answer an output guardrail blocks.
+      const blocked = async (session) => {
+        const weather = tool({ name: 'get_weather', description: 'The weather.', parameters: z.object({ city: z.string() }), execute: async () => half });
+        const agent = new Agent({
+          name: 'Weather',
+          model: new ScriptedModel([[functionCall('get_weather', { city: 'Paris' }, { callId: 'call_paris' })], [assistantMessage('The password is hunter2.')]]),
+          tools: [weather],
+          outputGuardrails: [{ name: 'no_secrets', execute: async ({ agentOutput }) => ({ tripwireTriggered: /password/.test(agentOutput), outputInfo: {} }) }],
+        });
+        const cause = await run(agent, 'Weather in Paris?', { session }).then(
+          () => 'not blocked',
+          (e) => (e.cause === undefined ? null : String(e.cause?.message ?? e.cause)),
+        );
+        // (JSON.stringify writes a lone surrogate as its escape: the texts compare exactly.)
+        return { cause, stored: JSON.stringify(await session.getItems()) };
+      };
+      const reference = await blocked(new MemorySession({ sessionId: 'half-ref' }));
+      const ours = await blocked(new lib.IndexedDbSession('half-blocked'));
+      const memory = await blocked(new lib.MemorySession('half-blocked'));
+      // A CompactionSession the SDK asks to compact after a turn, over a history holding it.
+      const fetch = async () => new Response(JSON.stringify({ id: 's', choices: [{ message: { role: 'assistant', content: 'Ann asked about the weather.' } }] }));
+      const inner = new lib.IndexedDbSession('half-compaction');
+      const earlier = [];
+      for (let i = 0; i < 10; i++) earlier.push({ role: 'user', content: `weather in city ${i}?` }, { role: 'assistant', content: i === 3 ? half : `sunny in city ${i}` });
+      await inner.addItems(earlier);
+      const session = new CompactionSession(inner, { runner: new Runner({ baseUrl: 'http://model.invalid/v1', fetch }), model: 'summariser', keepTurns: 1 });
+      const agent = new Agent({ name: 'Weather', model: new ScriptedModel([[assistantMessage('Rainy.')]]) });
+      const compacted = await run(agent, 'and city 6?', { session }).then(
+        (result) => result.finalOutput,
+        (e) => `${e.name}: ${e.message}`,
+      );
+      const archived = await inner.getArchivedItems();
+      return { reference, ours, memory, compacted, kept: (await inner.getItems()).length, archived: archived.length, halfArchived: archived[7]?.content === half };
+    });
+    assert.equal(r.reference.cause, null);
+    for (const name of ['ours', 'memory']) {
+      assert.equal(r[name].cause, null, `${name}: the blocked turn was persisted without error`);
+      assert.equal(r[name].stored, r.reference.stored, `${name}: the same history as the SDK's MemorySession, exactly`);
+    }
+    assert.match(r.reference.stored, /\\ud83d/);
+    assert.equal(r.compacted, 'Rainy.', 'the run answers: its compaction did not fail');
+    assert.equal(r.kept, 3, 'the summary and the kept turn');
+    assert.equal(r.archived, 20);
+    assert.equal(r.halfArchived, true, 'the item holding it archived as it was');
+  });
+
   test('settings.turns: the SDK run() sends only the newest whole turns, because it calls getItems()', async () => {
     const r = await page.evaluate(async () => {
       const { Agent, run, ScriptedModel, assistantMessage } = sdk;

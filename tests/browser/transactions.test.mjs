@@ -63,6 +63,25 @@ for (const kind of ['indexeddb', 'memory']) {
       assert.deepEqual(r, { onEmptyBranch: 'INVALID_TURN', afterClear: 'INVALID_TURN', total: 0, unknown: 'BRANCH_NOT_FOUND' });
     });
 
+    test('items holding half an emoji (a lone surrogate) are compared exactly: replace_suffix and expectedItems match them, and not the other half', async () => {
+      const r = await page.evaluate(
+        async ({ kind, id }) => {
+          const s = make(kind, id);
+          const half = 'Hi 👋'.slice(0, 4);
+          const other = 'Hi 👋'.slice(0, 3) + '\ud83c';
+          await s.addItems([{ role: 'user', content: 'q' }, { role: 'assistant', content: half }]);
+          const wrong = await attempt(() => s.applyHistoryTransaction({ operationId: 'w', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'assistant', content: other }], replacement: [] } }));
+          const right = await attempt(() => s.applyHistoryTransaction({ operationId: 'r', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'assistant', content: half }], replacement: [{ role: 'assistant', content: half + '!' }] } }));
+          const again = await attempt(() => s.applyHistoryTransaction({ operationId: 'r', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'assistant', content: half }], replacement: [{ role: 'assistant', content: half + '!' }] } }));
+          const stored = await s.getItems();
+          const replaced = s.replaceHistory ? await attempt(() => s.replaceHistory([{ role: 'user', content: 'new' }], { expectedItems: stored, archive: false })) : { ok: true };
+          return { wrong: wrong.code, right: right.ok, again: again.ok, last: stored[1].content === half + '!', replaced: replaced.ok, now: (await s.getItems()).map((i) => i.content) };
+        },
+        { kind, id: fresh('half-emoji') },
+      );
+      assert.deepEqual(r, { wrong: 'SUFFIX_MISMATCH', right: true, again: true, last: true, replaced: true, now: ['new'] });
+    });
+
     test('a transaction with usage applied again is a no-op, even one that left a single turn out', async () => {
       const r = await page.evaluate(
         async ({ kind, id }) => {
