@@ -179,6 +179,11 @@ class Agent extends WasmAgent {
     this.handoffs = given;
   }
 
+  /** Its `modelSettings`, as given (the SDK's `Agent` has them too). */
+  get modelSettings() {
+    return optionsOf.get(this)?.modelSettings;
+  }
+
   /** The agents this one hands off to, as given: a frozen list (a `push` on it would change
    * nothing). Set it again to change them (two agents can hand off to each other: give the
    * second its handoffs once both exist). */

@@ -331,7 +331,14 @@ impl AfterTurn {
         let spent = Cell::default();
         let output = self
             .client
-            .ask(model, instructions, &input, signal.as_ref(), &spent)
+            .ask(
+                model,
+                &self.agent.settings.for_session_request(),
+                instructions,
+                &input,
+                signal.as_ref(),
+                &spent,
+            )
             .await;
         let mut usage = report.usage.get();
         usage.add(output.as_ref().map_or(&spent.get(), |o| &o.usage));

@@ -20,7 +20,7 @@ use crate::core::compaction::{
 };
 use crate::core::error::{ErrorFamily, RunnerError, RunnerErrorCode, SessionErrorCode};
 use crate::core::wire::items::to_responses_item;
-use crate::core::wire::{content_text, item_type, usage_of, Api, Usage};
+use crate::core::wire::{content_text, item_type, usage_of, Api, ModelSettings, Usage};
 
 use super::js::{self, describe, js_to_json, json_to_js, object, resolve_value};
 use super::model::{timed_out, timeout_signal, ModelClient};
@@ -40,6 +40,9 @@ use super::runner::{call_session, RunError};
 pub struct Compactor {
     pub client: Rc<ModelClient>,
     pub model: String,
+    /// The settings of the summary request: those of `options.agent` that hold for a request
+    /// made for its session ([`ModelSettings::for_session_request`]).
+    pub settings: ModelSettings,
     pub strategy: Strategy,
     /// Turns a summary keeps as they are.
     pub keep_turns: usize,
@@ -233,6 +236,7 @@ impl Compactor {
             .client
             .ask(
                 &self.model,
+                &self.settings,
                 SUMMARY_INSTRUCTIONS,
                 &input,
                 timeout_signal(COMPACTION_TIMEOUT_MS).as_ref(),

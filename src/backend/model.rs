@@ -459,6 +459,7 @@ impl ModelClient {
     pub async fn ask(
         &self,
         model: &str,
+        settings: &ModelSettings,
         instructions: &str,
         input: &[Value],
         signal: Option<&JsValue>,
@@ -469,7 +470,7 @@ impl ModelClient {
             &ModelRequest {
                 model,
                 instructions: Some(instructions),
-                settings: &ModelSettings::default(),
+                settings,
                 tools: &[],
                 input,
                 stream: false,

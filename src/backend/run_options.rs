@@ -230,6 +230,50 @@ fn opt_function(
     Ok(Some(v.unchecked_into()))
 }
 
+/// `{agent}.modelSettings`: of `agent`, where a setting this runner does not send is refused
+/// (`INVALID_AGENT`); of a compaction's `options.agent` (`code` `INVALID_COMPACTION`), ours or the
+/// SDK's, whose other keys are not read.
+fn model_settings(value: &JsValue, agent: &str, code: RunnerErrorCode) -> Result<ModelSettings> {
+    let c = code;
+    let m = format!("{agent}.modelSettings");
+    let m = m.as_str();
+    let s = options(value, m, c)?;
+    // A setting this runner does not send is refused, not dropped without a word (a typo, or
+    // one of the SDK's it has no field for: `providerData` sends anything the API takes).
+    if let Some(given) = s.as_ref().filter(|_| c == RunnerErrorCode::InvalidAgent) {
+        for key in js::keys(given).map_err(|e| threw(c, m, &e))? {
+            // (A key given as `undefined`, by a spread of defaults say, is no setting.)
+            let unset = js::get_named(given, &key).is_ok_and(|v| v.is_undefined());
+            if !unset && !MODEL_SETTINGS.contains(&key.as_str()) {
+                return Err(invalid(
+                    c,
+                    format!(
+                        "{m}.{key} is not a setting this runner takes (see the README); \
+                         a field of the API's request goes in {m}.providerData"
+                    ),
+                ));
+            }
+        }
+    }
+    let text = get(&s, "text", m, c)?;
+    let text = options(&text, &format!("{m}.text"), c)?;
+    Ok(ModelSettings {
+        temperature: opt_json_number(&s, "temperature", m, c)?,
+        top_p: opt_json_number(&s, "topP", m, c)?,
+        max_tokens: opt_count(&s, "maxTokens", m, c)?.map(u64::from),
+        parallel_tool_calls: opt_bool(&s, "parallelToolCalls", m, c)?,
+        tool_choice: opt_string(&s, "toolChoice", m, c)?,
+        frequency_penalty: opt_json_number(&s, "frequencyPenalty", m, c)?,
+        presence_penalty: opt_json_number(&s, "presencePenalty", m, c)?,
+        store: opt_bool(&s, "store", m, c)?,
+        reasoning: opt_json_object(&s, "reasoning", c)?,
+        verbosity: opt_string(&text, "verbosity", &format!("{m}.text"), c)?,
+        truncation: opt_string(&s, "truncation", m, c)?,
+        prompt_cache_retention: opt_string(&s, "promptCacheRetention", m, c)?,
+        provider_data: opt_json_object(&s, "providerData", c)?,
+    })
+}
+
 /// `new Agent({ name, instructions?, model?, modelSettings?, tools? })`.
 pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
     const C: RunnerErrorCode = RunnerErrorCode::InvalidAgent;
@@ -251,43 +295,7 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
         not_needed,
         |key| sdk_option("agent", key, "Agent"),
     )?;
-    let settings_value = get(&o, "modelSettings", "agent", C)?;
-    let s = options(&settings_value, "agent.modelSettings", C)?;
-    const M: &str = "agent.modelSettings";
-    // A setting this runner does not send is refused, not dropped without a word (a typo, or
-    // one of the SDK's it has no field for: `providerData` sends anything the API takes).
-    if let Some(given) = &s {
-        for key in js::keys(given).map_err(|e| threw(C, M, &e))? {
-            // (A key given as `undefined`, by a spread of defaults say, is no setting.)
-            let unset = js::get_named(given, &key).is_ok_and(|v| v.is_undefined());
-            if !unset && !MODEL_SETTINGS.contains(&key.as_str()) {
-                return Err(invalid(
-                    C,
-                    format!(
-                        "{M}.{key} is not a setting this runner takes (see the README); \
-                         a field of the API's request goes in {M}.providerData"
-                    ),
-                ));
-            }
-        }
-    }
-    let text = get(&s, "text", M, C)?;
-    let text = options(&text, "agent.modelSettings.text", C)?;
-    let settings = ModelSettings {
-        temperature: opt_json_number(&s, "temperature", M, C)?,
-        top_p: opt_json_number(&s, "topP", M, C)?,
-        max_tokens: opt_count(&s, "maxTokens", M, C)?.map(u64::from),
-        parallel_tool_calls: opt_bool(&s, "parallelToolCalls", M, C)?,
-        tool_choice: opt_string(&s, "toolChoice", M, C)?,
-        frequency_penalty: opt_json_number(&s, "frequencyPenalty", M, C)?,
-        presence_penalty: opt_json_number(&s, "presencePenalty", M, C)?,
-        store: opt_bool(&s, "store", M, C)?,
-        reasoning: opt_json_object(&s, "reasoning", C)?,
-        verbosity: opt_string(&text, "verbosity", "agent.modelSettings.text", C)?,
-        truncation: opt_string(&s, "truncation", M, C)?,
-        prompt_cache_retention: opt_string(&s, "promptCacheRetention", M, C)?,
-        provider_data: opt_json_object(&s, "providerData", C)?,
-    };
+    let settings = model_settings(&get(&o, "modelSettings", "agent", C)?, "agent", C)?;
     let tools_value = get(&o, "tools", "agent", C)?;
     let mut tools = Vec::new();
     if !tools_value.is_undefined() && !tools_value.is_null() {
@@ -1074,9 +1082,18 @@ pub fn parse_compaction(
             ))
         }
     };
+    // The summary request's settings: those of the agent's that hold for a request made for its
+    // session (`store: false` among them), ours or the SDK's agent alike.
+    let given = match agent.is_object() {
+        true => js::get(&agent, "modelSettings")
+            .map_err(|e| threw(C, "options.agent.modelSettings", &e))?,
+        false => JsValue::UNDEFINED,
+    };
+    let settings = model_settings(&given, "options.agent", C)?.for_session_request();
     Ok(Compactor {
         client,
         model,
+        settings,
         strategy,
         keep_turns: opt_count(&o, "keepTurns", "options", C)?.unwrap_or(2) as usize,
         archive,

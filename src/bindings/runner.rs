@@ -630,6 +630,8 @@ export class Agent<TContext = unknown, TOutput = string> {
   constructor(options: AgentOptions<TContext>);
   readonly name: string;
   readonly model: string | undefined;
+  /** Its `modelSettings`, as given. */
+  readonly modelSettings: ModelSettings | undefined;
   /** The handoffs as given, a frozen list; set a new list to change them (all or none are
    * taken). */
   get handoffs(): readonly (Agent<unknown, unknown> | Handoff)[];

@@ -197,6 +197,40 @@ describe('the history a run sends, by turns', () => {
   });
 });
 
+test('the title, summary and compaction requests carry the agent’s store: false, reasoning and providerData, not the settings that shape its answers', async () => {
+  model.script(
+    { text: 'Lima.' },
+    { text: '"Capital of Peru."' },
+    { text: '{"summary": "Peru: Lima.", "topics": ["Peru"]}' },
+    { text: 'The user asked about Peru.' },
+    { text: 'The user asked about Peru.' },
+  );
+  const r = await inPage(
+    async ({ url, id }) => {
+      const modelSettings = { store: false, temperature: 0.3, maxTokens: 50, reasoning: { effort: 'low' }, providerData: { user: 'u-1' } };
+      const agent = new lib.Agent({ name: 'A', model: 'm', modelSettings, summaries: { everyTurns: 1 }, autoTitle: true });
+      const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+      const session = new lib.IndexedDbSession(id);
+      const result = await runner.run(agent, 'Capital of Peru?', { session });
+      await result.background;
+      // A compaction made with this agent, and one with an agent of the SDK's shape.
+      await new lib.CompactionSession(session, { runner, agent, keepTurns: 0 }).runCompaction({ force: true });
+      const other = new lib.IndexedDbSession(`${id}-sdk`);
+      await other.addItems([{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }]);
+      await new lib.CompactionSession(other, { runner, agent: { name: 'SDK agent', model: 'm', modelSettings: { store: false, toolChoice: 'auto', providerData: { user: 'u-2' } } }, keepTurns: 0 }).runCompaction({ force: true });
+      return { agentSettings: agent.modelSettings === modelSettings };
+    },
+    { id: fresh('side-settings') },
+  );
+  const pick = ({ body }) => ({ store: body.store, temperature: body.temperature, max: body.max_output_tokens, reasoning: body.reasoning, user: body.user });
+  const [answer, title, summary, compaction, sdkCompaction] = model.requests.map(pick);
+  assert.deepEqual(answer, { store: false, temperature: 0.3, max: 50, reasoning: { effort: 'low' }, user: 'u-1' });
+  for (const side of [title, summary, compaction]) assert.deepEqual(side, { store: false, temperature: undefined, max: undefined, reasoning: { effort: 'low' }, user: 'u-1' });
+  assert.deepEqual(sdkCompaction, { store: false, temperature: undefined, max: undefined, reasoning: undefined, user: 'u-2' });
+  assert.equal(model.requests.length, 5);
+  assert.equal(r.agentSettings, true, 'agent.modelSettings is what was given');
+});
+
 test("autoTitle never replaces a title the user chose: renamed while it was made, or before starting the chat again", async () => {
   model.script({ text: 'A1' }, { text: 'Model Title', waitMs: 500 }, { text: 'A2' }, { text: 'Second Title' });
   const r = await inPage(

@@ -80,6 +80,23 @@ pub struct ModelSettings {
     pub provider_data: Option<crate::core::json::Map>,
 }
 
+impl ModelSettings {
+    /// The settings of a request the library makes for an agent's session (a title, a summary,
+    /// a compaction's summary): where the server keeps it (`store: false` holds for these too),
+    /// how the model reasons, the prompt cache, truncation and the provider's fields; not those
+    /// that shape an answer to the user (temperature, its length, tools).
+    pub fn for_session_request(&self) -> ModelSettings {
+        ModelSettings {
+            store: self.store,
+            reasoning: self.reasoning.clone(),
+            truncation: self.truncation.clone(),
+            prompt_cache_retention: self.prompt_cache_retention.clone(),
+            provider_data: self.provider_data.clone(),
+            ..ModelSettings::default()
+        }
+    }
+}
+
 /// A JSON schema the final answer must follow (`outputType`), sent as `response_format` (Chat
 /// Completions) or `text.format` (Responses).
 #[derive(Debug, Clone, PartialEq)]
