@@ -61,10 +61,16 @@ pub struct Compacted {
 
 impl Compacted {
     pub fn to_js(&self) -> JsValue {
+        // `usage` with the fields of the SDK's `RequestUsage` (what its compaction result holds)
+        // that ours lacks: the token details, none here.
+        let usage = super::runner::usage_object(&self.usage);
+        for key in ["inputTokensDetails", "outputTokensDetails"] {
+            let _ = js_sys::Reflect::set(&usage, &key.into(), &js_sys::Object::new());
+        }
         object(&[
             ("itemsBefore", (self.items_before as f64).into()),
             ("itemsAfter", (self.items_after as f64).into()),
-            ("usage", super::runner::usage_object(&self.usage)),
+            ("usage", usage),
         ])
         .into()
     }

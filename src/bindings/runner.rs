@@ -413,11 +413,15 @@ export interface CompactionSessionSettings {
   shouldTriggerCompaction?: (context: CompactionContext) => boolean | Promise<boolean>;
 }
 
-/** What a compaction did. */
+/** What a compaction did. `usage` has the shape of the SDK's `RequestUsage` (what its
+ * compaction result holds; the token details are empty). */
 export interface CompactionResult {
   itemsBefore: number;
   itemsAfter: number;
-  usage: Usage;
+  usage: Usage & {
+    inputTokensDetails: Record<string, number>;
+    outputTokensDetails: Record<string, number>;
+  };
 }
 
 /**

@@ -277,7 +277,8 @@ test('nothing to compact (an empty history, earlier compactions only): null, eve
       assert.equal(request.body.model, 'gpt-x');
       assert.equal(request.body.input.length, 20);
       assert.equal(r.result.itemsAfter, 6);
-      assert.deepEqual(r.result.usage, { requests: 1, inputTokens: 100, outputTokens: 10, totalTokens: 110 });
+      // (With the fields of the SDK's RequestUsage, which its compaction result holds.)
+      assert.deepEqual(r.result.usage, { requests: 1, inputTokens: 100, outputTokens: 10, totalTokens: 110, inputTokensDetails: {}, outputTokensDetails: {} });
       assert.deepEqual(r.history.at(-1), { type: 'compaction', id: r.history.at(-1).id, encrypted_content: 'ENC(20)' });
       assert.match(r.history.at(-1).id, /^cmp_\d+$/);
       // What was added is what comes back: the server's copy of a question is the stored one.

@@ -2,6 +2,7 @@
 // declarations give real types to a TypeScript user.
 import type {
   AgentInputItem,
+  OpenAIResponsesCompactionAwareSession,
   Session,
   SessionHistoryRewriteAwareSession,
   SessionHistoryTransactionAwareSession,
@@ -162,8 +163,11 @@ async function compaction(runner: Runner, agent: Agent<AppContext>): Promise<voi
   // @ts-expect-error the model that compacts is needed: an agent's, or a model's name
   const noModel = new CompactionSession(new SessionFromRunnerEntry('long-chat'), { runner, strategy: 'summary' });
   void [byModel, noModel];
-  // It drops into the SDK's run() as a Session.
+  // It drops into the SDK's run() as a Session, and as the SDK's compaction-aware session (its
+  // result's usage is the SDK's RequestUsage).
   const forTheSdk: Session = session;
+  const compacting: OpenAIResponsesCompactionAwareSession = session;
+  void compacting;
   const result = await runner.run(agent, 'Where were we?', { session });
   const report: BackgroundReport = await result.background;
   const done: CompactionResult | null = await session.runCompaction({ force: true });
