@@ -232,15 +232,20 @@ function wire() {
     revealHit(found);
   });
 
-  // A switch of user drops the messages typed and not sent (see clearMessageBox): asked first
-  // where there are any, since the arrow keys change a closed list at each press on Windows and
-  // Linux, where a keyboard user only meant to look through it.
+  // A switch of user (to a new one too) drops the messages typed and not sent (see
+  // clearMessageBox): asked first where there are any, since the arrow keys change a closed list
+  // at each press on Windows and Linux, where a keyboard user only meant to look through it.
+  const dropsUnsent = (to) => {
+    const unsent = unsentChats();
+    if (to === state.user || unsent === 0) return true;
+    if (confirm(`Switch to ${to}? The message${unsent === 1 ? '' : 's'} you typed and did not send ${unsent === 1 ? 'is' : 'are'} dropped: the next user sees none of ${unsent === 1 ? 'it' : 'them'}.`)) return true;
+    setStatus(`Still chatting as ${state.user}; what you typed is kept.`);
+    return false;
+  };
   el.userSelect.addEventListener('change', async () => {
     const to = el.userSelect.value;
-    const unsent = unsentChats();
-    if (to !== state.user && unsent > 0 && !confirm(`Switch to ${to}? The message${unsent === 1 ? '' : 's'} you typed and did not send ${unsent === 1 ? 'is' : 'are'} dropped: the next user sees none of ${unsent === 1 ? 'it' : 'them'}.`)) {
+    if (!dropsUnsent(to)) {
       el.userSelect.value = state.user;
-      setStatus(`Still chatting as ${state.user}; what you typed is kept.`);
       return;
     }
     await actions.switchUser(to);
@@ -249,7 +254,7 @@ function wire() {
   el.newUserForm.addEventListener('submit', (e) => {
     e.preventDefault();
     const name = el.newUserName.value.trim();
-    if (!name || state.busy) return;
+    if (!name || state.busy || !dropsUnsent(name)) return;
     el.newUserName.value = '';
     actions.addUser(name);
   });

@@ -22,7 +22,7 @@ use crate::core::run::metadata::{
     title_untouched, MetadataOptions, SUMMARY_INSTRUCTIONS, TITLE_INSTRUCTIONS, TITLE_TURNS,
 };
 use crate::core::session::MAX_SAFE_INTEGER;
-use crate::core::wire::{content_text, item_type, Usage};
+use crate::core::wire::{answer_text, item_type, Usage};
 
 use super::error::run_error;
 use super::js::{self, js_to_json, object, Settling};
@@ -352,7 +352,7 @@ impl AfterTurn {
             .iter()
             .rev()
             .find(|i| item_type(i) == "message")
-            .map(|m| content_text(m.get("content")))
+            .map(|m| answer_text(m.get("content")))
             .unwrap_or_default())
     }
 }

@@ -20,7 +20,7 @@ use crate::core::compaction::{
 };
 use crate::core::error::{ErrorFamily, RunnerError, RunnerErrorCode, SessionErrorCode};
 use crate::core::wire::items::to_responses_item;
-use crate::core::wire::{content_text, item_type, usage_of, Api, ModelSettings, Usage};
+use crate::core::wire::{answer_text, item_type, usage_of, Api, ModelSettings, Usage};
 
 use super::js::{self, describe, js_to_json, json_to_js, object, resolve_value};
 use super::model::{timed_out, timeout_signal, ModelClient};
@@ -255,7 +255,7 @@ impl Compactor {
             .iter()
             .rev()
             .find(|i| item_type(i) == "message")
-            .map(|m| content_text(m.get("content")))
+            .map(|m| answer_text(m.get("content")))
             .unwrap_or_default();
         if summary.trim().is_empty() {
             return Err(RunError::Model(super::model::ModelFailure::new(

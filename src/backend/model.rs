@@ -574,7 +574,7 @@ impl ModelClient {
         if stream {
             for item in &output.items {
                 if item.get("role").and_then(Value::as_str) == Some("assistant") {
-                    let text = crate::core::wire::content_text(item.get("content"));
+                    let text = crate::core::wire::answer_text(item.get("content"));
                     if !text.is_empty() {
                         on_delta(&text);
                     }

@@ -172,14 +172,15 @@ const MODEL_SETTINGS: [&str; 13] = [
     "providerData",
 ];
 
-/// `agent.modelSettings[key]`, an object, as JSON.
+/// `o[key]` of the settings named `settings` (`agent.modelSettings`), an object, as JSON.
 fn opt_json_object(
     o: &Option<Object>,
     key: &'static str,
+    settings: &str,
     code: RunnerErrorCode,
 ) -> Result<Option<crate::core::json::Map>> {
-    let what = format!("agent.modelSettings.{key}");
-    let v = get(o, key, "agent.modelSettings", code)?;
+    let what = format!("{settings}.{key}");
+    let v = get(o, key, settings, code)?;
     if v.is_undefined() || v.is_null() {
         return Ok(None);
     }
@@ -230,17 +231,14 @@ fn opt_function(
     Ok(Some(v.unchecked_into()))
 }
 
-/// `{agent}.modelSettings`: of `agent`, where a setting this runner does not send is refused
-/// (`INVALID_AGENT`); of a compaction's `options.agent` (`code` `INVALID_COMPACTION`), ours or the
-/// SDK's, whose other keys are not read.
-fn model_settings(value: &JsValue, agent: &str, code: RunnerErrorCode) -> Result<ModelSettings> {
-    let c = code;
-    let m = format!("{agent}.modelSettings");
-    let m = m.as_str();
+/// `agent.modelSettings`, where a setting this runner does not send is refused.
+fn model_settings(value: &JsValue) -> Result<ModelSettings> {
+    let c = RunnerErrorCode::InvalidAgent;
+    let m = "agent.modelSettings";
     let s = options(value, m, c)?;
     // A setting this runner does not send is refused, not dropped without a word (a typo, or
     // one of the SDK's it has no field for: `providerData` sends anything the API takes).
-    if let Some(given) = s.as_ref().filter(|_| c == RunnerErrorCode::InvalidAgent) {
+    if let Some(given) = &s {
         for key in js::keys(given).map_err(|e| threw(c, m, &e))? {
             // (A key given as `undefined`, by a spread of defaults say, is no setting.)
             let unset = js::get_named(given, &key).is_ok_and(|v| v.is_undefined());
@@ -266,11 +264,11 @@ fn model_settings(value: &JsValue, agent: &str, code: RunnerErrorCode) -> Result
         frequency_penalty: opt_json_number(&s, "frequencyPenalty", m, c)?,
         presence_penalty: opt_json_number(&s, "presencePenalty", m, c)?,
         store: opt_bool(&s, "store", m, c)?,
-        reasoning: opt_json_object(&s, "reasoning", c)?,
+        reasoning: opt_json_object(&s, "reasoning", m, c)?,
         verbosity: opt_string(&text, "verbosity", &format!("{m}.text"), c)?,
         truncation: opt_string(&s, "truncation", m, c)?,
         prompt_cache_retention: opt_string(&s, "promptCacheRetention", m, c)?,
-        provider_data: opt_json_object(&s, "providerData", c)?,
+        provider_data: opt_json_object(&s, "providerData", m, c)?,
     })
 }
 
@@ -295,7 +293,7 @@ pub fn parse_agent(value: &JsValue) -> Result<AgentSpec> {
         not_needed,
         |key| sdk_option("agent", key, "Agent"),
     )?;
-    let settings = model_settings(&get(&o, "modelSettings", "agent", C)?, "agent", C)?;
+    let settings = model_settings(&get(&o, "modelSettings", "agent", C)?)?;
     let tools_value = get(&o, "tools", "agent", C)?;
     let mut tools = Vec::new();
     if !tools_value.is_undefined() && !tools_value.is_null() {
@@ -1042,8 +1040,10 @@ pub fn parse_compaction(
             .as_string(),
         false => None,
     };
-    let model = opt_string(&o, "model", "options", C)?
-        .or(agent_model)
+    let model_given = opt_string(&o, "model", "options", C)?;
+    let model = model_given
+        .clone()
+        .or(agent_model.clone())
         .filter(|m| !m.trim().is_empty())
         .ok_or_else(|| {
             invalid(
@@ -1083,13 +1083,34 @@ pub fn parse_compaction(
         }
     };
     // The summary request's settings: those of the agent's that hold for a request made for its
-    // session (`store: false` among them), ours or the SDK's agent alike.
+    // session (`store: false` among them), ours or the SDK's agent alike (no other key of them is
+    // read); only `store` where another model than the agent's is named.
+    const M: &str = "options.agent.modelSettings";
     let given = match agent.is_object() {
-        true => js::get(&agent, "modelSettings")
-            .map_err(|e| threw(C, "options.agent.modelSettings", &e))?,
+        true => js::get(&agent, "modelSettings").map_err(|e| threw(C, M, &e))?,
         false => JsValue::UNDEFINED,
     };
-    let settings = model_settings(&given, "options.agent", C)?.for_session_request();
+    let s = options(&given, M, C)?;
+    let store = opt_bool(&s, "store", M, C)?;
+    let settings = if model_given
+        .as_ref()
+        .is_some_and(|m| Some(m) != agent_model.as_ref())
+    {
+        ModelSettings {
+            store,
+            ..ModelSettings::default()
+        }
+    } else {
+        ModelSettings {
+            store,
+            reasoning: opt_json_object(&s, "reasoning", M, C)?,
+            truncation: opt_string(&s, "truncation", M, C)?,
+            prompt_cache_retention: opt_string(&s, "promptCacheRetention", M, C)?,
+            provider_data: opt_json_object(&s, "providerData", M, C)?,
+            ..ModelSettings::default()
+        }
+        .for_session_request()
+    };
     Ok(Compactor {
         client,
         model,

@@ -583,6 +583,8 @@ export interface ModelRefusalError extends Error {
   code: 'MODEL_REFUSAL';
   /** What the model refused with. */
   refusal: string;
+  /** Where the run stopped, as the SDK's: resumed, the model is asked again. */
+  state?: RunState;
 }
 
 /** An input guardrail's result, as the SDK's: `output` what its `execute` returned. */

@@ -131,7 +131,7 @@ returned. Write it as plain notes, in the conversation's language. Reply with th
 pub fn transcript(items: &[Value]) -> String {
     let mut lines = Vec::new();
     for item in items {
-        let text = content_text(item.get("content"));
+        let text = message_text(item.get("content"));
         let line = match (item_type(item), str_of(item, "role")) {
             _ if is_compaction(item) && item_type(item) == "message" => {
                 format!("Earlier summary: {text}")
@@ -139,8 +139,10 @@ pub fn transcript(items: &[Value]) -> String {
             ("message", Some("user")) => format!("User: {text}"),
             ("message", Some("assistant")) => format!("Assistant: {text}"),
             ("message", Some(role)) => format!("{role}: {text}"),
+            // (With its id, which its result names: parallel calls of one tool told apart.)
             ("function_call", _) => format!(
-                "Tool call {}({})",
+                "Tool call ({}): {}({})",
+                call_id(item).unwrap_or(""),
                 str_of(item, "name").unwrap_or(""),
                 str_of(item, "arguments").unwrap_or("")
             ),
@@ -199,6 +201,30 @@ fn shortened(value: Value) -> Value {
 /// A tool's output as text for a transcript: its text parts, and each image or file as its
 /// kind in brackets (`[image]`, `[file report.pdf]`), never its data (a data URL of an image
 /// would fill the summarising model's context with base64).
+/// A message's content as a transcript shows it: its text and refusals, each part apart, and an
+/// image, file or other attachment a user sent by its kind (and file name), never its data.
+fn message_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .map(
+                |part| match str_of(part, "text").or_else(|| str_of(part, "refusal")) {
+                    Some(text) => text.to_string(),
+                    None => match str_of(part, "type") {
+                        Some(kind) => match str_of(part, "filename") {
+                            Some(name) => format!("[{kind} {name}]"),
+                            None => format!("[{kind}]"),
+                        },
+                        None => String::new(),
+                    },
+                },
+            )
+            .collect::<Vec<_>>()
+            .join(" "),
+        other => content_text(other),
+    }
+}
+
 fn transcript_output(output: Option<&Value>) -> String {
     match output {
         Some(Value::String(s)) => s.clone(),
@@ -254,9 +280,13 @@ pub fn summarised_turns(item: &Value) -> u64 {
 }
 
 /// The turns what a summary replaces stands for: its own (each begun by a user message) and
-/// those of the newest summary in it, which stands for the ones before it.
+/// those of the newest summary of ours in it, which stands for the ones before it. (A server's
+/// `compaction` item stands for none it can tell, and the user messages a `'responses'`
+/// compaction kept before it are turns of their own.)
 pub fn turns_of_replaced(older: &[Value]) -> u64 {
-    let newest = older.iter().rposition(is_compaction);
+    let newest = older
+        .iter()
+        .rposition(|i| is_compaction(i) && !is_server_compaction(i));
     let summarised = newest.map_or(0, |i| summarised_turns(&older[i]));
     let after = newest.map_or(older, |i| &older[i + 1..]);
     let own = after.iter().filter(|i| is_user_message(i)).count() as u64;
@@ -521,7 +551,15 @@ mod tests {
         old[SUMMARY_MARKER] = json!(true);
         assert_eq!(turns_of_replaced(&[old, user("q")]), 1);
         let server = json!({"type": "compaction", "encrypted_content": "e"});
-        assert_eq!(turns_of_replaced(&[user("q0"), server, user("q")]), 1);
+        // The user messages a server's compaction kept before its item count, as turns.
+        assert_eq!(
+            turns_of_replaced(&[user("q0"), server.clone(), user("q")]),
+            2
+        );
+        assert_eq!(
+            turns_of_replaced(&[summary_item("s", 4), user("q0"), server, user("q")]),
+            6
+        );
         assert_eq!(turns_of_replaced(&[]), 0);
     }
 
@@ -536,7 +574,18 @@ mod tests {
         ];
         assert_eq!(
             transcript(&items),
-            "Earlier summary: Summary of the earlier conversation:\nthe user is Ann\nUser: q1\nTool call lookup({\"q\":1})\nTool result (c): 42\nAssistant: a1"
+            "Earlier summary: Summary of the earlier conversation:\nthe user is Ann\nUser: q1\nTool call (c): lookup({\"q\":1})\nTool result (c): 42\nAssistant: a1"
+        );
+        // A user's attachments by their kind, never their data; the parts of a message apart.
+        let attached = json!({"role": "user", "content": [
+            {"type": "input_text", "text": "Compare"},
+            {"type": "input_text", "text": "with this"},
+            {"type": "input_image", "image": "data:image/png;base64,QUFB"},
+            {"type": "input_file", "file": "data:application/pdf;base64,JVBE", "filename": "a.pdf"},
+        ]});
+        assert_eq!(
+            transcript(&[attached]),
+            "User: Compare with this [input_image] [input_file a.pdf]"
         );
         assert!(is_compaction(&summary_item("x", 0)));
         // As earlier versions stored a summary.

@@ -304,6 +304,15 @@ test('switching user with messages typed and not sent asks first: kept where the
     assert.equal(await page.inputValue('#user-select'), 'Guest', 'the list shows who is still chatting');
     assert.equal(await page.inputValue('#input'), 'another draft');
     assert.match(await page.textContent('#status'), /Still chatting as Guest/);
+    // Adding a user switches to them: asked too.
+    const declinedAdd = answerDialog(page, false);
+    await page.fill('#new-user-name', 'Cleo');
+    await page.press('#new-user-name', 'Enter');
+    await idle(page);
+    assert.equal(page.dialogAnswers.length, 0, 'asked before adding');
+    assert.match((await declinedAdd).message, /^Switch to Cleo\? The messages you typed/);
+    assert.equal(await page.inputValue('#user-select'), 'Guest');
+    assert.equal(await page.inputValue('#input'), 'another draft');
     await page.click(`#session-list .session[data-session-id="${ann}"]`);
     await idle(page);
     assert.equal(await page.inputValue('#input'), 'half a question', 'the other chat keeps its draft');

@@ -204,10 +204,11 @@ test('the title, summary and compaction requests carry the agent’s store: fals
     { text: '{"summary": "Peru: Lima.", "topics": ["Peru"]}' },
     { text: 'The user asked about Peru.' },
     { text: 'The user asked about Peru.' },
+    { text: 'The user asked about Peru.' },
   );
   const r = await inPage(
     async ({ url, id }) => {
-      const modelSettings = { store: false, temperature: 0.3, maxTokens: 50, reasoning: { effort: 'low' }, providerData: { user: 'u-1' } };
+      const modelSettings = { store: false, temperature: 0.3, maxTokens: 50, reasoning: { effort: 'low' }, providerData: { user: 'u-1', tool_choice: 'none' } };
       const agent = new lib.Agent({ name: 'A', model: 'm', modelSettings, summaries: { everyTurns: 1 }, autoTitle: true });
       const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
       const session = new lib.IndexedDbSession(id);
@@ -217,17 +218,23 @@ test('the title, summary and compaction requests carry the agent’s store: fals
       await new lib.CompactionSession(session, { runner, agent, keepTurns: 0 }).runCompaction({ force: true });
       const other = new lib.IndexedDbSession(`${id}-sdk`);
       await other.addItems([{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }]);
-      await new lib.CompactionSession(other, { runner, agent: { name: 'SDK agent', model: 'm', modelSettings: { store: false, toolChoice: 'auto', providerData: { user: 'u-2' } } }, keepTurns: 0 }).runCompaction({ force: true });
+      await new lib.CompactionSession(other, { runner, agent: { name: 'SDK agent', model: 'm', modelSettings: { store: false, toolChoice: 'auto', retry: { maxRetries: 2 }, providerData: { user: 'u-2' } } }, keepTurns: 0 }).runCompaction({ force: true });
+      // Another model than the agent's: its reasoning and provider fields may not fit it.
+      const third = new lib.IndexedDbSession(`${id}-other-model`);
+      await third.addItems([{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }]);
+      await new lib.CompactionSession(third, { runner, agent, model: 'small', keepTurns: 0 }).runCompaction({ force: true });
       return { agentSettings: agent.modelSettings === modelSettings };
     },
     { id: fresh('side-settings') },
   );
-  const pick = ({ body }) => ({ store: body.store, temperature: body.temperature, max: body.max_output_tokens, reasoning: body.reasoning, user: body.user });
-  const [answer, title, summary, compaction, sdkCompaction] = model.requests.map(pick);
-  assert.deepEqual(answer, { store: false, temperature: 0.3, max: 50, reasoning: { effort: 'low' }, user: 'u-1' });
-  for (const side of [title, summary, compaction]) assert.deepEqual(side, { store: false, temperature: undefined, max: undefined, reasoning: { effort: 'low' }, user: 'u-1' });
-  assert.deepEqual(sdkCompaction, { store: false, temperature: undefined, max: undefined, reasoning: undefined, user: 'u-2' });
-  assert.equal(model.requests.length, 5);
+  const pick = ({ body }) => ({ model: body.model, store: body.store, temperature: body.temperature, max: body.max_output_tokens, reasoning: body.reasoning, user: body.user, toolChoice: body.tool_choice });
+  const [answer, title, summary, compaction, sdkCompaction, otherModel] = model.requests.map(pick);
+  assert.deepEqual(answer, { model: 'm', store: false, temperature: 0.3, max: 50, reasoning: { effort: 'low' }, user: 'u-1', toolChoice: 'none' });
+  // (providerData's fields that shape an answer, tool_choice here, stay out too.)
+  for (const side of [title, summary, compaction]) assert.deepEqual(side, { model: 'm', store: false, temperature: undefined, max: undefined, reasoning: { effort: 'low' }, user: 'u-1', toolChoice: undefined });
+  assert.deepEqual(sdkCompaction, { model: 'm', store: false, temperature: undefined, max: undefined, reasoning: undefined, user: 'u-2', toolChoice: undefined });
+  assert.deepEqual(otherModel, { model: 'small', store: false, temperature: undefined, max: undefined, reasoning: undefined, user: undefined, toolChoice: undefined });
+  assert.equal(model.requests.length, 6);
   assert.equal(r.agentSettings, true, 'agent.modelSettings is what was given');
 });
 

@@ -2674,21 +2674,26 @@ describe('runner: answers that are not whole', () => {
             const session = new lib.IndexedDbSession(`${id}-${api}-${outputType ? 'json' : 'text'}`);
             const refused = await runner(answers[api].refused)
               .run(agent, 'do the bad thing', { session })
-              .then(() => null, (e) => ({ name: e.name, code: e.code, refusal: e.refusal, message: e.message, isError: e instanceof Error }));
+              .then(() => null, (e) => ({ name: e.name, code: e.code, refusal: e.refusal, message: e.message, isError: e instanceof Error, state: e.state?.kind }));
+            // (A fetch answering with JSON: the runner gives its text as one delta.)
             const streamed = await (async () => {
               const run = runner(answers[api].refused).runStreamed(agent, 'again', { session });
+              const deltas = [];
               try {
-                for await (const _ of run);
+                for await (const e of run) if (e.type === 'text_delta') deltas.push(e.delta);
               } catch (e) {
-                return e.name;
+                return [e.name, deltas];
               }
-              return 'the stream ended without the error';
+              return ['the stream ended without the error', deltas];
             })();
             const kept = (await session.getItems()).map((i) => i.role);
             out[`${api}-${outputType ? 'json' : 'text'}`] = { refused, streamed, kept };
           }
           const partly = await runner(answers[api].partly).run(new lib.Agent({ name: 'A', model: 'm' }), 'tell me');
-          out[`${api}-partly`] = partly.finalOutput;
+          const partlyStreamed = runner(answers[api].partly).runStreamed(new lib.Agent({ name: 'A', model: 'm' }), 'tell me');
+          let text = '';
+          for await (const e of partlyStreamed) if (e.type === 'text_delta') text += e.delta;
+          out[`${api}-partly`] = [partly.finalOutput, text];
         }
         return out;
       },
@@ -2697,11 +2702,11 @@ describe('runner: answers that are not whole', () => {
     for (const api of ['chat_completions', 'responses']) {
       for (const kind of ['text', 'json']) {
         const { refused, streamed, kept } = r[`${api}-${kind}`];
-        assert.deepEqual(refused, { name: 'ModelRefusalError', code: 'MODEL_REFUSAL', refusal: 'I can’t help with that.', message: 'Model refused to produce output: I can’t help with that.', isError: true }, `${api}, ${kind}`);
-        assert.equal(streamed, 'ModelRefusalError');
+        assert.deepEqual(refused, { name: 'ModelRefusalError', code: 'MODEL_REFUSAL', refusal: 'I can’t help with that.', message: 'Model refused to produce output: I can’t help with that.', isError: true, state: 'agent-sessions.RunState' }, `${api}, ${kind}`);
+        assert.deepEqual(streamed, ['ModelRefusalError', []], 'no text of the refusal streamed');
         assert.deepEqual(kept, ['user', 'user'], 'the questions are saved, the refusals not');
       }
-      assert.equal(r[`${api}-partly`], 'Partly:', `${api}: the refusal is no part of the answer's text`);
+      assert.deepEqual(r[`${api}-partly`], ['Partly:', 'Partly:'], `${api}: the refusal is no part of the answer's text, whole or streamed`);
     }
   });
 

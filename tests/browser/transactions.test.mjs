@@ -73,13 +73,15 @@ for (const kind of ['indexeddb', 'memory']) {
           const wrong = await attempt(() => s.applyHistoryTransaction({ operationId: 'w', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'assistant', content: other }], replacement: [] } }));
           const right = await attempt(() => s.applyHistoryTransaction({ operationId: 'r', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'assistant', content: half }], replacement: [{ role: 'assistant', content: half + '!' }] } }));
           const again = await attempt(() => s.applyHistoryTransaction({ operationId: 'r', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'assistant', content: half }], replacement: [{ role: 'assistant', content: half + '!' }] } }));
+          // The same operation id with the other half: another transaction.
+          const conflict = await attempt(() => s.applyHistoryTransaction({ operationId: 'r', transaction: { type: 'replace_suffix', expectedSuffix: [{ role: 'assistant', content: half }], replacement: [{ role: 'assistant', content: other + '!' }] } }));
           const stored = await s.getItems();
           const replaced = s.replaceHistory ? await attempt(() => s.replaceHistory([{ role: 'user', content: 'new' }], { expectedItems: stored, archive: false })) : { ok: true };
-          return { wrong: wrong.code, right: right.ok, again: again.ok, last: stored[1].content === half + '!', replaced: replaced.ok, now: (await s.getItems()).map((i) => i.content) };
+          return { wrong: wrong.code, right: right.ok, again: again.ok, conflict: conflict.code, last: stored[1].content === half + '!', replaced: replaced.ok, now: (await s.getItems()).map((i) => i.content) };
         },
         { kind, id: fresh('half-emoji') },
       );
-      assert.deepEqual(r, { wrong: 'SUFFIX_MISMATCH', right: true, again: true, last: true, replaced: true, now: ['new'] });
+      assert.deepEqual(r, { wrong: 'SUFFIX_MISMATCH', right: true, again: true, conflict: 'TRANSACTION_CONFLICT', last: true, replaced: true, now: ['new'] });
     });
 
     test('a transaction with usage applied again is a no-op, even one that left a single turn out', async () => {

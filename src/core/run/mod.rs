@@ -682,7 +682,8 @@ fn refusal_only(content: Option<&Value>) -> Option<String> {
             refusal.get_or_insert_with(String::new).push_str(r);
         }
     }
-    refusal
+    // (An empty refusal is none, as the SDK tells: the model is called again.)
+    refusal.filter(|r| !r.is_empty())
 }
 
 #[cfg(test)]

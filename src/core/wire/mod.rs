@@ -83,15 +83,48 @@ pub struct ModelSettings {
 impl ModelSettings {
     /// The settings of a request the library makes for an agent's session (a title, a summary,
     /// a compaction's summary): where the server keeps it (`store: false` holds for these too),
-    /// how the model reasons, the prompt cache, truncation and the provider's fields; not those
-    /// that shape an answer to the user (temperature, its length, tools).
+    /// how the model reasons, the prompt cache, truncation and the provider's fields (routing,
+    /// `user`, `metadata`); not those that shape an answer to the user (temperature, its length,
+    /// format and tools, the conversation it is in), whether settings or `providerData` fields.
     pub fn for_session_request(&self) -> ModelSettings {
+        const ANSWER_FIELDS: &[&str] = &[
+            "model",
+            "input",
+            "messages",
+            "instructions",
+            "prompt",
+            "tools",
+            "tool_choice",
+            "parallel_tool_calls",
+            "max_output_tokens",
+            "max_completion_tokens",
+            "max_tokens",
+            "response_format",
+            "text",
+            "temperature",
+            "top_p",
+            "frequency_penalty",
+            "presence_penalty",
+            "stop",
+            "n",
+            "logprobs",
+            "top_logprobs",
+            "previous_response_id",
+            "conversation",
+            "stream",
+            "stream_options",
+        ];
+        let provider_data = self.provider_data.as_ref().map(|fields| {
+            let mut kept = fields.clone();
+            kept.retain(|key, _| !ANSWER_FIELDS.contains(&key.as_str()));
+            kept
+        });
         ModelSettings {
             store: self.store,
             reasoning: self.reasoning.clone(),
             truncation: self.truncation.clone(),
             prompt_cache_retention: self.prompt_cache_retention.clone(),
-            provider_data: self.provider_data.clone(),
+            provider_data,
             ..ModelSettings::default()
         }
     }

@@ -460,6 +460,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_session_request_keeps_where_and_how_not_what_shapes_an_answer() {
+        let Value::Object(provider_data) = json!({"user": "u", "provider": {"order": ["a"]}, "tool_choice": "required", "max_output_tokens": 5, "text": {}, "conversation": "c"})
+        else {
+            unreachable!()
+        };
+        let Value::Object(reasoning) = json!({"effort": "low"}) else {
+            unreachable!()
+        };
+        let agent = ModelSettings {
+            store: Some(false),
+            temperature: Some(crate::core::json::Number::from(1u64)),
+            max_tokens: Some(9),
+            tool_choice: Some("required".into()),
+            reasoning: Some(reasoning.clone()),
+            provider_data: Some(provider_data),
+            ..ModelSettings::default()
+        };
+        let side = agent.for_session_request();
+        let Value::Object(kept) = json!({"user": "u", "provider": {"order": ["a"]}}) else {
+            unreachable!()
+        };
+        assert_eq!(
+            side,
+            ModelSettings {
+                store: Some(false),
+                reasoning: Some(reasoning),
+                provider_data: Some(kept),
+                ..ModelSettings::default()
+            }
+        );
+    }
+
+    #[test]
     fn an_input_item_the_responses_api_has_no_form_for_is_named() {
         let good = json!({"role": "user", "content": "hi"});
         let text_part =
