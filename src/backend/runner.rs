@@ -1541,7 +1541,8 @@ impl Run<'_> {
                             // An answer that does not fit the output type, or a refusal, is not
                             // saved; the tool calls the run made before it are, in every
                             // session (a retry would run them again, the model knowing nothing
-                            // of it, and the error carries no state to resume from).
+                            // of it; a `ModelBehaviorError` carries no state to resume from, a
+                            // refusal's state asks the model again).
                             state.drop_final_answer();
                             self.save_last(state).await?;
                             return Err(error);

@@ -198,25 +198,23 @@ fn shortened(value: Value) -> Value {
     }
 }
 
-/// A tool's output as text for a transcript: its text parts, and each image or file as its
-/// kind in brackets (`[image]`, `[file report.pdf]`), never its data (a data URL of an image
-/// would fill the summarising model's context with base64).
-/// A message's content as a transcript shows it: its text and refusals, each part apart, and an
-/// image, file or other attachment a user sent by its kind (and file name), never its data.
+/// A message's content as a transcript shows it: its text, each part apart, a refusal as one
+/// (`[refusal: ...]`), and an image, file or other attachment a user sent by its kind (and file
+/// name), never its data.
 fn message_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::Array(parts)) => parts
             .iter()
-            .map(
-                |part| match str_of(part, "text").or_else(|| str_of(part, "refusal")) {
-                    Some(text) => text.to_string(),
-                    None => match str_of(part, "type") {
-                        Some(kind) => match str_of(part, "filename") {
+            .filter_map(
+                |part| match (str_of(part, "text"), str_of(part, "refusal")) {
+                    (Some(text), _) => Some(text.to_string()),
+                    (None, Some(refusal)) => Some(format!("[refusal: {refusal}]")),
+                    (None, None) => {
+                        str_of(part, "type").map(|kind| match str_of(part, "filename") {
                             Some(name) => format!("[{kind} {name}]"),
                             None => format!("[{kind}]"),
-                        },
-                        None => String::new(),
-                    },
+                        })
+                    }
                 },
             )
             .collect::<Vec<_>>()
@@ -225,6 +223,9 @@ fn message_text(content: Option<&Value>) -> String {
     }
 }
 
+/// A tool's output as text for a transcript: its text parts, and each image or file as its
+/// kind in brackets (`[image]`, `[file report.pdf]`), never its data (a data URL of an image
+/// would fill the summarising model's context with base64).
 fn transcript_output(output: Option<&Value>) -> String {
     match output {
         Some(Value::String(s)) => s.clone(),
@@ -586,6 +587,16 @@ mod tests {
         assert_eq!(
             transcript(&[attached]),
             "User: Compare with this [input_image] [input_file a.pdf]"
+        );
+        // A refusal as one; a part of no kind is nothing.
+        let refused = json!({"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "Partly."},
+            {"type": "refusal", "refusal": "No more."},
+            {},
+        ]});
+        assert_eq!(
+            transcript(&[refused]),
+            "Assistant: Partly. [refusal: No more.]"
         );
         assert!(is_compaction(&summary_item("x", 0)));
         // As earlier versions stored a summary.

@@ -390,7 +390,11 @@ impl RunState {
         // answer) ends the run with empty text.
         // An earlier answer's structured form is not this one's (it is made again from it).
         self.final_json = None;
-        if !calls && (answer.is_some() || output.items.is_empty()) {
+        // An answer of empty refusals only is none (no text, and no refusal the SDK tells): the
+        // model is called again, as the SDK calls it.
+        let empty_refusal = matches!(answer.and_then(|m| m.get("content")), Some(Value::Array(parts))
+            if !parts.is_empty() && parts.iter().all(|p| p.get("refusal").and_then(Value::as_str) == Some("")));
+        if !calls && !empty_refusal && (answer.is_some() || output.items.is_empty()) {
             // Its text, as the SDK takes it: a refusal is no part of it (see [`Self::refusal`]).
             self.final_output = Some(
                 answer
@@ -1106,6 +1110,11 @@ mod tests {
             (Some("Partly:".into()), None)
         );
         assert_eq!(answer(json!("plain")), (Some("plain".into()), None));
+        // An empty refusal is no answer: the model is called again.
+        assert_eq!(
+            answer(json!([{"type": "refusal", "refusal": ""}])),
+            (None, None)
+        );
         assert_eq!(answer(json!([])), (Some(String::new()), None));
         // A tool's output that is the final answer is no refusal.
         let mut s = state();
