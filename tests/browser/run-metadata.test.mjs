@@ -205,6 +205,7 @@ test('the title, summary and compaction requests carry the agent’s store: fals
     { text: 'The user asked about Peru.' },
     { text: 'The user asked about Peru.' },
     { text: 'The user asked about Peru.' },
+    { text: 'The user asked about Peru.' },
   );
   const r = await inPage(
     async ({ url, id }) => {
@@ -223,18 +224,22 @@ test('the title, summary and compaction requests carry the agent’s store: fals
       const third = new lib.IndexedDbSession(`${id}-other-model`);
       await third.addItems([{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }]);
       await new lib.CompactionSession(third, { runner, agent, model: 'small', keepTurns: 0 }).runCompaction({ force: true });
+      // The agent's own model named as well: its settings.
+      const fourth = new lib.IndexedDbSession(`${id}-same-model`);
+      await fourth.addItems([{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }]);
+      await new lib.CompactionSession(fourth, { runner, agent, model: 'm', keepTurns: 0 }).runCompaction({ force: true });
       return { agentSettings: agent.modelSettings === modelSettings };
     },
     { id: fresh('side-settings') },
   );
   const pick = ({ body }) => ({ model: body.model, store: body.store, temperature: body.temperature, max: body.max_output_tokens, reasoning: body.reasoning, user: body.user, toolChoice: body.tool_choice });
-  const [answer, title, summary, compaction, sdkCompaction, otherModel] = model.requests.map(pick);
+  const [answer, title, summary, compaction, sdkCompaction, otherModel, sameModel] = model.requests.map(pick);
   assert.deepEqual(answer, { model: 'm', store: false, temperature: 0.3, max: 50, reasoning: { effort: 'low' }, user: 'u-1', toolChoice: 'none' });
   // (providerData's fields that shape an answer, tool_choice here, stay out too.)
-  for (const side of [title, summary, compaction]) assert.deepEqual(side, { model: 'm', store: false, temperature: undefined, max: undefined, reasoning: { effort: 'low' }, user: 'u-1', toolChoice: undefined });
+  for (const side of [title, summary, compaction, sameModel]) assert.deepEqual(side, { model: 'm', store: false, temperature: undefined, max: undefined, reasoning: { effort: 'low' }, user: 'u-1', toolChoice: undefined });
   assert.deepEqual(sdkCompaction, { model: 'm', store: false, temperature: undefined, max: undefined, reasoning: undefined, user: 'u-2', toolChoice: undefined });
   assert.deepEqual(otherModel, { model: 'small', store: false, temperature: undefined, max: undefined, reasoning: undefined, user: undefined, toolChoice: undefined });
-  assert.equal(model.requests.length, 6);
+  assert.equal(model.requests.length, 7);
   assert.equal(r.agentSettings, true, 'agent.modelSettings is what was given');
 });
 

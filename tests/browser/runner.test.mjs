@@ -2710,6 +2710,28 @@ describe('runner: answers that are not whole', () => {
     }
   });
 
+  test('a run refused by the model resumes from the ModelRefusalError’s state: the model is asked again, and the question is stored once', async () => {
+    const r = await inPage(
+      async ({ id }) => {
+        const json = (body) => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
+        const answers = [
+          () => json({ id: 'c1', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: null, refusal: 'No.' } }] }),
+          () => json({ id: 'c2', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Fine, here it is.' } }] }),
+        ];
+        const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1', retries: 0, fetch: async () => answers.shift()() });
+        const agent = new lib.Agent({ name: 'A', model: 'm' });
+        const session = new lib.IndexedDbSession(id);
+        const error = await runner.run(agent, 'please', { session }).then(() => null, (e) => e);
+        const resumed = await runner.run(agent, error.state, { session });
+        return { name: error.name, finalOutput: resumed.finalOutput, stored: (await session.getItems()).map((i) => [i.role, typeof i.content === 'string' ? i.content : i.content.map((p) => p.text ?? p.refusal).join('')]) };
+      },
+      { id: fresh('refusal-resume') },
+    );
+    assert.equal(r.name, 'ModelRefusalError');
+    assert.equal(r.finalOutput, 'Fine, here it is.');
+    assert.deepEqual(r.stored, [['user', 'please'], ['assistant', 'Fine, here it is.']]);
+  });
+
   test('a streamed call answered with JSON (a server that does not stream) is the answer, its text given as a delta; an error body answered with 200 fails with its message', async () => {
     const r = await inPage(async () => {
       const json = (body) => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
