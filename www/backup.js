@@ -21,7 +21,7 @@ import { lockOfState } from './keys.js';
 import { closeForLock } from './lock.js';
 import { carryLock, notSealed, sealChats } from './seal.js';
 import { settleChats } from './actions.js';
-import { setStatus, showError } from './view.js';
+import { setStatus } from './view.js';
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -35,7 +35,9 @@ export function backUpChats() {
     setStatus('Backing up…');
     if (state.lock) await carryLock(user, state.lock);
     const stream = exportSessions({ dbName: DB_NAME, userId: user });
-    const blob = await new Response(stream).blob();
+    // A stream the library ended with its error is read by the browser as its own "Failed to
+    // fetch" (Chromium): the report holds what went wrong.
+    const blob = await new Response(stream).blob().catch((e) => stream.report.then(() => Promise.reject(e)));
     const name = backupName(user);
     download(new Blob([blob], { type: 'application/x-ndjson' }), name);
     // A chat the library could not write out has a line saying so in its place: said now, not
@@ -74,15 +76,21 @@ export function restoreChats(file) {
       // Chats written before the browser refused one (storage full, say) stay written.
       setStatus(e?.report ? summary(e.report) : '');
       if (e?.report && carried && restored(e.report)) await adoptLock(carried);
-      if (e?.report) await sealRestored(e.report).catch(showError);
+      // (Said with the error, not in place of it, nor replaced by it: chats of a locked user
+      // left in clear.)
+      const unsealed = e?.report ? await sealRestored(e.report).then(() => null, (x) => x) : null;
       if (e?.code === 'IMPORT_INVALID') e.message = `${file.name} is not a backup of chats: ${e.message}`;
+      if (unsealed) e.message += ` ${unsealed.message}`;
       throw e;
     }
     const locked = carried && restored(report);
     if (locked) await adoptLock(carried);
     setStatus(summary(report) + (locked ? ' They are locked: enter the passphrase they were locked with.' : ''));
-    await sealRestored(report);
-    if (report.failed.length) throw notRestored(report.failed);
+    // Both said, where the chats could not all be encrypted and some were not restored.
+    const unsealed = await sealRestored(report).then(() => null, (x) => x);
+    const errors = [unsealed, report.failed.length ? notRestored(report.failed) : null].filter(Boolean);
+    if (errors.length > 1) throw new Error(errors.map((x) => x.message).join(' '));
+    if (errors.length) throw errors[0];
   });
 }
 

@@ -15,7 +15,7 @@ import { requestPersistentStorage, storageEstimate } from './lib.js';
 import { DB_NAME, state } from './state.js';
 import { el } from './view.js';
 
-const KEPT = 'Your chats are kept on this device.';
+const KEPT = 'Your chats are kept when space runs low. Clearing this site’s data still removes them (and Safari, after 7 days without a visit): back them up to keep a copy.';
 const NOT_KEPT = 'The browser did not agree to keep them; it may clear them when space runs low.';
 
 /** Shows whether the chats are kept: `kept` true, false, or null before anything is known. */

@@ -2981,7 +2981,7 @@ test('a chat deleted in another tab while its summary is written here closes her
 test('"Keep my chats on this device" asks the browser and shows its answer, yes or no', async () => {
   const { context, page } = await openDemo();
   try {
-    const KEPT = 'Your chats are kept on this device.';
+    const KEPT = 'Your chats are kept when space runs low. Clearing this site’s data still removes them (and Safari, after 7 days without a visit): back them up to keep a copy.';
     const NOT_KEPT = 'The browser did not agree to keep them; it may clear them when space runs low.';
     assert.equal(await page.isVisible('#keep-chats'), true);
     // A browser that keeps the chats already says so at once; otherwise the button asks.
@@ -3051,6 +3051,26 @@ test('a backup with a chat the library could not write out says so, naming it, a
     assert.match(await page.textContent('#status'), /^Backed up 1 chat into /);
     assert.equal(await page.isVisible('#error'), true);
     assert.match(await page.textContent('#error-text'), /^1 chat could not be backed up \(the backup has the others\): odd-chat \(INVALID_ITEM: /);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a backup the library cannot write says why (the module it needs unreachable here), not the browser’s “Failed to fetch”', async () => {
+  const { context, page } = await openDemo();
+  try {
+    await say(page, 'my hobby is chess');
+    // The module that writes backups cannot be fetched (offline, say), and the page has not
+    // loaded it yet.
+    const loaded = await page.evaluate(() => performance.getEntriesByType('resource').some((e) => /agent_sessions_extras/.test(e.name)));
+    assert.equal(loaded, false, 'the backup module is not loaded yet');
+    await page.route(/agent_sessions_extras|\/extras\.js/, (route) => route.abort());
+    await page.click('#backup');
+    await idle(page);
+    const error = await page.textContent('#error-text');
+    assert.notEqual(error, 'TypeError: Failed to fetch');
+    assert.match(error, /^SessionError MODULE_UNAVAILABLE: the second sessions module/);
+    assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
   }

@@ -661,7 +661,7 @@ describe('indexeddb: storage failures', () => {
       await window.full.addItems([{ role: 'user', content: 'still works' }]);
       return window.full.getItems(1);
     });
-    assertError(r.res, 'STORAGE_FULL', /QuotaExceededError.*nothing of this call was written/);
+    assertError(r.res, 'STORAGE_FULL', /QuotaExceededError.*nothing of this write was saved/);
     assert.equal(r.figures.code, 'STORAGE_FULL');
     // The figures are navigator.storage.estimate()'s (which reports the disk's quota, not the
     // override that made this write fail).

@@ -106,7 +106,7 @@ pub(super) fn dom_error(exception: &JsValue, doing: &str) -> SessionError {
     };
     let hint = match code {
         SessionErrorCode::StorageFull => {
-            "; the browser's storage quota for this site is used up, nothing of this call was written"
+            "; the browser's storage quota for this site is used up, nothing of this write was saved"
         }
         _ => "",
     };
