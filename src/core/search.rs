@@ -303,7 +303,7 @@ fn lower(c: char) -> char {
             }
         }
         0x391..=0x3A1 | 0x3A3..=0x3AB => n + 0x20,
-        // Greek's archaic letters (heta, sampi, digamma, koppa, san), its other capitals (kai,
+        // Greek's archaic letters (heta, sampi, digamma, koppa, san, sho), its other capitals (kai,
         // yot, theta and lunate sigma symbols, the reversed ones) and the Coptic ones of its block.
         0x370 | 0x372 | 0x376 | 0x3F7 | 0x3FA => n + 1,
         0x3D8..=0x3EF if n.is_multiple_of(2) => n + 1,

@@ -2080,7 +2080,7 @@ test('an edit box open while a reply streams: Escape there closes the box and le
 const composingEscape = (page, selector) =>
   page.$eval(selector, (el) => el.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', isComposing: true, bubbles: true, cancelable: true })));
 
-test('an Escape an input method is composing with (closing its candidates) stops no reply and closes or clears no box; a plain Escape still does', async () => {
+test('an Escape an input method is composing with (closing its candidates) stops no reply, closes no edit box and clears no search; a plain Escape still does', async () => {
   const { context, page } = await openDemo();
   try {
     await say(page, 'my hobby is chess');
