@@ -276,6 +276,55 @@ test("autoTitle never replaces a title the user chose: renamed while it was made
   assert.deepEqual(r.memory, ['kept', 'set anyway']);
 });
 
+test('a compaction’s agent whose modelSettings cannot be read is refused when the CompactionSession is made, naming them', async () => {
+  const r = await inPage(async ({ url }) => {
+    const runner = new lib.Runner({ baseUrl: url });
+    const agent = { name: 'SDK agent', model: 'm', get modelSettings() { throw new Error('boom'); } };
+    try {
+      new lib.CompactionSession(new lib.MemorySession('x'), { runner, agent });
+      return null;
+    } catch (e) {
+      return { name: e.name, code: e.code, message: e.message };
+    }
+  });
+  assert.equal(r.name, 'RunnerError');
+  assert.equal(r.code, 'INVALID_COMPACTION');
+  assert.match(r.message, /options\.agent\.modelSettings.*boom/);
+});
+
+test('a title, summary or compaction request the model answers with a refusal only writes nothing: no refusal becomes the chat’s title, summary or history', async () => {
+  const r = await inPage(
+    async ({ id }) => {
+      const json = (body) => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
+      const message = (m) => json({ id: 'c', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', ...m } }] });
+      // The run's answer is text; every request the library makes for the session is refused.
+      const asked = [];
+      const fetch = async (_url, init) => {
+        const side = /Write a title|[Ss]ummar/.test(init.body);
+        asked.push(side ? 'side' : 'run');
+        return side ? message({ content: null, refusal: 'I can’t help with that.' }) : message({ content: 'Here is your plan.' });
+      };
+      const runner = new lib.Runner({ baseUrl: 'http://model.invalid/v1', retries: 0, fetch });
+      const agent = new lib.Agent({ name: 'A', model: 'm', autoTitle: true, summaries: { everyTurns: 1 } });
+      const s = new lib.IndexedDbSession(id);
+      const report = await (await runner.run(agent, 'Plan my week', { session: s })).background;
+      const info = await s.getInfo();
+      const before = (await s.getItems()).length;
+      const compacted = await new lib.CompactionSession(s, { runner, agent, keepTurns: 0 })
+        .runCompaction({ force: true })
+        .then(() => 'compacted', (e) => `${e.name}: ${e.message}`);
+      return { asked, title: info.title, summary: info.summary ?? null, reportTitle: report.title ?? null, compacted, items: [before, (await s.getItems()).length] };
+    },
+    { id: fresh('refused-side') },
+  );
+  assert.deepEqual(r.asked, ['run', 'side', 'side', 'side'], 'a title, a summary and a compaction were asked');
+  assert.equal(r.title, 'Plan my week', 'the default title stays');
+  assert.equal(r.summary, null);
+  assert.equal(r.reportTitle, null);
+  assert.match(r.compacted, /^ModelError: .*without text/);
+  assert.deepEqual(r.items, [2, 2], 'the history is kept');
+});
+
 test('a chat whose first run ended without an answer (a server error) is titled after the first turn that gets one, once', async () => {
   model.script({ error: 400, message: 'bad request' }, { text: 'A2' }, { text: 'Plans For The Week' }, { text: 'A3' });
   const r = await inPage(
