@@ -17,7 +17,7 @@ use crate::core::run::metadata::{
     STATE_TOOL, STATE_TOOL_DESCRIPTION,
 };
 use crate::core::run::{
-    from_response_start, new_turn_items, newest_turns, select_history, text_output,
+    from_response_start, new_turn_items, newest_turns, refused_answer, select_history, text_output,
     unique_call_ids, Decision, NextStep, Origin, RunState, ServerConversation, REJECTION_MESSAGE,
 };
 use crate::core::wire::{
@@ -672,7 +672,13 @@ impl Run<'_> {
         }
         let mut handoff_taken = false;
         let agent = self.agent_object();
-        for item in &output.items {
+        // A refused answer is not told: the run fails with it, and it is not kept (as the SDK
+        // tells no item of a turn it does not resolve).
+        let refused = refused_answer(&output.items);
+        for (at, item) in output.items.iter().enumerate() {
+            if refused == Some(at) {
+                continue;
+            }
             let name = item.get("name").and_then(Value::as_str).unwrap_or("");
             let is_handoff = is_function_call(item) && handoffs.iter().any(|h| h == name);
             // A response's handoffs after its first are not taken: dropped, or (where the server

@@ -2572,6 +2572,45 @@ describe('runner: answers that are not whole', () => {
     assert.deepEqual(r.saved, ['message', 'reasoning', 'message']);
   });
 
+  test('an answer message with no text (no part at all, an image only, empty refusals) is not an answer either: the model is asked again, as the SDK asks it; an empty text part is an empty answer', async () => {
+    const r = await inPage(
+      async ({ id, scripted }) => {
+        eval(scripted);
+        const message = (n, content) => ({ id: `resp_${n}`, status: 'completed', output: [{ type: 'message', id: `msg_${n}`, role: 'assistant', status: 'completed', content }] });
+        const out = {};
+        for (const [kind, content] of Object.entries({ none: [], image: [{ type: 'output_image', image_url: 'data:,' }], refusal: [{ type: 'refusal', refusal: '' }], empty: [{ type: 'output_text', text: '', annotations: [] }] })) {
+          const { runner, requests } = scriptedRunner([message(1, content), message(2, [{ type: 'output_text', text: 'Here.', annotations: [] }])]);
+          const session = new lib.IndexedDbSession(`${id}-${kind}`);
+          const result = await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'Hello?', { session });
+          out[kind] = [result.finalOutput, requests.length, (await session.getItems()).length];
+        }
+        return out;
+      },
+      { id: fresh('textless'), scripted },
+    );
+    for (const kind of ['none', 'image', 'refusal']) assert.deepEqual(r[kind], ['Here.', 2, 3], kind);
+    assert.deepEqual(r.empty, ['', 1, 2]);
+  });
+
+  test('under stop_on_first_tool, a refusal and no call fails with a ModelRefusalError; a call beside a refusal ends the run with the tool’s output', async () => {
+    const r = await inPage(
+      async ({ id, scripted }) => {
+        eval(scripted);
+        const refusal = { type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'refusal', refusal: 'No.' }] };
+        const call = { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'look', arguments: '{}', status: 'completed' };
+        const look = { name: 'look', parameters: { type: 'object', properties: {} }, execute: async () => 'found it' };
+        const agent = new lib.Agent({ name: 'A', model: 'm', tools: [look], toolUseBehavior: 'stop_on_first_tool' });
+        const alone = scriptedRunner([{ id: 'resp_1', status: 'completed', output: [refusal] }]);
+        const refused = await alone.runner.run(agent, 'q', { session: new lib.IndexedDbSession(`${id}-alone`) }).then((x) => x.finalOutput, (e) => e.name);
+        const beside = scriptedRunner([{ id: 'resp_1', status: 'completed', output: [refusal, call] }]);
+        const answered = await beside.runner.run(agent, 'q', { session: new lib.IndexedDbSession(`${id}-beside`) }).then((x) => x.finalOutput, (e) => e.name);
+        return { refused, answered };
+      },
+      { id: fresh('stop-first-refusal'), scripted },
+    );
+    assert.deepEqual(r, { refused: 'ModelRefusalError', answered: 'found it' });
+  });
+
   test('a resumed run keeps the maxTurns it started with, unless the resuming call gives one', async () => {
     const r = await inPage(
       async ({ id }) => {
@@ -2680,7 +2719,11 @@ describe('runner: answers that are not whole', () => {
               const run = runner(answers[api].refused).runStreamed(agent, 'again', { session });
               const deltas = [];
               try {
-                for await (const e of run) if (e.type === 'text_delta') deltas.push(e.delta);
+                for await (const e of run) {
+                  if (e.type === 'text_delta') deltas.push(e.delta);
+                  // The refused answer is not told as an item: it is not kept.
+                  if (e.type === 'item_added' || e.type === 'run_item_stream_event') deltas.push(e.name ?? e.type);
+                }
               } catch (e) {
                 return [e.name, deltas];
               }
@@ -2703,7 +2746,7 @@ describe('runner: answers that are not whole', () => {
       for (const kind of ['text', 'json']) {
         const { refused, streamed, kept } = r[`${api}-${kind}`];
         assert.deepEqual(refused, { name: 'ModelRefusalError', code: 'MODEL_REFUSAL', refusal: 'I can’t help with that.', message: 'Model refused to produce output: I can’t help with that.', isError: true, state: 'agent-sessions.RunState' }, `${api}, ${kind}`);
-        assert.deepEqual(streamed, ['ModelRefusalError', []], 'no text of the refusal streamed');
+        assert.deepEqual(streamed, ['ModelRefusalError', []], 'no text of the refusal streamed, nor the refusal as an item');
         assert.deepEqual(kept, ['user', 'user'], 'the questions are saved, the refusals not');
       }
       assert.deepEqual(r[`${api}-partly`], ['Partly:', 'Partly:'], `${api}: the refusal is no part of the answer's text, whole or streamed`);

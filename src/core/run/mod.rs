@@ -384,17 +384,15 @@ impl RunState {
             // Nor is a handoff of that id this call: it stays an interruption where it waits.
             self.handoff_calls.retain(|h| h != id);
         }
+        // A response of other items only (reasoning, with no message and no call), or whose
+        // message holds no text and no refusal (no part at all, empty refusals, an image only),
+        // is not an answer: the model is called again, as the SDK does. One with nothing at all
+        // (an empty answer) ends the run with empty text.
         let answer = output.items.iter().rev().find(|i| is_answer(i));
-        // A response of other items only (reasoning, with no message and no call) is not an
-        // answer: the model is called again, as the SDK does. One with nothing at all (an empty
-        // answer) ends the run with empty text.
+        let answered = answer.is_some_and(|m| holds_answer(m.get("content")));
         // An earlier answer's structured form is not this one's (it is made again from it).
         self.final_json = None;
-        // An answer of empty refusals only is none (no text, and no refusal the SDK tells): the
-        // model is called again, as the SDK calls it.
-        let empty_refusal = matches!(answer.and_then(|m| m.get("content")), Some(Value::Array(parts))
-            if !parts.is_empty() && parts.iter().all(|p| p.get("refusal").and_then(Value::as_str) == Some("")));
-        if !calls && !empty_refusal && (answer.is_some() || output.items.is_empty()) {
+        if !calls && (answered || output.items.is_empty()) {
             // Its text, as the SDK takes it: a refusal is no part of it (see [`Self::refusal`]).
             self.final_output = Some(
                 answer
@@ -412,13 +410,8 @@ impl RunState {
         if self.final_from_tool {
             return None;
         }
-        let answer = self
-            .generated
-            .get(self.response_at..)?
-            .iter()
-            .rev()
-            .find(|i| is_answer(i))?;
-        refusal_only(answer.get("content"))
+        let response = self.generated.get(self.response_at..)?;
+        refusal_only(response.get(refused_answer(response)?)?.get("content"))
     }
 
     /// Marks the calls among `calls` to the tools named `handoffs` as handoffs, which never wait
@@ -669,6 +662,30 @@ pub fn tool_output_item(call: &Value, output: Value) -> Value {
 /// Whether `item` is an assistant message: a response's answer.
 fn is_answer(item: &Value) -> bool {
     item_type(item) == "message" && item.get("role").and_then(Value::as_str) == Some("assistant")
+}
+
+/// Where, among a response's `items`, the answer a run fails with a `ModelRefusalError` is (a
+/// refusal and no text, and no call beside it). It is not kept, nor told as an item.
+pub fn refused_answer(items: &[Value]) -> Option<usize> {
+    if items.iter().any(is_function_call) {
+        return None;
+    }
+    let at = items.iter().rposition(is_answer)?;
+    refusal_only(items[at].get("content")).map(|_| at)
+}
+
+/// Whether an answer's `content` is one the SDK reads as an answer: text (a string, or a text
+/// part, empty or not), or a refusal that is not empty.
+fn holds_answer(content: Option<&Value>) -> bool {
+    match content {
+        Some(Value::Array(parts)) => parts.iter().any(|p| {
+            p.get("text").is_some()
+                || p.get("refusal")
+                    .and_then(Value::as_str)
+                    .is_some_and(|r| !r.is_empty())
+        }),
+        _ => true,
+    }
 }
 
 /// The refusal of an answer whose `content` holds refusal parts and no text part, joined; `None`
@@ -1115,7 +1132,16 @@ mod tests {
             answer(json!([{"type": "refusal", "refusal": ""}])),
             (None, None)
         );
-        assert_eq!(answer(json!([])), (Some(String::new()), None));
+        // So is a message of no part, or of parts without text (the SDK reads no text there).
+        assert_eq!(answer(json!([])), (None, None));
+        assert_eq!(
+            answer(json!([{"type": "output_image", "image_url": "data:,"}])),
+            (None, None)
+        );
+        assert_eq!(
+            answer(json!([{"type": "output_text", "text": ""}])),
+            (Some(String::new()), None)
+        );
         // A tool's output that is the final answer is no refusal.
         let mut s = state();
         s.record_model_output(ModelOutput {
@@ -1124,6 +1150,13 @@ mod tests {
         });
         s.final_from_tool = true;
         assert_eq!(s.refusal(), None);
+        // Where it is among a response's items (not told as an item), beside reasoning; none
+        // beside a call (the answer is not final), or where the text answers.
+        let refusal = json!({"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]});
+        let reasoning = json!({"type": "reasoning", "id": "rs_1", "content": []});
+        assert_eq!(refused_answer(&[reasoning, refusal.clone()]), Some(1));
+        assert_eq!(refused_answer(&[call("c"), refusal]), None);
+        assert_eq!(refused_answer(&[fixtures::answer("Yes.")]), None);
     }
 
     #[test]
