@@ -94,10 +94,12 @@ export async function openChat(id, session = null, branch = 'main') {
   closeRename();
 }
 
-/** How many chats hold a message typed and not sent: the open one (in the message box) and the
- * others (their drafts). */
+/** How many messages typed and not sent there are: the open chat's (in the message box, and in
+ * an edit box whose text was changed) and the other chats' drafts. */
 export function unsentChats() {
-  return drafts.size + (el.input.value.trim() ? 1 : 0);
+  const editor = el.messages.querySelector('.msg-editor textarea');
+  const edited = editor && editor.value.trim() && editor.value !== editor.closest('.msg').querySelector('.msg-text').textContent;
+  return drafts.size + (el.input.value.trim() ? 1 : 0) + (edited ? 1 : 0);
 }
 
 /** Forgets what was typed in chat `id`, deleted (the chat open now keeps its own). */

@@ -326,6 +326,19 @@ test('switching user with messages typed and not sent asks first: kept where the
     await selectUser(page, 'Guest');
     assert.equal(await page.inputValue('#user-select'), 'Guest');
     assert.equal(await page.inputValue('#input'), '', 'the drafts went with the switch');
+    // A message being edited, its text changed, is one too; opened and not changed, it is not.
+    await page.click(`#session-list .session[data-session-id="${ann}"]`);
+    await idle(page);
+    await page.click('#messages .msg[data-turn="1"] .msg-edit');
+    await page.fill('#messages .msg-editor textarea', 'my name is Anna');
+    const declinedEdit = answerDialog(page, false);
+    await selectUser(page, 'Bob');
+    assert.equal(page.dialogAnswers.length, 0, 'asked before dropping the edit');
+    assert.match((await declinedEdit).message, /^Switch to Bob\? The message you typed and did not send is dropped/);
+    assert.equal(await page.inputValue('#messages .msg-editor textarea'), 'my name is Anna', 'the edit is kept');
+    await page.fill('#messages .msg-editor textarea', 'my name is Ann');
+    await selectUser(page, 'Bob');
+    assert.equal(await page.inputValue('#user-select'), 'Bob', 'an edit box left as it was: nothing asked');
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
