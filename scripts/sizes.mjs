@@ -22,7 +22,7 @@ export const BUDGETS = {
   'extras.js': { budget: 3.9 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 57.7 * KIB },
   'memory.js': { budget: 3.3 * KIB },
-  'agent_sessions_runner_bg.wasm': { budget: 160.5 * KIB, target: 64 * KIB },
+  'agent_sessions_runner_bg.wasm': { budget: 160.7 * KIB, target: 64 * KIB },
   'runner.js': { budget: 12.5 * KIB },
 };
 

@@ -15,7 +15,7 @@ use js_sys::{Array, Promise};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::core::compaction::{is_compaction, summarised_turns};
+use crate::core::compaction::{hidden_turns, opens_history};
 use crate::core::run::history::{newest_turns, without_newest_turns};
 use crate::core::run::metadata::{
     clean_title, parse_summary, summary_due, summary_input, title_due, title_input,
@@ -281,13 +281,12 @@ impl AfterTurn {
         let Ok(items) = call_session(session, "getItems", &[every]).await else {
             return 0;
         };
-        let head = js::stored_elements(&items)
+        let head: Vec<Value> = js::stored_elements(&items)
             .iter()
             .map_while(|item| js_to_json(item, "the session's first items").ok())
-            .take_while(is_compaction)
-            .map(|item| summarised_turns(&item))
-            .max();
-        head.unwrap_or(0)
+            .take_while(opens_history)
+            .collect();
+        hidden_turns(&head)
     }
 
     /// The `n` turns to summarise, up to this run's (the session's newest but `later`): from the

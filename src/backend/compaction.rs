@@ -14,9 +14,9 @@ use js_sys::{Array, Function};
 use wasm_bindgen::JsValue;
 
 use crate::core::compaction::{
-    awaits_answer, candidates, compacted_items, is_server_compaction, replaced, should_compact,
-    stored_originals, summary_input, summary_item, turns_of_replaced, Strategy,
-    SUMMARY_INSTRUCTIONS,
+    awaits_answer, candidates, compacted_items, hidden_turns, is_server_compaction, mark_turns,
+    replaced, should_compact, stored_originals, summary_input, summary_item, turns_of_replaced,
+    Strategy, SUMMARY_INSTRUCTIONS,
 };
 use crate::core::error::{ErrorFamily, RunnerError, RunnerErrorCode, SessionErrorCode};
 use crate::core::wire::items::to_responses_item;
@@ -140,7 +140,13 @@ impl Compactor {
                 (compacted, usage)
             }
             Strategy::Responses => {
-                let (compacted, usage) = self.compact_on_server(&items).await?;
+                let (mut compacted, usage) = self.compact_on_server(&items).await?;
+                // A summary of ours the server compacted stood for turns its output keeps no
+                // user message of: its item is marked with them.
+                let hidden = hidden_turns(&items);
+                for item in &mut compacted {
+                    mark_turns(item, hidden);
+                }
                 let originals = stored_originals(&compacted, &items);
                 let written = compacted
                     .iter()

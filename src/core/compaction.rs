@@ -281,17 +281,50 @@ pub fn summarised_turns(item: &Value) -> u64 {
 }
 
 /// The turns what a summary replaces stands for: its own (each begun by a user message) and
-/// those of the newest summary of ours in it, which stands for the ones before it. (A server's
-/// `compaction` item stands for none it can tell, and the user messages a `'responses'`
-/// compaction kept before it are turns of their own.)
+/// those its compactions stand for (see [`hidden_turns`]). (The user messages a `'responses'`
+/// compaction kept before its item are turns of their own.)
 pub fn turns_of_replaced(older: &[Value]) -> u64 {
-    let newest = older
-        .iter()
-        .rposition(|i| is_compaction(i) && !is_server_compaction(i));
-    let summarised = newest.map_or(0, |i| summarised_turns(&older[i]));
+    let newest = newest_summary(older);
     let after = newest.map_or(older, |i| &older[i + 1..]);
     let own = after.iter().filter(|i| is_user_message(i)).count() as u64;
-    summarised.saturating_add(own)
+    hidden_turns(older).saturating_add(own)
+}
+
+/// The turns a history's compactions stand for that none of its user messages does: the number
+/// of the newest summary of ours, or, where greater, the number a `'responses'` compaction after
+/// it marked its server's item with (see [`mark_turns`]); 0 where none tells. The user messages
+/// after that summary are turns of their own.
+pub fn hidden_turns(items: &[Value]) -> u64 {
+    let from = newest_summary(items).unwrap_or(0);
+    items[from..]
+        .iter()
+        .filter(|i| is_compaction(i))
+        .map(summarised_turns)
+        .max()
+        .unwrap_or(0)
+}
+
+fn newest_summary(items: &[Value]) -> Option<usize> {
+    items
+        .iter()
+        .rposition(|i| is_compaction(i) && !is_server_compaction(i))
+}
+
+/// Whether an item may stand before a history's first answer, where [`hidden_turns`] reads the
+/// compactions: an earlier compaction, or a user message (a `'responses'` compaction's output is
+/// the user messages it kept, then its item).
+pub fn opens_history(item: &Value) -> bool {
+    is_compaction(item) || is_user_message(item)
+}
+
+/// Marks a server's `compaction` item that a `'responses'` compaction wrote with the turns the
+/// history it replaced stood for beyond its user messages (the turns of a summary of ours the
+/// server compacted with them, which its output does not keep): the mark a summary of ours
+/// carries, which no request sends (the item goes as its type, id and encrypted content).
+pub fn mark_turns(item: &mut Value, turns: u64) {
+    if let (true, Value::Object(fields)) = (turns > 0 && is_server_compaction(item), &mut *item) {
+        fields.insert(SUMMARY_MARKER.into(), json!(turns));
+    }
 }
 
 /// The items `POST /responses/compact` returned, as they are stored: user messages in the
@@ -562,6 +595,28 @@ mod tests {
             6
         );
         assert_eq!(turns_of_replaced(&[]), 0);
+        // A `'responses'` compaction over a summary: its item carries the summary's turns, and
+        // the user messages it kept count beside them.
+        let mut marked = json!({"type": "compaction", "encrypted_content": "e"});
+        mark_turns(&mut marked, 4);
+        mark_turns(&mut user("q"), 4);
+        let compacted = [
+            user("q5"),
+            user("q6"),
+            marked.clone(),
+            user("q7"),
+            answer("a7"),
+        ];
+        assert_eq!(hidden_turns(&compacted), 4);
+        assert_eq!(turns_of_replaced(&compacted), 7);
+        assert_eq!(compacted.iter().take_while(|i| opens_history(i)).count(), 4);
+        // Compacted again by the server: the mark is handed on.
+        assert_eq!(hidden_turns(&[marked.clone(), user("q")]), 4);
+        // A summary made after it stands for them all.
+        assert_eq!(hidden_turns(&[marked, summary_item("s", 9), user("q")]), 9);
+        let mut unmarked = json!({"type": "compaction", "encrypted_content": "e"});
+        mark_turns(&mut unmarked, 0);
+        assert_eq!(unmarked.get(SUMMARY_MARKER), None);
     }
 
     #[test]

@@ -1097,6 +1097,43 @@ test('summaries every few turns keep their pace over a history compacted every t
   }
 });
 
+test('a summary compacted on the server (strategy responses) hands its turns to the compaction item: summaries every few turns keep their pace, and no request carries the mark', async () => {
+  const before = model.requests.length;
+  const r = await inPage(
+    async ({ url, id }) => {
+      const runner = new lib.Runner({ baseUrl: url, api: 'responses' });
+      const inner = new lib.IndexedDbSession(id);
+      // A summary of five turns, and the sixth turn after it.
+      await inner.addItems([
+        { type: 'message', role: 'system', content: 'Summary of the earlier conversation:\nthe user is Ann', 'agent-sessions.summary': 5 },
+        { role: 'user', content: 'question 6' },
+        { role: 'assistant', content: 'answer 6' },
+      ]);
+      let compact = true;
+      const session = new lib.CompactionSession(inner, { runner, model: 'gpt-x', strategy: 'responses', shouldCompact: () => compact });
+      await session.runCompaction();
+      const compacted = await inner.getItems();
+      compact = false;
+      // The seventh turn: a summary every seven turns is due.
+      const agent = new lib.Agent({ name: 'A', model: 'gpt-x', summaries: { everyTurns: 7 } });
+      const background = await (await runner.run(agent, 'question 7', { session })).background;
+      return { compacted, summary: background.summary !== null, errors: background.errors.map((e) => e.message) };
+    },
+    { id: fresh('responses-over-summary') },
+  );
+  assert.deepEqual(r.compacted.map((i) => i.content ?? i.type), ['question 6', 'compaction']);
+  assert.equal(r.compacted[1]['agent-sessions.summary'], 5, 'the compaction item stands for the five turns the summary did');
+  assert.deepEqual(r.errors, []);
+  assert.equal(r.summary, true, 'the seventh turn is counted as the seventh');
+  const asked = model.requests
+    .slice(before)
+    .filter((q) => /\/responses$/.test(q.path))
+    .map((q) => q.body.input.find((i) => i.type === 'compaction'))
+    .filter(Boolean);
+  assert.equal(asked.length, 1, 'the turn was asked of the Responses API, with the compaction item');
+  for (const item of asked) assert.deepEqual(Object.keys(item).sort(), ['encrypted_content', 'id', 'type'], 'the mark is not sent');
+});
+
 test('a title the user cleared is not made again once a compaction brought the turn count back to the first turns', async () => {
   const r = await inPage(
     async ({ url, id }) => {
