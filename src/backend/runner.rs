@@ -17,8 +17,9 @@ use crate::core::run::metadata::{
     STATE_TOOL, STATE_TOOL_DESCRIPTION,
 };
 use crate::core::run::{
-    from_response_start, new_turn_items, newest_turns, refused_answer, select_history, text_output,
-    unique_call_ids, Decision, NextStep, Origin, RunState, ServerConversation, REJECTION_MESSAGE,
+    at_most_turns, from_response_start, new_turn_items, newest_turns, refused_answer,
+    select_history, text_output, unique_call_ids, Decision, NextStep, Origin, RunState,
+    ServerConversation, REJECTION_MESSAGE,
 };
 use crate::core::wire::{
     call_id, is_function_call, is_tool_output, items::structured_tool_output, output_text,
@@ -432,7 +433,8 @@ impl Run<'_> {
             Some(Window::Items(Limit::Newest(n))) => ("getItems", count(n), None, Some(n)),
             Some(Window::Turns(Limit::Newest(n))) => {
                 if js::has_method(session, "getRecentTurns") {
-                    ("getRecentTurns", count(n), None, None)
+                    // (Cut to `n` too where it gives more: one that ignores its argument.)
+                    ("getRecentTurns", count(n), Some(n), None)
                 } else {
                     // Every item: the session's own default window could start mid-turn.
                     ("getItems", count(u64::MAX), Some(n), None)
@@ -461,6 +463,7 @@ impl Run<'_> {
             return Ok(from_response_start(before, window, input));
         }
         Ok(match turns {
+            Some(n) if method == "getRecentTurns" => at_most_turns(items, n),
             Some(n) => newest_turns(items, n),
             None => items,
         })

@@ -185,6 +185,20 @@ describe('the history a run sends, by turns', () => {
         const configured = new lib.IndexedDbSession(id + '-set', { settings: { turns: 1 } });
         await configured.addItems(history);
         await runner.run(agent, 'next', { session: configured });
+        // A session whose getRecentTurns gives more turns than asked (every one): cut to those
+        // asked; one that gives as many keeps what it gave before them (a note of its own).
+        const note = { role: 'system', content: 'note' };
+        const own = async () => {
+          const m = new lib.MemorySession();
+          await m.addItems(history);
+          return { getItems: (n) => m.getItems(n), addItems: (items) => m.addItems(items), all: () => m.getItems() };
+        };
+        const generous = await own();
+        generous.getRecentTurns = async () => generous.all();
+        await runner.run(agent, 'next', { session: generous, sessionSettings: { turns: 2 } });
+        const exact = await own();
+        exact.getRecentTurns = async (n) => [note, ...(await exact.all()).slice(-4 * n)];
+        await runner.run(agent, 'next', { session: exact, sessionSettings: { turns: 1 } });
         return true;
       },
       { id: fresh('turns'), history: turns(4) },
@@ -194,6 +208,9 @@ describe('the history a run sends, by turns', () => {
     assert.equal(model.requests[0].body.messages.filter((m) => m.role === 'tool').length, 2, 'tool outputs stay with their calls');
     assert.deepEqual(userTexts(model.requests[1]), ['q3', 'next']);
     assert.deepEqual(userTexts(model.requests[2]), ['q3', 'next']);
+    assert.deepEqual(userTexts(model.requests[3]), ['q2', 'q3', 'next'], 'cut to the turns asked');
+    assert.deepEqual(userTexts(model.requests[4]), ['q3', 'next']);
+    assert.deepEqual(model.requests[4].body.messages[0], { role: 'system', content: 'note' }, 'what a session gave with the turns asked stays');
   });
 });
 

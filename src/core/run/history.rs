@@ -131,6 +131,16 @@ pub fn newest_turns(items: Vec<Value>, n: u64) -> Vec<Value> {
     items
 }
 
+/// A window a session read as turns (`getRecentTurns(n)`) cut to its newest `n`, where it gave
+/// more (a session that ignores its argument); as it gave them otherwise, with whatever it gave
+/// before them.
+pub fn at_most_turns(items: Vec<Value>, n: u64) -> Vec<Value> {
+    match turn_starts(&items).len() as u64 > n {
+        true => newest_turns(items, n),
+        false => items,
+    }
+}
+
 /// `items` without their newest `n` turns: what they held before those turns were written.
 pub fn without_newest_turns(mut items: Vec<Value>, n: u64) -> Vec<Value> {
     if n > 0 {
@@ -142,7 +152,16 @@ pub fn without_newest_turns(mut items: Vec<Value>, n: u64) -> Vec<Value> {
 
 /// Where the newest `n` turns of `items` start (0 when they hold fewer).
 fn start_of_newest(items: &[Value], n: u64) -> usize {
-    let starts: Vec<usize> = items
+    let starts = turn_starts(items);
+    match (starts.len() as u64).checked_sub(n) {
+        Some(first) => starts[first as usize],
+        None => 0,
+    }
+}
+
+/// Where each of the turns among `items` starts (at a user message).
+fn turn_starts(items: &[Value]) -> Vec<usize> {
+    items
         .iter()
         .enumerate()
         .filter(|(_, i)| {
@@ -150,11 +169,7 @@ fn start_of_newest(items: &[Value], n: u64) -> usize {
             starts_turn(text("role"), text("type"))
         })
         .map(|(i, _)| i)
-        .collect();
-    match (starts.len() as u64).checked_sub(n) {
-        Some(first) => starts[first as usize],
-        None => 0,
-    }
+        .collect()
 }
 
 /// Where an item a session input callback returned came from.
@@ -488,6 +503,12 @@ mod tests {
             vec![user("q2"), answer("a2")]
         );
         assert_eq!(newest_turns(items.clone(), 2).len(), 5);
+        // A window read as turns is cut only where it holds more than asked.
+        assert_eq!(
+            at_most_turns(items.clone(), 1),
+            vec![user("q2"), answer("a2")]
+        );
+        assert_eq!(at_most_turns(items.clone(), 2), items);
         assert_eq!(
             newest_turns(items.clone(), 3).len(),
             6,

@@ -29,8 +29,8 @@ use super::wire::{
 };
 
 pub use history::{
-    from_response_start, input_items_from_text, new_turn_items, newest_turns, select_history,
-    Origin,
+    at_most_turns, from_response_start, input_items_from_text, new_turn_items, newest_turns,
+    select_history, Origin,
 };
 pub use server::ServerConversation;
 
