@@ -6,7 +6,7 @@
 // chat and the user shown now).
 import { lockedOut, openVersion, state } from './state.js';
 import { refresh } from './chats.js';
-import { el, hideError, openEditor, putBack, setStatus, showError, updateControls } from './view.js';
+import { edited, el, hideError, openEditor, putBack, setStatus, showError, updateControls } from './view.js';
 
 /** The re-read for another tab's change in progress, if any. */
 let syncing = null;
@@ -151,7 +151,7 @@ export async function refreshKeepingEdit(chat) {
     // message box, not lost (a box left as it was opened held nothing new). Not where it is
     // there but can no longer be edited, the chats locked: locking leaves no draft for whoever
     // comes to the screen next.
-    if (!li && box.value.trim() && box.value !== edit.original && !state.lock && !lockedOut()) {
+    if (!li && edited(box.value, edit.original) && !state.lock && !lockedOut()) {
       putBack(box.value);
       setStatus('The message you were editing is no longer in the chat (undone or cleared); your edited text is in the message box.');
     }

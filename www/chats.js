@@ -15,7 +15,7 @@ import { NO_SWITCHERS, readBranches } from './branches.js';
 import { encryptedSession, isEncrypted, plainOf, recallKey } from './keys.js';
 import { notSealed, recoverLock, unlockWith } from './seal.js';
 import { activeAgentOf, contentText, isUserMessage } from './items.js';
-import { closeRename, el, renderAgent, renderHeader, renderLock, renderMessages, renderSidebar, renderUsage, showError } from './view.js';
+import { closeRename, edited, el, renderAgent, renderHeader, renderLock, renderMessages, renderSidebar, renderUsage, showError } from './view.js';
 
 /** A session of the current user's chat `id`, on its branch `branch`; for a locked user, an
  * EncryptedSession (there is no other branch), which needs the user unlocked. */
@@ -98,8 +98,8 @@ export async function openChat(id, session = null, branch = 'main') {
  * an edit box whose text was changed) and the other chats' drafts. */
 export function unsentChats() {
   const editor = el.messages.querySelector('.msg-editor textarea');
-  const edited = editor && editor.value.trim() && editor.value !== editor.closest('.msg').querySelector('.msg-text').textContent;
-  return drafts.size + (el.input.value.trim() ? 1 : 0) + (edited ? 1 : 0);
+  const editing = editor && edited(editor.value, editor.closest('.msg')?.querySelector('.msg-text')?.textContent);
+  return drafts.size + (el.input.value.trim() ? 1 : 0) + (editing ? 1 : 0);
 }
 
 /** Forgets what was typed in chat `id`, deleted (the chat open now keeps its own). */

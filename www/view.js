@@ -541,6 +541,13 @@ export function openEditor(li) {
   input.setSelectionRange(input.value.length, input.value.length);
 }
 
+/** Whether `text`, typed in an edit box, is an edit of the message `original` it was opened on:
+ * not empty, and not the message as it was (a box gives its line ends as `\n`, whatever the
+ * message held). */
+export function edited(text, original) {
+  return text.trim() !== '' && text !== (original ?? '').replace(/\r\n?/g, '\n');
+}
+
 /** Closes the edit box, if one is open; returns the message it was editing (or null). */
 export function closeEditor() {
   const form = el.messages.querySelector('.msg-editor');

@@ -339,6 +339,14 @@ test('switching user with messages typed and not sent asks first: kept where the
     await page.fill('#messages .msg-editor textarea', 'my name is Ann');
     await selectUser(page, 'Bob');
     assert.equal(await page.inputValue('#user-select'), 'Bob', 'an edit box left as it was: nothing asked');
+    // Nor one opened on a message with Windows line ends (the box gives them as \n).
+    await say(page, 'hello');
+    const bobChat = await currentSessionId(page);
+    await lib(page, async ({ lib, dbName, id }) => new lib.IndexedDbSession(id, { userId: 'Bob', dbName }).addItems([{ role: 'user', content: 'line one\r\nline two' }, { role: 'assistant', content: 'ok' }]), { id: bobChat });
+    await page.click('#messages .msg[data-turn="2"] .msg-edit');
+    assert.equal(await page.inputValue('#messages .msg-editor textarea'), 'line one\nline two');
+    await selectUser(page, 'Guest');
+    assert.equal(await page.inputValue('#user-select'), 'Guest', 'nothing asked');
     assert.deepEqual(page.errors, []);
   } finally {
     await context.close();
