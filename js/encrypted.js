@@ -37,6 +37,10 @@ function binaryRefused(_, value) {
 /** How many of the newest stored items a write checks its key against, once per object. */
 const KEY_CHECK_ITEMS = 8;
 
+/** Stops the listener an `EncryptedSession` dropped without `close()` kept on its wrapped
+ * session (see the constructor). */
+const dropped = new FinalizationRegistry((stop) => stop());
+
 /** The salt of the per-session key derivation (HKDF-SHA256; its info is the session id). */
 const SESSION_SALT = encoder.encode('agent-sessions/EncryptedSession/v1');
 
@@ -303,7 +307,25 @@ export class EncryptedSession {
     if (typeof inner.subscribe === 'function') {
       const subscribe = wrappedSubscribe((listener) => inner.subscribe(listener), this.#stops, () => this.#closed, 'EncryptedSession');
       Object.defineProperty(this, 'subscribe', { configurable: true, writable: true, value: subscribe });
+      // A history written whole, cleared or deleted since this object's key was seen to fit it
+      // (another tab's `changeKey`, while a run of the SDK here waited for its answer) is checked
+      // again at the next write, which would else go under the old key, beside the new one's
+      // items. Heard through a weak reference: an object dropped without `close()` can still be
+      // collected, and its listener is removed then.
+      const self = new WeakRef(this);
+      const rewritten = (e) => e?.type === 'clear' || e?.type === 'delete' || (e?.type === 'replace' && e.change === 'history');
+      try {
+        const stop = inner.subscribe((e) => rewritten(e) && self.deref()?.#keyUnknown());
+        this.#stops.add(stop);
+        dropped.register(this, stop, this);
+      } catch {
+        // (A wrapped session closed already: every call refuses anyway.)
+      }
     }
+  }
+
+  #keyUnknown() {
+    this.#keyFits = false;
   }
 
   #keyGiven;

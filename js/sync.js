@@ -105,10 +105,15 @@ function outputText(output, era) {
   return era && (Array.isArray(output) ? output.some(files) : files(output)) ? '\u0000files' : JSON.stringify(output);
 }
 
+/** The mark of a compaction's summary, and of a server's compaction item, with the turns it
+ * stands for (core/session.rs). */
+const SUMMARY_MARK = 'agent-sessions.summary';
+
 /** What does not survive a round trip through a remote at any depth of an item: ids, statuses
- * (a remote fills in its own) and `providerData` (a remote rewrites it); keys are compared in
- * one spelling (`encrypted_content` is `encryptedContent`) and one order. */
-const VOLATILE = new Set(['id', 'status', 'providerData', 'provider_data']);
+ * (a remote fills in its own), `providerData` (a remote rewrites it) and the turns a compaction
+ * item stands for (core/compaction.rs, a field of ours the API keeps no copy of); keys are
+ * compared in one spelling (`encrypted_content` is `encryptedContent`) and one order. */
+const VOLATILE = new Set(['id', 'status', 'providerData', 'provider_data', SUMMARY_MARK]);
 function stable(value) {
   if (Array.isArray(value)) return value.map(stable);
   if (value === null || typeof value !== 'object') return value;
@@ -338,8 +343,7 @@ function saveState(id, head, { offset, list, inFlight, tombstones, mark, remote,
   });
 }
 
-/** The mark of a compaction's summary (core/session.rs), and the text it starts with. */
-const SUMMARY_MARK = 'agent-sessions.summary';
+/** The text a compaction's summary starts with (core/compaction.rs). */
 const SUMMARY_TEXT = 'Summary of the earlier conversation:\n';
 
 /** An item pulled from the remote, stored locally without the remote's id (as a local write

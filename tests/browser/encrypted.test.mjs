@@ -1733,6 +1733,46 @@ test('changeKey gives the history a new key, each item keeping when it was added
   assert.deepEqual(r.expired, ['a1', 'in clear', 'a2']);
 });
 
+test('an object that read before another tab’s changeKey refuses its next write under the old key once the change is heard (a run of the SDK that read, then saved after the change, wrote its turn under the old key, and every later one)', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const dbName = `enc-change-heard-${Math.random()}`;
+    const oldKey = key();
+    const newKey = key();
+    // Two objects over the chat, each over its own wrapped session (as two tabs).
+    // (Copies: a key given as bytes is wiped when the object leaves it.)
+    const here = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName }), { key: oldKey.slice() });
+    const there = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName }), { key: oldKey.slice() });
+    await here.addItems([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]);
+    // This object reads (the SDK's run before it asks its model)...
+    const before = (await here.getItems()).map((i) => i.content);
+    // ...the other changes the key meanwhile...
+    const heard = new Promise((ok) => {
+      const stop = here.subscribe((e) => e.type === 'replace' && (stop(), ok()));
+    });
+    await there.changeKey(newKey.slice());
+    await heard;
+    // ...and this one saves its turn.
+    const saved = await here.addItems([{ role: 'user', content: 'q2' }]).then(() => 'saved', (e) => e.code);
+    const underNew = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName }), { key: newKey.slice() });
+    const read = (await underNew.getItems()).map((i) => i.content);
+    // A write in the wrapped session since (a clear, here) does not refuse a key that fits: the
+    // object under the new key writes on after it.
+    const cleared = new Promise((ok) => {
+      const stop = underNew.subscribe((e) => e.type === 'clear' && (stop(), ok()));
+    });
+    await there.clearSession();
+    await cleared;
+    await underNew.addItems([{ role: 'user', content: 'q3' }]);
+    return { before, saved, read, skipped: underNew.lastSkipped, after: (await there.getItems()).map((i) => i.content) };
+  });
+  assert.deepEqual(r.before, ['q1', 'a1']);
+  assert.equal(r.saved, 'INVALID_KEY', 'refused: nothing written under the old key');
+  assert.deepEqual(r.read, ['q1', 'a1']);
+  assert.equal(r.skipped, 0, 'no item under the old key');
+  assert.deepEqual(r.after, ['q3']);
+});
+
 test('changeKey keeps as it is an item in clear that JSON cannot write (bytes, written before the chat was encrypted), where it failed every change; the others take the new key', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {

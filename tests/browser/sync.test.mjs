@@ -1528,7 +1528,7 @@ describe('SyncedSession', () => {
     await a.context.close();
   });
 
-  test('reasoning, hosted tool calls, image outputs, computer outputs and MCP approvals come back from the remote as the same items: pushed once, and the rounds settle', async () => {
+  test('reasoning, hosted tool calls, image outputs, computer outputs, MCP approvals and a compaction item marked with its turns come back from the remote as the same items: pushed once, and the rounds settle', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async ({ url }) => {
       const remote = new lib.OpenAIConversationsSession({ baseUrl: url, apiKey: 'k' });
@@ -1542,6 +1542,8 @@ describe('SyncedSession', () => {
         { type: 'function_call_result', callId: 'call_1', name: 'chart', status: 'completed', output: { type: 'image', image: 'https://example.com/chart.png' } },
         { type: 'function_call_result', callId: 'call_2', name: 'nothing', status: 'completed', output: null },
         { type: 'compaction', encryptedContent: 'gAAAD' },
+        // (Marked by a 'responses' compaction over a summary: the API keeps no copy of the mark.)
+        { type: 'compaction', encrypted_content: 'gAAAE', 'agent-sessions.summary': 5 },
         // Two kinds that come back as `unknown` (the API's item kept whole, as the SDK gives them).
         { type: 'computer_call_result', callId: 'call_cu', output: { type: 'computer_screenshot', data: 'https://example.com/shot.png' } },
         { type: 'hosted_tool_call', name: 'mcp_approval_response', providerData: { type: 'mcp_approval_response', approve: true, approval_request_id: 'mcpr_1' } },
@@ -1556,7 +1558,7 @@ describe('SyncedSession', () => {
       synced.close();
       return { rounds, order: (await local.getItems()).map((i) => i.type ?? i.role), expected: items.map((i) => i.type ?? i.role) };
     }, { url: server.url });
-    for (const round of r.rounds) assert.deepEqual(round, { error: null, remote: 10, local: 10, pending: 0, localOnly: 0 });
+    for (const round of r.rounds) assert.deepEqual(round, { error: null, remote: 11, local: 11, pending: 0, localOnly: 0 });
     assert.deepEqual(r.order, r.expected, 'the local history keeps its order');
     await context.close();
   });
