@@ -18,8 +18,8 @@ use crate::core::run::metadata::{
 };
 use crate::core::run::{
     at_most_turns, from_response_start, new_turn_items, newest_turns, refused_answer,
-    select_history, text_output, unique_call_ids, Decision, NextStep, Origin, RunState,
-    ServerConversation, REJECTION_MESSAGE,
+    select_history, select_returned, text_output, unique_call_ids, Decision, NextStep, Origin,
+    RunState, ServerConversation, REJECTION_MESSAGE,
 };
 use crate::core::wire::{
     call_id, is_function_call, is_tool_output, items::structured_tool_output, output_text,
@@ -550,7 +550,11 @@ impl Run<'_> {
                     format!("the new item {i} sessionInputCallback returned")
                 })
                 .map_err(RunError::Usage)?;
-                (model_input, turn_input)
+                let from_history: Vec<bool> = origins
+                    .iter()
+                    .map(|o| matches!(o, Origin::History(_)))
+                    .collect();
+                (select_returned(model_input, &from_history), turn_input)
             }
         };
         Ok(RunState::new(

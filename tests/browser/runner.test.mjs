@@ -243,6 +243,35 @@ for (const api of ['chat_completions', 'responses']) {
       assert.match(sent, /after/);
     });
 
+    test('a sessionInputCallback that halves a tool exchange of the history sends neither half (the API refuses either), as the SDK drops them; what it made is sent as it is', async () => {
+      const id = fresh('callback-halves');
+      await inPage(
+        async ({ url, api, id }) => {
+          const session = new lib.IndexedDbSession(id);
+          await session.addItems([
+            { role: 'user', content: 'old' },
+            { type: 'function_call', callId: 'lookup', name: 'f', arguments: '{}', status: 'completed' },
+            { type: 'function_call_result', callId: 'lookup', name: 'f', status: 'completed', output: { type: 'text', text: 'found' } },
+            { type: 'function_call', callId: 'other', name: 'f', arguments: '{}', status: 'completed' },
+            { type: 'function_call_result', callId: 'other', name: 'f', status: 'completed', output: { type: 'text', text: 'seen' } },
+            { role: 'assistant', content: 'after' },
+          ]);
+          const runner = new lib.Runner({ baseUrl: url, api });
+          // Keeps the first call without its output, and the second output without its call.
+          const sessionInputCallback = (history, items) => [history[0], history[1], history[4], history[5], ...items];
+          await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'next', { session, sessionInputCallback });
+        },
+        { api, id },
+      );
+      const body = model.requests[0].body;
+      const sent = JSON.stringify(body.messages ?? body.input);
+      assert.doesNotMatch(sent, /lookup/);
+      assert.doesNotMatch(sent, /other|seen/);
+      assert.match(sent, /old/);
+      assert.match(sent, /after/);
+      assert.match(sent, /next/);
+    });
+
     test('a session that answers getItems(n) with every item (its limit ignored) still has the newest n sent, trimmed as any window', async () => {
       const id = fresh('window-ignored');
       model.script({ text: 'one' }, { text: 'two' });

@@ -13,12 +13,28 @@ use crate::core::wire::{call_id, is_answered_call, is_call_output, item_type};
 /// without the item that followed it). A call an output of `input` (what the run sends after the
 /// history) answers is answered.
 pub fn select_history(items: Vec<Value>, input: &[Value]) -> Vec<Value> {
+    select_where(items, input, None)
+}
+
+/// What a session input callback returned (`items`), without the halves of tool exchanges among
+/// the items it took from the history (`from_history`, by position), and the reasoning that led
+/// to a call dropped so, as [`select_history`] leaves them out: the API refuses them, and the SDK
+/// drops such calls too. What it made or took from the new input is sent as it is.
+pub fn select_returned(items: Vec<Value>, from_history: &[bool]) -> Vec<Value> {
+    select_where(items, &[], Some(from_history))
+}
+
+/// [`select_history`], dropping only the items at the positions `prunable` holds `true` for
+/// (every item where `None`).
+fn select_where(items: Vec<Value>, input: &[Value], prunable: Option<&[bool]>) -> Vec<Value> {
+    let prunable = |i: usize| prunable.is_none_or(|p| p.get(i).copied().unwrap_or(false));
     // Each output answers the newest call of its id before it not yet answered: a server that
     // numbers its calls per response (`call_0` each time, as some local ones do) leaves an
     // unanswered call (a run paused for approval and left) kept by an older pair of that id.
     let mut keep: Vec<bool> = items
         .iter()
-        .map(|i| !(is_answered_call(i) || is_call_output(i)))
+        .enumerate()
+        .map(|(k, i)| !prunable(k) || !(is_answered_call(i) || is_call_output(i)))
         .collect();
     keep.resize(items.len() + input.len(), true);
     let mut waiting: Vec<(&str, usize)> = Vec::new();
@@ -43,7 +59,7 @@ pub fn select_history(items: Vec<Value>, input: &[Value]) -> Vec<Value> {
     for i in (0..items.len()).rev() {
         let item = &items[i];
         if item_type(item) == "reasoning" {
-            keep[i] &= !gone;
+            keep[i] &= !gone || !prunable(i);
             run = false;
         } else if !of_response(item) {
             (gone, run) = (!keep[i], false);
@@ -358,6 +374,33 @@ mod tests {
         // Reasoning before an answer stays.
         let items = vec![user("q"), thought("r"), answer("x")];
         assert_eq!(select_history(items.clone(), &[]), items);
+    }
+
+    #[test]
+    fn a_callback_that_halves_a_history_tool_exchange_sends_neither_half() {
+        let thought = json!({"type": "reasoning", "id": "rs", "summary": []});
+        // From the history: a reasoning item and its call, whose output the callback left out;
+        // an output whose call it left out; a whole pair. Made by it: a call of its own.
+        let items = vec![
+            user("q"),
+            thought.clone(),
+            call("a"),
+            out("b"),
+            call("c"),
+            out("c"),
+            call("mine"),
+            user("next"),
+        ];
+        let from_history = [true, true, true, true, true, true, false, false];
+        assert_eq!(
+            select_returned(items, &from_history),
+            vec![user("q"), call("c"), out("c"), call("mine"), user("next")]
+        );
+        // A history call the new input answers stays.
+        assert_eq!(
+            select_returned(vec![call("a"), out("a")], &[true, false]),
+            vec![call("a"), out("a")]
+        );
     }
 
     #[test]

@@ -30,7 +30,7 @@ use super::wire::{
 
 pub use history::{
     at_most_turns, from_response_start, input_items_from_text, new_turn_items, newest_turns,
-    select_history, Origin,
+    select_history, select_returned, Origin,
 };
 pub use server::ServerConversation;
 
