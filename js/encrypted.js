@@ -5,7 +5,7 @@
 import { recordStore } from './records.js';
 import { checkTarget, optionsOf, sessionError } from './errors.js';
 import { copiedArguments, LONGEST } from './copy.js';
-import { endListeners, report, wrappedSubscribe } from './events.js';
+import { endListeners, QUIET, report, wrappedSubscribe } from './events.js';
 import { sessionLockName } from './sync.js';
 
 /** WebCrypto's `subtle`, which only a secure context has (https, or localhost). */
@@ -38,8 +38,12 @@ function binaryRefused(_, value) {
 const KEY_CHECK_ITEMS = 8;
 
 /** Stops the listener an `EncryptedSession` dropped without `close()` kept on its wrapped
- * session (see the constructor). */
+ * session (see `#fits`). */
 const dropped = new FinalizationRegistry((stop) => stop());
+
+/** The changes that may have given the history another key: written whole (`changeKey`, an
+ * import, a repair), cleared or deleted. */
+const rewrites = (e) => e?.type === 'clear' || e?.type === 'delete' || (e?.type === 'replace' && ['history', 'import', 'repair'].includes(e.change));
 
 /** The salt of the per-session key derivation (HKDF-SHA256; its info is the session id). */
 const SESSION_SALT = encoder.encode('agent-sessions/EncryptedSession/v1');
@@ -307,26 +311,59 @@ export class EncryptedSession {
     if (typeof inner.subscribe === 'function') {
       const subscribe = wrappedSubscribe((listener) => inner.subscribe(listener), this.#stops, () => this.#closed, 'EncryptedSession');
       Object.defineProperty(this, 'subscribe', { configurable: true, writable: true, value: subscribe });
-      // A history written whole, cleared or deleted since this object's key was seen to fit it
-      // (another tab's `changeKey`, while a run of the SDK here waited for its answer) is checked
-      // again at the next write, which would else go under the old key, beside the new one's
-      // items. Heard through a weak reference: an object dropped without `close()` can still be
-      // collected, and its listener is removed then.
-      const self = new WeakRef(this);
-      const rewritten = (e) => e?.type === 'clear' || e?.type === 'delete' || (e?.type === 'replace' && e.change === 'history');
-      try {
-        const stop = inner.subscribe((e) => rewritten(e) && self.deref()?.#keyUnknown());
-        this.#stops.add(stop);
-        dropped.register(this, stop, this);
-      } catch {
-        // (A wrapped session closed already: every call refuses anyway.)
-      }
     }
   }
 
-  #keyUnknown() {
-    this.#keyFits = false;
+  /** Takes the key as fitting the history (`fits`) or not, as a read or check begun at `epoch`
+   * found it: not where a rewrite was heard since (see `#rewritten`). While it is taken as
+   * fitting, a rewrite of the history is listened for (another tab's `changeKey`, while a run of
+   * the SDK here waited for its answer): the next write checks the key again, and would else go
+   * under the old key, beside the new one's items. */
+  #fits(fits, epoch) {
+    this.#keyFits = fits && epoch === this.#epoch;
+    if (!this.#keyFits) this.#unhear();
+    if (!this.#keyFits || this.#hearing || this.#closed || typeof this.#inner.subscribe !== 'function') return;
+    let stop;
+    try {
+      stop = EncryptedSession.#listen(this.#inner, new WeakRef(this));
+    } catch {
+      // (A wrapped session closed already: every call refuses anyway.)
+    }
+    if (typeof stop !== 'function') return;
+    this.#hearing = stop;
+    // An object dropped without `close()` is still collected (the listener holds it weakly),
+    // and its listener is removed then.
+    dropped.register(this, stop, this);
   }
+
+  /** Listens to `inner` for rewrites, for the object `ref` holds (made here, apart from the
+   * object's other closures, so that the listener does not hold it). */
+  static #listen(inner, ref) {
+    const listener = (e) => rewrites(e) && ref.deref()?.#rewritten();
+    // (It keeps no Node process running by itself.)
+    listener[QUIET] = true;
+    return inner.subscribe(listener);
+  }
+
+  #rewritten() {
+    this.#epoch += 1;
+    this.#keyFits = false;
+    this.#unhear();
+  }
+
+  #unhear() {
+    const stop = this.#hearing;
+    this.#hearing = null;
+    if (stop) {
+      dropped.unregister(this);
+      stop();
+    }
+  }
+
+  /** How many rewrites of the history were heard (see `#fits`). */
+  #epoch = 0;
+  /** The removal of the rewrite listener, while the key is taken as fitting. */
+  #hearing = null;
 
   #keyGiven;
 
@@ -445,6 +482,7 @@ export class EncryptedSession {
    * not at all after a read that opened an item; items that are not encrypted are not counted. */
   async #checkKey(key, doing) {
     if (this.#keyFits) return;
+    const epoch = this.#epoch;
     const encrypted = (items) => items.filter((s) => s?.__enc === 1);
     const read = await this.#inner.getItems(KEY_CHECK_ITEMS);
     let newest = encrypted(read);
@@ -457,19 +495,21 @@ export class EncryptedSession {
     if (newest.length > 0 && opened.every((o) => o === null)) {
       throw sessionError('INVALID_KEY', `${doing}: none of the newest ${newest.length} encrypted items of session "${this.#sessionId}" decrypts with this key (a wrong key or passphrase); nothing was written (items this key wrote would leave the history under two keys). A history that no key opens any more can be emptied with clearSession()`);
     }
-    this.#keyFits = true;
+    // (A rewrite heard meanwhile: checked again at the next write.)
+    this.#fits(true, epoch);
   }
 
   /** Decrypts stored items: the live ones, in order, and how many did not decrypt. Items of the
    * history that decrypt show the key fits it; the archive's do not (a history given a new key
    * keeps its archive under the old one, which is then no key to write with). */
   async #read(stored, history = true) {
+    const epoch = this.#epoch;
     const key = await this.#sessionKey();
     const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
     const skipped = opened.filter((o) => o === null).length;
     // A read that opens none of the encrypted items it got (another object gave the history a
     // new key since this one's check) has the next write check the key again.
-    if (history) this.#keyFits = skipped < opened.length || (this.#keyFits && !stored.some((s) => s?.__enc === 1));
+    if (history) this.#fits(skipped < opened.length || (this.#keyFits && !stored.some((s) => s?.__enc === 1)), epoch);
     this.lastSkipped = skipped;
     if (skipped && this.#onUndecryptable) {
       try {
@@ -957,6 +997,7 @@ export class EncryptedSession {
 
   /** `changeKey` once it holds the session (`old`: the key it replaces). */
   async #changeKey(material, old) {
+    const epoch = this.#epoch;
     const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
     const opened = await Promise.all(stored.map((s) => this.#open(old, s)));
     const shut = stored.filter((s, i) => s?.__enc === 1 && opened[i] === null).length;
@@ -977,7 +1018,7 @@ export class EncryptedSession {
     this.#key = Promise.resolve(next);
     this.#digestKey = base.then((b) => digestKey(b, this.#sessionId));
     this.#digestKey.catch(() => {});
-    this.#keyFits = stored.length > 0;
+    this.#fits(stored.length > 0, epoch);
   }
 
   /** Replaces the history `stored` (as read) by `items` (as stored), not archived: one write
@@ -1014,6 +1055,7 @@ export class EncryptedSession {
     // (A second call resolves when the first settles: once every earlier call is done.)
     if (this.#closed) return this.#closing.then(() => {}, () => {});
     endListeners(this.#stops);
+    this.#unhear();
     const run = this.#serial(() => {
       if (this.#keyGiven instanceof Uint8Array) this.#keyGiven.fill(0);
       this.#keyGiven = this.#key = this.#digestKey = null;
@@ -1134,7 +1176,10 @@ export async function deviceKey(options) {
     // Another caller stored one first: that one is the key.
     const stored = await keys.get(ids[0]);
     // (Deleted again before it could be read: there is none, so one is made, as at first.)
-    if (!stored?.key) return deviceKey(options);
+    if (stored === undefined) return deviceKey(options);
+    // A record that holds no key (another version's, or written by hand): asked again, the
+    // same record would refuse the new key again, without end. Left as it is.
+    if (!stored?.key) throw sessionError('INVALID_KEY', `deviceKey: the device key record ${ids[0]} holds no key; nothing changed (forgetDeviceKey() removes it)`);
     return stored.key;
   }
 }

@@ -130,6 +130,18 @@ function dispatch(receiver, events) {
   }
 }
 
+/** Marks a listener of the package's own (an `EncryptedSession`'s) that keeps no Node process
+ * running by itself, as an app's listeners do. */
+export const QUIET = Symbol('quiet listener');
+
+/** Whether the channel of `receiver` keeps a Node process running: while an app listens. */
+function holdProcess(receiver) {
+  const { channel } = receiver;
+  if (typeof channel?.unref !== 'function') return;
+  if ([...receiver.entries].some((e) => !e.fn[QUIET])) channel.ref();
+  else channel.unref();
+}
+
 /** Adds a listener for the events of `dbName` that `accepts`; returns its removal. */
 function listen(dbName, entry) {
   let receiver = receivers.get(dbName);
@@ -140,11 +152,13 @@ function listen(dbName, entry) {
     receivers.set(dbName, receiver);
   }
   receiver.entries.add(entry);
+  holdProcess(receiver);
   let done = false;
   return () => {
     if (done) return;
     done = true;
     receiver.entries.delete(entry);
+    holdProcess(receiver);
     // Closed in a later task, if no listener came back by then: one removed and added again in a
     // listener (an object for the branch just switched to) keeps the channel, and with it the
     // rest of the message being dispatched and the messages already on their way.

@@ -951,6 +951,28 @@ test('deviceKey: callers asking at once get one key, and what either encrypts re
   assert.equal(r.readAgain, 2, 'a later call finds the same key');
 });
 
+test('deviceKey over a record of the device key that holds no key (another version’s, written by hand) fails with INVALID_KEY, where it asked again without end; forgetDeviceKey then lets it make one', async () => {
+  const page = await openPage();
+  const r = await page.evaluate(async () => {
+    const options = { dbName: 'enc-keyless', userId: 'ann' };
+    // (The store of device keys made first.)
+    await lib.createDeviceKey({ dbName: 'enc-keyless', userId: 'bob' });
+    const db = await request(indexedDB.open('agent-sessions-keys'));
+    const tx = db.transaction('keys', 'readwrite');
+    tx.objectStore('keys').put({ id: JSON.stringify(['enc-keyless', 'ann']), createdAt: Date.now(), format: 'other' });
+    await new Promise((resolve, reject) => Object.assign(tx, { oncomplete: resolve, onabort: () => reject(tx.error) }));
+    db.close();
+    const settled = await Promise.race([
+      lib.deviceKey(options).then(() => 'a key', (e) => e.code),
+      new Promise((done) => setTimeout(() => done('still asking'), 3000)),
+    ]);
+    await lib.forgetDeviceKey(options);
+    const made = await lib.deviceKey(options);
+    return { settled, made: made instanceof CryptoKey };
+  });
+  assert.deepEqual(r, { settled: 'INVALID_KEY', made: true });
+});
+
 test('device keys: dbName null is the default database, as the sessions take it; a key an earlier version kept under null is found, and forgotten with the default', async () => {
   const page = await openPage();
   const r = await page.evaluate(async () => {

@@ -195,14 +195,14 @@ console.log(JSON.stringify(out));
     assert.deepEqual(JSON.parse(stdout), { finalOutput: 'Hello from Node.', memory: ['user', 'assistant'], indexedDb: 'STORAGE_UNAVAILABLE', search: 'INVALID_OPTIONS' });
   });
 
-  test('Node with an IndexedDB written in JS (fake-indexeddb, as app tests use): sessions are stored and watched, every event heard, a listener that throws reported without ending the process, and the process ends by itself once its watch is stopped', async () => {
+  test('Node with an IndexedDB written in JS (fake-indexeddb, as app tests use): sessions are stored and watched, every event heard, a listener that throws reported without ending the process, and the process ends by itself once its watch is stopped (an EncryptedSession left open too, which is collected once dropped)', async () => {
     const app = installs['vite-app'];
     const script = join(app, 'in-node-idb.mjs');
     const fake = pathToFileURL(join(root, 'node_modules/fake-indexeddb/auto/index.mjs')).href;
     await writeFile(
       script,
       `import ${JSON.stringify(fake)};
-import { IndexedDbSession, listSessions, watchSessions } from 'agent-sessions';
+import { EncryptedSession, IndexedDbSession, listSessions, watchSessions } from 'agent-sessions';
 const heard = [];
 const watch = watchSessions({ userId: 'ann' }, (e) => heard.push(e.type + ' ' + e.change));
 await watch.ready;
@@ -221,17 +221,37 @@ await new Promise((heardIt) => {
   last.ready.then(() => session.addItems([{ role: 'user', content: 'last' }]));
 });
 watch();
-console.log(JSON.stringify({ items, popped, listed, heard }));
+// EncryptedSessions whose key a read found fitting (they then listen for a rewrite of the
+// history, another tab's changeKey) and that were dropped without close() are collected, and
+// keep the process running no more than one left open does.
+const key = new Uint8Array(32).fill(7);
+const sealed = new EncryptedSession(new IndexedDbSession('sealed', { userId: 'ann' }), { key: key.slice() });
+await sealed.addItems([{ role: 'user', content: 'sealed' }]);
+const read = (await sealed.getItems()).map((i) => i.content);
+let collected = 0;
+const registry = new FinalizationRegistry(() => collected++);
+for (let i = 0; i < 20; i++) {
+  const dropped = new EncryptedSession(new IndexedDbSession('sealed', { userId: 'ann' }), { key: key.slice() });
+  await dropped.getItems();
+  registry.register(dropped, i);
+}
+for (let i = 0; i < 20 && collected === 0; i++) {
+  globalThis.gc();
+  await new Promise((done) => setTimeout(done, 20));
+}
+console.log(JSON.stringify({ items, popped, listed, heard, read, collected: collected > 0 }));
 `,
     );
     // A process kept alive (an open channel or port) would be killed at the timeout: a failure.
-    const { stdout, stderr } = await exec(process.execPath, [script], { cwd: app, timeout: 30_000 });
+    const { stdout, stderr } = await exec(process.execPath, ['--expose-gc', script], { cwd: app, timeout: 30_000 });
     assert.match(stderr, /a listener that throws/);
     assert.deepEqual(JSON.parse(stdout), {
       items: [{ role: 'user', content: 'hello from Node' }],
       popped: { role: 'assistant', content: 'hi' },
       listed: [['chat', 'hello from Node', 1]],
       heard: ['created add', 'updated pop', 'updated add'],
+      read: ['sealed'],
+      collected: true,
     });
   });
 
