@@ -219,6 +219,11 @@ async function loadHead(id) {
   const head = await state.get(id);
   if (!head) return { count: 0, chunks: 0, mark: null, inFlight: null, tombstones: [], none: true };
   if (head.format === FORMAT) return head;
+  // A later version's: its round is not this version's to take (replaced as a damaged one, the
+  // state would lose its tombstones, and deletions come back from the remote).
+  if (typeof head.format === 'number' && head.format > FORMAT) {
+    throw sessionError('DB_VERSION', `the sync state of session "${id}" was written by a newer version of this library (another tab of a newer deploy): reload the page; nothing was synced or changed`);
+  }
   // Neither this format nor the one before: damaged (see loadEntries).
   if (!Array.isArray(head.synced)) return damaged();
   const legacy = upgraded(head);
@@ -676,7 +681,8 @@ export class SyncedSession extends EventTarget {
           // A refusal (4xx: a conversation deleted or never there, a key refused) would be
           // refused again: the next write, sync(), interval or `online` tries again, no timer
           // (nor a longer wait for the next failure that is retried).
-          const refused = error?.status >= 400 && error.status < 500 && ![408, 409].includes(error.status) && !later(error.status, error.serverCode);
+          // (Nor is a state a newer version wrote: a reload is the way on.)
+          const refused = (error?.status >= 400 && error.status < 500 && ![408, 409].includes(error.status) && !later(error.status, error.serverCode)) || error?.code === 'DB_VERSION';
           if (!refused) this.#attempt += 1;
           // (At least what the server's `Retry-After` asked, as a timer can wait: a remote of
           // another kind may give anything.)

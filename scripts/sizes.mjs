@@ -17,12 +17,12 @@ const KIB = 1024;
  */
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 116.6 * KIB, target: 55 * KIB },
-  'index.js': { budget: 27.9 * KIB },
+  'index.js': { budget: 28.2 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 132.9 * KIB },
   'extras.js': { budget: 3.9 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 57.7 * KIB },
   'memory.js': { budget: 3.3 * KIB },
-  'agent_sessions_runner_bg.wasm': { budget: 160.7 * KIB, target: 64 * KIB },
+  'agent_sessions_runner_bg.wasm': { budget: 160.9 * KIB, target: 64 * KIB },
   'runner.js': { budget: 12.5 * KIB },
 };
 

@@ -2173,6 +2173,49 @@ describe('SyncedSession', () => {
     await context.close();
   });
 
+  test('a sync state a newer version of the library wrote (a later format) is left as it is: the round fails with DB_VERSION (reload), nothing synced or changed, and no timer asks again', async () => {
+    const a = await device();
+    const r = await a.page.evaluate(async () => {
+      const id = JSON.stringify(['agent-sessions', 'newer-state']);
+      const remote = new lib.MemorySession('newer-remote');
+      const first = new lib.SyncedSession(new lib.IndexedDbSession('newer-state'), remote, { syncOnOpen: false });
+      await first.addItems([{ role: 'user', content: 'q1' }]);
+      await first.sync();
+      first.close();
+      // A newer deploy in another tab wrote its own format of the state, with what it records.
+      const newer = { id, format: 99, somethingNew: ['tombstones of its own'] };
+      const store = async (fn) => {
+        const d = await new Promise((ok, no) => {
+          const q = indexedDB.open('agent-sessions-sync', 1);
+          q.onsuccess = () => ok(q.result);
+          q.onerror = () => no(q.error);
+        });
+        const tx = d.transaction('sessions', 'readwrite');
+        const got = await fn(tx.objectStore('sessions'));
+        await new Promise((ok, no) => ((tx.oncomplete = ok), (tx.onerror = () => no(tx.error))));
+        d.close();
+        return got;
+      };
+      await store((s) => s.put(newer));
+      await remote.addItems([{ role: 'user', content: 'from elsewhere' }]);
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('newer-state'), remote, { syncOnOpen: false, retryDelayMs: 10 });
+      const error = await synced.sync().then(() => null, (e) => e.code);
+      // Each round tells that it began (syncing: true).
+      let rounds = 0;
+      synced.addEventListener('syncstatus', (e) => e.detail.syncing && rounds++);
+      const timer = await new Promise((done) => setTimeout(() => done([synced.syncStatus.lastError?.code, rounds]), 200));
+      synced.close();
+      const kept = await store((s) => new Promise((ok) => (s.get(id).onsuccess = (e) => ok(e.target.result))));
+      return { error, timer, kept, local: (await new lib.IndexedDbSession('newer-state').getItems()).map((i) => i.content), remote: (await remote.getItems()).map((i) => i.content) };
+    });
+    assert.equal(r.error, 'DB_VERSION');
+    assert.deepEqual(r.timer, ['DB_VERSION', 0], 'no round after it');
+    assert.deepEqual(r.kept, { id: JSON.stringify(['agent-sessions', 'newer-state']), format: 99, somethingNew: ['tombstones of its own'] }, 'the newer state is left as it was');
+    assert.deepEqual(r.local, ['q1'], 'nothing pulled');
+    assert.deepEqual(r.remote, ['q1', 'from elsewhere']);
+    await a.context.close();
+  });
+
   test('a damaged sync state is replaced by the next round: nothing is sent twice, deleted or lost, and later rounds are incremental again', async () => {
     const a = await device();
     const r = await a.page.evaluate(async () => {
