@@ -322,18 +322,25 @@ export class EncryptedSession {
   #fits(fits, epoch) {
     this.#keyFits = fits && epoch === this.#epoch;
     if (!this.#keyFits) this.#unhear();
-    if (!this.#keyFits || this.#hearing || this.#closed || typeof this.#inner.subscribe !== 'function') return;
+  }
+
+  /** Listens for rewrites from now on, where the wrapped session tells its changes (a read or
+   * check begins with it, so that one heard while it reads counts); returns the epoch that read
+   * or check is taken at (see `#fits`). */
+  #watch() {
+    if (this.#hearing || this.#closed || typeof this.#inner.subscribe !== 'function') return this.#epoch;
     let stop;
     try {
       stop = EncryptedSession.#listen(this.#inner, new WeakRef(this));
     } catch {
-      // (A wrapped session closed already: every call refuses anyway.)
+      // (A wrapped session closed already, whose writes refuse too.)
     }
-    if (typeof stop !== 'function') return;
-    this.#hearing = stop;
+    // (Asked once: a session whose `subscribe` gives no removal is not asked again each read.)
+    this.#hearing = typeof stop === 'function' ? stop : () => {};
     // An object dropped without `close()` is still collected (the listener holds it weakly),
     // and its listener is removed then.
-    dropped.register(this, stop, this);
+    if (typeof stop === 'function') dropped.register(this, stop, this);
+    return this.#epoch;
   }
 
   /** Listens to `inner` for rewrites, for the object `ref` holds (made here, apart from the
@@ -482,7 +489,7 @@ export class EncryptedSession {
    * not at all after a read that opened an item; items that are not encrypted are not counted. */
   async #checkKey(key, doing) {
     if (this.#keyFits) return;
-    const epoch = this.#epoch;
+    const epoch = this.#watch();
     const encrypted = (items) => items.filter((s) => s?.__enc === 1);
     const read = await this.#inner.getItems(KEY_CHECK_ITEMS);
     let newest = encrypted(read);
@@ -493,6 +500,7 @@ export class EncryptedSession {
     }
     const opened = await Promise.all(newest.map((s) => this.#open(key, s)));
     if (newest.length > 0 && opened.every((o) => o === null)) {
+      this.#fits(false, epoch);
       throw sessionError('INVALID_KEY', `${doing}: none of the newest ${newest.length} encrypted items of session "${this.#sessionId}" decrypts with this key (a wrong key or passphrase); nothing was written (items this key wrote would leave the history under two keys). A history that no key opens any more can be emptied with clearSession()`);
     }
     // (A rewrite heard meanwhile: checked again at the next write.)
@@ -502,8 +510,7 @@ export class EncryptedSession {
   /** Decrypts stored items: the live ones, in order, and how many did not decrypt. Items of the
    * history that decrypt show the key fits it; the archive's do not (a history given a new key
    * keeps its archive under the old one, which is then no key to write with). */
-  async #read(stored, history = true) {
-    const epoch = this.#epoch;
+  async #read(stored, history = true, epoch = this.#epoch) {
     const key = await this.#sessionKey();
     const opened = await Promise.all(stored.map((s) => this.#open(key, s)));
     const skipped = opened.filter((o) => o === null).length;
@@ -540,8 +547,10 @@ export class EncryptedSession {
     return this.#serial(async () => {
       const turns = limit == null ? this.#turnWindow() : undefined;
       // (`null`, no limit, is given on as `undefined`: the SDK's sessions read `null` as 0.)
-      if (turns === undefined) return this.#read(await this.#inner.getItems(limit ?? undefined));
-      const items = await this.#read(await this.#inner.getItems(Number.MAX_SAFE_INTEGER));
+      // (Rewrites are listened for from before the read: see `#fits`.)
+      const epoch = this.#watch();
+      if (turns === undefined) return this.#read(await this.#inner.getItems(limit ?? undefined), true, epoch);
+      const items = await this.#read(await this.#inner.getItems(Number.MAX_SAFE_INTEGER), true, epoch);
       return newestTurns(items, turns);
     });
   }
@@ -997,7 +1006,7 @@ export class EncryptedSession {
 
   /** `changeKey` once it holds the session (`old`: the key it replaces). */
   async #changeKey(material, old) {
-    const epoch = this.#epoch;
+    const epoch = this.#watch();
     const stored = await this.#inner.getItems(Number.MAX_SAFE_INTEGER);
     const opened = await Promise.all(stored.map((s) => this.#open(old, s)));
     const shut = stored.filter((s, i) => s?.__enc === 1 && opened[i] === null).length;

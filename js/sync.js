@@ -222,7 +222,7 @@ async function loadHead(id) {
   // A later version's: its round is not this version's to take (replaced as a damaged one, the
   // state would lose its tombstones, and deletions come back from the remote).
   if (typeof head.format === 'number' && head.format > FORMAT) {
-    throw sessionError('DB_VERSION', `the sync state of session "${id}" was written by a newer version of this library (another tab of a newer deploy): reload the page; nothing was synced or changed`);
+    throw sessionError('DB_VERSION', `sync state of session "${id}" written by a newer version of this library: reload the page; nothing changed`);
   }
   // Neither this format nor the one before: damaged (see loadEntries).
   if (!Array.isArray(head.synced)) return damaged();

@@ -550,9 +550,15 @@ impl Run<'_> {
                     format!("the new item {i} sessionInputCallback returned")
                 })
                 .map_err(RunError::Usage)?;
+                // (A copy of a history item, unchanged, counts as one, as for the save.)
                 let from_history: Vec<bool> = origins
                     .iter()
-                    .map(|o| matches!(o, Origin::History(_)))
+                    .zip(&model_input)
+                    .map(|(o, item)| match o {
+                        Origin::History(_) => true,
+                        Origin::Made => history.contains(item),
+                        Origin::NewInput => false,
+                    })
                     .collect();
                 (select_returned(model_input, &from_history), turn_input)
             }

@@ -1786,13 +1786,45 @@ test('an object that read before another tab’s changeKey refuses its next writ
     await there.clearSession();
     await cleared;
     await underNew.addItems([{ role: 'user', content: 'q3' }]);
-    return { before, saved, read, skipped: underNew.lastSkipped, after: (await there.getItems()).map((i) => i.content) };
+    // A change heard while an object's first read is under way (its items read, not yet
+    // decrypted): that read does not make the key taken as fitting.
+    const other = `${dbName}-during`;
+    const real = new lib.IndexedDbSession('chat', { dbName: other });
+    let during = null;
+    const slow = {
+      getSessionId: () => real.getSessionId(),
+      getItems: async (n) => {
+        const items = await real.getItems(n);
+        if (during) await during();
+        return items;
+      },
+      addItems: (items) => real.addItems(items),
+      popItem: () => real.popItem(),
+      clearSession: () => real.clearSession(),
+      subscribe: (listener) => real.subscribe(listener),
+    };
+    const writer = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName: other }), { key: oldKey.slice() });
+    await writer.addItems([{ role: 'user', content: 'q1' }]);
+    const reader = new lib.EncryptedSession(slow, { key: oldKey.slice() });
+    during = async () => {
+      during = null;
+      const changed = new Promise((ok) => {
+        const stop = real.subscribe((e) => e.type === 'replace' && (stop(), ok()));
+      });
+      await writer.changeKey(newKey.slice());
+      await changed;
+    };
+    const readDuring = (await reader.getItems()).map((i) => i.content);
+    const savedAfter = await reader.addItems([{ role: 'assistant', content: 'a1' }]).then(() => 'saved', (e) => e.code);
+    return { before, saved, read, skipped: underNew.lastSkipped, after: (await there.getItems()).map((i) => i.content), readDuring, savedAfter };
   });
   assert.deepEqual(r.before, ['q1', 'a1']);
   assert.equal(r.saved, 'INVALID_KEY', 'refused: nothing written under the old key');
   assert.deepEqual(r.read, ['q1', 'a1']);
   assert.equal(r.skipped, 0, 'no item under the old key');
   assert.deepEqual(r.after, ['q3']);
+  assert.deepEqual(r.readDuring, ['q1'], 'read before the change');
+  assert.equal(r.savedAfter, 'INVALID_KEY', 'the change heard during the read: the write checks the key');
 });
 
 test('changeKey keeps as it is an item in clear that JSON cannot write (bytes, written before the chat was encrypted), where it failed every change; the others take the new key', async () => {

@@ -247,29 +247,36 @@ for (const api of ['chat_completions', 'responses']) {
       const id = fresh('callback-halves');
       await inPage(
         async ({ url, api, id }) => {
-          const session = new lib.IndexedDbSession(id);
-          await session.addItems([
+          const history = [
             { role: 'user', content: 'old' },
             { type: 'function_call', callId: 'lookup', name: 'f', arguments: '{}', status: 'completed' },
             { type: 'function_call_result', callId: 'lookup', name: 'f', status: 'completed', output: { type: 'text', text: 'found' } },
             { type: 'function_call', callId: 'other', name: 'f', arguments: '{}', status: 'completed' },
             { type: 'function_call_result', callId: 'other', name: 'f', status: 'completed', output: { type: 'text', text: 'seen' } },
             { role: 'assistant', content: 'after' },
-          ]);
+          ];
           const runner = new lib.Runner({ baseUrl: url, api });
-          // Keeps the first call without its output, and the second output without its call.
-          const sessionInputCallback = (history, items) => [history[0], history[1], history[4], history[5], ...items];
-          await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'next', { session, sessionInputCallback });
+          // Keeps the first call without its output, and the second output without its call:
+          // the history's own objects, then copies of them.
+          const halves = (h) => [h[0], h[1], h[4], h[5]];
+          for (const copied of [false, true]) {
+            const session = new lib.IndexedDbSession(`${id}-${copied}`);
+            await session.addItems(history);
+            const sessionInputCallback = (h, items) => [...halves(h).map((i) => (copied ? structuredClone(i) : i)), ...items];
+            await runner.run(new lib.Agent({ name: 'A', model: 'm' }), 'next', { session, sessionInputCallback });
+          }
         },
         { api, id },
       );
-      const body = model.requests[0].body;
-      const sent = JSON.stringify(body.messages ?? body.input);
-      assert.doesNotMatch(sent, /lookup/);
-      assert.doesNotMatch(sent, /other|seen/);
-      assert.match(sent, /old/);
-      assert.match(sent, /after/);
-      assert.match(sent, /next/);
+      for (const [n, request] of model.requests.entries()) {
+        const sent = JSON.stringify(request.body.messages ?? request.body.input);
+        assert.doesNotMatch(sent, /lookup/, `request ${n}`);
+        assert.doesNotMatch(sent, /other|seen/, `request ${n}`);
+        assert.match(sent, /old/);
+        assert.match(sent, /after/);
+        assert.match(sent, /next/);
+      }
+      assert.equal(model.requests.length, 2);
     });
 
     test('a session that answers getItems(n) with every item (its limit ignored) still has the newest n sent, trimmed as any window', async () => {
