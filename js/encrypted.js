@@ -42,8 +42,8 @@ const KEY_CHECK_ITEMS = 8;
 const dropped = new FinalizationRegistry((stop) => stop());
 
 /** The changes that may have given the history another key: written whole (`changeKey`, an
- * import, a repair), cleared or deleted. */
-const rewrites = (e) => e?.type === 'clear' || e?.type === 'delete' || (e?.type === 'replace' && ['history', 'import', 'repair'].includes(e.change));
+ * import, a repair), pulled from another device by a sync round, cleared or deleted. */
+const rewrites = (e) => e?.type === 'clear' || e?.type === 'delete' || (e?.type === 'replace' && ['history', 'import', 'repair', 'sync'].includes(e.change));
 
 /** The salt of the per-session key derivation (HKDF-SHA256; its info is the session id). */
 const SESSION_SALT = encoder.encode('agent-sessions/EncryptedSession/v1');

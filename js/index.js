@@ -54,9 +54,9 @@ import { CHANGE_EVENT } from './encrypted.js';
 export { EncryptedSession, deriveKeyFromPassphrase, deviceKey, createDeviceKey, storeDeviceKey, loadDeviceKey, forgetDeviceKey } from './encrypted.js';
 export { SyncedSession, sessionLockName } from './sync.js';
 
-/** The events a wrapper of this package (`EncryptedSession`) names a write of its own with,
+/** The events a wrapper of this package (`EncryptedSession`, `SyncedSession`) names a write of its own with,
  * where the write it makes is of another kind (a pop made as a history transaction). */
-const NAMED = { __proto__: null, pop: { type: 'pop' }, mutations: { type: 'replace', change: 'mutations' }, compaction: { type: 'replace', change: 'compaction' } };
+const NAMED = { __proto__: null, pop: { type: 'pop' }, mutations: { type: 'replace', change: 'mutations' }, compaction: { type: 'replace', change: 'compaction' }, sync: { type: 'replace', change: 'sync' } };
 
 /** The writes that change a session, and the event each makes once it has committed (none when
  * it changed nothing), from its result and what `TAKEN` took of its arguments. */

@@ -34,6 +34,10 @@ import { extras } from './load_extras.js';
 import { later, optionsOf, sessionError } from './errors.js';
 import { bindSubscribe, endListeners, wrappedSubscribe } from './events.js';
 
+/** The name of the event a write of a sync round makes (`{ type: 'replace', change: 'sync' }`:
+ * what another device wrote, pulled), as `encrypted.js` names its own. */
+const CHANGE_EVENT = Symbol.for('agent-sessions.changeEvent');
+
 /** The Web Lock a run holds on a session from reading its history to saving its turn (and a
  * sync round while it rewrites the local history): one name per database and session, whatever
  * characters either holds (`null` or `undefined`: the default database, as everywhere). */
@@ -1172,7 +1176,7 @@ export class SyncedSession extends EventTarget {
       // and the next round take them for items deleted here, and delete them remotely.
       const written =
         expectedSuffix.length > 0
-          ? this.#local.applyHistoryTransaction({ operationId: `sync:${uuid()}`, transaction: { type: 'replace_suffix', expectedSuffix, replacement } })
+          ? this.#local.applyHistoryTransaction({ operationId: `sync:${uuid()}`, transaction: { type: 'replace_suffix', expectedSuffix, replacement }, [CHANGE_EVENT]: 'sync' })
           : this.#local.replaceHistory(replacement, { expectedItems: [], archive: false });
       await written.catch(async (error) => {
         if (error?.code !== 'SUFFIX_MISMATCH') throw error;

@@ -17,7 +17,7 @@ const KIB = 1024;
  */
 export const BUDGETS = {
   'agent_sessions_bg.wasm': { budget: 116.6 * KIB, target: 55 * KIB },
-  'index.js': { budget: 28.2 * KIB },
+  'index.js': { budget: 28.3 * KIB },
   'agent_sessions_extras_bg.wasm': { budget: 132.9 * KIB },
   'extras.js': { budget: 3.9 * KIB },
   'agent_sessions_memory_bg.wasm': { budget: 57.7 * KIB },

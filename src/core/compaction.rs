@@ -209,17 +209,21 @@ fn message_text(content: Option<&Value>) -> String {
                 |part| match (str_of(part, "text"), str_of(part, "refusal")) {
                     (Some(text), _) => Some(text.to_string()),
                     (None, Some(refusal)) => Some(format!("[refusal: {refusal}]")),
-                    (None, None) => {
-                        str_of(part, "type").map(|kind| match str_of(part, "filename") {
-                            Some(name) => format!("[{kind} {name}]"),
-                            None => format!("[{kind}]"),
-                        })
-                    }
+                    (None, None) => str_of(part, "type").map(|kind| attachment(kind, part)),
                 },
             )
             .collect::<Vec<_>>()
             .join(" "),
         other => content_text(other),
+    }
+}
+
+/// An attachment as a transcript shows it: its kind, and its file name where it has one
+/// (`[image]`, `[file report.pdf]`), never its data.
+fn attachment(kind: &str, part: &Value) -> String {
+    match str_of(part, "filename") {
+        Some(name) => format!("[{kind} {name}]"),
+        None => format!("[{kind}]"),
     }
 }
 
@@ -237,10 +241,7 @@ fn transcript_output(output: Option<&Value>) -> String {
         Some(part @ Value::Object(_)) => match (str_of(part, "text"), str_of(part, "type")) {
             (Some(text), _) => text.to_string(),
             (None, Some(kind @ ("image" | "input_image" | "file" | "input_file"))) => {
-                match str_of(part, "filename") {
-                    Some(name) => format!("[{kind} {name}]"),
-                    None => format!("[{kind}]"),
-                }
+                attachment(kind, part)
             }
             _ => part.to_string(),
         },

@@ -1790,19 +1790,24 @@ test('an object that read before another tab’s changeKey refuses its next writ
     // decrypted): that read does not make the key taken as fitting.
     const other = `${dbName}-during`;
     const real = new lib.IndexedDbSession('chat', { dbName: other });
+    // A session passing its calls on to `inner`, but those given in `own`.
+    const over = (inner, own) => ({
+      getSessionId: () => inner.getSessionId(),
+      getItems: (n) => inner.getItems(n),
+      addItems: (items) => inner.addItems(items),
+      popItem: () => inner.popItem(),
+      clearSession: () => inner.clearSession(),
+      ...own,
+    });
     let during = null;
-    const slow = {
-      getSessionId: () => real.getSessionId(),
+    const slow = over(real, {
       getItems: async (n) => {
         const items = await real.getItems(n);
         if (during) await during();
         return items;
       },
-      addItems: (items) => real.addItems(items),
-      popItem: () => real.popItem(),
-      clearSession: () => real.clearSession(),
       subscribe: (listener) => real.subscribe(listener),
-    };
+    });
     const writer = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName: other }), { key: oldKey.slice() });
     await writer.addItems([{ role: 'user', content: 'q1' }]);
     const reader = new lib.EncryptedSession(slow, { key: oldKey.slice() });
@@ -1816,7 +1821,20 @@ test('an object that read before another tab’s changeKey refuses its next writ
     };
     const readDuring = (await reader.getItems()).map((i) => i.content);
     const savedAfter = await reader.addItems([{ role: 'assistant', content: 'a1' }]).then(() => 'saved', (e) => e.code);
-    return { before, saved, read, skipped: underNew.lastSkipped, after: (await there.getItems()).map((i) => i.content), readDuring, savedAfter };
+    // Over a session that tells a sync round's pull of another device's change (a
+    // SyncedSession's `replace` with change 'sync'): heard as a rewrite too.
+    const pulledDb = `${dbName}-pulled`;
+    const local = new lib.IndexedDbSession('chat', { dbName: pulledDb });
+    const told = new Set();
+    const syncing = over(local, { subscribe: (listener) => (told.add(listener), () => told.delete(listener)) });
+    const device = new lib.EncryptedSession(new lib.IndexedDbSession('chat', { dbName: pulledDb }), { key: oldKey.slice() });
+    await device.addItems([{ role: 'user', content: 'q1' }]);
+    const onSync = new lib.EncryptedSession(syncing, { key: oldKey.slice() });
+    await onSync.getItems();
+    await device.changeKey(newKey.slice());
+    for (const listener of told) listener({ type: 'replace', change: 'sync', sessionId: 'chat' });
+    const savedAfterSync = await onSync.addItems([{ role: 'assistant', content: 'a1' }]).then(() => 'saved', (e) => e.code);
+    return { before, saved, read, skipped: underNew.lastSkipped, after: (await there.getItems()).map((i) => i.content), readDuring, savedAfter, savedAfterSync };
   });
   assert.deepEqual(r.before, ['q1', 'a1']);
   assert.equal(r.saved, 'INVALID_KEY', 'refused: nothing written under the old key');
@@ -1825,6 +1843,7 @@ test('an object that read before another tab’s changeKey refuses its next writ
   assert.deepEqual(r.after, ['q3']);
   assert.deepEqual(r.readDuring, ['q1'], 'read before the change');
   assert.equal(r.savedAfter, 'INVALID_KEY', 'the change heard during the read: the write checks the key');
+  assert.equal(r.savedAfterSync, 'INVALID_KEY', 'a sync round’s pull is a rewrite');
 });
 
 test('changeKey keeps as it is an item in clear that JSON cannot write (bytes, written before the chat was encrypted), where it failed every change; the others take the new key', async () => {

@@ -488,6 +488,25 @@ describe('OpenAIConversationsSession', () => {
     await context.close();
   });
 
+  test('a round that pulls another device’s items tells them as a replace with change sync (an EncryptedSession over it checks its key again after it)', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async () => {
+      const remote = new lib.MemorySession('sync-told-remote');
+      const synced = new lib.SyncedSession(new lib.IndexedDbSession('sync-told'), remote, { syncOnOpen: false });
+      await synced.addItems([{ role: 'user', content: 'q1' }]);
+      await synced.sync();
+      const heard = [];
+      synced.subscribe((event) => heard.push(`${event.type}:${event.change}`));
+      await remote.addItems([{ role: 'assistant', content: 'from another device' }]);
+      await synced.sync();
+      await new Promise((ok) => setTimeout(ok, 50));
+      synced.close();
+      return heard;
+    });
+    assert.deepEqual(r, ['replace:sync']);
+    await context.close();
+  });
+
   test('close() stops the listeners given to subscribe; a closed SyncedSession refuses new ones with CLOSED', async () => {
     const { context, page } = await device();
     const r = await page.evaluate(async () => {
