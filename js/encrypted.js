@@ -315,18 +315,17 @@ export class EncryptedSession {
   }
 
   /** Takes the key as fitting the history (`fits`) or not, as a read or check begun at `epoch`
-   * found it: not where a rewrite was heard since (see `#rewritten`). While it is taken as
-   * fitting, a rewrite of the history is listened for (another tab's `changeKey`, while a run of
-   * the SDK here waited for its answer): the next write checks the key again, and would else go
-   * under the old key, beside the new one's items. */
+   * found it: not where a rewrite was heard since (see `#watch`, `#rewritten`). A rewrite of the
+   * history (another tab's `changeKey`, while a run of the SDK here waited for its answer) has
+   * the next write check the key again, which would else go under the old key, beside the new
+   * one's items. */
   #fits(fits, epoch) {
     this.#keyFits = fits && epoch === this.#epoch;
-    if (!this.#keyFits) this.#unhear();
   }
 
-  /** Listens for rewrites from now on, where the wrapped session tells its changes (a read or
-   * check begins with it, so that one heard while it reads counts); returns the epoch that read
-   * or check is taken at (see `#fits`). */
+  /** Listens for rewrites from now on, until `close()`, where the wrapped session tells its
+   * changes (a read or check begins with it, so that one heard while it reads counts); returns
+   * the epoch that read or check is taken at (see `#fits`). */
   #watch() {
     if (this.#hearing || this.#closed || typeof this.#inner.subscribe !== 'function') return this.#epoch;
     let stop;
@@ -335,7 +334,7 @@ export class EncryptedSession {
     } catch {
       // (A wrapped session closed already, whose writes refuse too.)
     }
-    // (Asked once: a session whose `subscribe` gives no removal is not asked again each read.)
+    // (Asked once: a session whose `subscribe` gives no removal, or throws, is not asked again.)
     this.#hearing = typeof stop === 'function' ? stop : () => {};
     // An object dropped without `close()` is still collected (the listener holds it weakly),
     // and its listener is removed then.
@@ -355,7 +354,6 @@ export class EncryptedSession {
   #rewritten() {
     this.#epoch += 1;
     this.#keyFits = false;
-    this.#unhear();
   }
 
   #unhear() {
@@ -369,7 +367,7 @@ export class EncryptedSession {
 
   /** How many rewrites of the history were heard (see `#fits`). */
   #epoch = 0;
-  /** The removal of the rewrite listener, while the key is taken as fitting. */
+  /** The removal of the rewrite listener, from the first read or check until `close()`. */
   #hearing = null;
 
   #keyGiven;

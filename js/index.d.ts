@@ -293,7 +293,8 @@ export interface DeviceKeyOptions {
 }
 
 /** This device's key for the database's user, made and stored (non-extractable) on first use;
- * callers asking at the same time, in any tab, get the same key. */
+ * callers asking at the same time, in any tab, get the same key. `INVALID_KEY` where the record
+ * of it holds no key (`forgetDeviceKey()` removes it). */
 export function deviceKey(options?: DeviceKeyOptions): Promise<CryptoKey>;
 /** Makes and stores a new non-extractable key for this database's user on this device,
  * replacing one there was (what it encrypted no longer decrypts). */

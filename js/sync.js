@@ -1177,7 +1177,7 @@ export class SyncedSession extends EventTarget {
       const written =
         expectedSuffix.length > 0
           ? this.#local.applyHistoryTransaction({ operationId: `sync:${uuid()}`, transaction: { type: 'replace_suffix', expectedSuffix, replacement }, [CHANGE_EVENT]: 'sync' })
-          : this.#local.replaceHistory(replacement, { expectedItems: [], archive: false });
+          : this.#local.replaceHistory(replacement, { expectedItems: [], archive: false, [CHANGE_EVENT]: 'sync' });
       await written.catch(async (error) => {
         if (error?.code !== 'SUFFIX_MISMATCH') throw error;
         // A write of another object or tab came in between: nothing was pulled (the record of the

@@ -122,7 +122,7 @@ export interface ToolUsage {
 
 /** What changed, after it committed: one event per call. `add` (with `count`), `pop`, `clear`,
  * `replace` (`change`: `transaction`, `mutations`, `history` from `replaceHistory`,
- * `compaction`, `repair` or `import`), `update` (metadata: `fields`), `delete` (the session),
+ * `compaction`, `repair`, `import`, or `sync`: what a `SyncedSession`'s round pulled), `update` (metadata: `fields`), `delete` (the session),
  * `branch` (`change`: `create`, `delete` or `switch`, with `branchId`). */
 export interface SessionChangeEvent {
   type: 'add' | 'pop' | 'clear' | 'replace' | 'update' | 'delete' | 'branch';
@@ -134,7 +134,7 @@ export interface SessionChangeEvent {
   /** The database (`IndexedDbSession` events). */
   dbName?: string;
   count?: number;
-  change?: 'transaction' | 'mutations' | 'history' | 'compaction' | 'repair' | 'import' | 'create' | 'delete' | 'switch';
+  change?: 'transaction' | 'mutations' | 'history' | 'compaction' | 'repair' | 'import' | 'sync' | 'create' | 'delete' | 'switch';
   fields?: string[];
   branchId?: string;
   /** When it was posted, milliseconds since the Unix epoch. */

@@ -499,11 +499,50 @@ describe('OpenAIConversationsSession', () => {
       synced.subscribe((event) => heard.push(`${event.type}:${event.change}`));
       await remote.addItems([{ role: 'assistant', content: 'from another device' }]);
       await synced.sync();
+      // A new device: its first pull, into an empty history.
+      const fresh = new lib.SyncedSession(new lib.IndexedDbSession('sync-told-new'), remote, { syncOnOpen: false });
+      fresh.subscribe((event) => heard.push(`new ${event.type}:${event.change}`));
+      await fresh.sync();
       await new Promise((ok) => setTimeout(ok, 50));
       synced.close();
+      fresh.close();
       return heard;
     });
-    assert.deepEqual(r, ['replace:sync']);
+    assert.deepEqual(r, ['replace:sync', 'new replace:sync']);
+    await context.close();
+  });
+
+  test('an EncryptedSession over a SyncedSession: another device’s changeKey, pulled, has the next write here checked and refused under the old key', async () => {
+    const { context, page } = await device();
+    const r = await page.evaluate(async () => {
+      const remote = new lib.MemorySession('enc-sync-remote');
+      const oldKey = crypto.getRandomValues(new Uint8Array(32));
+      const newKey = crypto.getRandomValues(new Uint8Array(32));
+      const on = (name, key) => {
+        const synced = new lib.SyncedSession(new lib.IndexedDbSession('enc-sync', { dbName: name }), remote, { syncOnOpen: false });
+        return { synced, enc: new lib.EncryptedSession(synced, { key: key.slice() }) };
+      };
+      const a = on('device-a', oldKey);
+      const b = on('device-b', oldKey);
+      await a.enc.addItems([{ role: 'user', content: 'q1' }]);
+      await a.synced.sync();
+      await b.synced.sync();
+      // Device B reads (a run of the SDK before its model call)...
+      const read = (await b.enc.getItems()).map((i) => i.content);
+      // ...device A changes the key, and B's next round pulls it...
+      await a.enc.changeKey(newKey.slice());
+      await a.synced.sync();
+      await b.synced.sync();
+      await new Promise((ok) => setTimeout(ok, 50));
+      // ...and B saves its turn.
+      const saved = await b.enc.addItems([{ role: 'assistant', content: 'a1' }]).then(() => 'saved', (e) => e.code);
+      const underNew = new lib.EncryptedSession(new lib.IndexedDbSession('enc-sync', { dbName: 'device-b' }), { key: newKey.slice() });
+      const after = (await underNew.getItems()).map((i) => i.content);
+      a.synced.close();
+      b.synced.close();
+      return { read, saved, after, skipped: underNew.lastSkipped };
+    });
+    assert.deepEqual(r, { read: ['q1'], saved: 'INVALID_KEY', after: ['q1'], skipped: 0 });
     await context.close();
   });
 

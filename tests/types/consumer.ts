@@ -322,6 +322,7 @@ async function useBranches(): Promise<void> {
   const stop: () => void = session.subscribe((event: SessionChangeEvent) => {
     const kind: 'add' | 'pop' | 'clear' | 'replace' | 'update' | 'delete' | 'branch' = event.type;
     if (event.change === 'compaction') void kind;
+    if (event.change === 'sync') void kind;
     // @ts-expect-error no event is told with this change
     if (event.change === 'compacted') void kind;
   });
