@@ -38,7 +38,7 @@ function binaryRefused(_, value) {
 const KEY_CHECK_ITEMS = 8;
 
 /** Stops the listener an `EncryptedSession` dropped without `close()` kept on its wrapped
- * session (see `#fits`). */
+ * session (see `#watch`). */
 const dropped = new FinalizationRegistry((stop) => stop());
 
 /** The changes that may have given the history another key: written whole (`changeKey`, an
@@ -334,7 +334,8 @@ export class EncryptedSession {
     } catch {
       // (A wrapped session closed already, whose writes refuse too.)
     }
-    // (Asked once: a session whose `subscribe` gives no removal, or throws, is not asked again.)
+    // (Asked once: a session whose `subscribe` gives no removal, or throws, is not asked again;
+    // ours throw only once closed, for good.)
     this.#hearing = typeof stop === 'function' ? stop : () => {};
     // An object dropped without `close()` is still collected (the listener holds it weakly),
     // and its listener is removed then.

@@ -1834,7 +1834,32 @@ test('an object that read before another tab’s changeKey refuses its next writ
     await device.changeKey(newKey.slice());
     for (const listener of told) listener({ type: 'replace', change: 'sync', sessionId: 'chat' });
     const savedAfterSync = await onSync.addItems([{ role: 'assistant', content: 'a1' }]).then(() => 'saved', (e) => e.code);
-    return { before, saved, read, skipped: underNew.lastSkipped, after: (await there.getItems()).map((i) => i.content), readDuring, savedAfter, savedAfterSync };
+    // Listened to once, from the first read until close(), whatever the reads found: a session
+    // whose subscribe gives no removal is not asked again at each read (its listeners piled up).
+    const counted = async (removal) => {
+      const calls = { subscribe: 0, removed: 0 };
+      const inner = new lib.IndexedDbSession('chat', { dbName: `${dbName}-counted-${removal}` });
+      const listeners = new Set();
+      const counting = over(inner, {
+        subscribe: (listener) => {
+          calls.subscribe++;
+          listeners.add(listener);
+          return removal ? () => (calls.removed++, listeners.delete(listener)) : undefined;
+        },
+      });
+      const writer = new lib.EncryptedSession(inner, { key: newKey.slice() });
+      await writer.addItems([{ role: 'user', content: 'q' }]);
+      const wrong = new lib.EncryptedSession(counting, { key: oldKey.slice() });
+      await wrong.getItems();
+      for (const listener of [...listeners]) listener({ type: 'replace', change: 'history', sessionId: 'chat' });
+      await wrong.getItems();
+      await wrong.addItems([{ role: 'user', content: 'no' }]).catch(() => {});
+      await wrong.getItems();
+      await wrong.close();
+      return calls;
+    };
+    const once = { given: await counted(true), none: await counted(false) };
+    return { before, saved, read, skipped: underNew.lastSkipped, after: (await there.getItems()).map((i) => i.content), readDuring, savedAfter, savedAfterSync, once };
   });
   assert.deepEqual(r.before, ['q1', 'a1']);
   assert.equal(r.saved, 'INVALID_KEY', 'refused: nothing written under the old key');
@@ -1844,6 +1869,7 @@ test('an object that read before another tab’s changeKey refuses its next writ
   assert.deepEqual(r.readDuring, ['q1'], 'read before the change');
   assert.equal(r.savedAfter, 'INVALID_KEY', 'the change heard during the read: the write checks the key');
   assert.equal(r.savedAfterSync, 'INVALID_KEY', 'a sync round’s pull is a rewrite');
+  assert.deepEqual(r.once, { given: { subscribe: 1, removed: 1 }, none: { subscribe: 1, removed: 0 } });
 });
 
 test('changeKey keeps as it is an item in clear that JSON cannot write (bytes, written before the chat was encrypted), where it failed every change; the others take the new key', async () => {

@@ -496,13 +496,22 @@ describe('OpenAIConversationsSession', () => {
       await synced.addItems([{ role: 'user', content: 'q1' }]);
       await synced.sync();
       const heard = [];
+      // (Events come in a task after the write: waited for, up to a few seconds.)
+      const until = (n) =>
+        new Promise((ok) => {
+          const given = Date.now() + 5000;
+          const check = () => (heard.length >= n || Date.now() > given ? ok() : setTimeout(check, 10));
+          check();
+        });
       synced.subscribe((event) => heard.push(`${event.type}:${event.change}`));
       await remote.addItems([{ role: 'assistant', content: 'from another device' }]);
       await synced.sync();
+      await until(1);
       // A new device: its first pull, into an empty history.
       const fresh = new lib.SyncedSession(new lib.IndexedDbSession('sync-told-new'), remote, { syncOnOpen: false });
       fresh.subscribe((event) => heard.push(`new ${event.type}:${event.change}`));
       await fresh.sync();
+      await until(2);
       await new Promise((ok) => setTimeout(ok, 50));
       synced.close();
       fresh.close();
@@ -532,8 +541,14 @@ describe('OpenAIConversationsSession', () => {
       // ...device A changes the key, and B's next round pulls it...
       await a.enc.changeKey(newKey.slice());
       await a.synced.sync();
+      // (The pull's event comes in a task after it: waited for, up to a few seconds. The
+      // EncryptedSession, listening since its read, hears it first.)
+      const pulled = new Promise((ok) => {
+        const stop = b.synced.subscribe((e) => e.type === 'replace' && (stop(), ok()));
+        setTimeout(ok, 5000);
+      });
       await b.synced.sync();
-      await new Promise((ok) => setTimeout(ok, 50));
+      await pulled;
       // ...and B saves its turn.
       const saved = await b.enc.addItems([{ role: 'assistant', content: 'a1' }]).then(() => 'saved', (e) => e.code);
       const underNew = new lib.EncryptedSession(new lib.IndexedDbSession('enc-sync', { dbName: 'device-b' }), { key: newKey.slice() });
