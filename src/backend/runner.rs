@@ -11,15 +11,14 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::core::error::{RunnerError, RunnerErrorCode};
 use crate::core::history::{Limit, Window};
-use crate::core::json_schema;
 use crate::core::run::metadata::{
     instructions_with, merge_state, state_tool_parameters, MetadataOptions, PartialMetadataOptions,
     STATE_TOOL, STATE_TOOL_DESCRIPTION,
 };
 use crate::core::run::{
-    at_most_turns, from_response_start, new_turn_items, newest_turns, refused_answer,
-    select_history, select_returned, text_output, unique_call_ids, Decision, NextStep, Origin,
-    RunState, ServerConversation, REJECTION_MESSAGE,
+    at_most_turns, failing_answer, from_response_start, new_turn_items, newest_turns,
+    select_history, select_returned, structured_output, text_output, unique_call_ids, Decision,
+    NextStep, Origin, RunState, ServerConversation, REJECTION_MESSAGE,
 };
 use crate::core::wire::{
     call_id, is_function_call, is_tool_output, items::structured_tool_output, output_text,
@@ -685,11 +684,11 @@ impl Run<'_> {
         }
         let mut handoff_taken = false;
         let agent = self.agent_object();
-        // A refused answer is not told: the run fails with it, and it is not kept (as the SDK
-        // tells no item of a turn it does not resolve).
-        let refused = refused_answer(&output.items);
+        // An answer the run fails with (a refusal, text that does not fit the output type) is
+        // not told: it is not kept (as the SDK tells no item of a turn it does not resolve).
+        let failing = failing_answer(&output.items, self.agent().output_type.as_ref());
         for (at, item) in output.items.iter().enumerate() {
-            if refused == Some(at) {
+            if failing == Some(at) {
                 continue;
             }
             let name = item.get("name").and_then(Value::as_str).unwrap_or("");
@@ -1397,26 +1396,11 @@ impl Run<'_> {
         else {
             return Ok(text.into());
         };
-        let behavior = |message: String| RunError::ModelBehavior {
-            message,
-            raw: text.to_string(),
-        };
-        if text.trim().is_empty() {
-            return Err(behavior(
-                "Model returned no final output for the structured output type.".into(),
-            ));
-        }
-        let value: Value = crate::core::json::from_str(text).map_err(|e| {
-            behavior(format!(
-                "Invalid output type: the final output is not JSON ({e})"
-            ))
-        })?;
-        json_schema::check(&output_type.schema, &value).map_err(|v| {
-            behavior(format!(
-                "Invalid output type: the final output does not match the schema \"{}\" ({v})",
-                output_type.name
-            ))
-        })?;
+        let value =
+            structured_output(output_type, text).map_err(|message| RunError::ModelBehavior {
+                message,
+                raw: text.to_string(),
+            })?;
         let js = json_to_js(&value);
         state.final_json = Some(value);
         Ok(js)

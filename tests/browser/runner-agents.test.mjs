@@ -195,10 +195,12 @@ for (const api of ['chat_completions', 'responses']) {
             });
             const runner = new lib.Runner({ baseUrl: url, api });
             const session = new lib.IndexedDbSession(id);
+            // The answers told as items: a malformed one is not (it is not kept).
+            const told = [];
             const go = async (q) => {
               if (!streamed) return runner.run(agent, q, { session });
               const run = runner.runStreamed(agent, q, { session });
-              for await (const _ of run);
+              for await (const e of run) if (e.name === 'message_output_created') told.push(e.item.rawItem.content.map((p) => p.text).join(''));
               return run.result;
             };
             const good = await go('Weather in Oslo?');
@@ -211,11 +213,12 @@ for (const api of ['chat_completions', 'responses']) {
                 errors.push({ name: e.name, code: e.code, rawOutput: e.rawOutput, message: e.message, isError: e instanceof Error, state: 'state' in e });
               }
             }
-            return { finalOutput: good.finalOutput, errors, stored: await session.getItems() };
+            return { finalOutput: good.finalOutput, errors, stored: await session.getItems(), told };
           },
           { api, id, streamed },
         );
         assert.deepEqual(r.finalOutput, { city: 'Oslo', temperature: 3 });
+        if (streamed) assert.deepEqual(r.told, ['{"city":"Oslo","temperature":3}'], 'only the answer that fits is told');
         const format = api === 'chat_completions' ? model.requests[0].body.response_format : model.requests[0].body.text;
         const schemaSent = api === 'chat_completions' ? format.json_schema : format.format;
         assert.equal(schemaSent.name, 'weather');

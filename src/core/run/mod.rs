@@ -25,7 +25,8 @@ use crate::core::json::{json, Value};
 use serde::{Deserialize, Serialize};
 
 use super::wire::{
-    answer_text, call_id, is_function_call, is_tool_output, item_type, ModelOutput, Usage,
+    answer_text, call_id, is_function_call, is_tool_output, item_type, ModelOutput, OutputType,
+    Usage,
 };
 
 pub use history::{
@@ -411,7 +412,11 @@ impl RunState {
             return None;
         }
         let response = self.generated.get(self.response_at..)?;
-        refusal_only(response.get(refused_answer(response)?)?.get("content"))
+        refusal_only(
+            response
+                .get(failing_answer(response, None)?)?
+                .get("content"),
+        )
     }
 
     /// Marks the calls among `calls` to the tools named `handoffs` as handoffs, which never wait
@@ -664,14 +669,37 @@ fn is_answer(item: &Value) -> bool {
     item_type(item) == "message" && item.get("role").and_then(Value::as_str) == Some("assistant")
 }
 
-/// Where, among a response's `items`, the answer a run fails with a `ModelRefusalError` is (a
-/// refusal and no text, and no call beside it). It is not kept, nor told as an item.
-pub fn refused_answer(items: &[Value]) -> Option<usize> {
+/// Where, among a response's `items`, the answer a run fails with is (no call beside it): a
+/// refusal and no text (a `ModelRefusalError`), or, with an `output_type`, text that does not fit
+/// it (a `ModelBehaviorError`). It is not kept, nor told as an item.
+pub fn failing_answer(items: &[Value], output_type: Option<&OutputType>) -> Option<usize> {
     if items.iter().any(is_function_call) {
         return None;
     }
     let at = items.iter().rposition(is_answer)?;
-    refusal_only(items[at].get("content")).map(|_| at)
+    let content = items[at].get("content");
+    let misfit = || {
+        output_type.is_some_and(|t| {
+            holds_answer(content) && structured_output(t, &answer_text(content)).is_err()
+        })
+    };
+    (refusal_only(content).is_some() || misfit()).then_some(at)
+}
+
+/// The final output `text` read as `output_type` asks: its JSON value, or why it is not one.
+pub fn structured_output(output_type: &OutputType, text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Err("Model returned no final output for the structured output type.".into());
+    }
+    let value = crate::core::json::from_str(text)
+        .map_err(|e| format!("Invalid output type: the final output is not JSON ({e})"))?;
+    super::json_schema::check(&output_type.schema, &value).map_err(|v| {
+        format!(
+            "Invalid output type: the final output does not match the schema \"{}\" ({v})",
+            output_type.name
+        )
+    })?;
+    Ok(value)
 }
 
 /// Whether an answer's `content` is one the SDK reads as an answer: text (a string, or a text
@@ -1154,9 +1182,23 @@ mod tests {
         // beside a call (the answer is not final), or where the text answers.
         let refusal = json!({"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]});
         let reasoning = json!({"type": "reasoning", "id": "rs_1", "content": []});
-        assert_eq!(refused_answer(&[reasoning, refusal.clone()]), Some(1));
-        assert_eq!(refused_answer(&[call("c"), refusal]), None);
-        assert_eq!(refused_answer(&[fixtures::answer("Yes.")]), None);
+        assert_eq!(failing_answer(&[reasoning, refusal.clone()], None), Some(1));
+        assert_eq!(failing_answer(&[call("c"), refusal], None), None);
+        assert_eq!(failing_answer(&[fixtures::answer("Yes.")], None), None);
+        // With an output type: text that does not fit it fails too.
+        let typed = OutputType {
+            name: "x".into(),
+            schema: json!({"type": "object"}),
+            strict: false,
+        };
+        assert_eq!(
+            failing_answer(&[fixtures::answer("Yes.")], Some(&typed)),
+            Some(0)
+        );
+        assert_eq!(
+            failing_answer(&[fixtures::answer("{}")], Some(&typed)),
+            None
+        );
     }
 
     #[test]
