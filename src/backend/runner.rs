@@ -684,13 +684,14 @@ impl Run<'_> {
         }
         let mut handoff_taken = false;
         let agent = self.agent_object();
-        // An answer the run fails with (a refusal, text that does not fit the output type) is
-        // not told: it is not kept (as the SDK tells no item of a turn it does not resolve).
-        let failing = failing_answer(&output.items, self.agent().output_type.as_ref());
-        for (at, item) in output.items.iter().enumerate() {
-            if failing == Some(at) {
-                continue;
-            }
+        // A response whose answer the run fails with (a refusal, text that does not fit the
+        // output type) is not told, nor kept: none of its items (as the SDK tells no item of a
+        // turn it does not resolve).
+        if failing_answer(&output.items, self.agent().output_type.as_ref()).is_some() {
+            state.record_model_output(output);
+            return Ok(());
+        }
+        for item in &output.items {
             let name = item.get("name").and_then(Value::as_str).unwrap_or("");
             let is_handoff = is_function_call(item) && handoffs.iter().any(|h| h == name);
             // A response's handoffs after its first are not taken: dropped, or (where the server

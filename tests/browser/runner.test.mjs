@@ -2730,7 +2730,8 @@ describe('runner: answers that are not whole', () => {
       async ({ id }) => {
         const json = (body) => new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
         const chat = (message) => json({ id: 'c', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message }] });
-        const responses = (content) => json({ id: 'r', status: 'completed', output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content }] });
+        // (With the reasoning that led to it: not told either.)
+        const responses = (content) => json({ id: 'r', status: 'completed', output: [{ type: 'reasoning', id: 'rs_1', summary: [] }, { type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content }] });
         const answers = {
           chat_completions: {
             refused: () => chat({ role: 'assistant', content: null, refusal: 'I can’t help with that.' }),
@@ -2782,7 +2783,7 @@ describe('runner: answers that are not whole', () => {
       for (const kind of ['text', 'json']) {
         const { refused, streamed, kept } = r[`${api}-${kind}`];
         assert.deepEqual(refused, { name: 'ModelRefusalError', code: 'MODEL_REFUSAL', refusal: 'I can’t help with that.', message: 'Model refused to produce output: I can’t help with that.', isError: true, state: 'agent-sessions.RunState' }, `${api}, ${kind}`);
-        assert.deepEqual(streamed, ['ModelRefusalError', []], 'no text of the refusal streamed, nor the refusal as an item');
+        assert.deepEqual(streamed, ['ModelRefusalError', []], 'no text of the refusal streamed, nor the refusal (or its reasoning) as an item');
         assert.deepEqual(kept, ['user', 'user'], 'the questions are saved, the refusals not');
       }
       assert.deepEqual(r[`${api}-partly`], ['Partly:', 'Partly:'], `${api}: the refusal is no part of the answer's text, whole or streamed`);

@@ -400,6 +400,9 @@ impl RunState {
                     .map(|m| answer_text(m.get("content")))
                     .unwrap_or_default(),
             );
+            // (The model's answer, not a tool's: a state read back that said otherwise would
+            // skip the checks of it.)
+            self.final_from_tool = false;
         }
         self.response_at = self.generated.len();
         self.generated.extend(output.items);
