@@ -474,7 +474,13 @@ describe('OpenAIConversationsSession', () => {
       local.subscribe((e) => kinds.push(e.change ? `${e.type}:${e.change}` : e.type));
       await synced.replaceHistoryWithCompaction([{ type: 'compaction', encrypted_content: 'q1 and a1' }, { role: 'user', content: 'q2' }, { role: 'assistant', content: 'a2' }]);
       await synced.sync();
-      await new Promise((ok) => setTimeout(ok, 50));
+      // (The event comes in a task after the write: waited for, up to a few seconds, then 50 ms
+      // more for any other.)
+      await new Promise((ok) => {
+        const given = Date.now() + 5000;
+        const check = () => (kinds.length > 0 || Date.now() > given ? setTimeout(ok, 50) : setTimeout(check, 10));
+        check();
+      });
       const text = (items) => items.map((i) => i.content ?? i.type);
       const out = { kinds, local: text(await local.getItems()), archived: text(await local.getArchivedItems()), remote: text(await remote.getItems()), pending: synced.syncStatus.pending };
       synced.close();
